@@ -1,0 +1,3 @@
+"""Not implemented yet: this distribution registers no entry points."""
+
+__all__: list[str] = []
