@@ -1,0 +1,69 @@
+"""shinobi: run pipelines of command-line tools anywhere from one declaration.
+
+The public names are loaded lazily so that ``ninja --help`` and ``import shinobi``
+stay fast: nothing here imports pydantic until a recipe is actually built.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Cab",
+    "InputRef",
+    "OutputRef",
+    "ParamMeta",
+    "Recipe",
+    "Resources",
+    "StepRef",
+    "StepResult",
+    "Wrangler",
+    "__version__",
+    "pystep",
+    "step",
+]
+
+_LAZY = {
+    "Cab": "shinobi.steps",
+    "InputRef": "shinobi.steps",
+    "OutputRef": "shinobi.steps",
+    "ParamMeta": "shinobi.steps",
+    "Recipe": "shinobi.steps",
+    "StepRef": "shinobi.steps",
+    "StepResult": "shinobi.steps",
+    "Wrangler": "shinobi.steps",
+    "pystep": "shinobi.steps",
+    "step": "shinobi.steps",
+    "Resources": "shinobi.resources",
+}
+
+if TYPE_CHECKING:
+    from shinobi.resources import Resources
+    from shinobi.steps import (
+        Cab,
+        InputRef,
+        OutputRef,
+        ParamMeta,
+        Recipe,
+        StepRef,
+        StepResult,
+        Wrangler,
+        pystep,
+        step,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'shinobi' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

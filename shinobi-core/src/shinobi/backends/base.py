@@ -1,0 +1,196 @@
+"""The Backend interface: the one contract between the kernel and an engine.
+
+A backend receives an :class:`Invocation` (plain data: argv, paths and their
+roles, resources, image) and returns a :class:`BackendRun`. It never sees a
+Recipe, which is what lets the same graph run natively, in a container or on a
+cluster, and what keeps plugins independent of the kernel's internals.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+if TYPE_CHECKING:
+    from shinobi.resources import Resources
+
+__all__ = [
+    "Availability",
+    "Backend",
+    "BackendRun",
+    "Capabilities",
+    "Invocation",
+    "PathUse",
+    "RunControl",
+]
+
+PathRole = Literal["input", "output"]
+PathKind = Literal["file", "dir", "any"]
+
+
+@dataclass(frozen=True, slots=True)
+class PathUse:
+    """One filesystem path a step touches, as declared by its cab's schema.
+
+    Container backends derive mounts from these; the offload compiler derives
+    ordering edges from them. ``pattern`` marks a harvest glob, whose directory
+    (not the pattern itself) is what the tool writes into.
+    """
+
+    path: str
+    role: PathRole
+    field: str
+    kind: PathKind = "any"
+    writable: bool = True
+    mutable: bool = False
+    pattern: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """Everything a backend needs to run one step, and nothing it must not know."""
+
+    step: str
+    argv: tuple[str, ...]
+    cwd: str
+    env: Mapping[str, str] = field(default_factory=dict)
+    paths: tuple[PathUse, ...] = ()
+    resources: Resources | None = None
+    image: str | None = None
+    venv: str | None = None
+    run_id: str = ""
+    stdout_path: str | None = None
+    stderr_path: str | None = None
+    scratch_dir: str | None = None
+
+
+@dataclass(slots=True)
+class BackendRun:
+    """The raw outcome of one invocation, before wranglers read it.
+
+    ``reason`` is the backend's own account of an abnormal end (out of memory,
+    a Slurm TIMEOUT, ...), worded for the user. ``undying`` lists pids that
+    survived SIGKILL: their step's workspace must be left alone.
+    """
+
+    returncode: int
+    stdout: str = ""
+    stderr: str = ""
+    signal: int | None = None
+    reason: str | None = None
+    oom: bool = False
+    cancelled: bool = False
+    undying: tuple[int, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a backend can promise; the conformance suite tests what is claimed."""
+
+    isolation: bool = False
+    enforces_resources: bool = False
+    remote: bool = False
+    images: bool = False
+    interruptible: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Availability:
+    """The answer of :meth:`Backend.check`, shown by ``ninja backends``."""
+
+    usable: bool
+    detail: str
+
+
+class RunControl:
+    """The run a step belongs to, as seen from inside a backend.
+
+    A backend registers a stopper for whatever it started; when the run is
+    interrupted the stopper is called from the coordinating thread, and the
+    backend's blocking :meth:`Backend.run` is expected to return soon after.
+    """
+
+    def __init__(self, grace: float = 10.0) -> None:
+        self.grace = grace
+        self.cancelled = threading.Event()
+        self._lock = threading.Lock()
+        self._stoppers: dict[int, Callable[[], tuple[int, ...]]] = {}
+        self._next = 0
+        self.warnings: list[str] = []
+
+    def on_cancel(self, stopper: Callable[[], tuple[int, ...]]) -> Callable[[], None]:
+        """Register ``stopper`` (returns pids that would not die); returns an unregister."""
+        with self._lock:
+            key = self._next
+            self._next += 1
+            self._stoppers[key] = stopper
+            late = self.cancelled.is_set()
+        if late:
+            stopper()
+
+        def unregister() -> None:
+            with self._lock:
+                self._stoppers.pop(key, None)
+
+        return unregister
+
+    def cancel(self) -> tuple[int, ...]:
+        """Stop everything registered, in parallel; return pids that survived."""
+        self.cancelled.set()
+        with self._lock:
+            stoppers = list(self._stoppers.values())
+        survivors: list[int] = []
+        lock = threading.Lock()
+
+        def call(stop: Callable[[], tuple[int, ...]]) -> None:
+            left = stop()
+            with lock:
+                survivors.extend(left)
+
+        threads = [threading.Thread(target=call, args=(s,), daemon=True) for s in stoppers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return tuple(survivors)
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+
+
+class Backend(ABC):
+    """Runs invocations somewhere. Subclasses live in core or in plugins.
+
+    ``settings`` is this backend's configuration table (``[backend.NAME]`` in a
+    config file) merged over the global ``backend`` keys; each plugin documents
+    the keys it reads.
+    """
+
+    name: ClassVar[str]
+    capabilities: ClassVar[Capabilities] = Capabilities()
+
+    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
+        self.settings: Mapping[str, Any] = dict(settings or {})
+
+    def check(self) -> Availability:
+        """Whether this engine is usable on this host, and why not."""
+        return Availability(True, "ready")
+
+    @abstractmethod
+    def run(self, invocation: Invocation, control: RunControl) -> BackendRun:
+        """Run ``invocation`` to completion (blocking) and report what happened."""
+
+    def render(self, invocation: Invocation) -> list[str]:
+        """The command line this backend would execute, for ``--dryrun``."""
+        return list(invocation.argv)
+
+    def prepare(self, invocations: list[Invocation]) -> list[str]:
+        """Checks before anything runs (e.g. refused mounts); returns warnings.
+
+        Raise :class:`shinobi.errors.ShinobiError` to refuse the run.
+        """
+        return []

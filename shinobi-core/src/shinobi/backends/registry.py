@@ -1,0 +1,134 @@
+"""Plugin discovery: the only module that talks to stevedore.
+
+Built-in backends are registered through the same entry-point group as
+plugins, so they take no special path. A plugin that fails to import is
+reported and skipped; it never takes the others down with it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import entry_points
+from typing import Any
+
+from shinobi.errors import BackendNotFound
+
+__all__ = [
+    "BACKENDS",
+    "KNOWN_PROVIDERS",
+    "LAUNCHERS",
+    "OFFLOAD",
+    "PluginInfo",
+    "available",
+    "describe",
+    "load_plugin",
+]
+
+BACKENDS = "shinobi.backends"
+OFFLOAD = "shinobi.offload"
+LAUNCHERS = "shinobi.launchers"
+
+#: Names shinobi knows about, and the distribution that provides each.
+KNOWN_PROVIDERS: Mapping[str, Mapping[str, str]] = {
+    BACKENDS: {
+        "native": "shinobi-core",
+        "venv": "shinobi-core",
+        "docker": "shinobi-containers",
+        "podman": "shinobi-containers",
+        "apptainer": "shinobi-containers",
+        "singularity": "shinobi-containers",
+        "slurm": "shinobi-slurm",
+        "kubernetes": "shinobi-k8s",
+    },
+    OFFLOAD: {"slurm": "shinobi-slurm"},
+    LAUNCHERS: {"ssh": "shinobi-remote"},
+}
+
+_KIND = {BACKENDS: "backend", OFFLOAD: "offload engine", LAUNCHERS: "launcher"}
+
+
+@dataclass(frozen=True, slots=True)
+class PluginInfo:
+    """One installed entry point: its name, where it comes from, and whether it loads."""
+
+    group: str
+    name: str
+    distribution: str
+    target: str
+    error: str | None = None
+
+
+@cache
+def available(group: str) -> tuple[str, ...]:
+    """Installed names in ``group``, without importing any plugin."""
+    return tuple(sorted({ep.name for ep in entry_points(group=group)}))
+
+
+def describe(group: str) -> list[PluginInfo]:
+    """Every installed entry point of ``group``, loading each to report failures."""
+    from stevedore import ExtensionManager
+
+    failures: dict[str, str] = {}
+
+    def on_failure(_manager: Any, ep: Any, exc: BaseException) -> None:
+        failures[ep.name] = f"{type(exc).__name__}: {exc}"
+
+    manager = ExtensionManager(
+        namespace=group, invoke_on_load=False, on_load_failure_callback=on_failure
+    )
+    loaded = {ext.name: ext for ext in manager.extensions}
+    infos: list[PluginInfo] = []
+    for ep in sorted(entry_points(group=group), key=lambda e: e.name):
+        dist = ep.dist.name if ep.dist is not None else "?"
+        infos.append(
+            PluginInfo(
+                group=group,
+                name=ep.name,
+                distribution=dist,
+                target=ep.value,
+                error=None if ep.name in loaded else failures.get(ep.name, "did not load"),
+            )
+        )
+    return infos
+
+
+def _not_found(group: str, name: str) -> BackendNotFound:
+    kind = _KIND.get(group, "plugin")
+    installed = available(group)
+    provider = KNOWN_PROVIDERS.get(group, {}).get(name)
+    if provider is not None:
+        return BackendNotFound(
+            f"the {kind} {name!r} is not installed: `pip install {provider}` provides it"
+            f" (installed: {', '.join(installed) or 'none'})"
+        )
+    hint = difflib.get_close_matches(name, installed, n=1)
+    did_you_mean = f"; did you mean {hint[0]!r}?" if hint else ""
+    return BackendNotFound(
+        f"unknown {kind} {name!r}{did_you_mean} (installed: {', '.join(installed) or 'none'})"
+    )
+
+
+def check_name(group: str, name: str) -> None:
+    """Raise :class:`BackendNotFound` unless ``name`` is installed in ``group``."""
+    if name not in available(group):
+        raise _not_found(group, name)
+
+
+@cache
+def load_plugin(group: str, name: str) -> Any:
+    """The object an entry point names (a class, usually), imported on first use."""
+    check_name(group, name)
+    from stevedore import DriverManager
+
+    try:
+        manager = DriverManager(namespace=group, name=name, invoke_on_load=False)
+    except Exception as exc:  # a broken plugin must not look like a missing one
+        provider = KNOWN_PROVIDERS.get(group, {}).get(name, "its distribution")
+        raise BackendNotFound(
+            f"the {_KIND.get(group, 'plugin')} {name!r} is installed but failed to load"
+            f" ({type(exc).__name__}: {exc}); reinstall {provider}"
+        ) from exc
+    return manager.driver

@@ -1,0 +1,241 @@
+"""Configuration: defaults < user file < project file < SHINOBI_* environment < CLI flags.
+
+Every effective value remembers where it came from, because "why is this
+running on docker?" is a question best answered by ``ninja config show``.
+
+Files are TOML. The user file lives in the platform's config directory
+(``~/.config/shinobi/config.toml`` on Linux; ``SHINOBI_CONFIG`` overrides the
+path); the project file is ``shinobi.toml`` in the working directory.
+Environment variables are ``SHINOBI_<SECTION>_<KEY>``, e.g.
+``SHINOBI_EXECUTION_MAX_WORKERS=4``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from shinobi.errors import ConfigError
+
+__all__ = [
+    "AppConfig",
+    "BackendConfig",
+    "CacheConfig",
+    "ExecutionConfig",
+    "ProvenanceConfig",
+    "load_config",
+    "project_config_path",
+    "user_config_path",
+]
+
+DEFAULT_ENV_ALLOW = [
+    "PATH",
+    "HOME",
+    "USER",
+    "LANG",
+    "LC_ALL",
+    "TZ",
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "SLURM_JOB_ID",
+    "SLURM_CLUSTER_NAME",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ExecutionConfig(_Section):
+    max_workers: int = Field(1, ge=1, description="steps run at once, per recipe")
+    grace_period: float = Field(
+        10.0, ge=0, description="seconds between SIGTERM and SIGKILL when stopping a step"
+    )
+    clear_stale_outputs: bool = Field(
+        True, description="check for live writers before a step rewrites an existing output"
+    )
+    enforce_resources: Literal["auto", "always", "never"] = Field(
+        "auto", description="which declared limits container backends pass to the runtime"
+    )
+    cpus: float | None = Field(
+        None, gt=0, description="CPUs the run's budget may hand out; default: what this process may use"
+    )
+    memory: str | int | None = Field(
+        None, description="memory the run's budget may hand out (e.g. '64GiB'); default: detected"
+    )
+    workdir: str | None = Field(
+        None, description="where .shinobi/ (runs, launches) is kept; default: the cwd"
+    )
+
+
+class BackendConfig(BaseModel):
+    """Global backend keys; ``[backend.NAME]`` tables hold one backend's own keys."""
+
+    model_config = ConfigDict(extra="allow")
+
+    default: str = Field("native", description="backend for steps that name none")
+    venv: str | None = Field(None, description="virtualenv used by the venv backend")
+    run_as_host_user: bool = Field(
+        True, description="docker/podman run as the invoking user, so outputs are yours"
+    )
+
+
+class ProvenanceConfig(_Section):
+    enabled: bool = Field(False, description="write a run manifest for every run")
+    env_allow: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_ENV_ALLOW),
+        description="environment variables recorded in manifests (never the rest)",
+    )
+
+
+class CacheConfig(_Section):
+    enabled: bool = Field(True, description="reuse results of identical steps")
+    dir: str | None = Field(None, description="cache directory (shared filesystems work)")
+
+
+class AppConfig(_Section):
+    execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
+    backend: BackendConfig = Field(default_factory=BackendConfig)
+    provenance: ProvenanceConfig = Field(default_factory=ProvenanceConfig)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+
+    sources: dict[str, str] = Field(default_factory=dict, exclude=True)
+
+    def backend_settings(self, name: str) -> dict[str, Any]:
+        """The global backend keys with the ``[backend.NAME]`` table over them."""
+        data = self.backend.model_dump()
+        table = data.pop(name, None)
+        merged = {k: v for k, v in data.items() if not isinstance(v, dict)}
+        merged["enforce_resources"] = self.execution.enforce_resources
+        if isinstance(table, dict):
+            merged.update(table)
+        return merged
+
+    def cache_dir(self) -> Path:
+        if self.cache.dir:
+            return Path(self.cache.dir).expanduser()
+        import platformdirs
+
+        return Path(platformdirs.user_cache_dir("shinobi")) / "steps"
+
+    def effective(self) -> list[tuple[str, Any, str]]:
+        """(dotted key, value, source) for every setting, for ``ninja config show``."""
+        rows: list[tuple[str, Any, str]] = []
+        for key, value in sorted(_flatten(self.model_dump()).items()):
+            rows.append((key, value, self.sources.get(key, "default")))
+        return rows
+
+
+def user_config_path() -> Path:
+    explicit = os.environ.get("SHINOBI_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("shinobi")) / "config.toml"
+
+
+def project_config_path(cwd: Path | None = None) -> Path:
+    return (cwd or Path.cwd()) / "shinobi.toml"
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            flat.update(_flatten(value, f"{dotted}."))
+        else:
+            flat[dotted] = value
+    return flat
+
+
+def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
+    nested: dict[str, Any] = {}
+    for dotted, value in flat.items():
+        parts = dotted.split(".")
+        node = nested
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    return nested
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        return {}
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}); fix or remove the file") from None
+
+
+_SECTIONS = ("execution", "backend", "provenance", "cache")
+
+
+def _from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for name, raw in environ.items():
+        if not name.startswith("SHINOBI_") or name == "SHINOBI_CONFIG":
+            continue
+        rest = name[len("SHINOBI_") :].lower()
+        for section in _SECTIONS:
+            if rest.startswith(section + "_"):
+                key = rest[len(section) + 1 :]
+                try:
+                    value: Any = json.loads(raw)
+                except ValueError:
+                    value = raw
+                flat[f"{section}.{key}"] = value
+                break
+    return flat
+
+
+def load_config(
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    cwd: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> AppConfig:
+    """The effective configuration. ``overrides`` are dotted keys from CLI flags."""
+    layers: list[tuple[str, dict[str, Any]]] = []
+    user = user_config_path()
+    layers.append((f"user file {user}", _flatten(_read_toml(user))))
+    project = project_config_path(cwd)
+    layers.append((f"project file {project}", _flatten(_read_toml(project))))
+    layers.append(("environment", _from_environment(os.environ if environ is None else environ)))
+    layers.append(("command line", {k: v for k, v in (overrides or {}).items() if v is not None}))
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for source, flat in layers:
+        for key, value in flat.items():
+            merged[key] = value
+            sources[key] = source
+    try:
+        config = AppConfig.model_validate(_nest(merged))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first.get("loc", ()))
+        origin = sources.get(key, "configuration")
+        raise ConfigError(
+            f"configuration key {key!r} (from {origin}): {first.get('msg')}"
+        ) from None
+    config.sources = sources
+    return config
+
+
+@cache
+def default_config() -> AppConfig:
+    """The configuration with no overrides, loaded once per process."""
+    return load_config()

@@ -1,0 +1,189 @@
+"""Running one step: a cab, an orchestration function, a pystep or a nested recipe.
+
+This is where a node and its resolved values become an :class:`Invocation`,
+where the backend is chosen (config < --backend < step < ctx.run), and where
+a :class:`BackendRun` is wrangled into a :class:`StepResult`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from shinobi.backends.base import Invocation
+from shinobi.failures import describe_failure
+from shinobi.plan import cab_of
+from shinobi.steps.argv import path_uses, render_argv
+from shinobi.steps.outputs import collect_outputs, static_outputs, wrangle
+from shinobi.steps.result import StepResult
+
+if TYPE_CHECKING:
+    from shinobi.graph import Node
+    from shinobi.session import Session
+    from shinobi.steps.cab import Cab
+
+__all__ = ["build_invocation", "choose_backend", "run_cab", "run_node"]
+
+
+def choose_backend(session: Session, node: Node, override: str | None = None) -> str:
+    """ctx.run(backend=) > the step's own backend= > --backend > config default."""
+    return override or node.backend or session.default_backend
+
+
+def build_invocation(
+    session: Session, name: str, node: Node, cab: Cab, values: dict[str, Any]
+) -> Invocation:
+    argv = render_argv(cab, values)
+    outputs = static_outputs(cab, name, values)
+    stdout_path, stderr_path = session.log_paths(name)
+    venv = node.venv or session.config.backend.venv
+    return Invocation(
+        step=name,
+        argv=tuple(argv),
+        cwd=session.cwd,
+        env=cab.env,
+        paths=path_uses(cab, values, outputs, session.cwd),
+        resources=node.resources,
+        image=cab.image,
+        venv=venv,
+        run_id=session.run_id,
+        stdout_path=stdout_path,
+        stderr_path=stderr_path,
+        scratch_dir=str(session.run_dir) if session.run_dir else None,
+    )
+
+
+def run_cab(
+    session: Session,
+    name: str,
+    node: Node,
+    cab: Cab,
+    values: dict[str, Any],
+    backend_name: str,
+) -> StepResult:
+    """Run ``cab`` once with ``values`` on ``backend_name`` and wrangle the result."""
+    invocation = build_invocation(session, name, node, cab, values)
+    backend = session.backend(backend_name)
+    cache = session.cache_for(cab, node) if session.use_cache else None
+    key = None
+    if cache is not None:
+        key = cache.key(cab, invocation, backend_name)
+        hit = cache.lookup(key, name, session.cwd)
+        if hit is not None:
+            hit.backend = backend_name
+            return hit
+    for check in session.pre_run_checks:
+        check(invocation)
+    session.emit_started(name, {"backend": backend_name, "argv": list(invocation.argv)})
+    started = time.time()
+    run = backend.run(invocation, session.control)
+    finished = time.time()
+    wrangled = wrangle(cab, run.stdout, run.stderr)
+    error = describe_failure(run)
+    outputs: dict[str, Any] = {}
+    if error is None:
+        outputs, problems = collect_outputs(cab, name, values, wrangled, session.cwd)
+        if wrangled.errors:
+            error = f"the tool reported an error: {wrangled.errors[0]}"
+        elif problems:
+            error = problems[0]
+        else:
+            outputs, error = _validate_outputs(cab, outputs)
+    status = "cancelled" if run.cancelled else ("failed" if error else "ok")
+    result = StepResult(
+        name=name,
+        status=status,
+        outputs=outputs,
+        returncode=run.returncode,
+        stdout=run.stdout,
+        stderr=run.stderr,
+        error=error,
+        signal=run.signal,
+        warnings=wrangled.warnings,
+        backend=backend_name,
+        argv=list(invocation.argv),
+        started=started,
+        finished=finished,
+        details=dict(run.details),
+    )
+    if run.undying:
+        result.details["undying"] = list(run.undying)
+    if cache is not None and key is not None and result.status == "ok":
+        cache.store(key, result, invocation)
+    return result
+
+
+def _validate_outputs(cab: Cab, outputs: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    from pydantic import ValidationError
+
+    try:
+        return dict(cab.outputs_model.model_validate(outputs)), None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first.get("loc", ())) or "?"
+        return outputs, f"output {loc!r}: {first.get('msg')}"
+
+
+def _run_function(session: Session, name: str, node: Node, values: dict[str, Any]) -> StepResult:
+    from shinobi.steps.functions import StepContext
+
+    cab = cab_of(node.step)
+
+    def runner(vals: dict[str, Any], backend: str | None) -> StepResult:
+        from shinobi.plan import validate_inputs
+
+        checked = validate_inputs(node, vals, f"step {name!r}")
+        return run_cab(session, name, node, cab, checked, choose_backend(session, node, backend))
+
+    ctx = StepContext(name, values, runner)
+    started = time.time()
+    try:
+        returned = node.step(ctx)
+    except Exception as exc:
+        return StepResult(
+            name=name,
+            status="failed",
+            returncode=None,
+            error=f"the orchestration function raised {type(exc).__name__}: {exc}",
+            started=started,
+            finished=time.time(),
+        )
+    if isinstance(returned, StepResult):
+        return returned
+    if ctx.results:
+        return ctx.results[-1]
+    return runner(values, None)
+
+
+def run_node(session: Session, name: str, node: Node, values: dict[str, Any]) -> StepResult:
+    """Run one node (or one slice of a scattered node) with its resolved inputs."""
+    kind = node.kind
+    if kind == "cab":
+        return run_cab(session, name, node, node.step, values, choose_backend(session, node))
+    if kind == "function":
+        return _run_function(session, name, node, values)
+    if kind == "python":
+        from shinobi.pystep_runner import run_pystep
+
+        return run_pystep(session, name, node, values, choose_backend(session, node))
+    if kind == "recipe":
+        from shinobi.scheduler import run_graph
+
+        assert node.subgraph is not None
+        started = time.time()
+        inner = run_graph(node.subgraph, values, session, prefix=f"{name}.")
+        return StepResult(
+            name=name,
+            status=inner.status,
+            outputs=inner.outputs,
+            returncode=inner.returncode,
+            stdout=inner.stdout,
+            stderr=inner.stderr,
+            error=(
+                f"step {inner.failed_step!r} failed: {inner.error}" if inner.error else None
+            ),
+            started=started,
+            finished=time.time(),
+            details={"steps": inner.steps},
+        )
+    raise TypeError(f"step {name!r}: cannot run a {kind!r} step")

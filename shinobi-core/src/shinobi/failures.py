@@ -1,0 +1,46 @@
+"""Wording a failed step's account: which signal, and what it usually means."""
+
+from __future__ import annotations
+
+import signal
+
+from shinobi.backends.base import BackendRun
+
+__all__ = ["describe_failure", "signal_name"]
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _last_line(text: str) -> str:
+    for line in reversed(text.splitlines()):
+        if line.strip():
+            return line.strip()[:300]
+    return ""
+
+
+def describe_failure(run: BackendRun) -> str | None:
+    """A one-line account of why ``run`` failed, or None when it did not."""
+    if run.cancelled:
+        return "interrupted"
+    if run.oom:
+        return run.reason or "killed: out of memory (it exceeded its declared memory limit)"
+    if run.reason and run.returncode != 0:
+        return run.reason
+    if run.signal is not None:
+        name = signal_name(run.signal)
+        if run.signal == signal.SIGKILL:
+            return (
+                f"killed by {name} (signal {run.signal}): usually the out-of-memory killer;"
+                " check `dmesg` and the memory the step declares"
+            )
+        return f"killed by {name} (signal {run.signal})"
+    if run.returncode != 0:
+        tail = _last_line(run.stderr) or _last_line(run.stdout)
+        detail = f": {tail}" if tail else ""
+        return f"exited with code {run.returncode}{detail}"
+    return None

@@ -1,0 +1,470 @@
+"""build_graph: the one validated graph that the executor, the dry-run renderer
+and every compiler consume, so they can never disagree.
+
+Loops are unrolled here (``NAME.i.STEP``), references to a loop resolve to its
+final iteration, and every wiring mistake is reported with the recipe, step
+and field it concerns, and the nearest valid name.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from shinobi.errors import RecipeGraphError
+from shinobi.steps.refs import InputRef, OutputRef
+
+if TYPE_CHECKING:
+    from shinobi.resources import Resources
+    from shinobi.steps.recipe import LoopSpec, Recipe
+
+__all__ = ["Graph", "Node", "RecipeGraphError", "build_graph", "refs_in"]
+
+_MISSING = object()
+
+
+@dataclass(slots=True)
+class Node:
+    """One schedulable step of a recipe, after loops are unrolled.
+
+    ``guard`` (loop iterations after the first) is a path value: when it exists
+    the loop has converged and this step is skipped, passing through the
+    outputs of ``previous``, the same body step one iteration earlier.
+    """
+
+    index: int
+    name: str
+    step: Any
+    wiring: dict[str, Any]
+    scatter: tuple[str, ...] = ()
+    resources: Resources | None = None
+    backend: str | None = None
+    venv: str | None = None
+    deps: tuple[int, ...] = ()
+    guard: Any = None
+    previous: str | None = None
+    loop: str | None = None
+    iteration: int | None = None
+    subgraph: Graph | None = None
+
+    @property
+    def kind(self) -> str:
+        return str(getattr(self.step, "kind", "?"))
+
+
+@dataclass(slots=True)
+class Graph:
+    """A validated recipe: nodes in declaration order and the edges between them."""
+
+    recipe: Recipe
+    nodes: list[Node]
+    index: dict[str, int]
+    outputs: dict[str, Any]
+    dependants: list[list[int]] = field(default_factory=list)
+
+    def node(self, name: str) -> Node:
+        return self.nodes[self.index[name]]
+
+    def levels(self) -> list[int]:
+        """Each node's wavefront depth: 0 for nodes with no dependencies."""
+        depth = [0] * len(self.nodes)
+        for i in self.topological_order():
+            deps = self.nodes[i].deps
+            depth[i] = 1 + max((depth[d] for d in deps), default=-1)
+        return depth
+
+    def topological_order(self) -> list[int]:
+        """Node indices, dependencies first, ties by declaration order."""
+        import heapq
+
+        indegree = [len(n.deps) for n in self.nodes]
+        ready = [i for i, d in enumerate(indegree) if d == 0]
+        heapq.heapify(ready)
+        order: list[int] = []
+        while ready:
+            i = heapq.heappop(ready)
+            order.append(i)
+            for j in self.dependants[i]:
+                indegree[j] -= 1
+                if indegree[j] == 0:
+                    heapq.heappush(ready, j)
+        return order
+
+    def walk(self, prefix: str = "") -> Iterator[tuple[str, Node]]:
+        """Every node, nested recipes included, with its dotted path."""
+        for node in self.nodes:
+            path = f"{prefix}{node.name}"
+            yield path, node
+            if node.subgraph is not None:
+                yield from node.subgraph.walk(f"{path}.")
+
+
+def refs_in(value: Any) -> Iterator[OutputRef | InputRef]:
+    """References inside a wiring value (a reference, or a list of them)."""
+    if isinstance(value, OutputRef | InputRef):
+        yield value
+    elif isinstance(value, list | tuple):
+        for item in value:
+            if isinstance(item, OutputRef | InputRef):
+                yield item
+
+
+def _suggest(name: str, candidates: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _fields(model: Any) -> dict[str, Any]:
+    return dict(getattr(model, "model_fields", {}))
+
+
+class _Builder:
+    def __init__(self, recipe: Recipe, path: str) -> None:
+        self.recipe = recipe
+        self.where = f"recipe {path!r}"
+        self.loops: dict[str, LoopSpec] = {}
+
+    def fail(self, message: str) -> RecipeGraphError:
+        return RecipeGraphError(f"{self.where}, {message}")
+
+    # -- loops ---------------------------------------------------------------
+    def check_loop(self, spec: LoopSpec) -> None:
+        from shinobi.steps.recipe import LoopSpec as _LoopSpec
+        from shinobi.steps.recipe import Recipe as _Recipe
+
+        where = f"loop {spec.name!r}"
+        body = spec.body
+        if getattr(body, "kind", None) not in ("recipe", "cab", "python", "function"):
+            raise self.fail(f"{where}: the body must be a Recipe, a Cab or a pystep")
+        if not isinstance(spec.max_iter, int) or spec.max_iter < 1:
+            raise self.fail(f"{where}: max_iter must be a whole number >= 1")
+        outs, ins = _fields(body.outputs_model), _fields(body.inputs_model)
+        if spec.until not in outs:
+            raise self.fail(
+                f"{where}: until={spec.until!r} is not an output of the body"
+                f"{_suggest(spec.until, outs)}"
+            )
+        for out, inp in spec.carry.items():
+            if out not in outs:
+                raise self.fail(
+                    f"{where}: carry names {out!r}, which is not an output of the body"
+                    f"{_suggest(out, outs)} (a carried value must be both an output and an"
+                    " input of the body)"
+                )
+            if inp not in ins:
+                raise self.fail(
+                    f"{where}: carry feeds {inp!r}, which is not an input of the body"
+                    f"{_suggest(inp, ins)} (a carried value must be both an output and an"
+                    " input of the body)"
+                )
+        if spec.index_input is not None and spec.index_input not in ins:
+            raise self.fail(
+                f"{where}: index_input={spec.index_input!r} is not an input of the body"
+                f"{_suggest(spec.index_input, ins)}"
+            )
+        for name in spec.inputs:
+            if name not in ins:
+                raise self.fail(
+                    f"{where}: {name!r} is not an input of the body{_suggest(name, ins)}"
+                )
+        if isinstance(body, _Recipe):
+            for inner in body.steps:
+                if isinstance(inner, _LoopSpec) or isinstance(inner.step, _Recipe):
+                    name = inner.name
+                    raise self.fail(
+                        f"{where}: body step {name!r} is a nested recipe or loop; a loop body"
+                        " may contain only cabs and pysteps"
+                    )
+                if inner.scatter:
+                    raise self.fail(
+                        f"{where}: body step {inner.name!r} scatters; a loop body may not"
+                        " contain scatter"
+                    )
+            for out in outs:
+                if out not in body.output_wiring:
+                    raise self.fail(
+                        f"{where}: the body never sets its output {out!r} (use set_output)"
+                    )
+
+    def unroll(self, spec: LoopSpec) -> list[dict[str, Any]]:
+        """The loop as plain step entries, iteration by iteration."""
+        body = spec.body
+        is_recipe = getattr(body, "kind", None) == "recipe"
+        carry_from = {inp: out for out, inp in spec.carry.items()}
+
+        def in_value(name: str, k: int) -> Any:
+            if name == spec.index_input:
+                return k
+            if k > 1 and name in carry_from:
+                return out_value(carry_from[name], k - 1)
+            return spec.inputs.get(name, _MISSING)
+
+        def out_value(name: str, k: int) -> Any:
+            if not is_recipe:
+                return OutputRef(f"{spec.name}.{k}", name)
+            wired = body.output_wiring[name]
+            if isinstance(wired, OutputRef):
+                return OutputRef(f"{spec.name}.{k}.{wired.step}", wired.field)
+            if isinstance(wired, InputRef):
+                return in_value(wired.field, k)
+            return wired
+
+        self.loops[spec.name] = spec
+        self.loop_outputs[spec.name] = lambda f: out_value(f, spec.max_iter)
+        entries: list[dict[str, Any]] = []
+        for k in range(1, spec.max_iter + 1):
+            guard = out_value(spec.until, k - 1) if k > 1 else None
+            if not is_recipe:
+                wiring = {}
+                for name in _fields(body.inputs_model):
+                    value = in_value(name, k)
+                    if value is not _MISSING:
+                        wiring[name] = value
+                entries.append(
+                    dict(
+                        name=f"{spec.name}.{k}",
+                        step=body,
+                        wiring=wiring,
+                        guard=guard,
+                        previous=f"{spec.name}.{k - 1}" if k > 1 else None,
+                        loop=spec.name,
+                        iteration=k,
+                    )
+                )
+                continue
+            for inner in body.steps:
+                wiring = {}
+                for key, value in inner.wiring.items():
+                    if isinstance(value, InputRef):
+                        value = in_value(value.field, k)
+                        if value is _MISSING:
+                            continue
+                    elif isinstance(value, OutputRef):
+                        value = OutputRef(f"{spec.name}.{k}.{value.step}", value.field)
+                    wiring[key] = value
+                entries.append(
+                    dict(
+                        name=f"{spec.name}.{k}.{inner.name}",
+                        step=inner.step,
+                        wiring=wiring,
+                        resources=inner.resources,
+                        backend=inner.backend,
+                        venv=inner.venv,
+                        guard=guard,
+                        previous=f"{spec.name}.{k - 1}.{inner.name}" if k > 1 else None,
+                        loop=spec.name,
+                        iteration=k,
+                    )
+                )
+        return entries
+
+    # -- the graph -----------------------------------------------------------
+    def build(self, path: str) -> Graph:
+        from shinobi.steps.recipe import LoopSpec as _LoopSpec
+        from shinobi.steps.recipe import StepRef as _StepRef
+
+        recipe = self.recipe
+        self.loop_outputs: dict[str, Any] = {}
+        entries: list[dict[str, Any]] = []
+        for item in recipe.steps:
+            if isinstance(item, _LoopSpec):
+                self.check_loop(item)
+                entries.extend(self.unroll(item))
+            elif isinstance(item, _StepRef):
+                entries.append(
+                    dict(
+                        name=item.name,
+                        step=item.step,
+                        wiring=dict(item.wiring),
+                        scatter=item.scatter,
+                        resources=item.resources,
+                        backend=item.backend,
+                        venv=item.venv,
+                    )
+                )
+            else:
+                raise self.fail(f"steps contains {item!r}, which is not a StepRef")
+
+        index: dict[str, int] = {}
+        for i, entry in enumerate(entries):
+            name = entry["name"]
+            if name in index:
+                raise self.fail(
+                    f"step {name!r}: the name is used twice (steps {index[name] + 1} and"
+                    f" {i + 1}); give each step a unique name"
+                )
+            index[name] = i
+        self.steps_by_name = {entry["name"]: entry["step"] for entry in entries}
+
+        recipe_inputs = _fields(recipe.inputs_model)
+        nodes: list[Node] = []
+        for i, entry in enumerate(entries):
+            node = self.make_node(i, entry, index, recipe_inputs, path)
+            nodes.append(node)
+
+        outputs: dict[str, Any] = {}
+        recipe_outputs = _fields(recipe.outputs_model)
+        for name, value in recipe.output_wiring.items():
+            if name not in recipe_outputs:
+                raise self.fail(
+                    f"output {name!r}: the recipe's outputs_model has no such field"
+                    f"{_suggest(name, recipe_outputs)}"
+                )
+            outputs[name] = self.check_value(value, f"output {name!r}", index, recipe_inputs)
+
+        dependants: list[list[int]] = [[] for _ in nodes]
+        for node in nodes:
+            for d in node.deps:
+                dependants[d].append(node.index)
+        graph = Graph(
+            recipe=recipe, nodes=nodes, index=index, outputs=outputs, dependants=dependants
+        )
+        self.check_cycles(graph)
+        return graph
+
+    def translate(self, value: Any) -> Any:
+        """A reference to a loop, rewritten to the loop's final iteration."""
+        if isinstance(value, OutputRef) and value.step in self.loop_outputs:
+            spec = self.loops[value.step]
+            if value.field not in _fields(spec.body.outputs_model):
+                outs = _fields(spec.body.outputs_model)
+                raise RecipeGraphError(
+                    f"{self.where}: loop {spec.name!r} has no output {value.field!r}"
+                    f"{_suggest(value.field, outs)}"
+                )
+            return self.loop_outputs[value.step](value.field)
+        if isinstance(value, list):
+            return [self.translate(v) for v in value]
+        return value
+
+    def check_value(
+        self, value: Any, where: str, index: dict[str, int], recipe_inputs: dict[str, Any]
+    ) -> Any:
+        value = self.translate(value)
+        for ref in refs_in(value):
+            if isinstance(ref, InputRef):
+                if ref.field not in recipe_inputs:
+                    raise self.fail(
+                        f"{where}: InputRef names {ref.field!r}, which the recipe's"
+                        f" inputs_model does not have{_suggest(ref.field, recipe_inputs)}"
+                    )
+                continue
+            if ref.step not in index:
+                raise self.fail(
+                    f"{where}: OutputRef names step {ref.step!r}, which does not exist"
+                    f"{_suggest(ref.step, list(index) + list(self.loops))}"
+                )
+        return value
+
+    def make_node(
+        self,
+        i: int,
+        entry: dict[str, Any],
+        index: dict[str, int],
+        recipe_inputs: dict[str, Any],
+        path: str,
+    ) -> Node:
+        name, step = entry["name"], entry["step"]
+        kind = getattr(step, "kind", None)
+        if kind not in ("cab", "recipe", "function", "python"):
+            raise self.fail(
+                f"step {name!r}: {type(step).__name__} is not a step (use a Cab, a Recipe,"
+                " an @step function or a @pystep)"
+            )
+        inputs = _fields(step.inputs_model)
+        wiring: dict[str, Any] = {}
+        deps: set[int] = set()
+        for key, value in entry["wiring"].items():
+            where = f"step {name!r}, input {key!r}"
+            if key not in inputs:
+                raise self.fail(
+                    f"{where}: {step.name!r} has no input {key!r}{_suggest(key, inputs)}"
+                )
+            value = self.check_value(value, where, index, recipe_inputs)
+            for ref in refs_in(value):
+                if isinstance(ref, OutputRef):
+                    self.check_output_field(ref, where)
+                    deps.add(index[ref.step])
+            wiring[key] = value
+        guard = self.translate(entry.get("guard"))
+        for ref in refs_in(guard):
+            if isinstance(ref, OutputRef):
+                deps.add(index[ref.step])
+        for field_name in entry.get("scatter", ()):
+            if field_name not in inputs:
+                raise self.fail(
+                    f"step {name!r}: scatter names {field_name!r}, which is not an input of"
+                    f" {step.name!r}{_suggest(field_name, inputs)}"
+                )
+            if field_name not in wiring:
+                raise self.fail(
+                    f"step {name!r}: scatter field {field_name!r} is not wired to a list"
+                )
+        resources = entry.get("resources") or getattr(step, "resources", None)
+        subgraph = None
+        if kind == "recipe":
+            if resources is not None:
+                raise self.fail(
+                    f"step {name!r}: resources are declared on a nested recipe; declare them"
+                    " on the steps inside it that do the work (a recipe is not a unit of"
+                    " execution)"
+                )
+            subgraph = _Builder(step, f"{path}.{name}").build(f"{path}.{name}")
+        previous = entry.get("previous")
+        if previous is not None:
+            deps.add(index[previous])
+        return Node(
+            index=i,
+            name=name,
+            step=step,
+            wiring=wiring,
+            scatter=tuple(entry.get("scatter", ())),
+            resources=resources,
+            backend=entry.get("backend") or getattr(step, "backend", None),
+            venv=entry.get("venv") or getattr(step, "venv", None),
+            deps=tuple(sorted(deps)),
+            guard=guard,
+            previous=previous,
+            loop=entry.get("loop"),
+            iteration=entry.get("iteration"),
+            subgraph=subgraph,
+        )
+
+    def check_output_field(self, ref: OutputRef, where: str) -> None:
+        producer = self.steps_by_name[ref.step]
+        outs = _fields(producer.outputs_model)
+        if ref.field not in outs:
+            raise self.fail(
+                f"{where}: step {ref.step!r} has no output {ref.field!r}"
+                f"{_suggest(ref.field, outs)}"
+            )
+
+    def check_cycles(self, graph: Graph) -> None:
+        order = graph.topological_order()
+        if len(order) == len(graph.nodes):
+            return
+        remaining = set(range(len(graph.nodes))) - set(order)
+        # Walk back along dependencies inside the remainder until a node repeats.
+        start = min(remaining)
+        seen: dict[int, int] = {}
+        path: list[int] = []
+        current = start
+        while current not in seen:
+            seen[current] = len(path)
+            path.append(current)
+            current = next(d for d in graph.nodes[current].deps if d in remaining)
+        cycle = path[seen[current] :]
+        cycle.reverse()
+        names = [graph.nodes[i].name for i in cycle]
+        raise self.fail(
+            f"step {names[0]!r}: the steps form a cycle: {' -> '.join([*names, names[0]])}"
+            " (a step cannot depend, even indirectly, on its own output)"
+        )
+
+
+def build_graph(recipe: Recipe) -> Graph:
+    """Validate ``recipe`` and return its graph; raises :class:`RecipeGraphError`."""
+    builder = _Builder(recipe, recipe.name)
+    return builder.build(recipe.name)

@@ -1,0 +1,120 @@
+"""Loading recipes: ``file.py:name`` targets, and models built from plain tables.
+
+A target file is imported as a fresh module each time, so a recipe file needs
+no package around it and a syntax error in it is reported as the user's error,
+with the file and line, not as a traceback from deep inside shinobi.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from shinobi.errors import LoadError
+
+__all__ = ["build_model", "load_target", "split_target"]
+
+
+def build_model(name: str, fields: Mapping[str, tuple[Any, bool, Any]]) -> type[Any]:
+    """A pydantic model from ``{field: (dtype, required, default)}``.
+
+    ``dtype`` is a Python type or one of the names ``"File"``, ``"Directory"``,
+    ``"MS"``, ``"str"``, ``"int"``, ``"float"``, ``"bool"``, and ``"list[X]"``
+    of those. An optional field (``required=False``) may also be None.
+    """
+    from pydantic import create_model
+
+    from shinobi.steps.types import DTYPES
+
+    scalars: dict[str, Any] = {"str": str, "int": int, "float": float, "bool": bool, "Path": Path}
+    scalars.update(DTYPES)
+
+    def resolve(dtype: Any) -> Any:
+        if not isinstance(dtype, str):
+            return dtype
+        text = dtype.strip()
+        if text.startswith("list[") and text.endswith("]"):
+            return list[resolve(text[5:-1])]  # type: ignore[misc]
+        if text not in scalars:
+            raise ValueError(
+                f"model {name!r}: unknown dtype {dtype!r} (use one of {', '.join(scalars)})"
+            )
+        return scalars[text]
+
+    definitions: dict[str, Any] = {}
+    for field_name, spec in fields.items():
+        dtype, required, default = spec
+        annotation = resolve(dtype)
+        if required:
+            definitions[field_name] = (annotation, ...)
+        else:
+            definitions[field_name] = (annotation | None, default)
+    model: type[Any] = create_model(name, **definitions)
+    return model
+
+
+def split_target(target: str) -> tuple[Path, str]:
+    """``path/to/file.py:name`` -> (path, name)."""
+    path, sep, name = target.rpartition(":")
+    if not sep or not path or not name:
+        raise LoadError(
+            f"target {target!r} is not FILE.py:NAME (e.g. examples/offload_demo.py:pipe)"
+        )
+    return Path(path), name
+
+
+def _import_file(path: Path) -> Any:
+    if not path.is_file():
+        hint = " (it is a directory)" if path.is_dir() else ""
+        raise LoadError(f"recipe file {str(path)!r} does not exist{hint}; check the path")
+    module_name = f"shinobi_recipe_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise LoadError(f"cannot load {str(path)!r} as Python; recipe files end in .py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    directory = str(path.resolve().parent)
+    added = directory not in sys.path
+    if added:
+        sys.path.insert(0, directory)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        sys.modules.pop(module_name, None)
+        raise LoadError(
+            f"{exc.filename or path}:{exc.lineno}: syntax error: {exc.msg}; fix the recipe file"
+        ) from None
+    except Exception as exc:
+        sys.modules.pop(module_name, None)
+        raise LoadError(
+            f"{path}: importing the recipe file raised {type(exc).__name__}: {exc}"
+        ) from exc
+    return module
+
+
+def load_target(target: str) -> Any:
+    """The Recipe (or other step) that ``file.py:name`` names."""
+    path, name = split_target(target)
+    module = _import_file(path)
+    try:
+        value = getattr(module, name)
+    except AttributeError:
+        import difflib
+
+        from shinobi.steps.recipe import Recipe
+
+        candidates = [k for k, v in vars(module).items() if isinstance(v, Recipe)]
+        close = difflib.get_close_matches(name, candidates, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        listing = ", ".join(candidates) or "none"
+        raise LoadError(
+            f"{path} has no {name!r}; {hint}(recipes defined there: {listing})"
+        ) from None
+    if getattr(value, "kind", None) not in ("recipe", "cab", "python", "function"):
+        raise LoadError(
+            f"{path}:{name} is a {type(value).__name__}, not a Recipe; name a Recipe object"
+        )
+    return value

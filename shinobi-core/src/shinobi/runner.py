@@ -1,0 +1,158 @@
+"""Running a recipe from Python or the CLI: one call that does a whole run.
+
+It validates the recipe's inputs and graph, checks every backend the run will
+need before anything starts, turns SIGINT/SIGTERM/SIGHUP into a deliberate
+teardown, and returns the :class:`RecipeResult`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from shinobi.errors import ShinobiError, UsageError
+
+if TYPE_CHECKING:
+    from shinobi.config import AppConfig
+    from shinobi.graph import Graph
+    from shinobi.session import RunObserver, Session
+    from shinobi.steps.recipe import Recipe
+    from shinobi.steps.result import RecipeResult
+
+__all__ = ["Interrupted", "as_recipe", "prepare", "run_recipe", "validate_recipe_inputs"]
+
+_HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Interrupted(ShinobiError):
+    """The run was stopped by a signal; ``exit_code`` is 128 + the signal number."""
+
+    def __init__(self, signum: int, result: RecipeResult, undying: tuple[int, ...]) -> None:
+        self.signum = signum
+        self.result = result
+        self.undying = undying
+        name = signal.Signals(signum).name
+        if undying:
+            pids = ", ".join(str(p) for p in undying)
+            message = (
+                f"stopped by {name}, but process(es) {pids} would not die (uninterruptible"
+                " I/O?); their workspaces were left in place"
+            )
+            self.exit_code = 1
+        else:
+            message = f"stopped by {name}; every step was torn down"
+            self.exit_code = 128 + signum
+        super().__init__(message)
+
+
+def as_recipe(step: Any) -> Recipe:
+    """A recipe for ``step``: a Recipe as is, a single cab or pystep wrapped in one."""
+    from shinobi.steps.recipe import Recipe
+
+    if isinstance(step, Recipe):
+        return step
+    wrapper = Recipe(
+        name=step.name, inputs_model=step.inputs_model, outputs_model=step.outputs_model
+    )
+    from shinobi.steps.refs import InputRef, OutputRef
+
+    wrapper.add_step(step.name, step, **{f: InputRef(f) for f in step.inputs_model.model_fields})
+    for out in step.outputs_model.model_fields:
+        wrapper.set_output(out, OutputRef(step.name, out))
+    return wrapper
+
+
+def validate_recipe_inputs(recipe: Recipe, values: Mapping[str, Any]) -> dict[str, Any]:
+    from pydantic import ValidationError
+
+    try:
+        return dict(recipe.inputs_model.model_validate(dict(values)))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first.get("loc", ())) or "?"
+        option = "--" + loc.replace("_", "-")
+        raise UsageError(f"recipe {recipe.name!r}, input {loc!r} ({option}): {first['msg']}") from None
+
+
+def prepare(recipe: Recipe, backend: str | None, config: AppConfig) -> Graph:
+    """Build the graph and check every backend name the run can reach."""
+    from shinobi.backends.registry import BACKENDS, check_name
+    from shinobi.graph import build_graph
+
+    graph = build_graph(recipe)
+    names = {backend or config.backend.default}
+    for _, node in graph.walk():
+        if node.backend:
+            names.add(node.backend)
+    for name in sorted(names):
+        check_name(BACKENDS, name)
+    return graph
+
+
+@contextlib.contextmanager
+def _signals(session: Session) -> Iterator[None]:
+    """Route SIGINT/SIGTERM/SIGHUP to a deliberate teardown (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, _frame: Any) -> None:
+        if session.interrupted is None:
+            session.interrupted = signum
+
+    previous = {sig: signal.signal(sig, handler) for sig in _HANDLED}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def run_recipe(
+    recipe: Any,
+    inputs: Mapping[str, Any] | None = None,
+    *,
+    backend: str | None = None,
+    max_workers: int | None = None,
+    config: AppConfig | None = None,
+    workdir: str | Path | None = None,
+    cwd: str | Path | None = None,
+    observers: list[RunObserver] | None = None,
+    use_cache: bool | None = None,
+    provenance: bool | None = None,
+) -> RecipeResult:
+    """Run ``recipe`` here and return its result; raises :class:`Interrupted` on a signal."""
+    from shinobi.config import load_config
+    from shinobi.records import attach_records
+    from shinobi.scheduler import run_graph
+    from shinobi.session import Session
+
+    recipe = as_recipe(recipe)
+    if config is None:
+        config = load_config({"execution.max_workers": max_workers})
+    elif max_workers is not None:
+        config = config.model_copy(deep=True)
+        config.execution.max_workers = max_workers
+    values = validate_recipe_inputs(recipe, inputs or {})
+    graph = prepare(recipe, backend, config)
+    base = Path(workdir or config.execution.workdir or cwd or Path.cwd())
+    session = Session(
+        config=config,
+        cwd=str(Path(cwd or Path.cwd()).resolve()),
+        backend_name=backend,
+        observers=list(observers or []),
+        use_cache=config.cache.enabled if use_cache is None else use_cache,
+    )
+    session.run_dir = base.resolve() / ".shinobi" / "runs" / session.run_id
+    (session.run_dir / "logs").mkdir(parents=True, exist_ok=True)
+    records = attach_records(session, recipe, values, provenance)
+    with _signals(session):
+        result = run_graph(graph, values, session)
+    records.close(result)
+    if session.interrupted is not None:
+        raise Interrupted(session.interrupted, result, session.undying)
+    return result

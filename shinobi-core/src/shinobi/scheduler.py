@@ -1,0 +1,312 @@
+"""The wavefront executor.
+
+A step becomes ready the moment everything it depends on has finished; ready
+steps run on ``max_workers`` threads, lowest declaration index first, and are
+admitted against the run's shared budget in that same order. On the first
+failure nothing new starts, running steps finish, and the first failure by
+declaration order is the one reported. Results are assembled in declaration
+order, so output never depends on which thread won a race.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import queue
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from shinobi.plan import resolve_value, resolve_wiring, scatter_slices, validate_inputs
+from shinobi.steps.refs import OutputRef
+from shinobi.steps.result import RecipeResult, StepResult
+
+if TYPE_CHECKING:
+    from shinobi.graph import Graph, Node
+    from shinobi.resources import Ticket
+    from shinobi.session import Session
+
+__all__ = ["run_graph"]
+
+
+class _Workers:
+    """A fixed set of daemon threads: a step stuck in uninterruptible I/O must not
+    keep ninja from exiting once the run has been reported."""
+
+    def __init__(self, size: int) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._threads = [
+            threading.Thread(target=self._loop, daemon=True, name=f"shinobi-worker-{i}")
+            for i in range(size)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            job()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        self._jobs.put(job)
+
+    def close(self) -> None:
+        for _ in self._threads:
+            self._jobs.put(None)
+
+
+@dataclass(slots=True)
+class _Unit:
+    """One thing to run: a node, or one slice of a scattered node."""
+
+    node: int
+    slice: int | None
+    name: str
+    values: dict[str, Any]
+    ticket: Ticket | None = None
+    requested: bool = False
+
+
+def _gather(name: str, slices: list[StepResult]) -> StepResult:
+    outputs: dict[str, list[Any]] = {}
+    for part in slices:
+        for key, value in part.outputs.items():
+            outputs.setdefault(key, []).append(value)
+    failed = next((s for s in slices if not s.ok), None)
+    starts = [s.started for s in slices if s.started is not None]
+    ends = [s.finished for s in slices if s.finished is not None]
+    return StepResult(
+        name=name,
+        status=failed.status if failed else "ok",
+        outputs=outputs,
+        returncode=failed.returncode if failed else 0,
+        stdout="".join(s.stdout for s in slices),
+        stderr="".join(s.stderr for s in slices),
+        error=f"slice {failed.name!r}: {failed.error}" if failed else None,
+        signal=failed.signal if failed else None,
+        backend=slices[0].backend if slices else None,
+        started=min(starts) if starts else None,
+        finished=max(ends) if ends else None,
+        slices=slices,
+    )
+
+
+class _Wavefront:
+    def __init__(
+        self, graph: Graph, inputs: dict[str, Any], session: Session, prefix: str
+    ) -> None:
+        self.graph = graph
+        self.inputs = inputs
+        self.session = session
+        self.prefix = prefix
+        self.nodes = graph.nodes
+        self.max_workers = graph.recipe.max_workers or session.config.execution.max_workers
+        self.results: list[StepResult | None] = [None] * len(self.nodes)
+        self.pending_deps = [len(n.deps) for n in self.nodes]
+        self.slices: dict[int, list[StepResult | None]] = {}
+        self.ready: list[tuple[int, int, _Unit]] = []
+        self.finished: deque[tuple[_Unit, StepResult]] = deque()
+        self.wakeup = threading.Event()
+        self.running = 0
+        self.failed = False
+        self.completed = 0
+        self.top_level = not prefix and threading.current_thread() is threading.main_thread()
+        self.workers: _Workers | None = None
+
+    # -- resolving -----------------------------------------------------------
+    def output_of(self, ref: OutputRef) -> Any:
+        result = self.results[self.graph.index[ref.step]]
+        assert result is not None, f"{ref.step} has not finished"
+        return result.outputs.get(ref.field)
+
+    def make_ready(self, index: int) -> None:
+        node = self.nodes[index]
+        name = f"{self.prefix}{node.name}"
+        values = resolve_wiring(node, self.inputs, self.output_of)
+        if node.guard is not None and self.converged(node):
+            self.complete(index, self.skipped(node, name))
+            return
+        try:
+            if node.scatter:
+                parts = scatter_slices(node, values)
+                assert parts is not None
+                checked = [
+                    validate_inputs(node, part, f"step {name}[{k}]")
+                    for k, part in enumerate(parts)
+                ]
+                self.slices[index] = [None] * len(checked)
+                if not checked:
+                    self.complete(index, _gather(name, []))
+                for k, part in enumerate(checked):
+                    self.push(_Unit(index, k, f"{name}[{k}]", part))
+                return
+            values = validate_inputs(node, values, f"step {name!r}")
+        except ValueError as exc:
+            self.complete(index, StepResult(name=name, status="failed", error=str(exc)))
+            return
+        self.push(_Unit(index, None, name, values))
+
+    def converged(self, node: Node) -> bool:
+        path = resolve_value(node.guard, self.inputs, self.output_of)
+        return path is not None and os.path.exists(os.path.join(self.session.cwd, str(path)))
+
+    def skipped(self, node: Node, name: str) -> StepResult:
+        assert node.previous is not None
+        before = self.results[self.graph.index[node.previous]]
+        assert before is not None
+        return StepResult(
+            name=name,
+            status="skipped",
+            outputs=dict(before.outputs),
+            returncode=None,
+            details={"reason": f"loop {node.loop!r} converged before iteration {node.iteration}"},
+        )
+
+    def push(self, unit: _Unit) -> None:
+        heapq.heappush(self.ready, (unit.node, -1 if unit.slice is None else unit.slice, unit))
+
+    # -- running -------------------------------------------------------------
+    def launch(self) -> None:
+        from shinobi.dispatch import run_node
+
+        while self.ready and self.running < self.max_workers and not self.stopping:
+            unit = self.ready[0][2]
+            node = self.nodes[unit.node]
+            if not unit.requested:
+                unit.requested = True
+                unit.ticket = self.session.budget.request(
+                    unit.name, node.resources, self.wakeup.set
+                )
+                if unit.ticket is not None and unit.ticket.oversized:
+                    self.session.warn(
+                        f"step {unit.name!r} declares {node.resources.describe()}, more than"
+                        f" this run's whole budget ({self.session.budget.describe()}); it"
+                        " runs alone"
+                    )
+            if unit.ticket is not None and not unit.ticket.granted:
+                return  # admission blocks in declaration order
+            heapq.heappop(self.ready)
+            self.running += 1
+            if self.workers is None:
+                self.workers = _Workers(self.max_workers)
+
+            def job(unit: _Unit = unit, node: Node = node) -> None:
+                try:
+                    result = run_node(self.session, unit.name, node, unit.values)
+                except Exception as exc:  # a bug or a backend crash: fail the step, loudly
+                    result = StepResult(
+                        name=unit.name,
+                        status="failed",
+                        returncode=None,
+                        error=f"internal error: {type(exc).__name__}: {exc}",
+                    )
+                finally:
+                    self.session.budget.release(unit.ticket)
+                self.finished.append((unit, result))
+                self.wakeup.set()
+
+            self.workers.submit(job)
+
+    @property
+    def stopping(self) -> bool:
+        return self.failed or self.session.control.cancelled.is_set()
+
+    def complete(self, index: int, result: StepResult) -> None:
+        self.results[index] = result
+        self.completed += 1
+        self.session.emit_finished(result)
+        if not result.ok:
+            self.failed = True
+            return
+        for dependant in self.graph.dependants[index]:
+            self.pending_deps[dependant] -= 1
+            if self.pending_deps[dependant] == 0 and not self.stopping:
+                self.make_ready(dependant)
+
+    def drain(self) -> None:
+        while self.finished:
+            unit, result = self.finished.popleft()
+            self.running -= 1
+            if unit.slice is None:
+                self.complete(unit.node, result)
+                continue
+            parts = self.slices[unit.node]
+            parts[unit.slice] = result
+            self.session.emit_finished(result)
+            if not result.ok:
+                self.failed = True
+            if all(p is not None for p in parts):
+                gathered = _gather(f"{self.prefix}{self.nodes[unit.node].name}", parts)  # type: ignore[arg-type]
+                self.complete(unit.node, gathered)
+
+    def check_interrupt(self) -> None:
+        session = self.session
+        if self.top_level and session.interrupted and not session.control.cancelled.is_set():
+            session.undying = session.control.cancel()
+
+    def run(self) -> RecipeResult:
+        for index, count in enumerate(self.pending_deps):
+            if count == 0 and not self.stopping:
+                self.make_ready(index)
+        try:
+            self.loop()
+        finally:
+            if self.workers is not None:
+                self.workers.close()
+            for _, _, unit in self.ready:
+                self.session.budget.release(unit.ticket)
+        return self.assemble()
+
+    def loop(self) -> None:
+        deadline: float | None = None
+        while True:
+            self.wakeup.clear()
+            self.drain()
+            self.check_interrupt()
+            if self.running == 0 and (self.stopping or not self.ready):
+                return
+            if self.session.undying and deadline is None:
+                deadline = time.monotonic() + 2.0
+            if deadline is not None and time.monotonic() > deadline:
+                return  # a step that would not die: report rather than hang
+            self.launch()
+            self.wakeup.wait(0.1)
+
+    def assemble(self) -> RecipeResult:
+        steps = [r for r in self.results if r is not None]
+        failure = next((r for r in steps if r.status in ("failed", "cancelled")), None)
+        cancelled = self.session.control.cancelled.is_set()
+        recipe = self.graph.recipe
+        outputs: dict[str, Any] = {}
+        if failure is None and not cancelled and self.completed == len(self.nodes):
+            outputs = {
+                k: resolve_value(v, self.inputs, self.output_of)
+                for k, v in self.graph.outputs.items()
+            }
+            try:
+                outputs = dict(recipe.outputs_model.model_validate(outputs))
+            except Exception as exc:
+                failure = StepResult(name=recipe.name, status="failed", error=str(exc))
+        status = "cancelled" if cancelled else ("failed" if failure else "ok")
+        if failure is None and status == "ok" and self.completed < len(self.nodes):
+            status = "failed"
+        return RecipeResult(
+            name=recipe.name,
+            status=status,
+            outputs=outputs,
+            steps=steps,
+            error=failure.error if failure else ("interrupted" if cancelled else None),
+            failed_step=failure.name if failure else None,
+        )
+
+
+def run_graph(
+    graph: Graph, inputs: dict[str, Any], session: Session, prefix: str = ""
+) -> RecipeResult:
+    """Run every node of ``graph`` with the recipe ``inputs``; see the module docstring."""
+    return _Wavefront(graph, dict(inputs), session, prefix).run()

@@ -1,0 +1,129 @@
+"""One run's shared state: configuration, backends, the budget, the teardown control.
+
+Nested recipes run in the same session as their parent, which is how one
+budget and one interrupt reach every step of a run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from shinobi.backends.base import Backend, Invocation, RunControl
+
+if TYPE_CHECKING:
+    from shinobi.config import AppConfig
+    from shinobi.steps.result import StepResult
+
+__all__ = ["RunObserver", "Session", "new_run_id", "safe_name"]
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._\-\[\]]+")
+
+
+def safe_name(name: str) -> str:
+    """A step name usable as a file name."""
+    return _UNSAFE.sub("_", name)
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+class RunObserver(Protocol):
+    """Receives a run's events: progress views, provenance and logs implement it."""
+
+    def step_started(self, name: str, info: dict[str, Any]) -> None: ...
+
+    def step_finished(self, result: StepResult) -> None: ...
+
+    def warning(self, message: str) -> None: ...
+
+
+@dataclass
+class Session:
+    """What every step of one run shares."""
+
+    config: AppConfig
+    cwd: str = field(default_factory=os.getcwd)
+    backend_name: str | None = None
+    run_id: str = field(default_factory=new_run_id)
+    run_dir: Path | None = None
+    observers: list[RunObserver] = field(default_factory=list)
+    use_cache: bool = True
+    cache: Any = None
+    pre_run_checks: list[Callable[[Invocation], None]] = field(default_factory=list)
+    control: RunControl = field(init=False)
+    budget: Any = field(init=False)
+    _backends: dict[str, Backend] = field(default_factory=dict, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    warned: set[str] = field(default_factory=set, init=False)
+    interrupted: int | None = field(default=None, init=False)
+    undying: tuple[int, ...] = field(default=(), init=False)
+
+    def __post_init__(self) -> None:
+        from shinobi.resources import Budget
+
+        self.control = RunControl(grace=self.config.execution.grace_period)
+        execution = self.config.execution
+        self.budget = Budget.for_this_process(execution.cpus, execution.memory)
+        if self.run_dir is not None:
+            (self.run_dir / "logs").mkdir(parents=True, exist_ok=True)
+
+    @property
+    def default_backend(self) -> str:
+        return self.backend_name or self.config.backend.default
+
+    def backend(self, name: str) -> Backend:
+        """The backend instance named ``name``, created once per run."""
+        with self._lock:
+            existing = self._backends.get(name)
+            if existing is not None:
+                return existing
+        from shinobi.backends import get_backend
+
+        made = get_backend(name, self.config.backend_settings(name))
+        with self._lock:
+            return self._backends.setdefault(name, made)
+
+    def cache_for(self, cab: Any, node: Any) -> Any:
+        """The step cache, unless this step must not be cached.
+
+        A step that rewrites an input in place is not cached unless its cab
+        says it is safe (``Cab(cache=True)``): replaying it would skip a
+        mutation the next step relies on.
+        """
+        if self.cache is None or cab.cache is False:
+            return None
+        if cab.cache is None and any(m.mutable for m in cab.field_meta.values()):
+            return None
+        return self.cache
+
+    def log_paths(self, step: str) -> tuple[str | None, str | None]:
+        if self.run_dir is None:
+            return None, None
+        base = self.run_dir / "logs" / safe_name(step)
+        return f"{base}.out", f"{base}.err"
+
+    def emit_started(self, name: str, info: dict[str, Any]) -> None:
+        for observer in self.observers:
+            observer.step_started(name, info)
+
+    def emit_finished(self, result: StepResult) -> None:
+        for observer in self.observers:
+            observer.step_finished(result)
+
+    def warn(self, message: str, *, once: str | None = None) -> None:
+        if once is not None:
+            with self._lock:
+                if once in self.warned:
+                    return
+                self.warned.add(once)
+        for observer in self.observers:
+            observer.warning(message)

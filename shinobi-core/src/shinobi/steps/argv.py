@@ -1,0 +1,165 @@
+"""Turning a cab and its resolved inputs into an argv, and into the paths it touches.
+
+The rules, in order (they are documented for users in docs/cabs.md):
+
+* the command comes first, then every option in the inputs model's field
+  order, then every positional field in field order;
+* ``None`` and ``False`` are omitted; ``True`` is the bare flag;
+* a list follows its field's ``list_style``; an empty list is omitted;
+  a positional list contributes each element;
+* ``skip`` fields never appear; everything else is ``str(value)``.
+
+Nothing here goes through a shell, so spaces, quotes and ``$(...)`` in values
+reach the tool exactly as written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from shinobi.backends.base import PathUse
+from shinobi.steps.cab import Cab
+from shinobi.steps.types import fields_of
+
+__all__ = ["Unknown", "path_uses", "render_argv"]
+
+
+class Unknown:
+    """A value that only exists once an upstream step has run."""
+
+    __slots__ = ("field", "step")
+
+    def __init__(self, step: str, field: str) -> None:
+        self.step = step
+        self.field = field
+
+    def __str__(self) -> str:
+        return f"<{self.step}.{self.field}>"
+
+    __repr__ = __str__
+
+
+def _text(value: Any) -> str:
+    return str(value)
+
+
+def render_argv(cab: Cab, values: Mapping[str, Any]) -> list[str]:
+    """The argv for ``cab`` given its resolved input values."""
+    argv = list(cab.command)
+    positionals: list[str] = []
+    for name in fields_of(cab.inputs_model):
+        value = values.get(name)
+        if value is None or value is False:
+            continue
+        meta = cab.meta(name)
+        if meta.skip:
+            continue
+        if meta.positional:
+            if isinstance(value, list | tuple):
+                positionals.extend(_text(v) for v in value)
+            else:
+                positionals.append(_text(value))
+            continue
+        flag = meta.flag or f"{cab.flag_prefix}{name}"
+        if value is True:
+            argv.append(flag)
+            continue
+        if isinstance(value, list | tuple):
+            if not value:
+                continue
+            items = [_text(v) for v in value]
+            if meta.list_style == "comma":
+                items = [",".join(items)]
+            elif meta.list_style == "repeat":
+                for item in items:
+                    argv.extend([f"{flag}={item}"] if meta.style == "equals" else [flag, item])
+                continue
+            if meta.style == "equals":
+                argv.append(f"{flag}={items[0]}")
+                argv.extend(items[1:])
+            else:
+                argv.append(flag)
+                argv.extend(items)
+            continue
+        if meta.style == "equals":
+            argv.append(f"{flag}={_text(value)}")
+        else:
+            argv.extend([flag, _text(value)])
+    argv.extend(positionals)
+    return argv
+
+
+_KIND = {"file": "file", "dir": "dir", "ms": "dir", "any": "any"}
+_DTYPE_KIND = {"File": "file", "Directory": "dir", "MS": "dir"}
+
+
+def _paths(value: Any) -> list[str]:
+    if value is None or isinstance(value, Unknown | bool):
+        return []
+    if isinstance(value, list | tuple):
+        return [str(v) for v in value if v is not None and not isinstance(v, Unknown)]
+    return [str(value)]
+
+
+def path_uses(
+    cab: Cab, inputs: Mapping[str, Any], outputs: Mapping[str, Any], cwd: str
+) -> tuple[PathUse, ...]:
+    """Every path ``cab`` reads or writes, made absolute against ``cwd``.
+
+    An output sharing its name with a path input (a passthrough) is reported
+    once, as an output: the tool writes the path it was handed.
+    """
+    uses: list[PathUse] = []
+    in_fields = fields_of(cab.inputs_model)
+    out_fields = fields_of(cab.outputs_model)
+    for name, spec in in_fields.items():
+        meta = cab.meta(name)
+        kind = spec.path_kind or (_DTYPE_KIND[meta.dtype] if meta.dtype else None)
+        if not kind:
+            continue
+        passthrough = name in out_fields and out_fields[name].path_kind is not None
+        for path in _paths(inputs.get(name)):
+            uses.append(
+                PathUse(
+                    path=os.path.join(cwd, path),
+                    role="output" if passthrough else "input",
+                    field=name,
+                    kind=_KIND.get(kind, "any"),  # type: ignore[arg-type]
+                    writable=meta.writable,
+                    mutable=meta.mutable,
+                )
+            )
+    for name, spec in out_fields.items():
+        meta = cab.meta(name)
+        if name in in_fields or not (spec.path_kind or meta.dtype or meta.harvest):
+            continue
+        if meta.harvest:
+            pattern = _format(meta.harvest, inputs)
+            if pattern is not None:
+                uses.append(
+                    PathUse(os.path.join(cwd, pattern), "output", name, "any", pattern=True)
+                )
+            continue
+        kind = spec.path_kind or _DTYPE_KIND.get(meta.dtype or "", "any")
+        for path in _paths(outputs.get(name)):
+            uses.append(PathUse(os.path.join(cwd, path), "output", name, _KIND[kind]))  # type: ignore[arg-type]
+    return tuple(uses)
+
+
+def _format(template: str, inputs: Mapping[str, Any]) -> str | None:
+    """``template`` filled from ``inputs``, or None when a value is not known yet."""
+    if any(isinstance(v, Unknown) for v in inputs.values()):
+        import string
+
+        names = {f for _, f, _, _ in string.Formatter().parse(template) if f}
+        if any(isinstance(inputs.get(n), Unknown) for n in names):
+            return None
+    try:
+        return template.format_map(dict(inputs))
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ValueError(f"cannot fill template {template!r}: {exc}") from exc
+
+
+format_template = _format

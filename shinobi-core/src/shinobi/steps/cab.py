@@ -1,0 +1,143 @@
+"""Cabs: a command-line tool described by the schemas of what it takes and makes."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from shinobi.resources import Resources
+
+__all__ = ["Cab", "ParamMeta", "Wrangler"]
+
+
+@dataclass(frozen=True, slots=True)
+class ParamMeta:
+    """How one field of a cab appears on the command line and on disk.
+
+    Inputs:
+        positional: passed without a flag, after every option, in field order.
+        flag: the option's spelling (default: the cab's ``flag_prefix`` + field name).
+        style: ``"space"`` gives ``--flag value``; ``"equals"`` gives ``--flag=value``.
+        list_style: a list as ``"repeat"`` (``--f a --f b``), ``"spread"``
+            (``--f a b``) or ``"comma"`` (``--f a,b``).
+        skip: never on the command line (a value used only by templates).
+        mutable: the tool rewrites this input in place (an MS it calibrates).
+        writable: ``False`` promises the tool never writes this path; container
+            backends mount it read-only.
+        dtype: ``"File"``, ``"Directory"`` or ``"MS"`` for a field typed as str.
+    Outputs:
+        implicit: a template over the inputs naming the path the tool writes,
+            e.g. ``"{prefix}-image.fits"``; known before the step runs.
+        harvest: a glob template collected after the step ran.
+    """
+
+    positional: bool = False
+    flag: str | None = None
+    style: Literal["space", "equals"] = "space"
+    list_style: Literal["repeat", "spread", "comma"] = "repeat"
+    skip: bool = False
+    mutable: bool = False
+    writable: bool = True
+    dtype: Literal["File", "Directory", "MS"] | None = None
+    implicit: str | None = None
+    harvest: str | None = None
+
+
+_DEFAULT_META = ParamMeta()
+
+
+@dataclass(frozen=True, slots=True)
+class Wrangler:
+    """A regular expression over a tool's output lines, and what a match means.
+
+    ``action="output"`` sets output ``output`` from the named group of that name
+    or else group 1; ``"error"`` fails the step even when it exits 0;
+    ``"warning"`` records the line as a warning.
+    """
+
+    pattern: str
+    action: Literal["output", "error", "warning"]
+    output: str | None = None
+    stream: Literal["stdout", "stderr", "both"] = "both"
+    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "regex", re.compile(self.pattern))
+        if self.action == "output" and not self.output:
+            raise ValueError(f"wrangler {self.pattern!r}: action 'output' needs output=FIELD")
+
+
+class Cab:
+    """A command-line tool: its command and the schemas of its inputs and outputs.
+
+    ``command`` is a string (split like a shell would, without running one) or
+    an argv list. Outputs that share a name with a path input are passthroughs:
+    the tool writes (or rewrites) the path it was given, so the value is known
+    before the step runs.
+    """
+
+    kind = "cab"
+
+    def __init__(
+        self,
+        name: str,
+        command: str | Sequence[str],
+        inputs_model: type[BaseModel] | None = None,
+        outputs_model: type[BaseModel] | None = None,
+        field_meta: Mapping[str, ParamMeta] | None = None,
+        *,
+        image: str | None = None,
+        resources: Resources | None = None,
+        wranglers: Iterable[Wrangler] = (),
+        version: str | None = None,
+        flag_prefix: str = "--",
+        env: Mapping[str, str] | None = None,
+        cache: bool | None = None,
+        description: str | None = None,
+    ) -> None:
+        from shinobi.steps.models import empty_model
+
+        self.name = name
+        self.command: tuple[str, ...] = (
+            tuple(shlex.split(command)) if isinstance(command, str) else tuple(command)
+        )
+        if not self.command:
+            raise ValueError(f"cab {name!r}: command is empty")
+        self.inputs_model = inputs_model or empty_model(f"{name}_inputs")
+        self.outputs_model = outputs_model or empty_model(f"{name}_outputs")
+        self.field_meta: dict[str, ParamMeta] = dict(field_meta or {})
+        self.image = image
+        self.resources = resources
+        self.wranglers = tuple(wranglers)
+        self.version = version
+        self.flag_prefix = flag_prefix
+        self.env = dict(env or {})
+        self.cache = cache
+        self.description = description
+
+    def meta(self, name: str) -> ParamMeta:
+        return self.field_meta.get(name, _DEFAULT_META)
+
+    def identity(self) -> dict[str, Any]:
+        """What makes two cabs the same tool, for the step cache."""
+        from shinobi.steps.models import model_signature
+
+        return {
+            "name": self.name,
+            "command": list(self.command),
+            "version": self.version,
+            "inputs": model_signature(self.inputs_model),
+            "outputs": model_signature(self.outputs_model),
+            "meta": {k: repr(v) for k, v in sorted(self.field_meta.items())},
+            "wranglers": [(w.pattern, w.action, w.output, w.stream) for w in self.wranglers],
+            "env": sorted(self.env.items()),
+        }
+
+    def __repr__(self) -> str:
+        return f"Cab({self.name!r}, command={' '.join(self.command)!r})"

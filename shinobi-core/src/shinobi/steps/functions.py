@@ -1,0 +1,184 @@
+"""Steps whose body is Python: orchestration functions and pysteps.
+
+``@shinobi.step(cab)`` binds ``fn(ctx)``, which decides how (and how often) the
+cab runs through ``ctx.run()``. It changes nothing in the declared graph, and
+a recipe that has one cannot be offloaded. ``@shinobi.pystep`` makes a plain
+Python function a step, its schemas taken from its type hints.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, overload
+
+if TYPE_CHECKING:
+    from shinobi.resources import Resources
+    from shinobi.steps.cab import Cab
+    from shinobi.steps.result import StepResult
+
+__all__ = ["FunctionStep", "PyStep", "StepContext", "pystep", "step"]
+
+
+class FunctionStep:
+    """A cab driven by an orchestration function ``fn(ctx)``."""
+
+    kind = "function"
+
+    def __init__(
+        self,
+        cab: Cab,
+        fn: Callable[[StepContext], Any],
+        *,
+        backend: str | None = None,
+        resources: Resources | None = None,
+    ) -> None:
+        self.cab = cab
+        self.fn = fn
+        self.name = getattr(fn, "__name__", cab.name)
+        self.backend = backend
+        self.resources = resources
+        self.inputs_model = cab.inputs_model
+        self.outputs_model = cab.outputs_model
+        self.image = cab.image
+
+    def __call__(self, ctx: StepContext) -> Any:
+        return self.fn(ctx)
+
+
+class StepContext:
+    """What an orchestration function receives.
+
+    ``ctx.inputs`` holds the step's resolved inputs; ``ctx.run(**overrides,
+    backend=...)`` runs the cab (again) and returns its :class:`StepResult`.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        inputs: Mapping[str, Any],
+        runner: Callable[[dict[str, Any], str | None], StepResult],
+    ) -> None:
+        self.name = name
+        self.inputs = dict(inputs)
+        self._runner = runner
+        self.results: list[StepResult] = []
+
+    def run(self, backend: str | None = None, **overrides: Any) -> StepResult:
+        values = {**self.inputs, **overrides}
+        result = self._runner(values, backend)
+        self.results.append(result)
+        return result
+
+
+def step(
+    cab: Cab, *, backend: str | None = None, resources: Resources | None = None
+) -> Callable[[Callable[[StepContext], Any]], FunctionStep]:
+    """Decorator: bind an orchestration function to ``cab``."""
+
+    def decorate(fn: Callable[[StepContext], Any]) -> FunctionStep:
+        return FunctionStep(cab, fn, backend=backend, resources=resources)
+
+    return decorate
+
+
+class PyStep:
+    """A Python function as a step; inputs and outputs come from its type hints.
+
+    The function returns a model instance, a mapping of output fields, or (for
+    a non-model return annotation) a plain value stored as output ``result``.
+    """
+
+    kind = "python"
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        image: str | None = None,
+        venv: str | None = None,
+        backend: str | None = None,
+        resources: Resources | None = None,
+    ) -> None:
+        from pydantic import BaseModel, create_model
+
+        self.fn = fn
+        self.name = fn.__name__
+        self.image = image
+        self.venv = venv
+        self.backend = backend
+        self.resources = resources
+        hints = _hints(fn)
+        fields: dict[str, Any] = {}
+        for pname, param in inspect.signature(fn).parameters.items():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise TypeError(f"pystep {self.name!r}: *args/**kwargs cannot be inputs")
+            annotation = hints.get(pname, Any)
+            default = ... if param.default is param.empty else param.default
+            fields[pname] = (annotation, default)
+        self.inputs_model: type[BaseModel] = create_model(f"{self.name}_inputs", **fields)
+        ret = hints.get("return", None)
+        self.wraps_result = False
+        if isinstance(ret, type) and issubclass(ret, BaseModel):
+            self.outputs_model: type[BaseModel] = ret
+        elif ret is None or ret is type(None):
+            self.outputs_model = create_model(f"{self.name}_outputs")
+        else:
+            self.wraps_result = True
+            self.outputs_model = create_model(f"{self.name}_outputs", result=(ret, None))
+
+    def outputs_from(self, value: Any) -> dict[str, Any]:
+        """The output fields of a return value."""
+        from pydantic import BaseModel
+
+        if self.wraps_result:
+            return {"result": value}
+        if isinstance(value, BaseModel):
+            return value.model_dump()
+        if value is None:
+            return {}
+        if isinstance(value, Mapping):
+            return dict(value)
+        raise TypeError(
+            f"pystep {self.name!r} returned {type(value).__name__}; return a"
+            f" {self.outputs_model.__name__} or a dict of its fields"
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+
+def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    import typing
+
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except Exception:
+        return dict(getattr(fn, "__annotations__", {}))
+
+
+@overload
+def pystep(fn: Callable[..., Any], /) -> PyStep: ...
+@overload
+def pystep(
+    *,
+    image: str | None = None,
+    venv: str | None = None,
+    backend: str | None = None,
+    resources: Resources | None = None,
+) -> Callable[[Callable[..., Any]], PyStep]: ...
+def pystep(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    image: str | None = None,
+    venv: str | None = None,
+    backend: str | None = None,
+    resources: Resources | None = None,
+) -> PyStep | Callable[[Callable[..., Any]], PyStep]:
+    """Make a Python function a step: ``@pystep`` or ``@pystep(image=..., venv=...)``."""
+
+    def decorate(f: Callable[..., Any]) -> PyStep:
+        return PyStep(f, image=image, venv=venv, backend=backend, resources=resources)
+
+    return decorate(fn) if fn is not None else decorate

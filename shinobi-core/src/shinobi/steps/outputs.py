@@ -1,0 +1,105 @@
+"""A cab's outputs: what is known before it runs, and what it produced after.
+
+Both sides share one rule set so a dry run, a compiled workflow and a real run
+agree: a passthrough is the input's value, an ``implicit`` template is filled
+from the inputs, a ``harvest`` glob is collected after the run, a wrangler
+sets what it matched, and anything else falls back to the field's default.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from shinobi.steps.argv import Unknown, format_template
+from shinobi.steps.cab import Cab
+from shinobi.steps.types import fields_of
+
+__all__ = ["WrangledOutput", "collect_outputs", "static_outputs", "wrangle"]
+
+
+def static_outputs(cab: Cab, step: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Outputs knowable without running; the rest are :class:`Unknown`."""
+    in_fields = fields_of(cab.inputs_model)
+    wrangled = {w.output for w in cab.wranglers if w.action == "output"}
+    result: dict[str, Any] = {}
+    for name, spec in fields_of(cab.outputs_model).items():
+        meta = cab.meta(name)
+        if name in in_fields and spec.path_kind is not None:
+            result[name] = inputs.get(name)
+        elif meta.implicit:
+            value = format_template(meta.implicit, inputs)
+            result[name] = Unknown(step, name) if value is None else value
+        elif meta.harvest or name in wrangled:
+            result[name] = Unknown(step, name)
+        elif not spec.required:
+            result[name] = spec.default
+        else:
+            result[name] = Unknown(step, name)
+    return result
+
+
+@dataclass(slots=True)
+class WrangledOutput:
+    """What the wranglers found in a tool's output."""
+
+    values: dict[str, str] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def wrangle(cab: Cab, stdout: str, stderr: str) -> WrangledOutput:
+    found = WrangledOutput()
+    if not cab.wranglers:
+        return found
+    streams = {"stdout": stdout.splitlines(), "stderr": stderr.splitlines()}
+    for wrangler in cab.wranglers:
+        lines = (
+            streams["stdout"] + streams["stderr"]
+            if wrangler.stream == "both"
+            else streams[wrangler.stream]
+        )
+        for line in lines:
+            match = wrangler.regex.search(line)
+            if match is None:
+                continue
+            if wrangler.action == "error":
+                found.errors.append(line.strip())
+            elif wrangler.action == "warning":
+                found.warnings.append(line.strip())
+            else:
+                assert wrangler.output is not None
+                groups = match.groupdict()
+                value = groups.get(wrangler.output)
+                if value is None:
+                    value = match.group(1) if match.groups() else match.group(0)
+                found.values[wrangler.output] = value
+    return found
+
+
+def collect_outputs(
+    cab: Cab, step: str, inputs: Mapping[str, Any], wrangled: WrangledOutput, cwd: str
+) -> tuple[dict[str, Any], list[str]]:
+    """The outputs of a finished run, and the problems with them (missing files)."""
+    values = static_outputs(cab, step, inputs)
+    problems: list[str] = []
+    specs = fields_of(cab.outputs_model)
+    for name, spec in specs.items():
+        meta = cab.meta(name)
+        if meta.harvest:
+            pattern = format_template(meta.harvest, inputs) or meta.harvest
+            matches = sorted(glob.glob(os.path.join(cwd, pattern)))
+            rel = [os.path.relpath(m, cwd) if not os.path.isabs(pattern) else m for m in matches]
+            values[name] = rel if spec.is_list else (rel[0] if rel else spec.default)
+        if name in wrangled.values:
+            values[name] = wrangled.values[name]
+        if isinstance(values.get(name), Unknown):
+            values[name] = spec.default
+        if spec.required and spec.path_kind is not None and values.get(name) is not None:
+            for path in values[name] if isinstance(values[name], list) else [values[name]]:
+                if not os.path.exists(os.path.join(cwd, str(path))):
+                    problems.append(f"output {name!r}: the tool did not create {str(path)!r}")
+    return values, problems

@@ -1,0 +1,225 @@
+"""Recipes: steps wired into a graph. A Recipe is itself a step of a larger one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from shinobi.steps.refs import InputRef, OutputRef
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from shinobi.resources import Resources
+    from shinobi.steps.cab import Cab
+    from shinobi.steps.functions import FunctionStep
+
+__all__ = ["LoopHandle", "LoopSpec", "Recipe", "StepRef"]
+
+
+@dataclass(slots=True)
+class StepRef:
+    """One step of a recipe: a name, what runs, and where its inputs come from.
+
+    ``wiring`` maps the step's input fields to an :class:`InputRef`, an
+    :class:`OutputRef` or a literal value. ``scatter`` names inputs that are
+    lists at recipe level and fan the step out, one slice per element.
+    """
+
+    name: str
+    step: Any
+    wiring: dict[str, Any] = field(default_factory=dict)
+    scatter: tuple[str, ...] = ()
+    resources: Resources | None = None
+    backend: str | None = None
+    venv: str | None = None
+
+    def __post_init__(self) -> None:
+        self.scatter = tuple(self.scatter)
+
+
+@dataclass(slots=True)
+class LoopSpec:
+    """A declared loop, unrolled into ordinary steps by build_graph."""
+
+    name: str
+    body: Any
+    max_iter: int
+    until: str
+    carry: dict[str, str]
+    index_input: str | None
+    inputs: dict[str, Any]
+
+
+class _InputsProxy:
+    """``recipe.inputs.X`` -> ``InputRef("X")``."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> InputRef:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return InputRef(field=name)
+
+
+class _StepOutputs:
+    __slots__ = ("_step",)
+
+    def __init__(self, step: str) -> None:
+        self._step = step
+
+    def __getattr__(self, name: str) -> OutputRef:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return OutputRef(step=self._step, field=name)
+
+
+class _OutputsProxy:
+    """``recipe.outputs.STEP.FIELD`` -> ``OutputRef("STEP", "FIELD")``."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> _StepOutputs:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _StepOutputs(name)
+
+    def __getitem__(self, name: str) -> _StepOutputs:
+        return _StepOutputs(name)
+
+
+class LoopHandle:
+    """What :meth:`Recipe.add_loop` returns: ``.outputs.X`` is the final iteration's X."""
+
+    def __init__(self, spec: LoopSpec) -> None:
+        self.spec = spec
+        self.outputs = _StepOutputs(spec.name)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+class Recipe:
+    """A pipeline: steps, the wiring between them, and the recipe's own inputs and outputs.
+
+    Nothing is validated while a recipe is being built, so steps may refer to
+    steps added later; :func:`shinobi.graph.build_graph` checks everything
+    before a run or a dry run.
+    """
+
+    kind = "recipe"
+
+    def __init__(
+        self,
+        name: str,
+        inputs_model: type[BaseModel] | None = None,
+        outputs_model: type[BaseModel] | None = None,
+        steps: Iterable[StepRef] | None = None,
+        output_wiring: Mapping[str, Any] | None = None,
+        max_workers: int | None = None,
+        resources: Resources | None = None,
+        description: str | None = None,
+    ) -> None:
+        from shinobi.steps.models import empty_model
+
+        self.name = name
+        self.inputs_model = inputs_model or empty_model(f"{name}_inputs")
+        self.outputs_model = outputs_model or empty_model(f"{name}_outputs")
+        self.steps: list[StepRef | LoopSpec] = list(steps or [])
+        self.output_wiring: dict[str, Any] = dict(output_wiring or {})
+        if max_workers is not None and max_workers < 1:
+            raise ValueError(f"recipe {name!r}: max_workers must be at least 1")
+        self.max_workers = max_workers
+        self.resources = resources
+        self.description = description
+        self.inputs = _InputsProxy()
+        self.outputs = _OutputsProxy()
+
+    def add_step(
+        self,
+        name: str,
+        step: Any,
+        *,
+        scatter: Iterable[str] | None = None,
+        resources: Resources | None = None,
+        backend: str | None = None,
+        venv: str | None = None,
+        **wiring: Any,
+    ) -> StepRef:
+        """Append a step; keyword arguments wire its inputs."""
+        ref = StepRef(
+            name=name,
+            step=step,
+            wiring=wiring,
+            scatter=tuple(scatter or ()),
+            resources=resources,
+            backend=backend,
+            venv=venv,
+        )
+        self.steps.append(ref)
+        return ref
+
+    def set_output(self, name: str, ref: Any) -> None:
+        """Expose a step's output (or a recipe input) as the recipe's output ``name``."""
+        self.output_wiring[name] = ref
+
+    def add_loop(
+        self,
+        name: str,
+        body: Any,
+        *,
+        max_iter: int,
+        until: str,
+        carry: Mapping[str, str] | None = None,
+        index_input: str | None = None,
+        **inputs: Any,
+    ) -> LoopHandle:
+        """Repeat ``body`` up to ``max_iter`` times until its ``until`` path exists.
+
+        The body is unrolled into ``NAME.i.STEP`` (a Recipe body) or ``NAME.i``
+        (a Cab or pystep body); ``carry`` maps a body output to the body input
+        it feeds in the next iteration.
+        """
+        spec = LoopSpec(
+            name=name,
+            body=body,
+            max_iter=max_iter,
+            until=until,
+            carry=dict(carry or {}),
+            index_input=index_input,
+            inputs=inputs,
+        )
+        self.steps.append(spec)
+        return LoopHandle(spec)
+
+    def step(
+        self,
+        cab: Cab,
+        *,
+        name: str | None = None,
+        scatter: Iterable[str] | None = None,
+        resources: Resources | None = None,
+        backend: str | None = None,
+        **wiring: Any,
+    ) -> Callable[[Callable[..., Any]], FunctionStep]:
+        """Decorator: add an orchestration function ``fn(ctx)`` driving ``cab`` as a step."""
+        from shinobi.steps.functions import FunctionStep
+
+        def decorate(fn: Callable[..., Any]) -> FunctionStep:
+            bound = FunctionStep(cab, fn, backend=backend, resources=resources)
+            self.add_step(
+                name or fn.__name__,
+                bound,
+                scatter=scatter,
+                resources=resources,
+                backend=backend,
+                **wiring,
+            )
+            return bound
+
+        return decorate
+
+    def __repr__(self) -> str:
+        return f"Recipe({self.name!r}, {len(self.steps)} steps)"

@@ -1,0 +1,67 @@
+"""What running a step or a recipe produced."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["RecipeResult", "StepResult", "StepStatus"]
+
+StepStatus = Literal["ok", "failed", "skipped", "cached", "cancelled"]
+
+
+@dataclass(slots=True)
+class StepResult:
+    """One step's outcome: outputs, exit status and the text it printed.
+
+    ``error`` is a one-line account of a failure, worded for the user (the
+    signal that killed the tool, an out-of-memory kill, a missing output).
+    """
+
+    name: str
+    status: StepStatus
+    outputs: dict[str, Any] = field(default_factory=dict)
+    returncode: int | None = 0
+    stdout: str = ""
+    stderr: str = ""
+    error: str | None = None
+    signal: int | None = None
+    warnings: list[str] = field(default_factory=list)
+    backend: str | None = None
+    argv: list[str] | None = None
+    started: float | None = None
+    finished: float | None = None
+    slices: list[StepResult] | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("ok", "skipped", "cached")
+
+
+@dataclass(slots=True)
+class RecipeResult:
+    """A recipe's outcome; ``steps`` is in declaration order, whatever ran first."""
+
+    name: str
+    status: StepStatus
+    outputs: dict[str, Any] = field(default_factory=dict)
+    steps: list[StepResult] = field(default_factory=list)
+    error: str | None = None
+    failed_step: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def returncode(self) -> int:
+        return 0 if self.ok else 1
+
+    @property
+    def stdout(self) -> str:
+        return "".join(s.stdout for s in self.steps)
+
+    @property
+    def stderr(self) -> str:
+        return "".join(s.stderr for s in self.steps)

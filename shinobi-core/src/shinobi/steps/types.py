@@ -1,0 +1,106 @@
+"""Path dtypes and what a model's fields say about the paths a tool touches.
+
+``File``, ``Directory`` and ``MS`` are ``pathlib.Path`` annotated with their
+kind; a field typed plainly ``Path`` is a path of either kind. The schema
+introspection here is cached per model class because every run, dry run and
+compile consults it once per step.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+__all__ = [
+    "MS",
+    "Directory",
+    "FieldSpec",
+    "File",
+    "PathType",
+    "fields_of",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PathType:
+    """Marks an annotated Path with what it names: a file, a directory, or an MS."""
+
+    kind: Literal["file", "dir", "ms"]
+
+
+File = Annotated[Path, PathType("file")]
+Directory = Annotated[Path, PathType("dir")]
+#: A Measurement Set: a directory, so containment counts when comparing paths.
+MS = Annotated[Path, PathType("ms")]
+
+DTYPES: dict[str, Any] = {"File": File, "Directory": Directory, "MS": MS}
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSpec:
+    """One field of an inputs or outputs model, reduced to what shinobi needs."""
+
+    name: str
+    path_kind: Literal["file", "dir", "ms", "any"] | None
+    is_list: bool
+    is_bool: bool
+    required: bool
+    default: Any
+    description: str | None
+    annotation: Any
+
+
+def _unwrap(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any], bool]:
+    """Strip Optional and Annotated; report whether the core type is a list."""
+    is_list = False
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is Annotated:
+            args = typing.get_args(annotation)
+            annotation = args[0]
+            metadata = [*metadata, *args[1:]]
+        elif origin in (typing.Union, types.UnionType):
+            args = [a for a in typing.get_args(annotation) if a is not type(None)]
+            if len(args) != 1:
+                return annotation, metadata, is_list
+            annotation = args[0]
+        elif origin in (list, tuple, set, frozenset) and not is_list:
+            args = typing.get_args(annotation)
+            is_list = True
+            annotation = args[0] if args else Any
+        else:
+            return annotation, metadata, is_list
+
+
+@cache
+def fields_of(model: type) -> dict[str, FieldSpec]:
+    """The fields of a pydantic model class, in declaration order."""
+    from pydantic_core import PydanticUndefined
+
+    specs: dict[str, FieldSpec] = {}
+    for name, info in model.model_fields.items():  # type: ignore[attr-defined]
+        core, metadata, is_list = _unwrap(info.annotation, list(info.metadata))
+        kind: Literal["file", "dir", "ms", "any"] | None = None
+        for meta in metadata:
+            if isinstance(meta, PathType):
+                kind = meta.kind
+        if kind is None and isinstance(core, type) and issubclass(core, Path):
+            kind = "any"
+        default = None if info.default is PydanticUndefined else info.default
+        if info.default_factory is not None:
+            default = info.default_factory()  # type: ignore[call-arg]
+        specs[name] = FieldSpec(
+            name=name,
+            path_kind=kind,
+            is_list=is_list,
+            is_bool=core is bool,
+            required=info.is_required(),
+            default=default,
+            description=info.description,
+            annotation=info.annotation,
+        )
+    return specs

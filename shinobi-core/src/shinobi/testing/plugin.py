@@ -1,0 +1,48 @@
+"""pytest plugin: live-engine gating shared by every package's tests.
+
+A live test calls :func:`require_engine`. Outside CI an engine that cannot be
+reached skips the test with the reason; in CI (``CI=true``) it fails it,
+because a green run that silently skipped the real engine proves nothing.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+__all__ = ["in_ci", "require_backend", "require_engine"]
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def require_engine(name: str, usable: bool, why: str) -> None:
+    """Skip (or, in CI, fail) the calling test unless ``usable``."""
+    if usable:
+        return
+    message = f"engine {name!r} is not usable here: {why}"
+    if in_ci():
+        pytest.fail(f"{message} (CI must test every engine live: run testbed/up.sh {name})")
+    pytest.skip(message)
+
+
+def require_backend(name: str, settings: dict[str, object] | None = None) -> object:
+    """The backend ``name`` after its own ``check()``; skip or fail as above."""
+    from shinobi.backends import get_backend
+    from shinobi.errors import BackendNotFound
+
+    try:
+        backend = get_backend(name, settings or {})
+    except BackendNotFound as exc:
+        require_engine(name, False, str(exc))
+        raise
+    status = backend.check()
+    require_engine(name, status.usable, status.detail)
+    return backend
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    engines = os.environ.get("SHINOBI_TESTBED_ENGINES", "")
+    return f"shinobi: CI={in_ci()} testbed engines={engines or 'none'}"
