@@ -117,6 +117,7 @@ class AppConfig(_Section):
         table = data.pop(name, None)
         merged = {k: v for k, v in data.items() if not isinstance(v, dict)}
         merged["enforce_resources"] = self.execution.enforce_resources
+        merged["pin_image"] = self.provenance.enabled
         if isinstance(table, dict):
             merged.update(table)
         return merged

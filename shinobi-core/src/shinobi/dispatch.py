@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from shinobi.backends.base import Invocation
+from shinobi.backends.base import Invocation, PathUse
 from shinobi.failures import describe_failure
 from shinobi.plan import cab_of
 from shinobi.steps.argv import path_uses, render_argv
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from shinobi.session import Session
     from shinobi.steps.cab import Cab
 
-__all__ = ["build_invocation", "choose_backend", "run_cab", "run_node"]
+__all__ = ["build_invocation", "choose_backend", "invocation_for", "run_cab", "run_node"]
 
 
 def choose_backend(session: Session, node: Node, override: str | None = None) -> str:
@@ -33,8 +33,26 @@ def choose_backend(session: Session, node: Node, override: str | None = None) ->
 def build_invocation(
     session: Session, name: str, node: Node, cab: Cab, values: dict[str, Any]
 ) -> Invocation:
-    argv = render_argv(cab, values)
     outputs = static_outputs(cab, name, values)
+    return invocation_for(
+        session,
+        name,
+        node,
+        cab,
+        render_argv(cab, values),
+        path_uses(cab, values, outputs, session.cwd),
+    )
+
+
+def invocation_for(
+    session: Session,
+    name: str,
+    node: Node,
+    cab: Cab,
+    argv: list[str],
+    paths: tuple[PathUse, ...],
+) -> Invocation:
+    """The invocation for an already-rendered argv (the dry run has one at hand)."""
     stdout_path, stderr_path = session.log_paths(name)
     venv = node.venv or session.config.backend.venv
     return Invocation(
@@ -42,7 +60,7 @@ def build_invocation(
         argv=tuple(argv),
         cwd=session.cwd,
         env=cab.env,
-        paths=path_uses(cab, values, outputs, session.cwd),
+        paths=paths,
         resources=node.resources,
         image=cab.image,
         venv=venv,

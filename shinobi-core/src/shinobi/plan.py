@@ -8,7 +8,6 @@ inputs, passthroughs, implicit templates, defaults). Both go through
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +24,7 @@ __all__ = [
     "PlannedStep",
     "cab_of",
     "plan_graph",
+    "preflight",
     "resolve_value",
     "resolve_wiring",
     "scatter_slices",
@@ -192,5 +192,19 @@ def plan_graph(graph: Graph, inputs: Mapping[str, Any], cwd: str, prefix: str = 
     return plan
 
 
-def absolute(path: str, cwd: str) -> str:
-    return os.path.join(cwd, path)
+def preflight(graph: Graph, inputs: Mapping[str, Any], prefix: str = "") -> None:
+    """Checks that need values but no run: scattered recipe inputs of equal length.
+
+    Raises ValueError naming the step and fields; cheap enough for every run.
+    """
+    from shinobi.steps.refs import InputRef as _InputRef
+
+    for node in graph.nodes:
+        if node.scatter and all(
+            isinstance(node.wiring.get(f), _InputRef) for f in node.scatter
+        ):
+            values = {f: resolve_value(node.wiring[f], inputs, lambda r: None) for f in node.scatter}
+            try:
+                scatter_slices(node, values)
+            except ValueError as exc:
+                raise ValueError(f"{prefix}{exc}") from None

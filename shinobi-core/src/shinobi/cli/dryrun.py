@@ -1,0 +1,70 @@
+"""The dry run behind ``ninja run --dryrun``: plan statically, draw, run nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import click
+
+__all__ = ["show_dryrun"]
+
+
+def show_dryrun(
+    graph: Any, inputs: dict[str, Any], config: Any, backend: str | None, as_json: bool
+) -> None:
+    from shinobi.dispatch import choose_backend, invocation_for
+    from shinobi.plan import PlannedStep, cab_of, plan_graph
+    from shinobi.render.dryrun import render_dryrun
+    from shinobi.session import Session
+
+    session = Session(config=config, cwd=os.getcwd(), backend_name=backend)
+    plan = plan_graph(graph, inputs, session.cwd)
+
+    def backend_of(step: PlannedStep) -> str:
+        if step.node.kind == "recipe":
+            return "recipe"
+        return choose_backend(session, step.node)
+
+    def render_argv(step: PlannedStep) -> list[str] | None:
+        cab = cab_of(step.node.step)
+        if cab is None or step.argv is None:
+            return None
+        invocation = invocation_for(session, step.name, step.node, cab, step.argv, step.paths)
+        return session.backend(backend_of(step)).render(invocation)
+
+    if as_json:
+        click.echo(json.dumps(_plan_json(plan, backend_of, render_argv), indent=2, default=str))
+        return
+    lines = render_dryrun(plan, backend_of, render_argv)
+    total = sum(1 for _ in graph.walk())
+    lines.append(f"{total} steps; dry run: nothing was executed")
+    click.echo("\n".join(lines))
+
+
+def _plan_json(plan: Any, backend_of: Any, render_argv: Any) -> dict[str, Any]:
+    def step_json(step: Any) -> dict[str, Any]:
+        node = step.node
+        entry: dict[str, Any] = {
+            "name": step.name,
+            "kind": node.kind,
+            "backend": backend_of(step),
+            "depends_on": [plan.graph.nodes[d].name for d in node.deps],
+            "argv": render_argv(step),
+            "paths": [
+                {"path": u.path, "role": u.role, "writable": u.writable, "mutable": u.mutable}
+                for u in step.paths
+            ],
+        }
+        if node.resources is not None and node.resources.declared:
+            entry["resources"] = node.resources.to_json()
+        if step.slices is not None:
+            entry["slices"] = [step_json(s) for s in step.slices]
+        if step.children is not None:
+            entry["steps"] = [step_json(s) for s in step.children.steps]
+        if step.error:
+            entry["error"] = step.error
+        return entry
+
+    return {"recipe": plan.graph.recipe.name, "steps": [step_json(s) for s in plan.steps]}

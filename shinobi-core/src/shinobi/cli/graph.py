@@ -1,0 +1,32 @@
+"""``ninja graph FILE.py:NAME``: the declared graph as text, dot, mermaid or json."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from shinobi.cli.recipe_options import RecipeCommand, recipe_values
+
+__all__ = ["command"]
+
+
+@click.command(cls=RecipeCommand, short_help="Print a recipe's graph.")
+@click.argument("target", metavar="FILE.py:NAME")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "dot", "mermaid", "json"]),
+    default="text",
+    show_default=True,
+    help="text for people, dot for Graphviz, mermaid for Markdown, json for tools.",
+)
+@click.pass_context
+def command(ctx: click.Context, target: str, fmt: str, **params: Any) -> None:
+    """Print the graph of the recipe NAME in FILE.py; nothing runs."""
+    from shinobi.graph import build_graph
+    from shinobi.render.formats import render_graph
+    from shinobi.runner import as_recipe
+
+    recipe, _ = recipe_values(ctx, params)
+    click.echo(render_graph(build_graph(as_recipe(recipe)), fmt))

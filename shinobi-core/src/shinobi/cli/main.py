@@ -1,0 +1,129 @@
+"""``ninja``: the entry point. Commands are imported lazily so ``--help`` is instant.
+
+Every error a user can cause is printed as one line naming the problem and the
+fix, with exit code 2 for bad usage or an invalid recipe and 1 for a failed
+step; ``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any
+
+import click
+
+__all__ = ["COMMANDS", "cli", "main"]
+
+#: name -> (module, attribute, one-line help). The help is here so that
+#: ``ninja --help`` lists every command without importing any of them.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "run": ("shinobi.cli.run", "command", "Run a recipe here (or with --dryrun, show what would run)."),
+    "graph": ("shinobi.cli.graph", "command", "Print a recipe's graph as text, dot, mermaid or json."),
+    "compile": ("shinobi.cli.compile", "command", "Compile a recipe to a cluster workflow; --submit to launch it."),
+    "status": ("shinobi.cli.status", "command", "Show the state of a detached launch from its handle."),
+    "runs": ("shinobi.cli.runs", "command", "List the detached launches of this workspace."),
+    "logs": ("shinobi.cli.logs", "command", "Show (or --follow) the logs of a detached launch."),
+    "cancel": ("shinobi.cli.cancel", "command", "Cancel every job of a detached launch."),
+    "clean": ("shinobi.cli.clean", "command", "Remove runtime artifacts (launch handles, run folders)."),
+    "cache": ("shinobi.cli.cache", "group", "List, remove or prune step-cache entries."),
+    "report": ("shinobi.cli.report", "command", "Write a self-contained HTML report of a run."),
+    "backends": ("shinobi.cli.backends", "command", "List installed backends and whether each is usable here."),
+    "doctor": ("shinobi.cli.backends", "doctor", "Check this host: backends, offload engines, config."),
+    "config": ("shinobi.cli.config", "group", "Show the effective configuration and where each value came from."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported only when invoked."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        entry = COMMANDS.get(name)
+        if entry is None:
+            return None
+        module, attribute, _ = entry
+        try:
+            loaded: click.Command = getattr(importlib.import_module(module), attribute)
+        except ModuleNotFoundError as exc:
+            if exc.name == module:
+                return _unavailable(name)
+            raise
+        return loaded
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, help_text) for name, (_, _, help_text) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def _unavailable(name: str) -> click.Command:
+    @click.command(name=name, help=COMMANDS[name][2])
+    def missing() -> None:
+        from shinobi.errors import UsageError
+
+        raise UsageError(f"'ninja {name}' is not available in this installation")
+
+    return missing
+
+
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(package_name="shinobi-core", prog_name="ninja")
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """shinobi runs pipelines of command-line tools on this machine, in containers,
+    on Slurm or on Kubernetes, from one recipe.
+
+    \b
+    Quick start:
+      ninja run examples/offload_demo.py:pipe --target /tmp/made.ms
+      ninja run examples/offload_demo.py:pipe --target /tmp/made.ms --dryrun
+      ninja run FILE.py:NAME --help      (the recipe's own inputs as options)
+
+    Exit codes: 0 success, 1 a step failed, 2 bad usage or invalid recipe,
+    128+N when stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
+    """
+    ctx.obj = {"debug": debug}
+
+
+def _debug_requested(argv: list[str]) -> bool:
+    return "--debug" in argv or os.environ.get("SHINOBI_DEBUG", "") not in ("", "0")
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Run the CLI and turn every user-facing error into one line and an exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return cli.main(args=args, prog_name="ninja", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("ninja: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except Exception as exc:
+        from shinobi.errors import ShinobiError
+
+        if _debug_requested(args):
+            raise
+        if isinstance(exc, ShinobiError):
+            click.echo(f"ninja: error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        if isinstance(exc, KeyboardInterrupt):
+            click.echo("ninja: interrupted", err=True)
+            sys.exit(130)
+        click.echo(
+            f"ninja: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the"
+            " traceback, and please report it)",
+            err=True,
+        )
+        sys.exit(70)

@@ -1,0 +1,120 @@
+"""Recipe inputs as command-line options, for every command that takes a target.
+
+A command built on :class:`RecipeCommand` takes ``FILE.py:NAME`` as its first
+argument; the recipe is loaded while the arguments are parsed and each field
+of its inputs model becomes a typed option (``--target /tmp/x``; a list field
+is given by repeating the option). ``ninja run FILE.py:NAME --help`` therefore
+documents the recipe's own inputs, from the fields' descriptions.
+"""
+
+from __future__ import annotations
+
+import typing
+from pathlib import Path
+from typing import Any
+
+import click
+
+__all__ = ["RecipeCommand", "recipe_values"]
+
+_RECIPE_KEY = "shinobi_recipe"
+_INPUTS_KEY = "shinobi_inputs"
+
+
+def _click_type(annotation: Any) -> tuple[Any, bool, bool]:
+    """(click type, is_list, is_bool) for a pydantic field annotation."""
+    from shinobi.steps.types import _unwrap
+
+    core, _, is_list = _unwrap(annotation, [])
+    if typing.get_origin(core) is typing.Literal:
+        return click.Choice([str(a) for a in typing.get_args(core)]), is_list, False
+    if core is bool:
+        return click.BOOL, is_list, not is_list
+    if core is int:
+        return click.INT, is_list, False
+    if core is float:
+        return click.FLOAT, is_list, False
+    if isinstance(core, type) and issubclass(core, Path):
+        return click.Path(path_type=str), is_list, False
+    return click.STRING, is_list, False
+
+
+def _first_target(args: list[str], command: click.Command) -> str | None:
+    takes_value = {
+        opt
+        for param in command.params
+        if isinstance(param, click.Option) and not param.is_flag
+        for opt in param.opts
+    }
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg.startswith("-"):
+            skip = arg in takes_value
+            continue
+        return arg
+    return None
+
+
+class RecipeCommand(click.Command):
+    """A command whose options include the target recipe's inputs."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        target = _first_target(args, self)
+        if target is not None and ":" in target:
+            from shinobi.loaders import load_target
+
+            recipe = load_target(target)
+            ctx.meta[_RECIPE_KEY] = recipe
+            self.params = [*self.params, *self._input_options(recipe)]
+        return super().parse_args(ctx, args)
+
+    def _input_options(self, recipe: Any) -> list[click.Option]:
+        own = {opt for p in self.params for opt in getattr(p, "opts", [])}
+        options: list[click.Option] = []
+        for name, info in recipe.inputs_model.model_fields.items():
+            ctype, is_list, is_bool = _click_type(info.annotation)
+            dashed = "--" + name.replace("_", "-")
+            names = [dashed] if dashed not in own else ["--input-" + name.replace("_", "-")]
+            if "--" + name not in names and "--" + name not in own:
+                names.append("--" + name)
+            required = info.is_required()
+            default = None if required or info.default is None else info.default
+            help_text = info.description or ""
+            if not required and default not in (None, [], ()):
+                help_text = f"{help_text} [default: {default}]".strip()
+            if required:
+                help_text = f"{help_text} [required]".strip()
+            if is_bool:
+                flags = [f"{n}/--no-{n[2:]}" for n in names[:1]]
+                option = click.Option(flags, default=None, help=help_text)
+            else:
+                option = click.Option(
+                    names, type=ctype, multiple=is_list, default=None, help=help_text,
+                    metavar=name.upper(),
+                )
+            option.name = f"{_INPUTS_KEY}:{name}"
+            options.append(option)
+        return options
+
+
+def recipe_values(ctx: click.Context, params: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The loaded recipe and the input values given on the command line.
+
+    Consumes the recipe-input entries of ``params`` so the command's own
+    keyword arguments stay its own.
+    """
+    from shinobi.errors import UsageError
+
+    recipe = ctx.meta.get(_RECIPE_KEY)
+    if recipe is None:
+        raise UsageError("name a recipe as FILE.py:NAME (e.g. examples/offload_demo.py:pipe)")
+    values: dict[str, Any] = {}
+    for key in [k for k in params if k.startswith(f"{_INPUTS_KEY}:")]:
+        value = params.pop(key)
+        if value is None or value == ():
+            continue
+        values[key.split(":", 1)[1]] = list(value) if isinstance(value, tuple) else value
+    return recipe, values

@@ -1,0 +1,132 @@
+"""``ninja run FILE.py:NAME``: run a recipe here, or draw it with ``--dryrun``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from shinobi.cli.recipe_options import RecipeCommand, recipe_values
+
+__all__ = ["command"]
+
+
+@click.command(cls=RecipeCommand, short_help="Run a recipe here, or draw it with --dryrun.")
+@click.argument("target", metavar="FILE.py:NAME")
+@click.option("--backend", "-b", metavar="NAME", help="Backend for steps that name none (native, venv, docker, slurm, ...).")
+@click.option("--max-workers", "-j", type=click.IntRange(min=1), help="Steps run at once in recipes that do not set max_workers themselves.")
+@click.option("--dryrun", "--dry-run", "dryrun", is_flag=True, help="Show every step, its command line and its edges; run nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result (or the dry-run plan) as JSON on stdout.")
+@click.option("--no-cache", is_flag=True, help="Run every step even when an identical result is cached.")
+@click.option("--provenance/--no-provenance", default=None, help="Write a run manifest (default: config provenance.enabled).")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), help="Where .shinobi/ (run records, logs) goes; default: the current directory.")
+@click.pass_context
+def command(
+    ctx: click.Context,
+    target: str,
+    backend: str | None,
+    max_workers: int | None,
+    dryrun: bool,
+    as_json: bool,
+    no_cache: bool,
+    provenance: bool | None,
+    workdir: Path | None,
+    **params: Any,
+) -> None:
+    """Run the recipe NAME defined in FILE.py on this machine.
+
+    The recipe's own inputs are options of this command: see them with
+    `ninja run FILE.py:NAME --help`. A list input is given by repeating its
+    option (--ms a.ms --ms b.ms).
+    """
+    from shinobi.config import load_config
+    from shinobi.errors import UsageError
+    from shinobi.plan import preflight
+    from shinobi.runner import as_recipe, prepare, validate_recipe_inputs
+
+    recipe, values = recipe_values(ctx, params)
+    recipe = as_recipe(recipe)
+    config = load_config(
+        {"execution.max_workers": max_workers, "provenance.enabled": provenance}
+    )
+    inputs = validate_recipe_inputs(recipe, values)
+    graph = prepare(recipe, backend, config)
+    try:
+        preflight(graph, inputs)
+    except ValueError as exc:
+        raise UsageError(f"recipe {recipe.name!r}, {exc}") from None
+    if dryrun:
+        from shinobi.cli.dryrun import show_dryrun
+
+        show_dryrun(graph, inputs, config, backend, as_json)
+        return
+    _run(recipe, inputs, config, backend, as_json, no_cache, provenance, workdir, len(graph.nodes))
+
+
+def _run(
+    recipe: Any,
+    inputs: dict[str, Any],
+    config: Any,
+    backend: str | None,
+    as_json: bool,
+    no_cache: bool,
+    provenance: bool | None,
+    workdir: Path | None,
+    total: int,
+) -> None:
+    from shinobi.render.progress import make_progress
+    from shinobi.runner import run_recipe
+
+    progress = make_progress(total)
+    try:
+        result = run_recipe(
+            recipe,
+            inputs,
+            backend=backend,
+            config=config,
+            workdir=workdir,
+            observers=[progress],
+            use_cache=False if no_cache else None,
+            provenance=provenance,
+        )
+    finally:
+        progress.close()
+    if as_json:
+        click.echo(json.dumps(_result_json(result), indent=2, default=str))
+    else:
+        for name, value in result.outputs.items():
+            click.echo(f"{name} = {value}")
+    if not result.ok:
+        from shinobi.errors import StepFailed
+
+        failed = next((s for s in result.steps if s.name == result.failed_step), None)
+        if failed is not None and failed.stderr.strip() and not as_json:
+            tail = failed.stderr.strip().splitlines()[-10:]
+            sys.stderr.write("".join(f"  | {line}\n" for line in tail))
+        raise StepFailed(f"step {result.failed_step!r} failed: {result.error}")
+
+
+def _result_json(result: Any) -> dict[str, Any]:
+    return {
+        "recipe": result.name,
+        "status": result.status,
+        "outputs": result.outputs,
+        "failed_step": result.failed_step,
+        "error": result.error,
+        "steps": [
+            {
+                "name": s.name,
+                "status": s.status,
+                "returncode": s.returncode,
+                "error": s.error,
+                "backend": s.backend,
+                "argv": s.argv,
+                "started": s.started,
+                "finished": s.finished,
+            }
+            for s in result.steps
+        ],
+    }

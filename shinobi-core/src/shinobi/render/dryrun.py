@@ -1,0 +1,116 @@
+"""``ninja run --dryrun``: every step as a box, in wavefront rows, nothing run.
+
+Each box shows the resolved command line (as the chosen backend would run
+it), the paths the step reads and writes, its declared footprint, and for
+scatter and loops how many slices or iterations are declared.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+
+from shinobi.backends.base import Invocation
+from shinobi.plan import Plan, PlannedStep
+from shinobi.render.rows import wavefront_rows
+
+__all__ = ["render_dryrun"]
+
+WIDTH = 78
+
+
+def _box(title: str, tag: str, lines: list[str], indent: str) -> list[str]:
+    inner = WIDTH - len(indent) - 4
+    head = f"┌─ {title} "
+    tail = f" {tag} ─┐"
+    fill = max(1, WIDTH - len(indent) - len(head) - len(tail))
+    out = [f"{indent}{head}{'─' * fill}{tail}"]
+    for line in lines:
+        while len(line) > inner:
+            out.append(f"{indent}│ {line[:inner]} │")
+            line = "  " + line[inner:]
+        out.append(f"{indent}│ {line.ljust(inner)} │")
+    out.append(f"{indent}└{'─' * (WIDTH - len(indent) - 2)}┘")
+    return out
+
+
+def _command(step: PlannedStep, render: Callable[[PlannedStep], list[str] | None]) -> str | None:
+    argv = render(step)
+    if argv is None:
+        return None
+    return shlex.join(argv)
+
+
+def _details(step: PlannedStep, render: Callable[[PlannedStep], list[str] | None]) -> list[str]:
+    node = step.node
+    lines: list[str] = []
+    if step.error:
+        lines.append(f"error: {step.error}")
+    if step.slices is not None:
+        lines.append(f"scatter over {', '.join(node.scatter)}: {len(step.slices)} slices")
+        for part in step.slices[:3]:
+            command = _command(part, render)
+            if command:
+                lines.append(f"{part.name}: $ {command}")
+        if len(step.slices) > 3:
+            lines.append(f"... and {len(step.slices) - 3} more slices")
+    elif node.scatter:
+        lines.append(f"scatter over {', '.join(node.scatter)}: slice count known at run time")
+    else:
+        command = _command(step, render)
+        if command:
+            lines.append(f"$ {command}")
+        elif node.kind == "python":
+            fn = node.step.fn
+            lines.append(f"python: {fn.__module__}.{fn.__qualname__}(...)")
+    if node.kind == "function":
+        lines.append("driven by an orchestration function (it may run the tool several times)")
+    for use in step.paths:
+        verb = "reads" if use.role == "input" else "writes"
+        extra = " (in place)" if use.mutable else ""
+        extra += " (read-only)" if not use.writable else ""
+        lines.append(f"{verb} {use.path}{extra}")
+    if node.resources is not None and node.resources.declared:
+        lines.append(f"footprint: {node.resources.describe()}")
+    if node.loop is not None:
+        lines.append(f"loop {node.loop!r}, iteration {node.iteration}")
+        if node.guard is not None:
+            lines.append(f"skipped once {node.previous} has converged ({node.guard})")
+    return lines
+
+
+def render_dryrun(
+    plan: Plan,
+    backend_of: Callable[[PlannedStep], str],
+    render_argv: Callable[[PlannedStep], list[str] | None],
+    indent: str = "",
+) -> list[str]:
+    """The dry-run drawing of ``plan`` as lines of text."""
+    graph = plan.graph
+    by_index = {s.node.index: s for s in plan.steps}
+    lines: list[str] = []
+    rows = wavefront_rows(graph)
+    for number, row in enumerate(rows, 1):
+        after = ", ".join(graph.nodes[i].name for i in row.after)
+        label = f"row {number}"
+        if len(row.members) > 1:
+            label += f": fan-out of {len(row.members)}"
+        if after:
+            label += f" (after {after})"
+        lines.append(f"{indent}── {label}")
+        for index in row.members:
+            step = by_index[index]
+            node = step.node
+            tag = f"{node.kind} · {backend_of(step)}"
+            if len(node.deps) > 1:
+                tag = f"fan-in of {len(node.deps)} · {tag}"
+            lines.extend(_box(step.name, tag, _details(step, render_argv), indent))
+            if step.children is not None:
+                lines.extend(
+                    render_dryrun(step.children, backend_of, render_argv, indent + "    ")
+                )
+    return lines
+
+
+def invocation_argv(invocation: Invocation) -> list[str]:
+    return list(invocation.argv)

@@ -1,0 +1,83 @@
+"""``ninja graph --format text|dot|mermaid|json``: the declared graph for other tools."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from shinobi.graph import Graph
+from shinobi.render.rows import wavefront_rows
+
+__all__ = ["FORMATS", "graph_to_data", "render_graph"]
+
+
+def graph_to_data(graph: Graph) -> dict[str, Any]:
+    """A JSON-ready description: nodes in declaration order and their edges."""
+    nodes = []
+    for node in graph.nodes:
+        entry: dict[str, Any] = {
+            "name": node.name,
+            "kind": node.kind,
+            "depends_on": [graph.nodes[d].name for d in node.deps],
+        }
+        if node.scatter:
+            entry["scatter"] = list(node.scatter)
+        if node.resources is not None and node.resources.declared:
+            entry["resources"] = node.resources.to_json()
+        if node.loop is not None:
+            entry["loop"] = {"name": node.loop, "iteration": node.iteration}
+        if node.backend:
+            entry["backend"] = node.backend
+        if node.subgraph is not None:
+            entry["recipe"] = graph_to_data(node.subgraph)
+        nodes.append(entry)
+    return {"recipe": graph.recipe.name, "nodes": nodes}
+
+
+def _quote(name: str) -> str:
+    return json.dumps(name)
+
+
+def _dot(graph: Graph) -> str:
+    lines = [f"digraph {_quote(graph.recipe.name)} {{", "  rankdir=TB;", "  node [shape=box];"]
+    for node in graph.nodes:
+        label = node.name + (f"\\n[scatter {', '.join(node.scatter)}]" if node.scatter else "")
+        lines.append(f"  {_quote(node.name)} [label={_quote(label)}];")
+    for node in graph.nodes:
+        for dep in node.deps:
+            lines.append(f"  {_quote(graph.nodes[dep].name)} -> {_quote(node.name)};")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _mermaid(graph: Graph) -> str:
+    lines = ["flowchart TD"]
+    ids = {node.name: f"n{node.index}" for node in graph.nodes}
+    for node in graph.nodes:
+        label = node.name.replace('"', "'")
+        lines.append(f'  {ids[node.name]}["{label}"]')
+    for node in graph.nodes:
+        for dep in node.deps:
+            lines.append(f"  {ids[graph.nodes[dep].name]} --> {ids[node.name]}")
+    return "\n".join(lines)
+
+
+def _text(graph: Graph) -> str:
+    lines = [f"recipe {graph.recipe.name}: {len(graph.nodes)} steps"]
+    for number, row in enumerate(wavefront_rows(graph), 1):
+        after = ", ".join(graph.nodes[i].name for i in row.after) or "start"
+        names = ", ".join(graph.nodes[i].name for i in row.members)
+        lines.append(f"  {number:>3}. after {after}: {names}")
+    return "\n".join(lines)
+
+
+FORMATS = {
+    "text": _text,
+    "dot": _dot,
+    "mermaid": _mermaid,
+    "json": lambda graph: json.dumps(graph_to_data(graph), indent=2),
+}
+
+
+def render_graph(graph: Graph, fmt: str) -> str:
+    return FORMATS[fmt](graph)
