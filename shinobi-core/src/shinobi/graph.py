@@ -457,6 +457,8 @@ class _Builder:
             current = next(d for d in graph.nodes[current].deps if d in remaining)
         cycle = path[seen[current] :]
         cycle.reverse()
+        first = cycle.index(min(cycle))  # start at the earliest-declared step, for stable output
+        cycle = cycle[first:] + cycle[:first]
         names = [graph.nodes[i].name for i in cycle]
         raise self.fail(
             f"step {names[0]!r}: the steps form a cycle: {' -> '.join([*names, names[0]])}"

@@ -20,17 +20,15 @@ WIDTH = 78
 
 
 def _box(title: str, tag: str, lines: list[str], indent: str) -> list[str]:
-    inner = WIDTH - len(indent) - 4
+    """A box at least WIDTH wide that grows to its longest line: command lines
+    are never wrapped, so they can be copied and pasted as they are."""
     head = f"┌─ {title} "
     tail = f" {tag} ─┐"
-    fill = max(1, WIDTH - len(indent) - len(head) - len(tail))
+    inner = max(WIDTH - len(indent) - 4, len(head) + len(tail) - 3, *(len(x) for x in lines))
+    fill = max(1, inner + 4 - len(head) - len(tail))
     out = [f"{indent}{head}{'─' * fill}{tail}"]
-    for line in lines:
-        while len(line) > inner:
-            out.append(f"{indent}│ {line[:inner]} │")
-            line = "  " + line[inner:]
-        out.append(f"{indent}│ {line.ljust(inner)} │")
-    out.append(f"{indent}└{'─' * (WIDTH - len(indent) - 2)}┘")
+    out.extend(f"{indent}│ {line.ljust(inner)} │" for line in lines)
+    out.append(f"{indent}└{'─' * (inner + 2)}┘")
     return out
 
 

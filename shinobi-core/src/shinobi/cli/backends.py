@@ -1,0 +1,104 @@
+"""``ninja backends`` and ``ninja doctor``: what is installed, and what works here."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+__all__ = ["command", "doctor"]
+
+
+def _rows(group: str, probe: bool) -> list[dict[str, object]]:
+    from shinobi.backends.registry import BACKENDS, KNOWN_PROVIDERS, describe, load_plugin
+
+    rows: list[dict[str, object]] = []
+    installed = describe(group)
+    for info in installed:
+        row: dict[str, object] = {
+            "name": info.name,
+            "distribution": info.distribution,
+            "loads": info.error is None,
+        }
+        if info.error is not None:
+            row["usable"] = False
+            row["detail"] = f"failed to load: {info.error}"
+        elif probe and group == BACKENDS:
+            from shinobi.backends import get_backend
+
+            try:
+                status = get_backend(info.name).check()
+                row["usable"], row["detail"] = status.usable, status.detail
+            except Exception as exc:  # a plugin's check() must not take doctor down
+                row["usable"], row["detail"] = False, f"check() raised {exc!r}"
+        else:
+            load_plugin(group, info.name)
+            row["usable"], row["detail"] = None, "installed"
+        rows.append(row)
+    names = {info.name for info in installed}
+    for name, dist in KNOWN_PROVIDERS.get(group, {}).items():
+        if name not in names:
+            rows.append(
+                {
+                    "name": name,
+                    "distribution": dist,
+                    "loads": False,
+                    "usable": False,
+                    "detail": f"not installed: pip install {dist}",
+                }
+            )
+    return rows
+
+
+def _print(title: str, rows: list[dict[str, object]]) -> None:
+    click.echo(title)
+    for row in rows:
+        usable = row["usable"]
+        mark = "ok" if usable else ("--" if usable is None else "no")
+        click.echo(f"  {mark:<3} {row['name']:<12} {row['distribution']:<20} {row['detail']}")
+
+
+@click.command(short_help="List installed backends and whether each is usable here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
+@click.option("--no-check", is_flag=True, help="List entry points without probing engines.")
+def command(as_json: bool, no_check: bool) -> None:
+    """List every backend entry point, the distribution providing it, and
+    whether its engine is usable on this host (each plugin's own check)."""
+    from shinobi.backends.registry import BACKENDS
+
+    rows = _rows(BACKENDS, probe=not no_check)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+    else:
+        _print("backends:", rows)
+
+
+@click.command(short_help="Check this host: backends, offload engines, launchers, config.")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+def doctor(as_json: bool) -> None:
+    """Check everything shinobi can use on this host: backends (probing each
+    engine), offload engines, remote launchers, and the configuration."""
+    from shinobi.backends.registry import BACKENDS, LAUNCHERS, OFFLOAD
+    from shinobi.config import load_config, project_config_path, user_config_path
+
+    report = {
+        "backends": _rows(BACKENDS, probe=True),
+        "offload": _rows(OFFLOAD, probe=False),
+        "launchers": _rows(LAUNCHERS, probe=False),
+    }
+    config = load_config()
+    config_info = {
+        "user_file": str(user_config_path()),
+        "project_file": str(project_config_path()),
+        "default_backend": config.backend.default,
+        "cache_dir": str(config.cache_dir()),
+    }
+    if as_json:
+        click.echo(json.dumps({**report, "config": config_info}, indent=2))
+        return
+    _print("backends:", report["backends"])
+    _print("offload engines (ninja compile --engine):", report["offload"])
+    _print("remote launchers (ninja run --remote):", report["launchers"])
+    click.echo("configuration:")
+    for key, value in config_info.items():
+        click.echo(f"  {key:<16} {value}")

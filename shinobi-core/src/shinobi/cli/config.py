@@ -1,0 +1,46 @@
+"""``ninja config show``: every effective setting and the layer it came from."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+__all__ = ["group"]
+
+
+@click.group(short_help="Show the effective configuration.")
+def group() -> None:
+    """Inspect shinobi's configuration.
+
+    \b
+    Layers, lowest first: built-in defaults; the user file
+    (~/.config/shinobi/config.toml, or $SHINOBI_CONFIG); shinobi.toml in the
+    current directory; SHINOBI_<SECTION>_<KEY> environment variables; flags.
+    """
+
+
+@group.command("show")
+@click.option("--json", "as_json", is_flag=True, help="Print key, value and source as JSON.")
+def show(as_json: bool) -> None:
+    """Print every setting, its effective value and where it came from."""
+    from shinobi.config import load_config
+
+    rows = load_config().effective()
+    if as_json:
+        click.echo(
+            json.dumps([{"key": k, "value": v, "source": s} for k, v, s in rows], indent=2)
+        )
+        return
+    width = max(len(k) for k, _, _ in rows)
+    for key, value, source in rows:
+        click.echo(f"{key:<{width}}  {json.dumps(value):<24}  ({source})")
+
+
+@group.command("path")
+def path() -> None:
+    """Print the paths of the user and project configuration files."""
+    from shinobi.config import project_config_path, user_config_path
+
+    click.echo(f"user:    {user_config_path()}")
+    click.echo(f"project: {project_config_path()}")

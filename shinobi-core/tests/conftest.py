@@ -1,0 +1,54 @@
+"""Shared fixtures for core's tests: running the real ``ninja`` and writing recipes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+
+def _ninja() -> list[str]:
+    script = Path(sys.executable).with_name("ninja")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "shinobi.cli"]
+
+
+@pytest.fixture
+def ninja(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run ``ninja ARGS`` in ``tmp_path`` (or ``cwd=``) and capture everything."""
+
+    def run(*args: str, cwd: Path | None = None, timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        environment = {**os.environ, "SHINOBI_CACHE_DIR": str(tmp_path / ".cache"), **(env or {})}
+        return subprocess.run(
+            [*_ninja(), *args],
+            cwd=cwd or tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=environment,
+        )
+
+    return run
+
+
+@pytest.fixture
+def recipe_file(tmp_path: Path) -> Callable[[str, str], Path]:
+    """Write a recipe module into tmp_path; returns its path."""
+
+    def write(source: str, name: str = "recipe.py") -> Path:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(source))
+        return path
+
+    return write
+
+
+@pytest.fixture(autouse=True)
+def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep the developer's own config and cache out of every test."""
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "no-user-config.toml"))
+    monkeypatch.setenv("SHINOBI_CACHE_DIR", str(tmp_path / ".cache"))

@@ -1,0 +1,165 @@
+"""``ninja run`` end to end: the demo, dry runs, and one-line errors with exit codes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from subprocess import CompletedProcess
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "examples" / "offload_demo.py"
+
+Ninja = Callable[..., CompletedProcess[str]]
+
+GOOD = """
+from pathlib import Path
+from pydantic import BaseModel, Field
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class In(BaseModel):
+    out: Path = Field(description="where the file goes")
+    count: int = 1
+    tags: list[str] = []
+
+class TouchIn(BaseModel):
+    out: Path
+
+class TouchOut(BaseModel):
+    out: Path | None = None
+
+touch = Cab("touch", "/bin/touch", TouchIn, TouchOut, {"out": ParamMeta(positional=True)})
+fail = Cab("fail", ["/bin/sh", "-c", "echo broken-tool >&2; exit 7"])
+pipe = Recipe("pipe", In)
+pipe.add_step("touch", touch, out=pipe.inputs.out)
+broken = Recipe("broken", In)
+broken.add_step("touch", touch, out=broken.inputs.out)
+broken.add_step("fail", fail)
+"""
+
+
+def one_line_error(proc: CompletedProcess[str]) -> str:
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("ninja: error:")]
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+def test_demo_runs_and_creates_the_file(ninja: Ninja, tmp_path: Path) -> None:
+    target = tmp_path / "made.ms"
+    proc = ninja("run", f"{DEMO}:pipe", "--target", str(target))
+    assert proc.returncode == 0, proc.stderr
+    assert target.exists()
+    assert "ok = True" in proc.stdout
+
+
+def test_demo_dryrun_shows_both_steps_and_the_edge_and_creates_nothing(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    target = tmp_path / "dry.ms"
+    proc = ninja("run", f"{DEMO}:pipe", "--target", str(target), "--dryrun")
+    assert proc.returncode == 0, proc.stderr
+    assert "make" in proc.stdout and "use" in proc.stdout
+    assert f"/bin/touch {target}" in proc.stdout
+    assert "(after make)" in proc.stdout
+    assert not target.exists()
+    assert not (tmp_path / ".shinobi").exists()
+
+
+def test_dryrun_json_lists_the_dependency(ninja: Ninja, tmp_path: Path) -> None:
+    proc = ninja("run", f"{DEMO}:pipe", "--target", "x.ms", "--dryrun", "--json")
+    plan = json.loads(proc.stdout)
+    use = next(s for s in plan["steps"] if s["name"] == "use")
+    assert use["depends_on"] == ["make"]
+    assert use["argv"] == ["/bin/cat", "x.ms"]
+
+
+def test_recipe_inputs_are_typed_options_with_help(ninja: Ninja, recipe_file: Callable[..., Path]) -> None:
+    path = recipe_file(GOOD)
+    proc = ninja("run", f"{path}:pipe", "--help")
+    assert proc.returncode == 0
+    assert "--out" in proc.stdout and "where the file goes" in proc.stdout
+    assert "--tags" in proc.stdout
+    bad = ninja("run", f"{path}:pipe", "--out", "x", "--count", "many")
+    assert bad.returncode == 2
+    assert "many" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_list_inputs_take_the_option_repeated(ninja: Ninja, recipe_file: Callable[..., Path]) -> None:
+    path = recipe_file(GOOD)
+    proc = ninja("run", f"{path}:pipe", "--out", "o", "--tags", "a", "--tags", "b", "--dryrun")
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_missing_required_input_is_a_usage_error(ninja: Ninja, recipe_file: Callable[..., Path]) -> None:
+    path = recipe_file(GOOD)
+    proc = ninja("run", f"{path}:pipe")
+    assert proc.returncode == 2
+    assert "--out" in one_line_error(proc)
+
+
+def test_missing_file(ninja: Ninja) -> None:
+    proc = ninja("run", "nowhere.py:pipe")
+    assert proc.returncode == 2
+    assert "does not exist" in one_line_error(proc)
+
+
+def test_missing_attribute_suggests(ninja: Ninja, recipe_file: Callable[..., Path]) -> None:
+    path = recipe_file(GOOD)
+    proc = ninja("run", f"{path}:pip", "--out", "x")
+    assert proc.returncode == 2
+    assert "did you mean 'pipe'" in one_line_error(proc)
+
+
+def test_syntax_error_names_the_line(ninja: Ninja, recipe_file: Callable[..., Path]) -> None:
+    path = recipe_file("x = 1\ndef broken(:\n    pass\n")
+    proc = ninja("run", f"{path}:pipe")
+    assert proc.returncode == 2
+    assert f"{path}:2: syntax error" in one_line_error(proc)
+
+
+def test_graph_error_exits_2(ninja: Ninja, recipe_file: Callable[..., Path]) -> None:
+    path = recipe_file(
+        GOOD + "\nbad = Recipe('bad', In)\nbad.add_step('t', touch, out=bad.inputs.ot)\n"
+    )
+    proc = ninja("run", f"{path}:bad", "--out", "x")
+    assert proc.returncode == 2
+    assert "did you mean 'out'" in one_line_error(proc)
+
+
+def test_a_failed_step_exits_1_and_shows_its_stderr(
+    ninja: Ninja, recipe_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    path = recipe_file(GOOD)
+    proc = ninja("run", f"{path}:broken", "--out", str(tmp_path / "o"))
+    assert proc.returncode == 1
+    assert "step 'fail' failed: exited with code 7: broken-tool" in one_line_error(proc)
+
+
+def test_unknown_backend_lists_installed_ones(ninja: Ninja) -> None:
+    proc = ninja("run", f"{DEMO}:pipe", "--backend", "natve")
+    assert proc.returncode == 2
+    line = one_line_error(proc)
+    assert "did you mean 'native'" in line and "installed:" in line
+
+
+def test_known_but_missing_plugin_names_its_distribution(ninja: Ninja) -> None:
+    proc = ninja("run", f"{DEMO}:pipe", "--backend", "kubernetes")
+    assert proc.returncode == 2
+    assert "pip install shinobi-k8s" in one_line_error(proc)
+
+
+def test_graph_command_formats(ninja: Ninja) -> None:
+    for fmt, needle in [("dot", '"make" -> "use"'), ("mermaid", "n0 --> n1"), ("text", "after make: use")]:
+        proc = ninja("graph", f"{DEMO}:pipe", "--format", fmt)
+        assert proc.returncode == 0, proc.stderr
+        assert needle in proc.stdout
+    data = json.loads(ninja("graph", f"{DEMO}:pipe", "--format", "json").stdout)
+    assert data["nodes"][1]["depends_on"] == ["make"]
+
+
+def test_json_result(ninja: Ninja, tmp_path: Path) -> None:
+    proc = ninja("run", f"{DEMO}:pipe", "--target", str(tmp_path / "m"), "--json")
+    result = json.loads(proc.stdout)
+    assert result["status"] == "ok"
+    assert [s["name"] for s in result["steps"]] == ["make", "use"]

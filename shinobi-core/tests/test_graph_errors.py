@@ -1,0 +1,113 @@
+"""build_graph rejects every malformed wiring, naming recipe, step and field."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel
+
+from shinobi.graph import RecipeGraphError, build_graph
+from shinobi.steps import Cab, InputRef, OutputRef, ParamMeta, Recipe, StepRef
+
+
+class In(BaseModel):
+    target: str = "x"
+
+
+class ToolIn(BaseModel):
+    src: str | None = None
+
+
+class ToolOut(BaseModel):
+    result: str | None = None
+
+
+tool = Cab("tool", "/bin/true", ToolIn, ToolOut, {"src": ParamMeta(positional=True)})
+
+
+def recipe(*steps: StepRef, outputs: dict[str, object] | None = None) -> Recipe:
+    return Recipe("pipe", In, ToolOut, steps=list(steps), output_wiring=outputs or {})
+
+
+def test_a_valid_recipe_builds_with_its_edges() -> None:
+    graph = build_graph(
+        recipe(
+            StepRef("a", tool, {"src": InputRef("target")}),
+            StepRef("b", tool, {"src": OutputRef("a", "result")}),
+        )
+    )
+    assert [n.name for n in graph.nodes] == ["a", "b"]
+    assert graph.node("b").deps == (0,)
+
+
+def test_duplicate_step_names_are_rejected() -> None:
+    with pytest.raises(RecipeGraphError, match=r"recipe 'pipe', step 'a': the name is used twice"):
+        build_graph(recipe(StepRef("a", tool), StepRef("a", tool)))
+
+
+def test_inputref_to_a_missing_field_suggests_the_nearest() -> None:
+    with pytest.raises(RecipeGraphError) as info:
+        build_graph(recipe(StepRef("a", tool, {"src": InputRef("targte")})))
+    message = str(info.value)
+    assert "recipe 'pipe', step 'a', input 'src'" in message
+    assert "'targte'" in message and "did you mean 'target'?" in message
+
+
+def test_outputref_to_a_missing_step_suggests_the_nearest() -> None:
+    with pytest.raises(RecipeGraphError) as info:
+        build_graph(
+            recipe(StepRef("make", tool), StepRef("use", tool, {"src": OutputRef("mkae", "result")}))
+        )
+    assert "step 'use', input 'src'" in str(info.value)
+    assert "'mkae', which does not exist; did you mean 'make'?" in str(info.value)
+
+
+def test_outputref_to_a_missing_field_suggests_the_nearest() -> None:
+    with pytest.raises(RecipeGraphError, match="has no output 'reslt'; did you mean 'result'"):
+        build_graph(
+            recipe(StepRef("make", tool), StepRef("use", tool, {"src": OutputRef("make", "reslt")}))
+        )
+
+
+def test_output_wiring_to_a_missing_step_is_rejected() -> None:
+    with pytest.raises(RecipeGraphError, match=r"output 'result'.*'mkae'.*did you mean 'make'"):
+        build_graph(recipe(StepRef("make", tool), outputs={"result": OutputRef("mkae", "result")}))
+
+
+def test_wiring_an_input_the_step_lacks_is_rejected() -> None:
+    with pytest.raises(RecipeGraphError, match=r"step 'a', input 'sorce'.*did you mean 'src'"):
+        build_graph(recipe(StepRef("a", tool, {"sorce": "x"})))
+
+
+def test_a_cycle_is_shown() -> None:
+    with pytest.raises(RecipeGraphError) as info:
+        build_graph(
+            recipe(
+                StepRef("a", tool, {"src": OutputRef("c", "result")}),
+                StepRef("b", tool, {"src": OutputRef("a", "result")}),
+                StepRef("c", tool, {"src": OutputRef("b", "result")}),
+            )
+        )
+    assert "cycle" in str(info.value)
+    assert "a -> b -> c -> a" in str(info.value)
+
+
+def test_validation_waits_for_build_graph_so_forward_references_are_fine() -> None:
+    pipe = Recipe("pipe", In, ToolOut)
+    pipe.add_step("use", tool, src=pipe.outputs.make.result)  # 'make' does not exist yet
+    pipe.add_step("make", tool, src=pipe.inputs.target)
+    graph = build_graph(pipe)
+    assert graph.node("use").deps == (graph.index["make"],)
+    assert graph.topological_order() == [1, 0]
+
+
+def test_nested_recipe_errors_are_reported_with_their_path() -> None:
+    inner = recipe(StepRef("x", tool, {"src": InputRef("nope")}))
+    outer = Recipe("outer", In, ToolOut)
+    outer.add_step("inner", inner, target=outer.inputs.target)
+    with pytest.raises(RecipeGraphError, match=r"recipe 'outer.inner', step 'x'"):
+        build_graph(outer)
+
+
+def test_a_non_step_is_rejected() -> None:
+    with pytest.raises(RecipeGraphError, match="is not a step"):
+        build_graph(recipe(StepRef("a", "not a cab")))

@@ -1,0 +1,126 @@
+"""The wavefront executor's rules, observed through timestamps the tools record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from shinobi.runner import run_recipe
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+# A tool that records when it starts and ends, sleeping in between.
+SCRIPT = 'date +%s.%N > "$1.start"; sleep "$2"; date +%s.%N > "$1.end"; echo "out:$1"; exit "$3"'
+
+
+class TimedIn(BaseModel):
+    stamp: str
+    seconds: float = 0.0
+    code: int = 0
+
+
+class NoIn(BaseModel):
+    pass
+
+
+timed = Cab(
+    "timed",
+    ["/bin/sh", "-c", SCRIPT, "timed"],
+    TimedIn,
+    field_meta={k: ParamMeta(positional=True) for k in ("stamp", "seconds", "code")},
+)
+
+
+def span(tmp_path: Path, name: str) -> tuple[float, float]:
+    start = float((tmp_path / f"{name}.start").read_text())
+    end = float((tmp_path / f"{name}.end").read_text())
+    return start, end
+
+
+def independent(tmp_path: Path, specs: list[tuple[str, float, int]], workers: int) -> Recipe:
+    recipe = Recipe("r", NoIn, max_workers=workers)
+    for name, seconds, code in specs:
+        recipe.add_step(name, timed, stamp=str(tmp_path / name), seconds=seconds, code=code)
+    return recipe
+
+
+def test_one_worker_runs_in_exact_declaration_order(tmp_path: Path) -> None:
+    names = ["c", "a", "d", "b"]
+    result = run_recipe(independent(tmp_path, [(n, 0.0, 0) for n in names], 1), cwd=tmp_path)
+    assert result.ok
+    spans = [span(tmp_path, n) for n in names]
+    for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
+        assert end <= start
+
+
+def test_independent_branches_overlap_with_more_workers(tmp_path: Path) -> None:
+    recipe = independent(tmp_path, [("a", 0.6, 0), ("b", 0.6, 0)], 2)
+    assert run_recipe(recipe, cwd=tmp_path).ok
+    (a0, a1), (b0, b1) = span(tmp_path, "a"), span(tmp_path, "b")
+    assert b0 < a1 and a0 < b1
+
+
+def test_results_are_assembled_in_declaration_order(tmp_path: Path) -> None:
+    recipe = independent(tmp_path, [("slow", 0.5, 0), ("fast", 0.0, 0)], 2)
+    result = run_recipe(recipe, cwd=tmp_path)
+    assert span(tmp_path, "fast")[1] < span(tmp_path, "slow")[1]  # fast finished first
+    assert [s.name for s in result.steps] == ["slow", "fast"]
+    assert result.stdout.index("slow") < result.stdout.index("fast")
+
+
+def test_first_failure_by_declaration_is_reported_and_nothing_new_starts(tmp_path: Path) -> None:
+    recipe = independent(tmp_path, [("first", 0.5, 3), ("second", 0.0, 4), ("third", 0.0, 0)], 2)
+    result = run_recipe(recipe, cwd=tmp_path)
+    assert not result.ok
+    assert result.failed_step == "first"
+    assert "exited with code 3" in (result.error or "")
+    assert (tmp_path / "first.end").exists()  # the running step was allowed to finish
+    assert not (tmp_path / "third.start").exists()  # nothing new started after the failure
+
+
+def test_dependants_wait_for_their_producers(tmp_path: Path) -> None:
+    class PathIn(BaseModel):
+        stamp: str
+        after: str | None = None
+
+    class PathOut(BaseModel):
+        stamp: str | None = None
+
+    chained = Cab(
+        "chained",
+        ["/bin/sh", "-c", 'date +%s.%N > "$1.start"; sleep 0.2; date +%s.%N > "$1.end"', "x"],
+        PathIn,
+        PathOut,
+        {"stamp": ParamMeta(positional=True), "after": ParamMeta(skip=True)},
+    )
+    recipe = Recipe("r", NoIn, max_workers=4)
+    recipe.add_step("b", chained, stamp=str(tmp_path / "b"), after=recipe.outputs.a.stamp)
+    recipe.add_step("a", chained, stamp=str(tmp_path / "a"))
+    # PathOut.stamp defaults to None, so make a's output known by passthrough naming.
+    result = run_recipe(recipe, cwd=tmp_path)
+    assert result.ok, result.error
+    assert span(tmp_path, "a")[1] <= span(tmp_path, "b")[0]
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        ("kill -TERM $$; sleep 5", "killed by SIGTERM (signal 15)"),
+        ("kill -KILL $$; sleep 5", "killed by SIGKILL (signal 9): usually the out-of-memory"),
+        ("kill -SEGV $$; sleep 5", "killed by SIGSEGV"),
+    ],
+)
+def test_a_killed_step_names_the_signal(tmp_path: Path, script: str, expected: str) -> None:
+    killer = Cab("killer", ["/bin/sh", "-c", script])
+    result = run_recipe(killer, cwd=tmp_path)
+    assert not result.ok
+    assert expected in (result.error or "")
+
+
+def test_each_step_writes_its_output_to_a_log_file(tmp_path: Path) -> None:
+    talker = Cab("talker", ["/bin/sh", "-c", "echo hello-log; echo oops >&2"])
+    run_recipe(talker, cwd=tmp_path)
+    logs = list((tmp_path / ".shinobi" / "runs").glob("*/logs/talker.out"))
+    assert len(logs) == 1 and logs[0].read_text() == "hello-log\n"
+    assert logs[0].with_suffix(".err").read_text() == "oops\n"
