@@ -112,6 +112,44 @@ def _signals(session: Session) -> Iterator[None]:
             signal.signal(sig, old)
 
 
+def _precheck(graph: Graph, values: dict[str, Any], session: Session) -> None:
+    """Let backends that check invocations (mounts, images) refuse before anything runs.
+
+    Only backends that override :meth:`Backend.prepare` cost a static plan, so
+    native runs pay nothing for it.
+    """
+    from shinobi.backends.base import Backend
+    from shinobi.dispatch import choose_backend, invocation_for
+    from shinobi.plan import cab_of, plan_graph
+
+    def planned_cabs(steps: list[Any]) -> Iterator[Any]:
+        for step in steps:
+            if step.children is not None:
+                yield from planned_cabs(step.children.steps)
+            for part in step.slices or [step]:
+                if cab_of(part.node.step) is not None and part.argv is not None:
+                    yield part
+
+    names = {choose_backend(session, node) for _, node in graph.walk()}
+    checking = {
+        n for n in names if type(session.backend(n)).prepare is not Backend.prepare
+    }
+    if not checking:
+        return
+    plan = plan_graph(graph, values, session.cwd)
+    by_backend: dict[str, list[Any]] = {n: [] for n in checking}
+    for step in planned_cabs(plan.steps):
+        name = choose_backend(session, step.node)
+        if name in by_backend:
+            cab = cab_of(step.node.step)
+            by_backend[name].append(
+                invocation_for(session, step.name, step.node, cab, step.argv, step.paths)
+            )
+    for name, invocations in by_backend.items():
+        for warning in session.backend(name).prepare(invocations):
+            session.warn(warning)
+
+
 def run_recipe(
     recipe: Any,
     inputs: Mapping[str, Any] | None = None,
@@ -149,6 +187,7 @@ def run_recipe(
     )
     session.run_dir = base.resolve() / ".shinobi" / "runs" / session.run_id
     (session.run_dir / "logs").mkdir(parents=True, exist_ok=True)
+    _precheck(graph, values, session)
     records = attach_records(session, recipe, values, provenance)
     with _signals(session):
         result = run_graph(graph, values, session)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from shinobi.errors import ShinobiError
 from shinobi.plan import resolve_value, resolve_wiring, scatter_slices, validate_inputs
 from shinobi.steps.refs import OutputRef
 from shinobi.steps.result import RecipeResult, StepResult
@@ -198,6 +199,10 @@ class _Wavefront:
             def job(unit: _Unit = unit, node: Node = node) -> None:
                 try:
                     result = run_node(self.session, unit.name, node, unit.values)
+                except ShinobiError as exc:  # a backend refusing this step, in its own words
+                    result = StepResult(
+                        name=unit.name, status="failed", returncode=None, error=str(exc)
+                    )
                 except Exception as exc:  # a bug or a backend crash: fail the step, loudly
                     result = StepResult(
                         name=unit.name,
