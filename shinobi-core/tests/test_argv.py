@@ -1,0 +1,105 @@
+"""The argv rules (documented in docs/cabs.md) and the paths a cab touches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from shinobi.steps import MS, Cab, File, ParamMeta
+from shinobi.steps.argv import path_uses, render_argv
+from shinobi.steps.outputs import static_outputs
+
+
+class In(BaseModel):
+    ms: MS
+    niter: int = 0
+    verbose: bool = False
+    quiet: bool = True
+    weights: list[float] = []
+    prefix: str | None = None
+    extra: list[str] = []
+
+
+class Out(BaseModel):
+    ms: MS | None = None
+    image: File | None = None
+
+
+def cab(**meta: ParamMeta) -> Cab:
+    return Cab("tool", "tool --fixed 'a b'", In, Out, meta)
+
+
+def test_command_string_is_split_like_a_shell_without_a_shell() -> None:
+    assert render_argv(cab(), {"ms": "x.ms"})[:3] == ["tool", "--fixed", "a b"]
+
+
+def test_options_in_field_order_then_positionals() -> None:
+    argv = render_argv(
+        cab(ms=ParamMeta(positional=True), extra=ParamMeta(positional=True)),
+        {"ms": "x.ms", "niter": 5, "extra": ["e1", "e2"], "prefix": "p"},
+    )
+    assert argv[3:] == ["--niter", "5", "--prefix", "p", "x.ms", "e1", "e2"]
+
+
+def test_none_and_false_are_omitted_true_is_a_bare_flag() -> None:
+    argv = render_argv(cab(), {"ms": "m", "verbose": False, "quiet": True, "prefix": None})
+    assert "--verbose" not in argv and "--prefix" not in argv
+    assert argv[-1] == "--quiet" and "True" not in argv
+
+
+@pytest.mark.parametrize(
+    ("meta", "expected"),
+    [
+        (ParamMeta(), ["--weights", "1.0", "--weights", "2.5"]),
+        (ParamMeta(list_style="spread"), ["--weights", "1.0", "2.5"]),
+        (ParamMeta(list_style="comma"), ["--weights", "1.0,2.5"]),
+        (ParamMeta(style="equals"), ["--weights=1.0", "--weights=2.5"]),
+        (ParamMeta(flag="-w", list_style="comma", style="equals"), ["-w=1.0,2.5"]),
+    ],
+)
+def test_list_styles(meta: ParamMeta, expected: list[str]) -> None:
+    argv = render_argv(cab(weights=meta), {"ms": "m", "weights": [1.0, 2.5], "quiet": False})
+    assert argv[3:5] == ["--ms", "m"]
+    assert argv[5:] == expected
+
+
+def test_empty_lists_and_skipped_fields_are_omitted() -> None:
+    argv = render_argv(cab(prefix=ParamMeta(skip=True)), {"ms": "m", "weights": [], "prefix": "p"})
+    assert argv == ["tool", "--fixed", "a b", "--ms", "m"]
+
+
+def test_flag_prefix() -> None:
+    single = Cab("t", "t", In, Out, flag_prefix="-")
+    assert render_argv(single, {"ms": "m", "niter": 2}) == ["t", "-ms", "m", "-niter", "2"]
+
+
+def test_values_with_shell_metacharacters_are_passed_verbatim() -> None:
+    nasty = "a b'\"$(rm -rf /)`x`;|&"
+    assert render_argv(cab(), {"ms": nasty})[-1] == nasty
+
+
+def test_passthrough_and_implicit_outputs_are_known_statically() -> None:
+    tool = Cab("tool", "tool", In, Out, {"image": ParamMeta(implicit="{prefix}-image.fits")})
+    outs = static_outputs(tool, "img", {"ms": "obs.ms", "prefix": "run1"})
+    assert outs == {"ms": "obs.ms", "image": "run1-image.fits"}
+
+
+def test_path_uses_mark_passthrough_as_written_and_honour_writable(tmp_path: Path) -> None:
+    class ReadIn(BaseModel):
+        ms: MS
+        cal: File
+
+    class ReadOut(BaseModel):
+        ms: MS | None = None
+
+    tool = Cab(
+        "tool", "tool", ReadIn, ReadOut,
+        {"cal": ParamMeta(writable=False), "ms": ParamMeta(mutable=True)},
+    )
+    uses = path_uses(tool, {"ms": "obs.ms", "cal": "/data/cal.tbl"}, {}, str(tmp_path))
+    by_field = {u.field: u for u in uses}
+    assert by_field["ms"].role == "output" and by_field["ms"].mutable
+    assert by_field["ms"].path == str(tmp_path / "obs.ms") and by_field["ms"].kind == "dir"
+    assert by_field["cal"].role == "input" and not by_field["cal"].writable

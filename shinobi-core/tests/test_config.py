@@ -1,0 +1,62 @@
+"""Configuration layers and the source each value came from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shinobi.config import load_config
+from shinobi.errors import ConfigError
+
+
+def test_layers_in_order_with_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    user = tmp_path / "user.toml"
+    user.write_text('[execution]\nmax_workers = 2\ngrace_period = 3\n[backend]\ndefault = "venv"\n')
+    (tmp_path / "shinobi.toml").write_text("[execution]\nmax_workers = 3\n")
+    monkeypatch.setenv("SHINOBI_CONFIG", str(user))
+    config = load_config(
+        {"provenance.enabled": True},
+        cwd=tmp_path,
+        environ={"SHINOBI_BACKEND_DEFAULT": "docker", "SHINOBI_CACHE_ENABLED": "false"},
+    )
+    assert config.execution.max_workers == 3
+    assert config.execution.grace_period == 3
+    assert config.backend.default == "docker"
+    assert config.cache.enabled is False
+    assert config.provenance.enabled is True
+    sources = {k: s for k, _, s in config.effective()}
+    assert sources["execution.max_workers"].startswith("project file")
+    assert sources["execution.grace_period"].startswith("user file")
+    assert sources["backend.default"] == "environment"
+    assert sources["provenance.enabled"] == "command line"
+    assert sources["execution.clear_stale_outputs"] == "default"
+
+
+def test_backend_tables_reach_their_backend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    user = tmp_path / "user.toml"
+    user.write_text('[backend.slurm]\nsbatch_opts = ["--partition=debug"]\n')
+    monkeypatch.setenv("SHINOBI_CONFIG", str(user))
+    settings = load_config(cwd=tmp_path, environ={}).backend_settings("slurm")
+    assert settings["sbatch_opts"] == ["--partition=debug"]
+    assert settings["run_as_host_user"] is True
+
+
+def test_a_bad_value_names_key_and_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    with pytest.raises(ConfigError, match=r"'execution.max_workers' \(from environment\)"):
+        load_config(cwd=tmp_path, environ={"SHINOBI_EXECUTION_MAX_WORKERS": "0"})
+
+
+def test_broken_toml_is_a_one_line_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bad = tmp_path / "user.toml"
+    bad.write_text("[execution\n")
+    monkeypatch.setenv("SHINOBI_CONFIG", str(bad))
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(cwd=tmp_path, environ={})
+
+
+def test_unknown_keys_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    with pytest.raises(ConfigError, match="max_wrokers"):
+        load_config({"execution.max_wrokers": 2}, cwd=tmp_path, environ={})

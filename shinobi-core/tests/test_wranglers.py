@@ -1,0 +1,37 @@
+"""Wranglers turn a tool's output lines into outputs, errors and warnings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from shinobi.runner import run_recipe
+from shinobi.steps import Cab, Wrangler
+
+
+class Out(BaseModel):
+    rms: float | None = None
+
+
+def tool(script: str, *wranglers: Wrangler) -> Cab:
+    return Cab("tool", ["/bin/sh", "-c", script], outputs_model=Out, wranglers=wranglers)
+
+
+def test_an_output_is_set_from_a_matching_line(tmp_path: Path) -> None:
+    cab = tool("echo 'noise'; echo 'final rms: 0.25 Jy'", Wrangler(r"rms: ([\d.]+)", "output", "rms"))
+    result = run_recipe(cab, cwd=tmp_path)
+    assert result.ok and result.outputs == {"rms": 0.25}
+
+
+def test_an_error_line_fails_a_step_that_exited_zero(tmp_path: Path) -> None:
+    cab = tool("echo 'SEVERE: table is locked' >&2; exit 0", Wrangler(r"^SEVERE", "error"))
+    result = run_recipe(cab, cwd=tmp_path)
+    assert not result.ok
+    assert "the tool reported an error: SEVERE: table is locked" in (result.error or "")
+
+
+def test_warnings_are_recorded(tmp_path: Path) -> None:
+    cab = tool("echo 'WARN: low snr'", Wrangler(r"^WARN", "warning"))
+    result = run_recipe(cab, cwd=tmp_path)
+    assert result.ok and result.steps[0].warnings == ["WARN: low snr"]
