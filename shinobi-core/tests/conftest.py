@@ -21,7 +21,9 @@ def _ninja() -> list[str]:
 def ninja(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
     """Run ``ninja ARGS`` in ``tmp_path`` (or ``cwd=``) and capture everything."""
 
-    def run(*args: str, cwd: Path | None = None, timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        *args: str, cwd: Path | None = None, timeout: float = 120, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         environment = {**os.environ, "SHINOBI_CACHE_DIR": str(tmp_path / ".cache"), **(env or {})}
         return subprocess.run(
             [*_ninja(), *args],

@@ -95,7 +95,10 @@ def test_path_uses_mark_passthrough_as_written_and_honour_writable(tmp_path: Pat
         ms: MS | None = None
 
     tool = Cab(
-        "tool", "tool", ReadIn, ReadOut,
+        "tool",
+        "tool",
+        ReadIn,
+        ReadOut,
         {"cal": ParamMeta(writable=False), "ms": ParamMeta(mutable=True)},
     )
     uses = path_uses(tool, {"ms": "obs.ms", "cal": "/data/cal.tbl"}, {}, str(tmp_path))

@@ -74,7 +74,9 @@ def test_dryrun_json_lists_the_dependency(ninja: Ninja, tmp_path: Path) -> None:
     assert use["argv"] == ["/bin/cat", "x.ms"]
 
 
-def test_recipe_inputs_are_typed_options_with_help(ninja: Ninja, recipe_file: Callable[..., Path]) -> None:
+def test_recipe_inputs_are_typed_options_with_help(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
     path = recipe_file(GOOD)
     proc = ninja("run", f"{path}:pipe", "--help")
     assert proc.returncode == 0
@@ -85,13 +87,17 @@ def test_recipe_inputs_are_typed_options_with_help(ninja: Ninja, recipe_file: Ca
     assert "many" in bad.stderr and "Traceback" not in bad.stderr
 
 
-def test_list_inputs_take_the_option_repeated(ninja: Ninja, recipe_file: Callable[..., Path]) -> None:
+def test_list_inputs_take_the_option_repeated(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
     path = recipe_file(GOOD)
     proc = ninja("run", f"{path}:pipe", "--out", "o", "--tags", "a", "--tags", "b", "--dryrun")
     assert proc.returncode == 0, proc.stderr
 
 
-def test_missing_required_input_is_a_usage_error(ninja: Ninja, recipe_file: Callable[..., Path]) -> None:
+def test_missing_required_input_is_a_usage_error(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
     path = recipe_file(GOOD)
     proc = ninja("run", f"{path}:pipe")
     assert proc.returncode == 2
@@ -150,7 +156,11 @@ def test_known_but_missing_plugin_names_its_distribution(ninja: Ninja) -> None:
 
 
 def test_graph_command_formats(ninja: Ninja) -> None:
-    for fmt, needle in [("dot", '"make" -> "use"'), ("mermaid", "n0 --> n1"), ("text", "after make: use")]:
+    for fmt, needle in [
+        ("dot", '"make" -> "use"'),
+        ("mermaid", "n0 --> n1"),
+        ("text", "after make: use"),
+    ]:
         proc = ninja("graph", f"{DEMO}:pipe", "--format", fmt)
         assert proc.returncode == 0, proc.stderr
         assert needle in proc.stdout

@@ -33,7 +33,9 @@ def test_layers_in_order_with_sources(tmp_path: Path, monkeypatch: pytest.Monkey
     assert sources["execution.clear_stale_outputs"] == "default"
 
 
-def test_backend_tables_reach_their_backend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_backend_tables_reach_their_backend(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     user = tmp_path / "user.toml"
     user.write_text('[backend.slurm]\nsbatch_opts = ["--partition=debug"]\n')
     monkeypatch.setenv("SHINOBI_CONFIG", str(user))

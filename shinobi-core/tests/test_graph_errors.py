@@ -55,7 +55,9 @@ def test_inputref_to_a_missing_field_suggests_the_nearest() -> None:
 def test_outputref_to_a_missing_step_suggests_the_nearest() -> None:
     with pytest.raises(RecipeGraphError) as info:
         build_graph(
-            recipe(StepRef("make", tool), StepRef("use", tool, {"src": OutputRef("mkae", "result")}))
+            recipe(
+                StepRef("make", tool), StepRef("use", tool, {"src": OutputRef("mkae", "result")})
+            )
         )
     assert "step 'use', input 'src'" in str(info.value)
     assert "'mkae', which does not exist; did you mean 'make'?" in str(info.value)

@@ -19,7 +19,7 @@ def test_help_loads_no_pydantic_and_no_plugin() -> None:
         "except SystemExit:\n"
         "    pass\n"
         "import shinobi\n"
-        f"bad = [m for m in sys.modules if m.split('.')[0] in {('pydantic', 'stevedore') + PLUGINS!r}]\n"
+        f"bad = [m for m in sys.modules if m.split('.')[0] in {('pydantic', 'stevedore', *PLUGINS)!r}]\n"
         "print('LOADED', bad)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,7 @@ def test_one_worker_runs_in_exact_declaration_order(tmp_path: Path) -> None:
     result = run_recipe(independent(tmp_path, [(n, 0.0, 0) for n in names], 1), cwd=tmp_path)
     assert result.ok
     spans = [span(tmp_path, n) for n in names]
-    for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
+    for (_, end), (start, _) in pairwise(spans):
         assert end <= start
 
 

@@ -19,7 +19,9 @@ def tool(script: str, *wranglers: Wrangler) -> Cab:
 
 
 def test_an_output_is_set_from_a_matching_line(tmp_path: Path) -> None:
-    cab = tool("echo 'noise'; echo 'final rms: 0.25 Jy'", Wrangler(r"rms: ([\d.]+)", "output", "rms"))
+    cab = tool(
+        "echo 'noise'; echo 'final rms: 0.25 Jy'", Wrangler(r"rms: ([\d.]+)", "output", "rms")
+    )
     result = run_recipe(cab, cwd=tmp_path)
     assert result.ok and result.outputs == {"rms": 0.25}
 

@@ -68,7 +68,9 @@ class ExecutionConfig(_Section):
         "auto", description="which declared limits container backends pass to the runtime"
     )
     cpus: float | None = Field(
-        None, gt=0, description="CPUs the run's budget may hand out; default: what this process may use"
+        None,
+        gt=0,
+        description="CPUs the run's budget may hand out; default: what this process may use",
     )
     memory: str | int | None = Field(
         None, description="memory the run's budget may hand out (e.g. '64GiB'); default: detected"

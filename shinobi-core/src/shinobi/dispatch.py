@@ -15,7 +15,7 @@ from shinobi.failures import describe_failure
 from shinobi.plan import cab_of
 from shinobi.steps.argv import path_uses, render_argv
 from shinobi.steps.outputs import collect_outputs, static_outputs, wrangle
-from shinobi.steps.result import StepResult
+from shinobi.steps.result import StepResult, StepStatus
 
 if TYPE_CHECKING:
     from shinobi.graph import Node
@@ -86,7 +86,7 @@ def run_cab(
     key = None
     if cache is not None:
         key = cache.key(cab, invocation, backend_name)
-        hit = cache.lookup(key, name, session.cwd)
+        hit: StepResult | None = cache.lookup(key, name, session.cwd)
         if hit is not None:
             hit.backend = backend_name
             return hit
@@ -107,7 +107,7 @@ def run_cab(
             error = problems[0]
         else:
             outputs, error = _validate_outputs(cab, outputs)
-    status = "cancelled" if run.cancelled else ("failed" if error else "ok")
+    status: StepStatus = "cancelled" if run.cancelled else ("failed" if error else "ok")
     result = StepResult(
         name=name,
         status=status,
@@ -197,9 +197,7 @@ def run_node(session: Session, name: str, node: Node, values: dict[str, Any]) ->
             returncode=inner.returncode,
             stdout=inner.stdout,
             stderr=inner.stderr,
-            error=(
-                f"step {inner.failed_step!r} failed: {inner.error}" if inner.error else None
-            ),
+            error=(f"step {inner.failed_step!r} failed: {inner.error}" if inner.error else None),
             started=started,
             finished=time.time(),
             details={"steps": inner.steps},

@@ -437,8 +437,7 @@ class _Builder:
         outs = _fields(producer.outputs_model)
         if ref.field not in outs:
             raise self.fail(
-                f"{where}: step {ref.step!r} has no output {ref.field!r}"
-                f"{_suggest(ref.field, outs)}"
+                f"{where}: step {ref.step!r} has no output {ref.field!r}{_suggest(ref.field, outs)}"
             )
 
     def check_cycles(self, graph: Graph) -> None:

@@ -32,9 +32,7 @@ __all__ = [
 ]
 
 
-def resolve_value(
-    value: Any, inputs: Mapping[str, Any], output: Callable[[OutputRef], Any]
-) -> Any:
+def resolve_value(value: Any, inputs: Mapping[str, Any], output: Callable[[OutputRef], Any]) -> Any:
     """A wiring value with its references replaced by what they point at."""
     if isinstance(value, InputRef):
         return inputs.get(value.field)
@@ -73,9 +71,7 @@ def scatter_slices(node: Node, values: Mapping[str, Any]) -> list[dict[str, Any]
             f"step {node.name!r}: scattered inputs must have the same length ({detail})"
         )
     count = next(iter(lengths.values()), 0)
-    return [
-        {**values, **{name: values[name][i] for name in node.scatter}} for i in range(count)
-    ]
+    return [{**values, **{name: values[name][i] for name in node.scatter}} for i in range(count)]
 
 
 def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -186,9 +182,7 @@ def plan_graph(graph: Graph, inputs: Mapping[str, Any], cwd: str, prefix: str = 
         planned[node.name] = step
         by_index[i] = step
     plan.steps = [s for s in by_index if s is not None]
-    plan.outputs = {
-        k: resolve_value(v, plan.inputs, output) for k, v in graph.outputs.items()
-    }
+    plan.outputs = {k: resolve_value(v, plan.inputs, output) for k, v in graph.outputs.items()}
     return plan
 
 
@@ -200,10 +194,10 @@ def preflight(graph: Graph, inputs: Mapping[str, Any], prefix: str = "") -> None
     from shinobi.steps.refs import InputRef as _InputRef
 
     for node in graph.nodes:
-        if node.scatter and all(
-            isinstance(node.wiring.get(f), _InputRef) for f in node.scatter
-        ):
-            values = {f: resolve_value(node.wiring[f], inputs, lambda r: None) for f in node.scatter}
+        if node.scatter and all(isinstance(node.wiring.get(f), _InputRef) for f in node.scatter):
+            values = {
+                f: resolve_value(node.wiring[f], inputs, lambda r: None) for f in node.scatter
+            }
             try:
                 scatter_slices(node, values)
             except ValueError as exc:

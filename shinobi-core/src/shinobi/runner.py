@@ -55,12 +55,16 @@ def as_recipe(step: Any) -> Recipe:
 
     if isinstance(step, Recipe):
         return step
-    wrapper = Recipe(
-        name=step.name, inputs_model=step.inputs_model, outputs_model=step.outputs_model
-    )
+    from shinobi.steps.recipe import StepRef
     from shinobi.steps.refs import InputRef, OutputRef
 
-    wrapper.add_step(step.name, step, **{f: InputRef(f) for f in step.inputs_model.model_fields})
+    wiring = {f: InputRef(f) for f in step.inputs_model.model_fields}
+    wrapper = Recipe(
+        name=step.name,
+        inputs_model=step.inputs_model,
+        outputs_model=step.outputs_model,
+        steps=[StepRef(step.name, step, wiring)],
+    )
     for out in step.outputs_model.model_fields:
         wrapper.set_output(out, OutputRef(step.name, out))
     return wrapper
@@ -75,7 +79,9 @@ def validate_recipe_inputs(recipe: Recipe, values: Mapping[str, Any]) -> dict[st
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first.get("loc", ())) or "?"
         option = "--" + loc.replace("_", "-")
-        raise UsageError(f"recipe {recipe.name!r}, input {loc!r} ({option}): {first['msg']}") from None
+        raise UsageError(
+            f"recipe {recipe.name!r}, input {loc!r} ({option}): {first['msg']}"
+        ) from None
 
 
 def prepare(recipe: Recipe, backend: str | None, config: AppConfig) -> Graph:
@@ -131,9 +137,7 @@ def _precheck(graph: Graph, values: dict[str, Any], session: Session) -> None:
                     yield part
 
     names = {choose_backend(session, node) for _, node in graph.walk()}
-    checking = {
-        n for n in names if type(session.backend(n)).prepare is not Backend.prepare
-    }
+    checking = {n for n in names if type(session.backend(n)).prepare is not Backend.prepare}
     if not checking:
         return
     plan = plan_graph(graph, values, session.cwd)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from shinobi.errors import ShinobiError
 from shinobi.plan import resolve_value, resolve_wiring, scatter_slices, validate_inputs
 from shinobi.steps.refs import OutputRef
-from shinobi.steps.result import RecipeResult, StepResult
+from shinobi.steps.result import RecipeResult, StepResult, StepStatus
 
 if TYPE_CHECKING:
     from shinobi.graph import Graph, Node
@@ -98,9 +98,7 @@ def _gather(name: str, slices: list[StepResult]) -> StepResult:
 
 
 class _Wavefront:
-    def __init__(
-        self, graph: Graph, inputs: dict[str, Any], session: Session, prefix: str
-    ) -> None:
+    def __init__(self, graph: Graph, inputs: dict[str, Any], session: Session, prefix: str) -> None:
         self.graph = graph
         self.inputs = inputs
         self.session = session
@@ -137,8 +135,7 @@ class _Wavefront:
                 parts = scatter_slices(node, values)
                 assert parts is not None
                 checked = [
-                    validate_inputs(node, part, f"step {name}[{k}]")
-                    for k, part in enumerate(parts)
+                    validate_inputs(node, part, f"step {name}[{k}]") for k, part in enumerate(parts)
                 ]
                 self.slices[index] = [None] * len(checked)
                 if not checked:
@@ -183,7 +180,7 @@ class _Wavefront:
                 unit.ticket = self.session.budget.request(
                     unit.name, node.resources, self.wakeup.set
                 )
-                if unit.ticket is not None and unit.ticket.oversized:
+                if unit.ticket is not None and unit.ticket.oversized and node.resources:
                     self.session.warn(
                         f"step {unit.name!r} declares {node.resources.describe()}, more than"
                         f" this run's whole budget ({self.session.budget.describe()}); it"
@@ -297,7 +294,7 @@ class _Wavefront:
                 outputs = dict(recipe.outputs_model.model_validate(outputs))
             except Exception as exc:
                 failure = StepResult(name=recipe.name, status="failed", error=str(exc))
-        status = "cancelled" if cancelled else ("failed" if failure else "ok")
+        status: StepStatus = "cancelled" if cancelled else ("failed" if failure else "ok")
         if failure is None and status == "ok" and self.completed < len(self.nodes):
             status = "failed"
         return RecipeResult(

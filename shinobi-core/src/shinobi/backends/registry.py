@@ -124,7 +124,7 @@ def load_plugin(group: str, name: str) -> Any:
     from stevedore import DriverManager
 
     try:
-        manager = DriverManager(namespace=group, name=name, invoke_on_load=False)
+        manager: Any = DriverManager(namespace=group, name=name, invoke_on_load=False)
     except Exception as exc:  # a broken plugin must not look like a missing one
         provider = KNOWN_PROVIDERS.get(group, {}).get(name, "its distribution")
         raise BackendNotFound(

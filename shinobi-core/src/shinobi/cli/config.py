@@ -28,9 +28,7 @@ def show(as_json: bool) -> None:
 
     rows = load_config().effective()
     if as_json:
-        click.echo(
-            json.dumps([{"key": k, "value": v, "source": s} for k, v, s in rows], indent=2)
-        )
+        click.echo(json.dumps([{"key": k, "value": v, "source": s} for k, v, s in rows], indent=2))
         return
     width = max(len(k) for k, _, _ in rows)
     for key, value, source in rows:

@@ -19,19 +19,51 @@ __all__ = ["COMMANDS", "cli", "main"]
 #: name -> (module, attribute, one-line help). The help is here so that
 #: ``ninja --help`` lists every command without importing any of them.
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "run": ("shinobi.cli.run", "command", "Run a recipe here (or with --dryrun, show what would run)."),
-    "graph": ("shinobi.cli.graph", "command", "Print a recipe's graph as text, dot, mermaid or json."),
-    "compile": ("shinobi.cli.compile", "command", "Compile a recipe to a cluster workflow; --submit to launch it."),
-    "status": ("shinobi.cli.status", "command", "Show the state of a detached launch from its handle."),
+    "run": (
+        "shinobi.cli.run",
+        "command",
+        "Run a recipe here (or with --dryrun, show what would run).",
+    ),
+    "graph": (
+        "shinobi.cli.graph",
+        "command",
+        "Print a recipe's graph as text, dot, mermaid or json.",
+    ),
+    "compile": (
+        "shinobi.cli.compile",
+        "command",
+        "Compile a recipe to a cluster workflow; --submit to launch it.",
+    ),
+    "status": (
+        "shinobi.cli.status",
+        "command",
+        "Show the state of a detached launch from its handle.",
+    ),
     "runs": ("shinobi.cli.runs", "command", "List the detached launches of this workspace."),
     "logs": ("shinobi.cli.logs", "command", "Show (or --follow) the logs of a detached launch."),
     "cancel": ("shinobi.cli.cancel", "command", "Cancel every job of a detached launch."),
-    "clean": ("shinobi.cli.clean", "command", "Remove runtime artifacts (launch handles, run folders)."),
+    "clean": (
+        "shinobi.cli.clean",
+        "command",
+        "Remove runtime artifacts (launch handles, run folders).",
+    ),
     "cache": ("shinobi.cli.cache", "group", "List, remove or prune step-cache entries."),
     "report": ("shinobi.cli.report", "command", "Write a self-contained HTML report of a run."),
-    "backends": ("shinobi.cli.backends", "command", "List installed backends and whether each is usable here."),
-    "doctor": ("shinobi.cli.backends", "doctor", "Check this host: backends, offload engines, config."),
-    "config": ("shinobi.cli.config", "group", "Show the effective configuration and where each value came from."),
+    "backends": (
+        "shinobi.cli.backends",
+        "command",
+        "List installed backends and whether each is usable here.",
+    ),
+    "doctor": (
+        "shinobi.cli.backends",
+        "doctor",
+        "Check this host: backends, offload engines, config.",
+    ),
+    "config": (
+        "shinobi.cli.config",
+        "group",
+        "Show the effective configuration and where each value came from.",
+    ),
 }
 
 

@@ -92,7 +92,11 @@ class RecipeCommand(click.Command):
                 option = click.Option(flags, default=None, help=help_text)
             else:
                 option = click.Option(
-                    names, type=ctype, multiple=is_list, default=None, help=help_text,
+                    names,
+                    type=ctype,
+                    multiple=is_list,
+                    default=None,
+                    help=help_text,
                     metavar=name.upper(),
                 )
             option.name = f"{_INPUTS_KEY}:{name}"

@@ -16,13 +16,44 @@ __all__ = ["command"]
 
 @click.command(cls=RecipeCommand, short_help="Run a recipe here, or draw it with --dryrun.")
 @click.argument("target", metavar="FILE.py:NAME")
-@click.option("--backend", "-b", metavar="NAME", help="Backend for steps that name none (native, venv, docker, slurm, ...).")
-@click.option("--max-workers", "-j", type=click.IntRange(min=1), help="Steps run at once in recipes that do not set max_workers themselves.")
-@click.option("--dryrun", "--dry-run", "dryrun", is_flag=True, help="Show every step, its command line and its edges; run nothing.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result (or the dry-run plan) as JSON on stdout.")
-@click.option("--no-cache", is_flag=True, help="Run every step even when an identical result is cached.")
-@click.option("--provenance/--no-provenance", default=None, help="Write a run manifest (default: config provenance.enabled).")
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), help="Where .shinobi/ (run records, logs) goes; default: the current directory.")
+@click.option(
+    "--backend",
+    "-b",
+    metavar="NAME",
+    help="Backend for steps that name none (native, venv, docker, slurm, ...).",
+)
+@click.option(
+    "--max-workers",
+    "-j",
+    type=click.IntRange(min=1),
+    help="Steps run at once in recipes that do not set max_workers themselves.",
+)
+@click.option(
+    "--dryrun",
+    "--dry-run",
+    "dryrun",
+    is_flag=True,
+    help="Show every step, its command line and its edges; run nothing.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the result (or the dry-run plan) as JSON on stdout.",
+)
+@click.option(
+    "--no-cache", is_flag=True, help="Run every step even when an identical result is cached."
+)
+@click.option(
+    "--provenance/--no-provenance",
+    default=None,
+    help="Write a run manifest (default: config provenance.enabled).",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where .shinobi/ (run records, logs) goes; default: the current directory.",
+)
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -49,9 +80,7 @@ def command(
 
     recipe, values = recipe_values(ctx, params)
     recipe = as_recipe(recipe)
-    config = load_config(
-        {"execution.max_workers": max_workers, "provenance.enabled": provenance}
-    )
+    config = load_config({"execution.max_workers": max_workers, "provenance.enabled": provenance})
     inputs = validate_recipe_inputs(recipe, values)
     graph = prepare(recipe, backend, config)
     try:

@@ -104,9 +104,7 @@ def render_dryrun(
                 tag = f"fan-in of {len(node.deps)} · {tag}"
             lines.extend(_box(step.name, tag, _details(step, render_argv), indent))
             if step.children is not None:
-                lines.extend(
-                    render_dryrun(step.children, backend_of, render_argv, indent + "    ")
-                )
+                lines.extend(render_dryrun(step.children, backend_of, render_argv, indent + "    "))
     return lines
 
 

@@ -16,8 +16,13 @@ from shinobi.steps.result import StepResult
 
 __all__ = ["LiveProgress", "PlainProgress", "make_progress"]
 
-_MARK = {"ok": "done", "failed": "FAILED", "skipped": "skipped", "cached": "cached",
-         "cancelled": "cancelled"}
+_MARK = {
+    "ok": "done",
+    "failed": "FAILED",
+    "skipped": "skipped",
+    "cached": "cached",
+    "cancelled": "cancelled",
+}
 
 
 class PlainProgress:
@@ -98,8 +103,10 @@ class LiveProgress(PlainProgress):
     def step_finished(self, result: StepResult) -> None:
         with self.lock:
             self.running.pop(result.name, None)
-            key = "failed" if result.status in ("failed", "cancelled") else (
-                "skipped" if result.status == "skipped" else "done"
+            key = (
+                "failed"
+                if result.status in ("failed", "cancelled")
+                else ("skipped" if result.status == "skipped" else "done")
             )
             self.counts[key] += 1
         super().step_finished(result)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import types
 import typing
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -64,10 +63,10 @@ def _unwrap(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any], bool]
             annotation = args[0]
             metadata = [*metadata, *args[1:]]
         elif origin in (typing.Union, types.UnionType):
-            args = [a for a in typing.get_args(annotation) if a is not type(None)]
-            if len(args) != 1:
+            members = [a for a in typing.get_args(annotation) if a is not type(None)]
+            if len(members) != 1:
                 return annotation, metadata, is_list
-            annotation = args[0]
+            annotation = members[0]
         elif origin in (list, tuple, set, frozenset) and not is_list:
             args = typing.get_args(annotation)
             is_list = True
@@ -76,13 +75,22 @@ def _unwrap(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any], bool]
             return annotation, metadata, is_list
 
 
-@cache
-def fields_of(model: type) -> dict[str, FieldSpec]:
-    """The fields of a pydantic model class, in declaration order."""
+_FIELDS: dict[Any, dict[str, FieldSpec]] = {}
+
+
+def fields_of(model: Any) -> dict[str, FieldSpec]:
+    """The fields of a pydantic model class, in declaration order (memoised)."""
+    found = _FIELDS.get(model)
+    if found is None:
+        found = _FIELDS[model] = _fields_of(model)
+    return found
+
+
+def _fields_of(model: Any) -> dict[str, FieldSpec]:
     from pydantic_core import PydanticUndefined
 
     specs: dict[str, FieldSpec] = {}
-    for name, info in model.model_fields.items():  # type: ignore[attr-defined]
+    for name, info in model.model_fields.items():
         core, metadata, is_list = _unwrap(info.annotation, list(info.metadata))
         kind: Literal["file", "dir", "ms", "any"] | None = None
         for meta in metadata:
@@ -92,7 +100,7 @@ def fields_of(model: type) -> dict[str, FieldSpec]:
             kind = "any"
         default = None if info.default is PydanticUndefined else info.default
         if info.default_factory is not None:
-            default = info.default_factory()  # type: ignore[call-arg]
+            default = info.default_factory()
         specs[name] = FieldSpec(
             name=name,
             path_kind=kind,

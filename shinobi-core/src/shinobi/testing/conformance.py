@@ -137,7 +137,7 @@ class BackendConformance:
         assert target.read_text().strip() == "payload"
 
     def test_arguments_survive_unharmed(self, backend: Backend, workdir: Path) -> None:
-        nasty = "it's a \"test\" $(touch /tmp/shinobi-pwned) `x` ; & | *"
+        nasty = 'it\'s a "test" $(touch /tmp/shinobi-pwned) `x` ; & | *'
         invocation = self.invocation(workdir, "printf '%s\\n' \"$0\"")
         invocation = Invocation(**{**_fields(invocation), "argv": (*invocation.argv, nasty)})
         run = self.run(backend, invocation)
