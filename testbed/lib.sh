@@ -133,22 +133,30 @@ private_apt_setup() {
 pidfile() { echo "$TESTBED_STATE/$ENGINE/$1.pid"; }
 
 # daemon_running NAME: the daemon up.sh started under NAME is still alive.
-# The pid file holds "pid exe-path" so a recycled pid is not mistaken for it.
+# The pid file holds "pid exe-path argv-hash"; the exe path keeps a recycled
+# pid from being mistaken for it.
 daemon_running() {
     local f pid exe
     f=$(pidfile "$1")
     [[ -f $f ]] || return 1
-    read -r pid exe <"$f" || return 1
+    read -r pid exe _ <"$f" || return 1
     [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 1
     [[ $(readlink "/proc/$pid/exe" 2>/dev/null) == "$exe"* ]]
 }
 
 # start_daemon NAME CMD...: start CMD (which must stay in the foreground)
 # detached in its own session, its output in $TESTBED_STATE/ENGINE/NAME.log.
-# Does nothing when it is already running.
+# Does nothing when it is already running with the same command line;
+# restarts it when the command line changed.
 start_daemon() {
     local name=$1; shift
-    daemon_running "$name" && return 0
+    local hash
+    hash=$(printf '%s\0' "$@" | md5sum | cut -c1-32)
+    if daemon_running "$name"; then
+        [[ $(awk '{ print $3 }' "$(pidfile "$name")") == "$hash" ]] && return 0
+        changed "$name's command line changed: restarting it"
+        stop_daemon "$name"
+    fi
     local dir=$TESTBED_STATE/$ENGINE
     mkdir -p "$dir"
     # A non-interactive shell's background job is no process-group leader, so
@@ -161,7 +169,7 @@ start_daemon() {
     sleep 0.2
     kill -0 "$pid" 2>/dev/null || { tail -n 20 "$dir/$name.log" >&2; die "$name exited at once (log: $dir/$name.log)"; }
     exe=$(readlink "/proc/$pid/exe")
-    echo "$pid $exe" >"$(pidfile "$name")"
+    echo "$pid $exe $hash" >"$(pidfile "$name")"
     grep -qxF "$name" "$dir/order" 2>/dev/null || echo "$name" >>"$dir/order"
     changed "started $name (pid $pid, log $dir/$name.log)"
 }
@@ -171,7 +179,7 @@ stop_daemon() {
     local name=$1 f pid exe i
     f=$(pidfile "$name")
     if daemon_running "$name"; then
-        read -r pid exe <"$f"
+        read -r pid exe _ <"$f"
         kill "$pid" 2>/dev/null || true
         for ((i = 0; i < 200; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
         if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid" 2>/dev/null || true; fi

@@ -166,7 +166,7 @@ k8s_start() {
         --container-runtime=docker --pod-infra-container-image="$K8S_PAUSE_IMAGE" \
         --oom-score-adj=0 --cgroup-driver=cgroupfs --cgroups-per-qos=false \
         --enforce-node-allocatable= --fail-swap-on=false --make-iptables-util-chains=false \
-        --hostname-override=localhost --node-ip=127.0.0.1 --address=127.0.0.1 \
+        --hostname-override=localhost --address=127.0.0.1 \
         --read-only-port=0 --image-gc-high-threshold=100 --image-gc-low-threshold=99
 }
 
