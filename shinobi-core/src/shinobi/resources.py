@@ -13,8 +13,9 @@ import os
 import re
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal
 
 __all__ = [
@@ -27,46 +28,50 @@ __all__ = [
     "parse_size",
 ]
 
-_UNITS = {
-    "": 1,
-    "B": 1,
-    "K": 1000,
-    "KB": 1000,
-    "M": 1000**2,
-    "MB": 1000**2,
-    "G": 1000**3,
-    "GB": 1000**3,
-    "T": 1000**4,
-    "TB": 1000**4,
-    "P": 1000**5,
-    "PB": 1000**5,
-    "KIB": 1024,
-    "MIB": 1024**2,
-    "GIB": 1024**3,
-    "TIB": 1024**4,
-    "PIB": 1024**5,
-}
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
+
+def _units() -> dict[str, int]:
+    """Suffix (upper case) -> bytes: ``G``/``GB`` decimal; ``GiB`` (and ``Gi``) binary."""
+    units = {"": 1, "B": 1}
+    for power, letter in enumerate("KMGTP", start=1):
+        units[letter] = units[f"{letter}B"] = 1000**power
+        units[f"{letter}IB"] = units[f"{letter}I"] = 1024**power
+    return units
+
+
+_UNITS = _units()
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]*)\s*$")
+_HINT = "write e.g. '512MiB', '200GB', '1.5TiB' or a whole number of bytes"
 
 
 def parse_size(value: int | float | str) -> int:
-    """Bytes in ``value`` (``"512MiB"``, ``"1.5GB"``, ``4096``); raises ValueError."""
+    """Bytes in ``value`` (``"512MiB"``, ``"1.5GB"``, ``4096``); raises ValueError.
+
+    Fractions are computed exactly (``"0.1GB"`` is 100,000,000 bytes, not one
+    more because of binary floating point) and rounded up to a whole byte.
+    """
     if isinstance(value, bool):
-        raise ValueError(f"not a size: {value!r}")
-    if isinstance(value, int | float):
+        raise ValueError(f"not a size: {value!r} ({_HINT})")
+    if isinstance(value, int):
         if value < 0:
             raise ValueError(f"a size cannot be negative: {value!r}")
-        return math.ceil(value)
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"not a size: {value!r} ({_HINT})")
+        return math.ceil(Fraction(value))
+    if not isinstance(value, str):
+        raise ValueError(f"not a size: {value!r} ({_HINT})")
     match = _SIZE.match(value)
     if not match:
-        raise ValueError(f"not a size: {value!r} (write e.g. '512MiB', '200GB' or '2TiB')")
+        raise ValueError(f"not a size: {value!r} ({_HINT})")
     number, unit = match.groups()
     factor = _UNITS.get(unit.upper())
     if factor is None:
         raise ValueError(
-            f"unknown size unit {unit!r} in {value!r} (use B, KB/KiB, MB/MiB, GB/GiB, TB/TiB)"
+            f"unknown size unit {unit!r} in {value!r} (use B, KB/KiB, MB/MiB, GB/GiB, TB/TiB,"
+            " PB/PiB: SI units are powers of 1000, IEC units powers of 1024)"
         )
-    return math.ceil(float(number) * factor) if "." in number else int(number) * factor
+    return math.ceil(Fraction(number) * factor)
 
 
 def format_size(size: int) -> str:
@@ -78,12 +83,28 @@ def format_size(size: int) -> str:
     return f"{size}B"
 
 
+def _parse_cpus(cpus: object) -> float | Literal["all"] | None:
+    if cpus is None:
+        return None
+    if isinstance(cpus, str) and cpus.strip().lower() == "all":
+        return "all"
+    if (
+        isinstance(cpus, bool)
+        or not isinstance(cpus, int | float)
+        or not math.isfinite(cpus)
+        or cpus <= 0
+    ):
+        raise ValueError(f"Resources(cpus={cpus!r}): cpus must be a positive number or 'all'")
+    return float(cpus)
+
+
 @dataclass(frozen=True, slots=True, init=False)
 class Resources:
     """A step's declared footprint: ``Resources(cpus=16, memory="200GiB")``.
 
-    ``cpus="all"`` means "whatever this machine has", resolved when the step is
-    admitted. Anything left as None is undeclared, and undeclared is free.
+    ``cpus="all"`` means "whatever this run may use", resolved against the
+    budget when the step is admitted. Anything left as None is undeclared, and
+    undeclared is free.
     """
 
     cpus: float | Literal["all"] | None
@@ -94,12 +115,12 @@ class Resources:
         cpus: float | int | Literal["all"] | None = None,
         memory: int | float | str | None = None,
     ) -> None:
-        if cpus is not None and cpus != "all":
-            if isinstance(cpus, bool) or not isinstance(cpus, int | float) or cpus <= 0:
-                raise ValueError(f"cpus must be a positive number or 'all', not {cpus!r}")
-            cpus = float(cpus)
-        object.__setattr__(self, "cpus", cpus)
-        object.__setattr__(self, "memory", None if memory is None else parse_size(memory))
+        object.__setattr__(self, "cpus", _parse_cpus(cpus))
+        try:
+            size = None if memory is None else parse_size(memory)
+        except ValueError as exc:
+            raise ValueError(f"Resources(memory={memory!r}): {exc}") from None
+        object.__setattr__(self, "memory", size)
 
     @property
     def declared(self) -> bool:
@@ -121,27 +142,47 @@ class Resources:
 # -- the run's budget ---------------------------------------------------------
 
 
-def _own_cgroup_dirs() -> list[str]:
-    """Directories of this process's cgroups, v2 unified and v1 per controller."""
-    dirs: list[str] = []
+_CGROUP_ROOT = "/sys/fs/cgroup"
+
+
+def _ancestors(root: str, path: str) -> Iterator[str]:
+    """``root + path`` and every directory above it up to ``root``.
+
+    Limits are hierarchical (a parent's limit binds its children), and inside
+    a container without a cgroup namespace the path names the host's view, so
+    only the root exists there and it is the container's own cgroup.
+    """
+    parts = [p for p in path.split("/") if p]
+    for depth in range(len(parts), -1, -1):
+        yield "/".join([root, *parts[:depth]])
+
+
+def _cgroup_dirs(
+    controller: str, proc_cgroup: str = "/proc/self/cgroup", root: str = _CGROUP_ROOT
+) -> list[str]:
+    """Directories that may hold limits of ``controller`` ("cpu" or "memory") for us.
+
+    Both hierarchies are read: cgroup v2 (``0::/path``, mounted at the root or,
+    on a hybrid host, at ``unified``) and v1 (``N:cpu,cpuacct:/path``).
+    """
     try:
-        with open("/proc/self/cgroup") as fh:
+        with open(proc_cgroup) as fh:
             lines = fh.read().splitlines()
     except OSError:
-        return dirs
+        return []
+    dirs: list[str] = []
     for line in lines:
         parts = line.split(":", 2)
         if len(parts) != 3:
             continue
         _, controllers, path = parts
         if controllers == "":
-            for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
-                dirs.append(root + path)
-        else:
-            for controller in controllers.split(","):
-                dirs.append(f"/sys/fs/cgroup/{controller}{path}")
-                dirs.append(f"/sys/fs/cgroup/{controller}")
-    return dirs
+            for mount in (root, f"{root}/unified"):
+                dirs.extend(_ancestors(mount, path))
+        elif controller in controllers.split(","):
+            for mount in (f"{root}/{controller}", f"{root}/{controllers}"):
+                dirs.extend(_ancestors(mount, path))
+    return list(dict.fromkeys(dirs))
 
 
 def _read(path: str) -> str | None:
@@ -152,50 +193,81 @@ def _read(path: str) -> str | None:
         return None
 
 
-def detect_cpus() -> float:
-    """CPUs this process may really use: affinity, then any cgroup CPU quota."""
+def _quota(directory: str) -> float | None:
+    """The CPU quota set on one cgroup directory, in CPUs (None: unlimited)."""
+    v2 = _read(f"{directory}/cpu.max")
+    if v2:
+        limit, _, period = v2.partition(" ")
+        if limit != "max" and period.isdigit() and int(period) > 0:
+            return int(limit) / int(period)
+    quota = _read(f"{directory}/cpu.cfs_quota_us")
+    period_v1 = _read(f"{directory}/cpu.cfs_period_us")
+    # v1 writes -1 for "no quota", which isdigit() rejects.
+    if quota and period_v1 and quota.isdigit() and period_v1.isdigit() and int(period_v1):
+        return int(quota) / int(period_v1)
+    return None
+
+
+def detect_cpus(proc_cgroup: str = "/proc/self/cgroup", root: str = _CGROUP_ROOT) -> float:
+    """CPUs this process may really use: its affinity (which a cpuset narrows),
+    then the tightest CPU quota of its cgroups and their ancestors."""
     try:
         count = float(len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         count = float(os.cpu_count() or 1)
-    for directory in _own_cgroup_dirs():
-        quota = _read(f"{directory}/cpu.max")
-        if quota:
-            limit, _, period = quota.partition(" ")
-            if limit != "max" and period:
-                count = min(count, int(limit) / int(period))
-        v1 = _read(f"{directory}/cpu.cfs_quota_us")
-        period_v1 = _read(f"{directory}/cpu.cfs_period_us")
-        if v1 and period_v1 and int(v1) > 0:
-            count = min(count, int(v1) / int(period_v1))
-    return max(count, 1.0)
+    for directory in _cgroup_dirs("cpu", proc_cgroup, root):
+        quota = _quota(directory)
+        if quota is not None and quota > 0:
+            count = min(count, quota)
+    return count
 
 
-def detect_memory() -> int:
-    """Bytes this process may really use: RAM, then any cgroup memory limit."""
+#: cgroup v1 reports "no limit" as a huge page-aligned number, not "max".
+_UNLIMITED = 1 << 60
+
+
+def detect_memory(
+    proc_cgroup: str = "/proc/self/cgroup",
+    root: str = _CGROUP_ROOT,
+    meminfo: str = "/proc/meminfo",
+) -> int:
+    """Bytes this process may really use: RAM, then the tightest memory limit of
+    its cgroups and their ancestors."""
     total = 0
-    meminfo = _read("/proc/meminfo") or ""
-    for line in meminfo.splitlines():
+    for line in (_read(meminfo) or "").splitlines():
         if line.startswith("MemTotal:"):
             total = int(line.split()[1]) * 1024
-    for directory in _own_cgroup_dirs():
+    for directory in _cgroup_dirs("memory", proc_cgroup, root):
         for name in ("memory.max", "memory.limit_in_bytes"):
             value = _read(f"{directory}/{name}")
-            if value and value.isdigit() and int(value) < (1 << 60):
+            if value and value.isdigit() and 0 < int(value) < _UNLIMITED:
                 total = min(total, int(value)) if total else int(value)
     return total
 
 
 class Ticket:
-    """A step waiting for, or holding, its share of the budget."""
+    """A step waiting for, or holding, its share of the budget.
 
-    __slots__ = ("cpus", "granted", "memory", "name", "oversized", "wake")
+    ``cpus`` is what the step is charged; for ``cpus="all"`` it is filled in
+    when the budget admits the step, from the budget's size at that moment.
+    """
 
-    def __init__(self, name: str, cpus: float, memory: int, wake: Callable[[], None]) -> None:
+    __slots__ = ("all_cpus", "cpus", "granted", "memory", "name", "oversized", "wake")
+
+    def __init__(
+        self,
+        name: str,
+        cpus: float,
+        memory: int,
+        wake: Callable[[], None],
+        *,
+        all_cpus: bool = False,
+    ) -> None:
         self.name = name
         self.cpus = cpus
         self.memory = memory
         self.wake = wake
+        self.all_cpus = all_cpus
         self.granted = False
         self.oversized = False
 
@@ -204,23 +276,28 @@ class Budget:
     """The CPUs and memory one run may use, shared by every recipe of the run.
 
     Waiters are served first come, first served: a large step at the head of
-    the queue is never overtaken by smaller ones behind it. A step larger than
-    the whole budget is admitted when it reaches the head (waiting could never
-    make it fit) and holds everything else back until it finishes.
+    the queue is never overtaken by smaller ones behind it, whichever recipe
+    of the run they belong to. A step larger than the whole budget could never
+    fit by waiting, so it is admitted as soon as it is at the head and nothing
+    else holds a share; it then runs alone, holding every other declared step
+    back until it finishes.
     """
 
     def __init__(self, cpus: float, memory: int) -> None:
+        if cpus <= 0 or memory <= 0:
+            raise ValueError(f"a budget needs positive cpus and memory, not {cpus}, {memory}")
         self.cpus = float(cpus)
         self.memory = int(memory)
         self.free_cpus = self.cpus
         self.free_memory = self.memory
         self._queue: deque[Ticket] = deque()
+        self._held = 0
+        self._exclusive = False
         self._lock = threading.Lock()
 
     @classmethod
-    def for_this_process(
-        cls, cpus: float | None = None, memory: int | str | None = None
-    ) -> Budget:
+    def for_this_process(cls, cpus: float | None = None, memory: int | str | None = None) -> Budget:
+        """The budget of a run here: configured sizes, else what this process may use."""
         return cls(
             cpus if cpus is not None else detect_cpus(),
             parse_size(memory) if memory is not None else detect_memory(),
@@ -229,28 +306,37 @@ class Budget:
     def request(
         self, name: str, resources: Resources | None, wake: Callable[[], None]
     ) -> Ticket | None:
-        """Join the queue; None when nothing is declared (undeclared is free)."""
+        """Join the queue; None when nothing is declared (undeclared is free).
+
+        ``wake`` is called (under the budget's lock, so it must only signal)
+        when the ticket is granted; a ticket granted at once is returned granted.
+        """
         if resources is None or not resources.declared:
             return None
-        cpus = 0.0 if resources.cpus is None else (
-            self.cpus if resources.cpus == "all" else float(resources.cpus)
-        )
-        ticket = Ticket(name, cpus, resources.memory or 0, wake)
-        ticket.oversized = cpus > self.cpus or ticket.memory > self.memory
+        all_cpus = resources.cpus == "all"
+        cpus = 0.0 if resources.cpus is None or resources.cpus == "all" else resources.cpus
+        ticket = Ticket(name, cpus, resources.memory or 0, wake, all_cpus=all_cpus)
+        ticket.oversized = cpus > self.cpus + 1e-9 or ticket.memory > self.memory
         with self._lock:
             self._queue.append(ticket)
             self._grant_locked()
         return ticket
 
     def _grant_locked(self) -> None:
-        while self._queue:
+        while self._queue and not self._exclusive:
             head = self._queue[0]
-            fits = head.cpus <= self.free_cpus + 1e-9 and head.memory <= self.free_memory
-            if not fits and not head.oversized:
+            if head.all_cpus:
+                head.cpus = self.cpus  # "all" is resolved against the pool when admitted
+            if head.oversized:
+                if self._held:
+                    return
+                self._exclusive = True
+            elif head.cpus > self.free_cpus + 1e-9 or head.memory > self.free_memory:
                 return
             self._queue.popleft()
             self.free_cpus -= head.cpus
             self.free_memory -= head.memory
+            self._held += 1
             head.granted = True
             head.wake()
 
@@ -263,9 +349,18 @@ class Budget:
                 ticket.granted = False
                 self.free_cpus += ticket.cpus
                 self.free_memory += ticket.memory
+                self._held -= 1
+                if ticket.oversized:
+                    self._exclusive = False
             elif ticket in self._queue:
                 self._queue.remove(ticket)
             self._grant_locked()
+
+    @property
+    def waiting(self) -> int:
+        """How many declared steps are queued for a share."""
+        with self._lock:
+            return len(self._queue)
 
     def describe(self) -> str:
         return f"cpus={self.cpus:g} mem={format_size(self.memory)}"
