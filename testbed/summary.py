@@ -76,7 +76,9 @@ def cmd_set(engine: str, pairs: list[str]) -> None:
         # same, so a run that changes nothing leaves the file as it was.
         old = dict(data["engines"].get(engine, {}))
         since = old.pop("up_since", None)
-        entry["up_since"] = since if old == entry and since else time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        entry["up_since"] = (
+            since if old == entry and since else time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        )
         data["engines"][engine] = entry
 
     _locked_update(change)
