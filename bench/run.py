@@ -1,0 +1,158 @@
+"""The benchmark suite: ``python bench/run.py`` measures shinobi's speed targets here.
+
+It runs every measurement several times, reports medians in a table with each
+target's pass/miss, and writes ``bench/results.json`` (machine, python,
+commit, every figure with its samples, every target). Run it with the
+interpreter of the environment shinobi-core is installed in: the CLI figures
+use the ``ninja`` console script next to that interpreter. See
+docs/performance.md for what each figure means.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+if str(BENCH) not in sys.path:
+    sys.path.insert(0, str(BENCH))
+
+from cached import measure_cached_rerun  # noqa: E402
+from figures import Report  # noqa: E402
+from planning import measure_build_graph, measure_compile, measure_dryrun  # noqa: E402
+from report import print_table, write_results  # noqa: E402
+from runs import measure_runs  # noqa: E402
+from startup import count_heavy_imports, measure_startup  # noqa: E402
+from status import measure_status_calls  # noqa: E402
+from targets import targets  # noqa: E402
+from timing import CommandFailed, bench_env  # noqa: E402
+
+RUN_SIZES = (100, 1000)
+PLAN_SIZES = (10_000, 100_000)
+CACHED_STEPS = 1000
+SECTIONS = ("startup", "runs", "dryrun", "graph", "compile", "cache", "status")
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python bench/run.py", description=__doc__.splitlines()[0] if __doc__ else None
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=SECTIONS,
+        metavar="SECTION",
+        help=f"measure only this section (repeatable): {', '.join(SECTIONS)}",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="one repetition of everything, for checking the suite itself; writes no results",
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=BENCH / "results.json",
+        help="where to write the results (default: bench/results.json)",
+    )
+    parser.add_argument("--no-write", action="store_true", help="print the table only")
+    return parser.parse_args(argv)
+
+
+def _reps(quick: bool) -> dict[str, int]:
+    """Repetitions per measurement: more where a sample is cheap and noisy."""
+    if quick:
+        return {
+            "startup": 2,
+            "runs_small": 1,
+            "runs_large": 1,
+            "plan_small": 1,
+            "plan_large": 1,
+            "cache": 1,
+        }
+    return {
+        "startup": 15,
+        "runs_small": 7,
+        "runs_large": 5,
+        "plan_small": 5,
+        "plan_large": 3,
+        "cache": 7,
+    }
+
+
+def _isolate_this_process() -> None:
+    """The in-process figures read configuration from os.environ: clean it the same way."""
+    clean = bench_env()
+    for key in list(os.environ):
+        if key not in clean:
+            del os.environ[key]
+    os.environ.update(clean)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    bindir = Path(sys.executable).parent
+    if not (bindir / "ninja").exists():
+        print(
+            f"bench: no ninja console script next to {sys.executable}; run the suite with the"
+            " interpreter of the environment shinobi-core is installed in"
+            " (e.g. .venv/bin/python bench/run.py)",
+            file=sys.stderr,
+        )
+        return 2
+    _isolate_this_process()
+    reps = _reps(args.quick)
+    wanted = set(args.only or SECTIONS)
+    report = Report()
+    started_load = [round(x, 2) for x in os.getloadavg()]
+    workdir = Path(tempfile.mkdtemp(prefix="shinobi-bench-"))
+    large = (1_000, 10_000) if args.quick else PLAN_SIZES
+
+    def runs(steps: int, workers: int) -> Callable[[], None]:
+        count = reps["runs_small" if steps == RUN_SIZES[0] else "runs_large"]
+        return lambda: measure_runs(report, bindir, steps, workers, count, workdir)
+
+    plan: list[tuple[str, Callable[[], None]]] = [
+        ("startup", lambda: measure_startup(report, bindir, reps["startup"], workdir)),
+        ("startup", lambda: count_heavy_imports(report, bindir, workdir)),
+        *[("runs", runs(steps, workers)) for steps in RUN_SIZES for workers in (1, 2)],
+        ("dryrun", lambda: measure_dryrun(report, bindir, large, reps["plan_large"], workdir)),
+        ("graph", lambda: measure_build_graph(report, large, reps["plan_small"])),
+        ("compile", lambda: measure_compile(report, bindir, large, reps["plan_large"], workdir)),
+        (
+            "cache",
+            lambda: measure_cached_rerun(report, bindir, CACHED_STEPS, reps["cache"], workdir),
+        ),
+        ("status", lambda: measure_status_calls(report, bindir, workdir)),
+    ]
+    begun = time.monotonic()
+    try:
+        for section, measure in plan:
+            if section in wanted:
+                print(f"bench: measuring {section} ...", file=sys.stderr, flush=True)
+                measure()
+    except CommandFailed as exc:
+        print(f"bench: a measured command failed, so no figure is reported: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    every = targets(RUN_SIZES[1], *large, CACHED_STEPS)
+    found = [t for t in every if t.figure in report.figures]
+    print_table(report, found)
+    print(f"(measured in {time.monotonic() - begun:.0f} s)")
+    if not (args.quick or args.no_write):
+        settings = {"repetitions": reps, "sections": sorted(wanted), "statistic": "median"}
+        write_results(args.output, report, found, BENCH.parent, settings, started_load)
+        print(f"results written to {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

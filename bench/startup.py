@@ -1,0 +1,95 @@
+"""Start-up: ``ninja --help`` and ``import shinobi``, each in a fresh interpreter.
+
+These are paid every time someone types ``ninja``, so they are measured the
+way a user meets them: the installed console script, a new process per
+repetition, wall time from spawn to exit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from figures import Figure, Report
+from timing import Samples, bench_env, repeat, run_timed
+
+__all__ = ["measure_startup"]
+
+_IMPORT_ONLY = (
+    "import time; t = time.perf_counter(); import shinobi; print(time.perf_counter() - t)"
+)
+
+
+def _import_seconds(python: str, workdir: Path) -> float:
+    """The time the import statement alone takes inside a fresh interpreter."""
+    out = workdir / "import.txt"
+    run_timed([python, "-c", _IMPORT_ONLY], cwd=workdir, env=bench_env(), stdout=out)
+    return float(out.read_text().strip())
+
+
+def measure_startup(report: Report, bindir: Path, reps: int, workdir: Path) -> None:
+    ninja = str(bindir / "ninja")
+    python = str(bindir / "python")
+    env = bench_env()
+
+    def figure(key: str, label: str, samples: Samples) -> None:
+        report.add(
+            Figure(key, label, "ms", samples.median * 1000, [s * 1000 for s in samples.seconds])
+        )
+
+    figure(
+        "startup.help",
+        "ninja --help (wall)",
+        repeat(reps, lambda: run_timed([ninja, "--help"], cwd=workdir, env=env)),
+    )
+    figure(
+        "startup.python",
+        "python -c pass (wall, for reference)",
+        repeat(reps, lambda: run_timed([python, "-c", "pass"], cwd=workdir, env=env)),
+    )
+    figure(
+        "startup.import",
+        "python -c 'import shinobi' (wall)",
+        repeat(reps, lambda: run_timed([python, "-c", "import shinobi"], cwd=workdir, env=env)),
+    )
+    figure(
+        "startup.import_only",
+        "import shinobi (the statement alone)",
+        repeat(reps, lambda: _import_seconds(python, workdir)),
+    )
+
+
+#: Modules ``ninja --help`` must not load: validation models, plugin discovery, plugins
+#: (every plugin distribution's import package starts with ``shinobi_``).
+HEAVY = ("pydantic", "pydantic_core", "stevedore")
+
+_HELP_IMPORTS = """
+import contextlib, io, sys
+from shinobi.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()):
+    try:
+        main(["--help"])
+    except SystemExit:
+        pass
+heavy = sorted(
+    m for m in sys.modules if m.split(".")[0] in HEAVY or m.startswith("shinobi_")
+)
+print("\\n".join(heavy))
+"""
+
+
+def count_heavy_imports(report: Report, bindir: Path, workdir: Path) -> None:
+    """How many validation or plugin modules ``ninja --help`` imports (should be none)."""
+    out = workdir / "help-imports.txt"
+    code = f"HEAVY = {HEAVY!r}\n{_HELP_IMPORTS}"
+    run_timed([str(bindir / "python"), "-c", code], cwd=workdir, env=bench_env(), stdout=out)
+    heavy = [line for line in out.read_text().splitlines() if line]
+    roots = sorted({m.split(".")[0] for m in heavy})
+    report.add(
+        Figure(
+            "startup.help_heavy_modules",
+            "pydantic/plugin modules imported by --help",
+            "modules",
+            float(len(heavy)),
+            note=f"loaded: {', '.join(roots)}" if roots else "",
+        )
+    )
