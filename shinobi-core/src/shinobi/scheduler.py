@@ -16,7 +16,7 @@ import queue
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -73,11 +73,12 @@ class _Unit:
     requested: bool = False
 
 
-def _gather(name: str, slices: list[StepResult]) -> StepResult:
-    outputs: dict[str, list[Any]] = {}
+def _gather(name: str, slices: list[StepResult], fields: Iterable[str] = ()) -> StepResult:
+    """A scattered step's result: every output a list, one element per slice, in order."""
+    keys = dict.fromkeys(fields)
     for part in slices:
-        for key, value in part.outputs.items():
-            outputs.setdefault(key, []).append(value)
+        keys.update(dict.fromkeys(part.outputs))
+    outputs = {key: [part.outputs.get(key) for part in slices] for key in keys}
     failed = next((s for s in slices if not s.ok), None)
     starts = [s.started for s in slices if s.started is not None]
     ends = [s.finished for s in slices if s.finished is not None]
@@ -97,6 +98,10 @@ def _gather(name: str, slices: list[StepResult]) -> StepResult:
     )
 
 
+def _declares(node: Node) -> bool:
+    return node.resources is not None and node.resources.declared
+
+
 class _Wavefront:
     def __init__(self, graph: Graph, inputs: dict[str, Any], session: Session, prefix: str) -> None:
         self.graph = graph
@@ -108,6 +113,8 @@ class _Wavefront:
         self.results: list[StepResult | None] = [None] * len(self.nodes)
         self.pending_deps = [len(n.deps) for n in self.nodes]
         self.slices: dict[int, list[StepResult | None]] = {}
+        self.inflight: dict[int, int] = {}
+        self.waiting: _Unit | None = None
         self.ready: list[tuple[int, int, _Unit]] = []
         self.finished: deque[tuple[_Unit, StepResult]] = deque()
         self.wakeup = threading.Event()
@@ -139,7 +146,7 @@ class _Wavefront:
                 ]
                 self.slices[index] = [None] * len(checked)
                 if not checked:
-                    self.complete(index, _gather(name, []))
+                    self.complete(index, _gather(name, [], self.output_fields(node)))
                 for k, part in enumerate(checked):
                     self.push(_Unit(index, k, f"{name}[{k}]", part))
                 return
@@ -165,6 +172,10 @@ class _Wavefront:
             details={"reason": f"loop {node.loop!r} converged before iteration {node.iteration}"},
         )
 
+    @staticmethod
+    def output_fields(node: Node) -> list[str]:
+        return list(getattr(node.step.outputs_model, "model_fields", {}))
+
     def push(self, unit: _Unit) -> None:
         heapq.heappush(self.ready, (unit.node, -1 if unit.slice is None else unit.slice, unit))
 
@@ -173,23 +184,14 @@ class _Wavefront:
         from shinobi.dispatch import run_node
 
         while self.ready and self.running < self.max_workers and not self.stopping:
-            unit = self.ready[0][2]
-            node = self.nodes[unit.node]
-            if not unit.requested:
-                unit.requested = True
-                unit.ticket = self.session.budget.request(
-                    unit.name, node.resources, self.wakeup.set
-                )
-                if unit.ticket is not None and unit.ticket.oversized and node.resources:
-                    self.session.warn(
-                        f"step {unit.name!r} declares {node.resources.describe()}, more than"
-                        f" this run's whole budget ({self.session.budget.describe()}); it"
-                        " runs alone"
-                    )
-            if unit.ticket is not None and not unit.ticket.granted:
+            unit = self.next_unit()
+            if unit is None:
                 return  # admission blocks in declaration order
-            heapq.heappop(self.ready)
+            node = self.nodes[unit.node]
+            self.take(unit)
             self.running += 1
+            if unit.slice is not None:
+                self.inflight[unit.node] = self.inflight.get(unit.node, 0) + 1
             if self.workers is None:
                 self.workers = _Workers(self.max_workers)
 
@@ -213,6 +215,43 @@ class _Wavefront:
                 self.wakeup.set()
 
             self.workers.submit(job)
+
+    def next_unit(self) -> _Unit | None:
+        """The unit to start next, or None while the budget holds the head back.
+
+        A unit already queued at the budget keeps its turn even when a unit
+        declared earlier became ready meanwhile: serving the newcomer first
+        would leave the earlier grant held by a unit that never launches.
+        Undeclared units take no share, so the queue does not hold them back.
+        """
+        unit = self.waiting or self.ready[0][2]
+        if not unit.requested:
+            self.request(unit)
+        if unit.ticket is None or unit.ticket.granted:
+            if unit is self.waiting:
+                self.waiting = None
+            return unit
+        self.waiting = unit
+        free = [e for e in self.ready if e[2] is not unit and not _declares(self.nodes[e[0]])]
+        return min(free)[2] if free else None
+
+    def request(self, unit: _Unit) -> None:
+        node = self.nodes[unit.node]
+        unit.requested = True
+        unit.ticket = self.session.budget.request(unit.name, node.resources, self.wakeup.set)
+        if unit.ticket is not None and unit.ticket.oversized and node.resources:
+            self.session.warn(
+                f"step {unit.name!r} declares {node.resources.describe()}, more than"
+                f" this run's whole budget ({self.session.budget.describe()}); it runs alone"
+            )
+
+    def take(self, unit: _Unit) -> None:
+        """Remove ``unit`` from the ready heap (usually its head)."""
+        if self.ready[0][2] is unit:
+            heapq.heappop(self.ready)
+            return
+        self.ready = [entry for entry in self.ready if entry[2] is not unit]
+        heapq.heapify(self.ready)
 
     @property
     def stopping(self) -> bool:
@@ -239,12 +278,19 @@ class _Wavefront:
                 continue
             parts = self.slices[unit.node]
             parts[unit.slice] = result
+            self.inflight[unit.node] -= 1
             self.session.emit_finished(result)
             if not result.ok:
                 self.failed = True
-            if all(p is not None for p in parts):
-                gathered = _gather(f"{self.prefix}{self.nodes[unit.node].name}", parts)  # type: ignore[arg-type]
-                self.complete(unit.node, gathered)
+            node = self.nodes[unit.node]
+            done = [p for p in parts if p is not None]
+            # After a failed slice the rest never start: the step is complete (and
+            # failed) once its running slices are back.
+            if len(done) == len(parts) or (
+                self.inflight[unit.node] == 0 and any(not p.ok for p in done)
+            ):
+                name = f"{self.prefix}{node.name}"
+                self.complete(unit.node, _gather(name, done, self.output_fields(node)))
 
     def check_interrupt(self) -> None:
         session = self.session
@@ -270,6 +316,10 @@ class _Wavefront:
             self.wakeup.clear()
             self.drain()
             self.check_interrupt()
+            if self.stopping and self.waiting is not None:
+                # Nothing new starts: give the queued turn to sibling recipes now.
+                self.session.budget.release(self.waiting.ticket)
+                self.waiting = None
             if self.running == 0 and (self.stopping or not self.ready):
                 return
             if self.session.undying and deadline is None:
