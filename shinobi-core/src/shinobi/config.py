@@ -116,7 +116,8 @@ class AppConfig(_Section):
     def backend_settings(self, name: str) -> dict[str, Any]:
         """The global backend keys with the ``[backend.NAME]`` table over them."""
         data = self.backend.model_dump()
-        table = data.pop(name, None)
+        # Only a table is the backend's own: `backend.venv` (a path) is a global key.
+        table = data.pop(name) if isinstance(data.get(name), dict) else None
         merged = {k: v for k, v in data.items() if not isinstance(v, dict)}
         merged["enforce_resources"] = self.execution.enforce_resources
         merged["pin_image"] = self.provenance.enabled
