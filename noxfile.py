@@ -130,7 +130,7 @@ def _bring_up(session: nox.Session, engines: list[str]) -> list[str]:
 
 
 def _describe_engine(name: str, facts: dict) -> str:
-    keys = ("images", "partition", "kubeconfig", "user", "port", "version")
+    keys = ("images", "version", "cluster", "partition", "kubeconfig", "user", "host", "port")
     shown = {k: facts[k] for k in keys if k in facts}
     return f"{name} {json.dumps(shown, sort_keys=True)}" if shown else name
 
@@ -141,16 +141,20 @@ _TOTALS = {"passed": 0, "failed": 0, "skipped": 0}
 _RAN_TESTS: list[str] = []
 
 
-def _count(junit: Path) -> None:
+def _count(junit: Path) -> int:
+    """Add a junit report's counts to the totals; return how many tests it has."""
     if not junit.is_file():
-        return
+        return 0
     root = ET.parse(junit).getroot()
+    total = 0
     for suite in root.iter("testsuite"):
         tests, skipped = int(suite.get("tests", 0)), int(suite.get("skipped", 0))
         failed = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
         _TOTALS["passed"] += tests - skipped - failed
         _TOTALS["failed"] += failed
         _TOTALS["skipped"] += skipped
+        total += tests
+    return total
 
 
 @atexit.register
@@ -191,7 +195,8 @@ def _run_suite(session: nox.Session, dist: str, engines: list[str]) -> None:
         with session.chdir(ROOT / dist):
             session.run("pytest", "tests", f"--junitxml={junit}", *session.posargs, env=env)
     finally:
-        _count(junit)
+        if _count(junit) == 0:
+            session.warn(f"{dist}: pytest collected no tests in {tests}")
         facts = _testbed_engines()
         used = [_describe_engine(e, facts.get(e, {})) for e in up]
         session.log(f"{dist}: live engines used: {'; '.join(used) if used else 'none'}")
