@@ -3,7 +3,9 @@
 Every step runs in its own session (``start_new_session``) so a Ctrl-C reaches
 ninja alone; ninja then stops the step deliberately. Processes are found by
 session id in /proc rather than by process group, because shells and tools move
-grandchildren into groups of their own but rarely into new sessions.
+grandchildren into groups of their own but rarely into new sessions; a process
+that leaves the session with ``setsid()`` is still found by the teardown tag in
+its environment (see :mod:`shinobi.teardown`).
 
 The step's stdout and stderr go straight to its log files (no pipes, no reader
 threads): this keeps per-step overhead near the cost of a fork/exec and means a
@@ -16,10 +18,10 @@ import contextlib
 import os
 import signal
 import subprocess
-import tempfile
-import time
+import threading
 from collections.abc import Callable, Mapping, Sequence
 
+from shinobi import teardown
 from shinobi.backends.base import BackendRun, RunControl
 
 __all__ = [
@@ -36,54 +38,21 @@ MAX_CAPTURE = 16 * 1024 * 1024
 
 def session_members(sid: int) -> list[int]:
     """Live (non-zombie) pids whose session id is ``sid``."""
-    found: list[int] = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        rest = stat[stat.rfind(b")") + 2 :].split()
-        # rest: state ppid pgrp session ...
-        if len(rest) > 3 and int(rest[3]) == sid and rest[0] != b"Z":
-            found.append(int(entry))
-    return found
+    return teardown.process_table().members(sid, None)
 
 
-def _signal_all(pids: Sequence[int], sig: int) -> None:
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, sig)
+def terminate_session(
+    sid: int, grace: float, kill_wait: float | None = None, tag: str | None = None
+) -> tuple[int, ...]:
+    """SIGTERM every process of session ``sid`` (and every one carrying ``tag``),
+    wait ``grace``, then SIGKILL.
 
-
-def _wait_gone(sid: int, timeout: float) -> list[int]:
-    deadline = time.monotonic() + timeout
-    delay = 0.005
-    while True:
-        left = session_members(sid)
-        if not left or time.monotonic() >= deadline:
-            return left
-        time.sleep(delay)
-        delay = min(delay * 2, 0.1)
-
-
-def terminate_session(sid: int, grace: float, kill_wait: float = 5.0) -> tuple[int, ...]:
-    """SIGTERM every process of session ``sid``, wait ``grace``, then SIGKILL.
-
-    Returns only when the session is empty, or with the pids that survived
-    SIGKILL for ``kill_wait`` seconds (a process in uninterruptible I/O).
+    Returns only when they are all gone, or with the pids that survived
+    SIGKILL for ``kill_wait`` seconds (a process in uninterruptible I/O; the
+    default is :data:`shinobi.teardown.KILL_WAIT`).
     """
-    members = session_members(sid)
-    if not members:
-        return ()
-    _signal_all(members, signal.SIGTERM)
-    left = _wait_gone(sid, grace)
-    if not left:
-        return ()
-    _signal_all(left, signal.SIGKILL)
-    return tuple(_wait_gone(sid, kill_wait))
+    table = teardown.process_table()
+    return teardown.terminate(lambda: table.members(sid, tag), grace, kill_wait, table)
 
 
 def read_log(path: str) -> str:
@@ -115,19 +84,24 @@ def run_process(
     runs first on cancellation, for payloads that are not our descendants
     (``docker rm -f`` of a container owned by containerd-shim).
     """
-    temp_dir = None
+    workspace = None
     if stdout_path is None or stderr_path is None:
-        temp_dir = tempfile.mkdtemp(prefix="shinobi-step-")
-        stdout_path = stdout_path or os.path.join(temp_dir, "stdout")
-        stderr_path = stderr_path or os.path.join(temp_dir, "stderr")
+        workspace = teardown.StepWorkspace()
+        stdout_path = stdout_path or os.path.join(workspace.path, "stdout")
+        stderr_path = stderr_path or os.path.join(workspace.path, "stderr")
     if control.cancelled.is_set():
+        if workspace is not None:
+            workspace.close()
         return BackendRun(returncode=-signal.SIGTERM, signal=signal.SIGTERM, cancelled=True)
+    tag = teardown.new_tag()
+    child_env = dict(os.environ if env is None else env)
+    child_env[teardown.TAG_VARIABLE] = tag
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
         try:
             proc = subprocess.Popen(
                 list(argv),
                 cwd=cwd,
-                env=dict(env) if env is not None else None,
+                env=child_env,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
@@ -135,12 +109,16 @@ def run_process(
                 close_fds=True,
             )
         except FileNotFoundError:
+            if workspace is not None:
+                workspace.close()
             return BackendRun(
                 returncode=127,
                 stderr=f"command not found: {argv[0]!r} (is it installed and on PATH?)\n",
                 reason=f"command not found: {argv[0]}",
             )
         except PermissionError:
+            if workspace is not None:
+                workspace.close()
             return BackendRun(
                 returncode=126,
                 stderr=f"permission denied running {argv[0]!r} (is it executable?)\n",
@@ -148,20 +126,38 @@ def run_process(
             )
 
     survivors: tuple[int, ...] = ()
+    # The stopper runs on the coordinating thread; this thread must not read
+    # logs or remove the workspace until it has finished, or a tool that
+    # outlived its leader would keep writing into files that are gone.
+    state = threading.Lock()
+    returned = False
+    stopping = threading.Event()
+    stopped = threading.Event()
 
     def stop() -> tuple[int, ...]:
         nonlocal survivors
-        if before_kill is not None:
-            with contextlib.suppress(Exception):
-                before_kill()
-        survivors = terminate_session(proc.pid, control.grace)
+        with state:
+            if returned:
+                return ()
+            stopping.set()
+        try:
+            if before_kill is not None:
+                with contextlib.suppress(Exception):
+                    before_kill()
+            survivors = terminate_session(proc.pid, control.grace, tag=tag)
+        finally:
+            stopped.set()
         return survivors
 
     unregister = control.on_cancel(stop)
     try:
         returncode = proc.wait()
     finally:
+        with state:
+            returned = True
         unregister()
+        if stopping.is_set():
+            stopped.wait()
     run = BackendRun(
         returncode=returncode,
         stdout=read_log(stdout_path),
@@ -170,10 +166,6 @@ def run_process(
         cancelled=control.cancelled.is_set(),
         undying=survivors,
     )
-    if temp_dir is not None:
-        for path in (stdout_path, stderr_path):
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-        with contextlib.suppress(OSError):
-            os.rmdir(temp_dir)
+    if workspace is not None:
+        workspace.close(survivors)
     return run

@@ -1,0 +1,240 @@
+"""Stopping a step for good: every process it started, confirmed gone.
+
+A step's processes are found two ways, because each misses what the other
+sees. Its session id covers grandchildren that moved into process groups of
+their own (shells and tools do that often). A tag in the environment
+(:data:`TAG_VARIABLE`) covers a process that called ``setsid()`` and so left
+the session, daemon-style, since the environment is inherited across both
+fork and exec. Only a process that also wipes its environment escapes both.
+
+Teardown is SIGTERM (plus SIGCONT, so a stopped process can act on it), a
+grace period, then SIGKILL repeated until nothing is left or ``kill_wait``
+runs out; what survives that is reported by pid rather than waited on for
+ever (a process in uninterruptible I/O cannot be killed). A workspace is
+removed only once teardown has confirmed its processes gone: deleting files
+a live tool still writes does not stop it, it only makes its product
+silently incomplete.
+
+How processes are seen and signalled goes through a :class:`ProcessTable`,
+so tests can stand in for a process that will not die, which cannot be made
+on purpose.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import secrets
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from shinobi.session import Session
+    from shinobi.steps.result import RecipeResult, StepResult
+
+__all__ = [
+    "KILL_WAIT",
+    "TAG_VARIABLE",
+    "ProcessTable",
+    "StepWorkspace",
+    "finish_interrupted_run",
+    "new_tag",
+    "process_table",
+    "run_prefix",
+    "terminate",
+    "use_process_table",
+]
+
+#: The environment variable every step process carries: ``<pid>-<random>.<n>``.
+TAG_VARIABLE = "SHINOBI_TEARDOWN_TAG"
+
+#: Seconds of repeated SIGKILL before a process is reported as undying.
+KILL_WAIT = 5.0
+
+_counter = itertools.count(1)
+_token = secrets.token_hex(4)
+
+
+def run_prefix() -> str:
+    """The tag prefix shared by every step this process started.
+
+    The random part keeps a recycled pid from claiming an older run's leftovers.
+    """
+    return f"{os.getpid()}-{_token}."
+
+
+def new_tag() -> str:
+    """A tag unique to one step process tree of this ninja process."""
+    return f"{run_prefix()}{next(_counter)}"
+
+
+class ProcessTable:
+    """How teardown sees and signals processes: /proc and ``kill(2)``."""
+
+    def members(self, sid: int | None, tag: str | None, *, prefix: bool = False) -> list[int]:
+        """Live (non-zombie) pids in session ``sid`` or carrying ``tag``.
+
+        With ``prefix``, any tag starting with ``tag`` matches (a whole run).
+        """
+        needle = None
+        if tag is not None:
+            needle = b"\0" + f"{TAG_VARIABLE}={tag}".encode()
+            if not prefix:
+                needle += b"\0"
+        me = os.getpid()
+        found: list[int] = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == me:
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    stat = fh.read()
+            except OSError:
+                continue
+            rest = stat[stat.rfind(b")") + 2 :].split()
+            # rest: state ppid pgrp session ...
+            if len(rest) < 4 or rest[0] in (b"Z", b"X"):
+                continue
+            in_session = sid is not None and int(rest[3]) == sid
+            if in_session or (needle is not None and _environ_has(entry, needle)):
+                found.append(int(entry))
+        return found
+
+    def send(self, pid: int, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def _environ_has(pid: str, needle: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return False
+    return needle in b"\0" + data + b"\0"
+
+
+_table: ProcessTable = ProcessTable()
+
+
+def process_table() -> ProcessTable:
+    """The table teardown uses now (a test may have substituted one)."""
+    return _table
+
+
+@contextlib.contextmanager
+def use_process_table(table: ProcessTable) -> Iterator[ProcessTable]:
+    """Substitute ``table`` for the real one (tests: a process that will not die)."""
+    global _table
+    previous, _table = _table, table
+    try:
+        yield table
+    finally:
+        _table = previous
+
+
+def _wait_gone(find: Callable[[], Sequence[int]], timeout: float) -> list[int]:
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while True:
+        left = list(find())
+        if not left or time.monotonic() >= deadline:
+            return left
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+
+
+def terminate(
+    find: Callable[[], Sequence[int]],
+    grace: float,
+    kill_wait: float | None = None,
+    table: ProcessTable | None = None,
+) -> tuple[int, ...]:
+    """SIGTERM what ``find`` reports, wait ``grace``, then SIGKILL until it is gone.
+
+    Returns () once ``find`` reports nothing, or the pids still there after
+    ``kill_wait`` (default :data:`KILL_WAIT`) seconds of SIGKILL (uninterruptible I/O).
+    """
+    table = table or _table
+    kill_wait = KILL_WAIT if kill_wait is None else kill_wait
+    members = list(find())
+    if not members:
+        return ()
+    for pid in members:
+        table.send(pid, signal.SIGTERM)
+        table.send(pid, signal.SIGCONT)
+    left = _wait_gone(find, grace)
+    deadline = time.monotonic() + kill_wait
+    delay = 0.005
+    while left:
+        for pid in left:
+            table.send(pid, signal.SIGKILL)
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+        left = list(find())
+    return tuple(sorted(left))
+
+
+class StepWorkspace:
+    """A step's temporary directory, removed only after its processes are gone.
+
+    Backends that stage files for a step (a pystep's runner and its I/O, a
+    container's sandbox) create one, run the step, then call :meth:`close`
+    with the pids teardown could not kill: with any, the directory is left in
+    place, because a live tool may still be writing into it.
+    """
+
+    def __init__(self, parent: str | None = None, prefix: str = "shinobi-step-") -> None:
+        if parent is not None:
+            os.makedirs(parent, exist_ok=True)
+        self.path = tempfile.mkdtemp(prefix=prefix, dir=parent)
+        self.kept = False
+
+    def close(self, undying: Sequence[int] = ()) -> None:
+        if undying:
+            self.kept = True
+            return
+        remove_tree(self.path)
+
+
+def remove_tree(path: str) -> None:
+    """Delete a workspace (a seam tests watch to check it happens after teardown)."""
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _undying_of(steps: Sequence[StepResult]) -> set[int]:
+    found: set[int] = set()
+    for step in steps:
+        found.update(int(p) for p in step.details.get("undying", ()))
+        if step.slices:
+            found |= _undying_of(step.slices)
+        inner = step.details.get("steps")
+        if isinstance(inner, list):
+            found |= _undying_of(inner)
+    return found
+
+
+def finish_interrupted_run(session: Session, result: RecipeResult) -> tuple[int, ...]:
+    """After an interrupt: sweep what the run left behind and name what will not die.
+
+    Each step tears down its own processes; this catches the rest, such as a
+    daemon a step that had already finished left running, by the tag every
+    step of this ninja process carries. Returns every pid that survived.
+    """
+    table = _table
+    prefix = run_prefix()
+    survivors = set(session.undying) | _undying_of(result.steps)
+    left = terminate(
+        lambda: [p for p in table.members(None, prefix, prefix=True) if p not in survivors],
+        session.control.grace,
+        table=table,
+    )
+    survivors.update(left)
+    return tuple(sorted(survivors))

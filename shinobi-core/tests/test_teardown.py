@@ -1,0 +1,212 @@
+"""Teardown of one step: the whole process family goes, then (and only then) the workspace.
+
+These run ``run_process`` for real on a family that includes a child in its
+own process group, a ``setsid()`` daemon and a child that ignores SIGTERM. A
+process that will not die cannot be made on purpose, so that path uses a
+:class:`ProcessTable` that reports a live ``sleep`` as a member and never
+signals it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from shinobi import teardown
+from shinobi.backends.base import BackendRun, RunControl
+from shinobi.backends.process import run_process
+
+FAMILY = Path(__file__).with_name("test_teardown_family.py")
+ROLES = ("root", "group", "daemon", "stubborn")
+
+
+def tagged(tag: str) -> list[int]:
+    """Live pids whose command line carries ``tag``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if tag.encode() in cmdline and state not in (b"Z", b"X"):
+            found.append(int(entry))
+    return found
+
+
+def wait_for(paths: list[Path], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not all(p.exists() for p in paths):
+        assert time.monotonic() < deadline, (
+            f"never appeared: {[p for p in paths if not p.exists()]}"
+        )
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def tag() -> Iterator[str]:
+    value = f"shinobi-teardown-{uuid.uuid4().hex}"
+    yield value
+    for pid in tagged(value):  # never leave a family behind, even when a test fails
+        os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def workspaces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Step workspaces made without a parent land here, where a test can see them."""
+    root = tmp_path / "tmp"
+    root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    return root
+
+
+def start_family(
+    tmp_path: Path, tag: str, control: RunControl
+) -> tuple[threading.Thread, list[BackendRun]]:
+    markers = tmp_path / "family"
+    argv = [sys.executable, str(FAMILY), "root", tag, str(markers)]
+    outcome: list[BackendRun] = []
+    thread = threading.Thread(
+        target=lambda: outcome.append(run_process(argv, cwd=str(tmp_path), control=control))
+    )
+    thread.start()
+    wait_for([Path(f"{markers}.{role}") for role in ROLES])
+    return thread, outcome
+
+
+def test_every_member_of_the_family_is_gone_when_cancel_returns(
+    tmp_path: Path, tag: str, workspaces: Path
+) -> None:
+    control = RunControl(grace=0.5)
+    thread, outcome = start_family(tmp_path, tag, control)
+    assert len(tagged(tag)) == 4
+    survivors = control.cancel()
+    assert survivors == ()
+    assert tagged(tag) == []  # confirmed gone before cancel() returned, daemon included
+    thread.join(10)
+    assert outcome and outcome[0].cancelled and outcome[0].undying == ()
+    assert list(workspaces.iterdir()) == []
+
+
+def test_the_workspace_is_removed_only_after_the_processes_are_gone(
+    tmp_path: Path, tag: str, workspaces: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alive_at_removal: list[list[int]] = []
+    real_remove = teardown.remove_tree
+
+    def watched_remove(path: str) -> None:
+        alive_at_removal.append(tagged(tag))
+        real_remove(path)
+
+    monkeypatch.setattr(teardown, "remove_tree", watched_remove)
+    control = RunControl(grace=0.5)
+    thread, _ = start_family(tmp_path, tag, control)
+    # The leader dies at the first SIGTERM while the stubborn child lives on
+    # until SIGKILL: the worker thread must not clean up in between.
+    control.cancel()
+    thread.join(10)
+    assert alive_at_removal == [[]]
+
+
+class UndyingTable(teardown.ProcessTable):
+    """The real table, plus one live process that ignores every signal."""
+
+    def __init__(self, ghost: int) -> None:
+        self.ghost = ghost
+
+    def members(self, sid: int | None, tag: str | None, *, prefix: bool = False) -> list[int]:
+        return [*super().members(sid, tag, prefix=prefix), self.ghost]
+
+    def send(self, pid: int, sig: int) -> None:
+        if pid != self.ghost:
+            super().send(pid, sig)
+
+
+@pytest.fixture
+def ghost() -> Iterator[int]:
+    proc = subprocess.Popen(["sleep", "300"])
+    yield proc.pid
+    proc.kill()
+    proc.wait()
+
+
+def test_a_process_that_will_not_die_is_named_and_its_workspace_kept(
+    tmp_path: Path, tag: str, workspaces: Path, ghost: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(teardown, "KILL_WAIT", 0.5)
+    control = RunControl(grace=0.2)
+    with teardown.use_process_table(UndyingTable(ghost)):
+        thread, outcome = start_family(tmp_path, tag, control)
+        survivors = control.cancel()
+        thread.join(15)
+    assert survivors == (ghost,)
+    assert outcome[0].undying == (ghost,)
+    assert tagged(tag) == []  # the killable members are still killed
+    kept = list(workspaces.iterdir())
+    assert len(kept) == 1 and (kept[0] / "stdout").exists()
+
+
+def test_terminate_reports_survivors_after_kill_wait_and_keeps_signalling() -> None:
+    sent: list[tuple[int, int]] = []
+
+    class Fake(teardown.ProcessTable):
+        def send(self, pid: int, sig: int) -> None:
+            sent.append((pid, sig))
+
+    left = teardown.terminate(lambda: [4242], grace=0.05, kill_wait=0.1, table=Fake())
+    assert left == (4242,)
+    assert sent[:2] == [(4242, signal.SIGTERM), (4242, signal.SIGCONT)]
+    kills = [s for s in sent if s[1] == signal.SIGKILL]
+    assert len(kills) >= 2  # repeated until kill_wait runs out
+
+
+def test_terminate_of_nothing_signals_nothing() -> None:
+    sent: list[tuple[int, int]] = []
+
+    class Fake(teardown.ProcessTable):
+        def send(self, pid: int, sig: int) -> None:
+            sent.append((pid, sig))
+
+    assert teardown.terminate(lambda: [], grace=5, table=Fake()) == ()
+    assert sent == []
+
+
+def test_a_step_that_ends_normally_keeps_its_workspace_until_it_returns(
+    tmp_path: Path, workspaces: Path
+) -> None:
+    run = run_process(
+        ["sh", "-c", "echo out; echo err >&2"], cwd=str(tmp_path), control=RunControl()
+    )
+    assert (run.returncode, run.stdout, run.stderr) == (0, "out\n", "err\n")
+    assert list(workspaces.iterdir()) == []
+
+
+def test_every_step_process_carries_the_teardown_tag(tmp_path: Path) -> None:
+    run = run_process(
+        ["sh", "-c", f'echo "${teardown.TAG_VARIABLE}"'],
+        cwd=str(tmp_path),
+        control=RunControl(),
+        stdout_path=str(tmp_path / "o"),
+        stderr_path=str(tmp_path / "e"),
+    )
+    assert run.stdout.startswith(teardown.run_prefix())
+
+
+def test_a_cancel_before_start_spawns_nothing(tmp_path: Path) -> None:
+    control = RunControl()
+    control.cancel()
+    marker = tmp_path / "ran"
+    run = run_process(["touch", str(marker)], cwd=str(tmp_path), control=control)
+    assert run.cancelled and not marker.exists()

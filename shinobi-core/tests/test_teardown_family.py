@@ -1,0 +1,55 @@
+"""A tool for teardown tests (no tests here): a process family that tries hard to outlive its step.
+
+``python test_teardown_family.py root TAG MARKERS`` starts, besides itself, a child
+in its own process group, a daemon that calls ``setsid()`` after a double fork
+(orphaned, in a session of its own) and a child that ignores SIGTERM, then
+sleeps. Every member writes ``MARKERS.<role>`` once it is in place and keeps
+``TAG`` on its command line, so a test can wait for the whole family and then
+look for survivors in /proc.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def _ready(markers: str, role: str) -> None:
+    Path(f"{markers}.{role}").write_text(str(os.getpid()))
+
+
+def _spawn(role: str, tag: str, markers: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, __file__, role, tag, markers])
+
+
+def main(role: str, tag: str, markers: str) -> None:
+    if role == "root":
+        children = [_spawn(r, tag, markers) for r in ("group", "daemon", "stubborn")]
+        _ready(markers, "root")
+        for child in children[:1] + children[2:]:
+            child.wait()
+        time.sleep(300)
+    elif role == "group":
+        os.setpgid(0, 0)
+        _ready(markers, role)
+        time.sleep(300)
+    elif role == "daemon":
+        if os.fork():
+            os._exit(0)
+        os.setsid()
+        if os.fork():
+            os._exit(0)
+        _ready(markers, role)
+        time.sleep(300)
+    elif role == "stubborn":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        _ready(markers, role)
+        time.sleep(300)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])
