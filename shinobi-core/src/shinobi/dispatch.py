@@ -11,6 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.base import Invocation, PathUse
+from shinobi.errors import ShinobiError
 from shinobi.failures import describe_failure
 from shinobi.plan import cab_of
 from shinobi.steps.argv import path_uses, render_argv
@@ -82,16 +83,21 @@ def run_cab(
     """Run ``cab`` once with ``values`` on ``backend_name`` and wrangle the result."""
     invocation = build_invocation(session, name, node, cab, values)
     backend = session.backend(backend_name)
+    try:
+        for check in session.pre_run_checks:
+            check(invocation)
+    except ShinobiError as exc:  # e.g. a live process still writes an output
+        return StepResult(name=name, status="failed", returncode=None, error=str(exc))
     cache = session.cache_for(cab, node) if session.use_cache else None
     key = None
     if cache is not None:
-        key = cache.key(cab, invocation, backend_name)
-        hit: StepResult | None = cache.lookup(key, name, session.cwd)
+        key = cache.key(cab, invocation, backend_name, backend)
+        hit: StepResult | None = cache.lookup(key, name, session.cwd) if key else None
         if hit is not None:
             hit.backend = backend_name
+            hit.argv = list(invocation.argv)
+            hit.outputs, _ = _validate_outputs(cab, hit.outputs)
             return hit
-    for check in session.pre_run_checks:
-        check(invocation)
     session.emit_started(name, {"backend": backend_name, "argv": list(invocation.argv)})
     started = time.time()
     run = backend.run(invocation, session.control)
@@ -127,7 +133,7 @@ def run_cab(
     if run.undying:
         result.details["undying"] = list(run.undying)
     if cache is not None and key is not None and result.status == "ok":
-        cache.store(key, result, invocation)
+        cache.store(key, result, invocation, cab)
     return result
 
 

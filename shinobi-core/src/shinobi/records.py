@@ -1,33 +1,66 @@
-"""What a run leaves behind besides its outputs: the step cache, the run manifest.
+"""What a run leaves behind besides its outputs, attached to a session in one place.
 
-Both are attached to a session here so the runner stays a short list of steps.
+Three things hang off a session here so the runner stays a short list of
+steps: the step cache (:mod:`shinobi.cache`), the live-writer check before a
+step rewrites an existing output (:mod:`shinobi.stale`), and the run manifest
+(:mod:`shinobi.provenance`), which follows the run as a :class:`RunObserver`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from shinobi.graph import Graph
     from shinobi.session import Session
-    from shinobi.steps.recipe import Recipe
     from shinobi.steps.result import RecipeResult
 
 __all__ = ["Records", "attach_records"]
 
 
 class Records:
-    """The records of one run; ``close`` finalises them with the run's result."""
+    """The records of one run: ``close`` finalises them with the run's result,
+    ``abort`` with the exception that ended it instead."""
 
     def __init__(self) -> None:
-        self.closers: list[Any] = []
+        self.closers: list[Callable[[RecipeResult], None]] = []
+        self.aborters: list[Callable[[BaseException], None]] = []
 
     def close(self, result: RecipeResult) -> None:
         for closer in self.closers:
             closer(result)
 
+    def abort(self, exc: BaseException) -> None:
+        for aborter in self.aborters:
+            aborter(exc)
+
 
 def attach_records(
-    session: Session, recipe: Recipe, inputs: dict[str, Any], provenance: bool | None
+    session: Session, graph: Graph, inputs: dict[str, Any], provenance: bool | None
 ) -> Records:
+    """Attach the cache, the stale-output check and the manifest to ``session``.
+
+    ``provenance`` None follows ``provenance.enabled`` in the configuration.
+    """
     records = Records()
+    config = session.config
+    if session.use_cache:
+        from shinobi.cache import StepCache
+
+        cache = StepCache(config.cache_dir(), run_id=session.run_id)
+        session.cache = cache
+        records.closers.append(lambda _result: cache.close())
+        records.aborters.append(lambda _exc: cache.close())
+    if config.execution.clear_stale_outputs:
+        from shinobi.stale import OutputGuard
+
+        session.pre_run_checks.append(OutputGuard(session.warn).check)
+    if config.provenance.enabled if provenance is None else provenance:
+        from shinobi.provenance import ManifestRecorder
+
+        recorder = ManifestRecorder.start(session, graph, inputs)
+        session.observers.append(recorder)
+        records.closers.append(lambda result: recorder.close(result, session))
+        records.aborters.append(recorder.abort)
     return records

@@ -192,9 +192,17 @@ def run_recipe(
     session.run_dir = base.resolve() / ".shinobi" / "runs" / session.run_id
     (session.run_dir / "logs").mkdir(parents=True, exist_ok=True)
     _precheck(graph, values, session)
-    records = attach_records(session, recipe, values, provenance)
-    with _signals(session):
-        result = run_graph(graph, values, session)
+    records = attach_records(session, graph, values, provenance)
+    try:
+        with _signals(session):
+            result = run_graph(graph, values, session)
+            if session.interrupted is not None:
+                from shinobi.teardown import finish_interrupted_run
+
+                session.undying = finish_interrupted_run(session, result)
+    except BaseException as exc:
+        records.abort(exc)
+        raise
     records.close(result)
     if session.interrupted is not None:
         raise Interrupted(session.interrupted, result, session.undying)

@@ -188,6 +188,15 @@ class Backend(ABC):
         """The command line this backend would execute, for ``--dryrun``."""
         return list(invocation.argv)
 
+    def image_digest(self, image: str) -> str | None:
+        """The content digest ``image`` resolves to on this engine, or None if unknown.
+
+        The step cache keys on it (asking once per image per run), so a tag
+        that moved to a new image is not mistaken for the old one. Engines
+        that can inspect images override this.
+        """
+        return None
+
     def prepare(self, invocations: list[Invocation]) -> list[str]:
         """Checks before anything runs (e.g. refused mounts); returns warnings.
 

@@ -1,0 +1,432 @@
+"""The step cache: a result is reused when everything that produced it is unchanged.
+
+A step's key is a digest of the tool's identity (command, schemas, version,
+wranglers, declared environment), the resolved argv, the content of every
+input file or directory, the image (and its digest when the backend can
+resolve one) and the backend name. Names come from content, not from paths
+or times, so an entry written on a cluster node is a hit on a laptop that
+sees the same inputs, and a shared cache directory needs no locks: every
+entry is written to a temporary name and renamed into place.
+
+An entry records the digests of the outputs the step left. A hit requires
+them to be there now, with that content, relative to the current working
+directory; otherwise the step runs again. Nothing is copied into the cache:
+the outputs stay where the tool wrote them.
+
+Reading a large input on every run would make the cache useless, so file
+digests are memoised by path, device, inode, size, mtime and ctime, in
+memory and in a per-host file under the cache directory. A digest taken
+within :data:`RACY_SECONDS` of the file's last change is not persisted: a
+second write in the same timestamp tick would be invisible to the memo.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import socket
+import stat
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from shinobi.steps.result import StepResult
+
+if TYPE_CHECKING:
+    from shinobi.backends.base import Backend, Invocation
+    from shinobi.steps.cab import Cab
+
+__all__ = [
+    "FORMAT",
+    "MAX_CAPTURE",
+    "RACY_SECONDS",
+    "CacheEntry",
+    "DigestMemo",
+    "StepCache",
+    "write_atomically",
+]
+
+#: Bumped whenever the key recipe or the entry layout changes.
+FORMAT = 1
+#: A digest of a file changed less than this long ago is kept for this run only.
+RACY_SECONDS = 2.0
+#: The most of a step's stdout/stderr kept in an entry (its tail).
+MAX_CAPTURE = 1024 * 1024
+#: Memo entries kept per host; the rest (paths gone first) are dropped on save.
+MAX_MEMO = 200_000
+
+_CHUNK = 1024 * 1024
+
+
+def write_atomically(path: Path, data: bytes, *, fsync: bool = False) -> None:
+    """Write ``data`` to ``path`` via a temporary name and a rename.
+
+    Readers see the old file or the new one, never a torn one, which is all
+    a cache shared between hosts needs. ``fsync`` also survives a crash.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        if fsync:
+            fh.flush()
+            os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _hash_file(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class DigestMemo:
+    """Content digests of files and directories, memoised by their stat signature."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._known: dict[str, list[Any]] | None = None
+        self._fresh: dict[str, list[Any]] = {}
+        self._racy: dict[str, list[Any]] = {}
+
+    def _entries(self) -> dict[str, list[Any]]:
+        if self._known is None:
+            self._known = self._load()
+        return self._known
+
+    def _load(self) -> dict[str, list[Any]]:
+        if self.path is None:
+            return {}
+        try:
+            data = json.loads(self.path.read_bytes())
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            return {}
+        entries = data.get("entries")
+        return entries if isinstance(entries, dict) else {}
+
+    def file(self, path: str, st: os.stat_result) -> str:
+        """The content digest of the regular file ``path`` whose stat is ``st``."""
+        signature = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+        with self._lock:
+            known = self._racy.get(path) or self._fresh.get(path) or self._entries().get(path)
+        if known is not None and known[:5] == signature:
+            return str(known[5])
+        digest = _hash_file(path)
+        after = os.stat(path)
+        if [after.st_dev, after.st_ino, after.st_size, after.st_mtime_ns, after.st_ctime_ns] != (
+            signature
+        ):
+            return digest  # changed while being read: use it, remember nothing
+        record = [*signature, digest]
+        racy = time.time() - st.st_mtime_ns / 1e9 < RACY_SECONDS
+        with self._lock:
+            (self._racy if racy else self._fresh)[path] = record
+            if not racy:
+                self._racy.pop(path, None)
+        return digest
+
+    def digest(self, path: str) -> str:
+        """``file:HEX``, ``dir:HEX``, ``link:TARGET`` or ``missing`` for ``path``."""
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return "missing"
+        except OSError as exc:
+            return f"unreadable:{exc.errno}"
+        if stat.S_ISDIR(st.st_mode):
+            return "dir:" + self._tree(path)
+        if stat.S_ISREG(st.st_mode):
+            return "file:" + self.file(path, st)
+        return f"special:{stat.S_IFMT(st.st_mode)}"
+
+    def _tree(self, root: str) -> str:
+        lines: list[str] = []
+        stack = [""]
+        while stack:
+            rel = stack.pop()
+            base = os.path.join(root, rel) if rel else root
+            try:
+                entries = sorted(os.scandir(base), key=lambda e: e.name)
+            except OSError as exc:
+                lines.append(f"{rel}\0unreadable:{exc.errno}")
+                continue
+            for entry in entries:
+                name = f"{rel}/{entry.name}" if rel else entry.name
+                if entry.is_symlink():
+                    lines.append(f"{name}\0link:{os.readlink(entry.path)}")
+                elif entry.is_dir():
+                    lines.append(f"{name}\0dir")
+                    stack.append(name)
+                elif entry.is_file():
+                    lines.append(f"{name}\0file:{self.file(entry.path, entry.stat())}")
+                else:
+                    lines.append(f"{name}\0special")
+        lines.sort()
+        return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+    def save(self) -> None:
+        """Merge what this run learnt into the memo file (last writer wins per path)."""
+        if self.path is None or not self._fresh:
+            return
+        on_disk = self._load()
+        on_disk.update(self._fresh)
+        if len(on_disk) > MAX_MEMO:
+            kept = {p: v for p, v in on_disk.items() if os.path.exists(p)}
+            on_disk = dict(list(kept.items())[-MAX_MEMO:])
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        payload = json.dumps({"format": FORMAT, "entries": on_disk}, separators=(",", ":"))
+        write_atomically(self.path, payload.encode())
+        self._known = on_disk
+        self._fresh = {}
+
+
+@dataclass(frozen=True, slots=True)
+class CacheEntry:
+    """One stored result, as ``ninja cache ls`` shows it."""
+
+    key: str
+    path: Path
+    step: str
+    tool: str
+    created: float
+    run_id: str
+    host: str
+    cwd: str
+    files: list[tuple[str, str]]
+    size: int
+
+
+def _relative(path: str, cwd: str) -> str:
+    rel = os.path.relpath(path, cwd)
+    return path if rel.startswith("..") else rel
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return str(value)
+
+
+class StepCache:
+    """A content-addressed store of step results under ``root`` (see the module docstring)."""
+
+    def __init__(self, root: Path, run_id: str = "") -> None:
+        self.root = Path(root)
+        self.run_id = run_id
+        self.host = socket.gethostname()
+        self.memo = DigestMemo(self.root / "memo" / f"{self.host}.json")
+        self._identities: dict[int, tuple[Cab, str]] = {}
+        self._images: dict[tuple[str, str], str | None] = {}
+        self._dirs: set[str] = set()
+        self._entries_dir = str(self.root / "entries")
+
+    # -- keys ------------------------------------------------------------------
+    def _identity(self, cab: Cab) -> str:
+        known = self._identities.get(id(cab))
+        if known is not None and known[0] is cab:
+            return known[1]
+        text = json.dumps(cab.identity(), sort_keys=True, default=repr)
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        self._identities[id(cab)] = (cab, digest)
+        return digest
+
+    def _image(self, image: str | None, backend: Backend | None, backend_name: str) -> Any:
+        if image is None:
+            return None
+        probe = getattr(backend, "image_digest", None)
+        if probe is None:
+            return image
+        slot = (backend_name, image)
+        if slot not in self._images:
+            try:
+                self._images[slot] = probe(image)
+            except Exception:
+                self._images[slot] = None
+        return [image, self._images[slot]]
+
+    def key(
+        self,
+        cab: Cab,
+        invocation: Invocation,
+        backend_name: str,
+        backend: Backend | None = None,
+    ) -> str | None:
+        """The key of running ``cab`` as ``invocation`` on ``backend_name``.
+
+        None means "do not cache": an input that cannot be read.
+        """
+        inputs = []
+        for use in invocation.paths:
+            if use.role != "input":
+                continue
+            digest = self.memo.digest(use.path)
+            if digest.startswith("unreadable"):
+                return None
+            inputs.append((use.field, digest))
+        material = [
+            FORMAT,
+            self._identity(cab),
+            invocation.argv,
+            inputs,
+            self._image(invocation.image, backend, backend_name),
+            backend_name,
+        ]
+        text = json.dumps(material, separators=(",", ":"), default=_json_default)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def _entry_path(self, key: str) -> str:
+        return os.path.join(self._entries_dir, key[:2], f"{key}.json")
+
+    # -- lookup and store ----------------------------------------------------
+    def lookup(self, key: str, name: str, cwd: str) -> StepResult | None:
+        """The stored result for ``key`` if its outputs are still there, unchanged."""
+        try:
+            with open(self._entry_path(key), "rb") as fh:
+                data = json.loads(fh.read())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
+            return None
+        for rel, digest in data.get("files", []):
+            if self.memo.digest(os.path.join(cwd, rel)) != digest:
+                return None
+        now = time.time()
+        return StepResult(
+            name=name,
+            status="cached",
+            outputs=dict(data.get("outputs", {})),
+            returncode=data.get("returncode", 0),
+            stdout=data.get("stdout", ""),
+            stderr=data.get("stderr", ""),
+            warnings=list(data.get("warnings", [])),
+            argv=data.get("argv"),
+            started=now,
+            finished=now,
+            details={
+                "cache_key": key,
+                "cached_from": data.get("run_id"),
+                "cached_at": data.get("created"),
+                "cached_host": data.get("host"),
+            },
+        )
+
+    def _output_files(
+        self, result: StepResult, invocation: Invocation, cab: Cab | None
+    ) -> set[str]:
+        files = {use.path for use in invocation.paths if use.role == "output" and not use.pattern}
+        if cab is not None:
+            from shinobi.steps.types import fields_of
+
+            for name, spec in fields_of(cab.outputs_model).items():
+                value = result.outputs.get(name)
+                if spec.path_kind is None or value is None:
+                    continue
+                for item in value if isinstance(value, list | tuple) else [value]:
+                    files.add(os.path.join(invocation.cwd, os.fspath(item)))
+        return {f for f in files if os.path.lexists(f)}
+
+    def store(
+        self, key: str, result: StepResult, invocation: Invocation, cab: Cab | None = None
+    ) -> None:
+        """Record a successful ``result``; a failure to write only loses the entry."""
+        cwd = invocation.cwd
+        files = sorted(
+            (_relative(path, cwd), self.memo.digest(path))
+            for path in self._output_files(result, invocation, cab)
+        )
+        entry = {
+            "format": FORMAT,
+            "key": key,
+            "step": result.name,
+            "tool": cab.name if cab is not None else None,
+            "argv": list(invocation.argv),
+            "backend": result.backend,
+            "image": invocation.image,
+            "image_digest": result.details.get("image_digest"),
+            "outputs": result.outputs,
+            "returncode": result.returncode,
+            "stdout": result.stdout[-MAX_CAPTURE:],
+            "stderr": result.stderr[-MAX_CAPTURE:],
+            "warnings": result.warnings,
+            "files": files,
+            "created": time.time(),
+            "run_id": self.run_id,
+            "host": self.host,
+            "cwd": cwd,
+        }
+        path = Path(self._entry_path(key))
+        try:
+            if str(path.parent) not in self._dirs:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._dirs.add(str(path.parent))
+            data = json.dumps(entry, separators=(",", ":"), default=_json_default)
+            write_atomically(path, data.encode())
+        except OSError:
+            return
+        result.details["cache_key"] = key
+
+    def close(self) -> None:
+        """Persist the digest memo; called once at the end of a run."""
+        with contextlib.suppress(OSError):
+            self.memo.save()
+
+    # -- management (ninja cache) --------------------------------------------
+    def entries(self) -> Iterator[CacheEntry]:
+        """Every readable entry, in no particular order."""
+        base = self.root / "entries"
+        if not base.is_dir():
+            return
+        for shard in sorted(base.iterdir()):
+            if not shard.is_dir():
+                continue
+            for path in sorted(shard.glob("*.json")):
+                try:
+                    raw = path.read_bytes()
+                    data = json.loads(raw)
+                except (OSError, ValueError):
+                    continue
+                if not isinstance(data, dict) or data.get("format") != FORMAT:
+                    continue
+                yield CacheEntry(
+                    key=str(data.get("key", path.stem)),
+                    path=path,
+                    step=str(data.get("step", "?")),
+                    tool=str(data.get("tool") or "?"),
+                    created=float(data.get("created", 0.0)),
+                    run_id=str(data.get("run_id", "")),
+                    host=str(data.get("host", "")),
+                    cwd=str(data.get("cwd", "")),
+                    files=[(str(a), str(b)) for a, b in data.get("files", [])],
+                    size=len(raw),
+                )
+
+    def is_stale(self, entry: CacheEntry) -> bool:
+        """Whether ``entry`` can no longer hit where it was made: an output gone or changed."""
+        return any(
+            self.memo.digest(os.path.join(entry.cwd, rel)) != digest for rel, digest in entry.files
+        )
+
+    def remove(self, entry: CacheEntry) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            entry.path.unlink()
+
+    def leftovers(self, older_than: float = 3600.0) -> list[Path]:
+        """Temporary files of writers that died before renaming them into place."""
+        cutoff = time.time() - older_than
+        found: list[Path] = []
+        for path in self.root.rglob(".*.tmp"):
+            try:
+                if path.stat().st_mtime < cutoff:
+                    found.append(path)
+            except OSError:
+                continue
+        return found

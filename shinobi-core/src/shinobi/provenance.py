@@ -1,0 +1,427 @@
+"""The run manifest: what ran, where, with what, and how it ended, as one JSON file.
+
+``<workdir>/.shinobi/runs/<run-id>/manifest.json`` is written when the run
+starts and rewritten as steps start and finish, so a run that is interrupted,
+or a ninja that crashes or is killed outright, still leaves a manifest that
+parses and says how far it got. Every write goes to a temporary file that is
+fsynced and renamed over the old one. Rewrites are throttled to one every
+:data:`FLUSH_INTERVAL` seconds by a background thread (plus one at the end),
+so a run of thousands of short steps costs a bounded number of writes rather
+than one per step.
+
+Only environment variables named in ``provenance.env_allow`` are recorded:
+an environment routinely holds tokens and passwords, and a manifest is
+meant to be shared.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import json
+import os
+import platform
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from shinobi.cache import write_atomically
+from shinobi.session import safe_name
+
+if TYPE_CHECKING:
+    from shinobi.graph import Graph, Node
+    from shinobi.session import Session
+    from shinobi.steps.result import RecipeResult, StepResult
+
+__all__ = [
+    "FLUSH_INTERVAL",
+    "MANIFEST_FORMAT",
+    "ManifestRecorder",
+    "allowed_environment",
+    "installed_versions",
+    "load_manifest",
+    "resolve_manifest",
+]
+
+MANIFEST_FORMAT = 1
+#: Seconds between rewrites of the manifest while a run goes on.
+FLUSH_INTERVAL = 0.5
+_MAX_WARNINGS = 1000
+
+
+def _iso(stamp: float | None) -> str | None:
+    if stamp is None:
+        return None
+    return datetime.fromtimestamp(stamp, tz=UTC).isoformat(timespec="milliseconds")
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON data: paths and other objects become strings."""
+    return json.loads(json.dumps(value, default=_json_default))
+
+
+def _json_default(value: Any) -> Any:
+    return os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+
+
+def allowed_environment(
+    allow: Iterable[str], environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The variables of ``environ`` named in ``allow`` (shell-style patterns allowed)."""
+    env = os.environ if environ is None else environ
+    chosen: dict[str, str] = {}
+    for pattern in allow:
+        if any(c in pattern for c in "*?["):
+            chosen.update({k: v for k, v in env.items() if fnmatch.fnmatchcase(k, pattern)})
+        elif pattern in env:
+            chosen[pattern] = env[pattern]
+    return dict(sorted(chosen.items()))
+
+
+def installed_versions() -> dict[str, str]:
+    """shinobi-core and every installed distribution that plugs into it, with versions."""
+    from importlib.metadata import distributions
+
+    found: dict[str, str] = {}
+    for dist in distributions():
+        name = dist.metadata["Name"] or ""
+        groups = {ep.group for ep in dist.entry_points}
+        if name.startswith("shinobi") or any(g.startswith("shinobi.") for g in groups):
+            found[name] = dist.version
+    if "shinobi-core" not in found:
+        from shinobi import __version__
+
+        found["shinobi-core"] = __version__
+    return dict(sorted(found.items()))
+
+
+def _host() -> dict[str, Any]:
+    try:
+        import getpass
+
+        user = getpass.getuser()
+    except Exception:
+        user = None
+    return {
+        "hostname": socket.gethostname(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "user": user,
+        "pid": os.getpid(),
+    }
+
+
+def _python() -> dict[str, Any]:
+    return {
+        "version": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "executable": sys.executable,
+    }
+
+
+def _node_info(name: str, node: Node, deps: list[str]) -> dict[str, Any]:
+    from shinobi.plan import cab_of
+
+    cab = cab_of(node.step)
+    image = getattr(cab, "image", None) or getattr(node.step, "image", None)
+    resources = node.resources
+    return {
+        "name": name,
+        "kind": node.kind,
+        "tool": getattr(cab, "name", None),
+        "deps": deps,
+        "image": image,
+        "backend": node.backend,
+        "scatter": list(node.scatter),
+        "resources": (
+            {**resources.to_json(), "text": resources.describe()}
+            if resources is not None and resources.declared
+            else None
+        ),
+        "loop": node.loop,
+        "iteration": node.iteration,
+    }
+
+
+def _graph_nodes(graph: Graph, prefix: str = "") -> list[dict[str, Any]]:
+    nodes: list[dict[str, Any]] = []
+    for node in graph.nodes:
+        name = f"{prefix}{node.name}"
+        deps = [f"{prefix}{graph.nodes[d].name}" for d in node.deps]
+        nodes.append(_node_info(name, node, deps))
+        if node.subgraph is not None:
+            inner = _graph_nodes(node.subgraph, f"{name}.")
+            for child in inner:
+                if not child["deps"] and child["name"].count(".") == name.count(".") + 1:
+                    child["deps"] = list(deps)
+            nodes.extend(inner)
+    return nodes
+
+
+def _base_name(step: str) -> str:
+    """The graph node a step name belongs to (``image[3]`` -> ``image``)."""
+    return step[: step.index("[")] if step.endswith("]") and "[" in step else step
+
+
+class ManifestRecorder:
+    """A :class:`~shinobi.session.RunObserver` that keeps the run manifest up to date."""
+
+    def __init__(
+        self, path: Path, document: dict[str, Any], nodes: dict[str, dict[str, Any]]
+    ) -> None:
+        self.path = path
+        self.document = document
+        self.nodes = nodes
+        self.order = {name: i for i, name in enumerate(nodes)}
+        self.steps: dict[str, dict[str, Any]] = {}
+        self.lock = threading.Lock()
+        self.dirty = False
+        self.stop = threading.Event()
+        self.logs_dir = path.parent / "logs"
+        self.thread = threading.Thread(target=self._flusher, daemon=True, name="shinobi-manifest")
+
+    @classmethod
+    def start(cls, session: Session, graph: Graph, inputs: Mapping[str, Any]) -> ManifestRecorder:
+        """Write the manifest of a run that is about to start, and follow it."""
+        assert session.run_dir is not None, "the session has no run directory"
+        config = session.config
+        nodes = {n["name"]: n for n in _graph_nodes(graph)}
+        now = time.time()
+        recipe = graph.recipe
+        document: dict[str, Any] = {
+            "format": MANIFEST_FORMAT,
+            "run_id": session.run_id,
+            "status": "running",
+            "started": now,
+            "started_at": _iso(now),
+            "finished": None,
+            "finished_at": None,
+            "recipe": {
+                "name": recipe.name,
+                "description": getattr(recipe, "description", None),
+                "max_workers": graph.recipe.max_workers or config.execution.max_workers,
+            },
+            "inputs": _plain(dict(inputs)),
+            "outputs": None,
+            "error": None,
+            "failed_step": None,
+            "signal": None,
+            "undying": [],
+            "command": list(sys.argv),
+            "cwd": session.cwd,
+            "run_dir": str(session.run_dir),
+            "backend": session.default_backend,
+            "host": _host(),
+            "python": _python(),
+            "versions": installed_versions(),
+            "environment": allowed_environment(config.provenance.env_allow),
+            "config": {
+                "execution": _plain(config.execution.model_dump()),
+                "cache": {"enabled": session.use_cache and session.cache is not None},
+            },
+            "graph": {"nodes": list(nodes.values())},
+            "steps": [],
+            "warnings": [],
+        }
+        recorder = cls(session.run_dir / "manifest.json", document, nodes)
+        recorder.write()
+        recorder.thread.start()
+        return recorder
+
+    # -- observer --------------------------------------------------------------
+    def _record(self, name: str) -> dict[str, Any]:
+        record = self.steps.get(name)
+        if record is None:
+            base = self.nodes.get(_base_name(name), {})
+            record = {
+                "name": name,
+                "node": base.get("name", _base_name(name)),
+                "slice_of": _base_name(name) if name != _base_name(name) else None,
+                "kind": base.get("kind"),
+                "tool": base.get("tool"),
+                "deps": list(base.get("deps", [])),
+                "image": base.get("image"),
+                "image_digest": None,
+                "resources": base.get("resources"),
+                "status": "pending",
+                "skipped": False,
+                "cached": False,
+                "backend": None,
+                "argv": None,
+                "started": None,
+                "finished": None,
+                "started_at": None,
+                "finished_at": None,
+                "duration": None,
+                "returncode": None,
+                "signal": None,
+                "signal_name": None,
+                "error": None,
+                "warnings": [],
+                "outputs": None,
+                "logs": {},
+                "details": {},
+            }
+            self.steps[name] = record
+        return record
+
+    def step_started(self, name: str, info: dict[str, Any]) -> None:
+        now = time.time()
+        with self.lock:
+            record = self._record(name)
+            record.update(
+                status="running",
+                backend=info.get("backend"),
+                argv=_plain(info.get("argv")),
+                started=now,
+                started_at=_iso(now),
+            )
+            self.dirty = True
+
+    def step_finished(self, result: StepResult) -> None:
+        details = {k: v for k, v in result.details.items() if k not in ("steps",)}
+        with self.lock:
+            record = self._record(result.name)
+            started = result.started if result.started is not None else record["started"]
+            record.update(
+                status=result.status,
+                skipped=result.status == "skipped",
+                cached=result.status == "cached",
+                backend=result.backend or record["backend"],
+                argv=_plain(result.argv) if result.argv is not None else record["argv"],
+                started=started,
+                finished=result.finished,
+                started_at=_iso(started),
+                finished_at=_iso(result.finished),
+                duration=(
+                    result.finished - started
+                    if result.finished is not None and started is not None
+                    else None
+                ),
+                returncode=result.returncode,
+                signal=result.signal,
+                signal_name=_signal_name(result.signal),
+                error=result.error,
+                warnings=list(result.warnings),
+                outputs=_plain(result.outputs),
+                image_digest=result.details.get("image_digest"),
+                details=_plain(details),
+                logs=self._logs(result.name),
+            )
+            self.dirty = True
+
+    def warning(self, message: str) -> None:
+        with self.lock:
+            warnings = self.document["warnings"]
+            if len(warnings) < _MAX_WARNINGS:
+                warnings.append(message)
+                self.dirty = True
+
+    def _logs(self, name: str) -> dict[str, str]:
+        logs: dict[str, str] = {}
+        for stream, suffix in (("stdout", ".out"), ("stderr", ".err")):
+            candidate = self.logs_dir / f"{safe_name(name)}{suffix}"
+            if candidate.exists():
+                logs[stream] = f"logs/{candidate.name}"
+        return logs
+
+    # -- writing -----------------------------------------------------------------
+    def _snapshot(self) -> bytes:
+        last = len(self.order)
+        steps = sorted(
+            self.steps.values(),
+            key=lambda r: (self.order.get(r["node"], last), r["slice_of"] is not None, r["name"]),
+        )
+        self.document["steps"] = steps
+        self.dirty = False
+        return json.dumps(self.document, indent=1, default=str).encode()
+
+    def write(self) -> None:
+        with self.lock:
+            data = self._snapshot()
+        write_atomically(self.path, data, fsync=True)
+
+    def _flusher(self) -> None:
+        while not self.stop.wait(FLUSH_INTERVAL):
+            if self.dirty:
+                # A full disk must not kill the run; the final write reports it.
+                with contextlib.suppress(OSError):
+                    self.write()
+
+    def _finish(self, status: str, **fields: Any) -> None:
+        self.stop.set()
+        self.thread.join()
+        now = time.time()
+        with self.lock:
+            self.document.update(status=status, finished=now, finished_at=_iso(now), **fields)
+        self.write()
+
+    def close(self, result: RecipeResult, session: Session | None = None) -> None:
+        """The run ended (successfully, with a failure, or interrupted)."""
+        status: str = result.status
+        fields: dict[str, Any] = {
+            "outputs": _plain(result.outputs),
+            "error": result.error,
+            "failed_step": result.failed_step,
+        }
+        if session is not None and session.interrupted is not None:
+            status = "interrupted"
+            fields["signal"] = signal.Signals(session.interrupted).name
+            fields["undying"] = list(session.undying)
+        self._finish(status, **fields)
+
+    def abort(self, exc: BaseException) -> None:
+        """The run ended with an exception instead of a result (a bug, or Ctrl-C early)."""
+        self._finish("crashed", error=f"{type(exc).__name__}: {exc}")
+
+
+def _signal_name(number: int | None) -> str | None:
+    if number is None:
+        return None
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return None
+
+
+def resolve_manifest(target: str, workdir: Path | None = None) -> Path:
+    """A manifest path from a run id (under ``<workdir>/.shinobi/runs``), a run dir or a path.
+
+    Raises FileNotFoundError with a message naming what was tried.
+    """
+    candidate = Path(target)
+    if candidate.is_file():
+        return candidate
+    if candidate.is_dir() and (candidate / "manifest.json").is_file():
+        return candidate / "manifest.json"
+    runs = (workdir or Path.cwd()) / ".shinobi" / "runs"
+    by_id = runs / target / "manifest.json"
+    if by_id.is_file():
+        return by_id
+    if runs.is_dir():
+        matches = sorted(p for p in runs.iterdir() if p.name.startswith(target))
+        with_manifest = [p / "manifest.json" for p in matches if (p / "manifest.json").is_file()]
+        if len(with_manifest) == 1:
+            return with_manifest[0]
+    raise FileNotFoundError(
+        f"no run manifest for {target!r}: give a run id from {runs} (runs with provenance"
+        " enabled have one: `ninja run --provenance`), a run directory or a manifest.json path"
+    )
+
+
+def load_manifest(path: Path) -> dict[str, Any]:
+    """A manifest's data; ValueError naming the file when it is not one."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a readable run manifest ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+        raise ValueError(f"{path}: not a shinobi run manifest (format {MANIFEST_FORMAT})")
+    return data
