@@ -132,6 +132,10 @@ private_apt_setup() {
 
 pidfile() { echo "$TESTBED_STATE/$ENGINE/$1.pid"; }
 
+# pid_alive PID: running, not a zombie (our daemons' parent, pid 1 here, may
+# take a while to reap them). A zombie has no /proc/PID/exe.
+pid_alive() { [[ -n $(readlink "/proc/$1/exe" 2>/dev/null) ]]; }
+
 # daemon_running NAME: the daemon up.sh started under NAME is still alive.
 # The pid file holds "pid exe-path argv-hash"; the exe path keeps a recycled
 # pid from being mistaken for it.
@@ -140,7 +144,7 @@ daemon_running() {
     f=$(pidfile "$1")
     [[ -f $f ]] || return 1
     read -r pid exe _ <"$f" || return 1
-    [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 1
+    [[ -n $pid ]] || return 1
     [[ $(readlink "/proc/$pid/exe" 2>/dev/null) == "$exe"* ]]
 }
 
@@ -167,7 +171,7 @@ start_daemon() {
     setsid "$@" </dev/null >>"$dir/$name.log" 2>&1 {TESTBED_LOCK_FD}>&- &
     local pid=$! exe
     sleep 0.2
-    kill -0 "$pid" 2>/dev/null || { tail -n 20 "$dir/$name.log" >&2; die "$name exited at once (log: $dir/$name.log)"; }
+    pid_alive "$pid" || { tail -n 20 "$dir/$name.log" >&2; die "$name exited at once (log: $dir/$name.log)"; }
     exe=$(readlink "/proc/$pid/exe")
     echo "$pid $exe $hash" >"$(pidfile "$name")"
     grep -qxF "$name" "$dir/order" 2>/dev/null || echo "$name" >>"$dir/order"
@@ -181,8 +185,8 @@ stop_daemon() {
     if daemon_running "$name"; then
         read -r pid exe _ <"$f"
         kill "$pid" 2>/dev/null || true
-        for ((i = 0; i < 200; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid" 2>/dev/null || true; fi
+        for ((i = 0; i < 200; i++)); do pid_alive "$pid" || break; sleep 0.1; done
+        if pid_alive "$pid"; then kill -9 "$pid" 2>/dev/null || true; fi
         log "stopped $name (pid $pid)"
     fi
     rm -f "$f"
