@@ -27,8 +27,15 @@ __all__ = ["build_invocation", "choose_backend", "invocation_for", "run_cab", "r
 
 
 def choose_backend(session: Session, node: Node, override: str | None = None) -> str:
-    """ctx.run(backend=) > the step's own backend= > --backend > config default."""
-    return override or node.backend or session.default_backend
+    """ctx.run(backend=) > the step's own backend= > --backend > config default.
+
+    A step that declares a venv (``venv=``) but no backend of its own is asking
+    to run in that venv: where the run's backend is native, it gets ``venv``.
+    """
+    chosen = override or node.backend or session.default_backend
+    if chosen == "native" and node.venv and not override and not node.backend:
+        return "venv"
+    return chosen
 
 
 def build_invocation(
