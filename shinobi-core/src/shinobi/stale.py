@@ -216,7 +216,7 @@ class OutputGuard:
             others = f" (and {len(writers) - 1} more)" if len(writers) > 1 else ""
             pids = ", ".join(str(p) for p in sorted({w.pid for w in writers}))
             raise LiveWriterError(
-                f"step {invocation.step!r}: {first.path!r} is being written by"
+                f"{first.path!r} is being written by"
                 f" {first.describe()}{others}; stop pid(s) {pids} or wait for them to finish,"
                 " then run again (the output was left untouched)"
             )

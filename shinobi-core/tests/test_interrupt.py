@@ -1,0 +1,273 @@
+"""Interrupting a real ``ninja run``: exit codes, nothing left running, the manifest.
+
+The recipe runs two steps at once, each a process family whose members leave
+the step's process group and even its session; a third step waits on the
+first and must never start. The signal goes to ninja's whole process group,
+as a terminal's Ctrl-C or a dropped ssh connection would send it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from shinobi import teardown
+from shinobi.runner import Interrupted, run_recipe
+
+FAMILY = Path(__file__).with_name("test_teardown_family.py")
+ROLES = ("root", "group", "daemon", "stubborn")
+
+RECIPE = """
+import sys
+from shinobi.steps import Cab, Recipe
+
+FAMILY = {family!r}
+TAG = {tag!r}
+MARKERS = {markers!r}
+
+def family(name):
+    return Cab(name, [sys.executable, FAMILY, "root", TAG, MARKERS + "/" + name])
+
+pipe = Recipe("pipe", max_workers=2)
+pipe.add_step("left", family("left"))
+pipe.add_step("right", family("right"))
+"""
+
+
+def tagged(tag: str) -> list[str]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if tag.encode() in cmdline and state not in (b"Z", b"X"):
+            text = cmdline.replace(b"\0", b" ").decode(errors="replace")
+            found.append(f"{entry}: {text}")
+    return found
+
+
+def wait_for(
+    paths: list[Path], proc: subprocess.Popen[str] | None = None, timeout: float = 30
+) -> None:
+    deadline = time.monotonic() + timeout
+    while not all(p.exists() for p in paths):
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"ninja ended early: {proc.communicate()}")
+        assert time.monotonic() < deadline, (
+            f"never appeared: {[p for p in paths if not p.exists()]}"
+        )
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def tag() -> Iterator[str]:
+    value = f"shinobi-interrupt-{uuid.uuid4().hex}"
+    yield value
+    for line in tagged(value):
+        os.kill(int(line.split(":")[0]), signal.SIGKILL)
+
+
+def _ninja() -> list[str]:
+    script = Path(sys.executable).with_name("ninja")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "shinobi.cli"]
+
+
+def write_recipe(tmp_path: Path, tag: str) -> tuple[Path, Path]:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    source = RECIPE.format(family=str(FAMILY), tag=tag, markers=str(markers))
+    recipe = tmp_path / "recipe.py"
+    recipe.write_text(textwrap.dedent(source))
+    return recipe, markers
+
+
+@pytest.mark.parametrize(
+    ("signum", "code"),
+    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
+    ids=["SIGINT", "SIGTERM", "SIGHUP"],
+)
+def test_a_signal_tears_every_in_flight_step_down_and_exits_128_plus_n(
+    tmp_path: Path, tag: str, signum: int, code: int
+) -> None:
+    recipe, markers = write_recipe(tmp_path, tag)
+    env = {
+        **os.environ,
+        "SHINOBI_CONFIG": str(tmp_path / "none.toml"),
+        "SHINOBI_CACHE_DIR": str(tmp_path / "cache"),
+        "SHINOBI_EXECUTION_GRACE_PERIOD": "1",
+    }
+    proc = subprocess.Popen(
+        [*_ninja(), "run", f"{recipe}:pipe", "--provenance"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, like a terminal job
+    )
+    try:
+        wait_for([markers / f"{step}.{role}" for step in ("left", "right") for role in ROLES], proc)
+        assert len(tagged(tag)) == 8
+        os.killpg(proc.pid, signum)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code, err
+    assert tagged(tag) == []
+    assert f"stopped by {signal.Signals(signum).name}" in err
+    assert "Traceback" not in err
+    runs = list((tmp_path / ".shinobi" / "runs").iterdir())
+    manifest = json.loads((runs[0] / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted"
+    assert manifest["signal"] == signal.Signals(signum).name
+    statuses = {s["name"]: s["status"] for s in manifest["steps"]}
+    assert statuses["left"] == statuses["right"] == "cancelled"
+
+
+def test_a_step_waiting_on_a_torn_down_one_never_starts(tmp_path: Path, tag: str) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    recipe = tmp_path / "chain.py"
+    recipe.write_text(
+        textwrap.dedent(
+            f"""
+            import sys
+            from pathlib import Path
+            from pydantic import BaseModel
+            from shinobi.steps import Cab, ParamMeta, Recipe
+
+            class FamilyIn(BaseModel):
+                out: Path
+
+            class FamilyOut(BaseModel):
+                out: Path | None = None
+
+            class AfterIn(BaseModel):
+                src: Path
+
+            first = Cab("first", [sys.executable, {str(FAMILY)!r}, "root", {tag!r},
+                        {str(markers / "first")!r}], FamilyIn, FamilyOut,
+                        {{"out": ParamMeta(positional=True)}})
+            after = Cab("after", ["/bin/sh", "-c", "touch {markers}/after-ran"], AfterIn)
+            chain = Recipe("chain", max_workers=2)
+            chain.add_step("first", first, out=Path("never.txt"))
+            chain.add_step("after", after, src=chain.outputs.first.out)
+            """
+        )
+    )
+    env = {
+        **os.environ,
+        "SHINOBI_CONFIG": str(tmp_path / "none.toml"),
+        "SHINOBI_CACHE_DIR": str(tmp_path / "cache"),
+        "SHINOBI_EXECUTION_GRACE_PERIOD": "0.5",
+    }
+    proc = subprocess.Popen(
+        [*_ninja(), "run", f"{recipe}:chain"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        wait_for([markers / f"first.{role}" for role in ROLES], proc)
+        os.killpg(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err
+    assert not (markers / "after-ran").exists()
+    assert tagged(tag) == []
+
+
+class UndyingTable(teardown.ProcessTable):
+    """The real table plus one live process that ignores every signal."""
+
+    def __init__(self, ghost: int) -> None:
+        self.ghost = ghost
+
+    def members(self, sid: int | None, tag: str | None, *, prefix: bool = False) -> list[int]:
+        return [*super().members(sid, tag, prefix=prefix), self.ghost]
+
+    def send(self, pid: int, sig: int) -> None:
+        if pid != self.ghost:
+            super().send(pid, sig)
+
+
+def test_a_process_that_will_not_die_fails_the_run_and_is_named(
+    tmp_path: Path, tag: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shinobi.config import load_config
+    from shinobi.steps import Cab, Recipe
+
+    monkeypatch.setattr(teardown, "KILL_WAIT", 0.3)
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    recipe = Recipe("pipe", max_workers=2)
+    for name in ("left", "right"):
+        command = [sys.executable, str(FAMILY), "root", tag, str(markers / name)]
+        recipe.add_step(name, Cab(name, command))
+    ghost = subprocess.Popen(["sleep", "300"])
+    config = load_config({"execution.grace_period": 0.2, "cache.enabled": False})
+
+    def interrupt_when_running() -> None:
+        wait_for([markers / f"{s}.{r}" for s in ("left", "right") for r in ROLES])
+        os.kill(os.getpid(), signal.SIGTERM)  # delivered to the main thread, as in real life
+
+    thread = threading.Thread(target=interrupt_when_running, daemon=True)
+    try:
+        with teardown.use_process_table(UndyingTable(ghost.pid)):
+            thread.start()
+            with pytest.raises(Interrupted) as caught:
+                run_recipe(recipe, config=config, cwd=tmp_path, provenance=True)
+    finally:
+        ghost.kill()
+        ghost.wait()
+    assert caught.value.exit_code == 1  # not a clean cancellation: something is still going
+    assert str(ghost.pid) in str(caught.value)
+    assert caught.value.undying == (ghost.pid,)
+    assert tagged(tag) == []
+    manifest_path = next((tmp_path / ".shinobi" / "runs").iterdir()) / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["status"] == "interrupted" and manifest["undying"] == [ghost.pid]
+
+
+def test_an_interrupt_in_process_raises_with_128_plus_n(tmp_path: Path, tag: str) -> None:
+    from shinobi.config import load_config
+    from shinobi.steps import Cab, Recipe
+
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    recipe = Recipe("pipe")
+    recipe.add_step(
+        "only", Cab("only", [sys.executable, str(FAMILY), "root", tag, str(markers / "only")])
+    )
+    config = load_config({"execution.grace_period": 0.3, "cache.enabled": False})
+
+    def interrupt_when_running() -> None:
+        wait_for([markers / f"only.{r}" for r in ROLES])
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt_when_running, daemon=True).start()
+    with pytest.raises(Interrupted) as caught:
+        run_recipe(recipe, config=config, cwd=tmp_path)
+    assert caught.value.exit_code == 130 and caught.value.undying == ()
+    assert tagged(tag) == []
