@@ -1,0 +1,220 @@
+"""The venv backend: a step's command inside an existing Python virtualenv.
+
+The environment is what ``activate`` makes, minus the shell: the venv's
+``bin`` first on PATH (any other activated venv's ``bin`` taken off it),
+``VIRTUAL_ENV`` set, and the inherited ``PYTHONHOME``/``PYTHONPATH`` cleared.
+Variables a cab declares itself still apply on top.
+
+The command rule, which is what makes a missing tool fail loudly:
+
+* a bare command (``tricolour``, ``python3``) means the venv's own copy: it is
+  rewritten to ``VENV/bin/NAME``. If the venv has no such executable the step
+  is refused, naming the command and the venv, instead of running a host
+  binary of the same name that merely happens to be on PATH;
+* a command written as a path (``/usr/bin/sort``, ``./tool``) is the author's
+  explicit choice and runs as written;
+* bare names listed in the ``backend.venv_host_commands`` setting (e.g.
+  ``["sh", "cp"]``) may come from the host PATH (still searched venv ``bin``
+  first).
+
+The venv is the step's ``venv=`` or the configured ``backend.venv``; with
+neither, the step runs natively and a warning says so. Declared resources
+limit nothing here (admission control only), and nothing is isolated.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from shinobi.backends.base import (
+    Availability,
+    Backend,
+    BackendRun,
+    Capabilities,
+    Invocation,
+    RunControl,
+)
+from shinobi.backends.native import step_environment
+from shinobi.backends.process import run_process
+from shinobi.errors import ShinobiError
+
+__all__ = [
+    "VenvBackend",
+    "VenvError",
+    "resolve_command",
+    "venv_environment",
+    "venv_problem",
+]
+
+
+class VenvError(ShinobiError):
+    """A step's venv is unusable, or lacks the command the step runs."""
+
+
+def venv_problem(venv: str) -> str | None:
+    """Why ``venv`` is not a usable virtualenv, or None when it is."""
+    if not os.path.isdir(venv):
+        return f"the venv {venv!r} does not exist; create it with `python3 -m venv {venv}`"
+    bin_dir = os.path.join(venv, "bin")
+    if not any(_executable(os.path.join(bin_dir, n)) for n in ("python", "python3")):
+        return (
+            f"{venv!r} is not a virtualenv (no executable bin/python); create one with"
+            f" `python3 -m venv {venv}`"
+        )
+    return None
+
+
+def _executable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedCommand:
+    """An argv after the command rule: the argv to run, or why it cannot run."""
+
+    argv: tuple[str, ...]
+    problem: str | None = None
+
+
+def resolve_command(
+    argv: Sequence[str], venv: str, host_commands: Sequence[str] = ()
+) -> ResolvedCommand:
+    """Apply the command rule (see the module docstring) to ``argv``."""
+    command = argv[0]
+    if "/" in command:
+        return ResolvedCommand(tuple(argv))
+    own = os.path.join(venv, "bin", command)
+    if _executable(own):
+        return ResolvedCommand((own, *argv[1:]))
+    if command in host_commands:
+        return ResolvedCommand(tuple(argv))
+    return ResolvedCommand(
+        tuple(argv),
+        f"command {command!r} is not installed in the venv {venv!r}: install it there"
+        f" ({os.path.join(venv, 'bin', 'pip')} install ...), write the host's path"
+        f" (e.g. /usr/bin/{command}) in the cab, or list it in backend.venv_host_commands",
+    )
+
+
+def venv_environment(
+    venv: str, declared: Mapping[str, str], base: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment of a step in ``venv``: ``base`` (ninja's) activated, plus ``declared``."""
+    env = dict(os.environ if base is None else base)
+    for name in ("PYTHONHOME", "PYTHONPATH"):
+        env.pop(name, None)
+    path = env.get("PATH", os.defpath).split(os.pathsep)
+    previous = env.get("VIRTUAL_ENV")
+    if previous:  # activate deactivates the venv that was active before
+        path = [p for p in path if p.rstrip("/") != os.path.join(previous, "bin")]
+    env.update(declared)
+    bin_dir = os.path.join(venv, "bin")
+    env["PATH"] = os.pathsep.join([bin_dir, *[p for p in path if p != bin_dir]])
+    env["VIRTUAL_ENV"] = venv
+    return env
+
+
+def _refused(invocation: Invocation, reason: str) -> BackendRun:
+    """The outcome of a step that could not start; its stderr log says why."""
+    message = f"shinobi: {reason}\n"
+    if invocation.stderr_path:
+        with open(invocation.stderr_path, "w") as fh:
+            fh.write(message)
+    return BackendRun(returncode=127, stderr=message, reason=reason)
+
+
+class VenvBackend(Backend):
+    """Runs the command with a virtualenv activated. No isolation, no limits.
+
+    Settings: ``venv`` (``backend.venv``) is the venv of steps that name none;
+    ``venv_host_commands`` (``backend.venv_host_commands``) lists the bare
+    commands allowed to come from the host PATH.
+    """
+
+    name = "venv"
+    capabilities = Capabilities()
+
+    def venv_for(self, invocation: Invocation) -> str | None:
+        """The venv ``invocation`` runs in, absolute, or None when none is declared."""
+        chosen = invocation.venv or self.settings.get("venv")
+        if not chosen:
+            return None
+        path = os.path.expanduser(str(chosen))
+        return os.path.normpath(os.path.join(invocation.cwd, path))
+
+    @property
+    def host_commands(self) -> tuple[str, ...]:
+        value = self.settings.get("venv_host_commands") or ()
+        return (value,) if isinstance(value, str) else tuple(str(v) for v in value)
+
+    def check(self) -> Availability:
+        configured = self.settings.get("venv")
+        if not configured:
+            return Availability(
+                True, "ready; a step names its venv with venv=, or set backend.venv"
+            )
+        venv = os.path.abspath(os.path.expanduser(str(configured)))
+        problem = venv_problem(venv)
+        if problem is not None:
+            return Availability(False, problem)
+        return Availability(True, f"ready; backend.venv is {venv}")
+
+    def problem(self, invocation: Invocation, venv: str) -> str | None:
+        """Why ``invocation`` cannot run in ``venv`` (an unusable venv, a missing tool)."""
+        problem = venv_problem(venv)
+        if problem is None:
+            problem = resolve_command(invocation.argv, venv, self.host_commands).problem
+        return problem
+
+    def prepare(self, invocations: list[Invocation]) -> list[str]:
+        """Refuse a run whose venvs or tools are missing; warn about steps with no venv."""
+        unvenved: list[str] = []
+        for invocation in invocations:
+            venv = self.venv_for(invocation)
+            if venv is None:
+                unvenved.append(invocation.step)
+                continue
+            problem = self.problem(invocation, venv)
+            if problem is not None:
+                raise VenvError(f"step {invocation.step!r}: {problem}")
+        if not unvenved:
+            return []
+        shown = ", ".join(repr(s) for s in unvenved[:5])
+        more = f" and {len(unvenved) - 5} more" if len(unvenved) > 5 else ""
+        return [_no_venv_warning(f"steps {shown}{more}" if len(unvenved) > 1 else f"step {shown}")]
+
+    def run(self, invocation: Invocation, control: RunControl) -> BackendRun:
+        venv = self.venv_for(invocation)
+        if venv is None:
+            control.warn(_no_venv_warning(f"step {invocation.step!r}"))
+            return run_process(
+                invocation.argv,
+                cwd=invocation.cwd,
+                control=control,
+                env=step_environment(invocation),
+                stdout_path=invocation.stdout_path,
+                stderr_path=invocation.stderr_path,
+            )
+        problem = venv_problem(venv)
+        if problem is not None:
+            return _refused(invocation, problem)
+        resolved = resolve_command(invocation.argv, venv, self.host_commands)
+        if resolved.problem is not None:
+            return _refused(invocation, resolved.problem)
+        return run_process(
+            resolved.argv,
+            cwd=invocation.cwd,
+            control=control,
+            env=venv_environment(venv, invocation.env),
+            stdout_path=invocation.stdout_path,
+            stderr_path=invocation.stderr_path,
+        )
+
+
+def _no_venv_warning(who: str) -> str:
+    return (
+        f"{who} selected the venv backend but no venv is declared (venv= on the step, or"
+        " backend.venv in the configuration); running natively"
+    )
