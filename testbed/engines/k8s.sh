@@ -26,10 +26,11 @@ k8s_build() {
     for c in "${K8S_COMPONENTS[@]}"; do [[ -x $K8S_BIN/$c ]] || missing=1; done
     [[ -z $missing ]] && return 0
 
-    apt_install golang-go dpkg-dev make rsync jq
+    apt_install golang-go dpkg-dev make rsync
     local apt_dir=$TESTBED_CACHE/apt-src work opts t0
     private_apt_setup "$apt_dir" "deb-src $(debian_mirror) bookworm main"
     mapfile -t opts < <(private_apt_opts "$apt_dir")
+    rm -rf /var/tmp/shinobi-k8s-build.*  # what a failed build left behind
     work=$(mktemp -d /var/tmp/shinobi-k8s-build.XXXXXX)
     t0=$(now)
     log "fetching the kubernetes source package (build log: $TESTBED_STATE/k8s-build.log)"
