@@ -1,0 +1,15 @@
+"""The script that runs one @pystep in another interpreter (a venv's, an image's).
+
+:data:`RUNNER` is its path. It is executed as a file, never imported by the
+step's interpreter as part of shinobi, so it must bootstrap its own import
+path first: see :mod:`shinobi.pyrunner.runner`.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["RUNNER"]
+
+#: ``python3 RUNNER SPEC.json`` runs the pystep described by SPEC.json.
+RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runner.py")

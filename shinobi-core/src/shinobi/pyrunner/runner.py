@@ -1,0 +1,138 @@
+"""Run one @pystep in this interpreter: ``python3 runner.py SPEC.json``.
+
+This file is executed by the step's own interpreter (a venv's ``bin/python``,
+an image's ``python3``), which may not have shinobi or pydantic installed. So
+it starts with the standard library only and makes its import path first:
+
+1. the directory of the step's source file (so the module's own siblings
+   import), in front;
+2. only when ``shinobi`` or ``pydantic`` cannot be found, the site
+   directories of the shinobi that launched it, *appended*: the interpreter's
+   own packages keep winning, which is the point of running in a venv.
+
+It then imports the function's module by file path, validates the inputs
+(JSON, paths as strings) against the step's inputs model, calls the
+function, and writes ``{"outputs": ...}`` or ``{"error": ...}`` as JSON to
+the file the spec names. Exit status: 0 when the function returned, 1 when
+it (or the set-up) raised; the traceback goes to stderr.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import traceback
+from typing import Any
+
+__all__ = ["main"]
+
+
+class RunnerError(Exception):
+    """A set-up problem, worded for the person reading the step's error."""
+
+
+def _prepare_path(spec: dict[str, Any]) -> None:
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    root = spec["import_root"]
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    missing = [n for n in ("shinobi", "pydantic") if importlib.util.find_spec(n) is None]
+    if missing:
+        sys.path.extend(p for p in spec["core_paths"] if p not in sys.path)
+    try:
+        import pydantic  # noqa: F401
+
+        import shinobi  # noqa: F401
+    except ImportError as exc:
+        version = ".".join(str(v) for v in sys.version_info[:2])
+        raise RunnerError(
+            f"{sys.executable} (Python {version}) cannot import {exc.name or 'pydantic'}"
+            f" ({exc}); install shinobi-core into that environment, or use an interpreter of"
+            f" the same Python version as the one running ninja"
+        ) from exc
+
+
+def _module_name(spec: dict[str, Any]) -> str:
+    name = str(spec["module_name"])
+    # A script run as __main__ must not re-run its `if __name__ == "__main__"` block.
+    return "__shinobi_pystep__" if name in ("__main__", "__mp_main__") else name
+
+
+def _load_step(spec: dict[str, Any]) -> Any:
+    name = _module_name(spec)
+    module_spec = importlib.util.spec_from_file_location(name, spec["module_file"])
+    if module_spec is None or module_spec.loader is None:
+        raise RunnerError(f"cannot import {spec['module_file']!r} as Python")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    module_spec.loader.exec_module(module)
+    qualname = str(spec["qualname"])
+    found: Any = module
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+        if found is None:
+            break
+    if found is None:  # the PyStep was bound to another name than its function's
+        found = next(
+            (
+                value
+                for value in vars(module).values()
+                if getattr(value, "kind", None) == "python"
+                and getattr(getattr(value, "fn", None), "__qualname__", None) == qualname
+            ),
+            None,
+        )
+    if found is None:
+        raise RunnerError(
+            f"{spec['module_file']} has no module-level {qualname!r}; a pystep that runs in"
+            " another interpreter must be defined at module level"
+        )
+    if getattr(found, "kind", None) == "python":
+        return found
+    from shinobi.steps.functions import PyStep
+
+    return PyStep(found)
+
+
+def _call(step: Any, inputs: dict[str, Any]) -> dict[str, Any]:
+    values = dict(step.inputs_model.model_validate(inputs))
+    returned = step.fn(**values)
+    outputs = step.outputs_model.model_validate(step.outputs_from(returned))
+    dumped: dict[str, Any] = outputs.model_dump(mode="json")
+    return dumped
+
+
+def _write(path: str, payload: dict[str, Any]) -> None:
+    partial = f"{path}.partial"
+    with open(partial, "w") as fh:
+        json.dump(payload, fh)
+    os.replace(partial, path)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        sys.stderr.write("usage: runner.py SPEC.json\n")
+        return 2
+    with open(argv[1]) as fh:
+        spec = json.load(fh)
+    try:
+        _prepare_path(spec)
+        step = _load_step(spec)
+        outputs = _call(step, spec["inputs"])
+    except RunnerError as exc:
+        sys.stderr.write(f"shinobi: {exc}\n")
+        _write(spec["outputs_file"], {"error": str(exc)})
+        return 1
+    except Exception as exc:
+        traceback.print_exc()
+        _write(spec["outputs_file"], {"error": f"{type(exc).__name__}: {exc}"})
+        return 1
+    _write(spec["outputs_file"], {"outputs": outputs})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

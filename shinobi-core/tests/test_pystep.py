@@ -1,0 +1,359 @@
+"""@pystep: in this process natively, under a venv's own interpreter, in an image
+only on a container runtime; values cross as JSON; the workspace outlives teardown."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from test_venv_fixtures import made_venv
+
+from shinobi.backends.base import (
+    Backend,
+    BackendRun,
+    Capabilities,
+    Invocation,
+    RunControl,
+)
+from shinobi.backends.process import run_process
+from shinobi.config import load_config
+from shinobi.graph import build_graph
+from shinobi.loaders import load_target
+from shinobi.pyrunner import RUNNER
+from shinobi.runner import run_recipe
+from shinobi.scheduler import run_graph
+from shinobi.session import Session
+from shinobi.steps import StepResult
+
+__all__ = ["made_venv"]
+
+Ninja = Callable[..., subprocess.CompletedProcess[str]]
+
+STEPS = '''
+import os, sys
+from pathlib import Path
+from pydantic import BaseModel
+import shinobi
+from shinobi import Recipe
+
+
+class Where(BaseModel):
+    pid: int
+    prefix: str
+    click: str
+    path: list[str]
+    note: Path
+
+
+@shinobi.pystep(venv={venv!r}, image="shinobi-test/python:bookworm")
+def where(note: Path, text: str = "hello") -> Where:
+    """Report the interpreter it runs in, and write text next to note."""
+    import click
+    note.write_text(text)
+    print("where() ran")
+    return Where(pid=os.getpid(), prefix=sys.prefix, click=vars(click).get("__version__", "?"),
+                 path=sys.path, note=note)
+
+
+@shinobi.pystep(venv={venv!r})
+def boom(x: int) -> int:
+    raise ValueError(f"boom {{x}}")
+
+
+@shinobi.pystep(venv={venv!r})
+def double(x: int) -> int:
+    return 2 * x
+
+
+class In(BaseModel):
+    note: Path = Path("note.txt")
+
+
+class Out(BaseModel):
+    pid: int
+    note: Path
+
+
+recipe = Recipe("r", In, Out)
+recipe.add_step("where", where, note=recipe.inputs.note, text="from the recipe")
+recipe.set_output("pid", recipe.outputs.where.pid)
+recipe.set_output("note", recipe.outputs.where.note)
+
+failing = Recipe("failing")
+failing.add_step("boom", boom, x=7)
+
+
+class Many(BaseModel):
+    xs: list[int]
+
+
+class Doubled(BaseModel):
+    ys: list[int]
+
+
+scattered = Recipe("scattered", Many, Doubled)
+scattered.add_step("double", double, scatter=["x"], x=scattered.inputs.xs)
+scattered.set_output("ys", scattered.outputs.double.result)
+'''
+
+
+@pytest.fixture
+def steps(tmp_path: Path, made_venv: Path) -> Callable[[str], Any]:
+    source = tmp_path / "steps.py"
+    source.write_text(textwrap.dedent(STEPS.format(venv=str(made_venv))))
+    return lambda name: load_target(f"{source}:{name}")
+
+
+def config(**extra: Any) -> Any:
+    return load_config({"cache.enabled": False, **extra})
+
+
+def test_natively_a_pystep_is_a_call_in_this_process(
+    steps: Callable[[str], Any], tmp_path: Path
+) -> None:
+    recipe = steps("recipe")
+    # backend="native" on the step overrides what its venv= would select.
+    recipe.steps[0].backend = "native"
+    result = run_recipe(recipe, {"note": str(tmp_path / "n.txt")}, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert result.outputs["pid"] == os.getpid()
+    assert result.steps[0].backend == "python"
+
+
+def test_with_venv_it_runs_under_the_venv_s_interpreter(
+    steps: Callable[[str], Any], made_venv: Path, tmp_path: Path
+) -> None:
+    result = run_recipe(steps("recipe"), cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    step = result.steps[0]
+    assert step.backend == "venv"
+    seen = step.outputs
+    assert seen["pid"] != os.getpid()
+    assert seen["prefix"] == str(made_venv)
+    assert seen["click"] == "venv-own"  # the venv's package, not the one ninja runs with
+    # Paths cross as strings and come back as Paths, relative to the step's cwd.
+    assert seen["note"] == Path("note.txt") and isinstance(result.outputs["note"], Path)
+    assert (tmp_path / "note.txt").read_text() == "from the recipe"
+    assert "where() ran" in step.stdout
+    # shinobi and pydantic came from ninja's own site, appended after the venv's.
+    path = seen["path"]
+    venv_site = next(i for i, p in enumerate(path) if p.startswith(str(made_venv)))
+    shinobi_src = path.index(str(Path(RUNNER).parents[2]))
+    assert venv_site < shinobi_src
+    # The workspace is gone once the step returned.
+    assert not any((tmp_path / ".shinobi" / "runs").glob("*/pysteps/*"))
+
+
+def test_a_raising_pystep_fails_with_the_exception_and_its_traceback(
+    steps: Callable[[str], Any], tmp_path: Path
+) -> None:
+    result = run_recipe(steps("failing"), cwd=tmp_path, config=config())
+    assert not result.ok
+    assert result.failed_step == "boom"
+    assert result.error == "the pystep raised ValueError: boom 7"
+    assert "Traceback" in result.steps[0].stderr
+
+
+def test_scattered_pysteps_each_run_in_the_venv(
+    steps: Callable[[str], Any], tmp_path: Path
+) -> None:
+    result = run_recipe(steps("scattered"), {"xs": [1, 2, 3]}, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert result.outputs["ys"] == [2, 4, 6]
+    assert [s.name for s in result.steps[0].slices or []] == ["double[0]", "double[1]", "double[2]"]
+
+
+def test_ninja_runs_a_venv_pystep_from_a_recipe_file(
+    ninja: Ninja, steps: Callable[[str], Any], made_venv: Path, tmp_path: Path
+) -> None:
+    done = ninja("run", "steps.py:recipe", "--note", "from-cli.txt", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["outputs"]["note"] == "from-cli.txt"
+    assert (tmp_path / "from-cli.txt").read_text() == "from the recipe"
+    dry = ninja("run", "steps.py:recipe", "--dryrun")
+    assert dry.returncode == 0 and "python:" in dry.stdout and "where" in dry.stdout
+
+
+def test_a_script_run_as_main_is_not_run_again_by_the_runner(
+    made_venv: Path, tmp_path: Path
+) -> None:
+    script = tmp_path / "script.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import shinobi
+            from shinobi.runner import run_recipe
+
+            @shinobi.pystep(venv={str(made_venv)!r})
+            def add(a: int, b: int) -> int:
+                return a + b
+
+            if __name__ == "__main__":
+                print("main block ran")
+                result = run_recipe(add, {{"a": 2, "b": 3}})
+                print("result", result.outputs["result"])
+            """
+        )
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "SHINOBI_CACHE_ENABLED": "false"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["main block ran", "result 5"]
+
+
+# -- the backend decides: a fake container runtime --------------------------------
+
+
+class FakeContainer(Backend):
+    """Claims images; runs the invocation with the host's own python3 (which has no
+    pydantic), recording what it was given and whether the workspace existed."""
+
+    name = "fakecontainer"
+    capabilities: ClassVar[Capabilities] = Capabilities(isolation=True, images=True)
+
+    def __init__(self, undying: tuple[int, ...] = ()) -> None:
+        super().__init__({})
+        self.seen: list[Invocation] = []
+        self.workspace_during_run: bool | None = None
+        self.undying = undying
+
+    def run(self, invocation: Invocation, control: RunControl) -> BackendRun:
+        self.seen.append(invocation)
+        assert invocation.scratch_dir is not None
+        self.workspace_during_run = os.path.isdir(invocation.scratch_dir)
+        host_python = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        run = run_process(
+            (host_python, *invocation.argv[1:]),
+            cwd=invocation.cwd,
+            control=control,
+            env=env,
+            stdout_path=invocation.stdout_path,
+            stderr_path=invocation.stderr_path,
+        )
+        run.undying = self.undying
+        return run
+
+
+def _session(tmp_path: Path, backend: Backend, name: str) -> Session:
+    session = Session(config=config(), cwd=str(tmp_path), backend_name=name)
+    session.run_dir = tmp_path / ".shinobi" / "runs" / session.run_id
+    (session.run_dir / "logs").mkdir(parents=True)
+    session._backends[name] = backend
+    return session
+
+
+def test_in_a_container_runtime_with_an_image_it_runs_out_of_process(
+    steps: Callable[[str], Any], tmp_path: Path
+) -> None:
+    fake = FakeContainer()
+    session = _session(tmp_path, fake, "fakecontainer")
+    recipe = steps("recipe")
+    recipe.steps[0].step.venv = None
+    result = run_graph(build_graph(recipe), {"note": Path("note.txt")}, session)
+    assert result.ok, result.error
+    (invocation,) = fake.seen
+    assert invocation.image == "shinobi-test/python:bookworm"
+    assert invocation.argv[:2] == ("python3", RUNNER)
+    assert invocation.argv[2].endswith("spec.json")
+    roles = {(u.field, u.role, u.writable) for u in invocation.paths}
+    workspace = invocation.scratch_dir
+    assert any(u.path == workspace and u.role == "output" for u in invocation.paths)
+    assert ("source", "input", False) in roles and ("shinobi", "input", False) in roles
+    assert ("cwd", "output", True) in roles
+    assert any(u.field == "note" and u.path == str(tmp_path / "note.txt") for u in invocation.paths)
+    assert fake.workspace_during_run is True
+    assert workspace is not None and not os.path.exists(workspace)
+    assert result.steps[0].outputs["pid"] != os.getpid()
+    assert (tmp_path / "note.txt").read_text() == "from the recipe"
+
+
+def test_a_workspace_is_left_in_place_while_a_process_would_not_die(
+    steps: Callable[[str], Any], tmp_path: Path
+) -> None:
+    fake = FakeContainer(undying=(4242,))
+    session = _session(tmp_path, fake, "fakecontainer")
+    recipe = steps("recipe")
+    recipe.steps[0].step.venv = None
+    result = run_graph(build_graph(recipe), {"note": Path("note.txt")}, session)
+    (invocation,) = fake.seen
+    assert invocation.scratch_dir is not None and os.path.isdir(invocation.scratch_dir)
+    assert result.steps[0].details["undying"] == [4242]
+    assert result.steps[0].details["workspace"] == invocation.scratch_dir
+
+
+def test_an_image_means_nothing_on_a_backend_that_is_not_a_container_runtime(
+    steps: Callable[[str], Any], tmp_path: Path
+) -> None:
+    recipe = steps("recipe")
+    step = recipe.steps[0].step
+    step.venv = None  # image= only, on the native backend: a plain call here
+    result = run_recipe(recipe, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert result.outputs["pid"] == os.getpid()
+
+
+def test_no_image_on_a_container_runtime_runs_here_with_a_warning(
+    steps: Callable[[str], Any], tmp_path: Path
+) -> None:
+    fake = FakeContainer()
+    session = _session(tmp_path, fake, "fakecontainer")
+    warnings: list[str] = []
+
+    class Keep:
+        def step_started(self, name: str, info: dict[str, Any]) -> None:
+            pass
+
+        def step_finished(self, result: StepResult) -> None:
+            pass
+
+        def warning(self, message: str) -> None:
+            warnings.append(message)
+
+    session.observers.append(Keep())
+    recipe = steps("recipe")
+    step = recipe.steps[0].step
+    step.venv = None
+    step.image = None
+    result = run_graph(build_graph(recipe), {"note": Path("note.txt")}, session)
+    assert result.ok and result.outputs["pid"] == os.getpid()
+    assert fake.seen == []
+    assert any("names no image=" in w for w in warnings)
+
+
+def test_a_pystep_defined_inside_a_function_cannot_cross(made_venv: Path, tmp_path: Path) -> None:
+    import shinobi
+
+    @shinobi.pystep(venv=str(made_venv))
+    def local(x: int) -> int:
+        return x
+
+    result = run_recipe(local, {"x": 1}, cwd=tmp_path, config=config())
+    assert not result.ok
+    assert "must be defined at module level" in (result.error or "")
+
+
+def test_inputs_that_are_not_json_are_refused(made_venv: Path, tmp_path: Path) -> None:
+    import shinobi
+
+    @shinobi.pystep(venv=str(made_venv))
+    def takes(x: Any) -> None:
+        return None
+
+    result = run_recipe(takes, {"x": object()}, cwd=tmp_path, config=config())
+    assert not result.ok
+    assert "cannot cross to another interpreter as JSON" in (result.error or "")
