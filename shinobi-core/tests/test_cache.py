@@ -1,0 +1,359 @@
+"""The step cache: identical steps are not run again, and nothing stale is reused.
+
+Every tool here appends a line to a counter file each time it really runs,
+so "no process was spawned" is checked by the counter, not by trusting the
+status the cache reports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+import shinobi.cache as cache_module
+from shinobi.backends.base import Backend, BackendRun, Invocation, PathUse, RunControl
+from shinobi.cache import DigestMemo, StepCache
+from shinobi.config import load_config
+from shinobi.runner import run_recipe
+from shinobi.steps import Cab, ParamMeta, Recipe
+from shinobi.steps.result import RecipeResult
+
+RECIPE = """
+from pathlib import Path
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class In(BaseModel):
+    left: Path
+    right: Path
+
+class CopyIn(BaseModel):
+    src: Path
+    out: Path
+
+class CopyOut(BaseModel):
+    out: Path | None = None
+
+class JoinIn(BaseModel):
+    first: Path
+    second: Path
+    out: Path
+
+class JoinOut(BaseModel):
+    out: Path | None = None
+
+SCRIPT = 'echo "$0" >> counter.txt; '
+copy = Cab("copy", ["/bin/sh", "-c", SCRIPT + 'tr a-z A-Z < "$1" > "$2"', "copy"],
+           CopyIn, CopyOut, {"src": ParamMeta(positional=True), "out": ParamMeta(positional=True)})
+join = Cab("join", ["/bin/sh", "-c", SCRIPT + 'cat "$1" "$2" > "$3"', "join"],
+           JoinIn, JoinOut, {"first": ParamMeta(positional=True),
+                             "second": ParamMeta(positional=True),
+                             "out": ParamMeta(positional=True)})
+
+pipe = Recipe("pipe", In, max_workers=2)
+pipe.add_step("up_left", copy, src=pipe.inputs.left, out=Path("L.txt"))
+pipe.add_step("up_right", copy, src=pipe.inputs.right, out=Path("R.txt"))
+pipe.add_step("joined", join, first=pipe.outputs.up_left.out,
+              second=pipe.outputs.up_right.out, out=Path("joined.txt"))
+"""
+
+
+def ninja(cwd: Path, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    script = Path(sys.executable).with_name("ninja")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "shinobi.cli"]
+    env = {**os.environ, "SHINOBI_CONFIG": str(cwd / "none.toml"), "SHINOBI_CACHE_DIR": str(cache)}
+    return subprocess.run(
+        [*command, *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+def counted(cwd: Path) -> list[str]:
+    counter = cwd / "counter.txt"
+    return counter.read_text().split() if counter.exists() else []
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "recipe.py").write_text(textwrap.dedent(RECIPE))
+    (work / "left.txt").write_text("left\n")
+    (work / "right.txt").write_text("right\n")
+    return work
+
+
+def run(project: Path, cache: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    proc = ninja(
+        project,
+        cache,
+        "run",
+        "recipe.py:pipe",
+        "--left",
+        "left.txt",
+        "--right",
+        "right.txt",
+        "--json",
+        *extra,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def statuses(proc: subprocess.CompletedProcess[str]) -> dict[str, str]:
+    return {s["name"]: s["status"] for s in json.loads(proc.stdout)["steps"]}
+
+
+def outputs(project: Path) -> dict[str, bytes]:
+    return {n: (project / n).read_bytes() for n in ("L.txt", "R.txt", "joined.txt")}
+
+
+def test_an_unchanged_rerun_is_all_hits_and_spawns_nothing(project: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = run(project, cache)
+    assert set(statuses(first).values()) == {"ok"}
+    assert sorted(counted(project)) == ["copy", "copy", "join"]
+    before = outputs(project)
+    second = run(project, cache)
+    assert set(statuses(second).values()) == {"cached"}
+    assert sorted(counted(project)) == ["copy", "copy", "join"]  # nothing ran
+    assert outputs(project) == before
+    assert "cached" in second.stderr
+
+
+def test_changing_one_input_reruns_exactly_what_depends_on_it(
+    project: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    run(project, cache)
+    (project / "left.txt").write_text("changed\n")
+    again = run(project, cache)
+    assert statuses(again) == {"up_left": "ok", "up_right": "cached", "joined": "ok"}
+    assert (project / "joined.txt").read_text() == "CHANGED\nRIGHT\n"
+
+
+def test_an_input_rewritten_with_the_same_content_is_still_a_hit(
+    project: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    run(project, cache)
+    time.sleep(0.01)
+    (project / "left.txt").write_text("left\n")  # new mtime, same bytes
+    assert set(statuses(run(project, cache)).values()) == {"cached"}
+
+
+def test_a_missing_or_changed_output_is_never_reused(project: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    run(project, cache)
+    (project / "R.txt").unlink()
+    (project / "joined.txt").write_text("tampered\n")
+    again = run(project, cache)
+    assert statuses(again) == {"up_left": "cached", "up_right": "ok", "joined": "ok"}
+    assert (project / "joined.txt").read_text() == "LEFT\nRIGHT\n"
+
+
+def test_no_cache_runs_every_step(project: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    run(project, cache)
+    again = run(project, cache, "--no-cache")
+    assert set(statuses(again).values()) == {"ok"}
+    assert len(counted(project)) == 6
+
+
+def test_a_cache_shared_between_two_places_hits_in_both(project: Path, tmp_path: Path) -> None:
+    """Keys hold contents and relative argv, not where the run happened: the same
+    project elsewhere (a laptop and a cluster on one shared cache) reuses results
+    as long as the outputs are there too."""
+    cache = tmp_path / "cache"
+    run(project, cache)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(project, elsewhere)
+    (elsewhere / "counter.txt").unlink()
+    assert set(statuses(run(elsewhere, cache)).values()) == {"cached"}
+    assert counted(elsewhere) == []
+    (elsewhere / "L.txt").unlink()  # not there: this place must compute it
+    assert statuses(run(elsewhere, cache))["up_left"] == "ok"
+
+
+def test_cache_ls_rm_and_prune(project: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    run(project, cache)
+    listed = json.loads(ninja(project, cache, "cache", "ls", "--json").stdout)
+    assert sorted(e["step"] for e in listed["entries"]) == ["joined", "up_left", "up_right"]
+    (project / "joined.txt").unlink()
+    stale = json.loads(ninja(project, cache, "cache", "ls", "--stale", "--json").stdout)
+    assert {e["step"]: e["stale"] for e in stale["entries"]}["joined"] is True
+    dry = ninja(project, cache, "cache", "prune", "--dry-run")
+    assert "would remove 1 entry" in dry.stdout
+    pruned = ninja(project, cache, "cache", "prune")
+    assert pruned.returncode == 0 and "removed 1 entry" in pruned.stdout
+    key = next(e["key"] for e in listed["entries"] if e["step"] == "up_left")
+    assert ninja(project, cache, "cache", "rm", key[:10]).returncode == 0
+    left = json.loads(ninja(project, cache, "cache", "ls", "--json").stdout)["entries"]
+    assert [e["step"] for e in left] == ["up_right"]
+    assert ninja(project, cache, "cache", "rm", "--all").returncode == 0
+    assert "is empty" in ninja(project, cache, "cache", "ls").stdout
+    bad = ninja(project, cache, "cache", "rm", "nosuchkey")
+    assert bad.returncode == 2 and bad.stderr.startswith("ninja: error:")
+    assert list(cache.rglob("*.tmp")) == []
+
+
+# -- in process: mutation, the memo, keys ---------------------------------------
+
+
+class ImageProbe(Backend):
+    """A container-like backend that resolves image tags to digests."""
+
+    name = "probe"
+    digest = "sha256:one"
+
+    def run(self, invocation: Invocation, control: RunControl) -> BackendRun:
+        raise AssertionError("keys are computed without running anything")
+
+    def image_digest(self, image: str) -> str | None:
+        return self.digest
+
+
+def run_cached(recipe: Recipe, tmp_path: Path, **inputs: object) -> RecipeResult:
+    config = load_config({"cache.dir": str(tmp_path / "cache")})
+    return run_recipe(recipe, inputs, config=config, cwd=tmp_path)
+
+
+class MsIn(BaseModel):
+    ms: Path
+
+
+def _mutating(cache: bool | None) -> Recipe:
+    cab = Cab(
+        "flag",
+        ["/bin/sh", "-c", 'echo flagged >> "$0"; echo run >> counter.txt'],
+        MsIn,
+        field_meta={"ms": ParamMeta(positional=True, mutable=True)},
+        cache=cache,
+    )
+    recipe = Recipe("mutate", MsIn)
+    recipe.add_step("flag", cab, ms=recipe.inputs.ms)
+    return recipe
+
+
+def test_a_step_that_rewrites_an_input_in_place_is_not_cached(tmp_path: Path) -> None:
+    (tmp_path / "data.ms").write_text("")
+    for _ in range(2):
+        result = run_cached(_mutating(None), tmp_path, ms="data.ms")
+        assert [s.status for s in result.steps] == ["ok"]
+    assert counted(tmp_path) == ["run", "run"]
+
+
+def test_a_mutating_step_declared_safe_is_cached(tmp_path: Path) -> None:
+    (tmp_path / "data.ms").write_text("")
+    run_cached(_mutating(True), tmp_path, ms="data.ms")
+    (tmp_path / "data.ms").write_text("")  # back to the content the key was made from
+    result = run_cached(_mutating(True), tmp_path, ms="data.ms")
+    assert [s.status for s in result.steps] == ["cached"]
+    assert counted(tmp_path) == ["run"]
+
+
+def test_a_failed_step_is_not_cached(tmp_path: Path) -> None:
+    recipe = Recipe("fail")
+    recipe.add_step("boom", Cab("boom", ["/bin/sh", "-c", "echo run >> counter.txt; exit 3"]))
+    for _ in range(2):
+        assert run_cached(recipe, tmp_path).status == "failed"
+    assert counted(tmp_path) == ["run", "run"]
+
+
+def _invocation(tmp_path: Path, image: str | None = None) -> Invocation:
+    src = tmp_path / "in.txt"
+    if not src.exists():
+        src.write_text("x")
+    return Invocation(
+        step="s",
+        argv=("tool", "in.txt"),
+        cwd=str(tmp_path),
+        image=image,
+        paths=(PathUse(str(src), "input", "src", "file"),),
+    )
+
+
+def test_the_key_follows_tool_argv_inputs_image_and_backend(tmp_path: Path) -> None:
+    store = StepCache(tmp_path / "cache")
+    cab = Cab("tool", ["tool"])
+    base = store.key(cab, _invocation(tmp_path), "native")
+    assert base == store.key(cab, _invocation(tmp_path), "native")
+    assert base != store.key(Cab("tool", ["tool"], version="2"), _invocation(tmp_path), "native")
+    assert base != store.key(cab, _invocation(tmp_path), "venv")
+    other_argv = Invocation(**{**_fields(_invocation(tmp_path)), "argv": ("tool", "-v", "in.txt")})
+    assert base != store.key(cab, other_argv, "native")
+    (tmp_path / "in.txt").write_text("y")
+    assert base != store.key(cab, _invocation(tmp_path), "native")
+    probe = ImageProbe()
+    pinned = store.key(cab, _invocation(tmp_path, "img:1"), "docker", probe)
+    ImageProbe.digest = "sha256:two"  # the tag moved to another image
+    moved = StepCache(tmp_path / "cache").key(cab, _invocation(tmp_path, "img:1"), "docker", probe)
+    assert pinned != moved
+
+
+def _fields(invocation: Invocation) -> dict[str, object]:
+    return {name: getattr(invocation, name) for name in invocation.__dataclass_fields__}
+
+
+def test_unchanged_files_are_not_read_again_by_a_later_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    big = tmp_path / "big.bin"
+    big.write_bytes(os.urandom(4096))
+    old = time.time() - 60
+    os.utime(big, (old, old))  # settled: not changed within the racy window
+    reads: list[str] = []
+    real = cache_module._hash_file
+    monkeypatch.setattr(cache_module, "_hash_file", lambda p: reads.append(p) or real(p))
+    first = DigestMemo(tmp_path / "memo.json")
+    digest = first.digest(str(big))
+    first.save()
+    later = DigestMemo(tmp_path / "memo.json")  # a new run: memo from disk
+    assert later.digest(str(big)) == digest
+    assert reads == [str(big)]
+    with big.open("r+b") as fh:  # same size, new content
+        fh.write(b"\0" * 16)
+    assert DigestMemo(tmp_path / "memo.json").digest(str(big)) != digest
+    assert len(reads) == 2
+
+
+def test_a_file_changed_moments_ago_is_not_memoised_on_disk(tmp_path: Path) -> None:
+    fresh = tmp_path / "fresh.txt"
+    fresh.write_text("just written")
+    memo = DigestMemo(tmp_path / "memo.json")
+    memo.digest(str(fresh))
+    memo.save()
+    memo_file = tmp_path / "memo.json"
+    saved = json.loads(memo_file.read_text())["entries"] if memo_file.exists() else {}
+    assert str(fresh) not in saved
+
+
+def test_a_directory_digest_sees_a_change_deep_inside(tmp_path: Path) -> None:
+    table = tmp_path / "t.ms"
+    (table / "a" / "b").mkdir(parents=True)
+    (table / "a" / "b" / "rows").write_text("1")
+    memo = DigestMemo(None)
+    before = memo.digest(str(table))
+    (table / "a" / "b" / "rows").write_text("2")
+    assert memo.digest(str(table)) != before
+    (table / "a" / "new").write_text("")
+    assert memo.digest(str(table)) != before
+
+
+def test_a_torn_entry_is_a_miss_not_an_error(tmp_path: Path) -> None:
+    store = StepCache(tmp_path / "cache")
+    key = store.key(Cab("t", ["t"]), _invocation(tmp_path), "native")
+    assert key is not None
+    path = Path(store._entry_path(key))
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b'{"format": 1, "key": "')
+    assert store.lookup(key, "s", str(tmp_path)) is None
