@@ -1,0 +1,106 @@
+"""The apptainer backend, and singularity: the same backend under the former name.
+
+Apptainer runs the payload as the invoking user and as a descendant of the
+client, so ending the client's session ends the container: there is nothing
+to remove. ``--contain`` keeps apptainer from sharing the home directory,
+/tmp and the working directory on its own, so what the step sees is exactly
+what its cab declares; ``--cleanenv`` keeps ninja's environment out, as
+docker and podman do. The step's own variables travel as
+``APPTAINERENV_<NAME>`` (``SINGULARITYENV_`` for singularity), which no
+option parsing can split.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import ClassVar
+
+from shinobi.backends.base import Availability, BackendRun, Invocation
+from shinobi_containers.cgroups import CgroupReach, apptainer_reach
+from shinobi_containers.cli import call
+from shinobi_containers.digest import sif_digest
+from shinobi_containers.engine import CHECK_TIMEOUT, ContainerBackend, ContainerSpec
+from shinobi_containers.errors import ImageUnavailable
+from shinobi_containers.mounts import mount_option
+from shinobi_containers.oom import OomWatch
+
+__all__ = ["ApptainerBackend", "SingularityBackend"]
+
+
+class ApptainerBackend(ContainerBackend):
+    """Runs each step's image (a SIF file, or any URI apptainer accepts) with ``exec``."""
+
+    name = "apptainer"
+    engine_error_codes: ClassVar[frozenset[int]] = frozenset({255})
+    environment_prefix: ClassVar[str] = "APPTAINERENV_"
+
+    def command(self, spec: ContainerSpec, name: str) -> list[str]:
+        del name  # apptainer exec has no container names; the session is the handle
+        invocation = spec.invocation
+        argv = [self.binary, "exec", "--contain", "--cleanenv"]
+        argv += ["--pwd", os.path.normpath(invocation.cwd)]
+        for mount in spec.mounts:
+            argv += ["--mount", mount_option(mount)]
+        argv += spec.limits.flags
+        argv += self.options.run_flags
+        return [*argv, spec.image, *invocation.argv]
+
+    def image_reference(self, invocation: Invocation) -> str:
+        """A local file as an absolute path, a URI as is, any other name from a registry."""
+        image = super().image_reference(invocation)
+        if "://" in image:
+            return image
+        path = os.path.join(invocation.cwd, image)
+        return os.path.normpath(path) if os.path.exists(path) else f"docker://{image}"
+
+    def client_environment(self, invocation: Invocation) -> dict[str, str] | None:
+        if not invocation.env:
+            return None
+        env = dict(os.environ)
+        env.update({self.environment_prefix + k: v for k, v in invocation.env.items()})
+        return env
+
+    def pin(self, invocation: Invocation) -> tuple[str, str]:
+        image = self.image_reference(invocation)
+        if not os.path.isfile(image):
+            raise ImageUnavailable(
+                f"step {invocation.step!r}: {self.name} can pin only a local image file, not"
+                f" {image!r}; build one (`{self.binary} build image.sif {image}`) and name"
+                " that file as the image"
+            )
+        return image, sif_digest(image)
+
+    def check_engine(self) -> Availability:
+        answer = call([self.binary, "--version"], CHECK_TIMEOUT)
+        if not answer.ok:
+            return Availability(False, f"{self.binary} does not run: {answer.last_line()}")
+        return Availability(True, answer.stdout.strip())
+
+    def cgroup_reach(self) -> CgroupReach:
+        return apptainer_reach(self.binary, os.geteuid())
+
+    def watch_for_oom(self, spec: ContainerSpec) -> OomWatch | None:
+        """Apptainer names the cgroup after a pid gone by the time the log is read, so
+        a kill counts only for a run no other memory-limited apptainer run overlapped."""
+        return OomWatch(sole_kind="apptainer") if spec.limits.memory is not None else None
+
+    def oom_killed(
+        self, name: str, spec: ContainerSpec, run: BackendRun, watch: OomWatch | None
+    ) -> bool | None:
+        kills = watch.kills() if watch is not None else None
+        if kills is None:
+            return None
+        euid = os.geteuid()
+        return any(kill.uid == euid and _apptainer_cgroup(kill.memcg) for kill in kills)
+
+
+def _apptainer_cgroup(memcg: str) -> bool:
+    """``/apptainer/<pid>`` (cgroupfs) or ``.../apptainer-<pid>.scope`` (systemd)."""
+    return any(part.startswith(("apptainer", "singularity")) for part in memcg.split("/"))
+
+
+class SingularityBackend(ApptainerBackend):
+    """Apptainer under its former name, for sites that install only ``singularity``."""
+
+    name = "singularity"
+    environment_prefix: ClassVar[str] = "SINGULARITYENV_"

@@ -1,0 +1,220 @@
+"""What every container backend does the same way, whatever its engine.
+
+A run is: refuse what cannot be honoured (no image, impossible mounts, an
+image that cannot be pinned), work out the mounts and the limit flags, run
+the engine's CLI blocking with its output going straight to the step's logs,
+and read the exit for out-of-memory, signals and refused limits. Engines
+differ only in the hooks below: how a run is spelled, how a container is
+removed, how limits are probed and how an image is pinned.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import threading
+from abc import abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from shinobi.backends.base import (
+    Availability,
+    Backend,
+    BackendRun,
+    Capabilities,
+    Invocation,
+    RunControl,
+)
+from shinobi.backends.process import run_process
+from shinobi_containers.cgroups import UNPROBED, CgroupReach
+from shinobi_containers.errors import ContainerRefused
+from shinobi_containers.limits import LimitFlags, dropped_warning, limit_flags
+from shinobi_containers.mounts import Mount, plan_mounts
+from shinobi_containers.oom import OomWatch
+from shinobi_containers.outcome import interpret_run
+from shinobi_containers.settings import ContainerSettings
+
+__all__ = ["CHECK_TIMEOUT", "ContainerBackend", "ContainerSpec", "new_container_name"]
+
+#: Seconds ``check()`` waits for an engine before calling it unusable.
+CHECK_TIMEOUT = 5.0
+
+
+def new_container_name() -> str:
+    """``shinobi-<random>``: findable with ``docker ps -f name=shinobi-``, never reused."""
+    return f"shinobi-{secrets.token_hex(6)}"
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerSpec:
+    """One step's container, everything but its name decided."""
+
+    invocation: Invocation
+    image: str
+    mounts: tuple[Mount, ...]
+    limits: LimitFlags
+    digest: str | None = None
+
+
+class ContainerBackend(Backend):
+    """Runs a step's image with an engine's CLI; subclasses spell the engine."""
+
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        isolation=True, enforces_resources=True, images=True, interruptible=True
+    )
+    #: Exit codes the engine uses for its own failures rather than the payload's.
+    engine_error_codes: ClassVar[frozenset[int]] = frozenset()
+    #: Whether the engine reports a payload killed by signal N as exit 128+N.
+    signal_exit_codes: ClassVar[bool] = False
+
+    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
+        super().__init__(settings)
+        self.options = ContainerSettings.from_mapping(self.name, self.settings)
+        self._lock = threading.Lock()
+        self._warned: set[str] = set()
+        self._pins: dict[str, tuple[str, str]] = {}
+
+    @property
+    def binary(self) -> str:
+        return self.options.binary
+
+    # -- the Backend interface ---------------------------------------------------
+    def check(self) -> Availability:
+        if shutil.which(self.binary) is None:
+            return Availability(
+                False,
+                f"{self.binary} not found on PATH: install {self.name}, or point"
+                f" backend.{self.name}.binary at it",
+            )
+        return self.check_engine()
+
+    def prepare(self, invocations: list[Invocation]) -> list[str]:
+        """Refuse what no run could honour, before any step starts; return warnings."""
+        warnings: list[str] = []
+        for invocation in invocations:
+            warnings += self._new_warnings(self.spec(invocation, pin=False))
+        return warnings
+
+    def render(self, invocation: Invocation) -> list[str]:
+        return self.command(self.spec(invocation, pin=False), new_container_name())
+
+    def run(self, invocation: Invocation, control: RunControl) -> BackendRun:
+        spec = self.spec(invocation, pin=self.options.pin_image)
+        for message in self._new_warnings(spec):
+            control.warn(message)
+        name = new_container_name()
+        watch = self.watch_for_oom(spec)
+        try:
+            run = run_process(
+                self.command(spec, name),
+                cwd=invocation.cwd,
+                control=control,
+                env=self.client_environment(invocation),
+                stdout_path=invocation.stdout_path,
+                stderr_path=invocation.stderr_path,
+                before_kill=lambda: self.remove(name, settle=False),
+            )
+            try:
+                oom_killed = None if run.cancelled else self.oom_killed(name, spec, run, watch)
+            finally:
+                self.remove(name, settle=run.cancelled)
+        finally:
+            if watch is not None:
+                watch.close()
+        result = interpret_run(
+            run,
+            engine=self.name,
+            limits=spec.limits,
+            oom_killed=oom_killed,
+            signal_exit_codes=self.signal_exit_codes,
+            engine_error_codes=self.engine_error_codes,
+        )
+        result.details["image"] = spec.image
+        if spec.digest is not None:
+            result.details["image_digest"] = spec.digest
+        return result
+
+    # -- deciding one container --------------------------------------------------
+    def spec(self, invocation: Invocation, *, pin: bool) -> ContainerSpec:
+        """The container for ``invocation``; raises a one-line refusal if there is none."""
+        if not invocation.image:
+            raise ContainerRefused(
+                f"step {invocation.step!r} names no image, so the {self.name} backend cannot"
+                " run it: give its cab an image, or choose a backend such as native for it"
+            )
+        mounts = plan_mounts(invocation.paths, invocation.cwd, step=invocation.step)
+        resources = invocation.resources
+        declared = resources is not None and resources.declared
+        mode = self.options.enforce_resources
+        reach = self.cgroup_reach() if declared and mode == "auto" else UNPROBED
+        limits = limit_flags(resources, mode, reach)
+        if pin:
+            image, digest = self._pinned(invocation)
+            return ContainerSpec(invocation, image, mounts, limits, digest)
+        return ContainerSpec(invocation, self.image_reference(invocation), mounts, limits)
+
+    def _pinned(self, invocation: Invocation) -> tuple[str, str]:
+        """(what to run, the digest to report), resolved once per image per run."""
+        key = self.image_reference(invocation)
+        with self._lock:
+            known = self._pins.get(key)
+        if known is None:
+            known = self.pin(invocation)
+            with self._lock:
+                self._pins[key] = known
+        return known
+
+    def _new_warnings(self, spec: ContainerSpec) -> list[str]:
+        """Warnings about dropped limits this backend has not given yet (one each per run)."""
+        fresh = []
+        with self._lock:
+            for flag, why in spec.limits.dropped.items():
+                if flag not in self._warned:
+                    self._warned.add(flag)
+                    fresh.append(dropped_warning(self.name, flag, why))
+        return fresh
+
+    # -- what each engine spells its own way --------------------------------------
+    @abstractmethod
+    def command(self, spec: ContainerSpec, name: str) -> list[str]:
+        """The complete engine command line that runs ``spec`` as container ``name``."""
+
+    @abstractmethod
+    def check_engine(self) -> Availability:
+        """Whether the engine answers (the binary is known to exist), within seconds."""
+
+    @abstractmethod
+    def cgroup_reach(self) -> CgroupReach:
+        """Which limits the engine can apply here (cached per process)."""
+
+    @abstractmethod
+    def pin(self, invocation: Invocation) -> tuple[str, str]:
+        """(the image reference to run, its digest); raises ImageUnavailable."""
+
+    def image_reference(self, invocation: Invocation) -> str:
+        """The image as the engine should be told it, unpinned."""
+        assert invocation.image is not None
+        return invocation.image
+
+    def client_environment(self, invocation: Invocation) -> dict[str, str] | None:
+        """The environment of the engine's CLI process (None: ninja's own)."""
+        return None
+
+    def remove(self, name: str, *, settle: bool) -> None:
+        """Remove container ``name`` if the engine keeps it; ``settle``: the run was cut
+        short, so make sure a container created in that instant is gone too."""
+
+    def watch_for_oom(self, spec: ContainerSpec) -> OomWatch | None:
+        """Start watching the kernel for out-of-memory kills, if this engine needs to."""
+        return None
+
+    def oom_killed(
+        self, name: str, spec: ContainerSpec, run: BackendRun, watch: OomWatch | None
+    ) -> bool | None:
+        """Whether the container lost a process to the out-of-memory killer (None: unknown).
+
+        Asked even when the container exited 0: a main process that survives
+        the kill of its worker does not make the step's product whole.
+        """
+        return None

@@ -1,0 +1,27 @@
+"""Refusals a container backend raises before anything runs.
+
+Each is a :class:`shinobi.errors.ShinobiError`, so the CLI prints its message
+as one line (naming the problem and the fix) instead of a traceback.
+"""
+
+from __future__ import annotations
+
+from shinobi.errors import ShinobiError
+
+__all__ = ["ContainerRefused", "ImageUnavailable", "MountRefused", "SettingsInvalid"]
+
+
+class ContainerRefused(ShinobiError):
+    """A step cannot be run in a container as declared."""
+
+
+class MountRefused(ContainerRefused):
+    """No arrangement of bind mounts honours what the cab declares about its paths."""
+
+
+class ImageUnavailable(ContainerRefused):
+    """The step's image is missing, or cannot be pinned to a digest."""
+
+
+class SettingsInvalid(ContainerRefused):
+    """A ``[backend.NAME]`` setting has a value the backend cannot use."""

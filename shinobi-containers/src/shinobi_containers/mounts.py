@@ -1,0 +1,310 @@
+"""Bind mounts for one step, derived from the paths its cab declares.
+
+Every container engine gets the same answer from here; only the spelling of a
+mount on the command line differs per engine. The rules, in order:
+
+* every input makes its parent directory visible (a directory input - kind
+  ``dir``, e.g. a Measurement Set - makes itself visible); outputs and
+  harvest patterns make the directory they write into visible read-write;
+  the step's working directory is visible read-write too;
+* a directory that does not exist yet contributes its nearest existing
+  ancestor, so a tool that creates its own output tree behaves as it would
+  natively; an output whose only existing ancestor is ``/`` is refused, since
+  the container would write it somewhere the host never sees;
+* an input marked ``writable: false`` is mounted read-only; when its directory
+  ends up read-write anyway (an output or another input lives there), the
+  input is re-mounted read-only at its own path, so both promises hold;
+  declaring a write inside a ``writable: false`` input is refused;
+* mounts are identity mounts (host path == container path) of the real,
+  symlink-resolved directory; a path reached through a symlink is mounted at
+  its spelled path too when nothing else makes that spelling resolve;
+* the set is collapsed to the fewest mounts that cover it: a mount inside
+  another is dropped, unless it is a read-write one inside a read-only one.
+
+Only :func:`plan_mounts` touches the filesystem, through a :class:`HostView`
+(``exists`` and ``realpath``), so the rules are testable without a host.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from shinobi.backends.base import PathUse
+from shinobi_containers.errors import MountRefused
+
+__all__ = [
+    "LOCAL_HOST",
+    "HostView",
+    "LocalHost",
+    "Mount",
+    "MountRefused",
+    "covers",
+    "mount_option",
+    "needed_directory",
+    "plan_mounts",
+]
+
+_GLOB = frozenset("*?[")
+
+
+@dataclass(frozen=True, slots=True)
+class Mount:
+    """One bind mount: ``source`` on the host appears at ``target`` in the container."""
+
+    source: str
+    target: str
+    readonly: bool = False
+
+
+class HostView(Protocol):
+    """What :func:`plan_mounts` needs to know about the host's filesystem."""
+
+    def exists(self, path: str) -> bool: ...
+
+    def realpath(self, path: str) -> str: ...
+
+
+class LocalHost:
+    """This machine's filesystem."""
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def realpath(self, path: str) -> str:
+        return os.path.realpath(path)
+
+
+LOCAL_HOST = LocalHost()
+
+
+def covers(outer: str, inner: str) -> bool:
+    """Whether ``inner`` is ``outer`` or lies beneath it (both normalised, absolute)."""
+    if outer == "/":
+        return True
+    return inner == outer or inner.startswith(outer + "/")
+
+
+def _pattern_directory(pattern: str) -> str:
+    """The directory a harvest glob writes into: its components before the first glob."""
+    parts = pattern.split("/")
+    kept: list[str] = []
+    for part in parts[:-1]:
+        if _GLOB.intersection(part):
+            break
+        kept.append(part)
+    return "/".join(kept) or "/"
+
+
+def needed_directory(use: PathUse) -> str:
+    """The directory ``use`` needs visible: the path itself for a directory input,
+    the directory a harvest pattern writes into, and otherwise the parent."""
+    if use.pattern:
+        return _pattern_directory(use.path)
+    if use.role == "input" and use.kind == "dir":
+        return use.path
+    return os.path.dirname(use.path) or "/"
+
+
+def _is_write_target(use: PathUse) -> bool:
+    return use.role == "output" or use.mutable
+
+
+def _describe(use: PathUse) -> str:
+    noun = "harvest pattern" if use.pattern else use.role
+    return f"{noun} {use.field!r} ({use.path})"
+
+
+@dataclass(frozen=True, slots=True)
+class _Protected:
+    """A ``writable: false`` input: its spelled path and its real one."""
+
+    use: PathUse
+    real: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Need:
+    """A directory the step needs visible, and whether it must be writable."""
+
+    path: str
+    writable: bool
+    use: PathUse | None
+
+
+class _Planner:
+    def __init__(self, step: str, host: HostView) -> None:
+        self.step = step
+        self.host = host
+
+    def refuse(self, message: str) -> MountRefused:
+        return MountRefused(f"step {self.step!r}: {message}")
+
+    def nearest_existing(self, path: str) -> str:
+        while not self.host.exists(path) and path != "/":
+            path = os.path.dirname(path)
+        return path
+
+    def protected(self, uses: Sequence[PathUse]) -> list[_Protected]:
+        found = []
+        for use in uses:
+            if use.role != "input" or use.writable:
+                continue
+            if use.mutable:
+                raise self.refuse(
+                    f"input {use.field!r} is declared both mutable and writable: false;"
+                    " drop one of the two"
+                )
+            real = self.host.realpath(use.path) if self.host.exists(use.path) else use.path
+            found.append(_Protected(use, real))
+        return found
+
+    def refuse_writes_into(self, uses: Sequence[PathUse], protected: Sequence[_Protected]) -> None:
+        for use in uses:
+            if not _is_write_target(use):
+                continue
+            target = needed_directory(use) if use.pattern else use.path
+            real = self.host.realpath(target)
+            for guard in protected:
+                if covers(guard.use.path, target) or covers(guard.real, real):
+                    raise self.refuse(
+                        f"{_describe(use)} lies inside input {guard.use.field!r}"
+                        f" ({guard.use.path}), which is marked writable: false; write it"
+                        f" elsewhere or drop writable: false from {guard.use.field!r}"
+                    )
+
+    def needs(self, uses: Sequence[PathUse], cwd: str) -> list[_Need]:
+        needs = []
+        for use in uses:
+            writable = use.writable or use.role == "output"
+            needs.append(_Need(needed_directory(use), writable, use))
+            if use.role == "input" and self.host.exists(use.path):
+                real = self.host.realpath(use.path)
+                if real != use.path:  # reached through a symlink: its target must be visible
+                    shadow = PathUse(real, use.role, use.field, use.kind, use.writable)
+                    needs.append(_Need(needed_directory(shadow), writable, use))
+        if cwd != "/":
+            needs.append(_Need(cwd, True, None))
+        return needs
+
+    def mounts_for(self, need: _Need, protected: Sequence[_Protected]) -> list[Mount]:
+        existing = self.nearest_existing(need.path)
+        if existing == "/":
+            use = need.use
+            if use is None:
+                return []
+            if use.role == "output" or use.pattern:
+                first = "/" + need.path.strip("/").split("/")[0]
+                raise self.refuse(
+                    f"{_describe(use)} has no existing parent directory but / to mount;"
+                    f" create {first} first, or write under an existing directory"
+                )
+            raise self.refuse(
+                f"{_describe(use)} sits directly in /, which cannot be mounted into a"
+                " container; move it into a directory"
+            )
+        real = self.host.realpath(existing)
+        if need.writable and need.use is not None and _is_write_target(need.use):
+            writable = True
+        elif need.writable and any(covers(g.real, real) for g in protected):
+            # a plain input or the cwd inside a read-only input: the read-only
+            # mount already shows it, and a writable one would punch a hole in it
+            return []
+        else:
+            writable = need.writable
+        mounts = [Mount(real, real, readonly=not writable)]
+        if existing != real:
+            mounts.append(Mount(real, existing, readonly=not writable))
+        return mounts
+
+
+def _depth(mount: Mount) -> tuple[int, str]:
+    return (0 if mount.target == "/" else mount.target.count("/"), mount.target)
+
+
+def _collapse(mounts: Iterable[Mount]) -> list[Mount]:
+    """The fewest mounts with the same effect: one per target (read-write wins), no
+    read-write mount inside another, and no read-only mount inside any mount.
+
+    A read-only directory inside a read-write one gives way: the directory is
+    writable for whatever else lives there, and :func:`_reassert` keeps the
+    read-only inputs in it read-only at their own paths.
+    """
+    by_target: dict[str, Mount] = {}
+    for mount in mounts:
+        seen = by_target.get(mount.target)
+        if seen is None or (seen.readonly and not mount.readonly):
+            by_target[mount.target] = mount
+    kept: list[Mount] = []
+    for mount in sorted(by_target.values(), key=_depth):
+        inner = _innermost(kept, mount.target)
+        if inner is None or (inner.readonly and not mount.readonly):
+            kept.append(mount)
+    return kept
+
+
+def _innermost(mounts: Sequence[Mount], path: str) -> Mount | None:
+    best: Mount | None = None
+    for mount in mounts:
+        if covers(mount.target, path) and (best is None or _depth(mount) > _depth(best)):
+            best = mount
+    return best
+
+
+def _reassert(mounts: list[Mount], protected: Sequence[_Protected], host: HostView) -> None:
+    """Mount every read-only input read-only at its own path where a read-write
+    mount would otherwise expose it."""
+    for guard in protected:
+        if not host.exists(guard.real):
+            continue  # nothing to protect yet; the tool will report the missing input
+        inner = _innermost(mounts, guard.real)
+        if inner is None or not inner.readonly:
+            mounts.append(Mount(guard.real, guard.real, readonly=True))
+
+
+def _absolute(use: PathUse, cwd: str) -> PathUse:
+    path = os.path.normpath(os.path.join(cwd, use.path))
+    if path == use.path:
+        return use
+    return PathUse(path, use.role, use.field, use.kind, use.writable, use.mutable, use.pattern)
+
+
+def plan_mounts(
+    paths: Sequence[PathUse], cwd: str, *, step: str = "?", host: HostView = LOCAL_HOST
+) -> tuple[Mount, ...]:
+    """The bind mounts that make ``paths`` and ``cwd`` visible as the cab declares them.
+
+    Raises :class:`MountRefused` when no arrangement of mounts can honour the
+    declaration (see the module docstring); parents come before the mounts
+    nested in them.
+    """
+    cwd = os.path.normpath(cwd)
+    planner = _Planner(step, host)
+    uses = [_absolute(use, cwd) for use in paths]
+    protected = planner.protected(uses)
+    planner.refuse_writes_into(uses, protected)
+    wanted: list[Mount] = []
+    for need in planner.needs(uses, cwd):
+        wanted.extend(planner.mounts_for(need, protected))
+    mounts = _collapse(wanted)
+    _reassert(mounts, protected, host)
+    return tuple(sorted(mounts, key=_depth))
+
+
+def mount_option(mount: Mount) -> str:
+    """``mount`` as the ``--mount`` value docker, podman and apptainer all accept.
+
+    The value is a CSV record, so a path holding a comma, a quote or a colon is
+    quoted the CSV way rather than breaking the option apart, which is why
+    ``--mount`` is used instead of ``-v``/``--bind`` (whose ``:`` cannot be escaped).
+    """
+    fields = ["type=bind", f"source={mount.source}", f"target={mount.target}"]
+    if mount.readonly:
+        fields.append("readonly")
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="").writerow(fields)
+    return buffer.getvalue()

@@ -1,0 +1,83 @@
+"""The docker-compatible CLIs (docker and podman): how a run is spelled and undone.
+
+The container runs attached (``run`` without ``-d``), so its stdout and stderr
+arrive on the client's, and those go straight to the step's logs. It is not
+started with ``--rm``: after a failure the engine is asked whether it killed
+the container for memory, and then the container is removed explicitly.
+Containers are owned by containerd-shim or conmon rather than by the client,
+so stopping the client is not enough; every container is named, and removed
+by name when the run is interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import ClassVar
+
+from shinobi.backends.base import Invocation
+from shinobi_containers.cli import call
+from shinobi_containers.digest import oci_image_reference
+from shinobi_containers.engine import ContainerBackend, ContainerSpec
+from shinobi_containers.mounts import mount_option
+
+__all__ = ["OciBackend"]
+
+#: Seconds to wait for ``rm -f`` (it kills, so this is generous).
+REMOVE_TIMEOUT = 60.0
+#: Seconds an interrupted run keeps checking for a container created as it was cut.
+SETTLE_SECONDS = 3.0
+
+
+class OciBackend(ContainerBackend):
+    """Shared by docker and podman, which accept the same ``run`` options."""
+
+    engine_error_codes: ClassVar[frozenset[int]] = frozenset({125, 126, 127})
+    signal_exit_codes: ClassVar[bool] = True
+    #: How this engine force-removes a container without waiting for it.
+    remove_command: ClassVar[tuple[str, ...]] = ("rm", "-f")
+
+    def command(self, spec: ContainerSpec, name: str) -> list[str]:
+        invocation = spec.invocation
+        argv = [self.binary, "run", "--name", name]
+        argv += ["--label", f"shinobi.run={invocation.run_id}"]
+        argv += ["--label", f"shinobi.step={invocation.step}"]
+        if self.options.init:
+            argv.append("--init")
+        if self.options.network:
+            argv += ["--network", self.options.network]
+        if self.options.run_as_host_user:
+            argv += self.user_options()
+        argv += ["--workdir", os.path.normpath(invocation.cwd)]
+        for mount in spec.mounts:
+            argv += ["--mount", mount_option(mount)]
+        for key, value in invocation.env.items():
+            argv += ["--env", f"{key}={value}"]
+        argv += spec.limits.flags
+        argv += self.options.run_flags
+        return [*argv, spec.image, *invocation.argv]
+
+    def user_options(self) -> list[str]:
+        """Run as the invoking user and groups, so what the step writes is theirs."""
+        uid, gid = os.getuid(), os.getgid()
+        options = ["--user", f"{uid}:{gid}"]
+        for group in sorted(set(os.getgroups()) - {gid}):
+            options += ["--group-add", str(group)]
+        return options
+
+    def pin(self, invocation: Invocation) -> tuple[str, str]:
+        reference = oci_image_reference(self.binary, self.name, self.image_reference(invocation))
+        return reference, reference
+
+    def remove(self, name: str, *, settle: bool) -> None:
+        call([self.binary, *self.remove_command, name], REMOVE_TIMEOUT)
+        if not settle:
+            return
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while time.monotonic() < deadline:
+            listed = call([self.binary, "ps", "-aq", "--filter", f"name=^{name}$"], REMOVE_TIMEOUT)
+            if listed.ok and listed.stdout.strip():
+                call([self.binary, *self.remove_command, name], REMOVE_TIMEOUT)
+            elif listed.ok:
+                return
+            time.sleep(0.2)

@@ -1,0 +1,94 @@
+"""Reading what a container run's exit says: out of memory, a signal, a refused limit.
+
+A container runtime reports its payload's death as an exit code: 137 for
+SIGKILL, 128+N for signal N (docker and podman, whose --init reports the
+signal that way). Those numbers alone do not tell the user what happened, so
+they are turned into the account the rest of shinobi reads: ``oom`` with a
+reason, a ``signal`` number, or the cause and remedy of a limit the runtime
+could not apply.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+
+from shinobi.backends.base import BackendRun
+from shinobi.resources import format_size
+from shinobi_containers.limits import LimitFlags
+
+__all__ = ["enforcement_reason", "interpret_run", "oom_reason"]
+
+_KILLED = 128 + signal.SIGKILL
+_MAX_SIGNAL = 64
+
+
+def oom_reason(engine: str, memory: int | None) -> str:
+    if memory is None:
+        return "killed: out of memory (the host ran out; no memory limit was declared)"
+    return (
+        f"killed: out of memory: the step used more than the {format_size(memory)} it"
+        f" declares ({engine} --memory); declare more memory for it"
+    )
+
+
+def _cause(stderr: str) -> str:
+    text = stderr.lower()
+    if "unified mode" in text or "cgroups v2" in text:
+        return (
+            "limits for an unprivileged user need cgroups v2 in unified mode, which this host lacks"
+        )
+    named = [c for c in ("cpu", "memory") if f"{c}." in text or f"{c} " in text]
+    if named:
+        return f"the {' and '.join(named)} cgroup controller is not available to this user"
+    return "its cgroup setup refused them"
+
+
+def enforcement_reason(engine: str, limits: LimitFlags, stderr: str) -> str:
+    flags = " ".join(f for f in limits.flags if f.startswith("--"))
+    return (
+        f"{engine} could not apply the declared limits ({flags}) on this host: {_cause(stderr)}."
+        ' Set execution.enforce_resources = "auto" to run with only the limits this host can'
+        " enforce, or have the missing cgroup controllers delegated to your user (cgroups v2"
+        " with systemd)"
+    )
+
+
+def interpret_run(
+    run: BackendRun,
+    *,
+    engine: str,
+    limits: LimitFlags,
+    oom_killed: bool | None = None,
+    signal_exit_codes: bool = False,
+    engine_error_codes: frozenset[int] = frozenset(),
+) -> BackendRun:
+    """``run`` with ``oom``, ``signal`` and ``reason`` filled in from how it ended.
+
+    ``oom_killed`` is the verdict of the runtime or the kernel's log, where
+    there is one; otherwise an exit by SIGKILL under a declared memory limit
+    is taken as the limit biting. ``signal_exit_codes`` says the engine reports a
+    payload's death by signal N as exit code 128+N.
+    """
+    if run.cancelled or (run.returncode == 0 and not oom_killed):
+        return run
+    code = run.returncode
+    killed = code == _KILLED or run.signal == signal.SIGKILL
+    signum = run.signal
+    if signum is None and signal_exit_codes and 128 < code <= 128 + _MAX_SIGNAL:
+        signum = code - 128
+    if oom_killed or (killed and limits.memory is not None):
+        # a container whose main process outlived the kill of a worker still lost
+        # part of its work: it is reported killed, with the exit it really had kept
+        details = {**run.details, "exit_code": code} if code == 0 else run.details
+        return dataclasses.replace(
+            run,
+            returncode=code or _KILLED,
+            oom=True,
+            signal=signal.SIGKILL if killed or code == 0 else signum,
+            reason=oom_reason(engine, limits.memory),
+            details=details,
+        )
+    if code in engine_error_codes and limits.emitted and "cgroup" in run.stderr.lower():
+        return dataclasses.replace(run, reason=enforcement_reason(engine, limits, run.stderr))
+    return dataclasses.replace(run, signal=signum)

@@ -1,0 +1,59 @@
+"""The podman backend: steps in podman containers, rootful or rootless.
+
+Podman's inspect reports ``OOMKilled=false`` even for a container its memory
+limit killed, so an out-of-memory kill is read from the kernel's log (the
+container's cgroup carries its ID, see :mod:`oom`) and from the exit (137)
+under a declared limit. ``rm -f`` would give a PID 1 that ignores SIGTERM ten
+seconds; ``-t 0`` kills at once, which is what an interrupt asks for.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import ClassVar
+
+from shinobi.backends.base import Availability, BackendRun
+from shinobi_containers.cgroups import CgroupReach, podman_reach
+from shinobi_containers.cli import call
+from shinobi_containers.engine import CHECK_TIMEOUT, ContainerSpec
+from shinobi_containers.oci import REMOVE_TIMEOUT, OciBackend
+from shinobi_containers.oom import OomWatch
+
+__all__ = ["PodmanBackend"]
+
+
+class PodmanBackend(OciBackend):
+    """Runs each step's image with ``podman run``, as the invoking user by default."""
+
+    name = "podman"
+    remove_command: ClassVar[tuple[str, ...]] = ("rm", "-f", "-t", "0")
+
+    def check_engine(self) -> Availability:
+        answer = call([self.binary, "info", "--format", "{{.Host.OCIRuntime.Name}}"], CHECK_TIMEOUT)
+        if not answer.ok:
+            return Availability(False, f"podman cannot run containers here: {answer.last_line()}")
+        return Availability(True, f"podman with runtime {answer.stdout.strip()}")
+
+    def cgroup_reach(self) -> CgroupReach:
+        return podman_reach(self.binary)
+
+    def user_options(self) -> list[str]:
+        """Rootless podman maps the user to root by default; keep-id maps it to itself."""
+        if os.geteuid() != 0:
+            return ["--userns", "keep-id"]
+        return super().user_options()
+
+    def watch_for_oom(self, spec: ContainerSpec) -> OomWatch | None:
+        return OomWatch() if spec.limits.memory is not None else None
+
+    def oom_killed(
+        self, name: str, spec: ContainerSpec, run: BackendRun, watch: OomWatch | None
+    ) -> bool | None:
+        if watch is None:
+            return None
+        answer = call([self.binary, "inspect", "--format", "{{.Id}}", name], REMOVE_TIMEOUT)
+        container_id = answer.stdout.strip() if answer.ok else ""
+        kills = watch.kills()
+        if not container_id or kills is None:
+            return None
+        return any(container_id in kill.memcg for kill in kills)

@@ -1,0 +1,83 @@
+"""The configuration keys a container backend reads, checked once.
+
+A backend's settings are the ``[backend.NAME]`` table merged over the global
+``backend`` keys (see ``shinobi.config.AppConfig.backend_settings``); keys
+that belong to other backends are ignored. A wrong value is refused with a
+one-line message naming the key, rather than failing later inside a run.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, get_args
+
+from shinobi_containers.errors import SettingsInvalid
+from shinobi_containers.limits import EnforceMode
+
+__all__ = ["ContainerSettings"]
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerSettings:
+    """What every container backend reads from its settings.
+
+    binary: the engine's CLI (default: the engine's own name, found on PATH).
+    run_as_host_user: docker/podman run as the invoking user (``--user UID:GID``)
+        so outputs on bind mounts are the user's, not root's.
+    enforce_resources: ``auto`` | ``always`` | ``never`` (see :mod:`limits`).
+    pin_image: run the image by digest and report it (core sets it with provenance).
+    network: docker/podman ``--network`` (e.g. ``none``); default: the engine's.
+    init: docker/podman ``--init``, so the payload is not PID 1 and dies of the
+        signals sent to it, as it would outside a container.
+    run_flags: extra arguments for ``run``/``exec``, before the image.
+    """
+
+    binary: str
+    run_as_host_user: bool = True
+    enforce_resources: EnforceMode = "auto"
+    pin_image: bool = False
+    network: str | None = None
+    init: bool = True
+    run_flags: tuple[str, ...] = ()
+
+    @classmethod
+    def from_mapping(cls, backend: str, settings: Mapping[str, Any]) -> ContainerSettings:
+        def bad(key: str, expected: str) -> SettingsInvalid:
+            return SettingsInvalid(
+                f"backend.{backend}.{key} must be {expected}, not {settings[key]!r};"
+                " fix it in your configuration"
+            )
+
+        def flag(key: str, default: bool) -> bool:
+            value = settings.get(key, default)
+            if not isinstance(value, bool):
+                raise bad(key, "true or false")
+            return value
+
+        def text(key: str, default: str | None) -> str | None:
+            value = settings.get(key, default)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise bad(key, "a non-empty string")
+            return value
+
+        mode = settings.get("enforce_resources", "auto")
+        if mode not in get_args(EnforceMode):
+            raise bad("enforce_resources", '"auto", "always" or "never"')
+        raw_flags = settings.get("run_flags", ())
+        if isinstance(raw_flags, str):
+            run_flags = tuple(shlex.split(raw_flags))
+        elif isinstance(raw_flags, list | tuple) and all(isinstance(f, str) for f in raw_flags):
+            run_flags = tuple(raw_flags)
+        else:
+            raise bad("run_flags", "a list of strings or one string")
+        return cls(
+            binary=text("binary", backend) or backend,
+            run_as_host_user=flag("run_as_host_user", True),
+            enforce_resources=mode,
+            pin_image=flag("pin_image", False),
+            network=text("network", None),
+            init=flag("init", True),
+            run_flags=run_flags,
+        )

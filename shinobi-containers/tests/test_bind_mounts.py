@@ -1,0 +1,373 @@
+"""The mount rules, on a described host (and once on the real filesystem)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+from shinobi.backends.base import PathUse
+from shinobi_containers.mounts import LOCAL_HOST, Mount, MountRefused, covers, plan_mounts
+
+
+class FakeHost:
+    """Existing paths and symlinks (link path -> absolute target), nothing else."""
+
+    def __init__(self, existing: Iterable[str], links: dict[str, str] | None = None) -> None:
+        self.links = dict(links or {})
+        self.existing = {"/"}
+        for path in [*existing, *self.links.values()]:
+            while path != "/":
+                self.existing.add(path)
+                path = os.path.dirname(path)
+
+    def realpath(self, path: str) -> str:
+        parts = path.strip("/").split("/")
+        resolved = ""
+        for part in parts:
+            resolved = f"{resolved}/{part}"
+            for _ in range(40):
+                if resolved not in self.links:
+                    break
+                resolved = self.links[resolved]
+        return resolved or "/"
+
+    def exists(self, path: str) -> bool:
+        return self.realpath(path) in self.existing
+
+
+def rw(path: str, source: str | None = None) -> Mount:
+    return Mount(source or path, path, readonly=False)
+
+
+def ro(path: str, source: str | None = None) -> Mount:
+    return Mount(source or path, path, readonly=True)
+
+
+def inp(path: str, field: str = "f", **kw: object) -> PathUse:
+    return PathUse(path, "input", field, **kw)  # type: ignore[arg-type]
+
+
+def out(path: str, field: str = "o", **kw: object) -> PathUse:
+    return PathUse(path, "output", field, **kw)  # type: ignore[arg-type]
+
+
+CWD = "/work"
+
+
+def plan(host: FakeHost, *paths: PathUse, cwd: str = CWD) -> set[Mount]:
+    return set(plan_mounts(paths, cwd, step="s", host=host))
+
+
+# -- what each path contributes ---------------------------------------------------
+
+
+def test_an_input_file_contributes_its_parent_directory() -> None:
+    host = FakeHost(["/data/in.txt", CWD])
+    assert plan(host, inp("/data/in.txt", kind="file")) == {rw("/data"), rw(CWD)}
+
+
+def test_a_directory_input_contributes_itself() -> None:
+    host = FakeHost(["/data/obs.ms/table.dat", CWD])
+    assert plan(host, inp("/data/obs.ms", kind="dir")) == {rw("/data/obs.ms"), rw(CWD)}
+
+
+def test_an_input_of_unknown_kind_contributes_its_parent() -> None:
+    host = FakeHost(["/data/thing", CWD])
+    assert plan(host, inp("/data/thing", kind="any")) == {rw("/data"), rw(CWD)}
+
+
+def test_an_output_contributes_its_directory_read_write() -> None:
+    host = FakeHost(["/results", CWD])
+    assert plan(host, out("/results/img.fits", kind="file")) == {rw("/results"), rw(CWD)}
+
+
+def test_an_output_directory_contributes_its_parent_so_the_tool_can_create_it() -> None:
+    host = FakeHost(["/results", CWD])
+    assert plan(host, out("/results/new.ms", kind="dir")) == {rw("/results"), rw(CWD)}
+
+
+def test_a_harvest_pattern_contributes_the_directory_it_globs_in() -> None:
+    host = FakeHost(["/results/run1", CWD])
+    assert plan(host, out("/results/run1/img-*.fits", pattern=True)) == {
+        rw("/results/run1"),
+        rw(CWD),
+    }
+    assert plan(host, out("/results/*/img.fits", pattern=True)) == {rw("/results"), rw(CWD)}
+
+
+def test_relative_paths_are_taken_against_the_working_directory() -> None:
+    host = FakeHost(["/work/sub/in.txt", "/elsewhere"])
+    mounts = plan(host, inp("sub/in.txt"), out("../elsewhere/out.txt"))
+    assert mounts == {rw(CWD), rw("/elsewhere")}
+
+
+def test_the_working_directory_is_always_visible() -> None:
+    host = FakeHost(["/somewhere"])
+    assert plan(host, cwd="/somewhere") == {rw("/somewhere")}
+
+
+def test_the_root_as_working_directory_mounts_nothing() -> None:
+    assert plan(FakeHost([]), cwd="/") == set()
+
+
+# -- directories that do not exist yet -------------------------------------------------
+
+
+def test_a_missing_output_directory_contributes_its_nearest_existing_ancestor() -> None:
+    host = FakeHost(["/scratch", CWD])
+    mounts = plan(host, out("/scratch/run/deep/out.txt", kind="file"))
+    assert mounts == {rw("/scratch"), rw(CWD)}
+
+
+def test_an_output_with_no_existing_ancestor_but_the_root_is_refused() -> None:
+    host = FakeHost([CWD])
+    with pytest.raises(MountRefused) as info:
+        plan(host, out("/nowhere/at/all.txt", field="image"))
+    message = str(info.value)
+    assert "'image'" in message and "/nowhere/at/all.txt" in message
+    assert "create /nowhere" in message and "\n" not in message
+
+
+def test_a_pattern_with_no_existing_ancestor_is_refused() -> None:
+    with pytest.raises(MountRefused, match="harvest pattern 'o'"):
+        plan(FakeHost([CWD]), out("/nowhere/*.fits", pattern=True))
+
+
+def test_an_input_directly_in_the_root_is_refused() -> None:
+    with pytest.raises(MountRefused, match=r"sits directly in /.*move it"):
+        plan(FakeHost(["/top.txt", CWD]), inp("/top.txt", kind="file"))
+
+
+# -- read-only inputs -----------------------------------------------------------------------
+
+
+def test_a_read_only_input_is_mounted_read_only() -> None:
+    host = FakeHost(["/ref/cat.txt", CWD])
+    assert plan(host, inp("/ref/cat.txt", kind="file", writable=False)) == {
+        ro("/ref"),
+        rw(CWD),
+    }
+
+
+def test_a_read_only_directory_input_is_mounted_read_only_at_itself() -> None:
+    host = FakeHost(["/ref/sky.ms", CWD])
+    assert plan(host, inp("/ref/sky.ms", kind="dir", writable=False)) == {
+        ro("/ref/sky.ms"),
+        rw(CWD),
+    }
+
+
+def test_a_read_only_input_beside_an_output_is_reasserted_at_its_own_path() -> None:
+    host = FakeHost(["/d/cat.txt", CWD])
+    mounts = plan(host, inp("/d/cat.txt", kind="file", writable=False), out("/d/new.txt"))
+    assert mounts == {rw("/d"), ro("/d/cat.txt"), rw(CWD)}
+
+
+def test_a_read_only_input_beside_another_input_is_reasserted() -> None:
+    host = FakeHost(["/d/cat.txt", "/d/other.txt", CWD])
+    mounts = plan(
+        host, inp("/d/cat.txt", kind="file", writable=False), inp("/d/other.txt", field="g")
+    )
+    assert mounts == {rw("/d"), ro("/d/cat.txt"), rw(CWD)}
+
+
+def test_a_read_only_input_inside_the_working_directory_is_reasserted() -> None:
+    host = FakeHost(["/work/inputs/cat.txt"])
+    mounts = plan(host, inp("/work/inputs/cat.txt", kind="file", writable=False))
+    assert mounts == {rw(CWD), ro("/work/inputs/cat.txt")}
+
+
+def test_a_read_only_directory_with_an_output_beside_it_nests() -> None:
+    host = FakeHost(["/d/sky.ms", CWD])
+    mounts = plan(host, inp("/d/sky.ms", kind="dir", writable=False), out("/d/image.fits"))
+    assert mounts == {rw("/d"), ro("/d/sky.ms"), rw(CWD)}
+    ordered = plan_mounts(
+        [inp("/d/sky.ms", kind="dir", writable=False), out("/d/image.fits")],
+        CWD,
+        host=host,
+    )
+    assert ordered.index(rw("/d")) < ordered.index(ro("/d/sky.ms"))
+
+
+def test_an_output_under_a_read_only_mount_nests_read_write_inside_it() -> None:
+    host = FakeHost(["/d/cat.txt", "/d/products", CWD])
+    mounts = plan(host, inp("/d/cat.txt", writable=False), out("/d/products/x.fits"))
+    assert mounts == {ro("/d"), rw("/d/products"), rw(CWD)}
+
+
+def test_a_plain_input_inside_a_read_only_directory_opens_no_writable_hole() -> None:
+    host = FakeHost(["/d/sky.ms/sub/table.f0", CWD])
+    mounts = plan(
+        host,
+        inp("/d/sky.ms", kind="dir", writable=False),
+        inp("/d/sky.ms/sub/table.f0", field="g"),
+    )
+    assert mounts == {ro("/d/sky.ms"), rw(CWD)}
+
+
+def test_a_working_directory_inside_a_read_only_directory_stays_read_only() -> None:
+    host = FakeHost(["/d/sky.ms/sub"])
+    mounts = plan(host, inp("/d/sky.ms", kind="dir", writable=False), cwd="/d/sky.ms/sub")
+    assert mounts == {ro("/d/sky.ms")}
+
+
+# -- refusals -------------------------------------------------------------------------------
+
+
+def test_an_output_inside_a_read_only_directory_is_refused() -> None:
+    host = FakeHost(["/d/sky.ms", CWD])
+    with pytest.raises(MountRefused) as info:
+        plan(
+            host,
+            inp("/d/sky.ms", field="ms", kind="dir", writable=False),
+            out("/d/sky.ms/FLAG.dat", field="flags"),
+        )
+    message = str(info.value)
+    assert message.startswith("step 's': output 'flags' (/d/sky.ms/FLAG.dat)")
+    assert "'ms'" in message and "writable: false" in message and "\n" not in message
+
+
+def test_an_output_at_a_read_only_input_path_is_refused() -> None:
+    host = FakeHost(["/d/cat.txt", CWD])
+    with pytest.raises(MountRefused, match="writable: false"):
+        plan(host, inp("/d/cat.txt", writable=False), out("/d/cat.txt"))
+
+
+def test_a_harvest_pattern_inside_a_read_only_directory_is_refused() -> None:
+    host = FakeHost(["/d/sky.ms", CWD])
+    with pytest.raises(MountRefused, match="harvest pattern"):
+        plan(
+            host, inp("/d/sky.ms", kind="dir", writable=False), out("/d/sky.ms/*.log", pattern=True)
+        )
+
+
+def test_a_mutable_input_inside_a_read_only_directory_is_refused() -> None:
+    host = FakeHost(["/d/sky.ms/model.ms", CWD])
+    with pytest.raises(MountRefused, match="input 'g'"):
+        plan(
+            host,
+            inp("/d/sky.ms", kind="dir", writable=False),
+            inp("/d/sky.ms/model.ms", field="g", kind="dir", mutable=True),
+        )
+
+
+def test_an_input_both_mutable_and_read_only_is_refused() -> None:
+    host = FakeHost(["/d/sky.ms", CWD])
+    with pytest.raises(MountRefused, match="both mutable and writable: false"):
+        plan(host, inp("/d/sky.ms", kind="dir", writable=False, mutable=True))
+
+
+def test_an_output_beside_but_not_inside_a_read_only_file_is_allowed() -> None:
+    host = FakeHost(["/d/cat.txt", CWD])
+    assert ro("/d/cat.txt") in plan(host, inp("/d/cat.txt", writable=False), out("/d/cat.txt.bak"))
+
+
+# -- collapsing -----------------------------------------------------------------------------
+
+
+def test_mounts_inside_a_mount_of_the_same_mode_are_dropped() -> None:
+    host = FakeHost(["/p/a/in.txt", "/p/b/c", "/p/x.txt"])
+    mounts = plan(
+        host,
+        inp("/p/a/in.txt"),
+        out("/p/b/c/out.txt", field="o1"),
+        inp("/p/x.txt", field="g"),
+        cwd="/p",
+    )
+    assert mounts == {rw("/p")}
+
+
+def test_read_only_mounts_inside_a_read_only_mount_are_dropped() -> None:
+    host = FakeHost(["/ref/a.txt", "/ref/sub/b.txt", CWD])
+    mounts = plan(
+        host, inp("/ref/a.txt", writable=False), inp("/ref/sub/b.txt", "g", writable=False)
+    )
+    assert mounts == {ro("/ref"), rw(CWD)}
+
+
+def test_a_directory_wanted_both_ways_is_mounted_read_write() -> None:
+    host = FakeHost(["/d/a.txt", "/d/b.txt", CWD])
+    mounts = plan(host, inp("/d/a.txt", writable=False), out("/d/b.txt"))
+    assert rw("/d") in mounts and ro("/d") not in mounts
+
+
+def test_parents_come_before_the_mounts_nested_in_them() -> None:
+    host = FakeHost(["/d/products", "/d/cat.txt", "/e/f/g", CWD])
+    ordered = plan_mounts(
+        [inp("/d/cat.txt", writable=False), out("/d/products/x"), inp("/e/f/g/h")],
+        CWD,
+        host=host,
+    )
+    targets = [m.target for m in ordered]
+    for i, outer in enumerate(targets):
+        for inner in targets[:i]:
+            assert not covers(outer, inner) or outer == inner, targets
+
+
+def test_covers_compares_whole_components() -> None:
+    assert covers("/a", "/a/b") and covers("/a", "/a") and covers("/", "/x")
+    assert not covers("/a", "/ab") and not covers("/a/b", "/a")
+
+
+# -- symlinks ---------------------------------------------------------------------------
+
+
+def test_a_symlinked_input_makes_its_target_visible_too() -> None:
+    host = FakeHost(["/store/real.txt", "/d", CWD], links={"/d/link.txt": "/store/real.txt"})
+    assert plan(host, inp("/d/link.txt")) == {rw("/d"), rw("/store"), rw(CWD)}
+
+
+def test_a_read_only_symlinked_input_protects_its_target() -> None:
+    host = FakeHost(["/store/real.txt", "/d", CWD], links={"/d/link.txt": "/store/real.txt"})
+    mounts = plan(host, inp("/d/link.txt", writable=False), out("/store/product.txt"))
+    assert ro("/store/real.txt") in mounts and rw("/store") in mounts
+
+
+def test_a_path_through_a_symlinked_directory_is_mounted_at_its_real_path_and_its_spelling() -> (
+    None
+):
+    host = FakeHost(["/scratch/u/proj"], links={"/home/u/proj": "/scratch/u/proj"})
+    mounts = plan(host, cwd="/home/u/proj")
+    assert mounts == {rw("/scratch/u/proj"), rw("/home/u/proj", source="/scratch/u/proj")}
+
+
+def test_a_spelling_already_visible_through_a_covering_mount_is_not_mounted_again() -> None:
+    host = FakeHost(["/scratch/data/in.txt", "/home/u"], links={"/home/u/data": "/scratch/data"})
+    mounts = plan(host, inp("/home/u/data/in.txt"), cwd="/home/u")
+    assert mounts == {rw("/home/u"), rw("/scratch/data")}
+
+
+def test_an_output_through_a_symlink_into_a_read_only_directory_is_refused() -> None:
+    host = FakeHost(["/ref/sky.ms", CWD], links={"/work/alias": "/ref/sky.ms"})
+    with pytest.raises(MountRefused, match="writable: false"):
+        plan(host, inp("/ref/sky.ms", kind="dir", writable=False), out("/work/alias/x.dat"))
+
+
+# -- the real filesystem ---------------------------------------------------------------
+
+
+def test_on_the_real_filesystem(tmp_path: Path) -> None:
+    real = tmp_path / "real dir"
+    (real / "in").mkdir(parents=True)
+    (real / "in" / "cat.txt").write_text("x")
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    work = tmp_path / "work"
+    work.mkdir()
+    mounts = plan_mounts(
+        [
+            PathUse(str(link / "in" / "cat.txt"), "input", "cat", "file", writable=False),
+            PathUse(str(link / "in" / "new" / "out.txt"), "output", "out", "file"),
+        ],
+        str(work),
+        host=LOCAL_HOST,
+    )
+    assert set(mounts) == {
+        rw(str(work)),
+        rw(str(real / "in")),
+        rw(str(link / "in"), source=str(real / "in")),
+        ro(str(real / "in" / "cat.txt")),
+    }
