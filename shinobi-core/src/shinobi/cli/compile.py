@@ -1,0 +1,180 @@
+"""``ninja compile FILE.py:NAME``: a recipe as a cluster workflow; ``--submit`` launches it.
+
+Without ``--submit`` nothing needs a cluster: the scripts are printed (or
+written with ``--output``). With it, the jobs are handed to the engine in
+dependency order, the launch's handle is written atomically and recorded in
+the launches index, and ninja exits: nothing keeps running here.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from shinobi.cli.recipe_options import RecipeCommand, recipe_values
+from shinobi.offload.wrapping import CONTAINER_RUNTIMES
+
+__all__ = ["command"]
+
+
+@click.command(cls=RecipeCommand, short_help="Compile a recipe to a cluster workflow.")
+@click.argument("target", metavar="FILE.py:NAME")
+@click.option(
+    "--engine",
+    default="slurm",
+    show_default=True,
+    metavar="NAME",
+    help="The offload engine (installed by a plugin: slurm comes with shinobi-slurm).",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where .shinobi/<recipe>/<run-id>/ (scripts, logs, handle) goes, on storage the"
+    " compute nodes share; default: the current directory.",
+)
+@click.option(
+    "--container-runtime",
+    type=click.Choice(CONTAINER_RUNTIMES),
+    default="none",
+    show_default=True,
+    help="Run each step's command in its image with this runtime, or on the node itself.",
+)
+@click.option(
+    "--submit", is_flag=True, help="Submit the workflow and detach; write the launch's handle."
+)
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Say why each edge exists (or why the recipe is refused) instead of printing scripts.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write the scripts into this directory instead of printing them.",
+)
+@click.option("--json", "as_json", is_flag=True, help="With --submit, print the launch as JSON.")
+@click.pass_context
+def command(
+    ctx: click.Context,
+    target: str,
+    engine: str,
+    workdir: Path | None,
+    container_runtime: str,
+    submit: bool,
+    explain: bool,
+    output: Path | None,
+    as_json: bool,
+    **params: Any,
+) -> None:
+    """Compile the recipe NAME in FILE.py into a workflow for a cluster engine.
+
+    Only purely declarative recipes can be offloaded; a refusal lists every
+    reason (exit 2). The recipe's own inputs are options: see them with
+    `ninja compile FILE.py:NAME --help`.
+    """
+    from shinobi.backends.registry import OFFLOAD, load_plugin
+    from shinobi.config import load_config
+    from shinobi.errors import UsageError
+    from shinobi.graph import build_graph
+    from shinobi.launch.find import workspace
+    from shinobi.offload.base import CompileOptions, OffloadRefused
+    from shinobi.plan import plan_graph, preflight
+    from shinobi.runner import as_recipe, validate_recipe_inputs
+    from shinobi.session import new_run_id
+
+    recipe, values = recipe_values(ctx, params)
+    recipe = as_recipe(recipe)
+    config = load_config()
+    inputs = validate_recipe_inputs(recipe, values)
+    graph = build_graph(recipe)
+    try:
+        preflight(graph, inputs)
+    except ValueError as exc:
+        raise UsageError(f"recipe {recipe.name!r}, {exc}") from None
+    cwd = Path.cwd().resolve()
+    options = CompileOptions(
+        workdir=workspace(workdir),
+        cwd=cwd,
+        run_id=new_run_id(),
+        container_runtime=container_runtime,
+        target=_absolute_target(target),
+    )
+    offload = load_plugin(OFFLOAD, engine)(config.backend_settings(engine))
+    plan = plan_graph(graph, inputs, str(cwd))
+    try:
+        workflow = offload.compile(plan, options)
+    except OffloadRefused as exc:
+        _print_refusals(exc, explain)
+        raise
+    for warning in workflow.jobs.warnings:
+        click.echo(f"ninja: note: {warning}", err=True)
+    if explain:
+        click.echo("\n".join(workflow.explain()))
+    if output is not None:
+        written = workflow.write(output)
+        click.echo(f"wrote {len(written)} script(s) to {output}", err=True)
+    elif not submit and not explain:
+        click.echo(workflow.render(), nl=False)
+    if submit:
+        _submit(offload, workflow, as_json)
+
+
+def _absolute_target(target: str) -> str:
+    path, sep, name = target.rpartition(":")
+    return f"{Path(path).resolve()}{sep}{name}" if sep else target
+
+
+def _print_refusals(exc: Any, explain: bool) -> None:
+    click.echo(f"ninja: recipe {exc.recipe!r} cannot be offloaded:", err=True)
+    for refusal in exc.refusals:
+        click.echo(f"  - {refusal.reason}", err=True)
+        click.echo(f"    fix: {refusal.fix}", err=True)
+    if explain:
+        click.echo(
+            "  why: an offloaded workflow runs with no Python behind it, so every job, every"
+            " edge and every path handed between steps must be known at compile time.",
+            err=True,
+        )
+
+
+def _submit(offload: Any, workflow: Any, as_json: bool) -> None:
+    from shinobi.launch.handle import JobJournal, write_handle
+    from shinobi.launch.index import record_launch
+
+    handle = offload.new_handle(workflow)
+    write_handle(handle, latest=False)
+    record_launch(handle)
+    journal = JobJournal(handle)
+    try:
+        offload.submit(workflow, handle, journal)
+    except KeyboardInterrupt:
+        journal.close()
+        handed = [job.job_id for job in handle.jobs if job.job_id]
+        write_handle(handle)
+        click.echo(
+            f"ninja: interrupted while submitting: {len(handed)} of {len(handle.jobs)} jobs were"
+            f" handed to {handle.engine} and will run; `ninja cancel {handle.run_id}` stops them",
+            err=True,
+        )
+        sys.exit(130)
+    finally:
+        journal.close()
+    handle.state = "submitted"
+    path = write_handle(handle)
+    latest = path.parent.parent / path.name
+    ids = [job.job_id for job in handle.jobs]
+    if as_json:
+        data = handle.to_json()
+        data["handle"] = str(latest)
+        click.echo(json.dumps(data, indent=2))
+        return
+    shown = " ".join(str(i) for i in ids[:10]) + (" ..." if len(ids) > 10 else "")
+    count = f"{len(ids)} {handle.engine} job(s)"
+    click.echo(f"submitted {handle.recipe} as run {handle.run_id}: {count} ({shown})")
+    click.echo(f"handle: {latest}")
+    click.echo(f"follow it with: ninja status {latest}")

@@ -1,0 +1,64 @@
+"""``ninja status HANDLE``: a detached launch's state, asked fresh of its engine.
+
+HANDLE is a handle.json, the folder holding one, a run id, or a recipe name
+(its latest launch here). Each round asks the engine once for every step
+(one sacct call on Slurm), so ``--watch`` costs the same for a thousand
+jobs as for two. Exit status: 0 while running or once completed, 1 when a
+step failed or the launch was cancelled.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import click
+
+__all__ = ["command"]
+
+
+@click.command(short_help="Show the state of a detached launch.")
+@click.argument("handle", metavar="HANDLE")
+@click.option("--json", "as_json", is_flag=True, help="Print the state as JSON.")
+@click.option("--watch", "-w", is_flag=True, help="Keep asking until the launch has finished.")
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0.5),
+    help="Seconds between two rounds of --watch (default: the engine's).",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The workspace a run id or recipe name refers to; default: the current directory.",
+)
+def command(
+    handle: str, as_json: bool, watch: bool, interval: float | None, workdir: Path | None
+) -> None:
+    """Show every step of the launch HANDLE and a summary."""
+    from shinobi.launch.find import find_launch, workspace
+    from shinobi.launch.render import status_lines
+    from shinobi.launch.tracking import tracker_for
+
+    launch = find_launch(handle, workspace(workdir))
+    tracker = tracker_for(launch)
+    pause = interval or tracker.poll_interval()
+    redraw = watch and sys.stdout.isatty() and not as_json
+    shown = None
+    while True:
+        status = tracker.status(launch)
+        if as_json:
+            text = json.dumps(status.to_json(), indent=2)
+        else:
+            text = "\n".join(status_lines(status))
+        if redraw:
+            click.echo("\033[H\033[2J" + text)
+        elif text != shown:
+            click.echo(text)
+        shown = text
+        if not watch or status.final:
+            break
+        time.sleep(pause)
+    if status.state in ("failed", "cancelled"):
+        sys.exit(1)

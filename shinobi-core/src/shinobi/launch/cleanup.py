@@ -1,0 +1,43 @@
+"""Removing a finished launch's local traces: its run folder, its handle, its index entry.
+
+This is opt-in (``ninja clean --launches``): deleting a handle does not stop
+a launch, it only destroys ``ninja status``'s one local record of it, so the
+command refuses launches that may still be running unless forced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+from pathlib import Path
+
+from shinobi.launch.handle import HANDLE_NAME, LaunchHandle, launch_dir
+from shinobi.launch.index import forget_launches
+
+__all__ = ["remove_launch"]
+
+
+def remove_launch(handle: LaunchHandle) -> int:
+    """Delete ``handle``'s run folder (scripts, logs, handle), forget it; count the files."""
+    run_dir = handle.run_dir
+    removed = sum(1 for p in run_dir.rglob("*") if p.is_file()) if run_dir.is_dir() else 0
+    shutil.rmtree(run_dir, ignore_errors=True)
+    latest = launch_dir(handle.workdir, handle.recipe) / HANDLE_NAME
+    if _names_run(latest, handle.run_id):
+        latest.unlink(missing_ok=True)
+        removed += 1
+    with contextlib.suppress(OSError):
+        latest.parent.rmdir()  # only when nothing else of the recipe is left
+    paths: list[str | Path] = [run_dir / HANDLE_NAME, latest]
+    if handle.path is not None:
+        paths.append(handle.path)
+    forget_launches(paths)
+    return removed
+
+
+def _names_run(path: Path, run_id: str) -> bool:
+    try:
+        return bool(json.loads(path.read_text(encoding="utf-8")).get("run_id") == run_id)
+    except (OSError, ValueError, AttributeError):
+        return False

@@ -1,0 +1,125 @@
+"""Finding launches: what ``ninja status HANDLE`` and ``ninja logs NAME`` accept.
+
+A launch can be named by its handle file, by the folder holding one, by its
+run id, or by its recipe's name (the latest launch of that recipe in this
+workspace). A workspace's launches are the union of the index entries for
+it and the handle files actually under ``<workdir>/.shinobi/``, so a lost
+index does not hide a launch and a moved workdir does not resurrect one.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from shinobi.errors import UsageError
+from shinobi.launch.handle import HANDLE_NAME, LaunchHandle, read_handle
+from shinobi.launch.index import list_launches
+
+__all__ = ["all_launches", "find_launch", "handle_files", "workspace", "workspace_launches"]
+
+
+def workspace(workdir: str | Path | None = None) -> Path:
+    """``--workdir``, else the configured ``execution.workdir``, else the cwd."""
+    if workdir is not None:
+        return Path(workdir).resolve()
+    from shinobi.config import load_config
+
+    configured = load_config().execution.workdir
+    return Path(configured).expanduser().resolve() if configured else Path.cwd().resolve()
+
+
+def handle_files(workdir: Path) -> list[Path]:
+    """Every per-launch handle under ``<workdir>/.shinobi/<recipe>/<run-id>/``."""
+    root = workdir / ".shinobi"
+    if not root.is_dir():
+        return []
+    return sorted(root.glob(f"*/*/{HANDLE_NAME}"))
+
+
+def workspace_launches(workdir: Path) -> tuple[list[LaunchHandle], list[str]]:
+    """The workspace's launches (oldest first) and notes about entries that are gone."""
+    seen: dict[str, LaunchHandle] = {}
+    notes: list[str] = []
+    for entry in list_launches(workdir):
+        key = os.path.realpath(entry.handle)
+        if not os.path.exists(entry.handle):
+            notes.append(
+                f"launch {entry.recipe}/{entry.run_id}: its handle {entry.handle} is gone"
+                " (deleted by hand?); `ninja clean --launches` forgets it"
+            )
+            continue
+        try:
+            seen[key] = read_handle(entry.handle)
+        except UsageError as exc:
+            notes.append(str(exc))
+    for path in handle_files(workdir):
+        key = os.path.realpath(path)
+        if key in seen:
+            continue
+        try:
+            seen[key] = read_handle(path)
+        except UsageError as exc:
+            notes.append(str(exc))
+    return sorted(seen.values(), key=lambda h: h.created), notes
+
+
+def find_launch(name: str, workdir: Path) -> LaunchHandle:
+    """The launch ``name`` designates; a one-line UsageError naming the fix otherwise."""
+    path = Path(name).expanduser()
+    if path.is_file():
+        return read_handle(path)
+    if path.is_dir():
+        if (path / HANDLE_NAME).is_file():
+            return read_handle(path / HANDLE_NAME)
+        inside = handle_files(path)
+        if inside:
+            return (
+                read_handle(inside[-1])
+                if len({p.parent.parent for p in inside}) == 1
+                else _ambiguous(name, inside)
+            )
+        raise UsageError(
+            f"{name!r} holds no launch handle; name a handle.json, a run id or a recipe"
+        )
+    if name.endswith(".json") or os.sep in name:
+        raise UsageError(
+            f"no launch handle at {name!r}; `ninja runs` lists this workspace's launches"
+        )
+    launches, _ = workspace_launches(workdir)
+    by_run = [h for h in launches if h.run_id == name or h.name == name]
+    if by_run:
+        return by_run[-1]
+    by_recipe = [h for h in launches if h.recipe == name]
+    if by_recipe:
+        return by_recipe[-1]
+    for entry in reversed(list_launches()):
+        if entry.run_id == name and os.path.exists(entry.handle):
+            return read_handle(entry.handle)
+    known = ", ".join(sorted({h.recipe for h in launches})) or "none"
+    raise UsageError(
+        f"no launch named {name!r} in {workdir} (recipes launched here: {known}); give a"
+        " handle.json path, a run id or a recipe name, or --workdir"
+    )
+
+
+def _ambiguous(name: str, paths: list[Path]) -> LaunchHandle:
+    recipes = ", ".join(sorted({p.parent.parent.name for p in paths}))
+    raise UsageError(
+        f"{name!r} holds launches of several recipes ({recipes}); name one of them or its handle"
+    )
+
+
+def all_launches() -> tuple[list[LaunchHandle], list[str]]:
+    """Every recorded launch whose handle still exists, oldest first, and notes on the rest."""
+    handles: list[LaunchHandle] = []
+    notes: list[str] = []
+    for entry in list_launches():
+        if not os.path.exists(entry.handle):
+            notes.append(f"launch {entry.recipe}/{entry.run_id}: its handle {entry.handle} is gone")
+            continue
+        try:
+            handles.append(read_handle(entry.handle))
+        except UsageError as exc:
+            notes.append(str(exc))
+    return handles, notes

@@ -1,0 +1,277 @@
+"""The handle file: a detached launch's only local record.
+
+``<workdir>/.shinobi/<recipe>/handle.json`` names the latest launch of a
+recipe from that workdir; each launch also keeps its own copy in its run
+folder (``<workdir>/.shinobi/<recipe>/<run-id>/handle.json``) so an older
+launch stays reachable after a newer one replaces the first. Handles are
+written atomically (temp file, fsync, rename): a crash mid-write leaves the
+previous handle intact, never half a file that ``ninja status`` cannot read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from shinobi.errors import UsageError
+
+__all__ = [
+    "HANDLE_NAME",
+    "HANDLE_VERSION",
+    "JOURNAL_NAME",
+    "JobJournal",
+    "LaunchHandle",
+    "LaunchJob",
+    "atomic_write",
+    "launch_dir",
+    "read_handle",
+    "run_folder",
+    "write_handle",
+]
+
+HANDLE_NAME = "handle.json"
+HANDLE_VERSION = 1
+#: Jobs handed to the engine so far, one JSON line each, while a launch is submitting.
+JOURNAL_NAME = "submitted.jsonl"
+
+#: The entry-point group whose plugin can answer for a handle.
+HandleGroup = Literal["shinobi.offload", "shinobi.launchers"]
+
+
+def _safe(name: str) -> str:
+    from shinobi.session import safe_name
+
+    return safe_name(name)
+
+
+def launch_dir(workdir: str | Path, recipe: str) -> Path:
+    """``<workdir>/.shinobi/<recipe>``: where a recipe's launches live."""
+    return Path(workdir) / ".shinobi" / _safe(recipe)
+
+
+def run_folder(workdir: str | Path, recipe: str, run_id: str) -> Path:
+    """``<workdir>/.shinobi/<recipe>/<run-id>``: one launch's scripts, logs and handle."""
+    return launch_dir(workdir, recipe) / _safe(run_id)
+
+
+@dataclass(slots=True)
+class LaunchJob:
+    """One unit the engine runs for a step: a batch job, a job array, a remote process.
+
+    ``tasks`` is the size of a job array (None for a single job); the log
+    paths of an array contain ``%a`` where the task index goes.
+    """
+
+    step: str
+    job_id: str | None = None
+    script: str | None = None
+    stdout: str | None = None
+    stderr: str | None = None
+    tasks: int | None = None
+    after: list[str] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"step": self.step, "job_id": self.job_id}
+        for key in ("script", "stdout", "stderr", "tasks"):
+            value = getattr(self, key)
+            if value is not None:
+                data[key] = value
+        if self.after:
+            data["after"] = list(self.after)
+        if self.details:
+            data["details"] = dict(self.details)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LaunchJob:
+        return cls(
+            step=str(data["step"]),
+            job_id=None if data.get("job_id") is None else str(data["job_id"]),
+            script=data.get("script"),
+            stdout=data.get("stdout"),
+            stderr=data.get("stderr"),
+            tasks=data.get("tasks"),
+            after=list(data.get("after", [])),
+            details=dict(data.get("details", {})),
+        )
+
+
+@dataclass(slots=True)
+class LaunchHandle:
+    """Everything needed to find a detached launch again, and nothing live.
+
+    ``group`` and ``engine`` name the plugin that answers for it (the
+    ``slurm`` offload target, the ``ssh`` launcher); ``state`` is
+    ``submitting`` until every job has been handed over, so a handle left by
+    a submitter killed half-way is recognisable as such.
+    """
+
+    engine: str
+    recipe: str
+    run_id: str
+    workdir: str
+    group: str = "shinobi.offload"
+    target: str | None = None
+    cwd: str | None = None
+    created: float = field(default_factory=time.time)
+    state: Literal["submitting", "submitted"] = "submitted"
+    jobs: list[LaunchJob] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+
+    @property
+    def run_dir(self) -> Path:
+        return run_folder(self.workdir, self.recipe, self.run_id)
+
+    @property
+    def name(self) -> str:
+        return f"{self.recipe}/{self.run_id}"
+
+    def job(self, step: str) -> LaunchJob | None:
+        return next((j for j in self.jobs if j.step == step), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": HANDLE_VERSION,
+            "group": self.group,
+            "engine": self.engine,
+            "recipe": self.recipe,
+            "run_id": self.run_id,
+            "target": self.target,
+            "workdir": self.workdir,
+            "cwd": self.cwd,
+            "created": self.created,
+            "state": self.state,
+            "submitted_by": {"host": os.uname().nodename, "pid": os.getpid()},
+            "jobs": [job.to_json() for job in self.jobs],
+            "extra": self.extra,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], path: Path | None = None) -> LaunchHandle:
+        version = data.get("version")
+        if version != HANDLE_VERSION:
+            raise ValueError(f"handle version {version!r} is not {HANDLE_VERSION}")
+        return cls(
+            engine=str(data["engine"]),
+            recipe=str(data["recipe"]),
+            run_id=str(data["run_id"]),
+            workdir=str(data["workdir"]),
+            group=str(data.get("group", "shinobi.offload")),
+            target=data.get("target"),
+            cwd=data.get("cwd"),
+            created=float(data.get("created", 0.0)),
+            state=data.get("state", "submitted"),
+            jobs=[LaunchJob.from_json(j) for j in data.get("jobs", [])],
+            extra=dict(data.get("extra", {})),
+            path=path,
+        )
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` so that readers see the old or the new file, whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def write_handle(handle: LaunchHandle, *, latest: bool = True) -> Path:
+    """Write the launch's own handle (and, with ``latest``, the recipe's); returns the former.
+
+    A launch still submitting is written without ``latest``, so a failed
+    submission never replaces the handle of the recipe's last good launch.
+    """
+    text = json.dumps(handle.to_json(), indent=2, sort_keys=False) + "\n"
+    own = handle.run_dir / HANDLE_NAME
+    atomic_write(own, text)
+    if latest:
+        atomic_write(launch_dir(handle.workdir, handle.recipe) / HANDLE_NAME, text)
+    handle.path = own
+    return own
+
+
+class JobJournal:
+    """Records each job the moment the engine accepts it.
+
+    Rewriting the handle after every one of a thousand submissions would be
+    quadratic; appending a line is not. A submitter killed half-way leaves a
+    ``submitting`` handle plus this journal, and :func:`read_handle` merges
+    the two, so the jobs already handed over stay visible and cancellable.
+    """
+
+    def __init__(self, handle: LaunchHandle) -> None:
+        self.path = handle.run_dir / JOURNAL_NAME
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+
+    def record(self, job: LaunchJob) -> None:
+        self._fh.write(json.dumps({"step": job.step, "job_id": job.job_id}) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def _merge_journal(handle: LaunchHandle) -> None:
+    try:
+        lines = (handle.run_dir / JOURNAL_NAME).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return
+    ids: dict[str, str] = {}
+    for line in lines:
+        try:
+            data = json.loads(line)
+            ids[str(data["step"])] = str(data["job_id"])
+        except (ValueError, KeyError, TypeError):
+            continue  # the line being written when the submitter died
+    for job in handle.jobs:
+        if job.job_id is None and job.step in ids:
+            job.job_id = ids[job.step]
+
+
+def read_handle(path: str | Path) -> LaunchHandle:
+    """A handle from its file; a missing or damaged file is a one-line UsageError."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(
+            f"no launch handle at {str(path)!r}; `ninja runs` lists this workspace's launches"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise UsageError(
+            f"cannot read the launch handle {str(path)!r} ({exc}); it is damaged or not a"
+            " handle file"
+        ) from None
+    try:
+        handle = LaunchHandle.from_json(data, path)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UsageError(
+            f"{str(path)!r} is not a shinobi launch handle ({exc}); name a handle.json that"
+            " `ninja compile --submit` or `ninja run --remote` wrote"
+        ) from None
+    if handle.state == "submitting":
+        _merge_journal(handle)
+    return handle

@@ -1,0 +1,83 @@
+"""Launch state as text: the per-step table of ``ninja status`` and the rows of ``ninja runs``."""
+
+from __future__ import annotations
+
+import time
+
+from shinobi.launch.tracking import LaunchStatus, StepState
+
+__all__ = ["format_time", "runs_table", "status_lines"]
+
+
+def format_time(epoch: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [len(h) for h in header]
+    for row in rows:
+        for i, cell in enumerate(row[:-1]):
+            widths[i] = max(widths[i], len(cell))
+    lines = []
+    for row in [header, *rows]:
+        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
+        lines.append("  ".join([*cells, row[-1]]).rstrip())
+    return lines
+
+
+def _short(stamp: str | None) -> str:
+    if not stamp or stamp in ("Unknown", "None"):
+        return "-"
+    return stamp.replace("T", " ")[-8:] if "T" in stamp else stamp
+
+
+def _step_row(step: StepState) -> list[str]:
+    phase: str = step.phase
+    if step.tasks:
+        done = step.tasks.get("completed", 0)
+        total = sum(step.tasks.values())
+        phase = f"{phase} ({done}/{total} tasks)"
+    return [
+        step.step,
+        step.job_id or "-",
+        phase,
+        step.engine_state or "-",
+        _short(step.started),
+        _short(step.finished),
+        step.detail or "",
+    ]
+
+
+def status_lines(status: LaunchStatus) -> list[str]:
+    """The header, one row per step, and the summary line."""
+    handle = status.handle
+    lines = [
+        f"launch {handle.name}  engine {handle.engine}  submitted {format_time(handle.created)}",
+    ]
+    if handle.path is not None:
+        lines.append(f"handle {handle.path}")
+    if handle.state == "submitting":
+        lines.append(
+            "note: the submitter stopped before it finished submitting; jobs it did not"
+            " hand over are missing below"
+        )
+    header = ["STEP", "JOB", "STATE", "ENGINE", "START", "END", "DETAIL"]
+    lines.extend(_table(header, [_step_row(s) for s in status.steps]))
+    lines.append(status.summary())
+    return lines
+
+
+def runs_table(statuses: list[LaunchStatus]) -> list[str]:
+    header = ["RUN", "RECIPE", "ENGINE", "SUBMITTED", "STATE", "SUMMARY"]
+    rows = [
+        [
+            s.handle.run_id,
+            s.handle.recipe,
+            s.handle.engine,
+            format_time(s.handle.created),
+            s.state,
+            s.summary().split(": ", 1)[-1],
+        ]
+        for s in statuses
+    ]
+    return _table(header, rows)

@@ -1,0 +1,171 @@
+"""The OffloadTarget interface: compile a recipe's plan into a workflow, submit it, track it.
+
+An engine (``shinobi-slurm``'s ``slurm``) implements :meth:`OffloadTarget.render`
+(jobs to scripts), :meth:`OffloadTarget.submit` and the
+:class:`~shinobi.launch.tracking.LaunchTracker` questions (status, cancel,
+logs). Everything engine-independent happens here once: the eligibility
+check that lists every reason a recipe is refused, flattening the plan into
+jobs, the ordering edges in-place mutation needs, and the container
+wrapping, so two engines can never disagree about what a recipe means.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shinobi.errors import ShinobiError
+from shinobi.launch.handle import JobJournal, LaunchHandle
+from shinobi.launch.tracking import LaunchTracker
+from shinobi.offload.eligibility import Refusal, check_offloadable
+from shinobi.offload.jobs import JobGraph, build_jobs, describe_edge
+from shinobi.offload.ordering import derive_edges
+from shinobi.offload.wrapping import wrap_in_containers
+from shinobi.plan import Plan
+
+__all__ = [
+    "CompileOptions",
+    "OffloadRefused",
+    "OffloadTarget",
+    "Script",
+    "Workflow",
+    "compile_jobs",
+]
+
+
+class OffloadRefused(ShinobiError):
+    """The recipe cannot be offloaded; ``refusals`` holds every reason."""
+
+    def __init__(self, recipe: str, refusals: list[Refusal]) -> None:
+        self.recipe = recipe
+        self.refusals = refusals
+        count = len(refusals)
+        super().__init__(
+            f"recipe {recipe!r} cannot be offloaded ({count} reason{'s' if count > 1 else ''}"
+            " listed above); fix them, or run it on a cluster host with `ninja run --remote`"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CompileOptions:
+    """What the user chose for one compile: where things go and how commands run.
+
+    ``cwd`` is where the jobs run and relative paths resolve; ``workdir``
+    holds ``.shinobi/<recipe>/<run-id>/`` (scripts, logs, handle). Both must
+    be on storage the compute nodes share.
+    """
+
+    workdir: Path
+    cwd: Path
+    run_id: str
+    container_runtime: str = "none"
+    target: str | None = None
+
+    def run_dir(self, recipe: str) -> Path:
+        from shinobi.launch.handle import run_folder
+
+        return run_folder(self.workdir, recipe, self.run_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    """One job's script as the engine will submit it."""
+
+    job: str
+    file_name: str
+    text: str
+
+
+@dataclass(slots=True)
+class Workflow:
+    """A compiled recipe: its jobs and edges, and one script per job in submission order."""
+
+    engine: str
+    options: CompileOptions
+    jobs: JobGraph
+    scripts: list[Script] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def recipe(self) -> str:
+        return self.jobs.recipe
+
+    @property
+    def run_dir(self) -> Path:
+        return self.options.run_dir(self.recipe)
+
+    def render(self) -> str:
+        """Every script, each headed by its file name: what ``ninja compile`` prints."""
+        parts = []
+        for script in self.scripts:
+            parts.append(f"# ---- {script.file_name} ({script.job}) ----\n{script.text}")
+        return "\n".join(parts)
+
+    def write(self, directory: Path) -> list[Path]:
+        """Write every script into ``directory``; returns their paths."""
+        directory.mkdir(parents=True, exist_ok=True)
+        written = []
+        for script in self.scripts:
+            path = directory / script.file_name
+            path.write_text(script.text, encoding="utf-8")
+            written.append(path)
+        return written
+
+    def explain(self) -> list[str]:
+        """Why every edge exists, which readers stay parallel, and what was noted."""
+        graph = self.jobs
+        lines = [f"recipe {graph.recipe!r}: {len(graph.jobs)} jobs, offload-eligible"]
+        for job in graph.jobs:
+            head = f"{job.name}"
+            if job.tasks is not None:
+                head += f" (array of {job.tasks} tasks)"
+            if job.guard:
+                head += f" (skipped once {job.guard} exists)"
+            if not job.edges:
+                lines.append(f"  {head}: starts at once (depends on nothing)")
+                continue
+            lines.append(f"  {head}:")
+            for edge in job.edges:
+                lines.append(f"    {describe_edge(graph, job, edge)}")
+        for note in graph.parallel_readers:
+            lines.append(f"  {note}")
+        for warning in graph.warnings:
+            lines.append(f"  note: {warning}")
+        return lines
+
+
+def compile_jobs(plan: Plan, options: CompileOptions) -> JobGraph:
+    """The engine-neutral jobs of ``plan``; raises :class:`OffloadRefused` with every reason."""
+    refusals = check_offloadable(plan)
+    if refusals:
+        raise OffloadRefused(plan.graph.recipe.name, refusals)
+    jobs = build_jobs(plan, str(options.cwd), options.run_id)
+    derive_edges(jobs)
+    wrap_in_containers(jobs, options.container_runtime)
+    return jobs
+
+
+class OffloadTarget(LaunchTracker):
+    """A cluster engine ``ninja compile --engine NAME`` hands recipes to."""
+
+    def compile(self, plan: Plan, options: CompileOptions) -> Workflow:
+        """Check, flatten, order and wrap ``plan``, then let the engine render scripts."""
+        return self.render(compile_jobs(plan, options), options)
+
+    @abstractmethod
+    def render(self, jobs: JobGraph, options: CompileOptions) -> Workflow:
+        """One script per job, dependencies first."""
+
+    @abstractmethod
+    def new_handle(self, workflow: Workflow) -> LaunchHandle:
+        """The handle of a launch about to be submitted (state ``submitting``, no job ids)."""
+
+    @abstractmethod
+    def submit(self, workflow: Workflow, handle: LaunchHandle, journal: JobJournal) -> None:
+        """Hand every job to the engine in dependency order, filling in ``handle``'s job ids.
+
+        Record each accepted job in ``journal`` at once. Return without waiting
+        for any job: nothing of the launch keeps running here.
+        """

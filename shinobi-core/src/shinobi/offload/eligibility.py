@@ -1,0 +1,240 @@
+"""Whether a recipe can be offloaded, and every reason it cannot.
+
+An offloaded workflow runs with no Python behind it, so the compiler must
+know every job and every edge up front. A recipe is refused when any step
+needs live Python (an orchestration function, a pystep), a virtualenv the
+job would not have, a MUTABLE input that is not a path, or a value other
+than a statically known path handed from one step to another (a wrangler's
+match, a harvest glob, a pystep's result); and when a loop names its outputs
+per iteration or a scatter's width is only known at run time. All reasons
+are collected, not just the first, so one edit-compile round fixes them all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from shinobi.graph import Node
+from shinobi.plan import Plan, PlannedStep, cab_of
+from shinobi.steps.argv import Unknown
+from shinobi.steps.refs import OutputRef
+from shinobi.steps.types import fields_of
+
+__all__ = ["Refusal", "check_offloadable"]
+
+_REMOTE = "or run the recipe as it is with `ninja run --remote`"
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """One reason a recipe cannot be offloaded: what, and how to fix it."""
+
+    rule: str
+    reason: str
+    fix: str
+
+    def __str__(self) -> str:
+        return f"{self.reason}; {self.fix}"
+
+
+def _where(node: Node, prefix: str) -> str:
+    """The step as the user wrote it: a loop's body step, not one unrolled iteration."""
+    if node.loop is None or node.iteration is None:
+        return f"step {prefix + node.name!r}"
+    head = f"{node.loop}.{node.iteration}"
+    inner = node.name[len(head) + 1 :] if node.name.startswith(head + ".") else ""
+    loop = prefix + node.loop
+    return f"step {inner!r} of loop {loop!r}" if inner else f"the body of loop {loop!r}"
+
+
+def _refs(value: Any) -> list[OutputRef]:
+    if isinstance(value, OutputRef):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [v for v in value if isinstance(v, OutputRef)]
+    return []
+
+
+def _has_unknown(value: Any) -> bool:
+    if isinstance(value, Unknown):
+        return True
+    if isinstance(value, list | tuple):
+        return any(_has_unknown(v) for v in value)
+    return False
+
+
+def _type_name(annotation: Any) -> str:
+    return str(getattr(annotation, "__name__", None) or annotation).replace("typing.", "")
+
+
+class _Checker:
+    def __init__(self) -> None:
+        self.found: dict[tuple[str, str], Refusal] = {}
+        self.indexes: dict[int, dict[str, PlannedStep]] = {}
+
+    def by_node(self, plan: Plan) -> dict[str, PlannedStep]:
+        index = self.indexes.get(id(plan))
+        if index is None:
+            index = {s.node.name: s for s in plan.steps}
+            self.indexes[id(plan)] = index
+        return index
+
+    def refuse(self, rule: str, reason: str, fix: str) -> None:
+        self.found.setdefault((rule, reason), Refusal(rule, reason, fix))
+
+    # -- what crosses between steps ------------------------------------------
+    def produced(self, plan: Plan, ref: OutputRef) -> str | None:
+        """Why ``ref`` is not a statically known path, or None when it is."""
+        producer = self.by_node(plan).get(ref.step)
+        if producer is None:
+            return f"{ref} is not known before the run"
+        kind = producer.node.kind
+        if kind == "recipe":
+            assert producer.children is not None
+            wired = producer.children.graph.outputs.get(ref.field)
+            if isinstance(wired, OutputRef):
+                return self.produced(producer.children, wired)
+            return None
+        if kind == "python":
+            return f"{ref} is returned by a @pystep at run time"
+        if kind == "function":
+            return f"{ref} comes from an orchestration function at run time"
+        cab = cab_of(producer.node.step)
+        spec = fields_of(cab.outputs_model).get(ref.field)
+        if spec is None:
+            return f"{ref} is not an output of {cab.name!r}"
+        meta = cab.meta(ref.field)
+        if any(w.action == "output" and w.output == ref.field for w in cab.wranglers):
+            return f"{ref} is set by a wrangler from the tool's output, known only after it runs"
+        if spec.path_kind is None and meta.dtype is None:
+            return (
+                f"{ref} is not a path (a {_type_name(spec.annotation)} value); only"
+                " filesystem paths can cross between offloaded steps"
+            )
+        if meta.harvest:
+            return f"{ref} is collected by the glob {meta.harvest!r} after {ref.step!r} runs"
+        parts = producer.slices if producer.slices is not None else [producer]
+        values = [part.outputs.get(ref.field) for part in parts]
+        if any(_has_unknown(v) for v in values):
+            return f"{ref} is named only once {ref.step!r} has run"
+        if any(v is None for v in values):
+            return (
+                f"{ref} has no value before {ref.step!r} runs (no passthrough input, no"
+                " implicit template, no default)"
+            )
+        return None
+
+    # -- one step --------------------------------------------------------------
+    def step(self, plan: Plan, step: PlannedStep, prefix: str) -> None:
+        node = step.node
+        where = _where(node, prefix)
+        kind = node.kind
+        if step.error:
+            self.refuse("plan", f"{where}: {step.error}", "fix the recipe")
+        if kind == "function":
+            self.refuse(
+                "orchestration",
+                f"{where} is an orchestration function (@step): how often and how its cab"
+                " runs is decided by live Python",
+                f"make it a plain Cab step, {_REMOTE}",
+            )
+        if kind == "python":
+            self.refuse(
+                "pystep",
+                f"{where} is a @pystep: its body is Python, not a command line a job can run",
+                f"wrap the work in a Cab (a script with a command line), {_REMOTE}",
+            )
+        self.venv(node, where)
+        cab = cab_of(node.step)
+        if cab is not None:
+            self.mutable(cab, where)
+        for key, value in node.wiring.items():
+            for ref in _refs(value):
+                problem = self.produced(plan, ref)
+                if problem:
+                    self.refuse(
+                        "crossing",
+                        f"{where}, input {key!r}: {problem}",
+                        f"hand over a path the compiler can resolve (a passthrough or an"
+                        f" implicit output), {_REMOTE}",
+                    )
+        for ref in _refs(node.guard):
+            problem = self.produced(plan, ref)
+            if problem:
+                self.refuse(
+                    "guard",
+                    f"loop {prefix + str(node.loop)!r}: its convergence test is not a path"
+                    f" known at compile time ({problem})",
+                    f"make `until` a path output (a flag file the body writes), {_REMOTE}",
+                )
+        if node.scatter and step.slices is None and not step.error:
+            self.refuse(
+                "scatter",
+                f"{where} scatters over {', '.join(node.scatter)}, whose length is known only"
+                " at run time",
+                f"scatter over a recipe input or a list of paths known up front, {_REMOTE}",
+            )
+        if node.previous is not None and step.slices is None:
+            self.per_cycle(plan, step, where)
+
+    def venv(self, node: Node, where: str) -> None:
+        step = node.step
+        venv = node.venv or getattr(step, "venv", None)
+        backend = node.backend or getattr(step, "backend", None)
+        if venv or backend == "venv":
+            detail = f"venv {venv!r}" if venv else "backend 'venv'"
+            self.refuse(
+                "venv",
+                f"{where} runs in a virtualenv ({detail}); an offloaded job would run without it",
+                f"give the step a container image and use --container-runtime, {_REMOTE}",
+            )
+
+    def mutable(self, cab: Any, where: str) -> None:
+        inputs = fields_of(cab.inputs_model)
+        for name, meta in cab.field_meta.items():
+            spec = inputs.get(name)
+            if not meta.mutable or spec is None:
+                continue
+            if spec.path_kind is None and meta.dtype is None:
+                self.refuse(
+                    "mutable",
+                    f"{where}, input {name!r} is MUTABLE but not a path (a"
+                    f" {_type_name(spec.annotation)}): a live Python object cannot cross a"
+                    " node boundary",
+                    f"make it a path the tool rewrites in place, {_REMOTE}",
+                )
+
+    def per_cycle(self, plan: Plan, step: PlannedStep, where: str) -> None:
+        previous = self.by_node(plan).get(str(step.node.previous))
+        cab = cab_of(step.node.step)
+        if previous is None or cab is None:
+            return
+        for name, spec in fields_of(cab.outputs_model).items():
+            if spec.path_kind is None and cab.meta(name).dtype is None:
+                continue
+            before, now = previous.outputs.get(name), step.outputs.get(name)
+            if _has_unknown(before) or _has_unknown(now) or before == now:
+                continue
+            self.refuse(
+                "per-cycle",
+                f"{where} names its output {name!r} per iteration ({before} in iteration"
+                f" {previous.node.iteration}, {now} in iteration {step.node.iteration}), so a"
+                " skipped iteration would leave its successors nothing to read",
+                f"give the output one name for every iteration (do not template it on the"
+                f" loop index), {_REMOTE}",
+            )
+            return
+
+    def plan(self, plan: Plan, prefix: str) -> None:
+        for step in plan.steps:
+            self.step(plan, step, prefix)
+            if step.children is not None:
+                self.plan(step.children, f"{prefix}{step.node.name}.")
+
+
+def check_offloadable(plan: Plan) -> list[Refusal]:
+    """Every reason ``plan`` cannot be offloaded; empty when it can."""
+    checker = _Checker()
+    checker.plan(plan, "")
+    return list(checker.found.values())

@@ -1,0 +1,253 @@
+"""From a statically resolved plan to engine-neutral jobs and the edges between them.
+
+Every step becomes one job; a scattered step becomes one job with a task per
+slice (an engine renders it as an array); nested recipes are flattened into
+their steps, named ``outer.inner``. Each edge remembers why it exists
+(``wired``, a loop's previous iteration, its convergence test, or one of the
+mutation orderings added by :mod:`shinobi.offload.ordering`) so a compiled
+script and ``--explain`` can say so. Jobs are listed dependencies first, in
+the order the local scheduler would run them one at a time.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from shinobi.backends.base import Invocation, PathUse
+from shinobi.graph import Node
+from shinobi.plan import Plan, PlannedStep, cab_of, resolve_value
+from shinobi.steps.argv import Unknown
+from shinobi.steps.refs import OutputRef
+
+__all__ = ["DERIVED", "Edge", "EdgeKind", "Job", "JobGraph", "build_jobs", "describe_edge"]
+
+EdgeKind = Literal[
+    "wired", "loop", "guard", "mutate-then-mutate", "mutate-then-read", "read-then-mutate"
+]
+
+#: Edge kinds that ordering derives from shared paths rather than from wiring.
+DERIVED: frozenset[str] = frozenset({"mutate-then-mutate", "mutate-then-read", "read-then-mutate"})
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """``before`` must finish successfully before the job holding this edge starts."""
+
+    before: int
+    kind: EdgeKind
+    detail: str
+
+    @property
+    def derived(self) -> bool:
+        return self.kind in DERIVED
+
+
+@dataclass(slots=True)
+class Job:
+    """One step as the engine will run it: a command per task, what it touches, what it waits for.
+
+    ``guard`` is the absolute path whose existence means the step's loop has
+    converged: the job then exits successfully without running its command.
+    """
+
+    index: int
+    name: str
+    node: Node
+    commands: list[list[str]]
+    invocations: list[Invocation]
+    paths: tuple[PathUse, ...]
+    scattered: bool = False
+    guard: str | None = None
+    edges: list[Edge] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def tasks(self) -> int | None:
+        """The number of array tasks, or None for a plain job."""
+        return len(self.commands) if self.scattered else None
+
+    @property
+    def resources(self) -> Any:
+        return self.node.resources
+
+    @property
+    def image(self) -> str | None:
+        return self.invocations[0].image if self.invocations else None
+
+    @property
+    def env(self) -> dict[str, str]:
+        return dict(self.invocations[0].env) if self.invocations else {}
+
+    def after(self) -> list[int]:
+        """Distinct jobs this one waits for, in the order the edges were added."""
+        seen: dict[int, None] = {}
+        for edge in self.edges:
+            seen.setdefault(edge.before, None)
+        return list(seen)
+
+    def waits_for(self, other: int) -> bool:
+        return any(edge.before == other for edge in self.edges)
+
+
+@dataclass(slots=True)
+class JobGraph:
+    """Every job of a recipe, dependencies first, with the cwd its commands run in."""
+
+    recipe: str
+    cwd: str
+    run_id: str
+    jobs: list[Job] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    parallel_readers: list[str] = field(default_factory=list)
+
+    def by_name(self, name: str) -> Job:
+        return next(j for j in self.jobs if j.name == name)
+
+
+def describe_edge(graph: JobGraph, job: Job, edge: Edge) -> str:
+    """Why ``job`` waits for ``edge.before``, in one line."""
+    before = graph.jobs[edge.before].name
+    if edge.kind == "wired":
+        return f"after {before}: wired ({edge.detail})"
+    if edge.kind == "loop":
+        return f"after {before}: the previous iteration of loop {job.node.loop!r}"
+    if edge.kind == "guard":
+        return f"after {before}: it writes the convergence test {edge.detail}"
+    if edge.kind == "mutate-then-mutate":
+        return f"after {before}: mutate-then-mutate on {edge.detail} (both rewrite it in place)"
+    if edge.kind == "mutate-then-read":
+        return f"after {before}: mutate-then-read on {edge.detail} (read the finished result)"
+    return (
+        f"after {before}: read-then-mutate on {edge.detail} (rewrite it only once"
+        " the reader of the old contents is done)"
+    )
+
+
+def _absolute(cwd: str, value: Any) -> str | None:
+    if value is None or isinstance(value, Unknown):
+        return None
+    return os.path.normpath(os.path.join(cwd, str(value)))
+
+
+class _Flattener:
+    def __init__(self, graph: JobGraph) -> None:
+        self.graph = graph
+
+    def lookup(self, plan: Plan) -> Any:
+        by_node = {step.node.name: step for step in plan.steps}
+
+        def output(ref: OutputRef) -> Any:
+            step = by_node.get(ref.step)
+            if step is None:
+                return Unknown(ref.step, ref.field)
+            if step.slices is not None:
+                return [s.outputs.get(ref.field) for s in step.slices]
+            return step.outputs.get(ref.field, Unknown(ref.step, ref.field))
+
+        return output
+
+    def edges_of(self, plan: Plan, node: Node, jobs_of: dict[int, list[int]]) -> list[Edge]:
+        nodes = plan.graph.nodes
+        guard_steps = {ref.step for ref in _refs(node.guard)}
+        edges: list[Edge] = []
+        for dep in node.deps:
+            dep_node = nodes[dep]
+            if dep_node.name == node.previous:
+                kind: EdgeKind = "loop"
+                detail = f"iteration {node.iteration} after {dep_node.iteration}"
+            elif dep_node.name in guard_steps and not _wires(node, dep_node.name):
+                kind = "guard"
+                detail = ", ".join(str(r) for r in _refs(node.guard) if r.step == dep_node.name)
+            else:
+                kind = "wired"
+                detail = (
+                    ", ".join(
+                        f"{key} <- {ref}"
+                        for key, value in node.wiring.items()
+                        for ref in _refs(value)
+                        if ref.step == dep_node.name
+                    )
+                    or "declared"
+                )
+            for before in jobs_of.get(dep, []):
+                edges.append(Edge(before, kind, detail))
+        return edges
+
+    def flatten(self, plan: Plan, prefix: str, outer: list[Edge]) -> list[int]:
+        """Add ``plan``'s jobs; returns their indices. ``outer`` edges go to its roots."""
+        cwd = self.graph.cwd
+        output = self.lookup(plan)
+        jobs_of: dict[int, list[int]] = {}
+        made: list[int] = []
+        for i in plan.graph.topological_order():
+            step = plan.steps[i]
+            node = step.node
+            edges = self.edges_of(plan, node, jobs_of)
+            if not node.deps:
+                edges = [*outer, *edges]
+            if step.children is not None:
+                jobs_of[i] = self.flatten(step.children, f"{prefix}{node.name}.", edges)
+                made.extend(jobs_of[i])
+                continue
+            guard = None
+            if node.guard is not None:
+                guard = _absolute(cwd, resolve_value(node.guard, plan.inputs, output))
+            job = self.make_job(step, f"{prefix}{node.name}", guard, edges)
+            jobs_of[i] = [job.index]
+            made.append(job.index)
+        return made
+
+    def make_job(self, step: PlannedStep, name: str, guard: str | None, edges: list[Edge]) -> Job:
+        parts = step.slices if step.slices is not None else [step]
+        cab = cab_of(step.node.step)
+        invocations = [self.invocation(part, name, cab) for part in parts]
+        paths: list[PathUse] = []
+        for part in parts:
+            paths.extend(part.paths)
+        job = Job(
+            index=len(self.graph.jobs),
+            name=name,
+            node=step.node,
+            commands=[list(inv.argv) for inv in invocations],
+            invocations=invocations,
+            paths=tuple(paths),
+            scattered=step.slices is not None,
+            guard=guard,
+            edges=edges,
+        )
+        self.graph.jobs.append(job)
+        return job
+
+    def invocation(self, part: PlannedStep, name: str, cab: Any) -> Invocation:
+        return Invocation(
+            step=name,
+            argv=tuple(part.argv or ()),
+            cwd=self.graph.cwd,
+            env=dict(getattr(cab, "env", {}) or {}),
+            paths=part.paths,
+            resources=part.node.resources,
+            image=getattr(cab, "image", None),
+            venv=part.node.venv,
+            run_id=self.graph.run_id,
+        )
+
+
+def _refs(value: Any) -> list[OutputRef]:
+    if isinstance(value, OutputRef):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [v for v in value if isinstance(v, OutputRef)]
+    return []
+
+
+def _wires(node: Node, producer: str) -> bool:
+    return any(ref.step == producer for value in node.wiring.values() for ref in _refs(value))
+
+
+def build_jobs(plan: Plan, cwd: str, run_id: str) -> JobGraph:
+    """The jobs of an offload-eligible ``plan`` (see :mod:`shinobi.offload.eligibility`)."""
+    graph = JobGraph(recipe=plan.graph.recipe.name, cwd=cwd, run_id=run_id)
+    _Flattener(graph).flatten(plan, "", [])
+    return graph

@@ -1,0 +1,169 @@
+"""Ordering edges that in-place mutation needs and wiring does not show.
+
+Self-calibration rewrites one Measurement Set in place, step after step, and
+nothing wires those steps together: locally they run one at a time anyway,
+but a cluster would start them all at once. So every path a job touches is
+canonicalised (``Path.resolve()`` semantics, on this host) and two jobs that
+touch the same path -- or one a path inside the other's, since an MS is a
+directory -- are ordered when at least one of them writes it:
+
+* mutate-then-mutate: the later writer waits for the earlier one;
+* mutate-then-read: a reader waits for the writer before it;
+* read-then-mutate: a writer waits for every reader of the old contents.
+
+Readers between two writes stay parallel. A job "writes" a path it declares
+MUTABLE or produces as an output (unless it promised ``writable=False``);
+everything else is a read. "Before" is the order the local scheduler would
+use, so the derived edges never form a cycle with the wired ones.
+
+The work is linear in the number of path uses (times path depth): paths are
+grouped under their outermost used ancestor instead of compared pairwise.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from shinobi.backends.base import PathUse
+from shinobi.offload.jobs import Edge, EdgeKind, JobGraph
+
+__all__ = ["Canonicaliser", "derive_edges", "writes"]
+
+_GLOB = set("*?[")
+
+
+class Canonicaliser:
+    """``Path.resolve()`` for many paths, resolving each parent directory only once."""
+
+    def __init__(self) -> None:
+        self._dirs: dict[str, str] = {}
+
+    def __call__(self, path: str) -> str:
+        path = os.path.normpath(path)
+        parent, base = os.path.split(path)
+        resolved = self._dirs.get(parent)
+        if resolved is None:
+            resolved = os.path.realpath(parent)
+            self._dirs[parent] = resolved
+        full = os.path.join(resolved, base) if base else resolved
+        if os.path.islink(full):
+            full = os.path.realpath(full)
+        return full
+
+
+def _concrete(use: PathUse) -> str:
+    """The path a use touches; for a harvest glob, the directory it writes into."""
+    if not use.pattern:
+        return use.path
+    parts = use.path.split(os.sep)
+    for i, part in enumerate(parts):
+        if _GLOB & set(part):
+            return os.sep.join(parts[:i]) or os.sep
+    return os.path.dirname(use.path)
+
+
+def writes(use: PathUse) -> bool:
+    """Whether a use may change what is at its path."""
+    return use.mutable or (use.role == "output" and use.writable)
+
+
+@dataclass(slots=True)
+class _Access:
+    job: int
+    path: str
+    write: bool
+
+
+def _outermost(path: str, used: set[str], cache: dict[str, str]) -> str:
+    """The outermost ancestor of ``path`` (itself included) that some job uses."""
+    found = cache.get(path)
+    if found is not None:
+        return found
+    root = path
+    current = path
+    while True:
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+        if current in used:
+            root = current
+    cache[path] = root
+    return root
+
+
+def _detail(before: _Access, after: _Access) -> str:
+    if before.path == after.path:
+        return before.path
+    outer, inner = sorted((before.path, after.path), key=len)
+    return f"{inner} (inside {outer})"
+
+
+def derive_edges(graph: JobGraph) -> int:
+    """Add the mutation-ordering edges to ``graph``'s jobs; returns how many were added."""
+    canonical = Canonicaliser()
+    per_job: list[dict[str, bool]] = []
+    used: set[str] = set()
+    for job in graph.jobs:
+        touched: dict[str, bool] = {}
+        for use in job.paths:
+            path = canonical(_concrete(use))
+            touched[path] = touched.get(path, False) or writes(use)
+        per_job.append(touched)
+        used.update(touched)
+
+    cache: dict[str, str] = {}
+    groups: dict[str, dict[int, _Access]] = {}
+    for index, touched in enumerate(per_job):
+        for path, write in touched.items():
+            group = groups.setdefault(_outermost(path, used, cache), {})
+            access = group.get(index)
+            if access is None:
+                group[index] = _Access(index, path, write)
+            elif write and not access.write:
+                group[index] = _Access(index, path, True)
+
+    added = 0
+    for root, group in groups.items():
+        if len(group) < 2 or not any(a.write for a in group.values()):
+            continue
+        added += _sequence(graph, root, [group[i] for i in sorted(group)])
+    return added
+
+
+def _sequence(graph: JobGraph, root: str, accesses: list[_Access]) -> int:
+    added = 0
+    last_write: _Access | None = None
+    readers: list[_Access] = []
+
+    def link(before: _Access, after: _Access, kind: EdgeKind) -> None:
+        nonlocal added
+        job = graph.jobs[after.job]
+        if job.waits_for(before.job):
+            return
+        job.edges.append(Edge(before.job, kind, _detail(before, after)))
+        added += 1
+
+    def note_readers() -> None:
+        if len(readers) > 1:
+            names = ", ".join(graph.jobs[r.job].name for r in readers[:4])
+            if len(readers) > 4:
+                names += f" and {len(readers) - 4} more"
+            graph.parallel_readers.append(f"{names} only read {root}: left parallel")
+
+    for access in accesses:
+        if access.write:
+            note_readers()
+            if readers:
+                for reader in readers:
+                    link(reader, access, "read-then-mutate")
+            elif last_write is not None:
+                link(last_write, access, "mutate-then-mutate")
+            last_write, readers = access, []
+        else:
+            if last_write is not None:
+                link(last_write, access, "mutate-then-read")
+            readers.append(access)
+    note_readers()
+    return added
