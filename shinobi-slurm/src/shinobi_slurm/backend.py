@@ -1,0 +1,288 @@
+"""The ``slurm`` step backend: each step is one batch job, waited for like a local process.
+
+``ninja run --backend slurm`` keeps its own scheduler and hands Slurm one
+job per step: a batch script with the step's footprint as ``#SBATCH``
+options, submitted with ``sbatch --parsable``, its output written straight
+into the step's log files (which must be on storage the nodes share, as the
+invocation's cwd must). All steps of a process share one sacct poller, and
+an interrupted run ``scancel``s its jobs and says so rather than leaving
+them queued.
+
+Settings (``[backend.slurm]``): ``sbatch_opts`` (list or table; wins over
+derived options), ``command_prefix`` (e.g. ``"ssh login01"``),
+``command_timeout``, ``submit_retry``, ``poll_min``, ``poll_max``,
+``outage_limit`` (seconds of unreachable accounting tolerated).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from shinobi.backends.base import (
+    Availability,
+    Backend,
+    BackendRun,
+    Capabilities,
+    Invocation,
+    RunControl,
+)
+from shinobi.backends.process import read_log
+from shinobi.session import safe_name
+from shinobi_slurm.commands import SlurmCommands, SlurmError
+from shinobi_slurm.poller import JobWatch, PollTuning, SacctPoller, shared_poller
+from shinobi_slurm.sbatch import (
+    Option,
+    batch_script,
+    command_line,
+    merge_options,
+    parse_sbatch_opts,
+    resource_options,
+)
+from shinobi_slurm.states import classify
+
+__all__ = ["SlurmBackend", "job_name", "poll_tuning"]
+
+log = logging.getLogger("shinobi_slurm")
+
+#: Seconds to wait, after scancel, for Slurm to confirm a job is gone.
+CANCEL_WAIT = 60.0
+
+
+def job_name(run_id: str) -> str:
+    """The name every job of one run shares, so ``squeue -n``/``scancel -n`` find them all."""
+    return f"shinobi-{run_id}" if run_id else "shinobi"
+
+
+def poll_tuning(values: Mapping[str, Any]) -> PollTuning:
+    """Polling pace from ``poll_min``, ``poll_max`` and ``outage_limit`` settings."""
+    defaults = PollTuning()
+    return PollTuning(
+        first=float(values.get("poll_min", defaults.first)),
+        ceiling=float(values.get("poll_max", defaults.ceiling)),
+        outage_limit=float(values.get("outage_limit", defaults.outage_limit)),
+    )
+
+
+def _last_line(text: str) -> str:
+    for line in reversed(text.splitlines()):
+        if line.strip():
+            return line.strip()[:300]
+    return ""
+
+
+class SlurmBackend(Backend):
+    """Runs each step as a Slurm batch job and blocks until it ends."""
+
+    name = "slurm"
+    capabilities = Capabilities(
+        isolation=True, enforces_resources=True, remote=True, images=False, interruptible=True
+    )
+
+    @property
+    def commands(self) -> SlurmCommands:
+        return SlurmCommands.from_settings(self.settings)
+
+    @property
+    def poller(self) -> SacctPoller:
+        return shared_poller(self.commands, poll_tuning(self.settings))
+
+    # -- doctor ------------------------------------------------------------------
+    def check(self) -> Availability:
+        commands = SlurmCommands(self.commands.prefix, timeout=15.0)
+        try:
+            version = commands.run("sbatch", ["--version"]).strip()
+            partitions = commands.run("sinfo", ["-h", "-o", "%P %a"]).split()
+            commands.run("sacct", ["-X", "-n", "-P", "-S", "now", "-o", "JobID"])
+        except SlurmError as exc:
+            return Availability(False, str(exc))
+        up = [
+            p for p, state in zip(partitions[::2], partitions[1::2], strict=False) if state == "up"
+        ]
+        if not up:
+            return Availability(False, f"{version}: no partition is up (sinfo)")
+        return Availability(True, f"{version}; partitions up: {', '.join(up)}")
+
+    # -- the job script ----------------------------------------------------------
+    def options(self, invocation: Invocation, stdout: str, stderr: str) -> list[Option]:
+        derived = [
+            Option("job-name", job_name(invocation.run_id)),
+            Option("comment", safe_name(invocation.step)),
+            Option("output", stdout),
+            Option("error", stderr),
+            Option("chdir", invocation.cwd),
+            *resource_options(invocation.resources),
+        ]
+        return merge_options(derived, parse_sbatch_opts(self.settings.get("sbatch_opts")))
+
+    def script(self, invocation: Invocation, stdout: str, stderr: str) -> str:
+        return batch_script(
+            self.options(invocation, stdout, stderr),
+            [command_line(invocation.argv)],
+            comments=[f"shinobi step {invocation.step!r}, run {invocation.run_id or '-'}"],
+            env=invocation.env,
+        )
+
+    def render(self, invocation: Invocation) -> list[str]:
+        stdout = invocation.stdout_path or "<step log>.out"
+        stderr = invocation.stderr_path or "<step log>.err"
+        options = self.options(invocation, stdout, stderr)
+        return [
+            "sbatch",
+            "--parsable",
+            *(o.argument() for o in options),
+            "--wrap",
+            command_line(invocation.argv),
+        ]
+
+    def prepare(self, invocations: list[Invocation]) -> list[str]:
+        parse_sbatch_opts(self.settings.get("sbatch_opts"))  # refuse a bad table before any job
+        return []
+
+    # -- running -----------------------------------------------------------------
+    def run(self, invocation: Invocation, control: RunControl) -> BackendRun:
+        if control.cancelled.is_set():
+            return BackendRun(returncode=-15, signal=15, cancelled=True)
+        temp = None
+        stdout, stderr = invocation.stdout_path, invocation.stderr_path
+        if stdout is None or stderr is None:
+            base = invocation.scratch_dir or invocation.cwd
+            temp = tempfile.mkdtemp(prefix=".shinobi-slurm-", dir=base)
+            stdout = stdout or os.path.join(temp, "stdout")
+            stderr = stderr or os.path.join(temp, "stderr")
+        try:
+            return self._run(invocation, control, stdout, stderr)
+        finally:
+            if temp is not None:
+                shutil.rmtree(temp, ignore_errors=True)
+
+    def _submit(self, invocation: Invocation, stdout: str, stderr: str) -> str:
+        for path in (stdout, stderr):
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        text = self.script(invocation, stdout, stderr)
+        if invocation.scratch_dir:
+            script = Path(invocation.scratch_dir) / "slurm" / f"{safe_name(invocation.step)}.sbatch"
+            script.parent.mkdir(parents=True, exist_ok=True)
+            script.write_text(text, encoding="utf-8")
+            return self.commands.submit([str(script)])
+        return self.commands.submit([], stdin=text)
+
+    def _run(
+        self, invocation: Invocation, control: RunControl, stdout: str, stderr: str
+    ) -> BackendRun:
+        try:
+            job_id = self._submit(invocation, stdout, stderr)
+        except SlurmError as exc:
+            return BackendRun(returncode=1, stderr=f"{exc}\n", reason=f"not submitted: {exc}")
+        poller = self.poller
+        watch = poller.watch(job_id)
+        stopped = threading.Event()
+
+        def stop() -> tuple[int, ...]:
+            stopped.set()
+            try:
+                self.commands.cancel([job_id])
+                message = (
+                    f"shinobi: interrupted: cancelled Slurm job {job_id} (step"
+                    f" {invocation.step!r}) with scancel"
+                )
+            except SlurmError as exc:
+                message = (
+                    f"shinobi: could not cancel Slurm job {job_id} (step {invocation.step!r}):"
+                    f" {exc}; run `scancel {job_id}` yourself"
+                )
+            log.warning(message)
+            control.warn(message)
+            poller.kick()
+            return ()
+
+        unregister = control.on_cancel(stop)
+        try:
+            self._wait(watch, stopped)
+        finally:
+            unregister()
+            poller.forget(watch)
+        if stopped.is_set():
+            self._wait_gone(job_id)
+        return self._result(invocation, job_id, watch, stdout, stderr, stopped.is_set())
+
+    def _wait(self, watch: JobWatch, stopped: threading.Event) -> None:
+        cancelled_at: float | None = None
+        while not watch.done.wait(0.25):
+            if stopped.is_set():
+                cancelled_at = cancelled_at or time.monotonic()
+                if time.monotonic() - cancelled_at > CANCEL_WAIT:
+                    return
+
+    def _wait_gone(self, job_id: str) -> None:
+        """After scancel: until squeue no longer shows the job (its processes are reaped)."""
+        deadline = time.monotonic() + CANCEL_WAIT
+        while time.monotonic() < deadline:
+            try:
+                state = self.commands.run("squeue", ["-h", "-j", job_id, "-o", "%T"]).strip()
+            except SlurmError:
+                return  # squeue no longer knows the job at all
+            if not state:
+                return
+            time.sleep(0.3)
+
+    def _result(
+        self,
+        invocation: Invocation,
+        job_id: str,
+        watch: JobWatch,
+        stdout: str,
+        stderr: str,
+        stopped: bool,
+    ) -> BackendRun:
+        details: dict[str, object] = {"slurm_job_id": job_id}
+        record = watch.record
+        if record is None:
+            if stopped:
+                return BackendRun(
+                    returncode=-15,
+                    signal=15,
+                    cancelled=True,
+                    reason=f"interrupted; Slurm job {job_id} was cancelled",
+                    details=details,
+                )
+            lost = watch.error or f"lost track of Slurm job {job_id}"
+            return BackendRun(returncode=1, stderr=f"{lost}\n", reason=lost, details=details)
+        if record.started:
+            self._await_logs(stdout)
+        out, err = read_log(stdout), read_log(stderr)
+        outcome = classify(record)
+        details.update(slurm_state=record.state, slurm_exit=record.exit_text)
+        reason: str | None = None
+        if outcome.phase != "completed":
+            tail = _last_line(err) or _last_line(out)
+            tail = f": {tail}" if tail and outcome.message and "exited" in outcome.message else ""
+            reason = f"{outcome.message}{tail} (Slurm job {job_id}, {record.state})"
+        returncode = outcome.returncode if outcome.returncode is not None else 1
+        return BackendRun(
+            returncode=returncode,
+            stdout=out,
+            stderr=err,
+            signal=outcome.signal,
+            reason=reason,
+            oom=outcome.oom,
+            cancelled=stopped,
+            details=details,
+        )
+
+    @staticmethod
+    def _await_logs(path: str, timeout: float = 5.0) -> None:
+        """Give a shared filesystem a moment to show a finished job's log file."""
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(path) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with contextlib.suppress(OSError):
+            os.stat(os.path.dirname(path))

@@ -1,0 +1,139 @@
+"""Running Slurm's command-line tools, and telling a passing outage from a real refusal.
+
+Every call goes through :class:`SlurmCommands`, so a site that is not a
+submit host can set ``command_prefix = "ssh -o BatchMode=yes login01"`` in
+``[backend.slurm]`` and nothing else changes. Errors become one-line
+:class:`SlurmError` messages; :meth:`SlurmError.transient` says whether
+waiting and asking again is the right answer (slurmctld restarting, slurmdbd
+briefly away) or whether Slurm meant no.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from shinobi.errors import ShinobiError
+
+__all__ = ["SlurmCommands", "SlurmError"]
+
+#: Phrases Slurm's tools print when the controller or the database is away for a while.
+_TRANSIENT = (
+    "unable to contact slurm controller",
+    "connection refused",
+    "socket timed out",
+    "slurm temporarily unable",
+    "problem talking to the database",
+    "slurmdbd",
+    "transport endpoint",
+    "resource temporarily unavailable",
+    "zero bytes were transmitted",
+    "did not answer within",
+)
+
+#: Of those, the ones that prove a submission never reached the controller.
+_NEVER_SENT = ("unable to contact slurm controller", "connection refused")
+
+
+class SlurmError(ShinobiError):
+    """A Slurm command failed; the message is one line naming it and what it said."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, transient: bool = False, never_sent: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
+        self.never_sent = never_sent
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmCommands:
+    """How to run sbatch, sacct, scancel and squeue here (``prefix``: e.g. an ssh hop)."""
+
+    prefix: tuple[str, ...] = ()
+    timeout: float = 60.0
+    submit_retry: float = 60.0
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> SlurmCommands:
+        prefix = settings.get("command_prefix") or ()
+        if isinstance(prefix, str):
+            prefix = tuple(shlex.split(prefix))
+        return cls(
+            prefix=tuple(str(p) for p in prefix),
+            timeout=float(settings.get("command_timeout", 60.0)),
+            submit_retry=float(settings.get("submit_retry", 60.0)),
+        )
+
+    def run(self, tool: str, args: Sequence[str], *, stdin: str | None = None) -> str:
+        """stdout of ``tool args``; raises :class:`SlurmError` when it fails."""
+        argv = [*self.prefix, tool, *args]
+        try:
+            done = subprocess.run(
+                argv,
+                input=stdin,
+                capture_output=True,
+                text=True,
+                timeout=self.timeout,
+                check=False,
+            )
+        except FileNotFoundError:
+            raise SlurmError(
+                f"{argv[0]} is not installed here; run on a Slurm submit host, or set"
+                " [backend.slurm] command_prefix to reach one (e.g. 'ssh login01')"
+            ) from None
+        except subprocess.TimeoutExpired:
+            raise SlurmError(
+                f"{tool} did not answer within {self.timeout:g} s (is slurmctld up?)",
+                transient=True,
+            ) from None
+        if done.returncode != 0:
+            said = _last_line(done.stderr) or _last_line(done.stdout) or f"exit {done.returncode}"
+            lowered = said.lower()
+            raise SlurmError(
+                f"{tool} failed: {said}",
+                transient=any(p in lowered for p in _TRANSIENT),
+                never_sent=any(p in lowered for p in _NEVER_SENT),
+            )
+        return done.stdout
+
+    def submit(self, args: Sequence[str], *, stdin: str | None = None) -> str:
+        """``sbatch --parsable args``: the new job's id.
+
+        Retried for up to ``submit_retry`` seconds only while the controller
+        cannot be reached at all, which proves the job was never created; a
+        timeout after sending might have created it, so it is not retried.
+        """
+        deadline = time.monotonic() + self.submit_retry
+        delay = 1.0
+        while True:
+            try:
+                out = self.run("sbatch", ["--parsable", *args], stdin=stdin)
+            except SlurmError as exc:
+                if not exc.never_sent or time.monotonic() + delay > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 10.0)
+                continue
+            job_id = out.strip().splitlines()[-1].split(";")[0].strip() if out.strip() else ""
+            if not job_id.isdigit():
+                raise SlurmError(f"sbatch answered {out.strip()!r}, not a job id")
+            return job_id
+
+    def cancel(self, job_ids: Sequence[str]) -> None:
+        """``scancel`` the given jobs, all in one call."""
+        if job_ids:
+            self.run("scancel", list(job_ids))
+
+    def cancel_named(self, name: str) -> None:
+        """``scancel --name``: every job of a launch, including any its handle lacks."""
+        self.run("scancel", [f"--name={name}"])

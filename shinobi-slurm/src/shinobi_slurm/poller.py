@@ -1,0 +1,221 @@
+"""One sacct call per round for every job this process waits on.
+
+A recipe running forty steps on Slurm at once must not run forty sacct
+loops: every step backend of a process shares one :class:`SacctPoller`
+(per way of reaching Slurm), whose thread asks about all watched jobs in a
+single call, then waits longer each round nothing changes (from
+``poll_min`` up to ``poll_max`` seconds) and starts quick again when a job
+is added, changes state or is cancelled.
+
+An outage of slurmctld or slurmdbd is waited out, with one warning when it
+starts and one when it ends: the jobs keep running on the cluster whether
+or not we can ask about them, so failing the run would be wrong. Only an
+outage longer than ``outage_limit`` seconds ends the wait with an error.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from shinobi_slurm.commands import SlurmCommands, SlurmError
+from shinobi_slurm.sacct import JobRecord, query_jobs
+
+__all__ = ["JobWatch", "PollTuning", "SacctPoller", "shared_poller"]
+
+log = logging.getLogger("shinobi_slurm")
+
+
+@dataclass(frozen=True, slots=True)
+class PollTuning:
+    """How eagerly to ask: seconds between rounds, and how long to put up with silence."""
+
+    first: float = 0.5
+    ceiling: float = 10.0
+    growth: float = 1.5
+    outage_limit: float = 3600.0
+    missing_limit: float = 120.0
+
+
+@dataclass(slots=True, eq=False)
+class JobWatch:
+    """A job someone waits for: ``done`` is set once ``record`` is final (or ``error``)."""
+
+    job_id: str
+    since: float
+    done: threading.Event = field(default_factory=threading.Event)
+    record: JobRecord | None = None
+    latest: JobRecord | None = None
+    error: str | None = None
+
+
+class SacctPoller:
+    """Watches jobs for every caller in this process with one sacct call per round."""
+
+    def __init__(
+        self,
+        commands: SlurmCommands,
+        tuning: PollTuning | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.commands = commands
+        self.tuning = tuning or PollTuning()
+        self.clock = clock
+        self.rounds = 0
+        self._lock = threading.Lock()
+        self._watches: dict[str, list[JobWatch]] = {}
+        self._wake = threading.Event()
+        self._hurry = False
+        self._thread: threading.Thread | None = None
+
+    def watch(self, job_id: str) -> JobWatch:
+        """Start watching ``job_id``; wait on the returned ``done`` event."""
+        watch = JobWatch(job_id, self.clock())
+        with self._lock:
+            self._watches.setdefault(job_id, []).append(watch)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._loop, name="shinobi-slurm-sacct", daemon=True
+                )
+                self._thread.start()
+        self.kick()
+        return watch
+
+    def forget(self, watch: JobWatch) -> None:
+        with self._lock:
+            watches = self._watches.get(watch.job_id, [])
+            if watch in watches:
+                watches.remove(watch)
+            if not watches:
+                self._watches.pop(watch.job_id, None)
+
+    def kick(self) -> None:
+        """Ask again soon (a job was added or cancelled)."""
+        self._hurry = True
+        self._wake.set()
+
+    # -- the polling thread ----------------------------------------------------
+    def _loop(self) -> None:
+        interval = self.tuning.first
+        outage: float | None = None
+        while True:
+            with self._lock:
+                ids = list(self._watches)
+                if not ids:
+                    self._thread = None
+                    return
+            self._hurry = False
+            try:
+                found = query_jobs(self.commands, ids)
+            except SlurmError as exc:
+                outage = self._outage(exc, outage)
+                interval = min(self.tuning.ceiling, max(interval, 1.0) * self.tuning.growth)
+                self._sleep(interval)
+                continue
+            finally:
+                self.rounds += 1
+            if outage is not None:
+                log.warning(
+                    "shinobi: Slurm accounting answers again after %.0f s", self.clock() - outage
+                )
+                outage = None
+            changed = self._update(found)
+            if changed or self._hurry:
+                interval = self.tuning.first
+            else:
+                interval = min(self.tuning.ceiling, interval * self.tuning.growth)
+            self._sleep(interval)
+
+    def _sleep(self, seconds: float) -> None:
+        if not self._hurry:
+            self._wake.wait(seconds)
+        self._wake.clear()
+
+    def _outage(self, exc: SlurmError, started: float | None) -> float:
+        now = self.clock()
+        if started is None:
+            log.warning(
+                "shinobi: cannot ask Slurm about its jobs (%s); they keep running, asking"
+                " again (for up to %.0f s)",
+                exc,
+                self.tuning.outage_limit,
+            )
+            started = now
+        limit = self.tuning.outage_limit if exc.transient else min(self.tuning.outage_limit, 30.0)
+        if now - started > limit:
+            self._fail_all(
+                f"lost contact with Slurm for {now - started:.0f} s ({exc}); the jobs may still"
+                " be running: check with squeue and sacct"
+            )
+        return started
+
+    def _fail_all(self, message: str) -> None:
+        with self._lock:
+            watches = [w for group in self._watches.values() for w in group]
+            self._watches.clear()
+        for watch in watches:
+            watch.error = message
+            watch.done.set()
+
+    def _update(self, found: dict[str, list[JobRecord]]) -> bool:
+        changed = False
+        now = self.clock()
+        with self._lock:
+            groups = [(job_id, list(group)) for job_id, group in self._watches.items()]
+        for job_id, watches in groups:
+            records = found.get(job_id, [])
+            record = records[-1] if records else None
+            if not watches:
+                continue
+            if record is None:
+                if now - watches[0].since > self.tuning.missing_limit:
+                    self._missing(job_id, watches)
+                continue
+            if watches[0].latest is None or watches[0].latest.state != record.state:
+                changed = True
+            for watch in watches:
+                watch.latest = record
+            if record.final:
+                with self._lock:
+                    self._watches.pop(job_id, None)
+                for watch in watches:
+                    watch.record = record
+                    watch.done.set()
+        return changed
+
+    def _missing(self, job_id: str, watches: list[JobWatch]) -> None:
+        """sacct has never listed the job: ask squeue before giving up on it."""
+        try:
+            queued = self.commands.run("squeue", ["-h", "-j", job_id, "-o", "%T"]).strip()
+        except SlurmError:
+            queued = ""
+        if queued:
+            for watch in watches:
+                watch.since = self.clock()
+            return
+        with self._lock:
+            self._watches.pop(job_id, None)
+        for watch in watches:
+            watch.error = (
+                f"Slurm has no record of job {job_id} (neither sacct nor squeue lists it);"
+                " is accounting (slurmdbd) configured?"
+            )
+            watch.done.set()
+
+
+_shared: dict[tuple[SlurmCommands, PollTuning], SacctPoller] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_poller(commands: SlurmCommands, tuning: PollTuning | None = None) -> SacctPoller:
+    """The process-wide poller for this way of reaching Slurm."""
+    key = (commands, tuning or PollTuning())
+    with _shared_lock:
+        poller = _shared.get(key)
+        if poller is None:
+            poller = SacctPoller(commands, key[1])
+            _shared[key] = poller
+        return poller

@@ -1,0 +1,37 @@
+"""squeue, for the few seconds before sacct lists a job just submitted.
+
+Accounting records reach slurmdbd a moment after submission; until then a
+launch's newest jobs would read "unknown". One squeue call for exactly the
+jobs sacct did not list fills the gap, so a status round is still a
+constant number of calls however many jobs there are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from shinobi_slurm.commands import SlurmCommands, SlurmError
+from shinobi_slurm.sacct import JobRecord, parse_line
+
+__all__ = ["query_queue"]
+
+
+def query_queue(commands: SlurmCommands, job_ids: Iterable[str]) -> dict[str, list[JobRecord]]:
+    """What the controller's queue says about ``job_ids``; empty when it cannot say."""
+    ids = sorted({str(j) for j in job_ids}, key=int)
+    if not ids:
+        return {}
+    try:
+        out = commands.run("squeue", ["-h", "-r", "-j", ",".join(ids), "-o", "%i|%T|%r"])
+    except SlurmError:
+        return {}  # every id unknown to the queue, or the controller away: nothing to add
+    found: dict[str, list[JobRecord]] = {}
+    for line in out.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) != 3:
+            continue
+        job_id, state, reason = parts
+        record = parse_line(f"{job_id}|{job_id}|{state}||Unknown|Unknown|{reason}")
+        if record is not None:
+            found.setdefault(record.base, []).append(record)
+    return found

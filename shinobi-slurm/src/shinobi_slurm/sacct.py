@@ -1,0 +1,147 @@
+"""Asking sacct about many jobs in one call, and reading its answer.
+
+``sacct -X -P -n -j ID,ID,... -o FIELDS`` gives one line per job allocation
+(``-X`` leaves out the ``.batch``/``.extern`` steps), ``|``-separated. A job
+array appears as one line per task that has started (``16_0``) plus, while
+some wait, one line for the pending rest (``16_[2-5]``). Right after a job
+is submitted sacct may not list it yet, and right after it ends the line can
+still say it is running or lack its end time: a record is only final when
+its state is final *and* its end time is known.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from shinobi_slurm.commands import SlurmCommands
+
+__all__ = ["FIELDS", "FINAL_STATES", "JobRecord", "parse_sacct", "query_jobs"]
+
+FIELDS = ("JobID", "JobIDRaw", "State", "ExitCode", "Start", "End", "Reason")
+
+#: States after which a job never changes again.
+FINAL_STATES = frozenset(
+    {
+        "COMPLETED",
+        "FAILED",
+        "OUT_OF_MEMORY",
+        "TIMEOUT",
+        "NODE_FAIL",
+        "CANCELLED",
+        "PREEMPTED",
+        "BOOT_FAIL",
+        "DEADLINE",
+    }
+)
+
+_JOB_ID = re.compile(r"^(?P<base>\d+)(?:_(?P<task>\d+|\[(?P<ranges>[^\]]*)\]))?(?:\+\d+)?$")
+_EXIT = re.compile(r"^(\d+):(\d+)$")
+_UNSET = ("", "Unknown", "None", "N/A")
+
+
+def _count(ranges: str) -> int:
+    """Tasks in ``0-3,7`` (a ``%N`` throttle suffix is ignored)."""
+    total = 0
+    for part in ranges.split("%")[0].split(","):
+        part = part.strip()
+        if not part:
+            continue
+        low, _, high = part.partition("-")
+        try:
+            total += (int(high) - int(low) + 1) if high else 1
+        except ValueError:
+            continue
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    """One line of sacct: a job, one array task, or an array's pending tasks."""
+
+    job_id: str
+    base: str
+    task: int | None
+    pending_tasks: int
+    state: str
+    by: str | None
+    exit_code: int | None
+    exit_signal: int | None
+    start: str | None
+    end: str | None
+    reason: str | None
+
+    @property
+    def final(self) -> bool:
+        return self.state in FINAL_STATES and self.end is not None and self.exit_code is not None
+
+    @property
+    def started(self) -> bool:
+        return self.start is not None
+
+    @property
+    def exit_text(self) -> str | None:
+        if self.exit_code is None:
+            return None
+        return f"{self.exit_code}:{self.exit_signal or 0}"
+
+
+def _value(text: str) -> str | None:
+    text = text.strip()
+    return None if text in _UNSET else text
+
+
+def parse_line(line: str) -> JobRecord | None:
+    parts = line.rstrip("\n").split("|")
+    if len(parts) < len(FIELDS):
+        return None
+    job_id, _raw, state_text, exit_text, start, end, reason = parts[: len(FIELDS)]
+    match = _JOB_ID.match(job_id.strip())
+    if match is None:
+        return None
+    words = state_text.split()
+    state = words[0].rstrip("+").upper() if words else ""
+    by = words[2] if len(words) >= 3 and words[1] == "by" else None
+    exit_match = _EXIT.match(exit_text.strip())
+    task_text = match.group("task")
+    ranges = match.group("ranges")
+    return JobRecord(
+        job_id=job_id.strip(),
+        base=match.group("base"),
+        task=int(task_text) if task_text and ranges is None else None,
+        pending_tasks=_count(ranges) if ranges is not None else 0,
+        state=state,
+        by=by,
+        exit_code=int(exit_match.group(1)) if exit_match else None,
+        exit_signal=int(exit_match.group(2)) if exit_match else None,
+        start=_value(start),
+        end=_value(end),
+        reason=_value(reason),
+    )
+
+
+def parse_sacct(text: str) -> list[JobRecord]:
+    """Every well-formed line of ``sacct -P -n -o FIELDS`` output; others are skipped."""
+    records = []
+    for line in text.splitlines():
+        if line.strip():
+            record = parse_line(line)
+            if record is not None:
+                records.append(record)
+    return records
+
+
+def query_jobs(commands: SlurmCommands, job_ids: Iterable[str]) -> dict[str, list[JobRecord]]:
+    """Records of every job in ``job_ids`` (array tasks included), by job id: ONE sacct call."""
+    ids = sorted({str(j) for j in job_ids}, key=int)
+    if not ids:
+        return {}
+    out = commands.run(
+        "sacct",
+        ["-X", "-P", "-n", "-j", ",".join(ids), "-o", ",".join(FIELDS)],
+    )
+    found: dict[str, list[JobRecord]] = {}
+    for record in parse_sacct(out):
+        found.setdefault(record.base, []).append(record)
+    return found

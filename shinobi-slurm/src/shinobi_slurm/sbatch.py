@@ -1,0 +1,173 @@
+"""Batch scripts: ``#SBATCH`` directives from a step's footprint and the site's settings.
+
+A declared footprint becomes ``--cpus-per-task`` (CPUs rounded up to whole
+ones) and ``--mem`` (rounded up to whole MiB, Slurm's ``M``);
+``cpus="all"`` asks for the whole node with ``--exclusive`` rather than
+inventing a number. Options configured in ``[backend.slurm] sbatch_opts``
+win over derived ones (``--mem-per-cpu`` there also replaces a derived
+``--mem``, which Slurm would otherwise reject as conflicting).
+
+Commands are written with ``shlex.join``: an argument reaches the tool
+exactly as the recipe gave it, whatever quotes or ``$(...)`` it holds.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from shinobi.errors import ConfigError
+from shinobi.resources import Resources
+
+__all__ = [
+    "Option",
+    "batch_script",
+    "command_line",
+    "directive",
+    "merge_options",
+    "parse_sbatch_opts",
+    "resource_options",
+]
+
+_SHORT = {
+    "-A": "account",
+    "-C": "constraint",
+    "-D": "chdir",
+    "-G": "gpus",
+    "-J": "job-name",
+    "-N": "nodes",
+    "-a": "array",
+    "-c": "cpus-per-task",
+    "-d": "dependency",
+    "-e": "error",
+    "-n": "ntasks",
+    "-o": "output",
+    "-p": "partition",
+    "-q": "qos",
+    "-t": "time",
+    "-w": "nodelist",
+}
+
+#: Configured options that make a derived one meaningless or invalid.
+_REPLACES = {
+    "mem-per-cpu": ("mem",),
+    "mem-per-gpu": ("mem",),
+    "exclusive": (),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One sbatch option: ``name`` without dashes, ``value`` None for a bare flag."""
+
+    name: str
+    value: str | None = None
+
+    def argument(self) -> str:
+        return f"--{self.name}" if self.value is None else f"--{self.name}={self.value}"
+
+
+def _parse_one(text: str, following: str | None) -> tuple[Option, bool]:
+    """An option from ``text`` (and maybe its separate value); whether that was consumed."""
+    if text.startswith("--"):
+        long_name, eq, value = text[2:].partition("=")
+        return Option(long_name, value if eq else None), False
+    if text.startswith("-") and len(text) >= 2:
+        short, rest = text[:2], text[2:]
+        name = _SHORT.get(short)
+        if name is None:
+            raise ConfigError(
+                f"[backend.slurm] sbatch_opts: unknown short option {short!r}; write the long"
+                " form (--partition=debug)"
+            )
+        if rest:
+            return Option(name, rest.lstrip("=")), False
+        if following is not None and not following.startswith("-"):
+            return Option(name, following), True
+        return Option(name), False
+    raise ConfigError(
+        f"[backend.slurm] sbatch_opts: {text!r} is not an option; write e.g. '--partition=debug'"
+    )
+
+
+def parse_sbatch_opts(value: Any) -> list[Option]:
+    """``sbatch_opts`` from settings: a list (``["--partition=debug", "-t 10"]``), one
+    string, or a table (``{partition = "debug", exclusive = true}``)."""
+    if value is None or value == "" or value == []:
+        return []
+    if isinstance(value, Mapping):
+        options = []
+        for key, item in value.items():
+            name = str(key).lstrip("-").replace("_", "-")
+            if item is True:
+                options.append(Option(name))
+            elif item is not False and item is not None:
+                options.append(Option(name, str(item)))
+        return options
+    words: list[str] = []
+    for item in [value] if isinstance(value, str) else list(value):
+        words.extend(shlex.split(str(item)))
+    options = []
+    i = 0
+    while i < len(words):
+        following = words[i + 1] if i + 1 < len(words) else None
+        option, consumed = _parse_one(words[i], following)
+        options.append(option)
+        i += 2 if consumed else 1
+    return options
+
+
+def resource_options(resources: Resources | None) -> list[Option]:
+    """``--cpus-per-task`` / ``--mem`` (or ``--exclusive``) for a declared footprint."""
+    if resources is None:
+        return []
+    options = []
+    if resources.cpus == "all":
+        options.append(Option("exclusive"))
+    elif resources.cpus is not None:
+        options.append(Option("cpus-per-task", str(max(1, math.ceil(resources.cpus)))))
+    if resources.memory is not None:
+        options.append(Option("mem", f"{max(1, math.ceil(resources.memory / 1024**2))}M"))
+    return options
+
+
+def merge_options(derived: Iterable[Option], configured: Iterable[Option]) -> list[Option]:
+    """``derived`` with every option ``configured`` also sets (or replaces) left out."""
+    configured = list(configured)
+    overridden = {o.name for o in configured}
+    for option in configured:
+        overridden.update(_REPLACES.get(option.name, ()))
+    return [o for o in derived if o.name not in overridden] + configured
+
+
+def directive(option: Option) -> str:
+    """``#SBATCH --name=value``, quoted when the value has spaces."""
+    if option.value is not None and (" " in option.value or '"' in option.value):
+        escaped = option.value.replace('"', '\\"')
+        return f'#SBATCH --{option.name}="{escaped}"'
+    return f"#SBATCH {option.argument()}"
+
+
+def batch_script(
+    options: Sequence[Option],
+    body: Sequence[str],
+    *,
+    comments: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> str:
+    """A whole script: shebang, directives, ``comments`` (``# ...``), env exports, ``body``."""
+    lines = ["#!/bin/bash"]
+    lines.extend(directive(o) for o in options)
+    lines.extend(f"# {c}" if c else "#" for c in comments)
+    for key, value in (env or {}).items():
+        lines.append(f"export {key}={shlex.quote(value)}")
+    lines.extend(body)
+    return "\n".join(lines) + "\n"
+
+
+def command_line(argv: Sequence[str]) -> str:
+    """``exec`` of ``argv``: the job's exit status and signals are the tool's own."""
+    return "exec " + shlex.join(argv)

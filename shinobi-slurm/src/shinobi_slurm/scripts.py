@@ -1,0 +1,146 @@
+"""One sbatch script per offloaded job, saying in comments why it waits for what it waits for.
+
+Every job of a launch is named ``shinobi-<run-id>`` (``--comment`` carries
+the step), writes its logs under ``<workdir>/.shinobi/<recipe>/<run-id>/logs``
+and waits for its dependencies with ``--dependency=afterok:...`` and
+``--kill-on-invalid-dep=yes``, so a failure cancels its dependants instead
+of leaving them pending for ever. Until submission a dependency is shown as
+``<step>``; ``sbatch`` sees the real job ids.
+
+A loop iteration after the first starts with its convergence guard: when the
+flag exists the job records that it was skipped and exits 0, which satisfies
+``afterok`` so the chain carries on without doing work. A scattered step is
+a job array whose script picks its slice's command by
+``$SLURM_ARRAY_TASK_ID``; its dependants wait for the whole array.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from shinobi.offload.base import CompileOptions
+from shinobi.offload.jobs import Job, JobGraph, describe_edge
+from shinobi.session import safe_name
+from shinobi_slurm.backend import job_name
+from shinobi_slurm.sbatch import (
+    Option,
+    batch_script,
+    command_line,
+    merge_options,
+    parse_sbatch_opts,
+    resource_options,
+)
+
+__all__ = ["JobFiles", "job_files", "job_script"]
+
+
+class JobFiles:
+    """Where one job's script, logs and skip marker live inside the launch's run folder."""
+
+    def __init__(self, run_dir: Path, job: Job) -> None:
+        stem = safe_name(job.name)
+        self.script = run_dir / "scripts" / f"{stem}.sbatch"
+        task = ".%a" if job.tasks else ""
+        self.stdout = run_dir / "logs" / f"{stem}{task}.out"
+        self.stderr = run_dir / "logs" / f"{stem}{task}.err"
+        self.skipped = run_dir / "skipped" / stem
+
+
+def job_files(run_dir: Path, job: Job) -> JobFiles:
+    return JobFiles(run_dir, job)
+
+
+def _dependency(graph: JobGraph, job: Job, ids: Mapping[str, str] | None) -> Option | None:
+    before = [graph.jobs[i].name for i in job.after()]
+    if not before:
+        return None
+    names = [ids[name] if ids is not None else f"<{name}>" for name in before]
+    return Option("dependency", "afterok:" + ":".join(names))
+
+
+def _options(
+    graph: JobGraph,
+    job: Job,
+    files: JobFiles,
+    options: CompileOptions,
+    settings: Mapping[str, Any],
+    ids: Mapping[str, str] | None,
+) -> list[Option]:
+    derived = [
+        Option("job-name", job_name(options.run_id)),
+        Option("comment", f"{safe_name(graph.recipe)}/{safe_name(job.name)}"),
+        Option("output", str(files.stdout)),
+        Option("error", str(files.stderr)),
+        Option("chdir", str(options.cwd)),
+        *resource_options(job.resources),
+    ]
+    if job.tasks:
+        derived.append(Option("array", f"0-{job.tasks - 1}"))
+    dependency = _dependency(graph, job, ids)
+    if dependency is not None:
+        derived += [dependency, Option("kill-on-invalid-dep", "yes")]
+    return merge_options(derived, parse_sbatch_opts(settings.get("sbatch_opts")))
+
+
+def _comments(graph: JobGraph, job: Job) -> list[str]:
+    lines = [f"shinobi: recipe {graph.recipe!r}, step {job.name!r}, run {graph.run_id}"]
+    if job.edges:
+        lines.append("waits for (afterok):")
+        lines.extend(f"  {describe_edge(graph, job, edge)}" for edge in job.edges)
+    if job.tasks is not None:
+        lines.append(f"scatter: {job.tasks} slices, one array task each")
+    lines.extend(f"note: {note}" for note in job.notes)
+    return lines
+
+
+def _guard(job: Job, files: JobFiles) -> list[str]:
+    if job.guard is None:
+        return []
+    flag = shlex.quote(job.guard)
+    said = shlex.quote(
+        f"shinobi: loop {job.node.loop!r} converged before iteration {job.node.iteration}"
+        f" ({job.guard} exists): nothing to do"
+    )
+    return [
+        f"# loop {job.node.loop!r}, iteration {job.node.iteration}: skip once it has converged",
+        f"if [ -e {flag} ]; then",
+        f"  echo {said}",
+        f"  mkdir -p {shlex.quote(str(files.skipped.parent))}",
+        f"  : > {shlex.quote(str(files.skipped))}",
+        "  exit 0",
+        "fi",
+    ]
+
+
+def _body(job: Job) -> list[str]:
+    if job.tasks is None:
+        return [command_line(job.commands[0])]
+    if job.tasks == 0:
+        return ["# an empty scatter: nothing to run", "exit 0"]
+    lines = ['case "${SLURM_ARRAY_TASK_ID:?this script runs as a job array}" in']
+    for index, argv in enumerate(job.commands):
+        lines.append(f"  {index}) {command_line(argv)} ;;")
+    lines.append('  *) echo "shinobi: no slice $SLURM_ARRAY_TASK_ID in this array" >&2; exit 2 ;;')
+    lines.append("esac")
+    return lines
+
+
+def job_script(
+    graph: JobGraph,
+    job: Job,
+    options: CompileOptions,
+    settings: Mapping[str, Any],
+    ids: Mapping[str, str] | None = None,
+) -> str:
+    """The sbatch script of ``job``; dependencies as ``<step>`` until ``ids`` are known."""
+    files = JobFiles(options.run_dir(graph.recipe), job)
+    body: Sequence[str] = [*_guard(job, files), *_body(job)]
+    return batch_script(
+        _options(graph, job, files, options, settings, ids),
+        body,
+        comments=_comments(graph, job),
+        env=job.env,
+    )

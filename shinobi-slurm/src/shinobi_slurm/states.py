@@ -1,0 +1,156 @@
+"""What a Slurm job's state means for the user, in one line.
+
+The step backend and ``ninja status`` both classify through :func:`classify`,
+so a job that ran out of memory reads the same wherever it is reported.
+"""
+
+from __future__ import annotations
+
+import pwd
+import signal as _signal
+from dataclasses import dataclass
+
+from shinobi.launch.tracking import StepPhase
+from shinobi_slurm.sacct import JobRecord
+
+__all__ = ["Outcome", "classify", "combine_tasks"]
+
+_PENDING = {"PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD", "CONFIGURING"}
+_RUNNING = {
+    "RUNNING",
+    "COMPLETING",
+    "SUSPENDED",
+    "STOPPED",
+    "SIGNALING",
+    "STAGE_OUT",
+    "RESIZING",
+    "SPECIAL_EXIT",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A job's state as shinobi reports it, and what a backend run returns for it."""
+
+    phase: StepPhase
+    message: str | None = None
+    returncode: int | None = None
+    signal: int | None = None
+    oom: bool = False
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return _signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _user(uid: str | None) -> str:
+    if uid is None:
+        return "someone"
+    try:
+        return f"{pwd.getpwuid(int(uid)).pw_name} (uid {uid})"
+    except (KeyError, ValueError):
+        return f"uid {uid}"
+
+
+def classify(record: JobRecord) -> Outcome:
+    """The :class:`Outcome` of one sacct record (a job or one array task)."""
+    state = record.state
+    code, sig = record.exit_code or 0, record.exit_signal or 0
+    if state == "COMPLETED":
+        return Outcome("completed", None, code)
+    if state == "FAILED":
+        if sig:
+            return Outcome("failed", f"killed by {_signal_name(sig)} (signal {sig})", -sig, sig)
+        return Outcome("failed", f"exited with code {code}", code or 1)
+    if state == "OUT_OF_MEMORY":
+        return Outcome(
+            "failed",
+            "out of memory: Slurm stopped it for using more than its --mem (OUT_OF_MEMORY);"
+            " declare more memory for the step",
+            code or 137,
+            None,
+            oom=True,
+        )
+    if state == "TIMEOUT":
+        return Outcome(
+            "failed",
+            "ran past its time limit (TIMEOUT); raise --time in [backend.slurm] sbatch_opts",
+            code or 124,
+            sig or None,
+        )
+    if state == "NODE_FAIL":
+        return Outcome("failed", "its node failed (NODE_FAIL); submit it again", code or 1)
+    if state == "BOOT_FAIL":
+        return Outcome("failed", "its node failed to boot (BOOT_FAIL); submit it again", 1)
+    if state == "DEADLINE":
+        return Outcome("failed", "it could not finish before its --deadline (DEADLINE)", 1)
+    if state == "PREEMPTED":
+        return Outcome(
+            "failed",
+            "preempted by a higher-priority job (PREEMPTED); submit it again, or use a"
+            " partition without preemption",
+            code or 1,
+            sig or None,
+        )
+    if state == "CANCELLED":
+        if not record.started:
+            if record.reason and "depend" in record.reason.lower():
+                return Outcome("cancelled", "never ran: a job it waits for did not succeed", 1)
+            return Outcome("cancelled", f"cancelled by {_user(record.by)} before it started", 1)
+        return Outcome(
+            "cancelled", f"cancelled by {_user(record.by)} while running", 1, sig or None
+        )
+    if state in _RUNNING:
+        note = "suspended" if state == "SUSPENDED" else None
+        return Outcome("running", note)
+    if state in _PENDING:
+        reason = record.reason
+        if reason == "DependencyNeverSatisfied":
+            return Outcome("pending", "a job it waits for did not succeed; Slurm will cancel it")
+        return Outcome("pending", f"waiting: {reason}" if reason else None)
+    return Outcome("unknown", f"Slurm reports {state or 'nothing'}")
+
+
+def combine_tasks(records: list[JobRecord], size: int) -> tuple[Outcome, dict[str, int]]:
+    """One outcome for a job array of ``size`` tasks, and its tasks counted by phase.
+
+    Failed tasks win (the first one is named), then tasks still to run; an
+    array is complete only when every task completed.
+    """
+    counts: dict[str, int] = {}
+    first_failed: tuple[int, Outcome] | None = None
+    first_cancelled: Outcome | None = None
+    seen = 0
+    for record in records:
+        if record.pending_tasks:
+            counts["pending"] = counts.get("pending", 0) + record.pending_tasks
+            seen += record.pending_tasks
+            continue
+        outcome = classify(record)
+        counts[outcome.phase] = counts.get(outcome.phase, 0) + 1
+        seen += 1
+        if outcome.phase == "failed" and (
+            first_failed is None or (record.task or 0) < first_failed[0]
+        ):
+            first_failed = (record.task or 0, outcome)
+        if outcome.phase == "cancelled" and first_cancelled is None:
+            first_cancelled = outcome
+    if seen < size:
+        counts["unknown"] = counts.get("unknown", 0) + size - seen
+    if first_failed is not None:
+        task, outcome = first_failed
+        failed = counts.get("failed", 0)
+        message = f"task {task}: {outcome.message}"
+        if failed > 1:
+            message += f" ({failed} of {size} tasks failed)"
+        return Outcome("failed", message, outcome.returncode, outcome.signal, outcome.oom), counts
+    if counts.get("running") or counts.get("pending") or counts.get("unknown"):
+        if counts.get("running") or counts.get("completed"):
+            return Outcome("running"), counts
+        return Outcome("pending" if counts.get("pending") else "unknown"), counts
+    if first_cancelled is not None:
+        return first_cancelled, counts
+    return Outcome("completed", None, 0), counts
