@@ -1,0 +1,328 @@
+"""A run manifest as one self-contained HTML page: summary, timeline, graph, steps.
+
+Everything is inline (CSS and SVG, no script, no fonts or images fetched), so
+the file can be mailed, attached to a ticket or opened on an offline cluster
+login node. Log files are linked, not embedded: they can be gigabytes, and the
+links are relative so the report keeps working when the run folder is copied
+as a whole.
+"""
+
+from __future__ import annotations
+
+import html
+import shlex
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["render_report"]
+
+_COLOURS = {
+    "ok": "#3a9d5d",
+    "cached": "#6c8ebf",
+    "skipped": "#b0b0b0",
+    "failed": "#d64541",
+    "cancelled": "#e08e0b",
+    "running": "#e0c30b",
+    "pending": "#dddddd",
+}
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:1.5em;
+color:#222;max-width:1400px}
+h1{font-size:1.4em;margin-bottom:.2em}h2{font-size:1.15em;margin-top:1.6em;
+border-bottom:1px solid #ddd}
+table{border-collapse:collapse;font-size:.9em}td,th{padding:.2em .6em;text-align:left;
+vertical-align:top}
+th{background:#f3f3f3}tr:nth-child(even) td{background:#fafafa}
+code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85em}
+pre{background:#f6f6f6;padding:.5em;overflow-x:auto;white-space:pre-wrap;margin:.3em 0}
+.badge{display:inline-block;padding:.05em .5em;border-radius:.6em;color:#fff;font-size:.85em}
+.svgbox{overflow-x:auto;border:1px solid #eee}
+details{margin:.3em 0;border-left:4px solid #ddd;padding-left:.6em}
+summary{cursor:pointer}
+.muted{color:#777}
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _badge(status: str) -> str:
+    colour = _COLOURS.get(status, "#888")
+    return f'<span class="badge" style="background:{colour}">{_e(status)}</span>'
+
+
+def _when(stamp: float | None) -> str:
+    if stamp is None:
+        return "—"
+    return (
+        time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp)) + f".{int(stamp % 1 * 1000):03d}"
+    )
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    if seconds < 60:
+        return f"{seconds:.2f}s"
+    minutes, secs = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{int(minutes)}m{secs:02.0f}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{int(hours)}h{int(minutes):02d}m"
+
+
+def _anchor(name: str) -> str:
+    return "step-" + "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def _resources(step: Mapping[str, Any]) -> str:
+    declared = step.get("resources")
+    return str(declared.get("text")) if isinstance(declared, Mapping) else "undeclared"
+
+
+def _summary(manifest: Mapping[str, Any]) -> str:
+    recipe = manifest.get("recipe") or {}
+    started, finished = manifest.get("started"), manifest.get("finished")
+    rows = [
+        ("status", _badge(str(manifest.get("status")))),
+        ("run", _e(manifest.get("run_id"))),
+        ("started", _e(_when(started))),
+        ("finished", _e(_when(finished))),
+        (
+            "duration",
+            _e(_duration(finished - started) if finished and started else None),
+        ),
+        ("host", _e((manifest.get("host") or {}).get("hostname"))),
+        ("backend", _e(manifest.get("backend"))),
+        ("working directory", f"<code>{_e(manifest.get('cwd'))}</code>"),
+    ]
+    if manifest.get("signal"):
+        rows.append(("stopped by", _e(manifest["signal"])))
+    if manifest.get("undying"):
+        rows.append(("would not die", _e(", ".join(str(p) for p in manifest["undying"]))))
+    if manifest.get("error"):
+        where = f" (step {_e(manifest.get('failed_step'))})" if manifest.get("failed_step") else ""
+        rows.append(("error", f"{_e(manifest['error'])}{where}"))
+    versions = manifest.get("versions") or {}
+    python = manifest.get("python") or {}
+    rows.append(
+        (
+            "versions",
+            _e(", ".join(f"{k} {v}" for k, v in versions.items()))
+            + _e(f"; Python {python.get('version', '?')}"),
+        )
+    )
+    body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
+    inputs = manifest.get("inputs") or {}
+    input_rows = "".join(
+        f"<tr><th>{_e(k)}</th><td><code>{_e(v)}</code></td></tr>" for k, v in inputs.items()
+    )
+    title = _e(recipe.get("name"))
+    return f"<h1>Recipe {title}</h1><table>{body}</table>" + (
+        f"<h2>Inputs</h2><table>{input_rows}</table>" if input_rows else ""
+    )
+
+
+def _timeline(steps: Sequence[Mapping[str, Any]], end_of_run: float | None) -> str:
+    timed = [s for s in steps if s.get("started") is not None]
+    if not timed:
+        return '<p class="muted">No step started.</p>'
+    origin = min(float(s["started"]) for s in timed)
+    ends = [float(s["finished"]) for s in timed if s.get("finished") is not None]
+    last = max([*ends, end_of_run or origin, *(float(s["started"]) for s in timed)])
+    span = max(last - origin, 1e-3)
+    label_w, bar_w, row_h, res_w = 220, 760, 18, 150
+    height = row_h * len(timed) + 30
+    width = label_w + bar_w + res_w + 20
+    parts = [
+        f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}"'
+        ' role="img" aria-label="timeline of the steps">'
+    ]
+    for tick in range(5):
+        x = label_w + bar_w * tick / 4
+        parts.append(
+            f'<line x1="{x:.1f}" y1="0" x2="{x:.1f}" y2="{height - 20}" stroke="#eee"/>'
+            f'<text x="{x:.1f}" y="{height - 6}" font-size="10" text-anchor="middle"'
+            f' fill="#777">+{_e(_duration(span * tick / 4))}</text>'
+        )
+    for row, step in enumerate(timed):
+        y = row * row_h + 2
+        start = float(step["started"]) - origin
+        end_stamp = step.get("finished")
+        end = (float(end_stamp) if end_stamp is not None else last) - origin
+        x = label_w + bar_w * start / span
+        w = max(bar_w * (end - start) / span, 2.0)
+        status = str(step.get("status"))
+        colour = _COLOURS.get(status, "#888")
+        tip = (
+            f"{step['name']}: {status}, {_when(step.get('started'))} → {_when(end_stamp)}"
+            f" ({_duration(end - start)}), {_resources(step)}"
+        )
+        name = _e(step["name"])
+        parts.append(
+            f'<a href="#{_anchor(str(step["name"]))}"><text x="{label_w - 6}" y="{y + 12}"'
+            f' font-size="11" text-anchor="end">{name}</text></a>'
+            f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{row_h - 5}" rx="2"'
+            f' fill="{colour}"><title>{_e(tip)}</title></rect>'
+            f'<text x="{label_w + bar_w + 8}" y="{y + 12}" font-size="10"'
+            f' fill="#555">{_e(_resources(step))}</text>'
+        )
+    parts.append("</svg>")
+    return '<div class="svgbox">' + "".join(parts) + "</div>"
+
+
+def _levels(nodes: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Each node's column: the length of the longest dependency chain leading to it."""
+    names = [str(n["name"]) for n in nodes]
+    known = set(names)
+    deps = {str(n["name"]): [str(d) for d in n.get("deps", []) if d in known] for n in nodes}
+    dependants: dict[str, list[str]] = {name: [] for name in names}
+    waiting = {name: len(deps[name]) for name in names}
+    for name in names:
+        for dep in deps[name]:
+            dependants[dep].append(name)
+    level = {name: 0 for name in names}
+    ready = [name for name in names if waiting[name] == 0]
+    while ready:
+        current = ready.pop()
+        for child in dependants[current]:
+            level[child] = max(level[child], level[current] + 1)
+            waiting[child] -= 1
+            if waiting[child] == 0:
+                ready.append(child)
+    return level
+
+
+def _graph(nodes: Sequence[Mapping[str, Any]], status: Mapping[str, str]) -> str:
+    if not nodes:
+        return '<p class="muted">The manifest records no graph.</p>'
+    level = _levels(nodes)
+    columns: dict[int, list[str]] = {}
+    for node in nodes:
+        columns.setdefault(level[str(node["name"])], []).append(str(node["name"]))
+    box_w, box_h, gap_x, gap_y = 170, 26, 60, 12
+    position: dict[str, tuple[float, float]] = {}
+    for col, members in columns.items():
+        for row, name in enumerate(members):
+            position[name] = (10 + col * (box_w + gap_x), 10 + row * (box_h + gap_y))
+    width = 20 + (max(columns) + 1) * (box_w + gap_x)
+    height = 20 + max(len(m) for m in columns.values()) * (box_h + gap_y)
+    parts = [
+        f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}"'
+        ' role="img" aria-label="steps and their dependencies">'
+    ]
+    for node in nodes:
+        x2, y2 = position[str(node["name"])]
+        for dep in node.get("deps", []):
+            if dep not in position:
+                continue
+            x1, y1 = position[dep]
+            sx, sy, ex, ey = x1 + box_w, y1 + box_h / 2, x2, y2 + box_h / 2
+            mid = (sx + ex) / 2
+            parts.append(
+                f'<path d="M{sx:.1f},{sy:.1f} C{mid:.1f},{sy:.1f} {mid:.1f},{ey:.1f}'
+                f' {ex:.1f},{ey:.1f}" fill="none" stroke="#999" stroke-width="1.2">'
+                f"<title>{_e(dep)} → {_e(node['name'])}</title></path>"
+            )
+    for node in nodes:
+        name = str(node["name"])
+        x, y = position[name]
+        state = status.get(name, "pending")
+        label = name if len(name) <= 24 else name[:22] + "…"
+        parts.append(
+            f'<a href="#{_anchor(name)}"><rect x="{x}" y="{y}" width="{box_w}" height="{box_h}"'
+            f' rx="5" fill="{_COLOURS.get(state, "#888")}" fill-opacity="0.25"'
+            f' stroke="{_COLOURS.get(state, "#888")}"><title>{_e(name)}: {_e(state)}</title>'
+            f'</rect><text x="{x + 8}" y="{y + 17}" font-size="11">{_e(label)}</text></a>'
+        )
+    parts.append("</svg>")
+    return '<div class="svgbox">' + "".join(parts) + "</div>"
+
+
+def _links(step: Mapping[str, Any], log_base: str) -> str:
+    logs = step.get("logs") or {}
+    links = [
+        f'<a href="{_e(log_base + "/" + str(path) if log_base else str(path))}">{_e(stream)}</a>'
+        for stream, path in logs.items()
+    ]
+    return " · ".join(links) if links else '<span class="muted">no log</span>'
+
+
+def _argv(argv: Iterable[Any] | None) -> str:
+    if not argv:
+        return "—"
+    return f"<pre>{_e(shlex.join(str(a) for a in argv))}</pre>"
+
+
+def _step_details(step: Mapping[str, Any], log_base: str) -> str:
+    status = str(step.get("status"))
+    deps = step.get("deps") or []
+    dep_links = ", ".join(f'<a href="#{_anchor(str(d))}">{_e(d)}</a>' for d in deps) or "—"
+    details = step.get("details") or {}
+    image = step.get("image")
+    digest = step.get("image_digest")
+    rows: list[tuple[str, str]] = [
+        ("status", _badge(status)),
+        ("depends on", dep_links),
+        ("backend", _e(step.get("backend") or "—")),
+        ("tool", _e(step.get("tool") or step.get("kind") or "—")),
+        ("image", _e(f"{image} ({digest})" if image and digest else image or "—")),
+        ("declared resources", _e(_resources(step))),
+        ("started", _e(_when(step.get("started")))),
+        ("finished", _e(_when(step.get("finished")))),
+        ("duration", _e(_duration(step.get("duration")))),
+        ("exit status", _e(step.get("returncode") if step.get("returncode") is not None else "—")),
+        ("logs", _links(step, log_base)),
+    ]
+    if step.get("signal_name"):
+        rows.insert(-1, ("signal", _e(f"{step['signal_name']} ({step.get('signal')})")))
+    if step.get("cached"):
+        rows.insert(2, ("reused from run", _e(details.get("cached_from") or "?")))
+    if step.get("error"):
+        rows.insert(1, ("error", _e(step["error"])))
+    if details.get("undying"):
+        rows.insert(1, ("would not die", _e(", ".join(str(p) for p in details["undying"]))))
+    body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
+    warnings = "".join(f"<li>{_e(w)}</li>" for w in step.get("warnings") or [])
+    colour = _COLOURS.get(status, "#888")
+    return (
+        f'<details id="{_anchor(str(step["name"]))}" style="border-left-color:{colour}"'
+        f"{' open' if status in ('failed', 'cancelled') else ''}>"
+        f"<summary><b>{_e(step['name'])}</b> {_badge(status)}"
+        f' <span class="muted">{_e(_duration(step.get("duration")))}</span></summary>'
+        f"<table>{body}</table>{_argv(step.get('argv'))}"
+        + (f"<ul>{warnings}</ul>" if warnings else "")
+        + "</details>"
+    )
+
+
+def render_report(manifest: Mapping[str, Any], log_base: str = "") -> str:
+    """The HTML page for ``manifest``; ``log_base`` leads from the page to the run folder."""
+    steps: list[Mapping[str, Any]] = list(manifest.get("steps") or [])
+    nodes: list[Mapping[str, Any]] = list((manifest.get("graph") or {}).get("nodes") or [])
+    status = {str(s["name"]): str(s.get("status")) for s in steps}
+    recorded = {str(s["name"]) for s in steps}
+    # Steps the run never reached still belong in the report, as pending.
+    for node in nodes:
+        if str(node["name"]) not in recorded:
+            steps.append({**node, "status": "pending", "logs": {}})
+    recipe_name = (manifest.get("recipe") or {}).get("name", "")
+    title = f"shinobi run {manifest.get('run_id', '')} — {recipe_name}"
+    legend = " ".join(_badge(s) for s in _COLOURS)
+    warnings = "".join(f"<li>{_e(w)}</li>" for w in manifest.get("warnings") or [])
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
+        + _summary(manifest)
+        + (f"<h2>Warnings</h2><ul>{warnings}</ul>" if warnings else "")
+        + f"<h2>Timeline</h2><p>{legend}</p>"
+        + _timeline(steps, manifest.get("finished"))
+        + "<h2>Graph</h2>"
+        + _graph(nodes, status)
+        + "<h2>Steps</h2>"
+        + "".join(_step_details(s, log_base) for s in steps)
+        + "</body></html>\n"
+    )

@@ -1,0 +1,294 @@
+"""Run manifests: written at the start, kept current, final for ok, failed and crashed runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+import shinobi.provenance as provenance
+from shinobi.backends.base import BackendRun, Invocation, RunControl
+from shinobi.backends.native import NativeBackend
+from shinobi.config import load_config
+from shinobi.resources import Resources
+from shinobi.runner import run_recipe
+from shinobi.steps import Cab, ParamMeta, Recipe
+from shinobi.steps.result import StepResult
+
+
+class FileIn(BaseModel):
+    src: Path
+    out: Path
+
+
+class FileOut(BaseModel):
+    out: Path | None = None
+
+
+def copier(name: str, script: str = 'cat "$0" > "$1"') -> Cab:
+    return Cab(
+        name,
+        ["/bin/sh", "-c", script],
+        FileIn,
+        FileOut,
+        {"src": ParamMeta(positional=True), "out": ParamMeta(positional=True)},
+    )
+
+
+def pipeline(second_script: str = 'cat "$0" > "$1"') -> Recipe:
+    class In(BaseModel):
+        src: Path
+
+    recipe = Recipe("pipe", In, max_workers=2)
+    recipe.add_step(
+        "first",
+        copier("copy"),
+        src=recipe.inputs.src,
+        out=Path("a.txt"),
+        resources=Resources(cpus=1, memory="64MiB"),
+    )
+    recipe.add_step(
+        "second", copier("copy2", second_script), src=recipe.outputs.first.out, out=Path("b.txt")
+    )
+    recipe.add_step("other", copier("copy"), src=recipe.inputs.src, out=Path("c.txt"))
+    return recipe
+
+
+def manifests(tmp_path: Path) -> list[dict[str, Any]]:
+    runs = (tmp_path / ".shinobi" / "runs").iterdir()
+    found = [json.loads((r / "manifest.json").read_text()) for r in runs]
+    return sorted(found, key=lambda m: m["started"])  # run ids from one second do not sort
+
+
+def go(tmp_path: Path, recipe: Recipe, **overrides: Any) -> Any:
+    (tmp_path / "in.txt").write_text("data\n")
+    config = load_config({"cache.dir": str(tmp_path / "cache"), **overrides})
+    return run_recipe(recipe, {"src": "in.txt"}, config=config, cwd=tmp_path, provenance=True)
+
+
+def test_a_successful_run_records_every_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHINOBI_TEST_SECRET", "hunter2")
+    monkeypatch.setenv("SHINOBI_TEST_VISIBLE", "shown")
+    result = go(tmp_path, pipeline(), **{"provenance.env_allow": ["PATH", "SHINOBI_TEST_VIS*"]})
+    assert result.ok
+    (manifest,) = manifests(tmp_path)
+    raw = json.dumps(manifest)
+    assert "hunter2" not in raw  # only the allow-list, never the whole environment
+    assert manifest["environment"]["SHINOBI_TEST_VISIBLE"] == "shown"
+    assert set(manifest["environment"]) == {"PATH", "SHINOBI_TEST_VISIBLE"}
+    assert manifest["status"] == "ok" and manifest["recipe"]["name"] == "pipe"
+    assert manifest["inputs"] == {"src": "in.txt"}
+    assert "shinobi-core" in manifest["versions"]
+    assert manifest["python"]["version"] == ".".join(map(str, sys.version_info[:3]))
+    assert manifest["host"]["hostname"]
+    steps = {s["name"]: s for s in manifest["steps"]}
+    assert list(steps) == ["first", "second", "other"]  # declaration order
+    first = steps["first"]
+    assert first["argv"] == ["/bin/sh", "-c", 'cat "$0" > "$1"', "in.txt", "a.txt"]
+    assert first["backend"] == "native" and first["returncode"] == 0
+    assert first["resources"]["cpus"] == 1 and first["resources"]["memory"] == 64 * 1024**2
+    assert first["started"] <= first["finished"]
+    assert first["logs"] == {"stdout": "logs/first.out", "stderr": "logs/first.err"}
+    assert steps["second"]["deps"] == ["first"] and steps["other"]["deps"] == []
+    assert steps["second"]["started"] >= first["finished"]
+    nodes = {n["name"]: n for n in manifest["graph"]["nodes"]}
+    assert nodes["second"]["deps"] == ["first"]
+    run_dir = tmp_path / ".shinobi" / "runs" / manifest["run_id"]
+    assert [p.name for p in run_dir.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_a_failed_run_names_the_step_and_its_exit(tmp_path: Path) -> None:
+    result = go(tmp_path, pipeline("echo broken >&2; exit 4"))
+    assert not result.ok
+    (manifest,) = manifests(tmp_path)
+    assert manifest["status"] == "failed" and manifest["failed_step"] == "second"
+    second = next(s for s in manifest["steps"] if s["name"] == "second")
+    assert second["status"] == "failed" and second["returncode"] == 4
+    assert "exited with code 4" in second["error"]
+
+
+def test_a_step_killed_by_a_signal_is_recorded_with_the_signal(tmp_path: Path) -> None:
+    go(tmp_path, pipeline("kill -KILL $$"))
+    (manifest,) = manifests(tmp_path)
+    second = next(s for s in manifest["steps"] if s["name"] == "second")
+    assert second["signal"] == signal.SIGKILL and second["signal_name"] == "SIGKILL"
+    assert second["resources"] is None  # nothing declared: the post-mortem says so
+
+
+def test_cached_steps_say_where_their_result_came_from(tmp_path: Path) -> None:
+    go(tmp_path, pipeline())
+    go(tmp_path, pipeline())
+    first_run, second_run = manifests(tmp_path)
+    assert {s["status"] for s in second_run["steps"]} == {"cached"}
+    assert all(
+        s["cached"] and s["details"]["cached_from"] == first_run["run_id"]
+        for s in second_run["steps"]
+    )
+
+
+def test_the_manifest_exists_before_the_first_step_starts(tmp_path: Path) -> None:
+    seen: list[dict[str, Any]] = []
+
+    class Peek:
+        def step_started(self, name: str, info: dict[str, Any]) -> None:
+            runs = list((tmp_path / ".shinobi" / "runs").iterdir())
+            seen.append(json.loads((runs[0] / "manifest.json").read_text()))
+
+        def step_finished(self, result: StepResult) -> None:
+            pass
+
+        def warning(self, message: str) -> None:
+            pass
+
+    (tmp_path / "in.txt").write_text("x")
+    config = load_config({"cache.enabled": False})
+    run_recipe(
+        pipeline(),
+        {"src": "in.txt"},
+        config=config,
+        cwd=tmp_path,
+        provenance=True,
+        observers=[Peek()],
+    )
+    assert seen and seen[0]["status"] == "running"
+
+
+def test_a_run_that_raises_leaves_a_final_manifest(tmp_path: Path) -> None:
+    class Explodes:
+        def step_started(self, name: str, info: dict[str, Any]) -> None:
+            pass
+
+        def step_finished(self, result: StepResult) -> None:
+            raise RuntimeError("observer bug")
+
+        def warning(self, message: str) -> None:
+            pass
+
+    (tmp_path / "in.txt").write_text("x")
+    with pytest.raises(RuntimeError):
+        run_recipe(
+            pipeline(),
+            {"src": "in.txt"},
+            config=load_config({"cache.enabled": False}),
+            cwd=tmp_path,
+            provenance=True,
+            observers=[Explodes()],
+        )
+    (manifest,) = manifests(tmp_path)
+    assert manifest["status"] == "crashed" and "observer bug" in manifest["error"]
+
+
+def test_step_events_do_not_each_rewrite_the_manifest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writes: list[Path] = []
+    real = provenance.write_atomically
+
+    def counting(path: Path, data: bytes, *, fsync: bool = False) -> None:
+        writes.append(path)
+        real(path, data, fsync=fsync)
+
+    monkeypatch.setattr(provenance, "write_atomically", counting)
+    monkeypatch.setattr(provenance, "FLUSH_INTERVAL", 3600.0)
+    monkeypatch.setattr(NativeBackend, "run", lambda self, inv, control: BackendRun(returncode=0))
+    recipe = Recipe("many")
+    for i in range(200):
+        recipe.add_step(f"s{i}", Cab("noop", ["noop", str(i)]))
+    run_recipe(recipe, config=load_config({"cache.enabled": False}), cwd=tmp_path, provenance=True)
+    assert len(writes) == 2  # at the start and at the end; the flusher would add timed ones
+    (manifest,) = manifests(tmp_path)
+    assert len(manifest["steps"]) == 200
+
+
+def test_the_image_digest_a_backend_reports_is_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def pinned(self: NativeBackend, invocation: Invocation, control: RunControl) -> BackendRun:
+        return BackendRun(returncode=0, details={"image_digest": "sha256:abc"})
+
+    monkeypatch.setattr(NativeBackend, "run", pinned)
+    recipe = Recipe("img")
+    recipe.add_step("boxed", Cab("boxed", ["tool"], image="example/tool:1"))
+    run_recipe(recipe, config=load_config({"cache.enabled": False}), cwd=tmp_path, provenance=True)
+    (manifest,) = manifests(tmp_path)
+    (step,) = manifest["steps"]
+    assert (step["image"], step["image_digest"]) == ("example/tool:1", "sha256:abc")
+
+
+def test_without_provenance_there_is_no_manifest(tmp_path: Path) -> None:
+    (tmp_path / "in.txt").write_text("x")
+    run_recipe(
+        pipeline(), {"src": "in.txt"}, config=load_config({"cache.enabled": False}), cwd=tmp_path
+    )
+    runs = list((tmp_path / ".shinobi" / "runs").iterdir())
+    assert not (runs[0] / "manifest.json").exists()
+
+
+def tagged(tag: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and tag.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def test_a_ninja_killed_outright_leaves_a_manifest_that_parses(tmp_path: Path) -> None:
+    tag = f"shinobi-provenance-{uuid.uuid4().hex}"
+    recipe = tmp_path / "slow.py"
+    recipe.write_text(
+        textwrap.dedent(
+            f"""
+            from shinobi.steps import Cab, Recipe
+            slow = Recipe("slow")
+            slow.add_step("quick", Cab("quick", ["true"]))
+            slow.add_step("long", Cab("long", ["sh", "-c", "sleep 300; : {tag}"]))
+            """
+        )
+    )
+    script = Path(sys.executable).with_name("ninja")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "shinobi.cli"]
+    env = {
+        **os.environ,
+        "SHINOBI_CONFIG": str(tmp_path / "none.toml"),
+        "SHINOBI_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    proc = subprocess.Popen(
+        [*command, "run", f"{recipe}:slow", "--provenance"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        manifest: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            found = list((tmp_path / ".shinobi" / "runs").glob("*/manifest.json"))
+            if found:
+                manifest = json.loads(found[0].read_text())  # every version on disk parses
+                if any(s["name"] == "long" and s["status"] == "running" for s in manifest["steps"]):
+                    break
+            time.sleep(0.05)
+        proc.kill()  # no handler, no cleanup: what is on disk is all there is
+        proc.wait()
+    finally:
+        for pid in tagged(tag):  # the step outlives a SIGKILLed ninja, by design
+            os.kill(pid, signal.SIGKILL)
+    assert manifest["status"] == "running"
+    steps = {s["name"]: s["status"] for s in manifest["steps"]}
+    assert steps == {"quick": "ok", "long": "running"}
