@@ -81,16 +81,22 @@ def reach_from_podman_info(info: Mapping[str, Any]) -> CgroupReach:
     return CgroupReach(missing)
 
 
-def reach_from_apptainer_probes(answers: Mapping[str, CliAnswer]) -> CgroupReach:
-    """The reach shown by one throwaway container per controller's limit.
+def reach_from_apptainer_probes(
+    answers: Mapping[str, CliAnswer], baseline: CliAnswer
+) -> CgroupReach:
+    """The reach shown by one throwaway container per limit, and one with none.
 
     Apptainer applies cgroups while it creates the container, before it looks
-    for the command, so a probe that names a missing command fails on the
-    cgroup when that is what cannot be done, and on the command otherwise.
+    for the command, so a probe naming a missing command gets as far as that
+    command when the limit could be applied, and fails on the cgroup when it
+    could not. The probe without limits must get as far as the command too,
+    or the probe itself is broken and nothing is known.
     """
+    if PROBE_COMMAND not in baseline.stderr:
+        return UNPROBED
     missing = {}
     for controller, answer in answers.items():
-        if "cgroup" in answer.stderr.lower():
+        if PROBE_COMMAND not in answer.stderr and "cgroup" in answer.stderr.lower():
             missing[controller] = _fatal_line(answer.stderr)
     return CgroupReach(missing)
 
@@ -125,6 +131,8 @@ def podman_reach(binary: str) -> CgroupReach:
     return UNPROBED if info is None else reach_from_podman_info(info)
 
 
+#: A command no image has: the probes fail on it once the container exists.
+PROBE_COMMAND = "/.shinobi-limit-probe"
 _APPTAINER_PROBES = {"memory": ["--memory", str(256 * 1024 * 1024)], "cpu": ["--cpus", "1"]}
 
 
@@ -135,14 +143,11 @@ def apptainer_reach(binary: str, euid: int) -> CgroupReach:
     ``euid`` is part of the cache key: what is delegated depends on the user.
     """
     del euid
-    with tempfile.TemporaryDirectory(prefix="shinobi-cgroup-probe-") as sandbox:
-        answers = {
-            controller: call(
-                [binary, "exec", "--contain", *flags, sandbox, "/.shinobi-cgroup-probe"],
-                PROBE_TIMEOUT,
-            )
-            for controller, flags in _APPTAINER_PROBES.items()
-        }
-    if any(a.returncode in (124, 127) for a in answers.values()):
-        return UNPROBED
-    return reach_from_apptainer_probes(answers)
+    with tempfile.TemporaryDirectory(prefix="shinobi-limit-probe-") as sandbox:
+
+        def probe(flags: list[str]) -> CliAnswer:
+            return call([binary, "exec", *flags, sandbox, PROBE_COMMAND], PROBE_TIMEOUT)
+
+        baseline = probe([])
+        answers = {controller: probe(flags) for controller, flags in _APPTAINER_PROBES.items()}
+    return reach_from_apptainer_probes(answers, baseline)

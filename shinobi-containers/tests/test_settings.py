@@ -1,0 +1,46 @@
+"""The keys a container backend reads, and refusing wrong ones in one line."""
+
+from __future__ import annotations
+
+import pytest
+
+from shinobi_containers.errors import SettingsInvalid
+from shinobi_containers.settings import ContainerSettings
+
+
+def test_defaults() -> None:
+    options = ContainerSettings.from_mapping("docker", {})
+    assert options.binary == "docker" and options.run_as_host_user and options.init
+    assert options.enforce_resources == "auto" and not options.pin_image
+    assert options.network is None and options.run_flags == ()
+
+
+def test_run_flags_may_be_a_string_or_a_list() -> None:
+    assert ContainerSettings.from_mapping("docker", {"run_flags": "--network none"}).run_flags == (
+        "--network",
+        "none",
+    )
+    assert ContainerSettings.from_mapping("podman", {"run_flags": ["--gpus", "all"]}).run_flags == (
+        "--gpus",
+        "all",
+    )
+
+
+def test_unrelated_keys_are_ignored() -> None:
+    ContainerSettings.from_mapping("docker", {"default": "native", "venv": None, "kubernetes": {}})
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("enforce_resources", "sometimes", '"auto", "always" or "never"'),
+        ("run_as_host_user", "yes", "true or false"),
+        ("run_flags", 3, "a list of strings"),
+        ("network", "", "a non-empty string"),
+    ],
+)
+def test_a_wrong_value_is_refused_naming_the_key(key: str, value: object, expected: str) -> None:
+    with pytest.raises(SettingsInvalid) as info:
+        ContainerSettings.from_mapping("podman", {key: value})
+    message = str(info.value)
+    assert f"backend.podman.{key}" in message and expected in message and "\n" not in message
