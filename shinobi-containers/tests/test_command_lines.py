@@ -1,0 +1,157 @@
+"""The engine command lines each backend renders (no engine is called)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shinobi.backends.base import Invocation, PathUse
+from shinobi.resources import Resources
+from shinobi_containers.apptainer import ApptainerBackend, SingularityBackend
+from shinobi_containers.cgroups import CgroupReach
+from shinobi_containers.docker import DockerBackend
+from shinobi_containers.engine import ContainerBackend, new_container_name
+from shinobi_containers.errors import ContainerRefused, MountRefused
+from shinobi_containers.mounts import Mount, mount_option
+from shinobi_containers.podman import PodmanBackend
+
+NASTY = 'it\'s a "test" $(touch /tmp/pwned) `x` ; & | *'
+
+
+def invocation(tmp_path: Path, **extra: Any) -> Invocation:
+    fields: dict[str, Any] = {
+        "step": "make image",
+        "argv": ("wsclean", "-name", NASTY),
+        "cwd": str(tmp_path),
+        "image": "quay.io/stimela/wsclean:1.7",
+        "run_id": "run-1",
+    }
+    fields.update(extra)
+    return Invocation(**fields)
+
+
+def option_values(argv: list[str], option: str) -> list[str]:
+    return [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == option]
+
+
+def test_container_names_are_shinobi_and_random() -> None:
+    names = {new_container_name() for _ in range(50)}
+    assert len(names) == 50
+    assert all(re.fullmatch(r"shinobi-[0-9a-f]{12}", n) for n in names)
+
+
+def test_docker_renders_a_complete_run(tmp_path: Path) -> None:
+    backend = DockerBackend({"network": "none", "run_flags": "--shm-size 1g"})
+    argv = backend.render(invocation(tmp_path, env={"OMP_NUM_THREADS": "2"}))
+    assert argv[:3] == ["docker", "run", "--name"] and argv[3].startswith("shinobi-")
+    assert "--init" in argv and option_values(argv, "--network") == ["none"]
+    assert option_values(argv, "--user") == [f"{os.getuid()}:{os.getgid()}"]
+    assert option_values(argv, "--workdir") == [str(tmp_path)]
+    assert option_values(argv, "--mount") == [f"type=bind,source={tmp_path},target={tmp_path}"]
+    assert option_values(argv, "--env") == ["OMP_NUM_THREADS=2"]
+    assert option_values(argv, "--label") == ["shinobi.run=run-1", "shinobi.step=make image"]
+    tail = argv[argv.index("--shm-size") :]
+    assert tail == ["--shm-size", "1g", "quay.io/stimela/wsclean:1.7", "wsclean", "-name", NASTY]
+
+
+def test_run_as_host_user_can_be_turned_off(tmp_path: Path) -> None:
+    argv = DockerBackend({"run_as_host_user": False}).render(invocation(tmp_path))
+    assert "--user" not in argv
+
+
+def test_declared_limits_are_rendered(tmp_path: Path) -> None:
+    backend = DockerBackend({"enforce_resources": "always"})
+    argv = backend.render(invocation(tmp_path, resources=Resources(cpus=1.5, memory="2GiB")))
+    assert option_values(argv, "--cpus") == ["1.5"]
+    assert option_values(argv, "--memory") == [str(2 * 1024**3)]
+
+
+def test_podman_renders_the_same_run(tmp_path: Path) -> None:
+    argv = PodmanBackend({}).render(invocation(tmp_path))
+    assert argv[:2] == ["podman", "run"] and "--init" in argv
+    assert argv[-4:] == ["quay.io/stimela/wsclean:1.7", "wsclean", "-name", NASTY]
+
+
+def test_rootless_podman_keeps_the_users_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1500)
+    argv = PodmanBackend({}).render(invocation(tmp_path))
+    assert option_values(argv, "--userns") == ["keep-id"] and "--user" not in argv
+
+
+def test_apptainer_renders_an_exec_that_shares_only_what_is_declared(tmp_path: Path) -> None:
+    image = tmp_path / "wsclean.sif"
+    image.write_bytes(b"sif")
+    argv = ApptainerBackend({}).render(invocation(tmp_path, image="wsclean.sif"))
+    assert argv[:4] == ["apptainer", "exec", "--contain", "--cleanenv"]
+    assert option_values(argv, "--pwd") == [str(tmp_path)]
+    assert option_values(argv, "--mount") == [f"type=bind,source={tmp_path},target={tmp_path}"]
+    assert argv[-4:] == [str(image), "wsclean", "-name", NASTY]
+    assert "--user" not in argv
+
+
+def test_apptainer_takes_uris_as_they_are_and_names_from_a_registry(tmp_path: Path) -> None:
+    backend = ApptainerBackend({})
+    assert backend.render(invocation(tmp_path, image="oras://x/y:1"))[-4] == "oras://x/y:1"
+    assert backend.render(invocation(tmp_path))[-4] == "docker://quay.io/stimela/wsclean:1.7"
+
+
+@pytest.mark.parametrize(
+    ("backend", "prefix"),
+    [(ApptainerBackend({}), "APPTAINERENV_"), (SingularityBackend({}), "SINGULARITYENV_")],
+)
+def test_apptainer_passes_the_steps_variables_through_its_environment(
+    tmp_path: Path, backend: ApptainerBackend, prefix: str
+) -> None:
+    env = backend.client_environment(invocation(tmp_path, env={"A": "1,2 $(x)"}))
+    assert env is not None and env[f"{prefix}A"] == "1,2 $(x)"
+    assert backend.client_environment(invocation(tmp_path)) is None
+
+
+def test_singularity_is_apptainer_under_its_former_binary(tmp_path: Path) -> None:
+    argv = SingularityBackend({}).render(invocation(tmp_path))
+    assert argv[:2] == ["singularity", "exec"]
+
+
+def test_the_binary_can_be_configured(tmp_path: Path) -> None:
+    assert DockerBackend({"binary": "/opt/docker"}).render(invocation(tmp_path))[0] == "/opt/docker"
+
+
+@pytest.mark.parametrize("backend", [DockerBackend({}), ApptainerBackend({})])
+def test_a_step_without_an_image_is_refused(tmp_path: Path, backend: ContainerBackend) -> None:
+    with pytest.raises(ContainerRefused) as info:
+        backend.render(invocation(tmp_path, image=None))
+    message = str(info.value)
+    assert "'make image'" in message and "names no image" in message and "\n" not in message
+
+
+def test_prepare_refuses_impossible_mounts_before_anything_runs(tmp_path: Path) -> None:
+    output = PathUse("/no-such-top-level/out.txt", "output", "out", "file")
+    with pytest.raises(MountRefused, match="create /no-such-top-level"):
+        DockerBackend({}).prepare([invocation(tmp_path, paths=(output,))])
+
+
+def test_prepare_warns_once_per_dropped_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = PodmanBackend({})
+    reach = CgroupReach({"cpu": "the cpu cgroup controller is not delegated to this user"})
+    monkeypatch.setattr(backend, "cgroup_reach", lambda: reach)
+    declared = invocation(tmp_path, resources=Resources(cpus=2, memory="1GiB"))
+    warnings = backend.prepare([declared, declared])
+    assert len(warnings) == 1 and "--cpus" in warnings[0] and "not delegated" in warnings[0]
+    assert backend.prepare([declared]) == []
+    assert option_values(backend.render(declared), "--memory") == [str(1024**3)]
+    assert "--cpus" not in backend.render(declared)
+
+
+def test_a_mount_option_quotes_what_would_split_it() -> None:
+    plain = mount_option(Mount("/a b", "/a b"))
+    assert plain == "type=bind,source=/a b,target=/a b"
+    odd = mount_option(Mount('/x,y "z":w', '/x,y "z":w', readonly=True))
+    assert odd == 'type=bind,"source=/x,y ""z"":w","target=/x,y ""z"":w",readonly'

@@ -1,0 +1,248 @@
+"""What a step sees and may change, live on every engine.
+
+Each test runs a real container through the backend with the paths a cab
+would declare, and checks the host afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from live_engines import ENGINES, OCI_ENGINES, image, live_backend
+
+from shinobi.backends.base import Backend, BackendRun, Invocation, PathUse, RunControl
+from shinobi_containers.errors import MountRefused
+
+AWKWARD = "in 'single' \"double\" $(touch pwned) `tick` ; & dollar$HOME, comma: colon"
+
+
+@pytest.fixture(params=ENGINES)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return live_backend(request.param)
+
+
+@pytest.fixture
+def area(tmp_path: Path) -> Path:
+    """A directory every user can reach: root-squashed engines and test users alike."""
+    tmp_path.chmod(0o777)
+    return tmp_path
+
+
+def run(
+    backend: Backend, area: Path, script: str, *paths: PathUse, cwd: Path | None = None
+) -> BackendRun:
+    invocation = Invocation(
+        step="paths",
+        argv=("/bin/sh", "-c", script),
+        cwd=str(cwd or area),
+        paths=paths,
+        image=image(backend.name),
+        run_id="paths-live",
+        stdout_path=str(area / "paths.out"),
+        stderr_path=str(area / "paths.err"),
+    )
+    return backend.run(invocation, RunControl(grace=2.0))
+
+
+def test_an_output_in_a_directory_that_does_not_exist_yet_lands_on_the_host(
+    backend: Backend, area: Path
+) -> None:
+    data = area / "data"
+    data.mkdir()
+    target = data / "new" / "deeper" / "product.txt"
+    script = f"mkdir -p '{target.parent}' && echo made > '{target}'"
+    result = run(backend, area, script, PathUse(str(target), "output", "product", "file"), cwd=data)
+    assert result.returncode == 0, result.stderr
+    assert target.read_text() == "made\n"
+    assert (target.stat().st_uid, target.stat().st_gid) == (os.getuid(), os.getgid())
+
+
+@pytest.fixture
+def unprivileged_image() -> Iterator[str]:
+    """A busybox image whose default user is 4321: only --user makes outputs ours."""
+    built = []
+
+    def build(engine: str) -> str:
+        tag = f"shinobi-test/busybox-user4321:{engine}"
+        dockerfile = f"FROM {image(engine)}\nUSER 4321:4321\n"
+        subprocess.run(
+            [engine, "build", "--network", "none", "-q", "-t", tag, "-"],
+            input=dockerfile,
+            text=True,
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+        built.append((engine, tag))
+        return tag
+
+    yield build  # type: ignore[misc]
+    for engine, tag in built:
+        subprocess.run([engine, "rmi", "-f", tag], capture_output=True, check=False, timeout=120)
+
+
+@pytest.mark.parametrize("engine", OCI_ENGINES)
+def test_docker_and_podman_run_as_the_host_user_not_the_images(
+    engine: str, area: Path, unprivileged_image: object
+) -> None:
+    backend = live_backend(engine)
+    tag = unprivileged_image(engine)  # type: ignore[operator]
+    target = area / "out" / "owned.txt"
+    invocation = Invocation(
+        step="owner",
+        argv=("/bin/sh", "-c", f"mkdir -p '{target.parent}' && id -u > '{target}'"),
+        cwd=str(area),
+        paths=(PathUse(str(target), "output", "owned", "file"),),
+        image=tag,
+    )
+    result = backend.run(invocation, RunControl(grace=2.0))
+    assert result.returncode == 0, result.stderr
+    assert target.read_text().strip() == str(os.getuid())
+    assert target.stat().st_uid == os.getuid()
+
+
+def test_a_read_only_input_cannot_be_changed(backend: Backend, area: Path) -> None:
+    ref = area / "ref"
+    ref.mkdir()
+    catalogue = ref / "catalogue.txt"
+    catalogue.write_text("original\n")
+    catalogue.chmod(0o666)
+    script = f"echo tampered > '{catalogue}' && exit 0; echo write-failed >&2; exit 9"
+    result = run(
+        backend, area, script, PathUse(str(catalogue), "input", "cat", "file", writable=False)
+    )
+    assert result.returncode == 9, (result.returncode, result.stderr)
+    assert "write-failed" in result.stderr
+    assert catalogue.read_text() == "original\n"
+
+
+def test_a_read_only_input_beside_an_output_stays_read_only_while_the_output_lands(
+    backend: Backend, area: Path
+) -> None:
+    shared = area / "shared"
+    shared.mkdir()
+    catalogue = shared / "catalogue.txt"
+    catalogue.write_text("original\n")
+    catalogue.chmod(0o666)
+    product = shared / "product.txt"
+    script = (
+        f"echo made > '{product}' || exit 8;"
+        f" echo tampered > '{catalogue}' && exit 0; rm -f '{catalogue}' && exit 0; exit 9"
+    )
+    result = run(
+        backend,
+        area,
+        script,
+        PathUse(str(catalogue), "input", "cat", "file", writable=False),
+        PathUse(str(product), "output", "product", "file"),
+    )
+    assert result.returncode == 9, (result.returncode, result.stderr)
+    assert product.read_text() == "made\n"
+    assert catalogue.read_text() == "original\n"
+
+
+def test_a_read_only_directory_stays_read_only_with_a_product_written_beside_it(
+    backend: Backend, area: Path
+) -> None:
+    sky = area / "obs.ms"
+    sky.mkdir()
+    table = sky / "table.f0"
+    table.write_text("visibilities\n")
+    table.chmod(0o666)
+    sky.chmod(0o777)
+    image_out = area / "image.fits"
+    script = (
+        f"echo pixels > '{image_out}' || exit 8;"
+        f" touch '{sky}/intruder' && exit 0; echo x >> '{table}' && exit 0; exit 9"
+    )
+    result = run(
+        backend,
+        area,
+        script,
+        PathUse(str(sky), "input", "ms", "dir", writable=False),
+        PathUse(str(image_out), "output", "image", "file"),
+    )
+    assert result.returncode == 9, (result.returncode, result.stderr)
+    assert image_out.read_text() == "pixels\n"
+    assert table.read_text() == "visibilities\n" and not (sky / "intruder").exists()
+
+
+def test_writing_inside_a_read_only_input_is_refused_before_running(
+    backend: Backend, area: Path
+) -> None:
+    sky = area / "obs.ms"
+    sky.mkdir()
+    marker = area / "ran"
+    with pytest.raises(MountRefused) as info:
+        run(
+            backend,
+            area,
+            f"touch '{marker}'",
+            PathUse(str(sky), "input", "ms", "dir", writable=False),
+            PathUse(str(sky / "FLAG"), "output", "flags", "file"),
+        )
+    assert "writable: false" in str(info.value) and "'flags'" in str(info.value)
+    assert not marker.exists()
+
+
+def test_an_output_with_no_existing_ancestor_is_refused_before_running(
+    backend: Backend, area: Path
+) -> None:
+    marker = area / "ran"
+    missing = f"/shinobi-no-such-dir-{os.getpid()}/out.txt"
+    with pytest.raises(MountRefused, match="no existing parent directory"):
+        run(backend, area, f"touch '{marker}'", PathUse(missing, "output", "out", "file"))
+    assert not marker.exists()
+
+
+def test_awkward_paths_survive_mounts_and_argv(backend: Backend, area: Path) -> None:
+    inputs = area / AWKWARD
+    inputs.mkdir()
+    source = inputs / f"{AWKWARD}.txt"
+    source.write_text("payload\n")
+    target = area / f"out {AWKWARD}" / "result $(x).txt"
+    invocation = Invocation(
+        step="awkward",
+        argv=(
+            "/bin/sh",
+            "-c",
+            'mkdir -p "${2%/*}" && cp "$1" "$2"',
+            "sh",
+            str(source),
+            str(target),
+        ),
+        cwd=str(area),
+        paths=(
+            PathUse(str(source), "input", "src", "file", writable=False),
+            PathUse(str(target), "output", "dst", "file"),
+        ),
+        image=image(backend.name),
+    )
+    result = backend.run(invocation, RunControl(grace=2.0))
+    assert result.returncode == 0, result.stderr
+    assert target.read_text() == "payload\n"
+    assert not (area / "pwned").exists() and not Path("pwned").exists()
+
+
+def test_an_input_reached_through_a_symlink_is_readable(backend: Backend, area: Path) -> None:
+    store = area / "store"
+    store.mkdir()
+    (store / "real.txt").write_text("through the link\n")
+    links = area / "links"
+    links.mkdir()
+    (links / "data.txt").symlink_to(store / "real.txt")
+    work = area / "work"
+    work.mkdir()
+    result = run(
+        backend,
+        area,
+        f"cat '{links / 'data.txt'}'",
+        PathUse(str(links / "data.txt"), "input", "data", "file"),
+        cwd=work,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "through the link\n"
