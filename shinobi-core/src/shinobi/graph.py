@@ -116,6 +116,11 @@ def _suggest(name: str, candidates: Iterable[str]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
+def _scatter_of(step: Any) -> tuple[str, ...]:
+    """The scatter a decorated step (``@shinobi.step``/``@pystep``) declares itself."""
+    return tuple(getattr(step, "scatter", None) or ())
+
+
 def _fields(model: Any) -> dict[str, Any]:
     return dict(getattr(model, "model_fields", {}))
 
@@ -138,13 +143,25 @@ class _Builder:
         body = spec.body
         if getattr(body, "kind", None) not in ("recipe", "cab", "python", "function"):
             raise self.fail(f"{where}: the body must be a Recipe, a Cab or a pystep")
-        if not isinstance(spec.max_iter, int) or spec.max_iter < 1:
-            raise self.fail(f"{where}: max_iter must be a whole number >= 1")
+        if (
+            isinstance(spec.max_iter, bool)
+            or not isinstance(spec.max_iter, int)
+            or spec.max_iter < 1
+        ):
+            raise self.fail(f"{where}: max_iter must be a whole number >= 1, not {spec.max_iter!r}")
         outs, ins = _fields(body.outputs_model), _fields(body.inputs_model)
         if spec.until not in outs:
             raise self.fail(
                 f"{where}: until={spec.until!r} is not an output of the body"
                 f"{_suggest(spec.until, outs)}"
+            )
+        self.check_until(spec, where)
+        if not isinstance(spec.carry, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in spec.carry.items()
+        ):
+            raise self.fail(
+                f"{where}: carry must map a body output to the body input it feeds next"
+                f" iteration, e.g. carry={{'ms': 'ms'}}; not {spec.carry!r}"
             )
         for out, inp in spec.carry.items():
             if out not in outs:
@@ -164,11 +181,29 @@ class _Builder:
                 f"{where}: index_input={spec.index_input!r} is not an input of the body"
                 f"{_suggest(spec.index_input, ins)}"
             )
+        if spec.index_input is not None and spec.index_input in spec.carry.values():
+            raise self.fail(
+                f"{where}: index_input={spec.index_input!r} is also carried; the iteration"
+                " number is the one input that is not carried"
+            )
         for name in spec.inputs:
             if name not in ins:
                 raise self.fail(
                     f"{where}: {name!r} is not an input of the body{_suggest(name, ins)}"
                 )
+            if name == spec.index_input:
+                raise self.fail(
+                    f"{where}: {name!r} is the index_input, which the loop sets itself; do"
+                    " not pass it"
+                )
+        for name, info in ins.items():
+            if info.is_required() and name not in spec.inputs and name != spec.index_input:
+                raise self.fail(
+                    f"{where}: the body's input {name!r} is required but iteration 1 gets no"
+                    f" value (pass {name}=... to add_loop)"
+                )
+        if _scatter_of(body):
+            raise self.fail(f"{where}: the body scatters; a loop body may not contain scatter")
         if isinstance(body, _Recipe):
             for inner in body.steps:
                 if isinstance(inner, _LoopSpec) or isinstance(inner.step, _Recipe):
@@ -177,7 +212,7 @@ class _Builder:
                         f"{where}: body step {name!r} is a nested recipe or loop; a loop body"
                         " may contain only cabs and pysteps"
                     )
-                if inner.scatter:
+                if inner.scatter or _scatter_of(inner.step):
                     raise self.fail(
                         f"{where}: body step {inner.name!r} scatters; a loop body may not"
                         " contain scatter"
@@ -187,6 +222,38 @@ class _Builder:
                     raise self.fail(
                         f"{where}: the body never sets its output {out!r} (use set_output)"
                     )
+
+    def check_until(self, spec: LoopSpec, where: str) -> None:
+        """The until path must be an optional output where the tool may not write it.
+
+        A cab's required path output that the tool did not create fails the
+        step, so a required until output would fail every iteration that has
+        not converged instead of letting the loop go on.
+        """
+        from shinobi.steps.types import fields_of
+
+        body, field = spec.body, spec.until
+        producer: Any = body
+        if getattr(body, "kind", None) == "recipe":
+            wired = body.output_wiring.get(field)
+            if not isinstance(wired, OutputRef):
+                return
+            inner = next((s for s in body.steps if getattr(s, "name", None) == wired.step), None)
+            if inner is None:
+                return
+            producer, field = inner.step, wired.field
+        cab = (
+            producer if getattr(producer, "kind", None) == "cab" else getattr(producer, "cab", None)
+        )
+        if cab is None or field not in _fields(cab.outputs_model):
+            return
+        spec_of = fields_of(cab.outputs_model)[field]
+        if spec_of.required and spec_of.path_kind is not None:
+            raise self.fail(
+                f"{where}: until={spec.until!r} is {cab.name!r}'s required output {field!r},"
+                " so every iteration that does not write it fails; declare it optional"
+                f" ({field}: File | None = None): its existence is the convergence test"
+            )
 
     def unroll(self, spec: LoopSpec) -> list[dict[str, Any]]:
         """The loop as plain step entries, iteration by iteration."""
@@ -278,7 +345,7 @@ class _Builder:
                         name=item.name,
                         step=item.step,
                         wiring=dict(item.wiring),
-                        scatter=item.scatter,
+                        scatter=item.scatter or _scatter_of(item.step),
                         resources=item.resources,
                         backend=item.backend,
                         venv=item.venv,
@@ -287,6 +354,16 @@ class _Builder:
             else:
                 raise self.fail(f"steps contains {item!r}, which is not a StepRef")
 
+        declared: dict[str, str] = {}
+        for item in recipe.steps:
+            what = "loop" if isinstance(item, _LoopSpec) else "step"
+            name = getattr(item, "name", "")
+            if name in declared and "loop" in (what, declared[name]):
+                raise self.fail(
+                    f"{what} {name!r}: the name is already used by a {declared[name]}; give"
+                    " each step and loop a unique name"
+                )
+            declared[name] = what
         index: dict[str, int] = {}
         for i, entry in enumerate(entries):
             name = entry["name"]
@@ -366,6 +443,8 @@ class _Builder:
         recipe_inputs: dict[str, Any],
         path: str,
     ) -> Node:
+        from shinobi.resources import Resources as _Resources
+
         name, step = entry["name"], entry["step"]
         kind = getattr(step, "kind", None)
         if kind not in ("cab", "recipe", "function", "python"):
@@ -403,6 +482,11 @@ class _Builder:
                     f"step {name!r}: scatter field {field_name!r} is not wired to a list"
                 )
         resources = entry.get("resources") or getattr(step, "resources", None)
+        if resources is not None and not isinstance(resources, _Resources):
+            raise self.fail(
+                f"step {name!r}: resources must be Resources(cpus=..., memory=...), not"
+                f" {type(resources).__name__} {resources!r}"
+            )
         subgraph = None
         if kind == "recipe":
             if resources is not None:

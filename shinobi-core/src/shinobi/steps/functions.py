@@ -9,7 +9,7 @@ Python function a step, its schemas taken from its type hints.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, overload
 
 if TYPE_CHECKING:
@@ -32,12 +32,14 @@ class FunctionStep:
         *,
         backend: str | None = None,
         resources: Resources | None = None,
+        scatter: Iterable[str] = (),
     ) -> None:
         self.cab = cab
         self.fn = fn
         self.name = getattr(fn, "__name__", cab.name)
         self.backend = backend
         self.resources = resources
+        self.scatter = tuple(scatter)
         self.inputs_model = cab.inputs_model
         self.outputs_model = cab.outputs_model
         self.image = cab.image
@@ -72,12 +74,20 @@ class StepContext:
 
 
 def step(
-    cab: Cab, *, backend: str | None = None, resources: Resources | None = None
+    cab: Cab,
+    *,
+    backend: str | None = None,
+    resources: Resources | None = None,
+    scatter: Iterable[str] = (),
 ) -> Callable[[Callable[[StepContext], Any]], FunctionStep]:
-    """Decorator: bind an orchestration function to ``cab``."""
+    """Decorator: bind an orchestration function to ``cab``.
+
+    ``backend``, ``resources`` and ``scatter`` are the step's defaults; the
+    same arguments of ``add_step`` win over them.
+    """
 
     def decorate(fn: Callable[[StepContext], Any]) -> FunctionStep:
-        return FunctionStep(cab, fn, backend=backend, resources=resources)
+        return FunctionStep(cab, fn, backend=backend, resources=resources, scatter=scatter)
 
     return decorate
 
@@ -99,6 +109,7 @@ class PyStep:
         venv: str | None = None,
         backend: str | None = None,
         resources: Resources | None = None,
+        scatter: Iterable[str] = (),
     ) -> None:
         from pydantic import BaseModel, create_model
 
@@ -108,6 +119,7 @@ class PyStep:
         self.venv = venv
         self.backend = backend
         self.resources = resources
+        self.scatter = tuple(scatter)
         hints = _hints(fn)
         fields: dict[str, Any] = {}
         for pname, param in inspect.signature(fn).parameters.items():
@@ -166,6 +178,7 @@ def pystep(
     venv: str | None = None,
     backend: str | None = None,
     resources: Resources | None = None,
+    scatter: Iterable[str] = (),
 ) -> Callable[[Callable[..., Any]], PyStep]: ...
 def pystep(
     fn: Callable[..., Any] | None = None,
@@ -175,10 +188,13 @@ def pystep(
     venv: str | None = None,
     backend: str | None = None,
     resources: Resources | None = None,
+    scatter: Iterable[str] = (),
 ) -> PyStep | Callable[[Callable[..., Any]], PyStep]:
     """Make a Python function a step: ``@pystep`` or ``@pystep(image=..., venv=...)``."""
 
     def decorate(f: Callable[..., Any]) -> PyStep:
-        return PyStep(f, image=image, venv=venv, backend=backend, resources=resources)
+        return PyStep(
+            f, image=image, venv=venv, backend=backend, resources=resources, scatter=scatter
+        )
 
     return decorate(fn) if fn is not None else decorate

@@ -187,7 +187,8 @@ class Recipe:
             body=body,
             max_iter=max_iter,
             until=until,
-            carry=dict(carry or {}),
+            # Anything but a mapping is kept as given for build_graph to refuse by name.
+            carry=dict(carry) if isinstance(carry, Mapping) else (carry or {}),
             index_input=index_input,
             inputs=inputs,
         )

@@ -1,0 +1,436 @@
+"""add_loop: unrolled into NAME.i.STEP / NAME.i, stopped by an until path, with
+later iterations recorded as skipped and doing no work."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+import shinobi
+from shinobi.config import load_config
+from shinobi.graph import RecipeGraphError, build_graph
+from shinobi.loaders import build_model
+from shinobi.runner import run_recipe
+from shinobi.steps import MS, Cab, File, ParamMeta, Recipe
+
+Ninja = Callable[..., subprocess.CompletedProcess[str]]
+
+
+class CalIn(BaseModel):
+    ms: MS
+    cycle: int = 0
+
+
+class CalOut(BaseModel):
+    ms: MS
+
+
+class AssessIn(BaseModel):
+    ms: MS
+    cycle: int = 0
+    need: int = 3
+
+
+class AssessOut(BaseModel):
+    converged: File | None = None
+
+
+positional = {k: ParamMeta(positional=True) for k in ("ms", "cycle", "need")}
+calibrate = Cab(
+    "calibrate",
+    ["/bin/sh", "-c", 'echo "calibrate $2" >> "$1/log"; echo x >> "$1/gain"', "cal"],
+    CalIn,
+    CalOut,
+    {**positional, "ms": ParamMeta(positional=True, mutable=True)},
+)
+assess = Cab(
+    "assess",
+    [
+        "/bin/sh",
+        "-c",
+        'echo "assess $2" >> "$1/log"; n=$(wc -l < "$1/gain");'
+        ' if [ "$n" -ge "$3" ]; then touch "$1/converged"; else rm -f "$1/converged"; fi',
+        "assess",
+    ],
+    AssessIn,
+    AssessOut,
+    {**positional, "converged": ParamMeta(implicit="{ms}/converged")},
+)
+
+
+class CycleIn(BaseModel):
+    ms: MS
+    cycle: int = 0
+    need: int = 3
+
+
+class CycleOut(BaseModel):
+    ms: MS
+    converged: File | None = None
+
+
+def make_cycle() -> Recipe:
+    cycle = Recipe("cycle", CycleIn, CycleOut)
+    cycle.add_step("calibrate", calibrate, ms=cycle.inputs.ms, cycle=cycle.inputs.cycle)
+    cycle.add_step(
+        "assess",
+        assess,
+        ms=cycle.outputs.calibrate.ms,
+        cycle=cycle.inputs.cycle,
+        need=cycle.inputs.need,
+    )
+    cycle.set_output("ms", cycle.outputs.calibrate.ms)
+    cycle.set_output("converged", cycle.outputs.assess.converged)
+    return cycle
+
+
+class PipeIn(BaseModel):
+    ms: MS
+    need: int = 3
+
+
+class PipeOut(BaseModel):
+    ms: MS
+    converged: File | None = None
+
+
+def make_pipe(max_iter: int = 6, **loop: Any) -> Recipe:
+    pipe = Recipe("pipe", PipeIn, PipeOut)
+    handle = pipe.add_loop(
+        "selfcal",
+        make_cycle(),
+        max_iter=max_iter,
+        until="converged",
+        carry={"ms": "ms"},
+        index_input="cycle",
+        ms=pipe.inputs.ms,
+        need=pipe.inputs.need,
+        **loop,
+    )
+    pipe.set_output("ms", handle.outputs.ms)
+    pipe.set_output("converged", handle.outputs.converged)
+    return pipe
+
+
+def config() -> Any:
+    return load_config({"cache.enabled": False})
+
+
+def test_a_recipe_body_unrolls_into_name_i_step() -> None:
+    graph = build_graph(make_pipe(max_iter=3))
+    names = [n.name for n in graph.nodes]
+    assert names == [f"selfcal.{k}.{s}" for k in (1, 2, 3) for s in ("calibrate", "assess")]
+    node = graph.node("selfcal.2.calibrate")
+    assert node.loop == "selfcal" and node.iteration == 2
+    assert node.previous == "selfcal.1.calibrate"
+    assert node.wiring["cycle"] == 2
+    # the guard of iteration 2 is iteration 1's until path
+    assert str(node.guard) == "selfcal.1.assess.converged"
+
+
+def test_it_converges_and_later_iterations_do_no_work(tmp_path: Path) -> None:
+    ms = tmp_path / "obs.ms"
+    ms.mkdir()
+    result = run_recipe(make_pipe(), {"ms": str(ms), "need": 3}, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    log = (ms / "log").read_text().split("\n")
+    assert log[:-1] == [f"{tool} {k}" for k in (1, 2, 3) for tool in ("calibrate", "assess")]
+    statuses = {s.name: s.status for s in result.steps}
+    for k in (1, 2, 3):
+        assert statuses[f"selfcal.{k}.calibrate"] == statuses[f"selfcal.{k}.assess"] == "ok"
+    for k in (4, 5, 6):
+        for step in ("calibrate", "assess"):
+            assert statuses[f"selfcal.{k}.{step}"] == "skipped"
+    skipped = next(s for s in result.steps if s.name == "selfcal.4.assess")
+    assert skipped.details["reason"] == "loop 'selfcal' converged before iteration 4"
+    # loop.outputs resolve to the final iteration, which passed iteration 3's through
+    assert result.outputs == {"ms": ms, "converged": ms / "converged"}
+
+
+def test_a_loop_that_never_converges_runs_max_iter_times(tmp_path: Path) -> None:
+    ms = tmp_path / "obs.ms"
+    ms.mkdir()
+    result = run_recipe(
+        make_pipe(max_iter=2), {"ms": str(ms), "need": 99}, cwd=tmp_path, config=config()
+    )
+    assert result.ok, result.error
+    assert (ms / "log").read_text().count("calibrate") == 2
+    assert all(s.status == "ok" for s in result.steps)
+    assert not (ms / "converged").exists()
+
+
+class Count(BaseModel):
+    value: int
+    done: Path
+
+
+class CountIn(BaseModel):
+    value: int
+    marker: Path
+    cycle: int
+
+
+counter = Cab(
+    "counter",
+    [
+        "/bin/sh",
+        "-c",
+        'echo "$3" >> "$2.log"; v=$(( $1 + 1 )); echo "value:$v";'
+        ' [ "$v" -ge 3 ] && touch "$2"; exit 0',
+        "counter",
+    ],
+    CountIn,
+    build_model("CountOut", {"value": ("int", False, None), "done": ("File", False, None)}),
+    {k: ParamMeta(positional=True) for k in ("value", "marker", "cycle")}
+    | {"done": ParamMeta(implicit="{marker}")},
+    wranglers=[shinobi.Wrangler(r"^value:(\d+)$", "output", output="value")],
+)
+
+
+def test_a_cab_body_is_one_step_per_iteration(tmp_path: Path) -> None:
+    class In(BaseModel):
+        start: int = 0
+
+    class Out(BaseModel):
+        value: int
+
+    recipe = Recipe("count", In, Out)
+    loop = recipe.add_loop(
+        "up",
+        counter,
+        max_iter=5,
+        until="done",
+        carry={"value": "value"},
+        index_input="cycle",
+        value=recipe.inputs.start,
+        marker=str(tmp_path / "done"),
+    )
+    recipe.set_output("value", loop.outputs.value)
+    assert [n.name for n in build_graph(recipe).nodes] == [f"up.{k}" for k in range(1, 6)]
+    result = run_recipe(recipe, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert result.outputs == {"value": 3}
+    assert (tmp_path / "done.log").read_text().split() == ["1", "2", "3"]
+    assert [s.status for s in result.steps] == ["ok", "ok", "ok", "skipped", "skipped"]
+
+
+@shinobi.pystep
+def halve(x: float, stop: Path, cycle: int) -> Count:
+    value = int(x // 2)
+    if value <= 1:
+        stop.write_text(f"stopped at cycle {cycle}")
+    return Count(value=value, done=stop)
+
+
+def test_a_pystep_body_with_index_input(tmp_path: Path) -> None:
+    class In(BaseModel):
+        x: float
+
+    class Out(BaseModel):
+        value: int
+
+    recipe = Recipe("halving", In, Out)
+    loop = recipe.add_loop(
+        "halve",
+        halve,
+        max_iter=10,
+        until="done",
+        carry={"value": "x"},
+        index_input="cycle",
+        x=recipe.inputs.x,
+        stop=str(tmp_path / "stop"),
+    )
+    recipe.set_output("value", loop.outputs.value)
+    result = run_recipe(recipe, {"x": 40}, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert result.outputs == {"value": 1}  # 40 -> 20 -> 10 -> 5 -> 2 -> 1
+    assert (tmp_path / "stop").read_text() == "stopped at cycle 5"
+    assert [s.name for s in result.steps if s.status == "skipped"] == [
+        f"halve.{k}" for k in range(6, 11)
+    ]
+
+
+def test_a_loop_inside_a_nested_recipe(tmp_path: Path) -> None:
+    ms = tmp_path / "obs.ms"
+    ms.mkdir()
+    outer = Recipe("outer", PipeIn, PipeOut)
+    outer.add_step("inner", make_pipe(max_iter=4), ms=outer.inputs.ms, need=2)
+    outer.set_output("ms", outer.outputs.inner.ms)
+    outer.set_output("converged", outer.outputs.inner.converged)
+    result = run_recipe(outer, {"ms": str(ms)}, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert (ms / "log").read_text().count("calibrate") == 2
+    inner_steps = result.steps[0].details["steps"]
+    assert [s.status for s in inner_steps].count("skipped") == 4
+
+
+# -- what a loop body may not be -------------------------------------------------
+
+
+def loop_error(**change: Any) -> str:
+    body = change.pop("body", make_cycle())
+    spec: dict[str, Any] = dict(
+        max_iter=3, until="converged", carry={"ms": "ms"}, index_input="cycle", ms="x.ms"
+    )
+    spec.update(change)
+    recipe = Recipe("pipe", PipeIn)
+    recipe.add_loop("selfcal", body, **spec)
+    with pytest.raises(RecipeGraphError) as info:
+        build_graph(recipe)
+    return str(info.value)
+
+
+def test_until_must_be_an_output_of_the_body() -> None:
+    assert loop_error(until="convergd") == (
+        "recipe 'pipe', loop 'selfcal': until='convergd' is not an output of the body;"
+        " did you mean 'converged'?"
+    )
+
+
+def test_carry_must_be_a_fixed_point() -> None:
+    assert "carry names 'image', which is not an output of the body" in loop_error(
+        carry={"image": "ms"}
+    )
+    assert "carry feeds 'msx', which is not an input of the body; did you mean 'ms'?" in loop_error(
+        carry={"ms": "msx"}
+    )
+
+
+def test_carry_is_an_explicit_mapping() -> None:
+    assert "carry must map a body output to the body input it feeds" in loop_error(carry=["ms"])
+
+
+def test_index_input_rules() -> None:
+    assert "index_input='cycl' is not an input of the body" in loop_error(index_input="cycl")
+    assert "index_input='ms' is also carried" in loop_error(index_input="ms")
+    assert "'cycle' is the index_input, which the loop sets itself" in loop_error(cycle=1)
+
+
+def test_every_required_body_input_needs_a_first_value() -> None:
+    recipe = Recipe("pipe", PipeIn)
+    recipe.add_loop("selfcal", make_cycle(), max_iter=2, until="converged", carry={"ms": "ms"})
+    with pytest.raises(RecipeGraphError) as info:
+        build_graph(recipe)
+    message = str(info.value)
+    assert (
+        "loop 'selfcal': the body's input 'ms' is required but iteration 1 gets no value" in message
+    )
+    assert "pass ms=... to add_loop" in message
+
+
+def test_unknown_loop_inputs_are_named() -> None:
+    assert "'mss' is not an input of the body; did you mean 'ms'?" in loop_error(mss="y")
+
+
+def test_max_iter_must_be_a_positive_whole_number() -> None:
+    assert "max_iter must be a whole number >= 1, not 0" in loop_error(max_iter=0)
+    assert "max_iter must be a whole number >= 1, not True" in loop_error(max_iter=True)
+
+
+def test_a_body_may_not_scatter_or_nest_recipes_or_loops() -> None:
+    scattering = make_cycle()
+    scattering.steps[0].scatter = ("ms",)
+    assert "body step 'calibrate' scatters; a loop body may not contain scatter" in loop_error(
+        body=scattering
+    )
+    nesting = make_cycle()
+    nesting.add_step("deeper", make_cycle(), ms="x")
+    assert "body step 'deeper' is a nested recipe or loop" in loop_error(body=nesting)
+    looping = make_cycle()
+    looping.add_loop("again", make_cycle(), max_iter=2, until="converged", ms="x")
+    assert "body step 'again' is a nested recipe or loop" in loop_error(body=looping)
+
+    @shinobi.pystep(scatter=["x"])
+    def each(x: int, cycle: int = 0) -> Count:
+        return Count(value=x, done=Path("d"))
+
+    recipe = Recipe("pipe", PipeIn)
+    recipe.add_loop("each", each, max_iter=2, until="done", carry={"value": "x"}, x=1)
+    with pytest.raises(RecipeGraphError, match="loop 'each': the body scatters"):
+        build_graph(recipe)
+
+
+def test_a_required_until_path_output_is_refused() -> None:
+    class StrictOut(BaseModel):
+        converged: File
+
+    strict = Cab("strict", "true", AssessIn, StrictOut, {"converged": ParamMeta(implicit="{ms}/c")})
+    body = Recipe("cycle", CycleIn, CycleOut)
+    body.add_step("assess", strict, ms=body.inputs.ms)
+    body.set_output("ms", body.inputs.ms)
+    body.set_output("converged", body.outputs.assess.converged)
+    message = loop_error(body=body)
+    assert "until='converged' is 'strict''s required output 'converged'" in message
+    assert "declare it optional (converged: File | None = None)" in message
+
+
+def test_a_loop_and_a_step_cannot_share_a_name() -> None:
+    recipe = Recipe("pipe", PipeIn)
+    recipe.add_step("selfcal", calibrate, ms="x")
+    recipe.add_loop(
+        "selfcal", make_cycle(), max_iter=2, until="converged", carry={"ms": "ms"}, ms="x"
+    )
+    with pytest.raises(
+        RecipeGraphError, match="loop 'selfcal': the name is already used by a step"
+    ):
+        build_graph(recipe)
+
+
+def test_a_reference_to_a_missing_loop_output_is_named() -> None:
+    recipe = make_pipe(max_iter=2)
+    recipe.add_step("after", calibrate, ms=recipe.outputs.selfcal.mss)
+    with pytest.raises(
+        RecipeGraphError, match=r"loop 'selfcal' has no output 'mss'; did you mean 'ms'\?"
+    ):
+        build_graph(recipe)
+
+
+BAD = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta, Recipe, MS, File
+
+class In(BaseModel):
+    ms: str = "x.ms"
+    cycle: int = 0
+
+class Out(BaseModel):
+    ms: str
+    converged: File | None = None
+
+tool = Cab("tool", ["/bin/touch", "ran"], In, Out)
+pipe = Recipe("pipe", In)
+pipe.add_step("first", Cab("first", ["/bin/touch", "first-ran"]))
+pipe.add_loop("selfcal", tool, max_iter=3, until="converged", carry={"ms": "mss"}, ms="x.ms")
+"""
+
+
+def test_ninja_refuses_a_bad_loop_before_anything_runs(
+    ninja: Ninja, recipe_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    recipe_file(BAD)
+    done = ninja("run", "recipe.py:pipe")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "ninja: error: recipe 'pipe', loop 'selfcal': carry feeds 'mss', which is not an input"
+        " of the body; did you mean 'ms'? (a carried value must be both an output and an input"
+        " of the body)\n"
+    )
+    assert not (tmp_path / "first-ran").exists()
+
+
+def test_the_dryrun_draws_every_iteration(
+    ninja: Ninja, recipe_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    recipe_file(BAD.replace('"mss"', '"ms"'))
+    done = ninja("run", "recipe.py:pipe", "--dryrun")
+    assert done.returncode == 0, done.stderr
+    for k in (1, 2, 3):
+        assert f"selfcal.{k}" in done.stdout
+        assert f"loop 'selfcal', iteration {k}" in done.stdout
+    assert "skipped once selfcal.2 has converged" in done.stdout
+    assert not (tmp_path / "first-ran").exists()

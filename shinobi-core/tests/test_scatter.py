@@ -1,0 +1,400 @@
+"""Scatter: one slice per element, named step[k]; gathered lists downstream."""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+import shinobi
+from shinobi.config import load_config
+from shinobi.graph import RecipeGraphError, build_graph
+from shinobi.runner import run_recipe
+from shinobi.steps import Cab, ParamMeta, Recipe, StepResult
+
+Ninja = Callable[..., subprocess.CompletedProcess[str]]
+
+# Records its own start and end, then prints "out:<stamp>".
+SCRIPT = 'date +%s.%N > "$1.start"; sleep "$2"; date +%s.%N > "$1.end"; echo "out:$1"'
+
+
+class StampIn(BaseModel):
+    stamp: str
+    seconds: float = 0.0
+
+
+class StampOut(BaseModel):
+    said: str | None = None
+
+
+stamp = Cab(
+    "stamp",
+    ["/bin/sh", "-c", SCRIPT, "stamp"],
+    StampIn,
+    StampOut,
+    {"stamp": ParamMeta(positional=True), "seconds": ParamMeta(positional=True)},
+    wranglers=[shinobi.Wrangler(r"^out:(.*)$", "output", output="said")],
+)
+
+
+class Stamps(BaseModel):
+    stamps: list[str]
+
+
+class Said(BaseModel):
+    said: list[str]
+
+
+def config(workers: int = 1) -> Any:
+    return load_config({"execution.max_workers": workers, "cache.enabled": False})
+
+
+def span(path: str) -> tuple[float, float]:
+    return float(Path(f"{path}.start").read_text()), float(Path(f"{path}.end").read_text())
+
+
+def fan(tmp_path: Path, workers: int, seconds: float = 0.0) -> tuple[Recipe, list[str]]:
+    recipe = Recipe("fan", Stamps, Said, max_workers=workers)
+    recipe.add_step("stamp", stamp, scatter=["stamp"], stamp=recipe.inputs.stamps, seconds=seconds)
+    recipe.set_output("said", recipe.outputs.stamp.said)
+    return recipe, [str(tmp_path / f"s{k}") for k in range(4)]
+
+
+def test_four_slices_at_four_workers_overlap_and_gather_in_order(tmp_path: Path) -> None:
+    recipe, stamps = fan(tmp_path, 4, seconds=0.5)
+    result = run_recipe(recipe, {"stamps": stamps}, cwd=tmp_path, config=config(4))
+    assert result.ok, result.error
+    assert result.outputs["said"] == stamps  # gathered in slice order, whoever finished first
+    spans = [span(s) for s in stamps]
+    latest_start = max(start for start, _ in spans)
+    earliest_end = min(end for _, end in spans)
+    assert latest_start < earliest_end  # all four were running at one moment
+    (step,) = result.steps
+    assert [s.name for s in step.slices or []] == ["stamp[0]", "stamp[1]", "stamp[2]", "stamp[3]"]
+
+
+def test_at_one_worker_slices_run_one_after_another(tmp_path: Path) -> None:
+    recipe, stamps = fan(tmp_path, 1)
+    assert run_recipe(recipe, {"stamps": stamps}, cwd=tmp_path, config=config()).ok
+    spans = [span(s) for s in stamps]
+    for a, b in itertools.pairwise(spans):
+        assert a[1] <= b[0]
+
+
+def test_each_slice_has_its_own_log(tmp_path: Path) -> None:
+    recipe, stamps = fan(tmp_path, 2)
+    assert run_recipe(recipe, {"stamps": stamps[:2]}, cwd=tmp_path, config=config(2)).ok
+    (run_dir,) = (tmp_path / ".shinobi" / "runs").iterdir()
+    assert (run_dir / "logs" / "stamp[0].out").read_text() == f"out:{stamps[0]}\n"
+    assert (run_dir / "logs" / "stamp[1].out").read_text() == f"out:{stamps[1]}\n"
+
+
+class PairIn(BaseModel):
+    left: str
+    right: int
+
+
+class PairOut(BaseModel):
+    joined: str | None = None
+
+
+pair = Cab(
+    "pair",
+    ["/bin/sh", "-c", 'echo "joined:$1-$2"', "pair"],
+    PairIn,
+    PairOut,
+    {"left": ParamMeta(positional=True), "right": ParamMeta(positional=True)},
+    wranglers=[shinobi.Wrangler(r"^joined:(.*)$", "output", output="joined")],
+)
+
+
+class ListIn(BaseModel):
+    items: list[str]
+
+
+class ListOut(BaseModel):
+    count: str | None = None
+
+
+count_all = Cab(
+    "count_all",
+    ["/bin/sh", "-c", 'echo "count:$#"', "count"],
+    ListIn,
+    ListOut,
+    {"items": ParamMeta(positional=True)},
+    wranglers=[shinobi.Wrangler(r"^count:(\d+)$", "output", output="count")],
+)
+
+
+class Pairs(BaseModel):
+    lefts: list[str]
+    rights: list[int]
+
+
+class Chain(BaseModel):
+    again: list[str]
+    count: str
+
+
+def test_fields_are_zipped_downstream_scatters_again_or_takes_the_whole_list(
+    tmp_path: Path,
+) -> None:
+    recipe = Recipe("chain", Pairs, Chain, max_workers=3)
+    recipe.add_step(
+        "pair",
+        pair,
+        scatter=["left", "right"],
+        left=recipe.inputs.lefts,
+        right=recipe.inputs.rights,
+    )
+    # Scatter again over the gathered list ...
+    recipe.add_step("again", pair, scatter=["left"], left=recipe.outputs.pair.joined, right=0)
+    # ... or consume it whole.
+    recipe.add_step("count", count_all, items=recipe.outputs.pair.joined)
+    recipe.set_output("again", recipe.outputs.again.joined)
+    recipe.set_output("count", recipe.outputs.count.count)
+    result = run_recipe(
+        recipe, {"lefts": ["a", "b", "c"], "rights": [1, 2, 3]}, cwd=tmp_path, config=config(3)
+    )
+    assert result.ok, result.error
+    assert result.outputs == {"again": ["a-1-0", "b-2-0", "c-3-0"], "count": "3"}
+
+
+def test_an_empty_list_scatters_into_no_slices_and_gathers_empty_lists(tmp_path: Path) -> None:
+    recipe, _ = fan(tmp_path, 2)
+    result = run_recipe(recipe, {"stamps": []}, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert result.outputs == {"said": []}
+
+
+class CodeIn(BaseModel):
+    code: int
+
+
+exiter = Cab(
+    "exiter",
+    ["/bin/sh", "-c", 'exit "$1"', "x"],
+    CodeIn,
+    field_meta={"code": ParamMeta(positional=True)},
+)
+
+
+class Codes(BaseModel):
+    codes: list[int]
+
+
+def test_a_failing_slice_fails_its_step_and_nothing_new_starts(tmp_path: Path) -> None:
+    recipe = Recipe("r", Codes, max_workers=1)
+    recipe.add_step("exit", exiter, scatter=["code"], code=recipe.inputs.codes)
+    recipe.add_step("after", stamp, stamp=str(tmp_path / "after"))
+    result = run_recipe(recipe, {"codes": [0, 3, 0]}, cwd=tmp_path, config=config())
+    assert not result.ok
+    assert result.failed_step == "exit"
+    assert result.error == "slice 'exit[1]': exited with code 3"
+    (step,) = [s for s in result.steps if s.name == "exit"]
+    assert [s.name for s in step.slices or []] == ["exit[0]", "exit[1]"]  # exit[2] never ran
+
+
+def test_the_schema_describes_one_slice(tmp_path: Path) -> None:
+    recipe = Recipe("r", Codes)
+    recipe.add_step("exit", exiter, scatter=["code"], code=["0", "seven"])
+    result = run_recipe(recipe, {"codes": []}, cwd=tmp_path, config=config())
+    assert not result.ok
+    assert "step exit[1]: input 'code'" in (result.error or "")
+
+
+def test_a_scattered_value_that_is_not_a_list_at_run_time_fails_the_step(tmp_path: Path) -> None:
+    upstream = Cab(
+        "up",
+        ["/bin/echo", "v:one"],
+        outputs_model=StampOut,
+        wranglers=[shinobi.Wrangler(r"^v:(.*)$", "output", output="said")],
+    )
+    recipe = Recipe("r")
+    recipe.add_step("up", upstream)
+    recipe.add_step("fan", stamp, scatter=["stamp"], stamp=recipe.outputs.up.said)
+    result = run_recipe(recipe, cwd=tmp_path, config=config())
+    assert not result.ok
+    assert result.error == "step 'fan': scattered input 'stamp' must be a list at run time, got str"
+
+
+def test_lengths_from_upstream_that_disagree_name_fields_and_lengths(tmp_path: Path) -> None:
+    recipe = Recipe("r", Pairs)
+    recipe.add_step("a", pair, scatter=["left"], left=recipe.inputs.lefts, right=0)
+    recipe.add_step(
+        "b",
+        pair,
+        scatter=["left", "right"],
+        left=recipe.outputs.a.joined,
+        right=recipe.inputs.rights,
+    )
+    result = run_recipe(recipe, {"lefts": ["x", "y"], "rights": [1]}, cwd=tmp_path, config=config())
+    assert not result.ok
+    assert "step 'b': scattered inputs must have the same length (left has 2, right has 1)" in (
+        result.error or ""
+    )
+
+
+def test_scatter_on_the_decorators() -> None:
+    @shinobi.step(pair, scatter=["left"])
+    def driven(ctx: Any) -> StepResult:
+        return ctx.run()
+
+    @shinobi.pystep(scatter=["x"])
+    def square(x: int) -> int:
+        return x * x
+
+    recipe = Recipe("r", Pairs)
+    recipe.add_step("driven", driven, left=recipe.inputs.lefts, right=1)
+    recipe.add_step("square", square, x=recipe.inputs.rights)
+
+    @recipe.step(pair, scatter=["right"], left="z", right=recipe.inputs.rights)
+    def by_recipe(ctx: Any) -> StepResult:
+        return ctx.run()
+
+    graph = build_graph(recipe)
+    assert [n.scatter for n in graph.nodes] == [("left",), ("x",), ("right",)]
+
+
+def test_pystep_slices_run_and_gather(tmp_path: Path) -> None:
+    @shinobi.pystep(scatter=["x"])
+    def square(x: int) -> int:
+        return x * x
+
+    class Xs(BaseModel):
+        xs: list[int]
+
+    class Ys(BaseModel):
+        ys: list[int]
+
+    recipe = Recipe("r", Xs, Ys, max_workers=2)
+    recipe.add_step("square", square, x=recipe.inputs.xs)
+    recipe.set_output("ys", recipe.outputs.square.result)
+    result = run_recipe(recipe, {"xs": [1, 2, 3]}, cwd=tmp_path, config=config())
+    assert result.ok and result.outputs == {"ys": [1, 4, 9]}
+
+
+# -- declarations that are refused before anything runs --------------------------
+
+
+def test_scatter_over_a_field_the_step_lacks_names_step_and_field() -> None:
+    recipe = Recipe("r", Stamps)
+    recipe.add_step("s", stamp, scatter=["stamps"], stamp=recipe.inputs.stamps)
+    with pytest.raises(
+        RecipeGraphError,
+        match=r"step 's': scatter names 'stamps', which is not an input of 'stamp'; did you mean 'stamp'\?",
+    ):
+        build_graph(recipe)
+
+
+def test_scatter_over_an_unwired_field_is_refused() -> None:
+    recipe = Recipe("r", Stamps)
+    recipe.add_step("s", stamp, scatter=["seconds"], stamp="x")
+    with pytest.raises(
+        RecipeGraphError, match=r"step 's': scatter field 'seconds' is not wired to a list"
+    ):
+        build_graph(recipe)
+
+
+MISMATCH = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class PairIn(BaseModel):
+    left: str
+    right: int
+
+class Inputs(BaseModel):
+    lefts: list[str]
+    rights: list[int]
+
+pair = Cab("pair", ["/bin/sh", "-c", "touch ran-$1", "p"], PairIn,
+           field_meta={"left": ParamMeta(positional=True), "right": ParamMeta(positional=True)})
+recipe = Recipe("r", Inputs)
+recipe.add_step("first", Cab("first", ["/bin/touch", "first-ran"]))
+recipe.add_step("pair", pair, scatter=["left", "right"], left=recipe.inputs.lefts,
+                right=recipe.inputs.rights)
+"""
+
+
+def test_ninja_refuses_mismatched_lengths_before_anything_runs(
+    ninja: Ninja, recipe_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    recipe_file(MISMATCH)
+    done = ninja("run", "recipe.py:recipe", "--lefts", "a", "--lefts", "b", "--rights", "1")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("ninja: error: ")
+    assert (
+        "step 'pair': scattered inputs must have the same length (left has 2, right has 1)"
+        in done.stderr
+    )
+    assert done.stderr.count("\n") == 1
+    assert not (tmp_path / "first-ran").exists()
+
+
+def test_ninja_refuses_a_scalar_where_a_list_is_scattered(
+    ninja: Ninja, recipe_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    recipe_file(
+        MISMATCH.replace("lefts: list[str]", "lefts: str").replace(
+            "rights: list[int]", "rights: list[int] = [1]"
+        )
+    )
+    done = ninja("run", "recipe.py:recipe", "--lefts", "a")
+    assert done.returncode == 2, done.stderr
+    assert "step 'pair': scattered input 'left' must be a list at run time, got str" in done.stderr
+    assert not (tmp_path / "first-ran").exists()
+
+
+def test_the_dryrun_counts_slices(
+    ninja: Ninja, recipe_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    recipe_file(MISMATCH)
+    done = ninja(
+        "run",
+        "recipe.py:recipe",
+        "--lefts",
+        "a",
+        "--lefts",
+        "b",
+        "--rights",
+        "1",
+        "--rights",
+        "2",
+        "--dryrun",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "scatter over left, right: 2 slices" in done.stdout
+    assert "pair[0]: $ /bin/sh -c 'touch ran-$1' p a 1" in done.stdout
+    assert not list(tmp_path.glob("ran-*"))
+
+
+def test_preflight_checks_literals_and_nested_recipes_too() -> None:
+    from shinobi.plan import preflight
+
+    recipe = Recipe("r", Pairs)
+    recipe.add_step(
+        "pair", pair, scatter=["left", "right"], left=recipe.inputs.lefts, right=[1, 2, 3]
+    )
+    with pytest.raises(ValueError, match=r"step 'pair': .*\(left has 2, right has 3\)"):
+        preflight(build_graph(recipe), {"lefts": ["a", "b"], "rights": []})
+
+    inner = Recipe("inner", Pairs)
+    inner.add_step(
+        "pair", pair, scatter=["left", "right"], left=inner.inputs.lefts, right=inner.inputs.rights
+    )
+    outer = Recipe("outer", Pairs)
+    outer.add_step("branch", inner, lefts=outer.inputs.lefts, rights=[7])
+    with pytest.raises(ValueError, match=r"step 'branch.pair': .*\(left has 2, right has 1\)"):
+        preflight(build_graph(outer), {"lefts": ["a", "b"], "rights": []})
+
+    # A list produced by an upstream step is not known before the run: no verdict.
+    late = Recipe("late", Pairs)
+    late.add_step("a", pair, scatter=["left"], left=late.inputs.lefts, right=0)
+    late.add_step("b", pair, scatter=["left", "right"], left=late.outputs.a.joined, right=[1])
+    preflight(build_graph(late), {"lefts": ["x", "y"], "rights": []})
