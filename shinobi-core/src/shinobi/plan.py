@@ -187,18 +187,29 @@ def plan_graph(graph: Graph, inputs: Mapping[str, Any], cwd: str, prefix: str = 
 
 
 def preflight(graph: Graph, inputs: Mapping[str, Any], prefix: str = "") -> None:
-    """Checks that need values but no run: scattered recipe inputs of equal length.
+    """Checks that need values but no run: every scatter whose lists are known
+    before the run (recipe inputs, literals), nested recipes included, must
+    scatter lists of equal length.
 
     Raises ValueError naming the step and fields; cheap enough for every run.
     """
-    from shinobi.steps.refs import InputRef as _InputRef
+
+    def unknown(ref: OutputRef) -> Any:
+        return Unknown(ref.step, ref.field)
 
     for node in graph.nodes:
-        if node.scatter and all(isinstance(node.wiring.get(f), _InputRef) for f in node.scatter):
-            values = {
-                f: resolve_value(node.wiring[f], inputs, lambda r: None) for f in node.scatter
-            }
+        if node.scatter:
+            values = {f: resolve_value(node.wiring[f], inputs, unknown) for f in node.scatter}
             try:
                 scatter_slices(node, values)
             except ValueError as exc:
-                raise ValueError(f"{prefix}{exc}") from None
+                where = f"step {node.name!r}"
+                raise ValueError(
+                    str(exc).replace(where, f"step {prefix + node.name!r}", 1)
+                ) from None
+        elif node.subgraph is not None:
+            child = {k: resolve_value(v, inputs, unknown) for k, v in node.wiring.items()}
+            for name, spec in fields_of(node.subgraph.recipe.inputs_model).items():
+                if name not in child:
+                    child[name] = Unknown(node.name, name) if spec.required else spec.default
+            preflight(node.subgraph, child, f"{prefix}{node.name}.")
