@@ -26,7 +26,7 @@ from shinobi import teardown
 from shinobi.runner import Interrupted, run_recipe
 
 FAMILY = Path(__file__).with_name("test_teardown_family.py")
-ROLES = ("root", "group", "daemon", "stubborn")
+ROLES = ("root", "group", "daemon", "clean", "stubborn")
 
 RECIPE = """
 import sys
@@ -122,7 +122,7 @@ def test_a_signal_tears_every_in_flight_step_down_and_exits_128_plus_n(
     )
     try:
         wait_for([markers / f"{step}.{role}" for step in ("left", "right") for role in ROLES], proc)
-        assert len(tagged(tag)) == 8
+        assert len(tagged(tag)) == 2 * len(ROLES)
         os.killpg(proc.pid, signum)
         _, err = proc.communicate(timeout=60)
     finally:

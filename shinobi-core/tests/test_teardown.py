@@ -27,7 +27,7 @@ from shinobi.backends.base import BackendRun, RunControl
 from shinobi.backends.process import run_process
 
 FAMILY = Path(__file__).with_name("test_teardown_family.py")
-ROLES = ("root", "group", "daemon", "stubborn")
+ROLES = ("root", "group", "daemon", "clean", "stubborn")
 
 
 def tagged(tag: str) -> list[int]:
@@ -91,7 +91,7 @@ def test_every_member_of_the_family_is_gone_when_cancel_returns(
 ) -> None:
     control = RunControl(grace=0.5)
     thread, outcome = start_family(tmp_path, tag, control)
-    assert len(tagged(tag)) == 4
+    assert len(tagged(tag)) == len(ROLES)
     survivors = control.cancel()
     assert survivors == ()
     assert tagged(tag) == []  # confirmed gone before cancel() returned, daemon included

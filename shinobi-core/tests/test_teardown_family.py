@@ -2,8 +2,8 @@
 
 ``python test_teardown_family.py root TAG MARKERS`` starts, besides itself, a child
 in its own process group, a daemon that calls ``setsid()`` after a double fork
-(orphaned, in a session of its own) and a child that ignores SIGTERM, then
-sleeps. Every member writes ``MARKERS.<role>`` once it is in place and keeps
+(orphaned, in a session of its own), a child in a session of its own with an
+empty environment, and a child that ignores SIGTERM, then sleeps. Every member writes ``MARKERS.<role>`` once it is in place and keeps
 ``TAG`` on its command line, so a test can wait for the whole family and then
 look for survivors in /proc.
 """
@@ -23,15 +23,18 @@ def _ready(markers: str, role: str) -> None:
 
 
 def _spawn(role: str, tag: str, markers: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, __file__, role, tag, markers])
+    argv = [sys.executable, __file__, role, tag, markers]
+    if role == "clean":  # leaves the session and drops the environment (and its tag)
+        return subprocess.Popen(argv, env={}, start_new_session=True)
+    return subprocess.Popen(argv)
 
 
 def main(role: str, tag: str, markers: str) -> None:
     if role == "root":
-        children = [_spawn(r, tag, markers) for r in ("group", "daemon", "stubborn")]
+        roles = ("group", "daemon", "clean", "stubborn")
+        children = {r: _spawn(r, tag, markers) for r in roles}
+        children["daemon"].wait()  # the daemon's first fork exits at once
         _ready(markers, "root")
-        for child in children[:1] + children[2:]:
-            child.wait()
         time.sleep(300)
     elif role == "group":
         os.setpgid(0, 0)
@@ -43,6 +46,9 @@ def main(role: str, tag: str, markers: str) -> None:
         os.setsid()
         if os.fork():
             os._exit(0)
+        _ready(markers, role)
+        time.sleep(300)
+    elif role == "clean":
         _ready(markers, role)
         time.sleep(300)
     elif role == "stubborn":

@@ -5,7 +5,8 @@ sees. Its session id covers grandchildren that moved into process groups of
 their own (shells and tools do that often). A tag in the environment
 (:data:`TAG_VARIABLE`) covers a process that called ``setsid()`` and so left
 the session, daemon-style, since the environment is inherited across both
-fork and exec. Only a process that also wipes its environment escapes both.
+fork and exec; descendants of either are included as well. Only a process
+that leaves the session, wipes its environment and is orphaned escapes.
 
 Teardown is SIGTERM (plus SIGCONT, so a stopped process can act on it), a
 grace period, then SIGKILL repeated until nothing is left or ``kill_wait``
@@ -77,7 +78,9 @@ class ProcessTable:
     """How teardown sees and signals processes: /proc and ``kill(2)``."""
 
     def members(self, sid: int | None, tag: str | None, *, prefix: bool = False) -> list[int]:
-        """Live (non-zombie) pids in session ``sid`` or carrying ``tag``.
+        """Live (non-zombie) pids in session ``sid`` or carrying ``tag``, and
+        every live descendant of those (a child that left the session and
+        cleared its environment is still a child).
 
         With ``prefix``, any tag starting with ``tag`` matches (a whole run).
         """
@@ -88,6 +91,7 @@ class ProcessTable:
                 needle += b"\0"
         me = os.getpid()
         found: list[int] = []
+        children: dict[int, list[int]] = {}
         for entry in os.listdir("/proc"):
             if not entry.isdigit() or int(entry) == me:
                 continue
@@ -100,9 +104,19 @@ class ProcessTable:
             # rest: state ppid pgrp session ...
             if len(rest) < 4 or rest[0] in (b"Z", b"X"):
                 continue
+            pid = int(entry)
+            children.setdefault(int(rest[1]), []).append(pid)
             in_session = sid is not None and int(rest[3]) == sid
             if in_session or (needle is not None and _environ_has(entry, needle)):
-                found.append(int(entry))
+                found.append(pid)
+        seen = set(found)
+        queue = list(found)
+        while queue:
+            for child in children.get(queue.pop(), ()):
+                if child not in seen:
+                    seen.add(child)
+                    found.append(child)
+                    queue.append(child)
         return found
 
     def send(self, pid: int, sig: int) -> None:
