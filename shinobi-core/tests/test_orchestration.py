@@ -1,0 +1,246 @@
+"""Orchestration functions: ``fn(ctx)`` decides how often the cab runs; the graph
+(and so the dry run) stays what the wiring declares."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+from test_venv_fixtures import made_venv
+
+import shinobi
+from shinobi.config import load_config
+from shinobi.graph import build_graph
+from shinobi.resources import Resources
+from shinobi.runner import run_recipe
+from shinobi.steps import Cab, ParamMeta, Recipe, StepContext, StepResult
+
+__all__ = ["made_venv"]
+
+Ninja = Callable[..., subprocess.CompletedProcess[str]]
+
+
+class FlakyIn(BaseModel):
+    counter: str
+    succeed_at: int = 2
+    word: str = "hello"
+
+
+class FlakyOut(BaseModel):
+    said: str | None = None
+
+
+# Counts its attempts in a file and fails until the succeed_at-th one.
+flaky = Cab(
+    "flaky",
+    [
+        "/bin/sh",
+        "-c",
+        'n=$(cat "$1" 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" > "$1";'
+        ' echo "attempt $n: $3 venv=${VIRTUAL_ENV:-none}"; [ "$n" -ge "$2" ]',
+        "flaky",
+    ],
+    FlakyIn,
+    FlakyOut,
+    {k: ParamMeta(positional=True) for k in ("counter", "succeed_at", "word")},
+    wranglers=[shinobi.Wrangler(r"^attempt \d+: (.*)$", "output", output="said")],
+)
+
+
+class In(BaseModel):
+    counter: str
+
+
+class Out(BaseModel):
+    said: str | None = None
+
+
+@pytest.fixture(autouse=True)
+def _no_outer_venv(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tool reports $VIRTUAL_ENV; ninja's own (if activated) must not leak in."""
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+
+
+def config() -> Any:
+    return load_config({"cache.enabled": False})
+
+
+def attempts(path: Path) -> int:
+    return int(path.read_text())
+
+
+def test_ctx_run_may_be_called_again_to_retry(tmp_path: Path) -> None:
+    seen: list[StepResult] = []
+
+    @shinobi.step(flaky)
+    def retry(ctx: StepContext) -> StepResult:
+        result = ctx.run()
+        seen.append(result)
+        if not result.ok:
+            result = ctx.run()
+            seen.append(result)
+        return result
+
+    recipe = Recipe("r", In, Out)
+    recipe.add_step("retry", retry, counter=recipe.inputs.counter)
+    recipe.set_output("said", recipe.outputs.retry.said)
+    counter = tmp_path / "count"
+    result = run_recipe(recipe, {"counter": str(counter)}, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert attempts(counter) == 2
+    assert [s.status for s in seen] == ["failed", "ok"]
+    assert seen[0].returncode == 1 and isinstance(seen[1], StepResult)
+    assert result.outputs == {"said": "hello venv=none"}
+
+
+def test_the_function_can_post_process_and_override_inputs(tmp_path: Path) -> None:
+    @shinobi.step(flaky)
+    def shout(ctx: StepContext) -> StepResult:
+        assert ctx.inputs["word"] == "hello"
+        result = ctx.run(succeed_at=1, word="quiet")
+        result.outputs["said"] = str(result.outputs["said"]).upper()
+        return result
+
+    recipe = Recipe("r", In, Out)
+    recipe.add_step("shout", shout, counter=recipe.inputs.counter)
+    recipe.set_output("said", recipe.outputs.shout.said)
+    result = run_recipe(recipe, {"counter": str(tmp_path / "c")}, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert result.outputs == {"said": "QUIET VENV=NONE"}
+
+
+def test_a_function_that_does_not_call_run_gets_one_run(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    @shinobi.step(flaky)
+    def lazy(ctx: StepContext) -> None:
+        calls.append(ctx.name)
+
+    recipe = Recipe("r", In, Out)
+    recipe.add_step("lazy", lazy, counter=recipe.inputs.counter, succeed_at=1)
+    counter = tmp_path / "c"
+    result = run_recipe(recipe, {"counter": str(counter)}, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert calls == ["lazy"] and attempts(counter) == 1
+
+
+def test_the_last_run_is_the_result_when_the_function_returns_something_else(
+    tmp_path: Path,
+) -> None:
+    @shinobi.step(flaky)
+    def thrice(ctx: StepContext) -> str:
+        for _ in range(3):
+            ctx.run(succeed_at=3)
+        return "done"
+
+    counter = tmp_path / "c"
+    result = run_recipe(thrice, {"counter": str(counter)}, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert attempts(counter) == 3
+
+
+def test_a_raising_function_fails_its_step_by_name(tmp_path: Path) -> None:
+    @shinobi.step(flaky)
+    def broken(ctx: StepContext) -> None:
+        raise RuntimeError("no luck")
+
+    result = run_recipe(broken, {"counter": str(tmp_path / "c")}, cwd=tmp_path, config=config())
+    assert not result.ok
+    assert result.error == "the orchestration function raised RuntimeError: no luck"
+    assert not (tmp_path / "c").exists()
+
+
+def test_a_bad_override_is_reported_with_the_field(tmp_path: Path) -> None:
+    @shinobi.step(flaky)
+    def wrong(ctx: StepContext) -> StepResult:
+        return ctx.run(succeed_at="soon")
+
+    result = run_recipe(wrong, {"counter": str(tmp_path / "c")}, cwd=tmp_path, config=config())
+    assert not result.ok
+    assert "step 'wrong': input 'succeed_at'" in (result.error or "")
+
+
+def test_backend_on_the_decorator_and_on_ctx_run(made_venv: Path, tmp_path: Path) -> None:
+    runs: list[StepResult] = []
+
+    @shinobi.step(flaky, backend="venv", resources=Resources(cpus=1))
+    def both(ctx: StepContext) -> StepResult:
+        runs.append(ctx.run(succeed_at=1))  # the decorator's backend: venv
+        runs.append(ctx.run(succeed_at=1, backend="native"))  # ctx.run's wins
+        return runs[-1]
+
+    cfg = load_config({"cache.enabled": False, "backend.venv": str(made_venv)})
+    result = run_recipe(both, {"counter": str(tmp_path / "c")}, cwd=tmp_path, config=cfg)
+    assert result.ok, result.error
+    assert [r.backend for r in runs] == ["venv", "native"]
+    assert runs[0].outputs["said"] == f"hello venv={made_venv}"
+    assert runs[1].outputs["said"] == "hello venv=none"
+    assert build_graph(both_recipe(both)).nodes[0].resources == Resources(cpus=1)
+
+
+def both_recipe(step: Any) -> Recipe:
+    recipe = Recipe("r", In)
+    recipe.add_step("both", step, counter=recipe.inputs.counter)
+    return recipe
+
+
+def test_recipe_step_adds_the_function_as_a_step(tmp_path: Path) -> None:
+    recipe = Recipe("r", In, Out)
+
+    @recipe.step(flaky, counter=recipe.inputs.counter, succeed_at=1)
+    def first(ctx: StepContext) -> StepResult:
+        return ctx.run()
+
+    @recipe.step(
+        flaky, name="second", counter=recipe.inputs.counter, word=recipe.outputs.first.said
+    )
+    def again(ctx: StepContext) -> StepResult:
+        return ctx.run(succeed_at=2)
+
+    recipe.set_output("said", recipe.outputs.second.said)
+    graph = build_graph(recipe)
+    assert [(n.name, n.deps) for n in graph.nodes] == [("first", ()), ("second", (0,))]
+    result = run_recipe(recipe, {"counter": str(tmp_path / "c")}, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert result.outputs == {"said": "hello venv=none venv=none"}
+
+
+RECIPE = """
+from pydantic import BaseModel
+import shinobi
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class In(BaseModel):
+    out: str = "made.txt"
+
+touch = Cab("touch", ["/bin/touch"], In, field_meta={"out": ParamMeta(positional=True)})
+recipe = Recipe("r", In)
+
+@recipe.step(touch, out=recipe.inputs.out)
+def make(ctx):
+    for _ in range(5):
+        ctx.run()
+"""
+
+
+def test_the_dryrun_shows_one_declared_node_and_runs_nothing(
+    ninja: Ninja, recipe_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    recipe_file(RECIPE)
+    done = ninja("run", "recipe.py:recipe", "--dryrun", "--json")
+    assert done.returncode == 0, done.stderr
+    steps = json.loads(done.stdout)["steps"]
+    assert [(s["name"], s["kind"], s["argv"]) for s in steps] == [
+        ("make", "function", ["/bin/touch", "made.txt"])
+    ]
+    text = ninja("run", "recipe.py:recipe", "--dryrun")
+    assert "driven by an orchestration function" in text.stdout
+    assert not (tmp_path / "made.txt").exists()
+    ran = ninja("run", "recipe.py:recipe")
+    assert ran.returncode == 0, ran.stderr
+    assert (tmp_path / "made.txt").exists()
