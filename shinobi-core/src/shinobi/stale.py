@@ -16,9 +16,11 @@ payload), memory mappings (a file mapped and then closed holds no
 descriptor), and anything on another host (a job on a cluster node writing a
 shared filesystem). It is a safety net, not a lock.
 
-Scanning /proc costs a few milliseconds, so one scan is shared by the steps
-checked within :data:`SNAPSHOT_AGE` seconds; a holder found in a shared scan
-is confirmed afresh before anything is refused or warned about.
+Scanning /proc costs milliseconds (one readlink per open descriptor on the
+host), far more than a cached step, so one scan is shared by the steps
+checked within :data:`SNAPSHOT_AGE` seconds. A holder found in a shared scan
+is confirmed afresh before anything is refused or warned about; a writer
+that opened the path since the scan can be missed, like the blind spots above.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from shinobi.errors import ShinobiError
 __all__ = ["SNAPSHOT_AGE", "Holder", "LiveWriterError", "OutputGuard", "find_holders"]
 
 #: Seconds a /proc scan is reused for by later checks.
-SNAPSHOT_AGE = 0.1
+SNAPSHOT_AGE = 1.0
 
 _ACCESS_MODE = 0o3
 _WRITE_MODES = (os.O_WRONLY, os.O_RDWR)
