@@ -314,27 +314,32 @@ def test_unchanged_files_are_not_read_again_by_a_later_run(
     reads: list[str] = []
     real = cache_module._hash_file
     monkeypatch.setattr(cache_module, "_hash_file", lambda p: reads.append(p) or real(p))
-    first = DigestMemo(tmp_path / "memo.json")
+    first = DigestMemo(tmp_path / "memo")
     digest = first.digest(str(big))
     first.save()
-    later = DigestMemo(tmp_path / "memo.json")  # a new run: memo from disk
+    later = DigestMemo(tmp_path / "memo")  # a new run: memo from disk
     assert later.digest(str(big)) == digest
     assert reads == [str(big)]
     with big.open("r+b") as fh:  # same size, new content
         fh.write(b"\0" * 16)
-    assert DigestMemo(tmp_path / "memo.json").digest(str(big)) != digest
+    assert DigestMemo(tmp_path / "memo").digest(str(big)) != digest
     assert len(reads) == 2
 
 
 def test_a_file_changed_moments_ago_is_not_memoised_on_disk(tmp_path: Path) -> None:
     fresh = tmp_path / "fresh.txt"
     fresh.write_text("just written")
-    memo = DigestMemo(tmp_path / "memo.json")
+    memo = DigestMemo(tmp_path / "memo")
     memo.digest(str(fresh))
     memo.save()
-    memo_file = tmp_path / "memo.json"
-    saved = json.loads(memo_file.read_text())["entries"] if memo_file.exists() else {}
-    assert str(fresh) not in saved
+    settled = tmp_path / "settled.txt"
+    settled.write_text("old news")
+    old = time.time() - 60
+    os.utime(settled, (old, old))
+    memo.digest(str(settled))
+    memo.save()
+    saved = "".join(p.read_text() for p in (tmp_path / "memo").glob("*.json"))
+    assert str(settled) in saved and str(fresh) not in saved
 
 
 def test_a_directory_digest_sees_a_change_deep_inside(tmp_path: Path) -> None:

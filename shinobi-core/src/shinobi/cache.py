@@ -15,7 +15,7 @@ the outputs stay where the tool wrote them.
 
 Reading a large input on every run would make the cache useless, so file
 digests are memoised by path, device, inode, size, mtime and ctime, in
-memory and in a per-host file under the cache directory. A digest taken
+memory and in per-host files under the cache directory. A digest taken
 within :data:`RACY_SECONDS` of the file's last change is not persisted: a
 second write in the same timestamp tick would be invisible to the memo.
 """
@@ -57,8 +57,8 @@ FORMAT = 1
 RACY_SECONDS = 2.0
 #: The most of a step's stdout/stderr kept in an entry (its tail).
 MAX_CAPTURE = 1024 * 1024
-#: Memo entries kept per host; the rest (paths gone first) are dropped on save.
-MAX_MEMO = 200_000
+#: Memo entries kept per shard (256 shards per host); paths gone are dropped first.
+MAX_MEMO_SHARD = 5_000
 
 _CHUNK = 1024 * 1024
 
@@ -87,25 +87,33 @@ def _hash_file(path: str) -> str:
 
 
 class DigestMemo:
-    """Content digests of files and directories, memoised by their stat signature."""
+    """Content digests of files and directories, memoised by their stat signature.
 
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
+    The persistent memo is a directory of shards, one per hash of a file's
+    parent directory, so a run loads (and rewrites) only the shards of the
+    directories it touches however large the memo grows.
+    """
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
         self._lock = threading.Lock()
-        self._known: dict[str, list[Any]] | None = None
-        self._fresh: dict[str, list[Any]] = {}
+        self._shards: dict[str, dict[str, list[Any]]] = {}
+        self._fresh: dict[str, dict[str, list[Any]]] = {}
         self._racy: dict[str, list[Any]] = {}
 
-    def _entries(self) -> dict[str, list[Any]]:
-        if self._known is None:
-            self._known = self._load()
-        return self._known
+    @staticmethod
+    def _shard_of(path: str) -> str:
+        return hashlib.sha1(os.path.dirname(path).encode(), usedforsecurity=False).hexdigest()[:2]
 
-    def _load(self) -> dict[str, list[Any]]:
-        if self.path is None:
+    def _shard_path(self, shard: str) -> Path:
+        assert self.root is not None
+        return self.root / f"{shard}.json"
+
+    def _load(self, shard: str) -> dict[str, list[Any]]:
+        if self.root is None:
             return {}
         try:
-            data = json.loads(self.path.read_bytes())
+            data = json.loads(self._shard_path(shard).read_bytes())
         except (OSError, ValueError):
             return {}
         if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -113,11 +121,18 @@ class DigestMemo:
         entries = data.get("entries")
         return entries if isinstance(entries, dict) else {}
 
+    def _known(self, path: str) -> list[Any] | None:
+        shard = self._shard_of(path)
+        loaded = self._shards.get(shard)
+        if loaded is None:
+            loaded = self._shards[shard] = self._load(shard)
+        return self._racy.get(path) or self._fresh.get(shard, {}).get(path) or loaded.get(path)
+
     def file(self, path: str, st: os.stat_result) -> str:
         """The content digest of the regular file ``path`` whose stat is ``st``."""
         signature = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
         with self._lock:
-            known = self._racy.get(path) or self._fresh.get(path) or self._entries().get(path)
+            known = self._known(path)
         if known is not None and known[:5] == signature:
             return str(known[5])
         digest = _hash_file(path)
@@ -129,9 +144,11 @@ class DigestMemo:
         record = [*signature, digest]
         racy = time.time() - st.st_mtime_ns / 1e9 < RACY_SECONDS
         with self._lock:
-            (self._racy if racy else self._fresh)[path] = record
-            if not racy:
+            if racy:
+                self._racy[path] = record
+            else:
                 self._racy.pop(path, None)
+                self._fresh.setdefault(self._shard_of(path), {})[path] = record
         return digest
 
     def digest(self, path: str) -> str:
@@ -174,19 +191,37 @@ class DigestMemo:
         return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
     def save(self) -> None:
-        """Merge what this run learnt into the memo file (last writer wins per path)."""
-        if self.path is None or not self._fresh:
+        """Merge what this run learnt into the memo (last writer wins per path)."""
+        if self.root is None or not self._fresh:
             return
-        on_disk = self._load()
-        on_disk.update(self._fresh)
-        if len(on_disk) > MAX_MEMO:
-            kept = {p: v for p, v in on_disk.items() if os.path.exists(p)}
-            on_disk = dict(list(kept.items())[-MAX_MEMO:])
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        payload = json.dumps({"format": FORMAT, "entries": on_disk}, separators=(",", ":"))
-        write_atomically(self.path, payload.encode())
-        self._known = on_disk
+        self.root.mkdir(parents=True, exist_ok=True)
+        for shard, fresh in self._fresh.items():
+            on_disk = self._load(shard)
+            on_disk.update(fresh)
+            if len(on_disk) > MAX_MEMO_SHARD:
+                kept = {p: v for p, v in on_disk.items() if os.path.exists(p)}
+                on_disk = dict(list(kept.items())[-MAX_MEMO_SHARD:])
+            self._write(shard, on_disk)
+            self._shards[shard] = on_disk
         self._fresh = {}
+
+    def _write(self, shard: str, entries: dict[str, list[Any]]) -> None:
+        payload = json.dumps({"format": FORMAT, "entries": entries}, separators=(",", ":"))
+        write_atomically(self._shard_path(shard), payload.encode())
+
+    def prune(self) -> int:
+        """Forget files that no longer exist; returns how many were forgotten."""
+        if self.root is None or not self.root.is_dir():
+            return 0
+        dropped = 0
+        for path in sorted(self.root.glob("*.json")):
+            shard = path.stem
+            entries = self._load(shard)
+            kept = {p: v for p, v in entries.items() if os.path.exists(p)}
+            if len(kept) != len(entries):
+                dropped += len(entries) - len(kept)
+                self._write(shard, kept)
+        return dropped
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,7 +258,7 @@ class StepCache:
         self.root = Path(root)
         self.run_id = run_id
         self.host = socket.gethostname()
-        self.memo = DigestMemo(self.root / "memo" / f"{self.host}.json")
+        self.memo = DigestMemo(self.root / "memo" / self.host)
         self._identities: dict[int, tuple[Cab, str]] = {}
         self._images: dict[tuple[str, str], str | None] = {}
         self._dirs: set[str] = set()

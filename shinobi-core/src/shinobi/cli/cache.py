@@ -180,6 +180,7 @@ def prune(
             cache.remove(entry)
         for path in leftovers:
             path.unlink(missing_ok=True)
+        cache.memo.prune()  # digests remembered for files that are gone
     verb = "would remove" if dry_run else "removed"
     if as_json:
         rows = [{**_as_json(e), "reason": why} for e, why in doomed]
