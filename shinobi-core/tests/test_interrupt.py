@@ -198,6 +198,65 @@ def test_a_step_waiting_on_a_torn_down_one_never_starts(tmp_path: Path, tag: str
     assert tagged(tag) == []
 
 
+WORKSPACE_RECIPE = """
+import os, subprocess, sys, time
+from shinobi.steps import Cab, Recipe, pystep
+
+FAMILY = {family!r}
+TAG = {tag!r}
+MARKERS = {markers!r}
+
+@pystep(venv=sys.prefix)
+def staged() -> None:
+    workspace = os.path.dirname(sys.argv[-1])  # the runner's spec.json lives there
+    subprocess.Popen([sys.executable, FAMILY, "root", TAG, MARKERS + "/staged", workspace])
+    time.sleep(300)
+
+pipe = Recipe("pipe", max_workers=2)
+pipe.add_step("staged", staged)
+pipe.add_step("plain", Cab("plain", [sys.executable, FAMILY, "root", TAG, MARKERS + "/plain"]))
+"""
+
+
+def test_a_step_workspace_outlives_every_writer_in_it(tmp_path: Path, tag: str) -> None:
+    """An out-of-process pystep stages its runner in a workspace; a child that
+    ignores SIGTERM keeps writing there until SIGKILL. The workspace must still
+    be there for as long as that writer lives, and be gone after the run."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    recipe = tmp_path / "staged.py"
+    source = WORKSPACE_RECIPE.format(family=str(FAMILY), tag=tag, markers=str(markers))
+    recipe.write_text(textwrap.dedent(source))
+    env = {
+        **os.environ,
+        "SHINOBI_CONFIG": str(tmp_path / "none.toml"),
+        "SHINOBI_CACHE_DIR": str(tmp_path / "cache"),
+        "SHINOBI_EXECUTION_GRACE_PERIOD": "1",
+    }
+    proc = subprocess.Popen(
+        [*_ninja(), "run", f"{recipe}:pipe"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        wanted = [markers / f"{s}.{r}" for s in ("staged", "plain") for r in ROLES]
+        wait_for([*wanted, markers / "staged.scribe"], proc)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert tagged(tag) == []
+    assert not (markers / "staged.orphaned").exists()  # removed only after teardown
+    (run_dir,) = (tmp_path / ".shinobi" / "runs").iterdir()
+    assert list((run_dir / "pysteps").iterdir()) == []
+
+
 class UndyingTable(teardown.ProcessTable):
     """The real table plus one live process that ignores every signal."""
 
