@@ -1,0 +1,263 @@
+"""The whole flow through the ninja CLI, live: run, dry run, interrupt, pinning."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from live_engines import ENGINES, OCI_ENGINES, engine_facts, image, live_backend
+
+from shinobi_containers.digest import sif_digest
+
+HERE = Path(__file__).resolve().parent
+NINJA = str(Path(sys.executable).parent / "ninja")
+AWKWARD = "sp ace 'single' \"double\" $(touch pwned) `tick`"
+
+
+def write_project(tmp_path: Path, engine: str) -> tuple[Path, str]:
+    """A recipe file and a project config (the testbed's run flags; no cache) in tmp_path."""
+    tag = f"shinobi-cli-{uuid.uuid4().hex[:10]}"
+    text = (HERE / "cli_recipe.py.txt").read_text()
+    recipe = tmp_path / "recipes.py"
+    recipe.write_text(text.replace("@IMAGE@", image(engine)).replace("@TAG@", tag))
+    flags = engine_facts(engine).get("run_flags") if engine in OCI_ENGINES else None
+    table = f'[backend.{engine}]\nrun_flags = "{flags}"\n' if flags else ""
+    (tmp_path / "shinobi.toml").write_text(f"{table}[cache]\nenabled = false\n")
+    return recipe, tag
+
+
+def ninja_env(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["SHINOBI_CONFIG"] = str(tmp_path / "no-user-config.toml")
+    return env
+
+
+def ninja(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [NINJA, *args],
+        cwd=tmp_path,
+        env=ninja_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_recipe_of_cabs_runs_through_ninja(engine: str, tmp_path: Path) -> None:
+    live_backend(engine)
+    recipes, _ = write_project(tmp_path, engine)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "source.txt").write_text("payload\n")
+    done = ninja(
+        tmp_path,
+        "run",
+        f"{recipes}:pipe",
+        "--backend",
+        engine,
+        "--source",
+        "in/source.txt",
+        "--middle",
+        "work/step1/middle.txt",
+        "--target",
+        "products/final/target.txt",
+    )
+    assert done.returncode == 0, done.stderr
+    target = tmp_path / "products" / "final" / "target.txt"
+    assert target.read_text() == "payload\ncopied\ncopied\n"
+    assert target.stat().st_uid == os.getuid()
+    assert "result = products/final/target.txt" in done.stdout
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_awkward_paths_survive_the_cli_mounts_and_argv(engine: str, tmp_path: Path) -> None:
+    live_backend(engine)
+    recipes, _ = write_project(tmp_path, engine)
+    source = tmp_path / AWKWARD / f"{AWKWARD}.txt"
+    source.parent.mkdir()
+    source.write_text("payload\n")
+    target = tmp_path / f"out {AWKWARD}" / f"{AWKWARD} final.txt"
+    done = ninja(
+        tmp_path,
+        "run",
+        f"{recipes}:pipe",
+        "--backend",
+        engine,
+        "--source",
+        str(source),
+        "--middle",
+        str(tmp_path / f"mid {AWKWARD}" / "m.txt"),
+        "--target",
+        str(target),
+    )
+    assert done.returncode == 0, done.stderr
+    assert target.read_text() == "payload\ncopied\ncopied\n"
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_the_dry_run_prints_the_whole_engine_command(tmp_path: Path) -> None:
+    recipes, _ = write_project(tmp_path, "docker")
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "source.txt").write_text("x")
+    args = ["run", f"{recipes}:pipe", "--backend", "docker", "--source", "in/source.txt"]
+    args += ["--middle", "mid/m.txt", "--target", "out/t.txt", "--dryrun"]
+    done = ninja(tmp_path, *args, "--json")
+    assert done.returncode == 0, done.stderr
+    steps = {s["name"]: s for s in json.loads(done.stdout)["steps"]}
+    first = steps["first"]["argv"]
+    assert first[:3] == ["docker", "run", "--name"] and first[3].startswith("shinobi-")
+    mounts = [first[i + 1] for i, a in enumerate(first) if a == "--mount"]
+    assert f"type=bind,source={tmp_path},target={tmp_path}" in mounts
+    assert (
+        f"type=bind,source={tmp_path}/in/source.txt,target={tmp_path}/in/source.txt,readonly"
+        in mounts
+    )
+    assert first[-7] == image("docker") and first[-6:-3] == ["/bin/sh", "-c", first[-4]]
+    assert first[-2:] == ["in/source.txt", "mid/m.txt"]
+    drawn = ninja(tmp_path, *args)
+    assert drawn.returncode == 0, drawn.stderr
+    assert "docker run --name shinobi-" in drawn.stdout.replace("│ ", "").replace("\n", "")
+
+
+def test_a_refused_mount_stops_the_run_before_anything_runs(tmp_path: Path) -> None:
+    live_backend("docker")
+    recipes, _ = write_project(tmp_path, "docker")
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "source.txt").write_text("x")
+    done = ninja(
+        tmp_path,
+        "run",
+        f"{recipes}:pipe",
+        "--backend",
+        "docker",
+        "--source",
+        "in/source.txt",
+        "--middle",
+        "mid/m.txt",
+        "--target",
+        f"/shinobi-no-such-top-{os.getpid()}/t.txt",
+    )
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no existing parent directory" in lines[0]
+    assert not (tmp_path / "mid").exists(), "the first step ran although the run was refused"
+
+
+def _containers(engine: str, *filters: str) -> list[str]:
+    args = [engine, "ps", "-aq"]
+    for item in filters:
+        args += ["--filter", item]
+    listed = subprocess.run(args, capture_output=True, text=True, timeout=60, check=True)
+    return listed.stdout.split()
+
+
+def _processes_with(tag: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if tag.encode() in cmdline:
+                found.append(int(entry))
+    return found
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_sigint_during_a_container_step_exits_130_and_leaves_no_container(
+    engine: str, tmp_path: Path
+) -> None:
+    live_backend(engine)
+    recipes, tag = write_project(tmp_path, engine)
+    marker = tmp_path / "started"
+    proc = subprocess.Popen(
+        [NINJA, "run", f"{recipes}:nap", "--backend", engine, "--marker", str(marker)],
+        cwd=tmp_path,
+        env=ninja_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if engine in OCI_ENGINES:
+                running = _containers(
+                    engine, "name=shinobi-", "label=shinobi.step=nap", "status=running"
+                )
+            else:
+                running = [str(p) for p in _processes_with(tag)]
+            if running and marker.exists():
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None and marker.exists(), proc.communicate(timeout=5)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1].startswith("ninja: error: stopped by SIGINT"), stderr
+    if engine in OCI_ENGINES:
+        assert _containers(engine, "name=shinobi-") == []
+    assert _processes_with(tag) == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_provenance_runs_the_image_by_digest_and_records_it(engine: str, tmp_path: Path) -> None:
+    live_backend(engine)
+    recipes, _ = write_project(tmp_path, engine)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "source.txt").write_text("x\n")
+    done = ninja(
+        tmp_path,
+        "run",
+        f"{recipes}:pipe",
+        "--backend",
+        engine,
+        "--provenance",
+        "--source",
+        "in/source.txt",
+        "--middle",
+        "m.txt",
+        "--target",
+        "t.txt",
+    )
+    assert done.returncode == 0, done.stderr
+    manifests = list((tmp_path / ".shinobi" / "runs").glob("*/manifest.json"))
+    assert len(manifests) == 1
+    text = manifests[0].read_text()
+    expected = _digest_of(engine)
+    assert expected in text, f"{expected} not recorded in the manifest"
+
+
+def _digest_of(engine: str) -> str:
+    if engine in OCI_ENGINES:
+        listed = subprocess.run(
+            [
+                engine,
+                "image",
+                "inspect",
+                "--format",
+                "{{json .RepoDigests}}\t{{.Id}}",
+                image(engine),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
+        digests, _, image_id = listed.stdout.strip().partition("\t")
+        found = json.loads(digests) or []
+        return found[0] if found else image_id
+    return sif_digest(image(engine))
