@@ -1,0 +1,34 @@
+"""check(): whether each engine is usable here, and why not, within seconds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from live_engines import ENGINES, live_backend
+
+from shinobi.backends import get_backend
+
+
+@pytest.mark.parametrize("name", ENGINES)
+def test_a_missing_binary_is_named_with_the_fix(name: str, tmp_path: Path) -> None:
+    status = get_backend(name, {"binary": str(tmp_path / "no-such-binary")}).check()
+    assert not status.usable
+    assert "no-such-binary not found" in status.detail and f"backend.{name}.binary" in status.detail
+
+
+@pytest.mark.parametrize("name", ENGINES)
+def test_a_usable_engine_says_what_it_found(name: str) -> None:
+    status = live_backend(name).check()
+    assert status.usable and status.detail
+
+
+def test_an_unreachable_docker_daemon_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    live_backend("docker")
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")
+    status = get_backend("docker", {}).check()
+    assert not status.usable
+    assert status.detail.startswith("the docker daemon is not reachable:")
+    assert "\n" not in status.detail
