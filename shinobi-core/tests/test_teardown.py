@@ -210,3 +210,29 @@ def test_a_cancel_before_start_spawns_nothing(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     run = run_process(["touch", str(marker)], cwd=str(tmp_path), control=control)
     assert run.cancelled and not marker.exists()
+
+
+def test_a_failing_payload_stopper_is_reported_and_the_processes_still_go(
+    tmp_path: Path, tag: str
+) -> None:
+    heard: list[str] = []
+    control = RunControl(grace=0.3)
+    control.on_warning = heard.append
+    marker = tmp_path / "up"
+    outcome: list[BackendRun] = []
+
+    def broken_stopper() -> None:
+        raise RuntimeError("engine unreachable")
+
+    argv = ["sh", "-c", f"touch {marker}; sleep 300; : {tag}"]
+    thread = threading.Thread(
+        target=lambda: outcome.append(
+            run_process(argv, cwd=str(tmp_path), control=control, before_kill=broken_stopper)
+        )
+    )
+    thread.start()
+    wait_for([marker])
+    assert control.cancel() == ()
+    thread.join(10)
+    assert outcome[0].cancelled and tagged(tag) == []
+    assert heard and "engine unreachable" in heard[0]

@@ -71,6 +71,7 @@ class Session:
         from shinobi.resources import Budget
 
         self.control = RunControl(grace=self.config.execution.grace_period)
+        self.control.on_warning = self.warn
         execution = self.config.execution
         self.budget = Budget.for_this_process(execution.cpus, execution.memory)
         if self.run_dir is not None:

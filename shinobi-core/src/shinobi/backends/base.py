@@ -121,6 +121,7 @@ class RunControl:
         self._stoppers: dict[int, Callable[[], tuple[int, ...]]] = {}
         self._next = 0
         self.warnings: list[str] = []
+        self.on_warning: Callable[[str], None] | None = None
 
     def on_cancel(self, stopper: Callable[[], tuple[int, ...]]) -> Callable[[], None]:
         """Register ``stopper`` (returns pids that would not die); returns an unregister."""
@@ -159,7 +160,10 @@ class RunControl:
         return tuple(survivors)
 
     def warn(self, message: str) -> None:
+        """Report ``message`` to the run's observers (kept in ``warnings`` too)."""
         self.warnings.append(message)
+        if self.on_warning is not None:
+            self.on_warning(message)
 
 
 class Backend(ABC):

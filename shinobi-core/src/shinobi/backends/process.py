@@ -14,7 +14,6 @@ crash of ninja never loses a tool's output.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -142,8 +141,10 @@ def run_process(
             stopping.set()
         try:
             if before_kill is not None:
-                with contextlib.suppress(Exception):
+                try:
                     before_kill()
+                except Exception as exc:  # the processes below still get stopped
+                    control.warn(f"stopping the payload of {argv[0]!r} failed: {exc}")
             survivors = terminate_session(proc.pid, control.grace, tag=tag)
         finally:
             stopped.set()
