@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -371,6 +372,23 @@ def test_the_dryrun_counts_slices(
     assert done.returncode == 0, done.stderr
     assert "scatter over left, right: 2 slices" in done.stdout
     assert "pair[0]: $ /bin/sh -c 'touch ran-$1' p a 1" in done.stdout
+    as_json = ninja(
+        "run",
+        "recipe.py:recipe",
+        "--lefts",
+        "a",
+        "--lefts",
+        "b",
+        "--rights",
+        "1",
+        "--rights",
+        "2",
+        "--dryrun",
+        "--json",
+    )
+    (planned,) = [s for s in json.loads(as_json.stdout)["steps"] if s["name"] == "pair"]
+    assert planned["argv"] is None  # the whole lists are no command line; the slices are
+    assert [s["argv"][-2:] for s in planned["slices"]] == [["a", "1"], ["b", "2"]]
     assert not list(tmp_path.glob("ran-*"))
 
 
@@ -393,8 +411,15 @@ def test_preflight_checks_literals_and_nested_recipes_too() -> None:
     with pytest.raises(ValueError, match=r"step 'branch.pair': .*\(left has 2, right has 1\)"):
         preflight(build_graph(outer), {"lefts": ["a", "b"], "rights": []})
 
-    # A list produced by an upstream step is not known before the run: no verdict.
+    # The gathered output of a step scattered over known lists has a known length too.
     late = Recipe("late", Pairs)
     late.add_step("a", pair, scatter=["left"], left=late.inputs.lefts, right=0)
     late.add_step("b", pair, scatter=["left", "right"], left=late.outputs.a.joined, right=[1])
-    preflight(build_graph(late), {"lefts": ["x", "y"], "rights": []})
+    with pytest.raises(ValueError, match=r"step 'b': .*\(left has 2, right has 1\)"):
+        preflight(build_graph(late), {"lefts": ["x", "y"], "rights": []})
+
+    # A list a tool reports only when it runs is not known before: no verdict.
+    unknown = Recipe("unknown", Pairs)
+    unknown.add_step("up", count_all, items=["x"])
+    unknown.add_step("b", pair, scatter=["left", "right"], left=unknown.outputs.up.count, right=[1])
+    preflight(build_graph(unknown), {"lefts": [], "rights": []})

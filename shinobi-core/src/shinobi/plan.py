@@ -174,11 +174,16 @@ def plan_graph(graph: Graph, inputs: Mapping[str, Any], cwd: str, prefix: str = 
         except ValueError as exc:
             step = PlannedStep(name, node, values, {}, error=str(exc))
         else:
-            step = _plan_step(name, node, values, cwd)
-            if slices is not None:
-                step.slices = [
-                    _plan_step(f"{name}[{k}]", node, v, cwd) for k, v in enumerate(slices)
-                ]
+            if not node.scatter:
+                step = _plan_step(name, node, values, cwd)
+            else:
+                # A scattered step is its slices: the whole lists are no command line.
+                step = PlannedStep(name, node, values, {})
+                if slices is not None:
+                    step.slices = [
+                        _plan_step(f"{name}[{k}]", node, v, cwd) for k, v in enumerate(slices)
+                    ]
+                    step.paths = tuple(u for part in step.slices for u in part.paths)
         planned[node.name] = step
         by_index[i] = step
     plan.steps = [s for s in by_index if s is not None]
@@ -186,30 +191,30 @@ def plan_graph(graph: Graph, inputs: Mapping[str, Any], cwd: str, prefix: str = 
     return plan
 
 
-def preflight(graph: Graph, inputs: Mapping[str, Any], prefix: str = "") -> None:
+def preflight(graph: Graph, inputs: Mapping[str, Any], cwd: str | None = None) -> None:
     """Checks that need values but no run: every scatter whose lists are known
-    before the run (recipe inputs, literals), nested recipes included, must
-    scatter lists of equal length.
+    before the run (recipe inputs, literals, the gathered outputs of steps
+    scattered over those), nested recipes included, must scatter lists of
+    equal length.
 
-    Raises ValueError naming the step and fields; cheap enough for every run.
+    Raises ValueError naming the step and fields; it is the dry run's own
+    static resolution, so it costs what planning costs (linear in the steps).
     """
+    import os
 
-    def unknown(ref: OutputRef) -> Any:
-        return Unknown(ref.step, ref.field)
+    error = _first_error(plan_graph(graph, inputs, cwd or os.getcwd()).steps)
+    if error is not None:
+        raise ValueError(error)
 
-    for node in graph.nodes:
-        if node.scatter:
-            values = {f: resolve_value(node.wiring[f], inputs, unknown) for f in node.scatter}
-            try:
-                scatter_slices(node, values)
-            except ValueError as exc:
-                where = f"step {node.name!r}"
-                raise ValueError(
-                    str(exc).replace(where, f"step {prefix + node.name!r}", 1)
-                ) from None
-        elif node.subgraph is not None:
-            child = {k: resolve_value(v, inputs, unknown) for k, v in node.wiring.items()}
-            for name, spec in fields_of(node.subgraph.recipe.inputs_model).items():
-                if name not in child:
-                    child[name] = Unknown(node.name, name) if spec.required else spec.default
-            preflight(node.subgraph, child, f"{prefix}{node.name}.")
+
+def _first_error(steps: list[PlannedStep]) -> str | None:
+    for step in steps:
+        if step.error:
+            # scatter_slices names the step as declared; nested ones get their path.
+            return step.error.replace(f"step {step.node.name!r}", f"step {step.name!r}", 1)
+        for part in [*(step.slices or []), step]:
+            if part.children is not None:
+                found = _first_error(part.children.steps)
+                if found is not None:
+                    return found
+    return None
