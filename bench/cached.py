@@ -20,7 +20,7 @@ from typing import Any
 import recipes
 from figures import Figure, Report
 from runs import scratch
-from timing import CommandFailed, Samples, bench_env, run_timed
+from timing import CommandFailed, Samples, Timing, bench_env, cpu_seconds, run_timed
 
 __all__ = ["measure_cached_rerun"]
 
@@ -39,16 +39,16 @@ def _cached_count_cli(argv: list[str], cwd: Path, env: dict[str, str]) -> int:
     return sum(1 for step in data.get("steps", []) if step.get("status") == "cached")
 
 
-def _inprocess(steps: int, cwd: Path, cache_dir: Path) -> tuple[float, int]:
+def _inprocess(steps: int, cwd: Path, cache_dir: Path) -> tuple[Timing, int]:
     from shinobi.runner import run_recipe
 
     recipe = getattr(recipes, f"touch_{steps}")
     previous = os.environ.get("SHINOBI_CACHE_DIR")
     os.environ["SHINOBI_CACHE_DIR"] = str(cache_dir)
     try:
-        started = time.perf_counter()
+        cpu, started = cpu_seconds(), time.perf_counter()
         result = run_recipe(recipe, max_workers=1, use_cache=True, cwd=cwd, workdir=cwd)
-        elapsed = time.perf_counter() - started
+        elapsed = Timing(time.perf_counter() - started, cpu_seconds() - cpu)
     finally:
         if previous is None:
             os.environ.pop("SHINOBI_CACHE_DIR", None)
@@ -83,7 +83,7 @@ def measure_cached_rerun(
         cli = Samples()
         for _ in range(reps):
             cli.add(run_timed(argv, cwd=cwd, env=env))
-        report.add(Figure(cli_key, cli_label, "s", cli.median, cli.seconds))
+        report.add(Figure.of(cli_key, cli_label, "s", cli))
         inproc = Samples()
         for _ in range(reps):
             elapsed, served = _inprocess(steps, cwd, cache_dir)
@@ -93,4 +93,4 @@ def measure_cached_rerun(
                 )
                 return
             inproc.add(elapsed)
-        report.add(Figure(in_key, in_label, "s", inproc.median, inproc.seconds))
+        report.add(Figure.of(in_key, in_label, "s", inproc))

@@ -8,14 +8,21 @@ placeholder that could be mistaken for a measurement.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from timing import Samples
 
 __all__ = ["Figure", "Report", "Target"]
 
 
 @dataclass
 class Figure:
-    """One reported quantity: the median of its samples, in ``unit``."""
+    """One reported quantity: the median of its samples, in ``unit``.
+
+    ``cpu`` is the same quantity computed from CPU time instead of wall time
+    (a duration, a ratio or an overhead alike), when the measurement has one.
+    """
 
     key: str
     label: str
@@ -23,6 +30,21 @@ class Figure:
     value: float | None = None
     samples: list[float] = field(default_factory=list)
     note: str = ""
+    cpu: float | None = None
+    cpu_samples: list[float] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, key: str, label: str, unit: str, samples: Samples, scale: float = 1.0) -> Figure:
+        """The medians of ``samples`` (seconds), times ``scale`` (1000 for ms)."""
+        return cls(
+            key,
+            label,
+            unit,
+            samples.median * scale,
+            [w * scale for w in samples.wall],
+            cpu=samples.median_cpu * scale,
+            cpu_samples=[c * scale for c in samples.cpu],
+        )
 
     @property
     def measured(self) -> bool:
@@ -32,6 +54,9 @@ class Figure:
         data: dict[str, Any] = {"label": self.label, "unit": self.unit, "value": self.value}
         if self.samples:
             data["samples"] = [round(s, 6) for s in self.samples]
+        if self.cpu is not None:
+            data["cpu"] = self.cpu
+            data["cpu_samples"] = [round(s, 6) for s in self.cpu_samples]
         if self.note:
             data["note"] = self.note
         return data

@@ -9,16 +9,13 @@ Growth is the 100,000-step median over the 10,000-step one; linear is 10.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from functools import partial
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
 
 import recipes
 from figures import Figure, Report
-from timing import Samples, bench_env, repeat, run_timed
+from timing import Samples, bench_env, repeat, run_timed, timed
 
 __all__ = [
     "SHAPES",
@@ -35,22 +32,17 @@ def _target(shape: str, steps: int) -> str:
     return f"{Path(recipes.__file__).resolve()}:{shape}_{steps}"
 
 
-def _seconds(call: Callable[..., Any], *args: Any) -> float:
-    started = time.perf_counter()
-    call(*args)
-    return time.perf_counter() - started
-
-
 def _add(report: Report, key: str, label: str, samples: Samples) -> None:
-    report.add(Figure(key, label, "s", samples.median, samples.seconds))
+    report.add(Figure.of(key, label, "s", samples))
 
 
 def _growth(report: Report, key: str, label: str, small: str, large: str) -> None:
-    low, high = report.value(small), report.value(large)
-    if low is None or high is None:
+    low, high = report.figures.get(small), report.figures.get(large)
+    if low is None or high is None or low.value is None or high.value is None:
         report.missing(key, label, "x", "a size was not measured")
         return
-    report.add(Figure(key, label, "x", high / low))
+    cpu = high.cpu / low.cpu if high.cpu is not None and low.cpu else None
+    report.add(Figure(key, label, "x", high.value / low.value, cpu=cpu))
 
 
 def measure_dryrun(
@@ -86,13 +78,13 @@ def measure_build_graph(report: Report, sizes: tuple[int, int], reps: int) -> No
                 report,
                 f"recipe.{shape}_{steps}",
                 f"building the Recipe object, {shape} of {steps}",
-                repeat(reps, partial(_seconds, make, steps)),
+                repeat(reps, partial(timed, make, steps)),
             )
             _add(
                 report,
                 f"graph.{shape}_{steps}",
                 f"build_graph, {shape} of {steps}",
-                repeat(reps, partial(_seconds, build_graph, recipe)),
+                repeat(reps, partial(timed, build_graph, recipe)),
             )
         _growth(
             report,

@@ -10,20 +10,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from figures import Figure, Report
-from timing import Samples, bench_env, repeat, run_timed
+from timing import Samples, Timing, bench_env, repeat, run_timed
 
 __all__ = ["measure_startup"]
 
 _IMPORT_ONLY = (
-    "import time; t = time.perf_counter(); import shinobi; print(time.perf_counter() - t)"
+    "import time; t, c = time.perf_counter(), time.process_time(); import shinobi;"
+    " print(time.perf_counter() - t, time.process_time() - c)"
 )
 
 
-def _import_seconds(python: str, workdir: Path) -> float:
+def _import_seconds(python: str, workdir: Path) -> Timing:
     """The time the import statement alone takes inside a fresh interpreter."""
     out = workdir / "import.txt"
     run_timed([python, "-c", _IMPORT_ONLY], cwd=workdir, env=bench_env(), stdout=out)
-    return float(out.read_text().strip())
+    wall, cpu = (float(x) for x in out.read_text().split())
+    return Timing(wall, cpu)
 
 
 def measure_startup(report: Report, bindir: Path, reps: int, workdir: Path) -> None:
@@ -32,9 +34,7 @@ def measure_startup(report: Report, bindir: Path, reps: int, workdir: Path) -> N
     env = bench_env()
 
     def figure(key: str, label: str, samples: Samples) -> None:
-        report.add(
-            Figure(key, label, "ms", samples.median * 1000, [s * 1000 for s in samples.seconds])
-        )
+        report.add(Figure.of(key, label, "ms", samples, scale=1000))
 
     figure(
         "startup.help",

@@ -9,36 +9,83 @@ such rather than silently averaged away.
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, NamedTuple
 
-__all__ = ["CommandFailed", "Samples", "bench_env", "repeat", "run_timed"]
+__all__ = [
+    "CommandFailed",
+    "Samples",
+    "Timing",
+    "bench_env",
+    "cpu_seconds",
+    "repeat",
+    "run_timed",
+    "timed",
+]
 
 
 class CommandFailed(RuntimeError):
     """A measured command exited non-zero: its figure would be meaningless."""
 
 
+class Timing(NamedTuple):
+    """One repetition: wall seconds, and the CPU seconds (user + system) it consumed.
+
+    CPU time includes every process the measured one waited for (the steps'
+    tools too). On a loaded machine wall time stretches with the queue for a
+    core while CPU time barely moves, so the pair tells contention apart from
+    work.
+    """
+
+    wall: float
+    cpu: float
+
+
 @dataclass
 class Samples:
-    """Seconds taken by each repetition of one measurement."""
+    """The repetitions of one measurement."""
 
-    seconds: list[float] = field(default_factory=list)
+    timings: list[Timing] = field(default_factory=list)
 
-    def add(self, value: float) -> None:
-        self.seconds.append(value)
+    def add(self, timing: Timing) -> None:
+        self.timings.append(timing)
+
+    @property
+    def wall(self) -> list[float]:
+        return [t.wall for t in self.timings]
+
+    @property
+    def cpu(self) -> list[float]:
+        return [t.cpu for t in self.timings]
 
     @property
     def median(self) -> float:
-        return statistics.median(self.seconds)
+        return statistics.median(self.wall)
 
     @property
-    def best(self) -> float:
-        return min(self.seconds)
+    def median_cpu(self) -> float:
+        return statistics.median(self.cpu)
+
+
+def cpu_seconds() -> float:
+    """CPU used so far by this process and every child it has waited for."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def timed(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Timing:
+    """Wall and CPU time of ``call(*args, **kwargs)`` in this process."""
+    cpu, wall = cpu_seconds(), time.perf_counter()
+    call(*args, **kwargs)
+    return Timing(time.perf_counter() - wall, cpu_seconds() - cpu)
 
 
 def bench_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -66,33 +113,39 @@ def run_timed(
     cwd: str | Path | None = None,
     env: Mapping[str, str] | None = None,
     stdout: Path | None = None,
-) -> float:
-    """Wall seconds of one run of ``argv``; raises :class:`CommandFailed` on a non-zero exit.
+) -> Timing:
+    """One run of ``argv``; raises :class:`CommandFailed` on a non-zero exit.
 
-    Output goes to ``stdout`` (or nowhere); stderr is kept in memory only to
-    explain a failure.
+    Output goes to ``stdout`` (or nowhere); stderr goes to a scratch file,
+    read back only to explain a failure. The CPU time is the child's own
+    rusage (``wait4``), which includes every process it waited for.
     """
-    with open(stdout or os.devnull, "wb") as out:
+    with (
+        open(stdout or os.devnull, "wb") as out,
+        tempfile.TemporaryFile() as err,
+    ):
         started = time.perf_counter()
-        proc = subprocess.run(
+        proc = subprocess.Popen(
             list(argv),
             cwd=cwd,
             env=dict(env) if env is not None else bench_env(),
             stdin=subprocess.DEVNULL,
             stdout=out,
-            stderr=subprocess.PIPE,
-            check=False,
+            stderr=err,
         )
+        _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - started
-    if proc.returncode != 0:
-        tail = proc.stderr.decode(errors="replace").strip().splitlines()[-3:]
-        raise CommandFailed(
-            f"{' '.join(argv)} exited {proc.returncode}: {' | '.join(tail) or 'no stderr'}"
-        )
-    return elapsed
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            tail = err.read().decode(errors="replace").strip().splitlines()[-3:]
+            raise CommandFailed(
+                f"{' '.join(argv)} exited {proc.returncode}: {' | '.join(tail) or 'no stderr'}"
+            )
+    return Timing(elapsed, usage.ru_utime + usage.ru_stime)
 
 
-def repeat(times: int, measure: Callable[[], float], warmup: int = 1) -> Samples:
+def repeat(times: int, measure: Callable[[], Timing], warmup: int = 1) -> Samples:
     """``measure()`` run ``warmup`` times unrecorded, then ``times`` times recorded."""
     for _ in range(warmup):
         measure()
