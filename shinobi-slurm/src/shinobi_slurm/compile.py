@@ -23,7 +23,7 @@ from shinobi_slurm.commands import SlurmCommands, SlurmError
 from shinobi_slurm.queue import query_queue
 from shinobi_slurm.sacct import JobRecord, query_jobs
 from shinobi_slurm.scripts import JobFiles, job_script
-from shinobi_slurm.states import Outcome, classify, combine_tasks
+from shinobi_slurm.states import NEVER_RAN, Outcome, classify, combine_tasks
 
 __all__ = ["SlurmTarget"]
 
@@ -140,7 +140,9 @@ class SlurmTarget(OffloadTarget):
         steps = [self._step_state(job, found, error) for job in handle.jobs]
         by_name = {s.step: s for s in steps}
         for job, state in zip(handle.jobs, steps, strict=True):
-            if state.phase == "cancelled" and state.detail and state.detail.startswith("never ran"):
+            # Accounting can briefly lack the "Dependency" reason of a job Slurm cancelled
+            # for a failed dependency: a system cancel after a failed dependency is that.
+            if state.phase == "cancelled" and state.detail in (NEVER_RAN, "cancelled by Slurm"):
                 failed = [
                     a
                     for a in job.after
@@ -148,6 +150,7 @@ class SlurmTarget(OffloadTarget):
                 ]
                 if failed:
                     state.detail = f"never ran: {', '.join(failed)} did not succeed"
+                    state.started = None
         return LaunchStatus(handle=handle, steps=steps, error=error)
 
     def _step_state(
@@ -187,6 +190,12 @@ class SlurmTarget(OffloadTarget):
         if state.phase == "completed" and skipped and os.path.exists(str(skipped)):
             state.phase = "skipped"
             state.detail = "the loop had converged: exited without doing any work"
+        if state.phase == "failed" and job.stderr and not job.tasks:
+            said = _last_line(job.stderr)
+            if said:
+                state.detail = f"{state.detail}: {said}"
+        if state.detail and state.detail.startswith("never ran"):
+            state.started = None
         return state
 
     # -- cancel ------------------------------------------------------------------
@@ -197,7 +206,8 @@ class SlurmTarget(OffloadTarget):
         commands = self.commands
         if active:
             commands.cancel(active)
-            said.append(f"cancelled {len(active)} Slurm job(s) with scancel: {' '.join(active)}")
+            shown = " ".join(active[:10]) + (" ..." if len(active) > 10 else "")
+            said.append(f"cancelled {len(active)} Slurm job(s) with scancel: {shown}")
         if handle.state == "submitting":
             commands.cancel_named(str(handle.extra.get("job_name", job_name(handle.run_id))))
             said.append(
@@ -235,6 +245,19 @@ class SlurmTarget(OffloadTarget):
 
     def poll_interval(self) -> float:
         return float(self.settings.get("status_interval", 5.0))
+
+
+def _last_line(path: str, limit: int = 4096) -> str:
+    """The last non-empty line of a (shared) log file: what a failed tool said last."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - limit))
+            text = fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:200] if lines else ""
 
 
 def _task_states(records: list[JobRecord]) -> str:

@@ -51,6 +51,26 @@ _SHORT = {
     "-w": "nodelist",
 }
 
+#: Long options that never take a separate value (``--exclusive debug`` is two words).
+_FLAGS = frozenset(
+    {
+        "contiguous",
+        "exclusive",
+        "hold",
+        "ignore-pbs",
+        "no-kill",
+        "no-requeue",
+        "oversubscribe",
+        "overcommit",
+        "parsable",
+        "requeue",
+        "spread-job",
+        "test-only",
+        "use-min-nodes",
+        "wait",
+    }
+)
+
 #: Configured options that make a derived one meaningless or invalid.
 _REPLACES = {
     "mem-per-cpu": ("mem",),
@@ -74,7 +94,11 @@ def _parse_one(text: str, following: str | None) -> tuple[Option, bool]:
     """An option from ``text`` (and maybe its separate value); whether that was consumed."""
     if text.startswith("--"):
         long_name, eq, value = text[2:].partition("=")
-        return Option(long_name, value if eq else None), False
+        if eq:
+            return Option(long_name, value), False
+        if long_name not in _FLAGS and following is not None and not following.startswith("-"):
+            return Option(long_name, following), True
+        return Option(long_name), False
     if text.startswith("-") and len(text) >= 2:
         short, rest = text[:2], text[2:]
         name = _SHORT.get(short)

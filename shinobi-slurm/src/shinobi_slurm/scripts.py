@@ -101,11 +101,11 @@ def _guard(job: Job, files: JobFiles) -> list[str]:
         return []
     flag = shlex.quote(job.guard)
     said = shlex.quote(
-        f"shinobi: loop {job.node.loop!r} converged before iteration {job.node.iteration}"
+        f"shinobi: loop {job.node.loop} converged before iteration {job.node.iteration}"
         f" ({job.guard} exists): nothing to do"
     )
     return [
-        f"# loop {job.node.loop!r}, iteration {job.node.iteration}: skip once it has converged",
+        f"# loop {job.node.loop}, iteration {job.node.iteration}: skip once it has converged",
         f"if [ -e {flag} ]; then",
         f"  echo {said}",
         f"  mkdir -p {shlex.quote(str(files.skipped.parent))}",

@@ -13,7 +13,10 @@ from dataclasses import dataclass
 from shinobi.launch.tracking import StepPhase
 from shinobi_slurm.sacct import JobRecord
 
-__all__ = ["Outcome", "classify", "combine_tasks"]
+__all__ = ["NEVER_RAN", "Outcome", "classify", "combine_tasks"]
+
+#: What a job Slurm cancelled because a job it waits for failed is reported as.
+NEVER_RAN = "never ran: a job it waits for did not succeed"
 
 _PENDING = {"PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD", "CONFIGURING"}
 _RUNNING = {
@@ -96,9 +99,13 @@ def classify(record: JobRecord) -> Outcome:
             sig or None,
         )
     if state == "CANCELLED":
+        # Slurm itself cancels the dependants of a failed job (kill-on-invalid-dep): no
+        # "by UID", reason "Dependency"; its Start may still be filled in, so do not use it.
+        if record.by is None and record.reason and "depend" in record.reason.lower():
+            return Outcome("cancelled", NEVER_RAN, 1)
+        if record.by is None:
+            return Outcome("cancelled", "cancelled by Slurm", 1)
         if not record.started:
-            if record.reason and "depend" in record.reason.lower():
-                return Outcome("cancelled", "never ran: a job it waits for did not succeed", 1)
             return Outcome("cancelled", f"cancelled by {_user(record.by)} before it started", 1)
         return Outcome(
             "cancelled", f"cancelled by {_user(record.by)} while running", 1, sig or None

@@ -80,8 +80,9 @@ class _Checker:
             self.indexes[id(plan)] = index
         return index
 
-    def refuse(self, rule: str, reason: str, fix: str) -> None:
-        self.found.setdefault((rule, reason), Refusal(rule, reason, fix))
+    def refuse(self, rule: str, reason: str, fix: str, key: str | None = None) -> None:
+        """Record a reason once (a loop body repeats in every iteration: ``key`` merges them)."""
+        self.found.setdefault((rule, key or reason), Refusal(rule, reason, fix))
 
     # -- what crosses between steps ------------------------------------------
     def produced(self, plan: Plan, ref: OutputRef) -> str | None:
@@ -223,6 +224,7 @@ class _Checker:
                 " skipped iteration would leave its successors nothing to read",
                 f"give the output one name for every iteration (do not template it on the"
                 f" loop index), {_REMOTE}",
+                key=f"{where}:{name}",
             )
             return
 

@@ -1,0 +1,194 @@
+"""``ninja compile --engine slurm`` without a cluster: the scripts, the edges, the refusals."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES, RECIPES, Ninja
+
+
+def scripts(text: str) -> dict[str, str]:
+    """The printed workflow split into {job name: script}."""
+    found: dict[str, str] = {}
+    for part in re.split(r"^# ---- ", text, flags=re.M)[1:]:
+        head, _, body = part.partition("\n")
+        name = re.match(r"\S+ \((.+)\) ----$", head)
+        assert name, head
+        found[name.group(1)] = body
+    return found
+
+
+def dependency(script: str) -> list[str]:
+    match = re.search(r"^#SBATCH --dependency=afterok:(\S+)$", script, flags=re.M)
+    return [d.strip("<>") for d in match.group(1).split(":")] if match else []
+
+
+def test_offload_demo_prints_two_scripts_linked_by_afterok(ninja: Ninja) -> None:
+    done = ninja(
+        "compile",
+        f"{EXAMPLES}/offload_demo.py:pipe",
+        "--target",
+        "/scratch/made.ms",
+        "--container-runtime",
+        "none",
+    )
+    assert done.returncode == 0, done.stderr
+    found = scripts(done.stdout)
+    assert list(found) == ["make", "use"]
+    assert dependency(found["make"]) == []
+    assert dependency(found["use"]) == ["make"]
+    assert "#SBATCH --kill-on-invalid-dep=yes" in found["use"]
+    assert "exec /bin/touch /scratch/made.ms" in found["make"]
+    assert "exec /bin/cat /scratch/made.ms" in found["use"]
+    for script in found.values():
+        assert script.startswith("#!/bin/bash\n")
+        assert re.search(r"^#SBATCH --job-name=shinobi-\S+$", script, flags=re.M)
+
+
+def test_in_place_rewrites_are_ordered_and_readers_stay_parallel(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    ms = tmp_path / "obs.ms"
+    done = ninja("compile", f"{EXAMPLES}/inplace_ms.py:selfcal_ms", "--ms", str(ms))
+    assert done.returncode == 0, done.stderr
+    found = scripts(done.stdout)
+    assert {name: dependency(text) for name, text in found.items()} == {
+        "flag": [],
+        "gaincal": ["flag"],
+        "applycal": ["gaincal"],
+        "image": ["applycal"],
+        "inspect": ["applycal"],
+    }
+    assert f"mutate-then-mutate on {ms}" in found["gaincal"]
+    assert f"mutate-then-mutate on {ms}" in found["applycal"]
+    assert f"mutate-then-read on {ms}" in found["image"]
+    explained = ninja(
+        "compile", f"{EXAMPLES}/inplace_ms.py:selfcal_ms", "--ms", str(ms), "--explain"
+    )
+    assert explained.returncode == 0, explained.stderr
+    assert f"image, inspect only read {ms}: left parallel" in explained.stdout
+
+
+def test_loop_iterations_after_the_first_start_with_the_guard(ninja: Ninja, tmp_path: Path) -> None:
+    flag = tmp_path / "converged"
+    done = ninja(
+        "compile",
+        f"{RECIPES}/loops.py:selfcal",
+        "--ms",
+        str(tmp_path / "obs.ms"),
+        "--flag",
+        str(flag),
+    )
+    assert done.returncode == 0, done.stderr
+    found = scripts(done.stdout)
+    assert len(found) == 15
+    guard = f"if [ -e {flag} ]; then"
+    for name, text in found.items():
+        iteration = int(name.split(".")[1])
+        assert (guard in text) == (iteration > 1), name
+        if iteration > 1:
+            # the guard comes before the command, and exits 0 so afterok is satisfied
+            assert text.index(guard) < text.index("\nexec ")
+            assert "  exit 0\n" in text
+    assert dependency(found["cal.2.calibrate"]) == [
+        "cal.1.calibrate",
+        "cal.1.assess",
+        "cal.1.image",
+    ]
+
+
+def test_a_scatter_is_one_array_and_its_gatherer_waits_for_all(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    done = ninja(
+        "compile",
+        f"{RECIPES}/scatter.py:fan",
+        "--sources",
+        "a",
+        "--sources",
+        "b",
+        "--sources",
+        "c",
+        "--total",
+        "total.txt",
+    )
+    assert done.returncode == 0, done.stderr
+    found = scripts(done.stdout)
+    assert "#SBATCH --array=0-2" in found["convert"]
+    assert re.search(r"--output=\S+/logs/convert\.%a\.out", found["convert"])
+    for index, source in enumerate("abc"):
+        assert f"  {index}) exec /bin/sh -c " in found["convert"]
+        assert f" convert {source} ;;" in found["convert"]
+    assert dependency(found["combine"]) == ["convert"]
+    assert "a.out b.out c.out" in found["combine"]
+
+
+def test_declared_resources_and_configured_options(ninja: Ninja, tmp_path: Path) -> None:
+    done = ninja("compile", f"{RECIPES}/failing.py:hog")
+    assert "#SBATCH --mem=64M" in done.stdout
+    (tmp_path / "shinobi.toml").write_text(
+        '[backend.slurm]\nsbatch_opts = ["--mem=1G", "-p debug"]\n'
+    )
+    done = ninja("compile", f"{RECIPES}/failing.py:hog")
+    assert done.returncode == 0, done.stderr
+    assert "#SBATCH --mem=1G" in done.stdout and "--mem=64M" not in done.stdout
+    assert "#SBATCH --partition=debug" in done.stdout
+
+
+def test_output_writes_one_script_per_job(ninja: Ninja, tmp_path: Path) -> None:
+    out = tmp_path / "compiled"
+    done = ninja("compile", f"{EXAMPLES}/offload_demo.py:pipe", "--output", str(out))
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["make.sbatch", "use.sbatch"]
+    assert done.stdout == ""
+
+
+def test_a_container_runtime_comes_from_the_containers_plugin(ninja: Ninja) -> None:
+    from shinobi.backends import available_backends
+
+    done = ninja("compile", f"{EXAMPLES}/offload_demo.py:pipe", "--container-runtime", "docker")
+    if "docker" in available_backends():
+        assert done.returncode == 0, done.stderr
+        assert "declare no image" in done.stderr  # the demo's cabs have none
+    else:
+        assert done.returncode == 2
+        assert "pip install shinobi-containers" in done.stderr
+        assert "Traceback" not in done.stderr
+
+
+REFUSALS = {
+    "orchestrated": ["orchestration function"],
+    "in_venv": ["virtualenv"],
+    "mutable_object": ["MUTABLE but not a path"],
+    "crossing": ["set by a wrangler"],
+    "per_cycle": ["names its output 'image' per iteration"],
+    "everything": [
+        "orchestration function",
+        "virtualenv",
+        "MUTABLE but not a path",
+        "set by a wrangler",
+        "@pystep",
+    ],
+}
+
+
+@pytest.mark.parametrize("recipe", sorted(REFUSALS))
+def test_refusals_list_every_reason_and_exit_2(ninja: Ninja, recipe: str) -> None:
+    extra = ["--path", "/tmp/x"] if recipe in ("orchestrated", "in_venv", "everything") else []
+    done = ninja("compile", f"{RECIPES}/refused.py:{recipe}", *extra)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    for reason in REFUSALS[recipe]:
+        assert reason in done.stderr, (reason, done.stderr)
+    listed = [line for line in done.stderr.splitlines() if line.startswith("  - ")]
+    assert len(listed) == len(REFUSALS[recipe])
+    assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1].startswith("ninja: error: ")
+
+
+def test_explain_says_why_a_recipe_is_refused(ninja: Ninja) -> None:
+    done = ninja("compile", f"{RECIPES}/refused.py:crossing", "--explain")
+    assert done.returncode == 2
+    assert "fix:" in done.stderr and "why:" in done.stderr

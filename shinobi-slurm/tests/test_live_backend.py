@@ -1,0 +1,148 @@
+"""``ninja run --backend slurm`` against the real cluster: interrupts, sharing, outages, limits."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES, RECIPES, Ninja, ninja_argv
+from launches import wait_dequeued
+
+pytestmark = pytest.mark.usefixtures("slurm")
+
+SACCT = subprocess.run(
+    ["sh", "-c", "command -v sacct"], capture_output=True, text=True
+).stdout.strip()
+
+
+def wrapped_sacct(tmp_path: Path, fail_first: int = 0) -> tuple[dict[str, str], Path]:
+    """A PATH whose sacct logs every call (and fails the first ``fail_first`` ones like a
+    slurmdbd that is away), then runs the real one."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    log = tmp_path / "sacct-calls.log"
+    script = bin_dir / "sacct"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'echo "$*" >> {log}\n'
+        f"n=$(wc -l < {log})\n"
+        f'if [ "$n" -le {fail_first} ]; then\n'
+        '  echo "sacct: error: Problem talking to the database: Connection refused" >&2\n'
+        "  exit 1\n"
+        "fi\n"
+        f'exec {SACCT} "$@"\n'
+    )
+    script.chmod(0o755)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}, log
+
+
+def job_ids_of(call: str) -> set[str]:
+    words = call.split()
+    return set(words[words.index("-j") + 1].split(","))
+
+
+def test_sigint_cancels_the_job_and_leaves_nothing_queued(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    marker = tmp_path / "started"
+    run = subprocess.Popen(
+        [
+            *ninja_argv(),
+            "run",
+            f"{RECIPES}/sleepy.py:sleepy",
+            "--marker",
+            str(marker),
+            "--backend",
+            "slurm",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert run.poll() is None, run.communicate()
+        assert time.monotonic() < deadline, "the step never started"
+        time.sleep(0.1)
+    mine = subprocess.run(
+        ["squeue", "-h", "-o", "%i|%Z"], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    jobs = [line.split("|")[0] for line in mine if line.split("|")[1] == str(tmp_path)]
+    assert len(jobs) == 1, mine
+    run.send_signal(signal.SIGINT)
+    _, stderr = run.communicate(timeout=90)
+    assert run.returncode == 130, stderr
+    assert f"cancelled Slurm job {jobs[0]}" in stderr and "scancel" in stderr
+    assert wait_dequeued(jobs) == []
+    state = subprocess.run(
+        ["sacct", "-X", "-P", "-n", "-j", jobs[0], "-o", "State"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert state[0] == "CANCELLED"
+
+
+def test_concurrent_steps_share_one_sacct_call_per_round(ninja: Ninja, tmp_path: Path) -> None:
+    extra, log = wrapped_sacct(tmp_path)
+    done = ninja("run", f"{RECIPES}/sleepy.py:parallel", "--backend", "slurm", **extra)
+    assert done.returncode == 0, done.stderr
+    calls = [job_ids_of(line) for line in log.read_text().splitlines()]
+    every = set().union(*calls)
+    assert len(every) == 4
+    assert every in calls, "no round asked about all four running jobs at once"
+    assert sum(1 for ids in calls if len(ids) == 1) <= 2, calls
+
+
+def test_a_brief_accounting_outage_does_not_fail_the_run(ninja: Ninja, tmp_path: Path) -> None:
+    extra, log = wrapped_sacct(tmp_path, fail_first=3)
+    made = tmp_path / "made.ms"
+    done = ninja(
+        "run",
+        f"{EXAMPLES}/offload_demo.py:pipe",
+        "--target",
+        str(made),
+        "--backend",
+        "slurm",
+        **extra,
+    )
+    assert done.returncode == 0, done.stderr
+    assert made.exists()
+    assert "cannot ask Slurm about its jobs" in done.stderr and "keep running" in done.stderr
+    assert "answers again" in done.stderr
+    assert len(log.read_text().splitlines()) > 3
+
+
+def test_a_failing_step_reports_its_exit_code_and_words(ninja: Ninja, tmp_path: Path) -> None:
+    done = ninja(
+        "run", f"{RECIPES}/failing.py:chain", "--marker", str(tmp_path / "m"), "--backend", "slurm"
+    )
+    assert done.returncode == 1
+    assert "step 'boom' failed: exited with code 3: boom: the calibration diverged" in done.stderr
+    assert "FAILED" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_step_over_its_memory_is_reported_out_of_memory(ninja: Ninja) -> None:
+    done = ninja("run", f"{RECIPES}/failing.py:hog", "--backend", "slurm")
+    assert done.returncode == 1
+    assert "out of memory" in done.stderr and "OUT_OF_MEMORY" in done.stderr
+
+
+def test_declared_cpus_reach_the_job_and_configured_options_win(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    report = tmp_path / "report.txt"
+    target = f"{RECIPES}/resources.py:three_cpus"
+    done = ninja("run", target, "--report", str(report), "--backend", "slurm")
+    assert done.returncode == 0, done.stderr
+    assert report.read_text().strip() == "cpus=3"
+    (tmp_path / "shinobi.toml").write_text('[backend.slurm]\nsbatch_opts = ["--cpus-per-task=2"]\n')
+    done = ninja("run", target, "--report", str(report), "--backend", "slurm", "--no-cache")
+    assert done.returncode == 0, done.stderr
+    assert report.read_text().strip() == "cpus=2"

@@ -1,0 +1,255 @@
+"""``ninja compile --submit`` against the real one-node Slurm, then status/runs/logs/cancel/clean.
+
+Every test runs the CLI as a user would, in its own directory (shared with
+slurmd, being on this node) and with its own launches index.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES, RECIPES, Ninja, ninja_argv
+from launches import queued, sacct_times, status, steps, submit, wait_dequeued, wait_final
+
+pytestmark = pytest.mark.usefixtures("slurm")
+
+
+def test_offload_demo_runs_on_the_cluster(ninja: Ninja, tmp_path: Path) -> None:
+    made = tmp_path / "made.ms"
+    launch = submit(ninja, f"{EXAMPLES}/offload_demo.py:pipe", "--target", str(made))
+    handle = tmp_path / ".shinobi" / "pipe" / "handle.json"
+    assert launch["handle"] == str(handle) and handle.is_file()
+    found = wait_final(ninja, str(handle))
+    assert found["state"] == "completed", found["summary"]
+    assert {name: s["phase"] for name, s in steps(found).items()} == {
+        "make": "completed",
+        "use": "completed",
+    }
+    assert made.exists()
+    text = ninja("status", str(handle))
+    assert text.returncode == 0 and "completed: 2 completed" in text.stdout
+    runs = ninja("runs")
+    assert launch["run_id"] in runs.stdout and "completed" in runs.stdout
+
+
+def test_in_place_rewrites_run_in_order_and_readers_together(ninja: Ninja, tmp_path: Path) -> None:
+    ms = tmp_path / "obs.ms"
+    launch = submit(ninja, f"{EXAMPLES}/inplace_ms.py:selfcal_ms", "--ms", str(ms))
+    jobs = {job["step"]: job for job in launch["jobs"]}
+    assert jobs["gaincal"]["after"] == ["flag"]
+    assert jobs["applycal"]["after"] == ["gaincal"]
+    assert jobs["image"]["after"] == ["applycal"] and jobs["inspect"]["after"] == ["applycal"]
+    found = wait_final(ninja, launch["handle"])
+    assert found["state"] == "completed", found["summary"]
+
+    times = sacct_times([job["job_id"] for job in launch["jobs"]])
+    start = {step: times[job["job_id"]][0] for step, job in jobs.items()}
+    end = {step: times[job["job_id"]][1] for step, job in jobs.items()}
+    assert start["gaincal"] >= end["flag"] and start["applycal"] >= end["gaincal"]
+    assert start["image"] >= end["applycal"] and start["inspect"] >= end["applycal"]
+    assert start["image"] <= end["inspect"] and start["inspect"] <= end["image"]
+
+    history = [line.split() for line in (ms / "HISTORY").read_text().splitlines()]
+    assert [(step, event) for step, event, _ in history] == [
+        ("flag", "start"),
+        ("flag", "end"),
+        ("gaincal", "start"),
+        ("gaincal", "end"),
+        ("applycal", "start"),
+        ("applycal", "end"),
+    ]
+    reports = {}
+    for name in ("image", "inspect"):
+        lines = (tmp_path / f"{name}-report.txt").read_text().splitlines()
+        reports[name] = (float(lines[0].split()[2]), float(lines[-1].split()[2]))
+        assert "applycal end" in " ".join(lines), "a reader saw the MS before applycal finished"
+    (image_start, image_end), (inspect_start, inspect_end) = reports["image"], reports["inspect"]
+    assert image_start < inspect_end and inspect_start < image_end, "the readers did not overlap"
+
+
+def test_a_loop_stops_working_once_converged(ninja: Ninja, tmp_path: Path) -> None:
+    ms, flag = tmp_path / "obs.ms", tmp_path / "converged"
+    launch = submit(ninja, f"{RECIPES}/loops.py:selfcal", "--ms", str(ms), "--flag", str(flag))
+    assert len(launch["jobs"]) == 15
+    found = wait_final(ninja, launch["handle"])
+    assert found["state"] == "completed", found["summary"]
+    phases = {name: s["phase"] for name, s in steps(found).items()}
+    for name, phase in phases.items():
+        iteration = int(name.split(".")[1])
+        assert phase == ("completed" if iteration <= 3 else "skipped"), (name, phase)
+        if phase == "skipped":
+            assert steps(found)[name]["engine_state"] == "COMPLETED"
+    assert (ms / "HISTORY").read_text().count("calibrate") == 3
+    shown = ninja("status", launch["handle"]).stdout
+    assert "9 completed, 6 skipped" in shown and "the loop had converged" in shown
+
+
+def test_the_selfcal_example_converges_on_the_cluster(ninja: Ninja, tmp_path: Path) -> None:
+    example = EXAMPLES / "selfcal_loop.py"
+    if not example.exists():
+        pytest.skip("examples/selfcal_loop.py is not written yet")
+    launch = submit(ninja, f"{example}:selfcal", cwd=tmp_path)
+    found = wait_final(ninja, launch["handle"], timeout=300)
+    assert found["state"] == "completed", found["summary"]
+    skipped = [s for s in found["steps"] if s["phase"] == "skipped"]
+    worked = [s for s in found["steps"] if s["phase"] == "completed"]
+    assert skipped and worked
+    assert all(int(s["step"].split(".")[1]) > 3 for s in skipped)
+
+
+def test_a_scatter_is_one_job_array_and_its_outputs_are_gathered(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    for name in "abc":
+        (tmp_path / name).write_text(name)
+    launch = submit(
+        ninja,
+        f"{RECIPES}/scatter.py:fan",
+        "--sources",
+        "a",
+        "--sources",
+        "b",
+        "--sources",
+        "c",
+        "--total",
+        "total.txt",
+        cwd=tmp_path,
+    )
+    convert = next(job for job in launch["jobs"] if job["step"] == "convert")
+    assert convert["tasks"] == 3
+    found = wait_final(ninja, launch["handle"])
+    assert found["state"] == "completed", found["summary"]
+    assert steps(found)["convert"]["tasks"] == {"completed": 3}
+    assert (tmp_path / "total.txt").read_text().splitlines() == [
+        "converted a as task 0",
+        "converted b as task 1",
+        "converted c as task 2",
+    ]
+    tasks = subprocess.run(
+        ["sacct", "-X", "-P", "-n", "-j", convert["job_id"], "-o", "JobID,State"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert sorted(tasks) == [f"{convert['job_id']}_{i}|COMPLETED" for i in range(3)]
+
+
+def test_a_failing_step_cancels_its_dependants_and_is_named(ninja: Ninja, tmp_path: Path) -> None:
+    launch = submit(ninja, f"{RECIPES}/failing.py:chain", "--marker", str(tmp_path / "m"))
+    found = wait_final(ninja, launch["handle"])
+    assert found["state"] == "failed" and found["exit"] == 1
+    by_step = steps(found)
+    assert by_step["first"]["phase"] == "completed"
+    assert by_step["boom"]["phase"] == "failed" and by_step["boom"]["exit_code"] == "3:0"
+    assert by_step["boom"]["detail"] == "exited with code 3: boom: the calibration diverged"
+    assert by_step["second"]["phase"] == "cancelled"
+    assert by_step["second"]["detail"] == "never ran: boom did not succeed"
+    assert by_step["third"]["phase"] == "cancelled"
+    assert "step 'boom' failed: exited with code 3" in found["summary"]
+    assert queued([job["job_id"] for job in launch["jobs"]]) == []
+
+
+def test_a_step_over_its_memory_is_out_of_memory(ninja: Ninja) -> None:
+    launch = submit(ninja, f"{RECIPES}/failing.py:hog")
+    found = wait_final(ninja, launch["handle"])
+    hog = steps(found)["hog"]
+    assert hog["phase"] == "failed" and hog["engine_state"] == "OUT_OF_MEMORY"
+    assert "out of memory" in hog["detail"]
+    assert "OUT_OF_MEMORY" in ninja("status", launch["handle"]).stdout
+
+
+def _slow_sbatch(tmp_path: Path) -> dict[str, str]:
+    """PATH with an sbatch that takes a second per job: a submitter that can be caught mid-way."""
+    bin_dir = tmp_path / "slow-bin"
+    bin_dir.mkdir()
+    real = subprocess.run(["sh", "-c", "command -v sbatch"], capture_output=True, text=True).stdout
+    script = bin_dir / "sbatch"
+    script.write_text(f'#!/bin/sh\nsleep 1\nexec {real.strip()} "$@"\n')
+    script.chmod(0o755)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+
+
+def test_killing_the_submitter_leaves_the_jobs_running(
+    ninja: Ninja, tmp_path: Path, env: dict[str, str]
+) -> None:
+    target = f"{RECIPES}/failing.py:chain"
+    argv = [*ninja_argv(), "compile", target, "--marker", str(tmp_path / "m"), "--submit"]
+    submitter = subprocess.Popen(
+        argv,
+        cwd=tmp_path,
+        env={**env, **_slow_sbatch(tmp_path)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    journal = list((tmp_path / ".shinobi" / "chain").glob("*/submitted.jsonl"))
+    deadline = time.monotonic() + 30
+    while not (journal and journal[0].read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        journal = list((tmp_path / ".shinobi" / "chain").glob("*/submitted.jsonl"))
+    submitter.send_signal(signal.SIGKILL)
+    submitter.wait()
+    handle = journal[0].parent / "handle.json"
+    first = json.loads(journal[0].read_text().splitlines()[0])
+    found = wait_final(ninja, str(handle))
+    by_step = steps(found)
+    assert by_step["first"]["phase"] == "completed", "the submitted job did not go on"
+    assert by_step["first"]["job_id"] == first["job_id"]
+    never = [s for s in found["steps"] if s["job_id"] is None]
+    assert never and all(s["detail"].startswith("never submitted") for s in never)
+    shown = ninja("status", str(handle))
+    assert "the submitter stopped before it finished submitting" in shown.stdout
+    assert ninja("runs").stdout.count(found["run_id"]) == 1
+
+
+def test_cancel_then_clean(ninja: Ninja, tmp_path: Path) -> None:
+    launch = submit(ninja, f"{RECIPES}/sleepy.py:sleepy", "--marker", str(tmp_path / "started"))
+    deadline = time.monotonic() + 60
+    while status(ninja, launch["run_id"])["state"] != "running":
+        assert time.monotonic() < deadline
+        time.sleep(0.5)
+    kept = ninja("clean", "--launches")
+    assert kept.returncode == 1
+    assert "it is running" in kept.stderr
+    assert "--force" in kept.stderr and "ninja cancel" in kept.stderr
+    assert Path(launch["handle"]).exists()
+
+    cancelled = ninja("cancel", "sleepy")
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert "scancel" in cancelled.stdout
+    found = wait_final(ninja, launch["handle"])
+    assert found["state"] == "cancelled"
+    assert wait_dequeued([job["job_id"] for job in launch["jobs"]]) == []
+
+    cleaned = ninja("clean", "--launches")
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert f"removed sleepy/{launch['run_id']}" in cleaned.stdout
+    assert not Path(launch["handle"]).exists()
+    assert not (tmp_path / ".shinobi" / "sleepy").exists()
+    assert "no detached launches" in ninja("runs").stdout
+
+
+def test_clean_force_removes_a_running_launch(ninja: Ninja, tmp_path: Path) -> None:
+    launch = submit(ninja, f"{RECIPES}/sleepy.py:sleepy", "--marker", str(tmp_path / "started"))
+    try:
+        forced = ninja("clean", "--launches", "--force")
+        assert forced.returncode == 0, forced.stderr
+        assert not (tmp_path / ".shinobi" / "sleepy").exists()
+    finally:
+        subprocess.run(["scancel", *(j["job_id"] for j in launch["jobs"])], check=False)
+
+
+def test_logs_show_and_follow_a_launch(ninja: Ninja, tmp_path: Path) -> None:
+    launch = submit(ninja, f"{RECIPES}/failing.py:chain", "--marker", str(tmp_path / "m"))
+    followed = ninja("logs", launch["run_id"], "--follow", "--interval", "0.5", timeout=120)
+    assert followed.returncode == 0, followed.stderr
+    assert "[boom (stderr)] boom: the calibration diverged" in followed.stdout
+    one = ninja("logs", "chain", "boom", "--stream", "stderr")
+    assert one.stdout.strip() == "boom: the calibration diverged"
+    wrong = ninja("logs", "chain", "bom")
+    assert wrong.returncode == 2 and "did you mean 'boom'" in wrong.stderr

@@ -1,0 +1,135 @@
+"""The shared poller against a scripted sacct: one call per round, back-off, outages.
+
+These drive the poller with a stand-in for Slurm's tools (a unit test); the
+live tests run the same poller against the real cluster.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+
+import pytest
+
+from shinobi_slurm.commands import SlurmError
+from shinobi_slurm.poller import PollTuning, SacctPoller
+
+FAST = PollTuning(first=0.01, ceiling=0.05, growth=2.0, outage_limit=30.0, missing_limit=30.0)
+
+
+class ScriptedSlurm:
+    """Answers sacct with ``answer(call_number, job_ids)``; records every call."""
+
+    def __init__(self, answer: Callable[[int, list[str]], str]) -> None:
+        self.answer = answer
+        self.calls: list[list[str]] = []
+        self.lock = threading.Lock()
+
+    def run(self, tool: str, args: Sequence[str], *, stdin: str | None = None) -> str:
+        if tool != "sacct":
+            return ""
+        ids = args[args.index("-j") + 1].split(",")
+        with self.lock:
+            self.calls.append(ids)
+            number = len(self.calls)
+        return self.answer(number, ids)
+
+
+def lines(ids: list[str], state: str, end: str = "2026-11-30T04:00:01") -> str:
+    return "".join(f"{i}|{i}|{state}|0:0|2026-11-30T04:00:00|{end}|None\n" for i in ids)
+
+
+def wait_all(watches: list, timeout: float = 10.0) -> None:  # type: ignore[type-arg]
+    for watch in watches:
+        assert watch.done.wait(timeout), f"job {watch.job_id} never finished"
+
+
+def test_one_sacct_call_per_round_covers_every_job() -> None:
+    def answer(call: int, ids: list[str]) -> str:
+        return lines(ids, "RUNNING", "Unknown") if call < 4 else lines(ids, "COMPLETED")
+
+    slurm = ScriptedSlurm(answer)
+    poller = SacctPoller(slurm, FAST)  # type: ignore[arg-type]
+    ids = [str(100 + i) for i in range(50)]
+    watches = [poller.watch(i) for i in ids]
+    wait_all(watches)
+    assert all(w.record is not None and w.record.state == "COMPLETED" for w in watches)
+    full = [call for call in slurm.calls if sorted(call) == sorted(ids)]
+    assert full, "no round asked about every job at once"
+    assert len(slurm.calls) <= 10, "a round must be one call for all jobs, not one per job"
+
+
+def test_intervals_grow_while_nothing_changes_and_reset_on_change() -> None:
+    states = ["PENDING"] * 6 + ["RUNNING"] * 3 + ["COMPLETED"]
+
+    def answer(call: int, ids: list[str]) -> str:
+        state = states[min(call, len(states)) - 1]
+        return lines(ids, state, "Unknown" if state != "COMPLETED" else "2026-11-30T04:00:01")
+
+    slurm = ScriptedSlurm(answer)
+    poller = SacctPoller(slurm, PollTuning(first=0.001, ceiling=0.008, growth=2.0))  # type: ignore[arg-type]
+    asked: list[float] = []
+    original = poller._sleep
+
+    def spy(seconds: float) -> None:
+        asked.append(seconds)
+        original(0.0)
+
+    poller._sleep = spy  # type: ignore[method-assign]
+    wait_all([poller.watch("7")])
+    rounded = [round(s, 4) for s in asked]
+    # first answer is a change (nothing seen before): quick, then 2x per quiet round up to
+    # the ceiling; the switch to RUNNING makes it quick again.
+    assert rounded[:6] == [0.001, 0.002, 0.004, 0.008, 0.008, 0.008]
+    assert rounded[6] == 0.001
+
+
+def test_a_brief_outage_is_waited_out(caplog: pytest.LogCaptureFixture) -> None:
+    def answer(call: int, ids: list[str]) -> str:
+        if call <= 3:
+            raise SlurmError("sacct failed: Problem talking to the database", transient=True)
+        return lines(ids, "COMPLETED")
+
+    slurm = ScriptedSlurm(answer)
+    poller = SacctPoller(slurm, FAST)  # type: ignore[arg-type]
+    poller._sleep = lambda seconds: None  # type: ignore[method-assign]
+    with caplog.at_level(logging.WARNING, logger="shinobi_slurm"):
+        watch = poller.watch("5")
+        wait_all([watch])
+    assert watch.error is None and watch.record is not None
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 2, said
+    assert "keep running" in said[0] and "answers again" in said[1]
+
+
+def test_an_outage_longer_than_the_limit_ends_the_wait() -> None:
+    def answer(call: int, ids: list[str]) -> str:
+        raise SlurmError("sacct failed: Connection refused", transient=True)
+
+    slurm = ScriptedSlurm(answer)
+    poller = SacctPoller(slurm, PollTuning(first=0.01, ceiling=0.02, outage_limit=0.1))  # type: ignore[arg-type]
+    watch = poller.watch("5")
+    wait_all([watch])
+    assert watch.record is None
+    assert watch.error is not None and "lost contact with Slurm" in watch.error
+
+
+def test_a_final_state_without_its_end_time_is_asked_again() -> None:
+    def answer(call: int, ids: list[str]) -> str:
+        return lines(ids, "COMPLETED", "Unknown" if call < 3 else "2026-11-30T04:00:09")
+
+    slurm = ScriptedSlurm(answer)
+    poller = SacctPoller(slurm, FAST)  # type: ignore[arg-type]
+    watch = poller.watch("5")
+    wait_all([watch])
+    assert watch.record is not None and watch.record.end == "2026-11-30T04:00:09"
+    assert len(slurm.calls) >= 3
+
+
+def test_a_job_nobody_knows_is_reported_not_waited_for_ever() -> None:
+    slurm = ScriptedSlurm(lambda call, ids: "")
+    poller = SacctPoller(slurm, PollTuning(first=0.01, ceiling=0.02, missing_limit=0.05))  # type: ignore[arg-type]
+    watch = poller.watch("5")
+    wait_all([watch])
+    assert watch.error is not None and "no record of job 5" in watch.error

@@ -1,0 +1,90 @@
+"""#SBATCH options: a footprint rounded up, configured options winning, bad ones refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from shinobi.errors import ConfigError
+from shinobi.resources import Resources
+from shinobi_slurm.sbatch import (
+    Option,
+    batch_script,
+    command_line,
+    merge_options,
+    parse_sbatch_opts,
+    resource_options,
+)
+
+
+def args(options: list[Option]) -> list[str]:
+    return [o.argument() for o in options]
+
+
+@pytest.mark.parametrize(
+    ("resources", "expected"),
+    [
+        (Resources(cpus=2), ["--cpus-per-task=2"]),
+        (Resources(cpus=1.5), ["--cpus-per-task=2"]),
+        (Resources(cpus=0.1), ["--cpus-per-task=1"]),
+        (Resources(memory="64MiB"), ["--mem=64M"]),
+        (Resources(memory="1GB"), ["--mem=954M"]),
+        (Resources(memory=1000), ["--mem=1M"]),
+        (Resources(cpus="all", memory="2GiB"), ["--exclusive", "--mem=2048M"]),
+        (None, []),
+    ],
+)
+def test_resources_round_up(resources: Resources | None, expected: list[str]) -> None:
+    assert args(resource_options(resources)) == expected
+
+
+def test_sbatch_opts_in_every_spelling() -> None:
+    assert args(parse_sbatch_opts(["--partition=debug", "-t 10", "--exclusive"])) == [
+        "--partition=debug",
+        "--time=10",
+        "--exclusive",
+    ]
+    assert args(parse_sbatch_opts("-p debug --mem 2G")) == ["--partition=debug", "--mem=2G"]
+    assert args(parse_sbatch_opts({"account": "astro", "exclusive": True, "qos": None})) == [
+        "--account=astro",
+        "--exclusive",
+    ]
+
+
+def test_configured_options_win_over_derived_ones() -> None:
+    derived = resource_options(Resources(cpus=2, memory="1GiB"))
+    merged = merge_options(derived, parse_sbatch_opts(["--mem=4G"]))
+    assert args(merged) == ["--cpus-per-task=2", "--mem=4G"]
+
+
+def test_mem_per_cpu_replaces_a_derived_mem() -> None:
+    derived = resource_options(Resources(cpus=2, memory="1GiB"))
+    merged = merge_options(derived, parse_sbatch_opts(["--mem-per-cpu=1G"]))
+    assert args(merged) == ["--cpus-per-task=2", "--mem-per-cpu=1G"]
+
+
+def test_an_unknown_short_option_is_refused_with_the_fix() -> None:
+    with pytest.raises(ConfigError, match="long form"):
+        parse_sbatch_opts(["-Z 3"])
+
+
+def test_arguments_are_quoted_for_the_shell() -> None:
+    nasty = "it's $(touch /tmp/pwned) `x` ; &"
+    line = command_line(["/bin/echo", nasty])
+    assert line == "exec /bin/echo 'it'\"'\"'s $(touch /tmp/pwned) `x` ; &'"
+
+
+def test_a_script_has_directives_then_comments_then_body() -> None:
+    text = batch_script(
+        [Option("job-name", "x"), Option("comment", "a b")],
+        ["exec /bin/true"],
+        comments=["why"],
+        env={"A": "1 2"},
+    )
+    assert text.splitlines() == [
+        "#!/bin/bash",
+        "#SBATCH --job-name=x",
+        '#SBATCH --comment="a b"',
+        "# why",
+        "export A='1 2'",
+        "exec /bin/true",
+    ]

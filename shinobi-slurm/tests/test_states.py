@@ -1,0 +1,114 @@
+"""What each final Slurm state is reported as (the backend and ninja status share this)."""
+
+from __future__ import annotations
+
+import pytest
+
+from shinobi_slurm.sacct import parse_line
+from shinobi_slurm.states import classify, combine_tasks
+
+
+def outcome(line: str):  # type: ignore[no-untyped-def]
+    record = parse_line(line)
+    assert record is not None
+    return classify(record)
+
+
+def test_completed() -> None:
+    found = outcome("1|1|COMPLETED|0:0|s|e|None")
+    assert (found.phase, found.returncode, found.message) == ("completed", 0, None)
+
+
+def test_failed_with_exit_code() -> None:
+    found = outcome("1|1|FAILED|3:0|s|e|None")
+    assert (found.phase, found.returncode) == ("failed", 3)
+    assert found.message == "exited with code 3"
+
+
+def test_failed_by_signal_names_it() -> None:
+    found = outcome("1|1|FAILED|0:15|s|e|None")
+    assert (found.returncode, found.signal) == (-15, 15)
+    assert found.message is not None and "SIGTERM" in found.message
+
+
+def test_out_of_memory_is_flagged() -> None:
+    found = outcome("1|1|OUT_OF_MEMORY|0:125|s|e|None")
+    assert found.phase == "failed" and found.oom and found.returncode != 0
+    assert found.message is not None and "memory" in found.message
+
+
+@pytest.mark.parametrize(
+    ("state", "words"),
+    [
+        ("TIMEOUT", "time limit"),
+        ("NODE_FAIL", "node failed"),
+        ("PREEMPTED", "preempted"),
+        ("BOOT_FAIL", "boot"),
+        ("DEADLINE", "deadline"),
+    ],
+)
+def test_other_final_failures_say_what_happened(state: str, words: str) -> None:
+    found = outcome(f"1|1|{state}|0:0|s|e|None")
+    assert found.phase == "failed" and found.returncode != 0
+    assert found.message is not None and words in found.message
+
+
+def test_cancelled_because_a_dependency_failed() -> None:
+    found = outcome("1|1|CANCELLED|0:0|2026-11-30T04:04:02|2026-11-30T04:04:02|Dependency")
+    assert found.phase == "cancelled"
+    assert found.message is not None and found.message.startswith("never ran")
+
+
+def test_cancelled_by_a_user() -> None:
+    found = outcome("1|1|CANCELLED by 0|0:0|2026-11-30T04:04:02|2026-11-30T04:04:09|None")
+    assert found.phase == "cancelled"
+    assert found.message is not None and "root" in found.message and "running" in found.message
+
+
+def test_pending_says_what_it_waits_for() -> None:
+    found = outcome("1|1|PENDING|0:0|Unknown|Unknown|Dependency")
+    assert found.phase == "pending" and found.message == "waiting: Dependency"
+
+
+def test_running() -> None:
+    assert outcome("1|1|RUNNING|0:0|s|Unknown|None").phase == "running"
+
+
+def records(*lines: str):  # type: ignore[no-untyped-def]
+    found = [parse_line(line) for line in lines]
+    assert all(r is not None for r in found)
+    return found
+
+
+def test_an_array_completes_only_when_every_task_did() -> None:
+    done, counts = combine_tasks(
+        records("9_0|9|COMPLETED|0:0|s|e|None", "9_1|10|COMPLETED|0:0|s|e|None"), 3
+    )
+    assert done.phase == "running" and counts == {"completed": 2, "unknown": 1}
+    done, counts = combine_tasks(
+        records(
+            "9_0|9|COMPLETED|0:0|s|e|None",
+            "9_1|10|COMPLETED|0:0|s|e|None",
+            "9_2|11|COMPLETED|0:0|s|e|None",
+        ),
+        3,
+    )
+    assert done.phase == "completed" and counts == {"completed": 3}
+
+
+def test_an_array_with_a_failed_task_names_the_first() -> None:
+    found, counts = combine_tasks(
+        records(
+            "9_2|11|FAILED|4:0|s|e|None",
+            "9_1|10|FAILED|2:0|s|e|None",
+            "9_0|9|COMPLETED|0:0|s|e|None",
+        ),
+        3,
+    )
+    assert found.phase == "failed" and counts["failed"] == 2
+    assert found.message is not None and found.message.startswith("task 1: exited with code 2")
+
+
+def test_an_array_still_pending() -> None:
+    found, counts = combine_tasks(records("9_[0-3]|9|PENDING|0:0|Unknown|Unknown|None"), 4)
+    assert found.phase == "pending" and counts == {"pending": 4}
