@@ -89,10 +89,51 @@ def _import_file(path: Path) -> Any:
         ) from None
     except Exception as exc:
         sys.modules.pop(module_name, None)
+        line = _failing_line(path, exc)
+        where = f"{path}:{line}" if line else str(path)
+        statement = _statement_at(path, line) if line else None
+        context = f" (in `{statement}`)" if statement else ""
         raise LoadError(
-            f"{path}: importing the recipe file raised {type(exc).__name__}: {exc}"
+            f"{where}: importing the recipe file raised {type(exc).__name__}: {exc}{context}"
         ) from exc
     return module
+
+
+def _failing_line(path: Path, exc: BaseException) -> int | None:
+    """The line of the recipe file whose statement raised."""
+    import traceback
+
+    target = str(path.resolve())
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == target]
+    return frames[-1].lineno if frames else None
+
+
+def _statement_at(path: Path, line: int, limit: int = 120) -> str | None:
+    """The statement around ``line``, on one line: ``Resources(cpus=-1)`` says nothing
+    about which step it was meant for, the ``add_step(...)`` around it does."""
+    import ast
+
+    try:
+        source = path.read_text()
+        tree = ast.parse(source)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    best: tuple[int, str] | None = None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        start, end = node.lineno, node.end_lineno or node.lineno
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            start = min([start, *(d.lineno for d in node.decorator_list)])
+            text = f"{'class' if isinstance(node, ast.ClassDef) else 'def'} {node.name}"
+        else:
+            text = ast.get_source_segment(source, node) or ""
+        if start <= line <= end and (best is None or end - start < best[0]):
+            best = (end - start, " ".join(text.split()))
+    if best is None or not best[1]:
+        return None
+    text = best[1]
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def load_target(target: str) -> Any:
