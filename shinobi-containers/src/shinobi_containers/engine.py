@@ -28,7 +28,7 @@ from shinobi.backends.base import (
 )
 from shinobi.backends.process import run_process
 from shinobi_containers.cgroups import UNPROBED, CgroupReach
-from shinobi_containers.errors import ContainerRefused
+from shinobi_containers.errors import ContainerRefused, ContainerStopFailed
 from shinobi_containers.limits import LimitFlags, dropped_warning, limit_flags
 from shinobi_containers.mounts import Mount, plan_mounts
 from shinobi_containers.oom import OomWatch
@@ -113,12 +113,14 @@ class ContainerBackend(Backend):
                 env=self.client_environment(invocation),
                 stdout_path=invocation.stdout_path,
                 stderr_path=invocation.stderr_path,
-                before_kill=lambda: self.remove(name, settle=False),
+                before_kill=lambda: self._stop(name),
             )
             try:
                 oom_killed = None if run.cancelled else self.oom_killed(name, spec, run, watch)
             finally:
-                self.remove(name, settle=run.cancelled)
+                problem = self.remove(name, settle=run.cancelled)
+                if problem is not None:
+                    control.warn(problem)
         finally:
             if watch is not None:
                 watch.close()
@@ -165,6 +167,12 @@ class ContainerBackend(Backend):
                 self._pins[key] = known
         return known
 
+    def _stop(self, name: str) -> None:
+        """Remove the container on interrupt; a failure is raised for core to report."""
+        problem = self.remove(name, settle=False)
+        if problem is not None:
+            raise ContainerStopFailed(problem)
+
     def _new_warnings(self, spec: ContainerSpec) -> list[str]:
         """Warnings about dropped limits this backend has not given yet (one each per run)."""
         fresh = []
@@ -201,9 +209,13 @@ class ContainerBackend(Backend):
         """The environment of the engine's CLI process (None: ninja's own)."""
         return None
 
-    def remove(self, name: str, *, settle: bool) -> None:
+    def remove(self, name: str, *, settle: bool) -> str | None:
         """Remove container ``name`` if the engine keeps it; ``settle``: the run was cut
-        short, so make sure a container created in that instant is gone too."""
+        short, so make sure a container created in that instant is gone too.
+
+        Returns None when nothing is left, else one line saying what may still run.
+        """
+        return None
 
     def watch_for_oom(self, spec: ContainerSpec) -> OomWatch | None:
         """Start watching the kernel for out-of-memory kills, if this engine needs to."""

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from shinobi.errors import ShinobiError
 
-__all__ = ["ContainerRefused", "ImageUnavailable", "MountRefused", "SettingsInvalid"]
+__all__ = [
+    "ContainerRefused",
+    "ContainerStopFailed",
+    "ImageUnavailable",
+    "MountRefused",
+    "SettingsInvalid",
+]
 
 
 class ContainerRefused(ShinobiError):
@@ -25,3 +31,7 @@ class ImageUnavailable(ContainerRefused):
 
 class SettingsInvalid(ContainerRefused):
     """A ``[backend.NAME]`` setting has a value the backend cannot use."""
+
+
+class ContainerStopFailed(ShinobiError):
+    """The engine would not remove a container that may still be running."""

@@ -69,15 +69,29 @@ class OciBackend(ContainerBackend):
         reference = oci_image_reference(self.binary, self.name, self.image_reference(invocation))
         return reference, reference
 
-    def remove(self, name: str, *, settle: bool) -> None:
-        call([self.binary, *self.remove_command, name], REMOVE_TIMEOUT)
-        if not settle:
-            return
+    def remove(self, name: str, *, settle: bool) -> str | None:
+        problem = self._remove_once(name)
+        if problem is not None or not settle:
+            return problem
         deadline = time.monotonic() + SETTLE_SECONDS
         while time.monotonic() < deadline:
             listed = call([self.binary, "ps", "-aq", "--filter", f"name=^{name}$"], REMOVE_TIMEOUT)
-            if listed.ok and listed.stdout.strip():
-                call([self.binary, *self.remove_command, name], REMOVE_TIMEOUT)
-            elif listed.ok:
-                return
+            if not listed.ok:
+                return f"cannot tell whether container {name} is gone: {listed.last_line()}"
+            if not listed.stdout.strip():
+                return None
+            problem = self._remove_once(name)
+            if problem is not None:
+                return problem
             time.sleep(0.2)
+        return f"container {name} is still listed after removal; check `{self.binary} ps -a`"
+
+    def _remove_once(self, name: str) -> str | None:
+        answer = call([self.binary, *self.remove_command, name], REMOVE_TIMEOUT)
+        if answer.ok or "no such container" in answer.stderr.lower():
+            return None
+        command = " ".join([self.binary, *self.remove_command, name])
+        return (
+            f"container {name} may still be running: `{command}` failed"
+            f" ({answer.last_line()}); remove it by hand"
+        )

@@ -1,0 +1,65 @@
+"""Removing a container: what counts as done, and what is reported (a stand-in CLI)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shinobi_containers.docker import DockerBackend
+from shinobi_containers.podman import PodmanBackend
+
+
+def stand_in(tmp_path: Path, exit_code: int, message: str) -> str:
+    """An executable that records its arguments, prints ``message`` and exits."""
+    script = tmp_path / "engine"
+    script.write_text(
+        f"#!/bin/sh\necho \"$@\" >> '{tmp_path}/calls'\necho '{message}' >&2\nexit {exit_code}\n"
+    )
+    script.chmod(0o755)
+    return str(script)
+
+
+def calls(tmp_path: Path) -> list[str]:
+    return (tmp_path / "calls").read_text().splitlines()
+
+
+def test_removal_uses_rm_f_and_podman_does_not_wait(tmp_path: Path) -> None:
+    assert (
+        DockerBackend({"binary": stand_in(tmp_path, 0, "")}).remove("shinobi-a", settle=False)
+        is None
+    )
+    assert (
+        PodmanBackend({"binary": stand_in(tmp_path, 0, "")}).remove("shinobi-b", settle=False)
+        is None
+    )
+    assert calls(tmp_path) == ["rm -f shinobi-a", "rm -f -t 0 shinobi-b"]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Error response from daemon: No such container: shinobi-a",
+        'Error: no container with name or ID "shinobi-a" found: no such container',
+    ],
+)
+def test_a_container_that_never_existed_is_nothing_to_report(tmp_path: Path, message: str) -> None:
+    assert (
+        DockerBackend({"binary": stand_in(tmp_path, 1, message)}).remove("shinobi-a", settle=False)
+        is None
+    )
+
+
+def test_a_failed_removal_says_what_may_still_run(tmp_path: Path) -> None:
+    backend = DockerBackend(
+        {"binary": stand_in(tmp_path, 1, "Cannot connect to the Docker daemon")}
+    )
+    problem = backend.remove("shinobi-a", settle=False)
+    assert problem is not None and "\n" not in problem
+    assert "shinobi-a may still be running" in problem and "Cannot connect" in problem
+
+
+def test_an_interrupt_whose_removal_fails_raises_for_core_to_report(tmp_path: Path) -> None:
+    backend = DockerBackend({"binary": stand_in(tmp_path, 1, "permission denied")})
+    with pytest.raises(Exception, match="permission denied"):
+        backend._stop("shinobi-a")
