@@ -25,6 +25,7 @@ __all__ = [
     "live_backend",
     "settings_for",
     "shinobi_containers_of",
+    "unprivileged_user",
 ]
 
 SUMMARY = Path(os.environ.get("TESTBED_CACHE", "/var/cache/shinobi-testbed"), "engines.json")

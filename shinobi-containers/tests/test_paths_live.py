@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -62,16 +62,16 @@ def test_an_output_in_a_directory_that_does_not_exist_yet_lands_on_the_host(
 
 
 @pytest.fixture
-def unprivileged_image() -> Iterator[str]:
-    """A busybox image whose default user is 4321: only --user makes outputs ours."""
-    built = []
+def image_running_as_4321() -> Iterator[Callable[[str], str]]:
+    """Builds, per engine, a busybox image whose default user is 4321, so only --user
+    makes a step's outputs ours; removes them afterwards."""
+    built: list[tuple[str, str]] = []
 
     def build(engine: str) -> str:
         tag = f"shinobi-test/busybox-user4321:{engine}"
-        dockerfile = f"FROM {image(engine)}\nUSER 4321:4321\n"
         subprocess.run(
             [engine, "build", "--network", "none", "-q", "-t", tag, "-"],
-            input=dockerfile,
+            input=f"FROM {image(engine)}\nUSER 4321:4321\n",
             text=True,
             check=True,
             capture_output=True,
@@ -80,17 +80,17 @@ def unprivileged_image() -> Iterator[str]:
         built.append((engine, tag))
         return tag
 
-    yield build  # type: ignore[misc]
+    yield build
     for engine, tag in built:
         subprocess.run([engine, "rmi", "-f", tag], capture_output=True, check=False, timeout=120)
 
 
 @pytest.mark.parametrize("engine", OCI_ENGINES)
 def test_docker_and_podman_run_as_the_host_user_not_the_images(
-    engine: str, area: Path, unprivileged_image: object
+    engine: str, area: Path, image_running_as_4321: Callable[[str], str]
 ) -> None:
     backend = live_backend(engine)
-    tag = unprivileged_image(engine)  # type: ignore[operator]
+    tag = image_running_as_4321(engine)
     target = area / "out" / "owned.txt"
     invocation = Invocation(
         step="owner",

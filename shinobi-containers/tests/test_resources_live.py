@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import shutil
+import site
 import subprocess
+import sysconfig
+import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from live_engines import ENGINES, OCI_ENGINES, image, live_backend
+from live_engines import ENGINES, OCI_ENGINES, image, live_backend, unprivileged_user
 
 from recipes import MEMORY_HOG, config_for, one_step
 from shinobi.backends.base import Invocation, RunControl
@@ -124,14 +129,14 @@ print(json.dumps({"returncode": run.returncode, "reason": run.reason, "oom": run
 
 
 def _as_unprivileged_user(area: Path, mode: str) -> dict[str, object]:
-    """Run the apptainer backend in a fresh interpreter as the testbed's unprivileged user."""
-    from live_engines import unprivileged_user
+    """Run the apptainer backend in a fresh interpreter as the testbed's unprivileged user.
 
+    The system's python3 (same minor version) imports this environment's packages
+    through site directories, since this environment's own interpreter may live
+    where the other user cannot reach.
+    """
     live_backend("apptainer")
     user = unprivileged_user()
-    import site
-    import sysconfig
-
     sites = [sysconfig.get_paths()["purelib"], *site.getsitepackages()]
     area.chmod(0o777)
     done = subprocess.run(
@@ -161,13 +166,11 @@ def _as_unprivileged_user(area: Path, mode: str) -> dict[str, object]:
 
 
 @pytest.fixture
-def shared_area(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def shared_area() -> Iterator[Path]:
     """A directory outside root's private pytest tree, reachable by the other user."""
-    import tempfile
-
     path = Path(tempfile.mkdtemp(prefix="shinobi-unprivileged-", dir="/tmp"))
-    yield path  # type: ignore[misc]
-    subprocess.run(["rm", "-rf", str(path)], check=False)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def test_unprivileged_apptainer_drops_what_it_cannot_enforce_with_one_warning(

@@ -185,8 +185,8 @@ class _Planner:
             if use.role == "input" and self.host.exists(use.path):
                 real = self.host.realpath(use.path)
                 if real != use.path:  # reached through a symlink: its target must be visible
-                    shadow = PathUse(real, use.role, use.field, use.kind, use.writable)
-                    needs.append(_Need(needed_directory(shadow), writable, use))
+                    target = real if use.kind == "dir" else os.path.dirname(real)
+                    needs.append(_Need(target, writable, use))
         if cwd != "/":
             needs.append(_Need(cwd, True, None))
         return needs
@@ -197,7 +197,7 @@ class _Planner:
             use = need.use
             if use is None:
                 return []
-            if use.role == "output" or use.pattern:
+            if use.role == "output":
                 first = "/" + need.path.strip("/").split("/")[0]
                 raise self.refuse(
                     f"{_describe(use)} has no existing parent directory but / to mount;"
@@ -223,7 +223,8 @@ class _Planner:
 
 
 def _depth(mount: Mount) -> tuple[int, str]:
-    return (0 if mount.target == "/" else mount.target.count("/"), mount.target)
+    """Parents before what is nested in them (no mount targets / itself)."""
+    return (mount.target.count("/"), mount.target)
 
 
 def _collapse(mounts: Iterable[Mount]) -> list[Mount]:
