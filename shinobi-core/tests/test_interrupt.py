@@ -8,6 +8,7 @@ as a terminal's Ctrl-C or a dropped ssh connection would send it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -330,3 +331,55 @@ def test_an_interrupt_in_process_raises_with_128_plus_n(tmp_path: Path, tag: str
         run_recipe(recipe, config=config, cwd=tmp_path)
     assert caught.value.exit_code == 130 and caught.value.undying == ()
     assert tagged(tag) == []
+
+
+def test_a_dropped_terminal_tears_the_run_down_and_exits_129(tmp_path: Path, tag: str) -> None:
+    """The real shape of a dropped ssh connection: ninja's controlling terminal
+    goes away, the kernel sends SIGHUP, and every later write to the terminal
+    fails. Teardown must still finish and the exit code must still say SIGHUP."""
+    import fcntl
+    import pty
+    import termios
+
+    recipe, markers = write_recipe(tmp_path, tag)
+    env = {
+        **os.environ,
+        "SHINOBI_CONFIG": str(tmp_path / "none.toml"),
+        "SHINOBI_CACHE_DIR": str(tmp_path / "cache"),
+        "SHINOBI_EXECUTION_GRACE_PERIOD": "1",
+    }
+    master, slave = pty.openpty()
+
+    def take_terminal() -> None:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(
+        [*_ninja(), "run", f"{recipe}:pipe", "--provenance"],
+        cwd=tmp_path,
+        env=env,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+        preexec_fn=take_terminal,
+    )
+    os.close(slave)
+    os.set_blocking(master, False)
+    try:
+        deadline = time.monotonic() + 30
+        wanted = [markers / f"{step}.{role}" for step in ("left", "right") for role in ROLES]
+        while not all(p.exists() for p in wanted):
+            assert proc.poll() is None and time.monotonic() < deadline, "the run never got going"
+            with contextlib.suppress(OSError):  # keep it drained, as a real terminal is
+                os.read(master, 65536)
+            time.sleep(0.02)
+        os.close(master)  # hang up
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 129
+    assert tagged(tag) == []
+    (run_dir,) = (tmp_path / ".shinobi" / "runs").iterdir()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert (manifest["status"], manifest["signal"]) == ("interrupted", "SIGHUP")

@@ -6,6 +6,7 @@ budget and one interrupt reach every step of a run.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -112,13 +113,18 @@ class Session:
         base = self.run_dir / "logs" / safe_name(step)
         return f"{base}.out", f"{base}.err"
 
+    # An observer that writes to a terminal gets EIO once the terminal is gone
+    # (a dropped ssh connection, with SIGHUP on its way): that must not stop
+    # the run from tearing its steps down and recording how it ended.
     def emit_started(self, name: str, info: dict[str, Any]) -> None:
         for observer in self.observers:
-            observer.step_started(name, info)
+            with contextlib.suppress(OSError):
+                observer.step_started(name, info)
 
     def emit_finished(self, result: StepResult) -> None:
         for observer in self.observers:
-            observer.step_finished(result)
+            with contextlib.suppress(OSError):
+                observer.step_finished(result)
 
     def warn(self, message: str, *, once: str | None = None) -> None:
         if once is not None:
@@ -127,4 +133,5 @@ class Session:
                     return
                 self.warned.add(once)
         for observer in self.observers:
-            observer.warning(message)
+            with contextlib.suppress(OSError):
+                observer.warning(message)

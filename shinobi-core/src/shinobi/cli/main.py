@@ -7,6 +7,8 @@ step; ``--debug`` shows the traceback instead.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import importlib
 import os
 import sys
@@ -131,6 +133,11 @@ def _debug_requested(argv: list[str]) -> bool:
 
 def main(argv: list[str] | None = None) -> Any:
     """Run the CLI and turn every user-facing error into one line and an exit code."""
+    # A large recipe is millions of long-lived, acyclic objects (graph, plan,
+    # boxes); with the default thresholds the cyclic collector walks all of
+    # them again and again, and a 100,000-step dry run grows faster than
+    # linearly. Collecting less often keeps it linear (see docs/performance.md).
+    gc.set_threshold(50_000, 20, 20)
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         return cli.main(args=args, prog_name="ninja", standalone_mode=False)
@@ -148,7 +155,8 @@ def main(argv: list[str] | None = None) -> Any:
         if _debug_requested(args):
             raise
         if isinstance(exc, ShinobiError):
-            click.echo(f"ninja: error: {exc}", err=True)
+            with contextlib.suppress(OSError):  # stderr may be a terminal that is gone
+                click.echo(f"ninja: error: {exc}", err=True)
             sys.exit(exc.exit_code)
         if isinstance(exc, KeyboardInterrupt):
             click.echo("ninja: interrupted", err=True)

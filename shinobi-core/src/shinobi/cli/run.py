@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -122,7 +123,8 @@ def _run(
             provenance=provenance,
         )
     finally:
-        progress.close()
+        with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
+            progress.close()
     if as_json:
         click.echo(json.dumps(_result_json(result), indent=2, default=str))
     else:
