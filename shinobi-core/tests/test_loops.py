@@ -432,5 +432,8 @@ def test_the_dryrun_draws_every_iteration(
     for k in (1, 2, 3):
         assert f"selfcal.{k}" in done.stdout
         assert f"loop 'selfcal', iteration {k}" in done.stdout
-    assert "skipped once selfcal.2 has converged" in done.stdout
+    assert (
+        "skipped if selfcal.2.converged exists (the loop converged), passing on selfcal.2"
+        in done.stdout
+    )
     assert not (tmp_path / "first-ran").exists()

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
+from pathlib import PurePath
 
 from shinobi.backends.base import Invocation
 from shinobi.plan import Plan, PlannedStep
 from shinobi.render.rows import wavefront_rows
+from shinobi.steps.refs import OutputRef
 
 __all__ = ["render_dryrun"]
 
@@ -39,7 +41,9 @@ def _command(step: PlannedStep, render: Callable[[PlannedStep], list[str] | None
     return shlex.join(argv)
 
 
-def _details(step: PlannedStep, render: Callable[[PlannedStep], list[str] | None]) -> list[str]:
+def _details(
+    step: PlannedStep, render: Callable[[PlannedStep], list[str] | None], plan: Plan | None = None
+) -> list[str]:
     node = step.node
     lines: list[str] = []
     if step.error:
@@ -71,10 +75,31 @@ def _details(step: PlannedStep, render: Callable[[PlannedStep], list[str] | None
     if node.resources is not None and node.resources.declared:
         lines.append(f"footprint: {node.resources.describe()}")
     if node.loop is not None:
-        lines.append(f"loop {node.loop!r}, iteration {node.iteration}")
+        last = _iterations(plan, node.loop) if plan is not None else None
+        of = f" of up to {last}" if last else ""
+        lines.append(f"loop {node.loop!r}, iteration {node.iteration}{of}")
         if node.guard is not None:
-            lines.append(f"skipped once {node.previous} has converged ({node.guard})")
+            lines.append(
+                f"skipped if {_guard_path(plan, node.guard)} exists (the loop converged),"
+                f" passing on {node.previous}'s outputs"
+            )
     return lines
+
+
+def _iterations(plan: Plan, loop: str) -> int | None:
+    """How many iterations of ``loop`` are declared (all are drawn, fewer may run)."""
+    found = [n.iteration for n in plan.graph.nodes if n.loop == loop and n.iteration]
+    return max(found) if found else None
+
+
+def _guard_path(plan: Plan | None, guard: object) -> str:
+    """The convergence path a guard tests, as far as it is known before the run."""
+    if plan is not None and isinstance(guard, OutputRef):
+        producer = next((s for s in plan.steps if s.node.name == guard.step), None)
+        value = producer.outputs.get(guard.field) if producer is not None else None
+        if isinstance(value, str | PurePath):
+            return f"{value} ({guard})"
+    return str(guard)
 
 
 def render_dryrun(
@@ -102,7 +127,7 @@ def render_dryrun(
             tag = f"{node.kind} · {backend_of(step)}"
             if len(node.deps) > 1:
                 tag = f"fan-in of {len(node.deps)} · {tag}"
-            lines.extend(_box(step.name, tag, _details(step, render_argv), indent))
+            lines.extend(_box(step.name, tag, _details(step, render_argv, plan), indent))
             if step.children is not None:
                 lines.extend(render_dryrun(step.children, backend_of, render_argv, indent + "    "))
     return lines
