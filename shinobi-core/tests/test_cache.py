@@ -362,3 +362,16 @@ def test_a_torn_entry_is_a_miss_not_an_error(tmp_path: Path) -> None:
     path.parent.mkdir(parents=True)
     path.write_bytes(b'{"format": 1, "key": "')
     assert store.lookup(key, "s", str(tmp_path)) is None
+
+
+def test_an_edited_tool_script_is_a_different_step(tmp_path: Path) -> None:
+    tool = tmp_path / "tool.sh"
+    tool.write_text("#!/bin/sh\necho v1 >> counter.txt\n")
+    tool.chmod(0o755)
+    recipe = Recipe("edit")
+    recipe.add_step("run", Cab("run", ["./tool.sh"]))
+    run_cached(recipe, tmp_path)
+    assert [s.status for s in run_cached(recipe, tmp_path).steps] == ["cached"]
+    tool.write_text("#!/bin/sh\necho v2 >> counter.txt\n")
+    assert [s.status for s in run_cached(recipe, tmp_path).steps] == ["ok"]
+    assert counted(tmp_path) == ["v1", "v2"]

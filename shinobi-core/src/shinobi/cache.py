@@ -2,8 +2,9 @@
 
 A step's key is a digest of the tool's identity (command, schemas, version,
 wranglers, declared environment), the resolved argv, the content of every
-input file or directory, the image (and its digest when the backend can
-resolve one) and the backend name. Names come from content, not from paths
+input file or directory, a project script the command starts by a
+relative path, the image (and its digest when the backend can resolve one) and
+the backend name. Names come from content, not from paths
 or times, so an entry written on a cluster node is a hit on a laptop that
 sees the same inputs, and a shared cache directory needs no locks: every
 entry is written to a temporary name and renamed into place.
@@ -261,6 +262,7 @@ class StepCache:
         self.memo = DigestMemo(self.root / "memo" / self.host)
         self._identities: dict[int, tuple[Cab, str]] = {}
         self._images: dict[tuple[str, str], str | None] = {}
+        self._tools: dict[tuple[str, str], str] = {}
         self._dirs: set[str] = set()
         self._entries_dir = str(self.root / "entries")
 
@@ -288,6 +290,26 @@ class StepCache:
                 self._images[slot] = None
         return [image, self._images[slot]]
 
+    def _executable(self, invocation: Invocation) -> str | None:
+        """The content of a program that belongs to the project, or None.
+
+        A command that starts a script by a relative path (``./calibrate.sh``,
+        ``bin/tool``) is keyed by that script's content, so editing it reruns
+        the step. Installed programs are not: hosts sharing a cache have
+        different installations, and would never share a result otherwise
+        (bump the cab's ``version=`` after upgrading a tool).
+        """
+        if invocation.image is not None or not invocation.argv:
+            return None
+        program = invocation.argv[0]
+        if os.sep not in program or os.path.isabs(program):
+            return None
+        slot = (program, invocation.cwd)
+        known = self._tools.get(slot)
+        if known is None:
+            known = self._tools[slot] = self.memo.digest(os.path.join(invocation.cwd, program))
+        return known
+
     def key(
         self,
         cab: Cab,
@@ -313,6 +335,7 @@ class StepCache:
             invocation.argv,
             inputs,
             self._image(invocation.image, backend, backend_name),
+            self._executable(invocation),
             backend_name,
         ]
         text = json.dumps(material, separators=(",", ":"), default=_json_default)
