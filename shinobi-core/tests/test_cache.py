@@ -375,3 +375,26 @@ def test_an_edited_tool_script_is_a_different_step(tmp_path: Path) -> None:
     tool.write_text("#!/bin/sh\necho v2 >> counter.txt\n")
     assert [s.status for s in run_cached(recipe, tmp_path).steps] == ["ok"]
     assert counted(tmp_path) == ["v1", "v2"]
+
+
+class ReportOut(BaseModel):
+    report: str | None = None
+
+
+def test_an_output_a_wrangler_finds_is_verified_like_any_other(tmp_path: Path) -> None:
+    from shinobi.steps import Wrangler
+
+    tool = Cab(
+        "reporter",
+        ["/bin/sh", "-c", "echo run >> counter.txt; echo made > made.txt; echo 'wrote made.txt'"],
+        outputs_model=ReportOut,
+        field_meta={"report": ParamMeta(dtype="File")},
+        wranglers=[Wrangler(r"wrote (\S+)", "output", output="report")],
+    )
+    recipe = Recipe("wrangled")
+    recipe.add_step("make", tool)
+    run_cached(recipe, tmp_path)
+    assert [s.status for s in run_cached(recipe, tmp_path).steps] == ["cached"]
+    (tmp_path / "made.txt").unlink()
+    assert [s.status for s in run_cached(recipe, tmp_path).steps] == ["ok"]
+    assert counted(tmp_path) == ["run", "run"]

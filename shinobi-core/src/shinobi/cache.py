@@ -386,7 +386,7 @@ class StepCache:
 
             for name, spec in fields_of(cab.outputs_model).items():
                 value = result.outputs.get(name)
-                if spec.path_kind is None or value is None:
+                if (spec.path_kind is None and cab.meta(name).dtype is None) or value is None:
                     continue
                 for item in value if isinstance(value, list | tuple) else [value]:
                     files.add(os.path.join(invocation.cwd, os.fspath(item)))
