@@ -51,24 +51,23 @@ def ninja(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def run_pipe(
+    tmp_path: Path, engine: str, source: str, middle: str, target: str, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    """``ninja run recipes.py:pipe`` on ``engine``: source -> middle -> target."""
+    recipes = tmp_path / "recipes.py"
+    paths = ["--source", source, "--middle", middle, "--target", target]
+    return ninja(tmp_path, "run", f"{recipes}:pipe", "--backend", engine, *paths, *extra)
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_recipe_of_cabs_runs_through_ninja(engine: str, tmp_path: Path) -> None:
     live_backend(engine)
-    recipes, _ = write_project(tmp_path, engine)
+    write_project(tmp_path, engine)
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "source.txt").write_text("payload\n")
-    done = ninja(
-        tmp_path,
-        "run",
-        f"{recipes}:pipe",
-        "--backend",
-        engine,
-        "--source",
-        "in/source.txt",
-        "--middle",
-        "work/step1/middle.txt",
-        "--target",
-        "products/final/target.txt",
+    done = run_pipe(
+        tmp_path, engine, "in/source.txt", "work/step1/middle.txt", "products/final/target.txt"
     )
     assert done.returncode == 0, done.stderr
     target = tmp_path / "products" / "final" / "target.txt"
@@ -80,23 +79,13 @@ def test_a_recipe_of_cabs_runs_through_ninja(engine: str, tmp_path: Path) -> Non
 @pytest.mark.parametrize("engine", ENGINES)
 def test_awkward_paths_survive_the_cli_mounts_and_argv(engine: str, tmp_path: Path) -> None:
     live_backend(engine)
-    recipes, _ = write_project(tmp_path, engine)
+    write_project(tmp_path, engine)
     source = tmp_path / AWKWARD / f"{AWKWARD}.txt"
     source.parent.mkdir()
     source.write_text("payload\n")
     target = tmp_path / f"out {AWKWARD}" / f"{AWKWARD} final.txt"
-    done = ninja(
-        tmp_path,
-        "run",
-        f"{recipes}:pipe",
-        "--backend",
-        engine,
-        "--source",
-        str(source),
-        "--middle",
-        str(tmp_path / f"mid {AWKWARD}" / "m.txt"),
-        "--target",
-        str(target),
+    done = run_pipe(
+        tmp_path, engine, str(source), str(tmp_path / f"mid {AWKWARD}" / "m.txt"), str(target)
     )
     assert done.returncode == 0, done.stderr
     assert target.read_text() == "payload\ncopied\ncopied\n"
@@ -129,20 +118,14 @@ def test_the_dry_run_prints_the_whole_engine_command(tmp_path: Path) -> None:
 
 def test_a_refused_mount_stops_the_run_before_anything_runs(tmp_path: Path) -> None:
     live_backend("docker")
-    recipes, _ = write_project(tmp_path, "docker")
+    write_project(tmp_path, "docker")
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "source.txt").write_text("x")
-    done = ninja(
+    done = run_pipe(
         tmp_path,
-        "run",
-        f"{recipes}:pipe",
-        "--backend",
         "docker",
-        "--source",
         "in/source.txt",
-        "--middle",
         "mid/m.txt",
-        "--target",
         f"/shinobi-no-such-top-{os.getpid()}/t.txt",
     )
     assert done.returncode == 2, (done.stdout, done.stderr)
@@ -216,23 +199,10 @@ def test_sigint_during_a_container_step_exits_130_and_leaves_no_container(
 @pytest.mark.parametrize("engine", ENGINES)
 def test_provenance_runs_the_image_by_digest_and_records_it(engine: str, tmp_path: Path) -> None:
     live_backend(engine)
-    recipes, _ = write_project(tmp_path, engine)
+    write_project(tmp_path, engine)
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "source.txt").write_text("x\n")
-    done = ninja(
-        tmp_path,
-        "run",
-        f"{recipes}:pipe",
-        "--backend",
-        engine,
-        "--provenance",
-        "--source",
-        "in/source.txt",
-        "--middle",
-        "m.txt",
-        "--target",
-        "t.txt",
-    )
+    done = run_pipe(tmp_path, engine, "in/source.txt", "m.txt", "t.txt", "--provenance")
     assert done.returncode == 0, done.stderr
     manifests = list((tmp_path / ".shinobi" / "runs").glob("*/manifest.json"))
     assert len(manifests) == 1
