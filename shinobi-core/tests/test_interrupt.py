@@ -219,6 +219,10 @@ pipe.add_step("plain", Cab("plain", [sys.executable, FAMILY, "root", TAG, MARKER
 """
 
 
+@pytest.mark.skipif(
+    not os.path.exists(os.path.join(sys.prefix, "bin", "python")),
+    reason="needs the tests to run in a virtualenv (the venv backend runs the pystep there)",
+)
 def test_a_step_workspace_outlives_every_writer_in_it(tmp_path: Path, tag: str) -> None:
     """An out-of-process pystep stages its runner in a workspace; a child that
     ignores SIGTERM keeps writing there until SIGKILL. The workspace must still
