@@ -123,6 +123,14 @@ def run_process(
                 stderr=f"permission denied running {argv[0]!r} (is it executable?)\n",
                 reason=f"permission denied: {argv[0]}",
             )
+        except OSError as exc:  # e.g. a script without a #! line (ENOEXEC)
+            if workspace is not None:
+                workspace.close()
+            return BackendRun(
+                returncode=126,
+                stderr=f"cannot run {argv[0]!r}: {exc.strerror}\n",
+                reason=f"cannot run {argv[0]}: {exc.strerror}",
+            )
 
     survivors: tuple[int, ...] = ()
     # The stopper runs on the coordinating thread; this thread must not read
