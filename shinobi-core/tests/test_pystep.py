@@ -273,7 +273,10 @@ def test_in_a_container_runtime_with_an_image_it_runs_out_of_process(
     roles = {(u.field, u.role, u.writable) for u in invocation.paths}
     workspace = invocation.scratch_dir
     assert any(u.path == workspace and u.role == "output" for u in invocation.paths)
-    assert ("source", "input", False) in roles and ("shinobi", "input", False) in roles
+    assert ("shinobi", "input", False) in roles
+    # steps.py sits in the working directory, which holds the writable workspace:
+    # its directory is a plain input, not a read-only one a container must refuse.
+    assert ("source", "input", True) in roles
     assert ("cwd", "output", True) in roles
     assert any(u.field == "note" and u.path == str(tmp_path / "note.txt") for u in invocation.paths)
     assert fake.workspace_during_run is True
@@ -357,3 +360,23 @@ def test_inputs_that_are_not_json_are_refused(made_venv: Path, tmp_path: Path) -
     result = run_recipe(takes, {"x": object()}, cwd=tmp_path, config=config())
     assert not result.ok
     assert "cannot cross to another interpreter as JSON" in (result.error or "")
+
+
+def test_a_read_only_directory_holding_a_writable_one_becomes_a_plain_input() -> None:
+    from shinobi.backends.base import PathUse
+    from shinobi.pystep_runner import _without_read_only_parents
+
+    uses = [
+        PathUse("/work/run/ws", "output", "workspace", "dir"),
+        PathUse("/work", "input", "source", "dir", writable=False),
+        PathUse("/work/run", "input", "same", "dir", writable=False),
+        PathUse("/opt/site", "input", "site", "dir", writable=False),
+        PathUse("/work/runner", "input", "sibling", "dir", writable=False),
+    ]
+    assert [u.writable for u in _without_read_only_parents(uses)] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]

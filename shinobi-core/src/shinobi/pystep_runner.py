@@ -26,6 +26,7 @@ import os
 import shutil
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -182,6 +183,23 @@ def _path_uses(step: PyStep, values: dict[str, Any], cwd: str) -> list[PathUse]:
     return uses
 
 
+def _without_read_only_parents(uses: list[PathUse]) -> list[PathUse]:
+    """Read-only directories that hold something writable, made plain inputs.
+
+    The module's directory is often the working directory (which holds the
+    run's workspace): declaring it read-only would ask a container backend to
+    mount a writable path inside a read-only one, which it rightly refuses.
+    """
+    writable = [u.path for u in uses if u.writable]
+    return [
+        replace(u, writable=True)
+        if not u.writable
+        and any(w == u.path or w.startswith(u.path.rstrip("/") + "/") for w in writable)
+        else u
+        for u in uses
+    ]
+
+
 def _invocation(
     session: Session, name: str, node: Node, values: dict[str, Any], workspace: Path
 ) -> Invocation:
@@ -215,6 +233,7 @@ def _invocation(
         *(PathUse(d, "input", "site", "dir", writable=False) for d in sorted(sites)),
         *_path_uses(step, values, session.cwd),
     ]
+    uses = _without_read_only_parents(uses)
     stdout_path, stderr_path = session.log_paths(name)
     return Invocation(
         step=name,
