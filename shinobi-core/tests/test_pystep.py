@@ -380,3 +380,53 @@ def test_a_read_only_directory_holding_a_writable_one_becomes_a_plain_input() ->
         False,
         False,
     ]
+
+
+SLEEPER = """
+import os, time
+from pathlib import Path
+import shinobi
+
+@shinobi.pystep(venv={venv!r})
+def sleeper(marker: Path) -> None:
+    marker.write_text(str(os.getpid()))
+    time.sleep(300)
+"""
+
+
+def test_an_interrupted_pystep_is_torn_down_before_its_workspace_goes(
+    made_venv: Path, tmp_path: Path
+) -> None:
+    import threading
+    import time
+
+    (tmp_path / "sleeper.py").write_text(SLEEPER.format(venv=str(made_venv)))
+    step = load_target(f"{tmp_path / 'sleeper.py'}:sleeper")
+    session = Session(config=config(**{"execution.grace_period": 1.0}), cwd=str(tmp_path))
+    session.run_dir = tmp_path / ".shinobi" / "runs" / session.run_id
+    (session.run_dir / "logs").mkdir(parents=True)
+    from shinobi.runner import as_recipe
+
+    marker = tmp_path / "pid"
+    outcome: list[Any] = []
+    thread = threading.Thread(
+        target=lambda: outcome.append(
+            run_graph(build_graph(as_recipe(step)), {"marker": marker}, session)
+        )
+    )
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), "the pystep never started"
+    workspaces = list((session.run_dir / "pysteps").iterdir())
+    assert len(workspaces) == 1  # it exists while the step runs
+    assert session.control.cancel() == ()
+    thread.join(60)
+    assert outcome and outcome[0].status == "cancelled"
+    pid = int(marker.read_text())
+    assert (
+        not Path(f"/proc/{pid}").exists()
+        or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+    )
+    assert not workspaces[0].exists()  # removed, after the process was gone
