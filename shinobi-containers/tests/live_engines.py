@@ -84,15 +84,13 @@ def live_backend(backend: str, **extra: Any) -> Backend:
     return found
 
 
-def shinobi_containers_of(engine: str) -> list[str]:
-    """Every container of ``engine`` named shinobi-*, running or not."""
-    listed = subprocess.run(
-        [engine, "ps", "-a", "--filter", "name=shinobi-", "--format", "{{.Names}}"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+def shinobi_containers_of(engine: str, run_id: str | None = None) -> list[str]:
+    """Every container of ``engine`` named shinobi-*, running or not (of one run's only,
+    when ``run_id`` is given: other runs may share this engine)."""
+    command = [engine, "ps", "-a", "--filter", "name=shinobi-", "--format", "{{.Names}}"]
+    if run_id is not None:
+        command += ["--filter", f"label=shinobi.run={run_id}"]
+    listed = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True)
     return [f"{engine} container {n}" for n in listed.stdout.split() if n.startswith("shinobi-")]
 
 

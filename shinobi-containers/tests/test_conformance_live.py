@@ -11,10 +11,11 @@ from shinobi.testing.conformance import BackendConformance
 
 
 class _OciConformance(BackendConformance):
-    """docker and podman keep containers apart from the client: list those too."""
+    """docker and podman keep containers apart from the client: list this run's too."""
 
     def leftovers(self, backend: Backend, invocation: Invocation, tag: str) -> list[str]:
-        return [*super().leftovers(backend, invocation, tag), *shinobi_containers_of(backend.name)]
+        containers = shinobi_containers_of(backend.name, invocation.run_id)
+        return [*super().leftovers(backend, invocation, tag), *containers]
 
 
 class TestDockerConformance(_OciConformance):
