@@ -105,22 +105,23 @@ def _testbed_engines() -> dict[str, dict]:
 def _bring_up(session: nox.Session, engines: list[str]) -> list[str]:
     """Run testbed/up.sh for `engines`; return the ones that are up.
 
-    In CI an engine that does not come up fails the session. Elsewhere the
-    session goes on with what is up, and the live tests for the rest skip.
+    With no engines it still runs, to make the unprivileged test user
+    (`up.sh users`). In CI an engine that does not come up fails the session;
+    elsewhere the session goes on with what is up, and the live tests for the
+    rest skip.
     """
-    if not engines:
-        return []
+    targets = engines or ["users"]
     if os.environ.get("SHINOBI_TESTBED_UP") == "0":
         session.log("SHINOBI_TESTBED_UP=0: not running testbed/up.sh")
     elif os.geteuid() != 0:
-        message = f"testbed/up.sh needs root to bring up {', '.join(engines)}"
+        message = f"testbed/up.sh needs root to bring up {', '.join(targets)}"
         if IN_CI:
             session.error(message)
-        session.warn(f"{message}: their live tests will skip")
+        session.warn(f"{message}: the tests that need them will skip")
         return []
     else:
         try:
-            session.run("bash", str(ROOT / "testbed" / "up.sh"), *engines, external=True)
+            session.run("bash", str(ROOT / "testbed" / "up.sh"), *targets, external=True)
         except nox.command.CommandFailed:
             if IN_CI:
                 raise

@@ -4,7 +4,8 @@
 # and waits until each engine really runs something. Idempotent: with
 # everything up, a second run changes nothing and takes seconds.
 #
-#   testbed/up.sh ENGINE...      ENGINE: slurm docker podman apptainer k8s sshd, or "all"
+#   testbed/up.sh ENGINE...   ENGINE: slurm docker podman apptainer k8s sshd, or "all"
+#   testbed/up.sh users       only the unprivileged test user (every run makes it)
 #
 # Facts tests need (image names, SIF paths, kubeconfig, ssh user/key/port)
 # go to /var/cache/shinobi-testbed/engines.json; see docs/testbed.md.
@@ -17,7 +18,7 @@ source "$TESTBED_DIR/images.sh"
 ALL_ENGINES=(slurm docker podman apptainer k8s sshd)
 declare -A NEEDS=([k8s]=docker)
 
-usage() { sed -n '2,11s/^# \{0,1\}//p' "$0"; exit 2; }
+usage() { sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 2; }
 (($#)) || usage
 require_root
 
@@ -33,6 +34,7 @@ add_engine() {
 for arg in "$@"; do
     case $arg in
         all) for e in "${ALL_ENGINES[@]}"; do add_engine "$e"; done ;;
+        users) ;;
         -h | --help) usage ;;
         *) add_engine "$arg" ;;
     esac
