@@ -44,7 +44,7 @@ class PlainProgress:
 
     def step_finished(self, result: StepResult) -> None:
         detail = f": {result.error}" if result.error else ""
-        self._line(f"{_MARK.get(result.status, result.status):<9}{result.name}{detail}")
+        self._line(f"{_MARK.get(result.status, result.status):<10}{result.name}{detail}")
 
     def warning(self, message: str) -> None:
         self._line(f"warning: {message}")
