@@ -127,6 +127,3 @@ up_apptainer() {
         "images.busybox=$SIF_BUSYBOX" "images.python=$SIF_PYTHON" \
         "memory_limits=$memory"
 }
-
-# Apptainer has no daemon: nothing to stop.
-down_apptainer() { :; }

@@ -29,5 +29,3 @@ up_docker() {
         "images.busybox=$IMAGE_BUSYBOX" "images.python=$IMAGE_PYTHON" \
         run_flags="--network none"
 }
-
-down_docker() { stop_engine_daemons; }

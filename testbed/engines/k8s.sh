@@ -219,5 +219,3 @@ up_k8s() {
         "images.busybox=$IMAGE_BUSYBOX" "images.python=$IMAGE_PYTHON" \
         "images.pause=$K8S_PAUSE_IMAGE" image_pull_policy=Never
 }
-
-down_k8s() { stop_engine_daemons; }

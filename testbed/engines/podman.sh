@@ -40,6 +40,3 @@ EOF
         "images.busybox=$PODMAN_BUSYBOX" "images.python=$PODMAN_PYTHON" \
         run_flags="--network none" rootful=true
 }
-
-# Podman has no daemon: nothing to stop.
-down_podman() { :; }

@@ -167,5 +167,3 @@ up_slurm() {
         "cpus=$SLURM_CPUS" "real_memory_mb=$(slurm_real_memory)" \
         "def_mem_per_cpu_mb=$SLURM_DEF_MEM_PER_CPU" accounting=slurmdbd
 }
-
-down_slurm() { stop_engine_daemons; }

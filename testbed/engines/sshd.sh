@@ -129,5 +129,3 @@ up_sshd() {
         "identity_file=$SSH_KEY" "known_hosts=$SSH_KNOWN_HOSTS" \
         listen="127.0.0.1,::1"
 }
-
-down_sshd() { stop_engine_daemons; }
