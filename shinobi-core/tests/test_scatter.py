@@ -423,3 +423,45 @@ def test_preflight_checks_literals_and_nested_recipes_too() -> None:
     unknown.add_step("up", count_all, items=["x"])
     unknown.add_step("b", pair, scatter=["left", "right"], left=unknown.outputs.up.count, right=[1])
     preflight(build_graph(unknown), {"lefts": [], "rights": []})
+
+
+NESTED = """
+from pydantic import BaseModel
+import shinobi
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class In(BaseModel):
+    word: str
+
+class Out(BaseModel):
+    said: str | None = None
+
+echo = Cab("echo", ["/bin/echo"], In, Out, {"word": ParamMeta(positional=True)},
+           wranglers=[shinobi.Wrangler(r"^(.*)$", "output", output="said")])
+inner = Recipe("inner", In, Out)
+inner.add_step("e", echo, word=inner.inputs.word)
+inner.set_output("said", inner.outputs.e.said)
+
+class Words(BaseModel):
+    words: list[str]
+
+class Saids(BaseModel):
+    saids: list[str]
+
+outer = Recipe("outer", Words, Saids, max_workers=2)
+outer.add_step("branch", inner, scatter=["word"], word=outer.inputs.words)
+outer.set_output("saids", outer.outputs.branch.said)
+"""
+
+
+def test_a_scattered_nested_recipe_runs_and_draws_once_per_slice(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    recipe_file(NESTED)
+    done = ninja("run", "recipe.py:outer", "--words", "x", "--words", "y", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["outputs"] == {"saids": ["x", "y"]}
+    dry = ninja("run", "recipe.py:outer", "--words", "x", "--words", "y", "--dryrun")
+    assert "branch[0].e" in dry.stdout and "$ /bin/echo x" in dry.stdout
+    assert "branch[1].e" in dry.stdout and "$ /bin/echo y" in dry.stdout

@@ -130,6 +130,13 @@ def render_dryrun(
             lines.extend(_box(step.name, tag, _details(step, render_argv, plan), indent))
             if step.children is not None:
                 lines.extend(render_dryrun(step.children, backend_of, render_argv, indent + "    "))
+            # A scattered recipe runs once per slice: draw the first few.
+            for part in (step.slices or [])[:3]:
+                if part.children is not None:
+                    lines.append(f"{indent}    ── {part.name}")
+                    lines.extend(
+                        render_dryrun(part.children, backend_of, render_argv, indent + "    ")
+                    )
     return lines
 
 
