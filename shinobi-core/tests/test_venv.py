@@ -241,3 +241,16 @@ def test_a_dryrun_prints_the_plain_argv(ninja: Ninja, made_venv: Path, tmp_path:
     assert f"$ {HELLO} --touch made.txt hi" in done.stdout
     assert str(made_venv / "bin") not in done.stdout
     assert not (tmp_path / "made.txt").exists()
+
+
+def test_ninja_with_no_venv_anywhere_runs_natively_and_warns_once(
+    ninja: Ninja, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    monkeypatch.delenv("SHINOBI_BACKEND_VENV", raising=False)
+    target = write_recipe(tmp_path, "/bin/touch")
+    done = ninja("run", target, "--backend", "venv")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("no venv is declared") == 1
+    assert "running natively" in done.stderr
+    assert (tmp_path / "made.txt").exists()

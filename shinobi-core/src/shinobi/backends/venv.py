@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from shinobi.backends.base import (
     Availability,
@@ -136,6 +137,11 @@ class VenvBackend(Backend):
     name = "venv"
     capabilities = Capabilities()
 
+    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
+        super().__init__(settings)
+        # Steps already warned about before the run: not warned again as they start.
+        self._warned: set[str] = set()
+
     def venv_for(self, invocation: Invocation) -> str | None:
         """The venv ``invocation`` runs in, absolute, or None when none is declared."""
         chosen = invocation.venv or self.settings.get("venv")
@@ -179,6 +185,7 @@ class VenvBackend(Backend):
             problem = self.problem(invocation, venv)
             if problem is not None:
                 raise VenvError(f"step {invocation.step!r}: {problem}")
+        self._warned.update(unvenved)
         if not unvenved:
             return []
         shown = ", ".join(repr(s) for s in unvenved[:5])
@@ -188,7 +195,8 @@ class VenvBackend(Backend):
     def run(self, invocation: Invocation, control: RunControl) -> BackendRun:
         venv = self.venv_for(invocation)
         if venv is None:
-            control.warn(_no_venv_warning(f"step {invocation.step!r}"))
+            if invocation.step not in self._warned:
+                control.warn(_no_venv_warning(f"step {invocation.step!r}"))
             return run_process(
                 invocation.argv,
                 cwd=invocation.cwd,
