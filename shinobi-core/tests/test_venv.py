@@ -248,7 +248,8 @@ def test_ninja_with_no_venv_anywhere_runs_natively_and_warns_once(
 ) -> None:
     monkeypatch.delenv("VIRTUAL_ENV", raising=False)
     monkeypatch.delenv("SHINOBI_BACKEND_VENV", raising=False)
-    target = write_recipe(tmp_path, "/bin/touch")
+    (tmp_path / "fake.sh").write_text('touch "$2"\n')  # called as: fake.sh --touch FILE WORD
+    target = write_recipe(tmp_path, f"/bin/sh {tmp_path / 'fake.sh'}")
     done = ninja("run", target, "--backend", "venv")
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("no venv is declared") == 1
