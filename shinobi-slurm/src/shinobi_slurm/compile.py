@@ -22,7 +22,7 @@ from shinobi_slurm.backend import job_name
 from shinobi_slurm.commands import SlurmCommands, SlurmError
 from shinobi_slurm.queue import query_queue
 from shinobi_slurm.sacct import JobRecord, query_jobs
-from shinobi_slurm.scripts import JobFiles, job_script
+from shinobi_slurm.scripts import JobFiles, ScriptContext, job_script
 from shinobi_slurm.states import NEVER_RAN, Outcome, classify, combine_tasks
 
 __all__ = ["SlurmTarget"]
@@ -40,29 +40,29 @@ class SlurmTarget(OffloadTarget):
     # -- compile -----------------------------------------------------------------
     def render(self, jobs: JobGraph, options: CompileOptions) -> Workflow:
         workflow = Workflow(engine=self.name, options=options, jobs=jobs)
-        run_dir = options.run_dir(jobs.recipe)
+        context = ScriptContext.of(jobs, options, self.settings)
         for job in jobs.jobs:
-            files = JobFiles(run_dir, job)
-            text = job_script(jobs, job, options, self.settings)
-            workflow.scripts.append(Script(job.name, files.script.name, text))
+            files = JobFiles.of(context.run_dir, job)
+            text = job_script(context, job, files)
+            workflow.scripts.append(Script(job.name, os.path.basename(files.script), text))
         return workflow
 
     # -- submit ------------------------------------------------------------------
     def new_handle(self, workflow: Workflow) -> LaunchHandle:
         options = workflow.options
-        run_dir = workflow.run_dir
+        run_dir = str(workflow.run_dir)
         jobs = []
         for job in workflow.jobs.jobs:
-            files = JobFiles(run_dir, job)
+            files = JobFiles.of(run_dir, job)
             details: dict[str, object] = {}
             if job.guard:
-                details.update(guard=job.guard, skipped=str(files.skipped))
+                details.update(guard=job.guard, skipped=files.skipped)
             jobs.append(
                 LaunchJob(
                     step=job.name,
-                    script=str(files.script),
-                    stdout=str(files.stdout),
-                    stderr=str(files.stderr),
+                    script=files.script,
+                    stdout=files.stdout,
+                    stderr=files.stderr,
                     tasks=job.tasks,
                     after=[workflow.jobs.jobs[i].name for i in job.after()],
                     details=details,
@@ -82,17 +82,16 @@ class SlurmTarget(OffloadTarget):
 
     def submit(self, workflow: Workflow, handle: LaunchHandle, journal: JobJournal) -> None:
         graph = workflow.jobs
-        run_dir = workflow.run_dir
-        (run_dir / "logs").mkdir(parents=True, exist_ok=True)
-        (run_dir / "scripts").mkdir(parents=True, exist_ok=True)
+        context = ScriptContext.of(graph, workflow.options, self.settings)
+        (workflow.run_dir / "logs").mkdir(parents=True, exist_ok=True)
+        (workflow.run_dir / "scripts").mkdir(parents=True, exist_ok=True)
         ids: dict[str, str] = {}
         commands = self.commands
         for job, record in zip(graph.jobs, handle.jobs, strict=True):
-            text = job_script(graph, job, workflow.options, self.settings, ids)
-            script = Path(str(record.script))
-            script.write_text(text, encoding="utf-8")
+            files = JobFiles.of(context.run_dir, job)
+            Path(files.script).write_text(job_script(context, job, files, ids), encoding="utf-8")
             try:
-                job_id = commands.submit([str(script)])
+                job_id = commands.submit([files.script])
             except SlurmError as exc:
                 raise self._abandon(commands, ids, job.name, exc) from None
             ids[job.name] = job_id

@@ -16,9 +16,10 @@ a job array whose script picks its slice's command by
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Mapping, Sequence
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from shinobi.offload.base import CompileOptions
@@ -34,23 +35,56 @@ from shinobi_slurm.sbatch import (
     resource_options,
 )
 
-__all__ = ["JobFiles", "job_files", "job_script"]
+__all__ = ["JobFiles", "ScriptContext", "job_script"]
 
 
+@dataclass(frozen=True, slots=True)
 class JobFiles:
-    """Where one job's script, logs and skip marker live inside the launch's run folder."""
+    """Where one job's script, logs and skip marker live inside the launch's run folder.
 
-    def __init__(self, run_dir: Path, job: Job) -> None:
+    Plain strings joined once: a 100,000-job compile builds a few of these per
+    job, and pathlib objects would dominate its time.
+    """
+
+    script: str
+    stdout: str
+    stderr: str
+    skipped: str
+
+    @classmethod
+    def of(cls, run_dir: str, job: Job) -> JobFiles:
         stem = safe_name(job.name)
-        self.script = run_dir / "scripts" / f"{stem}.sbatch"
         task = ".%a" if job.tasks else ""
-        self.stdout = run_dir / "logs" / f"{stem}{task}.out"
-        self.stderr = run_dir / "logs" / f"{stem}{task}.err"
-        self.skipped = run_dir / "skipped" / stem
+        logs = os.path.join(run_dir, "logs", stem)
+        return cls(
+            script=os.path.join(run_dir, "scripts", f"{stem}.sbatch"),
+            stdout=f"{logs}{task}.out",
+            stderr=f"{logs}{task}.err",
+            skipped=os.path.join(run_dir, "skipped", stem),
+        )
 
 
-def job_files(run_dir: Path, job: Job) -> JobFiles:
-    return JobFiles(run_dir, job)
+@dataclass(frozen=True, slots=True)
+class ScriptContext:
+    """What every script of one workflow shares: computed once, not once per job."""
+
+    graph: JobGraph
+    cwd: str
+    run_dir: str
+    job_name: str
+    configured: tuple[Option, ...]
+
+    @classmethod
+    def of(
+        cls, graph: JobGraph, options: CompileOptions, settings: Mapping[str, Any]
+    ) -> ScriptContext:
+        return cls(
+            graph=graph,
+            cwd=str(options.cwd),
+            run_dir=str(options.run_dir(graph.recipe)),
+            job_name=job_name(options.run_id),
+            configured=tuple(parse_sbatch_opts(settings.get("sbatch_opts"))),
+        )
 
 
 def _dependency(graph: JobGraph, job: Job, ids: Mapping[str, str] | None) -> Option | None:
@@ -62,19 +96,15 @@ def _dependency(graph: JobGraph, job: Job, ids: Mapping[str, str] | None) -> Opt
 
 
 def _options(
-    graph: JobGraph,
-    job: Job,
-    files: JobFiles,
-    options: CompileOptions,
-    settings: Mapping[str, Any],
-    ids: Mapping[str, str] | None,
+    context: ScriptContext, job: Job, files: JobFiles, ids: Mapping[str, str] | None
 ) -> list[Option]:
+    graph = context.graph
     derived = [
-        Option("job-name", job_name(options.run_id)),
+        Option("job-name", context.job_name),
         Option("comment", f"{safe_name(graph.recipe)}/{safe_name(job.name)}"),
-        Option("output", str(files.stdout)),
-        Option("error", str(files.stderr)),
-        Option("chdir", str(options.cwd)),
+        Option("output", files.stdout),
+        Option("error", files.stderr),
+        Option("chdir", context.cwd),
         *resource_options(job.resources),
     ]
     if job.tasks:
@@ -82,7 +112,7 @@ def _options(
     dependency = _dependency(graph, job, ids)
     if dependency is not None:
         derived += [dependency, Option("kill-on-invalid-dep", "yes")]
-    return merge_options(derived, parse_sbatch_opts(settings.get("sbatch_opts")))
+    return merge_options(derived, context.configured)
 
 
 def _comments(graph: JobGraph, job: Job) -> list[str]:
@@ -108,8 +138,8 @@ def _guard(job: Job, files: JobFiles) -> list[str]:
         f"# loop {job.node.loop}, iteration {job.node.iteration}: skip once it has converged",
         f"if [ -e {flag} ]; then",
         f"  echo {said}",
-        f"  mkdir -p {shlex.quote(str(files.skipped.parent))}",
-        f"  : > {shlex.quote(str(files.skipped))}",
+        f"  mkdir -p {shlex.quote(os.path.dirname(files.skipped))}",
+        f"  : > {shlex.quote(files.skipped)}",
         "  exit 0",
         "fi",
     ]
@@ -129,18 +159,13 @@ def _body(job: Job) -> list[str]:
 
 
 def job_script(
-    graph: JobGraph,
-    job: Job,
-    options: CompileOptions,
-    settings: Mapping[str, Any],
-    ids: Mapping[str, str] | None = None,
+    context: ScriptContext, job: Job, files: JobFiles, ids: Mapping[str, str] | None = None
 ) -> str:
     """The sbatch script of ``job``; dependencies as ``<step>`` until ``ids`` are known."""
-    files = JobFiles(options.run_dir(graph.recipe), job)
     body: Sequence[str] = [*_guard(job, files), *_body(job)]
     return batch_script(
-        _options(graph, job, files, options, settings, ids),
+        _options(context, job, files, ids),
         body,
-        comments=_comments(graph, job),
+        comments=_comments(context.graph, job),
         env=job.env,
     )

@@ -11,6 +11,7 @@ wrapping, so two engines can never disagree about what a recipe means.
 
 from __future__ import annotations
 
+import os
 from abc import abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,13 +105,22 @@ class Workflow:
             parts.append(f"# ---- {script.file_name} ({script.job}) ----\n{script.text}")
         return "\n".join(parts)
 
-    def write(self, directory: Path) -> list[Path]:
-        """Write every script into ``directory``; returns their paths."""
+    def write(self, directory: Path) -> list[str]:
+        """Write every script into ``directory``; returns their paths.
+
+        Plain ``os.open``/``os.write``: a 100,000-job workflow is 100,000 files,
+        and buffered text files cost several times more per file.
+        """
         directory.mkdir(parents=True, exist_ok=True)
+        base = str(directory)
         written = []
         for script in self.scripts:
-            path = directory / script.file_name
-            path.write_text(script.text, encoding="utf-8")
+            path = os.path.join(base, script.file_name)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.write(fd, script.text.encode("utf-8"))
+            finally:
+                os.close(fd)
             written.append(path)
         return written
 
