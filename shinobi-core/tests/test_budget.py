@@ -345,3 +345,12 @@ def test_resources_on_a_nested_recipe_are_rejected() -> None:
         RecipeGraphError, match=r"step 'branch': resources are declared on a nested recipe"
     ):
         build_graph(outer)
+
+
+def test_a_budget_can_be_made_by_hand() -> None:
+    budget = Budget(3)  # memory: what this process may use
+    assert budget.cpus == 3.0 and budget.memory > 0
+    sized = Budget(2, "8GiB")
+    ticket = sized.request("x", Resources(cpus=1, memory="1GiB"))  # no wake-up needed
+    assert ticket is not None and ticket.granted
+    assert (sized.free_cpus, sized.free_memory) == (1.0, 7 * GiB)

@@ -245,6 +245,10 @@ def detect_memory(
     return total
 
 
+def _nothing() -> None:
+    """The default wake-up: a caller that polls ``Ticket.granted`` needs none."""
+
+
 class Ticket:
     """A step waiting for, or holding, its share of the budget.
 
@@ -283,11 +287,12 @@ class Budget:
     back until it finishes.
     """
 
-    def __init__(self, cpus: float, memory: int) -> None:
-        if cpus <= 0 or memory <= 0:
+    def __init__(self, cpus: float, memory: int | str | None = None) -> None:
+        size = detect_memory() if memory is None else parse_size(memory)
+        if cpus <= 0 or size <= 0:
             raise ValueError(f"a budget needs positive cpus and memory, not {cpus}, {memory}")
         self.cpus = float(cpus)
-        self.memory = int(memory)
+        self.memory = size
         self.free_cpus = self.cpus
         self.free_memory = self.memory
         self._queue: deque[Ticket] = deque()
@@ -298,13 +303,10 @@ class Budget:
     @classmethod
     def for_this_process(cls, cpus: float | None = None, memory: int | str | None = None) -> Budget:
         """The budget of a run here: configured sizes, else what this process may use."""
-        return cls(
-            cpus if cpus is not None else detect_cpus(),
-            parse_size(memory) if memory is not None else detect_memory(),
-        )
+        return cls(cpus if cpus is not None else detect_cpus(), memory)
 
     def request(
-        self, name: str, resources: Resources | None, wake: Callable[[], None]
+        self, name: str, resources: Resources | None, wake: Callable[[], None] = _nothing
     ) -> Ticket | None:
         """Join the queue; None when nothing is declared (undeclared is free).
 
