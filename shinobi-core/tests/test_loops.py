@@ -437,3 +437,10 @@ def test_the_dryrun_draws_every_iteration(
         in done.stdout
     )
     assert not (tmp_path / "first-ran").exists()
+
+
+def test_add_loop_takes_its_first_arguments_in_order_too() -> None:
+    recipe = Recipe("pipe", PipeIn)
+    loop = recipe.add_loop("sc", make_cycle(), 2, "converged", {"ms": "ms"}, "cycle", ms="x.ms")
+    assert loop.name == "sc" and loop.spec.max_iter == 2 and loop.spec.index_input == "cycle"
+    assert [n.name for n in build_graph(recipe).nodes][-1] == "sc.2.assess"

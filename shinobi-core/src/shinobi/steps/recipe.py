@@ -169,7 +169,6 @@ class Recipe:
         self,
         name: str,
         body: Any,
-        *,
         max_iter: int,
         until: str,
         carry: Mapping[str, str] | None = None,
