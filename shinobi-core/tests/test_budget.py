@@ -354,3 +354,37 @@ def test_a_budget_can_be_made_by_hand() -> None:
     ticket = sized.request("x", Resources(cpus=1, memory="1GiB"))  # no wake-up needed
     assert ticket is not None and ticket.granted
     assert (sized.free_cpus, sized.free_memory) == (1.0, 7 * GiB)
+
+
+def test_at_one_worker_order_holds_even_while_a_sibling_holds_the_budget(tmp_path: Path) -> None:
+    """busy's hog holds the whole budget; ordered (one worker) starts only once hog
+    is running, and must still run its declared step before its undeclared one."""
+
+    class After(BaseModel):
+        after: str | None = None
+
+    wait_for_hog = Cab(
+        "wait",
+        ["/bin/sh", "-c", f'while [ ! -f "{tmp_path}/hog.start" ]; do sleep 0.01; done; echo x'],
+        outputs_model=TimedOut,
+        wranglers=[shinobi.Wrangler(r"^(x)$", "output", output="done")],
+    )
+    busy = Recipe("busy", NoIn)
+    add(busy, tmp_path, "hog", seconds=0.5, resources=Resources(cpus="all"))
+    ordered = Recipe("ordered", After, max_workers=1)
+    add(
+        ordered,
+        tmp_path,
+        "declared",
+        seconds=0.1,
+        resources=Resources(cpus=1),
+        after=ordered.inputs.after,
+    )
+    add(ordered, tmp_path, "undeclared", seconds=0.1, after=ordered.inputs.after)
+    parent = Recipe("parent", NoIn, max_workers=3)
+    parent.add_step("busy", busy)
+    parent.add_step("wait", wait_for_hog)
+    parent.add_step("ordered", ordered, after=parent.outputs.wait.done)
+    run(parent, tmp_path, cpus=2)
+    hog, declared, undeclared = (span(tmp_path, n) for n in ("hog", "declared", "undeclared"))
+    assert hog[1] <= declared[0] and declared[1] <= undeclared[0]

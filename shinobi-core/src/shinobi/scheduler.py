@@ -222,7 +222,8 @@ class _Wavefront:
         A unit already queued at the budget keeps its turn even when a unit
         declared earlier became ready meanwhile: serving the newcomer first
         would leave the earlier grant held by a unit that never launches.
-        Undeclared units take no share, so the queue does not hold them back.
+        Undeclared units take no share, so the queue does not hold them back,
+        except at one worker, where the recipe runs in exact declaration order.
         """
         unit = self.waiting or self.ready[0][2]
         if not unit.requested:
@@ -232,6 +233,8 @@ class _Wavefront:
                 self.waiting = None
             return unit
         self.waiting = unit
+        if self.max_workers == 1:
+            return None
         free = [e for e in self.ready if e[2] is not unit and not _declares(self.nodes[e[0]])]
         return min(free)[2] if free else None
 
