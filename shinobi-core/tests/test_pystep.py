@@ -364,7 +364,7 @@ def test_inputs_that_are_not_json_are_refused(made_venv: Path, tmp_path: Path) -
 
 def test_a_read_only_directory_holding_a_writable_one_becomes_a_plain_input() -> None:
     from shinobi.backends.base import PathUse
-    from shinobi.pystep_runner import _without_read_only_parents
+    from shinobi.pyrunner.request import _without_read_only_parents
 
     uses = [
         PathUse("/work/run/ws", "output", "workspace", "dir"),

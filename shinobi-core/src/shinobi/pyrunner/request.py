@@ -1,0 +1,169 @@
+"""What a @pystep sends to another interpreter: a JSON spec and the invocation carrying it.
+
+The spec names the function (its module's file, module name and qualified
+name), the inputs as JSON (paths as strings), where to write the outputs,
+and the import directories of the shinobi running now, which the runner
+appends only where the target interpreter lacks shinobi or pydantic. The
+invocation's paths let a container see the workspace, the working
+directory, the function's module, shinobi itself and the pystep's own path
+inputs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from shinobi.backends.base import Invocation, PathKind, PathUse
+from shinobi.pyrunner import RUNNER
+from shinobi.steps.types import fields_of
+
+if TYPE_CHECKING:
+    from shinobi.graph import Node
+    from shinobi.session import Session
+    from shinobi.steps.functions import PyStep
+
+__all__ = ["build_invocation", "core_paths", "source_of"]
+
+#: Distributions the runner needs besides the standard library.
+_NEEDED = (
+    "shinobi",
+    "pydantic",
+    "pydantic_core",
+    "typing_extensions",
+    "annotated_types",
+    "typing_inspection",
+)
+
+
+def _locations() -> dict[str, str]:
+    """Module name -> the import directory it is found in, for what the runner needs."""
+    found: dict[str, str] = {}
+    for name in _NEEDED:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            continue
+        location = Path(spec.origin).parent
+        if spec.submodule_search_locations is not None:  # a package: its parent is on the path
+            location = location.parent
+        found[name] = str(location)
+    return found
+
+
+def core_paths() -> list[str]:
+    """The import directories holding this shinobi and its dependencies.
+
+    The runner appends them to a foreign interpreter's path only when it
+    lacks shinobi or pydantic.
+    """
+    return list(dict.fromkeys(_locations().values()))
+
+
+def source_of(step: PyStep) -> tuple[str, str, str]:
+    """(source file, module name, directory to import from) of a pystep's function."""
+    fn = step.fn
+    source = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    source = os.path.abspath(source)
+    module = getattr(fn, "__module__", None) or "__shinobi_pystep__"
+    root = os.path.dirname(source)
+    parts = module.split(".")
+    if os.path.basename(source) == "__init__.py":
+        parts = [*parts, "__init__"]
+    # For a module of a package (pkg/mod.py as "pkg.mod"), import from above the package.
+    if len(parts) > 1 and Path(source).with_suffix("").parts[-len(parts) :] == tuple(parts):
+        for _ in parts[1:]:
+            root = os.path.dirname(root)
+    else:
+        module = module.rpartition(".")[2]
+    return source, module, root
+
+
+_KINDS: dict[str, PathKind] = {"file": "file", "dir": "dir", "ms": "dir", "any": "any"}
+
+
+def _path_uses(step: PyStep, values: dict[str, Any], cwd: str) -> list[PathUse]:
+    """The pystep's own path inputs, so a container sees (and may write) them."""
+    uses: list[PathUse] = []
+    for field, spec in fields_of(step.inputs_model).items():
+        if spec.path_kind is None:
+            continue
+        value = values.get(field)
+        for item in value if isinstance(value, list | tuple) else [value]:
+            if item is not None:
+                path = os.path.join(cwd, str(item))
+                uses.append(PathUse(path, "input", field, _KINDS[spec.path_kind]))
+    return uses
+
+
+def _without_read_only_parents(uses: list[PathUse]) -> list[PathUse]:
+    """Read-only directories that hold something writable, made plain inputs.
+
+    The module's directory is often the working directory (which holds the
+    run's workspace): declaring it read-only would ask a container backend to
+    mount a writable path inside a read-only one, which it rightly refuses.
+    """
+    writable = [u.path for u in uses if u.writable]
+    return [
+        replace(u, writable=True)
+        if not u.writable
+        and any(w == u.path or w.startswith(u.path.rstrip("/") + "/") for w in writable)
+        else u
+        for u in uses
+    ]
+
+
+def build_invocation(
+    session: Session, name: str, node: Node, values: dict[str, Any], workspace: Path
+) -> Invocation:
+    """The step as an ordinary invocation of the runner; writes its spec into ``workspace``.
+
+    Raises TypeError or ValueError when an input is not a JSON value.
+    """
+    from pydantic_core import to_jsonable_python
+
+    step: PyStep = node.step
+    source, module, root = source_of(step)
+    spec_file = workspace / "spec.json"
+    paths = core_paths()
+    spec = {
+        "module_file": source,
+        "module_name": module,
+        "import_root": root,
+        "qualname": step.fn.__qualname__,
+        "inputs": to_jsonable_python(values),
+        "outputs_file": str(workspace / "outputs.json"),
+        "core_paths": paths,
+    }
+    spec_file.write_text(json.dumps(spec, indent=1))
+    shinobi_dir = os.path.dirname(os.path.dirname(os.path.abspath(RUNNER)))
+    # A container sees shinobi's own package and the site directories of its
+    # dependencies, read-only (not a whole source checkout shinobi may sit in).
+    sites = {d for n, d in _locations().items() if n != "shinobi"}
+    uses = [
+        PathUse(str(workspace), "output", "workspace", "dir"),
+        PathUse(session.cwd, "output", "cwd", "dir"),
+        PathUse(root, "input", "source", "dir", writable=False),
+        PathUse(shinobi_dir, "input", "shinobi", "dir", writable=False),
+        *(PathUse(d, "input", "site", "dir", writable=False) for d in sorted(sites)),
+        *_path_uses(step, values, session.cwd),
+    ]
+    uses = _without_read_only_parents(uses)
+    stdout_path, stderr_path = session.log_paths(name)
+    return Invocation(
+        step=name,
+        argv=("python3", RUNNER, str(spec_file)),
+        cwd=session.cwd,
+        paths=tuple(uses),
+        resources=node.resources,
+        image=step.image,
+        venv=node.venv or session.config.backend.venv,
+        run_id=session.run_id,
+        stdout_path=stdout_path,
+        stderr_path=stderr_path,
+        scratch_dir=str(workspace),
+    )
