@@ -191,7 +191,9 @@ def plan_graph(graph: Graph, inputs: Mapping[str, Any], cwd: str, prefix: str = 
     return plan
 
 
-def preflight(graph: Graph, inputs: Mapping[str, Any], cwd: str | None = None) -> None:
+def preflight(
+    graph: Graph, inputs: Mapping[str, Any], cwd: str | None = None, *, plan: Plan | None = None
+) -> None:
     """Checks that need values but no run: every scatter whose lists are known
     before the run (recipe inputs, literals, the gathered outputs of steps
     scattered over those), nested recipes included, must scatter lists of
@@ -199,10 +201,14 @@ def preflight(graph: Graph, inputs: Mapping[str, Any], cwd: str | None = None) -
 
     Raises ValueError naming the step and fields; it is the dry run's own
     static resolution, so it costs what planning costs (linear in the steps).
+    A caller that has planned ``graph`` already (the dry run) passes ``plan``
+    so the work is not done twice.
     """
     import os
 
-    error = _first_error(plan_graph(graph, inputs, cwd or os.getcwd()).steps)
+    if plan is None:
+        plan = plan_graph(graph, inputs, cwd or os.getcwd())
+    error = _first_error(plan.steps)
     if error is not None:
         raise ValueError(error)
 

@@ -12,7 +12,12 @@ __all__ = ["show_dryrun"]
 
 
 def show_dryrun(
-    graph: Any, inputs: dict[str, Any], config: Any, backend: str | None, as_json: bool
+    graph: Any,
+    inputs: dict[str, Any],
+    config: Any,
+    backend: str | None,
+    as_json: bool,
+    plan: Any = None,
 ) -> None:
     from shinobi.dispatch import choose_backend, invocation_for
     from shinobi.plan import PlannedStep, cab_of, plan_graph
@@ -20,7 +25,8 @@ def show_dryrun(
     from shinobi.session import Session
 
     session = Session(config=config, cwd=os.getcwd(), backend_name=backend)
-    plan = plan_graph(graph, inputs, session.cwd)
+    if plan is None:
+        plan = plan_graph(graph, inputs, session.cwd)
 
     def backend_of(step: PlannedStep) -> str:
         if step.node.kind == "recipe":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -76,7 +77,7 @@ def command(
     """
     from shinobi.config import load_config
     from shinobi.errors import UsageError
-    from shinobi.plan import preflight
+    from shinobi.plan import plan_graph, preflight
     from shinobi.runner import as_recipe, prepare, validate_recipe_inputs
 
     recipe, values = recipe_values(ctx, params)
@@ -84,14 +85,17 @@ def command(
     config = load_config({"execution.max_workers": max_workers, "provenance.enabled": provenance})
     inputs = validate_recipe_inputs(recipe, values)
     graph = prepare(recipe, backend, config)
+    plan = None
     try:
-        preflight(graph, inputs)
+        if dryrun:  # the dry run draws this plan: plan once, not once per use
+            plan = plan_graph(graph, inputs, os.getcwd())
+        preflight(graph, inputs, plan=plan)
     except ValueError as exc:
         raise UsageError(f"recipe {recipe.name!r}, {exc}") from None
     if dryrun:
         from shinobi.cli.dryrun import show_dryrun
 
-        show_dryrun(graph, inputs, config, backend, as_json)
+        show_dryrun(graph, inputs, config, backend, as_json, plan)
         return
     _run(recipe, inputs, config, backend, as_json, no_cache, provenance, workdir, len(graph.nodes))
 
