@@ -21,8 +21,6 @@ would not die.
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +29,7 @@ from shinobi.backends.base import BackendRun, Invocation
 from shinobi.failures import describe_failure
 from shinobi.pyrunner.request import build_invocation
 from shinobi.steps.result import StepResult
+from shinobi.teardown import StepWorkspace
 
 if TYPE_CHECKING:
     from shinobi.graph import Node
@@ -101,19 +100,14 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
     )
 
 
-def _workspace(session: Session, name: str) -> Path:
-    from shinobi.session import safe_name
-
-    parent = session.run_dir / "pysteps" if session.run_dir is not None else None
-    if parent is not None:
-        parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f"{safe_name(name)}-", dir=parent))
-
-
 def _run_elsewhere(
     session: Session, name: str, node: Node, values: dict[str, Any], backend_name: str
 ) -> StepResult:
-    workspace = _workspace(session, name)
+    from shinobi.session import safe_name
+
+    parent = str(session.run_dir / "pysteps") if session.run_dir is not None else None
+    staged = StepWorkspace(parent, prefix=f"{safe_name(name)}-")
+    workspace = Path(staged.path)
     run: BackendRun | None = None
     try:
         try:
@@ -133,9 +127,8 @@ def _run_elsewhere(
         return _result(name, node, run, invocation, workspace, backend_name, started, finished)
     finally:
         # Teardown is over once run() has returned; a process that would not die
-        # may still have the workspace open, so it is left in place.
-        if run is None or not run.undying:
-            shutil.rmtree(workspace, ignore_errors=True)
+        # may still have the workspace open, so it is then left in place.
+        staged.close(run.undying if run is not None else ())
 
 
 def _result(
