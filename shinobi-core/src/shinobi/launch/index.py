@@ -68,8 +68,13 @@ def record_launch(handle: LaunchHandle) -> None:
         "engine": handle.engine,
         "created": handle.created,
     }
-    with _locked() as path, open(path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(entry) + "\n")
+    with _locked() as path, open(path, "ab+") as fh:
+        fh.seek(0, os.SEEK_END)
+        if fh.tell() > 0:
+            fh.seek(-1, os.SEEK_END)
+            if fh.read(1) != b"\n":
+                fh.write(b"\n")  # a writer died mid-line: do not glue this entry to its remains
+        fh.write(json.dumps(entry).encode() + b"\n")
         fh.flush()
         os.fsync(fh.fileno())
 

@@ -159,6 +159,7 @@ class _Checker:
                         f"{where}, input {key!r}: {problem}",
                         f"hand over a path the compiler can resolve (a passthrough or an"
                         f" implicit output), {_REMOTE}",
+                        key=f"{where}/{key}",
                     )
         for ref in _refs(node.guard):
             problem = self.produced(plan, ref)
@@ -168,6 +169,7 @@ class _Checker:
                     f"loop {prefix + str(node.loop)!r}: its convergence test is not a path"
                     f" known at compile time ({problem})",
                     f"make `until` a path output (a flag file the body writes), {_REMOTE}",
+                    key=f"{prefix}{node.loop}",
                 )
         if node.scatter and step.slices is None and not step.error:
             self.refuse(

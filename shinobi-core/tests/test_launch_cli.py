@@ -1,0 +1,179 @@
+"""ninja status / runs / logs / cancel / clean over a stand-in engine: core's side of launches."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_launch_fixtures import FakeTarget, engine, launch
+
+from shinobi.cli.main import main
+
+__all__ = ["engine"]  # the fixture, imported so pytest finds it
+
+
+def ninja(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_status_by_handle_folder_run_id_and_recipe(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    handle = launch(tmp_path)
+    engine.rounds = [{"make": "completed", "use": "running"}]
+    for name in (str(handle.path), str(tmp_path / ".shinobi" / "pipe"), "run1", "pipe"):
+        code, out, err = ninja(capsys, "status", name)
+        assert code == 0, err
+        assert "launch pipe/run1  engine fake" in out
+        assert out.splitlines()[-1] == "running: 1 completed, 1 running"
+
+
+def test_status_json_and_a_failed_launch_exits_1(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    launch(tmp_path)
+    engine.rounds = [{"make": "completed", "use": "failed"}]
+    code, out, _ = ninja(capsys, "status", "pipe", "--json")
+    assert code == 1
+    data = json.loads(out)
+    assert data["state"] == "failed" and [s["phase"] for s in data["steps"]] == [
+        "completed",
+        "failed",
+    ]
+    assert "step 'use' failed" in data["summary"]
+
+
+def test_status_watch_asks_once_per_round_until_the_end(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    launch(tmp_path)
+    engine.rounds = [
+        {"make": "running", "use": "pending"},
+        {"make": "running", "use": "pending"},
+        {"make": "completed", "use": "running"},
+        {"make": "completed", "use": "completed"},
+    ]
+    code, out, _ = ninja(capsys, "status", "pipe", "--watch", "--interval", "0.5")
+    assert code == 0
+    assert engine.status_calls == 4
+    summaries = [line for line in out.splitlines() if line.startswith(("running:", "completed:"))]
+    assert summaries == [
+        "running: 1 running, 1 pending",
+        "running: 1 completed, 1 running",
+        "completed: 2 completed",
+    ]
+
+
+def test_an_unknown_launch_names_what_there_is(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    launch(tmp_path)
+    code, _, err = ninja(capsys, "status", "nope")
+    assert code == 2
+    assert "no launch named 'nope'" in err and "recipes launched here: pipe" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_launch_of_an_engine_not_installed_says_so(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    handle = launch(tmp_path)
+    assert handle.path is not None
+    data = json.loads(handle.path.read_text())
+    data["engine"] = "martian"
+    handle.path.write_text(json.dumps(data))
+    code, _, err = ninja(capsys, "status", str(handle.path))
+    assert code == 2 and "unknown offload engine 'martian'" in err
+
+
+def test_runs_lists_this_workspace_with_state(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    launch(tmp_path, run_id="run1", created=1.0)
+    launch(tmp_path, recipe="other", run_id="run2", created=2.0)
+    elsewhere = tmp_path / "elsewhere"
+    launch(elsewhere, run_id="run3", created=3.0)
+    code, out, _ = ninja(capsys, "runs")
+    assert code == 0
+    rows = out.splitlines()[1:]
+    assert [row.split()[0] for row in rows] == ["run1", "run2"]
+    assert (engine.many_calls, engine.status_calls) == (1, 0), "one question for all launches"
+    code, out, _ = ninja(capsys, "runs", "--all", "--json")
+    assert [entry["run_id"] for entry in json.loads(out)["launches"]] == ["run1", "run2", "run3"]
+
+
+def test_runs_notes_a_handle_deleted_by_hand(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    handle = launch(tmp_path)
+    assert handle.path is not None
+    handle.path.unlink()
+    (tmp_path / ".shinobi" / "pipe" / "handle.json").unlink()
+    code, out, err = ninja(capsys, "runs")
+    assert code == 0 and "is gone" in err and "no detached launches" in out
+
+
+def test_logs_of_a_launch_and_of_one_step(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    launch(tmp_path)
+    code, out, _ = ninja(capsys, "logs", "pipe")
+    assert code == 0
+    assert out == "==> make (stdout) <==\nmake says hello\n==> use (stdout) <==\nuse says hello\n"
+    code, out, _ = ninja(capsys, "logs", "pipe", "use")
+    assert out == "use says hello\n"
+
+
+def test_logs_follow_until_the_launch_ends(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    handle = launch(tmp_path)
+    engine.rounds = [{"use": "running"}, {"use": "running"}, {"use": "completed"}]
+    code, out, _ = ninja(capsys, "logs", "pipe", "--follow", "--interval", "0.2")
+    assert code == 0
+    assert out.splitlines() == ["[make (stdout)] make says hello", "[use (stdout)] use says hello"]
+    assert engine.status_calls == 3
+    assert handle.jobs[0].stdout
+
+
+def test_cancel_asks_the_engine(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    launch(tmp_path)
+    code, out, _ = ninja(capsys, "cancel", "run1")
+    assert code == 0 and engine.cancelled == ["run1"]
+    assert out == "pipe/run1: cancelled 2 fake job(s)\n"
+
+
+def test_clean_keeps_a_running_launch_and_says_why(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    launch(tmp_path, run_id="old", created=1.0)
+    launch(tmp_path, run_id="live", created=2.0)
+    engine.running = {"live"}
+    code, out, err = ninja(capsys, "clean", "--launches")
+    assert code == 1
+    assert "removed pipe/old (completed)" in out
+    assert (
+        "kept pipe/live: it is running" in err and "--force" in err and "ninja cancel live" in err
+    )
+    assert not (tmp_path / ".shinobi" / "pipe" / "old").exists()
+    assert (tmp_path / ".shinobi" / "pipe" / "live" / "handle.json").exists()
+    code, out, _ = ninja(capsys, "clean", "--launches", "--force")
+    assert code == 0 and "removed pipe/live" in out
+    assert not (tmp_path / ".shinobi" / "pipe").exists()
+    assert "no detached launches" in ninja(capsys, "runs")[1]
+
+
+def test_clean_needs_to_be_told_what(
+    engine: type[FakeTarget], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = ninja(capsys, "clean")
+    assert code == 2 and "--launches" in err

@@ -1,0 +1,105 @@
+"""Handle files: written atomically, read back whole, merged with the journal of a killed submitter."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from shinobi.errors import UsageError
+from shinobi.launch import handle as handle_module
+from shinobi.launch.handle import (
+    JobJournal,
+    LaunchHandle,
+    LaunchJob,
+    atomic_write,
+    read_handle,
+    write_handle,
+)
+
+
+def make(tmp_path: Path, run_id: str = "20260101-000000-abcdef", **extra: object) -> LaunchHandle:
+    return LaunchHandle(
+        engine="slurm",
+        recipe="pipe",
+        run_id=run_id,
+        workdir=str(tmp_path),
+        jobs=[
+            LaunchJob("make", "11", stdout="/x/make.out"),
+            LaunchJob("use", "12", after=["make"]),
+        ],
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def test_a_handle_is_written_for_the_run_and_as_the_recipes_latest(tmp_path: Path) -> None:
+    handle = make(tmp_path)
+    own = write_handle(handle)
+    latest = tmp_path / ".shinobi" / "pipe" / "handle.json"
+    assert own == tmp_path / ".shinobi" / "pipe" / "20260101-000000-abcdef" / "handle.json"
+    assert own.read_text() == latest.read_text()
+    back = read_handle(latest)
+    assert back.to_json() == handle.to_json()
+    assert [j.job_id for j in back.jobs] == ["11", "12"] and back.jobs[1].after == ["make"]
+    assert sorted(p.name for p in own.parent.iterdir()) == ["handle.json"]
+
+
+def test_a_launch_still_submitting_does_not_replace_the_latest(tmp_path: Path) -> None:
+    write_handle(make(tmp_path))
+    newer = make(tmp_path, run_id="20260202-000000-000000", state="submitting")
+    write_handle(newer, latest=False)
+    latest = json.loads((tmp_path / ".shinobi" / "pipe" / "handle.json").read_text())
+    assert latest["run_id"] == "20260101-000000-abcdef"
+
+
+def test_a_failed_write_leaves_the_old_file_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "handle.json"
+    target.write_text("old")
+
+    def broken(src: str, dst: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(handle_module.os, "replace", broken)
+    with pytest.raises(OSError):
+        atomic_write(target, "new")
+    assert target.read_text() == "old"
+    assert os.listdir(tmp_path) == ["handle.json"]
+
+
+def test_the_journal_fills_in_what_a_killed_submitter_handed_over(tmp_path: Path) -> None:
+    handle = make(tmp_path, state="submitting")
+    for job in handle.jobs:
+        job.job_id = None
+    path = write_handle(handle, latest=False)
+    journal = JobJournal(handle)
+    journal.record(LaunchJob("make", "31"))
+    journal.close()
+    with open(journal.path, "a") as torn:
+        torn.write('{"step": "use", "job_')  # the line being written when it died
+    back = read_handle(path)
+    assert [j.job_id for j in back.jobs] == ["31", None]
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ("{not json", "damaged"),
+        (json.dumps({"version": 99}), "not a shinobi launch handle"),
+        (json.dumps({"version": 1, "engine": "slurm"}), "not a shinobi launch handle"),
+    ],
+)
+def test_a_bad_handle_is_a_one_line_error(tmp_path: Path, content: str, words: str) -> None:
+    path = tmp_path / "handle.json"
+    path.write_text(content)
+    with pytest.raises(UsageError, match=words) as caught:
+        read_handle(path)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_missing_handle_says_where_to_look(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="ninja runs"):
+        read_handle(tmp_path / "nope.json")

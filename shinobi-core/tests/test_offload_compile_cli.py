@@ -1,0 +1,107 @@
+"""``ninja compile`` in core, over a stand-in engine: printing, refusing, submitting, detaching."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_launch_fixtures import FakeTarget, engine
+
+from shinobi.cli.main import main
+from shinobi.launch.index import list_launches
+
+__all__ = ["engine"]
+
+DEMO = str(Path(__file__).resolve().parents[2] / "examples" / "offload_demo.py")
+
+REFUSED = """
+from pathlib import Path
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta, Recipe, StepRef, pystep
+
+class In(BaseModel):
+    state: dict = {}
+
+mutate = Cab(name="m", command="/bin/true", inputs_model=In,
+             field_meta={"state": ParamMeta(skip=True, mutable=True)})
+
+@pystep
+def py(x: int) -> int:
+    return x
+
+bad = Recipe(name="bad", steps=[
+    StepRef("m", mutate, {"state": {"a": 1}}),
+    StepRef("py", py, {"x": 1}),
+    StepRef("v", Cab(name="v", command="/bin/true"), {}, venv="/opt/v"),
+])
+"""
+
+
+def ninja(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_compile_prints_the_engines_scripts(
+    engine: type[FakeTarget], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = ninja(
+        capsys, "compile", f"{DEMO}:pipe", "--engine", "fake", "--target", "/s/m.ms"
+    )
+    assert code == 0, err
+    assert "# ---- make.sh (make) ----\n# after: \n/bin/touch /s/m.ms\n" in out
+    assert "# ---- use.sh (use) ----\n# after: make\n/bin/cat /s/m.ms\n" in out
+
+
+def test_a_refusal_lists_every_reason_and_exits_2(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "bad.py").write_text(REFUSED)
+    code, out, err = ninja(capsys, "compile", f"{tmp_path}/bad.py:bad", "--engine", "fake")
+    assert code == 2 and out == ""
+    listed = [line for line in err.splitlines() if line.startswith("  - ")]
+    assert len(listed) == 3
+    assert any("MUTABLE but not a path" in line for line in listed)
+    assert any("@pystep" in line for line in listed)
+    assert any("virtualenv" in line for line in listed)
+    assert err.splitlines()[-1].startswith(
+        "ninja: error: recipe 'bad' cannot be offloaded (3 reasons"
+    )
+
+
+def test_explain_says_why_each_edge_exists(
+    engine: type[FakeTarget], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = ninja(capsys, "compile", f"{DEMO}:pipe", "--engine", "fake", "--explain")
+    assert code == 0
+    assert "  use:\n    after make: wired (f <- make.out)" in out
+
+
+def test_submit_writes_the_handle_records_the_launch_and_detaches(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = ninja(
+        capsys, "compile", f"{DEMO}:pipe", "--engine", "fake", "--submit", "--json"
+    )
+    assert code == 0, err
+    launch = json.loads(out)
+    latest = tmp_path / ".shinobi" / "pipe" / "handle.json"
+    assert launch["handle"] == str(latest)
+    saved = json.loads(latest.read_text())
+    assert saved["state"] == "submitted" and [j["job_id"] for j in saved["jobs"]] == ["1", "2"]
+    assert saved["engine"] == "fake" and saved["target"] == f"{DEMO}:pipe"
+    own = tmp_path / ".shinobi" / "pipe" / saved["run_id"] / "handle.json"
+    assert [e.handle for e in list_launches(tmp_path)] == [str(own)]
+
+
+def test_an_engine_that_is_not_installed_is_named(
+    engine: type[FakeTarget], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = ninja(capsys, "compile", f"{DEMO}:pipe", "--engine", "pbs")
+    assert code == 2 and "unknown offload engine 'pbs'" in err

@@ -1,0 +1,315 @@
+"""Which recipes can be offloaded, and that a refusal lists every reason at once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from test_offload_fixtures import PathIn, PathOut, plan_of, rewriter, touch
+
+from shinobi.offload.eligibility import check_offloadable
+from shinobi.steps import (
+    Cab,
+    InputRef,
+    OutputRef,
+    ParamMeta,
+    Recipe,
+    StepRef,
+    Wrangler,
+    pystep,
+    step,
+)
+
+
+def rules(recipe: Recipe, inputs: dict[str, Any] | None = None) -> list[str]:
+    return [r.rule for r in check_offloadable(plan_of(recipe, inputs))]
+
+
+def reasons(recipe: Recipe, inputs: dict[str, Any] | None = None) -> str:
+    return "\n".join(str(r) for r in check_offloadable(plan_of(recipe, inputs)))
+
+
+def test_cabs_wired_by_paths_are_eligible() -> None:
+    recipe = Recipe(
+        name="ok",
+        inputs_model=PathIn,
+        steps=[
+            StepRef("make", touch, {"path": InputRef("path")}),
+            StepRef("use", touch, {"path": OutputRef("make", "path")}),
+        ],
+    )
+    assert rules(recipe, {"path": "x"}) == []
+
+
+def test_an_orchestration_function_is_refused() -> None:
+    @step(touch)
+    def twice(ctx: Any) -> Any:
+        ctx.run()
+        return ctx.run()
+
+    recipe = Recipe(
+        name="r", inputs_model=PathIn, steps=[StepRef("twice", twice, {"path": InputRef("path")})]
+    )
+    assert rules(recipe, {"path": "x"}) == ["orchestration"]
+    assert "ninja run --remote" in reasons(recipe, {"path": "x"})
+
+
+def test_a_pystep_is_refused() -> None:
+    @pystep
+    def add(a: int) -> int:
+        return a + 1
+
+    recipe = Recipe(name="r", steps=[StepRef("add", add, {"a": 1})])
+    assert rules(recipe) == ["pystep"]
+
+
+def test_a_venv_step_is_refused_whether_by_venv_or_by_backend() -> None:
+    by_venv = Recipe(name="r", steps=[StepRef("t", touch, {"path": Path("x")}, venv="/opt/v")])
+    by_backend = Recipe(name="r", steps=[StepRef("t", touch, {"path": Path("x")}, backend="venv")])
+    assert rules(by_venv) == ["venv"] and "'/opt/v'" in reasons(by_venv)
+    assert rules(by_backend) == ["venv"]
+
+
+def test_a_mutable_input_that_is_not_a_path_is_refused() -> None:
+    class StateIn(BaseModel):
+        state: dict[str, int] = {}
+
+    cab = Cab(
+        name="m",
+        command="/bin/true",
+        inputs_model=StateIn,
+        field_meta={"state": ParamMeta(skip=True, mutable=True)},
+    )
+    recipe = Recipe(name="r", steps=[StepRef("m", cab, {"state": {"a": 1}})])
+    assert rules(recipe) == ["mutable"]
+    assert "MUTABLE but not a path" in reasons(recipe)
+
+
+def test_a_mutable_path_is_fine() -> None:
+    recipe = Recipe(name="r", steps=[StepRef("cal", rewriter("cal"), {})])
+    assert rules(recipe) == []
+
+
+class CountOut(BaseModel):
+    count: int | None = None
+
+
+class CountIn(BaseModel):
+    count: int | None = None
+
+
+def test_a_wrangled_value_crossing_steps_is_refused() -> None:
+    counter = Cab(
+        name="counter",
+        command="/bin/echo",
+        outputs_model=CountOut,
+        wranglers=[Wrangler(r"(\d+)", "output", output="count")],
+    )
+    user = Cab(name="user", command="/bin/echo", inputs_model=CountIn)
+    recipe = Recipe(
+        name="r",
+        steps=[
+            StepRef("count", counter, {}),
+            StepRef("use", user, {"count": OutputRef("count", "count")}),
+        ],
+    )
+    assert rules(recipe) == ["crossing"]
+    assert "set by a wrangler" in reasons(recipe)
+
+
+def test_a_non_path_output_crossing_steps_is_refused_even_with_a_default() -> None:
+    class FlagOut(BaseModel):
+        ok: bool = True
+
+    class FlagIn(BaseModel):
+        ok: bool = False
+
+    producer = Cab(name="p", command="/bin/true", outputs_model=FlagOut)
+    consumer = Cab(name="c", command="/bin/true", inputs_model=FlagIn)
+    recipe = Recipe(
+        name="r",
+        steps=[StepRef("p", producer, {}), StepRef("c", consumer, {"ok": OutputRef("p", "ok")})],
+    )
+    assert rules(recipe) == ["crossing"]
+    assert "not a path (a bool value)" in reasons(recipe)
+
+
+def test_a_harvested_path_crossing_steps_is_refused() -> None:
+    class Found(BaseModel):
+        found: list[Path] = []
+
+    class Takes(BaseModel):
+        files: list[Path] = []
+
+    finder = Cab(
+        name="find",
+        command="/bin/true",
+        outputs_model=Found,
+        field_meta={"found": ParamMeta(harvest="*.fits")},
+    )
+    taker = Cab(name="take", command="/bin/true", inputs_model=Takes)
+    recipe = Recipe(
+        name="r",
+        steps=[
+            StepRef("find", finder, {}),
+            StepRef("take", taker, {"files": OutputRef("find", "found")}),
+        ],
+    )
+    assert rules(recipe) == ["crossing"] and "glob" in reasons(recipe)
+
+
+def test_every_reason_is_listed_not_just_the_first() -> None:
+    @pystep
+    def py(path: Path) -> None:
+        return None
+
+    counter = Cab(
+        name="counter",
+        command="/bin/echo",
+        outputs_model=CountOut,
+        wranglers=[Wrangler(r"(\d+)", "output", output="count")],
+    )
+    user = Cab(name="user", command="/bin/echo", inputs_model=CountIn)
+    recipe = Recipe(
+        name="r",
+        steps=[
+            StepRef("t", touch, {"path": Path("x")}, venv="/v"),
+            StepRef("py", py, {"path": OutputRef("t", "path")}),
+            StepRef("count", counter, {}),
+            StepRef("use", user, {"count": OutputRef("count", "count")}),
+        ],
+    )
+    assert sorted(rules(recipe)) == ["crossing", "pystep", "venv"]
+
+
+class LoopIn(BaseModel):
+    prefix: str = "img"
+    index: int = 0
+
+
+class LoopOut(BaseModel):
+    image: Path | None = None
+    done: Path | None = None
+
+
+def _cycle(image: str) -> Cab:
+    return Cab(
+        name="cycle",
+        command="/bin/true",
+        inputs_model=LoopIn,
+        outputs_model=LoopOut,
+        field_meta={
+            "prefix": ParamMeta(skip=True),
+            "index": ParamMeta(skip=True),
+            "image": ParamMeta(implicit=image),
+            "done": ParamMeta(implicit="{prefix}.done"),
+        },
+    )
+
+
+def test_a_loop_naming_outputs_per_cycle_is_refused_once() -> None:
+    recipe = Recipe(name="r", outputs_model=LoopOut)
+    recipe.add_loop(
+        "l", _cycle("{prefix}-{index}.fits"), max_iter=4, until="done", index_input="index"
+    )
+    found = check_offloadable(plan_of(recipe))
+    assert [r.rule for r in found] == ["per-cycle"]
+    assert "img-1.fits in iteration 1, img-2.fits in iteration 2" in found[0].reason
+
+
+def test_a_loop_with_the_same_paths_every_iteration_is_eligible() -> None:
+    recipe = Recipe(name="r", outputs_model=LoopOut)
+    recipe.add_loop("l", _cycle("{prefix}.fits"), max_iter=4, until="done", index_input="index")
+    assert rules(recipe) == []
+
+
+def test_a_loop_whose_convergence_test_is_not_a_path_is_refused() -> None:
+    class Until(BaseModel):
+        converged: bool = False
+
+    body = Cab(name="b", command="/bin/true", outputs_model=Until)
+    recipe = Recipe(name="r")
+    recipe.add_loop("l", body, max_iter=3, until="converged")
+    assert rules(recipe) == ["guard"]
+    assert "convergence test" in reasons(recipe)
+
+
+def test_a_scatter_whose_width_is_known_only_at_run_time_is_refused() -> None:
+    class Listing(BaseModel):
+        files: list[Path] = []
+
+    class One(BaseModel):
+        path: Path
+
+    lister = Cab(
+        name="ls",
+        command="/bin/true",
+        outputs_model=Listing,
+        wranglers=[Wrangler(r"(.*)", "output", output="files")],
+    )
+    each = Cab(name="each", command="/bin/true", inputs_model=One)
+    recipe = Recipe(
+        name="r",
+        steps=[
+            StepRef("ls", lister, {}),
+            StepRef("each", each, {"path": OutputRef("ls", "files")}, scatter=("path",)),
+        ],
+    )
+    assert sorted(rules(recipe)) == ["crossing", "scatter"]
+
+
+def test_nested_recipes_are_checked_inside() -> None:
+    @pystep
+    def py(path: Path) -> None:
+        return None
+
+    inner = Recipe(
+        name="inner", inputs_model=PathIn, steps=[StepRef("py", py, {"path": InputRef("path")})]
+    )
+    outer = Recipe(name="outer", steps=[StepRef("sub", inner, {"path": Path("x")})])
+    found = check_offloadable(plan_of(outer))
+    assert [r.rule for r in found] == ["pystep"] and "'sub.py'" in found[0].reason
+
+
+def test_a_path_from_a_nested_recipe_crosses_fine() -> None:
+    inner = Recipe(
+        name="inner",
+        inputs_model=PathIn,
+        outputs_model=PathOut,
+        steps=[StepRef("make", touch, {"path": InputRef("path")})],
+        output_wiring={"path": OutputRef("make", "path")},
+    )
+    outer = Recipe(
+        name="outer",
+        steps=[
+            StepRef("sub", inner, {"path": Path("x")}),
+            StepRef("use", touch, {"path": OutputRef("sub", "path")}),
+        ],
+    )
+    assert rules(outer) == []
+
+
+def test_a_loop_body_breaking_a_rule_is_reported_once_not_per_iteration() -> None:
+    counter = Cab(
+        name="counter",
+        command="/bin/echo",
+        outputs_model=CountOut,
+        wranglers=[Wrangler(r"(\d+)", "output", output="count")],
+    )
+    user = Cab(name="user", command="/bin/echo", inputs_model=CountIn, outputs_model=LoopOut)
+    body = Recipe(
+        name="body",
+        outputs_model=LoopOut,
+        steps=[
+            StepRef("count", counter, {}),
+            StepRef("use", user, {"count": OutputRef("count", "count")}),
+        ],
+        output_wiring={"image": OutputRef("use", "image"), "done": OutputRef("use", "done")},
+    )
+    recipe = Recipe(name="r")
+    recipe.add_loop("l", body, max_iter=5, until="done")
+    found = check_offloadable(plan_of(recipe))
+    crossing = [r for r in found if r.rule == "crossing"]
+    assert len(crossing) == 1
+    assert "step 'use' of loop 'l', input 'count'" in crossing[0].reason

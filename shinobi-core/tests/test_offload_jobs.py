@@ -1,0 +1,199 @@
+"""From a plan to jobs: wiring edges and why, loop guards, scatter tasks, nesting, containers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+from test_offload_fixtures import PathIn, PathOut, plan_of, touch
+
+import shinobi.backends as backends
+from shinobi.backends.base import Backend, BackendRun, Invocation, RunControl
+from shinobi.errors import BackendNotFound, UsageError
+from shinobi.offload.base import CompileOptions, OffloadRefused, Script, Workflow, compile_jobs
+from shinobi.offload.jobs import build_jobs, describe_edge
+from shinobi.offload.wrapping import wrap_in_containers
+from shinobi.steps import Cab, InputRef, OutputRef, ParamMeta, Recipe, StepRef, pystep
+
+
+def pipe() -> Recipe:
+    return Recipe(
+        name="pipe",
+        inputs_model=PathIn,
+        steps=[
+            StepRef("make", touch, {"path": InputRef("path")}),
+            StepRef("use", touch, {"path": OutputRef("make", "path")}),
+        ],
+    )
+
+
+def test_a_wired_edge_says_which_input_takes_which_output() -> None:
+    graph = build_jobs(plan_of(pipe(), {"path": "x"}), "/w", "run")
+    make, use = graph.jobs
+    assert make.commands == [["/bin/touch", "x"]] and not make.edges
+    assert [(e.before, e.kind, e.detail) for e in use.edges] == [(0, "wired", "path <- make.path")]
+    assert describe_edge(graph, use, use.edges[0]) == "after make: wired (path <- make.path)"
+
+
+class LoopIn(BaseModel):
+    ms: Path = Path("obs.ms")
+    flag: Path = Path("converged")
+
+
+class LoopOut(BaseModel):
+    ms: Path | None = None
+    flag: Path | None = None
+
+
+body = Cab(
+    name="cal",
+    command="/bin/true",
+    inputs_model=LoopIn,
+    outputs_model=LoopOut,
+    field_meta={"ms": ParamMeta(positional=True, mutable=True), "flag": ParamMeta(positional=True)},
+)
+
+
+def test_loop_iterations_after_the_first_carry_the_guard_as_an_absolute_path() -> None:
+    recipe = Recipe(name="r", outputs_model=LoopOut)
+    recipe.add_loop("l", body, max_iter=3, until="flag")
+    graph = build_jobs(plan_of(recipe), "/w", "run")
+    assert [j.name for j in graph.jobs] == ["l.1", "l.2", "l.3"]
+    assert [j.guard for j in graph.jobs] == [None, "/w/converged", "/w/converged"]
+    kinds = {(graph.jobs[e.before].name, e.kind) for e in graph.jobs[2].edges}
+    assert ("l.2", "loop") in kinds
+
+
+def test_a_scatter_is_one_job_with_a_command_per_slice() -> None:
+    class Many(BaseModel):
+        paths: list[Path]
+
+    recipe = Recipe(
+        name="r",
+        inputs_model=Many,
+        steps=[StepRef("each", touch, {"path": InputRef("paths")}, scatter=("path",))],
+    )
+    graph = build_jobs(plan_of(recipe, {"paths": ["a", "b", "c"]}, cwd="/w"), "/w", "run")
+    (job,) = graph.jobs
+    assert job.tasks == 3 and job.commands == [["/bin/touch", p] for p in "abc"]
+    assert [u.path for u in job.paths] == ["/w/a", "/w/b", "/w/c"]
+
+
+def test_a_nested_recipe_is_flattened_and_its_roots_wait_for_its_inputs() -> None:
+    inner = Recipe(
+        name="inner",
+        inputs_model=PathIn,
+        outputs_model=PathOut,
+        steps=[
+            StepRef("one", touch, {"path": InputRef("path")}),
+            StepRef("two", touch, {"path": OutputRef("one", "path")}),
+        ],
+        output_wiring={"path": OutputRef("two", "path")},
+    )
+    outer = Recipe(
+        name="outer",
+        steps=[
+            StepRef("first", touch, {"path": Path("x")}),
+            StepRef("sub", inner, {"path": OutputRef("first", "path")}),
+            StepRef("last", touch, {"path": OutputRef("sub", "path")}),
+        ],
+    )
+    graph = build_jobs(plan_of(outer), "/w", "run")
+    names = [j.name for j in graph.jobs]
+    assert names == ["first", "sub.one", "sub.two", "last"]
+    after = {j.name: sorted(graph.jobs[i].name for i in j.after()) for j in graph.jobs}
+    assert after["sub.one"] == ["first"] and after["sub.two"] == ["sub.one"]
+    assert after["last"] == ["sub.one", "sub.two"]
+
+
+class Wrapper(Backend):
+    """A stand-in container backend: what matters is that its render() is used."""
+
+    name = "wrapper"
+
+    def run(self, invocation: Invocation, control: RunControl) -> BackendRun:
+        raise AssertionError("compile must never run anything")
+
+    def render(self, invocation: Invocation) -> list[str]:
+        return ["wrap", str(invocation.image), *invocation.argv]
+
+
+def test_commands_are_wrapped_by_the_container_backends_own_render(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    boxed = Cab(name="boxed", command="/bin/true", image="busybox:1")
+    recipe = Recipe(
+        name="r", steps=[StepRef("boxed", boxed, {}), StepRef("bare", Cab("bare", "/bin/true"), {})]
+    )
+    monkeypatch.setattr(backends, "get_backend", lambda name, settings=None: Wrapper())
+    graph = build_jobs(plan_of(recipe), "/w", "run")
+    wrap_in_containers(graph, "docker")
+    assert graph.jobs[0].commands == [["wrap", "busybox:1", "/bin/true"]]
+    assert graph.jobs[1].commands == [["/bin/true"]]
+    assert any("declare no image (bare)" in w for w in graph.warnings)
+
+
+def test_no_container_runtime_runs_on_the_node_and_says_so_for_images() -> None:
+    boxed = Cab(name="boxed", command="/bin/true", image="busybox:1")
+    graph = build_jobs(plan_of(Recipe(name="r", steps=[StepRef("boxed", boxed, {})])), "/w", "run")
+    wrap_in_containers(graph, "none")
+    assert graph.jobs[0].commands == [["/bin/true"]]
+    assert "--container-runtime" in graph.warnings[0]
+
+
+def test_a_runtime_whose_plugin_is_missing_names_the_distribution(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from shinobi.backends import registry
+
+    monkeypatch.setattr(registry, "available", lambda group: ("native",))
+    monkeypatch.setattr(
+        registry, "load_plugin", lambda group, name: registry.check_name(group, name)
+    )
+    graph = build_jobs(plan_of(pipe(), {"path": "x"}), "/w", "run")
+    with pytest.raises(BackendNotFound, match="pip install shinobi-containers"):
+        wrap_in_containers(graph, "podman")
+    with pytest.raises(UsageError, match="unknown container runtime"):
+        wrap_in_containers(graph, "lxc")
+
+
+def test_compile_jobs_refuses_with_every_reason() -> None:
+    @pystep
+    def py(path: Path) -> None:
+        return None
+
+    recipe = Recipe(
+        name="r",
+        steps=[
+            StepRef("t", touch, {"path": Path("x")}, venv="/v"),
+            StepRef("py", py, {"path": Path("x")}),
+        ],
+    )
+    options = CompileOptions(workdir=Path("/w"), cwd=Path("/w"), run_id="run")
+    with pytest.raises(OffloadRefused) as caught:
+        compile_jobs(plan_of(recipe), options)
+    assert len(caught.value.refusals) == 2
+    assert "2 reasons" in str(caught.value) and "ninja run --remote" in str(caught.value)
+
+
+def test_a_workflow_renders_writes_and_explains(tmp_path: Path) -> None:
+    options = CompileOptions(workdir=tmp_path, cwd=tmp_path, run_id="run")
+    jobs = compile_jobs(plan_of(pipe(), {"path": "x"}), options)
+    workflow = Workflow(
+        engine="test",
+        options=options,
+        jobs=jobs,
+        scripts=[Script(j.name, f"{j.name}.sh", f"echo {j.name}\n") for j in jobs.jobs],
+    )
+    assert (
+        workflow.render()
+        == "# ---- make.sh (make) ----\necho make\n\n# ---- use.sh (use) ----\necho use\n"
+    )
+    written = workflow.write(tmp_path / "out")
+    assert [Path(p).read_text() for p in written] == ["echo make\n", "echo use\n"]
+    explained = workflow.explain()
+    assert explained[0] == "recipe 'pipe': 2 jobs, offload-eligible"
+    assert "  make: starts at once (depends on nothing)" in explained
+    assert "    after make: wired (path <- make.path)" in explained
+    assert workflow.run_dir == tmp_path / ".shinobi" / "pipe" / "run"

@@ -1,0 +1,199 @@
+"""Ordering edges from in-place mutation: who waits for whom, and who stays parallel."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from test_offload_fixtures import MsIn, column_reader, plan_of, reader, rewriter, touch
+
+from shinobi.offload.jobs import JobGraph, build_jobs
+from shinobi.offload.ordering import derive_edges
+from shinobi.steps import Cab, InputRef, OutputRef, ParamMeta, Recipe, StepRef
+
+
+def ordered(recipe: Recipe, inputs: dict[str, Any] | None = None, cwd: str = "/data") -> JobGraph:
+    graph = build_jobs(plan_of(recipe, inputs, cwd), cwd, "run")
+    derive_edges(graph)
+    return graph
+
+
+def edges(graph: JobGraph) -> dict[str, list[tuple[str, str]]]:
+    return {
+        job.name: [(graph.jobs[e.before].name, e.kind) for e in job.edges] for job in graph.jobs
+    }
+
+
+def selfcal() -> Recipe:
+    steps = [
+        StepRef(name, rewriter(name), {"ms": InputRef("ms")})
+        for name in ("flag", "gaincal", "applycal")
+    ] + [StepRef(name, reader(name), {"ms": InputRef("ms")}) for name in ("image", "inspect")]
+    return Recipe(name="selfcal", inputs_model=MsIn, steps=steps)
+
+
+def test_three_rewriters_are_chained_and_two_readers_stay_parallel() -> None:
+    graph = ordered(selfcal(), {"ms": "/data/obs.ms"})
+    assert edges(graph) == {
+        "flag": [],
+        "gaincal": [("flag", "mutate-then-mutate")],
+        "applycal": [("gaincal", "mutate-then-mutate")],
+        "image": [("applycal", "mutate-then-read")],
+        "inspect": [("applycal", "mutate-then-read")],
+    }
+    assert graph.jobs[1].edges[0].detail == "/data/obs.ms"
+    assert graph.parallel_readers == ["image, inspect only read /data/obs.ms: left parallel"]
+
+
+def test_a_writer_after_readers_waits_for_all_of_them() -> None:
+    recipe = Recipe(
+        name="r",
+        inputs_model=MsIn,
+        steps=[
+            StepRef("look", reader("look"), {"ms": InputRef("ms")}),
+            StepRef("peek", reader("peek"), {"ms": InputRef("ms")}),
+            StepRef("cal", rewriter("cal"), {"ms": InputRef("ms")}),
+        ],
+    )
+    assert edges(ordered(recipe))["cal"] == [
+        ("look", "read-then-mutate"),
+        ("peek", "read-then-mutate"),
+    ]
+
+
+def test_only_readers_means_no_edges() -> None:
+    recipe = Recipe(
+        name="r",
+        inputs_model=MsIn,
+        steps=[StepRef(n, reader(n), {"ms": InputRef("ms")}) for n in ("a", "b", "c")],
+    )
+    assert all(not e for e in edges(ordered(recipe)).values())
+
+
+def test_every_spelling_of_one_path_is_one_path() -> None:
+    recipe = Recipe(
+        name="r",
+        inputs_model=MsIn,
+        steps=[
+            StepRef("by_input", rewriter("a"), {"ms": InputRef("ms")}),
+            StepRef("by_literal", rewriter("b"), {"ms": Path("/data/obs.ms")}),
+            StepRef("relative", rewriter("c"), {"ms": Path("./obs.ms")}),
+            StepRef("by_default", rewriter("d"), {}),
+            StepRef("dotted", rewriter("e"), {"ms": Path("/data/sub/../obs.ms")}),
+        ],
+    )
+    found = edges(ordered(recipe, {"ms": "obs.ms"}, cwd="/data"))
+    assert found == {
+        "by_input": [],
+        "by_literal": [("by_input", "mutate-then-mutate")],
+        "relative": [("by_literal", "mutate-then-mutate")],
+        "by_default": [("relative", "mutate-then-mutate")],
+        "dotted": [("by_default", "mutate-then-mutate")],
+    }
+
+
+def test_a_column_inside_an_ms_is_the_ms() -> None:
+    recipe = Recipe(
+        name="r",
+        steps=[
+            StepRef("cal", rewriter("cal"), {"ms": Path("/data/obs.ms")}),
+            StepRef("col", column_reader("col"), {"column": Path("/data/obs.ms/CORRECTED")}),
+            StepRef("other", column_reader("other"), {"column": Path("/data/other.ms/DATA")}),
+        ],
+    )
+    graph = ordered(recipe)
+    assert edges(graph) == {"cal": [], "col": [("cal", "mutate-then-read")], "other": []}
+    assert graph.jobs[1].edges[0].detail == "/data/obs.ms/CORRECTED (inside /data/obs.ms)"
+
+
+def test_a_symlink_resolves_to_what_it_names(tmp_path: Path) -> None:
+    real = tmp_path / "real.ms"
+    real.mkdir()
+    link = tmp_path / "link.ms"
+    os.symlink(real, link)
+    recipe = Recipe(
+        name="r",
+        steps=[
+            StepRef("a", rewriter("a"), {"ms": real}),
+            StepRef("b", rewriter("b"), {"ms": link}),
+        ],
+    )
+    assert edges(ordered(recipe, cwd=str(tmp_path)))["b"] == [("a", "mutate-then-mutate")]
+
+
+def test_an_output_is_a_write_and_a_wired_edge_is_not_doubled() -> None:
+    recipe = Recipe(
+        name="r",
+        steps=[
+            StepRef("make", touch, {"path": Path("/data/x")}),
+            StepRef("again", touch, {"path": OutputRef("make", "path")}),
+            StepRef("unwired", touch, {"path": Path("/data/x")}),
+        ],
+    )
+    assert edges(ordered(recipe)) == {
+        "make": [],
+        "again": [("make", "wired")],
+        "unwired": [("again", "mutate-then-mutate")],
+    }
+
+
+def test_a_read_only_output_is_not_a_write() -> None:
+    class Out(BaseModel):
+        path: Path | None = None
+
+    class In(BaseModel):
+        path: Path
+
+    peek = Cab(
+        name="peek",
+        command="/bin/true",
+        inputs_model=In,
+        outputs_model=Out,
+        field_meta={"path": ParamMeta(positional=True, writable=False)},
+    )
+    recipe = Recipe(
+        name="r",
+        steps=[
+            StepRef("a", peek, {"path": Path("/d/x")}),
+            StepRef("b", peek, {"path": Path("/d/x")}),
+        ],
+    )
+    assert all(not e for e in edges(ordered(recipe)).values())
+
+
+def test_a_harvest_glob_writes_its_directory() -> None:
+    class Found(BaseModel):
+        images: list[Path] = []
+
+    class Dir(BaseModel):
+        directory: Path
+
+    imager = Cab(
+        name="imager",
+        command="/bin/true",
+        outputs_model=Found,
+        field_meta={"images": ParamMeta(harvest="/data/images/*.fits")},
+    )
+    lister = Cab(
+        name="lister",
+        command="/bin/ls",
+        inputs_model=Dir,
+        field_meta={"directory": ParamMeta(positional=True, writable=False)},
+    )
+    recipe = Recipe(
+        name="r",
+        steps=[
+            StepRef("image", imager, {}),
+            StepRef("list", lister, {"directory": Path("/data/images")}),
+        ],
+    )
+    assert edges(ordered(recipe))["list"] == [("image", "mutate-then-read")]
+
+
+def test_derived_edges_follow_the_local_order_and_never_cycle() -> None:
+    recipe = selfcal()
+    graph = ordered(recipe, {"ms": "/data/obs.ms"})
+    for job in graph.jobs:
+        assert all(edge.before < job.index for edge in job.edges)
