@@ -92,11 +92,12 @@ def command(
     config = load_config()
     inputs = validate_recipe_inputs(recipe, values)
     graph = build_graph(recipe)
-    try:
-        preflight(graph, inputs)
+    cwd = Path.cwd().resolve()
+    try:  # one static plan serves the checks and the compiler
+        plan = plan_graph(graph, inputs, str(cwd))
+        preflight(graph, inputs, plan=plan)
     except ValueError as exc:
         raise UsageError(f"recipe {recipe.name!r}, {exc}") from None
-    cwd = Path.cwd().resolve()
     options = CompileOptions(
         workdir=workspace(workdir),
         cwd=cwd,
@@ -105,7 +106,6 @@ def command(
         target=_absolute_target(target),
     )
     offload = load_plugin(OFFLOAD, engine)(config.backend_settings(engine))
-    plan = plan_graph(graph, inputs, str(cwd))
     try:
         workflow = offload.compile(plan, options)
     except OffloadRefused as exc:
