@@ -360,7 +360,8 @@ def build(session: nox.Session) -> None:
                 problems.append(f"{name} (from {dist}): {row}")
     if problems:
         session.error("ninja backends does not list, or cannot load:\n  " + "\n  ".join(problems))
-    session.log(f"ninja backends lists and loads: {', '.join(sorted(rows))}")
+    loaded = sorted(name for name, row in rows.items() if row.get("loads"))
+    session.log(f"ninja backends lists and loads: {', '.join(loaded)}")
 
 
 @nox.session
