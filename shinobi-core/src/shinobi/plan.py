@@ -207,10 +207,28 @@ def preflight(
     import os
 
     if plan is None:
+        if not _can_fail(graph):
+            return
         plan = plan_graph(graph, inputs, cwd or os.getcwd())
     error = _first_error(plan.steps)
     if error is not None:
         raise ValueError(error)
+
+
+def _can_fail(graph: Graph) -> bool:
+    """Whether planning ``graph`` can find a problem at all.
+
+    Only a scatter (lists of unequal length) or an output template (one that
+    cannot be filled) can; a recipe with neither is not planned just to check
+    it, which would cost a run as much as its dry run.
+    """
+    for _, node in graph.walk():
+        if node.scatter:
+            return True
+        cab = cab_of(node.step)
+        if cab is not None and any(m.implicit or m.harvest for m in cab.field_meta.values()):
+            return True
+    return False
 
 
 def _first_error(steps: list[PlannedStep]) -> str | None:
