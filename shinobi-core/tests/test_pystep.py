@@ -430,3 +430,19 @@ def test_an_interrupted_pystep_is_torn_down_before_its_workspace_goes(
         or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
     )
     assert not workspaces[0].exists()  # removed, after the process was gone
+
+
+def test_in_this_process_relative_paths_are_the_run_s(
+    steps: Callable[[str], Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # ninja's own directory is not the run's
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    recipe = steps("recipe")
+    recipe.steps[0].step.venv = None
+    result = run_recipe(recipe, cwd=run_dir, config=config())
+    assert result.ok and result.outputs["pid"] == os.getpid()
+    assert (run_dir / "note.txt").read_text() == "from the recipe"
+    assert not (elsewhere / "note.txt").exists()

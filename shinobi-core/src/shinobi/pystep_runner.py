@@ -21,14 +21,16 @@ would not die.
 from __future__ import annotations
 
 import json
+import os
 import time
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.base import BackendRun, Invocation
 from shinobi.failures import describe_failure
 from shinobi.pyrunner.request import build_invocation
 from shinobi.steps.result import StepResult
+from shinobi.steps.types import fields_of
 from shinobi.teardown import StepWorkspace
 
 if TYPE_CHECKING:
@@ -78,7 +80,7 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
     session.emit_started(name, {"backend": "python"})
     started = time.time()
     try:
-        returned = step.fn(**values)
+        returned = step.fn(**_anchored(step, values, session.cwd))
         outputs = dict(step.outputs_model.model_validate(step.outputs_from(returned)))
     except Exception as exc:
         return StepResult(
@@ -98,6 +100,33 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
         started=started,
         finished=time.time(),
     )
+
+
+def _anchored(step: Any, values: dict[str, Any], cwd: str) -> dict[str, Any]:
+    """Relative path inputs made absolute against the run's directory.
+
+    A call in this process resolves relative paths against ninja's own
+    working directory, which need not be the run's (``run_recipe(cwd=...)``);
+    a tool, or a pystep in another interpreter, runs in the run's directory.
+    """
+    if os.path.realpath(cwd) == os.path.realpath(os.getcwd()):
+        return values
+    anchored = dict(values)
+    for field, spec in fields_of(step.inputs_model).items():
+        value = values.get(field)
+        if spec.path_kind is None or value is None:
+            continue
+        if isinstance(value, list | tuple):
+            anchored[field] = type(value)(_anchor(v, cwd) for v in value)
+        else:
+            anchored[field] = _anchor(value, cwd)
+    return anchored
+
+
+def _anchor(value: Any, cwd: str) -> Any:
+    if isinstance(value, PurePath) and not value.is_absolute():
+        return Path(cwd) / value
+    return value
 
 
 def _run_elsewhere(
