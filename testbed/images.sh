@@ -4,7 +4,8 @@
 #
 #   busybox.tar   /bin/busybox from Debian's busybox-static, a symlink for
 #                 every applet (sh, cat, touch, sleep, dd, head, ...), /tmp
-#   python.tar    debootstrap --variant=minbase bookworm + python3-minimal
+#   python.tar    debootstrap --variant=minbase bookworm + python3 (the full standard
+#                 library: the pystep runner needs json, which python3-minimal lacks)
 #
 # Each tarball has a NAME.tar.id next to it (its sha256): engines label what
 # they import with it and re-import when the tarball was rebuilt.
@@ -41,19 +42,26 @@ ensure_busybox_tar() {
     rm -rf "$rootfs"
 }
 
+PYTHON_IMAGE_PACKAGES=python3
+
 ensure_python_tar() {
-    [[ -s $TESTBED_IMAGES/python.tar && -s $TESTBED_IMAGES/python.tar.id ]] && return 0
+    # The .pkgs stamp rebuilds a cached tarball made with another package set.
+    if [[ -s $TESTBED_IMAGES/python.tar && -s $TESTBED_IMAGES/python.tar.id ]] \
+        && [[ $(cat "$TESTBED_IMAGES/python.tar.pkgs" 2>/dev/null) == "$PYTHON_IMAGE_PACKAGES" ]]; then
+        return 0
+    fi
     apt_install debootstrap
     local rootfs t0
     rootfs=$(mktemp -d)
     t0=$(now)
-    log "debootstrap --variant=minbase bookworm (+python3-minimal) from $(debian_mirror)"
-    debootstrap --variant=minbase --include=python3-minimal bookworm "$rootfs" "$(debian_mirror)" \
+    log "debootstrap --variant=minbase bookworm (+$PYTHON_IMAGE_PACKAGES) from $(debian_mirror)"
+    debootstrap --variant=minbase --include="$PYTHON_IMAGE_PACKAGES" bookworm "$rootfs" "$(debian_mirror)" \
         >"$TESTBED_STATE/debootstrap.log" 2>&1 \
         || { tail -n 20 "$TESTBED_STATE/debootstrap.log" >&2; die "debootstrap failed"; }
     log "debootstrap took $(elapsed "$t0") s"
     rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/* "${rootfs:?}"/dev/*
     _finish_tar python "$rootfs"
+    echo "$PYTHON_IMAGE_PACKAGES" >"$TESTBED_IMAGES/python.tar.pkgs"
     rm -rf "$rootfs"
 }
 
