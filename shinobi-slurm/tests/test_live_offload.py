@@ -90,17 +90,30 @@ def test_a_loop_stops_working_once_converged(ninja: Ninja, tmp_path: Path) -> No
     assert "9 completed, 6 skipped" in shown and "the loop had converged" in shown
 
 
-def test_the_selfcal_example_converges_on_the_cluster(ninja: Ninja, tmp_path: Path) -> None:
-    example = EXAMPLES / "selfcal_loop.py"
-    if not example.exists():
-        pytest.skip("examples/selfcal_loop.py is not written yet")
-    launch = submit(ninja, f"{example}:selfcal", cwd=tmp_path)
+def test_the_selfcal_example_converges_at_cycle_3_on_the_cluster(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    launch = submit(ninja, f"{EXAMPLES}/selfcal_loop.py:selfcal")
+    found = wait_final(ninja, launch["handle"], timeout=600)
+    assert found["state"] == "completed", found["summary"]
+    for step in found["steps"]:
+        parts = step["step"].split(".")
+        cycle = int(parts[1]) if len(parts) == 3 else 0
+        assert step["phase"] == ("skipped" if cycle > 3 else "completed"), step
+    log = (tmp_path / "selfcal.log").read_text()
+    assert log.count("calibrate cycle=") == 3 and "converged=yes" in log
+    assert (tmp_path / "final-image.fits").exists()
+
+
+def test_the_scatter_example_runs_as_job_arrays(ninja: Ninja, tmp_path: Path) -> None:
+    launch = submit(ninja, f"{EXAMPLES}/scatter_demo.py:fields")
+    tasks = {job["step"]: job.get("tasks") for job in launch["jobs"]}
+    assert tasks == {"observe": 4, "image": 4, "mosaic": None}
     found = wait_final(ninja, launch["handle"], timeout=300)
     assert found["state"] == "completed", found["summary"]
-    skipped = [s for s in found["steps"] if s["phase"] == "skipped"]
-    worked = [s for s in found["steps"] if s["phase"] == "completed"]
-    assert skipped and worked
-    assert all(int(s["step"].split(".")[1]) > 3 for s in skipped)
+    assert steps(found)["image"]["tasks"] == {"completed": 4}
+    mosaic = json.loads((tmp_path / "mosaic.json").read_text())
+    assert len(mosaic["images"]) == 4 and mosaic["overlapped"] is True
 
 
 def test_a_scatter_is_one_job_array_and_its_outputs_are_gathered(

@@ -104,9 +104,8 @@ class SlurmBackend(Backend):
             commands.run("sacct", ["-X", "-n", "-P", "-S", "now", "-o", "JobID"])
         except SlurmError as exc:
             return Availability(False, str(exc))
-        up = [
-            p for p, state in zip(partitions[::2], partitions[1::2], strict=False) if state == "up"
-        ]
+        pairs = zip(partitions[::2], partitions[1::2], strict=False)
+        up = [name.rstrip("*") for name, state in pairs if state == "up"]  # "*": the default
         if not up:
             return Availability(False, f"{version}: no partition is up (sinfo)")
         return Availability(True, f"{version}; partitions up: {', '.join(up)}")
