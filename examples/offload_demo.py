@@ -1,8 +1,8 @@
 """The smallest offloadable recipe: ``make`` touches a file, ``use`` reads it.
 
-    ninja run examples/offload_demo.py:pipe --target /tmp/made.ms
-    ninja run examples/offload_demo.py:pipe --target /tmp/made.ms --dryrun
-    ninja compile examples/offload_demo.py:pipe --target /scratch/made.ms --container-runtime none
+ninja run examples/offload_demo.py:pipe --target /tmp/made.ms
+ninja run examples/offload_demo.py:pipe --target /tmp/made.ms --dryrun
+ninja compile examples/offload_demo.py:pipe --target /scratch/made.ms --container-runtime none
 """
 
 from pathlib import Path
