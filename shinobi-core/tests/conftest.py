@@ -54,3 +54,17 @@ def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep the developer's own config and cache out of every test."""
     monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "no-user-config.toml"))
     monkeypatch.setenv("SHINOBI_CACHE_DIR", str(tmp_path / ".cache"))
+
+
+#: Fixtures that start real ``ninja`` processes or build virtualenvs: a test
+#: using one is marked ``slow``, so ``pytest -m "not slow"`` is the seconds-long
+#: unit suite and the full suite still runs everything.
+SLOW_FIXTURES = {"ninja", "made_venv"}
+SLOW_MODULES = {"test_interrupt.py", "test_lazy_imports.py"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & SLOW_FIXTURES or item.path.name in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)

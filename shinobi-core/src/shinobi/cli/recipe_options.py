@@ -62,6 +62,9 @@ class RecipeCommand(click.Command):
     """A command whose options include the target recipe's inputs."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # The command object outlives one invocation (tests, embedding): drop the
+        # options the previous target added before adding this target's.
+        self.params = [p for p in self.params if not (p.name or "").startswith(_INPUTS_KEY)]
         target = _first_target(args, self)
         if target is not None and ":" in target:
             from shinobi.loaders import load_target
