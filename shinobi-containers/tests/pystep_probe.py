@@ -13,11 +13,12 @@ import shinobi
 
 @shinobi.pystep(image=os.environ.get("SHINOBI_TEST_PYTHON_IMAGE", "shinobi-test/python:bookworm"))
 def where_am_i(greeting: str) -> dict[str, str]:
-    """What only the inside of a docker container shows: /.dockerenv and its own uid map."""
-    with open("/etc/os-release") as fh:
-        release = fh.read()
+    """What only the inside of a container shows: its own PID namespace, whose pid 1
+    is the container's init, not the host's."""
+    with open("/proc/1/cmdline", "rb") as fh:
+        init = fh.read().split(b"\0")[0].decode()
     return {
         "greeting": greeting.upper(),
         "dockerenv": str(os.path.exists("/.dockerenv")),
-        "pretty": next(line for line in release.splitlines() if line.startswith("PRETTY_NAME=")),
+        "init": init,
     }
