@@ -200,6 +200,13 @@ class ContainerBackend(Backend):
     def pin(self, invocation: Invocation) -> tuple[str, str]:
         """(the image reference to run, its digest); raises ImageUnavailable."""
 
+    def image_digest(self, image: str) -> str | None:
+        """The digest the step cache keys on: a moved tag is not the old image."""
+        try:
+            return self.pin(Invocation(step="cache-key", argv=(), cwd="/", image=image))[1]
+        except ContainerRefused:
+            return None
+
     def image_reference(self, invocation: Invocation) -> str:
         """The image as the engine should be told it, unpinned."""
         assert invocation.image is not None
