@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 from shinobi.backends.base import Invocation, PathUse
 from shinobi.errors import ShinobiError
 from shinobi.failures import describe_failure
+from shinobi.outcome import result_of_run
 from shinobi.plan import cab_of
 from shinobi.steps.argv import path_uses, render_argv
 from shinobi.steps.outputs import collect_outputs, static_outputs, wrangle
-from shinobi.steps.result import StepResult, StepStatus
+from shinobi.steps.result import StepResult
 
 if TYPE_CHECKING:
     from shinobi.graph import Node
@@ -120,25 +121,17 @@ def run_cab(
             error = problems[0]
         else:
             outputs, error = _validate_outputs(cab, outputs)
-    status: StepStatus = "cancelled" if run.cancelled else ("failed" if error else "ok")
-    result = StepResult(
-        name=name,
-        status=status,
+    result = result_of_run(
+        name,
+        run,
+        invocation,
+        backend_name,
+        started,
+        finished,
         outputs=outputs,
-        returncode=run.returncode,
-        stdout=run.stdout,
-        stderr=run.stderr,
         error=error,
-        signal=run.signal,
         warnings=wrangled.warnings,
-        backend=backend_name,
-        argv=list(invocation.argv),
-        started=started,
-        finished=finished,
-        details=dict(run.details),
     )
-    if run.undying:
-        result.details["undying"] = list(run.undying)
     if cache is not None and key is not None and result.status == "ok":
         cache.store(key, result, invocation, cab)
     return result

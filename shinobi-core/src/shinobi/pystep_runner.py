@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.base import BackendRun, Invocation
 from shinobi.failures import describe_failure
+from shinobi.outcome import result_of_run
 from shinobi.pyrunner.request import build_invocation
 from shinobi.steps.result import StepResult
 from shinobi.steps.types import fields_of
@@ -183,23 +184,10 @@ def _result(
                 outputs = dict(node.step.outputs_model.model_validate(reply["outputs"]))
             except ValueError as exc:
                 error = f"its outputs do not match {node.step.outputs_model.__name__}: {exc}"
-    result = StepResult(
-        name=name,
-        status="cancelled" if run.cancelled else ("failed" if error else "ok"),
-        outputs=outputs,
-        returncode=run.returncode,
-        stdout=run.stdout,
-        stderr=run.stderr,
-        error="interrupted" if run.cancelled else error,
-        signal=run.signal,
-        backend=backend_name,
-        argv=list(invocation.argv),
-        started=started,
-        finished=finished,
-        details=dict(run.details),
+    result = result_of_run(
+        name, run, invocation, backend_name, started, finished, outputs=outputs, error=error
     )
     if run.undying:
-        result.details["undying"] = list(run.undying)
         result.details["workspace"] = str(workspace)
     return result
 

@@ -1,0 +1,50 @@
+"""From a backend's raw run to the StepResult a step yields.
+
+Cab steps and out-of-process pysteps read their outputs differently but
+report a run the same way; this is that one way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from shinobi.backends.base import BackendRun, Invocation
+from shinobi.steps.result import StepResult, StepStatus
+
+__all__ = ["result_of_run"]
+
+
+def result_of_run(
+    name: str,
+    run: BackendRun,
+    invocation: Invocation,
+    backend_name: str,
+    started: float,
+    finished: float,
+    *,
+    outputs: dict[str, Any],
+    error: str | None,
+    warnings: Sequence[str] = (),
+) -> StepResult:
+    """The StepResult of ``run``; a cancelled run is reported as interrupted."""
+    status: StepStatus = "cancelled" if run.cancelled else ("failed" if error else "ok")
+    result = StepResult(
+        name=name,
+        status=status,
+        outputs=outputs,
+        returncode=run.returncode,
+        stdout=run.stdout,
+        stderr=run.stderr,
+        error="interrupted" if run.cancelled else error,
+        signal=run.signal,
+        warnings=list(warnings),
+        backend=backend_name,
+        argv=list(invocation.argv),
+        started=started,
+        finished=finished,
+        details=dict(run.details),
+    )
+    if run.undying:
+        result.details["undying"] = list(run.undying)
+    return result
