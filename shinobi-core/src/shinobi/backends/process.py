@@ -67,6 +67,20 @@ def read_log(path: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def _not_started(program: str, exc: OSError) -> BackendRun:
+    """The run of a program the kernel would not start, in the user's terms."""
+    if isinstance(exc, FileNotFoundError):
+        code, reason = 127, f"command not found: {program}"
+        message = f"command not found: {program!r} (is it installed and on PATH?)"
+    elif isinstance(exc, PermissionError):
+        code, reason = 126, f"permission denied: {program}"
+        message = f"permission denied running {program!r} (is it executable?)"
+    else:  # e.g. a script without a #! line (ENOEXEC)
+        code, reason = 126, f"cannot run {program}: {exc.strerror}"
+        message = f"cannot run {program!r}: {exc.strerror}"
+    return BackendRun(returncode=code, stderr=message + "\n", reason=reason)
+
+
 def run_process(
     argv: Sequence[str],
     *,
@@ -107,30 +121,10 @@ def run_process(
                 start_new_session=True,
                 close_fds=True,
             )
-        except FileNotFoundError:
+        except OSError as exc:
             if workspace is not None:
                 workspace.close()
-            return BackendRun(
-                returncode=127,
-                stderr=f"command not found: {argv[0]!r} (is it installed and on PATH?)\n",
-                reason=f"command not found: {argv[0]}",
-            )
-        except PermissionError:
-            if workspace is not None:
-                workspace.close()
-            return BackendRun(
-                returncode=126,
-                stderr=f"permission denied running {argv[0]!r} (is it executable?)\n",
-                reason=f"permission denied: {argv[0]}",
-            )
-        except OSError as exc:  # e.g. a script without a #! line (ENOEXEC)
-            if workspace is not None:
-                workspace.close()
-            return BackendRun(
-                returncode=126,
-                stderr=f"cannot run {argv[0]!r}: {exc.strerror}\n",
-                reason=f"cannot run {argv[0]}: {exc.strerror}",
-            )
+            return _not_started(argv[0], exc)
 
     survivors: tuple[int, ...] = ()
     # The stopper runs on the coordinating thread; this thread must not read
