@@ -266,3 +266,25 @@ def test_logs_show_and_follow_a_launch(ninja: Ninja, tmp_path: Path) -> None:
     assert one.stdout.strip() == "boom: the calibration diverged"
     wrong = ninja("logs", "chain", "bom")
     assert wrong.returncode == 2 and "did you mean 'boom'" in wrong.stderr
+
+
+def test_a_failing_array_task_is_named_with_what_it_said(ninja: Ninja, tmp_path: Path) -> None:
+    (tmp_path / "a").write_text("a")
+    launch = submit(
+        ninja,
+        f"{RECIPES}/scatter.py:fan",
+        "--sources",
+        "a",
+        "--sources",
+        "nowhere/b",
+        "--total",
+        "total.txt",
+    )
+    found = wait_final(ninja, launch["handle"])
+    by_step = steps(found)
+    convert = by_step["convert"]
+    assert convert["phase"] == "failed" and convert["tasks"] == {"completed": 1, "failed": 1}
+    assert convert["detail"].startswith("task 1: exited with code 2: ")
+    assert "nowhere/b.out" in convert["detail"]
+    assert by_step["combine"]["phase"] == "cancelled"
+    assert by_step["combine"]["detail"] == "never ran: convert did not succeed"

@@ -72,6 +72,12 @@ def poll_tuning(values: Mapping[str, Any]) -> PollTuning:
     )
 
 
+def _names(steps: list[str]) -> str:
+    shown = ", ".join(repr(s) for s in steps[:5])
+    more = f" and {len(steps) - 5} more" if len(steps) > 5 else ""
+    return f"step{'s' if len(steps) > 1 else ''} {shown}{more}"
+
+
 def _last_line(text: str) -> str:
     for line in reversed(text.splitlines()):
         if line.strip():
@@ -143,8 +149,22 @@ class SlurmBackend(Backend):
         ]
 
     def prepare(self, invocations: list[Invocation]) -> list[str]:
-        parse_sbatch_opts(self.settings.get("sbatch_opts"))  # refuse a bad table before any job
-        return []
+        """Refuse bad sbatch_opts before any job; warn about what a job will not have."""
+        parse_sbatch_opts(self.settings.get("sbatch_opts"))
+        warnings = []
+        in_venv = sorted({i.step for i in invocations if i.venv})
+        if in_venv:
+            warnings.append(
+                f"the slurm backend runs {_names(in_venv)} without a virtualenv (it activates"
+                " none): the job finds its commands on the node's PATH"
+            )
+        with_image = sorted({i.step for i in invocations if i.image})
+        if with_image:
+            warnings.append(
+                f"the slurm backend runs {_names(with_image)} on the node itself, not in the"
+                " declared image (use a container backend, or ninja compile --container-runtime)"
+            )
+        return warnings
 
     # -- running -----------------------------------------------------------------
     def run(self, invocation: Invocation, control: RunControl) -> BackendRun:

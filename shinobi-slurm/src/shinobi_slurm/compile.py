@@ -189,8 +189,8 @@ class SlurmTarget(OffloadTarget):
         if state.phase == "completed" and skipped and os.path.exists(str(skipped)):
             state.phase = "skipped"
             state.detail = "the loop had converged: exited without doing any work"
-        if state.phase == "failed" and job.stderr and not job.tasks:
-            said = _last_line(job.stderr)
+        if state.phase == "failed" and job.stderr:
+            said = _last_line(_failed_log(job.stderr, records) if job.tasks else job.stderr)
             if said:
                 state.detail = f"{state.detail}: {said}"
         if state.detail and state.detail.startswith("never ran"):
@@ -244,6 +244,12 @@ class SlurmTarget(OffloadTarget):
 
     def poll_interval(self) -> float:
         return float(self.settings.get("status_interval", 5.0))
+
+
+def _failed_log(pattern: str, records: list[JobRecord]) -> str:
+    """The log of an array's first failed task (``%a`` in ``pattern`` is the task)."""
+    failed = [r.task for r in records if r.task is not None and classify(r).phase == "failed"]
+    return pattern.replace("%a", str(min(failed))) if failed else ""
 
 
 def _last_line(path: str, limit: int = 4096) -> str:
