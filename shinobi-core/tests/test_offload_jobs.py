@@ -197,3 +197,20 @@ def test_a_workflow_renders_writes_and_explains(tmp_path: Path) -> None:
     assert "  make: starts at once (depends on nothing)" in explained
     assert "    after make: wired (path <- make.path)" in explained
     assert workflow.run_dir == tmp_path / ".shinobi" / "pipe" / "run"
+
+
+def test_an_output_directory_missing_here_is_noted(tmp_path: Path) -> None:
+    recipe = Recipe(
+        name="r",
+        steps=[
+            StepRef("lost", touch, {"path": Path("/nonexistent-shinobi/x")}),
+            StepRef("fine", touch, {"path": tmp_path / "y"}),
+        ],
+    )
+    options = CompileOptions(workdir=tmp_path, cwd=tmp_path, run_id="run")
+    jobs = compile_jobs(plan_of(recipe, cwd=str(tmp_path)), options)
+    assert jobs.warnings == [
+        "step 'lost' writes /nonexistent-shinobi/x, but /nonexistent-shinobi does not exist on"
+        " this host: create it on storage the nodes share, or the job will fail unless the tool"
+        " makes it"
+    ]

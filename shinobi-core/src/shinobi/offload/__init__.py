@@ -5,9 +5,10 @@
 every reason it cannot; ``jobs`` turns a statically resolved plan into
 engine-neutral jobs and edges; ``ordering`` adds the edges that in-place
 mutation of shared paths needs; ``wrapping`` puts each command inside the
-chosen container runtime. An engine only renders and submits.
+chosen container runtime; ``storage`` notes output directories that do not
+exist. An engine only renders and submits.
 """
 
 from __future__ import annotations
 
-__all__ = ["base", "eligibility", "jobs", "ordering", "wrapping"]
+__all__ = ["base", "eligibility", "jobs", "ordering", "storage", "wrapping"]

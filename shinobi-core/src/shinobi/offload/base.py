@@ -23,6 +23,7 @@ from shinobi.launch.tracking import LaunchTracker
 from shinobi.offload.eligibility import Refusal, check_offloadable
 from shinobi.offload.jobs import JobGraph, build_jobs, describe_edge
 from shinobi.offload.ordering import derive_edges
+from shinobi.offload.storage import missing_directories
 from shinobi.offload.wrapping import wrap_in_containers
 from shinobi.plan import Plan
 
@@ -155,6 +156,7 @@ def compile_jobs(plan: Plan, options: CompileOptions) -> JobGraph:
     jobs = build_jobs(plan, str(options.cwd), options.run_id)
     derive_edges(jobs)
     wrap_in_containers(jobs, options.container_runtime)
+    jobs.warnings.extend(missing_directories(jobs))
     return jobs
 
 
