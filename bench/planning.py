@@ -67,7 +67,12 @@ def measure_dryrun(
 
 
 def measure_build_graph(report: Report, sizes: tuple[int, int], reps: int) -> None:
-    """``build_graph`` in-process, and building the Recipe object itself for reference."""
+    """``build_graph`` in-process, and building the Recipe object itself for reference.
+
+    This runs under Python's default garbage-collector thresholds, as a
+    program using shinobi as a library would (``ninja`` raises them), so its
+    growth shows what such a program sees; it has no target of its own.
+    """
     from shinobi.graph import build_graph
 
     for shape in SHAPES:

@@ -70,7 +70,7 @@ def provenance(repo: Path) -> dict[str, Any]:
 def _number(value: float | None, unit: str) -> str:
     if value is None:
         return "-"
-    if unit in ("ms", "ms/step"):
+    if unit in ("ms", "ms/step", "us"):
         text = f"{value:.2f}" if abs(value) < 10 else f"{value:.1f}"
     elif unit == "s":
         text = f"{value:.3f}"

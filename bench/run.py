@@ -11,6 +11,7 @@ docs/performance.md for what each figure means.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import shutil
 import sys
@@ -27,7 +28,7 @@ from cached import measure_cached_rerun  # noqa: E402
 from figures import Report  # noqa: E402
 from planning import measure_build_graph, measure_compile, measure_dryrun  # noqa: E402
 from report import print_table, write_results  # noqa: E402
-from runs import measure_runs  # noqa: E402
+from runs import measure_file_creation, measure_own_work, measure_runs  # noqa: E402
 from startup import count_heavy_imports, measure_startup  # noqa: E402
 from status import measure_status_calls  # noqa: E402
 from targets import targets  # noqa: E402
@@ -118,10 +119,16 @@ def main(argv: list[str] | None = None) -> int:
         count = reps["runs_small" if steps == RUN_SIZES[0] else "runs_large"]
         return lambda: measure_runs(report, bindir, steps, workers, count, workdir)
 
+    def own_work(workers: int) -> Callable[[], None]:
+        count = reps["runs_large"]
+        return lambda: measure_own_work(report, RUN_SIZES[1], workers, count, workdir)
+
     plan: list[tuple[str, Callable[[], None]]] = [
         ("startup", lambda: measure_startup(report, bindir, reps["startup"], workdir)),
         ("startup", lambda: count_heavy_imports(report, bindir, workdir)),
+        ("runs", lambda: measure_file_creation(report, reps["runs_large"], workdir)),
         *[("runs", runs(steps, workers)) for steps in RUN_SIZES for workers in (1, 2)],
+        *[("runs", own_work(workers)) for workers in (1, 2)],
         ("dryrun", lambda: measure_dryrun(report, bindir, large, reps["plan_large"], workdir)),
         ("graph", lambda: measure_build_graph(report, large, reps["plan_small"])),
         ("compile", lambda: measure_compile(report, bindir, large, reps["plan_large"], workdir)),
@@ -137,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             if section in wanted:
                 print(f"bench: measuring {section} ...", file=sys.stderr, flush=True)
                 measure()
+                gc.collect()  # no in-process figure pays for the previous one's garbage
     except CommandFailed as exc:
         print(f"bench: a measured command failed, so no figure is reported: {exc}", file=sys.stderr)
         return 1
