@@ -112,3 +112,11 @@ def test_an_array_with_a_failed_task_names_the_first() -> None:
 def test_an_array_still_pending() -> None:
     found, counts = combine_tasks(records("9_[0-3]|9|PENDING|0:0|Unknown|Unknown|None"), 4)
     assert found.phase == "pending" and counts == {"pending": 4}
+
+
+def test_an_array_with_a_failed_task_is_not_over_while_others_run() -> None:
+    found, counts = combine_tasks(
+        records("9_1|10|FAILED|2:0|s|e|None", "9_0|9|RUNNING|0:0|s|Unknown|None"), 2
+    )
+    assert found.phase == "running" and counts == {"failed": 1, "running": 1}
+    assert found.message == "task 1: exited with code 2; 1 task(s) not finished"

@@ -17,4 +17,5 @@ __all__ = [
     "sbatch",
     "scripts",
     "states",
+    "status",
 ]

@@ -15,15 +15,13 @@ from pathlib import Path
 
 from shinobi.errors import UsageError
 from shinobi.launch.handle import JobJournal, LaunchHandle, LaunchJob
-from shinobi.launch.tracking import LaunchStatus, LogSource, StepState
+from shinobi.launch.tracking import LaunchStatus, LogSource
 from shinobi.offload.base import CompileOptions, OffloadTarget, Script, Workflow
 from shinobi.offload.jobs import JobGraph
 from shinobi_slurm.backend import job_name
 from shinobi_slurm.commands import SlurmCommands, SlurmError
-from shinobi_slurm.queue import query_queue
-from shinobi_slurm.sacct import JobRecord, query_jobs
 from shinobi_slurm.scripts import JobFiles, ScriptContext, job_script
-from shinobi_slurm.states import NEVER_RAN, Outcome, classify, combine_tasks
+from shinobi_slurm.status import launch_statuses
 
 __all__ = ["SlurmTarget"]
 
@@ -121,81 +119,7 @@ class SlurmTarget(OffloadTarget):
 
     def status_many(self, handles: Sequence[LaunchHandle]) -> list[LaunchStatus]:
         """The state of every launch from ONE sacct call covering all their jobs."""
-        ids = [job.job_id for h in handles for job in h.jobs if job.job_id]
-        error = None
-        commands = self.commands
-        try:
-            found = query_jobs(commands, ids)
-        except SlurmError as exc:
-            found, error = {}, f"could not ask Slurm ({exc}); states shown as unknown"
-        missing = [i for i in ids if i not in found]
-        if missing and error is None:
-            found.update(query_queue(commands, missing))
-        return [self._launch_status(h, found, error) for h in handles]
-
-    def _launch_status(
-        self, handle: LaunchHandle, found: dict[str, list[JobRecord]], error: str | None
-    ) -> LaunchStatus:
-        steps = [self._step_state(job, found, error) for job in handle.jobs]
-        by_name = {s.step: s for s in steps}
-        for job, state in zip(handle.jobs, steps, strict=True):
-            # Accounting can briefly lack the "Dependency" reason of a job Slurm cancelled
-            # for a failed dependency: a system cancel after a failed dependency is that.
-            if state.phase == "cancelled" and state.detail in (NEVER_RAN, "cancelled by Slurm"):
-                failed = [
-                    a
-                    for a in job.after
-                    if by_name.get(a) is not None and by_name[a].phase in ("failed", "cancelled")
-                ]
-                if failed:
-                    state.detail = f"never ran: {', '.join(failed)} did not succeed"
-                    state.started = None
-        return LaunchStatus(handle=handle, steps=steps, error=error)
-
-    def _step_state(
-        self, job: LaunchJob, found: dict[str, list[JobRecord]], error: str | None
-    ) -> StepState:
-        if job.job_id is None:
-            return StepState(job.step, "cancelled", "never submitted (the submitter stopped)")
-        records = found.get(job.job_id, [])
-        if not records:
-            detail = "Slurm could not be asked" if error else "not in Slurm accounting yet"
-            return StepState(job.step, "unknown", detail, job_id=job.job_id)
-        tasks = None
-        if job.tasks:
-            outcome, tasks = combine_tasks(records, job.tasks)
-            record = records[0]
-            started = min((r.start for r in records if r.start), default=None)
-            ends = [r.end for r in records if r.end]
-            finished = max(ends) if ends and outcome.phase not in ("running", "pending") else None
-        else:
-            record = records[-1]
-            outcome = classify(record)
-            if outcome.phase in ("completed", "failed", "cancelled") and not record.final:
-                outcome = Outcome("running", "ending (accounting not final yet)")
-            started, finished = record.start, record.end
-        state = StepState(
-            step=job.step,
-            phase=outcome.phase,
-            detail=outcome.message,
-            engine_state=record.state if not job.tasks else f"array {_task_states(records)}",
-            job_id=job.job_id,
-            exit_code=record.exit_text if not job.tasks else None,
-            started=started,
-            finished=finished,
-            tasks=tasks,
-        )
-        skipped = job.details.get("skipped")
-        if state.phase == "completed" and skipped and os.path.exists(str(skipped)):
-            state.phase = "skipped"
-            state.detail = "the loop had converged: exited without doing any work"
-        if state.phase == "failed" and job.stderr:
-            said = _last_line(_failed_log(job.stderr, records) if job.tasks else job.stderr)
-            if said:
-                state.detail = f"{state.detail}: {said}"
-        if state.detail and state.detail.startswith("never ran"):
-            state.started = None
-        return state
+        return launch_statuses(self.commands, handles)
 
     # -- cancel ------------------------------------------------------------------
     def cancel(self, handle: LaunchHandle) -> list[str]:
@@ -244,29 +168,3 @@ class SlurmTarget(OffloadTarget):
 
     def poll_interval(self) -> float:
         return float(self.settings.get("status_interval", 5.0))
-
-
-def _failed_log(pattern: str, records: list[JobRecord]) -> str:
-    """The log of an array's first failed task (``%a`` in ``pattern`` is the task)."""
-    failed = [r.task for r in records if r.task is not None and classify(r).phase == "failed"]
-    return pattern.replace("%a", str(min(failed))) if failed else ""
-
-
-def _last_line(path: str, limit: int = 4096) -> str:
-    """The last non-empty line of a (shared) log file: what a failed tool said last."""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - limit))
-            text = fh.read().decode("utf-8", errors="replace")
-    except OSError:
-        return ""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:200] if lines else ""
-
-
-def _task_states(records: list[JobRecord]) -> str:
-    counts: dict[str, int] = {}
-    for record in records:
-        counts[record.state] = counts.get(record.state, 0) + (record.pending_tasks or 1)
-    return ",".join(f"{state}:{n}" for state, n in sorted(counts.items()))

@@ -147,14 +147,17 @@ def combine_tasks(records: list[JobRecord], size: int) -> tuple[Outcome, dict[st
             first_cancelled = outcome
     if seen < size:
         counts["unknown"] = counts.get("unknown", 0) + size - seen
+    active = counts.get("running", 0) + counts.get("pending", 0) + counts.get("unknown", 0)
     if first_failed is not None:
         task, outcome = first_failed
         failed = counts.get("failed", 0)
         message = f"task {task}: {outcome.message}"
         if failed > 1:
             message += f" ({failed} of {size} tasks failed)"
+        if active:  # the array is not over until its last task is
+            return Outcome("running", f"{message}; {active} task(s) not finished"), counts
         return Outcome("failed", message, outcome.returncode, outcome.signal, outcome.oom), counts
-    if counts.get("running") or counts.get("pending") or counts.get("unknown"):
+    if active:
         if counts.get("running") or counts.get("completed"):
             return Outcome("running"), counts
         return Outcome("pending" if counts.get("pending") else "unknown"), counts

@@ -102,9 +102,6 @@ class JobGraph:
     warnings: list[str] = field(default_factory=list)
     parallel_readers: list[str] = field(default_factory=list)
 
-    def by_name(self, name: str) -> Job:
-        return next(j for j in self.jobs if j.name == name)
-
 
 def describe_edge(graph: JobGraph, job: Job, edge: Edge) -> str:
     """Why ``job`` waits for ``edge.before``, in one line."""
