@@ -59,9 +59,10 @@ def _git(repo: Path, *args: str) -> str:
 def provenance(repo: Path) -> dict[str, Any]:
     """The commit measured, and whether the measured code differed from it."""
     changed = _git(repo, "status", "--porcelain", "--", "shinobi-core/src", "bench")
+    paths = [line[3:] for line in changed.splitlines() if line]
     return {
         "commit": _git(repo, "rev-parse", "HEAD") or "unknown",
-        "uncommitted_changes": [line[3:] for line in changed.splitlines() if line],
+        "uncommitted_changes": [p for p in paths if not p.endswith("results.json")],
         "python": sys.version.split()[0],
         "implementation": platform.python_implementation(),
     }
