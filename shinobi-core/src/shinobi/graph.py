@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from shinobi.errors import RecipeGraphError
@@ -121,7 +122,14 @@ def _scatter_of(step: Any) -> tuple[str, ...]:
     return tuple(getattr(step, "scatter", None) or ())
 
 
+@cache
 def _fields(model: Any) -> dict[str, Any]:
+    """A model's fields by name (read-only: shared by every step using the model).
+
+    Cached per model class: a large recipe asks for the same few models'
+    fields once per step and per edge, and pydantic's ``model_fields`` is not
+    a plain attribute lookup.
+    """
     return dict(getattr(model, "model_fields", {}))
 
 
