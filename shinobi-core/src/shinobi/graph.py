@@ -122,7 +122,6 @@ def _scatter_of(step: Any) -> tuple[str, ...]:
     return tuple(getattr(step, "scatter", None) or ())
 
 
-@cache
 def _fields(model: Any) -> dict[str, Any]:
     """A model's fields by name (read-only: shared by every step using the model).
 
@@ -130,6 +129,11 @@ def _fields(model: Any) -> dict[str, Any]:
     fields once per step and per edge, and pydantic's ``model_fields`` is not
     a plain attribute lookup.
     """
+    return _model_fields(model)
+
+
+@cache
+def _model_fields(model: Any) -> dict[str, Any]:
     return dict(getattr(model, "model_fields", {}))
 
 
