@@ -28,7 +28,7 @@ def status(ninja: Ninja, handle: str, cwd: Path | None = None) -> dict[str, Any]
 
 
 def wait_final(
-    ninja: Ninja, handle: str, timeout: float = 120, cwd: Path | None = None
+    ninja: Ninja, handle: str, timeout: float = 400, cwd: Path | None = None
 ) -> dict[str, Any]:
     """The launch's status once it has finished (completed, failed or cancelled)."""
     deadline = time.monotonic() + timeout

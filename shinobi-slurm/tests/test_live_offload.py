@@ -109,7 +109,7 @@ def test_the_scatter_example_runs_as_job_arrays(ninja: Ninja, tmp_path: Path) ->
     launch = submit(ninja, f"{EXAMPLES}/scatter_demo.py:fields")
     tasks = {job["step"]: job.get("tasks") for job in launch["jobs"]}
     assert tasks == {"observe": 4, "image": 4, "mosaic": None}
-    found = wait_final(ninja, launch["handle"], timeout=300)
+    found = wait_final(ninja, launch["handle"])
     assert found["state"] == "completed", found["summary"]
     assert steps(found)["image"]["tasks"] == {"completed": 4}
     mosaic = json.loads((tmp_path / "mosaic.json").read_text())
@@ -222,7 +222,7 @@ def test_killing_the_submitter_leaves_the_jobs_running(
 
 def test_cancel_then_clean(ninja: Ninja, tmp_path: Path) -> None:
     launch = submit(ninja, f"{RECIPES}/sleepy.py:sleepy", "--marker", str(tmp_path / "started"))
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 300
     while status(ninja, launch["run_id"])["state"] != "running":
         assert time.monotonic() < deadline
         time.sleep(0.5)
@@ -259,7 +259,7 @@ def test_clean_force_removes_a_running_launch(ninja: Ninja, tmp_path: Path) -> N
 
 def test_logs_show_and_follow_a_launch(ninja: Ninja, tmp_path: Path) -> None:
     launch = submit(ninja, f"{RECIPES}/failing.py:chain", "--marker", str(tmp_path / "m"))
-    followed = ninja("logs", launch["run_id"], "--follow", "--interval", "0.5", timeout=120)
+    followed = ninja("logs", launch["run_id"], "--follow", "--interval", "0.5", timeout=400)
     assert followed.returncode == 0, followed.stderr
     assert "[boom (stderr)] boom: the calibration diverged" in followed.stdout
     one = ninja("logs", "chain", "boom", "--stream", "stderr")
