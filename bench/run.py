@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import os
 import shutil
 import sys
@@ -24,13 +25,10 @@ BENCH = Path(__file__).resolve().parent
 if str(BENCH) not in sys.path:
     sys.path.insert(0, str(BENCH))
 
-from cached import measure_cached_rerun  # noqa: E402
+# Only modules that need nothing but the standard library here: the sections
+# import shinobi and pydantic, which must not fail before the check in main().
 from figures import Report  # noqa: E402
-from planning import measure_build_graph, measure_compile, measure_dryrun  # noqa: E402
 from report import print_table, write_results  # noqa: E402
-from runs import measure_file_creation, measure_own_work, measure_runs  # noqa: E402
-from startup import count_heavy_imports, measure_startup  # noqa: E402
-from status import measure_status_calls  # noqa: E402
 from targets import targets  # noqa: E402
 from timing import CommandFailed, bench_env  # noqa: E402
 
@@ -99,7 +97,7 @@ def _isolate_this_process() -> None:
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     bindir = Path(sys.executable).parent
-    if not (bindir / "ninja").exists():
+    if not (bindir / "ninja").exists() or importlib.util.find_spec("shinobi") is None:
         print(
             f"bench: no ninja console script next to {sys.executable}; run the suite with the"
             " interpreter of the environment shinobi-core is installed in"
@@ -108,6 +106,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     _isolate_this_process()
+    from cached import measure_cached_rerun
+    from planning import measure_build_graph, measure_compile, measure_dryrun
+    from runs import measure_file_creation, measure_own_work, measure_runs
+    from startup import count_heavy_imports, measure_startup
+    from status import measure_status_calls
+
     reps = _reps(args.quick)
     wanted = set(args.only or SECTIONS)
     report = Report()
