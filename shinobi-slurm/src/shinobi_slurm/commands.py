@@ -85,6 +85,9 @@ class SlurmCommands:
                 text=True,
                 timeout=self.timeout,
                 check=False,
+                # Not in ninja's process group: a Ctrl-C meant for ninja must not kill an
+                # sbatch half-way (a job submitted whose id we never read); ninja decides.
+                start_new_session=True,
             )
         except FileNotFoundError:
             raise SlurmError(
