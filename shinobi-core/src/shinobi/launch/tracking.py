@@ -203,13 +203,20 @@ class LaunchTracker(ABC):
 
 
 def tracker_for(handle: LaunchHandle) -> LaunchTracker:
-    """The plugin that answers for ``handle``, configured from the effective settings."""
+    """The plugin that answers for ``handle``, configured as it was where it was launched.
+
+    The project file of the launch's cwd (``shinobi.toml``) is read when that
+    directory is still there, so ``[backend.slurm]`` settings such as a
+    ``command_prefix`` apply to ``ninja status`` run from anywhere.
+    """
+    from pathlib import Path
+
     from shinobi.backends.registry import load_plugin
     from shinobi.config import load_config
 
     cls = load_plugin(handle.group, handle.engine)
-    settings = load_config(cwd=_existing(handle.cwd)).backend_settings(handle.engine)
-    tracker = cls(settings)
+    cwd = Path(handle.cwd) if handle.cwd and os.path.isdir(handle.cwd) else None
+    tracker = cls(load_config(cwd=cwd).backend_settings(handle.engine))
     if not isinstance(tracker, LaunchTracker):
         from shinobi.errors import BackendNotFound
 
@@ -218,11 +225,3 @@ def tracker_for(handle: LaunchHandle) -> LaunchTracker:
             " upgrade the distribution that provides it"
         )
     return tracker
-
-
-def _existing(path: str | None) -> Any:
-    from pathlib import Path
-
-    if path and os.path.isdir(path):
-        return Path(path)
-    return None
