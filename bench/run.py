@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     _isolate_this_process()
     from cached import measure_cached_rerun
     from planning import measure_build_graph, measure_compile, measure_dryrun
-    from runs import measure_file_creation, measure_own_work, measure_runs
+    from runs import measure_own_work, measure_runs
     from startup import count_heavy_imports, measure_startup
     from status import measure_status_calls
 
@@ -130,7 +130,6 @@ def main(argv: list[str] | None = None) -> int:
     plan: list[tuple[str, Callable[[], None]]] = [
         ("startup", lambda: measure_startup(report, bindir, reps["startup"], workdir)),
         ("startup", lambda: count_heavy_imports(report, bindir, workdir)),
-        ("runs", lambda: measure_file_creation(report, reps["runs_large"], workdir)),
         *[("runs", runs(steps, workers)) for steps in RUN_SIZES for workers in (1, 2)],
         *[("runs", own_work(workers)) for workers in (1, 2)],
         ("dryrun", lambda: measure_dryrun(report, bindir, large, reps["plan_large"], workdir)),

@@ -29,7 +29,6 @@ from timing import CommandFailed, Samples, Timing, bench_env, run_timed, timed
 
 __all__ = [
     "floor_seconds",
-    "measure_file_creation",
     "measure_own_work",
     "measure_runs",
     "scratch",
@@ -91,6 +90,24 @@ def _inprocess(steps: int, workers: int, cwd: Path) -> Timing:
     return timing
 
 
+def _log_files(cwd: Path, steps: int) -> Timing:
+    """Creating the two (empty) log files each step of a run gets, and nothing else.
+
+    File creation on a shared disk swings with what else is writing to it, so
+    it is measured in every repetition, next to the runs it helps explain.
+    """
+    logs = cwd / ".shinobi" / "runs" / "probe" / "logs"
+    logs.mkdir(parents=True)
+
+    def create() -> None:
+        for i in range(steps):
+            for stream in ("out", "err"):
+                path = logs / f"{recipes.file_name(i)}.{stream}"
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
+
+    return timed(create)
+
+
 def _check_touched(cwd: Path, steps: int) -> None:
     made = sum(1 for p in cwd.iterdir() if p.name.startswith("f"))
     if made != steps:
@@ -118,6 +135,7 @@ def measure_runs(
         "inproc": lambda d: _inprocess(steps, workers, d),
     }
     samples = {name: Samples() for name in variants}
+    logs = Samples()
     for rep in range(reps + 1):  # the first round warms caches and is not recorded
         for name, measure in variants.items():
             with scratch(workdir) as cwd:
@@ -125,11 +143,17 @@ def measure_runs(
                 _check_touched(cwd, steps)
             if rep:
                 samples[name].add(timing)
+        with scratch(workdir) as cwd:
+            timing = _log_files(cwd, steps)
+        if rep:
+            logs.add(Timing(timing.wall / steps * 1000, timing.cpu / steps * 1000))
 
     key = f"run.touch_{steps}.j{workers}"
     floor_label = "bare loop" if workers == 1 else f"bare loop, {workers} threads"
     label = f"{steps} steps, floor ({floor_label})"
     report.add(Figure.of(f"{key}.floor", label, "s", samples["floor"]))
+    label = f"{steps} steps: creating 2 log files per step here, beside the runs"
+    report.add(Figure.of(f"{key}.log_files", label, "ms/step", logs))
     labels = {"cli": "ninja run (CLI)", "inproc": "run_recipe (in-process)"}
     for name, text in labels.items():
         where = f"{steps} steps, -j {workers}, {text}"
@@ -171,20 +195,3 @@ def measure_own_work(report: Report, steps: int, workers: int, reps: int, workdi
             samples.add(Timing(timing.wall / steps * 1000, timing.cpu / steps * 1000))
     label = f"{steps} steps, -j {workers}, run_recipe with spawning stubbed out"
     report.add(Figure.of(f"run.touch_{steps}.j{workers}.own_work", label, "ms/step", samples))
-
-
-def measure_file_creation(report: Report, reps: int, workdir: Path, files: int = 2000) -> None:
-    """What creating one empty file costs where the runs write (each step makes two logs)."""
-    samples = Samples()
-
-    def create(where: Path) -> None:
-        for i in range(files):
-            os.close(os.open(where / f"probe{i}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
-
-    for _ in range(reps):
-        with scratch(workdir) as cwd:
-            timing = timed(create, cwd)
-        samples.add(Timing(timing.wall / files * 1e6, timing.cpu / files * 1e6))
-    report.add(
-        Figure.of("fs.create", "creating one empty file in the run directory", "us", samples)
-    )
