@@ -136,6 +136,11 @@ slurm_verify() {
 up_slurm() {
     apt_install slurm-wlm slurmdbd munge mariadb-server mariadb-client
     mkdir -p /var/lib/slurm/slurmctld /var/lib/slurm/slurmd
+    # The shared scratch a cluster offers; the docs' examples write there.
+    if [[ ! -d /scratch ]]; then
+        mkdir -p /scratch && chmod 1777 /scratch
+        changed "made /scratch (mode 1777), the cluster's shared scratch"
+    fi
     if slurm_config; then
         local d
         for d in slurmd slurmctld slurmdbd; do stop_daemon "$d"; done
@@ -165,5 +170,5 @@ up_slurm() {
     summary_set slurm \
         "cluster=$SLURM_CLUSTER" "partition=$SLURM_PARTITION" "node=$(hostname -s)" \
         "cpus=$SLURM_CPUS" "real_memory_mb=$(slurm_real_memory)" \
-        "def_mem_per_cpu_mb=$SLURM_DEF_MEM_PER_CPU" accounting=slurmdbd
+        "def_mem_per_cpu_mb=$SLURM_DEF_MEM_PER_CPU" accounting=slurmdbd scratch=/scratch
 }
