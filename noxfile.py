@@ -386,7 +386,8 @@ def bench(session: nox.Session) -> None:
     script = ROOT / "bench" / "run.py"
     if not script.is_file():
         session.error(f"{script.relative_to(ROOT)} does not exist yet")
-    _install_distributions(session, CORE)
+    # shinobi-slurm too: bench measures `ninja compile` and one `ninja status` round.
+    _install_distributions(session, CORE, "shinobi-slurm")
     session.run("python", str(script), *session.posargs)
 
 
