@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from shinobi.resources import Resources
     from shinobi.steps.recipe import LoopSpec, Recipe
 
-__all__ = ["Graph", "Node", "RecipeGraphError", "build_graph", "refs_in"]
+__all__ = ["Graph", "Node", "RecipeGraphError", "build_graph", "output_refs", "refs_in"]
 
 _MISSING = object()
 
@@ -110,6 +110,11 @@ def refs_in(value: Any) -> Iterator[OutputRef | InputRef]:
         for item in value:
             if isinstance(item, OutputRef | InputRef):
                 yield item
+
+
+def output_refs(value: Any) -> list[OutputRef]:
+    """The dependency edges inside a wiring value (or a loop guard)."""
+    return [ref for ref in refs_in(value) if isinstance(ref, OutputRef)]
 
 
 def _suggest(name: str, candidates: Iterable[str]) -> str:

@@ -37,7 +37,7 @@ from shinobi.backends.base import (
     Invocation,
     RunControl,
 )
-from shinobi.backends.native import step_environment
+from shinobi.backends.native import NativeBackend
 from shinobi.backends.process import run_process
 from shinobi.errors import ShinobiError
 
@@ -197,14 +197,7 @@ class VenvBackend(Backend):
         if venv is None:
             if invocation.step not in self._warned:
                 control.warn(_no_venv_warning(f"step {invocation.step!r}"))
-            return run_process(
-                invocation.argv,
-                cwd=invocation.cwd,
-                control=control,
-                env=step_environment(invocation),
-                stdout_path=invocation.stdout_path,
-                stderr_path=invocation.stderr_path,
-            )
+            return NativeBackend(self.settings).run(invocation, control)
         problem = venv_problem(venv)
         if problem is not None:
             return _refused(invocation, problem)

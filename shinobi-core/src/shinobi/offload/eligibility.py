@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from shinobi.graph import Node
+from shinobi.graph import Node, output_refs
 from shinobi.plan import Plan, PlannedStep, cab_of
 from shinobi.steps.argv import Unknown
 from shinobi.steps.refs import OutputRef
@@ -46,14 +46,6 @@ def _where(node: Node, prefix: str) -> str:
     inner = node.name[len(head) + 1 :] if node.name.startswith(head + ".") else ""
     loop = prefix + node.loop
     return f"step {inner!r} of loop {loop!r}" if inner else f"the body of loop {loop!r}"
-
-
-def _refs(value: Any) -> list[OutputRef]:
-    if isinstance(value, OutputRef):
-        return [value]
-    if isinstance(value, list | tuple):
-        return [v for v in value if isinstance(v, OutputRef)]
-    return []
 
 
 def _has_unknown(value: Any) -> bool:
@@ -151,7 +143,7 @@ class _Checker:
         if cab is not None:
             self.mutable(cab, where)
         for key, value in node.wiring.items():
-            for ref in _refs(value):
+            for ref in output_refs(value):
                 problem = self.produced(plan, ref)
                 if problem:
                     self.refuse(
@@ -161,7 +153,7 @@ class _Checker:
                         f" implicit output), {_REMOTE}",
                         key=f"{where}/{key}",
                     )
-        for ref in _refs(node.guard):
+        for ref in output_refs(node.guard):
             problem = self.produced(plan, ref)
             if problem:
                 self.refuse(

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from shinobi.backends.base import Invocation, PathUse
-from shinobi.graph import Node
+from shinobi.graph import Node, output_refs
 from shinobi.plan import Plan, PlannedStep, cab_of, resolve_value
 from shinobi.steps.argv import Unknown
 from shinobi.steps.refs import OutputRef
@@ -147,7 +147,7 @@ class _Flattener:
 
     def edges_of(self, plan: Plan, node: Node, jobs_of: dict[int, list[int]]) -> list[Edge]:
         nodes = plan.graph.nodes
-        guard_steps = {ref.step for ref in _refs(node.guard)}
+        guard_steps = {ref.step for ref in output_refs(node.guard)}
         edges: list[Edge] = []
         for dep in node.deps:
             dep_node = nodes[dep]
@@ -156,14 +156,16 @@ class _Flattener:
                 detail = f"iteration {node.iteration} after {dep_node.iteration}"
             elif dep_node.name in guard_steps and not _wires(node, dep_node.name):
                 kind = "guard"
-                detail = ", ".join(str(r) for r in _refs(node.guard) if r.step == dep_node.name)
+                detail = ", ".join(
+                    str(r) for r in output_refs(node.guard) if r.step == dep_node.name
+                )
             else:
                 kind = "wired"
                 detail = (
                     ", ".join(
                         f"{key} <- {ref}"
                         for key, value in node.wiring.items()
-                        for ref in _refs(value)
+                        for ref in output_refs(value)
                         if ref.step == dep_node.name
                     )
                     or "declared"
@@ -231,16 +233,8 @@ class _Flattener:
         )
 
 
-def _refs(value: Any) -> list[OutputRef]:
-    if isinstance(value, OutputRef):
-        return [value]
-    if isinstance(value, list | tuple):
-        return [v for v in value if isinstance(v, OutputRef)]
-    return []
-
-
 def _wires(node: Node, producer: str) -> bool:
-    return any(ref.step == producer for value in node.wiring.values() for ref in _refs(value))
+    return any(ref.step == producer for value in node.wiring.values() for ref in output_refs(value))
 
 
 def build_jobs(plan: Plan, cwd: str, run_id: str) -> JobGraph:
