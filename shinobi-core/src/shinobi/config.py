@@ -16,7 +16,6 @@ import json
 import os
 import tomllib
 from collections.abc import Mapping
-from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -237,9 +236,3 @@ def load_config(
         ) from None
     config.sources = sources
     return config
-
-
-@cache
-def default_config() -> AppConfig:
-    """The configuration with no overrides, loaded once per process."""
-    return load_config()

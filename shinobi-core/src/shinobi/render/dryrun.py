@@ -11,7 +11,6 @@ import shlex
 from collections.abc import Callable
 from pathlib import PurePath
 
-from shinobi.backends.base import Invocation
 from shinobi.plan import Plan, PlannedStep
 from shinobi.render.rows import wavefront_rows
 from shinobi.steps.refs import OutputRef
@@ -138,7 +137,3 @@ def render_dryrun(
                         render_dryrun(part.children, backend_of, render_argv, indent + "    ")
                     )
     return lines
-
-
-def invocation_argv(invocation: Invocation) -> list[str]:
-    return list(invocation.argv)

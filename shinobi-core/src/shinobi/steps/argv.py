@@ -23,7 +23,7 @@ from shinobi.backends.base import PathUse
 from shinobi.steps.cab import Cab
 from shinobi.steps.types import fields_of
 
-__all__ = ["Unknown", "path_uses", "render_argv"]
+__all__ = ["Unknown", "format_template", "path_uses", "render_argv"]
 
 
 class Unknown:
@@ -41,10 +41,6 @@ class Unknown:
     __repr__ = __str__
 
 
-def _text(value: Any) -> str:
-    return str(value)
-
-
 def render_argv(cab: Cab, values: Mapping[str, Any]) -> list[str]:
     """The argv for ``cab`` given its resolved input values."""
     argv = list(cab.command)
@@ -58,9 +54,9 @@ def render_argv(cab: Cab, values: Mapping[str, Any]) -> list[str]:
             continue
         if meta.positional:
             if isinstance(value, list | tuple):
-                positionals.extend(_text(v) for v in value)
+                positionals.extend(str(v) for v in value)
             else:
-                positionals.append(_text(value))
+                positionals.append(str(value))
             continue
         flag = meta.flag or f"{cab.flag_prefix}{name}"
         if value is True:
@@ -69,7 +65,7 @@ def render_argv(cab: Cab, values: Mapping[str, Any]) -> list[str]:
         if isinstance(value, list | tuple):
             if not value:
                 continue
-            items = [_text(v) for v in value]
+            items = [str(v) for v in value]
             if meta.list_style == "comma":
                 items = [",".join(items)]
             elif meta.list_style == "repeat":
@@ -84,9 +80,9 @@ def render_argv(cab: Cab, values: Mapping[str, Any]) -> list[str]:
                 argv.extend(items)
             continue
         if meta.style == "equals":
-            argv.append(f"{flag}={_text(value)}")
+            argv.append(f"{flag}={value}")
         else:
-            argv.extend([flag, _text(value)])
+            argv.extend([flag, str(value)])
     argv.extend(positionals)
     return argv
 
@@ -136,7 +132,7 @@ def path_uses(
         if name in in_fields or not (spec.path_kind or meta.dtype or meta.harvest):
             continue
         if meta.harvest:
-            pattern = _format(meta.harvest, inputs)
+            pattern = format_template(meta.harvest, inputs)
             if pattern is not None:
                 uses.append(
                     PathUse(os.path.join(cwd, pattern), "output", name, "any", pattern=True)
@@ -148,7 +144,7 @@ def path_uses(
     return tuple(uses)
 
 
-def _format(template: str, inputs: Mapping[str, Any]) -> str | None:
+def format_template(template: str, inputs: Mapping[str, Any]) -> str | None:
     """``template`` filled from ``inputs``, or None when a value is not known yet."""
     if any(isinstance(v, Unknown) for v in inputs.values()):
         import string
@@ -160,6 +156,3 @@ def _format(template: str, inputs: Mapping[str, Any]) -> str | None:
         return template.format_map(dict(inputs))
     except (KeyError, IndexError, ValueError) as exc:
         raise ValueError(f"cannot fill template {template!r}: {exc}") from exc
-
-
-format_template = _format
