@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from process_doubles import UndyingTable
 
 from shinobi import teardown
 from shinobi.runner import Interrupted, run_recipe
@@ -260,20 +261,6 @@ def test_a_step_workspace_outlives_every_writer_in_it(tmp_path: Path, tag: str) 
     assert not (markers / "staged.orphaned").exists()  # removed only after teardown
     (run_dir,) = (tmp_path / ".shinobi" / "runs").iterdir()
     assert list((run_dir / "pysteps").iterdir()) == []
-
-
-class UndyingTable(teardown.ProcessTable):
-    """The real table plus one live process that ignores every signal."""
-
-    def __init__(self, ghost: int) -> None:
-        self.ghost = ghost
-
-    def members(self, sid: int | None, tag: str | None, *, prefix: bool = False) -> list[int]:
-        return [*super().members(sid, tag, prefix=prefix), self.ghost]
-
-    def send(self, pid: int, sig: int) -> None:
-        if pid != self.ghost:
-            super().send(pid, sig)
 
 
 def test_a_process_that_will_not_die_fails_the_run_and_is_named(

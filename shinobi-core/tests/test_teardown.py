@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from process_doubles import UndyingTable
 
 from shinobi import teardown
 from shinobi.backends.base import BackendRun, RunControl
@@ -118,20 +119,6 @@ def test_the_workspace_is_removed_only_after_the_processes_are_gone(
     control.cancel()
     thread.join(10)
     assert alive_at_removal == [[]]
-
-
-class UndyingTable(teardown.ProcessTable):
-    """The real table, plus one live process that ignores every signal."""
-
-    def __init__(self, ghost: int) -> None:
-        self.ghost = ghost
-
-    def members(self, sid: int | None, tag: str | None, *, prefix: bool = False) -> list[int]:
-        return [*super().members(sid, tag, prefix=prefix), self.ghost]
-
-    def send(self, pid: int, sig: int) -> None:
-        if pid != self.ghost:
-            super().send(pid, sig)
 
 
 @pytest.fixture
