@@ -45,6 +45,10 @@ def copier(name: str, script: str = 'cat "$0" > "$1"') -> Cab:
     )
 
 
+#: A copy that prints on both streams, so its step has both log files.
+TALKING_COPY = 'cat "$0" | tee "$1"; echo copied >&2'
+
+
 def pipeline(second_script: str = 'cat "$0" > "$1"') -> Recipe:
     class In(BaseModel):
         src: Path
@@ -52,7 +56,7 @@ def pipeline(second_script: str = 'cat "$0" > "$1"') -> Recipe:
     recipe = Recipe("pipe", In, max_workers=2)
     recipe.add_step(
         "first",
-        copier("copy"),
+        copier("copy", TALKING_COPY),
         src=recipe.inputs.src,
         out=Path("a.txt"),
         resources=Resources(cpus=1, memory="64MiB"),
@@ -96,11 +100,12 @@ def test_a_successful_run_records_every_step(
     steps = {s["name"]: s for s in manifest["steps"]}
     assert list(steps) == ["first", "second", "other"]  # declaration order
     first = steps["first"]
-    assert first["argv"] == ["/bin/sh", "-c", 'cat "$0" > "$1"', "in.txt", "a.txt"]
+    assert first["argv"] == ["/bin/sh", "-c", TALKING_COPY, "in.txt", "a.txt"]
     assert first["backend"] == "native" and first["returncode"] == 0
     assert first["resources"]["cpus"] == 1 and first["resources"]["memory"] == 64 * 1024**2
     assert first["started"] <= first["finished"]
     assert first["logs"] == {"stdout": "logs/first.out", "stderr": "logs/first.err"}
+    assert steps["other"]["logs"] == {}  # a silent step leaves no log file
     assert steps["second"]["deps"] == ["first"] and steps["other"]["deps"] == []
     assert steps["second"]["started"] >= first["finished"]
     nodes = {n["name"]: n for n in manifest["graph"]["nodes"]}

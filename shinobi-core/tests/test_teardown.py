@@ -1,4 +1,4 @@
-"""Teardown of one step: the whole process family goes, then (and only then) the workspace.
+"""Teardown of one step: the whole process family goes before the step is reported.
 
 These run ``run_process`` for real on a family that includes a child in its
 own process group, a ``setsid()`` daemon and a child that ignores SIGTERM. A
@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -64,32 +63,26 @@ def tag() -> Iterator[str]:
         os.kill(pid, signal.SIGKILL)
 
 
-@pytest.fixture
-def workspaces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Step workspaces made without a parent land here, where a test can see them."""
-    root = tmp_path / "tmp"
-    root.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(root))
-    return root
-
-
 def start_family(
-    tmp_path: Path, tag: str, control: RunControl
+    tmp_path: Path, tag: str, control: RunControl, alive_at_return: list[list[int]] | None = None
 ) -> tuple[threading.Thread, list[BackendRun]]:
+    """Run the family on a worker thread; ``alive_at_return`` gets who lived when it returned."""
     markers = tmp_path / "family"
     argv = [sys.executable, str(FAMILY), "root", tag, str(markers)]
     outcome: list[BackendRun] = []
-    thread = threading.Thread(
-        target=lambda: outcome.append(run_process(argv, cwd=str(tmp_path), control=control))
-    )
+
+    def run() -> None:
+        outcome.append(run_process(argv, cwd=str(tmp_path), control=control))
+        if alive_at_return is not None:
+            alive_at_return.append(tagged(tag))
+
+    thread = threading.Thread(target=run)
     thread.start()
     wait_for([Path(f"{markers}.{role}") for role in ROLES])
     return thread, outcome
 
 
-def test_every_member_of_the_family_is_gone_when_cancel_returns(
-    tmp_path: Path, tag: str, workspaces: Path
-) -> None:
+def test_every_member_of_the_family_is_gone_when_cancel_returns(tmp_path: Path, tag: str) -> None:
     control = RunControl(grace=0.5)
     thread, outcome = start_family(tmp_path, tag, control)
     assert len(tagged(tag)) == len(ROLES)
@@ -98,27 +91,17 @@ def test_every_member_of_the_family_is_gone_when_cancel_returns(
     assert tagged(tag) == []  # confirmed gone before cancel() returned, daemon included
     thread.join(10)
     assert outcome and outcome[0].cancelled and outcome[0].undying == ()
-    assert list(workspaces.iterdir()) == []
 
 
-def test_the_workspace_is_removed_only_after_the_processes_are_gone(
-    tmp_path: Path, tag: str, workspaces: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    alive_at_removal: list[list[int]] = []
-    real_remove = teardown.remove_tree
-
-    def watched_remove(path: str) -> None:
-        alive_at_removal.append(tagged(tag))
-        real_remove(path)
-
-    monkeypatch.setattr(teardown, "remove_tree", watched_remove)
+def test_the_step_is_reported_only_after_its_processes_are_gone(tmp_path: Path, tag: str) -> None:
+    alive_at_return: list[list[int]] = []
     control = RunControl(grace=0.5)
-    thread, _ = start_family(tmp_path, tag, control)
+    thread, _ = start_family(tmp_path, tag, control, alive_at_return)
     # The leader dies at the first SIGTERM while the stubborn child lives on
-    # until SIGKILL: the worker thread must not clean up in between.
+    # until SIGKILL: the worker thread must not report the step in between.
     control.cancel()
     thread.join(10)
-    assert alive_at_removal == [[]]
+    assert alive_at_return == [[]]
 
 
 @pytest.fixture
@@ -129,8 +112,8 @@ def ghost() -> Iterator[int]:
     proc.wait()
 
 
-def test_a_process_that_will_not_die_is_named_and_its_workspace_kept(
-    tmp_path: Path, tag: str, workspaces: Path, ghost: int, monkeypatch: pytest.MonkeyPatch
+def test_a_process_that_will_not_die_is_named(
+    tmp_path: Path, tag: str, ghost: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(teardown, "KILL_WAIT", 0.5)
     control = RunControl(grace=0.2)
@@ -141,8 +124,15 @@ def test_a_process_that_will_not_die_is_named_and_its_workspace_kept(
     assert survivors == (ghost,)
     assert outcome[0].undying == (ghost,)
     assert tagged(tag) == []  # the killable members are still killed
-    kept = list(workspaces.iterdir())
-    assert len(kept) == 1 and (kept[0] / "stdout").exists()
+
+
+def test_a_workspace_is_kept_while_a_process_may_still_write_into_it(tmp_path: Path) -> None:
+    kept = teardown.StepWorkspace(str(tmp_path))
+    kept.close(undying=(4242,))
+    assert kept.kept and Path(kept.path).is_dir()
+    gone = teardown.StepWorkspace(str(tmp_path))
+    gone.close()
+    assert not Path(gone.path).exists()
 
 
 def test_terminate_reports_survivors_after_kill_wait_and_keeps_signalling() -> None:
@@ -170,14 +160,11 @@ def test_terminate_of_nothing_signals_nothing() -> None:
     assert sent == []
 
 
-def test_a_step_that_ends_normally_keeps_its_workspace_until_it_returns(
-    tmp_path: Path, workspaces: Path
-) -> None:
+def test_without_log_paths_the_output_is_still_captured(tmp_path: Path) -> None:
     run = run_process(
         ["sh", "-c", "echo out; echo err >&2"], cwd=str(tmp_path), control=RunControl()
     )
     assert (run.returncode, run.stdout, run.stderr) == (0, "out\n", "err\n")
-    assert list(workspaces.iterdir()) == []
 
 
 def test_every_step_process_carries_the_teardown_tag(tmp_path: Path) -> None:

@@ -7,9 +7,9 @@ grandchildren into groups of their own but rarely into new sessions; a process
 that leaves the session with ``setsid()`` is still found by the teardown tag in
 its environment (see :mod:`shinobi.teardown`).
 
-The step's stdout and stderr go straight to its log files (no pipes, no reader
-threads): this keeps per-step overhead near the cost of a fork/exec and means a
-crash of ninja never loses a tool's output.
+The step's stdout and stderr go through pipes into log files that are created
+on the first byte (see :mod:`shinobi.backends.streams`): a silent step costs no
+file, and what a tool printed is on disk as soon as ninja has read it.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from shinobi import teardown
 from shinobi.backends.base import BackendRun, RunControl
+from shinobi.backends.streams import MAX_CAPTURE, StreamLog, pump
 
 __all__ = [
     "MAX_CAPTURE",
@@ -30,9 +31,6 @@ __all__ = [
     "session_members",
     "terminate_session",
 ]
-
-#: The most of a log file read back into memory for wranglers and results.
-MAX_CAPTURE = 16 * 1024 * 1024
 
 
 def session_members(sid: int) -> list[int]:
@@ -97,39 +95,41 @@ def run_process(
     runs first on cancellation, for payloads that are not our descendants
     (``docker rm -f`` of a container owned by containerd-shim).
     """
-    workspace = None
-    if stdout_path is None or stderr_path is None:
-        workspace = teardown.StepWorkspace()
-        stdout_path = stdout_path or os.path.join(workspace.path, "stdout")
-        stderr_path = stderr_path or os.path.join(workspace.path, "stderr")
     if control.cancelled.is_set():
-        if workspace is not None:
-            workspace.close()
         return BackendRun(returncode=-signal.SIGTERM, signal=signal.SIGTERM, cancelled=True)
     tag = teardown.new_tag()
     child_env = dict(os.environ if env is None else env)
     child_env[teardown.TAG_VARIABLE] = tag
-    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
-        try:
-            proc = subprocess.Popen(
-                list(argv),
-                cwd=cwd,
-                env=child_env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-                close_fds=True,
-            )
-        except OSError as exc:
-            if workspace is not None:
-                workspace.close()
-            return _not_started(argv[0], exc)
+    out_read, out_write = os.pipe()
+    err_read, err_write = os.pipe()
+    stdout = StreamLog(stdout_path, control.warn)
+    stderr = StreamLog(stderr_path, control.warn)
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=child_env,
+            stdin=subprocess.DEVNULL,
+            stdout=out_write,
+            stderr=err_write,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as exc:
+        for fd in (out_read, err_read):
+            os.close(fd)
+        refused = _not_started(argv[0], exc)
+        stderr.write(refused.stderr.encode())  # the log says why, as a tool would
+        for log in (stdout, stderr):
+            log.close()
+        return refused
+    finally:
+        os.close(out_write)
+        os.close(err_write)
 
     survivors: tuple[int, ...] = ()
-    # The stopper runs on the coordinating thread; this thread must not read
-    # logs or remove the workspace until it has finished, or a tool that
-    # outlived its leader would keep writing into files that are gone.
+    # The stopper runs on the coordinating thread; this thread must not report
+    # the step until it has finished, or the result would miss the survivors.
     state = threading.Lock()
     returned = False
     stopping = threading.Event()
@@ -154,21 +154,18 @@ def run_process(
 
     unregister = control.on_cancel(stop)
     try:
-        returncode = proc.wait()
+        returncode = pump(proc, {out_read: stdout, err_read: stderr})
     finally:
         with state:
             returned = True
         unregister()
         if stopping.is_set():
             stopped.wait()
-    run = BackendRun(
+    return BackendRun(
         returncode=returncode,
-        stdout=read_log(stdout_path),
-        stderr=read_log(stderr_path),
+        stdout=stdout.text(),
+        stderr=stderr.text(),
         signal=-returncode if returncode < 0 else None,
         cancelled=control.cancelled.is_set(),
         undying=survivors,
     )
-    if workspace is not None:
-        workspace.close(survivors)
-    return run

@@ -1,0 +1,179 @@
+"""A step's stdout and stderr: pipes drained into log files made on the first byte.
+
+Creating a file is one of the dearest things a step does on a cluster or
+laptop filesystem (a journalled inode, two directory entries per step): on
+ext4 it costs more than starting the tool. Most short steps print nothing, so
+a step's output goes through a pipe and its log file is created only when the
+first byte arrives; a silent step leaves no log file behind. Every byte is
+written to the log as soon as it is read, so what a tool printed before a
+crash of ninja is on disk.
+
+The thread that runs the step drains both pipes and watches for the step's
+leader to exit (a pidfd, where the kernel has them); it does not wait for the
+pipes to close, because a background process the step left behind may hold
+them open for hours. What such a process prints later still reaches the log,
+through a daemon thread, for as long as ninja runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import subprocess
+import threading
+from collections.abc import Callable
+
+__all__ = ["MAX_CAPTURE", "StreamLog", "pump"]
+
+#: The most of a stream kept in memory for wranglers and results.
+MAX_CAPTURE = 16 * 1024 * 1024
+
+#: How often (seconds) the leader is polled where the kernel has no pidfd.
+_POLL_INTERVAL = 0.05
+
+_CHUNK = 65536
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+
+
+class StreamLog:
+    """One stream of a step: its log file (created on first output) and its tail.
+
+    ``path`` None keeps the stream in memory only. A log that cannot be
+    written (a full disk) is reported once through ``warn`` and the stream is
+    still kept in memory, so the step's result carries it.
+    """
+
+    def __init__(
+        self, path: str | None, warn: Callable[[str], None], limit: int = MAX_CAPTURE
+    ) -> None:
+        self.path = path
+        self._warn = warn
+        self._limit = limit
+        self._fd = -1
+        self._failed = False
+        self._tail = bytearray()
+        self._lock = threading.Lock()
+
+    def write(self, data: bytes) -> None:
+        with self._lock:
+            self._tail += data
+            if len(self._tail) > 2 * self._limit:
+                del self._tail[: -self._limit]
+            if self.path is None or self._failed:
+                return
+            try:
+                if self._fd < 0:
+                    self._fd = os.open(self.path, _FLAGS, 0o644)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self._fd, view) :]
+            except OSError as exc:
+                self._failed = True
+                self._warn(f"cannot write the log {self.path}: {exc.strerror}")
+
+    def text(self) -> str:
+        with self._lock:
+            return bytes(self._tail[-self._limit :]).decode("utf-8", errors="replace")
+
+    def close(self) -> None:
+        """Close the log; a stream that printed nothing leaves no file (nor an old one)."""
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+            elif self.path is not None and not self._failed:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.path)
+
+
+def _pidfd(pid: int) -> int | None:
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        fd: int = opener(pid)
+    except OSError:  # ENOSYS on kernels before 5.3
+        return None
+    return fd
+
+
+def _read_into(fd: int, log: StreamLog) -> bool:
+    """Move what the pipe holds into ``log``; False at end of file."""
+    try:
+        data = os.read(fd, _CHUNK)
+    except BlockingIOError:
+        return True
+    if not data:
+        return False
+    log.write(data)
+    return True
+
+
+def _drain_until_eof(pipes: dict[int, StreamLog]) -> None:
+    """Pump pipes a lingering process still holds, until it closes them."""
+    poller = select.poll()
+    for fd in pipes:
+        os.set_blocking(fd, True)
+        poller.register(fd, select.POLLIN)
+    while pipes:
+        for fd, _ in poller.poll():
+            if not _read_into(fd, pipes[fd]):
+                poller.unregister(fd)
+                os.close(fd)
+                pipes.pop(fd).close()
+
+
+def pump(proc: subprocess.Popen[bytes], pipes: dict[int, StreamLog]) -> int:
+    """Drain ``pipes`` (read end -> log) until ``proc`` exits; return its exit status.
+
+    The logs of pipes that reached end of file are closed here; pipes a
+    leftover process still holds are handed to a daemon thread that closes
+    their logs when it is done.
+    """
+    open_pipes = dict(pipes)
+    pidfd = _pidfd(proc.pid)
+    poller = select.poll()
+    for fd in open_pipes:
+        poller.register(fd, select.POLLIN)
+    if pidfd is not None:
+        poller.register(pidfd, select.POLLIN)
+    timeout = None if pidfd is not None else _POLL_INTERVAL * 1000
+    try:
+        while open_pipes:
+            leader_gone = False
+            for fd, _ in poller.poll(timeout):
+                if fd == pidfd:
+                    leader_gone = True
+                elif not _read_into(fd, open_pipes[fd]):
+                    poller.unregister(fd)
+                    os.close(fd)
+                    open_pipes.pop(fd).close()
+            if open_pipes and (leader_gone or (pidfd is None and proc.poll() is not None)):
+                _take_what_is_there(open_pipes)
+                break
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+    returncode = proc.wait()
+    if open_pipes:
+        threading.Thread(
+            target=_drain_until_eof, args=(open_pipes,), name="shinobi-log-pump", daemon=True
+        ).start()
+    return returncode
+
+
+def _take_what_is_there(pipes: dict[int, StreamLog]) -> None:
+    """Read everything already written to ``pipes`` without waiting for more."""
+    for fd, log in list(pipes.items()):
+        os.set_blocking(fd, False)
+        while True:
+            try:
+                data = os.read(fd, _CHUNK)
+            except BlockingIOError:
+                break
+            if not data:
+                os.close(fd)
+                pipes.pop(fd).close()
+                break
+            log.write(data)

@@ -1,0 +1,144 @@
+"""A step's output: pipes into log files that exist only once the step printed something."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from shinobi.backends import streams
+from shinobi.backends.base import RunControl
+from shinobi.backends.process import run_process
+
+
+def logged(tmp_path: Path, script: str, control: RunControl | None = None) -> tuple[Path, Path]:
+    out, err = tmp_path / "step.out", tmp_path / "step.err"
+    run = run_process(
+        ["/bin/sh", "-c", script],
+        cwd=str(tmp_path),
+        control=control or RunControl(),
+        stdout_path=str(out),
+        stderr_path=str(err),
+    )
+    assert run.returncode == 0, run.stderr
+    return out, err
+
+
+def test_a_silent_step_leaves_no_log_files(tmp_path: Path) -> None:
+    out, err = logged(tmp_path, "true")
+    assert not out.exists() and not err.exists()
+
+
+def test_a_stale_log_at_the_path_does_not_pass_for_this_run(tmp_path: Path) -> None:
+    (tmp_path / "step.out").write_text("from an earlier run\n")
+    out, _ = logged(tmp_path, "true")
+    assert not out.exists()
+
+
+def test_each_stream_gets_its_own_log_only_when_it_is_used(tmp_path: Path) -> None:
+    out, err = logged(tmp_path, "echo only-err >&2")
+    assert not out.exists() and err.read_text() == "only-err\n"
+
+
+def test_output_larger_than_a_pipe_arrives_whole_and_in_order(tmp_path: Path) -> None:
+    # 4 MB on stdout interleaved with stderr: a reader that served one pipe
+    # only would deadlock the tool on the other's full buffer.
+    script = (
+        "i=0; while [ $i -lt 4000 ]; do head -c 1000 /dev/zero | tr '\\0' x; echo; "
+        "echo e$i >&2; i=$((i+1)); done"
+    )
+    out, err = logged(tmp_path, script)
+    lines = out.read_text().splitlines()
+    assert len(lines) == 4000 and set(lines) == {"x" * 1000}
+    assert err.read_text().splitlines() == [f"e{i}" for i in range(4000)]
+
+
+def test_the_captured_text_is_the_tail_and_the_log_is_whole(tmp_path: Path) -> None:
+    log = streams.StreamLog(str(tmp_path / "x.log"), warn=lambda m: None, limit=10)
+    for i in range(100):
+        log.write(f"{i:03d}\n".encode())
+    log.close()
+    everything = "".join(f"{i:03d}\n" for i in range(100))
+    assert log.text() == everything[-10:]
+    assert (tmp_path / "x.log").read_text().splitlines() == [f"{i:03d}" for i in range(100)]
+
+
+def test_a_log_that_cannot_be_written_is_reported_and_kept_in_memory(tmp_path: Path) -> None:
+    warnings: list[str] = []
+    log = streams.StreamLog(str(tmp_path / "missing-dir" / "x.log"), warnings.append)
+    log.write(b"still here\n")
+    log.write(b"and here\n")
+    log.close()
+    assert log.text() == "still here\nand here\n"
+    assert len(warnings) == 1 and "cannot write the log" in warnings[0]
+
+
+def test_a_step_ends_with_its_leader_though_a_daemon_holds_its_output(tmp_path: Path) -> None:
+    """A background process keeping stdout open must not keep the step running.
+
+    What it prints after the step ended still reaches the step's log.
+    """
+    marker = tmp_path / "daemon.pid"
+    script = f"(sleep 1; echo late; sleep 30) & echo $! > {marker}; echo early"
+    started = time.monotonic()
+    try:
+        out, _ = logged(tmp_path, script)
+        assert time.monotonic() - started < 1.0  # not held by the daemon's pipe
+        assert out.read_text() == "early\n"
+        deadline = time.monotonic() + 10
+        while out.read_text() != "early\nlate\n":
+            assert time.monotonic() < deadline, out.read_text()
+            time.sleep(0.05)
+    finally:
+        os.kill(int(marker.read_text()), signal.SIGKILL)
+
+
+def test_a_program_that_cannot_start_says_why_in_its_log(tmp_path: Path) -> None:
+    err = tmp_path / "step.err"
+    run = run_process(
+        [str(tmp_path / "no-such-tool")],
+        cwd=str(tmp_path),
+        control=RunControl(),
+        stdout_path=str(tmp_path / "step.out"),
+        stderr_path=str(err),
+    )
+    assert run.returncode == 127
+    assert "command not found" in err.read_text()
+    assert not (tmp_path / "step.out").exists()
+
+
+def test_without_a_pidfd_the_leader_is_polled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kernels before 5.3 have no pidfd_open: the step must still end with its leader."""
+    monkeypatch.setattr(streams, "_pidfd", lambda pid: None)
+    marker = tmp_path / "daemon.pid"
+    started = time.monotonic()
+    try:
+        out, _ = logged(tmp_path, f"sleep 30 & echo $! > {marker}; echo done")
+        assert time.monotonic() - started < 5.0
+        assert out.read_text() == "done\n"
+    finally:
+        os.kill(int(marker.read_text()), signal.SIGKILL)
+
+
+def open_pipes() -> set[str]:
+    """The pipes this process holds (by inode), whatever their descriptor numbers."""
+    found = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # closed meanwhile
+            continue
+        if target.startswith("pipe:"):
+            found.add(target)
+    return found
+
+
+def test_no_pipe_is_left_open_after_a_step(tmp_path: Path) -> None:
+    before = open_pipes()
+    logged(tmp_path, "echo hi; echo ho >&2")
+    assert open_pipes() - before == set()
