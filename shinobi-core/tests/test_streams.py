@@ -32,12 +32,6 @@ def test_a_silent_step_leaves_no_log_files(tmp_path: Path) -> None:
     assert not out.exists() and not err.exists()
 
 
-def test_a_stale_log_at_the_path_does_not_pass_for_this_run(tmp_path: Path) -> None:
-    (tmp_path / "step.out").write_text("from an earlier run\n")
-    out, _ = logged(tmp_path, "true")
-    assert not out.exists()
-
-
 def test_each_stream_gets_its_own_log_only_when_it_is_used(tmp_path: Path) -> None:
     out, err = logged(tmp_path, "echo only-err >&2")
     assert not out.exists() and err.read_text() == "only-err\n"

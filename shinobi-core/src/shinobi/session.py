@@ -110,7 +110,7 @@ class Session:
     def log_paths(self, step: str) -> tuple[str | None, str | None]:
         if self.run_dir is None:
             return None, None
-        base = self.run_dir / "logs" / safe_name(step)
+        base = f"{self.run_dir}{os.sep}logs{os.sep}{safe_name(step)}"  # per step: no pathlib
         return f"{base}.out", f"{base}.err"
 
     # An observer that writes to a terminal gets EIO once the terminal is gone

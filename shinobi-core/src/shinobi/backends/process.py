@@ -79,6 +79,26 @@ def _not_started(program: str, exc: OSError) -> BackendRun:
     return BackendRun(returncode=code, stderr=message + "\n", reason=reason)
 
 
+_TAG_KEY = os.fsencode(teardown.TAG_VARIABLE)
+_null_fd = -1
+
+
+def _devnull() -> int:
+    """One /dev/null for every step's stdin, opened once (the child gets a copy)."""
+    global _null_fd
+    if _null_fd < 0:
+        _null_fd = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    return _null_fd
+
+
+def _environment(env: Mapping[str, str] | None) -> dict[bytes, bytes]:
+    """The child's environment as bytes: ``os.environb`` needs no decoding and
+    encoding of every variable for every step, as a copy of ``os.environ`` would."""
+    if env is None:
+        return dict(os.environb)
+    return {os.fsencode(k): os.fsencode(v) for k, v in env.items()}
+
+
 def run_process(
     argv: Sequence[str],
     *,
@@ -98,8 +118,8 @@ def run_process(
     if control.cancelled.is_set():
         return BackendRun(returncode=-signal.SIGTERM, signal=signal.SIGTERM, cancelled=True)
     tag = teardown.new_tag()
-    child_env = dict(os.environ if env is None else env)
-    child_env[teardown.TAG_VARIABLE] = tag
+    child_env = _environment(env)
+    child_env[_TAG_KEY] = tag.encode()
     out_read, out_write = os.pipe()
     err_read, err_write = os.pipe()
     stdout = StreamLog(stdout_path, control.warn)
@@ -109,7 +129,7 @@ def run_process(
             list(argv),
             cwd=cwd,
             env=child_env,
-            stdin=subprocess.DEVNULL,
+            stdin=_devnull(),
             stdout=out_write,
             stderr=err_write,
             start_new_session=True,
@@ -130,17 +150,18 @@ def run_process(
     survivors: tuple[int, ...] = ()
     # The stopper runs on the coordinating thread; this thread must not report
     # the step until it has finished, or the result would miss the survivors.
+    # A stopper that starts before the step returned holds ``stopping`` (taken
+    # under ``state``) until it is done; the step waits for it by taking it.
     state = threading.Lock()
+    stopping = threading.Lock()
     returned = False
-    stopping = threading.Event()
-    stopped = threading.Event()
 
     def stop() -> tuple[int, ...]:
         nonlocal survivors
         with state:
             if returned:
                 return ()
-            stopping.set()
+            stopping.acquire()
         try:
             if before_kill is not None:
                 try:
@@ -149,7 +170,7 @@ def run_process(
                     control.warn(f"stopping the payload of {argv[0]!r} failed: {exc}")
             survivors = terminate_session(proc.pid, control.grace, tag=tag)
         finally:
-            stopped.set()
+            stopping.release()
         return survivors
 
     unregister = control.on_cancel(stop)
@@ -159,8 +180,8 @@ def run_process(
         with state:
             returned = True
         unregister()
-        if stopping.is_set():
-            stopped.wait()
+        with stopping:  # a stopper already under way finishes first
+            pass
     return BackendRun(
         returncode=returncode,
         stdout=stdout.text(),

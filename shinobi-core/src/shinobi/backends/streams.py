@@ -17,7 +17,6 @@ through a daemon thread, for as long as ninja runs.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import select
 import subprocess
@@ -39,9 +38,11 @@ _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
 class StreamLog:
     """One stream of a step: its log file (created on first output) and its tail.
 
-    ``path`` None keeps the stream in memory only. A log that cannot be
-    written (a full disk) is reported once through ``warn`` and the stream is
-    still kept in memory, so the step's result carries it.
+    ``path`` None keeps the stream in memory only. ``path`` is expected not to
+    exist yet (a run's log directory is new): a silent stream does not look for
+    an older file to remove, which would cost a system call per step. A log
+    that cannot be written (a full disk) is reported once through ``warn`` and
+    the stream is still kept in memory, so the step's result carries it.
     """
 
     def __init__(
@@ -77,14 +78,11 @@ class StreamLog:
             return bytes(self._tail[-self._limit :]).decode("utf-8", errors="replace")
 
     def close(self) -> None:
-        """Close the log; a stream that printed nothing leaves no file (nor an old one)."""
+        """Close the log file, if the stream ever wrote one."""
         with self._lock:
             if self._fd >= 0:
                 os.close(self._fd)
                 self._fd = -1
-            elif self.path is not None and not self._failed:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(self.path)
 
 
 def _pidfd(pid: int) -> int | None:
