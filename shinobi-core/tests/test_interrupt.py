@@ -41,7 +41,7 @@ MARKERS = {markers!r}
 def family(name):
     return Cab(name, [sys.executable, FAMILY, "root", TAG, MARKERS + "/" + name])
 
-pipe = Recipe("pipe", max_workers=2)
+pipe = Recipe("pipe", max_workers={workers})
 pipe.add_step("left", family("left"))
 pipe.add_step("right", family("right"))
 """
@@ -89,10 +89,10 @@ def _ninja() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "shinobi.cli"]
 
 
-def write_recipe(tmp_path: Path, tag: str) -> tuple[Path, Path]:
+def write_recipe(tmp_path: Path, tag: str, workers: int = 2) -> tuple[Path, Path]:
     markers = tmp_path / "markers"
     markers.mkdir()
-    source = RECIPE.format(family=str(FAMILY), tag=tag, markers=str(markers))
+    source = RECIPE.format(family=str(FAMILY), tag=tag, markers=str(markers), workers=workers)
     recipe = tmp_path / "recipe.py"
     recipe.write_text(textwrap.dedent(source))
     return recipe, markers
@@ -140,6 +140,36 @@ def test_a_signal_tears_every_in_flight_step_down_and_exits_128_plus_n(
     assert manifest["signal"] == signal.Signals(signum).name
     statuses = {s["name"]: s["status"] for s in manifest["steps"]}
     assert statuses["left"] == statuses["right"] == "cancelled"
+
+
+def test_at_one_worker_a_signal_stops_the_running_step_and_starts_no_other(
+    tmp_path: Path, tag: str
+) -> None:
+    """At one worker the steps run on the scheduling thread, not the main one:
+    the main thread must still turn the signal into a teardown."""
+    recipe, markers = write_recipe(tmp_path, tag, workers=1)
+    env = {**os.environ, "SHINOBI_CACHE_DIR": str(tmp_path / "cache")}
+    env["SHINOBI_EXECUTION_GRACE_PERIOD"] = "1"
+    proc = subprocess.Popen(
+        [*_ninja(), "run", f"{recipe}:pipe"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        wait_for([markers / f"left.{role}" for role in ROLES], proc)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert tagged(tag) == []
+    assert not list(markers.glob("right.*"))  # nothing new started
+    assert "Traceback" not in err
 
 
 def test_a_step_waiting_on_a_torn_down_one_never_starts(tmp_path: Path, tag: str) -> None:

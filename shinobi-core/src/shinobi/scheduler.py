@@ -2,7 +2,10 @@
 
 A step becomes ready the moment everything it depends on has finished; ready
 steps run on ``max_workers`` threads, lowest declaration index first, and are
-admitted against the run's shared budget in that same order. On the first
+admitted against the run's shared budget in that same order. At one worker
+the steps run on the thread that schedules them: handing each step to a
+worker thread and its result back costs more than the scheduling itself, and
+there is no other step to overlap with. On the first
 failure nothing new starts, running steps finish, and the first failure by
 declaration order is the one reported. Results are assembled in declaration
 order, so output never depends on which thread won a race.
@@ -30,7 +33,10 @@ if TYPE_CHECKING:
     from shinobi.resources import Ticket
     from shinobi.session import Session
 
-__all__ = ["run_graph"]
+__all__ = ["UNDYING_WAIT", "run_graph"]
+
+#: Seconds a run waits, after teardown, for a step whose processes would not die.
+UNDYING_WAIT = 2.0
 
 
 class _Workers:
@@ -121,7 +127,10 @@ class _Wavefront:
         self.running = 0
         self.failed = False
         self.completed = 0
+        # The main thread handles interrupts: it must never be busy running a step.
         self.top_level = not prefix and threading.current_thread() is threading.main_thread()
+        self.inline = self.max_workers == 1
+        self.abandoned = False
         self.workers: _Workers | None = None
 
     # -- resolving -----------------------------------------------------------
@@ -192,8 +201,6 @@ class _Wavefront:
             self.running += 1
             if unit.slice is not None:
                 self.inflight[unit.node] = self.inflight.get(unit.node, 0) + 1
-            if self.workers is None:
-                self.workers = _Workers(self.max_workers)
 
             def job(unit: _Unit = unit, node: Node = node) -> None:
                 try:
@@ -211,9 +218,16 @@ class _Wavefront:
                     )
                 finally:
                     self.session.budget.release(unit.ticket)
+                if self.abandoned:
+                    return
                 self.finished.append((unit, result))
                 self.wakeup.set()
 
+            if self.inline:
+                job()
+                continue
+            if self.workers is None:
+                self.workers = _Workers(self.max_workers)
             self.workers.submit(job)
 
     def next_unit(self) -> _Unit | None:
@@ -297,7 +311,7 @@ class _Wavefront:
 
     def check_interrupt(self) -> None:
         session = self.session
-        if self.top_level and session.interrupted and not session.control.cancelled.is_set():
+        if session.interrupted and not session.control.cancelled.is_set():
             session.undying = session.control.cancel()
 
     def run(self) -> RecipeResult:
@@ -305,7 +319,10 @@ class _Wavefront:
             if count == 0 and not self.stopping:
                 self.make_ready(index)
         try:
-            self.loop()
+            if self.top_level and self.inline:
+                self.loop_beside_main_thread()
+            else:
+                self.loop()
         finally:
             if self.workers is not None:
                 self.workers.close()
@@ -313,12 +330,41 @@ class _Wavefront:
                 self.session.budget.release(unit.ticket)
         return self.assemble()
 
+    def loop_beside_main_thread(self) -> None:
+        """Schedule (and run the steps) on a thread of its own while the main
+        thread stays free to turn a signal into the teardown of the running step."""
+        failure: list[BaseException] = []
+
+        def schedule() -> None:
+            try:
+                self.loop()
+            except BaseException as exc:  # re-raised on the main thread
+                failure.append(exc)
+
+        thread = threading.Thread(target=schedule, name="shinobi-scheduler", daemon=True)
+        thread.start()
+        deadline: float | None = None
+        while thread.is_alive():
+            thread.join(0.1)
+            self.check_interrupt()
+            if self.session.undying and deadline is None:
+                deadline = time.monotonic() + UNDYING_WAIT
+            if deadline is not None and time.monotonic() > deadline:
+                # A step whose leader would not die holds the thread: report
+                # rather than hang, and let nothing it returns later count.
+                self.abandoned = True
+                return
+        if failure:
+            raise failure[0]
+
     def loop(self) -> None:
         deadline: float | None = None
+        watch = self.top_level and not self.inline  # else the main thread watches
         while True:
             self.wakeup.clear()
             self.drain()
-            self.check_interrupt()
+            if watch:
+                self.check_interrupt()
             if self.stopping and self.waiting is not None:
                 # Nothing new starts: give the queued turn to sibling recipes now.
                 self.session.budget.release(self.waiting.ticket)
@@ -326,7 +372,7 @@ class _Wavefront:
             if self.running == 0 and (self.stopping or not self.ready):
                 return
             if self.session.undying and deadline is None:
-                deadline = time.monotonic() + 2.0
+                deadline = time.monotonic() + UNDYING_WAIT
             if deadline is not None and time.monotonic() > deadline:
                 return  # a step that would not die: report rather than hang
             self.launch()

@@ -97,11 +97,11 @@ def command(
 
         show_dryrun(graph, inputs, config, backend, as_json, plan)
         return
-    _run(recipe, inputs, config, backend, as_json, no_cache, provenance, workdir, len(graph.nodes))
+    _run(graph, inputs, config, backend, as_json, no_cache, provenance, workdir)
 
 
 def _run(
-    recipe: Any,
+    graph: Any,
     inputs: dict[str, Any],
     config: Any,
     backend: str | None,
@@ -109,15 +109,14 @@ def _run(
     no_cache: bool,
     provenance: bool | None,
     workdir: Path | None,
-    total: int,
 ) -> None:
     from shinobi.render.progress import make_progress
-    from shinobi.runner import run_recipe
+    from shinobi.runner import run_prepared
 
-    progress = make_progress(total)
+    progress = make_progress(len(graph.nodes))
     try:
-        result = run_recipe(
-            recipe,
+        result = run_prepared(
+            graph,
             inputs,
             backend=backend,
             config=config,
