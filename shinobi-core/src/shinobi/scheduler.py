@@ -2,10 +2,13 @@
 
 A step becomes ready the moment everything it depends on has finished; ready
 steps run on ``max_workers`` threads, lowest declaration index first, and are
-admitted against the run's shared budget in that same order. At one worker
-the steps run on the thread that schedules them: handing each step to a
-worker thread and its result back costs more than the scheduling itself, and
-there is no other step to overlap with. On the first
+admitted against the run's shared budget in that same order. A worker that
+finishes a step records it and goes straight on with the next ready one, under
+the wavefront's lock, rather than handing the result to a coordinating thread
+and waiting to be given more: two thread wake-ups per step cost more than the
+scheduling itself. At one worker the steps run on the thread that schedules
+them. The main thread never runs a step, so it can always turn a signal into
+a teardown. On the first
 failure nothing new starts, running steps finish, and the first failure by
 declaration order is the one reported. Results are assembled in declaration
 order, so output never depends on which thread won a race.
@@ -13,12 +16,12 @@ order, so output never depends on which thread won a race.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import os
 import queue
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -122,7 +125,9 @@ class _Wavefront:
         self.inflight: dict[int, int] = {}
         self.waiting: _Unit | None = None
         self.ready: list[tuple[int, int, _Unit]] = []
-        self.finished: deque[tuple[_Unit, StepResult]] = deque()
+        # Guards everything above and below against the workers, which record
+        # their own results and claim their next unit.
+        self.lock = threading.Lock()
         self.wakeup = threading.Event()
         self.running = 0
         self.failed = False
@@ -131,6 +136,7 @@ class _Wavefront:
         self.top_level = not prefix and threading.current_thread() is threading.main_thread()
         self.inline = self.max_workers == 1
         self.abandoned = False
+        self.crash: BaseException | None = None
         self.workers: _Workers | None = None
 
     # -- resolving -----------------------------------------------------------
@@ -190,45 +196,69 @@ class _Wavefront:
 
     # -- running -------------------------------------------------------------
     def launch(self) -> None:
-        from shinobi.dispatch import run_node
-
-        while self.ready and self.running < self.max_workers and not self.stopping:
-            unit = self.next_unit()
-            if unit is None:
-                return  # admission blocks in declaration order
-            node = self.nodes[unit.node]
-            self.take(unit)
-            self.running += 1
-            if unit.slice is not None:
-                self.inflight[unit.node] = self.inflight.get(unit.node, 0) + 1
-
-            def job(unit: _Unit = unit, node: Node = node) -> None:
-                try:
-                    result = run_node(self.session, unit.name, node, unit.values)
-                except ShinobiError as exc:  # a backend refusing this step, in its own words
-                    result = StepResult(
-                        name=unit.name, status="failed", returncode=None, error=str(exc)
-                    )
-                except Exception as exc:  # a bug or a backend crash: fail the step, loudly
-                    result = StepResult(
-                        name=unit.name,
-                        status="failed",
-                        returncode=None,
-                        error=f"internal error: {type(exc).__name__}: {exc}",
-                    )
-                finally:
-                    self.session.budget.release(unit.ticket)
+        """Start what may start now (with the lock held): on the pool, or here at one worker."""
+        while (unit := self.claim()) is not None:
+            if self.inline:
+                result = self.execute(unit)
                 if self.abandoned:
                     return
-                self.finished.append((unit, result))
-                self.wakeup.set()
-
-            if self.inline:
-                job()
+                self.finish(unit, result)
                 continue
             if self.workers is None:
                 self.workers = _Workers(self.max_workers)
-            self.workers.submit(job)
+            self.workers.submit(functools.partial(self.work, unit))
+
+    def claim(self) -> _Unit | None:
+        """The next unit to run, counted as running; None when nothing may start now."""
+        if not self.ready or self.running >= self.max_workers or self.stopping:
+            return None
+        unit = self.next_unit()
+        if unit is None:
+            return None  # admission blocks in declaration order
+        self.take(unit)
+        self.running += 1
+        if unit.slice is not None:
+            self.inflight[unit.node] = self.inflight.get(unit.node, 0) + 1
+        return unit
+
+    def execute(self, unit: _Unit) -> StepResult:
+        """Run one unit (without the lock): a failure of ours fails the step, loudly."""
+        from shinobi.dispatch import run_node
+
+        try:
+            return run_node(self.session, unit.name, self.nodes[unit.node], unit.values)
+        except ShinobiError as exc:  # a backend refusing this step, in its own words
+            return StepResult(name=unit.name, status="failed", returncode=None, error=str(exc))
+        except Exception as exc:  # a bug or a backend crash
+            return StepResult(
+                name=unit.name,
+                status="failed",
+                returncode=None,
+                error=f"internal error: {type(exc).__name__}: {exc}",
+            )
+        finally:
+            self.session.budget.release(unit.ticket)
+
+    def work(self, first: _Unit) -> None:
+        """A worker's job: run ``first``, then every unit it can claim, recording each.
+
+        Recording runs the observers; one that raises ends the run, raised on
+        the coordinating thread as it would be at one worker.
+        """
+        unit: _Unit | None = first
+        try:
+            while unit is not None:
+                result = self.execute(unit)
+                with self.lock:
+                    if self.abandoned:
+                        return
+                    self.finish(unit, result)
+                    unit = self.claim()
+                    self.launch()  # what this result made ready, on the idle workers
+        except BaseException as exc:
+            self.crash = self.crash or exc
+        finally:
+            self.wakeup.set()  # going idle: the coordinator may have to end the run
 
     def next_unit(self) -> _Unit | None:
         """The unit to start next, or None while the budget holds the head back.
@@ -286,28 +316,27 @@ class _Wavefront:
             if self.pending_deps[dependant] == 0 and not self.stopping:
                 self.make_ready(dependant)
 
-    def drain(self) -> None:
-        while self.finished:
-            unit, result = self.finished.popleft()
-            self.running -= 1
-            if unit.slice is None:
-                self.complete(unit.node, result)
-                continue
-            parts = self.slices[unit.node]
-            parts[unit.slice] = result
-            self.inflight[unit.node] -= 1
-            self.session.emit_finished(result)
-            if not result.ok:
-                self.failed = True
-            node = self.nodes[unit.node]
-            done = [p for p in parts if p is not None]
-            # After a failed slice the rest never start: the step is complete (and
-            # failed) once its running slices are back.
-            if len(done) == len(parts) or (
-                self.inflight[unit.node] == 0 and any(not p.ok for p in done)
-            ):
-                name = f"{self.prefix}{node.name}"
-                self.complete(unit.node, _gather(name, done, self.output_fields(node)))
+    def finish(self, unit: _Unit, result: StepResult) -> None:
+        """Record a unit's result (with the lock held)."""
+        self.running -= 1
+        if unit.slice is None:
+            self.complete(unit.node, result)
+            return
+        parts = self.slices[unit.node]
+        parts[unit.slice] = result
+        self.inflight[unit.node] -= 1
+        self.session.emit_finished(result)
+        if not result.ok:
+            self.failed = True
+        node = self.nodes[unit.node]
+        done = [p for p in parts if p is not None]
+        # After a failed slice the rest never start: the step is complete (and
+        # failed) once its running slices are back.
+        if len(done) == len(parts) or (
+            self.inflight[unit.node] == 0 and any(not p.ok for p in done)
+        ):
+            name = f"{self.prefix}{node.name}"
+            self.complete(unit.node, _gather(name, done, self.output_fields(node)))
 
     def check_interrupt(self) -> None:
         session = self.session
@@ -350,8 +379,9 @@ class _Wavefront:
             if self.session.undying and deadline is None:
                 deadline = time.monotonic() + UNDYING_WAIT
             if deadline is not None and time.monotonic() > deadline:
-                # A step whose leader would not die holds the thread: report
-                # rather than hang, and let nothing it returns later count.
+                # A step whose leader would not die holds the thread (and the
+                # lock it runs steps under): report rather than hang, and let
+                # nothing it returns later count.
                 self.abandoned = True
                 return
         if failure:
@@ -362,20 +392,23 @@ class _Wavefront:
         watch = self.top_level and not self.inline  # else the main thread watches
         while True:
             self.wakeup.clear()
-            self.drain()
             if watch:
                 self.check_interrupt()
-            if self.stopping and self.waiting is not None:
-                # Nothing new starts: give the queued turn to sibling recipes now.
-                self.session.budget.release(self.waiting.ticket)
-                self.waiting = None
-            if self.running == 0 and (self.stopping or not self.ready):
-                return
-            if self.session.undying and deadline is None:
-                deadline = time.monotonic() + UNDYING_WAIT
-            if deadline is not None and time.monotonic() > deadline:
-                return  # a step that would not die: report rather than hang
-            self.launch()
+            with self.lock:
+                if self.crash is not None:
+                    raise self.crash
+                if self.stopping and self.waiting is not None:
+                    # Nothing new starts: give the queued turn to sibling recipes now.
+                    self.session.budget.release(self.waiting.ticket)
+                    self.waiting = None
+                if self.running == 0 and (self.stopping or not self.ready):
+                    return
+                if self.session.undying and deadline is None:
+                    deadline = time.monotonic() + UNDYING_WAIT
+                if deadline is not None and time.monotonic() > deadline:
+                    self.abandoned = True  # a step that would not die: report rather than hang
+                    return
+                self.launch()
             self.wakeup.wait(0.1)
 
     def assemble(self) -> RecipeResult:
