@@ -1,0 +1,70 @@
+"""Loading plugins: the built-in backends without stevedore, the odd cases through it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _dist(site: Path, dist: str, entry_points: str, modules: dict[str, str]) -> None:
+    info = site / f"{dist}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(entry_points)
+    for name, text in modules.items():
+        (site / name).write_text(text)
+
+
+def _python(code: str, site: Path | None = None) -> str:
+    prelude = "import sys\n" + (f"sys.path.insert(0, {str(site)!r})\n" if site else "")
+    proc = subprocess.run(
+        [sys.executable, "-c", prelude + code], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_the_native_backend_loads_without_stevedore() -> None:
+    out = _python(
+        "from shinobi.backends.registry import BACKENDS, load_plugin\n"
+        "cls = load_plugin(BACKENDS, 'native')\n"
+        "print(cls.__module__, cls.__name__, 'stevedore' in sys.modules)\n"
+    )
+    assert out.split() == ["shinobi.backends.native", "NativeBackend", "False"]
+
+
+_FAILS = """
+from shinobi.backends.registry import BACKENDS, load_plugin
+from shinobi.errors import BackendNotFound
+try:
+    load_plugin(BACKENDS, {name!r})
+except BackendNotFound as exc:
+    print(exc)
+"""
+
+
+def test_a_plugin_that_fails_to_import_is_reported_as_installed_but_broken(
+    tmp_path: Path,
+) -> None:
+    _dist(
+        tmp_path,
+        "shinobi_broken",
+        "[shinobi.backends]\nbroken = shinobi_broken_mod:Backend\n",
+        {"shinobi_broken_mod.py": "import shinobi_missing_dependency\n"},
+    )
+    out = _python(_FAILS.format(name="broken"), tmp_path)
+    assert "the backend 'broken' is installed but failed to load" in out
+    assert "ModuleNotFoundError: No module named 'shinobi_missing_dependency'" in out
+
+
+def test_a_name_installed_twice_is_reported_by_stevedore(tmp_path: Path) -> None:
+    for dist, module in (("shinobi_twice_a", "twice_a"), ("shinobi_twice_b", "twice_b")):
+        _dist(
+            tmp_path,
+            dist,
+            f"[shinobi.backends]\ntwice = {module}:Backend\n",
+            {f"{module}.py": "class Backend:\n    pass\n"},
+        )
+    out = _python(_FAILS.format(name="twice"), tmp_path)
+    assert "the backend 'twice' is installed but failed to load (MultipleMatches" in out
