@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,3 +65,17 @@ def test_unknown_keys_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
     with pytest.raises(ConfigError, match="max_wrokers"):
         load_config({"execution.max_wrokers": 2}, cwd=tmp_path, environ={})
+
+
+def test_no_config_file_means_no_toml_parser(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from shinobi.config import load_config\n"
+        f"config = load_config(cwd=Path({str(tmp_path)!r}), environ={{}})\n"
+        "print(config.execution.max_workers, 'tomllib' in sys.modules)\n"
+    )
+    env = {**os.environ, "SHINOBI_CONFIG": str(tmp_path / "none.toml")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["1", "False"]

@@ -12,9 +12,7 @@ Environment variables are ``SHINOBI_<SECTION>_<KEY>``, e.g.
 
 from __future__ import annotations
 
-import json
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -175,13 +173,19 @@ def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    """The table in ``path``; {} if there is no such file (the usual case, which
+    therefore does not import the TOML parser)."""
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        fh = path.open("rb")
     except FileNotFoundError:
         return {}
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc}); fix or remove the file") from None
+    import tomllib
+
+    with fh:
+        try:
+            return tomllib.load(fh)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML ({exc}); fix or remove the file") from None
 
 
 _SECTIONS = ("execution", "backend", "provenance", "cache")
@@ -196,6 +200,8 @@ def _from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
         for section in _SECTIONS:
             if rest.startswith(section + "_"):
                 key = rest[len(section) + 1 :]
+                import json  # only when a SHINOBI_ variable is set
+
                 try:
                     value: Any = json.loads(raw)
                 except ValueError:
