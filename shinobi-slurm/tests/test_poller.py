@@ -46,18 +46,23 @@ def wait_all(watches: list, timeout: float = 10.0) -> None:  # type: ignore[type
 
 
 def test_one_sacct_call_per_round_covers_every_job() -> None:
-    def answer(call: int, ids: list[str]) -> str:
-        return lines(ids, "RUNNING", "Unknown") if call < 4 else lines(ids, "COMPLETED")
+    ids = [str(100 + i) for i in range(50)]
+
+    def answer(call: int, asked: list[str]) -> str:
+        # Rounds may run while the watches are still being added (a busy
+        # machine): the jobs end only once a round has asked about all of them.
+        if call < 4 or len(asked) < len(ids):
+            return lines(asked, "RUNNING", "Unknown")
+        return lines(asked, "COMPLETED")
 
     slurm = ScriptedSlurm(answer)
     poller = SacctPoller(slurm, FAST)  # type: ignore[arg-type]
-    ids = [str(100 + i) for i in range(50)]
     watches = [poller.watch(i) for i in ids]
     wait_all(watches)
     assert all(w.record is not None and w.record.state == "COMPLETED" for w in watches)
     full = [call for call in slurm.calls if sorted(call) == sorted(ids)]
     assert full, "no round asked about every job at once"
-    assert len(slurm.calls) <= 10, "a round must be one call for all jobs, not one per job"
+    assert len(slurm.calls) <= 20, "a round must be one call for all jobs, not one per job"
 
 
 def test_intervals_grow_while_nothing_changes_and_reset_on_change() -> None:
