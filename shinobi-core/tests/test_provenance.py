@@ -297,3 +297,40 @@ def test_a_ninja_killed_outright_leaves_a_manifest_that_parses(tmp_path: Path) -
     assert manifest["status"] == "running"
     steps = {s["name"]: s["status"] for s in manifest["steps"]}
     assert steps == {"quick": "ok", "long": "running"}
+
+
+def _every_version_the_slow_way() -> dict[str, str]:
+    """What installed_versions listed before it skipped unrelated metadata."""
+    from importlib.metadata import distributions
+
+    found: dict[str, str] = {}
+    for dist in distributions():
+        name = dist.metadata["Name"] or ""
+        groups = {ep.group for ep in dist.entry_points}
+        if name.startswith("shinobi") or any(g.startswith("shinobi.") for g in groups):
+            found[name] = dist.version
+    return dict(sorted(found.items()))
+
+
+def test_installed_versions_lists_shinobi_names_and_plugins_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def dist(folder: str, name: str, version: str, body: str = "", eps: str = "") -> None:
+        info = tmp_path / f"{folder}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\n{body}"
+        )
+        if eps:
+            (info / "entry_points.txt").write_text(eps)
+
+    dist("shinobi_extra", "shinobi-extra", "2.0")
+    dist("other_plugin", "other-plugin", "3.1", eps="[shinobi.backends]\nx = m:X\n")
+    dist("mentions", "mentions", "1.0", body="Works with shinobi.\n")
+    dist("unrelated", "unrelated", "1.0", eps="[console_scripts]\nu = m:main\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    versions = provenance.installed_versions()
+    assert versions["shinobi-extra"] == "2.0"
+    assert versions["other-plugin"] == "3.1"
+    assert "mentions" not in versions and "unrelated" not in versions
+    assert versions == _every_version_the_slow_way()

@@ -35,6 +35,8 @@ from shinobi.cache import write_atomically
 from shinobi.session import safe_name
 
 if TYPE_CHECKING:
+    from importlib.metadata import Distribution
+
     from shinobi.graph import Graph, Node
     from shinobi.session import Session
     from shinobi.steps.result import RecipeResult, StepResult
@@ -84,16 +86,31 @@ def allowed_environment(
     return dict(sorted(chosen.items()))
 
 
+def _may_be_named_shinobi(dist: Distribution) -> bool:
+    """False only when ``dist``'s name cannot start with "shinobi".
+
+    Parsing a distribution's metadata (an email-style header block followed
+    by its whole long description) is what made listing versions slow; the
+    raw text is cheap to read, and a name starting with "shinobi" is in it.
+    """
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO")
+    return text is None or "shinobi" in text
+
+
 def installed_versions() -> dict[str, str]:
     """shinobi-core and every installed distribution that plugs into it, with versions."""
     from importlib.metadata import distributions
 
     found: dict[str, str] = {}
     for dist in distributions():
-        name = dist.metadata["Name"] or ""
         groups = {ep.group for ep in dist.entry_points}
-        if name.startswith("shinobi") or any(g.startswith("shinobi.") for g in groups):
-            found[name] = dist.version
+        plugs_in = any(g.startswith("shinobi.") for g in groups)
+        if not plugs_in and not _may_be_named_shinobi(dist):
+            continue
+        metadata = dist.metadata  # parsed once for the name and the version
+        name = metadata["Name"] or ""
+        if name.startswith("shinobi") or plugs_in:
+            found[name] = metadata["Version"]
     if "shinobi-core" not in found:
         from shinobi import __version__
 
