@@ -136,3 +136,16 @@ def test_no_pipe_is_left_open_after_a_step(tmp_path: Path) -> None:
     before = open_pipes()
     logged(tmp_path, "echo hi; echo ho >&2")
     assert open_pipes() - before == set()
+
+
+def test_a_step_sees_the_environment_as_it_is_when_the_step_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHINOBI_TEST_LATE", "set after import")
+    monkeypatch.delenv("HOME", raising=False)
+    run = run_process(
+        ["/bin/sh", "-c", 'echo "$SHINOBI_TEST_LATE|${HOME-unset}"'],
+        cwd=str(tmp_path),
+        control=RunControl(),
+    )
+    assert run.stdout == "set after import|unset\n"

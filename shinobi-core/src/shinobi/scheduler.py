@@ -195,18 +195,25 @@ class _Wavefront:
         heapq.heappush(self.ready, (unit.node, -1 if unit.slice is None else unit.slice, unit))
 
     # -- running -------------------------------------------------------------
-    def launch(self) -> None:
-        """Start what may start now (with the lock held): on the pool, or here at one worker."""
+    def launch(self) -> bool:
+        """Start what may start now (with the lock held): on the pool, or here at one worker.
+
+        True if any unit ran here, so the caller looks again at once instead of
+        waiting for a wake-up no worker will send.
+        """
+        ran = False
         while (unit := self.claim()) is not None:
             if self.inline:
                 result = self.execute(unit)
                 if self.abandoned:
-                    return
+                    return True
                 self.finish(unit, result)
+                ran = True
                 continue
             if self.workers is None:
                 self.workers = _Workers(self.max_workers)
             self.workers.submit(functools.partial(self.work, unit))
+        return ran
 
     def claim(self) -> _Unit | None:
         """The next unit to run, counted as running; None when nothing may start now."""
@@ -408,7 +415,8 @@ class _Wavefront:
                 if deadline is not None and time.monotonic() > deadline:
                     self.abandoned = True  # a step that would not die: report rather than hang
                     return
-                self.launch()
+                if self.launch():
+                    continue
             self.wakeup.wait(0.1)
 
     def assemble(self) -> RecipeResult:

@@ -92,10 +92,16 @@ def _devnull() -> int:
 
 
 def _environment(env: Mapping[str, str] | None) -> dict[bytes, bytes]:
-    """The child's environment as bytes: ``os.environb`` needs no decoding and
-    encoding of every variable for every step, as a copy of ``os.environ`` would."""
+    """The child's environment as bytes, built for every step.
+
+    Copying ``os.environ`` decodes and re-encodes every variable, and even
+    ``os.environb`` goes through a Python-level mapping per item; CPython keeps
+    the bytes in ``os.environ._data``, which copies in one C call. The public
+    route is the fallback.
+    """
     if env is None:
-        return dict(os.environb)
+        data = getattr(os.environ, "_data", None)
+        return dict(data) if isinstance(data, dict) else dict(os.environb)
     return {os.fsencode(k): os.fsencode(v) for k, v in env.items()}
 
 
