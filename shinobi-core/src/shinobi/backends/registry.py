@@ -3,25 +3,17 @@
 Built-in backends are registered through the same entry-point group as
 plugins, so they take no special path. A plugin that fails to import is
 reported and skipped; it never takes the others down with it.
-
-Loading the one entry point a run needs is done straight from the entry
-points already listed for the group; stevedore (and the logging, hashing and
-cache file it brings) is used only to describe plugins and to report the
-unusual cases, a plugin that fails to load or a name installed twice.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from importlib.metadata import entry_points
+from typing import Any
 
 from shinobi.errors import BackendNotFound
-
-if TYPE_CHECKING:
-    from importlib.metadata import EntryPoint
 
 __all__ = [
     "BACKENDS",
@@ -69,17 +61,9 @@ class PluginInfo:
 
 
 @cache
-def _entry_points(group: str) -> tuple[EntryPoint, ...]:
-    """The installed entry points of ``group``, listed once per process."""
-    from importlib.metadata import entry_points
-
-    return tuple(entry_points(group=group))
-
-
-@cache
 def available(group: str) -> tuple[str, ...]:
     """Installed names in ``group``, without importing any plugin."""
-    return tuple(sorted({ep.name for ep in _entry_points(group)}))
+    return tuple(sorted({ep.name for ep in entry_points(group=group)}))
 
 
 def describe(group: str) -> list[PluginInfo]:
@@ -96,7 +80,7 @@ def describe(group: str) -> list[PluginInfo]:
     )
     loaded = {ext.name: ext for ext in manager.extensions}
     infos: list[PluginInfo] = []
-    for ep in sorted(_entry_points(group), key=lambda e: e.name):
+    for ep in sorted(entry_points(group=group), key=lambda e: e.name):
         dist = ep.dist.name if ep.dist is not None else "?"
         infos.append(
             PluginInfo(
@@ -119,7 +103,7 @@ def _not_found(group: str, name: str) -> BackendNotFound:
             f"the {kind} {name!r} is not installed: `pip install {provider}` provides it"
             f" (installed: {', '.join(installed) or 'none'})"
         )
-    import difflib
+    import difflib  # only for a name that is not installed
 
     hint = difflib.get_close_matches(name, installed, n=1)
     did_you_mean = f"; did you mean {hint[0]!r}?" if hint else ""
@@ -138,11 +122,6 @@ def check_name(group: str, name: str) -> None:
 def load_plugin(group: str, name: str) -> Any:
     """The object an entry point names (a class, usually), imported on first use."""
     check_name(group, name)
-    matches = [ep for ep in _entry_points(group) if ep.name == name]
-    if len(matches) == 1:
-        # On failure stevedore, below, loads it again and words the error.
-        with contextlib.suppress(Exception):
-            return matches[0].load()
     from stevedore import DriverManager
 
     try:
