@@ -334,3 +334,20 @@ def test_installed_versions_lists_shinobi_names_and_plugins_only(
     assert versions["other-plugin"] == "3.1"
     assert "mentions" not in versions and "unrelated" not in versions
     assert versions == _every_version_the_slow_way()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        ["/bin/sh", "-c", "x", Path("in.txt"), 3, 1.5, True, None],
+        {"out": Path("a/b.txt"), "many": [Path("x"), (Path("y"), 2)], "none": None},
+        {1: "a key that is not a string", "p": Path("p")},
+        {"nested": {2: Path("z")}, "text": "t"},
+        {"object": object.__new__(type("Opaque", (), {"__str__": lambda self: "opaque"}))},
+        (Path("tuple"), ["inner"]),
+    ],
+    ids=["argv", "outputs", "int-key", "nested-int-key", "object", "tuple"],
+)
+def test_recorded_values_are_exactly_their_json_round_trip(value: Any) -> None:
+    reference = json.loads(json.dumps(value, default=provenance._json_default))
+    assert json.dumps(provenance._plain(value)) == json.dumps(reference)

@@ -8,7 +8,6 @@ and field it concerns, and the nearest valid name.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -118,6 +117,8 @@ def output_refs(value: Any) -> list[OutputRef]:
 
 
 def _suggest(name: str, candidates: Iterable[str]) -> str:
+    import difflib  # only for an error
+
     close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
 

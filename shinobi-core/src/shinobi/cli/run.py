@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 from pathlib import Path
@@ -129,6 +128,8 @@ def _run(
         with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
             progress.close()
     if as_json:
+        import json  # only for --json: a run does not need it otherwise
+
         click.echo(json.dumps(_result_json(result), indent=2, default=str))
     else:
         for name, value in result.outputs.items():
