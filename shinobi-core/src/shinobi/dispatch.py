@@ -18,6 +18,7 @@ from shinobi.plan import cab_of
 from shinobi.steps.argv import path_uses, render_argv
 from shinobi.steps.outputs import collect_outputs, static_outputs, wrangle
 from shinobi.steps.result import StepResult
+from shinobi.steps.types import field_values
 
 if TYPE_CHECKING:
     from shinobi.graph import Node
@@ -40,9 +41,16 @@ def choose_backend(session: Session, node: Node, override: str | None = None) ->
 
 
 def build_invocation(
-    session: Session, name: str, node: Node, cab: Cab, values: dict[str, Any]
+    session: Session,
+    name: str,
+    node: Node,
+    cab: Cab,
+    values: dict[str, Any],
+    outputs: dict[str, Any] | None = None,
 ) -> Invocation:
-    outputs = static_outputs(cab, name, values)
+    """The invocation of ``cab`` with ``values``; ``outputs`` are its static outputs, if known."""
+    if outputs is None:
+        outputs = static_outputs(cab, name, values)
     return invocation_for(
         session,
         name,
@@ -89,7 +97,8 @@ def run_cab(
     backend_name: str,
 ) -> StepResult:
     """Run ``cab`` once with ``values`` on ``backend_name`` and wrangle the result."""
-    invocation = build_invocation(session, name, node, cab, values)
+    known = static_outputs(cab, name, values)
+    invocation = build_invocation(session, name, node, cab, values, known)
     backend = session.backend(backend_name)
     try:
         for check in session.pre_run_checks:
@@ -114,7 +123,7 @@ def run_cab(
     error = describe_failure(run)
     outputs: dict[str, Any] = {}
     if error is None:
-        outputs, problems = collect_outputs(cab, name, values, wrangled, session.cwd)
+        outputs, problems = collect_outputs(cab, name, values, wrangled, session.cwd, known)
         if wrangled.errors:
             error = f"the tool reported an error: {wrangled.errors[0]}"
         elif problems:
@@ -141,7 +150,7 @@ def _validate_outputs(cab: Cab, outputs: dict[str, Any]) -> tuple[dict[str, Any]
     from pydantic import ValidationError
 
     try:
-        return dict(cab.outputs_model.model_validate(outputs)), None
+        return field_values(cab.outputs_model.model_validate(outputs)), None
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first.get("loc", ())) or "?"

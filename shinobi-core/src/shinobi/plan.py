@@ -17,7 +17,7 @@ from shinobi.graph import Graph, Node
 from shinobi.steps.argv import Unknown, path_uses, render_argv
 from shinobi.steps.outputs import static_outputs
 from shinobi.steps.refs import InputRef, OutputRef
-from shinobi.steps.types import fields_of
+from shinobi.steps.types import field_values, fields_of
 
 __all__ = [
     "Plan",
@@ -84,7 +84,7 @@ def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[s
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first.get("loc", ())) or "?"
         raise ValueError(f"{where}: input {loc!r}: {first.get('msg')}") from None
-    return dict(model)
+    return field_values(model)
 
 
 def cab_of(step: Any) -> Any:

@@ -20,6 +20,7 @@ __all__ = [
     "FieldSpec",
     "File",
     "PathType",
+    "field_values",
     "fields_of",
 ]
 
@@ -112,3 +113,13 @@ def _fields_of(model: Any) -> dict[str, FieldSpec]:
             annotation=info.annotation,
         )
     return specs
+
+
+def field_values(model: Any) -> dict[str, Any]:
+    """A validated model's fields as a plain dict, the same as ``dict(model)``.
+
+    ``dict(model)`` first asks the model for a ``keys`` attribute, which a
+    pydantic model answers through its slow ``__getattr__`` and an exception;
+    this runs for every step of a run, so it goes straight to the iterator.
+    """
+    return dict(iter(model))
