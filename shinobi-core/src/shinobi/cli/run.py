@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 from pathlib import Path
@@ -96,6 +97,9 @@ def command(
 
         show_dryrun(graph, inputs, config, backend, as_json, plan)
         return
+    # Everything alive now (modules, the recipe, its graph) lives until ninja
+    # exits: frozen, the collections during the run and at exit skip it.
+    gc.freeze()
     _run(graph, inputs, config, backend, as_json, no_cache, provenance, workdir)
 
 
