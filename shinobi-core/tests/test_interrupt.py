@@ -70,9 +70,10 @@ def wait_for(
     while not all(p.exists() for p in paths):
         if proc is not None and proc.poll() is not None:
             raise AssertionError(f"ninja ended early: {proc.communicate()}")
-        assert time.monotonic() < deadline, (
-            f"never appeared: {[p for p in paths if not p.exists()]}"
-        )
+        if time.monotonic() > deadline:
+            if proc is not None:
+                proc.kill()  # never leave a ninja behind
+            raise AssertionError(f"never appeared: {[p for p in paths if not p.exists()]}")
         time.sleep(0.02)
 
 
@@ -87,6 +88,40 @@ def tag() -> Iterator[str]:
 def _ninja() -> list[str]:
     script = Path(sys.executable).with_name("ninja")
     return [str(script)] if script.exists() else [sys.executable, "-m", "shinobi.cli"]
+
+
+def ninja_env(tmp_path: Path, grace: str = "1") -> dict[str, str]:
+    """No user config, a private cache, a short grace period."""
+    return {
+        **os.environ,
+        "SHINOBI_CONFIG": str(tmp_path / "none.toml"),
+        "SHINOBI_CACHE_DIR": str(tmp_path / "cache"),
+        "SHINOBI_EXECUTION_GRACE_PERIOD": grace,
+    }
+
+
+def start_ninja(tmp_path: Path, *args: str, grace: str = "1") -> subprocess.Popen[str]:
+    """``ninja ARGS`` in its own process group, like a job started from a terminal."""
+    return subprocess.Popen(
+        [*_ninja(), *args],
+        cwd=tmp_path,
+        env=ninja_env(tmp_path, grace),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def signal_and_wait(proc: subprocess.Popen[str], signum: int) -> str:
+    """Send ``signum`` to ninja's process group; its stderr once it has exited."""
+    try:
+        os.killpg(proc.pid, signum)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return err
 
 
 def write_recipe(tmp_path: Path, tag: str, workers: int = 2) -> tuple[Path, Path]:
@@ -107,29 +142,10 @@ def test_a_signal_tears_every_in_flight_step_down_and_exits_128_plus_n(
     tmp_path: Path, tag: str, signum: int, code: int
 ) -> None:
     recipe, markers = write_recipe(tmp_path, tag)
-    env = {
-        **os.environ,
-        "SHINOBI_CONFIG": str(tmp_path / "none.toml"),
-        "SHINOBI_CACHE_DIR": str(tmp_path / "cache"),
-        "SHINOBI_EXECUTION_GRACE_PERIOD": "1",
-    }
-    proc = subprocess.Popen(
-        [*_ninja(), "run", f"{recipe}:pipe", "--provenance"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own process group, like a terminal job
-    )
-    try:
-        wait_for([markers / f"{step}.{role}" for step in ("left", "right") for role in ROLES], proc)
-        assert len(tagged(tag)) == 2 * len(ROLES)
-        os.killpg(proc.pid, signum)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    proc = start_ninja(tmp_path, "run", f"{recipe}:pipe", "--provenance")
+    wait_for([markers / f"{step}.{role}" for step in ("left", "right") for role in ROLES], proc)
+    assert len(tagged(tag)) == 2 * len(ROLES)
+    err = signal_and_wait(proc, signum)
     assert proc.returncode == code, err
     assert tagged(tag) == []
     assert f"stopped by {signal.Signals(signum).name}" in err
@@ -148,24 +164,9 @@ def test_at_one_worker_a_signal_stops_the_running_step_and_starts_no_other(
     """At one worker the steps run on the scheduling thread, not the main one:
     the main thread must still turn the signal into a teardown."""
     recipe, markers = write_recipe(tmp_path, tag, workers=1)
-    env = {**os.environ, "SHINOBI_CACHE_DIR": str(tmp_path / "cache")}
-    env["SHINOBI_EXECUTION_GRACE_PERIOD"] = "1"
-    proc = subprocess.Popen(
-        [*_ninja(), "run", f"{recipe}:pipe"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        wait_for([markers / f"left.{role}" for role in ROLES], proc)
-        os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    proc = start_ninja(tmp_path, "run", f"{recipe}:pipe")
+    wait_for([markers / f"left.{role}" for role in ROLES], proc)
+    err = signal_and_wait(proc, signal.SIGINT)
     assert proc.returncode == 130, err
     assert tagged(tag) == []
     assert not list(markers.glob("right.*"))  # nothing new started
@@ -203,28 +204,9 @@ def test_a_step_waiting_on_a_torn_down_one_never_starts(tmp_path: Path, tag: str
             """
         )
     )
-    env = {
-        **os.environ,
-        "SHINOBI_CONFIG": str(tmp_path / "none.toml"),
-        "SHINOBI_CACHE_DIR": str(tmp_path / "cache"),
-        "SHINOBI_EXECUTION_GRACE_PERIOD": "0.5",
-    }
-    proc = subprocess.Popen(
-        [*_ninja(), "run", f"{recipe}:chain"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        wait_for([markers / f"first.{role}" for role in ROLES], proc)
-        os.killpg(proc.pid, signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    proc = start_ninja(tmp_path, "run", f"{recipe}:chain", grace="0.5")
+    wait_for([markers / f"first.{role}" for role in ROLES], proc)
+    err = signal_and_wait(proc, signal.SIGTERM)
     assert proc.returncode == 143, err
     assert not (markers / "after-ran").exists()
     assert tagged(tag) == []
@@ -263,29 +245,10 @@ def test_a_step_workspace_outlives_every_writer_in_it(tmp_path: Path, tag: str) 
     recipe = tmp_path / "staged.py"
     source = WORKSPACE_RECIPE.format(family=str(FAMILY), tag=tag, markers=str(markers))
     recipe.write_text(textwrap.dedent(source))
-    env = {
-        **os.environ,
-        "SHINOBI_CONFIG": str(tmp_path / "none.toml"),
-        "SHINOBI_CACHE_DIR": str(tmp_path / "cache"),
-        "SHINOBI_EXECUTION_GRACE_PERIOD": "1",
-    }
-    proc = subprocess.Popen(
-        [*_ninja(), "run", f"{recipe}:pipe"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        wanted = [markers / f"{s}.{r}" for s in ("staged", "plain") for r in ROLES]
-        wait_for([*wanted, markers / "staged.scribe"], proc)
-        os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    proc = start_ninja(tmp_path, "run", f"{recipe}:pipe")
+    wanted = [markers / f"{s}.{r}" for s in ("staged", "plain") for r in ROLES]
+    wait_for([*wanted, markers / "staged.scribe"], proc)
+    err = signal_and_wait(proc, signal.SIGINT)
     assert proc.returncode == 130, err
     assert tagged(tag) == []
     assert not (markers / "staged.orphaned").exists()  # removed only after teardown
@@ -363,12 +326,7 @@ def test_a_dropped_terminal_tears_the_run_down_and_exits_129(tmp_path: Path, tag
     import termios
 
     recipe, markers = write_recipe(tmp_path, tag)
-    env = {
-        **os.environ,
-        "SHINOBI_CONFIG": str(tmp_path / "none.toml"),
-        "SHINOBI_CACHE_DIR": str(tmp_path / "cache"),
-        "SHINOBI_EXECUTION_GRACE_PERIOD": "1",
-    }
+    env = ninja_env(tmp_path)
     master, slave = pty.openpty()
 
     def take_terminal() -> None:
