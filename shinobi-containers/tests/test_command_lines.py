@@ -47,7 +47,7 @@ def test_container_names_are_shinobi_and_random() -> None:
 def test_docker_renders_a_complete_run(tmp_path: Path) -> None:
     backend = DockerBackend({"network": "none", "run_flags": "--shm-size 1g"})
     argv = backend.render(invocation(tmp_path, env={"OMP_NUM_THREADS": "2"}))
-    assert argv[:3] == ["docker", "run", "--name"] and argv[3].startswith("shinobi-")
+    assert argv[:4] == ["docker", "run", "--rm", "--name"] and argv[4].startswith("shinobi-")
     assert "--init" in argv and option_values(argv, "--network") == ["none"]
     assert option_values(argv, "--user") == [f"{os.getuid()}:{os.getgid()}"]
     assert option_values(argv, "--workdir") == [str(tmp_path)]
@@ -56,6 +56,14 @@ def test_docker_renders_a_complete_run(tmp_path: Path) -> None:
     assert option_values(argv, "--label") == ["shinobi.run=run-1", "shinobi.step=make image"]
     tail = argv[argv.index("--shm-size") :]
     assert tail == ["--shm-size", "1g", "quay.io/stimela/wsclean:1.7", "wsclean", "-name", NASTY]
+
+
+def test_a_step_ninja_runs_is_removed_by_ninja_not_by_rm(tmp_path: Path) -> None:
+    """ninja asks the engine about OOM after a failure, so it removes the container itself."""
+    backend = DockerBackend({})
+    spec = backend.spec(invocation(tmp_path), pin=False)
+    assert "--rm" not in backend.command(spec, "shinobi-x")
+    assert "--rm" in backend.render(invocation(tmp_path))
 
 
 def test_run_as_host_user_can_be_turned_off(tmp_path: Path) -> None:
@@ -72,7 +80,7 @@ def test_declared_limits_are_rendered(tmp_path: Path) -> None:
 
 def test_podman_renders_the_same_run(tmp_path: Path) -> None:
     argv = PodmanBackend({}).render(invocation(tmp_path))
-    assert argv[:2] == ["podman", "run"] and "--init" in argv
+    assert argv[:3] == ["podman", "run", "--rm"] and "--init" in argv
     assert argv[-4:] == ["quay.io/stimela/wsclean:1.7", "wsclean", "-name", NASTY]
 
 

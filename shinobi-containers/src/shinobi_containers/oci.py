@@ -1,9 +1,11 @@
 """The docker-compatible CLIs (docker and podman): how a run is spelled and undone.
 
 The container runs attached (``run`` without ``-d``), so its stdout and stderr
-arrive on the client's, and those go straight to the step's logs. It is not
-started with ``--rm``: after a failure the engine is asked whether it killed
-the container for memory, and then the container is removed explicitly.
+arrive on the client's, and those go straight to the step's logs. A step that
+ninja runs is not started with ``--rm``: after a failure the engine is asked
+whether it killed the container for memory, and then the container is removed
+explicitly. A rendered command (a compiled job's) has ``--rm``: nothing else
+would remove it.
 Containers are owned by containerd-shim or conmon rather than by the client,
 so stopping the client is not enough; every container is named, and removed
 by name when the run is interrupted.
@@ -56,6 +58,18 @@ class OciBackend(ContainerBackend):
         argv += spec.limits.flags
         argv += self.options.run_flags
         return [*argv, spec.image, *invocation.argv]
+
+    def render(self, invocation: Invocation) -> list[str]:
+        """The run as a command that stands on its own: what a compiled job runs.
+
+        No ninja is there to remove the container afterwards, so it is started
+        with ``--rm``. ``scancel`` sends SIGTERM to the job's processes, the
+        client forwards it to the container (``--init`` delivers it to the
+        payload), and the container is removed as it exits instead of staying
+        behind on the node, stopped, for every job that ever ran.
+        """
+        argv = super().render(invocation)
+        return [*argv[:2], "--rm", *argv[2:]]
 
     def user_options(self) -> list[str]:
         """Run as the invoking user and groups, so what the step writes is theirs."""

@@ -189,7 +189,12 @@ class Backend(ABC):
         """Run ``invocation`` to completion (blocking) and report what happened."""
 
     def render(self, invocation: Invocation) -> list[str]:
-        """The command line this backend would execute, for ``--dryrun``."""
+        """The step as one command line that stands on its own.
+
+        ``--dryrun`` shows it and a compiled job (``ninja compile``) runs it,
+        with no ninja around to clean up after it: a backend whose runs need
+        cleaning up renders a command that does that itself.
+        """
         return list(invocation.argv)
 
     def image_digest(self, image: str) -> str | None:

@@ -1,0 +1,69 @@
+"""A rendered docker/podman command (what a compiled Slurm job runs) cleans up after itself.
+
+No ninja is there to remove the container, so the command must: once it has
+run, and when the job is cancelled (``scancel`` sends SIGTERM to the job's
+processes, here the engine client). Run live against both engines.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from live_engines import OCI_ENGINES, image, live_backend, shinobi_containers_of
+
+from shinobi.backends.base import Invocation
+
+
+def rendered(engine: str, tmp_path: Path, script: str) -> tuple[list[str], str]:
+    backend = live_backend(engine)
+    run_id = f"rendered-{uuid.uuid4().hex[:8]}"
+    invocation = Invocation(
+        step="job",
+        argv=("/bin/sh", "-c", script),
+        cwd=str(tmp_path),
+        image=image(engine),
+        run_id=run_id,
+    )
+    return backend.render(invocation), run_id
+
+
+def gone(engine: str, run_id: str, timeout: float = 30.0) -> list[str]:
+    """The run's containers still there after ``timeout`` (none, when all is well)."""
+    deadline = time.monotonic() + timeout
+    left = shinobi_containers_of(engine, run_id)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = shinobi_containers_of(engine, run_id)
+    return left
+
+
+@pytest.mark.parametrize("engine", OCI_ENGINES)
+def test_a_finished_job_leaves_no_container(engine: str, tmp_path: Path) -> None:
+    argv, run_id = rendered(engine, tmp_path, "echo done > ran.txt")
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "ran.txt").read_text() == "done\n"
+    assert gone(engine, run_id) == []
+
+
+@pytest.mark.parametrize("engine", OCI_ENGINES)
+def test_a_cancelled_job_leaves_no_container(engine: str, tmp_path: Path) -> None:
+    argv, run_id = rendered(engine, tmp_path, "touch started; sleep 300")
+    client = subprocess.Popen(argv, cwd=tmp_path, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "started").exists():
+            assert client.poll() is None, "the container never started"
+            assert time.monotonic() < deadline, "the container never started"
+            time.sleep(0.1)
+        client.send_signal(signal.SIGTERM)  # what scancel does to a job's processes
+        client.wait(timeout=60)
+    finally:
+        if client.poll() is None:
+            client.kill()
+    assert gone(engine, run_id) == []
