@@ -19,6 +19,7 @@ import shinobi
 from shinobi.config import load_config
 from shinobi.graph import RecipeGraphError, build_graph
 from shinobi.resources import Budget, Resources
+from shinobi.runner import run_recipe
 from shinobi.scheduler import run_graph
 from shinobi.session import Session
 from shinobi.steps import Cab, ParamMeta, Recipe, StepResult
@@ -388,3 +389,13 @@ def test_at_one_worker_order_holds_even_while_a_sibling_holds_the_budget(tmp_pat
     run(parent, tmp_path, cpus=2)
     hog, declared, undeclared = (span(tmp_path, n) for n in ("hog", "declared", "undeclared"))
     assert hog[1] <= declared[0] and declared[1] <= undeclared[0]
+
+
+def test_run_recipe_callers_see_the_oversized_warning_in_the_result(tmp_path: Path) -> None:
+    """No observer: the warning still reaches the caller, in ``RecipeResult.warnings``."""
+    recipe = Recipe("huge", NoIn, max_workers=2)
+    recipe.add_step("huge", timed, stamp="huge", seconds=0.0, resources=Resources(cpus=64))
+    config = load_config({"execution.cpus": 2, "cache.enabled": False})
+    result = run_recipe(recipe, config=config, cwd=tmp_path)
+    assert result.ok, result.error
+    assert any("more than this run's whole budget" in w for w in result.warnings)

@@ -242,6 +242,7 @@ def run_prepared(
     except BaseException as exc:
         records.abort(exc)
         raise
+    result.warnings = list(session.warnings)
     records.close(result)
     if session.interrupted is not None:
         raise Interrupted(session.interrupted, result, session.undying)

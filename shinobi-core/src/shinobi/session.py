@@ -65,6 +65,8 @@ class Session:
     _backends: dict[str, Backend] = field(default_factory=dict, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     warned: set[str] = field(default_factory=set, init=False)
+    #: Every warning of the run, for callers that watch it through no observer.
+    warnings: list[str] = field(default_factory=list, init=False)
     interrupted: int | None = field(default=None, init=False)
     undying: tuple[int, ...] = field(default=(), init=False)
 
@@ -127,11 +129,12 @@ class Session:
                 observer.step_finished(result)
 
     def warn(self, message: str, *, once: str | None = None) -> None:
-        if once is not None:
-            with self._lock:
+        with self._lock:
+            if once is not None:
                 if once in self.warned:
                     return
                 self.warned.add(once)
+            self.warnings.append(message)
         for observer in self.observers:
             with contextlib.suppress(OSError):
                 observer.warning(message)

@@ -155,6 +155,7 @@ def _result_json(result: Any) -> dict[str, Any]:
         "outputs": result.outputs,
         "failed_step": result.failed_step,
         "error": result.error,
+        "warnings": result.warnings,
         "steps": [
             {
                 "name": s.name,

@@ -49,6 +49,9 @@ class RecipeResult:
     steps: list[StepResult] = field(default_factory=list)
     error: str | None = None
     failed_step: str | None = None
+    #: What the run warned about (a step larger than the budget, a backend's
+    #: notes), also for callers of ``run_recipe`` that pass no observer.
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
