@@ -1,18 +1,32 @@
-"""Start-up: ``ninja --help`` and ``import shinobi``, each in a fresh interpreter.
+"""Start-up: ``ninja --help``, ``import shinobi`` and a one-step ``ninja run``.
 
 These are paid every time someone types ``ninja``, so they are measured the
 way a user meets them: the installed console script, a new process per
-repetition, wall time from spawn to exit.
+repetition, wall time from spawn to exit. Two reference figures put them in
+proportion: a bare interpreter, and an interpreter that imports click and
+pydantic and creates one model, which every ``ninja run`` has to do before
+shinobi's own start-up begins (the recipe's inputs are a pydantic model).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+import recipes
 from figures import Figure, Report
+from runs import scratch
 from timing import Samples, Timing, bench_env, repeat, run_timed
 
 __all__ = ["measure_startup"]
+
+#: What any click + pydantic command pays before its own work: the imports and
+#: pydantic's set-up on its first model.
+_DEPENDENCIES = (
+    "import click, pydantic, pathlib\n"
+    "class First(pydantic.BaseModel):\n"
+    "    path: pathlib.Path\n"
+)
 
 _IMPORT_ONLY = (
     "import time; t, c = time.perf_counter(), time.process_time(); import shinobi;"
@@ -56,6 +70,23 @@ def measure_startup(report: Report, bindir: Path, reps: int, workdir: Path) -> N
         "import shinobi (the statement alone)",
         repeat(reps, lambda: _import_seconds(python, workdir)),
     )
+    figure(
+        "startup.dependencies",
+        "python + click + pydantic + a first model (reference)",
+        repeat(reps, lambda: run_timed([python, "-c", _DEPENDENCIES], cwd=workdir, env=env)),
+    )
+    one_step = [ninja, "run", f"{Path(recipes.__file__).resolve()}:touch_1", "--no-cache"]
+    figure(
+        "startup.run_one_step",
+        "ninja run of a one-step recipe (wall)",
+        repeat(reps, lambda: _in_scratch(workdir, lambda d: run_timed(one_step, cwd=d, env=env))),
+    )
+
+
+def _in_scratch(parent: Path, measure: Callable[[Path], Timing]) -> Timing:
+    """``measure`` run in a fresh directory (a run leaves its files and run folder)."""
+    with scratch(parent) as cwd:
+        return measure(cwd)
 
 
 #: Modules ``ninja --help`` must not load: validation models, plugin discovery, plugins
