@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from pydantic import BaseModel
 
@@ -113,3 +115,20 @@ def test_nested_recipe_errors_are_reported_with_their_path() -> None:
 def test_a_non_step_is_rejected() -> None:
     with pytest.raises(RecipeGraphError, match="is not a step"):
         build_graph(recipe(StepRef("a", "not a cab")))
+
+
+def test_base_model_itself_means_no_fields() -> None:
+    bare = Recipe("bare", BaseModel, BaseModel)
+    cab = Cab("bare", "true", BaseModel, BaseModel)
+    assert bare.inputs_model is not BaseModel and bare.inputs_model.model_fields == {}
+    assert cab.outputs_model is not BaseModel and cab.outputs_model.model_fields == {}
+    bare.add_step("bare", cab)
+    assert build_graph(bare).nodes[0].name == "bare"
+
+
+@pytest.mark.parametrize("model", [dict, "In", 3])
+def test_a_model_that_is_not_a_pydantic_model_is_refused_where_it_is_written(model: Any) -> None:
+    with pytest.raises(TypeError, match="recipe 'r': the inputs model must be a pydantic"):
+        Recipe("r", model)
+    with pytest.raises(TypeError, match="cab 'c': the outputs model must be a pydantic"):
+        Cab("c", "true", None, model)

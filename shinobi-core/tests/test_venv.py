@@ -255,3 +255,38 @@ def test_ninja_with_no_venv_anywhere_runs_natively_and_warns_once(
     assert done.stderr.count("no venv is declared") == 1
     assert "running natively" in done.stderr
     assert (tmp_path / "made.txt").exists()
+
+
+PYSTEP_RECIPE = """
+from pathlib import Path
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta, Recipe, pystep
+
+class TouchIn(BaseModel):
+    out: Path
+
+class Out(BaseModel):
+    y: int | None = None
+
+first = Cab("first", "touch", TouchIn, BaseModel, {{"out": ParamMeta(positional=True)}})
+
+@pystep(venv={venv!r})
+def late(x: int) -> Out:
+    return Out(y=x)
+
+pipe = Recipe("pipe", BaseModel)
+pipe.add_step("first", first, out=Path("first-ran"))
+pipe.add_step("late", late, x=1)
+"""
+
+
+def test_a_pystep_whose_venv_is_missing_is_refused_before_anything_runs(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    missing = tmp_path / "no-such-venv"
+    (tmp_path / "recipe.py").write_text(PYSTEP_RECIPE.format(venv=str(missing)))
+    done = ninja("run", "recipe.py:pipe")
+    assert done.returncode == 2, done.stderr
+    assert f"step 'late': the venv '{missing}' does not exist" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "first-ran").exists()  # refused before the first step

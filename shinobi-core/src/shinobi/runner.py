@@ -135,13 +135,11 @@ def _precheck(graph: Graph, values: dict[str, Any], session: Session) -> None:
     from shinobi.dispatch import choose_backend, invocation_for
     from shinobi.plan import cab_of, plan_graph
 
-    def planned_cabs(steps: list[Any]) -> Iterator[Any]:
+    def planned(steps: list[Any]) -> Iterator[Any]:
         for step in steps:
             if step.children is not None:
-                yield from planned_cabs(step.children.steps)
-            for part in step.slices or [step]:
-                if cab_of(part.node.step) is not None and part.argv is not None:
-                    yield part
+                yield from planned(step.children.steps)
+            yield from step.slices or [step]
 
     names = {choose_backend(session, node) for _, node in graph.walk()}
     checking = {n for n in names if type(session.backend(n)).prepare is not Backend.prepare}
@@ -149,16 +147,29 @@ def _precheck(graph: Graph, values: dict[str, Any], session: Session) -> None:
         return
     plan = plan_graph(graph, values, session.cwd)
     by_backend: dict[str, list[Any]] = {n: [] for n in checking}
-    for step in planned_cabs(plan.steps):
+    for step in planned(plan.steps):
         name = choose_backend(session, step.node)
-        if name in by_backend:
-            cab = cab_of(step.node.step)
+        if name not in by_backend:
+            continue
+        cab = cab_of(step.node.step)
+        if cab is not None and step.argv is not None:
             by_backend[name].append(
                 invocation_for(session, step.name, step.node, cab, step.argv, step.paths)
             )
+        elif name == "venv" and getattr(step.node.step, "kind", None) == "python":
+            venv = step.node.venv or session.config.backend.venv
+            if venv:  # a pystep run by the venv's interpreter: the venv must be there
+                by_backend[name].append(_interpreter_in(session, step.name, venv))
     for name, invocations in by_backend.items():
         for warning in session.backend(name).prepare(invocations):
             session.warn(warning)
+
+
+def _interpreter_in(session: Session, step: str, venv: str) -> Any:
+    """What a pystep in ``venv`` runs, as far as it is known before the run: python3."""
+    from shinobi.backends.base import Invocation
+
+    return Invocation(step=step, argv=("python3",), cwd=session.cwd, venv=venv)
 
 
 def run_recipe(

@@ -101,7 +101,7 @@ class Cab:
         cache: bool | None = None,
         description: str | None = None,
     ) -> None:
-        from shinobi.steps.models import empty_model
+        from shinobi.steps.models import step_model
 
         self.name = name
         self.command: tuple[str, ...] = (
@@ -109,8 +109,9 @@ class Cab:
         )
         if not self.command:
             raise ValueError(f"cab {name!r}: command is empty")
-        self.inputs_model = inputs_model or empty_model(f"{name}_inputs")
-        self.outputs_model = outputs_model or empty_model(f"{name}_outputs")
+        owner = f"cab {name!r}"
+        self.inputs_model = step_model(inputs_model, owner, name, "inputs")
+        self.outputs_model = step_model(outputs_model, owner, name, "outputs")
         self.field_meta: dict[str, ParamMeta] = dict(field_meta or {})
         self.image = image
         self.resources = resources

@@ -5,7 +5,26 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-__all__ = ["empty_model", "model_signature"]
+__all__ = ["empty_model", "model_signature", "step_model"]
+
+
+def step_model(model: Any, owner: str, name: str, role: str) -> type[Any]:
+    """The ``role`` model (inputs, outputs) ``owner`` declared, or an empty one.
+
+    ``BaseModel`` itself reads naturally as "no fields" (and pydantic refuses
+    to validate against it), so it is taken as exactly that. Anything that is
+    not a model class is refused here, where the recipe is written, rather
+    than when a run first validates against it.
+    """
+    from pydantic import BaseModel
+
+    if model is None or model is BaseModel:
+        return empty_model(f"{name}_{role}")
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise TypeError(
+            f"{owner}: the {role} model must be a pydantic BaseModel subclass, got {model!r}"
+        )
+    return model
 
 
 @cache

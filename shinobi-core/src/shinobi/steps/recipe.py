@@ -122,11 +122,12 @@ class Recipe:
         resources: Resources | None = None,
         description: str | None = None,
     ) -> None:
-        from shinobi.steps.models import empty_model
+        from shinobi.steps.models import step_model
 
         self.name = name
-        self.inputs_model = inputs_model or empty_model(f"{name}_inputs")
-        self.outputs_model = outputs_model or empty_model(f"{name}_outputs")
+        owner = f"recipe {name!r}"
+        self.inputs_model = step_model(inputs_model, owner, name, "inputs")
+        self.outputs_model = step_model(outputs_model, owner, name, "outputs")
         self.steps: list[StepRef | LoopSpec] = list(steps or [])
         self.output_wiring: dict[str, Any] = dict(output_wiring or {})
         if max_workers is not None and max_workers < 1:
