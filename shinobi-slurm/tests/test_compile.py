@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,43 @@ def test_loop_iterations_after_the_first_start_with_the_guard(ninja: Ninja, tmp_
         "cal.1.assess",
         "cal.1.image",
     ]
+
+
+def test_a_job_of_the_converging_iteration_runs_though_its_sibling_wrote_the_flag(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    """assess and image of iteration 3 run side by side; assess writes the flag.
+
+    image may start after that on a busy cluster, and must still run: the loop
+    converged *in* iteration 3, not before it. Iteration 4 is skipped whole.
+    The scripts' own guards run here under bash, with each command replaced
+    by an echo.
+    """
+    flag = tmp_path / "converged"
+    done = ninja(
+        "compile",
+        f"{RECIPES}/loops.py:selfcal",
+        "--ms",
+        str(tmp_path / "obs.ms"),
+        "--flag",
+        str(flag),
+        "--workdir",
+        str(tmp_path),
+    )
+    assert done.returncode == 0, done.stderr
+    found = scripts(done.stdout)
+
+    def run_job(name: str) -> str:
+        script = re.sub(r"^exec .*$", f"echo RAN {name}", found[name], flags=re.M)
+        result = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    assert run_job("cal.3.assess") == "RAN cal.3.assess\n"
+    flag.touch()  # what assess does once the MS has been calibrated three times
+    assert run_job("cal.3.image") == "RAN cal.3.image\n"
+    assert "converged before iteration 4" in run_job("cal.4.calibrate")
+    assert "converged before iteration 4" in run_job("cal.4.image")
 
 
 def test_a_scatter_is_one_array_and_its_gatherer_waits_for_all(

@@ -8,8 +8,14 @@ of leaving them pending for ever. Until submission a dependency is shown as
 ``<step>``; ``sbatch`` sees the real job ids.
 
 A loop iteration after the first starts with its convergence guard: when the
-flag exists the job records that it was skipped and exits 0, which satisfies
-``afterok`` so the chain carries on without doing work. A scattered step is
+loop had converged before the iteration, the job records that it was skipped
+and exits 0, which satisfies ``afterok`` so the chain carries on without
+doing work. "Before the iteration" matters: a step of the iteration may write
+the flag itself (the convergence test runs beside the imaging), and a job of
+the same iteration that starts after it must still run. So the first job of
+an iteration to start decides for all of them, before any of them has run
+its command, and publishes the verdict atomically (a symlink, which only one
+job can create); the others read it. A scattered step is
 a job array whose script picks its slice's command by
 ``$SLURM_ARRAY_TASK_ID``; its dependants wait for the whole array.
 """
@@ -50,17 +56,26 @@ class JobFiles:
     stdout: str
     stderr: str
     skipped: str
+    #: Where the verdict of the job's loop iteration is published (None outside loops).
+    verdict: str | None = None
 
     @classmethod
     def of(cls, run_dir: str, job: Job) -> JobFiles:
         stem = safe_name(job.name)
         task = ".%a" if job.tasks else ""
         logs = os.path.join(run_dir, "logs", stem)
+        verdict = None
+        node = job.node
+        if job.guard is not None and node.loop is not None:
+            outer = job.name[: len(job.name) - len(node.name)]  # a nested recipe's prefix
+            iteration = safe_name(f"{outer}{node.loop}.{node.iteration}")
+            verdict = os.path.join(run_dir, "loops", iteration)
         return cls(
             script=os.path.join(run_dir, "scripts", f"{stem}.sbatch"),
             stdout=f"{logs}{task}.out",
             stderr=f"{logs}{task}.err",
             skipped=os.path.join(run_dir, "skipped", stem),
+            verdict=verdict,
         )
 
 
@@ -134,14 +149,24 @@ def _guard(job: Job, files: JobFiles) -> list[str]:
         f"shinobi: loop {job.node.loop} converged before iteration {job.node.iteration}"
         f" ({job.guard} exists): nothing to do"
     )
-    return [
-        f"# loop {job.node.loop}, iteration {job.node.iteration}: skip once it has converged",
-        f"if [ -e {flag} ]; then",
+    skip = [
         f"  echo {said}",
         f"  mkdir -p {shlex.quote(os.path.dirname(files.skipped))}",
         f"  : > {shlex.quote(files.skipped)}",
         "  exit 0",
         "fi",
+    ]
+    if files.verdict is None:
+        return [f"if [ -e {flag} ]; then", *skip]
+    verdict = shlex.quote(files.verdict)
+    return [
+        f"# loop {job.node.loop}, iteration {job.node.iteration}: skip if it converged before it;",
+        "# the first job of the iteration decides for all of them (see the module docstring)",
+        f"if [ -e {flag} ]; then mine=skip; else mine=run; fi",
+        f"mkdir -p {shlex.quote(os.path.dirname(files.verdict))}",
+        f'ln -s "$mine" {verdict} 2>/dev/null || true',
+        f'if [ "$(readlink {verdict})" = skip ]; then',
+        *skip,
     ]
 
 
