@@ -444,3 +444,58 @@ def test_add_loop_takes_its_first_arguments_in_order_too() -> None:
     loop = recipe.add_loop("sc", make_cycle(), 2, "converged", {"ms": "ms"}, "cycle", ms="x.ms")
     assert loop.name == "sc" and loop.spec.max_iter == 2 and loop.spec.index_input == "cycle"
     assert [n.name for n in build_graph(recipe).nodes][-1] == "sc.2.assess"
+
+
+class ReportIn(BaseModel):
+    ms: MS
+    after: Path
+    cycle: int = 0
+
+
+report = Cab(
+    "report",
+    ["/bin/sh", "-c", 'echo "report $2" >> "$1/log"', "report"],
+    ReportIn,
+    None,
+    {
+        "ms": ParamMeta(positional=True),
+        "cycle": ParamMeta(positional=True),
+        "after": ParamMeta(skip=True),
+    },
+)
+
+
+def test_a_step_after_the_convergence_test_still_runs_in_the_converging_iteration(
+    tmp_path: Path,
+) -> None:
+    """``report`` waits for ``assess``, which writes the flag in iteration 3: the
+    loop converged in that iteration, not before it, so ``report`` still runs."""
+    cycle = make_cycle()
+    cycle.add_step(
+        "report",
+        report,
+        ms=cycle.outputs.calibrate.ms,
+        after=cycle.outputs.assess.converged,
+        cycle=cycle.inputs.cycle,
+    )
+    pipe = Recipe("pipe", PipeIn, PipeOut)
+    handle = pipe.add_loop(
+        "selfcal",
+        cycle,
+        max_iter=5,
+        until="converged",
+        carry={"ms": "ms"},
+        index_input="cycle",
+        ms=pipe.inputs.ms,
+        need=pipe.inputs.need,
+    )
+    pipe.set_output("ms", handle.outputs.ms)
+    pipe.set_output("converged", handle.outputs.converged)
+    ms = tmp_path / "obs.ms"
+    ms.mkdir()
+    result = run_recipe(pipe, {"ms": str(ms), "need": 3}, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    statuses = {s.name: s.status for s in result.steps}
+    assert statuses["selfcal.3.report"] == "ok"
+    assert statuses["selfcal.4.calibrate"] == statuses["selfcal.4.report"] == "skipped"
+    assert (ms / "log").read_text().splitlines()[-1] == "report 3"

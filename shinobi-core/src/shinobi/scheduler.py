@@ -124,6 +124,7 @@ class _Wavefront:
         self.slices: dict[int, list[StepResult | None]] = {}
         self.inflight: dict[int, int] = {}
         self.waiting: _Unit | None = None
+        self.verdicts: dict[tuple[str | None, int | None], bool] = {}
         self.ready: list[tuple[int, int, _Unit]] = []
         # Guards everything above and below against the workers, which record
         # their own results and claim their next unit.
@@ -149,7 +150,7 @@ class _Wavefront:
         node = self.nodes[index]
         name = f"{self.prefix}{node.name}"
         values = resolve_wiring(node, self.inputs, self.output_of)
-        if node.guard is not None and self.converged(node):
+        if node.guard is not None and self.converged_before(node):
             self.complete(index, self.skipped(node, name))
             return
         try:
@@ -170,6 +171,19 @@ class _Wavefront:
             self.complete(index, StepResult(name=name, status="failed", error=str(exc)))
             return
         self.push(_Unit(index, None, name, values))
+
+    def converged_before(self, node: Node) -> bool:
+        """Whether ``node``'s loop had converged before ``node``'s iteration.
+
+        Decided once per iteration, when its first node becomes ready, before
+        any of the iteration has run: a step of the iteration may write the
+        flag itself, and the steps after it in that iteration must still run.
+        """
+        key = (node.loop, node.iteration)
+        verdict = self.verdicts.get(key)
+        if verdict is None:
+            verdict = self.verdicts[key] = self.converged(node)
+        return verdict
 
     def converged(self, node: Node) -> bool:
         path = resolve_value(node.guard, self.inputs, self.output_of)
