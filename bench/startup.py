@@ -23,9 +23,7 @@ __all__ = ["measure_startup"]
 #: What any click + pydantic command pays before its own work: the imports and
 #: pydantic's set-up on its first model.
 _DEPENDENCIES = (
-    "import click, pydantic, pathlib\n"
-    "class First(pydantic.BaseModel):\n"
-    "    path: pathlib.Path\n"
+    "import click, pydantic, pathlib\nclass First(pydantic.BaseModel):\n    path: pathlib.Path\n"
 )
 
 _IMPORT_ONLY = (
