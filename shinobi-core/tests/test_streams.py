@@ -149,3 +149,13 @@ def test_a_step_sees_the_environment_as_it_is_when_the_step_starts(
         control=RunControl(),
     )
     assert run.stdout == "set after import|unset\n"
+
+
+def test_the_tail_in_memory_stays_bounded_however_much_a_step_prints(tmp_path: Path) -> None:
+    log = streams.StreamLog(None, warn=lambda m: None, limit=1000)
+    chunk = b"0123456789" * 70_000  # 700 kB
+    for _ in range(5):
+        log.write(chunk)
+        assert len(log._tail) <= 1000 + streams._SLACK
+    log.write(b"the end\n")
+    assert log.text().endswith("the end\n") and len(log.text()) == 1000

@@ -32,6 +32,8 @@ MAX_CAPTURE = 16 * 1024 * 1024
 _POLL_INTERVAL = 0.05
 
 _CHUNK = 65536
+#: How far the in-memory tail may grow past its limit before it is trimmed.
+_SLACK = 1024 * 1024
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
 
 
@@ -59,7 +61,7 @@ class StreamLog:
     def write(self, data: bytes) -> None:
         with self._lock:
             self._tail += data
-            if len(self._tail) > 2 * self._limit:
+            if len(self._tail) > self._limit + _SLACK:  # trimmed now and then, not per read
                 del self._tail[: -self._limit]
             if self.path is None or self._failed:
                 return
