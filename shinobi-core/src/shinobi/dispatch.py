@@ -46,11 +46,9 @@ def build_invocation(
     node: Node,
     cab: Cab,
     values: dict[str, Any],
-    outputs: dict[str, Any] | None = None,
+    outputs: dict[str, Any],
 ) -> Invocation:
-    """The invocation of ``cab`` with ``values``; ``outputs`` are its static outputs, if known."""
-    if outputs is None:
-        outputs = static_outputs(cab, name, values)
+    """The invocation of ``cab`` with ``values``; ``outputs`` are its static outputs."""
     return invocation_for(
         session,
         name,
@@ -71,7 +69,6 @@ def invocation_for(
 ) -> Invocation:
     """The invocation for an already-rendered argv (the dry run has one at hand)."""
     stdout_path, stderr_path = session.log_paths(name)
-    venv = node.venv or session.config.backend.venv
     return Invocation(
         step=name,
         argv=tuple(argv),
@@ -80,7 +77,7 @@ def invocation_for(
         paths=paths,
         resources=node.resources,
         image=cab.image,
-        venv=venv,
+        venv=session.venv_of(node),
         run_id=session.run_id,
         stdout_path=stdout_path,
         stderr_path=stderr_path,
@@ -123,7 +120,7 @@ def run_cab(
     error = describe_failure(run)
     outputs: dict[str, Any] = {}
     if error is None:
-        outputs, problems = collect_outputs(cab, name, values, wrangled, session.cwd, known)
+        outputs, problems = collect_outputs(cab, values, known, wrangled, session.cwd)
         if wrangled.errors:
             error = f"the tool reported an error: {wrangled.errors[0]}"
         elif problems:

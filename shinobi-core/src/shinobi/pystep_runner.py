@@ -45,7 +45,7 @@ def placement(session: Session, name: str, node: Node, backend_name: str) -> str
     """The backend that runs this pystep out of process, or None to call it here."""
     step = node.step
     if backend_name == "venv":
-        if node.venv or session.config.backend.venv:
+        if session.venv_of(node):
             return backend_name
         session.warn(
             f"step {name!r} selected the venv backend but no venv is declared (venv= on the"

@@ -157,7 +157,7 @@ def _precheck(graph: Graph, values: dict[str, Any], session: Session) -> None:
                 invocation_for(session, step.name, step.node, cab, step.argv, step.paths)
             )
         elif name == "venv" and getattr(step.node.step, "kind", None) == "python":
-            venv = step.node.venv or session.config.backend.venv
+            venv = session.venv_of(step.node)
             if venv:  # a pystep run by the venv's interpreter: the venv must be there
                 by_backend[name].append(_interpreter_in(session, step.name, venv))
     for name, invocations in by_backend.items():

@@ -96,6 +96,11 @@ class Session:
         with self._lock:
             return self._backends.setdefault(name, made)
 
+    def venv_of(self, node: Any) -> str | None:
+        """The venv ``node`` runs in, if any: its own ``venv=``, else ``backend.venv``."""
+        venv: str | None = node.venv or self.config.backend.venv
+        return venv
+
     def cache_for(self, cab: Any, node: Any) -> Any:
         """The step cache, unless this step must not be cached.
 

@@ -161,7 +161,7 @@ def build_invocation(
         paths=tuple(uses),
         resources=node.resources,
         image=step.image,
-        venv=node.venv or session.config.backend.venv,
+        venv=session.venv_of(node),
         run_id=session.run_id,
         stdout_path=stdout_path,
         stderr_path=stderr_path,

@@ -82,18 +82,17 @@ def wrangle(cab: Cab, stdout: str, stderr: str) -> WrangledOutput:
 
 def collect_outputs(
     cab: Cab,
-    step: str,
     inputs: Mapping[str, Any],
+    known: Mapping[str, Any],
     wrangled: WrangledOutput,
     cwd: str,
-    known: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """The outputs of a finished run, and the problems with them (missing files).
 
-    ``known`` is :func:`static_outputs` of the same inputs, when the caller
-    already has it (it did to build the invocation).
+    ``known`` is :func:`static_outputs` of the same inputs: the caller has it
+    already, from building the invocation.
     """
-    values = dict(known) if known is not None else static_outputs(cab, step, inputs)
+    values = dict(known)
     problems: list[str] = []
     specs = fields_of(cab.outputs_model)
     for name, spec in specs.items():
