@@ -137,6 +137,7 @@ class _Wavefront:
         self.top_level = not prefix and threading.current_thread() is threading.main_thread()
         self.inline = self.max_workers == 1
         self.abandoned = False
+        self.undying_since: float | None = None
         self.crash: BaseException | None = None
         self.workers: _Workers | None = None
 
@@ -393,23 +394,30 @@ class _Wavefront:
 
         thread = threading.Thread(target=schedule, name="shinobi-scheduler", daemon=True)
         thread.start()
-        deadline: float | None = None
         while thread.is_alive():
             thread.join(0.1)
             self.check_interrupt()
-            if self.session.undying and deadline is None:
-                deadline = time.monotonic() + UNDYING_WAIT
-            if deadline is not None and time.monotonic() > deadline:
-                # A step whose leader would not die holds the thread (and the
-                # lock it runs steps under): report rather than hang, and let
-                # nothing it returns later count.
-                self.abandoned = True
+            # A step whose leader would not die holds the thread (and the lock
+            # it runs steps under), so this is checked here, without the lock.
+            if self.give_up_on_undying():
                 return
         if failure:
             raise failure[0]
 
+    def give_up_on_undying(self) -> bool:
+        """True once a step that would not die has been waited on for :data:`UNDYING_WAIT`.
+
+        The run is then reported rather than left hanging, and nothing such a
+        step returns later counts (``abandoned``).
+        """
+        if self.session.undying and self.undying_since is None:
+            self.undying_since = time.monotonic()
+        if self.undying_since is None or time.monotonic() - self.undying_since <= UNDYING_WAIT:
+            return False
+        self.abandoned = True
+        return True
+
     def loop(self) -> None:
-        deadline: float | None = None
         watch = self.top_level and not self.inline  # else the main thread watches
         while True:
             self.wakeup.clear()
@@ -424,10 +432,7 @@ class _Wavefront:
                     self.waiting = None
                 if self.running == 0 and (self.stopping or not self.ready):
                     return
-                if self.session.undying and deadline is None:
-                    deadline = time.monotonic() + UNDYING_WAIT
-                if deadline is not None and time.monotonic() > deadline:
-                    self.abandoned = True  # a step that would not die: report rather than hang
+                if self.give_up_on_undying():
                     return
                 if self.launch():
                     continue
