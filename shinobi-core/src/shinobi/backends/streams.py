@@ -98,15 +98,20 @@ def _pidfd(pid: int) -> int | None:
     return fd
 
 
-def _read_into(fd: int, log: StreamLog) -> bool:
-    """Move what the pipe holds into ``log``; False at end of file."""
+def _read_into(fd: int, pipes: dict[int, StreamLog]) -> bool:
+    """Move one read's worth of pipe ``fd`` into its log; False when there is no more now.
+
+    At end of file the pipe and its log are closed and ``fd`` leaves ``pipes``.
+    """
     try:
         data = os.read(fd, _CHUNK)
-    except BlockingIOError:
-        return True
-    if not data:
+    except BlockingIOError:  # a non-blocking pipe with nothing in it yet
         return False
-    log.write(data)
+    if not data:
+        os.close(fd)
+        pipes.pop(fd).close()
+        return False
+    pipes[fd].write(data)
     return True
 
 
@@ -118,10 +123,8 @@ def _drain_until_eof(pipes: dict[int, StreamLog]) -> None:
         poller.register(fd, select.POLLIN)
     while pipes:
         for fd, _ in poller.poll():
-            if not _read_into(fd, pipes[fd]):
+            if not _read_into(fd, pipes):
                 poller.unregister(fd)
-                os.close(fd)
-                pipes.pop(fd).close()
 
 
 def pump(proc: subprocess.Popen[bytes], pipes: dict[int, StreamLog]) -> int:
@@ -145,10 +148,8 @@ def pump(proc: subprocess.Popen[bytes], pipes: dict[int, StreamLog]) -> int:
             for fd, _ in poller.poll(timeout):
                 if fd == pidfd:
                     leader_gone = True
-                elif not _read_into(fd, open_pipes[fd]):
-                    poller.unregister(fd)
-                    os.close(fd)
-                    open_pipes.pop(fd).close()
+                elif not _read_into(fd, open_pipes):
+                    poller.unregister(fd)  # blocking pipes: no more means end of file
             if open_pipes and (leader_gone or (pidfd is None and proc.poll() is not None)):
                 _take_what_is_there(open_pipes)
                 break
@@ -165,15 +166,7 @@ def pump(proc: subprocess.Popen[bytes], pipes: dict[int, StreamLog]) -> int:
 
 def _take_what_is_there(pipes: dict[int, StreamLog]) -> None:
     """Read everything already written to ``pipes`` without waiting for more."""
-    for fd, log in list(pipes.items()):
+    for fd in list(pipes):
         os.set_blocking(fd, False)
-        while True:
-            try:
-                data = os.read(fd, _CHUNK)
-            except BlockingIOError:
-                break
-            if not data:
-                os.close(fd)
-                pipes.pop(fd).close()
-                break
-            log.write(data)
+        while _read_into(fd, pipes):
+            pass
