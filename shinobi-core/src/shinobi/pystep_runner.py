@@ -31,7 +31,7 @@ from shinobi.failures import describe_failure
 from shinobi.outcome import result_of_run
 from shinobi.pyrunner.request import build_invocation
 from shinobi.steps.result import StepResult
-from shinobi.steps.types import fields_of
+from shinobi.steps.types import field_values, fields_of
 from shinobi.teardown import StepWorkspace
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
     started = time.time()
     try:
         returned = step.fn(**_anchored(step, values, session.cwd))
-        outputs = dict(step.outputs_model.model_validate(step.outputs_from(returned)))
+        outputs = field_values(step.outputs_model.model_validate(step.outputs_from(returned)))
     except Exception as exc:
         return StepResult(
             name=name,
@@ -181,7 +181,7 @@ def _result(
             error = "the pystep runner exited without writing its outputs"
         else:
             try:
-                outputs = dict(node.step.outputs_model.model_validate(reply["outputs"]))
+                outputs = field_values(node.step.outputs_model.model_validate(reply["outputs"]))
             except ValueError as exc:
                 error = f"its outputs do not match {node.step.outputs_model.__name__}: {exc}"
     result = result_of_run(

@@ -80,8 +80,10 @@ def as_recipe(step: Any) -> Recipe:
 def validate_recipe_inputs(recipe: Recipe, values: Mapping[str, Any]) -> dict[str, Any]:
     from pydantic import ValidationError
 
+    from shinobi.steps.types import field_values
+
     try:
-        return dict(recipe.inputs_model.model_validate(dict(values)))
+        return field_values(recipe.inputs_model.model_validate(dict(values)))
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first.get("loc", ())) or "?"

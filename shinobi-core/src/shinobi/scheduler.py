@@ -30,6 +30,7 @@ from shinobi.errors import ShinobiError
 from shinobi.plan import resolve_value, resolve_wiring, scatter_slices, validate_inputs
 from shinobi.steps.refs import OutputRef
 from shinobi.steps.result import RecipeResult, StepResult, StepStatus
+from shinobi.steps.types import field_values
 
 if TYPE_CHECKING:
     from shinobi.graph import Graph, Node
@@ -450,7 +451,7 @@ class _Wavefront:
                 for k, v in self.graph.outputs.items()
             }
             try:
-                outputs = dict(recipe.outputs_model.model_validate(outputs))
+                outputs = field_values(recipe.outputs_model.model_validate(outputs))
             except Exception as exc:
                 failure = StepResult(name=recipe.name, status="failed", error=str(exc))
         status: StepStatus = "cancelled" if cancelled else ("failed" if failure else "ok")
