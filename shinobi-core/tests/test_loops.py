@@ -99,11 +99,11 @@ class PipeOut(BaseModel):
     converged: File | None = None
 
 
-def make_pipe(max_iter: int = 6, **loop: Any) -> Recipe:
+def make_pipe(max_iter: int = 6, cycle: Recipe | None = None, **loop: Any) -> Recipe:
     pipe = Recipe("pipe", PipeIn, PipeOut)
     handle = pipe.add_loop(
         "selfcal",
-        make_cycle(),
+        cycle or make_cycle(),
         max_iter=max_iter,
         until="converged",
         carry={"ms": "ms"},
@@ -478,19 +478,7 @@ def test_a_step_after_the_convergence_test_still_runs_in_the_converging_iteratio
         after=cycle.outputs.assess.converged,
         cycle=cycle.inputs.cycle,
     )
-    pipe = Recipe("pipe", PipeIn, PipeOut)
-    handle = pipe.add_loop(
-        "selfcal",
-        cycle,
-        max_iter=5,
-        until="converged",
-        carry={"ms": "ms"},
-        index_input="cycle",
-        ms=pipe.inputs.ms,
-        need=pipe.inputs.need,
-    )
-    pipe.set_output("ms", handle.outputs.ms)
-    pipe.set_output("converged", handle.outputs.converged)
+    pipe = make_pipe(max_iter=5, cycle=cycle)
     ms = tmp_path / "obs.ms"
     ms.mkdir()
     result = run_recipe(pipe, {"ms": str(ms), "need": 3}, cwd=tmp_path, config=config())

@@ -72,8 +72,8 @@ def test_in_place_rewrites_are_ordered_and_readers_stay_parallel(
     assert f"image, inspect only read {ms}: left parallel" in explained.stdout
 
 
-def test_loop_iterations_after_the_first_start_with_the_guard(ninja: Ninja, tmp_path: Path) -> None:
-    flag = tmp_path / "converged"
+def compile_selfcal(ninja: Ninja, tmp_path: Path, flag: Path) -> dict[str, str]:
+    """The scripts of the test self-calibration loop, by job name."""
     done = ninja(
         "compile",
         f"{RECIPES}/loops.py:selfcal",
@@ -81,9 +81,16 @@ def test_loop_iterations_after_the_first_start_with_the_guard(ninja: Ninja, tmp_
         str(tmp_path / "obs.ms"),
         "--flag",
         str(flag),
+        "--workdir",
+        str(tmp_path),
     )
     assert done.returncode == 0, done.stderr
-    found = scripts(done.stdout)
+    return scripts(done.stdout)
+
+
+def test_loop_iterations_after_the_first_start_with_the_guard(ninja: Ninja, tmp_path: Path) -> None:
+    flag = tmp_path / "converged"
+    found = compile_selfcal(ninja, tmp_path, flag)
     assert len(found) == 15
     guard = f"if [ -e {flag} ]; then"
     for name, text in found.items():
@@ -111,18 +118,7 @@ def test_a_job_of_the_converging_iteration_runs_though_its_sibling_wrote_the_fla
     by an echo.
     """
     flag = tmp_path / "converged"
-    done = ninja(
-        "compile",
-        f"{RECIPES}/loops.py:selfcal",
-        "--ms",
-        str(tmp_path / "obs.ms"),
-        "--flag",
-        str(flag),
-        "--workdir",
-        str(tmp_path),
-    )
-    assert done.returncode == 0, done.stderr
-    found = scripts(done.stdout)
+    found = compile_selfcal(ninja, tmp_path, flag)
 
     def run_job(name: str) -> str:
         script = re.sub(r"^exec .*$", f"echo RAN {name}", found[name], flags=re.M)
