@@ -77,6 +77,11 @@ def test_output_wiring_to_a_missing_step_is_rejected() -> None:
         build_graph(recipe(StepRef("make", tool), outputs={"result": OutputRef("mkae", "result")}))
 
 
+def test_output_wiring_to_a_missing_field_suggests_the_nearest() -> None:
+    with pytest.raises(RecipeGraphError, match=r"output 'result'.*no output 'reslt'.*'result'"):
+        build_graph(recipe(StepRef("make", tool), outputs={"result": OutputRef("make", "reslt")}))
+
+
 def test_wiring_an_input_the_step_lacks_is_rejected() -> None:
     with pytest.raises(RecipeGraphError, match=r"step 'a', input 'sorce'.*did you mean 'src'"):
         build_graph(recipe(StepRef("a", tool, {"sorce": "x"})))

@@ -173,6 +173,35 @@ def test_an_empty_list_scatters_into_no_slices_and_gathers_empty_lists(tmp_path:
     assert result.outputs == {"said": []}
 
 
+class Counted(BaseModel):
+    said: list[str]
+    runs: int
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_a_step_after_an_empty_scatter_runs_once_with_the_empty_list(
+    tmp_path: Path, workers: int
+) -> None:
+    log = tmp_path / "count.log"
+
+    @shinobi.pystep
+    def count(parts: list[str]) -> int:
+        with log.open("a") as fh:
+            fh.write(f"{parts}\n")
+        return len(parts)
+
+    recipe = Recipe("fan", Stamps, Counted, max_workers=workers)
+    recipe.add_step("stamp", stamp, scatter=["stamp"], stamp=recipe.inputs.stamps)
+    recipe.add_step("count", count, parts=recipe.outputs.stamp.said)
+    recipe.set_output("said", recipe.outputs.stamp.said)
+    recipe.set_output("runs", recipe.outputs.count.result)
+    result = run_recipe(recipe, {"stamps": []}, cwd=tmp_path, config=config(workers))
+    assert result.ok, result.error
+    assert result.outputs == {"said": [], "runs": 0}
+    assert log.read_text() == "[]\n"
+    assert [s.name for s in result.steps] == ["stamp", "count"]
+
+
 class CodeIn(BaseModel):
     code: int
 

@@ -407,7 +407,11 @@ class _Builder:
                     f"output {name!r}: the recipe's outputs_model has no such field"
                     f"{_suggest(name, recipe_outputs)}"
                 )
-            outputs[name] = self.check_value(value, f"output {name!r}", index, recipe_inputs)
+            where = f"output {name!r}"
+            outputs[name] = self.check_value(value, where, index, recipe_inputs)
+            for ref in refs_in(outputs[name]):
+                if isinstance(ref, OutputRef):
+                    self.check_output_field(ref, where)
 
         dependants: list[list[int]] = [[] for _ in nodes]
         for node in nodes:

@@ -367,8 +367,12 @@ class _Wavefront:
             session.undying = session.control.cancel()
 
     def run(self) -> RecipeResult:
-        for index, count in enumerate(self.pending_deps):
-            if count == 0 and not self.stopping:
+        # The roots are listed before any is made ready: a root that completes
+        # at once (an empty scatter, a skipped iteration) makes its dependants
+        # ready itself, and they must not be found again by this loop.
+        roots = [index for index, count in enumerate(self.pending_deps) if count == 0]
+        for index in roots:
+            if not self.stopping:
                 self.make_ready(index)
         try:
             if self.top_level and self.inline:
