@@ -7,20 +7,29 @@ from collections.abc import Callable
 from pathlib import Path
 from subprocess import CompletedProcess
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "examples" / "offload_demo.py"
 
 Ninja = Callable[..., CompletedProcess[str]]
 
 GOOD = """
+import enum
 from pathlib import Path
 from pydantic import BaseModel, Field
 from shinobi.steps import Cab, ParamMeta, Recipe
+
+class Speed(enum.Enum):
+    fast = "quick"
+    slow = "careful"
 
 class In(BaseModel):
     out: Path = Field(description="where the file goes")
     count: int = 1
     tags: list[str] = []
+    bands: list[int] = Field(default_factory=lambda: [1, 2])
+    speed: Speed = Speed.fast
 
 class TouchIn(BaseModel):
     out: Path
@@ -43,6 +52,12 @@ def one_line_error(proc: CompletedProcess[str]) -> str:
     lines = [line for line in proc.stderr.splitlines() if line.startswith("ninja: error:")]
     assert len(lines) == 1, proc.stderr
     return lines[0]
+
+
+def only_line(proc: CompletedProcess[str]) -> str:
+    """The error line of a run that failed before running anything: nothing else printed."""
+    assert len(proc.stderr.splitlines()) == 1, proc.stderr
+    return one_line_error(proc)
 
 
 def test_demo_runs_and_creates_the_file(ninja: Ninja, tmp_path: Path) -> None:
@@ -82,6 +97,10 @@ def test_recipe_inputs_are_typed_options_with_help(
     assert proc.returncode == 0
     assert "--out" in proc.stdout and "where the file goes" in proc.stdout
     assert "--tags" in proc.stdout
+    shown = " ".join(proc.stdout.split())  # help text wraps where it likes
+    assert "[default: [1, 2]]" in shown  # a default_factory's product
+    assert "[default: quick]" in shown  # an enum's value, as it is typed
+    assert "Undefined" not in shown
     bad = ninja("run", f"{path}:pipe", "--out", "x", "--count", "many")
     assert bad.returncode == 2
     assert "many" in bad.stderr and "Traceback" not in bad.stderr
@@ -102,6 +121,31 @@ def test_missing_required_input_is_a_usage_error(
     proc = ninja("run", f"{path}:pipe")
     assert proc.returncode == 2
     assert "--out" in one_line_error(proc)
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--out", "x", "-j", "0"], "'--max-workers' / '-j': 0 is not in the range"),
+        (["--out", "x", "--bogus", "1"], "No such option '--bogus'"),
+        (["--out"], "Option '--out' requires an argument"),
+    ],
+)
+def test_a_bad_option_is_one_line_pointing_at_the_recipes_help(
+    ninja: Ninja, recipe_file: Callable[..., Path], args: list[str], said: str
+) -> None:
+    path = recipe_file(GOOD)
+    proc = ninja("run", f"{path}:pipe", *args)
+    assert proc.returncode == 2
+    line = only_line(proc)
+    assert said in line
+    assert line.endswith(f"(see 'ninja run {path}:pipe --help')")
+
+
+def test_an_unknown_command_is_one_line(ninja: Ninja) -> None:
+    proc = ninja("frob")
+    assert proc.returncode == 2
+    assert only_line(proc) == "ninja: error: No such command 'frob' (see 'ninja --help')"
 
 
 def test_missing_file(ninja: Ninja) -> None:

@@ -165,6 +165,19 @@ def test_a_bad_override_is_reported_with_the_field(tmp_path: Path) -> None:
     assert "step 'wrong': input 'succeed_at'" in (result.error or "")
 
 
+def test_an_override_the_cab_does_not_have_fails_the_step_with_a_suggestion(
+    tmp_path: Path,
+) -> None:
+    @shinobi.step(flaky)
+    def misspelt(ctx: StepContext) -> StepResult:
+        return ctx.run(succeed_at_=2)
+
+    result = run_recipe(misspelt, {"counter": str(tmp_path / "c")}, cwd=tmp_path, config=config())
+    assert not result.ok
+    assert "'flaky' has no input 'succeed_at_'; did you mean 'succeed_at'?" in (result.error or "")
+    assert not (tmp_path / "c").exists()  # the tool never ran with its defaults
+
+
 def test_backend_on_the_decorator_and_on_ctx_run(made_venv: Path, tmp_path: Path) -> None:
     runs: list[StepResult] = []
 

@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.base import Invocation, PathUse
-from shinobi.errors import ShinobiError
+from shinobi.errors import ShinobiError, did_you_mean
 from shinobi.failures import describe_failure
 from shinobi.outcome import result_of_run
 from shinobi.plan import cab_of
@@ -158,10 +158,16 @@ def _run_function(session: Session, name: str, node: Node, values: dict[str, Any
     from shinobi.steps.functions import StepContext
 
     cab = cab_of(node.step)
+    fields = cab.inputs_model.model_fields
 
     def runner(vals: dict[str, Any], backend: str | None) -> StepResult:
         from shinobi.plan import validate_inputs
 
+        for key in vals:  # a misspelt override would otherwise be dropped by validation
+            if key not in fields:
+                raise ValueError(
+                    f"ctx.run(): {cab.name!r} has no input {key!r}{did_you_mean(key, fields)}"
+                )
         checked = validate_inputs(node, vals, f"step {name!r}")
         return run_cab(session, name, node, cab, checked, choose_backend(session, node, backend))
 

@@ -6,6 +6,8 @@ its message as one line and exits with ``exit_code`` instead of a traceback.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 __all__ = [
     "BackendNotFound",
     "ConfigError",
@@ -14,7 +16,20 @@ __all__ = [
     "ShinobiError",
     "StepFailed",
     "UsageError",
+    "did_you_mean",
 ]
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the candidate closest to ``name``, or ``""``.
+
+    The tail every "no such name" message ends with; difflib is imported only
+    when a message is being made, never on the way to a successful run.
+    """
+    import difflib
+
+    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 class ShinobiError(Exception):

@@ -8,12 +8,12 @@ and field it concerns, and the nearest valid name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from shinobi.errors import RecipeGraphError
+from shinobi.errors import RecipeGraphError, did_you_mean
 from shinobi.steps.refs import InputRef, OutputRef
 
 if TYPE_CHECKING:
@@ -116,13 +116,6 @@ def output_refs(value: Any) -> list[OutputRef]:
     return [ref for ref in refs_in(value) if isinstance(ref, OutputRef)]
 
 
-def _suggest(name: str, candidates: Iterable[str]) -> str:
-    import difflib  # only for an error
-
-    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
 def _scatter_of(step: Any) -> tuple[str, ...]:
     """The scatter a decorated step (``@shinobi.step``/``@pystep``) declares itself."""
     return tuple(getattr(step, "scatter", None) or ())
@@ -171,7 +164,7 @@ class _Builder:
         if spec.until not in outs:
             raise self.fail(
                 f"{where}: until={spec.until!r} is not an output of the body"
-                f"{_suggest(spec.until, outs)}"
+                f"{did_you_mean(spec.until, outs)}"
             )
         self.check_until(spec, where)
         if not isinstance(spec.carry, dict) or not all(
@@ -185,19 +178,19 @@ class _Builder:
             if out not in outs:
                 raise self.fail(
                     f"{where}: carry names {out!r}, which is not an output of the body"
-                    f"{_suggest(out, outs)} (a carried value must be both an output and an"
+                    f"{did_you_mean(out, outs)} (a carried value must be both an output and an"
                     " input of the body)"
                 )
             if inp not in ins:
                 raise self.fail(
                     f"{where}: carry feeds {inp!r}, which is not an input of the body"
-                    f"{_suggest(inp, ins)} (a carried value must be both an output and an"
+                    f"{did_you_mean(inp, ins)} (a carried value must be both an output and an"
                     " input of the body)"
                 )
         if spec.index_input is not None and spec.index_input not in ins:
             raise self.fail(
                 f"{where}: index_input={spec.index_input!r} is not an input of the body"
-                f"{_suggest(spec.index_input, ins)}"
+                f"{did_you_mean(spec.index_input, ins)}"
             )
         if spec.index_input is not None and spec.index_input in spec.carry.values():
             raise self.fail(
@@ -207,7 +200,7 @@ class _Builder:
         for name in spec.inputs:
             if name not in ins:
                 raise self.fail(
-                    f"{where}: {name!r} is not an input of the body{_suggest(name, ins)}"
+                    f"{where}: {name!r} is not an input of the body{did_you_mean(name, ins)}"
                 )
             if name == spec.index_input:
                 raise self.fail(
@@ -405,7 +398,7 @@ class _Builder:
             if name not in recipe_outputs:
                 raise self.fail(
                     f"output {name!r}: the recipe's outputs_model has no such field"
-                    f"{_suggest(name, recipe_outputs)}"
+                    f"{did_you_mean(name, recipe_outputs)}"
                 )
             where = f"output {name!r}"
             outputs[name] = self.check_value(value, where, index, recipe_inputs)
@@ -431,7 +424,7 @@ class _Builder:
                 outs = _fields(spec.body.outputs_model)
                 raise RecipeGraphError(
                     f"{self.where}: loop {spec.name!r} has no output {value.field!r}"
-                    f"{_suggest(value.field, outs)}"
+                    f"{did_you_mean(value.field, outs)}"
                 )
             return self.loop_outputs[value.step](value.field)
         if isinstance(value, list):
@@ -447,13 +440,13 @@ class _Builder:
                 if ref.field not in recipe_inputs:
                     raise self.fail(
                         f"{where}: InputRef names {ref.field!r}, which the recipe's"
-                        f" inputs_model does not have{_suggest(ref.field, recipe_inputs)}"
+                        f" inputs_model does not have{did_you_mean(ref.field, recipe_inputs)}"
                     )
                 continue
             if ref.step not in index:
                 raise self.fail(
                     f"{where}: OutputRef names step {ref.step!r}, which does not exist"
-                    f"{_suggest(ref.step, list(index) + list(self.loops))}"
+                    f"{did_you_mean(ref.step, list(index) + list(self.loops))}"
                 )
         return value
 
@@ -481,7 +474,7 @@ class _Builder:
             where = f"step {name!r}, input {key!r}"
             if key not in inputs:
                 raise self.fail(
-                    f"{where}: {step.name!r} has no input {key!r}{_suggest(key, inputs)}"
+                    f"{where}: {step.name!r} has no input {key!r}{did_you_mean(key, inputs)}"
                 )
             value = self.check_value(value, where, index, recipe_inputs)
             for ref in refs_in(value):
@@ -497,7 +490,7 @@ class _Builder:
             if field_name not in inputs:
                 raise self.fail(
                     f"step {name!r}: scatter names {field_name!r}, which is not an input of"
-                    f" {step.name!r}{_suggest(field_name, inputs)}"
+                    f" {step.name!r}{did_you_mean(field_name, inputs)}"
                 )
             if field_name not in wiring:
                 raise self.fail(
@@ -543,7 +536,8 @@ class _Builder:
         outs = _fields(producer.outputs_model)
         if ref.field not in outs:
             raise self.fail(
-                f"{where}: step {ref.step!r} has no output {ref.field!r}{_suggest(ref.field, outs)}"
+                f"{where}: step {ref.step!r} has no output {ref.field!r}"
+                f"{did_you_mean(ref.field, outs)}"
             )
 
     def check_cycles(self, graph: Graph) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from shinobi.errors import LoadError
+from shinobi.errors import LoadError, did_you_mean
 
 __all__ = ["build_model", "load_target", "split_target"]
 
@@ -143,16 +143,13 @@ def load_target(target: str) -> Any:
     try:
         value = getattr(module, name)
     except AttributeError:
-        import difflib
-
         from shinobi.steps.recipe import Recipe
 
         candidates = [k for k, v in vars(module).items() if isinstance(v, Recipe)]
-        close = difflib.get_close_matches(name, candidates, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
         listing = ", ".join(candidates) or "none"
         raise LoadError(
-            f"{path} has no {name!r}; {hint}(recipes defined there: {listing})"
+            f"{path} has no {name!r}{did_you_mean(name, candidates)}"
+            f" (recipes defined there: {listing})"
         ) from None
     if getattr(value, "kind", None) not in ("recipe", "cab", "python", "function"):
         raise LoadError(

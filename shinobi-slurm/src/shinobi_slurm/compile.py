@@ -13,7 +13,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from shinobi.errors import UsageError
+from shinobi.errors import UsageError, did_you_mean
 from shinobi.launch.handle import JobJournal, LaunchHandle, LaunchJob
 from shinobi.launch.tracking import LaunchStatus, LogSource
 from shinobi.offload.base import CompileOptions, OffloadTarget, Script, Workflow
@@ -147,13 +147,10 @@ class SlurmTarget(OffloadTarget):
         if step is not None:
             jobs = [j for j in handle.jobs if j.step == step]
             if not jobs:
-                import difflib
-
                 names = [j.step for j in handle.jobs]
-                close = difflib.get_close_matches(step, names, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
                 raise UsageError(
-                    f"launch {handle.name} has no step {step!r}{hint} (steps: {', '.join(names)})"
+                    f"launch {handle.name} has no step {step!r}{did_you_mean(step, names)}"
+                    f" (steps: {', '.join(names)})"
                 )
         sources = []
         for job in jobs:

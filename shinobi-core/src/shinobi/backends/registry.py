@@ -13,7 +13,7 @@ from functools import cache
 from importlib.metadata import entry_points
 from typing import Any
 
-from shinobi.errors import BackendNotFound
+from shinobi.errors import BackendNotFound, did_you_mean
 
 __all__ = [
     "BACKENDS",
@@ -103,12 +103,9 @@ def _not_found(group: str, name: str) -> BackendNotFound:
             f"the {kind} {name!r} is not installed: `pip install {provider}` provides it"
             f" (installed: {', '.join(installed) or 'none'})"
         )
-    import difflib  # only for a name that is not installed
-
-    hint = difflib.get_close_matches(name, installed, n=1)
-    did_you_mean = f"; did you mean {hint[0]!r}?" if hint else ""
     return BackendNotFound(
-        f"unknown {kind} {name!r}{did_you_mean} (installed: {', '.join(installed) or 'none'})"
+        f"unknown {kind} {name!r}{did_you_mean(name, installed)}"
+        f" (installed: {', '.join(installed) or 'none'})"
     )
 
 

@@ -158,6 +158,22 @@ def _register_exit_hook() -> None:
         atexit.register(_collect_then_freeze)
 
 
+def _usage_line(exc: click.UsageError) -> str:
+    """click's message for a bad option or argument, on one line, with where to look.
+
+    click would print a usage block and a "Try --help" line around it; every
+    other error of ninja is one line, and scripts and people read it the same way.
+    """
+    from shinobi.cli.recipe_options import TARGET_KEY
+
+    message = " ".join(exc.format_message().split()).rstrip(".")
+    ctx = exc.ctx
+    path = ctx.command_path if ctx is not None else "ninja"
+    if ctx is not None and TARGET_KEY in ctx.meta:  # a recipe's inputs are in its own --help
+        path = f"{path} {ctx.meta[TARGET_KEY]}"
+    return f"{message} (see '{path} --help')"
+
+
 def main(argv: list[str] | None = None) -> Any:
     """Run the CLI and turn every user-facing error into one line and an exit code."""
     _register_exit_hook()
@@ -172,6 +188,9 @@ def main(argv: list[str] | None = None) -> Any:
     except click.exceptions.Abort:
         click.echo("ninja: aborted", err=True)
         sys.exit(130)
+    except click.UsageError as exc:
+        click.echo(f"ninja: error: {_usage_line(exc)}", err=True)
+        sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)

@@ -15,9 +15,11 @@ from typing import Any
 
 import click
 
-__all__ = ["RecipeCommand", "recipe_values"]
+__all__ = ["TARGET_KEY", "RecipeCommand", "recipe_values"]
 
 _RECIPE_KEY = "shinobi_recipe"
+#: Where the loaded FILE.py:NAME is kept, for messages that point at its --help.
+TARGET_KEY = "shinobi_target"
 _INPUTS_KEY = "shinobi_inputs"
 
 
@@ -71,8 +73,13 @@ class RecipeCommand(click.Command):
 
             recipe = load_target(target)
             ctx.meta[_RECIPE_KEY] = recipe
+            ctx.meta[TARGET_KEY] = target
             self.params = [*self.params, *self._input_options(recipe)]
-        return super().parse_args(ctx, args)
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            exc.ctx = exc.ctx or ctx  # click's parser leaves some of its errors without one
+            raise
 
     def _input_options(self, recipe: Any) -> list[click.Option]:
         own = {opt for p in self.params for opt in getattr(p, "opts", [])}
@@ -84,7 +91,7 @@ class RecipeCommand(click.Command):
             if "--" + name not in names and "--" + name not in own:
                 names.append("--" + name)
             required = info.is_required()
-            default = None if required or info.default is None else info.default
+            default = None if required else _shown_default(info)
             help_text = info.description or ""
             if not required and default not in (None, [], ()):
                 help_text = f"{help_text} [default: {default}]".strip()
@@ -105,6 +112,16 @@ class RecipeCommand(click.Command):
             option.name = f"{_INPUTS_KEY}:{name}"
             options.append(option)
         return options
+
+
+def _shown_default(info: Any) -> Any:
+    """A field's default as ``--help`` shows it: a factory's product, an enum's value."""
+    import enum
+
+    default = info.get_default(call_default_factory=True)
+    if isinstance(default, enum.Enum):
+        return default.value
+    return default
 
 
 def recipe_values(ctx: click.Context, params: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
