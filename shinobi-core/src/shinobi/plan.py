@@ -23,11 +23,13 @@ __all__ = [
     "Plan",
     "PlannedStep",
     "cab_of",
+    "check_statically",
     "plan_graph",
     "preflight",
     "resolve_value",
     "resolve_wiring",
     "scatter_slices",
+    "static_input_error",
     "validate_inputs",
 ]
 
@@ -87,6 +89,73 @@ def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[s
     return field_values(model)
 
 
+#: Validation failures that depend on the filesystem or on the model's own code
+#: when the step runs (a FilePath not there yet, a validator that looks at the
+#: disk), not on the value alone: left to the check every step gets just
+#: before it runs.
+_RUN_TIME_ERRORS = frozenset(
+    {"value_error", "assertion_error", "path_not_file", "path_not_directory", "path_exists"}
+)
+
+
+def _has_unknown(value: Any) -> bool:
+    if isinstance(value, Unknown):
+        return True
+    return isinstance(value, list | tuple) and any(_has_unknown(v) for v in value)
+
+
+_blanks: dict[type, Any] = {}
+
+
+def _blank(model: type) -> Any:
+    """A scratch instance of ``model`` to validate single fields against.
+
+    Field validation writes the value into it; nothing reads it back, so one
+    per model serves every check (building one per step cost more than the
+    checks themselves).
+    """
+    blank = _blanks.get(model)
+    if blank is None:
+        blank = _blanks[model] = model.model_construct()  # type: ignore[attr-defined]
+    return blank
+
+
+def static_input_error(node: Node, values: Mapping[str, Any], where: str) -> str | None:
+    """What is wrong with ``node``'s inputs whatever runs before it, or None.
+
+    ``values`` are resolved as far as is known before the run (run-time values
+    are :class:`Unknown`). A literal or recipe input of the wrong type, or a
+    required input nothing is wired to, would otherwise fail the step only
+    when its turn comes, after the steps before it have run for hours. Each
+    known value is checked on its own against its field (the others may not
+    be known yet); what the model's own validators decide is left to the run.
+    """
+    from pydantic import ValidationError
+
+    model = node.step.inputs_model
+    validator = model.__pydantic_validator__
+    for name, spec in fields_of(model).items():
+        if name not in node.wiring:
+            if spec.required:
+                return (
+                    f"{where}: input {name!r} is required and nothing is wired to it"
+                    f" (wire it in add_step, or give {model.__name__}.{name} a default)"
+                )
+            continue
+        value = values.get(name)
+        if _has_unknown(value):
+            continue
+        try:
+            validator.validate_assignment(_blank(model), name, value)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            if first["type"] not in _RUN_TIME_ERRORS:
+                return f"{where}: input {name!r}: {first['msg']}"
+        except Exception:  # a model's own code, run on a partial model: the run decides
+            continue
+    return None
+
+
 def cab_of(step: Any) -> Any:
     """The cab that runs for a step (an orchestration function drives one), or None."""
     kind = getattr(step, "kind", None)
@@ -135,9 +204,10 @@ def _plan_step(name: str, node: Node, values: dict[str, Any], cwd: str) -> Plann
         assert node.subgraph is not None
         child = plan_graph(node.subgraph, values, cwd, prefix=f"{name}.")
         return PlannedStep(name, node, values, dict(child.outputs), children=child)
+    error = static_input_error(node, values, f"step {name!r}")
     if cab is None:
         outs = {f: Unknown(name, f) for f in fields_of(node.step.outputs_model)}
-        return PlannedStep(name, node, values, outs)
+        return PlannedStep(name, node, values, outs, error=error)
     outs = static_outputs(cab, name, values)
     return PlannedStep(
         name,
@@ -146,6 +216,7 @@ def _plan_step(name: str, node: Node, values: dict[str, Any], cwd: str) -> Plann
         outs,
         argv=render_argv(cab, values),
         paths=path_uses(cab, values, outs, cwd),
+        error=error,
     )
 
 
@@ -208,11 +279,69 @@ def preflight(
 
     if plan is None:
         if not _can_fail(graph):
+            error = _input_error(graph, inputs)
+            if error is not None:
+                raise ValueError(error)
             return
         plan = plan_graph(graph, inputs, cwd or os.getcwd())
     error = _first_error(plan.steps)
     if error is not None:
         raise ValueError(error)
+
+
+def check_statically(
+    graph: Graph, inputs: Mapping[str, Any], cwd: str | None = None, *, keep_plan: bool = False
+) -> Plan | None:
+    """:func:`preflight` as the usage error a person (or a program) is refused with.
+
+    With ``keep_plan`` the static plan is made here and returned, for a caller
+    that draws or compiles it, so it is made once.
+    """
+    import os
+
+    from shinobi.errors import UsageError
+
+    try:
+        plan = plan_graph(graph, inputs, cwd or os.getcwd()) if keep_plan else None
+        preflight(graph, inputs, cwd, plan=plan)
+    except ValueError as exc:
+        raise UsageError(f"recipe {graph.recipe.name!r}, {exc}") from None
+    return plan
+
+
+def _unknown(ref: OutputRef) -> Unknown:
+    return Unknown(ref.step, ref.field)
+
+
+def _input_error(graph: Graph, inputs: Mapping[str, Any], prefix: str = "") -> str | None:
+    """:func:`static_input_error` over every step, without planning command lines.
+
+    This is the part of the static check every recipe can fail; it costs one
+    field validation per wired value, where a plan would render every command
+    line and path too.
+    """
+    for node in graph.nodes:
+        name = f"{prefix}{node.name}"
+        values = resolve_wiring(node, inputs, _unknown)
+        if node.subgraph is not None:
+            found = _input_error(node.subgraph, _defaults(node, values), f"{name}.")
+        elif node.scatter:
+            found = None
+            for k, part in enumerate(_known_slices(node, values)):
+                found = found or static_input_error(node, part, f"step '{name}[{k}]'")
+        else:
+            found = static_input_error(node, values, f"step {name!r}")
+        if found is not None:
+            return found
+    return None
+
+
+def _known_slices(node: Node, values: dict[str, Any]) -> list[dict[str, Any]]:
+    """The slices of a scattered step as far as they are known; none when a list is not."""
+    try:
+        return scatter_slices(node, values) or []
+    except ValueError:  # unequal lists: the plan reports that (and _can_fail plans it)
+        return []
 
 
 def _can_fail(graph: Graph) -> bool:
@@ -237,6 +366,8 @@ def _first_error(steps: list[PlannedStep]) -> str | None:
             # scatter_slices names the step as declared; nested ones get their path.
             return step.error.replace(f"step {step.node.name!r}", f"step {step.name!r}", 1)
         for part in [*(step.slices or []), step]:
+            if part.error:
+                return part.error
             if part.children is not None:
                 found = _first_error(part.children.steps)
                 if found is not None:

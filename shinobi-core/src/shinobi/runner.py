@@ -187,8 +187,13 @@ def run_recipe(
     use_cache: bool | None = None,
     provenance: bool | None = None,
 ) -> RecipeResult:
-    """Run ``recipe`` here and return its result; raises :class:`Interrupted` on a signal."""
+    """Run ``recipe`` here and return its result; raises :class:`Interrupted` on a signal.
+
+    A recipe that cannot run as wired (see :func:`shinobi.plan.preflight`) is
+    refused with a :class:`~shinobi.errors.UsageError` before anything runs.
+    """
     from shinobi.config import load_config
+    from shinobi.plan import check_statically
 
     recipe = as_recipe(recipe)
     if config is None:
@@ -198,6 +203,7 @@ def run_recipe(
         config.execution.max_workers = max_workers
     values = validate_recipe_inputs(recipe, inputs or {})
     graph = prepare(recipe, backend, config)
+    check_statically(graph, values, str(cwd) if cwd is not None else None)
     return run_prepared(
         graph,
         values,

@@ -79,11 +79,10 @@ def command(
     """
     from shinobi.backends.registry import OFFLOAD, load_plugin
     from shinobi.config import load_config
-    from shinobi.errors import UsageError
     from shinobi.graph import build_graph
     from shinobi.launch.find import workspace
     from shinobi.offload.base import CompileOptions, OffloadRefused
-    from shinobi.plan import plan_graph, preflight
+    from shinobi.plan import check_statically
     from shinobi.runner import as_recipe, validate_recipe_inputs
     from shinobi.session import new_run_id
 
@@ -93,11 +92,9 @@ def command(
     inputs = validate_recipe_inputs(recipe, values)
     graph = build_graph(recipe)
     cwd = Path.cwd().resolve()
-    try:  # one static plan serves the checks and the compiler
-        plan = plan_graph(graph, inputs, str(cwd))
-        preflight(graph, inputs, plan=plan)
-    except ValueError as exc:
-        raise UsageError(f"recipe {recipe.name!r}, {exc}") from None
+    # One static plan serves the checks and the compiler.
+    plan = check_statically(graph, inputs, str(cwd), keep_plan=True)
+    assert plan is not None
     options = CompileOptions(
         workdir=workspace(workdir),
         cwd=cwd,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -76,8 +75,7 @@ def command(
     option (--ms a.ms --ms b.ms).
     """
     from shinobi.config import load_config
-    from shinobi.errors import UsageError
-    from shinobi.plan import plan_graph, preflight
+    from shinobi.plan import check_statically
     from shinobi.runner import as_recipe, prepare, validate_recipe_inputs
 
     recipe, values = recipe_values(ctx, params)
@@ -85,13 +83,8 @@ def command(
     config = load_config({"execution.max_workers": max_workers, "provenance.enabled": provenance})
     inputs = validate_recipe_inputs(recipe, values)
     graph = prepare(recipe, backend, config)
-    plan = None
-    try:
-        if dryrun:  # the dry run draws this plan: plan once, not once per use
-            plan = plan_graph(graph, inputs, os.getcwd())
-        preflight(graph, inputs, plan=plan)
-    except ValueError as exc:
-        raise UsageError(f"recipe {recipe.name!r}, {exc}") from None
+    # The dry run draws the plan the check makes: plan once, not once per use.
+    plan = check_statically(graph, inputs, keep_plan=dryrun)
     if dryrun:
         from shinobi.cli.dryrun import show_dryrun
 

@@ -1,0 +1,158 @@
+"""Values known before a run are checked against their steps before anything runs.
+
+A literal or a recipe input of the wrong type, or a required input nothing is
+wired to, would otherwise fail its step only when its turn came, after every
+step before it had run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, FilePath, field_validator
+
+from shinobi.config import load_config
+from shinobi.errors import UsageError
+from shinobi.runner import run_recipe
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+
+class TouchIn(BaseModel):
+    out: Path
+
+
+class TouchOut(BaseModel):
+    out: Path | None = None
+
+
+class UseIn(BaseModel):
+    f: Path
+    count: int
+
+
+class Settings(BaseModel):
+    label: int = 3
+    made: str = "made"
+
+
+touch = Cab("touch", "/bin/touch", TouchIn, TouchOut, {"out": ParamMeta(positional=True)})
+use = Cab(
+    "use",
+    "/bin/true",
+    UseIn,
+    field_meta={"f": ParamMeta(positional=True), "count": ParamMeta(positional=True)},
+)
+
+
+def config() -> Any:
+    return load_config({"cache.enabled": False})
+
+
+def two_steps(count: Any) -> Recipe:
+    recipe = Recipe("r", Settings)
+    recipe.add_step("make", touch, out=recipe.inputs.made)
+    recipe.add_step("use", use, f=recipe.outputs.make.out, count=count)
+    return recipe
+
+
+def test_a_literal_of_the_wrong_type_is_refused_before_the_first_step_runs(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(UsageError) as info:
+        run_recipe(two_steps("lots"), cwd=tmp_path, config=config())
+    assert str(info.value).startswith("recipe 'r', step 'use': input 'count': Input should be")
+    assert not (tmp_path / "made").exists()  # 'make' never ran
+
+
+def test_a_recipe_input_wired_to_a_field_of_another_type_is_refused(tmp_path: Path) -> None:
+    class Text(BaseModel):
+        word: str
+
+    echo = Cab("echo", "/bin/echo", Text, field_meta={"word": ParamMeta(positional=True)})
+    recipe = Recipe("r", Settings)
+    recipe.add_step("say", echo, word=recipe.inputs.label)  # an int into a str field
+    with pytest.raises(UsageError, match=r"step 'say': input 'word': Input should be a valid"):
+        run_recipe(recipe, cwd=tmp_path, config=config())
+
+
+def test_values_that_validate_run(tmp_path: Path) -> None:
+    result = run_recipe(two_steps("7"), cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert (tmp_path / "made").exists()
+
+
+def test_a_required_input_nothing_is_wired_to_is_refused(tmp_path: Path) -> None:
+    recipe = Recipe("r", Settings)
+    recipe.add_step("make", touch)
+    with pytest.raises(UsageError, match=r"step 'make': input 'out' is required and nothing is"):
+        run_recipe(recipe, cwd=tmp_path, config=config())
+
+
+def test_what_the_models_own_validators_decide_is_left_to_the_run(
+    tmp_path: Path,
+) -> None:
+    class Checked(BaseModel):
+        src: FilePath
+        level: int
+
+        @field_validator("level")
+        @classmethod
+        def positive(cls, value: int) -> int:
+            if value <= 0:
+                raise ValueError("must be positive")
+            return value
+
+    cat = Cab(
+        "cat",
+        "/bin/cat",
+        Checked,
+        field_meta={"src": ParamMeta(positional=True), "level": ParamMeta(skip=True)},
+    )
+    recipe = Recipe("r", Settings)
+    recipe.add_step("make", touch, out=str(tmp_path / "later"))
+    recipe.add_step("read", cat, src=recipe.outputs.make.out, level=0)
+    result = run_recipe(recipe, cwd=tmp_path, config=config())
+    assert not result.ok  # refused by the step's own check when its turn came
+    assert result.error == "step 'read': input 'level': Value error, must be positive"
+    assert (tmp_path / "later").exists()
+
+
+def test_a_scatter_over_known_values_checks_every_slice(tmp_path: Path) -> None:
+    class One(BaseModel):
+        count: int
+
+    class Many(BaseModel):
+        counts: list[str] = ["1", "2", "three"]
+
+    each = Cab("each", "/bin/true", One, field_meta={"count": ParamMeta(positional=True)})
+    recipe = Recipe("r", Many)
+    recipe.add_step("each", each, scatter=["count"], count=recipe.inputs.counts)
+    with pytest.raises(UsageError, match=r"step 'each\[2\]': input 'count'"):
+        run_recipe(recipe, cwd=tmp_path, config=config())
+
+
+@pytest.mark.slow
+def test_the_dry_run_refuses_it_in_one_line(tmp_path: Path) -> None:
+    recipe_file = tmp_path / "bad.py"
+    recipe_file.write_text(
+        "from tests_static import two_steps\npipe = two_steps('lots')\n", encoding="utf-8"
+    )
+    (tmp_path / "tests_static.py").write_text(Path(__file__).read_text(), encoding="utf-8")
+    ninja = str(Path(sys.executable).parent / "ninja")
+    proc = subprocess.run(
+        [ninja, "run", f"{recipe_file}:pipe", "--dryrun"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        "ninja: error: recipe 'r', step 'use': input 'count': Input should be a valid integer,"
+        " unable to parse string as an integer"
+    ]
+    assert not (tmp_path / "made").exists()
