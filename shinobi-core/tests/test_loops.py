@@ -487,3 +487,52 @@ def test_a_step_after_the_convergence_test_still_runs_in_the_converging_iteratio
     assert statuses["selfcal.3.report"] == "ok"
     assert statuses["selfcal.4.calibrate"] == statuses["selfcal.4.report"] == "skipped"
     assert (ms / "log").read_text().splitlines()[-1] == "report 3"
+
+
+# Writes the flag once converged and never removes it, as many tools do.
+keep_flag = Cab(
+    "assess",
+    [
+        "/bin/sh",
+        "-c",
+        'echo "assess $2" >> "$1/log"; n=$(wc -l < "$1/gain");'
+        ' if [ "$n" -ge "$3" ]; then touch "$1/converged"; fi',
+        "assess",
+    ],
+    AssessIn,
+    AssessOut,
+    {**positional, "converged": ParamMeta(implicit="{ms}/converged")},
+)
+
+
+def flag_keeping_pipe() -> Recipe:
+    cycle = Recipe("cycle", CycleIn, CycleOut)
+    cycle.add_step("calibrate", calibrate, ms=cycle.inputs.ms, cycle=cycle.inputs.cycle)
+    cycle.add_step(
+        "assess",
+        keep_flag,
+        ms=cycle.outputs.calibrate.ms,
+        cycle=cycle.inputs.cycle,
+        need=cycle.inputs.need,
+    )
+    cycle.set_output("ms", cycle.outputs.calibrate.ms)
+    cycle.set_output("converged", cycle.outputs.assess.converged)
+    return make_pipe(max_iter=6, cycle=cycle)
+
+
+def assessed(ms: Path) -> list[str]:
+    return [line for line in (ms / "log").read_text().splitlines() if line.startswith("assess")]
+
+
+def test_a_flag_left_by_an_earlier_run_does_not_end_the_loop(tmp_path: Path) -> None:
+    ms = tmp_path / "obs.ms"
+    ms.mkdir()
+    (ms / "converged").touch()  # from yesterday's run
+    result = run_recipe(
+        flag_keeping_pipe(), {"ms": str(ms), "need": 3}, cwd=tmp_path, config=config()
+    )
+    assert result.ok, result.error
+    assert assessed(ms) == ["assess 1", "assess 2", "assess 3"]
+    statuses = {s.name: s.status for s in result.steps}
+    assert statuses["selfcal.3.assess"] == "ok"
+    assert statuses["selfcal.4.calibrate"] == "skipped"

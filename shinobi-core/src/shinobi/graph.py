@@ -32,6 +32,8 @@ class Node:
     ``guard`` (loop iterations after the first) is a path value: when it exists
     the loop has converged and this step is skipped, passing through the
     outputs of ``previous``, the same body step one iteration earlier.
+    ``until`` names the output of this step that is such a path for the next
+    iteration: the step produced it only if its run wrote the file.
     """
 
     index: int
@@ -48,6 +50,7 @@ class Node:
     loop: str | None = None
     iteration: int | None = None
     subgraph: Graph | None = None
+    until: str | None = None
 
     @property
     def kind(self) -> str:
@@ -410,6 +413,8 @@ class _Builder:
         for node in nodes:
             for d in node.deps:
                 dependants[d].append(node.index)
+            if isinstance(node.guard, OutputRef):
+                nodes[index[node.guard.step]].until = node.guard.field
         graph = Graph(
             recipe=recipe, nodes=nodes, index=index, outputs=outputs, dependants=dependants
         )
