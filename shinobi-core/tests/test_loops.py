@@ -369,6 +369,18 @@ def test_a_required_until_path_output_is_refused() -> None:
     assert "declare it optional (converged: File | None = None)" in message
 
 
+def test_until_must_name_a_path_output() -> None:
+    class Counted(BaseModel):
+        ms: MS
+        n: int | None = None
+
+    counter = Cab("count", "/bin/true", CycleIn, Counted, {"ms": ParamMeta(positional=True)})
+    pipe = Recipe("pipe", PipeIn)
+    pipe.add_loop("it", counter, max_iter=3, until="n", carry={"ms": "ms"}, ms=pipe.inputs.ms)
+    with pytest.raises(RecipeGraphError, match=r"until='n' is not a path output of 'count'"):
+        build_graph(pipe)
+
+
 def test_a_loop_and_a_step_cannot_share_a_name() -> None:
     recipe = Recipe("pipe", PipeIn)
     recipe.add_step("selfcal", calibrate, ms="x")

@@ -80,6 +80,16 @@ def test_four_slices_at_four_workers_overlap_and_gather_in_order(tmp_path: Path)
     assert [s.name for s in step.slices or []] == ["stamp[0]", "stamp[1]", "stamp[2]", "stamp[3]"]
 
 
+def test_a_single_field_may_be_named_by_a_string(tmp_path: Path) -> None:
+    recipe = Recipe("fan", Stamps, Said)
+    recipe.add_step("stamp", stamp, scatter="stamp", stamp=recipe.inputs.stamps)
+    recipe.set_output("said", recipe.outputs.stamp.said)
+    stamps = [str(tmp_path / "a"), str(tmp_path / "b")]
+    result = run_recipe(recipe, {"stamps": stamps}, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert result.outputs["said"] == stamps
+
+
 def test_at_one_worker_slices_run_one_after_another(tmp_path: Path) -> None:
     recipe, stamps = fan(tmp_path, 1)
     assert run_recipe(recipe, {"stamps": stamps}, cwd=tmp_path, config=config()).ok

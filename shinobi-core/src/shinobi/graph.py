@@ -262,6 +262,12 @@ class _Builder:
         if cab is None or field not in _fields(cab.outputs_model):
             return
         spec_of = fields_of(cab.outputs_model)[field]
+        if spec_of.path_kind is None and cab.meta(field).dtype is None:
+            raise self.fail(
+                f"{where}: until={spec.until!r} is not a path output of {cab.name!r}; the loop"
+                " converges when a file exists, so until must name a File, Directory or MS"
+                " output"
+            )
         if spec_of.required and spec_of.path_kind is not None:
             raise self.fail(
                 f"{where}: until={spec.until!r} is {cab.name!r}'s required output {field!r},"

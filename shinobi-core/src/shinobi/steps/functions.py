@@ -12,6 +12,8 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, overload
 
+from shinobi.steps.refs import field_names
+
 if TYPE_CHECKING:
     from shinobi.resources import Resources
     from shinobi.steps.cab import Cab
@@ -39,7 +41,7 @@ class FunctionStep:
         self.name = getattr(fn, "__name__", cab.name)
         self.backend = backend
         self.resources = resources
-        self.scatter = tuple(scatter)
+        self.scatter = field_names(scatter)
         self.inputs_model = cab.inputs_model
         self.outputs_model = cab.outputs_model
         self.image = cab.image
@@ -119,7 +121,7 @@ class PyStep:
         self.venv = venv
         self.backend = backend
         self.resources = resources
-        self.scatter = tuple(scatter)
+        self.scatter = field_names(scatter)
         hints = _hints(fn)
         fields: dict[str, Any] = {}
         for pname, param in inspect.signature(fn).parameters.items():

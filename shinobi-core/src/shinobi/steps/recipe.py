@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from shinobi.steps.refs import InputRef, OutputRef
+from shinobi.steps.refs import InputRef, OutputRef, field_names
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -36,7 +36,7 @@ class StepRef:
     venv: str | None = None
 
     def __post_init__(self) -> None:
-        self.scatter = tuple(self.scatter)
+        self.scatter = field_names(self.scatter)
 
 
 @dataclass(slots=True)
@@ -154,7 +154,7 @@ class Recipe:
             name=name,
             step=step,
             wiring=wiring,
-            scatter=tuple(scatter or ()),
+            scatter=field_names(scatter),
             resources=resources,
             backend=backend,
             venv=venv,
