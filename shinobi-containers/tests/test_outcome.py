@@ -113,3 +113,31 @@ def test_a_tool_failing_with_cgroup_in_its_output_is_not_a_refused_limit() -> No
 def test_an_interrupted_run_is_left_as_interrupted() -> None:
     run = BackendRun(returncode=137, cancelled=True)
     assert interpret_run(run, engine="docker", limits=MEMORY, oom_killed=True) is run
+
+
+def test_an_engine_error_is_told_by_the_engines_complaint_not_its_help_pointer() -> None:
+    stderr = (
+        "Unable to find image 'nosuch/image:1' locally\n"
+        "docker: Error response from daemon: pull access denied for nosuch/image.\n"
+        "See 'docker run --help'.\n"
+    )
+    run = interpret_run(
+        BackendRun(returncode=125, stderr=stderr),
+        engine="docker",
+        limits=NONE,
+        engine_error_codes=frozenset({125, 126, 127}),
+    )
+    assert describe_failure(run) == (
+        "docker could not run the step: docker: Error response from daemon:"
+        " pull access denied for nosuch/image."
+    )
+
+
+def test_a_payload_exit_that_is_not_an_engine_error_keeps_its_own_last_line() -> None:
+    run = interpret_run(
+        BackendRun(returncode=3, stderr="WARNING: IPv4 forwarding is disabled.\nbad input\n"),
+        engine="docker",
+        limits=NONE,
+        engine_error_codes=frozenset({125, 126, 127}),
+    )
+    assert describe_failure(run) == "exited with code 3: bad input"

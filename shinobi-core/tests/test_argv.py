@@ -106,3 +106,18 @@ def test_path_uses_mark_passthrough_as_written_and_honour_writable(tmp_path: Pat
     assert by_field["ms"].role == "output" and by_field["ms"].mutable
     assert by_field["ms"].path == str(tmp_path / "obs.ms") and by_field["ms"].kind == "dir"
     assert by_field["cal"].role == "input" and not by_field["cal"].writable
+
+
+def test_a_read_only_passthrough_stays_an_input(tmp_path: Path) -> None:
+    """A validator that hands its input on under the same name writes nothing:
+    it must be protected like any other ``writable=False`` input."""
+
+    class CheckIn(BaseModel):
+        f: File
+
+    class CheckOut(BaseModel):
+        f: File | None = None
+
+    check = Cab("check", "check", CheckIn, CheckOut, {"f": ParamMeta(writable=False)})
+    (use,) = path_uses(check, {"f": "keep.txt"}, {}, str(tmp_path))
+    assert use.role == "input" and not use.writable

@@ -65,6 +65,21 @@ def test_cancelled_by_a_user() -> None:
     assert found.message is not None and "root" in found.message and "running" in found.message
 
 
+def test_cancelled_by_a_user_while_still_pending_never_started() -> None:
+    """Slurm sets Start = End for a job cancelled while pending, and keeps its reason."""
+    line = "1|1|CANCELLED by 0|0:0|2026-11-30T04:04:02|2026-11-30T04:04:02|Dependency"
+    found = outcome(line)
+    assert found.message == "cancelled by root (uid 0) before it started"
+    record = parse_line(line)
+    assert record is not None and not record.started
+
+
+def test_cancelled_by_a_user_in_the_second_it_started_still_ran() -> None:
+    line = "1|1|CANCELLED by 0|0:0|2026-11-30T04:04:02|2026-11-30T04:04:02|None"
+    found = outcome(line)
+    assert found.message is not None and "while running" in found.message
+
+
 def test_pending_says_what_it_waits_for() -> None:
     found = outcome("1|1|PENDING|0:0|Unknown|Unknown|Dependency")
     assert found.phase == "pending" and found.message == "waiting: Dependency"

@@ -11,6 +11,7 @@ could not apply.
 from __future__ import annotations
 
 import dataclasses
+import re
 import signal
 
 from shinobi.backends.base import BackendRun
@@ -91,4 +92,26 @@ def interpret_run(
         )
     if code in engine_error_codes and limits.emitted and "cgroup" in run.stderr.lower():
         return dataclasses.replace(run, reason=enforcement_reason(engine, limits, run.stderr))
+    if code in engine_error_codes:
+        said = engine_message(run.stderr)
+        if said:
+            return dataclasses.replace(run, reason=f"{engine} could not run the step: {said}")
     return dataclasses.replace(run, signal=signum)
+
+
+#: Lines an engine prints around its real complaint, which say nothing about it.
+_NOISE = re.compile(r"^(?:(?:Run|See) '\S+ [\w-]+ --help'|WARNING:)")
+
+
+def engine_message(stderr: str) -> str:
+    """The engine's own complaint: its last line that is not a pointer to --help or a warning.
+
+    docker ends "Unable to find image" or a socket's "permission denied" with
+    "Run 'docker run --help' for more information", which as the last line
+    would be all the user was told.
+    """
+    for line in reversed(stderr.splitlines()):
+        text = line.strip()
+        if text and not _NOISE.match(text):
+            return text[:300]
+    return ""

@@ -78,7 +78,15 @@ class JobRecord:
 
     @property
     def started(self) -> bool:
-        return self.start is not None
+        """Whether the job ever ran.
+
+        A job cancelled while pending gets Start = End = the moment it was
+        cancelled, and keeps the reason it was waiting for (Dependency,
+        Priority, ...); one that ran has no pending reason left.
+        """
+        if self.start is None:
+            return False
+        return not (self.start == self.end and self.reason is not None)
 
     @property
     def exit_text(self) -> str | None:

@@ -66,7 +66,7 @@ def _step_state(job: LaunchJob, found: dict[str, list[JobRecord]], error: str | 
     if job.tasks:
         outcome, tasks = combine_tasks(records, job.tasks)
         record = records[0]
-        started = min((r.start for r in records if r.start), default=None)
+        started = min((r.start for r in records if r.start and r.started), default=None)
         ends = [r.end for r in records if r.end]
         finished = max(ends) if ends and outcome.phase not in ("running", "pending") else None
     else:
@@ -74,7 +74,8 @@ def _step_state(job: LaunchJob, found: dict[str, list[JobRecord]], error: str | 
         outcome = classify(record)
         if outcome.phase in ("completed", "failed", "cancelled") and not record.final:
             outcome = Outcome("running", "ending (accounting not final yet)")
-        started, finished = record.start, record.end
+        started = record.start if record.started else None
+        finished = record.end
     state = StepState(
         step=job.step,
         phase=outcome.phase,

@@ -105,7 +105,9 @@ def path_uses(
     """Every path ``cab`` reads or writes, made absolute against ``cwd``.
 
     An output sharing its name with a path input (a passthrough) is reported
-    once, as an output: the tool writes the path it was handed.
+    once, as an output: the tool writes the path it was handed. A passthrough
+    marked ``writable=False`` stays an input: the tool only hands the path on,
+    and whatever protects read-only inputs (a read-only mount) must cover it.
     """
     uses: list[PathUse] = []
     in_fields = fields_of(cab.inputs_model)
@@ -115,7 +117,9 @@ def path_uses(
         kind = spec.path_kind or (_DTYPE_KIND[meta.dtype] if meta.dtype else None)
         if not kind:
             continue
-        passthrough = name in out_fields and out_fields[name].path_kind is not None
+        passthrough = (
+            name in out_fields and out_fields[name].path_kind is not None and meta.writable
+        )
         for path in _paths(inputs.get(name)):
             uses.append(
                 PathUse(
