@@ -44,3 +44,8 @@ def test_a_wrong_value_is_refused_naming_the_key(key: str, value: object, expect
         ContainerSettings.from_mapping("podman", {key: value})
     message = str(info.value)
     assert f"backend.podman.{key}" in message and expected in message and "\n" not in message
+
+
+def test_run_flags_with_an_unbalanced_quote_are_refused_by_name() -> None:
+    with pytest.raises(SettingsInvalid, match=r"backend\.docker\.run_flags must be words"):
+        ContainerSettings.from_mapping("docker", {"run_flags": '--shm-size "2g'})

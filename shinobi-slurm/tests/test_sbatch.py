@@ -6,6 +6,8 @@ import pytest
 
 from shinobi.errors import ConfigError
 from shinobi.resources import Resources
+from shinobi_slurm.backend import poll_tuning
+from shinobi_slurm.commands import SlurmCommands
 from shinobi_slurm.sbatch import (
     Option,
     batch_script,
@@ -88,3 +90,36 @@ def test_a_script_has_directives_then_comments_then_body() -> None:
         "export A='1 2'",
         "exec /bin/true",
     ]
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        (["--account=o'brien"], "balance its quotes"),
+        ("--comment 'nightly", "balance its quotes"),
+        (5, "must be a list of options"),
+    ],
+)
+def test_a_malformed_sbatch_opts_is_a_configuration_error(value: object, said: str) -> None:
+    with pytest.raises(ConfigError, match=said):
+        parse_sbatch_opts(value)
+
+
+@pytest.mark.parametrize(
+    ("settings", "said"),
+    [
+        ({"poll_max": "fast"}, "poll_max must be a number of seconds, not 'fast'"),
+        ({"poll_min": -1}, "poll_min must not be negative"),
+        ({"outage_limit": True}, "outage_limit must be a number of seconds"),
+    ],
+)
+def test_polling_settings_that_are_not_seconds_are_refused(
+    settings: dict[str, object], said: str
+) -> None:
+    with pytest.raises(ConfigError, match=said):
+        poll_tuning(settings)
+
+
+def test_a_command_prefix_with_an_unbalanced_quote_is_refused() -> None:
+    with pytest.raises(ConfigError, match="command_prefix: cannot split"):
+        SlurmCommands.from_settings({"command_prefix": 'ssh "login'})

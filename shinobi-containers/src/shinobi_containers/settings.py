@@ -67,7 +67,10 @@ class ContainerSettings:
             raise bad("enforce_resources", '"auto", "always" or "never"')
         raw_flags = settings.get("run_flags", ())
         if isinstance(raw_flags, str):
-            run_flags = tuple(shlex.split(raw_flags))
+            try:
+                run_flags = tuple(shlex.split(raw_flags))
+            except ValueError:
+                raise bad("run_flags", "words a shell could split (balance its quotes)") from None
         elif isinstance(raw_flags, list | tuple) and all(isinstance(f, str) for f in raw_flags):
             run_flags = tuple(raw_flags)
         else:

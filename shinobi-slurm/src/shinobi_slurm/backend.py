@@ -47,6 +47,7 @@ from shinobi_slurm.sbatch import (
     parse_sbatch_opts,
     resource_options,
 )
+from shinobi_slurm.setting_values import seconds_setting
 from shinobi_slurm.states import classify
 
 __all__ = ["SlurmBackend", "job_name", "poll_tuning"]
@@ -66,9 +67,9 @@ def poll_tuning(values: Mapping[str, Any]) -> PollTuning:
     """Polling pace from ``poll_min``, ``poll_max`` and ``outage_limit`` settings."""
     defaults = PollTuning()
     return PollTuning(
-        first=float(values.get("poll_min", defaults.first)),
-        ceiling=float(values.get("poll_max", defaults.ceiling)),
-        outage_limit=float(values.get("outage_limit", defaults.outage_limit)),
+        first=seconds_setting(values, "poll_min", defaults.first),
+        ceiling=seconds_setting(values, "poll_max", defaults.ceiling),
+        outage_limit=seconds_setting(values, "outage_limit", defaults.outage_limit),
     )
 
 

@@ -10,14 +10,14 @@ briefly away) or whether Slurm meant no.
 
 from __future__ import annotations
 
-import shlex
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shinobi.errors import ShinobiError
+from shinobi.errors import ConfigError, ShinobiError
+from shinobi_slurm.setting_values import seconds_setting, shell_words
 
 __all__ = ["SlurmCommands", "SlurmError"]
 
@@ -67,11 +67,15 @@ class SlurmCommands:
     def from_settings(cls, settings: Mapping[str, Any]) -> SlurmCommands:
         prefix = settings.get("command_prefix") or ()
         if isinstance(prefix, str):
-            prefix = tuple(shlex.split(prefix))
+            prefix = tuple(shell_words("command_prefix", prefix))
+        elif not isinstance(prefix, list | tuple):
+            raise ConfigError(
+                f"[backend.slurm] command_prefix must be a string or a list, not {prefix!r}"
+            )
         return cls(
             prefix=tuple(str(p) for p in prefix),
-            timeout=float(settings.get("command_timeout", 60.0)),
-            submit_retry=float(settings.get("submit_retry", 60.0)),
+            timeout=seconds_setting(settings, "command_timeout", 60.0),
+            submit_retry=seconds_setting(settings, "submit_retry", 60.0),
         )
 
     def run(self, tool: str, args: Sequence[str], *, stdin: str | None = None) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 
 from shinobi.errors import ConfigError
 from shinobi.resources import Resources
+from shinobi_slurm.setting_values import shell_words
 
 __all__ = [
     "Option",
@@ -131,9 +132,14 @@ def parse_sbatch_opts(value: Any) -> list[Option]:
             elif item is not False and item is not None:
                 options.append(Option(name, str(item)))
         return options
+    if not isinstance(value, str | list | tuple):
+        raise ConfigError(
+            "[backend.slurm] sbatch_opts must be a list of options, one string or a table,"
+            f" not {value!r}"
+        )
     words: list[str] = []
-    for item in [value] if isinstance(value, str) else list(value):
-        words.extend(shlex.split(str(item)))
+    for item in [value] if isinstance(value, str) else value:
+        words.extend(shell_words("sbatch_opts", str(item)))
     options = []
     i = 0
     while i < len(words):

@@ -1,0 +1,43 @@
+"""Reading ``[backend.slurm]`` values: a wrong one is a one-line configuration error.
+
+Settings come from TOML files and ``SHINOBI_*`` variables that people edit by
+hand; a value of the wrong type or a string with an unbalanced quote must be
+refused naming the key, never surface as an internal error of whatever code
+first used it.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from shinobi.errors import ConfigError
+
+__all__ = ["seconds_setting", "shell_words"]
+
+
+def seconds_setting(values: Mapping[str, Any], key: str, default: float) -> float:
+    """``values[key]`` as a non-negative number of seconds, or ``default`` when unset."""
+    value = values.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ConfigError(f"[backend.slurm] {key} must be a number of seconds, not {value!r}")
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ConfigError(
+            f"[backend.slurm] {key} must be a number of seconds, not {value!r}"
+        ) from None
+    if seconds < 0:
+        raise ConfigError(f"[backend.slurm] {key} must not be negative, not {value!r}")
+    return seconds
+
+
+def shell_words(key: str, text: str) -> list[str]:
+    """``text`` split as a shell would; an unbalanced quote names the key."""
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise ConfigError(
+            f"[backend.slurm] {key}: cannot split {text!r} into words ({exc}); balance its quotes"
+        ) from None
