@@ -15,6 +15,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -373,6 +374,33 @@ def test_an_edited_tool_script_is_a_different_step(tmp_path: Path) -> None:
     run_cached(recipe, tmp_path)
     assert [s.status for s in run_cached(recipe, tmp_path).steps] == ["cached"]
     tool.write_text("#!/bin/sh\necho v2 >> counter.txt\n")
+    assert [s.status for s in run_cached(recipe, tmp_path).steps] == ["ok"]
+    assert counted(tmp_path) == ["v1", "v2"]
+
+
+@pytest.mark.parametrize(
+    ("command", "script"),
+    [
+        (["/bin/sh", "scripts/tool.sh"], "scripts/tool.sh"),
+        ("/bin/sh -e tool.sh", "tool.sh"),
+        (["python3", "scripts/tool.py"], "scripts/tool.py"),
+    ],
+)
+def test_an_edited_script_run_through_an_interpreter_is_a_different_step(
+    tmp_path: Path, command: Any, script: str
+) -> None:
+    path = tmp_path / script
+    path.parent.mkdir(exist_ok=True)
+    if script.endswith(".py"):
+        body = "open('counter.txt', 'a').write('{v}\\n')\n"
+    else:
+        body = "echo {v} >> counter.txt\n"
+    path.write_text(body.format(v="v1"))
+    recipe = Recipe("edit")
+    recipe.add_step("run", Cab("run", command))
+    run_cached(recipe, tmp_path)
+    assert [s.status for s in run_cached(recipe, tmp_path).steps] == ["cached"]
+    path.write_text(body.format(v="v2"))
     assert [s.status for s in run_cached(recipe, tmp_path).steps] == ["ok"]
     assert counted(tmp_path) == ["v1", "v2"]
 

@@ -290,25 +290,37 @@ class StepCache:
                 self._images[slot] = None
         return [image, self._images[slot]]
 
-    def _executable(self, invocation: Invocation) -> str | None:
-        """The content of a program that belongs to the project, or None.
+    def _scripts(self, cab: Cab, invocation: Invocation) -> list[str] | None:
+        """The content of every project file the cab's own command names, or None.
 
-        A command that starts a script by a relative path (``./calibrate.sh``,
-        ``bin/tool``) is keyed by that script's content, so editing it reruns
-        the step. Installed programs are not: hosts sharing a cache have
-        different installations, and would never share a result otherwise
-        (bump the cab's ``version=`` after upgrading a tool).
+        A command that runs a script of the project (``./calibrate.sh``,
+        ``python3 scripts/flag.py``, ``bash tools/run.sh``) is keyed by that
+        script's content, so editing it reruns the step. A project file is a
+        relative path in the command the cab declares (not in the values the
+        step is given: those are inputs, keyed as such) that is a file under
+        the step's directory; the program itself counts only when spelled as
+        a path, as a bare name is looked up on PATH. Installed programs are
+        not keyed by content: hosts sharing a cache have different
+        installations and would never share a result otherwise (bump the
+        cab's ``version=`` after upgrading a tool).
         """
-        if invocation.image is not None or not invocation.argv:
+        if invocation.image is not None or not cab.command:
             return None
-        program = invocation.argv[0]
-        if os.sep not in program or os.path.isabs(program):
-            return None
-        slot = (program, invocation.cwd)
-        known = self._tools.get(slot)
-        if known is None:
-            known = self._tools[slot] = self.memo.digest(os.path.join(invocation.cwd, program))
-        return known
+        program, *arguments = cab.command
+        named = [program] if os.sep in program else []
+        named += [a for a in arguments if not a.startswith("-")]
+        digests = []
+        for name in named:
+            if os.path.isabs(name):
+                continue
+            slot = (name, invocation.cwd)
+            known = self._tools.get(slot)
+            if known is None:
+                path = os.path.join(invocation.cwd, name)
+                known = self._tools[slot] = self.memo.digest(path) if os.path.isfile(path) else ""
+            if known:
+                digests.append(known)
+        return digests or None
 
     def key(
         self,
@@ -335,7 +347,7 @@ class StepCache:
             invocation.argv,
             inputs,
             self._image(invocation.image, backend, backend_name),
-            self._executable(invocation),
+            self._scripts(cab, invocation),
             backend_name,
         ]
         text = json.dumps(material, separators=(",", ":"), default=_json_default)
