@@ -426,3 +426,19 @@ def test_an_output_a_wrangler_finds_is_verified_like_any_other(tmp_path: Path) -
     (tmp_path / "made.txt").unlink()
     assert [s.status for s in run_cached(recipe, tmp_path).steps] == ["ok"]
     assert counted(tmp_path) == ["run", "run"]
+
+
+def test_a_cache_dir_that_cannot_be_used_is_said_once_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    recipe = Recipe("plain")
+    recipe.add_step("run", Cab("run", ["/bin/sh", "-c", "echo run >> counter.txt"]))
+    config = load_config({"cache.enabled": True, "cache.dir": str(blocker)})
+    result = run_recipe(recipe, cwd=tmp_path, config=config)
+    assert result.ok, result.error
+    assert result.warnings == [
+        f"the step cache at {blocker} cannot be used (it is not a directory): this run caches"
+        " nothing; set cache.dir (SHINOBI_CACHE_DIR) to a writable directory"
+    ]

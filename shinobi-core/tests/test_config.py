@@ -61,6 +61,14 @@ def test_broken_toml_is_a_one_line_error(tmp_path: Path, monkeypatch: pytest.Mon
         load_config(cwd=tmp_path, environ={})
 
 
+def test_a_config_path_that_cannot_be_read_is_a_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path))  # a directory: EISDIR, even for root
+    with pytest.raises(ConfigError, match="cannot read this configuration file"):
+        load_config(cwd=tmp_path, environ={})
+
+
 def test_unknown_keys_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
     with pytest.raises(ConfigError, match="max_wrokers"):

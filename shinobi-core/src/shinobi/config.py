@@ -179,6 +179,11 @@ def _read_toml(path: Path) -> dict[str, Any]:
         fh = path.open("rb")
     except FileNotFoundError:
         return {}
+    except OSError as exc:  # another user's HOME, a directory, a dangling mount
+        raise ConfigError(
+            f"{path}: cannot read this configuration file ({exc.strerror}); fix its"
+            " permissions, or point SHINOBI_CONFIG at a file you can read"
+        ) from None
     import tomllib
 
     with fh:
@@ -186,6 +191,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(fh)
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: not valid TOML ({exc}); fix or remove the file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: cannot read this configuration file ({exc})") from None
 
 
 _SECTIONS = ("execution", "backend", "provenance", "cache")

@@ -8,7 +8,10 @@ step rewrites an existing output (:mod:`shinobi.stale`), and the run manifest
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -36,6 +39,27 @@ class Records:
             aborter(exc)
 
 
+def _usable_cache_dir(session: Session, root: Path) -> bool:
+    """Whether results can be stored under ``root``; says why not, once, when they cannot.
+
+    A cache that cannot be written would otherwise cost every run its full
+    time again, with nothing to tell why.
+    """
+    try:
+        if root.exists() and not root.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, "it is not a directory")
+        root.mkdir(parents=True, exist_ok=True)
+        if not os.access(root, os.W_OK | os.X_OK):
+            raise PermissionError(errno.EACCES, "it is not writable")
+    except OSError as exc:
+        session.warn(
+            f"the step cache at {root} cannot be used ({exc.strerror or exc}): this run"
+            " caches nothing; set cache.dir (SHINOBI_CACHE_DIR) to a writable directory"
+        )
+        return False
+    return True
+
+
 def attach_records(
     session: Session, graph: Graph, inputs: dict[str, Any], provenance: bool | None
 ) -> Records:
@@ -45,7 +69,7 @@ def attach_records(
     """
     records = Records()
     config = session.config
-    if session.use_cache:
+    if session.use_cache and _usable_cache_dir(session, config.cache_dir()):
         from shinobi.cache import StepCache
 
         cache = StepCache(config.cache_dir(), run_id=session.run_id)
