@@ -140,6 +140,7 @@ def test_a_failed_run_reports_the_failure_and_the_step_that_never_ran(project: P
     assert run.returncode == 1
     run_dir = only_run(project)
     out = project / "elsewhere" / "report.html"
+    out.parent.mkdir()
     made = ninja(project, "report", str(run_dir / "manifest.json"), "-o", str(out))
     assert made.returncode == 0, made.stderr
     text, page = parse(out)
@@ -156,6 +157,21 @@ def test_a_run_dir_works_as_the_argument_and_so_does_a_unique_id_prefix(project:
     run_dir = only_run(project)
     assert ninja(project, "report", str(run_dir)).returncode == 0
     assert ninja(project, "report", run_dir.name[:-2]).returncode == 0
+
+
+def test_an_ambiguous_prefix_or_a_missing_output_folder_is_a_one_line_error(
+    project: Path,
+) -> None:
+    for _ in range(2):
+        assert ninja(project, "run", "recipe.py:bad", "--provenance").returncode == 1
+    made = ninja(project, "report", "2")  # every run id starts with the year
+    assert made.returncode == 2
+    assert made.stderr.count("\n") == 1 and "matches 2 runs" in made.stderr
+    run_dir = sorted((project / ".shinobi" / "runs").iterdir())[0]
+    nowhere = project / "no" / "such" / "dir" / "r.html"
+    made = ninja(project, "report", run_dir.name, "-o", str(nowhere))
+    assert made.returncode == 2 and "does not exist" in made.stderr
+    assert not (project / "no").exists()
 
 
 def test_a_run_without_a_manifest_is_a_one_line_error(project: Path) -> None:

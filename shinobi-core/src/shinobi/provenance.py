@@ -486,6 +486,13 @@ def resolve_manifest(target: str, workdir: Path | None = None) -> Path:
         with_manifest = [p / "manifest.json" for p in matches if (p / "manifest.json").is_file()]
         if len(with_manifest) == 1:
             return with_manifest[0]
+        if len(with_manifest) > 1:
+            names = ", ".join(p.parent.name for p in with_manifest[:5])
+            more = f" and {len(with_manifest) - 5} more" if len(with_manifest) > 5 else ""
+            raise FileNotFoundError(
+                f"{target!r} matches {len(with_manifest)} runs ({names}{more}); give more of"
+                " the run id"
+            )
     raise FileNotFoundError(
         f"no run manifest for {target!r}: give a run id from {runs} (runs with provenance"
         " enabled have one: `ninja run --provenance`), a run directory or a manifest.json path"

@@ -13,7 +13,7 @@ __all__ = ["command"]
 @click.argument("handle", metavar="HANDLE")
 @click.option(
     "--workdir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="The workspace a run id or recipe name refers to; default: the current directory.",
 )
 def command(handle: str, workdir: Path | None) -> None:

@@ -24,7 +24,7 @@ __all__ = ["command"]
 )
 @click.option(
     "--workdir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="The workspace to clean; default: the current directory.",
 )
 @click.option(

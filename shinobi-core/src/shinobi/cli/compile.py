@@ -32,7 +32,7 @@ __all__ = ["command"]
 )
 @click.option(
     "--workdir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Where .shinobi/<recipe>/<run-id>/ (scripts, logs, handle) goes, on storage the"
     " compute nodes share; default: the current directory.",
 )

@@ -36,7 +36,7 @@ __all__ = ["command"]
 )
 @click.option(
     "--workdir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="The workspace NAME refers to; default: the current directory.",
 )
 def command(

@@ -20,7 +20,7 @@ __all__ = ["command"]
 )
 @click.option(
     "--workdir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Where .shinobi/runs is looked up for a run id (default: the current directory).",
 )
 def command(run: str, output: Path | None, workdir: Path | None) -> None:
@@ -43,8 +43,9 @@ def command(run: str, output: Path | None, workdir: Path | None) -> None:
     target = (output or manifest_path.parent / "report.html").resolve()
     log_base = os.path.relpath(manifest_path.parent, target.parent)
     page = render_report(manifest, "" if log_base == "." else log_base)
+    if not target.parent.is_dir():  # a typo must not create directories anywhere
+        raise UsageError(f"cannot write the report to {target}: {target.parent} does not exist")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(page, encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot write the report to {target}: {exc.strerror}") from None

@@ -52,7 +52,7 @@ __all__ = ["command"]
 )
 @click.option(
     "--workdir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Where .shinobi/ (run records, logs) goes; default: the current directory.",
 )
 @click.pass_context
