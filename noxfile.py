@@ -347,21 +347,30 @@ def build(session: nox.Session) -> None:
 
     session.run("ninja", "backends")
     listing = session.run("ninja", "backends", "--json", "--no-check", silent=True)
-    rows = {row["name"]: row for row in json.loads(listing or "[]")}
+    found = json.loads(session.run("ninja", "doctor", "--json", silent=True) or "{}")
+    # every plugin group ninja loads from, as ninja itself lists it
+    listed = {
+        "shinobi.backends": json.loads(listing or "[]"),
+        "shinobi.offload": found.get("offload", []),
+        "shinobi.launchers": found.get("launchers", []),
+    }
     problems = []
     for dist in DISTRIBUTIONS:
-        names = _pyproject(dist).get("project", {}).get("entry-points", {})
-        names = names.get("shinobi.backends", {})
-        if not names:
-            session.log(f"{dist}: declares no backends, nothing to check")
-        for name in names:
-            row = rows.get(name)
-            if row is None or not row.get("loads") or row.get("distribution") != dist:
-                problems.append(f"{name} (from {dist}): {row}")
+        declared = _pyproject(dist).get("project", {}).get("entry-points", {})
+        groups = {g: names for g, names in declared.items() if g in listed}
+        if not groups:
+            session.log(f"{dist}: declares no shinobi entry points, nothing to check")
+        for group, names in groups.items():
+            rows = {row["name"]: row for row in listed[group]}
+            for name in names:
+                row = rows.get(name)
+                if row is None or not row.get("loads") or row.get("distribution") != dist:
+                    problems.append(f"{group} {name} (from {dist}): {row}")
     if problems:
-        session.error("ninja backends does not list, or cannot load:\n  " + "\n  ".join(problems))
-    loaded = sorted(name for name, row in rows.items() if row.get("loads"))
-    session.log(f"ninja backends lists and loads: {', '.join(loaded)}")
+        session.error("ninja does not list, or cannot load:\n  " + "\n  ".join(problems))
+    for group, rows in listed.items():
+        loaded = sorted(row["name"] for row in rows if row.get("loads"))
+        session.log(f"{group}: ninja lists and loads {', '.join(loaded) or 'none'}")
 
 
 @nox.session
