@@ -235,6 +235,7 @@ def run_prepared(
     bad recipe with a usage error); this runs that same graph rather than
     building a 100,000-node graph twice.
     """
+    from shinobi.local_runs import hold_run, release_run
     from shinobi.records import attach_records
     from shinobi.scheduler import run_graph
     from shinobi.session import Session
@@ -249,20 +250,24 @@ def run_prepared(
     )
     session.run_dir = base.resolve() / ".shinobi" / "runs" / session.run_id
     (session.run_dir / "logs").mkdir(parents=True, exist_ok=True)
-    _precheck(graph, values, session)
-    records = attach_records(session, graph, values, provenance)
+    held = hold_run(session.run_dir, graph.recipe.name)  # clean --runs leaves it alone
     try:
-        with _signals(session):
-            result = run_graph(graph, values, session)
-            if session.interrupted is not None:
-                from shinobi.teardown import finish_interrupted_run
+        _precheck(graph, values, session)
+        records = attach_records(session, graph, values, provenance)
+        try:
+            with _signals(session):
+                result = run_graph(graph, values, session)
+                if session.interrupted is not None:
+                    from shinobi.teardown import finish_interrupted_run
 
-                session.undying = finish_interrupted_run(session, result)
-    except BaseException as exc:
-        records.abort(exc)
-        raise
-    result.warnings = list(session.warnings)
-    records.close(result)
+                    session.undying = finish_interrupted_run(session, result)
+        except BaseException as exc:
+            records.abort(exc)
+            raise
+        result.warnings = list(session.warnings)
+        records.close(result)
+    finally:
+        release_run(held)
     if session.interrupted is not None:
         raise Interrupted(session.interrupted, result, session.undying)
     return result

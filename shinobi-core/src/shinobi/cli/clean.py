@@ -1,9 +1,10 @@
-"""``ninja clean --launches``: remove finished launches' handles, scripts and job logs.
+"""``ninja clean``: remove finished launches (``--launches``) and run folders (``--runs``).
 
 Opt-in, because a handle is ``ninja status``'s only local record of a
 detached launch and deleting it stops nothing. A launch that is still
 running (or whose engine cannot be asked) is therefore kept unless
-``--force``, and the command says which and why.
+``--force``, and the command says which and why. A run folder (the logs
+and manifest ``ninja run`` keeps) is never removed while its run goes on.
 """
 
 from __future__ import annotations
@@ -16,11 +17,24 @@ import click
 __all__ = ["command"]
 
 
-@click.command(short_help="Remove runtime artifacts: finished launches' handles and logs.")
+@click.command(short_help="Remove finished launches' handles and logs, and old run folders.")
 @click.option(
     "--launches",
     is_flag=True,
     help="Remove the handles, scripts and job logs of finished detached launches.",
+)
+@click.option(
+    "--runs",
+    is_flag=True,
+    help="Remove the folders of finished local runs (.shinobi/runs: logs, manifests).",
+)
+@click.option(
+    "--older-than",
+    "older_than",
+    type=click.FloatRange(min=0),
+    default=0,
+    metavar="DAYS",
+    help="With --runs: only folders untouched for more than DAYS days (default: all finished).",
 )
 @click.option(
     "--workdir",
@@ -32,19 +46,51 @@ __all__ = ["command"]
     is_flag=True,
     help="Also remove launches still running (their jobs go on; only the record goes).",
 )
-def command(launches: bool, workdir: Path | None, force: bool) -> None:
-    """Remove what finished detached launches left under WORKDIR/.shinobi/."""
+def command(
+    launches: bool, runs: bool, older_than: float, workdir: Path | None, force: bool
+) -> None:
+    """Remove what finished launches and runs left under WORKDIR/.shinobi/."""
     from shinobi.errors import UsageError
+    from shinobi.launch.find import workspace
+
+    if not (launches or runs):
+        raise UsageError(
+            "say what to clean: --launches (handles, scripts and logs of finished launches)"
+            " and/or --runs (the log and manifest folders of finished local runs)"
+        )
+    root = workspace(workdir)
+    if runs:
+        _clean_runs(root, older_than)
+    if launches and _clean_launches(root, force):
+        sys.exit(1)
+
+
+def _clean_runs(root: Path, older_than: float) -> None:
+    """Remove finished run folders untouched for ``older_than`` days; a running one stays."""
+    from shinobi.local_runs import age_days, local_runs, remove_run
+
+    removed = size = young = 0
+    for run in local_runs(root):
+        if run.running:
+            click.echo(f"ninja: kept run {run.run_id}: it is still running", err=True)
+        elif age_days(run) <= older_than:
+            young += 1
+        else:
+            size += remove_run(run)
+            removed += 1
+    said = f"removed {removed} run folder(s) ({size / 1e6:.1f} MB)"
+    if young:
+        said += f"; kept {young} touched in the last {older_than:g} day(s)"
+    click.echo(said)
+
+
+def _clean_launches(root: Path, force: bool) -> int:
+    """Remove finished launches; returns how many were kept because they run on."""
     from shinobi.launch.cleanup import remove_launch
-    from shinobi.launch.find import workspace, workspace_launches
+    from shinobi.launch.find import workspace_launches
     from shinobi.launch.index import forget_launches, list_launches
     from shinobi.launch.state import statuses
 
-    if not launches:
-        raise UsageError(
-            "say what to clean: --launches (handles, scripts and logs of finished launches)"
-        )
-    root = workspace(workdir)
     handles, _ = workspace_launches(root)
     stale = [e.handle for e in list_launches(root) if not Path(e.handle).exists()]
     forgotten = forget_launches(stale) if stale else 0
@@ -67,5 +113,4 @@ def command(launches: bool, workdir: Path | None, force: bool) -> None:
         click.echo(f"no launches to clean in {root}")
     elif forgotten:
         click.echo(f"forgot {forgotten} launch(es) whose handle was already gone")
-    if kept:
-        sys.exit(1)
+    return kept

@@ -1,7 +1,8 @@
-"""``ninja logs NAME [STEP]``: what a detached launch's steps printed; ``--follow`` streams it.
+"""``ninja logs NAME [STEP]``: what a run's or a launch's steps printed; ``--follow`` streams it.
 
-NAME is a run id, a recipe name (its latest launch here), a handle.json or
-its folder. ``--follow`` keeps reading until the launch has finished,
+NAME is the id of a local run (a folder of ``.shinobi/runs``, or a unique
+start of one), or a detached launch: its run id, its recipe name (the latest
+launch here), a handle.json or its folder. ``--follow`` keeps reading until the launch has finished,
 asking the engine for the launch's state once per round, and prefixes each
 line with the step it came from when several streams are followed.
 """
@@ -10,13 +11,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
 __all__ = ["command"]
 
 
-@click.command(short_help="Show (or --follow) the logs of a detached launch.")
+@click.command(short_help="Show (or --follow) the logs of a run or a detached launch.")
 @click.argument("name", metavar="NAME")
 @click.argument("step", required=False)
 @click.option(
@@ -47,11 +49,17 @@ def command(
     interval: float | None,
     workdir: Path | None,
 ) -> None:
-    """Print the logs of the launch NAME, or of its step STEP."""
+    """Print the logs of the run or launch NAME, or of its step STEP."""
     from shinobi.launch.find import find_launch, workspace
     from shinobi.launch.tracking import tracker_for
+    from shinobi.local_runs import find_local_run
 
-    launch = find_launch(name, workspace(workdir))
+    root = workspace(workdir)
+    run = find_local_run(root, name)
+    if run is not None:
+        _local_logs(run, step, stream, follow, interval or 1.0)
+        return
+    launch = find_launch(name, root)
     tracker = tracker_for(launch)
     sources = [s for s in tracker.log_sources(launch, step) if stream in ("both", s.stream)]
     offsets = [0] * len(sources)
@@ -78,5 +86,44 @@ def command(
         finished = tracker.status(launch).final
         read_all()
         if finished:
+            return
+        time.sleep(pause)
+
+
+def _local_logs(run: Any, step: str | None, stream: str, follow: bool, pause: float) -> None:
+    """The logs a local run kept; with ``follow``, until the run has ended."""
+    from shinobi.errors import UsageError
+    from shinobi.local_runs import is_running, run_logs
+
+    def sources() -> list[tuple[str, Path]]:
+        kinds = {"both": ("stdout", "stderr"), "stdout": ("stdout",), "stderr": ("stderr",)}
+        return [(t, p) for t, p in run_logs(run, step) if t.rsplit(" ", 1)[1] in kinds[stream]]
+
+    if not sources() and not (follow and run.running):
+        what = f"step {step!r} of run {run.run_id}" if step else f"run {run.run_id}"
+        raise UsageError(
+            f"{what} kept no logs (a step that printed nothing has none; step logs are in"
+            f" {run.path / 'logs'})"
+        )
+    offsets: dict[Path, int] = {}
+    while True:
+        ended = not follow or not is_running(run.path)  # read once more after it ended
+        found = sources()
+        for title, path in found:
+            with path.open("rb") as fh:
+                fh.seek(offsets.get(path, 0))
+                data = fh.read()
+                offsets[path] = fh.tell()
+            if not data:
+                continue
+            text = data.decode("utf-8", errors="replace")
+            if follow and len(found) > 1:
+                for line in text.splitlines():
+                    click.echo(f"[{title}] {line}")
+                continue
+            if len(found) > 1:
+                click.echo(f"==> {title} <==")
+            click.echo(text, nl=not text.endswith("\n"))
+        if ended:
             return
         time.sleep(pause)

@@ -1,4 +1,5 @@
-"""``ninja runs``: every detached launch of this workspace, its state rebuilt from its engine.
+"""``ninja runs``: the runs of this workspace: detached launches, their state rebuilt
+from their engine, and the folders local ``ninja run`` runs left.
 
 Launches are grouped by the plugin that answers for them and each group is
 asked at once (one sacct call for all Slurm launches), so a long history
@@ -15,10 +16,10 @@ import click
 __all__ = ["command"]
 
 
-@click.command(short_help="List the detached launches of this workspace.")
+@click.command(short_help="List the runs and detached launches of this workspace.")
 @click.option(
     "--workdir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="The workspace to list; default: the current directory.",
 )
 @click.option(
@@ -29,10 +30,12 @@ __all__ = ["command"]
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the launches as JSON.")
 def command(workdir: Path | None, everywhere: bool, as_json: bool) -> None:
-    """List every launch made from this workspace, with its state now."""
+    """List every launch made from this workspace, with its state now, and the
+    folders of its local runs (their logs: `ninja logs RUN`)."""
     from shinobi.launch.find import workspace, workspace_launches
-    from shinobi.launch.render import runs_table
+    from shinobi.launch.render import local_runs_table, runs_table
     from shinobi.launch.state import statuses
+    from shinobi.local_runs import local_runs
 
     root = workspace(workdir)
     if everywhere:
@@ -42,18 +45,25 @@ def command(workdir: Path | None, everywhere: bool, as_json: bool) -> None:
     else:
         launches, notes = workspace_launches(root)
     found = statuses(launches)
+    local = [] if everywhere else local_runs(root)
     if as_json:
-        click.echo(
-            json.dumps(
-                {"workspace": str(root), "launches": [s.to_json() for s in found], "notes": notes},
-                indent=2,
-            )
-        )
+        data = {
+            "workspace": str(root),
+            "launches": [s.to_json() for s in found],
+            "runs": [r.to_json() for r in local],
+            "notes": notes,
+        }
+        click.echo(json.dumps(data, indent=2))
         return
     for note in notes:
         click.echo(f"ninja: note: {note}", err=True)
+    if local:
+        click.echo(f"local runs (ninja run), in {root / '.shinobi' / 'runs'}:")
+        click.echo("\n".join(local_runs_table(local)))
+        click.echo("")
     if not found:
         where = "recorded" if everywhere else f"made from {root}"
         click.echo(f"no detached launches {where} (ninja compile --submit makes one)")
         return
+    click.echo("detached launches:")
     click.echo("\n".join(runs_table(found)))

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from shinobi.launch.tracking import LaunchStatus, StepState
 
-__all__ = ["format_time", "runs_table", "status_lines"]
+if TYPE_CHECKING:
+    from shinobi.local_runs import LocalRun
+
+__all__ = ["format_time", "local_runs_table", "runs_table", "status_lines"]
 
 
 def format_time(epoch: float) -> str:
@@ -80,4 +84,11 @@ def runs_table(statuses: list[LaunchStatus]) -> list[str]:
         ]
         for s in statuses
     ]
+    return _table(header, rows)
+
+
+def local_runs_table(runs: list[LocalRun]) -> list[str]:
+    """The run folders ``ninja run`` left here: id, recipe, last activity, state."""
+    header = ["RUN", "RECIPE", "LAST ACTIVITY", "STATE"]
+    rows = [[r.run_id, r.recipe or "-", format_time(r.modified), r.state] for r in runs]
     return _table(header, rows)

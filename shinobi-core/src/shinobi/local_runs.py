@@ -1,0 +1,182 @@
+"""The folders ``ninja run`` leaves under ``<workdir>/.shinobi/runs/``, one per run.
+
+Each holds the run's step logs (and its manifest with ``--provenance``).
+While a run goes on, ninja holds an advisory lock on ``.running`` in its
+folder; the kernel drops it when ninja exits however it exits (SIGKILL
+included), so "is this run still going" has an answer that cannot go stale,
+and ``ninja clean --runs`` never deletes the logs of a run in progress.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "LocalRun",
+    "age_days",
+    "find_local_run",
+    "hold_run",
+    "is_running",
+    "local_runs",
+    "release_run",
+    "remove_run",
+    "run_logs",
+    "runs_root",
+]
+
+_LOCK = ".running"
+
+
+def runs_root(workdir: Path) -> Path:
+    return workdir / ".shinobi" / "runs"
+
+
+def hold_run(run_dir: Path, recipe: str) -> int | None:
+    """Mark ``run_dir`` as in progress until :func:`release_run` or this process ends.
+
+    The lock file also says which recipe ran, for runs that keep no manifest.
+    """
+    try:
+        fd = os.open(run_dir / _LOCK, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError:
+        return None  # a run that cannot mark itself still runs; clean then goes by age
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(fd, json.dumps({"recipe": recipe, "pid": os.getpid()}).encode())
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def release_run(fd: int | None) -> None:
+    if fd is not None:
+        os.close(fd)
+
+
+def is_running(run_dir: Path) -> bool:
+    """Whether the ninja that ran ``run_dir`` still holds it."""
+    try:
+        fd = os.open(run_dir / _LOCK, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class LocalRun:
+    """One run folder: its id, whether it is still going, what its manifest says."""
+
+    run_id: str
+    path: Path
+    running: bool
+    modified: float
+    recipe: str | None = None
+    status: str | None = None
+
+    @property
+    def state(self) -> str:
+        if self.running:
+            return "running"
+        return self.status or "finished"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "run_id": self.run_id,
+            "path": str(self.path),
+            "state": self.state,
+            "recipe": self.recipe,
+            "modified": self.modified,
+        }
+
+
+def _describe(path: Path) -> LocalRun:
+    recipe = status = None
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        manifest = json.loads((path / "manifest.json").read_text())
+        recipe, status = manifest["recipe"].get("name"), manifest.get("status")
+    if recipe is None:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            recipe = json.loads((path / _LOCK).read_text()).get("recipe")
+    try:
+        modified = max(p.stat().st_mtime for p in (path, path / "logs") if p.exists())
+    except OSError:
+        modified = 0.0
+    return LocalRun(
+        path.name,
+        path,
+        is_running(path),
+        modified,
+        recipe if isinstance(recipe, str) else None,
+        status if isinstance(status, str) else None,
+    )
+
+
+def local_runs(workdir: Path) -> list[LocalRun]:
+    """Every run folder of ``workdir``, oldest first (run ids sort by start time)."""
+    root = runs_root(workdir)
+    if not root.is_dir():
+        return []
+    return [_describe(p) for p in sorted(root.iterdir()) if p.is_dir()]
+
+
+def find_local_run(workdir: Path, name: str) -> LocalRun | None:
+    """The run folder whose id is ``name`` or starts with it, when exactly one does."""
+    root = runs_root(workdir)
+    if not root.is_dir() or not name or os.sep in name:
+        return None
+    exact = root / name
+    if exact.is_dir():
+        return _describe(exact)
+    matches = [p for p in root.iterdir() if p.is_dir() and p.name.startswith(name)]
+    return _describe(matches[0]) if len(matches) == 1 else None
+
+
+def run_logs(run: LocalRun, step: str | None) -> list[tuple[str, Path]]:
+    """(title, path) of the logs a run kept, every step's or ``step``'s, in name order.
+
+    A step that printed nothing has no log file (they are made on the first
+    byte), so a step can have none.
+    """
+    from shinobi.session import safe_name
+
+    logs = run.path / "logs"
+    if not logs.is_dir():
+        return []
+    wanted = None if step is None else safe_name(step)
+    found = []
+    for path in sorted(logs.iterdir()):
+        stem, _, stream = path.name.rpartition(".")
+        if stream in ("out", "err") and (wanted is None or stem == wanted):
+            found.append((f"{stem} {'stdout' if stream == 'out' else 'stderr'}", path))
+    return found
+
+
+def remove_run(run: LocalRun) -> int:
+    """Delete ``run``'s folder; returns its size in bytes."""
+    size = 0
+    for base, _, files in os.walk(run.path):
+        for name in files:
+            with contextlib.suppress(OSError):
+                size += os.lstat(os.path.join(base, name)).st_size
+    shutil.rmtree(run.path, ignore_errors=True)
+    return size
+
+
+def age_days(run: LocalRun) -> float:
+    return (time.time() - run.modified) / 86400

@@ -1,0 +1,95 @@
+"""The run folders of ``ninja run``: listed by ``ninja runs``, read by ``ninja logs``,
+removed by ``ninja clean --runs`` but never while their run goes on."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from shinobi.local_runs import find_local_run, hold_run, is_running, local_runs, release_run
+
+RECIPE = """
+from shinobi.steps import Cab, Recipe
+talk = Recipe("talk")
+talk.add_step("say", Cab("say", ["/bin/sh", "-c", "echo hello; echo oops >&2"]))
+talk.add_step("quiet", Cab("quiet", ["/bin/true"]))
+nap = Recipe("nap")
+nap.add_step("nap", Cab("nap", ["/bin/sh", "-c", "echo start; sleep 30"]))
+"""
+
+NINJA = str(Path(sys.executable).parent / "ninja")
+
+
+def ninja(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [NINJA, *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=60
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "recipe.py").write_text(RECIPE)
+    return tmp_path
+
+
+def test_a_held_run_is_running_until_released(tmp_path: Path) -> None:
+    run_dir = tmp_path / ".shinobi" / "runs" / "20260101-000000-abcdef"
+    run_dir.mkdir(parents=True)
+    held = hold_run(run_dir, "pipe")
+    assert is_running(run_dir)
+    (found,) = local_runs(tmp_path)
+    assert (found.run_id, found.recipe, found.state) == (run_dir.name, "pipe", "running")
+    release_run(held)
+    assert not is_running(run_dir)
+    again = find_local_run(tmp_path, "20260101")  # a unique start of the id will do
+    assert again is not None and again.run_id == run_dir.name and again.state == "finished"
+
+
+@pytest.mark.slow
+def test_runs_lists_and_logs_reads_a_local_run(project: Path) -> None:
+    assert ninja(project, "run", "recipe.py:talk", "--no-cache").returncode == 0
+    listed = json.loads(ninja(project, "runs", "--json").stdout)
+    (run,) = listed["runs"]
+    assert run["recipe"] == "talk" and run["state"] == "finished"
+    said = ninja(project, "logs", run["run_id"])
+    assert said.returncode == 0
+    assert said.stdout == "==> say stderr <==\noops\n==> say stdout <==\nhello\n"
+    assert ninja(project, "logs", run["run_id"][:-3], "say", "--stream", "stdout").stdout == (
+        "hello\n"
+    )
+    silent = ninja(project, "logs", run["run_id"], "quiet")
+    assert silent.returncode == 2 and "kept no logs" in silent.stderr
+
+
+@pytest.mark.slow
+def test_clean_runs_keeps_a_run_in_progress_and_recent_ones_when_asked(project: Path) -> None:
+    assert ninja(project, "run", "recipe.py:talk", "--no-cache").returncode == 0
+    going = subprocess.Popen(
+        [NINJA, "run", "recipe.py:nap", "--no-cache"],
+        cwd=project,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        runs = project / ".shinobi" / "runs"
+        deadline = time.monotonic() + 20
+        while len([r for r in local_runs(project) if r.running]) < 1:
+            assert time.monotonic() < deadline, "the nap run never started"
+            time.sleep(0.1)
+        kept = ninja(project, "clean", "--runs", "--older-than", "1")
+        assert kept.returncode == 0
+        assert "removed 0 run folder(s)" in kept.stdout and "kept 1 touched" in kept.stdout
+        cleaned = ninja(project, "clean", "--runs")
+        assert cleaned.returncode == 0 and "removed 1 run folder(s)" in cleaned.stdout
+        assert "is still running" in cleaned.stderr
+        (left,) = os.listdir(runs)
+        assert find_local_run(project, left) is not None
+    finally:
+        going.terminate()
+        going.wait(timeout=30)
