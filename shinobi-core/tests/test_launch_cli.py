@@ -102,7 +102,8 @@ def test_runs_lists_this_workspace_with_state(
     launch(elsewhere, run_id="run3", created=3.0)
     code, out, _ = ninja(capsys, "runs")
     assert code == 0
-    rows = out.splitlines()[1:]
+    assert out.splitlines()[0] == "detached launches:"
+    rows = out.splitlines()[2:]  # after the heading and the table's own header
     assert [row.split()[0] for row in rows] == ["run1", "run2"]
     assert (engine.many_calls, engine.status_calls) == (1, 0), "one question for all launches"
     code, out, _ = ninja(capsys, "runs", "--all", "--json")
