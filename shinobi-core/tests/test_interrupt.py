@@ -152,7 +152,7 @@ def test_a_signal_tears_every_in_flight_step_down_and_exits_128_plus_n(
     assert "Traceback" not in err
     runs = list((tmp_path / ".shinobi" / "runs").iterdir())
     manifest = json.loads((runs[0] / "manifest.json").read_text())
-    assert manifest["status"] == "interrupted"
+    assert manifest["status"] == "interrupted" and manifest["failed_step"] is None
     assert manifest["signal"] == signal.Signals(signum).name
     statuses = {s["name"]: s["status"] for s in manifest["steps"]}
     assert statuses["left"] == statuses["right"] == "cancelled"

@@ -115,13 +115,19 @@ def test_a_successful_run_records_every_step(
 
 
 def test_a_failed_run_names_the_step_and_its_exit(tmp_path: Path) -> None:
-    result = go(tmp_path, pipeline("echo broken >&2; exit 4"))
+    recipe = pipeline("echo broken >&2; exit 4")
+    recipe.add_step("after", copier("copy3"), src=recipe.outputs.second.out, out=Path("d.txt"))
+    result = go(tmp_path, recipe)
     assert not result.ok
     (manifest,) = manifests(tmp_path)
     assert manifest["status"] == "failed" and manifest["failed_step"] == "second"
     second = next(s for s in manifest["steps"] if s["name"] == "second")
     assert second["status"] == "failed" and second["returncode"] == 4
     assert "exited with code 4" in second["error"]
+    # the step the failure kept from starting is in the manifest too, as not run
+    after = next(s for s in manifest["steps"] if s["name"] == "after")
+    assert after["status"] == "not run" and after["started"] is None
+    assert [s["name"] for s in manifest["steps"]] == ["first", "second", "other", "after"]
 
 
 def test_a_step_killed_by_a_signal_is_recorded_with_the_signal(tmp_path: Path) -> None:

@@ -437,7 +437,23 @@ class ManifestRecorder:
         now = time.time()
         with self.lock:
             self.document.update(status=status, finished=now, finished_at=_iso(now), **fields)
+            self._mark_not_run()
         self.write()
+
+    def _mark_not_run(self) -> None:
+        """Every step the run ended without starting, recorded as such (lock held).
+
+        A run that stops at a failure or a signal never reaches the steps
+        after it; the manifest lists them anyway, so it describes the whole
+        recipe and says which steps did not run, not only those that did.
+        """
+        reached = {record["node"] for record in self.steps.values()}
+        for name in self.nodes:
+            if name not in reached:
+                self._record(name)
+        for name, record in self.steps.items():
+            if record["status"] == "pending":
+                self.steps[name] = {**record, "status": "not run"}
 
     def close(self, result: RecipeResult, session: Session | None = None) -> None:
         """The run ended (successfully, with a failure, or interrupted)."""
@@ -451,6 +467,7 @@ class ManifestRecorder:
             status = "interrupted"
             fields["signal"] = signal.Signals(session.interrupted).name
             fields["undying"] = list(session.undying)
+            fields["failed_step"] = None  # stopped, not failed: no step is to blame
         self._finish(status, **fields)
 
     def abort(self, exc: BaseException) -> None:

@@ -25,6 +25,7 @@ _COLOURS = {
     "cancelled": "#e08e0b",
     "running": "#e0c30b",
     "pending": "#dddddd",
+    "not run": "#f0f0f0",
 }
 
 _CSS = """
@@ -303,12 +304,14 @@ def render_report(manifest: Mapping[str, Any], log_base: str = "") -> str:
     """The HTML page for ``manifest``; ``log_base`` leads from the page to the run folder."""
     steps: list[Mapping[str, Any]] = list(manifest.get("steps") or [])
     nodes: list[Mapping[str, Any]] = list((manifest.get("graph") or {}).get("nodes") or [])
-    status = {str(s["name"]): str(s.get("status")) for s in steps}
     recorded = {str(s["name"]) for s in steps}
-    # Steps the run never reached still belong in the report, as pending.
+    # Steps the run never reached still belong in the report: pending while it
+    # goes on, not run once it has ended.
+    unreached = "pending" if manifest.get("status") == "running" else "not run"
     for node in nodes:
         if str(node["name"]) not in recorded:
-            steps.append({**node, "status": "pending", "logs": {}})
+            steps.append({**node, "status": unreached, "logs": {}})
+    status = {str(s["name"]): str(s.get("status")) for s in steps}
     recipe_name = (manifest.get("recipe") or {}).get("name", "")
     title = f"shinobi run {manifest.get('run_id', '')} — {recipe_name}"
     legend = " ".join(_badge(s) for s in _COLOURS)
