@@ -362,3 +362,36 @@ def test_a_dropped_terminal_tears_the_run_down_and_exits_129(tmp_path: Path, tag
     (run_dir,) = (tmp_path / ".shinobi" / "runs").iterdir()
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert (manifest["status"], manifest["signal"]) == ("interrupted", "SIGHUP")
+
+
+PYSTEP_RECIPE = """
+import time
+from pathlib import Path
+import shinobi
+from shinobi.steps import Recipe
+
+@shinobi.pystep
+def think(seconds: float) -> int:
+    Path("thinking").touch()
+    time.sleep(seconds)
+    return 1
+
+pipe = Recipe("pipe")
+pipe.add_step("think", think, seconds=2.0)
+"""
+
+
+@pytest.mark.slow
+def test_an_in_process_pystep_is_named_as_running_on_not_claimed_torn_down(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "recipe.py").write_text(PYSTEP_RECIPE)
+    proc = start_ninja(tmp_path, "run", "recipe.py:pipe", "--no-cache")
+    wait_for([tmp_path / "thinking"], proc)
+    err = signal_and_wait(proc, signal.SIGINT)
+    assert proc.returncode == 130, err
+    assert "'think' is Python running inside ninja and cannot be stopped" in err
+    assert err.splitlines()[-1] == (
+        "ninja: error: stopped by SIGINT; every step was torn down but the Python step(s)"
+        " 'think', which ran inside ninja to their end"
+    )

@@ -77,14 +77,31 @@ def run_pystep(
 
 
 def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -> StepResult:
+    """Call the pystep in this process.
+
+    Python code running in one of ninja's threads cannot be stopped from
+    outside: on an interrupt ninja says so at once, waits for the call to
+    return, and the step's result says it ran on (``details["ran_on"]``), so
+    the run's final message does not claim every step was torn down.
+    """
     step = node.step
     session.emit_started(name, {"backend": "python"})
     started = time.time()
+
+    def cannot_stop() -> tuple[int, ...]:
+        session.warn(
+            f"step {name!r} is Python running inside ninja and cannot be stopped; waiting for"
+            " it to return (a pystep with venv= or image= runs in a process of its own, which"
+            " can be)"
+        )
+        return ()
+
+    unregister = session.control.on_cancel(cannot_stop)
     try:
         returned = step.fn(**_anchored(step, values, session.cwd))
         outputs = field_values(step.outputs_model.model_validate(step.outputs_from(returned)))
     except Exception as exc:
-        return StepResult(
+        result = StepResult(
             name=name,
             status="failed",
             returncode=None,
@@ -93,14 +110,20 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
             started=started,
             finished=time.time(),
         )
-    return StepResult(
-        name=name,
-        status="ok",
-        outputs=outputs,
-        backend="python",
-        started=started,
-        finished=time.time(),
-    )
+    else:
+        result = StepResult(
+            name=name,
+            status="ok",
+            outputs=outputs,
+            backend="python",
+            started=started,
+            finished=time.time(),
+        )
+    finally:
+        unregister()
+    if session.control.cancelled.is_set():
+        result.details["ran_on"] = True
+    return result
 
 
 def _anchored(step: Any, values: dict[str, Any], cwd: str) -> dict[str, Any]:

@@ -51,7 +51,15 @@ class Interrupted(ShinobiError):
             )
             self.exit_code = 1
         else:
-            message = f"stopped by {name}; every step was torn down"
+            ran_on = [s.name for s in result.steps if s.details.get("ran_on")]
+            if ran_on:
+                names = ", ".join(repr(n) for n in ran_on)
+                message = (
+                    f"stopped by {name}; every step was torn down but the Python step(s)"
+                    f" {names}, which ran inside ninja to their end"
+                )
+            else:
+                message = f"stopped by {name}; every step was torn down"
             self.exit_code = 128 + signum
         super().__init__(message)
 
