@@ -166,6 +166,17 @@ def test_a_read_only_input_beside_an_output_is_reasserted_at_its_own_path() -> N
     assert mounts == {rw("/d"), ro("/d/cat.txt"), rw(CWD)}
 
 
+def test_a_read_only_input_an_earlier_step_makes_is_protected_when_planned_ahead() -> None:
+    """A compiled job (or a dry run) is planned before the file exists; afterok
+    guarantees it will, so the read-only mount is planned all the same."""
+    host = FakeHost(["/d", CWD])  # /d/made.txt is not there yet
+    uses = [inp("/d/made.txt", kind="file", writable=False), out("/d/copy.txt")]
+    now = set(plan_mounts(uses, CWD, host=host))
+    assert now == {rw("/d"), rw(CWD)}  # run now: nothing to protect, the tool reports it
+    ahead = set(plan_mounts(uses, CWD, host=host, ahead=True))
+    assert ahead == {rw("/d"), ro("/d/made.txt"), rw(CWD)}
+
+
 def test_a_read_only_input_beside_another_input_is_reasserted() -> None:
     host = FakeHost(["/d/cat.txt", "/d/other.txt", CWD])
     mounts = plan(

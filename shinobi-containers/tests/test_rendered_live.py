@@ -16,10 +16,12 @@ from pathlib import Path
 import pytest
 from live_engines import OCI_ENGINES, image, live_backend, shinobi_containers_of
 
-from shinobi.backends.base import Invocation
+from shinobi.backends.base import Invocation, PathUse
 
 
-def rendered(engine: str, tmp_path: Path, script: str) -> tuple[list[str], str]:
+def rendered(
+    engine: str, tmp_path: Path, script: str, paths: tuple[PathUse, ...] = ()
+) -> tuple[list[str], str]:
     backend = live_backend(engine)
     run_id = f"rendered-{uuid.uuid4().hex[:8]}"
     invocation = Invocation(
@@ -28,6 +30,7 @@ def rendered(engine: str, tmp_path: Path, script: str) -> tuple[list[str], str]:
         cwd=str(tmp_path),
         image=image(engine),
         run_id=run_id,
+        paths=paths,
     )
     return backend.render(invocation), run_id
 
@@ -66,4 +69,29 @@ def test_a_cancelled_job_leaves_no_container(engine: str, tmp_path: Path) -> Non
     finally:
         if client.poll() is None:
             client.kill()
+    assert gone(engine, run_id) == []
+
+
+@pytest.mark.parametrize("engine", OCI_ENGINES)
+def test_a_read_only_input_made_after_rendering_stays_read_only(
+    engine: str, tmp_path: Path
+) -> None:
+    """A compiled job is rendered before the job that makes its input has run."""
+    area = tmp_path / "data"
+    area.mkdir()
+    area.chmod(0o777)
+    made = area / "made.txt"
+    uses = (
+        PathUse(str(made), "input", "src", "file", writable=False),
+        PathUse(str(area / "copy.txt"), "output", "out", "file"),
+    )
+    script = f"cp '{made}' '{area}/copy.txt'; echo HACK >> '{made}' || echo read-only"
+    argv, run_id = rendered(engine, tmp_path, script, uses)
+    made.write_text("pristine\n")  # the earlier job ran
+    made.chmod(0o666)
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "read-only" in done.stdout
+    assert made.read_text() == "pristine\n"
+    assert (area / "copy.txt").read_text() == "pristine\n"
     assert gone(engine, run_id) == []

@@ -97,7 +97,7 @@ class ContainerBackend(Backend):
         return warnings
 
     def render(self, invocation: Invocation) -> list[str]:
-        return self.command(self.spec(invocation, pin=False), new_container_name())
+        return self.command(self.spec(invocation, pin=False, ahead=True), new_container_name())
 
     def run(self, invocation: Invocation, control: RunControl) -> BackendRun:
         spec = self.spec(invocation, pin=self.options.pin_image)
@@ -138,14 +138,18 @@ class ContainerBackend(Backend):
         return result
 
     # -- deciding one container --------------------------------------------------
-    def spec(self, invocation: Invocation, *, pin: bool) -> ContainerSpec:
-        """The container for ``invocation``; raises a one-line refusal if there is none."""
+    def spec(self, invocation: Invocation, *, pin: bool, ahead: bool = False) -> ContainerSpec:
+        """The container for ``invocation``; raises a one-line refusal if there is none.
+
+        ``ahead``: for a command line rendered before the run (see
+        :func:`~shinobi_containers.mounts.plan_mounts`).
+        """
         if not invocation.image:
             raise ContainerRefused(
                 f"step {invocation.step!r} names no image, so the {self.name} backend cannot"
                 " run it: give its cab an image, or choose a backend such as native for it"
             )
-        mounts = plan_mounts(invocation.paths, invocation.cwd, step=invocation.step)
+        mounts = plan_mounts(invocation.paths, invocation.cwd, step=invocation.step, ahead=ahead)
         resources = invocation.resources
         declared = resources is not None and resources.declared
         mode = self.options.enforce_resources

@@ -256,12 +256,20 @@ def _innermost(mounts: Sequence[Mount], path: str) -> Mount | None:
     return best
 
 
-def _reassert(mounts: list[Mount], protected: Sequence[_Protected], host: HostView) -> None:
+def _reassert(
+    mounts: list[Mount], protected: Sequence[_Protected], host: HostView, ahead: bool
+) -> None:
     """Mount every read-only input read-only at its own path where a read-write
-    mount would otherwise expose it."""
+    mount would otherwise expose it.
+
+    When the step runs now, an input that is not there has nothing to protect
+    (the tool will report it missing, and an engine refuses to mount nothing).
+    Planned ``ahead`` (a compiled job, a dry run), an earlier step makes it
+    before this one starts, and it gets its read-only mount all the same.
+    """
     for guard in protected:
-        if not host.exists(guard.real):
-            continue  # nothing to protect yet; the tool will report the missing input
+        if not ahead and not host.exists(guard.real):
+            continue
         inner = _innermost(mounts, guard.real)
         if inner is None or not inner.readonly:
             mounts.append(Mount(guard.real, guard.real, readonly=True))
@@ -275,9 +283,17 @@ def _absolute(use: PathUse, cwd: str) -> PathUse:
 
 
 def plan_mounts(
-    paths: Sequence[PathUse], cwd: str, *, step: str = "?", host: HostView = LOCAL_HOST
+    paths: Sequence[PathUse],
+    cwd: str,
+    *,
+    step: str = "?",
+    host: HostView = LOCAL_HOST,
+    ahead: bool = False,
 ) -> tuple[Mount, ...]:
     """The bind mounts that make ``paths`` and ``cwd`` visible as the cab declares them.
+
+    ``ahead``: planned before earlier steps have run (a compiled job, a dry
+    run), so inputs that are not there yet will be.
 
     Raises :class:`MountRefused` when no arrangement of mounts can honour the
     declaration (see the module docstring); parents come before the mounts
@@ -292,7 +308,7 @@ def plan_mounts(
     for need in planner.needs(uses, cwd):
         wanted.extend(planner.mounts_for(need, protected))
     mounts = _collapse(wanted)
-    _reassert(mounts, protected, host)
+    _reassert(mounts, protected, host, ahead)
     return tuple(sorted(mounts, key=_depth))
 
 
