@@ -41,8 +41,8 @@ def test_offload_demo_prints_two_scripts_linked_by_afterok(ninja: Ninja) -> None
     assert dependency(found["make"]) == []
     assert dependency(found["use"]) == ["make"]
     assert "#SBATCH --kill-on-invalid-dep=yes" in found["use"]
-    assert "exec /bin/touch /scratch/made.ms" in found["make"]
-    assert "exec /bin/cat /scratch/made.ms" in found["use"]
+    assert "\n/bin/touch /scratch/made.ms\nrc=$?\n" in found["make"]
+    assert "\n/bin/cat /scratch/made.ms\nrc=$?\n" in found["use"]
     for script in found.values():
         assert script.startswith("#!/bin/bash\n")
         assert re.search(r"^#SBATCH --job-name=shinobi-\S+$", script, flags=re.M)
@@ -98,7 +98,7 @@ def test_loop_iterations_after_the_first_start_with_the_guard(ninja: Ninja, tmp_
         assert (guard in text) == (iteration > 1), name
         if iteration > 1:
             # the guard comes before the command, and exits 0 so afterok is satisfied
-            assert text.index(guard) < text.index("\nexec ")
+            assert text.index(guard) < text.index("\nrc=$?")
             assert "  exit 0\n" in text
     assert dependency(found["cal.2.calibrate"]) == [
         "cal.1.calibrate",
@@ -121,7 +121,8 @@ def test_a_job_of_the_converging_iteration_runs_though_its_sibling_wrote_the_fla
     found = compile_selfcal(ninja, tmp_path, flag)
 
     def run_job(name: str) -> str:
-        script = re.sub(r"^exec .*$", f"echo RAN {name}", found[name], flags=re.M)
+        # the command is the line before the signal relay
+        script = re.sub(r"^.*\n(?=rc=\$\?$)", f"echo RAN {name}\n", found[name], flags=re.M)
         result = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
         return result.stdout
@@ -153,7 +154,7 @@ def test_a_scatter_is_one_array_and_its_gatherer_waits_for_all(
     assert "#SBATCH --array=0-2" in found["convert"]
     assert re.search(r"--output=\S+/logs/convert\.%a\.out", found["convert"])
     for index, source in enumerate("abc"):
-        assert f"  {index}) exec /bin/sh -c " in found["convert"]
+        assert f"  {index}) /bin/sh -c " in found["convert"]
         assert f" convert {source} ;;" in found["convert"]
     assert dependency(found["combine"]) == ["convert"]
     assert "a.out b.out c.out" in found["combine"]

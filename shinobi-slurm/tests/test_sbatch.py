@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+
 import pytest
 
 from shinobi.errors import ConfigError
@@ -12,6 +15,7 @@ from shinobi_slurm.sbatch import (
     Option,
     batch_script,
     command_line,
+    command_lines,
     merge_options,
     parse_sbatch_opts,
     resource_options,
@@ -72,7 +76,22 @@ def test_an_unknown_short_option_is_refused_with_the_fix() -> None:
 def test_arguments_are_quoted_for_the_shell() -> None:
     nasty = "it's $(touch /tmp/pwned) `x` ; &"
     line = command_line(["/bin/echo", nasty])
-    assert line == "exec /bin/echo 'it'\"'\"'s $(touch /tmp/pwned) `x` ; &'"
+    assert line.startswith("/bin/echo 'it'\"'\"'s $(touch /tmp/pwned) `x` ; &'; rc=$?; ")
+
+
+@pytest.mark.parametrize(
+    ("payload", "returncode"),
+    [
+        ("exit 3", 3),  # an exit code stays an exit code
+        ("exit 137", -signal.SIGKILL),  # a docker client whose container was SIGKILLed
+        ("kill -SEGV $$", -signal.SIGSEGV),  # a tool killed by a signal
+        ("true", 0),
+    ],
+)
+def test_the_job_ends_by_the_signal_its_payload_died_of(payload: str, returncode: int) -> None:
+    """So Slurm records a signal (0:9), not an exit code of 9 (what exit 137 shows as)."""
+    script = "\n".join(command_lines(["/bin/sh", "-c", payload]))
+    assert subprocess.run(["bash", "-c", script], check=False).returncode == returncode
 
 
 def test_a_script_has_directives_then_comments_then_body() -> None:

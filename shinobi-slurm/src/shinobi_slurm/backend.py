@@ -43,6 +43,7 @@ from shinobi_slurm.sbatch import (
     Option,
     batch_script,
     command_line,
+    command_lines,
     merge_options,
     parse_sbatch_opts,
     resource_options,
@@ -132,7 +133,7 @@ class SlurmBackend(Backend):
     def script(self, invocation: Invocation, stdout: str, stderr: str) -> str:
         return batch_script(
             self.options(invocation, stdout, stderr),
-            [command_line(invocation.argv)],
+            command_lines(invocation.argv),
             comments=[f"shinobi step {invocation.step!r}, run {invocation.run_id or '-'}"],
             env=invocation.env,
         )

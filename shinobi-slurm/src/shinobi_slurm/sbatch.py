@@ -24,9 +24,11 @@ from shinobi.resources import Resources
 from shinobi_slurm.setting_values import shell_words
 
 __all__ = [
+    "SIGNAL_RELAY",
     "Option",
     "batch_script",
     "command_line",
+    "command_lines",
     "directive",
     "merge_options",
     "parse_sbatch_opts",
@@ -198,6 +200,24 @@ def batch_script(
     return "\n".join(lines) + "\n"
 
 
+#: What follows the payload in a job script. A command that died by signal N
+#: leaves exit status 128+N in the shell, and so does a docker or podman client
+#: whose container died by signal N; Slurm would record either as a plain exit
+#: (exit 137 shows as "9:0", an exit code of 9). Ending the job by that same
+#: signal makes Slurm record the signal (0:9), which ninja reads as a kill by
+#: SIGKILL, the out-of-memory killer's signature, whatever ran the payload.
+SIGNAL_RELAY = (
+    "rc=$?",
+    'if [ "$rc" -gt 128 ] && [ "$rc" -le 192 ]; then kill -s "$((rc - 128))" "$$"; fi',
+    'exit "$rc"',
+)
+
+
+def command_lines(argv: Sequence[str]) -> list[str]:
+    """The script lines that run ``argv`` as the job's payload (see :data:`SIGNAL_RELAY`)."""
+    return [shlex.join(argv), *SIGNAL_RELAY]
+
+
 def command_line(argv: Sequence[str]) -> str:
-    """``exec`` of ``argv``: the job's exit status and signals are the tool's own."""
-    return "exec " + shlex.join(argv)
+    """:func:`command_lines` on one line, for ``sbatch --wrap``."""
+    return "; ".join(command_lines(argv))

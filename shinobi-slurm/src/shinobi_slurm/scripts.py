@@ -33,9 +33,10 @@ from shinobi.offload.jobs import Job, JobGraph, describe_edge
 from shinobi.session import safe_name
 from shinobi_slurm.backend import job_name
 from shinobi_slurm.sbatch import (
+    SIGNAL_RELAY,
     Option,
     batch_script,
-    command_line,
+    command_lines,
     merge_options,
     parse_sbatch_opts,
     resource_options,
@@ -172,15 +173,15 @@ def _guard(job: Job, files: JobFiles) -> list[str]:
 
 def _body(job: Job) -> list[str]:
     if job.tasks is None:
-        return [command_line(job.commands[0])]
+        return command_lines(job.commands[0])
     if job.tasks == 0:
         return ["# an empty scatter: nothing to run", "exit 0"]
     lines = ['case "${SLURM_ARRAY_TASK_ID:?this script runs as a job array}" in']
     for index, argv in enumerate(job.commands):
-        lines.append(f"  {index}) {command_line(argv)} ;;")
+        lines.append(f"  {index}) {shlex.join(argv)} ;;")
     lines.append('  *) echo "shinobi: no slice $SLURM_ARRAY_TASK_ID in this array" >&2; exit 2 ;;')
     lines.append("esac")
-    return lines
+    return [*lines, *SIGNAL_RELAY]
 
 
 def job_script(
