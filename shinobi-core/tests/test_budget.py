@@ -204,6 +204,28 @@ def test_two_steps_of_two_cpus_on_three_never_overlap(tmp_path: Path) -> None:
     assert overlap(free, a)  # undeclared: it did not queue behind b
 
 
+def test_steps_a_backend_runs_elsewhere_take_no_share_of_this_machine(tmp_path: Path) -> None:
+    """A cluster admits its jobs itself: holding them back for this machine's cores
+    would run them one after another."""
+    from dataclasses import replace
+
+    from shinobi.backends.native import NativeBackend
+
+    class Faraway(NativeBackend):
+        name = "faraway"
+        capabilities = replace(NativeBackend.capabilities, remote=True)
+
+    recipe = Recipe("r", NoIn, max_workers=4)
+    for name in ("a", "b"):
+        add(recipe, tmp_path, name, seconds=0.5, resources=Resources(cpus=2), backend="faraway")
+    config = load_config({"execution.cpus": 3, "execution.max_workers": 4})
+    session = Session(config=config, cwd=str(tmp_path))
+    session._backends["faraway"] = Faraway()
+    result = run_graph(build_graph(recipe), {}, session)
+    assert result.ok, result.error
+    assert overlap(span(tmp_path, "a"), span(tmp_path, "b"))
+
+
 def test_two_steps_that_fit_together_do_overlap(tmp_path: Path) -> None:
     recipe = Recipe("r", NoIn, max_workers=4)
     add(recipe, tmp_path, "a", seconds=0.5, resources=Resources(cpus=1, memory="1GiB"))

@@ -126,6 +126,7 @@ class _Wavefront:
         self.inflight: dict[int, int] = {}
         self.waiting: _Unit | None = None
         self.verdicts: dict[tuple[str | None, int | None], bool] = {}
+        self.budgeted: dict[int, bool] = {}
         self.ready: list[tuple[int, int, _Unit]] = []
         # Guards everything above and below against the workers, which record
         # their own results and claim their next unit.
@@ -316,12 +317,34 @@ class _Wavefront:
         self.waiting = unit
         if self.max_workers == 1:
             return None
-        free = [e for e in self.ready if e[2] is not unit and not _declares(self.nodes[e[0]])]
+        free = [e for e in self.ready if e[2] is not unit and not self.draws_on_budget(e[0])]
         return min(free)[2] if free else None
+
+    def draws_on_budget(self, index: int) -> bool:
+        """Whether node ``index`` takes a share of this machine's budget.
+
+        A step that declares nothing takes none; nor does one its backend runs
+        elsewhere (a Slurm job): the cluster admits it, and holding it back
+        for this machine's cores would run cluster jobs one after another.
+        """
+        known = self.budgeted.get(index)
+        if known is None:
+            from shinobi.dispatch import choose_backend
+
+            node = self.nodes[index]
+            known = (
+                _declares(node)
+                and not self.session.backend(choose_backend(self.session, node)).capabilities.remote
+            )
+            self.budgeted[index] = known
+        return known
 
     def request(self, unit: _Unit) -> None:
         node = self.nodes[unit.node]
         unit.requested = True
+        if not self.draws_on_budget(unit.node):
+            unit.ticket = None
+            return
         unit.ticket = self.session.budget.request(unit.name, node.resources, self.wakeup.set)
         if unit.ticket is not None and unit.ticket.oversized and node.resources:
             self.session.warn(
