@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -92,7 +93,7 @@ def test_loop_iterations_after_the_first_start_with_the_guard(ninja: Ninja, tmp_
     flag = tmp_path / "converged"
     found = compile_selfcal(ninja, tmp_path, flag)
     assert len(found) == 15
-    guard = f"if [ -e {flag} ]; then"
+    guard = f"if [ -e {flag} ] && "
     for name, text in found.items():
         iteration = int(name.split(".")[1])
         assert (guard in text) == (iteration > 1), name
@@ -105,6 +106,33 @@ def test_loop_iterations_after_the_first_start_with_the_guard(ninja: Ninja, tmp_
         "cal.1.assess",
         "cal.1.image",
     ]
+
+
+def job_runner(found: dict[str, str]) -> Callable[[str], str]:
+    """Runs a compiled job's script under bash with its command replaced by an echo."""
+
+    def run_job(name: str) -> str:
+        # the command is the line before the signal relay
+        script = re.sub(r"^.*\n(?=rc=\$\?$)", f"echo RAN {name}\n", found[name], flags=re.M)
+        result = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    return run_job
+
+
+def test_a_flag_left_by_an_earlier_run_does_not_end_a_compiled_loop(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    flag = tmp_path / "converged"
+    flag.touch()  # from yesterday's run, and the tool never removes it
+    run_job = job_runner(compile_selfcal(ninja, tmp_path, flag))
+    for step in ("calibrate", "assess", "image"):
+        assert run_job(f"cal.1.{step}") == f"RAN cal.1.{step}\n"  # assess left it alone
+    assert run_job("cal.2.calibrate") == "RAN cal.2.calibrate\n"  # not converged
+    assert run_job("cal.2.assess") == "RAN cal.2.assess\n"
+    flag.touch()  # assess converges: it writes the flag in iteration 2
+    assert "converged before iteration 3" in run_job("cal.3.calibrate")
 
 
 def test_a_job_of_the_converging_iteration_runs_though_its_sibling_wrote_the_flag(
@@ -120,13 +148,7 @@ def test_a_job_of_the_converging_iteration_runs_though_its_sibling_wrote_the_fla
     flag = tmp_path / "converged"
     found = compile_selfcal(ninja, tmp_path, flag)
 
-    def run_job(name: str) -> str:
-        # the command is the line before the signal relay
-        script = re.sub(r"^.*\n(?=rc=\$\?$)", f"echo RAN {name}\n", found[name], flags=re.M)
-        result = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
-        assert result.returncode == 0, result.stderr
-        return result.stdout
-
+    run_job = job_runner(found)
     assert run_job("cal.3.assess") == "RAN cal.3.assess\n"
     flag.touch()  # what assess does once the MS has been calibrated three times
     assert run_job("cal.3.image") == "RAN cal.3.image\n"

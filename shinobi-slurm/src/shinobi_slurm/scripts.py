@@ -18,6 +18,12 @@ its command, and publishes the verdict atomically (a symlink, which only one
 job can create); the others read it. A scattered step is
 a job array whose script picks its slice's command by
 ``$SLURM_ARRAY_TASK_ID``; its dependants wait for the whole array.
+
+Only an until file the previous iteration wrote counts, as in ``ninja run``:
+the job that writes it records the file's ``stat`` (inode, size, mtime)
+before running its command, and the guard finds the loop converged only
+when the file is there and differs from that record. A flag left by an
+earlier run therefore does not end the loop after its first cycle.
 """
 
 from __future__ import annotations
@@ -59,6 +65,10 @@ class JobFiles:
     skipped: str
     #: Where the verdict of the job's loop iteration is published (None outside loops).
     verdict: str | None = None
+    #: Where this job records its until file before running (None if it writes none).
+    stamp: str | None = None
+    #: The record the guard compares with: the stamp of the job that writes the flag.
+    guard_stamp: str | None = None
 
     @classmethod
     def of(cls, run_dir: str, job: Job) -> JobFiles:
@@ -77,7 +87,17 @@ class JobFiles:
             stderr=f"{logs}{task}.err",
             skipped=os.path.join(run_dir, "skipped", stem),
             verdict=verdict,
+            stamp=_stamp(run_dir, job.name) if job.until else None,
+            guard_stamp=_stamp(run_dir, job.guard_from) if job.guard_from else None,
         )
+
+
+def _stamp(run_dir: str, job: str) -> str:
+    return os.path.join(run_dir, "loops", f"{safe_name(job)}.until")
+
+
+#: What a file's record is: inode, size and modification time to the nanosecond.
+_STAT = "stat -c '%i %s %y'"
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,13 +177,17 @@ def _guard(job: Job, files: JobFiles) -> list[str]:
         "  exit 0",
         "fi",
     ]
+    written = f"[ -e {flag} ]"
+    if files.guard_stamp is not None:  # and not as it was before its writer ran
+        before = shlex.quote(files.guard_stamp)
+        written += f' && [ "$({_STAT} -- {flag})" != "$(cat {before} 2>/dev/null)" ]'
     if files.verdict is None:
-        return [f"if [ -e {flag} ]; then", *skip]
+        return [f"if {written}; then", *skip]
     verdict = shlex.quote(files.verdict)
     return [
         f"# loop {job.node.loop}, iteration {job.node.iteration}: skip if it converged before it;",
         "# the first job of the iteration decides for all of them (see the module docstring)",
-        f"if [ -e {flag} ]; then mine=skip; else mine=run; fi",
+        f"if {written}; then mine=skip; else mine=run; fi",
         f"mkdir -p {shlex.quote(os.path.dirname(files.verdict))}",
         f'ln -s "$mine" {verdict} 2>/dev/null || true',
         f'if [ "$(readlink {verdict})" = skip ]; then',
@@ -184,11 +208,23 @@ def _body(job: Job) -> list[str]:
     return [*lines, *SIGNAL_RELAY]
 
 
+def _stamp_until(job: Job, files: JobFiles) -> list[str]:
+    """Record the until file this job may write, before it runs (see the module docstring)."""
+    if files.stamp is None or job.until is None:
+        return []
+    stamp = shlex.quote(files.stamp)
+    return [
+        "# the next iteration's guard counts the flag only if this job changes it",
+        f"mkdir -p {shlex.quote(os.path.dirname(files.stamp))}",
+        f"{_STAT} -- {shlex.quote(job.until)} > {stamp} 2>/dev/null || echo absent > {stamp}",
+    ]
+
+
 def job_script(
     context: ScriptContext, job: Job, files: JobFiles, ids: Mapping[str, str] | None = None
 ) -> str:
     """The sbatch script of ``job``; dependencies as ``<step>`` until ``ids`` are known."""
-    body: Sequence[str] = [*_guard(job, files), *_body(job)]
+    body: Sequence[str] = [*_guard(job, files), *_stamp_until(job, files), *_body(job)]
     return batch_script(
         _options(context, job, files, ids),
         body,

@@ -49,7 +49,10 @@ class Job:
     """One step as the engine will run it: a command per task, what it touches, what it waits for.
 
     ``guard`` is the absolute path whose existence means the step's loop has
-    converged: the job then exits successfully without running its command.
+    converged: the job then exits successfully without running its command,
+    provided ``guard_from`` (the job that writes it) wrote it rather than
+    finding it left by an earlier run. ``until`` is the path this job writes
+    that is the next iteration's guard: the job looks at it before it runs.
     """
 
     index: int
@@ -60,6 +63,8 @@ class Job:
     paths: tuple[PathUse, ...]
     scattered: bool = False
     guard: str | None = None
+    guard_from: str | None = None
+    until: str | None = None
     edges: list[Edge] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -194,6 +199,10 @@ class _Flattener:
             if node.guard is not None:
                 guard = _absolute(cwd, resolve_value(node.guard, plan.inputs, output))
             job = self.make_job(step, f"{prefix}{node.name}", guard, edges)
+            if isinstance(node.guard, OutputRef):
+                job.guard_from = f"{prefix}{node.guard.step}"
+            if node.until is not None:
+                job.until = _absolute(cwd, step.outputs.get(node.until))
             jobs_of[i] = [job.index]
             made.append(job.index)
         return made
