@@ -217,3 +217,10 @@ def test_json_result(ninja: Ninja, tmp_path: Path) -> None:
     result = json.loads(proc.stdout)
     assert result["status"] == "ok"
     assert [s["name"] for s in result["steps"]] == ["make", "use"]
+
+
+def test_outputs_are_printed_as_paths_not_python_reprs() -> None:
+    from shinobi.cli.run import _shown
+
+    assert _shown([Path("a.fits"), Path("b.fits")]) == "[a.fits, b.fits]"
+    assert _shown(Path("x.ms")) == "x.ms" and _shown(3) == "3"

@@ -137,3 +137,17 @@ def test_a_model_that_is_not_a_pydantic_model_is_refused_where_it_is_written(mod
         Recipe("r", model)
     with pytest.raises(TypeError, match="cab 'c': the outputs model must be a pydantic"):
         Cab("c", "true", None, model)
+
+
+def test_an_input_called_name_is_wired_like_any_other() -> None:
+    """wsclean's -name: add_step's own name is positional only."""
+
+    class ImagerIn(BaseModel):
+        name: str
+        step: int = 1
+
+    imager = Cab("imager", "/bin/true", ImagerIn, field_meta={"name": ParamMeta(flag="-name")})
+    pipe = Recipe("pipe", In)
+    pipe.add_step("image", imager, name=pipe.inputs.target, step=2)
+    node = build_graph(pipe).node("image")
+    assert node.wiring == {"name": InputRef("target"), "step": 2}

@@ -130,7 +130,7 @@ def _run(
         click.echo(json.dumps(_result_json(result), indent=2, default=str))
     else:
         for name, value in result.outputs.items():
-            click.echo(f"{name} = {value}")
+            click.echo(f"{name} = {_shown(value)}")
     if not result.ok:
         from shinobi.errors import StepFailed
 
@@ -163,3 +163,10 @@ def _result_json(result: Any) -> dict[str, Any]:
             for s in result.steps
         ],
     }
+
+
+def _shown(value: Any) -> str:
+    """An output as a person reads it: paths as paths, lists of them as [a, b]."""
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    return str(value)  # a Path's str is the path; its repr is PosixPath('...')

@@ -142,6 +142,7 @@ class Recipe:
         self,
         name: str,
         step: Any,
+        /,
         *,
         scatter: Iterable[str] | None = None,
         resources: Resources | None = None,
@@ -149,7 +150,11 @@ class Recipe:
         venv: str | None = None,
         **wiring: Any,
     ) -> StepRef:
-        """Append a step; keyword arguments wire its inputs."""
+        """Append a step; keyword arguments wire its inputs.
+
+        ``name`` and ``step`` are positional only, so a tool input called
+        ``name`` or ``step`` (wsclean's ``-name``) is wired like any other.
+        """
         ref = StepRef(
             name=name,
             step=step,
