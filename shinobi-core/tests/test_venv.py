@@ -254,6 +254,7 @@ def test_ninja_with_no_venv_anywhere_runs_natively_and_warns_once(
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("no venv is declared") == 1
     assert "running natively" in done.stderr
+    assert "(native: no venv)" in done.stderr and "(venv)" not in done.stderr  # the progress
     assert (tmp_path / "made.txt").exists()
 
 

@@ -113,7 +113,10 @@ def run_cab(
             hit.argv = list(invocation.argv)
             hit.outputs, _ = _validate_outputs(cab, hit.outputs)
             return hit
-    session.emit_started(name, {"backend": backend_name, "argv": list(invocation.argv)})
+    shown = backend_name
+    if backend_name == "venv" and not invocation.venv:
+        shown = "native: no venv"  # what the venv backend does then (it has warned)
+    session.emit_started(name, {"backend": shown, "argv": list(invocation.argv)})
     until = _until_file(session, node, known)
     started = time.time()
     run = backend.run(invocation, session.control)
