@@ -168,6 +168,22 @@ def test_syntax_error_names_the_line(ninja: Ninja, recipe_file: Callable[..., Pa
     assert f"{path}:2: syntax error" in one_line_error(proc)
 
 
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        ("import sys\nsys.exit(3)\n", ":2: importing the recipe file raised SystemExit: 3"),
+        ("x = {}['missing']\n", ":1: importing the recipe file raised KeyError: 'missing'"),
+    ],
+)
+def test_a_recipe_file_that_fails_to_import_is_one_line(
+    ninja: Ninja, recipe_file: Callable[..., Path], source: str, said: str
+) -> None:
+    path = recipe_file(source)
+    proc = ninja("run", f"{path}:pipe")
+    assert proc.returncode == 2
+    assert said in only_line(proc)
+
+
 def test_graph_error_exits_2(ninja: Ninja, recipe_file: Callable[..., Path]) -> None:
     path = recipe_file(
         GOOD + "\nbad = Recipe('bad', In)\nbad.add_step('t', touch, out=bad.inputs.ot)\n"

@@ -87,7 +87,7 @@ def _import_file(path: Path) -> Any:
         raise LoadError(
             f"{exc.filename or path}:{exc.lineno}: syntax error: {exc.msg}; fix the recipe file"
         ) from None
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a script's sys.exit() at import, too
         sys.modules.pop(module_name, None)
         line = _failing_line(path, exc)
         where = f"{path}:{line}" if line else str(path)
