@@ -504,3 +504,32 @@ def test_a_scattered_nested_recipe_runs_and_draws_once_per_slice(
     dry = ninja("run", "recipe.py:outer", "--words", "x", "--words", "y", "--dryrun")
     assert "branch[0].e" in dry.stdout and "$ /bin/echo x" in dry.stdout
     assert "branch[1].e" in dry.stdout and "$ /bin/echo y" in dry.stdout
+
+
+def test_the_dryrun_lists_pystep_slices_as_calls_and_shared_paths_once(tmp_path: Path) -> None:
+    from shinobi.plan import plan_graph
+    from shinobi.render.dryrun import render_dryrun
+
+    class Logged(BaseModel):
+        stamp: str
+        log: Path = Path("shared.log")
+
+    logged = Cab(
+        "logged",
+        "/bin/echo",
+        Logged,
+        field_meta={"stamp": ParamMeta(positional=True), "log": ParamMeta(positional=True)},
+    )
+
+    @shinobi.pystep
+    def shout(word: str) -> str:
+        return word.upper()
+
+    recipe = Recipe("fan", Stamps)
+    recipe.add_step("echo", logged, scatter="stamp", stamp=recipe.inputs.stamps)
+    recipe.add_step("shout", shout, scatter="word", word=recipe.inputs.stamps)
+    plan = plan_graph(build_graph(recipe), {"stamps": ["a", "b"]}, str(tmp_path))
+    text = "\n".join(render_dryrun(plan, lambda s: "native", lambda s: s.argv))
+    assert text.count(f"reads {tmp_path / 'shared.log'}") == 1
+    assert "shout[0]: python: " in text and "shout(word='a')" in text
+    assert "shout[1]: python: " in text and "shout(word='b')" in text

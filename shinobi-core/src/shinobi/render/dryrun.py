@@ -34,10 +34,27 @@ def _box(title: str, tag: str, lines: list[str], indent: str) -> list[str]:
 
 
 def _command(step: PlannedStep, render: Callable[[PlannedStep], list[str] | None]) -> str | None:
+    """``$ argv`` as the backend would run it, or the call of a pystep; None if neither."""
     argv = render(step)
-    if argv is None:
-        return None
-    return shlex.join(argv)
+    if argv is not None:
+        return "$ " + shlex.join(argv)
+    if step.node.kind == "python":
+        return _call(step)
+    return None
+
+
+def _call(step: PlannedStep) -> str:
+    """A pystep as the call it makes: ``python: upper(s='a')`` (arguments shortened)."""
+    fn = step.node.step.fn
+    module = fn.__module__
+    # a recipe file is imported under a made-up module name, which says nothing
+    name = (
+        fn.__qualname__ if module.startswith("shinobi_recipe_") else f"{module}.{fn.__qualname__}"
+    )
+    shown = ", ".join(f"{k}={v!r}" for k, v in step.values.items() if k in step.node.wiring)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    return f"python: {name}({shown})"
 
 
 def _details(
@@ -52,7 +69,7 @@ def _details(
         for part in step.slices[:3]:
             command = _command(part, render)
             if command:
-                lines.append(f"{part.name}: $ {command}")
+                lines.append(f"{part.name}: {command}")
         if len(step.slices) > 3:
             lines.append(f"... and {len(step.slices) - 3} more slices")
     elif node.scatter:
@@ -60,17 +77,16 @@ def _details(
     else:
         command = _command(step, render)
         if command:
-            lines.append(f"$ {command}")
-        elif node.kind == "python":
-            fn = node.step.fn
-            lines.append(f"python: {fn.__module__}.{fn.__qualname__}(...)")
+            lines.append(command)
     if node.kind == "function":
         lines.append("driven by an orchestration function (it may run the tool several times)")
+    touched: dict[str, None] = {}  # slices often share a path: say it once
     for use in step.paths:
         verb = "reads" if use.role == "input" else "writes"
         extra = " (in place)" if use.mutable else ""
         extra += " (read-only)" if not use.writable else ""
-        lines.append(f"{verb} {use.path}{extra}")
+        touched[f"{verb} {use.path}{extra}"] = None
+    lines.extend(touched)
     if node.resources is not None and node.resources.declared:
         lines.append(f"footprint: {node.resources.describe()}")
     if node.loop is not None:
