@@ -224,11 +224,19 @@ def test_a_loop_with_the_same_paths_every_iteration_is_eligible() -> None:
     assert rules(recipe) == []
 
 
-def test_a_loop_whose_convergence_test_is_not_a_path_is_refused() -> None:
-    class Until(BaseModel):
-        converged: bool = False
+def test_a_loop_whose_convergence_path_only_the_run_reports_is_refused() -> None:
+    """A compiled guard tests a path written into the script: one a tool prints is
+    not known when the script is written. (A non-path until is a graph error.)"""
 
-    body = Cab(name="b", command="/bin/true", outputs_model=Until)
+    class Until(BaseModel):
+        converged: Path | None = None
+
+    body = Cab(
+        name="b",
+        command="/bin/true",
+        outputs_model=Until,
+        wranglers=[Wrangler(r"^flag: (.*)$", "output", output="converged")],
+    )
     recipe = Recipe(name="r")
     recipe.add_loop("l", body, max_iter=3, until="converged")
     assert rules(recipe) == ["guard"]
