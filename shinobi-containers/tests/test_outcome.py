@@ -12,6 +12,18 @@ from shinobi_containers.outcome import interpret_run
 MEMORY = LimitFlags(flags=("--memory", "67108864"), memory=64 * 1024 * 1024)
 CPUS = LimitFlags(flags=("--cpus", "2"), cpus=2.0)
 NONE = LimitFlags()
+#: The exit codes each engine uses for its own errors, as its backend declares them.
+ENGINE_ERRORS = {"docker": frozenset({125, 126, 127}), "apptainer": frozenset({255})}
+
+
+def engine_exit(engine: str, code: int, stderr: str, limits: LimitFlags = NONE) -> BackendRun:
+    """``interpret_run`` of an exit with ``stderr`` on ``engine``."""
+    return interpret_run(
+        BackendRun(returncode=code, stderr=stderr),
+        engine=engine,
+        limits=limits,
+        engine_error_codes=ENGINE_ERRORS[engine],
+    )
 
 
 def test_success_is_left_alone() -> None:
@@ -75,12 +87,7 @@ def test_a_refused_limit_gets_its_cause_and_remedy_not_the_raw_message() -> None
         "FATAL:   container creation failed: while applying cgroups config: openat2"
         " /sys/fs/cgroup/user.slice/apptainer-3628201.scope/cpu.max: no such file or directory\n"
     )
-    run = interpret_run(
-        BackendRun(returncode=255, stderr=stderr),
-        engine="apptainer",
-        limits=CPUS,
-        engine_error_codes=frozenset({255}),
-    )
+    run = engine_exit("apptainer", 255, stderr, CPUS)
     reason = run.reason or ""
     assert "--cpus" in reason and "cpu cgroup controller" in reason
     assert 'enforce_resources = "auto"' in reason and "openat2" not in reason
@@ -91,12 +98,7 @@ def test_unprivileged_limits_on_a_cgroup_v1_host_are_explained() -> None:
     stderr = (
         "FATAL: ... cannot use cgroups - system is not configured for cgroups v2 in unified mode"
     )
-    run = interpret_run(
-        BackendRun(returncode=255, stderr=stderr),
-        engine="apptainer",
-        limits=MEMORY,
-        engine_error_codes=frozenset({255}),
-    )
+    run = engine_exit("apptainer", 255, stderr, MEMORY)
     assert "cgroups v2 in unified mode" in (run.reason or "")
 
 
@@ -121,12 +123,7 @@ def test_an_engine_error_is_told_by_the_engines_complaint_not_its_help_pointer()
         "docker: Error response from daemon: pull access denied for nosuch/image.\n"
         "See 'docker run --help'.\n"
     )
-    run = interpret_run(
-        BackendRun(returncode=125, stderr=stderr),
-        engine="docker",
-        limits=NONE,
-        engine_error_codes=frozenset({125, 126, 127}),
-    )
+    run = engine_exit("docker", 125, stderr)
     assert describe_failure(run) == (
         "docker could not run the step: docker: Error response from daemon:"
         " pull access denied for nosuch/image."
@@ -134,10 +131,5 @@ def test_an_engine_error_is_told_by_the_engines_complaint_not_its_help_pointer()
 
 
 def test_a_payload_exit_that_is_not_an_engine_error_keeps_its_own_last_line() -> None:
-    run = interpret_run(
-        BackendRun(returncode=3, stderr="WARNING: IPv4 forwarding is disabled.\nbad input\n"),
-        engine="docker",
-        limits=NONE,
-        engine_error_codes=frozenset({125, 126, 127}),
-    )
+    run = engine_exit("docker", 3, "WARNING: IPv4 forwarding is disabled.\nbad input\n")
     assert describe_failure(run) == "exited with code 3: bad input"

@@ -48,19 +48,28 @@ calibrate = Cab(
     CalOut,
     {**positional, "ms": ParamMeta(positional=True, mutable=True)},
 )
-assess = Cab(
-    "assess",
-    [
-        "/bin/sh",
-        "-c",
-        'echo "assess $2" >> "$1/log"; n=$(wc -l < "$1/gain");'
-        ' if [ "$n" -ge "$3" ]; then touch "$1/converged"; else rm -f "$1/converged"; fi',
+
+
+def assessor(otherwise: str) -> Cab:
+    """Writes the flag once the MS was calibrated ``$3`` times, else runs ``otherwise``."""
+    return Cab(
         "assess",
-    ],
-    AssessIn,
-    AssessOut,
-    {**positional, "converged": ParamMeta(implicit="{ms}/converged")},
-)
+        [
+            "/bin/sh",
+            "-c",
+            'echo "assess $2" >> "$1/log"; n=$(wc -l < "$1/gain");'
+            f' if [ "$n" -ge "$3" ]; then touch "$1/converged"; else {otherwise}; fi',
+            "assess",
+        ],
+        AssessIn,
+        AssessOut,
+        {**positional, "converged": ParamMeta(implicit="{ms}/converged")},
+    )
+
+
+assess = assessor('rm -f "$1/converged"')
+#: Writes the flag once converged and never removes it, as many tools do.
+keep_flag = assessor("true")
 
 
 class CycleIn(BaseModel):
@@ -74,12 +83,12 @@ class CycleOut(BaseModel):
     converged: File | None = None
 
 
-def make_cycle() -> Recipe:
+def make_cycle(assessing: Cab = assess) -> Recipe:
     cycle = Recipe("cycle", CycleIn, CycleOut)
     cycle.add_step("calibrate", calibrate, ms=cycle.inputs.ms, cycle=cycle.inputs.cycle)
     cycle.add_step(
         "assess",
-        assess,
+        assessing,
         ms=cycle.outputs.calibrate.ms,
         cycle=cycle.inputs.cycle,
         need=cycle.inputs.need,
@@ -501,35 +510,8 @@ def test_a_step_after_the_convergence_test_still_runs_in_the_converging_iteratio
     assert (ms / "log").read_text().splitlines()[-1] == "report 3"
 
 
-# Writes the flag once converged and never removes it, as many tools do.
-keep_flag = Cab(
-    "assess",
-    [
-        "/bin/sh",
-        "-c",
-        'echo "assess $2" >> "$1/log"; n=$(wc -l < "$1/gain");'
-        ' if [ "$n" -ge "$3" ]; then touch "$1/converged"; fi',
-        "assess",
-    ],
-    AssessIn,
-    AssessOut,
-    {**positional, "converged": ParamMeta(implicit="{ms}/converged")},
-)
-
-
 def flag_keeping_pipe() -> Recipe:
-    cycle = Recipe("cycle", CycleIn, CycleOut)
-    cycle.add_step("calibrate", calibrate, ms=cycle.inputs.ms, cycle=cycle.inputs.cycle)
-    cycle.add_step(
-        "assess",
-        keep_flag,
-        ms=cycle.outputs.calibrate.ms,
-        cycle=cycle.inputs.cycle,
-        need=cycle.inputs.need,
-    )
-    cycle.set_output("ms", cycle.outputs.calibrate.ms)
-    cycle.set_output("converged", cycle.outputs.assess.converged)
-    return make_pipe(max_iter=6, cycle=cycle)
+    return make_pipe(max_iter=6, cycle=make_cycle(keep_flag))
 
 
 def assessed(ms: Path) -> list[str]:
