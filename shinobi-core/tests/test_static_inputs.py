@@ -156,3 +156,26 @@ def test_the_dry_run_refuses_it_in_one_line(tmp_path: Path) -> None:
         " unable to parse string as an integer"
     ]
     assert not (tmp_path / "made").exists()
+
+
+def test_frozen_and_strict_models_are_checked_as_the_run_would(tmp_path: Path) -> None:
+    from pydantic import ConfigDict, Field
+
+    class Frozen(BaseModel):
+        model_config = ConfigDict(frozen=True)
+        n: int
+        m: int = Field(1, frozen=True)
+
+    class Strict(BaseModel):
+        model_config = ConfigDict(strict=True)
+        n: int
+
+    frozen = Cab("frozen", "/bin/true", Frozen, field_meta={"n": ParamMeta(positional=True)})
+    strict = Cab("strict", "/bin/true", Strict, field_meta={"n": ParamMeta(positional=True)})
+    fine = Recipe("r", Settings)
+    fine.add_step("a", frozen, n=3, m=2)  # a frozen field is still given its value
+    assert run_recipe(fine, cwd=tmp_path, config=config()).ok
+    picky = Recipe("r", Settings)
+    picky.add_step("b", strict, n="3")  # strict: no str -> int, before the run as in it
+    with pytest.raises(UsageError, match=r"step 'b': input 'n': Input should be a valid integer"):
+        run_recipe(picky, cwd=tmp_path, config=config())

@@ -91,10 +91,19 @@ def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[s
 
 #: Validation failures that depend on the filesystem or on the model's own code
 #: when the step runs (a FilePath not there yet, a validator that looks at the
-#: disk), not on the value alone: left to the check every step gets just
-#: before it runs.
+#: disk), not on the value alone, and those of checking one field of a scratch
+#: instance (a frozen field refuses assignment): left to the check every step
+#: gets just before it runs.
 _RUN_TIME_ERRORS = frozenset(
-    {"value_error", "assertion_error", "path_not_file", "path_not_directory", "path_exists"}
+    {
+        "value_error",
+        "assertion_error",
+        "path_not_file",
+        "path_not_directory",
+        "path_exists",
+        "frozen_field",
+        "frozen_instance",
+    }
 )
 
 
