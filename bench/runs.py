@@ -131,18 +131,20 @@ def measure_runs(
     report: Report, bindir: Path, steps: int, workers: int, reps: int, workdir: Path
 ) -> None:
     ninja = str(bindir / "ninja")
-    variants: dict[str, Callable[[Path], Timing]] = {
-        "floor": lambda d: floor_seconds(steps, workers, d),
-        "cli": lambda d: _cli(ninja, steps, workers, d),
-        "inproc": lambda d: _inprocess(steps, workers, d),
+    # name: (how it is measured, how many files it must leave)
+    variants: dict[str, tuple[Callable[[Path], Timing], int]] = {
+        "floor": (lambda d: floor_seconds(steps, workers, d), steps),
+        "cli": (lambda d: _cli(ninja, steps, workers, d), steps),
+        "inproc": (lambda d: _inprocess(steps, workers, d), steps),
+        "cli_one": (lambda d: _cli(ninja, 1, workers, d), 1),
     }
     samples = {name: Samples() for name in variants}
     logs = Samples()
     for rep in range(reps + 1):  # the first round warms caches and is not recorded
-        for name, measure in variants.items():
+        for name, (measure, files) in variants.items():
             with scratch(workdir) as cwd:
                 timing = measure(cwd)
-                _check_touched(cwd, steps)
+                _check_touched(cwd, files)
             if rep:
                 samples[name].add(timing)
         with scratch(workdir) as cwd:
@@ -165,6 +167,29 @@ def measure_runs(
         report.add(
             Figure.of(f"{key}.{name}.overhead", f"{where}, over floor", "ms/step", overheads)
         )
+    label = f"one-step ninja run, -j {workers}, beside the {steps}-step runs"
+    report.add(Figure.of(f"{key}.cli_one", label, "s", samples["cli_one"]))
+    where = f"{steps} steps, -j {workers}, ninja run less a one-step ninja run"
+    past_startup = _past_startup(samples["cli"], samples["cli_one"])
+    ratios, overheads = _over_floor(past_startup, samples["floor"], steps)
+    report.add(Figure.of(f"{key}.cli.past_startup.ratio", f"{where}, / floor", "x", ratios))
+    report.add(
+        Figure.of(f"{key}.cli.past_startup.overhead", f"{where}, over floor", "ms/step", overheads)
+    )
+
+
+def _past_startup(runs: Samples, one_step: Samples) -> Samples:
+    """Per repetition, a CLI run less the one-step CLI run measured beside it.
+
+    What is left is what the steps themselves cost through the command line,
+    without the start-up every ``ninja run`` pays once (the interpreter, click,
+    pydantic, the recipe's import); against the floor it says whether the CLI
+    spends more per step than ``run_recipe`` does.
+    """
+    left = Samples()
+    for run, one in zip(runs.timings, one_step.timings, strict=True):
+        left.add(Timing(run.wall - one.wall, run.cpu - one.cpu))
+    return left
 
 
 def _stubbed_inprocess(steps: int, workers: int, cwd: Path) -> Timing:
