@@ -63,3 +63,21 @@ def test_an_interrupt_whose_removal_fails_raises_for_core_to_report(tmp_path: Pa
     backend = DockerBackend({"binary": stand_in(tmp_path, 1, "permission denied")})
     with pytest.raises(Exception, match="permission denied"):
         backend._stop("shinobi-a")
+
+
+def test_an_engine_it_cannot_reach_is_said_once_without_a_leftover_warning(
+    tmp_path: Path,
+) -> None:
+    """A user without access to the docker socket: no container was ever made, so
+    the failed removal must not warn that one "may still be running"."""
+    from shinobi.backends.base import Invocation, RunControl
+    from shinobi.failures import describe_failure
+
+    denied = "docker: permission denied while trying to connect to the Docker daemon socket"
+    backend = DockerBackend({"binary": stand_in(tmp_path, 126, denied)})
+    control = RunControl(grace=1.0)
+    run = backend.run(
+        Invocation(step="s", argv=("true",), cwd=str(tmp_path), image="busybox"), control
+    )
+    assert describe_failure(run) == f"docker could not run the step: {denied}"
+    assert not [w for w in control.warnings if "may still be running" in w]

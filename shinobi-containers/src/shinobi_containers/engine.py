@@ -119,7 +119,7 @@ class ContainerBackend(Backend):
                 oom_killed = None if run.cancelled else self.oom_killed(name, spec, run, watch)
             finally:
                 problem = self.remove(name, settle=run.cancelled)
-                if problem is not None:
+                if problem is not None and not _never_reached(run, self.engine_error_codes):
                     control.warn(problem)
         finally:
             if watch is not None:
@@ -241,3 +241,17 @@ class ContainerBackend(Backend):
         the kill of its worker does not make the step's product whole.
         """
         return None
+
+
+#: How an engine client says it could not talk to its daemon at all.
+_UNREACHABLE = ("cannot connect to the docker daemon", "permission denied while trying to connect")
+
+
+def _never_reached(run: BackendRun, engine_errors: frozenset[int]) -> bool:
+    """Whether ``run`` failed before any daemon heard of its container.
+
+    Then no container can be left to remove, and the removal, failing for the
+    same reason, must not warn that one "may still be running".
+    """
+    said = run.stderr.lower()
+    return run.returncode in engine_errors and any(text in said for text in _UNREACHABLE)
