@@ -292,6 +292,11 @@ def test_the_key_follows_tool_argv_inputs_image_and_backend(tmp_path: Path) -> N
     assert base != store.key(cab, _invocation(tmp_path), "venv")
     other_argv = Invocation(**{**_fields(_invocation(tmp_path)), "argv": ("tool", "-v", "in.txt")})
     assert base != store.key(cab, other_argv, "native")
+    in_venvs = [
+        store.key(cab, Invocation(**{**_fields(_invocation(tmp_path)), "venv": v}), "venv")
+        for v in (None, "/opt/v1", "/opt/v2")
+    ]
+    assert len(set(in_venvs)) == 3  # no venv (run natively), and two installations
     (tmp_path / "in.txt").write_text("y")
     assert base != store.key(cab, _invocation(tmp_path), "native")
     probe = ImageProbe()

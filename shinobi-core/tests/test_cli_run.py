@@ -212,7 +212,7 @@ def test_unknown_backend_lists_installed_ones(ninja: Ninja) -> None:
 def test_known_but_missing_plugin_names_its_distribution(ninja: Ninja) -> None:
     proc = ninja("run", f"{DEMO}:pipe", "--backend", "kubernetes")
     assert proc.returncode == 2
-    assert "pip install shinobi-k8s" in one_line_error(proc)
+    assert "shinobi-k8s is planned but not implemented" in one_line_error(proc)
 
 
 def test_graph_command_formats(ninja: Ninja) -> None:

@@ -87,3 +87,47 @@ def test_no_config_file_means_no_toml_parser(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["1", "False"]
+
+
+@pytest.mark.parametrize(
+    ("toml", "said"),
+    [
+        ('[backend]\ndefualt = "docker"\n', "'backend.defualt' is not a setting"),
+        ("[backend.nativ]\nx = 1\n", "[backend.nativ] is not the table of a backend"),
+    ],
+)
+def test_a_misspelt_backend_key_or_table_is_refused_with_a_suggestion(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, toml: str, said: str
+) -> None:
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    (tmp_path / "shinobi.toml").write_text(toml)
+    with pytest.raises(ConfigError, match="did you mean") as info:
+        load_config(cwd=tmp_path, environ={})
+    assert said in str(info.value)
+
+
+def test_a_backend_table_key_the_backend_does_not_read_is_refused_when_it_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shinobi.session import Session
+
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    (tmp_path / "shinobi.toml").write_text("[backend.native]\ngrace = 3\n")
+    config = load_config(cwd=tmp_path, environ={})  # a table may hold what its plugin reads
+    with pytest.raises(ConfigError, match=r"'backend.native.grace' .* not a setting of the native"):
+        Session(config=config, cwd=str(tmp_path)).backend("native")
+
+
+def test_a_variable_reaches_a_backend_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    config = load_config(
+        cwd=tmp_path,
+        environ={
+            "SHINOBI_BACKEND_DOCKER_NETWORK": "none",
+            "SHINOBI_BACKEND_VENV_HOST_COMMANDS": '["sh"]',
+        },
+    )
+    assert config.backend_settings("docker")["network"] == "none"
+    assert config.backend.venv_host_commands == ["sh"]

@@ -39,3 +39,15 @@ def test_core_imports_no_plugin_package() -> None:
                 names = [node.module]
             offenders += [f"{path}: {n}" for n in names if n.split(".")[0] in PLUGINS]
     assert offenders == []
+
+
+def test_the_lazy_command_table_says_what_each_command_says_of_itself() -> None:
+    """``ninja --help`` lists commands from a table so as not to import them; the
+    table must not drift from the commands' own short help."""
+    import importlib
+
+    from shinobi.cli.main import COMMANDS
+
+    for name, (module, attribute, short) in COMMANDS.items():
+        command = getattr(importlib.import_module(module), attribute)
+        assert command.short_help == short, name

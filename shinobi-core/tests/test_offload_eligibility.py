@@ -52,7 +52,7 @@ def test_an_orchestration_function_is_refused() -> None:
         name="r", inputs_model=PathIn, steps=[StepRef("twice", twice, {"path": InputRef("path")})]
     )
     assert rules(recipe, {"path": "x"}) == ["orchestration"]
-    assert "ninja run --remote" in reasons(recipe, {"path": "x"})
+    assert "`ninja run` on a host of the cluster" in reasons(recipe, {"path": "x"})
 
 
 def test_a_pystep_is_refused() -> None:

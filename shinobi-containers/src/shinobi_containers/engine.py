@@ -33,7 +33,7 @@ from shinobi_containers.limits import LimitFlags, dropped_warning, limit_flags
 from shinobi_containers.mounts import Mount, plan_mounts
 from shinobi_containers.oom import OomWatch
 from shinobi_containers.outcome import interpret_run
-from shinobi_containers.settings import ContainerSettings
+from shinobi_containers.settings import SETTINGS_KEYS, ContainerSettings
 
 __all__ = ["CHECK_TIMEOUT", "ContainerBackend", "ContainerSpec", "new_container_name"]
 
@@ -67,6 +67,7 @@ class ContainerBackend(Backend):
     engine_error_codes: ClassVar[frozenset[int]] = frozenset()
     #: Whether the engine reports a payload killed by signal N as exit 128+N.
     signal_exit_codes: ClassVar[bool] = False
+    settings_keys = SETTINGS_KEYS
 
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
         super().__init__(settings)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, get_args
 
 from shinobi_containers.errors import SettingsInvalid
 from shinobi_containers.limits import EnforceMode
 
-__all__ = ["ContainerSettings"]
+__all__ = ["SETTINGS_KEYS", "ContainerSettings"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,3 +84,7 @@ class ContainerSettings:
             init=flag("init", True),
             run_flags=run_flags,
         )
+
+
+#: The keys of a container backend's ``[backend.NAME]`` table.
+SETTINGS_KEYS = frozenset(f.name for f in fields(ContainerSettings))

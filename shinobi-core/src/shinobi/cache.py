@@ -349,6 +349,8 @@ class StepCache:
             self._image(invocation.image, backend, backend_name),
             self._scripts(cab, invocation),
             backend_name,
+            # the venv a step runs in decides which installation its command is
+            invocation.venv,
         ]
         text = json.dumps(material, separators=(",", ":"), default=_json_default)
         return hashlib.sha256(text.encode()).hexdigest()

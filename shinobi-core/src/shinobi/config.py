@@ -13,13 +13,13 @@ Environment variables are ``SHINOBI_<SECTION>_<KEY>``, e.g.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from shinobi.errors import ConfigError
+from shinobi.errors import ConfigError, did_you_mean
 
 __all__ = [
     "AppConfig",
@@ -78,12 +78,22 @@ class ExecutionConfig(_Section):
 
 
 class BackendConfig(BaseModel):
-    """Global backend keys; ``[backend.NAME]`` tables hold one backend's own keys."""
+    """Global backend keys; ``[backend.NAME]`` tables hold one backend's own keys.
+
+    A table's keys belong to its backend, which says which it reads
+    (``Backend.settings_keys``); they are checked when the backend is loaded.
+    Anything else that is not a table is a misspelt global key, refused by
+    :func:`load_config`.
+    """
 
     model_config = ConfigDict(extra="allow")
 
     default: str = Field("native", description="backend for steps that name none")
     venv: str | None = Field(None, description="virtualenv used by the venv backend")
+    venv_host_commands: list[str] = Field(
+        default_factory=list,
+        description="bare commands a venv step may take from the host's PATH",
+    )
     run_as_host_user: bool = Field(
         True, description="docker/podman run as the invoking user, so outputs are yours"
     )
@@ -121,6 +131,25 @@ class AppConfig(_Section):
         if isinstance(table, dict):
             merged.update(table)
         return merged
+
+    def check_backend_table(self, name: str, known: Iterable[str] | None) -> None:
+        """Refuse a key of ``[backend.NAME]`` that backend ``name`` does not read.
+
+        ``known`` is what the backend declares it reads; None checks nothing (a
+        plugin that does not say).
+        """
+        table = self.backend.model_extra.get(name) if self.backend.model_extra else None
+        if known is None or not isinstance(table, dict):
+            return
+        allowed = set(known)
+        for key in table:
+            if key not in allowed:
+                source = self.sources.get(f"backend.{name}.{key}", "configuration")
+                listing = ", ".join(sorted(allowed)) or "none"
+                raise ConfigError(
+                    f"configuration key 'backend.{name}.{key}' (from {source}) is not a setting"
+                    f" of the {name} backend{did_you_mean(key, allowed)} (its settings: {listing})"
+                )
 
     def cache_dir(self) -> Path:
         if self.cache.dir:
@@ -213,9 +242,48 @@ def _from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
                     value: Any = json.loads(raw)
                 except ValueError:
                     value = raw
-                flat[f"{section}.{key}"] = value
+                flat[f"{section}.{_table_key(section, key)}"] = value
                 break
     return flat
+
+
+#: Backends whose ``[backend.NAME]`` table a variable may reach as
+#: ``SHINOBI_BACKEND_<NAME>_<KEY>`` (the names contain no underscore).
+_TABLES = ("native", "venv", "docker", "podman", "apptainer", "singularity", "slurm", "kubernetes")
+
+
+def _table_key(section: str, key: str) -> str:
+    """``slurm_sbatch_opts`` -> ``slurm.sbatch_opts`` for a backend table's key."""
+    if section != "backend" or key in BackendConfig.model_fields:
+        return key
+    name, _, rest = key.partition("_")
+    return f"{name}.{rest}" if name in _TABLES and rest else key
+
+
+def _refuse_unknown_backend_keys(config: AppConfig, sources: Mapping[str, str]) -> None:
+    """A key under ``[backend]`` that is neither a global key nor the table of a
+    backend (installed, or one shinobi knows a distribution for) is a typo."""
+    extra = config.backend.model_extra or {}
+    if not extra:
+        return
+    from shinobi.backends.registry import BACKENDS, KNOWN_PROVIDERS, OFFLOAD, available
+
+    backends = {*available(BACKENDS), *available(OFFLOAD), *KNOWN_PROVIDERS[BACKENDS]}
+    for key, value in extra.items():
+        if isinstance(value, dict) and key in backends:
+            continue
+        table = isinstance(value, dict)
+        origin = next((v for k, v in sources.items() if k.startswith(f"backend.{key}")), "?")
+        known = sorted(backends) if table else list(BackendConfig.model_fields)
+        what = (
+            f"[backend.{key}] is not the table of a backend"
+            if table
+            else (f"configuration key 'backend.{key}' is not a setting")
+        )
+        raise ConfigError(
+            f"{what} (from {origin}){did_you_mean(key, known)} (a backend's own settings go"
+            " in its table, [backend.NAME], e.g. [backend.slurm] sbatch_opts)"
+        )
 
 
 def load_config(
@@ -248,4 +316,5 @@ def load_config(
             f"configuration key {key!r} (from {origin}): {first.get('msg')}"
         ) from None
     config.sources = sources
+    _refuse_unknown_backend_keys(config, sources)
     return config

@@ -93,6 +93,7 @@ class Session:
         from shinobi.backends import get_backend
 
         made = get_backend(name, self.config.backend_settings(name))
+        self.config.check_backend_table(name, made.settings_keys)
         with self._lock:
             return self._backends.setdefault(name, made)
 

@@ -48,7 +48,7 @@ from shinobi_slurm.sbatch import (
     parse_sbatch_opts,
     resource_options,
 )
-from shinobi_slurm.setting_values import seconds_setting
+from shinobi_slurm.setting_values import SETTINGS_KEYS, seconds_setting
 from shinobi_slurm.states import classify
 
 __all__ = ["SlurmBackend", "job_name", "poll_tuning"]
@@ -94,6 +94,7 @@ class SlurmBackend(Backend):
     capabilities = Capabilities(
         isolation=True, enforces_resources=True, remote=True, images=False, interruptible=True
     )
+    settings_keys = SETTINGS_KEYS
 
     @property
     def commands(self) -> SlurmCommands:

@@ -21,6 +21,7 @@ from shinobi.offload.jobs import JobGraph
 from shinobi_slurm.backend import job_name
 from shinobi_slurm.commands import SlurmCommands, SlurmError
 from shinobi_slurm.scripts import JobFiles, ScriptContext, job_script
+from shinobi_slurm.setting_values import SETTINGS_KEYS, seconds_setting
 from shinobi_slurm.status import launch_statuses
 
 __all__ = ["SlurmTarget"]
@@ -30,6 +31,7 @@ class SlurmTarget(OffloadTarget):
     """Compiles a recipe into sbatch scripts chained with afterok, and tracks the launch."""
 
     name = "slurm"
+    settings_keys = SETTINGS_KEYS
 
     @property
     def commands(self) -> SlurmCommands:
@@ -164,4 +166,4 @@ class SlurmTarget(OffloadTarget):
         return sources
 
     def poll_interval(self) -> float:
-        return float(self.settings.get("status_interval", 5.0))
+        return seconds_setting(self.settings, "status_interval", 5.0)

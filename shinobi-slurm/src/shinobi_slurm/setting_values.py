@@ -14,7 +14,21 @@ from typing import Any
 
 from shinobi.errors import ConfigError
 
-__all__ = ["seconds_setting", "shell_words"]
+__all__ = ["SETTINGS_KEYS", "seconds_setting", "shell_words"]
+
+#: The keys of ``[backend.slurm]``, read by the step backend and by ``ninja compile``.
+SETTINGS_KEYS = frozenset(
+    {
+        "sbatch_opts",
+        "command_prefix",
+        "command_timeout",
+        "submit_retry",
+        "poll_min",
+        "poll_max",
+        "outage_limit",
+        "status_interval",
+    }
+)
 
 
 def seconds_setting(values: Mapping[str, Any], key: str, default: float) -> float:

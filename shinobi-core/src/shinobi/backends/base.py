@@ -176,6 +176,9 @@ class Backend(ABC):
 
     name: ClassVar[str]
     capabilities: ClassVar[Capabilities] = Capabilities()
+    #: The keys this backend reads from its ``[backend.NAME]`` table; any other
+    #: key there is refused as a typo when the backend is loaded. None: unchecked.
+    settings_keys: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
         self.settings: Mapping[str, Any] = dict(settings or {})

@@ -24,6 +24,7 @@ class NativeBackend(Backend):
 
     name = "native"
     capabilities = Capabilities()
+    settings_keys = frozenset()
 
     def run(self, invocation: Invocation, control: RunControl) -> BackendRun:
         return run_process(

@@ -20,6 +20,7 @@ __all__ = [
     "KNOWN_PROVIDERS",
     "LAUNCHERS",
     "OFFLOAD",
+    "PLANNED",
     "PluginInfo",
     "available",
     "describe",
@@ -45,6 +46,10 @@ KNOWN_PROVIDERS: Mapping[str, Mapping[str, str]] = {
     OFFLOAD: {"slurm": "shinobi-slurm"},
     LAUNCHERS: {"ssh": "shinobi-remote"},
 }
+
+#: Distributions of this monorepo that are planned but not implemented yet:
+#: naming one must not send a user to ``pip install`` something that does nothing.
+PLANNED = frozenset({"shinobi-k8s", "shinobi-remote"})
 
 _KIND = {BACKENDS: "backend", OFFLOAD: "offload engine", LAUNCHERS: "launcher"}
 
@@ -98,6 +103,11 @@ def _not_found(group: str, name: str) -> BackendNotFound:
     kind = _KIND.get(group, "plugin")
     installed = available(group)
     provider = KNOWN_PROVIDERS.get(group, {}).get(name)
+    if provider in PLANNED:
+        return BackendNotFound(
+            f"the {kind} {name!r} is not available yet: {provider} is planned but not"
+            f" implemented (installed: {', '.join(installed) or 'none'})"
+        )
     if provider is not None:
         return BackendNotFound(
             f"the {kind} {name!r} is not installed: `pip install {provider}` provides it"

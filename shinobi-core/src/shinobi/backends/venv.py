@@ -136,6 +136,7 @@ class VenvBackend(Backend):
 
     name = "venv"
     capabilities = Capabilities()
+    settings_keys = frozenset({"venv", "venv_host_commands"})
 
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
         super().__init__(settings)

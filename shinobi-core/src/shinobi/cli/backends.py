@@ -10,7 +10,13 @@ __all__ = ["command", "doctor"]
 
 
 def _rows(group: str, probe: bool) -> list[dict[str, object]]:
-    from shinobi.backends.registry import BACKENDS, KNOWN_PROVIDERS, describe, load_plugin
+    from shinobi.backends.registry import (
+        BACKENDS,
+        KNOWN_PROVIDERS,
+        PLANNED,
+        describe,
+        load_plugin,
+    )
 
     rows: list[dict[str, object]] = []
     installed = describe(group)
@@ -44,7 +50,9 @@ def _rows(group: str, probe: bool) -> list[dict[str, object]]:
                     "distribution": dist,
                     "loads": False,
                     "usable": False,
-                    "detail": f"not installed: pip install {dist}",
+                    "detail": f"planned: {dist} is not implemented yet"
+                    if dist in PLANNED
+                    else f"not installed: pip install {dist}",
                 }
             )
     return rows
@@ -98,7 +106,7 @@ def doctor(as_json: bool) -> None:
         return
     _print("backends:", report["backends"])
     _print("offload engines (ninja compile --engine):", report["offload"])
-    _print("remote launchers (ninja run --remote):", report["launchers"])
+    _print("remote launchers (ninja run --remote, planned):", report["launchers"])
     click.echo("configuration:")
     for key, value in config_info.items():
         click.echo(f"  {key:<16} {value}")

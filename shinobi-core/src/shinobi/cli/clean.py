@@ -58,6 +58,8 @@ def command(
             "say what to clean: --launches (handles, scripts and logs of finished launches)"
             " and/or --runs (the log and manifest folders of finished local runs)"
         )
+    if older_than and not runs:
+        raise UsageError("--older-than applies to run folders: add --runs")
     root = workspace(workdir)
     if runs:
         _clean_runs(root, older_than)

@@ -21,7 +21,9 @@ from shinobi.offload.wrapping import CONTAINER_RUNTIMES
 __all__ = ["command"]
 
 
-@click.command(cls=RecipeCommand, short_help="Compile a recipe to a cluster workflow.")
+@click.command(
+    cls=RecipeCommand, short_help="Compile a recipe to a cluster workflow; --submit to launch it."
+)
 @click.argument("target", metavar="FILE.py:NAME")
 @click.option(
     "--engine",
@@ -103,6 +105,7 @@ def command(
         target=_absolute_target(target),
     )
     offload = load_plugin(OFFLOAD, engine)(config.backend_settings(engine))
+    config.check_backend_table(engine, offload.settings_keys)
     try:
         workflow = offload.compile(plan, options)
     except OffloadRefused as exc:

@@ -9,7 +9,7 @@ import click
 __all__ = ["group"]
 
 
-@click.group(short_help="Show the effective configuration.")
+@click.group(short_help="Show the effective configuration and where each value came from.")
 def group() -> None:
     """Inspect shinobi's configuration.
 

@@ -11,7 +11,9 @@ from shinobi.cli.recipe_options import RecipeCommand, recipe_values
 __all__ = ["command"]
 
 
-@click.command(cls=RecipeCommand, short_help="Print a recipe's graph.")
+@click.command(
+    cls=RecipeCommand, short_help="Print a recipe's graph as text, dot, mermaid or json."
+)
 @click.argument("target", metavar="FILE.py:NAME")
 @click.option(
     "--format",

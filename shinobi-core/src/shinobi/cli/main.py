@@ -42,13 +42,21 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "command",
         "Show the state of a detached launch from its handle.",
     ),
-    "runs": ("shinobi.cli.runs", "command", "List the detached launches of this workspace."),
-    "logs": ("shinobi.cli.logs", "command", "Show (or --follow) the logs of a detached launch."),
+    "runs": (
+        "shinobi.cli.runs",
+        "command",
+        "List the runs and detached launches of this workspace.",
+    ),
+    "logs": (
+        "shinobi.cli.logs",
+        "command",
+        "Show (or --follow) the logs of a run or a detached launch.",
+    ),
     "cancel": ("shinobi.cli.cancel", "command", "Cancel every job of a detached launch."),
     "clean": (
         "shinobi.cli.clean",
         "command",
-        "Remove runtime artifacts (launch handles, run folders).",
+        "Remove finished launches' handles and logs, and old run folders.",
     ),
     "cache": ("shinobi.cli.cache", "group", "List, remove or prune step-cache entries."),
     "report": ("shinobi.cli.report", "command", "Write a self-contained HTML report of a run."),
@@ -60,7 +68,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "doctor": (
         "shinobi.cli.backends",
         "doctor",
-        "Check this host: backends, offload engines, config.",
+        "Check this host: backends, offload engines, launchers, config.",
     ),
     "config": (
         "shinobi.cli.config",
@@ -114,7 +122,7 @@ def _unavailable(name: str) -> click.Command:
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
     """shinobi runs pipelines of command-line tools on this machine, in containers,
-    on Slurm or on Kubernetes, from one recipe.
+    or on Slurm (Kubernetes is planned), from one recipe.
 
     \b
     Quick start:

@@ -15,7 +15,9 @@ from shinobi.cli.recipe_options import RecipeCommand, recipe_values
 __all__ = ["command"]
 
 
-@click.command(cls=RecipeCommand, short_help="Run a recipe here, or draw it with --dryrun.")
+@click.command(
+    cls=RecipeCommand, short_help="Run a recipe here (or with --dryrun, show what would run)."
+)
 @click.argument("target", metavar="FILE.py:NAME")
 @click.option(
     "--backend",

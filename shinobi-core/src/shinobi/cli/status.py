@@ -19,7 +19,7 @@ import click
 __all__ = ["command"]
 
 
-@click.command(short_help="Show the state of a detached launch.")
+@click.command(short_help="Show the state of a detached launch from its handle.")
 @click.argument("handle", metavar="HANDLE")
 @click.option("--json", "as_json", is_flag=True, help="Print the state as JSON.")
 @click.option("--watch", "-w", is_flag=True, help="Keep asking until the launch has finished.")

@@ -270,7 +270,7 @@ def read_handle(path: str | Path) -> LaunchHandle:
     except (KeyError, TypeError, ValueError) as exc:
         raise UsageError(
             f"{str(path)!r} is not a shinobi launch handle ({exc}); name a handle.json that"
-            " `ninja compile --submit` or `ninja run --remote` wrote"
+            " `ninja compile --submit` wrote"
         ) from None
     if handle.state == "submitting":
         _merge_journal(handle)

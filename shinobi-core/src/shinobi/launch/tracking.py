@@ -163,6 +163,8 @@ class LaunchTracker(ABC):
     """
 
     name: ClassVar[str]
+    #: The keys it reads from ``[backend.NAME]`` (see ``Backend.settings_keys``).
+    settings_keys: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
         self.settings: Mapping[str, Any] = dict(settings or {})

@@ -46,8 +46,8 @@ class OffloadRefused(ShinobiError):
         count = len(refusals)
         super().__init__(
             f"recipe {recipe!r} cannot be offloaded ({count} reason{'s' if count > 1 else ''}"
-            f" listed above); fix {'them' if count > 1 else 'it'}, or run it on a cluster host"
-            " with `ninja run --remote`"
+            f" listed above); fix {'them' if count > 1 else 'it'}, or run it with `ninja run`"
+            " on a host of the cluster"
         )
 
 

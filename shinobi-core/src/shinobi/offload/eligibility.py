@@ -23,7 +23,7 @@ from shinobi.steps.types import fields_of
 
 __all__ = ["Refusal", "check_offloadable"]
 
-_REMOTE = "or run the recipe as it is with `ninja run --remote`"
+_REMOTE = "or run the recipe as it is with `ninja run` on a host of the cluster"
 
 
 @dataclass(frozen=True, slots=True)
