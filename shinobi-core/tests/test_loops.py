@@ -530,3 +530,89 @@ def test_a_flag_left_by_an_earlier_run_does_not_end_the_loop(tmp_path: Path) -> 
     statuses = {s.name: s.status for s in result.steps}
     assert statuses["selfcal.3.assess"] == "ok"
     assert statuses["selfcal.4.calibrate"] == "skipped"
+    (said,) = result.warnings
+    assert said.startswith(f"loop 'selfcal': removed {ms / 'converged'}, its until file")
+
+
+def test_an_input_named_as_until_is_never_removed(tmp_path: Path) -> None:
+    """Only a path the body writes (an implicit output) is cleared, never one it is given."""
+    ms = tmp_path / "obs.ms"
+    ms.mkdir()
+    flag = tmp_path / "given.flag"
+    flag.write_text("keep me")
+
+    class GivenIn(BaseModel):
+        flag: File
+        cycle: int = 0
+
+    class GivenOut(BaseModel):
+        flag: File | None = None
+
+    hand_on = Cab("hand_on", "/bin/true", GivenIn, GivenOut, {"flag": ParamMeta(skip=True)})
+    pipe = Recipe("pipe", PipeIn)
+    pipe.add_loop("l", hand_on, max_iter=2, until="flag", index_input="cycle", flag=str(flag))
+    assert run_recipe(pipe, {"ms": str(ms)}, cwd=tmp_path, config=config()).ok
+    assert flag.read_text() == "keep me"
+
+
+#: Writes PREFIX.flag from cycle 2 on, unless told it is the "second" call of a cycle.
+WRITER = 'echo "$0 $1 $2" >> log; if [ "$1" -ge 2 ] && [ "$2" = first ]; then touch "$0".flag; fi'
+
+
+class StampIn(BaseModel):
+    prefix: str = "pt"
+    cycle: int = 0
+    which: str = "first"
+
+
+class FlagOut(BaseModel):
+    flag: File | None = None
+
+
+writer = Cab(
+    "writer",
+    ["/bin/sh", "-c", WRITER],
+    StampIn,
+    FlagOut,
+    {
+        "prefix": ParamMeta(positional=True),
+        "cycle": ParamMeta(positional=True),
+        "which": ParamMeta(positional=True),
+        "flag": ParamMeta(implicit="{prefix}.flag"),
+    },
+)
+
+
+class PassIn(BaseModel):
+    flag: File | None = None
+
+
+hand_over = Cab("hand_over", "/bin/true", PassIn, FlagOut, {"flag": ParamMeta(skip=True)})
+
+
+def cycles_run(tmp_path: Path) -> list[str]:
+    return (tmp_path / "log").read_text().split("\n")[:-1]
+
+
+def test_a_flag_another_step_of_the_cycle_writes_ends_the_loop(tmp_path: Path) -> None:
+    """The body's until output comes from a step that only hands the path on."""
+    body = Recipe("body", StampIn, FlagOut)
+    body.add_step("write", writer, cycle=body.inputs.cycle)
+    body.add_step("hand", hand_over, flag=body.outputs.write.flag)
+    body.set_output("flag", body.outputs.hand.flag)
+    pipe = Recipe("pipe", StampIn, FlagOut)
+    pipe.add_loop("l", body, max_iter=4, until="flag", index_input="cycle")
+    assert run_recipe(pipe, cwd=tmp_path, config=config()).ok
+    assert cycles_run(tmp_path) == ["pt 1 first", "pt 2 first"]
+
+
+def test_a_flag_an_earlier_ctx_run_wrote_ends_the_loop(tmp_path: Path) -> None:
+    @shinobi.step(writer)
+    def twice(ctx: Any) -> Any:
+        ctx.run()
+        return ctx.run(which="second")  # its until output is the flag the first call wrote
+
+    pipe = Recipe("pipe", StampIn, FlagOut)
+    pipe.add_loop("l", twice, max_iter=4, until="flag", index_input="cycle")
+    assert run_recipe(pipe, cwd=tmp_path, config=config()).ok
+    assert cycles_run(tmp_path) == ["pt 1 first", "pt 1 second", "pt 2 first", "pt 2 second"]

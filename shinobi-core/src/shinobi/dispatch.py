@@ -7,7 +7,6 @@ a :class:`BackendRun` is wrangled into a :class:`StepResult`.
 
 from __future__ import annotations
 
-import os
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -117,7 +116,6 @@ def run_cab(
     if backend_name == "venv" and not invocation.venv:
         shown = "native: no venv"  # what the venv backend does then (it has warned)
     session.emit_started(name, {"backend": shown, "argv": list(invocation.argv)})
-    until = _until_file(session, node, known)
     started = time.time()
     run = backend.run(invocation, session.control)
     finished = time.time()
@@ -143,47 +141,9 @@ def run_cab(
         error=error,
         warnings=wrangled.warnings,
     )
-    if until is not None:
-        result.details["until_written"] = until.written()
     if cache is not None and key is not None and result.status == "ok":
         cache.store(key, result, invocation, cab)
     return result
-
-
-class _UntilFile:
-    """A loop's until file as it was before the step that may write it ran.
-
-    A loop converges when its until file is written. A file left by an
-    earlier run (tools that converge rarely delete the flag of a previous
-    one) must not end the loop after its first cycle, so the step wrote it
-    only if the file appeared or changed (inode, size, modification time)
-    while the step ran; the result says so in ``details["until_written"]``.
-    """
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.before = self.signature()
-
-    def signature(self) -> tuple[int, int, int] | None:
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return None
-        return (st.st_ino, st.st_size, st.st_mtime_ns)
-
-    def written(self) -> bool:
-        now = self.signature()
-        return now is not None and now != self.before
-
-
-def _until_file(session: Session, node: Node, known: dict[str, Any]) -> _UntilFile | None:
-    """The until file ``node`` may write, when its path is known before the run."""
-    if node.until is None:
-        return None
-    path = known.get(node.until)
-    if not isinstance(path, str | os.PathLike):  # wrangled or harvested: the run says
-        return None
-    return _UntilFile(os.path.join(session.cwd, os.fspath(path)))
 
 
 def _validate_outputs(cab: Cab, outputs: dict[str, Any]) -> tuple[dict[str, Any], str | None]:

@@ -189,22 +189,10 @@ class _Wavefront:
         return verdict
 
     def converged(self, node: Node) -> bool:
-        """Whether the iteration before ``node``'s wrote the loop's until file.
-
-        The step that ran says whether it wrote the file (see
-        ``dispatch._UntilFile``): a file an earlier run left does not count.
-        A cached step, or one whose until path only its run reports, is
-        judged by the file being there.
-        """
+        """Whether the loop's until file is there (one an earlier run left was
+        removed before the loop began: see :mod:`shinobi.stale_until`)."""
         path = resolve_value(node.guard, self.inputs, self.output_of)
-        if path is None:
-            return False
-        if isinstance(node.guard, OutputRef):
-            made = self.results[self.graph.index[node.guard.step]]
-            written = made.details.get("until_written") if made is not None else None
-            if written is not None:
-                return bool(written)
-        return os.path.exists(os.path.join(self.session.cwd, str(path)))
+        return path is not None and os.path.exists(os.path.join(self.session.cwd, str(path)))
 
     def skipped(self, node: Node, name: str) -> StepResult:
         assert node.previous is not None

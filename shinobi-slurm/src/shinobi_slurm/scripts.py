@@ -19,11 +19,11 @@ job can create); the others read it. A scattered step is
 a job array whose script picks its slice's command by
 ``$SLURM_ARRAY_TASK_ID``; its dependants wait for the whole array.
 
-Only an until file the previous iteration wrote counts, as in ``ninja run``:
-the job that writes it records the file's ``stat`` (inode, size, mtime)
-before running its command, and the guard finds the loop converged only
-when the file is there and differs from that record. A flag left by an
-earlier run therefore does not end the loop after its first cycle.
+An until file an earlier run left must not end the loop after its first
+cycle (see :mod:`shinobi.stale_until`): whichever job of the first cycle
+starts first claims the loop's start (again a symlink only one job can
+create) and removes that file before its command runs; no job of the cycle
+can have written it yet, since each would have claimed first.
 """
 
 from __future__ import annotations
@@ -65,10 +65,8 @@ class JobFiles:
     skipped: str
     #: Where the verdict of the job's loop iteration is published (None outside loops).
     verdict: str | None = None
-    #: Where this job records its until file before running (None if it writes none).
-    stamp: str | None = None
-    #: The record the guard compares with: the stamp of the job that writes the flag.
-    guard_stamp: str | None = None
+    #: The claim of its loop's start (jobs of a loop's first cycle, None otherwise).
+    loop_start: str | None = None
 
     @classmethod
     def of(cls, run_dir: str, job: Job) -> JobFiles:
@@ -87,17 +85,13 @@ class JobFiles:
             stderr=f"{logs}{task}.err",
             skipped=os.path.join(run_dir, "skipped", stem),
             verdict=verdict,
-            stamp=_stamp(run_dir, job.name) if job.until else None,
-            guard_stamp=_stamp(run_dir, job.guard_from) if job.guard_from else None,
+            loop_start=_loop_start(run_dir, job) if job.stale_until else None,
         )
 
 
-def _stamp(run_dir: str, job: str) -> str:
-    return os.path.join(run_dir, "loops", f"{safe_name(job)}.until")
-
-
-#: What a file's record is: inode, size and modification time to the nanosecond.
-_STAT = "stat -c '%i %s %y'"
+def _loop_start(run_dir: str, job: Job) -> str:
+    outer = job.name[: len(job.name) - len(job.node.name)]  # a nested recipe's prefix
+    return os.path.join(run_dir, "loops", safe_name(f"{outer}{job.node.loop}.start"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,9 +172,6 @@ def _guard(job: Job, files: JobFiles) -> list[str]:
         "fi",
     ]
     written = f"[ -e {flag} ]"
-    if files.guard_stamp is not None:  # and not as it was before its writer ran
-        before = shlex.quote(files.guard_stamp)
-        written += f' && [ "$({_STAT} -- {flag})" != "$(cat {before} 2>/dev/null)" ]'
     if files.verdict is None:
         return [f"if {written}; then", *skip]
     verdict = shlex.quote(files.verdict)
@@ -208,15 +199,22 @@ def _body(job: Job) -> list[str]:
     return [*lines, *SIGNAL_RELAY]
 
 
-def _stamp_until(job: Job, files: JobFiles) -> list[str]:
-    """Record the until file this job may write, before it runs (see the module docstring)."""
-    if files.stamp is None or job.until is None:
+def _clear_stale_until(job: Job, files: JobFiles) -> list[str]:
+    """The first job of a loop's first cycle removes the until file an earlier run left."""
+    if files.loop_start is None or job.stale_until is None:
         return []
-    stamp = shlex.quote(files.stamp)
+    flag = shlex.quote(job.stale_until)
+    said = shlex.quote(
+        f"shinobi: loop {job.node.loop}: removed {job.stale_until}, its until file, left"
+        " before its first cycle (by an earlier run?)"
+    )
     return [
-        "# the next iteration's guard counts the flag only if this job changes it",
-        f"mkdir -p {shlex.quote(os.path.dirname(files.stamp))}",
-        f"{_STAT} -- {shlex.quote(job.until)} > {stamp} 2>/dev/null || echo absent > {stamp}",
+        f"# loop {job.node.loop}: the first job of its first cycle clears a stale until file",
+        f"mkdir -p {shlex.quote(os.path.dirname(files.loop_start))}",
+        f"if ln -s {shlex.quote(job.name)} {shlex.quote(files.loop_start)} 2>/dev/null"
+        f" && [ -f {flag} ] && [ ! -L {flag} ]; then",
+        f"  rm -f {flag} && echo {said} >&2",
+        "fi",
     ]
 
 
@@ -224,7 +222,7 @@ def job_script(
     context: ScriptContext, job: Job, files: JobFiles, ids: Mapping[str, str] | None = None
 ) -> str:
     """The sbatch script of ``job``; dependencies as ``<step>`` until ``ids`` are known."""
-    body: Sequence[str] = [*_guard(job, files), *_stamp_until(job, files), *_body(job)]
+    body: Sequence[str] = [*_guard(job, files), *_clear_stale_until(job, files), *_body(job)]
     return batch_script(
         _options(context, job, files, ids),
         body,

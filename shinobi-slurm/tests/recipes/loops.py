@@ -93,3 +93,51 @@ loop = selfcal.add_loop(
     "cal", body, max_iter=5, until="converged", ms=selfcal.inputs.ms, flag=selfcal.inputs.flag
 )
 selfcal.set_output("converged", loop.outputs.converged)
+
+
+class FlagFileIn(BaseModel):
+    ms: MS
+    flagfile: Path
+
+
+class FlagFileOut(BaseModel):
+    converged: Path | None = None
+
+
+#: assess again, but its flag is a path it makes (an implicit output), not one it is given.
+assess_made = Cab(
+    name="assess",
+    command=["/bin/sh", "-c", ASSESS, "assess"],
+    inputs_model=FlagFileIn,
+    outputs_model=FlagFileOut,
+    field_meta={
+        "ms": ParamMeta(positional=True),
+        "flagfile": ParamMeta(positional=True),
+        "converged": ParamMeta(implicit="{flagfile}"),
+    },
+)
+made_body = Recipe(
+    name="round",
+    inputs_model=LoopInputs,
+    outputs_model=Outs,
+    steps=[
+        StepRef("calibrate", calibrate, {"ms": InputRef("ms")}),
+        StepRef("image", image, {"ms": OutputRef("calibrate", "ms"), "image": Path("image.txt")}),
+        StepRef(
+            "assess",
+            assess_made,
+            {"ms": OutputRef("calibrate", "ms"), "flagfile": InputRef("flag")},
+        ),
+    ],
+    output_wiring={"converged": OutputRef("assess", "converged")},
+)
+selfcal_made = Recipe(name="selfcal", inputs_model=LoopInputs, outputs_model=Outs)
+made_loop = selfcal_made.add_loop(
+    "cal",
+    made_body,
+    max_iter=5,
+    until="converged",
+    ms=selfcal_made.inputs.ms,
+    flag=selfcal_made.inputs.flag,
+)
+selfcal_made.set_output("converged", made_loop.outputs.converged)

@@ -49,10 +49,10 @@ class Job:
     """One step as the engine will run it: a command per task, what it touches, what it waits for.
 
     ``guard`` is the absolute path whose existence means the step's loop has
-    converged: the job then exits successfully without running its command,
-    provided ``guard_from`` (the job that writes it) wrote it rather than
-    finding it left by an earlier run. ``until`` is the path this job writes
-    that is the next iteration's guard: the job looks at it before it runs.
+    converged: the job then exits successfully without running its command.
+    ``stale_until`` (jobs of a loop's first cycle) is that path as the loop
+    makes it: whichever of them starts first removes a file an earlier run
+    left there (see :mod:`shinobi.stale_until`).
     """
 
     index: int
@@ -63,8 +63,7 @@ class Job:
     paths: tuple[PathUse, ...]
     scattered: bool = False
     guard: str | None = None
-    guard_from: str | None = None
-    until: str | None = None
+    stale_until: str | None = None
     edges: list[Edge] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -134,8 +133,10 @@ def _absolute(cwd: str, value: Any) -> str | None:
 
 
 class _Flattener:
-    def __init__(self, graph: JobGraph) -> None:
+    def __init__(self, graph: JobGraph, stale_until: dict[str, str]) -> None:
         self.graph = graph
+        #: dotted loop name -> its until file, for the jobs of its first cycle
+        self.stale_until = stale_until
 
     def lookup(self, plan: Plan) -> Any:
         by_node = {step.node.name: step for step in plan.steps}
@@ -199,10 +200,8 @@ class _Flattener:
             if node.guard is not None:
                 guard = _absolute(cwd, resolve_value(node.guard, plan.inputs, output))
             job = self.make_job(step, f"{prefix}{node.name}", guard, edges)
-            if isinstance(node.guard, OutputRef):
-                job.guard_from = f"{prefix}{node.guard.step}"
-            if node.until is not None:
-                job.until = _absolute(cwd, step.outputs.get(node.until))
+            if node.loop is not None and node.iteration == 1:
+                job.stale_until = self.stale_until.get(f"{prefix}{node.loop}")
             jobs_of[i] = [job.index]
             made.append(job.index)
         return made
@@ -248,6 +247,9 @@ def _wires(node: Node, producer: str) -> bool:
 
 def build_jobs(plan: Plan, cwd: str, run_id: str) -> JobGraph:
     """The jobs of an offload-eligible ``plan`` (see :mod:`shinobi.offload.eligibility`)."""
+    from shinobi.stale_until import stale_until_files
+
     graph = JobGraph(recipe=plan.graph.recipe.name, cwd=cwd, run_id=run_id)
-    _Flattener(graph).flatten(plan, "", [])
+    stale = {s.loop: s.path for s in stale_until_files(plan, cwd)}
+    _Flattener(graph, stale).flatten(plan, "", [])
     return graph
