@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -224,6 +225,20 @@ def test_steps_a_backend_runs_elsewhere_take_no_share_of_this_machine(tmp_path: 
     result = run_graph(build_graph(recipe), {}, session)
     assert result.ok, result.error
     assert overlap(span(tmp_path, "a"), span(tmp_path, "b"))
+
+    # a pystep runs here whatever its backend: it still waits for this machine
+    @shinobi.pystep(resources=Resources(cpus=2))
+    def think(stamp: str) -> str:
+        Path(f"{stamp}.start").write_text(str(time.time()))
+        time.sleep(0.3)
+        Path(f"{stamp}.end").write_text(str(time.time()))
+        return stamp
+
+    here = Recipe("r", NoIn, max_workers=4)
+    for name in ("c", "d"):
+        here.add_step(name, think, stamp=str(tmp_path / name), backend="faraway")
+    assert run_graph(build_graph(here), {}, session).ok
+    assert not overlap(span(tmp_path, "c"), span(tmp_path, "d"))
 
 
 def test_two_steps_that_fit_together_do_overlap(tmp_path: Path) -> None:

@@ -85,6 +85,9 @@ def test_arguments_are_quoted_for_the_shell() -> None:
         ("exit 3", 3),  # an exit code stays an exit code
         ("exit 137", -signal.SIGKILL),  # a docker client whose container was SIGKILLed
         ("kill -SEGV $$", -signal.SIGSEGV),  # a tool killed by a signal
+        ("exit 147", 147),  # 128 + SIGSTOP: relayed, it would suspend the job for ever
+        ("exit 156", 156),  # 128 + SIGWINCH: relayed, it would be ignored
+        ("exit 192", -64),  # the last real-time signal
         ("true", 0),
     ],
 )

@@ -74,6 +74,12 @@ def test_cancelled_by_a_user_while_still_pending_never_started() -> None:
     assert record is not None and not record.started
 
 
+def test_a_dependent_job_that_completed_within_a_second_did_start() -> None:
+    """Slurm keeps Reason=Dependency on a completed dependent job."""
+    record = parse_line("1|1|COMPLETED|0:0|2026-11-30T04:04:02|2026-11-30T04:04:02|Dependency")
+    assert record is not None and record.started
+
+
 def test_cancelled_by_a_user_in_the_second_it_started_still_ran() -> None:
     line = "1|1|CANCELLED by 0|0:0|2026-11-30T04:04:02|2026-11-30T04:04:02|None"
     found = outcome(line)

@@ -313,16 +313,17 @@ class _Wavefront:
 
         A step that declares nothing takes none; nor does one its backend runs
         elsewhere (a Slurm job): the cluster admits it, and holding it back
-        for this machine's cores would run cluster jobs one after another.
+        for this machine's cores would run cluster jobs one after another. A
+        pystep runs here whatever the backend (see :mod:`shinobi.pystep_runner`).
         """
         known = self.budgeted.get(index)
         if known is None:
             from shinobi.dispatch import choose_backend
 
             node = self.nodes[index]
-            known = (
-                _declares(node)
-                and not self.session.backend(choose_backend(self.session, node)).capabilities.remote
+            known = _declares(node) and (
+                node.kind == "python"
+                or not self.session.backend(choose_backend(self.session, node)).capabilities.remote
             )
             self.budgeted[index] = known
         return known

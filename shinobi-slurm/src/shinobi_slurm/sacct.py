@@ -80,13 +80,18 @@ class JobRecord:
     def started(self) -> bool:
         """Whether the job ever ran.
 
-        A job cancelled while pending gets Start = End = the moment it was
-        cancelled, and keeps the reason it was waiting for (Dependency,
-        Priority, ...); one that ran has no pending reason left.
+        Slurm gives a job cancelled while pending Start = End = the moment it
+        was cancelled, and it keeps the reason it waited for (Dependency,
+        Priority, ...). A job that ran may keep that reason too (a dependent
+        job that completed still says Dependency), so only a cancelled one is
+        judged by it.
         """
         if self.start is None:
             return False
-        return not (self.start == self.end and self.reason is not None)
+        pending_then_cancelled = (
+            self.state == "CANCELLED" and self.start == self.end and self.reason is not None
+        )
+        return not pending_then_cancelled
 
     @property
     def exit_text(self) -> str | None:

@@ -206,9 +206,13 @@ def batch_script(
 #: (exit 137 shows as "9:0", an exit code of 9). Ending the job by that same
 #: signal makes Slurm record the signal (0:9), which ninja reads as a kill by
 #: SIGKILL, the out-of-memory killer's signature, whatever ran the payload.
+#: Signals whose default action does not end a process (SIGCHLD, SIGCONT, the
+#: stop signals, SIGURG, SIGWINCH: 17-23 and 28) are not relayed: SIGSTOP
+#: would suspend the job for ever. Their exit status is kept as it is.
 SIGNAL_RELAY = (
     "rc=$?",
-    'if [ "$rc" -gt 128 ] && [ "$rc" -le 192 ]; then kill -s "$((rc - 128))" "$$"; fi',
+    'case "$rc" in 129|13[0-9]|14[0-4]|15[2-5]|15[7-9]|1[6-8][0-9]|19[0-2])'
+    ' kill -s "$((rc - 128))" "$$" ;; esac',
     'exit "$rc"',
 )
 
