@@ -179,3 +179,55 @@ def test_frozen_and_strict_models_are_checked_as_the_run_would(tmp_path: Path) -
     picky.add_step("b", strict, n="3")  # strict: no str -> int, before the run as in it
     with pytest.raises(UsageError, match=r"step 'b': input 'n': Input should be a valid integer"):
         run_recipe(picky, cwd=tmp_path, config=config())
+
+
+def test_a_nested_recipe_s_steps_are_checked_against_what_its_model_made(
+    tmp_path: Path,
+) -> None:
+    """The sub-recipe turns "1GiB" into a ByteSize before its step sees an int."""
+    from pydantic import ByteSize
+
+    class Mem(BaseModel):
+        mem: int
+
+    echo = Cab("echo", ["/bin/echo"], Mem, field_meta={"mem": ParamMeta(flag="--mem")})
+
+    class SubIn(BaseModel):
+        mem: ByteSize = ByteSize(1024)
+
+    sub = Recipe("sub", SubIn)
+    sub.add_step("e", echo, mem=sub.inputs.mem)
+    top = Recipe("top", Settings)
+    top.add_step("s", sub, mem="1GiB")
+    assert run_recipe(top, cwd=tmp_path, config=config()).ok
+    wrong = Recipe("top", Settings)
+    wrong.add_step("s", sub, mem="lots")  # what the sub-recipe refuses, the run refuses
+    assert not run_recipe(wrong, cwd=tmp_path, config=config()).ok
+
+
+def test_models_that_reshape_their_input_and_paths_yet_to_be_made_are_left_to_the_run(
+    tmp_path: Path,
+) -> None:
+    from pydantic import NewPath, model_validator
+
+    class Coded(BaseModel):
+        a: int
+
+        @model_validator(mode="before")
+        @classmethod
+        def strip(cls, data: Any) -> Any:
+            return {"a": int(str(data["a"]).lstrip("n"))}
+
+    class Fresh(BaseModel):
+        f: NewPath
+
+    coded = Cab("coded", "/bin/true", Coded)
+    fresh = Cab("fresh", "/bin/touch", Fresh, field_meta={"f": ParamMeta(positional=True)})
+    recipe = Recipe("r", Settings, max_workers=1)
+    recipe.add_step("c", coded, a="n5")
+    recipe.add_step("mk", Cab("mk", ["/bin/mkdir", "-p", str(tmp_path / "newdir")]))
+    recipe.add_step("t", fresh, f=str(tmp_path / "newdir" / "x.txt"))
+    from shinobi.graph import build_graph
+    from shinobi.plan import check_statically
+
+    check_statically(build_graph(recipe), {"label": 3, "made": "made"}, str(tmp_path))

@@ -103,6 +103,8 @@ _RUN_TIME_ERRORS = frozenset(
         "path_exists",
         "frozen_field",
         "frozen_instance",
+        "parent_does_not_exist",
+        "path_not_socket",
     }
 )
 
@@ -142,6 +144,8 @@ def static_input_error(node: Node, values: Mapping[str, Any], where: str) -> str
     from pydantic import ValidationError
 
     model = node.step.inputs_model
+    if _reshapes_its_input(model):
+        return None  # a model-level "before" validator may fill or convert anything
     validator = model.__pydantic_validator__
     for name, spec in fields_of(model).items():
         if name not in node.wiring:
@@ -163,6 +167,30 @@ def static_input_error(node: Node, values: Mapping[str, Any], where: str) -> str
         except Exception:  # a model's own code, run on a partial model: the run decides
             continue
     return None
+
+
+def _reshapes_its_input(model: Any) -> bool:
+    """Whether ``model`` has a model validator that sees the raw input (before or wrap)."""
+    decorators = getattr(model, "__pydantic_decorators__", None)
+    validators = decorators.model_validators.values() if decorators is not None else ()
+    return any(v.info.mode in ("before", "wrap") for v in validators)
+
+
+def _recipe_inputs(node: Node, values: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A nested recipe's inputs as its own model makes them, or None if not known yet.
+
+    Its steps receive what the recipe's inputs model made of the values (a
+    size string as a ByteSize, what a validator rewrote), so that, not the
+    values as wired, is what their own fields are checked against.
+    """
+    from pydantic import ValidationError
+
+    if any(_has_unknown(v) for v in values.values()):
+        return None
+    try:
+        return field_values(node.step.inputs_model.model_validate(dict(values)))
+    except ValidationError:
+        return None  # the run refuses it when the nested recipe starts
 
 
 def cab_of(step: Any) -> Any:
@@ -207,13 +235,17 @@ def _defaults(node: Node, values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _plan_step(name: str, node: Node, values: dict[str, Any], cwd: str) -> PlannedStep:
+def _plan_step(
+    name: str, node: Node, values: dict[str, Any], cwd: str, check: bool = True
+) -> PlannedStep:
     cab = cab_of(node.step)
     if node.kind == "recipe":
         assert node.subgraph is not None
-        child = plan_graph(node.subgraph, values, cwd, prefix=f"{name}.")
+        made = _recipe_inputs(node, values)
+        inputs = made if made is not None else values
+        child = plan_graph(node.subgraph, inputs, cwd, f"{name}.", check=made is not None)
         return PlannedStep(name, node, values, dict(child.outputs), children=child)
-    error = static_input_error(node, values, f"step {name!r}")
+    error = static_input_error(node, values, f"step {name!r}") if check else None
     if cab is None:
         outs = {f: Unknown(name, f) for f in fields_of(node.step.outputs_model)}
         return PlannedStep(name, node, values, outs, error=error)
@@ -229,8 +261,14 @@ def _plan_step(name: str, node: Node, values: dict[str, Any], cwd: str) -> Plann
     )
 
 
-def plan_graph(graph: Graph, inputs: Mapping[str, Any], cwd: str, prefix: str = "") -> Plan:
-    """Resolve every step of ``graph`` statically against the recipe ``inputs``."""
+def plan_graph(
+    graph: Graph, inputs: Mapping[str, Any], cwd: str, prefix: str = "", check: bool = True
+) -> Plan:
+    """Resolve every step of ``graph`` statically against the recipe ``inputs``.
+
+    ``check``: report what :func:`static_input_error` finds (not where the
+    inputs are only known as wired, before a nested recipe's model made them).
+    """
     plan = Plan(graph=graph, inputs=dict(inputs))
     planned: dict[str, PlannedStep] = {}
 
@@ -255,13 +293,14 @@ def plan_graph(graph: Graph, inputs: Mapping[str, Any], cwd: str, prefix: str = 
             step = PlannedStep(name, node, values, {}, error=str(exc))
         else:
             if not node.scatter:
-                step = _plan_step(name, node, values, cwd)
+                step = _plan_step(name, node, values, cwd, check)
             else:
                 # A scattered step is its slices: the whole lists are no command line.
                 step = PlannedStep(name, node, values, {})
                 if slices is not None:
                     step.slices = [
-                        _plan_step(f"{name}[{k}]", node, v, cwd) for k, v in enumerate(slices)
+                        _plan_step(f"{name}[{k}]", node, v, cwd, check)
+                        for k, v in enumerate(slices)
                     ]
                     step.paths = tuple(u for part in step.slices for u in part.paths)
         planned[node.name] = step
@@ -333,7 +372,8 @@ def _input_error(graph: Graph, inputs: Mapping[str, Any], prefix: str = "") -> s
         name = f"{prefix}{node.name}"
         values = resolve_wiring(node, inputs, _unknown)
         if node.subgraph is not None:
-            found = _input_error(node.subgraph, _defaults(node, values), f"{name}.")
+            made = _recipe_inputs(node, values)
+            found = None if made is None else _input_error(node.subgraph, made, f"{name}.")
         elif node.scatter:
             found = None
             for k, part in enumerate(_known_slices(node, values)):
