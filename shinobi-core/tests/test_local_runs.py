@@ -21,6 +21,19 @@ talk.add_step("say", Cab("say", ["/bin/sh", "-c", "echo hello; echo oops >&2"]))
 talk.add_step("quiet", Cab("quiet", ["/bin/true"]))
 nap = Recipe("nap")
 nap.add_step("nap", Cab("nap", ["/bin/sh", "-c", "echo start; sleep 30"]))
+
+from pydantic import BaseModel
+from shinobi.steps import ParamMeta
+
+class Word(BaseModel):
+    word: str
+
+class Words(BaseModel):
+    words: list[str] = ["a", "b"]
+
+fan = Recipe("fan", Words)
+echo = Cab("echo", ["/bin/echo"], Word, field_meta={"word": ParamMeta(positional=True)})
+fan.add_step("say", echo, scatter="word", word=fan.inputs.words)
 """
 
 NINJA = str(Path(sys.executable).parent / "ninja")
@@ -93,3 +106,18 @@ def test_clean_runs_keeps_a_run_in_progress_and_recent_ones_when_asked(project: 
     finally:
         going.terminate()
         going.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_logs_finds_a_scattered_steps_slices_a_recipes_latest_run_and_names_ambiguity(
+    project: Path,
+) -> None:
+    for _ in range(2):
+        assert ninja(project, "run", "recipe.py:fan", "--no-cache").returncode == 0
+    latest = sorted(r.run_id for r in local_runs(project))[-1]
+    said = ninja(project, "logs", "fan", "say")  # the recipe's latest run, every slice
+    assert said.returncode == 0, said.stderr
+    assert said.stdout == "==> say[0] stdout <==\na\n==> say[1] stdout <==\nb\n"
+    assert ninja(project, "logs", latest, "say[1]").stdout == "b\n"
+    ambiguous = ninja(project, "logs", latest[:4])
+    assert ambiguous.returncode == 2 and "matches 2 runs" in ambiguous.stderr

@@ -128,23 +128,40 @@ def _describe(path: Path) -> LocalRun:
 
 
 def local_runs(workdir: Path) -> list[LocalRun]:
-    """Every run folder of ``workdir``, oldest first (run ids sort by start time)."""
+    """Every run folder of ``workdir``, oldest first (a run id starts with its start
+    time, to the second)."""
     root = runs_root(workdir)
     if not root.is_dir():
         return []
     return [_describe(p) for p in sorted(root.iterdir()) if p.is_dir()]
 
 
-def find_local_run(workdir: Path, name: str) -> LocalRun | None:
-    """The run folder whose id is ``name`` or starts with it, when exactly one does."""
+def find_local_run(workdir: Path, name: str, *, by_recipe: bool = False) -> LocalRun | None:
+    """The run folder ``name`` means: its id, a unique start of one, or (with
+    ``by_recipe``) the latest run of the recipe ``name``; None when it means none.
+
+    Raises :class:`~shinobi.errors.UsageError` naming the runs an ambiguous
+    start of an id matches.
+    """
     root = runs_root(workdir)
     if not root.is_dir() or not name or os.sep in name:
         return None
     exact = root / name
     if exact.is_dir():
         return _describe(exact)
-    matches = [p for p in root.iterdir() if p.is_dir() and p.name.startswith(name)]
-    return _describe(matches[0]) if len(matches) == 1 else None
+    matches = sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith(name))
+    if len(matches) == 1:
+        return _describe(matches[0])
+    if len(matches) > 1:
+        from shinobi.errors import UsageError
+
+        shown = ", ".join(p.name for p in matches[:5])
+        more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
+        raise UsageError(f"{name!r} matches {len(matches)} runs ({shown}{more}); give more of it")
+    if not by_recipe:
+        return None
+    of_recipe = [r for r in local_runs(workdir) if r.recipe == name]
+    return of_recipe[-1] if of_recipe else None
 
 
 def run_logs(run: LocalRun, step: str | None) -> list[tuple[str, Path]]:
@@ -162,7 +179,10 @@ def run_logs(run: LocalRun, step: str | None) -> list[tuple[str, Path]]:
     found = []
     for path in sorted(logs.iterdir()):
         stem, _, stream = path.name.rpartition(".")
-        if stream in ("out", "err") and (wanted is None or stem == wanted):
+        if stream not in ("out", "err"):
+            continue
+        # a scattered step's logs are its slices': STEP[0], STEP[1], ...
+        if wanted is None or stem == wanted or stem.startswith(f"{wanted}["):
             found.append((f"{stem} {'stdout' if stream == 'out' else 'stderr'}", path))
     return found
 

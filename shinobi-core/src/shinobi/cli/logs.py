@@ -50,16 +50,24 @@ def command(
     workdir: Path | None,
 ) -> None:
     """Print the logs of the run or launch NAME, or of its step STEP."""
+    from shinobi.errors import UsageError
     from shinobi.launch.find import find_launch, workspace
     from shinobi.launch.tracking import tracker_for
     from shinobi.local_runs import find_local_run
 
     root = workspace(workdir)
     run = find_local_run(root, name)
+    if run is None:
+        try:
+            launch = find_launch(name, root)
+        except UsageError:
+            # not a launch: perhaps the recipe of a local run (its latest)
+            run = find_local_run(root, name, by_recipe=True)
+            if run is None:
+                raise
     if run is not None:
         _local_logs(run, step, stream, follow, interval or 1.0)
         return
-    launch = find_launch(name, root)
     tracker = tracker_for(launch)
     sources = [s for s in tracker.log_sources(launch, step) if stream in ("both", s.stream)]
     offsets = [0] * len(sources)
