@@ -173,6 +173,7 @@ def test_syntax_error_names_the_line(ninja: Ninja, recipe_file: Callable[..., Pa
     [
         ("import sys\nsys.exit(3)\n", ":2: importing the recipe file raised SystemExit: 3"),
         ("x = {}['missing']\n", ":1: importing the recipe file raised KeyError: 'missing'"),
+        ("from shinobi.steps import Cab as pipe\n", ":pipe is a type, not a Recipe"),
     ],
 )
 def test_a_recipe_file_that_fails_to_import_is_one_line(

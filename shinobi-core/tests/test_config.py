@@ -131,3 +131,11 @@ def test_a_variable_reaches_a_backend_table(
     )
     assert config.backend_settings("docker")["network"] == "none"
     assert config.backend.venv_host_commands == ["sh"]
+
+
+def test_a_memory_that_is_not_a_size_is_refused_with_its_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    with pytest.raises(ConfigError, match=r"'execution.memory' \(from environment\).*not a size"):
+        load_config(cwd=tmp_path, environ={"SHINOBI_EXECUTION_MEMORY": "lots"})

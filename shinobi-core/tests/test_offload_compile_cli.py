@@ -105,3 +105,16 @@ def test_an_engine_that_is_not_installed_is_named(
 ) -> None:
     code, _, err = ninja(capsys, "compile", f"{DEMO}:pipe", "--engine", "pbs")
     assert code == 2 and "unknown offload engine 'pbs'" in err
+
+
+def test_output_writes_the_scripts_into_a_new_folder_but_never_makes_its_parents(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    made = tmp_path / "scripts"
+    code, _, err = ninja(capsys, "compile", f"{DEMO}:pipe", "--engine", "fake", "-o", str(made))
+    assert code == 0, err
+    assert made.is_dir() and list(made.iterdir())
+    typo = tmp_path / "no" / "such" / "scripts"
+    code, _, err = ninja(capsys, "compile", f"{DEMO}:pipe", "--engine", "fake", "-o", str(typo))
+    assert code == 2 and "does not exist" in err
+    assert not (tmp_path / "no").exists()

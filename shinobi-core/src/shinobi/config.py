@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from shinobi.errors import ConfigError, did_you_mean
 
@@ -75,6 +75,16 @@ class ExecutionConfig(_Section):
     workdir: str | None = Field(
         None, description="where .shinobi/ (runs, launches) is kept; default: the cwd"
     )
+
+    @field_validator("memory")
+    @classmethod
+    def _a_size(cls, value: str | int | None) -> str | int | None:
+        """A size the budget can read ("64GiB", 68719476736), refused here, not mid-run."""
+        if value is not None:
+            from shinobi.resources import parse_size
+
+            parse_size(value)  # raises ValueError with the accepted forms
+        return value
 
 
 class BackendConfig(BaseModel):

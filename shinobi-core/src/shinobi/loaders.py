@@ -151,7 +151,12 @@ def load_target(target: str) -> Any:
             f"{path} has no {name!r}{did_you_mean(name, candidates)}"
             f" (recipes defined there: {listing})"
         ) from None
-    if getattr(value, "kind", None) not in ("recipe", "cab", "python", "function"):
+    if isinstance(value, type) or getattr(value, "kind", None) not in (
+        "recipe",
+        "cab",
+        "python",
+        "function",
+    ):
         raise LoadError(
             f"{path}:{name} is a {type(value).__name__}, not a Recipe; name a Recipe object"
         )

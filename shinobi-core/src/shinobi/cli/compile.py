@@ -81,6 +81,7 @@ def command(
     """
     from shinobi.backends.registry import OFFLOAD, load_plugin
     from shinobi.config import load_config
+    from shinobi.errors import UsageError
     from shinobi.graph import build_graph
     from shinobi.launch.find import workspace
     from shinobi.offload.base import CompileOptions, OffloadRefused
@@ -116,6 +117,10 @@ def command(
     if explain:
         click.echo("\n".join(workflow.explain()))
     if output is not None:
+        if not output.resolve().parent.is_dir():  # a typo must not create directories anywhere
+            raise UsageError(
+                f"cannot write the scripts to {output}: {output.parent} does not exist"
+            )
         written = workflow.write(output)
         click.echo(f"wrote {len(written)} script(s) to {output}", err=True)
     elif not submit and not explain:
