@@ -530,12 +530,10 @@ def test_a_flag_left_by_an_earlier_run_does_not_end_the_loop(tmp_path: Path) -> 
     statuses = {s.name: s.status for s in result.steps}
     assert statuses["selfcal.3.assess"] == "ok"
     assert statuses["selfcal.4.calibrate"] == "skipped"
-    (said,) = result.warnings
-    assert said.startswith(f"loop 'selfcal': removed {ms / 'converged'}, its until file")
 
 
-def test_an_input_named_as_until_is_never_removed(tmp_path: Path) -> None:
-    """Only a path the body writes (an implicit output) is cleared, never one it is given."""
+def test_an_until_path_the_loop_is_given_is_left_as_it_is(tmp_path: Path) -> None:
+    """Nothing is removed: a flag handed in and never rewritten ends no cycle."""
     ms = tmp_path / "obs.ms"
     ms.mkdir()
     flag = tmp_path / "given.flag"
@@ -551,8 +549,10 @@ def test_an_input_named_as_until_is_never_removed(tmp_path: Path) -> None:
     hand_on = Cab("hand_on", "/bin/true", GivenIn, GivenOut, {"flag": ParamMeta(skip=True)})
     pipe = Recipe("pipe", PipeIn)
     pipe.add_loop("l", hand_on, max_iter=2, until="flag", index_input="cycle", flag=str(flag))
-    assert run_recipe(pipe, {"ms": str(ms)}, cwd=tmp_path, config=config()).ok
+    result = run_recipe(pipe, {"ms": str(ms)}, cwd=tmp_path, config=config())
+    assert result.ok, result.error
     assert flag.read_text() == "keep me"
+    assert [s.status for s in result.steps] == ["ok", "ok"]  # both cycles ran
 
 
 #: Writes PREFIX.flag from cycle 2 on, unless told it is the "second" call of a cycle.
@@ -616,3 +616,16 @@ def test_a_flag_an_earlier_ctx_run_wrote_ends_the_loop(tmp_path: Path) -> None:
     pipe.add_loop("l", twice, max_iter=4, until="flag", index_input="cycle")
     assert run_recipe(pipe, cwd=tmp_path, config=config()).ok
     assert cycles_run(tmp_path) == ["pt 1 first", "pt 1 second", "pt 2 first", "pt 2 second"]
+
+
+def test_a_cached_rerun_converges_where_the_run_did_and_runs_nothing(tmp_path: Path) -> None:
+    """Cycle 1 comes from the cache while cycle 2's flag, from the first run, is on
+    disk: the flag counts only from the cycle whose cached result recorded it."""
+    pipe = Recipe("pipe", StampIn, FlagOut)
+    pipe.add_loop("l", writer, max_iter=4, until="flag", index_input="cycle")
+    cached = load_config({"cache.enabled": True, "cache.dir": str(tmp_path / "cache")})
+    first = run_recipe(pipe, cwd=tmp_path, config=cached)
+    again = run_recipe(pipe, cwd=tmp_path, config=cached)
+    assert [s.status for s in first.steps] == ["ok", "ok", "skipped", "skipped"]
+    assert [s.status for s in again.steps] == ["cached", "cached", "skipped", "skipped"]
+    assert cycles_run(tmp_path) == ["pt 1 first", "pt 2 first"]  # the re-run ran nothing

@@ -385,6 +385,7 @@ class StepCache:
             finished=now,
             details={
                 "cache_key": key,
+                "cached_files": [os.path.join(cwd, rel) for rel, _ in data.get("files", [])],
                 "cached_from": data.get("run_id"),
                 "cached_at": data.get("created"),
                 "cached_host": data.get("host"),

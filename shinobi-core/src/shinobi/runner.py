@@ -175,15 +175,15 @@ def _precheck(graph: Graph, values: dict[str, Any], session: Session) -> None:
             session.warn(warning)
 
 
-def _clear_stale_until_files(graph: Graph, values: dict[str, Any], session: Session) -> None:
-    """Remove loop flags an earlier run left (see :mod:`shinobi.stale_until`)."""
+def _look_at_until_files(graph: Graph, values: dict[str, Any], session: Session) -> None:
+    """Note every loop's until file as it is before the run (see :mod:`shinobi.stale_until`)."""
     if not any(node.until for _, node in graph.walk()):
         return  # no loop: nothing to plan
     from shinobi.plan import plan_graph
-    from shinobi.stale_until import remove_stale_until_files
+    from shinobi.stale_until import signature, until_files
 
-    for message in remove_stale_until_files(plan_graph(graph, values, session.cwd), session.cwd):
-        session.warn(message)
+    for found in until_files(plan_graph(graph, values, session.cwd), session.cwd):
+        session.until_before[found.loop] = (found.path, signature(found.path))
 
 
 def _interpreter_in(session: Session, step: str, venv: str) -> Any:
@@ -272,7 +272,7 @@ def run_prepared(
     held = hold_run(session.run_dir, graph.recipe.name)  # clean --runs leaves it alone
     try:
         _precheck(graph, values, session)
-        _clear_stale_until_files(graph, values, session)
+        _look_at_until_files(graph, values, session)
         records = attach_records(session, graph, values, provenance)
         try:
             with _signals(session):

@@ -189,10 +189,35 @@ class _Wavefront:
         return verdict
 
     def converged(self, node: Node) -> bool:
-        """Whether the loop's until file is there (one an earlier run left was
-        removed before the loop began: see :mod:`shinobi.stale_until`)."""
+        """Whether the loop's until file is there, and a cycle of this run made it.
+
+        A file exactly as it was before the run (one an earlier run left)
+        counts only if a cached step of the cycle before recorded it among its
+        outputs (see :mod:`shinobi.stale_until`).
+        """
+        from shinobi.stale_until import signature
+
         path = resolve_value(node.guard, self.inputs, self.output_of)
-        return path is not None and os.path.exists(os.path.join(self.session.cwd, str(path)))
+        if path is None:
+            return False
+        full = os.path.join(self.session.cwd, str(path))
+        now = signature(full)
+        if now is None:
+            return False
+        before = self.session.until_before.get(f"{self.prefix}{node.loop}")
+        if before is None or before[0] != full or before[1] != now:
+            return True
+        previous = [
+            result
+            for result, other in zip(self.results, self.nodes, strict=True)
+            if result is not None
+            and other.loop == node.loop
+            and other.iteration == (node.iteration or 0) - 1
+        ]
+        return any(  # converged before that cycle, or its cached result made the file
+            r.status == "skipped" or full in (r.details.get("cached_files") or ())
+            for r in previous
+        )
 
     def skipped(self, node: Node, name: str) -> StepResult:
         assert node.previous is not None

@@ -69,6 +69,8 @@ class Session:
     warnings: list[str] = field(default_factory=list, init=False)
     interrupted: int | None = field(default=None, init=False)
     undying: tuple[int, ...] = field(default=(), init=False)
+    #: dotted loop name -> (its until file, that file's signature before the run)
+    until_before: dict[str, tuple[str, Any]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         from shinobi.resources import Budget

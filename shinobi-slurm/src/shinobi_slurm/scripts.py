@@ -22,8 +22,9 @@ a job array whose script picks its slice's command by
 An until file an earlier run left must not end the loop after its first
 cycle (see :mod:`shinobi.stale_until`): whichever job of the first cycle
 starts first claims the loop's start (again a symlink only one job can
-create) and removes that file before its command runs; no job of the cycle
-can have written it yet, since each would have claimed first.
+create) and records the file's ``stat`` before its command runs (no job of
+the cycle can have written it yet, since each would have claimed first);
+a guard counts the file only when it is no longer as recorded.
 """
 
 from __future__ import annotations
@@ -65,8 +66,8 @@ class JobFiles:
     skipped: str
     #: Where the verdict of the job's loop iteration is published (None outside loops).
     verdict: str | None = None
-    #: The claim of its loop's start (jobs of a loop's first cycle, None otherwise).
-    loop_start: str | None = None
+    #: How its loop's until file was before the loop (jobs of a loop, None otherwise).
+    loop_before: str | None = None
 
     @classmethod
     def of(cls, run_dir: str, job: Job) -> JobFiles:
@@ -85,13 +86,17 @@ class JobFiles:
             stderr=f"{logs}{task}.err",
             skipped=os.path.join(run_dir, "skipped", stem),
             verdict=verdict,
-            loop_start=_loop_start(run_dir, job) if job.stale_until else None,
+            loop_before=_loop_before(run_dir, job) if job.node.loop is not None else None,
         )
 
 
-def _loop_start(run_dir: str, job: Job) -> str:
+def _loop_before(run_dir: str, job: Job) -> str:
     outer = job.name[: len(job.name) - len(job.node.name)]  # a nested recipe's prefix
-    return os.path.join(run_dir, "loops", safe_name(f"{outer}{job.node.loop}.start"))
+    return os.path.join(run_dir, "loops", safe_name(f"{outer}{job.node.loop}.before"))
+
+
+#: A file's record: inode, size and modification time to the nanosecond.
+_STAT = "stat -c '%i %s %y'"
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +177,9 @@ def _guard(job: Job, files: JobFiles) -> list[str]:
         "fi",
     ]
     written = f"[ -e {flag} ]"
+    if files.loop_before is not None:  # and not as it was before the loop
+        before = shlex.quote(files.loop_before)
+        written += f' && [ "$({_STAT} -- {flag})" != "$(cat {before} 2>/dev/null)" ]'
     if files.verdict is None:
         return [f"if {written}; then", *skip]
     verdict = shlex.quote(files.verdict)
@@ -199,21 +207,17 @@ def _body(job: Job) -> list[str]:
     return [*lines, *SIGNAL_RELAY]
 
 
-def _clear_stale_until(job: Job, files: JobFiles) -> list[str]:
-    """The first job of a loop's first cycle removes the until file an earlier run left."""
-    if files.loop_start is None or job.stale_until is None:
+def _look_at_until_file(job: Job, files: JobFiles) -> list[str]:
+    """The first job of a loop's first cycle records its until file (module docstring)."""
+    if files.loop_before is None or job.until_file is None:
         return []
-    flag = shlex.quote(job.stale_until)
-    said = shlex.quote(
-        f"shinobi: loop {job.node.loop}: removed {job.stale_until}, its until file, left"
-        " before its first cycle (by an earlier run?)"
-    )
+    flag = shlex.quote(job.until_file)
+    before = shlex.quote(files.loop_before)
     return [
-        f"# loop {job.node.loop}: the first job of its first cycle clears a stale until file",
-        f"mkdir -p {shlex.quote(os.path.dirname(files.loop_start))}",
-        f"if ln -s {shlex.quote(job.name)} {shlex.quote(files.loop_start)} 2>/dev/null"
-        f" && [ -f {flag} ] && [ ! -L {flag} ]; then",
-        f"  rm -f {flag} && echo {said} >&2",
+        f"# loop {job.node.loop}: the first job of its first cycle records its until file",
+        f"mkdir -p {shlex.quote(os.path.dirname(files.loop_before))}",
+        f"if ln -s {shlex.quote(job.name)} {before}.claim 2>/dev/null; then",
+        f"  {_STAT} -- {flag} > {before} 2>/dev/null || echo absent > {before}",
         "fi",
     ]
 
@@ -222,7 +226,7 @@ def job_script(
     context: ScriptContext, job: Job, files: JobFiles, ids: Mapping[str, str] | None = None
 ) -> str:
     """The sbatch script of ``job``; dependencies as ``<step>`` until ``ids`` are known."""
-    body: Sequence[str] = [*_guard(job, files), *_clear_stale_until(job, files), *_body(job)]
+    body: Sequence[str] = [*_guard(job, files), *_look_at_until_file(job, files), *_body(job)]
     return batch_script(
         _options(context, job, files, ids),
         body,

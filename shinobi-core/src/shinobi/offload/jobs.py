@@ -50,9 +50,9 @@ class Job:
 
     ``guard`` is the absolute path whose existence means the step's loop has
     converged: the job then exits successfully without running its command.
-    ``stale_until`` (jobs of a loop's first cycle) is that path as the loop
-    makes it: whichever of them starts first removes a file an earlier run
-    left there (see :mod:`shinobi.stale_until`).
+    ``until_file`` (jobs of a loop's first cycle) is that path: whichever of
+    them starts first records how the file is before the loop, and the guards
+    do not count it unchanged (see :mod:`shinobi.stale_until`).
     """
 
     index: int
@@ -63,7 +63,7 @@ class Job:
     paths: tuple[PathUse, ...]
     scattered: bool = False
     guard: str | None = None
-    stale_until: str | None = None
+    until_file: str | None = None
     edges: list[Edge] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -133,10 +133,10 @@ def _absolute(cwd: str, value: Any) -> str | None:
 
 
 class _Flattener:
-    def __init__(self, graph: JobGraph, stale_until: dict[str, str]) -> None:
+    def __init__(self, graph: JobGraph, until_files: dict[str, str]) -> None:
         self.graph = graph
         #: dotted loop name -> its until file, for the jobs of its first cycle
-        self.stale_until = stale_until
+        self.until_files = until_files
 
     def lookup(self, plan: Plan) -> Any:
         by_node = {step.node.name: step for step in plan.steps}
@@ -201,7 +201,7 @@ class _Flattener:
                 guard = _absolute(cwd, resolve_value(node.guard, plan.inputs, output))
             job = self.make_job(step, f"{prefix}{node.name}", guard, edges)
             if node.loop is not None and node.iteration == 1:
-                job.stale_until = self.stale_until.get(f"{prefix}{node.loop}")
+                job.until_file = self.until_files.get(f"{prefix}{node.loop}")
             jobs_of[i] = [job.index]
             made.append(job.index)
         return made
@@ -247,9 +247,9 @@ def _wires(node: Node, producer: str) -> bool:
 
 def build_jobs(plan: Plan, cwd: str, run_id: str) -> JobGraph:
     """The jobs of an offload-eligible ``plan`` (see :mod:`shinobi.offload.eligibility`)."""
-    from shinobi.stale_until import stale_until_files
+    from shinobi.stale_until import until_files
 
     graph = JobGraph(recipe=plan.graph.recipe.name, cwd=cwd, run_id=run_id)
-    stale = {s.loop: s.path for s in stale_until_files(plan, cwd)}
-    _Flattener(graph, stale).flatten(plan, "", [])
+    found = {u.loop: u.path for u in until_files(plan, cwd)}
+    _Flattener(graph, found).flatten(plan, "", [])
     return graph
