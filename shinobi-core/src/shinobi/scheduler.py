@@ -215,8 +215,7 @@ class _Wavefront:
             and other.iteration == (node.iteration or 0) - 1
         ]
         return any(  # converged before that cycle, or its cached result made the file
-            r.status == "skipped" or full in (r.details.get("cached_files") or ())
-            for r in previous
+            r.status == "skipped" or full in (r.details.get("cached_files") or ()) for r in previous
         )
 
     def skipped(self, node: Node, name: str) -> StepResult:
