@@ -447,3 +447,17 @@ def test_a_cache_dir_that_cannot_be_used_is_said_once_and_the_run_goes_on(
         f"the step cache at {blocker} cannot be used (it is not a directory): this run caches"
         " nothing; set cache.dir (SHINOBI_CACHE_DIR) to a writable directory"
     ]
+
+
+def test_a_project_script_keys_a_container_step_too(tmp_path: Path) -> None:
+    """The working directory is mounted into the container: the script it runs is ours."""
+    (tmp_path / "tools").mkdir()
+    script = tmp_path / "tools" / "s.sh"
+    script.write_text("echo v1\n")
+    store = StepCache(tmp_path / "cache")
+    cab = Cab("s", ["sh", "tools/s.sh"], image="busybox")
+    first = store.key(cab, _invocation(tmp_path, "busybox"), "docker")
+    script.write_text("echo v2\n")
+    assert StepCache(tmp_path / "cache").key(cab, _invocation(tmp_path, "busybox"), "docker") != (
+        first
+    )

@@ -629,3 +629,37 @@ def test_a_cached_rerun_converges_where_the_run_did_and_runs_nothing(tmp_path: P
     assert [s.status for s in first.steps] == ["ok", "ok", "skipped", "skipped"]
     assert [s.status for s in again.steps] == ["cached", "cached", "skipped", "skipped"]
     assert cycles_run(tmp_path) == ["pt 1 first", "pt 2 first"]  # the re-run ran nothing
+
+
+def test_a_cached_rerun_of_a_loop_that_found_an_old_flag_converges_where_it_did(
+    tmp_path: Path,
+) -> None:
+    """An old flag was there through the first run's early cycles: their cached
+    results must not vouch for it on the re-run."""
+    (tmp_path / "pt.flag").write_text("")  # what the tool writes too: same size
+    pipe = Recipe("pipe", StampIn, FlagOut)
+    pipe.add_loop("l", writer, max_iter=4, until="flag", index_input="cycle")
+    cached = load_config({"cache.enabled": True, "cache.dir": str(tmp_path / "cache")})
+    first = run_recipe(pipe, cwd=tmp_path, config=cached)
+    again = run_recipe(pipe, cwd=tmp_path, config=cached)
+    assert [s.status for s in first.steps] == ["ok", "ok", "skipped", "skipped"]
+    assert [s.status for s in again.steps] == ["cached", "cached", "skipped", "skipped"]
+    assert cycles_run(tmp_path) == ["pt 1 first", "pt 2 first"]
+
+
+def test_a_body_input_called_name_can_be_wired_through_add_loop(tmp_path: Path) -> None:
+    class Named(BaseModel):
+        name: str
+        cycle: int = 0
+
+    namer = Cab(
+        "namer",
+        ["/bin/sh", "-c", 'echo "$0 $1" >> log'],
+        Named,
+        FlagOut,
+        {"name": ParamMeta(positional=True), "cycle": ParamMeta(positional=True)},
+    )
+    pipe = Recipe("pipe", StampIn, FlagOut)
+    pipe.add_loop("l", namer, max_iter=2, until="flag", index_input="cycle", name="wsclean")
+    assert run_recipe(pipe, cwd=tmp_path, config=config()).ok
+    assert cycles_run(tmp_path) == ["wsclean 1", "wsclean 2"]

@@ -201,8 +201,9 @@ def test_a_nested_recipe_s_steps_are_checked_against_what_its_model_made(
     top.add_step("s", sub, mem="1GiB")
     assert run_recipe(top, cwd=tmp_path, config=config()).ok
     wrong = Recipe("top", Settings)
-    wrong.add_step("s", sub, mem="lots")  # what the sub-recipe refuses, the run refuses
-    assert not run_recipe(wrong, cwd=tmp_path, config=config()).ok
+    wrong.add_step("s", sub, mem="lots")  # what the sub-recipe refuses, refused up front
+    with pytest.raises(UsageError, match=r"step 's': input 'mem': could not parse"):
+        run_recipe(wrong, cwd=tmp_path, config=config())
 
 
 def test_models_that_reshape_their_input_and_paths_yet_to_be_made_are_left_to_the_run(
@@ -231,3 +232,38 @@ def test_models_that_reshape_their_input_and_paths_yet_to_be_made_are_left_to_th
     from shinobi.plan import check_statically
 
     check_statically(build_graph(recipe), {"label": 3, "made": "made"}, str(tmp_path))
+
+
+def test_a_wrong_value_for_a_nested_recipe_s_own_input_is_refused_before_the_run(
+    tmp_path: Path,
+) -> None:
+    class Count(BaseModel):
+        n: int = 1
+
+    echo = Cab("echo", ["/bin/echo"], Count, field_meta={"n": ParamMeta(positional=True)})
+    inner = Recipe("inner", Count)
+    inner.add_step("e", echo, n=inner.inputs.n)
+    top = Recipe("top", Settings)
+    top.add_step("first", touch, out="made")
+    top.add_step("i", inner, n="abc")
+    with pytest.raises(UsageError, match=r"step 'i': input 'n': Input should be a valid integer"):
+        run_recipe(top, cwd=tmp_path, config=config())
+    assert not (tmp_path / "made").exists()
+
+
+def test_a_field_with_an_alias_is_wired_by_its_name(tmp_path: Path) -> None:
+    from pydantic import Field
+
+    class Aliased(BaseModel):
+        level: int = Field(3, alias="Level")
+
+    said = Cab(
+        "said",
+        ["/bin/sh", "-c", 'echo "$0" > level.txt'],
+        Aliased,
+        field_meta={"level": ParamMeta(positional=True)},
+    )
+    recipe = Recipe("r", Settings)
+    recipe.add_step("s", said, level=5)
+    assert run_recipe(recipe, cwd=tmp_path, config=config()).ok
+    assert (tmp_path / "level.txt").read_text() == "5\n"

@@ -304,7 +304,7 @@ class StepCache:
         installations and would never share a result otherwise (bump the
         cab's ``version=`` after upgrading a tool).
         """
-        if invocation.image is not None or not cab.command:
+        if not cab.command:  # the working directory is mounted into a container too
             return None
         program, *arguments = cab.command
         named = [program] if os.sep in program else []
@@ -372,7 +372,7 @@ class StepCache:
             if self.memo.digest(os.path.join(cwd, rel)) != digest:
                 return None
         now = time.time()
-        return StepResult(
+        hit = StepResult(
             name=name,
             status="cached",
             outputs=dict(data.get("outputs", {})),
@@ -385,12 +385,14 @@ class StepCache:
             finished=now,
             details={
                 "cache_key": key,
-                "cached_files": [os.path.join(cwd, rel) for rel, _ in data.get("files", [])],
                 "cached_from": data.get("run_id"),
                 "cached_at": data.get("created"),
                 "cached_host": data.get("host"),
             },
         )
+        if data.get("until_changed") is not None:  # a loop's step: see shinobi.stale_until
+            hit.details["until_changed"] = data["until_changed"]
+        return hit
 
     def _output_files(
         self, result: StepResult, invocation: Invocation, cab: Cab | None
@@ -425,6 +427,7 @@ class StepCache:
             "backend": result.backend,
             "image": invocation.image,
             "image_digest": result.details.get("image_digest"),
+            "until_changed": result.details.get("until_changed"),
             "outputs": result.outputs,
             "returncode": result.returncode,
             "stdout": result.stdout[-MAX_CAPTURE:],

@@ -141,9 +141,23 @@ def run_cab(
         error=error,
         warnings=wrangled.warnings,
     )
+    note_until_changed(session, name, node, result)
     if cache is not None and key is not None and result.status == "ok":
         cache.store(key, result, invocation, cab)
     return result
+
+
+def note_until_changed(session: Session, name: str, node: Node, result: StepResult) -> None:
+    """Record, for a step of a loop, whether the loop's until file has changed since
+    before the loop (see :mod:`shinobi.stale_until`); a cached result keeps its own."""
+    if node.loop is None or result.status == "cached" or "until_changed" in result.details:
+        return
+    from shinobi.stale_until import until_changed
+
+    prefix = name[: len(name) - len(node.name)]  # a nested recipe's path
+    changed = until_changed(session.until_before.get(f"{prefix}{node.loop}"))
+    if changed is not None:
+        result.details["until_changed"] = changed
 
 
 def _validate_outputs(cab: Cab, outputs: dict[str, Any]) -> tuple[dict[str, Any], str | None]:

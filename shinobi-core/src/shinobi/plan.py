@@ -24,6 +24,7 @@ __all__ = [
     "PlannedStep",
     "cab_of",
     "check_statically",
+    "checked_inputs",
     "plan_graph",
     "preflight",
     "resolve_value",
@@ -81,7 +82,8 @@ def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[s
     from pydantic import ValidationError
 
     try:
-        model = node.step.inputs_model.model_validate(dict(values))
+        # wiring names fields, so a field with an alias is wired by its name too
+        model = node.step.inputs_model.model_validate(dict(values), by_name=True)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first.get("loc", ())) or "?"
@@ -169,28 +171,44 @@ def static_input_error(node: Node, values: Mapping[str, Any], where: str) -> str
     return None
 
 
+def checked_inputs(
+    node: Node, values: Mapping[str, Any], where: str
+) -> tuple[dict[str, Any] | None, str | None]:
+    """What ``node``'s inputs model makes of ``values`` (None if that cannot be
+    known before the run), and what is wrong with them.
+
+    When every value is known, the model validates them all at once, as the
+    run will, its own validators included; otherwise each known value is
+    checked on its own (:func:`static_input_error`).
+    """
+    from pydantic import ValidationError
+
+    if any(_has_unknown(v) for v in values.values()):
+        return None, static_input_error(node, values, where)
+    model = node.step.inputs_model
+    try:
+        return field_values(model.model_validate(dict(values), by_name=True)), None
+    except ValidationError as exc:
+        wrong = [e for e in exc.errors() if e["type"] not in _RUN_TIME_ERRORS]
+    except Exception:  # a model's own code: the run decides
+        return None, None
+    if not wrong:
+        return None, None
+    first = wrong[0]
+    name = ".".join(str(p) for p in first.get("loc", ())) or "?"
+    if first["type"] == "missing":
+        return None, (
+            f"{where}: input {name!r} is required and nothing is wired to it"
+            f" (wire it in add_step, or give {model.__name__}.{name} a default)"
+        )
+    return None, f"{where}: input {name!r}: {first['msg']}"
+
+
 def _reshapes_its_input(model: Any) -> bool:
     """Whether ``model`` has a model validator that sees the raw input (before or wrap)."""
     decorators = getattr(model, "__pydantic_decorators__", None)
     validators = decorators.model_validators.values() if decorators is not None else ()
     return any(v.info.mode in ("before", "wrap") for v in validators)
-
-
-def _recipe_inputs(node: Node, values: Mapping[str, Any]) -> dict[str, Any] | None:
-    """A nested recipe's inputs as its own model makes them, or None if not known yet.
-
-    Its steps receive what the recipe's inputs model made of the values (a
-    size string as a ByteSize, what a validator rewrote), so that, not the
-    values as wired, is what their own fields are checked against.
-    """
-    from pydantic import ValidationError
-
-    if any(_has_unknown(v) for v in values.values()):
-        return None
-    try:
-        return field_values(node.step.inputs_model.model_validate(dict(values)))
-    except ValidationError:
-        return None  # the run refuses it when the nested recipe starts
 
 
 def cab_of(step: Any) -> Any:
@@ -241,11 +259,17 @@ def _plan_step(
     cab = cab_of(node.step)
     if node.kind == "recipe":
         assert node.subgraph is not None
-        made = _recipe_inputs(node, values)
+        # the nested recipe's own inputs first, then its steps against what it made
+        made, error = checked_inputs(node, values, f"step {name!r}")
         inputs = made if made is not None else values
-        child = plan_graph(node.subgraph, inputs, cwd, f"{name}.", check=made is not None)
-        return PlannedStep(name, node, values, dict(child.outputs), children=child)
-    error = static_input_error(node, values, f"step {name!r}") if check else None
+        child = plan_graph(node.subgraph, inputs, cwd, f"{name}.", check=check and made is not None)
+        error = error if check else None
+        return PlannedStep(name, node, values, dict(child.outputs), children=child, error=error)
+    # all known: the command line is rendered from what the model makes of the
+    # values (a validator may rewrite one), as the run will render it
+    made, error = checked_inputs(node, values, f"step {name!r}")
+    values = made if made is not None else values
+    error = error if check else None
     if cab is None:
         outs = {f: Unknown(name, f) for f in fields_of(node.step.outputs_model)}
         return PlannedStep(name, node, values, outs, error=error)
@@ -372,14 +396,15 @@ def _input_error(graph: Graph, inputs: Mapping[str, Any], prefix: str = "") -> s
         name = f"{prefix}{node.name}"
         values = resolve_wiring(node, inputs, _unknown)
         if node.subgraph is not None:
-            made = _recipe_inputs(node, values)
-            found = None if made is None else _input_error(node.subgraph, made, f"{name}.")
+            made, found = checked_inputs(node, values, f"step {name!r}")
+            if found is None and made is not None:
+                found = _input_error(node.subgraph, made, f"{name}.")
         elif node.scatter:
             found = None
             for k, part in enumerate(_known_slices(node, values)):
-                found = found or static_input_error(node, part, f"step '{name}[{k}]'")
+                found = found or checked_inputs(node, part, f"step '{name}[{k}]'")[1]
         else:
-            found = static_input_error(node, values, f"step {name!r}")
+            found = checked_inputs(node, values, f"step {name!r}")[1]
         if found is not None:
             return found
     return None

@@ -214,8 +214,8 @@ class _Wavefront:
             and other.loop == node.loop
             and other.iteration == (node.iteration or 0) - 1
         ]
-        return any(  # converged before that cycle, or its cached result made the file
-            r.status == "skipped" or full in (r.details.get("cached_files") or ()) for r in previous
+        return any(  # converged before that cycle, or a cached step of it changed the file
+            r.status == "skipped" or r.details.get("until_changed") for r in previous
         )
 
     def skipped(self, node: Node, name: str) -> StepResult:

@@ -6,8 +6,10 @@ still in the MS from yesterday would end today's loop after its first cycle,
 before it had converged at all. So the file is looked at before the loop's
 first cycle (its inode, size and modification time), and a file still
 exactly as it was then counts only if a cycle of this run vouches for it:
-a step that wrote it changed it, and a step whose result came from the
-cache recorded it among its outputs. Whichever step of a cycle writes the
+every step of a loop records whether, when it ended, the file was no longer
+as it was before the loop (``details["until_changed"]``), and that record
+goes into the step cache with its result, so a cached cycle vouches for the
+flag exactly as it did when it ran. Whichever step of a cycle writes the
 file, and however many times, does not matter.
 
 Nothing is removed: the until path may be one the loop is handed.
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 
 from shinobi.plan import Plan, PlannedStep
 
-__all__ = ["Signature", "UntilFile", "signature", "until_files"]
+__all__ = ["Signature", "UntilFile", "signature", "until_changed", "until_files"]
 
 #: What changes when a file is written: inode, size, modification time (ns).
 Signature = tuple[int, int, int]
@@ -64,3 +66,13 @@ def until_files(plan: Plan, cwd: str) -> list[UntilFile]:
         if isinstance(path, str | os.PathLike):
             found.append(UntilFile(f"{prefix}{node.loop}", os.path.join(cwd, os.fspath(path))))
     return found
+
+
+def until_changed(before: tuple[str, Signature | None] | None) -> bool | None:
+    """Whether the loop's until file is no longer as noted before the loop (None:
+    nothing was noted, its path was not known before the run)."""
+    if before is None:
+        return None
+    path, then = before
+    now = signature(path)
+    return now is not None and now != then

@@ -218,7 +218,8 @@ def tracker_for(handle: LaunchHandle) -> LaunchTracker:
 
     cls = load_plugin(handle.group, handle.engine)
     cwd = Path(handle.cwd) if handle.cwd and os.path.isdir(handle.cwd) else None
-    tracker = cls(load_config(cwd=cwd).backend_settings(handle.engine))
+    config = load_config(cwd=cwd)
+    tracker = cls(config.backend_settings(handle.engine))
     if not isinstance(tracker, LaunchTracker):
         from shinobi.errors import BackendNotFound
 
@@ -226,4 +227,5 @@ def tracker_for(handle: LaunchHandle) -> LaunchTracker:
             f"the plugin {handle.engine!r} ({handle.group}) cannot report on launches;"
             " upgrade the distribution that provides it"
         )
+    config.check_backend_table(handle.engine, tracker.settings_keys)
     return tracker

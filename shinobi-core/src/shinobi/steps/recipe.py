@@ -175,6 +175,7 @@ class Recipe:
         self,
         name: str,
         body: Any,
+        /,
         max_iter: int,
         until: str,
         carry: Mapping[str, str] | None = None,
