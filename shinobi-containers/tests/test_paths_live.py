@@ -246,3 +246,23 @@ def test_an_input_reached_through_a_symlink_is_readable(backend: Backend, area: 
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "through the link\n"
+
+
+def test_a_declared_environment_value_arrives_exactly_as_written(
+    backend: Backend, area: Path
+) -> None:
+    value = "$(echo pwned) `id -u` $HOME a\\b x\"y it's"
+    invocation = Invocation(
+        step="env",
+        argv=("/bin/sh", "-c", f"printf '%s' \"$V\" > '{area}/v.txt'"),
+        cwd=str(area),
+        paths=(PathUse(str(area / "v.txt"), "output", "v", "file"),),
+        image=image(backend.name),
+        env={"V": value},
+        run_id="env-live",
+        stdout_path=str(area / "env.out"),
+        stderr_path=str(area / "env.err"),
+    )
+    result = backend.run(invocation, RunControl(grace=2.0))
+    assert result.returncode == 0, result.stderr
+    assert (area / "v.txt").read_text() == value

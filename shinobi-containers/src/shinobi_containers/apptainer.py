@@ -57,7 +57,7 @@ class ApptainerBackend(ContainerBackend):
         if not invocation.env:
             return None
         env = dict(os.environ)
-        env.update({self.environment_prefix + k: v for k, v in invocation.env.items()})
+        env.update({self.environment_prefix + k: _verbatim(v) for k, v in invocation.env.items()})
         return env
 
     def pin(self, invocation: Invocation) -> tuple[str, str]:
@@ -104,3 +104,14 @@ class SingularityBackend(ApptainerBackend):
 
     name = "singularity"
     environment_prefix: ClassVar[str] = "SINGULARITYENV_"
+
+
+def _verbatim(value: str) -> str:
+    """``value`` escaped so the container sees it exactly as written.
+
+    Apptainer writes ``APPTAINERENV_`` values into a script the container's
+    shell evaluates inside double quotes: ``$(...)``, backticks and ``$HOME``
+    would be expanded and a backslash eaten. Escaping the backslash, ``$``
+    and the backtick (a double quote passes as it is) leaves the value alone.
+    """
+    return value.replace("\\", "\\\\").replace("$", "\\$").replace("`", "\\`")
