@@ -446,3 +446,26 @@ def test_in_this_process_relative_paths_are_the_run_s(
     assert result.ok and result.outputs["pid"] == os.getpid()
     assert (run_dir / "note.txt").read_text() == "from the recipe"
     assert not (elsewhere / "note.txt").exists()
+
+
+def test_sys_exit_in_a_pystep_fails_that_step_and_ninja_goes_on(tmp_path: Path) -> None:
+    import shinobi
+    from shinobi.runner import run_recipe
+    from shinobi.steps import Recipe
+
+    @shinobi.pystep
+    def leaves(x: int = 1) -> int:
+        import sys
+
+        sys.exit(3)
+
+    @shinobi.pystep
+    def explains(x: int = 1) -> int:
+        raise ValueError("first line\nsecond line")
+
+    for step, said in ((leaves, "called sys.exit(3)"), (explains, "ValueError: first line")):
+        recipe = Recipe("r")
+        recipe.add_step("s", step)
+        result = run_recipe(recipe, cwd=tmp_path)
+        assert not result.ok and result.error is not None
+        assert said in result.error and "\n" not in result.error

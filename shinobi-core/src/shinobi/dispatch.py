@@ -192,12 +192,17 @@ def _run_function(session: Session, name: str, node: Node, values: dict[str, Any
     started = time.time()
     try:
         returned = node.step(ctx)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit() in a step must not end ninja
+        said = (
+            f"called sys.exit({exc.code!r})"
+            if isinstance(exc, SystemExit)
+            else (f"raised {type(exc).__name__}: {exc}")
+        )
         return StepResult(
             name=name,
             status="failed",
             returncode=None,
-            error=f"the orchestration function raised {type(exc).__name__}: {exc}",
+            error=f"the orchestration function {said}",
             started=started,
             finished=time.time(),
         )

@@ -100,12 +100,15 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
     try:
         returned = step.fn(**_anchored(step, values, session.cwd))
         outputs = field_values(step.outputs_model.model_validate(step.outputs_from(returned)))
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit() in a step must not end ninja
         result = StepResult(
             name=name,
             status="failed",
-            returncode=None,
-            error=f"{type(exc).__name__}: {exc}",
+            returncode=exc.code
+            if isinstance(exc, SystemExit) and isinstance(exc.code, int)
+            else None,
+            error=_raised(exc),
+            stderr=str(exc) if "\n" in str(exc) else "",
             backend="python",
             started=started,
             finished=time.time(),
@@ -124,6 +127,16 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
     if session.control.cancelled.is_set():
         result.details["ran_on"] = True
     return result
+
+
+def _raised(exc: BaseException) -> str:
+    """What a step's exception says, on one line (the whole text goes to its stderr)."""
+    if isinstance(exc, SystemExit):
+        return f"called sys.exit({exc.code!r})"
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else ""
+    more = " (more in the step's stderr)" if "\n" in text else ""
+    return f"{type(exc).__name__}: {first}{more}"
 
 
 def _anchored(step: Any, values: dict[str, Any], cwd: str) -> dict[str, Any]:
