@@ -155,6 +155,13 @@ def test_the_cab_env_applies_and_an_outer_venv_is_deactivated(tmp_path: Path) ->
     assert "PYTHONPATH" not in env
 
 
+def test_a_path_and_virtual_env_the_cab_declares_win_with_the_venv_first() -> None:
+    base = {"PATH": "/usr/local/bin:/usr/bin", "VIRTUAL_ENV": "/outer/venv"}
+    env = venv_environment("/my/venv", {"PATH": "/opt/tool/bin:/bin", "VIRTUAL_ENV": "/x"}, base)
+    assert env["PATH"] == "/my/venv/bin:/opt/tool/bin:/bin"
+    assert env["VIRTUAL_ENV"] == "/x"
+
+
 def test_the_rule_in_one_place(made_venv: Path) -> None:
     assert resolve_command([HELLO, "x"], str(made_venv)).argv == (
         str(made_venv / "bin" / HELLO),

@@ -102,18 +102,22 @@ def resolve_command(
 def venv_environment(
     venv: str, declared: Mapping[str, str], base: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """The environment of a step in ``venv``: ``base`` (ninja's) activated, plus ``declared``."""
+    """The environment of a step in ``venv``: ``base`` (ninja's) activated, plus ``declared``.
+
+    What the cab declares wins, except that the venv's ``bin`` stays first on
+    a ``PATH`` it declares: that is what running in the venv means.
+    """
     env = dict(os.environ if base is None else base)
     for name in ("PYTHONHOME", "PYTHONPATH"):
         env.pop(name, None)
-    path = env.get("PATH", os.defpath).split(os.pathsep)
+    path = declared.get("PATH", env.get("PATH", os.defpath)).split(os.pathsep)
     previous = env.get("VIRTUAL_ENV")
     if previous:  # activate deactivates the venv that was active before
         path = [p for p in path if p.rstrip("/") != os.path.join(previous, "bin")]
     env.update(declared)
     bin_dir = os.path.join(venv, "bin")
     env["PATH"] = os.pathsep.join([bin_dir, *[p for p in path if p != bin_dir]])
-    env["VIRTUAL_ENV"] = venv
+    env["VIRTUAL_ENV"] = declared.get("VIRTUAL_ENV", venv)
     return env
 
 
