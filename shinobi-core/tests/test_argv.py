@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -121,3 +122,30 @@ def test_a_read_only_passthrough_stays_an_input(tmp_path: Path) -> None:
     check = Cab("check", "check", CheckIn, CheckOut, {"f": ParamMeta(writable=False)})
     (use,) = path_uses(check, {"f": "keep.txt"}, {}, str(tmp_path))
     assert use.role == "input" and not use.writable
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda: ParamMeta(list_style="diagonal"), "list_style='diagonal' is not one of"),
+        (lambda: ParamMeta(style="weird"), "style='weird' is not one of"),
+        (lambda: __import__("shinobi").Wrangler("x", "explode"), "action='explode' is not one"),
+        (
+            lambda: Cab("tool", "tool", In, Out, {"nitre": ParamMeta(flag="-n")}),
+            "field_meta names 'nitre'.*did you mean 'niter'",
+        ),
+        (
+            lambda: Cab(
+                "tool",
+                "tool",
+                In,
+                Out,
+                wranglers=[__import__("shinobi").Wrangler(r"x(\d)", "output", output="imag")],
+            ),
+            "sets output 'imag'.*did you mean 'image'",
+        ),
+    ],
+)
+def test_a_misdeclared_cab_is_refused_when_it_is_made(make: Any, said: str) -> None:
+    with pytest.raises(ValueError, match=said):
+        make()

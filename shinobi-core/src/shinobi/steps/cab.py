@@ -48,6 +48,18 @@ class ParamMeta:
     implicit: str | None = None
     harvest: str | None = None
 
+    def __post_init__(self) -> None:
+        _one_of("ParamMeta", "style", self.style, ("space", "equals"))
+        _one_of("ParamMeta", "list_style", self.list_style, ("repeat", "spread", "comma"))
+        _one_of("ParamMeta", "dtype", self.dtype, (None, "File", "Directory", "MS"))
+
+
+def _one_of(what: str, name: str, value: object, allowed: tuple[object, ...]) -> None:
+    """A Literal-typed declaration checked when it is made, not silently misread later."""
+    if value not in allowed:
+        shown = ", ".join(repr(a) for a in allowed)
+        raise ValueError(f"{what}: {name}={value!r} is not one of {shown}")
+
 
 _DEFAULT_META = ParamMeta()
 
@@ -69,6 +81,8 @@ class Wrangler:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "regex", re.compile(self.pattern))
+        _one_of(f"wrangler {self.pattern!r}", "action", self.action, ("output", "error", "warning"))
+        _one_of(f"wrangler {self.pattern!r}", "stream", self.stream, ("stdout", "stderr", "both"))
         if self.action == "output" and not self.output:
             raise ValueError(f"wrangler {self.pattern!r}: action 'output' needs output=FIELD")
 
@@ -121,6 +135,31 @@ class Cab:
         self.env = dict(env or {})
         self.cache = cache
         self.description = description
+        self._check_declarations()
+
+    def _check_declarations(self) -> None:
+        """A field_meta key that looks like a misspelt field, and a wrangler target
+        that is no output, are refused: either would be ignored, and a flag or an
+        output silently lost. (A key far from every field is left alone: one
+        ``field_meta`` mapping is often shared by several cabs.)"""
+        from shinobi.errors import did_you_mean
+
+        inputs = set(self.inputs_model.model_fields)
+        outputs = set(self.outputs_model.model_fields)
+        for key in self.field_meta:
+            near = did_you_mean(key, inputs | outputs)
+            if key not in inputs and key not in outputs and near:
+                raise ValueError(
+                    f"cab {self.name!r}: field_meta names {key!r}, which is neither an input nor"
+                    f" an output{near}"
+                )
+        for wrangler in self.wranglers:
+            if wrangler.output is not None and wrangler.output not in outputs:
+                raise ValueError(
+                    f"cab {self.name!r}: wrangler {wrangler.pattern!r} sets output"
+                    f" {wrangler.output!r}, which outputs_model does not have"
+                    f"{did_you_mean(wrangler.output, outputs)}"
+                )
 
     def meta(self, name: str) -> ParamMeta:
         return self.field_meta.get(name, _DEFAULT_META)
