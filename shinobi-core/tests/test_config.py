@@ -139,3 +139,24 @@ def test_a_memory_that_is_not_a_size_is_refused_with_its_key(
     monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
     with pytest.raises(ConfigError, match=r"'execution.memory' \(from environment\).*not a size"):
         load_config(cwd=tmp_path, environ={"SHINOBI_EXECUTION_MEMORY": "lots"})
+
+
+def test_a_misspelt_section_is_blamed_on_its_file_with_the_nearest_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    (tmp_path / "shinobi.toml").write_text("[executon]\nmax_workers = 2\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(cwd=tmp_path, environ={})
+    said = str(info.value)
+    assert "'executon' (from project file" in said and "did you mean 'execution'?" in said
+
+
+def test_a_variable_for_a_text_setting_is_taken_as_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    config = load_config(
+        cwd=tmp_path, environ={"SHINOBI_CACHE_DIR": "123", "SHINOBI_EXECUTION_MAX_WORKERS": "3"}
+    )
+    assert config.cache.dir == "123" and config.execution.max_workers == 3

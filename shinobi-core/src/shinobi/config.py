@@ -249,7 +249,7 @@ def _from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
                 import json  # only when a SHINOBI_ variable is set
 
                 try:
-                    value: Any = json.loads(raw)
+                    value: Any = raw if _wants_text(section, key) else json.loads(raw)
                 except ValueError:
                     value = raw
                 flat[f"{section}.{_table_key(section, key)}"] = value
@@ -268,6 +268,28 @@ def _table_key(section: str, key: str) -> str:
         return key
     name, _, rest = key.partition("_")
     return f"{name}.{rest}" if name in _TABLES and rest else key
+
+
+def _wants_text(section: str, key: str) -> bool:
+    """Whether ``section.key`` holds text, so a variable's value is taken as it is:
+    a cache directory called ``123`` or a venv called ``null`` is still text."""
+    import typing
+
+    model: Any = AppConfig.model_fields[section].annotation
+    info = getattr(model, "model_fields", {}).get(key)
+    if info is None:
+        return False
+    kinds = typing.get_args(info.annotation) or (info.annotation,)
+    return str in kinds and not ({int, float, bool} & set(kinds))
+
+
+def _known_keys(section: list[str]) -> list[str]:
+    """The keys a configuration section (a path of names from the top) may hold."""
+    model: Any = AppConfig
+    for name in section:
+        info = getattr(model, "model_fields", {}).get(name)
+        model = info.annotation if info is not None else None
+    return list(getattr(model, "model_fields", {}))
 
 
 def _refuse_unknown_backend_keys(config: AppConfig, sources: Mapping[str, str]) -> None:
@@ -320,10 +342,16 @@ def load_config(
         config = AppConfig.model_validate(_nest(merged))
     except ValidationError as exc:
         first = exc.errors()[0]
-        key = ".".join(str(p) for p in first.get("loc", ()))
-        origin = sources.get(key, "configuration")
+        loc = [str(p) for p in first.get("loc", ())]
+        key = ".".join(loc)
+        origin = sources.get(key) or next(
+            (v for k, v in sources.items() if k.startswith(f"{key}.")), "configuration"
+        )
+        hint = ""
+        if first.get("type") == "extra_forbidden":  # a misspelt key or section
+            hint = did_you_mean(loc[-1], _known_keys(loc[:-1]))
         raise ConfigError(
-            f"configuration key {key!r} (from {origin}): {first.get('msg')}"
+            f"configuration key {key!r} (from {origin}): {first.get('msg')}{hint}"
         ) from None
     config.sources = sources
     _refuse_unknown_backend_keys(config, sources)
