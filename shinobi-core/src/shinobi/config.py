@@ -273,13 +273,15 @@ def _table_key(section: str, key: str) -> str:
 def _wants_text(section: str, key: str) -> bool:
     """Whether ``section.key`` holds text, so a variable's value is taken as it is:
     a cache directory called ``123`` or a venv called ``null`` is still text."""
+    import types
     import typing
 
     model: Any = AppConfig.model_fields[section].annotation
     info = getattr(model, "model_fields", {}).get(key)
     if info is None:
         return False
-    kinds = typing.get_args(info.annotation) or (info.annotation,)
+    union = typing.get_origin(info.annotation) in (typing.Union, types.UnionType)
+    kinds = typing.get_args(info.annotation) if union else (info.annotation,)
     return str in kinds and not ({int, float, bool} & set(kinds))
 
 
