@@ -37,3 +37,14 @@ def test_warnings_are_recorded(tmp_path: Path) -> None:
     cab = tool("echo 'WARN: low snr'", Wrangler(r"^WARN", "warning"))
     result = run_recipe(cab, cwd=tmp_path)
     assert result.ok and result.steps[0].warnings == ["WARN: low snr"]
+
+
+def test_warnings_are_shown_as_the_step_ends(tmp_path: Path) -> None:
+    import io
+
+    from shinobi.render.progress import PlainProgress
+
+    out = io.StringIO()
+    cab = tool("echo 'WARN: low snr'", Wrangler(r"^WARN", "warning"))
+    assert run_recipe(cab, cwd=tmp_path, observers=[PlainProgress(out, 1)]).ok
+    assert out.getvalue().splitlines()[-1].endswith("] warning: step tool: WARN: low snr")

@@ -19,11 +19,14 @@ def get_backend(name: str, settings: Mapping[str, Any] | None = None) -> Backend
     from shinobi.backends.registry import BACKENDS, load_plugin
 
     cls = load_plugin(BACKENDS, name)
-    if settings is None:
-        from shinobi.config import load_config
+    if settings is not None:
+        made: Backend = cls(settings)
+        return made
+    from shinobi.config import load_config
 
-        settings = load_config().backend_settings(name)
-    backend: Backend = cls(settings)
+    config = load_config()
+    backend: Backend = cls(config.backend_settings(name))
+    config.check_backend_table(name, backend.settings_keys)
     return backend
 
 

@@ -32,9 +32,13 @@ def _rows(group: str, probe: bool) -> list[dict[str, object]]:
         elif probe and group == BACKENDS:
             from shinobi.backends import get_backend
 
+            from shinobi.errors import ShinobiError
+
             try:
                 status = get_backend(info.name).check()
                 row["usable"], row["detail"] = status.usable, status.detail
+            except ShinobiError as exc:  # e.g. its configuration table is wrong
+                row["usable"], row["detail"] = False, str(exc)
             except Exception as exc:  # a plugin's check() must not take doctor down
                 row["usable"], row["detail"] = False, f"check() raised {exc!r}"
         else:

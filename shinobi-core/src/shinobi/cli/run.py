@@ -81,6 +81,10 @@ def command(
     from shinobi.runner import as_recipe, prepare, validate_recipe_inputs
 
     recipe, values = recipe_values(ctx, params)
+    if backend is not None and not backend.strip():
+        from shinobi.errors import UsageError
+
+        raise UsageError("--backend needs a name (see `ninja backends`)")
     recipe = as_recipe(recipe)
     config = load_config({"execution.max_workers": max_workers, "provenance.enabled": provenance})
     inputs = validate_recipe_inputs(recipe, values)
@@ -157,6 +161,7 @@ def _result_json(result: Any) -> dict[str, Any]:
                 "status": s.status,
                 "returncode": s.returncode,
                 "error": s.error,
+                "warnings": s.warnings,
                 "backend": s.backend,
                 "argv": s.argv,
                 "started": s.started,

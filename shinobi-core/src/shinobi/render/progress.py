@@ -45,6 +45,8 @@ class PlainProgress:
     def step_finished(self, result: StepResult) -> None:
         detail = f": {result.error}" if result.error else ""
         self._line(f"{_MARK.get(result.status, result.status):<10}{result.name}{detail}")
+        for warning in result.warnings:  # what the tool's own output said (wranglers)
+            self._line(f"warning: step {result.name}: {warning}")
 
     def warning(self, message: str) -> None:
         self._line(f"warning: {message}")
