@@ -31,7 +31,6 @@ def _rows(group: str, probe: bool) -> list[dict[str, object]]:
             row["detail"] = f"failed to load: {info.error}"
         elif probe and group == BACKENDS:
             from shinobi.backends import get_backend
-
             from shinobi.errors import ShinobiError
 
             try:
