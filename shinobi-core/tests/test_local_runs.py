@@ -121,3 +121,13 @@ def test_logs_finds_a_scattered_steps_slices_a_recipes_latest_run_and_names_ambi
     assert ninja(project, "logs", latest, "say[1]").stdout == "b\n"
     ambiguous = ninja(project, "logs", latest[:4])
     assert ambiguous.returncode == 2 and "matches 2 runs" in ambiguous.stderr
+
+
+def test_a_run_whose_manifest_says_running_but_holds_no_lock_ended_abruptly(
+    tmp_path: Path,
+) -> None:
+    run_dir = tmp_path / ".shinobi" / "runs" / "20260101-000000-abcdef"
+    run_dir.mkdir(parents=True)
+    (run_dir / "manifest.json").write_text('{"recipe": {"name": "r"}, "status": "running"}')
+    (found,) = local_runs(tmp_path)  # killed with SIGKILL: the kernel dropped its lock
+    assert found.state == "ended abruptly (killed?)" and found.recipe == "r"

@@ -93,6 +93,8 @@ class LocalRun:
     def state(self) -> str:
         if self.running:
             return "running"
+        if self.status == "running":  # its manifest never got to say how it ended
+            return "ended abruptly (killed?)"
         return self.status or "finished"
 
     def to_json(self) -> dict[str, object]:

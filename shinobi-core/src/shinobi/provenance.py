@@ -289,6 +289,8 @@ class ManifestRecorder:
             "warnings": [],
         }
         recorder = cls(session.run_dir / "manifest.json", document, nodes)
+        for name in nodes:  # every step is listed from the start: pending until it runs
+            recorder._record(name)
         recorder.write()
         recorder.thread.start()
         return recorder

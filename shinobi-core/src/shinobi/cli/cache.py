@@ -111,9 +111,20 @@ def _matching(cache: StepCache, keys: tuple[str, ...], step: str | None) -> list
 
     entries = list(cache.entries())
     if step is not None:
-        return [e for e in entries if e.step == step]
+        found = [e for e in entries if e.step == step]
+        if not found:
+            from shinobi.errors import did_you_mean
+
+            steps = sorted({e.step for e in entries})
+            raise UsageError(
+                f"no cache entry is for a step {step!r}{did_you_mean(step, steps)}"
+                " (`ninja cache ls` lists them)"
+            )
+        return found
     chosen: list[CacheEntry] = []
     for key in keys:
+        if not key:
+            raise UsageError("an empty key names every entry; give one from `ninja cache ls`")
         found = [e for e in entries if e.key.startswith(key)]
         if not found:
             raise UsageError(f"no cache entry starts with {key!r}; `ninja cache ls` lists them")
@@ -135,8 +146,11 @@ def rm(cache_dir: Path | None, keys: tuple[str, ...], step: str | None, everythi
     """Remove cache entries by KEY (a prefix is enough), by --step, or --all."""
     from shinobi.errors import UsageError
 
-    if sum(bool(x) for x in (keys, step, everything)) != 1:
+    named = sum(x is not None and x != () and x is not False for x in (keys, step, everything))
+    if named == 0:
         raise UsageError("name what to remove: KEY..., --step NAME or --all")
+    if named > 1:
+        raise UsageError("KEY..., --step and --all each say what to remove: give only one")
     cache = _open(cache_dir)
     entries = list(cache.entries()) if everything else _matching(cache, keys, step)
     for entry in entries:
@@ -165,22 +179,27 @@ def prune(
     a cache shared with a cluster, another host's outputs are usually not
     visible here, and would look gone.
     """
+    from shinobi.errors import UsageError
+
     cache = _open(cache_dir)
     cutoff = time.time() - parse_age(older_than) if older_than else None
     host = socket.gethostname()
     doomed: list[tuple[CacheEntry, str]] = []
-    for entry in cache.entries():
-        if cutoff is not None and entry.created < cutoff:
-            doomed.append((entry, "old"))
-        elif (all_hosts or entry.host == host) and cache.is_stale(entry):
-            doomed.append((entry, "outputs gone or changed"))
-    leftovers = cache.leftovers()
-    if not dry_run:
-        for entry, _ in doomed:
-            cache.remove(entry)
-        for path in leftovers:
-            path.unlink(missing_ok=True)
-        cache.memo.prune()  # digests remembered for files that are gone
+    try:
+        for entry in cache.entries():
+            if cutoff is not None and entry.created < cutoff:
+                doomed.append((entry, "old"))
+            elif (all_hosts or entry.host == host) and cache.is_stale(entry):
+                doomed.append((entry, "outputs gone or changed"))
+        leftovers = cache.leftovers()
+        if not dry_run:
+            for entry, _ in doomed:
+                cache.remove(entry)
+            for path in leftovers:
+                path.unlink(missing_ok=True)
+            cache.memo.prune()  # digests remembered for files that are gone
+    except OSError as exc:  # not a cache directory, or one this user cannot change
+        raise UsageError(f"cannot prune the cache at {cache.root}: {exc}") from None
     verb = "would remove" if dry_run else "removed"
     if as_json:
         rows = [{**_as_json(e), "reason": why} for e, why in doomed]

@@ -60,6 +60,8 @@ def command(
         )
     if older_than and not runs:
         raise UsageError("--older-than applies to run folders: add --runs")
+    if older_than != older_than:  # NaN compares false to everything: it would remove all
+        raise UsageError("--older-than needs a number of days, not nan")
     root = workspace(workdir)
     if runs:
         _clean_runs(root, older_than)
@@ -75,11 +77,11 @@ def _clean_runs(root: Path, older_than: float) -> None:
     for run in local_runs(root):
         if run.running:
             click.echo(f"ninja: kept run {run.run_id}: it is still running", err=True)
-        elif age_days(run) <= older_than:
-            young += 1
-        else:
+        elif age_days(run) > older_than:
             size += remove_run(run)
             removed += 1
+        else:
+            young += 1
     said = f"removed {removed} run folder(s) ({size / 1e6:.1f} MB)"
     if young:
         said += f"; kept {young} touched in the last {older_than:g} day(s)"

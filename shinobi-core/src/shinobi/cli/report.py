@@ -42,7 +42,12 @@ def command(run: str, output: Path | None, workdir: Path | None) -> None:
         raise UsageError(str(exc)) from None
     target = (output or manifest_path.parent / "report.html").resolve()
     log_base = os.path.relpath(manifest_path.parent, target.parent)
-    page = render_report(manifest, "" if log_base == "." else log_base)
+    try:
+        page = render_report(manifest, "" if log_base == "." else log_base)
+    except (TypeError, KeyError, AttributeError, ValueError) as exc:  # a damaged manifest
+        raise UsageError(
+            f"{manifest_path}: not a readable run manifest ({type(exc).__name__}: {exc})"
+        ) from None
     if not target.parent.is_dir():  # a typo must not create directories anywhere
         raise UsageError(f"cannot write the report to {target}: {target.parent} does not exist")
     try:

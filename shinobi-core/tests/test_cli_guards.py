@@ -1,0 +1,54 @@
+"""Commands that remove or read records refuse what would surprise, in one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shinobi.cli.main import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    try:
+        main(list(args))
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    else:
+        code = 0
+    err = capsys.readouterr().err
+    return code, err
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("clean", "--runs", "--older-than", "nan"), "needs a number of days, not nan"),
+        (("clean", "--launches", "--older-than", "3"), "applies to run folders: add --runs"),
+        (("cache", "rm", "--step", "nosuch"), "no cache entry is for a step 'nosuch'"),
+        (("cache", "rm", "--step", "x", "--all"), "give only one"),
+        (("cache", "rm", ""), "an empty key names every entry"),
+    ],
+)
+def test_a_request_that_would_remove_too_much_or_nothing_is_refused(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    args: tuple[str, ...],
+    said: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("SHINOBI_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / ".shinobi" / "runs" / "20260101-000000-abcdef").mkdir(parents=True)
+    code, err = run(capsys, *args)
+    assert code == 2
+    assert err.startswith("ninja: error:") and said in err and err.count("\n") == 1
+    assert (tmp_path / ".shinobi" / "runs" / "20260101-000000-abcdef").is_dir()
+
+
+def test_a_damaged_manifest_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    weird = tmp_path / "weird.json"
+    weird.write_text('{"format": 1, "steps": [{"name": 5}], "recipe": "x", "graph": {"nodes": 3}}')
+    code, err = run(capsys, "report", str(weird), "-o", str(tmp_path / "r.html"))
+    assert code == 2 and "not a readable run manifest" in err and err.count("\n") == 1
