@@ -257,17 +257,18 @@ def _from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
     return flat
 
 
-#: Backends whose ``[backend.NAME]`` table a variable may reach as
-#: ``SHINOBI_BACKEND_<NAME>_<KEY>`` (the names contain no underscore).
-_TABLES = ("native", "venv", "docker", "podman", "apptainer", "singularity", "slurm", "kubernetes")
-
-
 def _table_key(section: str, key: str) -> str:
-    """``slurm_sbatch_opts`` -> ``slurm.sbatch_opts`` for a backend table's key."""
+    """``slurm_sbatch_opts`` -> ``slurm.sbatch_opts`` for a backend table's key.
+
+    The backends whose table a variable may reach are the ones shinobi knows
+    (their names contain no underscore).
+    """
     if section != "backend" or key in BackendConfig.model_fields:
         return key
+    from shinobi.backends.registry import BACKENDS, KNOWN_PROVIDERS
+
     name, _, rest = key.partition("_")
-    return f"{name}.{rest}" if name in _TABLES and rest else key
+    return f"{name}.{rest}" if name in KNOWN_PROVIDERS[BACKENDS] and rest else key
 
 
 def _wants_text(section: str, key: str) -> bool:

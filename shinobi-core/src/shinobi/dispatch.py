@@ -18,7 +18,7 @@ from shinobi.plan import cab_of
 from shinobi.steps.argv import path_uses, render_argv
 from shinobi.steps.outputs import collect_outputs, static_outputs, wrangle
 from shinobi.steps.result import StepResult
-from shinobi.steps.types import field_values
+from shinobi.steps.types import error_field, field_values
 
 if TYPE_CHECKING:
     from shinobi.graph import Node
@@ -167,7 +167,7 @@ def _validate_outputs(cab: Cab, outputs: dict[str, Any]) -> tuple[dict[str, Any]
         return field_values(cab.outputs_model.model_validate(outputs)), None
     except ValidationError as exc:
         first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first.get("loc", ())) or "?"
+        loc = error_field(first)
         return outputs, f"output {loc!r}: {first.get('msg')}"
 
 

@@ -35,6 +35,7 @@ _LOCK = ".running"
 
 
 def runs_root(workdir: Path) -> Path:
+    """Where the runs of ``workdir`` keep their folders."""
     return workdir / ".shinobi" / "runs"
 
 

@@ -17,7 +17,7 @@ from shinobi.graph import Graph, Node
 from shinobi.steps.argv import Unknown, path_uses, render_argv
 from shinobi.steps.outputs import static_outputs
 from shinobi.steps.refs import InputRef, OutputRef
-from shinobi.steps.types import field_values, fields_of
+from shinobi.steps.types import error_field, field_values, fields_of
 
 __all__ = [
     "Plan",
@@ -86,7 +86,7 @@ def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[s
         model = node.step.inputs_model.model_validate(dict(values), by_name=True)
     except ValidationError as exc:
         first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first.get("loc", ())) or "?"
+        loc = error_field(first)
         raise ValueError(f"{where}: input {loc!r}: {first.get('msg')}") from None
     return field_values(model)
 
@@ -152,10 +152,7 @@ def static_input_error(node: Node, values: Mapping[str, Any], where: str) -> str
     for name, spec in fields_of(model).items():
         if name not in node.wiring:
             if spec.required:
-                return (
-                    f"{where}: input {name!r} is required and nothing is wired to it"
-                    f" (wire it in add_step, or give {model.__name__}.{name} a default)"
-                )
+                return _unwired(where, model, name)
             continue
         value = values.get(name)
         if _has_unknown(value):
@@ -195,13 +192,17 @@ def checked_inputs(
     if not wrong:
         return None, None
     first = wrong[0]
-    name = ".".join(str(p) for p in first.get("loc", ())) or "?"
+    name = error_field(first)
     if first["type"] == "missing":
-        return None, (
-            f"{where}: input {name!r} is required and nothing is wired to it"
-            f" (wire it in add_step, or give {model.__name__}.{name} a default)"
-        )
+        return None, _unwired(where, model, name)
     return None, f"{where}: input {name!r}: {first['msg']}"
+
+
+def _unwired(where: str, model: Any, name: str) -> str:
+    return (
+        f"{where}: input {name!r} is required and nothing is wired to it"
+        f" (wire it in add_step, or give {model.__name__}.{name} a default)"
+    )
 
 
 def _reshapes_its_input(model: Any) -> bool:

@@ -496,7 +496,9 @@ def resolve_manifest(target: str, workdir: Path | None = None) -> Path:
         return candidate
     if candidate.is_dir() and (candidate / "manifest.json").is_file():
         return candidate / "manifest.json"
-    runs = (workdir or Path.cwd()) / ".shinobi" / "runs"
+    from shinobi.local_runs import runs_root
+
+    runs = runs_root(workdir or Path.cwd())
     by_id = runs / target / "manifest.json"
     if by_id.is_file():
         return by_id

@@ -8,9 +8,10 @@ teardown, and returns the :class:`RecipeResult`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import signal
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -88,13 +89,13 @@ def as_recipe(step: Any) -> Recipe:
 def validate_recipe_inputs(recipe: Recipe, values: Mapping[str, Any]) -> dict[str, Any]:
     from pydantic import ValidationError
 
-    from shinobi.steps.types import field_values
+    from shinobi.steps.types import error_field, field_values
 
     try:
         return field_values(recipe.inputs_model.model_validate(dict(values)))
     except ValidationError as exc:
         first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first.get("loc", ())) or "?"
+        loc = error_field(first)
         option = "--" + loc.replace("_", "-")
         raise UsageError(
             f"recipe {recipe.name!r}, input {loc!r} ({option}): {first['msg']}"
@@ -135,7 +136,20 @@ def _signals(session: Session) -> Iterator[None]:
             signal.signal(sig, old)
 
 
-def _precheck(graph: Graph, values: dict[str, Any], session: Session) -> None:
+def _plan_once(graph: Graph, values: dict[str, Any], cwd: str) -> Callable[[], Any]:
+    """The static plan of ``graph``, made on first use and shared by the checks
+    that need one (a run without them plans nothing)."""
+
+    @functools.cache
+    def plan() -> Any:
+        from shinobi.plan import plan_graph
+
+        return plan_graph(graph, values, cwd)
+
+    return plan
+
+
+def _precheck(graph: Graph, session: Session, plan: Callable[[], Any]) -> None:
     """Let backends that check invocations (mounts, images) refuse before anything runs.
 
     Only backends that override :meth:`Backend.prepare` cost a static plan, so
@@ -143,7 +157,7 @@ def _precheck(graph: Graph, values: dict[str, Any], session: Session) -> None:
     """
     from shinobi.backends.base import Backend
     from shinobi.dispatch import choose_backend, invocation_for
-    from shinobi.plan import cab_of, plan_graph
+    from shinobi.plan import cab_of
 
     def planned(steps: list[Any]) -> Iterator[Any]:
         for step in steps:
@@ -155,9 +169,8 @@ def _precheck(graph: Graph, values: dict[str, Any], session: Session) -> None:
     checking = {n for n in names if type(session.backend(n)).prepare is not Backend.prepare}
     if not checking:
         return
-    plan = plan_graph(graph, values, session.cwd)
     by_backend: dict[str, list[Any]] = {n: [] for n in checking}
-    for step in planned(plan.steps):
+    for step in planned(plan().steps):
         name = choose_backend(session, step.node)
         if name not in by_backend:
             continue
@@ -175,14 +188,13 @@ def _precheck(graph: Graph, values: dict[str, Any], session: Session) -> None:
             session.warn(warning)
 
 
-def _look_at_until_files(graph: Graph, values: dict[str, Any], session: Session) -> None:
+def _look_at_until_files(graph: Graph, session: Session, plan: Callable[[], Any]) -> None:
     """Note every loop's until file as it is before the run (see :mod:`shinobi.stale_until`)."""
     if not any(node.until for _, node in graph.walk()):
         return  # no loop: nothing to plan
-    from shinobi.plan import plan_graph
     from shinobi.stale_until import signature, until_files
 
-    for found in until_files(plan_graph(graph, values, session.cwd), session.cwd):
+    for found in until_files(plan(), session.cwd):
         session.until_before[found.loop] = (found.path, signature(found.path))
 
 
@@ -254,7 +266,7 @@ def run_prepared(
     bad recipe with a usage error); this runs that same graph rather than
     building a 100,000-node graph twice.
     """
-    from shinobi.local_runs import hold_run, release_run
+    from shinobi.local_runs import hold_run, release_run, runs_root
     from shinobi.records import attach_records
     from shinobi.scheduler import run_graph
     from shinobi.session import Session
@@ -267,12 +279,13 @@ def run_prepared(
         observers=list(observers or []),
         use_cache=config.cache.enabled if use_cache is None else use_cache,
     )
-    session.run_dir = base.resolve() / ".shinobi" / "runs" / session.run_id
+    session.run_dir = runs_root(base.resolve()) / session.run_id
     (session.run_dir / "logs").mkdir(parents=True, exist_ok=True)
     held = hold_run(session.run_dir, graph.recipe.name)  # clean --runs leaves it alone
     try:
-        _precheck(graph, values, session)
-        _look_at_until_files(graph, values, session)
+        plan = _plan_once(graph, values, session.cwd)
+        _precheck(graph, session, plan)
+        _look_at_until_files(graph, session, plan)
         records = attach_records(session, graph, values, provenance)
         try:
             with _signals(session):

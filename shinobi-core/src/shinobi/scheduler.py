@@ -192,20 +192,19 @@ class _Wavefront:
         """Whether the loop's until file is there, and a cycle of this run made it.
 
         A file exactly as it was before the run (one an earlier run left)
-        counts only if a cached step of the cycle before recorded it among its
-        outputs (see :mod:`shinobi.stale_until`).
+        counts only if the cycle before was skipped, or a cached step of it
+        recorded that it had changed the file (see :mod:`shinobi.stale_until`).
         """
-        from shinobi.stale_until import signature
+        from shinobi.stale_until import until_changed
 
         path = resolve_value(node.guard, self.inputs, self.output_of)
         if path is None:
             return False
         full = os.path.join(self.session.cwd, str(path))
-        now = signature(full)
-        if now is None:
+        if not os.path.exists(full):
             return False
         before = self.session.until_before.get(f"{self.prefix}{node.loop}")
-        if before is None or before[0] != full or before[1] != now:
+        if before is None or before[0] != full or until_changed(before):
             return True
         previous = [
             result

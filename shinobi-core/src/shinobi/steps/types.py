@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -20,6 +21,7 @@ __all__ = [
     "FieldSpec",
     "File",
     "PathType",
+    "error_field",
     "field_values",
     "fields_of",
 ]
@@ -113,6 +115,11 @@ def _fields_of(model: Any) -> dict[str, FieldSpec]:
             annotation=info.annotation,
         )
     return specs
+
+
+def error_field(error: Mapping[str, Any]) -> str:
+    """The dotted field one of a pydantic ValidationError's errors is about ("?" if none)."""
+    return ".".join(str(p) for p in error.get("loc", ())) or "?"
 
 
 def field_values(model: Any) -> dict[str, Any]:
