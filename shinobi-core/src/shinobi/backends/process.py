@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import threading
 from collections.abc import Callable, Mapping, Sequence
 
 from shinobi import teardown
 from shinobi.backends.base import BackendRun, RunControl
+from shinobi.backends.spawn import start
 from shinobi.backends.streams import MAX_CAPTURE, StreamLog, pump
 
 __all__ = [
@@ -131,15 +131,8 @@ def run_process(
     stdout = StreamLog(stdout_path, control.warn)
     stderr = StreamLog(stderr_path, control.warn)
     try:
-        proc = subprocess.Popen(
-            list(argv),
-            cwd=cwd,
-            env=child_env,
-            stdin=_devnull(),
-            stdout=out_write,
-            stderr=err_write,
-            start_new_session=True,
-            close_fds=True,
+        proc = start(
+            argv, cwd=cwd, env=child_env, stdin=_devnull(), stdout=out_write, stderr=err_write
         )
     except OSError as exc:
         for fd in (out_read, err_read):

@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import os
 import select
-import subprocess
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from shinobi.backends.spawn import Child
 
 __all__ = ["MAX_CAPTURE", "StreamLog", "pump"]
 
@@ -127,7 +130,7 @@ def _drain_until_eof(pipes: dict[int, StreamLog]) -> None:
                 poller.unregister(fd)
 
 
-def pump(proc: subprocess.Popen[bytes], pipes: dict[int, StreamLog]) -> int:
+def pump(proc: Child, pipes: dict[int, StreamLog]) -> int:
     """Drain ``pipes`` (read end -> log) until ``proc`` exits; return its exit status.
 
     The logs of pipes that reached end of file are closed here; pipes a

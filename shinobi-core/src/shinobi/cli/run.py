@@ -99,6 +99,10 @@ def command(
     # Everything alive now (modules, the recipe, its graph) lives until ninja
     # exits: frozen, the collections during the run and at exit skip it.
     gc.freeze()
+    # ninja's process is its own: what it inherited is not its steps' business.
+    from shinobi.backends.spawn import disown_inherited
+
+    disown_inherited()
     _run(graph, inputs, config, backend, as_json, no_cache, provenance, workdir)
 
 
