@@ -25,14 +25,42 @@ def _python(code: str, site: Path | None = None) -> str:
     return proc.stdout
 
 
-def test_every_backend_is_loaded_through_stevedore() -> None:
-    """Plugins and built-ins take the same, stevedore, path: no special case."""
+def test_core_backends_load_without_a_plugin_scan() -> None:
     out = _python(
         "from shinobi.backends.registry import BACKENDS, load_plugin\n"
         "cls = load_plugin(BACKENDS, 'native')\n"
         "print(cls.__module__, cls.__name__, 'stevedore' in sys.modules)\n"
     )
-    assert out.split() == ["shinobi.backends.native", "NativeBackend", "True"]
+    assert out.split() == ["shinobi.backends.native", "NativeBackend", "False"]
+
+
+def test_the_core_shortcut_names_exactly_what_core_registers() -> None:
+    from importlib.metadata import entry_points
+
+    from shinobi.backends.registry import BACKENDS, CORE_ENTRY_POINTS
+
+    registered = {
+        (BACKENDS, ep.name): ep.value
+        for ep in entry_points(group=BACKENDS)
+        if ep.dist is not None and ep.dist.name == "shinobi-core"
+    }
+    assert registered == dict(CORE_ENTRY_POINTS)
+
+
+def test_a_plugin_is_loaded_through_stevedore(tmp_path: Path) -> None:
+    _dist(
+        tmp_path,
+        "shinobi_extra",
+        "[shinobi.backends]\nextra = shinobi_extra_mod:Backend\n",
+        {"shinobi_extra_mod.py": "class Backend:\n    pass\n"},
+    )
+    out = _python(
+        "from shinobi.backends.registry import BACKENDS, load_plugin\n"
+        "cls = load_plugin(BACKENDS, 'extra')\n"
+        "print(cls.__module__, cls.__name__, 'stevedore' in sys.modules)\n",
+        tmp_path,
+    )
+    assert out.split() == ["shinobi_extra_mod", "Backend", "True"]
 
 
 _FAILS = """

@@ -159,3 +159,33 @@ def test_the_tail_in_memory_stays_bounded_however_much_a_step_prints(tmp_path: P
         assert len(log._tail) <= 1000 + streams._SLACK
     log.write(b"the end\n")
     assert log.text().endswith("the end\n") and len(log.text()) == 1000
+
+
+@pytest.mark.parametrize("pidfd", [True, False])
+def test_a_step_that_closes_its_streams_early_is_waited_for_and_leaks_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pidfd: bool
+) -> None:
+    # With a pidfd, ninja holds the pipes' write ends until the leader exits
+    # (one wake-up per step); the step closing its own must change nothing.
+    if not pidfd:
+        monkeypatch.setattr(streams, "_pidfd", lambda pid: None)
+    before = open_pipes()
+    started = time.monotonic()
+    run = run_process(
+        ["/bin/sh", "-c", "echo said; exec >&- 2>&-; sleep 0.3; exit 4"],
+        cwd=str(tmp_path),
+        control=RunControl(),
+    )
+    assert run.returncode == 4 and run.stdout == "said\n"
+    assert time.monotonic() - started >= 0.3
+    assert open_pipes() - before == set()
+
+
+def test_output_written_just_before_the_leader_exits_is_kept(tmp_path: Path) -> None:
+    for _ in range(20):  # the read after the exit must find what is still in the pipe
+        run = run_process(
+            ["/bin/sh", "-c", "printf 'last words'; printf 'and these' >&2"],
+            cwd=str(tmp_path),
+            control=RunControl(),
+        )
+        assert (run.stdout, run.stderr) == ("last words", "and these")

@@ -135,16 +135,13 @@ def run_process(
             argv, cwd=cwd, env=child_env, stdin=_devnull(), stdout=out_write, stderr=err_write
         )
     except OSError as exc:
-        for fd in (out_read, err_read):
+        for fd in (out_read, err_read, out_write, err_write):
             os.close(fd)
         refused = _not_started(argv[0], exc)
         stderr.write(refused.stderr.encode())  # the log says why, as a tool would
         for log in (stdout, stderr):
             log.close()
         return refused
-    finally:
-        os.close(out_write)
-        os.close(err_write)
 
     survivors: tuple[int, ...] = ()
     # The stopper runs on the coordinating thread; this thread must not report
@@ -174,7 +171,7 @@ def run_process(
 
     unregister = control.on_cancel(stop)
     try:
-        returncode = pump(proc, {out_read: stdout, err_read: stderr})
+        returncode = pump(proc, {out_read: stdout, err_read: stderr}, (out_write, err_write))
     finally:
         with state:
             returned = True

@@ -130,20 +130,31 @@ def _drain_until_eof(pipes: dict[int, StreamLog]) -> None:
                 poller.unregister(fd)
 
 
-def pump(proc: Child, pipes: dict[int, StreamLog]) -> int:
+def pump(proc: Child, pipes: dict[int, StreamLog], writers: tuple[int, ...] = ()) -> int:
     """Drain ``pipes`` (read end -> log) until ``proc`` exits; return its exit status.
+
+    ``writers`` are ninja's own copies of the pipes' write ends, which pump
+    closes. Where the kernel has pidfds they stay open until the leader has
+    exited: the pipes then never report end of file while the step runs, so a
+    step wakes ninja once, when it exits, instead of once when its streams
+    close and again when it is gone (on a VM every wake-up costs about as much
+    as the rest of ninja's work for the step). Without a pidfd they are
+    closed at once, and the pipes' end of file tells when the step is done.
 
     The logs of pipes that reached end of file are closed here; pipes a
     leftover process still holds are handed to a daemon thread that closes
     their logs when it is done.
     """
     open_pipes = dict(pipes)
+    held = list(writers)
     pidfd = _pidfd(proc.pid)
     poller = select.poll()
     for fd in open_pipes:
         poller.register(fd, select.POLLIN)
     if pidfd is not None:
         poller.register(pidfd, select.POLLIN)
+    else:
+        _close(held)
     timeout = None if pidfd is not None else _POLL_INTERVAL * 1000
     try:
         while open_pipes:
@@ -153,10 +164,12 @@ def pump(proc: Child, pipes: dict[int, StreamLog]) -> int:
                     leader_gone = True
                 elif not _read_into(fd, open_pipes):
                     poller.unregister(fd)  # blocking pipes: no more means end of file
-            if open_pipes and (leader_gone or (pidfd is None and proc.poll() is not None)):
+            if leader_gone or (pidfd is None and proc.poll() is not None):
+                _close(held)
                 _take_what_is_there(open_pipes)
                 break
     finally:
+        _close(held)
         if pidfd is not None:
             os.close(pidfd)
     returncode = proc.wait()
@@ -165,6 +178,12 @@ def pump(proc: Child, pipes: dict[int, StreamLog]) -> int:
             target=_drain_until_eof, args=(open_pipes,), name="shinobi-log-pump", daemon=True
         ).start()
     return returncode
+
+
+def _close(fds: list[int]) -> None:
+    """Close every descriptor of ``fds`` and empty it (so closing twice is harmless)."""
+    while fds:
+        os.close(fds.pop())
 
 
 def _take_what_is_there(pipes: dict[int, StreamLog]) -> None:
