@@ -1,14 +1,17 @@
-"""The exit hook of ``ninja``: exit is fast, and garbage is still finalised at exit."""
+"""The collector policy and exit hook of ``ninja``: exit is fast, garbage is still finalised."""
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from shinobi.cli import collector
 from shinobi.cli import main as cli_main
 
 
@@ -18,7 +21,7 @@ def test_the_exit_hook_is_registered_once(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(cli_main.atexit, "register", registered.append)
     for _ in range(2):
         cli_main.main(["--help"])
-    assert registered == [cli_main._collect_then_freeze]
+    assert registered == [collector.at_exit]
 
 
 def test_cyclic_garbage_left_at_exit_is_still_finalised() -> None:
@@ -37,3 +40,63 @@ def test_cyclic_garbage_left_at_exit_is_still_finalised() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.endswith("finalised\n")
+
+
+COLLECTOR_RECIPE = """
+import gc
+from pathlib import Path
+import shinobi
+from shinobi import Recipe
+
+Path("at-load").write_text(str(gc.isenabled()))
+
+
+@shinobi.pystep()
+def note(path: Path) -> None:
+    path.write_text(str(gc.isenabled()))
+
+
+recipe = Recipe("r")
+recipe.add_step("note", note, path=Path("in-step"))
+"""
+
+
+def test_the_collector_is_off_while_building_and_on_while_steps_run(
+    ninja: Any, recipe_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    recipe_file(COLLECTOR_RECIPE)
+    done = ninja("run", "recipe.py:recipe")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "at-load").read_text() == "False"
+    assert (tmp_path / "in-step").read_text() == "True"
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_main_leaves_the_collector_as_it_found_it(on: bool) -> None:
+    was = gc.isenabled()
+    try:
+        (gc.enable if on else gc.disable)()
+        cli_main.main(["--help"])
+        assert gc.isenabled() is on
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def test_cyclic_garbage_is_finalised_at_exit_even_with_the_collector_off() -> None:
+    code = (
+        "import gc, sys\n"
+        "from shinobi.cli import collector\n"
+        "class Cycle:\n"
+        "    def __del__(self):\n"
+        "        sys.stdout.write('finalised\\n')\n"
+        "        sys.stdout.flush()\n"
+        "gc.disable()\n"
+        "a = Cycle()\n"
+        "a.me = a\n"
+        "del a\n"
+        "collector.at_exit()\n"
+        "sys.stdout.write('after\\n')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "finalised\nafter\n"

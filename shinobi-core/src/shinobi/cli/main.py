@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import gc
 import importlib
 import os
 import sys
 from typing import Any
 
 import click
+
+from shinobi.cli import collector
 
 __all__ = ["COMMANDS", "cli", "main"]
 
@@ -143,27 +144,11 @@ def _debug_requested(argv: list[str]) -> bool:
 _exit_hook_registered = False
 
 
-def _collect_then_freeze() -> None:
-    """At exit: collect what is garbage now, then freeze everything still alive.
-
-    The interpreter's own exit collection runs right after the atexit
-    handlers (this one runs last: it is registered first), so collecting here
-    finalises exactly the garbage it would have. What is still alive then
-    (every module, class and pydantic schema: tens of thousands of objects)
-    lives until the process ends anyway; frozen, the collections that run
-    while the modules are torn down skip it instead of walking it again and
-    again, which took longer than the whole of a short run's own work.
-    """
-    if gc.isenabled():
-        gc.collect()
-    gc.freeze()
-
-
 def _register_exit_hook() -> None:
     global _exit_hook_registered
     if not _exit_hook_registered:
         _exit_hook_registered = True
-        atexit.register(_collect_then_freeze)
+        atexit.register(collector.at_exit)
 
 
 def _usage_line(exc: click.UsageError) -> str:
@@ -185,12 +170,14 @@ def _usage_line(exc: click.UsageError) -> str:
 def main(argv: list[str] | None = None) -> Any:
     """Run the CLI and turn every user-facing error into one line and an exit code."""
     _register_exit_hook()
-    # A large recipe is millions of long-lived, acyclic objects (graph, plan,
-    # boxes); with the default thresholds the cyclic collector walks all of
-    # them again and again, and a 100,000-step dry run grows faster than
-    # linearly. Collecting less often keeps it linear (see docs/performance.md).
-    gc.set_threshold(50_000, 20, 20)
-    args = list(sys.argv[1:] if argv is None else argv)
+    was_on = collector.pause()  # until something long starts (see shinobi.cli.collector)
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    finally:
+        collector.restore(was_on)
+
+
+def _main(args: list[str]) -> Any:
     try:
         return cli.main(args=args, prog_name="ninja", standalone_mode=False)
     except click.exceptions.Abort:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
+from shinobi.cli import collector
 from shinobi.cli.recipe_options import RecipeCommand, recipe_values
 
 __all__ = ["command"]
@@ -98,7 +98,7 @@ def command(
         return
     # Everything alive now (modules, the recipe, its graph) lives until ninja
     # exits: frozen, the collections during the run and at exit skip it.
-    gc.freeze()
+    collector.resume()
     # ninja's process is its own: what it inherited is not its steps' business.
     from shinobi.backends.spawn import disown_inherited
 
