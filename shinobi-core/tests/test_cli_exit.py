@@ -24,22 +24,36 @@ def test_the_exit_hook_is_registered_once(monkeypatch: pytest.MonkeyPatch) -> No
     assert registered == [collector.at_exit]
 
 
-def test_cyclic_garbage_left_at_exit_is_still_finalised() -> None:
-    code = (
-        "import sys\n"
-        "from shinobi.cli.main import main\n"
-        "class Cycle:\n"
-        "    def __del__(self):\n"
-        "        sys.stdout.write('finalised\\n')\n"
-        "        sys.stdout.flush()\n"
-        "a = Cycle()\n"
-        "a.me = a\n"
-        "del a\n"
-        "main(['--help'])\n"
-    )
+_CYCLE = (
+    "import gc, sys\n"
+    "from shinobi.cli import collector\n"
+    "from shinobi.cli.main import main\n"
+    "class Cycle:\n"
+    "    def __del__(self):\n"
+    "        sys.stdout.write('finalised\\n')\n"
+    "        sys.stdout.flush()\n"
+    "{before}\n"
+    "a = Cycle()\n"
+    "a.me = a\n"
+    "del a\n"
+    "{then}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("before", "then", "printed"),
+    [
+        # left for the interpreter's exit, after a command ran
+        ("pass", "main(['--help'])", "finalised\n"),
+        # the exit hook itself, with the collector off as it is while ninja builds
+        ("gc.disable()", "collector.at_exit(); print('after')", "finalised\nafter\n"),
+    ],
+)
+def test_cyclic_garbage_is_still_finalised_at_exit(before: str, then: str, printed: str) -> None:
+    code = _CYCLE.format(before=before, then=then)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.endswith("finalised\n")
+    assert proc.stdout.endswith(printed)
 
 
 COLLECTOR_RECIPE = """
@@ -80,23 +94,3 @@ def test_main_leaves_the_collector_as_it_found_it(on: bool) -> None:
         assert gc.isenabled() is on
     finally:
         (gc.enable if was else gc.disable)()
-
-
-def test_cyclic_garbage_is_finalised_at_exit_even_with_the_collector_off() -> None:
-    code = (
-        "import gc, sys\n"
-        "from shinobi.cli import collector\n"
-        "class Cycle:\n"
-        "    def __del__(self):\n"
-        "        sys.stdout.write('finalised\\n')\n"
-        "        sys.stdout.flush()\n"
-        "gc.disable()\n"
-        "a = Cycle()\n"
-        "a.me = a\n"
-        "del a\n"
-        "collector.at_exit()\n"
-        "sys.stdout.write('after\\n')\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "finalised\nafter\n"
