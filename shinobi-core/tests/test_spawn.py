@@ -17,9 +17,8 @@ from shinobi.backends.process import _environment, run_process
 
 @pytest.fixture(params=["posix_spawn", "popen"])
 def way(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Which way the step must start: the fast one needs ninja's own cwd and an owned process."""
+    """Which way the step must start: the fast one needs the step in ninja's own cwd."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(spawn, "_owned", request.param == "posix_spawn")
     if request.param == "popen":  # a directory other than ninja's own forces Popen
         (tmp_path / "elsewhere").mkdir()
     return str(request.param)
@@ -46,11 +45,36 @@ def test_the_way_taken_is_the_one_the_conditions_allow(tmp_path: Path, way: str)
 
 def test_another_path_means_popen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(spawn, "_owned", True)
     env = _environment(None)
     env[b"PATH"] = b"/nonexistent:" + env.get(b"PATH", b"/bin")
-    assert not spawn._spawnable(str(tmp_path), env)
-    assert spawn._spawnable(str(tmp_path), _environment(None))
+    assert not spawn._spawnable(os.getcwd(), env)
+    assert spawn._spawnable(os.getcwd(), _environment(None))
+
+
+def test_while_user_code_runs_in_process_steps_get_popen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another thread's pystep could open an inheritable descriptor between
+    # the listing and the spawn; only Popen closes it whenever it was opened.
+    monkeypatch.chdir(tmp_path)
+    with spawn.user_code():
+        child = _start(["/bin/true"], os.getcwd())
+    assert isinstance(child, subprocess.Popen) and child.wait() == 0
+    assert not isinstance(_start(["/bin/true"], os.getcwd()), subprocess.Popen)
+
+
+def test_a_deleted_working_directory_falls_back_to_popen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    out = tmp_path / "out"
+    with open(out, "wb") as fh:
+        child = _start(["/bin/echo", "hi"], str(tmp_path), stdout=fh.fileno())
+        assert child.wait() == 0
+    assert out.read_text() == "hi\n"
 
 
 @pytest.fixture
@@ -62,35 +86,16 @@ def inheritable_fd() -> Iterator[int]:
         os.close(fd)
 
 
-def test_a_library_users_inheritable_descriptor_means_popen(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inheritable_fd: int
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(spawn, "_owned", False)
-    assert inheritable_fd in spawn._inheritable_descriptors()
-    assert not spawn._spawnable(str(tmp_path), _environment(None))
-    assert os.get_inheritable(inheritable_fd)  # nothing of the user's was changed
-
-
-def test_ninja_disowns_what_it_inherited(
-    monkeypatch: pytest.MonkeyPatch, inheritable_fd: int
-) -> None:
-    monkeypatch.setattr(spawn, "_owned", False)
-    spawn.disown_inherited()
-    assert not os.get_inheritable(inheritable_fd) and spawn._owned
-
-
 def test_the_step_sees_no_descriptor_but_its_three(
     tmp_path: Path, way: str, inheritable_fd: int
 ) -> None:
-    if way == "posix_spawn":
-        spawn.disown_inherited()  # what `ninja run` does first
     out = tmp_path / "fds"
     with open(out, "wb") as fh:
         child = _start(["/bin/ls", "/proc/self/fd"], _cwd(tmp_path, way), stdout=fh.fileno())
         assert child.wait() == 0
     fds = {int(n) for n in out.read_text().split()}
     assert len(fds - {0, 1, 2}) == 1  # ls's own listing of the directory
+    assert os.get_inheritable(inheritable_fd)  # and ninja's process is left as it was
 
 
 def test_exit_codes_and_signals_read_alike(tmp_path: Path, way: str) -> None:

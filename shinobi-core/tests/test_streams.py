@@ -189,3 +189,13 @@ def test_output_written_just_before_the_leader_exits_is_kept(tmp_path: Path) -> 
             control=RunControl(),
         )
         assert (run.stdout, run.stderr) == ("last words", "and these")
+
+
+def test_a_step_that_cannot_be_started_for_a_bad_argument_leaves_no_pipe(
+    tmp_path: Path,
+) -> None:
+    before = open_pipes()
+    for _ in range(3):
+        with pytest.raises(ValueError):
+            run_process(["/bin/echo", "nul\0byte"], cwd=str(tmp_path), control=RunControl())
+    assert open_pipes() - before == set()

@@ -11,6 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.base import Invocation, PathUse
+from shinobi.backends.spawn import user_code
 from shinobi.errors import ShinobiError, did_you_mean
 from shinobi.failures import describe_failure
 from shinobi.outcome import result_of_run
@@ -191,7 +192,8 @@ def _run_function(session: Session, name: str, node: Node, values: dict[str, Any
     ctx = StepContext(name, values, runner)
     started = time.time()
     try:
-        returned = node.step(ctx)
+        with user_code():  # steps started meanwhile get Popen (see shinobi.backends.spawn)
+            returned = node.step(ctx)
     except (Exception, SystemExit) as exc:  # sys.exit() in a step must not end ninja
         said = (
             f"called sys.exit({exc.code!r})"

@@ -27,6 +27,7 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.base import BackendRun, Invocation
+from shinobi.backends.spawn import user_code
 from shinobi.failures import describe_failure
 from shinobi.outcome import result_of_run
 from shinobi.pyrunner.request import build_invocation
@@ -98,7 +99,8 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
 
     unregister = session.control.on_cancel(cannot_stop)
     try:
-        returned = step.fn(**_anchored(step, values, session.cwd))
+        with user_code():  # steps started meanwhile get Popen (see shinobi.backends.spawn)
+            returned = step.fn(**_anchored(step, values, session.cwd))
         outputs = field_values(step.outputs_model.model_validate(step.outputs_from(returned)))
     except (Exception, SystemExit) as exc:  # sys.exit() in a step must not end ninja
         result = StepResult(

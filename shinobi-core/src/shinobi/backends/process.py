@@ -134,9 +134,11 @@ def run_process(
         proc = start(
             argv, cwd=cwd, env=child_env, stdin=_devnull(), stdout=out_write, stderr=err_write
         )
-    except OSError as exc:
+    except BaseException as exc:  # a ValueError (a NUL byte in argv) too: no pipe left open
         for fd in (out_read, err_read, out_write, err_write):
             os.close(fd)
+        if not isinstance(exc, OSError):
+            raise
         refused = _not_started(argv[0], exc)
         stderr.write(refused.stderr.encode())  # the log says why, as a tool would
         for log in (stdout, stderr):

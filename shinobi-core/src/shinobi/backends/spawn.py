@@ -5,7 +5,7 @@ as the rest of ninja does (its error pipe, its handle bookkeeping, its
 descriptor sweep, all in Python). ``os.posix_spawnp`` starts the same process
 from one C call, which matters when a recipe runs thousands of short tools.
 
-It is used only where it cannot behave differently from Popen:
+It is used only where the step gets the same world as from Popen:
 
 - the step runs in ninja's own working directory (Python's ``posix_spawn``
   has no way to change it in the child);
@@ -14,26 +14,34 @@ It is used only where it cannot behave differently from Popen:
   ``bin`` first, and gets Popen);
 - the signals Python ignores for itself (SIGPIPE, SIGXFSZ) are reset to their
   defaults in the child, as Popen's ``restore_signals`` does, so ``yes | head``
-  in a step ends quietly instead of printing "Broken pipe".
+  in a step ends quietly instead of printing "Broken pipe";
+- every inheritable descriptor from 3 up is closed in the child, as Popen's
+  ``close_fds`` does (Python opens files non-inheritable, but ninja may have
+  inherited some, and C code loaded into it may open more). They are listed
+  just before the spawn, so the spawn is not used while Python code of the
+  user's runs in ninja's process on another thread (an in-process pystep, an
+  orchestration function: see :func:`user_code`), which could open one in
+  between; Popen closes everything in the child whenever it was opened.
 
-Descriptors: Python opens every file non-inheritable (PEP 446), so the child
-gets only what the spawn places on 0, 1 and 2, as with Popen's ``close_fds``,
-unless some descriptor was made inheritable: one ninja inherited from whoever
-started it, or one a library user's code opened so. Then the step gets Popen.
-The ``ninja`` command owns its process and calls :func:`disown_inherited`
-once, which keeps its inherited descriptors from its steps and spares the
-check.
+One difference remains with glibc (2.36 here): its ``posix_spawn`` leaves
+the two signals it reserves for itself (32 and 33) ignored in the child, and
+no spawn attribute can reset them. Programs built on glibc install their own
+handlers for those at start, and Go's runtime installs its own; a program
+that relies on inheriting them at their default is the rare case that could
+tell.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from typing import Protocol
 
-__all__ = ["Child", "disown_inherited", "start"]
+__all__ = ["Child", "start", "user_code"]
 
 
 class Child(Protocol):
@@ -78,16 +86,33 @@ _RESTORED = tuple(
     getattr(signal, name) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(signal, name)
 )
 _PATH = b"PATH"
-_owned = False
+_users_lock = threading.Lock()
+_users = 0
 
 
-def _inheritable_descriptors() -> list[int]:
-    """Descriptors from 3 up that a child would inherit."""
-    found = []
+@contextlib.contextmanager
+def user_code() -> Iterator[None]:
+    """Mark Python code of the user's running in this process while the block runs.
+
+    Until it returns, steps start through Popen (see the module docstring).
+    """
+    global _users
+    with _users_lock:
+        _users += 1
+    try:
+        yield
+    finally:
+        with _users_lock:
+            _users -= 1
+
+
+def _inheritable_descriptors() -> list[int] | None:
+    """Descriptors from 3 up that a child would inherit (None: cannot tell)."""
     try:
         names = os.listdir("/proc/self/fd")
     except OSError:
-        return [-1]  # cannot tell: assume there are
+        return None
+    found = []
     for name in names:
         fd = int(name)
         if fd > 2:
@@ -99,25 +124,14 @@ def _inheritable_descriptors() -> list[int]:
     return found
 
 
-def disown_inherited() -> None:
-    """Keep every descriptor this process inherited from the steps it starts.
-
-    For a process that is ninja's own (the command line), never for a library
-    user's: it changes descriptors the process did not open.
-    """
-    global _owned
-    for fd in _inheritable_descriptors():
-        if fd >= 0:
-            os.set_inheritable(fd, False)
-    _owned = True
-
-
 def _spawnable(cwd: str, env: dict[bytes, bytes]) -> bool:
-    if not hasattr(os, "posix_spawnp") or cwd != os.getcwd():
+    if _users or not hasattr(os, "posix_spawnp"):
         return False
-    if env.get(_PATH) != os.environb.get(_PATH):
+    try:
+        here = os.getcwd()
+    except OSError:  # ninja's own directory is gone: Popen changes into the step's
         return False
-    return _owned or not _inheritable_descriptors()
+    return cwd == here and env.get(_PATH) == os.environb.get(_PATH)
 
 
 def start(
@@ -128,11 +142,13 @@ def start(
     Raises OSError when the program cannot be started (not found, not
     executable), as Popen does.
     """
-    if _spawnable(cwd, env):
+    inheritable = _inheritable_descriptors() if _spawnable(cwd, env) else None
+    if inheritable is not None:
         actions = [
             (os.POSIX_SPAWN_DUP2, stdin, 0),
             (os.POSIX_SPAWN_DUP2, stdout, 1),
             (os.POSIX_SPAWN_DUP2, stderr, 2),
+            *((os.POSIX_SPAWN_CLOSE, fd) for fd in inheritable),
         ]
         try:
             pid = os.posix_spawnp(

@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from shinobi.cli import collector
 from shinobi.cli.recipe_options import RecipeCommand, recipe_values
 from shinobi.offload.wrapping import CONTAINER_RUNTIMES
 
@@ -92,39 +93,40 @@ def command(
     recipe, values = recipe_values(ctx, params)
     recipe = as_recipe(recipe)
     config = load_config()
-    inputs = validate_recipe_inputs(recipe, values)
-    graph = build_graph(recipe)
-    cwd = Path.cwd().resolve()
-    # One static plan serves the checks and the compiler.
-    plan = check_statically(graph, inputs, str(cwd), keep_plan=True)
-    assert plan is not None
-    options = CompileOptions(
-        workdir=workspace(workdir),
-        cwd=cwd,
-        run_id=new_run_id(),
-        container_runtime=container_runtime,
-        target=_absolute_target(target),
-    )
-    offload = load_plugin(OFFLOAD, engine)(config.backend_settings(engine))
-    config.check_backend_table(engine, offload.settings_keys)
-    try:
-        workflow = offload.compile(plan, options)
-    except OffloadRefused as exc:
-        _print_refusals(exc, explain)
-        raise
-    for warning in workflow.jobs.warnings:
-        click.echo(f"ninja: note: {warning}", err=True)
-    if explain:
-        click.echo("\n".join(workflow.explain()))
-    if output is not None:
-        if not output.resolve().parent.is_dir():  # a typo must not create directories anywhere
-            raise UsageError(
-                f"cannot write the scripts to {output}: {output.parent} does not exist"
-            )
-        written = workflow.write(output)
-        click.echo(f"wrote {len(written)} script(s) to {output}", err=True)
-    elif not submit and not explain:
-        click.echo(workflow.render(), nl=False)
+    with collector.building():  # shinobi's own objects only (see shinobi.cli.collector)
+        inputs = validate_recipe_inputs(recipe, values)
+        graph = build_graph(recipe)
+        cwd = Path.cwd().resolve()
+        # One static plan serves the checks and the compiler.
+        plan = check_statically(graph, inputs, str(cwd), keep_plan=True)
+        assert plan is not None
+        options = CompileOptions(
+            workdir=workspace(workdir),
+            cwd=cwd,
+            run_id=new_run_id(),
+            container_runtime=container_runtime,
+            target=_absolute_target(target),
+        )
+        offload = load_plugin(OFFLOAD, engine)(config.backend_settings(engine))
+        config.check_backend_table(engine, offload.settings_keys)
+        try:
+            workflow = offload.compile(plan, options)
+        except OffloadRefused as exc:
+            _print_refusals(exc, explain)
+            raise
+        for warning in workflow.jobs.warnings:
+            click.echo(f"ninja: note: {warning}", err=True)
+        if explain:
+            click.echo("\n".join(workflow.explain()))
+        if output is not None:
+            if not output.resolve().parent.is_dir():  # a typo must not create directories anywhere
+                raise UsageError(
+                    f"cannot write the scripts to {output}: {output.parent} does not exist"
+                )
+            written = workflow.write(output)
+            click.echo(f"wrote {len(written)} script(s) to {output}", err=True)
+        elif not submit and not explain:
+            click.echo(workflow.render(), nl=False)
     if submit:
         _submit(offload, workflow, as_json)
 

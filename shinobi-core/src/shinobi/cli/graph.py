@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from shinobi.cli import collector
 from shinobi.cli.recipe_options import RecipeCommand, recipe_values
 
 __all__ = ["command"]
@@ -31,4 +32,6 @@ def command(ctx: click.Context, target: str, fmt: str, **params: Any) -> None:
     from shinobi.runner import as_recipe
 
     recipe, _ = recipe_values(ctx, params)
-    click.echo(render_graph(build_graph(as_recipe(recipe)), fmt))
+    recipe = as_recipe(recipe)
+    with collector.building():
+        click.echo(render_graph(build_graph(recipe), fmt))

@@ -15,8 +15,6 @@ from typing import Any
 
 import click
 
-from shinobi.cli import collector
-
 __all__ = ["command"]
 
 
@@ -92,7 +90,6 @@ def command(
         read_all()
         return
     pause = interval or min(tracker.poll_interval(), 2.0)
-    collector.resume()
     while True:
         finished = tracker.status(launch).final
         read_all()
@@ -117,8 +114,6 @@ def _local_logs(run: Any, step: str | None, stream: str, follow: bool, pause: fl
             f" {run.path / 'logs'})"
         )
     offsets: dict[Path, int] = {}
-    if follow:
-        collector.resume()
     while True:
         ended = not follow or not is_running(run.path)  # read once more after it ended
         found = sources()

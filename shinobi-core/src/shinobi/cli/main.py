@@ -170,11 +170,11 @@ def _usage_line(exc: click.UsageError) -> str:
 def main(argv: list[str] | None = None) -> Any:
     """Run the CLI and turn every user-facing error into one line and an exit code."""
     _register_exit_hook()
-    was_on = collector.pause()  # until something long starts (see shinobi.cli.collector)
+    saved = collector.command_started()
     try:
         return _main(list(sys.argv[1:] if argv is None else argv))
     finally:
-        collector.restore(was_on)
+        collector.command_ended(saved)
 
 
 def _main(args: list[str]) -> Any:

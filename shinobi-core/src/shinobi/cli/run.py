@@ -87,22 +87,17 @@ def command(
         raise UsageError("--backend needs a name (see `ninja backends`)")
     recipe = as_recipe(recipe)
     config = load_config({"execution.max_workers": max_workers, "provenance.enabled": provenance})
-    inputs = validate_recipe_inputs(recipe, values)
-    graph = prepare(recipe, backend, config)
-    # The dry run draws the plan the check makes: plan once, not once per use.
-    plan = check_statically(graph, inputs, keep_plan=dryrun)
-    if dryrun:
-        from shinobi.cli.dryrun import show_dryrun
+    with collector.building():
+        inputs = validate_recipe_inputs(recipe, values)
+        graph = prepare(recipe, backend, config)
+        # The dry run draws the plan the check makes: plan once, not once per use.
+        plan = check_statically(graph, inputs, keep_plan=dryrun)
+        if dryrun:
+            from shinobi.cli.dryrun import show_dryrun
 
-        show_dryrun(graph, inputs, config, backend, as_json, plan)
-        return
-    # Everything alive now (modules, the recipe, its graph) lives until ninja
-    # exits: frozen, the collections during the run and at exit skip it.
-    collector.resume()
-    # ninja's process is its own: what it inherited is not its steps' business.
-    from shinobi.backends.spawn import disown_inherited
-
-    disown_inherited()
+            show_dryrun(graph, inputs, config, backend, as_json, plan)
+            return
+    collector.freeze_built()
     _run(graph, inputs, config, backend, as_json, no_cache, provenance, workdir)
 
 

@@ -46,10 +46,6 @@ def command(
     pause = interval or tracker.poll_interval()
     redraw = watch and sys.stdout.isatty() and not as_json
     shown = None
-    if watch:
-        from shinobi.cli import collector
-
-        collector.resume()
     while True:
         status = tracker.status(launch)
         if as_json:
