@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import chdir, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -74,17 +74,22 @@ def _cli(ninja: str, steps: int, workers: int, cwd: Path) -> Timing:
 
 
 def _inprocess(steps: int, workers: int, cwd: Path) -> Timing:
+    """``run_recipe`` as a script calls it: from the directory the run works in.
+
+    (A run in another directory than the process's own starts its steps
+    through Popen, which can change directory in the child; see
+    ``shinobi.backends.spawn``.)
+    """
     from shinobi.runner import run_recipe
 
     recipe = getattr(recipes, f"touch_{steps}")
     outcome: list[Any] = []
 
     def run() -> None:
-        outcome.append(
-            run_recipe(recipe, max_workers=workers, use_cache=False, cwd=cwd, workdir=cwd)
-        )
+        outcome.append(run_recipe(recipe, max_workers=workers, use_cache=False, workdir=cwd))
 
-    timing = timed(run)
+    with chdir(cwd):
+        timing = timed(run)
     if not outcome[0].ok:
         raise CommandFailed(f"run_recipe(touch_{steps}) failed: {outcome[0].error}")
     return timing
