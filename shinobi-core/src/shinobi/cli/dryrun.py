@@ -19,6 +19,7 @@ def show_dryrun(
     as_json: bool,
     plan: Any = None,
 ) -> None:
+    from shinobi.backends.base import Backend
     from shinobi.dispatch import choose_backend, invocation_for
     from shinobi.plan import PlannedStep, cab_of, plan_graph
     from shinobi.render.dryrun import render_dryrun
@@ -37,8 +38,11 @@ def show_dryrun(
         cab = cab_of(step.node.step)
         if cab is None or step.argv is None:
             return None
+        backend = session.backend(backend_of(step))
+        if type(backend).render is Backend.render:  # the argv itself: no invocation to build
+            return list(step.argv)
         invocation = invocation_for(session, step.name, step.node, cab, step.argv, step.paths)
-        return session.backend(backend_of(step)).render(invocation)
+        return backend.render(invocation)
 
     if as_json:
         click.echo(json.dumps(_plan_json(plan, backend_of, render_argv), indent=2, default=str))
