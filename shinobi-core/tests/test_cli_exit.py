@@ -154,9 +154,22 @@ def test_freezing_what_is_built_does_not_keep_garbage() -> None:
         "a = Cycle()\n"
         "a.me = a\n"
         "del a\n"
+        "collector.command_started(own_process=True)\n"
         "collector.freeze_built()\n"
         "print('frozen')\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "finalised\nfrozen\n"
+
+
+def test_a_run_called_in_process_leaves_nothing_frozen(
+    recipe_file: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The caller lives on: what it holds now may be garbage later.
+    recipe_file(COLLECTOR_RECIPE)
+    monkeypatch.chdir(tmp_path)
+    frozen = gc.get_freeze_count()
+    cli_main.main(["run", "recipe.py:recipe"])
+    assert gc.get_freeze_count() == frozen
+    assert (tmp_path / "in-step").read_text() == "True"

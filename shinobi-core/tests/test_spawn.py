@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -159,3 +160,53 @@ def test_a_whole_step_runs_the_same_either_way(tmp_path: Path, way: str) -> None
     )
     assert run.returncode == 0
     assert out.read_text().splitlines() == ["seen", os.path.realpath(_cwd(tmp_path, way))]
+
+
+def _in_thread(name: str, cwd: str) -> spawn.Child:
+    started: list[spawn.Child] = []
+    thread = threading.Thread(target=lambda: started.append(_start(["/bin/true"], cwd)), name=name)
+    thread.start()
+    thread.join()
+    started[0].wait()
+    return started[0]
+
+
+def test_a_thread_that_is_not_ninjas_means_popen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A thread a pystep left running could open an inheritable descriptor
+    # between the listing and the spawn.
+    monkeypatch.chdir(tmp_path)
+    stop = threading.Event()
+    foreign = threading.Thread(target=stop.wait, name="left-behind")
+    foreign.start()
+    try:
+        assert isinstance(_start(["/bin/true"], os.getcwd()), subprocess.Popen)
+    finally:
+        stop.set()
+        foreign.join()
+    assert not isinstance(_start(["/bin/true"], os.getcwd()), subprocess.Popen)
+
+
+def test_the_main_thread_counts_as_ninjas_only_while_a_run_holds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert isinstance(_in_thread("shinobi-worker-test", os.getcwd()), subprocess.Popen)
+    with spawn.ninja_holds_main():
+        assert not isinstance(_in_thread("shinobi-worker-test", os.getcwd()), subprocess.Popen)
+
+
+def test_user_code_cannot_begin_while_a_spawn_is_under_way() -> None:
+    entered = threading.Event()
+
+    def user() -> None:
+        with spawn.user_code():
+            entered.set()
+
+    with spawn._lock:  # what a spawn holds from its checks to the spawn itself
+        thread = threading.Thread(target=user)
+        thread.start()
+        assert not entered.wait(0.2)
+    thread.join(5)
+    assert entered.is_set() and spawn._users == 0

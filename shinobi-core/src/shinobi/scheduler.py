@@ -16,6 +16,7 @@ order, so output never depends on which thread won a race.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import heapq
 import os
@@ -26,6 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from shinobi.backends.spawn import ninja_holds_main
 from shinobi.errors import ShinobiError
 from shinobi.plan import resolve_value, resolve_wiring, scatter_slices, validate_inputs
 from shinobi.steps.refs import OutputRef
@@ -424,10 +426,13 @@ class _Wavefront:
             if not self.stopping:
                 self.make_ready(index)
         try:
-            if self.top_level and self.inline:
-                self.loop_beside_main_thread()
-            else:
-                self.loop()
+            # The main thread runs (or waits on) ninja's own code until the run
+            # ends: steps may then start by posix_spawn (shinobi.backends.spawn).
+            with ninja_holds_main() if self.top_level else contextlib.nullcontext():
+                if self.top_level and self.inline:
+                    self.loop_beside_main_thread()
+                else:
+                    self.loop()
         finally:
             if self.workers is not None:
                 self.workers.close()

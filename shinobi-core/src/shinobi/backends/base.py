@@ -152,7 +152,10 @@ class RunControl:
             with lock:
                 survivors.extend(left)
 
-        threads = [threading.Thread(target=call, args=(s,), daemon=True) for s in stoppers]
+        threads = [
+            threading.Thread(target=call, args=(s,), daemon=True, name="shinobi-stop")
+            for s in stoppers
+        ]
         for t in threads:
             t.start()
         for t in threads:

@@ -18,10 +18,15 @@ It is used only where the step gets the same world as from Popen:
 - every inheritable descriptor from 3 up is closed in the child, as Popen's
   ``close_fds`` does (Python opens files non-inheritable, but ninja may have
   inherited some, and C code loaded into it may open more). They are listed
-  just before the spawn, so the spawn is not used while Python code of the
-  user's runs in ninja's process on another thread (an in-process pystep, an
-  orchestration function: see :func:`user_code`), which could open one in
-  between; Popen closes everything in the child whenever it was opened.
+  just before the spawn, so nothing may open one between the listing and
+  the spawn: the spawn is used only while every other Python thread is
+  ninja's own (named ``shinobi-*``, or the main thread while a top-level run
+  holds it, see :func:`ninja_holds_main`) and none of them runs code of the
+  user's (an in-process pystep, an orchestration function: see
+  :func:`user_code`, which cannot begin while a spawn is under way). A
+  thread a pystep left running, or a caller's own threads, mean Popen,
+  which closes everything in the child whenever it was opened. Threads that
+  C code starts without Python's knowledge are beyond this check.
 
 One difference remains with glibc (2.36 here): its ``posix_spawn`` leaves
 the two signals it reserves for itself (32 and 33) ignored in the child, and
@@ -41,7 +46,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Protocol
 
-__all__ = ["Child", "start", "user_code"]
+__all__ = ["Child", "ninja_holds_main", "start", "user_code"]
 
 
 class Child(Protocol):
@@ -86,8 +91,11 @@ _RESTORED = tuple(
     getattr(signal, name) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(signal, name)
 )
 _PATH = b"PATH"
-_users_lock = threading.Lock()
+#: Held from the check that allows a spawn to the spawn itself; :func:`user_code`
+#: takes it to count itself in, so no such code begins in between.
+_lock = threading.Lock()
 _users = 0
+_held_mains = 0
 
 
 @contextlib.contextmanager
@@ -97,13 +105,38 @@ def user_code() -> Iterator[None]:
     Until it returns, steps start through Popen (see the module docstring).
     """
     global _users
-    with _users_lock:
+    with _lock:
         _users += 1
     try:
         yield
     finally:
-        with _users_lock:
+        with _lock:
             _users -= 1
+
+
+@contextlib.contextmanager
+def ninja_holds_main() -> Iterator[None]:
+    """Mark the main thread as running (or waiting on) ninja's own code: a top-level run."""
+    global _held_mains
+    with _lock:
+        _held_mains += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _held_mains -= 1
+
+
+def _only_ninja_threads() -> bool:
+    """Whether every other live Python thread is one of ninja's (see the module docstring)."""
+    me, main = threading.current_thread(), threading.main_thread()
+    for thread in threading.enumerate():
+        if thread is me or thread.name.startswith("shinobi-"):
+            continue
+        if thread is main and _held_mains:
+            continue
+        return False
+    return True
 
 
 def _inheritable_descriptors() -> list[int] | None:
@@ -125,13 +158,36 @@ def _inheritable_descriptors() -> list[int] | None:
 
 
 def _spawnable(cwd: str, env: dict[bytes, bytes]) -> bool:
-    if _users or not hasattr(os, "posix_spawnp"):
+    """The conditions that do not change while the spawn is prepared."""
+    if not hasattr(os, "posix_spawnp"):
         return False
     try:
         here = os.getcwd()
     except OSError:  # ninja's own directory is gone: Popen changes into the step's
         return False
     return cwd == here and env.get(_PATH) == os.environb.get(_PATH)
+
+
+def _spawn(
+    argv: Sequence[str], env: dict[bytes, bytes], streams: tuple[int, int, int]
+) -> int | None:
+    """The pid of ``argv`` started by posix_spawn, or None where only Popen may start it."""
+    with _lock:
+        if _users or not _only_ninja_threads():
+            return None
+        inheritable = _inheritable_descriptors()
+        if inheritable is None:
+            return None
+        actions = [
+            *((os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(streams)),
+            *((os.POSIX_SPAWN_CLOSE, fd) for fd in inheritable),
+        ]
+        try:
+            return os.posix_spawnp(
+                argv[0], list(argv), env, file_actions=actions, setsid=True, setsigdef=_RESTORED
+            )
+        except NotImplementedError:  # a libc without POSIX_SPAWN_SETSID
+            return None
 
 
 def start(
@@ -142,27 +198,9 @@ def start(
     Raises OSError when the program cannot be started (not found, not
     executable), as Popen does.
     """
-    inheritable = _inheritable_descriptors() if _spawnable(cwd, env) else None
-    if inheritable is not None:
-        actions = [
-            (os.POSIX_SPAWN_DUP2, stdin, 0),
-            (os.POSIX_SPAWN_DUP2, stdout, 1),
-            (os.POSIX_SPAWN_DUP2, stderr, 2),
-            *((os.POSIX_SPAWN_CLOSE, fd) for fd in inheritable),
-        ]
-        try:
-            pid = os.posix_spawnp(
-                argv[0],
-                list(argv),
-                env,
-                file_actions=actions,
-                setsid=True,
-                setsigdef=_RESTORED,
-            )
-        except NotImplementedError:  # a libc without POSIX_SPAWN_SETSID
-            pass
-        else:
-            return _Spawned(pid)
+    pid = _spawn(argv, env, (stdin, stdout, stderr)) if _spawnable(cwd, env) else None
+    if pid is not None:
+        return _Spawned(pid)
     return subprocess.Popen(
         list(argv),
         cwd=cwd,

@@ -22,19 +22,26 @@ from contextlib import contextmanager
 
 __all__ = ["at_exit", "building", "command_ended", "command_started", "freeze_built"]
 
-Saved = tuple[bool, tuple[int, int, int]]
+Saved = tuple[bool, tuple[int, int, int], bool]
+
+#: Whether the running command owns its process (the ``ninja`` console script)
+#: rather than being called by a program that lives on after it.
+_own_process = False
 
 
-def command_started() -> Saved:
+def command_started(own_process: bool) -> Saved:
     """The command's thresholds; returns what :func:`command_ended` puts back."""
-    saved: Saved = (gc.isenabled(), gc.get_threshold())
+    global _own_process
+    saved: Saved = (gc.isenabled(), gc.get_threshold(), _own_process)
+    _own_process = own_process
     gc.set_threshold(50_000, 20, 20)
     return saved
 
 
 def command_ended(saved: Saved) -> None:
     """The collector as it was before the command, for a caller that lives on."""
-    enabled, threshold = saved
+    global _own_process
+    enabled, threshold, _own_process = saved
     gc.set_threshold(*threshold)
     (gc.enable if enabled else gc.disable)()
 
@@ -55,9 +62,14 @@ def freeze_built() -> None:
     """Freeze what is alive now (modules, the recipe, its graph): it lives until
     ninja exits, and frozen, the collections while steps run and the one at
     exit skip it. What is garbage now is collected first, or freezing would
-    keep it (and its finalisers from running) for good."""
-    gc.collect()
-    gc.freeze()
+    keep it (and its finalisers from running) for good.
+
+    Only in a process the command owns: a program that called it lives on,
+    and what it holds now may be garbage later.
+    """
+    if _own_process:
+        gc.collect()
+        gc.freeze()
 
 
 def at_exit() -> None:

@@ -168,9 +168,14 @@ def _usage_line(exc: click.UsageError) -> str:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Run the CLI and turn every user-facing error into one line and an exit code."""
+    """Run the CLI and turn every user-facing error into one line and an exit code.
+
+    Without ``argv`` (the ``ninja`` console script, ``python -m shinobi.cli``)
+    the command owns its process; a program that passes ``argv`` gets its
+    process back as it was, garbage collector included.
+    """
     _register_exit_hook()
-    saved = collector.command_started()
+    saved = collector.command_started(own_process=argv is None)
     try:
         return _main(list(sys.argv[1:] if argv is None else argv))
     finally:

@@ -64,7 +64,7 @@ class LiveProgress(PlainProgress):
         self.counts = {"done": 0, "failed": 0, "skipped": 0}
         self.drawn = 0
         self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._tick, daemon=True)
+        self.thread = threading.Thread(target=self._tick, daemon=True, name="shinobi-progress")
         self.thread.start()
 
     def _clear(self) -> None:
