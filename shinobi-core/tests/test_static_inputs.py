@@ -267,3 +267,32 @@ def test_a_field_with_an_alias_is_wired_by_its_name(tmp_path: Path) -> None:
     recipe.add_step("s", said, level=5)
     assert run_recipe(recipe, cwd=tmp_path, config=config()).ok
     assert (tmp_path / "level.txt").read_text() == "5\n"
+
+
+class Crashing(BaseModel):
+    n: int = 1
+
+    @field_validator("n")
+    @classmethod
+    def crash(cls, value: int) -> int:
+        raise RuntimeError("the validator itself broke")
+
+
+def test_a_recipe_validator_that_crashes_is_a_one_line_error_naming_the_recipe(
+    tmp_path: Path,
+) -> None:
+    recipe = Recipe("crashy", Crashing)
+    with pytest.raises(UsageError, match=r"recipe 'crashy': validating its inputs raised"):
+        run_recipe(recipe, {"n": 2}, config=config(), cwd=tmp_path, workdir=tmp_path)
+
+
+def test_a_step_validator_that_crashes_fails_that_step_with_what_it_raised(
+    tmp_path: Path,
+) -> None:
+    crashing = Cab("crashing", "/bin/true", Crashing)
+    recipe = Recipe("r")
+    recipe.add_step("first", touch, out=Path("made"))
+    recipe.add_step("bad", crashing, n=2)
+    result = run_recipe(recipe, config=config(), cwd=tmp_path, workdir=tmp_path)
+    assert not result.ok and result.failed_step == "bad"
+    assert "RuntimeError: the validator itself broke" in (result.error or "")

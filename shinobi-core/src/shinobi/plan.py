@@ -88,6 +88,10 @@ def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[s
         first = exc.errors()[0]
         loc = error_field(first)
         raise ValueError(f"{where}: input {loc!r}: {first.get('msg')}") from None
+    except Exception as exc:  # a validator of the model's own that raised something else
+        raise ValueError(
+            f"{where}: validating its inputs raised {type(exc).__name__}: {exc}"
+        ) from None
     return field_values(model)
 
 

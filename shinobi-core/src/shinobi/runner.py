@@ -100,6 +100,10 @@ def validate_recipe_inputs(recipe: Recipe, values: Mapping[str, Any]) -> dict[st
         raise UsageError(
             f"recipe {recipe.name!r}, input {loc!r} ({option}): {first['msg']}"
         ) from None
+    except Exception as exc:  # a validator of the model's own that raised something else
+        raise UsageError(
+            f"recipe {recipe.name!r}: validating its inputs raised {type(exc).__name__}: {exc}"
+        ) from None
 
 
 def prepare(recipe: Recipe, backend: str | None, config: AppConfig) -> Graph:
