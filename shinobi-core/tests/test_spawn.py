@@ -209,4 +209,4 @@ def test_user_code_cannot_begin_while_a_spawn_is_under_way() -> None:
         thread.start()
         assert not entered.wait(0.2)
     thread.join(5)
-    assert entered.is_set() and spawn._users == 0
+    assert entered.is_set() and spawn._users.value == 0

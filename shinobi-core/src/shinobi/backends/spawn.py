@@ -87,6 +87,8 @@ class _Spawned:
         return self.returncode
 
 
+#: The signals Popen's ``restore_signals`` resets (the names CPython uses; the
+#: platform has the ones it has).
 _RESTORED = tuple(
     getattr(signal, name) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(signal, name)
 )
@@ -94,37 +96,40 @@ _PATH = b"PATH"
 #: Held from the check that allows a spawn to the spawn itself; :func:`user_code`
 #: takes it to count itself in, so no such code begins in between.
 _lock = threading.Lock()
-_users = 0
-_held_mains = 0
 
 
-@contextlib.contextmanager
-def user_code() -> Iterator[None]:
+class _Count:
+    """How many blocks of one kind are under way, changed under :data:`_lock`."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        with _lock:
+            self.value += 1
+        try:
+            yield
+        finally:
+            with _lock:
+                self.value -= 1
+
+
+_users = _Count()
+_held_mains = _Count()
+
+
+def user_code() -> contextlib.AbstractContextManager[None]:
     """Mark Python code of the user's running in this process while the block runs.
 
     Until it returns, steps start through Popen (see the module docstring).
     """
-    global _users
-    with _lock:
-        _users += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _users -= 1
+    return _users.held()
 
 
-@contextlib.contextmanager
-def ninja_holds_main() -> Iterator[None]:
+def ninja_holds_main() -> contextlib.AbstractContextManager[None]:
     """Mark the main thread as running (or waiting on) ninja's own code: a top-level run."""
-    global _held_mains
-    with _lock:
-        _held_mains += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _held_mains -= 1
+    return _held_mains.held()
 
 
 def _only_ninja_threads() -> bool:
@@ -133,7 +138,7 @@ def _only_ninja_threads() -> bool:
     for thread in threading.enumerate():
         if thread is me or thread.name.startswith("shinobi-"):
             continue
-        if thread is main and _held_mains:
+        if thread is main and _held_mains.value:
             continue
         return False
     return True
@@ -173,7 +178,7 @@ def _spawn(
 ) -> int | None:
     """The pid of ``argv`` started by posix_spawn, or None where only Popen may start it."""
     with _lock:
-        if _users or not _only_ninja_threads():
+        if _users.value or not _only_ninja_threads():
             return None
         inheritable = _inheritable_descriptors()
         if inheritable is None:
