@@ -296,3 +296,19 @@ def test_a_step_validator_that_crashes_fails_that_step_with_what_it_raised(
     result = run_recipe(recipe, config=config(), cwd=tmp_path, workdir=tmp_path)
     assert not result.ok and result.failed_step == "bad"
     assert "RuntimeError: the validator itself broke" in (result.error or "")
+
+
+class CrashingAtLength(BaseModel):
+    n: int = 1
+
+    @field_validator("n")
+    @classmethod
+    def crash(cls, value: int) -> int:
+        raise RuntimeError("first line\nand a traceback-like second one")
+
+
+def test_a_validator_crash_with_a_long_message_stays_on_one_line(tmp_path: Path) -> None:
+    recipe = Recipe("crashy", CrashingAtLength)
+    with pytest.raises(UsageError) as raised:
+        run_recipe(recipe, {"n": 2}, config=config(), cwd=tmp_path, workdir=tmp_path)
+    assert str(raised.value).endswith("raised RuntimeError: first line")

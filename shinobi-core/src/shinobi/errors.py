@@ -17,7 +17,15 @@ __all__ = [
     "StepFailed",
     "UsageError",
     "did_you_mean",
+    "exception_line",
 ]
+
+
+def exception_line(exc: BaseException) -> str:
+    """``Type: first line of the message``, for an error that must stay on one line;
+    whether the message had more lines is ``"\n" in str(exc)``."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shinobi.backends.base import PathUse
+from shinobi.errors import exception_line
 from shinobi.graph import Graph, Node
 from shinobi.steps.argv import Unknown, path_uses, render_argv
 from shinobi.steps.outputs import static_outputs
@@ -89,9 +90,7 @@ def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[s
         loc = error_field(first)
         raise ValueError(f"{where}: input {loc!r}: {first.get('msg')}") from None
     except Exception as exc:  # a validator of the model's own that raised something else
-        raise ValueError(
-            f"{where}: validating its inputs raised {type(exc).__name__}: {exc}"
-        ) from None
+        raise ValueError(f"{where}: validating its inputs raised {exception_line(exc)}") from None
     return field_values(model)
 
 

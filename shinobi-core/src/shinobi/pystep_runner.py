@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.base import BackendRun, Invocation
 from shinobi.backends.spawn import user_code
+from shinobi.errors import exception_line
 from shinobi.failures import describe_failure
 from shinobi.outcome import result_of_run
 from shinobi.pyrunner.request import build_invocation
@@ -135,10 +136,8 @@ def _raised(exc: BaseException) -> str:
     """What a step's exception says, on one line (the whole text goes to its stderr)."""
     if isinstance(exc, SystemExit):
         return f"called sys.exit({exc.code!r})"
-    text = str(exc).strip()
-    first = text.splitlines()[0] if text else ""
-    more = " (more in the step's stderr)" if "\n" in text else ""
-    return f"{type(exc).__name__}: {first}{more}"
+    more = " (more in the step's stderr)" if "\n" in str(exc).strip() else ""
+    return f"{exception_line(exc)}{more}"
 
 
 def _anchored(step: Any, values: dict[str, Any], cwd: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shinobi.errors import ShinobiError, UsageError
+from shinobi.errors import ShinobiError, UsageError, exception_line
 
 if TYPE_CHECKING:
     from shinobi.config import AppConfig
@@ -102,7 +102,7 @@ def validate_recipe_inputs(recipe: Recipe, values: Mapping[str, Any]) -> dict[st
         ) from None
     except Exception as exc:  # a validator of the model's own that raised something else
         raise UsageError(
-            f"recipe {recipe.name!r}: validating its inputs raised {type(exc).__name__}: {exc}"
+            f"recipe {recipe.name!r}: validating its inputs raised {exception_line(exc)}"
         ) from None
 
 
