@@ -34,11 +34,11 @@ SETTINGS_KEYS = frozenset(
 def seconds_setting(values: Mapping[str, Any], key: str, default: float) -> float:
     """``values[key]`` as a non-negative number of seconds, or ``default`` when unset."""
     value = values.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ConfigError(f"[backend.slurm] {key} must be a number of seconds, not {value!r}")
     try:
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise TypeError(value)
         seconds = float(value)
-    except ValueError:
+    except (TypeError, ValueError):
         raise ConfigError(
             f"[backend.slurm] {key} must be a number of seconds, not {value!r}"
         ) from None
