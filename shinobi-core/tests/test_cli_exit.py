@@ -154,13 +154,15 @@ def test_freezing_what_is_built_does_not_keep_garbage() -> None:
         "a = Cycle()\n"
         "a.me = a\n"
         "del a\n"
+        "gc.enable()\n"
         "collector.command_started(own_process=True)\n"
-        "collector.freeze_built()\n"
-        "print('frozen')\n"
+        "with collector.building():\n"
+        "    built = [[] for _ in range(1000)]\n"
+        "print('frozen', gc.get_freeze_count() >= 1000)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "finalised\nfrozen\n"
+    assert proc.stdout == "finalised\nfrozen True\n"
 
 
 def test_a_run_called_in_process_leaves_nothing_frozen(

@@ -11,8 +11,10 @@ Such code may make cyclic garbage of any size, and only the collector frees
 it.
 
 For the whole command the collector runs less often than Python's default (a
-large recipe is millions of objects that do not change), and what exists once
-the recipe is built is frozen out of its way before steps run.
+large recipe is millions of objects that do not change). In the ``ninja``
+process itself, what exists once shinobi has built is frozen out of the
+collector's way: everything built lives until ninja exits, and the steps, the
+exit and the interpreter's teardown then walk none of it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["at_exit", "building", "command_ended", "command_started", "freeze_built"]
+__all__ = ["at_exit", "building", "command_ended", "command_started"]
 
 Saved = tuple[bool, tuple[int, int, int], bool]
 
@@ -49,28 +51,28 @@ def command_ended(saved: Saved) -> None:
 
 @contextmanager
 def building() -> Iterator[None]:
-    """Collector off while shinobi's own code builds graphs, plans and scripts."""
+    """Collector off while shinobi's own code builds graphs, plans and scripts.
+
+    In a process the command owns, what the user's code left as garbage so
+    far (the recipe module as it loaded) is collected first, and what exists
+    at the end is frozen: it lives until ninja exits. Freezing spares the
+    collection that re-enabling would start over every object just built (5 %
+    of a 10,000-step compile) and the later ones that would walk them again.
+    Garbage of shinobi's own is not kept for long: building makes almost none.
+    A program that called the command keeps its collector as it was, unfrozen:
+    what it holds now may be garbage later.
+    """
     was_on = gc.isenabled()
+    if _own_process and was_on:
+        gc.collect()
     gc.disable()
     try:
         yield
     finally:
+        if _own_process and was_on:
+            gc.freeze()
         if was_on:
             gc.enable()
-
-
-def freeze_built() -> None:
-    """Freeze what is alive now (modules, the recipe, its graph): it lives until
-    ninja exits, and frozen, the collections while steps run and the one at
-    exit skip it. What is garbage now is collected first, or freezing would
-    keep it (and its finalisers from running) for good.
-
-    Only in a process the command owns: a program that called it lives on,
-    and what it holds now may be garbage later.
-    """
-    if _own_process:
-        gc.collect()
-        gc.freeze()
 
 
 def at_exit() -> None:

@@ -97,7 +97,6 @@ def command(
 
             show_dryrun(graph, inputs, config, backend, as_json, plan)
             return
-    collector.freeze_built()
     _run(graph, inputs, config, backend, as_json, no_cache, provenance, workdir)
 
 
