@@ -33,11 +33,27 @@ __all__ = ["Canonicaliser", "derive_edges", "writes"]
 _GLOB = set("*?[")
 
 
+#: A directory is listed once this many of its paths were looked up, then
+#: again each time that number grows eightfold (see :class:`Canonicaliser`).
+_LIST_FROM = 64
+
+
 class Canonicaliser:
-    """``Path.resolve()`` for many paths, resolving each parent directory only once."""
+    """``Path.resolve()`` for many paths, resolving each parent directory only once.
+
+    Whether a path is itself a symbolic link still takes an ``lstat`` per
+    path: a 10,000-step compile spent 6 % of its time there, nearly all of it
+    on the same few directories. So a directory many paths sit in is listed
+    instead, and its links looked up in the listing. A listing may read at
+    most four entries per lookup made so far, so a huge directory (a data
+    area) costs at most a fraction more than the ``lstat`` calls it replaces.
+    """
 
     def __init__(self) -> None:
         self._dirs: dict[str, str] = {}
+        self._links: dict[str, frozenset[str]] = {}
+        self._asked: dict[str, int] = {}
+        self._list_at: dict[str, int] = {}
 
     def __call__(self, path: str) -> str:
         path = os.path.normpath(path)
@@ -46,10 +62,40 @@ class Canonicaliser:
         if resolved is None:
             resolved = os.path.realpath(parent)
             self._dirs[parent] = resolved
-        full = os.path.join(resolved, base) if base else resolved
-        if os.path.islink(full):
+        if not base:
+            return resolved
+        full = os.path.join(resolved, base)
+        if self._is_link(resolved, base, full):
             full = os.path.realpath(full)
         return full
+
+    def _is_link(self, directory: str, name: str, full: str) -> bool:
+        links = self._links.get(directory)
+        if links is not None:
+            return name in links
+        asked = self._asked[directory] = self._asked.get(directory, 0) + 1
+        if asked == self._list_at.get(directory, _LIST_FROM):
+            listed = _links_in(directory, budget=4 * asked)
+            if listed is not None:
+                self._links[directory] = listed
+                return name in listed
+            self._list_at[directory] = 8 * asked
+        return os.path.islink(full)
+
+
+def _links_in(directory: str, budget: int) -> frozenset[str] | None:
+    """The names of the symbolic links in ``directory``; None past ``budget`` entries."""
+    links = []
+    try:
+        with os.scandir(directory) as entries:
+            for count, entry in enumerate(entries):
+                if count >= budget:
+                    return None
+                if entry.is_symlink():
+                    links.append(entry.name)
+    except OSError:
+        return None
+    return frozenset(links)
 
 
 def _concrete(use: PathUse) -> str:
