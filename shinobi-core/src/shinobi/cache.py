@@ -87,6 +87,24 @@ def _hash_file(path: str) -> str:
     return digest.hexdigest()
 
 
+def _read_small(path: str) -> bytes:
+    """A small file's bytes, read through a bare descriptor.
+
+    ``open()`` builds a buffered reader per file, which asks the kernel
+    whether the file is a terminal and allocates a buffer first: a fully
+    cached re-run reads one entry per step, and that came to a third of its
+    lookup time in a fresh ``ninja`` process.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):  # a larger read allocates that much first
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 class DigestMemo:
     """Content digests of files and directories, memoised by their stat signature.
 
@@ -362,8 +380,7 @@ class StepCache:
     def lookup(self, key: str, name: str, cwd: str) -> StepResult | None:
         """The stored result for ``key`` if its outputs are still there, unchanged."""
         try:
-            with open(self._entry_path(key), "rb") as fh:
-                data = json.loads(fh.read())
+            data = json.loads(_read_small(self._entry_path(key)))
         except (OSError, ValueError):
             return None
         if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
