@@ -1,4 +1,4 @@
-"""The canonicaliser the ordering edges use: Path.resolve(), however it gets there."""
+"""The path helpers the ordering edges use: Path.resolve(), and the outermost used ancestor."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from shinobi.offload import ordering
-from shinobi.offload.ordering import Canonicaliser
+from shinobi.offload.ordering import Canonicaliser, _Outermost
 
 
 def _tree(root: Path, files: int, links: int) -> list[str]:
@@ -54,3 +54,13 @@ def test_a_directory_too_large_to_list_falls_back_to_lstat(
         assert canonical(path) == str(Path(path).resolve())
     assert listed == [256, 4 * 512]  # tried again at 512 lookups, and it fit
     assert canonical(str(tmp_path / "l0001")) == os.path.realpath(tmp_path / "f0001")
+
+
+def test_the_outermost_used_ancestor_of_a_path_however_deep() -> None:
+    deep = "/" + "/".join(["a"] * 1500)  # 3,000 characters: a valid path
+    outermost = _Outermost({"/a/a", deep, "/b/c", "/b"})
+    assert outermost(deep) == "/a/a"
+    assert outermost("/b/c") == "/b"
+    assert outermost("/b/c/d") == "/b"
+    assert outermost("/a") == "/a"  # no used ancestor: itself
+    assert outermost("/c/d") == "/c/d"

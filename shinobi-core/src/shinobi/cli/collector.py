@@ -53,23 +53,22 @@ def command_ended(saved: Saved) -> None:
 def building() -> Iterator[None]:
     """Collector off while shinobi's own code builds graphs, plans and scripts.
 
-    In a process the command owns, what the user's code left as garbage so
-    far (the recipe module as it loaded) is collected first, and what exists
-    at the end is frozen: it lives until ninja exits. Freezing spares the
-    collection that re-enabling would start over every object just built (5 %
-    of a 10,000-step compile) and the later ones that would walk them again.
-    Garbage of shinobi's own is not kept for long: building makes almost none.
-    A program that called the command keeps its collector as it was, unfrozen:
-    what it holds now may be garbage later.
+    In a process the command owns, what is garbage at the end is collected
+    and what is alive is frozen: it lives until ninja exits. Freezing spares
+    the collection that re-enabling would start over every object just built,
+    and the later ones that would walk them again (the steps', the exit's).
+    The collection comes first because code of the user's runs here too (the
+    validators of a recipe's models), and frozen garbage would never be
+    freed, nor its finalisers run. A program that called the command keeps
+    its collector as it was, unfrozen: what it holds now may be garbage later.
     """
     was_on = gc.isenabled()
-    if _own_process and was_on:
-        gc.collect()
     gc.disable()
     try:
         yield
     finally:
         if _own_process and was_on:
+            gc.collect()
             gc.freeze()
         if was_on:
             gc.enable()

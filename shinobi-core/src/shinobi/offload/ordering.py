@@ -136,13 +136,22 @@ class _Outermost:
         return self._of_dir(os.path.dirname(path)) or path
 
     def _of_dir(self, directory: str) -> str | None:
-        if directory in self._dirs:
-            return self._dirs[directory]
-        parent = os.path.dirname(directory)
-        outer = self._of_dir(parent) if parent != directory else None
-        if outer is None and directory in self._used:
-            outer = directory
-        self._dirs[directory] = outer
+        unknown: list[str] = []  # from ``directory`` up to the first one answered
+        outer: str | None = None
+        current = directory
+        while True:
+            if current in self._dirs:
+                outer = self._dirs[current]
+                break
+            unknown.append(current)
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
+        for known in reversed(unknown):  # outermost first: a used ancestor wins
+            if outer is None and known in self._used:
+                outer = known
+            self._dirs[known] = outer
         return outer
 
 
