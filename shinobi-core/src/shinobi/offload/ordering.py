@@ -23,6 +23,7 @@ grouped under their outermost used ancestor instead of compared pairwise.
 from __future__ import annotations
 
 import os
+import unicodedata
 from dataclasses import dataclass
 
 from shinobi.backends.base import PathUse
@@ -47,6 +48,8 @@ class Canonicaliser:
     instead, and its links looked up in the listing. A listing may read at
     most four entries per lookup made so far, so a huge directory (a data
     area) costs at most a fraction more than the ``lstat`` calls it replaces.
+    A name that matches a link only once case and Unicode forms are folded
+    still gets its ``lstat``: on a case-insensitive filesystem it is that link.
     """
 
     def __init__(self) -> None:
@@ -71,20 +74,25 @@ class Canonicaliser:
 
     def _is_link(self, directory: str, name: str, full: str) -> bool:
         links = self._links.get(directory)
-        if links is not None:
-            return name in links
-        asked = self._asked[directory] = self._asked.get(directory, 0) + 1
-        if asked == self._list_at.get(directory, _LIST_FROM):
-            listed = _links_in(directory, budget=4 * asked)
-            if listed is not None:
-                self._links[directory] = listed
-                return name in listed
-            self._list_at[directory] = 8 * asked
-        return os.path.islink(full)
+        if links is None:
+            asked = self._asked[directory] = self._asked.get(directory, 0) + 1
+            if asked != self._list_at.get(directory, _LIST_FROM):
+                return os.path.islink(full)
+            links = _links_in(directory, budget=4 * asked)
+            if links is None:  # too large for now: try again later
+                self._list_at[directory] = 8 * asked
+                return os.path.islink(full)
+            self._links[directory] = links
+        return _folded(name) in links and os.path.islink(full)
+
+
+def _folded(name: str) -> str:
+    """``name`` with case and Unicode forms folded, as the loosest filesystem compares."""
+    return name.lower() if name.isascii() else unicodedata.normalize("NFKC", name).casefold()
 
 
 def _links_in(directory: str, budget: int) -> frozenset[str] | None:
-    """The names of the symbolic links in ``directory``; None past ``budget`` entries."""
+    """The folded names of the symbolic links in ``directory``; None past ``budget`` entries."""
     links = []
     try:
         with os.scandir(directory) as entries:
@@ -92,7 +100,7 @@ def _links_in(directory: str, budget: int) -> frozenset[str] | None:
                 if count >= budget:
                     return None
                 if entry.is_symlink():
-                    links.append(entry.name)
+                    links.append(_folded(entry.name))
     except OSError:
         return None
     return frozenset(links)
