@@ -17,6 +17,7 @@ from shinobi_slurm.sbatch import (
     command_line,
     command_lines,
     merge_options,
+    overridden_by,
     parse_sbatch_opts,
     resource_options,
 )
@@ -66,6 +67,14 @@ def test_mem_per_cpu_replaces_a_derived_mem() -> None:
     derived = resource_options(Resources(cpus=2, memory="1GiB"))
     merged = merge_options(derived, parse_sbatch_opts(["--mem-per-cpu=1G"]))
     assert args(merged) == ["--cpus-per-task=2", "--mem-per-cpu=1G"]
+
+
+def test_what_configured_options_override_can_be_worked_out_once() -> None:
+    configured = parse_sbatch_opts(["--mem-per-cpu=1G", "--time=5"])
+    overridden = overridden_by(configured)
+    assert overridden == {"mem-per-cpu", "mem", "time"}
+    derived = [*resource_options(Resources(cpus=2, memory="1GiB")), Option("time", "9")]
+    assert merge_options(derived, configured, overridden) == merge_options(derived, configured)
 
 
 def test_an_unknown_short_option_is_refused_with_the_fix() -> None:

@@ -31,6 +31,7 @@ __all__ = [
     "command_lines",
     "directive",
     "merge_options",
+    "overridden_by",
     "parse_sbatch_opts",
     "resource_options",
 ]
@@ -166,12 +167,28 @@ def resource_options(resources: Resources | None) -> list[Option]:
     return options
 
 
-def merge_options(derived: Iterable[Option], configured: Iterable[Option]) -> list[Option]:
-    """``derived`` with every option ``configured`` also sets (or replaces) left out."""
-    configured = list(configured)
-    overridden = {o.name for o in configured}
+def overridden_by(configured: Iterable[Option]) -> frozenset[str]:
+    """The derived options that ``configured`` sets itself or replaces."""
+    names = set()
     for option in configured:
-        overridden.update(_REPLACES.get(option.name, ()))
+        names.add(option.name)
+        names.update(_REPLACES.get(option.name, ()))
+    return frozenset(names)
+
+
+def merge_options(
+    derived: Iterable[Option],
+    configured: Iterable[Option],
+    overridden: frozenset[str] | None = None,
+) -> list[Option]:
+    """``derived`` with every option ``configured`` also sets (or replaces) left out.
+
+    ``overridden`` is :func:`overridden_by` of ``configured``, for a caller
+    that merges the same configured options into many jobs.
+    """
+    configured = list(configured)
+    if overridden is None:
+        overridden = overridden_by(configured)
     return [o for o in derived if o.name not in overridden] + configured
 
 

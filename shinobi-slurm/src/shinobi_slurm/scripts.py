@@ -45,6 +45,7 @@ from shinobi_slurm.sbatch import (
     batch_script,
     command_lines,
     merge_options,
+    overridden_by,
     parse_sbatch_opts,
     resource_options,
 )
@@ -71,22 +72,24 @@ class JobFiles:
 
     @classmethod
     def of(cls, run_dir: str, job: Job) -> JobFiles:
+        # A stem holds no "/" (safe_name), so joining is concatenating; one
+        # os.path.join per file was a tenth of rendering 10,000 scripts.
+        base = os.path.join(run_dir, "")
         stem = safe_name(job.name)
         task = ".%a" if job.tasks else ""
-        logs = os.path.join(run_dir, "logs", stem)
+        logs = f"{base}logs/{stem}"
         verdict = None
         node = job.node
         if job.guard is not None and node.loop is not None:
             outer = job.name[: len(job.name) - len(node.name)]  # a nested recipe's prefix
-            iteration = safe_name(f"{outer}{node.loop}.{node.iteration}")
-            verdict = os.path.join(run_dir, "loops", iteration)
+            verdict = f"{base}loops/{safe_name(f'{outer}{node.loop}.{node.iteration}')}"
         return cls(
-            script=os.path.join(run_dir, "scripts", f"{stem}.sbatch"),
+            script=f"{base}scripts/{stem}.sbatch",
             stdout=f"{logs}{task}.out",
             stderr=f"{logs}{task}.err",
-            skipped=os.path.join(run_dir, "skipped", stem),
+            skipped=f"{base}skipped/{stem}",
             verdict=verdict,
-            loop_before=_loop_before(run_dir, job) if job.node.loop is not None else None,
+            loop_before=_loop_before(run_dir, job) if node.loop is not None else None,
         )
 
 
@@ -108,17 +111,24 @@ class ScriptContext:
     run_dir: str
     job_name: str
     configured: tuple[Option, ...]
+    #: The derived options ``configured`` sets or replaces.
+    overridden: frozenset[str]
+    #: The recipe's name as every job's ``--comment`` starts with it.
+    recipe_stem: str
 
     @classmethod
     def of(
         cls, graph: JobGraph, options: CompileOptions, settings: Mapping[str, Any]
     ) -> ScriptContext:
+        configured = tuple(parse_sbatch_opts(settings.get("sbatch_opts")))
         return cls(
             graph=graph,
             cwd=str(options.cwd),
             run_dir=str(options.run_dir(graph.recipe)),
             job_name=job_name(options.run_id),
-            configured=tuple(parse_sbatch_opts(settings.get("sbatch_opts"))),
+            configured=configured,
+            overridden=overridden_by(configured),
+            recipe_stem=safe_name(graph.recipe),
         )
 
 
@@ -136,7 +146,7 @@ def _options(
     graph = context.graph
     derived = [
         Option("job-name", context.job_name),
-        Option("comment", f"{safe_name(graph.recipe)}/{safe_name(job.name)}"),
+        Option("comment", f"{context.recipe_stem}/{safe_name(job.name)}"),
         Option("output", files.stdout),
         Option("error", files.stderr),
         Option("chdir", context.cwd),
@@ -147,7 +157,7 @@ def _options(
     dependency = _dependency(graph, job, ids)
     if dependency is not None:
         derived += [dependency, Option("kill-on-invalid-dep", "yes")]
-    return merge_options(derived, context.configured)
+    return merge_options(derived, context.configured, context.overridden)
 
 
 def _comments(graph: JobGraph, job: Job) -> list[str]:
