@@ -105,6 +105,10 @@ def _read_small(path: str) -> bytes:
         os.close(fd)
 
 
+#: The memo shard of each directory seen: a step's files share a few.
+_SHARDS: dict[str, str] = {}
+
+
 class DigestMemo:
     """Content digests of files and directories, memoised by their stat signature.
 
@@ -122,7 +126,12 @@ class DigestMemo:
 
     @staticmethod
     def _shard_of(path: str) -> str:
-        return hashlib.sha1(os.path.dirname(path).encode(), usedforsecurity=False).hexdigest()[:2]
+        directory = os.path.dirname(path)
+        shard = _SHARDS.get(directory)
+        if shard is None:
+            digest = hashlib.sha1(directory.encode(), usedforsecurity=False)
+            shard = _SHARDS[directory] = digest.hexdigest()[:2]
+        return shard
 
     def _shard_path(self, shard: str) -> Path:
         assert self.root is not None
