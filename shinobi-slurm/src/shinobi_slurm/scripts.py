@@ -78,24 +78,21 @@ class JobFiles:
         stem = safe_name(job.name)
         task = ".%a" if job.tasks else ""
         logs = f"{base}logs/{stem}"
-        verdict = None
+        verdict = loop_before = None
         node = job.node
-        if job.guard is not None and node.loop is not None:
+        if node.loop is not None:
             outer = job.name[: len(job.name) - len(node.name)]  # a nested recipe's prefix
-            verdict = f"{base}loops/{safe_name(f'{outer}{node.loop}.{node.iteration}')}"
+            loop_before = f"{base}loops/{safe_name(f'{outer}{node.loop}.before')}"
+            if job.guard is not None:
+                verdict = f"{base}loops/{safe_name(f'{outer}{node.loop}.{node.iteration}')}"
         return cls(
             script=f"{base}scripts/{stem}.sbatch",
             stdout=f"{logs}{task}.out",
             stderr=f"{logs}{task}.err",
             skipped=f"{base}skipped/{stem}",
             verdict=verdict,
-            loop_before=_loop_before(run_dir, job) if node.loop is not None else None,
+            loop_before=loop_before,
         )
-
-
-def _loop_before(run_dir: str, job: Job) -> str:
-    outer = job.name[: len(job.name) - len(job.node.name)]  # a nested recipe's prefix
-    return os.path.join(run_dir, "loops", safe_name(f"{outer}{job.node.loop}.before"))
 
 
 #: A file's record: inode, size and modification time to the nanosecond.
