@@ -162,11 +162,14 @@ def note_until_changed(session: Session, name: str, node: Node, result: StepResu
 
 
 def _validate_outputs(cab: Cab, outputs: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
-    from pydantic import ValidationError
-
     try:
         return field_values(cab.outputs_model.model_validate(outputs)), None
-    except ValidationError as exc:
+    except Exception as exc:
+        # Imported only when validation failed: this runs for every step.
+        from pydantic import ValidationError
+
+        if not isinstance(exc, ValidationError):
+            raise
         first = exc.errors()[0]
         loc = error_field(first)
         return outputs, f"output {loc!r}: {first.get('msg')}"

@@ -8,7 +8,7 @@ and field it concerns, and the nearest valid name.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -104,19 +104,29 @@ class Graph:
                 yield from node.subgraph.walk(f"{path}.")
 
 
-def refs_in(value: Any) -> Iterator[OutputRef | InputRef]:
-    """References inside a wiring value (a reference, or a list of them)."""
-    if isinstance(value, OutputRef | InputRef):
-        yield value
-    elif isinstance(value, list | tuple):
-        for item in value:
-            if isinstance(item, OutputRef | InputRef):
-                yield item
+_REFS = (OutputRef, InputRef)
 
 
-def output_refs(value: Any) -> list[OutputRef]:
+def refs_in(value: Any) -> Sequence[OutputRef | InputRef]:
+    """References inside a wiring value (a reference, or a list of them).
+
+    A list, not a generator: building a graph, planning and compiling ask
+    this of every wiring value, and most hold no reference at all.
+    """
+    if isinstance(value, _REFS):
+        return (value,)
+    if isinstance(value, list | tuple):
+        return [item for item in value if isinstance(item, _REFS)]
+    return ()
+
+
+def output_refs(value: Any) -> Sequence[OutputRef]:
     """The dependency edges inside a wiring value (or a loop guard)."""
-    return [ref for ref in refs_in(value) if isinstance(ref, OutputRef)]
+    if isinstance(value, OutputRef):
+        return (value,)
+    if isinstance(value, list | tuple):
+        return [item for item in value if isinstance(item, OutputRef)]
+    return ()
 
 
 def _scatter_of(step: Any) -> tuple[str, ...]:
@@ -469,8 +479,6 @@ class _Builder:
         recipe_inputs: dict[str, Any],
         path: str,
     ) -> Node:
-        from shinobi.resources import Resources as _Resources
-
         name, step = entry["name"], entry["step"]
         kind = getattr(step, "kind", None)
         if kind not in ("cab", "recipe", "function", "python"):
@@ -508,7 +516,7 @@ class _Builder:
                     f"step {name!r}: scatter field {field_name!r} is not wired to a list"
                 )
         resources = entry.get("resources") or getattr(step, "resources", None)
-        if resources is not None and not isinstance(resources, _Resources):
+        if resources is not None and not _is_resources(resources):
             raise self.fail(
                 f"step {name!r}: resources must be Resources(cpus=..., memory=...), not"
                 f" {type(resources).__name__} {resources!r}"
@@ -574,6 +582,12 @@ class _Builder:
             f"step {names[0]!r}: the steps form a cycle: {' -> '.join([*names, names[0]])}"
             " (a step cannot depend, even indirectly, on its own output)"
         )
+
+
+def _is_resources(value: Any) -> bool:
+    from shinobi.resources import Resources as _Resources  # only for steps that declare some
+
+    return isinstance(value, _Resources)
 
 
 def build_graph(recipe: Recipe) -> Graph:

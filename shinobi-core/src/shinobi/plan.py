@@ -80,16 +80,18 @@ def scatter_slices(node: Node, values: Mapping[str, Any]) -> list[dict[str, Any]
 
 def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[str, Any]:
     """Values checked and coerced by the step's inputs model, defaults filled in."""
-    from pydantic import ValidationError
-
     try:
         # wiring names fields, so a field with an alias is wired by its name too
         model = node.step.inputs_model.model_validate(dict(values), by_name=True)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = error_field(first)
-        raise ValueError(f"{where}: input {loc!r}: {first.get('msg')}") from None
-    except Exception as exc:  # a validator of the model's own that raised something else
+    except Exception as exc:
+        # Imported here, not per call: this runs for every step of every run.
+        from pydantic import ValidationError
+
+        if isinstance(exc, ValidationError):
+            first = exc.errors()[0]
+            loc = error_field(first)
+            raise ValueError(f"{where}: input {loc!r}: {first.get('msg')}") from None
+        # a validator of the model's own that raised something else
         raise ValueError(f"{where}: validating its inputs raised {exception_line(exc)}") from None
     return field_values(model)
 
@@ -181,17 +183,18 @@ def checked_inputs(
     run will, its own validators included; otherwise each known value is
     checked on its own (:func:`static_input_error`).
     """
-    from pydantic import ValidationError
-
-    if any(_has_unknown(v) for v in values.values()):
-        return None, static_input_error(node, values, where)
+    for value in values.values():
+        if _has_unknown(value):
+            return None, static_input_error(node, values, where)
     model = node.step.inputs_model
     try:
         return field_values(model.model_validate(dict(values), by_name=True)), None
-    except ValidationError as exc:
+    except Exception as exc:
+        from pydantic import ValidationError  # only when something is wrong: see validate_inputs
+
+        if not isinstance(exc, ValidationError):  # a model's own code: the run decides
+            return None, None
         wrong = [e for e in exc.errors() if e["type"] not in _RUN_TIME_ERRORS]
-    except Exception:  # a model's own code: the run decides
-        return None, None
     if not wrong:
         return None, None
     first = wrong[0]

@@ -208,9 +208,8 @@ def batch_script(
     env: Mapping[str, str] | None = None,
 ) -> str:
     """A whole script: shebang, directives, ``comments`` (``# ...``), env exports, ``body``."""
-    lines = ["#!/bin/bash"]
-    lines.extend(directive(o) for o in options)
-    lines.extend(f"# {c}" if c else "#" for c in comments)
+    lines = ["#!/bin/bash", *[directive(o) for o in options]]
+    lines += [f"# {c}" if c else "#" for c in comments]
     for key, value in (env or {}).items():
         lines.append(f"export {key}={shlex.quote(value)}")
     lines.extend(body)

@@ -61,6 +61,8 @@ class JobFiles:
     job, and pathlib objects would dominate its time.
     """
 
+    #: The job's name as a file name (:func:`~shinobi.session.safe_name`).
+    stem: str
     script: str
     stdout: str
     stderr: str
@@ -74,7 +76,7 @@ class JobFiles:
     def of(cls, run_dir: str, job: Job) -> JobFiles:
         # A stem holds no "/" (safe_name), so joining is concatenating; one
         # os.path.join per file was a tenth of rendering 10,000 scripts.
-        base = os.path.join(run_dir, "")
+        base = run_dir if run_dir.endswith("/") else f"{run_dir}/"
         stem = safe_name(job.name)
         task = ".%a" if job.tasks else ""
         logs = f"{base}logs/{stem}"
@@ -86,6 +88,7 @@ class JobFiles:
             if job.guard is not None:
                 verdict = f"{base}loops/{safe_name(f'{outer}{node.loop}.{node.iteration}')}"
         return cls(
+            stem=stem,
             script=f"{base}scripts/{stem}.sbatch",
             stdout=f"{logs}{task}.out",
             stderr=f"{logs}{task}.err",
@@ -143,7 +146,7 @@ def _options(
     graph = context.graph
     derived = [
         Option("job-name", context.job_name),
-        Option("comment", f"{context.recipe_stem}/{safe_name(job.name)}"),
+        Option("comment", f"{context.recipe_stem}/{files.stem}"),
         Option("output", files.stdout),
         Option("error", files.stderr),
         Option("chdir", context.cwd),

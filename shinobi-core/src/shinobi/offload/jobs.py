@@ -153,7 +153,8 @@ class _Flattener:
 
     def edges_of(self, plan: Plan, node: Node, jobs_of: dict[int, list[int]]) -> list[Edge]:
         nodes = plan.graph.nodes
-        guard_steps = {ref.step for ref in output_refs(node.guard)}
+        guard_refs = output_refs(node.guard)
+        guard_steps = {ref.step for ref in guard_refs}
         edges: list[Edge] = []
         for dep in node.deps:
             dep_node = nodes[dep]
@@ -162,9 +163,7 @@ class _Flattener:
                 detail = f"iteration {node.iteration} after {dep_node.iteration}"
             elif dep_node.name in guard_steps and not _wires(node, dep_node.name):
                 kind = "guard"
-                detail = ", ".join(
-                    str(r) for r in output_refs(node.guard) if r.step == dep_node.name
-                )
+                detail = ", ".join(str(r) for r in guard_refs if r.step == dep_node.name)
             else:
                 kind = "wired"
                 detail = (
