@@ -419,11 +419,7 @@ class _Builder:
                     f"output {name!r}: the recipe's outputs_model has no such field"
                     f"{did_you_mean(name, recipe_outputs)}"
                 )
-            where = f"output {name!r}"
-            outputs[name] = self.check_value(value, where, index, recipe_inputs)
-            for ref in refs_in(outputs[name]):
-                if isinstance(ref, OutputRef):
-                    self.check_output_field(ref, where)
+            outputs[name], _ = self.check_value(value, f"output {name!r}", index, recipe_inputs)
 
         dependants: list[list[int]] = [[] for _ in nodes]
         for node in nodes:
@@ -454,9 +450,15 @@ class _Builder:
 
     def check_value(
         self, value: Any, where: str, index: dict[str, int], recipe_inputs: dict[str, Any]
-    ) -> Any:
+    ) -> tuple[Any, Sequence[OutputRef]]:
+        """``value`` with loop references translated, and the step outputs it names.
+
+        Every reference is checked first (inputs and steps exist), then every
+        output it names (the step has it).
+        """
         value = self.translate(value)
-        for ref in refs_in(value):
+        refs = refs_in(value)
+        for ref in refs:
             if isinstance(ref, InputRef):
                 if ref.field not in recipe_inputs:
                     raise self.fail(
@@ -469,7 +471,10 @@ class _Builder:
                     f"{where}: OutputRef names step {ref.step!r}, which does not exist"
                     f"{did_you_mean(ref.step, list(index) + list(self.loops))}"
                 )
-        return value
+        produced = [ref for ref in refs if isinstance(ref, OutputRef)]
+        for ref in produced:
+            self.check_output_field(ref, where)
+        return value, produced
 
     def make_node(
         self,
@@ -495,12 +500,8 @@ class _Builder:
                 raise self.fail(
                     f"{where}: {step.name!r} has no input {key!r}{did_you_mean(key, inputs)}"
                 )
-            value = self.check_value(value, where, index, recipe_inputs)
-            for ref in refs_in(value):
-                if isinstance(ref, OutputRef):
-                    self.check_output_field(ref, where)
-                    deps.add(index[ref.step])
-            wiring[key] = value
+            wiring[key], produced = self.check_value(value, where, index, recipe_inputs)
+            deps.update(index[ref.step] for ref in produced)
         guard = self.translate(entry.get("guard"))
         for ref in refs_in(guard):
             if isinstance(ref, OutputRef):

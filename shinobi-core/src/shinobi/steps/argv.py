@@ -110,6 +110,11 @@ def path_uses(
     and whatever protects read-only inputs (a read-only mount) must cover it.
     """
     uses: list[PathUse] = []
+    prefix = os.path.join(cwd, "")
+
+    def absolute(path: str) -> str:  # os.path.join(cwd, path), joined once per step
+        return path if path.startswith("/") else prefix + path
+
     in_fields = fields_of(cab.inputs_model)
     out_fields = fields_of(cab.outputs_model)
     for name, spec in in_fields.items():
@@ -123,7 +128,7 @@ def path_uses(
         for path in _paths(inputs.get(name)):
             uses.append(
                 PathUse(
-                    path=os.path.join(cwd, path),
+                    path=absolute(path),
                     role="output" if passthrough else "input",
                     field=name,
                     kind=_KIND.get(kind, "any"),  # type: ignore[arg-type]
@@ -138,13 +143,11 @@ def path_uses(
         if meta.harvest:
             pattern = format_template(meta.harvest, inputs)
             if pattern is not None:
-                uses.append(
-                    PathUse(os.path.join(cwd, pattern), "output", name, "any", pattern=True)
-                )
+                uses.append(PathUse(absolute(pattern), "output", name, "any", pattern=True))
             continue
         kind = spec.path_kind or _DTYPE_KIND.get(meta.dtype or "", "any")
         for path in _paths(outputs.get(name)):
-            uses.append(PathUse(os.path.join(cwd, path), "output", name, _KIND[kind]))  # type: ignore[arg-type]
+            uses.append(PathUse(absolute(path), "output", name, _KIND[kind]))  # type: ignore[arg-type]
     return tuple(uses)
 
 
