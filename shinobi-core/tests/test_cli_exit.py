@@ -168,6 +168,46 @@ def test_freezing_what_is_built_does_not_keep_garbage() -> None:
     assert proc.stdout == "finalised\nfinalised\nfrozen True\n"
 
 
+LOADING_RECIPE = """
+import gc
+from pathlib import Path
+import shinobi
+from shinobi import Recipe
+
+
+class Cycle:
+    def __del__(self):
+        Path("finalised").write_text("yes")
+
+
+Path("frozen-at-load").write_text(str(gc.get_freeze_count()))
+made = Cycle()
+made.me = made
+del made  # cyclic garbage of the user's, made once the libraries are frozen
+
+
+@shinobi.pystep()
+def note(path: Path) -> None:
+    path.write_text("ran")
+
+
+recipe = Recipe("r")
+recipe.add_step("note", note, path=Path("in-step"))
+"""
+
+
+def test_the_libraries_are_frozen_before_the_recipe_module_runs(
+    ninja: Any, recipe_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    # Frozen after the recipe module had run, its garbage would never be finalised.
+    recipe_file(LOADING_RECIPE)
+    done = ninja("run", "recipe.py:recipe")
+    assert done.returncode == 0, done.stderr
+    assert int((tmp_path / "frozen-at-load").read_text()) > 10_000  # click, pydantic, shinobi
+    assert (tmp_path / "finalised").read_text() == "yes"
+    assert (tmp_path / "in-step").read_text() == "ran"
+
+
 def test_a_run_called_in_process_leaves_nothing_frozen(
     recipe_file: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

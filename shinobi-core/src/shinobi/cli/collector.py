@@ -12,9 +12,10 @@ it.
 
 For the whole command the collector runs less often than Python's default (a
 large recipe is millions of objects that do not change). In the ``ninja``
-process itself, what exists once shinobi has built is frozen out of the
-collector's way: everything built lives until ninja exits, and the steps, the
-exit and the interpreter's teardown then walk none of it.
+process itself, the libraries are frozen out of the collector's way before
+the recipe module loads (:func:`libraries_loaded`), and so is what exists
+once shinobi has built: everything built lives until ninja exits, and the
+steps, the exit and the interpreter's teardown then walk none of it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["at_exit", "building", "command_ended", "command_started"]
+__all__ = ["at_exit", "building", "command_ended", "command_started", "libraries_loaded"]
 
 Saved = tuple[bool, tuple[int, int, int], bool]
 
@@ -47,6 +48,22 @@ def command_ended(saved: Saved) -> None:
     enabled, threshold, _own_process = saved
     gc.set_threshold(*threshold)
     (gc.enable if enabled else gc.disable)()
+
+
+def libraries_loaded() -> None:
+    """Freeze what exists before the first code of the user's runs (own process only).
+
+    click, pydantic (with its schema machinery, which shinobi's configuration
+    models load), shinobi and the standard library are most of the objects a
+    short command ever has, and all of them live until ninja exits. Frozen
+    here, the collection that ends :func:`building` walks only the recipe and
+    what shinobi built from it: a one-step ``ninja run`` spent about 12 ms of
+    its 200 walking the libraries there. Nothing of the user's exists yet, so
+    none of the user's garbage is frozen unfinalised; the few cycles the
+    imports left as garbage stay, as they would in a forked worker.
+    """
+    if _own_process:
+        gc.freeze()
 
 
 @contextmanager

@@ -15,6 +15,8 @@ from typing import Any
 
 import click
 
+from shinobi.cli import collector
+
 __all__ = ["TARGET_KEY", "RecipeCommand", "recipe_values"]
 
 _RECIPE_KEY = "shinobi_recipe"
@@ -69,8 +71,10 @@ class RecipeCommand(click.Command):
         self.params = [p for p in self.params if not (p.name or "").startswith(_INPUTS_KEY)]
         target = _first_target(args, self)
         if target is not None and ":" in target:
+            import shinobi.config  # noqa: F401  (every recipe command reads it: its models load pydantic)
             from shinobi.loaders import load_target
 
+            collector.libraries_loaded()  # the recipe module is the first code of the user's
             recipe = load_target(target)
             ctx.meta[_RECIPE_KEY] = recipe
             ctx.meta[TARGET_KEY] = target
