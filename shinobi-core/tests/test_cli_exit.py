@@ -208,6 +208,40 @@ def test_the_libraries_are_frozen_before_the_recipe_module_runs(
     assert (tmp_path / "in-step").read_text() == "ran"
 
 
+def test_a_program_that_hands_its_process_to_ninja_keeps_its_garbage_finalised(
+    recipe_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    # main() without argv owns the process from then on, but what the program
+    # made before it, and between two commands, is collected, not frozen.
+    recipe_file(COLLECTOR_RECIPE)
+    code = (
+        "import sys\n"
+        "from shinobi.cli.main import main\n"
+        "class Cycle:\n"
+        "    def __init__(self, name):\n"
+        "        self.name, self.me = name, self\n"
+        "    def __del__(self):\n"
+        "        print('finalised', self.name)\n"
+        "def command():\n"
+        "    sys.argv = ['ninja', 'run', 'recipe.py:recipe', '--dryrun']\n"
+        "    try:\n"
+        "        main()\n"
+        "    except SystemExit as exc:\n"
+        "        assert not exc.code, exc.code\n"
+        "Cycle('before')\n"
+        "command()\n"
+        "Cycle('between')\n"
+        "command()\n"
+        "print('done')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    said = [line for line in proc.stdout.splitlines() if line.startswith(("finalised", "done"))]
+    assert said == ["finalised before", "finalised between", "done"]
+
+
 def test_a_run_called_in_process_leaves_nothing_frozen(
     recipe_file: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -21,16 +21,19 @@ steps, the exit and the interpreter's teardown then walk none of it.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-__all__ = ["at_exit", "building", "command_ended", "command_started", "libraries_loaded"]
+__all__ = ["at_exit", "building", "command_ended", "command_started", "freeze_libraries"]
 
 Saved = tuple[bool, tuple[int, int, int], bool]
 
 #: Whether the running command owns its process (the ``ninja`` console script)
 #: rather than being called by a program that lives on after it.
 _own_process = False
+
+#: Whether :func:`freeze_libraries` has frozen them in this process already.
+_libraries_frozen = False
 
 
 def command_started(own_process: bool) -> Saved:
@@ -50,20 +53,31 @@ def command_ended(saved: Saved) -> None:
     (gc.enable if enabled else gc.disable)()
 
 
-def libraries_loaded() -> None:
-    """Freeze what exists before the first code of the user's runs (own process only).
+def freeze_libraries(load: Callable[[], object]) -> None:
+    """Call ``load`` (imports, nothing of the user's), freezing what it loads.
 
-    click, pydantic (with its schema machinery, which shinobi's configuration
-    models load), shinobi and the standard library are most of the objects a
-    short command ever has, and all of them live until ninja exits. Frozen
-    here, the collection that ends :func:`building` walks only the recipe and
-    what shinobi built from it: a one-step ``ninja run`` spent about 12 ms of
-    its 200 walking the libraries there. Nothing of the user's exists yet, so
-    none of the user's garbage is frozen unfinalised; the few cycles the
-    imports left as garbage stay, as they would in a forked worker.
+    click, pydantic (with the schema machinery shinobi's configuration models
+    load), shinobi and the standard library are most of the objects a short
+    command ever has, and all of them live until ninja exits. Frozen before
+    the recipe module loads, they are not walked by the collection that ends
+    :func:`building`, which then sees only the recipe and what shinobi built
+    from it: a one-step ``ninja run`` spent about 12 ms of its 200 walking
+    the libraries there.
+
+    Whatever the process held before is collected first, while the heap is
+    still small (a program may have called ``main()`` after work of its own),
+    so only garbage the imports themselves left can be frozen unfinalised.
+    It happens once per process, in the command that owns it: a recipe
+    command run again, or run from inside a run, freezes nothing.
     """
-    if _own_process:
-        gc.freeze()
+    global _libraries_frozen
+    if not _own_process or _libraries_frozen:
+        load()
+        return
+    _libraries_frozen = True
+    gc.collect()
+    load()
+    gc.freeze()
 
 
 @contextmanager

@@ -62,6 +62,13 @@ def _first_target(args: list[str], command: click.Command) -> str | None:
     return None
 
 
+def _load_libraries() -> None:
+    """What a recipe command imports before the recipe: the loader, and the
+    configuration every recipe command reads (its models load pydantic)."""
+    import shinobi.config
+    import shinobi.loaders  # noqa: F401
+
+
 class RecipeCommand(click.Command):
     """A command whose options include the target recipe's inputs."""
 
@@ -71,10 +78,9 @@ class RecipeCommand(click.Command):
         self.params = [p for p in self.params if not (p.name or "").startswith(_INPUTS_KEY)]
         target = _first_target(args, self)
         if target is not None and ":" in target:
-            import shinobi.config  # noqa: F401  (every recipe command reads it: its models load pydantic)
+            collector.freeze_libraries(_load_libraries)  # before the first code of the user's
             from shinobi.loaders import load_target
 
-            collector.libraries_loaded()  # the recipe module is the first code of the user's
             recipe = load_target(target)
             ctx.meta[_RECIPE_KEY] = recipe
             ctx.meta[TARGET_KEY] = target
