@@ -44,6 +44,7 @@ from shinobi_slurm.sbatch import (
     batch_script,
     command_line,
     command_lines,
+    job_name,
     merge_options,
     parse_sbatch_opts,
     resource_options,
@@ -57,11 +58,6 @@ log = logging.getLogger("shinobi_slurm")
 
 #: Seconds to wait, after scancel, for Slurm to confirm a job is gone.
 CANCEL_WAIT = 60.0
-
-
-def job_name(run_id: str) -> str:
-    """The name every job of one run shares, so ``squeue -n``/``scancel -n`` find them all."""
-    return f"shinobi-{run_id}" if run_id else "shinobi"
 
 
 def poll_tuning(values: Mapping[str, Any]) -> PollTuning:

@@ -18,8 +18,8 @@ from shinobi.launch.handle import JobJournal, LaunchHandle, LaunchJob
 from shinobi.launch.tracking import LaunchStatus, LogSource
 from shinobi.offload.base import CompileOptions, OffloadTarget, Script, Workflow
 from shinobi.offload.jobs import JobGraph
-from shinobi_slurm.backend import job_name
 from shinobi_slurm.commands import SlurmCommands, SlurmError
+from shinobi_slurm.sbatch import job_name
 from shinobi_slurm.scripts import JobFiles, ScriptContext, job_script
 from shinobi_slurm.setting_values import SETTINGS_KEYS, seconds_setting
 from shinobi_slurm.status import launch_statuses

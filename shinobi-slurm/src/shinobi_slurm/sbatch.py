@@ -30,6 +30,7 @@ __all__ = [
     "command_line",
     "command_lines",
     "directive",
+    "job_name",
     "merge_options",
     "overridden_by",
     "parse_sbatch_opts",
@@ -151,6 +152,11 @@ def parse_sbatch_opts(value: Any) -> list[Option]:
         options.append(option)
         i += 2 if consumed else 1
     return options
+
+
+def job_name(run_id: str) -> str:
+    """The name every job of one run shares, so ``squeue -n``/``scancel -n`` find them all."""
+    return f"shinobi-{run_id}" if run_id else "shinobi"
 
 
 def resource_options(resources: Resources | None) -> list[Option]:

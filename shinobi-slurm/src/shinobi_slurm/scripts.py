@@ -38,12 +38,12 @@ from typing import Any
 from shinobi.offload.base import CompileOptions
 from shinobi.offload.jobs import Job, JobGraph, describe_edge
 from shinobi.session import safe_name
-from shinobi_slurm.backend import job_name
 from shinobi_slurm.sbatch import (
     SIGNAL_RELAY,
     Option,
     batch_script,
     command_lines,
+    job_name,
     merge_options,
     overridden_by,
     parse_sbatch_opts,

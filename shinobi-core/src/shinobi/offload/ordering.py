@@ -53,12 +53,19 @@ class Canonicaliser:
     """
 
     def __init__(self) -> None:
+        self._paths: dict[str, str] = {}  # a job's output is the next one's input
         self._dirs: dict[str, str] = {}
         self._links: dict[str, frozenset[str]] = {}
         self._asked: dict[str, int] = {}
         self._list_at: dict[str, int] = {}
 
     def __call__(self, path: str) -> str:
+        known = self._paths.get(path)
+        if known is None:
+            known = self._paths[path] = self._resolve(path)
+        return known
+
+    def _resolve(self, path: str) -> str:
         path = os.path.normpath(path)
         parent, base = os.path.split(path)
         resolved = self._dirs.get(parent)
