@@ -22,7 +22,6 @@ from shinobi_slurm.commands import SlurmCommands, SlurmError
 from shinobi_slurm.sbatch import job_name
 from shinobi_slurm.scripts import JobFiles, ScriptContext, job_script
 from shinobi_slurm.setting_values import SETTINGS_KEYS, seconds_setting
-from shinobi_slurm.status import launch_statuses
 
 __all__ = ["SlurmTarget"]
 
@@ -121,6 +120,8 @@ class SlurmTarget(OffloadTarget):
 
     def status_many(self, handles: Sequence[LaunchHandle]) -> list[LaunchStatus]:
         """The state of every launch from ONE sacct call covering all their jobs."""
+        from shinobi_slurm.status import launch_statuses  # sacct's parsing: not for compiling
+
         return launch_statuses(self.commands, handles)
 
     # -- cancel ------------------------------------------------------------------
