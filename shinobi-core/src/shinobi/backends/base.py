@@ -23,6 +23,8 @@ __all__ = [
     "BackendRun",
     "Capabilities",
     "Invocation",
+    "PathKind",
+    "PathRole",
     "PathUse",
     "RunControl",
 ]

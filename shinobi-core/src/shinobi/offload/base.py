@@ -105,7 +105,7 @@ class Workflow:
         Joined once from its pieces: pasting each header onto its script first
         copied every script twice, and 10,000 of them are megabytes.
         """
-        parts = []
+        parts: list[str] = []
         for script in self.scripts:
             parts += (f"# ---- {script.file_name} ({script.job}) ----\n", script.text, "\n")
         return "".join(parts[:-1])  # no separator after the last one
