@@ -107,9 +107,11 @@ class ScriptContext:
     """What every script of one workflow shares: computed once, not once per job."""
 
     graph: JobGraph
-    cwd: str
     run_dir: str
-    job_name: str
+    #: ``--job-name``, the same for every job of the run.
+    job_name: Option
+    #: ``--chdir``: the directory the compile ran in.
+    chdir: Option
     configured: tuple[Option, ...]
     #: The derived options ``configured`` sets or replaces.
     overridden: frozenset[str]
@@ -123,13 +125,17 @@ class ScriptContext:
         configured = tuple(parse_sbatch_opts(settings.get("sbatch_opts")))
         return cls(
             graph=graph,
-            cwd=str(options.cwd),
             run_dir=str(options.run_dir(graph.recipe)),
-            job_name=job_name(options.run_id),
+            job_name=Option("job-name", job_name(options.run_id)),
+            chdir=Option("chdir", str(options.cwd)),
             configured=configured,
             overridden=overridden_by(configured),
             recipe_stem=safe_name(graph.recipe),
         )
+
+
+#: Options are immutable: the one every waiting job carries is made once.
+_KILL_ON_INVALID_DEP = Option("kill-on-invalid-dep", "yes")
 
 
 def _dependency(graph: JobGraph, job: Job, ids: Mapping[str, str] | None) -> Option | None:
@@ -145,18 +151,18 @@ def _options(
 ) -> list[Option]:
     graph = context.graph
     derived = [
-        Option("job-name", context.job_name),
+        context.job_name,
         Option("comment", f"{context.recipe_stem}/{files.stem}"),
         Option("output", files.stdout),
         Option("error", files.stderr),
-        Option("chdir", context.cwd),
+        context.chdir,
         *resource_options(job.resources),
     ]
     if job.tasks:
         derived.append(Option("array", f"0-{job.tasks - 1}"))
     dependency = _dependency(graph, job, ids)
     if dependency is not None:
-        derived += [dependency, Option("kill-on-invalid-dep", "yes")]
+        derived += [dependency, _KILL_ON_INVALID_DEP]
     return merge_options(derived, context.configured, context.overridden)
 
 
