@@ -147,8 +147,10 @@ class Cab:
         inputs = set(self.inputs_model.model_fields)
         outputs = set(self.outputs_model.model_fields)
         for key in self.field_meta:
-            near = did_you_mean(key, inputs | outputs)
-            if key not in inputs and key not in outputs and near:
+            if key in inputs or key in outputs:
+                continue
+            near = did_you_mean(key, inputs | outputs)  # only for a key that names no field
+            if near:
                 raise ValueError(
                     f"cab {self.name!r}: field_meta names {key!r}, which is neither an input nor"
                     f" an output{near}"
