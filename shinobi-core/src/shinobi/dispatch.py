@@ -19,7 +19,7 @@ from shinobi.plan import cab_of
 from shinobi.steps.argv import path_uses, render_argv
 from shinobi.steps.outputs import collect_outputs, static_outputs, wrangle
 from shinobi.steps.result import StepResult
-from shinobi.steps.types import error_field, field_values
+from shinobi.steps.types import error_field, field_values, validation_errors
 
 if TYPE_CHECKING:
     from shinobi.graph import Node
@@ -165,12 +165,10 @@ def _validate_outputs(cab: Cab, outputs: dict[str, Any]) -> tuple[dict[str, Any]
     try:
         return field_values(cab.outputs_model.model_validate(outputs)), None
     except Exception as exc:
-        # Imported only when validation failed: this runs for every step.
-        from pydantic import ValidationError
-
-        if not isinstance(exc, ValidationError):
+        errors = validation_errors(exc)
+        if errors is None:
             raise
-        first = exc.errors()[0]
+        first = errors[0]
         loc = error_field(first)
         return outputs, f"output {loc!r}: {first.get('msg')}"
 

@@ -108,26 +108,27 @@ _REFS = (OutputRef, InputRef)
 _SEQUENCE = (list, tuple)  # cheaper in isinstance() than ``list | tuple`` written inline
 
 
-def refs_in(value: Any) -> Sequence[OutputRef | InputRef]:
-    """References inside a wiring value (a reference, or a list of them).
+def _refs(value: Any, kinds: Any) -> Sequence[Any]:
+    """The items of ``kinds`` in a wiring value (one such item, or a list of them).
 
-    A list, not a generator: building a graph, planning and compiling ask
+    A sequence, not a generator: building a graph, planning and compiling ask
     this of every wiring value, and most hold no reference at all.
     """
-    if isinstance(value, _REFS):
+    if isinstance(value, kinds):
         return (value,)
     if isinstance(value, _SEQUENCE):
-        return [item for item in value if isinstance(item, _REFS)]
+        return [item for item in value if isinstance(item, kinds)]
     return ()
+
+
+def refs_in(value: Any) -> Sequence[OutputRef | InputRef]:
+    """References inside a wiring value (a reference, or a list of them)."""
+    return _refs(value, _REFS)
 
 
 def output_refs(value: Any) -> Sequence[OutputRef]:
     """The dependency edges inside a wiring value (or a loop guard)."""
-    if isinstance(value, OutputRef):
-        return (value,)
-    if isinstance(value, _SEQUENCE):
-        return [item for item in value if isinstance(item, OutputRef)]
-    return ()
+    return _refs(value, OutputRef)
 
 
 def _scatter_of(step: Any) -> tuple[str, ...]:
@@ -504,9 +505,7 @@ class _Builder:
             wiring[key], produced = self.check_value(value, where, index, recipe_inputs)
             deps.update(index[ref.step] for ref in produced)
         guard = self.translate(entry.get("guard"))
-        for ref in refs_in(guard):
-            if isinstance(ref, OutputRef):
-                deps.add(index[ref.step])
+        deps.update(index[ref.step] for ref in output_refs(guard))
         for field_name in entry.get("scatter", ()):
             if field_name not in inputs:
                 raise self.fail(

@@ -18,7 +18,7 @@ from shinobi.graph import Graph, Node
 from shinobi.steps.argv import Unknown, path_uses, render_argv
 from shinobi.steps.outputs import static_outputs
 from shinobi.steps.refs import InputRef, OutputRef
-from shinobi.steps.types import error_field, field_values, fields_of
+from shinobi.steps.types import error_field, field_values, fields_of, validation_errors
 
 __all__ = [
     "Plan",
@@ -84,11 +84,9 @@ def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[s
         # wiring names fields, so a field with an alias is wired by its name too
         model = node.step.inputs_model.model_validate(dict(values), by_name=True)
     except Exception as exc:
-        # Imported here, not per call: this runs for every step of every run.
-        from pydantic import ValidationError
-
-        if isinstance(exc, ValidationError):
-            first = exc.errors()[0]
+        errors = validation_errors(exc)
+        if errors is not None:
+            first = errors[0]
             loc = error_field(first)
             raise ValueError(f"{where}: input {loc!r}: {first.get('msg')}") from None
         # a validator of the model's own that raised something else
@@ -190,11 +188,10 @@ def checked_inputs(
     try:
         return field_values(model.model_validate(dict(values), by_name=True)), None
     except Exception as exc:
-        from pydantic import ValidationError  # only when something is wrong: see validate_inputs
-
-        if not isinstance(exc, ValidationError):  # a model's own code: the run decides
+        errors = validation_errors(exc)
+        if errors is None:  # a model's own code: the run decides
             return None, None
-        wrong = [e for e in exc.errors() if e["type"] not in _RUN_TIME_ERRORS]
+        wrong = [e for e in errors if e["type"] not in _RUN_TIME_ERRORS]
     if not wrong:
         return None, None
     first = wrong[0]

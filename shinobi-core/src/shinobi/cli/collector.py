@@ -13,7 +13,7 @@ it.
 For the whole command the collector runs less often than Python's default (a
 large recipe is millions of objects that do not change). In the ``ninja``
 process itself, the libraries are frozen out of the collector's way before
-the recipe module loads (:func:`libraries_loaded`), and so is what exists
+the recipe module loads (:func:`freeze_libraries`), and so is what exists
 once shinobi has built: everything built lives until ninja exits, and the
 steps, the exit and the interpreter's teardown then walk none of it.
 """

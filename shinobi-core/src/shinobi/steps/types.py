@@ -24,6 +24,7 @@ __all__ = [
     "error_field",
     "field_values",
     "fields_of",
+    "validation_errors",
 ]
 
 
@@ -115,6 +116,18 @@ def _fields_of(model: Any) -> dict[str, FieldSpec]:
             annotation=info.annotation,
         )
     return specs
+
+
+def validation_errors(exc: BaseException) -> list[Any] | None:
+    """The errors of a pydantic ValidationError; None for any other exception.
+
+    For the validations that run for every step of every run: they catch
+    whatever the model raised and ask this, so pydantic's exception type is
+    imported only once something has gone wrong, not once per step.
+    """
+    from pydantic import ValidationError
+
+    return exc.errors() if isinstance(exc, ValidationError) else None
 
 
 def error_field(error: Mapping[str, Any]) -> str:
