@@ -164,11 +164,15 @@ start_daemon() {
     local dir=$TESTBED_STATE/$ENGINE
     mkdir -p "$dir"
     # A non-interactive shell's background job is no process-group leader, so
-    # setsid needs no fork and $! is the daemon's own pid.
+    # setsid needs no fork, and the subshell execs it: $! is the daemon's own
+    # pid. The daemon runs from /, not from the checkout up.sh was called in:
+    # a checkout removed later would leave it in a deleted directory, which
+    # slurmstepd reports on every job's stderr ("Unable to get current
+    # working directory").
     # The daemon must not inherit up.sh's per-engine lock, or it would hold
     # the lock for as long as it lives.
     [[ -n $TESTBED_LOCK_FD ]] || exec {TESTBED_LOCK_FD}>/dev/null
-    setsid "$@" </dev/null >>"$dir/$name.log" 2>&1 {TESTBED_LOCK_FD}>&- &
+    (cd / && exec setsid "$@") </dev/null >>"$dir/$name.log" 2>&1 {TESTBED_LOCK_FD}>&- &
     local pid=$! exe
     sleep 0.2
     pid_alive "$pid" || { tail -n 20 "$dir/$name.log" >&2; die "$name exited at once (log: $dir/$name.log)"; }
