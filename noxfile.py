@@ -86,13 +86,20 @@ def _tmp(session: nox.Session) -> Path:
     return Path(session.create_tmp()).resolve()
 
 
-def _install_distributions(session: nox.Session, *dists: str) -> None:
-    """Install local distributions (not editable) with the pinned dependencies."""
+def _install_distributions(session: nox.Session, *dists: str, compiled: bool = False) -> None:
+    """Install local distributions (not editable) with the pinned dependencies.
+
+    ``compiled`` writes every module's bytecode at install time, as pip does
+    and uv does not by default: without it the first process to import a
+    module compiles it, which a timing would count.
+    """
     args = [*CONSTRAINTS]
     if session.venv_backend == "uv":
         # uv caches a directory's wheel until its pyproject.toml changes: rebuild.
         for dist in dists:
             args += ["--reinstall-package", dist]
+        if compiled:
+            args.append("--compile-bytecode")
     session.install(*args, *(str(ROOT / d) for d in dists))
 
 
@@ -396,7 +403,7 @@ def bench(session: nox.Session) -> None:
     if not script.is_file():
         session.error(f"{script.relative_to(ROOT)} does not exist yet")
     # shinobi-slurm too: bench measures `ninja compile` and one `ninja status` round.
-    _install_distributions(session, CORE, "shinobi-slurm")
+    _install_distributions(session, CORE, "shinobi-slurm", compiled=True)
     session.run("python", str(script), *session.posargs)
 
 
