@@ -461,3 +461,99 @@ def test_a_project_script_keys_a_container_step_too(tmp_path: Path) -> None:
     assert StepCache(tmp_path / "cache").key(cab, _invocation(tmp_path, "busybox"), "docker") != (
         first
     )
+
+
+class PrefixIn(BaseModel):
+    prefix: str = "img"
+
+
+class Harvested(BaseModel):
+    images: list[str] = []
+
+
+def _harvesting() -> Recipe:
+    tool = Cab(
+        "imager",
+        ["/bin/sh", "-c", 'echo run >> counter.txt; echo a > "$0-1.fits"; echo b > "$0-2.fits"'],
+        PrefixIn,
+        Harvested,
+        {"prefix": ParamMeta(positional=True), "images": ParamMeta(harvest="{prefix}-*.fits")},
+    )
+    recipe = Recipe("harvest", PrefixIn)
+    recipe.add_step("image", tool, prefix=recipe.inputs.prefix)
+    return recipe
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["delete", "edit", "add a match"],
+)
+def test_harvested_outputs_of_any_type_are_checked_before_a_hit(
+    tmp_path: Path, change: str
+) -> None:
+    run_cached(_harvesting(), tmp_path)
+    assert [s.status for s in run_cached(_harvesting(), tmp_path).steps] == ["cached"]
+    if change == "delete":
+        (tmp_path / "img-2.fits").unlink()
+    elif change == "edit":
+        (tmp_path / "img-1.fits").write_text("edited by hand\n")
+    else:  # a re-run would harvest it too
+        (tmp_path / "img-3.fits").write_text("c\n")
+    rerun = run_cached(_harvesting(), tmp_path)
+    assert [s.status for s in rerun.steps] == ["ok"]
+    assert counted(tmp_path) == ["run", "run"]
+    if change == "add a match":
+        assert rerun.steps[0].outputs["images"] == ["img-1.fits", "img-2.fits", "img-3.fits"]
+    store = StepCache(tmp_path / "cache")
+    assert [store.is_stale(e) for e in store.entries()] == [False]
+
+
+def test_a_link_inside_a_directory_counts_by_what_it_points_to(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    (shared / "sub").mkdir(parents=True)
+    (shared / "table.dat").write_text("v1")
+    (shared / "sub" / "rows").write_text("1")
+    ms = tmp_path / "in.ms"
+    ms.mkdir()
+    (ms / "table.dat").symlink_to(shared / "table.dat")
+    (ms / "SUB").symlink_to(shared / "sub")
+    (ms / "gone").symlink_to(tmp_path / "nowhere")
+    (ms / "loop").symlink_to(ms)  # must not be walked forever
+    memo = DigestMemo(None)
+    before = memo.digest(str(ms))
+    assert memo.digest(str(ms)) == before
+    (shared / "table.dat").write_text("v2")
+    after_file = memo.digest(str(ms))
+    assert after_file != before
+    (shared / "sub" / "rows").write_text("2")
+    assert memo.digest(str(ms)) not in (before, after_file)
+
+
+def test_prune_removes_only_the_caches_own_unfinished_writes(tmp_path: Path) -> None:
+    root = tmp_path / "cache"
+    ours = [
+        root / "entries" / "ab" / ".abcd.json.1.2.tmp",
+        root / "memo" / "h" / ".7f.json.1.2.tmp",
+    ]
+    theirs = [root / ".notes.tmp", root / "data" / "sub" / ".draft.tmp", root / "entries" / "x.tmp"]
+    old = time.time() - 7200
+    for path in ours + theirs:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("precious")
+        os.utime(path, (old, old))
+    assert sorted(StepCache(root).leftovers()) == sorted(ours)
+
+
+def test_an_entry_from_before_globs_were_recorded_is_rerun_and_rewritten(tmp_path: Path) -> None:
+    run_cached(_harvesting(), tmp_path)
+    (entry,) = (tmp_path / "cache" / "entries").glob("*/*.json")
+    data = json.loads(entry.read_text())
+    del data["globs"]  # as the entries of earlier versions are
+    entry.write_text(json.dumps(data))
+    assert [
+        StepCache(tmp_path / "cache").is_stale(e) for e in StepCache(tmp_path / "cache").entries()
+    ] == [True]
+    assert [s.status for s in run_cached(_harvesting(), tmp_path).steps] == ["ok"]
+    assert "globs" in json.loads(entry.read_text())  # the same key, rewritten in place
+    assert [s.status for s in run_cached(_harvesting(), tmp_path).steps] == ["cached"]
+    assert counted(tmp_path) == ["run", "run"]

@@ -9,10 +9,16 @@ or times, so an entry written on a cluster node is a hit on a laptop that
 sees the same inputs, and a shared cache directory needs no locks: every
 entry is written to a temporary name and renamed into place.
 
-An entry records the digests of the outputs the step left. A hit requires
-them to be there now, with that content, relative to the current working
-directory; otherwise the step runs again. Nothing is copied into the cache:
-the outputs stay where the tool wrote them.
+An entry records the digests of the outputs the step left, and what each of
+its harvest globs matched. A hit requires them to be there now, with that
+content, relative to the current working directory, and every glob to match
+the same files (a re-run would harvest a file added since); otherwise the
+step runs again. Nothing is copied into the cache: the outputs stay where the
+tool wrote them.
+
+A directory's digest covers everything under it, and a symbolic link inside
+one counts by what it points to: a Measurement Set whose sub-table is a link
+to a shared copy changes when that copy does.
 
 Reading a large input on every run would make the cache useless, so file
 digests are memoised by path, device, inode, size, mtime and ctime, in
@@ -24,6 +30,8 @@ second write in the same timestamp tick would be invisible to the memo.
 from __future__ import annotations
 
 import contextlib
+import errno
+import glob
 import hashlib
 import json
 import os
@@ -180,7 +188,8 @@ class DigestMemo:
         return digest
 
     def digest(self, path: str) -> str:
-        """``file:HEX``, ``dir:HEX``, ``link:TARGET`` or ``missing`` for ``path``."""
+        """``file:HEX``, ``dir:HEX``, ``missing`` or ``special:MODE`` for ``path``
+        (links followed)."""
         try:
             st = os.stat(path)
         except FileNotFoundError:
@@ -188,17 +197,25 @@ class DigestMemo:
         except OSError as exc:
             return f"unreadable:{exc.errno}"
         if stat.S_ISDIR(st.st_mode):
-            return "dir:" + self._tree(path)
+            return "dir:" + self._tree(path, st)
         if stat.S_ISREG(st.st_mode):
             return "file:" + self.file(path, st)
         return f"special:{stat.S_IFMT(st.st_mode)}"
 
-    def _tree(self, root: str) -> str:
+    def _tree(self, root: str, top: os.stat_result) -> str:
+        """A digest of every name and file content under the directory ``root``.
+
+        Links are followed: the tool reads what a link points to, so a
+        sub-table linked in from elsewhere counts by its content. A link to a
+        directory already being walked (a loop) is recorded by its target and
+        not entered, as is a link that points nowhere.
+        """
         lines: list[str] = []
-        stack = [""]
+        stack: list[tuple[str, str, frozenset[tuple[int, int]]]] = [
+            ("", root, frozenset({(top.st_dev, top.st_ino)}))
+        ]
         while stack:
-            rel = stack.pop()
-            base = os.path.join(root, rel) if rel else root
+            rel, base, walking = stack.pop()
             try:
                 entries = sorted(os.scandir(base), key=lambda e: e.name)
             except OSError as exc:
@@ -206,13 +223,23 @@ class DigestMemo:
                 continue
             for entry in entries:
                 name = f"{rel}/{entry.name}" if rel else entry.name
-                if entry.is_symlink():
-                    lines.append(f"{name}\0link:{os.readlink(entry.path)}")
-                elif entry.is_dir():
+                try:
+                    st = entry.stat()  # through a link
+                except OSError as exc:
+                    if exc.errno == errno.ENOENT and entry.is_symlink():
+                        lines.append(f"{name}\0dangling:{_link_target(entry.path)}")
+                    else:
+                        lines.append(f"{name}\0unreadable:{exc.errno}")
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    identity = (st.st_dev, st.st_ino)
+                    if identity in walking:
+                        lines.append(f"{name}\0loop:{_link_target(entry.path)}")
+                        continue
                     lines.append(f"{name}\0dir")
-                    stack.append(name)
-                elif entry.is_file():
-                    lines.append(f"{name}\0file:{self.file(entry.path, entry.stat())}")
+                    stack.append((name, entry.path, walking | {identity}))
+                elif stat.S_ISREG(st.st_mode):
+                    lines.append(f"{name}\0file:{self.file(entry.path, st)}")
                 else:
                     lines.append(f"{name}\0special")
         lines.sort()
@@ -266,11 +293,32 @@ class CacheEntry:
     cwd: str
     files: list[tuple[str, str]]
     size: int
+    #: Each harvest glob (relative to ``cwd``) with the files it matched; None
+    #: in an entry written before they were recorded, which can never hit.
+    globs: list[tuple[str, list[str]]] | None = None
 
 
 def _relative(path: str, cwd: str) -> str:
     rel = os.path.relpath(path, cwd)
     return path if rel.startswith("..") else rel
+
+
+def _link_target(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "?"
+
+
+def _globs(recorded: Any) -> list[tuple[str, list[str]]] | None:
+    if not isinstance(recorded, list):
+        return None
+    return [(str(pattern), [str(m) for m in matched]) for pattern, matched in recorded]
+
+
+def _harvested(pattern: str, cwd: str) -> list[str]:
+    """What the harvest glob ``pattern`` (relative to ``cwd``, or absolute) matches now."""
+    return [_relative(match, cwd) for match in sorted(glob.glob(os.path.join(cwd, pattern)))]
 
 
 def _json_default(value: Any) -> Any:
@@ -397,6 +445,12 @@ class StepCache:
         for rel, digest in data.get("files", []):
             if self.memo.digest(os.path.join(cwd, rel)) != digest:
                 return None
+        globs = data.get("globs")
+        if not isinstance(globs, list):
+            return None  # written before entries recorded their globs: run, and rewrite it
+        for pattern, matched in globs:
+            if _harvested(pattern, cwd) != matched:
+                return None
         now = time.time()
         hit = StepResult(
             name=name,
@@ -429,7 +483,9 @@ class StepCache:
 
             for name, spec in fields_of(cab.outputs_model).items():
                 value = result.outputs.get(name)
-                if (spec.path_kind is None and cab.meta(name).dtype is None) or value is None:
+                meta = cab.meta(name)
+                # a harvested output names files whatever its type (see steps.argv.path_uses)
+                if value is None or not (spec.path_kind or meta.dtype or meta.harvest):
                     continue
                 for item in value if isinstance(value, list | tuple) else [value]:
                     files.add(os.path.join(invocation.cwd, os.fspath(item)))
@@ -444,6 +500,16 @@ class StepCache:
             (_relative(path, cwd), self.memo.digest(path))
             for path in self._output_files(result, invocation, cab)
         )
+        globs = [
+            [pattern, _harvested(pattern, cwd)]
+            for pattern in sorted(
+                {
+                    _relative(use.path, cwd)
+                    for use in invocation.paths
+                    if use.role == "output" and use.pattern
+                }
+            )
+        ]
         entry = {
             "format": FORMAT,
             "key": key,
@@ -460,6 +526,7 @@ class StepCache:
             "stderr": result.stderr[-MAX_CAPTURE:],
             "warnings": result.warnings,
             "files": files,
+            "globs": globs,
             "created": time.time(),
             "run_id": self.run_id,
             "host": self.host,
@@ -509,23 +576,35 @@ class StepCache:
                     cwd=str(data.get("cwd", "")),
                     files=[(str(a), str(b)) for a, b in data.get("files", [])],
                     size=len(raw),
+                    globs=_globs(data.get("globs")),
                 )
 
     def is_stale(self, entry: CacheEntry) -> bool:
-        """Whether ``entry`` can no longer hit where it was made: an output gone or changed."""
+        """Whether ``entry`` can no longer hit where it was made: an output gone or
+        changed, or a harvest glob that matches other files now."""
+        if entry.globs is None:
+            return True
         return any(
             self.memo.digest(os.path.join(entry.cwd, rel)) != digest for rel, digest in entry.files
-        )
+        ) or any(_harvested(pattern, entry.cwd) != matched for pattern, matched in entry.globs)
 
     def remove(self, entry: CacheEntry) -> None:
         with contextlib.suppress(FileNotFoundError):
             entry.path.unlink()
 
     def leftovers(self, older_than: float = 3600.0) -> list[Path]:
-        """Temporary files of writers that died before renaming them into place."""
+        """Temporary files of writers that died before renaming them into place.
+
+        Only where the cache writes them (an entry's shard, a host's memo),
+        named as :func:`write_atomically` names them: whatever else lies under
+        the cache directory is not the cache's to remove.
+        """
         cutoff = time.time() - older_than
         found: list[Path] = []
-        for path in self.root.rglob(".*.tmp"):
+        for path in (
+            *self.root.glob("entries/*/.*.json.*.tmp"),
+            *self.root.glob("memo/*/.*.json.*.tmp"),
+        ):
             try:
                 if path.stat().st_mtime < cutoff:
                     found.append(path)
