@@ -144,14 +144,16 @@ def test_the_last_run_is_the_result_when_the_function_returns_something_else(
     assert attempts(counter) == 3
 
 
-def test_a_raising_function_fails_its_step_by_name(tmp_path: Path) -> None:
+@pytest.mark.parametrize("raised", [RuntimeError("no luck"), KeyboardInterrupt("no luck")])
+def test_a_raising_function_fails_its_step_by_name(tmp_path: Path, raised: BaseException) -> None:
     @shinobi.step(flaky)
     def broken(ctx: StepContext) -> None:
-        raise RuntimeError("no luck")
+        raise raised
 
     result = run_recipe(broken, {"counter": str(tmp_path / "c")}, cwd=tmp_path, config=config())
     assert not result.ok
-    assert result.error == "the orchestration function raised RuntimeError: no luck"
+    said = type(raised).__name__
+    assert result.error == f"the orchestration function raised {said}: no luck"
     assert not (tmp_path / "c").exists()
 
 

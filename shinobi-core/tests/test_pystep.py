@@ -463,7 +463,15 @@ def test_sys_exit_in_a_pystep_fails_that_step_and_ninja_goes_on(tmp_path: Path) 
     def explains(x: int = 1) -> int:
         raise ValueError("first line\nsecond line")
 
-    for step, said in ((leaves, "called sys.exit(3)"), (explains, "ValueError: first line")):
+    @shinobi.pystep
+    def interrupts(x: int = 1) -> int:
+        raise KeyboardInterrupt("by hand")
+
+    for step, said in (
+        (leaves, "called sys.exit(3)"),
+        (explains, "ValueError: first line"),
+        (interrupts, "KeyboardInterrupt: by hand"),
+    ):
         recipe = Recipe("r")
         recipe.add_step("s", step)
         result = run_recipe(recipe, cwd=tmp_path)

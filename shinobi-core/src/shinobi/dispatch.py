@@ -195,7 +195,9 @@ def _run_function(session: Session, name: str, node: Node, values: dict[str, Any
     try:
         with user_code():  # steps started meanwhile get Popen (see shinobi.backends.spawn)
             returned = node.step(ctx)
-    except (Exception, SystemExit) as exc:  # sys.exit() in a step must not end ninja
+    # sys.exit() in a step must not end ninja, nor a KeyboardInterrupt it raises
+    # itself (a real Ctrl-C reaches only the main thread, which runs no step)
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:
         said = (
             f"called sys.exit({exc.code!r})"
             if isinstance(exc, SystemExit)

@@ -103,7 +103,9 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
         with user_code():  # steps started meanwhile get Popen (see shinobi.backends.spawn)
             returned = step.fn(**_anchored(step, values, session.cwd))
         outputs = field_values(step.outputs_model.model_validate(step.outputs_from(returned)))
-    except (Exception, SystemExit) as exc:  # sys.exit() in a step must not end ninja
+    # sys.exit() in a step must not end ninja, nor a KeyboardInterrupt it raises
+    # itself (a real Ctrl-C reaches only the main thread, which runs no step)
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:
         result = StepResult(
             name=name,
             status="failed",
