@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -131,3 +132,46 @@ def test_a_run_whose_manifest_says_running_but_holds_no_lock_ended_abruptly(
     (run_dir / "manifest.json").write_text('{"recipe": {"name": "r"}, "status": "running"}')
     (found,) = local_runs(tmp_path)  # killed with SIGKILL: the kernel dropped its lock
     assert found.state == "ended abruptly (killed?)" and found.recipe == "r"
+
+
+def test_clean_runs_removes_a_linked_run_folders_link_and_not_what_it_points_to(
+    project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    elsewhere = tmp_path_factory.mktemp("bigdisk") / "20260101-000000-abcdef"
+    (elsewhere / "logs").mkdir(parents=True)
+    (elsewhere / "logs" / "say.out").write_text("precious\n")
+    runs = project / ".shinobi" / "runs"
+    runs.mkdir(parents=True)
+    (runs / elsewhere.name).symlink_to(elsewhere)
+    cleaned = ninja(project, "clean", "--runs")
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert "removed 1 run folder(s)" in cleaned.stdout
+    assert (
+        "was a link" in cleaned.stderr and "left the folder it pointed to alone" in cleaned.stderr
+    )
+    assert not (runs / elsewhere.name).exists()
+    assert (elsewhere / "logs" / "say.out").read_text() == "precious\n"
+
+
+def test_a_run_folder_that_cannot_be_removed_whole_is_said_not_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from shinobi.local_runs import remove_run
+
+    run_dir = tmp_path / ".shinobi" / "runs" / "20260101-000000-abcdef"
+    (run_dir / "logs").mkdir(parents=True)
+    (run_dir / "logs" / "s.out").write_text("x")
+
+    def refuse(path: str, onerror: Any) -> None:
+        onerror(
+            os.unlink,
+            os.path.join(path, "logs", "s.out"),
+            (PermissionError, PermissionError(13, "Permission denied"), None),
+        )
+
+    monkeypatch.setattr(shutil, "rmtree", refuse)
+    (run,) = local_runs(tmp_path)
+    with pytest.raises(OSError, match=r"cannot remove .*s\.out: Permission denied"):
+        remove_run(run)

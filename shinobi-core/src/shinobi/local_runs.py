@@ -191,13 +191,27 @@ def run_logs(run: LocalRun, step: str | None) -> list[tuple[str, Path]]:
 
 
 def remove_run(run: LocalRun) -> int:
-    """Delete ``run``'s folder; returns its size in bytes."""
+    """Delete ``run``'s folder; returns its size in bytes.
+
+    A run folder that is a symbolic link (records moved to a bigger disk)
+    loses only the link: what it points to lies outside ``.shinobi`` and is
+    not ninja's to delete. Raises OSError naming the first thing that could
+    not be removed, once everything else has been.
+    """
+    if os.path.islink(run.path):
+        os.unlink(run.path)
+        return 0
     size = 0
     for base, _, files in os.walk(run.path):
         for name in files:
             with contextlib.suppress(OSError):
                 size += os.lstat(os.path.join(base, name)).st_size
-    shutil.rmtree(run.path, ignore_errors=True)
+    failed: list[tuple[str, BaseException]] = []
+    shutil.rmtree(run.path, onerror=lambda _, path, info: failed.append((path, info[1])))
+    if failed:
+        path, exc = failed[0]
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise OSError(f"cannot remove {path}: {reason}")
     return size
 
 

@@ -73,19 +73,33 @@ def _clean_runs(root: Path, older_than: float) -> None:
     """Remove finished run folders untouched for ``older_than`` days; a running one stays."""
     from shinobi.local_runs import age_days, local_runs, remove_run
 
-    removed = size = young = 0
+    removed = size = young = failed = 0
     for run in local_runs(root):
         if run.running:
             click.echo(f"ninja: kept run {run.run_id}: it is still running", err=True)
         elif age_days(run) > older_than:
-            size += remove_run(run)
+            linked = run.path.is_symlink()
+            try:
+                size += remove_run(run)
+            except OSError as exc:
+                click.echo(f"ninja: run {run.run_id} is only partly removed: {exc}", err=True)
+                failed += 1
+                continue
             removed += 1
+            if linked:
+                click.echo(
+                    f"ninja: {run.path} was a link: removed it, and left the folder it pointed"
+                    " to alone",
+                    err=True,
+                )
         else:
             young += 1
     said = f"removed {removed} run folder(s) ({size / 1e6:.1f} MB)"
     if young:
         said += f"; kept {young} touched in the last {older_than:g} day(s)"
     click.echo(said)
+    if failed:
+        sys.exit(1)
 
 
 def _clean_launches(root: Path, force: bool) -> int:
