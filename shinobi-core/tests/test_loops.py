@@ -159,6 +159,16 @@ def test_it_converges_and_later_iterations_do_no_work(tmp_path: Path) -> None:
     assert skipped.details["reason"] == "loop 'selfcal' converged before iteration 4"
     # loop.outputs resolve to the final iteration, which passed iteration 3's through
     assert result.outputs == {"ms": ms, "converged": ms / "converged"}
+    assert result.warnings == []
+
+
+def test_a_loop_that_converges_in_its_last_iteration_is_not_warned_about(tmp_path: Path) -> None:
+    ms = tmp_path / "obs.ms"
+    ms.mkdir()
+    pipe = make_pipe(max_iter=3)
+    result = run_recipe(pipe, {"ms": str(ms), "need": 3}, cwd=tmp_path, config=config())
+    assert result.ok and (ms / "converged").exists()
+    assert result.warnings == []
 
 
 def test_a_loop_that_never_converges_runs_max_iter_times(tmp_path: Path) -> None:
@@ -171,6 +181,8 @@ def test_a_loop_that_never_converges_runs_max_iter_times(tmp_path: Path) -> None
     assert (ms / "log").read_text().count("calibrate") == 2
     assert all(s.status == "ok" for s in result.steps)
     assert not (ms / "converged").exists()
+    (said,) = result.warnings  # it succeeds, but the user has to know
+    assert said.startswith("loop 'selfcal' ran all 2 iterations without converging")
 
 
 class Count(BaseModel):
@@ -510,8 +522,8 @@ def test_a_step_after_the_convergence_test_still_runs_in_the_converging_iteratio
     assert (ms / "log").read_text().splitlines()[-1] == "report 3"
 
 
-def flag_keeping_pipe() -> Recipe:
-    return make_pipe(max_iter=6, cycle=make_cycle(keep_flag))
+def flag_keeping_pipe(max_iter: int = 6) -> Recipe:
+    return make_pipe(max_iter=max_iter, cycle=make_cycle(keep_flag))
 
 
 def assessed(ms: Path) -> list[str]:
@@ -530,6 +542,22 @@ def test_a_flag_left_by_an_earlier_run_does_not_end_the_loop(tmp_path: Path) -> 
     statuses = {s.name: s.status for s in result.steps}
     assert statuses["selfcal.3.assess"] == "ok"
     assert statuses["selfcal.4.calibrate"] == "skipped"
+    assert result.warnings == []
+
+
+def test_a_flag_left_by_an_earlier_run_is_no_convergence_in_the_last_iteration(
+    tmp_path: Path,
+) -> None:
+    ms = tmp_path / "obs.ms"
+    ms.mkdir()
+    (ms / "converged").touch()  # from yesterday's run, and never rewritten today
+    result = run_recipe(
+        flag_keeping_pipe(max_iter=2), {"ms": str(ms), "need": 99}, cwd=tmp_path, config=config()
+    )
+    assert result.ok, result.error
+    assert assessed(ms) == ["assess 1", "assess 2"]
+    (said,) = result.warnings
+    assert "ran all 2 iterations without converging" in said
 
 
 def test_an_until_path_the_loop_is_given_is_left_as_it_is(tmp_path: Path) -> None:

@@ -33,7 +33,8 @@ class Node:
     the loop has converged and this step is skipped, passing through the
     outputs of ``previous``, the same body step one iteration earlier.
     ``until`` names the output of this step that is such a path for the next
-    iteration: the step produced it only if its run wrote the file.
+    iteration (in the last iteration, the path that tells whether the loop
+    converged at all): the step produced it only if its run wrote the file.
     """
 
     index: int
@@ -429,6 +430,10 @@ class _Builder:
                 dependants[d].append(node.index)
             if isinstance(node.guard, OutputRef):
                 nodes[index[node.guard.step]].until = node.guard.field
+        for name, spec in self.loops.items():
+            final = self.loop_outputs[name](spec.until)
+            if isinstance(final, OutputRef) and final.step in index:
+                nodes[index[final.step]].until = final.field
         graph = Graph(
             recipe=recipe, nodes=nodes, index=index, outputs=outputs, dependants=dependants
         )

@@ -197,27 +197,54 @@ class _Wavefront:
         counts only if the cycle before was skipped, or a cached step of it
         recorded that it had changed the file (see :mod:`shinobi.stale_until`).
         """
+        path = resolve_value(node.guard, self.inputs, self.output_of)
+        return self.flagged(str(node.loop), (node.iteration or 0) - 1, path)
+
+    def flagged(self, loop: str, iteration: int, path: Any) -> bool:
+        """Whether ``loop``'s until file ``path`` says it had converged after ``iteration``."""
         from shinobi.stale_until import until_changed
 
-        path = resolve_value(node.guard, self.inputs, self.output_of)
         if path is None:
             return False
         full = os.path.join(self.session.cwd, str(path))
         if not os.path.exists(full):
             return False
-        before = self.session.until_before.get(f"{self.prefix}{node.loop}")
+        before = self.session.until_before.get(f"{self.prefix}{loop}")
         if before is None or before[0] != full or until_changed(before):
             return True
-        previous = [
+        cycle = [
             result
             for result, other in zip(self.results, self.nodes, strict=True)
-            if result is not None
-            and other.loop == node.loop
-            and other.iteration == (node.iteration or 0) - 1
+            if result is not None and other.loop == loop and other.iteration == iteration
         ]
         return any(  # converged before that cycle, or a cached step of it changed the file
-            r.status == "skipped" or r.details.get("until_changed") for r in previous
+            r.status == "skipped" or r.details.get("until_changed") for r in cycle
         )
+
+    def warn_unconverged(self) -> None:
+        """Say so when a loop's last iteration ran and did not converge either.
+
+        Its outputs are then the last iteration's, as declared, and the run
+        succeeds; but a self-calibration that used up ``max_iter`` without
+        reaching its goal is something the user has to know about.
+        """
+        last: dict[str, int] = {}
+        for node in self.nodes:
+            if node.loop is not None and node.iteration is not None:
+                last[node.loop] = max(node.iteration, last.get(node.loop, 0))
+        for index, node in enumerate(self.nodes):
+            if node.until is None or node.loop is None or node.iteration != last[node.loop]:
+                continue
+            result = self.results[index]
+            if result is None or result.status not in ("ok", "cached"):
+                continue  # failed, not run, or skipped (the loop converged earlier)
+            path = result.outputs.get(node.until)
+            if not self.flagged(node.loop, node.iteration, path):
+                self.session.warn(
+                    f"loop {self.prefix + node.loop!r} ran all {node.iteration} iterations"
+                    f" without converging (its until file {str(path)!r} was not written);"
+                    " its outputs are the last iteration's"
+                )
 
     def skipped(self, node: Node, name: str) -> StepResult:
         assert node.previous is not None
@@ -438,6 +465,8 @@ class _Wavefront:
                 self.workers.close()
             for _, _, unit in self.ready:
                 self.session.budget.release(unit.ticket)
+        if not self.stopping:
+            self.warn_unconverged()
         return self.assemble()
 
     def loop_beside_main_thread(self) -> None:
