@@ -62,6 +62,30 @@ def test_independent_branches_overlap_with_more_workers(tmp_path: Path) -> None:
     assert b0 < a1 and a0 < b1
 
 
+def test_a_huge_worker_count_starts_no_more_threads_than_steps_run_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    started: list[str] = []
+    real_start = threading.Thread.start
+
+    def counting_start(thread: threading.Thread) -> None:
+        started.append(thread.name)
+        real_start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", counting_start)
+    specs = [(name, 0.3, 0) for name in ("a", "b", "c")]
+    result = run_recipe(
+        independent(tmp_path, specs, 500), cwd=tmp_path
+    )  # 500: safe if this regresses
+    assert result.ok, result.error
+    workers = [name for name in started if name.startswith("shinobi-worker-")]
+    assert 1 <= len(workers) <= 3, workers
+    spans = [span(tmp_path, name) for name, _, _ in specs]
+    assert max(start for start, _ in spans) < min(end for _, end in spans)  # all at once
+
+
 def test_results_are_assembled_in_declaration_order(tmp_path: Path) -> None:
     recipe = independent(tmp_path, [("slow", 0.5, 0), ("fast", 0.0, 0)], 2)
     result = run_recipe(recipe, cwd=tmp_path)

@@ -46,17 +46,20 @@ UNDYING_WAIT = 2.0
 
 
 class _Workers:
-    """A fixed set of daemon threads: a step stuck in uninterruptible I/O must not
-    keep ninja from exiting once the run has been reported."""
+    """Up to ``size`` daemon threads: a step stuck in uninterruptible I/O must not
+    keep ninja from exiting once the run has been reported.
+
+    A thread starts only when a job finds every running one busy, so a run
+    never has more threads than steps at once, however large ``-j`` is (a
+    typo of ``-j 100000000`` must not start that many).
+    """
 
     def __init__(self, size: int) -> None:
+        self._size = size
         self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
-        self._threads = [
-            threading.Thread(target=self._loop, daemon=True, name=f"shinobi-worker-{i}")
-            for i in range(size)
-        ]
-        for thread in self._threads:
-            thread.start()
+        self._threads: list[threading.Thread] = []
+        self._idle = 0
+        self._lock = threading.Lock()
 
     def _loop(self) -> None:
         while True:
@@ -64,12 +67,25 @@ class _Workers:
             if job is None:
                 return
             job()
+            with self._lock:
+                self._idle += 1
 
     def submit(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+            elif len(self._threads) < self._size:
+                thread = threading.Thread(
+                    target=self._loop, daemon=True, name=f"shinobi-worker-{len(self._threads)}"
+                )
+                self._threads.append(thread)
+                thread.start()
         self._jobs.put(job)
 
     def close(self) -> None:
-        for _ in self._threads:
+        with self._lock:
+            started = len(self._threads)
+        for _ in range(started):
             self._jobs.put(None)
 
 
