@@ -123,6 +123,39 @@ def test_missing_required_input_is_a_usage_error(
     assert "--out" in one_line_error(proc)
 
 
+CLASHING = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, InputRef, ParamMeta, Recipe, StepRef
+
+class EchoIn(BaseModel):
+    msg: str
+
+echo = Cab("echo", "/bin/echo", EchoIn, field_meta={"msg": ParamMeta(positional=True)})
+
+class In(BaseModel):
+    help: bool = False
+    workdir: str
+
+said = Recipe("said", In, steps=[StepRef("e", echo, {"msg": InputRef("workdir")})])
+"""
+
+
+def test_inputs_named_like_the_commands_options_get_their_own_and_errors_name_them(
+    ninja: Ninja, recipe_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    path = recipe_file(CLASHING)
+    shown = ninja("run", f"{path}:said", "--help")
+    assert shown.returncode == 0 and "--input-help" in shown.stdout
+    assert "--input-workdir" in shown.stdout
+    assert not list(tmp_path.rglob("runs")), "--help ran the recipe"
+    missing = ninja("run", f"{path}:said")
+    assert missing.returncode == 2
+    assert "input 'workdir' (--input-workdir): Field required" in one_line_error(missing)
+    ran = ninja("run", f"{path}:said", "--input-workdir", "here", "--input-help", "--json")
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["steps"][0]["argv"] == ["/bin/echo", "here"]
+
+
 @pytest.mark.parametrize(
     ("args", "said"),
     [

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 __all__ = [
     "BackendNotFound",
     "ConfigError",
+    "InputError",
     "LoadError",
     "RecipeGraphError",
     "ShinobiError",
@@ -48,6 +49,21 @@ class ShinobiError(Exception):
 
 class UsageError(ShinobiError):
     """Bad command-line input."""
+
+
+class InputError(UsageError):
+    """A recipe input its inputs model refused.
+
+    The message names the field; the command line adds the option that sets
+    it (which is not always ``--FIELD``: an input named like one of the
+    command's own options is ``--input-FIELD``).
+    """
+
+    def __init__(self, recipe: str, field: str, problem: str) -> None:
+        super().__init__(f"recipe {recipe!r}, input {field!r}: {problem}")
+        self.recipe = recipe
+        self.field = field
+        self.problem = problem
 
 
 class LoadError(ShinobiError):

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shinobi.errors import ShinobiError, UsageError, exception_line
+from shinobi.errors import InputError, ShinobiError, UsageError, exception_line
 
 if TYPE_CHECKING:
     from shinobi.config import AppConfig
@@ -95,11 +95,7 @@ def validate_recipe_inputs(recipe: Recipe, values: Mapping[str, Any]) -> dict[st
         return field_values(recipe.inputs_model.model_validate(dict(values)))
     except ValidationError as exc:
         first = exc.errors()[0]
-        loc = error_field(first)
-        option = "--" + loc.replace("_", "-")
-        raise UsageError(
-            f"recipe {recipe.name!r}, input {loc!r} ({option}): {first['msg']}"
-        ) from None
+        raise InputError(recipe.name, error_field(first), first["msg"]) from None
     except Exception as exc:  # a validator of the model's own that raised something else
         raise UsageError(
             f"recipe {recipe.name!r}: validating its inputs raised {exception_line(exc)}"

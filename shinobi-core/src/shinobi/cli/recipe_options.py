@@ -84,15 +84,35 @@ class RecipeCommand(click.Command):
             recipe = load_target(target)
             ctx.meta[_RECIPE_KEY] = recipe
             ctx.meta[TARGET_KEY] = target
-            self.params = [*self.params, *self._input_options(recipe)]
+            self.params = [*self.params, *self._input_options(recipe, ctx)]
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as exc:
             exc.ctx = exc.ctx or ctx  # click's parser leaves some of its errors without one
             raise
 
-    def _input_options(self, recipe: Any) -> list[click.Option]:
+    def invoke(self, ctx: click.Context) -> Any:
+        from shinobi.errors import InputError, UsageError
+
+        try:
+            return super().invoke(ctx)
+        except InputError as exc:  # said with the option that sets the input
+            option = self._option_of(exc.field.split(".", 1)[0])
+            shown = f" ({option})" if option else ""
+            raise UsageError(
+                f"recipe {exc.recipe!r}, input {exc.field!r}{shown}: {exc.problem}"
+            ) from None
+
+    def _option_of(self, field: str) -> str | None:
+        for param in self.params:
+            if param.name == f"{_INPUTS_KEY}:{field}" and param.opts:
+                return str(param.opts[0])
+        return None
+
+    def _input_options(self, recipe: Any, ctx: click.Context) -> list[click.Option]:
+        # --help is not among the params yet (click adds it when it parses)
         own = {opt for p in self.params for opt in getattr(p, "opts", [])}
+        own.update(ctx.help_option_names)
         options: list[click.Option] = []
         for name, info in recipe.inputs_model.model_fields.items():
             ctype, is_list, is_bool = _click_type(info.annotation)
