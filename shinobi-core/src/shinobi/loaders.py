@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from shinobi.errors import LoadError, did_you_mean
+from shinobi.errors import LoadError, did_you_mean, exception_line
 
 __all__ = ["build_model", "load_target", "split_target"]
 
@@ -150,6 +150,10 @@ def load_target(target: str) -> Any:
         raise LoadError(
             f"{path} has no {name!r}{did_you_mean(name, candidates)}"
             f" (recipes defined there: {listing})"
+        ) from None
+    except Exception as exc:  # the recipe file's own module __getattr__ failed
+        raise LoadError(
+            f"{path}: looking up {name!r} raised {exception_line(exc)}; fix the recipe file"
         ) from None
     if isinstance(value, type) or getattr(value, "kind", None) not in (
         "recipe",

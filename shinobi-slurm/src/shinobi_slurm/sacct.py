@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from shinobi.errors import UsageError
 from shinobi_slurm.commands import SlurmCommands
 
 __all__ = ["FIELDS", "FINAL_STATES", "JobRecord", "parse_sacct", "query_jobs"]
@@ -147,9 +148,16 @@ def parse_sacct(text: str) -> list[JobRecord]:
 
 def query_jobs(commands: SlurmCommands, job_ids: Iterable[str]) -> dict[str, list[JobRecord]]:
     """Records of every job in ``job_ids`` (array tasks included), by job id: ONE sacct call."""
-    ids = sorted({str(j) for j in job_ids}, key=int)
+    ids = sorted({str(j) for j in job_ids})
     if not ids:
         return {}
+    damaged = [j for j in ids if not j.isdigit()]  # sbatch --parsable gave digits
+    if damaged:
+        raise UsageError(
+            f"a launch handle names {damaged[0]!r} as a Slurm job id, which it is not: the"
+            " handle is damaged (`ninja runs` lists this workspace's launches)"
+        )
+    ids.sort(key=int)
     out = commands.run(
         "sacct",
         ["-X", "-P", "-n", "-j", ",".join(ids), "-o", ",".join(FIELDS)],

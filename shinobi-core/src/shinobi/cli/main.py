@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import importlib
 import os
 import sys
@@ -18,7 +19,7 @@ import click
 
 from shinobi.cli import collector
 
-__all__ = ["COMMANDS", "cli", "main"]
+__all__ = ["COMMANDS", "ENVIRONMENT_EXIT", "cli", "main"]
 
 #: name -> (module, attribute, one-line help). The help is here so that
 #: ``ninja --help`` lists every command without importing any of them.
@@ -167,6 +168,40 @@ def _usage_line(exc: click.UsageError) -> str:
     return f"{message} (see '{path} --help')"
 
 
+#: The exit status when the machine refused what a command needed (sysexits' EX_IOERR).
+ENVIRONMENT_EXIT = 74
+
+#: Errors that say something about this machine (a permission, a full disk, a
+#: path that is not what it should be), never about ninja's own code: reported
+#: as one line, not as an internal error.
+_REFUSALS = {
+    errno.EACCES: "check the permissions there",
+    errno.EPERM: "check the permissions there",
+    errno.ENOENT: "",
+    errno.ENOTDIR: "a file stands where a directory is needed",
+    errno.EISDIR: "a directory stands where a file is needed",
+    errno.ENOSPC: "free some space there",
+    errno.EDQUOT: "free some space there, or ask for a larger quota",
+    errno.EROFS: "point --workdir (or the setting that names it) somewhere writable",
+    errno.ENAMETOOLONG: "use a shorter path",
+    errno.ELOOP: "a symbolic link there points back at itself",
+    errno.EMFILE: "raise the open-file limit (ulimit -n)",
+    errno.ENFILE: "the system's open-file table is full",
+    errno.EIO: "the disk or network file system reported an error",
+}
+
+
+def _refusal(exc: OSError) -> str:
+    """A refusal by the machine as one line: what, where, and what to look at."""
+    try:
+        os.getcwd()
+    except OSError:
+        return "the current directory no longer exists; cd to one that does and run again"
+    where = f": {exc.filename}" if exc.filename else ""
+    hint = _REFUSALS.get(exc.errno or 0, "")
+    return f"{exc.strerror or exc}{where}" + (f" ({hint})" if hint else "")
+
+
 def main(argv: list[str] | None = None) -> Any:
     """Run the CLI and turn every user-facing error into one line and an exit code.
 
@@ -208,6 +243,10 @@ def _main(args: list[str]) -> Any:
         if isinstance(exc, KeyboardInterrupt):
             click.echo("ninja: interrupted", err=True)
             sys.exit(130)
+        if isinstance(exc, OSError) and exc.errno in _REFUSALS:
+            with contextlib.suppress(OSError):
+                click.echo(f"ninja: error: {_refusal(exc)}", err=True)
+            sys.exit(ENVIRONMENT_EXIT)
         click.echo(
             f"ninja: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the"
             " traceback, and please report it)",

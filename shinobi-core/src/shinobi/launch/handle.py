@@ -266,8 +266,10 @@ def read_handle(path: str | Path) -> LaunchHandle:
             " handle file"
         ) from None
     try:
+        if not isinstance(data, dict):
+            raise TypeError(f"a {type(data).__name__}, not an object")
         handle = LaunchHandle.from_json(data, path)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise UsageError(
             f"{str(path)!r} is not a shinobi launch handle ({exc}); name a handle.json that"
             " `ninja compile --submit` wrote"

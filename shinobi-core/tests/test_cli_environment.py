@@ -1,0 +1,77 @@
+"""What the machine refuses (a path that is a file, a directory that is gone, a damaged
+handle, a recipe file's own lookup failing) is one line and an exit status, never an
+internal error."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+Ninja = Callable[..., subprocess.CompletedProcess[str]]
+
+TOUCH = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class In(BaseModel):
+    out: str = "made.txt"
+
+touch = Cab("touch", "/bin/touch", In, field_meta={"out": ParamMeta(positional=True)})
+pipe = Recipe("pipe", In)
+pipe.add_step("touch", touch, out=pipe.inputs.out)
+"""
+
+
+def said(proc: subprocess.CompletedProcess[str]) -> str:
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
+    (line,) = [x for x in proc.stderr.splitlines() if x.startswith("ninja: error:")]
+    return line
+
+
+def test_a_file_where_the_workspace_needs_a_directory(
+    ninja: Ninja, recipe_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    path = recipe_file(TOUCH)
+    (tmp_path / ".shinobi").write_text("not a directory")
+    proc = ninja("run", f"{path}:pipe")
+    assert proc.returncode == 74
+    assert "Not a directory" in said(proc) and "a file stands where a directory is needed" in said(
+        proc
+    )
+    assert (tmp_path / ".shinobi").read_text() == "not a directory"
+
+
+def test_a_current_directory_that_was_removed(ninja: Ninja, tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = f"import os, sys; os.chdir({str(gone)!r}); os.rmdir({str(gone)!r}); "
+    script += "from shinobi.cli.main import main; sys.argv = ['ninja', 'runs']; main()"
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 74
+    assert "the current directory no longer exists" in said(proc)
+
+
+def test_a_recipe_files_own_getattr_that_fails(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    path = recipe_file("def __getattr__(name):\n    raise RuntimeError('no ' + name)\n")
+    proc = ninja("run", f"{path}:pipe")
+    assert proc.returncode == 2
+    assert "looking up 'pipe' raised RuntimeError: no pipe" in said(proc)
+
+
+@pytest.mark.parametrize("content", ["[]", '"handle"', "3"])
+def test_a_handle_that_is_not_an_object(ninja: Ninja, tmp_path: Path, content: str) -> None:
+    (tmp_path / "handle.json").write_text(content)
+    for command in ("status", "cancel"):
+        proc = ninja(command, "handle.json")
+        assert proc.returncode == 2
+        assert "is not a shinobi launch handle" in said(proc)
+    assert json.loads((tmp_path / "handle.json").read_text()) == json.loads(content)
