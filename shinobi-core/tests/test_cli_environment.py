@@ -75,3 +75,19 @@ def test_a_handle_that_is_not_an_object(ninja: Ninja, tmp_path: Path, content: s
         assert proc.returncode == 2
         assert "is not a shinobi launch handle" in said(proc)
     assert json.loads((tmp_path / "handle.json").read_text()) == json.loads(content)
+
+
+@pytest.mark.parametrize("imported", [False, True])
+def test_a_module_beside_the_recipe_named_like_a_standard_one(
+    ninja: Ninja, recipe_file: Callable[..., Path], tmp_path: Path, imported: bool
+) -> None:
+    (tmp_path / "json.py").write_text("dumps = None\n")
+    source = TOUCH + ("import json\n" if imported else "")
+    path = recipe_file(source)
+    proc = ninja("run", f"{path}:pipe", "--json")
+    if imported:  # the recipe itself took json's place: refused, naming the file
+        assert proc.returncode == 2
+        assert f"{tmp_path / 'json.py'} hides Python's own 'json' module" in said(proc)
+    else:  # only beside it: ninja's own later imports still find the real one
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["status"] == "ok"

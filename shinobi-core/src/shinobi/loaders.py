@@ -7,7 +7,9 @@ with the file and line, not as a traceback from deep inside shinobi.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -89,6 +91,7 @@ def _import_file(path: Path) -> Any:
         ) from None
     except (Exception, SystemExit) as exc:  # a script's sys.exit() at import, too
         sys.modules.pop(module_name, None)
+        _refuse_shadowing(directory)  # the likelier cause of whatever broke
         line = _failing_line(path, exc)
         where = f"{path}:{line}" if line else str(path)
         statement = _statement_at(path, line) if line else None
@@ -96,7 +99,38 @@ def _import_file(path: Path) -> Any:
         raise LoadError(
             f"{where}: importing the recipe file raised {type(exc).__name__}: {exc}{context}"
         ) from exc
+    finally:
+        if added:  # last from now on: ninja's own later imports find the standard library
+            with contextlib.suppress(ValueError):
+                sys.path.remove(directory)
+            sys.path.append(directory)
+    _refuse_shadowing(directory)
     return module
+
+
+#: Standard modules nothing in shinobi or its libraries imports: a project's own
+#: ``test.py`` or ``code.py`` is its business.
+_NAMES_FOR_THE_TAKING = frozenset(
+    {"antigravity", "code", "idlelib", "lib2to3", "test", "this", "tkinter", "turtle"}
+)
+
+
+def _refuse_shadowing(directory: str) -> None:
+    """Refuse a module of the recipe's directory that took a standard module's place.
+
+    The directory comes first on ``sys.path`` while the recipe file runs, as a
+    script's does, so a ``json.py`` beside it is what ``import json`` finds
+    there, for shinobi as for the recipe; ninja would then fail far from the
+    cause. After the import the directory goes last, so helper modules the
+    steps import later are still found.
+    """
+    inside = os.path.join(directory, "")
+    for name in sorted((sys.stdlib_module_names - _NAMES_FOR_THE_TAKING) & sys.modules.keys()):
+        origin = getattr(sys.modules[name], "__file__", None) or ""
+        if origin.startswith(inside):
+            raise LoadError(
+                f"{origin} hides Python's own {name!r} module, which shinobi needs; rename it"
+            )
 
 
 def _failing_line(path: Path, exc: BaseException) -> int | None:
