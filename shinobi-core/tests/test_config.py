@@ -160,3 +160,53 @@ def test_a_variable_for_a_text_setting_is_taken_as_text(
         cwd=tmp_path, environ={"SHINOBI_CACHE_DIR": "123", "SHINOBI_EXECUTION_MAX_WORKERS": "3"}
     )
     assert config.cache.dir == "123" and config.execution.max_workers == 3
+
+
+def test_a_variable_with_a_misspelt_section_is_refused_and_others_are_not(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(ConfigError, match="did you mean SHINOBI_EXECUTION_MAX_WORKERS"):
+        load_config(cwd=tmp_path, environ={"SHINOBI_EXECUTON_MAX_WORKERS": "4"})
+    with pytest.raises(ConfigError, match="no configuration section 'cach'"):
+        load_config(cwd=tmp_path, environ={"SHINOBI_CACH_DIR": "/tmp/x"})
+    unrelated = {"SHINOBI_DEBUG": "1", "SHINOBI_TESTBED_UP": "0", "SHINOBI_TEARDOWN_TAG": "x"}
+    assert load_config(cwd=tmp_path, environ=unrelated).execution.max_workers == 1
+
+
+def test_a_configured_workdir_that_does_not_exist_is_refused_not_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = tmp_path / "no" / "such"
+    (tmp_path / "user.toml").write_text(f'[execution]\nworkdir = "{missing}"\n')
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "user.toml"))
+    (tmp_path / "r.py").write_text(
+        "from shinobi.steps import Cab, Recipe\n"
+        "r = Recipe('r')\nr.add_step('t', Cab('t', ['/bin/true']))\n"
+    )
+    for args in (["run", "r.py:r"], ["runs"]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "shinobi.cli", *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 2
+        assert proc.stderr.startswith("ninja: error: execution.workdir is ")
+        assert "which does not exist" in proc.stderr
+    assert not (tmp_path / "no").exists()
+
+
+def test_config_show_says_when_shinobi_config_names_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "typo.toml"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "shinobi.cli", "config", "show"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0
+    assert f"SHINOBI_CONFIG names {tmp_path / 'typo.toml'}, which does not exist" in proc.stderr

@@ -76,6 +76,24 @@ class ExecutionConfig(_Section):
         None, description="where .shinobi/ (runs, launches) is kept; default: the cwd"
     )
 
+    def workdir_path(self) -> Path | None:
+        """``workdir`` as a directory that exists, or None when it is not set.
+
+        Checked where it is used, not when the file is read (``ninja config
+        show`` on another machine is fine): a typo must not scatter run
+        records into a tree ninja made up, as ``--workdir`` would not either.
+        """
+        if not self.workdir:
+            return None
+        path = Path(self.workdir).expanduser()
+        if not path.is_dir():
+            said = "is not a directory" if path.exists() else "does not exist"
+            raise ConfigError(
+                f"execution.workdir is {self.workdir!r}, which {said}; create it or fix the"
+                " setting (`ninja config show` says where it is set)"
+            )
+        return path.resolve()
+
     @field_validator("memory")
     @classmethod
     def _a_size(cls, value: str | int | None) -> str | int | None:
@@ -254,7 +272,26 @@ def _from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
                     value = raw
                 flat[f"{section}.{_table_key(section, key)}"] = value
                 break
+        else:
+            _refuse_misspelt_section(name, rest)
     return flat
+
+
+def _refuse_misspelt_section(name: str, rest: str) -> None:
+    """A ``SHINOBI_`` variable whose first word is nearly a section's name is a typo.
+
+    Other ``SHINOBI_`` variables (``SHINOBI_DEBUG``, a site's own) are left alone.
+    """
+    import difflib
+
+    head = rest.split("_", 1)[0]
+    close = difflib.get_close_matches(head, _SECTIONS, n=1, cutoff=0.8)
+    if close:
+        fixed = f"SHINOBI_{close[0].upper()}{name[len('SHINOBI_') + len(head) :]}"
+        raise ConfigError(
+            f"{name}: there is no configuration section {head!r}; did you mean {fixed}?"
+            " (variables are SHINOBI_<SECTION>_<KEY>)"
+        )
 
 
 def _table_key(section: str, key: str) -> str:

@@ -271,7 +271,7 @@ def run_prepared(
     from shinobi.scheduler import run_graph
     from shinobi.session import Session
 
-    base = Path(workdir or config.execution.workdir or cwd or Path.cwd())
+    base = Path(workdir) if workdir else config.execution.workdir_path() or Path(cwd or Path.cwd())
     session = Session(
         config=config,
         cwd=str(Path(cwd or Path.cwd()).resolve()),

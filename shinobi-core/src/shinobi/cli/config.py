@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import click
 
@@ -24,9 +25,16 @@ def group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print key, value and source as JSON.")
 def show(as_json: bool) -> None:
     """Print every setting, its effective value and where it came from."""
-    from shinobi.config import load_config
+    from shinobi.config import load_config, user_config_path
 
     rows = load_config().effective()
+    named = os.environ.get("SHINOBI_CONFIG")
+    if named and not user_config_path().exists():  # a typo would otherwise pass unseen
+        click.echo(
+            f"ninja: note: SHINOBI_CONFIG names {named}, which does not exist: no user"
+            " configuration file is read",
+            err=True,
+        )
     if as_json:
         click.echo(json.dumps([{"key": k, "value": v, "source": s} for k, v, s in rows], indent=2))
         return

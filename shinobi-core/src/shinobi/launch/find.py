@@ -25,8 +25,7 @@ def workspace(workdir: str | Path | None = None) -> Path:
         return Path(workdir).resolve()
     from shinobi.config import load_config
 
-    configured = load_config().execution.workdir
-    return Path(configured).expanduser().resolve() if configured else Path.cwd().resolve()
+    return load_config().execution.workdir_path() or Path.cwd().resolve()
 
 
 def handle_files(workdir: Path) -> list[Path]:
