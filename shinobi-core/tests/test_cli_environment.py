@@ -91,3 +91,11 @@ def test_a_module_beside_the_recipe_named_like_a_standard_one(
     else:  # only beside it: ninja's own later imports still find the real one
         assert proc.returncode == 0, proc.stderr
         assert json.loads(proc.stdout)["status"] == "ok"
+
+
+def test_debug_shows_the_traceback_and_keeps_the_exit_status(ninja: Ninja) -> None:
+    for args in (["--debug"], []):
+        proc = ninja(*args, "run", "/no/such/recipe.py:pipe")
+        assert proc.returncode == 2
+        assert proc.stderr.splitlines()[-1].startswith("ninja: error: recipe file")
+        assert ("Traceback" in proc.stderr) == bool(args)

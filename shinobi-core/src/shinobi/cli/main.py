@@ -234,8 +234,11 @@ def _main(args: list[str]) -> Any:
     except Exception as exc:
         from shinobi.errors import ShinobiError
 
-        if _debug_requested(args):
-            raise
+        debug = _debug_requested(args)
+        if debug:  # the traceback, then the same line and exit status as without
+            import traceback
+
+            traceback.print_exc()
         if isinstance(exc, ShinobiError):
             with contextlib.suppress(OSError):  # stderr may be a terminal that is gone
                 click.echo(f"ninja: error: {exc}", err=True)
@@ -247,9 +250,9 @@ def _main(args: list[str]) -> Any:
             with contextlib.suppress(OSError):
                 click.echo(f"ninja: error: {_refusal(exc)}", err=True)
             sys.exit(ENVIRONMENT_EXIT)
+        hint = "" if debug else "rerun with --debug for the traceback, and "
         click.echo(
-            f"ninja: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the"
-            " traceback, and please report it)",
+            f"ninja: internal error: {type(exc).__name__}: {exc} ({hint}please report it)",
             err=True,
         )
         sys.exit(70)

@@ -62,3 +62,7 @@ def command(
         time.sleep(pause)
     if status.state in ("failed", "cancelled"):
         sys.exit(1)
+    if status.error:  # the scheduler could not be asked: nothing shown is known
+        from shinobi.cli.main import ENVIRONMENT_EXIT
+
+        sys.exit(ENVIRONMENT_EXIT)
