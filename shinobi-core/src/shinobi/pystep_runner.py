@@ -28,10 +28,12 @@ from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.base import BackendRun, Invocation
 from shinobi.backends.spawn import user_code
+from shinobi.backends.streams import StreamLog
 from shinobi.errors import exception_line
 from shinobi.failures import describe_failure
 from shinobi.outcome import result_of_run
 from shinobi.pyrunner.request import build_invocation
+from shinobi.pystep_output import captured
 from shinobi.steps.result import StepResult
 from shinobi.steps.types import field_values, fields_of
 from shinobi.teardown import StepWorkspace
@@ -85,6 +87,9 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
     outside: on an interrupt ninja says so at once, waits for the call to
     return, and the step's result says it ran on (``details["ran_on"]``), so
     the run's final message does not claim every step was torn down.
+
+    What the call prints from its own thread goes to the step's logs and
+    result, like a tool's output (see :mod:`shinobi.pystep_output`).
     """
     step = node.step
     session.emit_started(name, {"backend": "python"})
@@ -98,14 +103,21 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
         )
         return ()
 
+    # What the function prints goes to the step's logs, as a tool's output does.
+    stdout_path, stderr_path = session.log_paths(name)
+    out = StreamLog(stdout_path, session.control.warn)
+    err = StreamLog(stderr_path, session.control.warn)
     unregister = session.control.on_cancel(cannot_stop)
     try:
-        with user_code():  # steps started meanwhile get Popen (see shinobi.backends.spawn)
+        # user_code: steps started meanwhile get Popen (see shinobi.backends.spawn)
+        with user_code(), captured(out, err):
             returned = step.fn(**_anchored(step, values, session.cwd))
         outputs = field_values(step.outputs_model.model_validate(step.outputs_from(returned)))
     # sys.exit() in a step must not end ninja, nor a KeyboardInterrupt it raises
     # itself (a real Ctrl-C reaches only the main thread, which runs no step)
     except (Exception, SystemExit, KeyboardInterrupt) as exc:
+        if "\n" in str(exc):  # the whole message, which the one-line error points to
+            err.write(f"{str(exc).rstrip()}\n".encode("utf-8", "backslashreplace"))
         result = StepResult(
             name=name,
             status="failed",
@@ -113,7 +125,8 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
             if isinstance(exc, SystemExit) and isinstance(exc.code, int)
             else None,
             error=_raised(exc),
-            stderr=str(exc) if "\n" in str(exc) else "",
+            stdout=out.text(),
+            stderr=err.text(),
             backend="python",
             started=started,
             finished=time.time(),
@@ -123,12 +136,16 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
             name=name,
             status="ok",
             outputs=outputs,
+            stdout=out.text(),
+            stderr=err.text(),
             backend="python",
             started=started,
             finished=time.time(),
         )
     finally:
         unregister()
+        out.close()
+        err.close()
     if session.control.cancelled.is_set():
         result.details["ran_on"] = True
     return result

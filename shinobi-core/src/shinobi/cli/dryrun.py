@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from shinobi.cli.machine_output import emit
+
 __all__ = ["show_dryrun"]
 
 
@@ -45,7 +47,7 @@ def show_dryrun(
         return backend.render(invocation)
 
     if as_json:
-        click.echo(json.dumps(_plan_json(plan, backend_of, render_argv), indent=2, default=str))
+        emit(json.dumps(_plan_json(plan, backend_of, render_argv), indent=2, default=str))
         return
     lines = render_dryrun(plan, backend_of, render_argv)
     total = sum(1 for _ in graph.walk())

@@ -7,13 +7,21 @@ from typing import Any
 import click
 
 from shinobi.cli import collector
+from shinobi.cli.machine_output import MachineOutputCommand, emit
 from shinobi.cli.recipe_options import RecipeCommand, recipe_values
 
 __all__ = ["command"]
 
 
+class _GraphCommand(MachineOutputCommand, RecipeCommand):
+    """With --format json, stdout carries the graph's JSON alone (the module's prints go
+    to stderr); the other formats are for people and print as they always did."""
+
+    machine_options = (("--format", "json"),)
+
+
 @click.command(
-    cls=RecipeCommand, short_help="Print a recipe's graph as text, dot, mermaid or json."
+    cls=_GraphCommand, short_help="Print a recipe's graph as text, dot, mermaid or json."
 )
 @click.argument("target", metavar="FILE.py:NAME")
 @click.option(
@@ -34,4 +42,4 @@ def command(ctx: click.Context, target: str, fmt: str, **params: Any) -> None:
     recipe, _ = recipe_values(ctx, params)
     recipe = as_recipe(recipe)
     with collector.building():
-        click.echo(render_graph(build_graph(recipe), fmt))
+        emit(render_graph(build_graph(recipe), fmt))

@@ -10,13 +10,18 @@ from typing import Any
 import click
 
 from shinobi.cli import collector
+from shinobi.cli.machine_output import MachineOutputCommand, emit
 from shinobi.cli.recipe_options import RecipeCommand, recipe_values
 
 __all__ = ["command"]
 
 
+class _RunCommand(MachineOutputCommand, RecipeCommand):
+    """With --json (of a run or a dry run) stdout carries the JSON document alone."""
+
+
 @click.command(
-    cls=RecipeCommand, short_help="Run a recipe here (or with --dryrun, show what would run)."
+    cls=_RunCommand, short_help="Run a recipe here (or with --dryrun, show what would run)."
 )
 @click.argument("target", metavar="FILE.py:NAME")
 @click.option(
@@ -42,7 +47,7 @@ __all__ = ["command"]
     "--json",
     "as_json",
     is_flag=True,
-    help="Print the result (or the dry-run plan) as JSON on stdout.",
+    help="Print the result (or the dry-run plan) as JSON on stdout, and all else on stderr.",
 )
 @click.option(
     "--no-cache", is_flag=True, help="Run every step even when an identical result is cached."
@@ -131,7 +136,7 @@ def _run(
     if as_json:
         import json  # only for --json: a run does not need it otherwise
 
-        click.echo(json.dumps(_result_json(result), indent=2, default=str))
+        emit(json.dumps(_result_json(result), indent=2, default=str))
     else:
         for name, value in result.outputs.items():
             click.echo(f"{name} = {_shown(value)}")

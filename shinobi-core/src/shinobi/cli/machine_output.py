@@ -1,0 +1,148 @@
+"""Keep stdout for the document when a command prints one for machines.
+
+``ninja run --json``, ``--dryrun --json`` and ``ninja graph --format json``
+promise that stdout is one document a program can parse. Much runs meanwhile
+that may print: the recipe module at import time, pysteps called in this
+process, libraries and C extensions writing to file descriptor 1. For the
+whole command, from the parsing of its arguments (when the recipe module is
+imported) to its end, file descriptor 1 and ``sys.stdout`` therefore point
+at stderr, and the document alone is written to a private duplicate of the
+real stdout. Both are put back afterwards, so a program that calls
+``shinobi.cli.main.main([...])`` in-process has its stdout back.
+
+Only ``os``, ``sys`` and ``click`` are imported: ``ninja --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TextIO
+
+import click
+
+__all__ = ["MachineOutputCommand", "asks_for", "emit", "stdout_for_machines"]
+
+#: Writes the document while a command owns stdout for machines, else None.
+_sink: Callable[[str], None] | None = None
+
+
+def emit(text: str) -> None:
+    """Print ``text`` (and a newline) on the real stdout, the one the document belongs on."""
+    if _sink is None:
+        click.echo(text)
+    else:
+        _sink(text + "\n")
+
+
+def _flush(*streams: Any) -> None:
+    for stream in streams:
+        with contextlib.suppress(AttributeError, OSError, ValueError):  # closed, or None
+            stream.flush()
+
+
+def _fileno(stream: Any) -> int | None:
+    try:
+        fd: int = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # a StringIO, a closed or missing stream
+        return None
+    return fd
+
+
+def _sink_for(saved: TextIO | None, private: int | None) -> Callable[[str], None]:
+    """Where the document goes: the duplicate of descriptor 1, or the replaced sys.stdout."""
+    if private is not None and _fileno(saved) == 1:
+        fd = private
+        encoding = getattr(saved, "encoding", None) or "utf-8"
+        errors = getattr(saved, "errors", None) or "strict"
+
+        def to_descriptor(text: str) -> None:
+            data = memoryview(text.encode(encoding, errors))
+            while data:
+                data = data[os.write(fd, data) :]
+
+        return to_descriptor
+
+    def to_saved(text: str) -> None:
+        if saved is not None:
+            saved.write(text)
+            saved.flush()
+
+    return to_saved
+
+
+@contextlib.contextmanager
+def stdout_for_machines() -> Iterator[None]:
+    """While the block runs, all that would reach stdout goes to stderr, except :func:`emit`.
+
+    Where ``sys.stdout`` is file descriptor 1 the document is written to a
+    duplicate of it; where something else replaced ``sys.stdout`` (a test
+    runner's capture, an embedding program) the document goes to that object.
+    """
+    global _sink
+    saved: TextIO | None = sys.stdout
+    _flush(saved, sys.__stdout__)  # what was printed before belongs to stdout
+    private: int | None = None
+    with contextlib.suppress(OSError):  # descriptor 1 or 2 closed: nothing to divert
+        private = os.dup(1)
+        try:
+            os.dup2(2, 1)
+        except OSError:
+            os.close(private)
+            private = None
+    previous_sink = _sink
+    _sink = _sink_for(saved, private)
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        _flush(sys.stdout, saved, sys.__stdout__)  # buffered text goes to stderr, not stdout
+        sys.stdout = saved
+        _sink = previous_sink
+        if private is not None:
+            with contextlib.suppress(OSError):
+                os.dup2(private, 1)
+            os.close(private)
+
+
+def asks_for(args: Sequence[str], option: str, value: str | None = None) -> bool:
+    """Whether ``args`` hold the flag ``option`` (``value`` None), or ``option value``.
+
+    ``option=value`` counts too; nothing after ``--`` does. Arguments are only
+    looked at, not parsed: the command's parser is what judges them.
+    """
+    for i, arg in enumerate(args):
+        if arg == "--":
+            return False
+        if value is None and arg == option:
+            return True
+        if value is not None:
+            if arg == f"{option}={value}":
+                return True
+            if arg == option and i + 1 < len(args) and args[i + 1] == value:
+                return True
+    return False
+
+
+class MachineOutputCommand(click.Command):
+    """A command that owns stdout for machines when its arguments ask for a document.
+
+    ``machine_options`` are (option, value) pairs, value None for a flag; any
+    of them present makes the command run under :func:`stdout_for_machines`
+    from the start of argument parsing, since a recipe command imports the
+    user's module while it parses. ``--help`` keeps its ordinary stdout.
+    """
+
+    machine_options: tuple[tuple[str, str | None], ...] = (("--json", None),)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        wanted = any(asks_for(args, option, value) for option, value in self.machine_options)
+        if not wanted or any(asks_for(args, name) for name in ctx.help_option_names):
+            return super().parse_args(ctx, args)
+        with contextlib.ExitStack() as diverted:
+            diverted.enter_context(stdout_for_machines())
+            rest = super().parse_args(ctx, args)
+            ctx.call_on_close(diverted.pop_all().close)  # ends with the command
+        return rest
