@@ -118,3 +118,11 @@ def test_output_writes_the_scripts_into_a_new_folder_but_never_makes_its_parents
     code, _, err = ninja(capsys, "compile", f"{DEMO}:pipe", "--engine", "fake", "-o", str(typo))
     assert code == 2 and "does not exist" in err
     assert not (tmp_path / "no").exists()
+
+
+def test_json_without_submit_is_refused_not_ignored(
+    engine: type[FakeTarget], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = ninja(capsys, "compile", f"{DEMO}:pipe", "--engine", "fake", "--json")
+    assert code == 2 and out == ""
+    assert "--json prints the launch, so it needs --submit" in err

@@ -16,14 +16,20 @@ from typing import Any
 import click
 
 from shinobi.cli import collector
+from shinobi.cli.machine_output import MachineOutputCommand, emit
 from shinobi.cli.recipe_options import RecipeCommand, recipe_values
 from shinobi.offload.wrapping import CONTAINER_RUNTIMES
 
 __all__ = ["command"]
 
 
+class _CompileCommand(MachineOutputCommand, RecipeCommand):
+    """With ``--submit --json``, stdout holds the launch's JSON alone (the recipe
+    module, imported while the arguments are parsed, may print)."""
+
+
 @click.command(
-    cls=RecipeCommand, short_help="Compile a recipe to a cluster workflow; --submit to launch it."
+    cls=_CompileCommand, short_help="Compile a recipe to a cluster workflow; --submit to launch it."
 )
 @click.argument("target", metavar="FILE.py:NAME")
 @click.option(
@@ -90,6 +96,10 @@ def command(
     from shinobi.runner import as_recipe, validate_recipe_inputs
     from shinobi.session import new_run_id
 
+    if as_json and not submit:
+        raise UsageError(
+            "--json prints the launch, so it needs --submit; drop --json to see the scripts"
+        )
     recipe, values = recipe_values(ctx, params)
     recipe = as_recipe(recipe)
     config = load_config()
@@ -178,7 +188,7 @@ def _submit(offload: Any, workflow: Any, as_json: bool) -> None:
     if as_json:
         data = handle.to_json()
         data["handle"] = str(latest)
-        click.echo(json.dumps(data, indent=2))
+        emit(json.dumps(data, indent=2))
         return
     shown = " ".join(str(i) for i in ids[:10]) + (" ..." if len(ids) > 10 else "")
     count = f"{len(ids)} {handle.engine} job(s)"
