@@ -99,3 +99,20 @@ def test_debug_shows_the_traceback_and_keeps_the_exit_status(ninja: Ninja) -> No
         assert proc.returncode == 2
         assert proc.stderr.splitlines()[-1].startswith("ninja: error: recipe file")
         assert ("Traceback" in proc.stderr) == bool(args)
+
+
+def test_a_directory_named_as_the_recipe_file(ninja: Ninja, tmp_path: Path) -> None:
+    (tmp_path / "pipes").mkdir()
+    proc = ninja("run", "pipes:pipe")
+    assert proc.returncode == 2
+    assert "'pipes' is a directory; name the recipe's .py file in it" in said(proc)
+
+
+def test_a_cache_dir_that_does_not_exist_is_not_an_empty_cache(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    for command in (["ls"], ["prune", "--dry-run"]):
+        proc = ninja("cache", *command, "--cache-dir", str(tmp_path / "typo"))
+        assert proc.returncode == 2
+        assert f"there is no step cache at {tmp_path / 'typo'}" in said(proc)
+    assert not (tmp_path / "typo").exists()

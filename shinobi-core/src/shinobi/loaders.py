@@ -69,9 +69,10 @@ def split_target(target: str) -> tuple[Path, str]:
 
 
 def _import_file(path: Path) -> Any:
+    if path.is_dir():
+        raise LoadError(f"{str(path)!r} is a directory; name the recipe's .py file in it")
     if not path.is_file():
-        hint = " (it is a directory)" if path.is_dir() else ""
-        raise LoadError(f"recipe file {str(path)!r} does not exist{hint}; check the path")
+        raise LoadError(f"recipe file {str(path)!r} does not exist; check the path")
     module_name = f"shinobi_recipe_{abs(hash(str(path.resolve())))}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:

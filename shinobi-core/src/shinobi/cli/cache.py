@@ -45,7 +45,10 @@ def parse_age(text: str) -> float:
 def _open(cache_dir: Path | None) -> StepCache:
     from shinobi.cache import StepCache
     from shinobi.config import load_config
+    from shinobi.errors import UsageError
 
+    if cache_dir is not None and not cache_dir.is_dir():  # a typo, not an empty cache
+        raise UsageError(f"there is no step cache at {cache_dir}; check the --cache-dir path")
     return StepCache(cache_dir or load_config().cache_dir())
 
 
