@@ -156,6 +156,42 @@ def test_inputs_named_like_the_commands_options_get_their_own_and_errors_name_th
     assert json.loads(ran.stdout)["steps"][0]["argv"] == ["/bin/echo", "here"]
 
 
+STRUCTURED = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta, Recipe, StepRef
+
+class EchoIn(BaseModel):
+    msg: str
+
+echo = Cab("echo", "/bin/echo", EchoIn, field_meta={"msg": ParamMeta(positional=True)})
+
+class Box(BaseModel):
+    w: int
+
+class In(BaseModel):
+    d: dict[str, int] = {}
+    box: Box | None = None
+    pair: tuple[int, int] = (0, 0)
+
+boxed = Recipe("boxed", In, steps=[StepRef("e", echo, {"msg": "x"})])
+"""
+
+
+def test_mapping_and_model_inputs_are_given_as_json(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    path = recipe_file(STRUCTURED)
+    args = ["--d", '{"a": 1}', "--box", '{"w": 3}', "--pair", "1", "--pair", "2"]
+    given = ninja("run", f"{path}:boxed", *args, "--json")
+    assert given.returncode == 0, given.stderr  # each validated against its model
+    assert json.loads(given.stdout)["status"] == "ok"
+    bad = ninja("run", f"{path}:boxed", "--d", "a=1")
+    assert bad.returncode == 2 and "'a=1' is not JSON" in one_line_error(bad)
+    short = ninja("run", f"{path}:boxed", "--pair", "1")
+    assert short.returncode == 2
+    assert "input 'pair.1' (--pair): Field required" in one_line_error(short)
+
+
 @pytest.mark.parametrize(
     ("args", "said"),
     [

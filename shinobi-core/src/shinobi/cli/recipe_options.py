@@ -25,11 +25,33 @@ TARGET_KEY = "shinobi_target"
 _INPUTS_KEY = "shinobi_inputs"
 
 
+class _Json(click.ParamType):
+    """A value with structure (a mapping, a model): given on the command line as JSON."""
+
+    name = "json"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        import json
+
+        try:
+            return json.loads(value)
+        except ValueError as exc:
+            self.fail(f"{value!r} is not JSON ({exc}); give it as JSON, e.g. '{{\"a\": 1}}'")
+
+
+def _structured(core: Any) -> bool:
+    return core is dict or typing.get_origin(core) is dict or hasattr(core, "model_fields")
+
+
 def _click_type(annotation: Any) -> tuple[Any, bool, bool]:
     """(click type, is_list, is_bool) for a pydantic field annotation."""
     from shinobi.steps.types import _unwrap
 
     core, _, is_list = _unwrap(annotation, [])
+    if _structured(core):
+        return _Json(), is_list, False
     if typing.get_origin(core) is typing.Literal:
         return click.Choice([str(a) for a in typing.get_args(core)]), is_list, False
     if core is bool:
