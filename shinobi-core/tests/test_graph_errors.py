@@ -151,3 +151,46 @@ def test_an_input_called_name_is_wired_like_any_other() -> None:
     pipe.add_step("image", imager, name=pipe.inputs.target, step=2)
     node = build_graph(pipe).node("image")
     assert node.wiring == {"name": InputRef("target"), "step": 2}
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("", "the name is empty"),
+        (".", "the name is only dots"),
+        ("..", "the name is only dots"),
+        ("a/b", 'the name holds "/"'),
+        ("a\0b", r"the name holds the control character '\x00'"),
+        ("a\nb", r"the name holds the control character '\n'"),
+    ],
+)
+def test_a_step_name_no_log_file_can_be_named_after_is_refused(name: str, problem: str) -> None:
+    with pytest.raises(RecipeGraphError) as info:
+        build_graph(recipe(StepRef("a", tool), StepRef(name, tool)))
+    message = str(info.value)
+    assert message.startswith(f"recipe 'pipe', step {name!r}: {problem}; give the step a name")
+    assert "\n" not in message
+
+
+def test_a_loop_or_loop_body_step_with_an_empty_name_is_refused() -> None:
+    looped = Recipe("pipe", In, ToolOut)
+    looped.add_loop("", tool, max_iter=2, until="result")
+    with pytest.raises(RecipeGraphError, match=r"^recipe 'pipe', loop '': the name is empty"):
+        build_graph(looped)
+    body = Recipe("body", ToolIn, ToolOut, steps=[StepRef("", tool)])
+    looped = Recipe("pipe", In, ToolOut)
+    looped.add_loop("cycle", body, max_iter=2, until="result")
+    with pytest.raises(
+        RecipeGraphError, match=r"^recipe 'pipe', loop 'cycle': body step '': the name is empty"
+    ):
+        build_graph(looped)
+
+
+def test_a_nested_recipes_step_names_are_checked_too() -> None:
+    inner = recipe(StepRef("..", tool))
+    outer = Recipe("outer", In, ToolOut)
+    outer.add_step("inner", inner, target=outer.inputs.target)
+    with pytest.raises(
+        RecipeGraphError, match=r"recipe 'outer.inner', step '..': the name is only"
+    ):
+        build_graph(outer)

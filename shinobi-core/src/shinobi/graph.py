@@ -8,6 +8,7 @@ and field it concerns, and the nearest valid name.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 __all__ = ["Graph", "Node", "RecipeGraphError", "build_graph", "output_refs", "refs_in"]
 
 _MISSING = object()
+#: What a step name may not hold: NUL, line breaks and the other C0 controls, DEL.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(slots=True)
@@ -161,6 +164,15 @@ class _Builder:
     def fail(self, message: str) -> RecipeGraphError:
         return RecipeGraphError(f"{self.where}, {message}")
 
+    def check_name(self, what: str, name: object, kind: str = "step") -> None:
+        """Refuse a name no log file or script can be named after (see :func:`_name_problem`)."""
+        problem = _name_problem(name)
+        if problem is not None:
+            raise self.fail(
+                f"{what} {name!r}: the name {problem}; give the {kind} a name such as"
+                " 'calibrate' (not empty, not only dots, no '/' and no control characters)"
+            )
+
     # -- loops ---------------------------------------------------------------
     def check_loop(self, spec: LoopSpec) -> None:
         from shinobi.steps.recipe import LoopSpec as _LoopSpec
@@ -168,6 +180,9 @@ class _Builder:
 
         where = f"loop {spec.name!r}"
         body = spec.body
+        if isinstance(body, _Recipe):  # its steps are unrolled into this recipe's
+            for inner in body.steps:
+                self.check_name(f"{where}: body step", getattr(inner, "name", None))
         if getattr(body, "kind", None) not in ("recipe", "cab", "python", "function"):
             raise self.fail(f"{where}: the body must be a Recipe, a Cab or a pystep")
         if (
@@ -369,6 +384,9 @@ class _Builder:
         self.loop_outputs: dict[str, Any] = {}
         entries: list[dict[str, Any]] = []
         for item in recipe.steps:
+            if isinstance(item, _LoopSpec | _StepRef):
+                kind = "loop" if isinstance(item, _LoopSpec) else "step"
+                self.check_name(kind, item.name, kind)
             if isinstance(item, _LoopSpec):
                 self.check_loop(item)
                 entries.extend(self.unroll(item))
@@ -588,6 +606,29 @@ class _Builder:
             f"step {names[0]!r}: the steps form a cycle: {' -> '.join([*names, names[0]])}"
             " (a step cannot depend, even indirectly, on its own output)"
         )
+
+
+def _name_problem(name: object) -> str | None:
+    """What makes ``name`` unusable as a step or loop name, or None.
+
+    A step's name becomes its log file's name and a part of its node's path,
+    its job's script name when offloaded, and a line of the run's display:
+    an empty or all-dots name makes a hidden or relative file name (``.out``,
+    ``..out``), a ``/`` a path into another folder, and a control character
+    (NUL, a line break) a name no file, terminal line or batch script can hold.
+    """
+    if not isinstance(name, str):
+        return f"is {type(name).__name__} {name!r}, not a string"
+    if not name:
+        return "is empty"
+    if not name.strip("."):
+        return "is only dots"
+    if "/" in name:
+        return 'holds "/"'
+    bad = _CONTROL.search(name)
+    if bad is not None:
+        return f"holds the control character {bad.group()!r}"
+    return None
 
 
 def _is_resources(value: Any) -> bool:

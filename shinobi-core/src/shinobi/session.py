@@ -7,6 +7,7 @@ budget and one interrupt reach every step of a run.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import secrets
@@ -26,11 +27,39 @@ if TYPE_CHECKING:
 __all__ = ["RunObserver", "Session", "new_run_id", "safe_name"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._\-\[\]]+")
+#: A scattered step's slice numbers, ``[12]`` (``[1][3]`` nested), kept as they are.
+_SLICES = re.compile(r"(?:\[[0-9]+\])+$")
+#: The longest name kept whole. A file name holds 255 bytes, and what is made
+#: of a step name adds to it: ``.out``, ``.sbatch``, a workspace's ``-`` and
+#: random suffix, up to :data:`_MAX_SLICES` of slice numbers.
+_MAX_NAME = 200
+_MAX_SLICES = 40
+_HASH_CHARS = 16
 
 
 def safe_name(name: str) -> str:
-    """A step name usable as a file name."""
-    return _UNSAFE.sub("_", name)
+    """A step name usable as a file name, the same every time for the same name.
+
+    Characters a file name should not hold become ``_``; a name of only dots
+    (or none) gets a ``_`` in front, so it never names a hidden file, the
+    folder itself or its parent. A name too long for a file name (a step of
+    300 characters) is cut, with a hash of the whole name after the cut so
+    two long names that start alike still differ. Slice numbers stay after
+    the cut, so a scattered step's logs still start with its own safe name
+    (which is how ``ninja logs RUN STEP`` finds every slice).
+    """
+    safe = _UNSAFE.sub("_", name)
+    if len(safe) <= _MAX_NAME:
+        return safe if safe.strip(".") else f"_{safe}"
+    slices = _SLICES.search(name)
+    base, tail = name, ""
+    if slices is not None and len(slices.group()) <= _MAX_SLICES:
+        base, tail = name[: slices.start()], slices.group()
+        safe = _UNSAFE.sub("_", base)
+        if len(safe) <= _MAX_NAME:
+            return f"{safe}{tail}"
+    digest = hashlib.sha256(base.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_CHARS]
+    return f"{safe[: _MAX_NAME - _HASH_CHARS - 1]}-{digest}{tail}"
 
 
 def new_run_id() -> str:
