@@ -70,7 +70,7 @@ def test_runs_lists_and_logs_reads_a_local_run(project: Path) -> None:
     assert ninja(project, "run", "recipe.py:talk", "--no-cache").returncode == 0
     listed = json.loads(ninja(project, "runs", "--json").stdout)
     (run,) = listed["runs"]
-    assert run["recipe"] == "talk" and run["state"] == "finished"
+    assert run["recipe"] == "talk" and run["state"] == "ok"
     said = ninja(project, "logs", run["run_id"])
     assert said.returncode == 0
     assert said.stdout == "==> say stderr <==\noops\n==> say stdout <==\nhello\n"
@@ -175,3 +175,105 @@ def test_a_run_folder_that_cannot_be_removed_whole_is_said_not_counted(
     (run,) = local_runs(tmp_path)
     with pytest.raises(OSError, match=r"cannot remove .*s\.out: Permission denied"):
         remove_run(run)
+
+
+def test_a_released_run_says_how_it_ended(tmp_path: Path) -> None:
+    runs = tmp_path / ".shinobi" / "runs"
+    for run_id, status in (("20260101-000000-aaaaaa", "failed"), ("20260101-000001-bbbbbb", "ok")):
+        (runs / run_id).mkdir(parents=True)
+        release_run(hold_run(runs / run_id, "pipe"), status)
+    (runs / "20260101-000002-cccccc").mkdir()  # its manifest's final word comes first
+    release_run(hold_run(runs / "20260101-000002-cccccc", "pipe"), "crashed")
+    (runs / "20260101-000002-cccccc" / "manifest.json").write_text(
+        '{"recipe": {"name": "pipe"}, "status": "interrupted"}'
+    )
+    assert [(r.recipe, r.state) for r in local_runs(tmp_path)] == [
+        ("pipe", "failed"),
+        ("pipe", "ok"),
+        ("pipe", "interrupted"),
+    ]
+
+
+def test_a_run_that_holds_no_lock_and_never_said_how_it_ended_ended_abruptly(
+    tmp_path: Path,
+) -> None:
+    from shinobi.local_runs import ENDED_ABRUPTLY
+
+    runs = tmp_path / ".shinobi" / "runs"
+    killed = runs / "20260101-000000-aaaaaa"  # its lock as hold_run left it: never released
+    killed.mkdir(parents=True)
+    (killed / ".running").write_text('{"recipe": "pipe", "pid": 1}')
+    stale = runs / "20260101-000001-bbbbbb"  # a manifest that never got to its end...
+    stale.mkdir()
+    (stale / "manifest.json").write_text('{"recipe": {"name": "r"}, "status": "running"}')
+    (stale / ".running").write_text('{"recipe": "r", "pid": 1, "ended": true, "status": "failed"}')
+    assert [(r.recipe, r.state) for r in local_runs(tmp_path)] == [
+        ("pipe", ENDED_ABRUPTLY),
+        ("r", "failed"),  # ...but the lock says how the run ended
+    ]
+    (runs / "20260101-000002-cccccc").mkdir()  # no record at all: nothing to say
+    assert local_runs(tmp_path)[-1].state == "unknown"
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid``, from /proc (the steps a killed ninja leaves behind)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parent = int(stat.read().rpartition(")")[2].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
+def test_runs_says_a_sigkilled_run_ended_abruptly_not_finished(project: Path) -> None:
+    import contextlib
+    import signal
+
+    going = subprocess.Popen(
+        [NINJA, "run", "recipe.py:nap", "--no-cache"],
+        cwd=project,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    left: list[int] = []
+    try:
+        deadline = time.monotonic() + 20
+        while not (left := _descendants(going.pid)) or not local_runs(project):
+            assert time.monotonic() < deadline, "the nap run never started its step"
+            time.sleep(0.1)
+        going.kill()
+        going.wait(timeout=30)
+        listed = json.loads(ninja(project, "runs", "--json").stdout)
+        (run,) = listed["runs"]
+        assert (run["recipe"], run["state"]) == ("nap", "ended abruptly (killed?)")
+        shown = ninja(project, "runs").stdout
+        assert "ended abruptly (killed?)" in shown and "finished" not in shown
+    finally:
+        going.kill()
+        going.wait(timeout=30)
+        for pid in left:  # its step outlives it: the reason the state says so
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_runs_says_a_failed_run_failed_without_a_manifest(project: Path) -> None:
+    (project / "bad.py").write_text(
+        "from shinobi.steps import Cab, Recipe\n"
+        "bad = Recipe('bad')\nbad.add_step('no', Cab('no', ['/bin/sh', '-c', 'exit 3']))\n"
+    )
+    assert ninja(project, "run", "bad.py:bad", "--no-cache", "--no-provenance").returncode == 1
+    assert ninja(project, "run", "recipe.py:talk", "--no-cache", "--no-provenance").returncode == 0
+    listed = json.loads(ninja(project, "runs", "--json").stdout)["runs"]
+    assert sorted((r["recipe"], r["state"]) for r in listed) == [("bad", "failed"), ("talk", "ok")]

@@ -5,6 +5,12 @@ While a run goes on, ninja holds an advisory lock on ``.running`` in its
 folder; the kernel drops it when ninja exits however it exits (SIGKILL
 included), so "is this run still going" has an answer that cannot go stale,
 and ``ninja clean --runs`` never deletes the logs of a run in progress.
+
+When the run ends, ninja writes how it ended (``ok``, ``failed``,
+``interrupted``, ...) into ``.running`` before it lets the lock go. A run
+that holds no lock and never wrote its end was killed (SIGKILL, a crash of
+the machine) or is older than this record: the steps it started may even
+still be running, so it must not look like a run that finished.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "ENDED_ABRUPTLY",
     "LocalRun",
     "age_days",
     "find_local_run",
@@ -32,6 +39,11 @@ __all__ = [
 ]
 
 _LOCK = ".running"
+#: What each lock this process holds says (recipe, pid), by descriptor, so
+#: :func:`release_run` can add how the run ended to it.
+_HELD: dict[int, dict[str, object]] = {}
+#: The state of a run that holds no lock and never recorded how it ended.
+ENDED_ABRUPTLY = "ended abruptly (killed?)"
 
 
 def runs_root(workdir: Path) -> Path:
@@ -48,17 +60,36 @@ def hold_run(run_dir: Path, recipe: str) -> int | None:
         fd = os.open(run_dir / _LOCK, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError:
         return None  # a run that cannot mark itself still runs; clean then goes by age
+    record: dict[str, object] = {"recipe": recipe, "pid": os.getpid()}
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        os.write(fd, json.dumps({"recipe": recipe, "pid": os.getpid()}).encode())
+        os.write(fd, json.dumps(record).encode())
     except OSError:
         os.close(fd)
         return None
+    _HELD[fd] = record
     return fd
 
 
-def release_run(fd: int | None) -> None:
-    if fd is not None:
+def release_run(fd: int | None, status: str | None = None) -> None:
+    """Record that the run ended, and how (``status``: ``ok``, ``failed``,
+    ``interrupted``, ...), then let its lock go.
+
+    The record is written while the lock is still held, so no reader sees a
+    free lock without it; a run that never gets here (SIGKILL) leaves none,
+    which is how ``ninja runs`` tells it ended abruptly. A run that cannot
+    write the record (a full disk) still ends and releases its lock.
+    """
+    if fd is None:
+        return
+    record = _HELD.pop(fd, None)
+    try:
+        if record is not None:
+            ended = json.dumps({**record, "ended": True, "status": status}).encode()
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, ended, 0)
+    finally:
         os.close(fd)
 
 
@@ -81,7 +112,12 @@ def is_running(run_dir: Path) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class LocalRun:
-    """One run folder: its id, whether it is still going, what its manifest says."""
+    """One run folder: its id, whether it is still going, how it ended.
+
+    ``status`` is how the run said it ended (its manifest's final status, or
+    the one it wrote into its lock file); ``ended`` whether it said so at
+    all; ``recorded`` whether it left any record (a lock file or a manifest).
+    """
 
     run_id: str
     path: Path
@@ -89,14 +125,19 @@ class LocalRun:
     modified: float
     recipe: str | None = None
     status: str | None = None
+    ended: bool = False
+    recorded: bool = True
 
     @property
     def state(self) -> str:
+        """``running``; how it ended (``ok``, ``failed``, ``cancelled``, ``interrupted``,
+        ``crashed``); ``finished`` when it ended without saying how;
+        :data:`ENDED_ABRUPTLY` when it holds no lock and never said it ended."""
         if self.running:
             return "running"
-        if self.status == "running":  # its manifest never got to say how it ended
-            return "ended abruptly (killed?)"
-        return self.status or "finished"
+        if self.ended:
+            return self.status or "finished"
+        return ENDED_ABRUPTLY if self.recorded else "unknown"
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -108,14 +149,31 @@ class LocalRun:
         }
 
 
+def _read_json(path: Path) -> dict[str, object] | None:
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads(path.read_text())
+        if isinstance(data, dict):
+            return data
+    return None
+
+
 def _describe(path: Path) -> LocalRun:
-    recipe = status = None
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        manifest = json.loads((path / "manifest.json").read_text())
-        recipe, status = manifest["recipe"].get("name"), manifest.get("status")
-    if recipe is None:
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            recipe = json.loads((path / _LOCK).read_text()).get("recipe")
+    """What ``path`` holds: the run's lock (with how it ended, once it has) and its
+    manifest (with ``--provenance``), the manifest's word first."""
+    running = is_running(path)
+    manifest = _read_json(path / "manifest.json")
+    lock = _read_json(path / _LOCK)
+    recipe: object = None
+    status: object = None
+    if manifest is not None:
+        about = manifest.get("recipe")
+        recipe = about.get("name") if isinstance(about, dict) else None
+        status = manifest.get("status")
+    ended = isinstance(status, str) and status != "running"  # the manifest's last write
+    if lock is not None:
+        recipe = recipe if isinstance(recipe, str) else lock.get("recipe")
+        if not ended and lock.get("ended") is True:
+            ended, status = True, lock.get("status")
     try:
         modified = max(p.stat().st_mtime for p in (path, path / "logs") if p.exists())
     except OSError:
@@ -123,10 +181,12 @@ def _describe(path: Path) -> LocalRun:
     return LocalRun(
         path.name,
         path,
-        is_running(path),
+        running,
         modified,
         recipe if isinstance(recipe, str) else None,
         status if isinstance(status, str) else None,
+        ended,
+        manifest is not None or lock is not None,
     )
 
 

@@ -282,6 +282,7 @@ def run_prepared(
     session.run_dir = runs_root(base.resolve()) / session.run_id
     (session.run_dir / "logs").mkdir(parents=True, exist_ok=True)
     held = hold_run(session.run_dir, graph.recipe.name)  # clean --runs leaves it alone
+    ended = "crashed"  # what `ninja runs` says of it unless it gets to say more
     try:
         plan = _plan_once(graph, values, session.cwd)
         _precheck(graph, session, plan)
@@ -295,12 +296,15 @@ def run_prepared(
 
                     session.undying = finish_interrupted_run(session, result)
         except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):
+                ended = "interrupted"
             records.abort(exc)
             raise
         result.warnings = list(session.warnings)
         records.close(result)
+        ended = "interrupted" if session.interrupted is not None else result.status
     finally:
-        release_run(held)
+        release_run(held, ended)
     if session.interrupted is not None:
         raise Interrupted(session.interrupted, result, session.undying)
     return result

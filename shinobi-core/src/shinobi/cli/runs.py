@@ -31,7 +31,11 @@ __all__ = ["command"]
 @click.option("--json", "as_json", is_flag=True, help="Print the launches as JSON.")
 def command(workdir: Path | None, everywhere: bool, as_json: bool) -> None:
     """List every launch made from this workspace, with its state now, and the
-    folders of its local runs (their logs: `ninja logs RUN`)."""
+    folders of its local runs (their logs: `ninja logs RUN`).
+
+    A local run's state is running, or how it ended: ok, failed, cancelled,
+    interrupted, crashed, or "ended abruptly (killed?)" when its ninja was
+    killed before it could say (its steps may still be running)."""
     from shinobi.launch.find import workspace, workspace_launches
     from shinobi.launch.render import local_runs_table, runs_table
     from shinobi.launch.state import statuses
