@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import signal
 import subprocess
+from pathlib import Path
 
 import pytest
+from conftest import EXAMPLES, Ninja
 
-from shinobi.errors import ConfigError
+from shinobi.errors import ConfigError, UsageError
 from shinobi.resources import Resources
 from shinobi_slurm.backend import poll_tuning
 from shinobi_slurm.commands import SlurmCommands
@@ -16,6 +18,7 @@ from shinobi_slurm.sbatch import (
     batch_script,
     command_line,
     command_lines,
+    directive,
     merge_options,
     overridden_by,
     parse_sbatch_opts,
@@ -154,3 +157,47 @@ def test_polling_settings_that_are_not_seconds_are_refused(
 def test_a_command_prefix_with_an_unbalanced_quote_is_refused() -> None:
     with pytest.raises(ConfigError, match="command_prefix: cannot split"):
         SlurmCommands.from_settings({"command_prefix": 'ssh "login'})
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        Option("output", "/tmp/nl\nx/logs/a.out"),
+        Option("comment", "a\rb"),
+        Option("job-name", "shinobi-1\n2"),
+        Option("exclusive\nrm -rf ~"),
+    ],
+)
+def test_a_directive_with_a_line_break_is_refused_not_written(option: Option) -> None:
+    with pytest.raises(UsageError, match="holds a line break, which an #SBATCH line cannot hold"):
+        directive(option)
+    with pytest.raises(UsageError) as info:
+        batch_script([Option("partition", "debug"), option], ["true"])
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "value", [{"comment": "one\ntwo"}, ["--comment='one\ntwo'"], "--chdir='/a\rb'"]
+)
+def test_configured_options_with_a_line_break_are_a_configuration_error(value: object) -> None:
+    with pytest.raises(ConfigError, match=r"^\[backend.slurm\] sbatch_opts: .* holds a line break"):
+        parse_sbatch_opts(value)
+
+
+def test_a_comment_with_line_breaks_stays_comments() -> None:
+    text = batch_script([], ["true"], comments=["note: a\nrm -rf ~\r\nb", ""])
+    assert text == "#!/bin/bash\n# note: a\n# rm -rf ~\n# b\n#\ntrue\n"
+
+
+def test_compile_refuses_a_workdir_or_cwd_with_a_line_break(ninja: Ninja, tmp_path: Path) -> None:
+    broken = tmp_path / "nl\nx"
+    broken.mkdir()
+    target = f"{EXAMPLES}/offload_demo.py:pipe"
+    for args, cwd, said in (
+        (["--workdir", str(broken)], tmp_path, "the workdir, "),
+        (["--workdir", str(tmp_path)], broken, "the directory the jobs run in, "),
+    ):
+        done = ninja("compile", target, "--engine", "slurm", *args, cwd=cwd)
+        assert done.returncode == 2, done.stdout
+        assert done.stdout == "" and done.stderr.count("\n") == 1
+        assert said in done.stderr and "holds a line break" in done.stderr

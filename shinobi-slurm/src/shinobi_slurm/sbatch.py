@@ -14,12 +14,13 @@ exactly as the recipe gave it, whatever quotes or ``$(...)`` it holds.
 from __future__ import annotations
 
 import math
+import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shinobi.errors import ConfigError
+from shinobi.errors import ConfigError, UsageError
 from shinobi.resources import Resources
 from shinobi_slurm.setting_values import shell_words
 
@@ -31,6 +32,7 @@ __all__ = [
     "command_lines",
     "directive",
     "job_name",
+    "line_break_in",
     "merge_options",
     "overridden_by",
     "parse_sbatch_opts",
@@ -75,6 +77,8 @@ _FLAGS = frozenset(
         "wait",
     }
 )
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 #: Configured options that make a derived one meaningless or invalid.
 _REPLACES = {
@@ -135,7 +139,7 @@ def parse_sbatch_opts(value: Any) -> list[Option]:
                 options.append(Option(name))
             elif item is not False and item is not None:
                 options.append(Option(name, str(item)))
-        return options
+        return _without_line_breaks(options)
     if not isinstance(value, str | list | tuple):
         raise ConfigError(
             "[backend.slurm] sbatch_opts must be a list of options, one string or a table,"
@@ -151,6 +155,18 @@ def parse_sbatch_opts(value: Any) -> list[Option]:
         option, consumed = _parse_one(words[i], following)
         options.append(option)
         i += 2 if consumed else 1
+    return _without_line_breaks(options)
+
+
+def _without_line_breaks(options: list[Option]) -> list[Option]:
+    """``options``, unless one holds a line break: each becomes an ``#SBATCH`` line."""
+    for option in options:
+        if line_break_in(option):
+            shown = option.name if option.value is None else f"{option.name}={option.value}"
+            raise ConfigError(
+                f"[backend.slurm] sbatch_opts: {shown!r} holds a line break, which an #SBATCH"
+                " line cannot hold; write the option on one line"
+            )
     return options
 
 
@@ -198,8 +214,26 @@ def merge_options(
     return [o for o in derived if o.name not in overridden] + configured
 
 
+def line_break_in(option: Option) -> bool:
+    """Whether ``option`` holds a line break, which no ``#SBATCH`` line can hold."""
+    text = option.name if option.value is None else f"{option.name}{option.value}"
+    return "\n" in text or "\r" in text
+
+
 def directive(option: Option) -> str:
-    """``#SBATCH --name=value``, quoted when the value has spaces."""
+    """``#SBATCH --name=value``, quoted when the value has spaces.
+
+    A value with a line break is refused, not written: the directive would
+    end at the break and the rest of the value become a line of the script,
+    which bash runs as a command. Callers that know where a value came from
+    refuse it sooner, naming the setting; this is the last guard.
+    """
+    if line_break_in(option):
+        raise UsageError(
+            f"cannot write the sbatch option {option.argument()!r}: it holds a line break,"
+            " which an #SBATCH line cannot hold; rename the directory, name or setting it"
+            " comes from"
+        )
     if option.value is not None and (" " in option.value or '"' in option.value):
         escaped = option.value.replace('"', '\\"')
         return f'#SBATCH --{option.name}="{escaped}"'
@@ -213,9 +247,15 @@ def batch_script(
     comments: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
 ) -> str:
-    """A whole script: shebang, directives, ``comments`` (``# ...``), env exports, ``body``."""
+    """A whole script: shebang, directives, ``comments`` (``# ...``), env exports, ``body``.
+
+    A comment that holds line breaks (a note quoting a name) becomes one
+    ``#`` line per line of it: the rest of it must not become a command.
+    """
     lines = ["#!/bin/bash", *[directive(o) for o in options]]
-    lines += [f"# {c}" if c else "#" for c in comments]
+    for comment in comments:
+        parts = _LINE_BREAK.split(comment) if "\n" in comment or "\r" in comment else (comment,)
+        lines += [f"# {part}" if part else "#" for part in parts]
     for key, value in (env or {}).items():
         lines.append(f"export {key}={shlex.quote(value)}")
     lines.extend(body)

@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from shinobi.errors import UsageError
 from shinobi.offload.base import CompileOptions
 from shinobi.offload.jobs import Job, JobGraph, describe_edge
 from shinobi.session import safe_name
@@ -123,6 +124,16 @@ class ScriptContext:
         cls, graph: JobGraph, options: CompileOptions, settings: Mapping[str, Any]
     ) -> ScriptContext:
         configured = tuple(parse_sbatch_opts(settings.get("sbatch_opts")))
+        for path, what, fix in (
+            (options.workdir, "the workdir", "pass a --workdir whose path has none"),
+            (options.cwd, "the directory the jobs run in", "compile from one whose path has none"),
+        ):
+            if "\n" in str(path) or "\r" in str(path):
+                # every job's --output, --error and --chdir line would end at the break
+                raise UsageError(
+                    f"{what}, {str(path)!r}, holds a line break, which an #SBATCH line cannot"
+                    f" hold; {fix}"
+                )
         return cls(
             graph=graph,
             run_dir=str(options.run_dir(graph.recipe)),
