@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -247,6 +248,19 @@ def test_without_provenance_there_is_no_manifest(tmp_path: Path) -> None:
     assert not (runs[0] / "manifest.json").exists()
 
 
+def started_by(ninja_pid: int) -> list[int]:
+    """Processes whose teardown tag says the ninja of ``ninja_pid`` started them."""
+    needle = f"SHINOBI_TEARDOWN_TAG={ninja_pid}-".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and needle in Path(f"/proc/{entry}/environ").read_bytes():
+                found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
 def tagged(tag: str) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):
@@ -298,8 +312,11 @@ def test_a_ninja_killed_outright_leaves_a_manifest_that_parses(tmp_path: Path) -
         proc.kill()  # no handler, no cleanup: what is on disk is all there is
         proc.wait()
     finally:
-        for pid in tagged(tag):  # the step outlives a SIGKILLed ninja, by design
-            os.kill(pid, signal.SIGKILL)
+        # the step outlives a SIGKILLed ninja, by design: its shell (tagged on its
+        # command line) and the sleep under it (tagged in its environment)
+        for pid in {*tagged(tag), *started_by(proc.pid)}:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
     assert manifest["status"] == "running"
     steps = {s["name"]: s["status"] for s in manifest["steps"]}
     assert steps == {"quick": "ok", "long": "running"}

@@ -617,6 +617,8 @@ def _name_problem(name: object) -> str | None:
     ``..out``), a ``/`` a path into another folder, and a control character
     (NUL, a line break) a name no file, terminal line or batch script can hold.
     """
+    if type(name) is str and name.isprintable() and "/" not in name and name.strip("."):
+        return None  # the usual name, told in C (this runs for every step)
     if not isinstance(name, str):
         return f"is {type(name).__name__} {name!r}, not a string"
     if not name:
