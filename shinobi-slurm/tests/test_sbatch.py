@@ -18,7 +18,6 @@ from shinobi_slurm.sbatch import (
     batch_script,
     command_line,
     command_lines,
-    directive,
     merge_options,
     overridden_by,
     parse_sbatch_opts,
@@ -170,9 +169,9 @@ def test_a_command_prefix_with_an_unbalanced_quote_is_refused() -> None:
 )
 def test_a_directive_with_a_line_break_is_refused_not_written(option: Option) -> None:
     with pytest.raises(UsageError, match="holds a line break, which an #SBATCH line cannot hold"):
-        directive(option)
-    with pytest.raises(UsageError) as info:
         batch_script([Option("partition", "debug"), option], ["true"])
+    with pytest.raises(UsageError) as info:
+        batch_script([option], ["true"])
     assert "\n" not in str(info.value)
 
 

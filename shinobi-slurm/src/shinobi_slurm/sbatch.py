@@ -223,21 +223,28 @@ def line_break_in(option: Option) -> bool:
 def directive(option: Option) -> str:
     """``#SBATCH --name=value``, quoted when the value has spaces.
 
-    A value with a line break is refused, not written: the directive would
-    end at the break and the rest of the value become a line of the script,
-    which bash runs as a command. Callers that know where a value came from
-    refuse it sooner, naming the setting; this is the last guard.
+    A value with a line break would end the directive at the break and make
+    the rest of it a line of the script, which bash runs as a command:
+    :func:`batch_script` refuses such a script (callers that know where a
+    value came from refuse it sooner, naming the setting).
     """
-    if line_break_in(option):
-        raise UsageError(
-            f"cannot write the sbatch option {option.argument()!r}: it holds a line break,"
-            " which an #SBATCH line cannot hold; rename the directory, name or setting it"
-            " comes from"
-        )
     if option.value is not None and (" " in option.value or '"' in option.value):
         escaped = option.value.replace('"', '\\"')
         return f'#SBATCH --{option.name}="{escaped}"'
     return f"#SBATCH {option.argument()}"
+
+
+def _refuse_line_breaks(options: Sequence[Option], directives: list[str]) -> None:
+    """Refuse directives that hold a line break; one test for all of them, in C."""
+    together = "\n".join(directives)
+    if together.count("\n") < max(len(directives), 1) and "\r" not in together:
+        return
+    broken = next(o for o in options if line_break_in(o))
+    raise UsageError(
+        f"cannot write the sbatch option {broken.argument()!r}: it holds a line break,"
+        " which an #SBATCH line cannot hold; rename the directory, name or setting it"
+        " comes from"
+    )
 
 
 def batch_script(
@@ -252,10 +259,14 @@ def batch_script(
     A comment that holds line breaks (a note quoting a name) becomes one
     ``#`` line per line of it: the rest of it must not become a command.
     """
-    lines = ["#!/bin/bash", *[directive(o) for o in options]]
-    for comment in comments:
-        parts = _LINE_BREAK.split(comment) if "\n" in comment or "\r" in comment else (comment,)
-        lines += [f"# {part}" if part else "#" for part in parts]
+    directives = [directive(o) for o in options]
+    _refuse_line_breaks(options, directives)
+    lines = ["#!/bin/bash", *directives]
+    said = "\n".join(comments)
+    if said.count("\n") <= len(comments) - 1 and "\r" not in said:  # the usual case
+        lines += [f"# {c}" if c else "#" for c in comments]
+    elif comments:  # a comment holding line breaks: a "#" line for each of its lines
+        lines += [f"# {part}" if part else "#" for part in _LINE_BREAK.split(said)]
     for key, value in (env or {}).items():
         lines.append(f"export {key}={shlex.quote(value)}")
     lines.extend(body)
