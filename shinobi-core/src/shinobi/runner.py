@@ -267,6 +267,7 @@ def run_prepared(
     building a 100,000-node graph twice.
     """
     from shinobi.local_runs import hold_run, release_run, runs_root
+    from shinobi.programs import missing_programs
     from shinobi.records import attach_records
     from shinobi.scheduler import run_graph
     from shinobi.session import Session
@@ -286,6 +287,8 @@ def run_prepared(
     try:
         plan = _plan_once(graph, values, session.cwd)
         _precheck(graph, session, plan)
+        for missing in missing_programs(graph, session):
+            session.warn(missing)
         _look_at_until_files(graph, session, plan)
         records = attach_records(session, graph, values, provenance)
         try:

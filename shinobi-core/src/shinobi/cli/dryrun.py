@@ -48,11 +48,20 @@ def show_dryrun(
 
     if as_json:
         emit(json.dumps(_plan_json(plan, backend_of, render_argv), indent=2, default=str))
+        _warn_missing_programs(graph, session)
         return
     lines = render_dryrun(plan, backend_of, render_argv)
     total = sum(1 for _ in graph.walk())
     lines.append(f"{total} steps; dry run: nothing was executed")
     click.echo("\n".join(lines))
+    _warn_missing_programs(graph, session)
+
+
+def _warn_missing_programs(graph: Any, session: Any) -> None:
+    from shinobi.programs import missing_programs
+
+    for missing in missing_programs(graph, session):
+        click.echo(f"ninja: warning: {missing}", err=True)
 
 
 def _plan_json(plan: Any, backend_of: Any, render_argv: Any) -> dict[str, Any]:

@@ -1,0 +1,61 @@
+"""Tools a run will start on this machine, looked for before it starts.
+
+A pipeline whose fifth step names a tool that is not installed would run
+for hours and then fail with "command not found". Each distinct program of
+the steps that run here (the native backend) is looked for on ``PATH``, or
+relative to the run's directory when it is spelled as a path, before the
+first step starts and in a dry run. A program that is missing is a warning,
+not a refusal: an earlier step may build or fetch it (``./build/imager``).
+Steps of other backends run where their tools are (an image, a venv, a
+cluster node), and their backends check them.
+
+One look per program, not per step: a 100,000-step recipe usually names a
+handful of tools.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from shinobi.graph import Graph
+    from shinobi.session import Session
+
+__all__ = ["missing_programs"]
+
+
+def _found(program: str, cwd: str) -> bool:
+    if os.sep in program:
+        path = os.path.join(cwd, program)
+        return os.path.isfile(path) and os.access(path, os.X_OK)
+    return shutil.which(program) is not None
+
+
+def missing_programs(graph: Graph, session: Session) -> list[str]:
+    """A warning for each program that native steps of ``graph`` name and this machine lacks."""
+    from shinobi.dispatch import choose_backend
+
+    looked: set[tuple[int, str | None, str | None]] = set()
+    programs: dict[str, str] = {}  # program -> the first step that names it
+    for name, node in graph.walk():
+        if node.kind != "cab":
+            continue
+        slot = (id(node.step), node.backend, node.venv)
+        if slot in looked:
+            continue
+        looked.add(slot)
+        if choose_backend(session, node) == "native":
+            programs.setdefault(node.step.command[0], name)
+    return [
+        f"step {step!r} runs {program!r}, which is not {_where(program)} on this machine:"
+        " the step will fail unless an earlier step provides it (install it, or give the"
+        " step a backend that has it)"
+        for program, step in programs.items()
+        if not _found(program, session.cwd)
+    ]
+
+
+def _where(program: str) -> str:
+    return "there (or not executable)" if os.sep in program else "on PATH"
