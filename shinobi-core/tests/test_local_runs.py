@@ -277,3 +277,16 @@ def test_runs_says_a_failed_run_failed_without_a_manifest(project: Path) -> None
     assert ninja(project, "run", "recipe.py:talk", "--no-cache", "--no-provenance").returncode == 0
     listed = json.loads(ninja(project, "runs", "--json").stdout)["runs"]
     assert sorted((r["recipe"], r["state"]) for r in listed) == [("bad", "failed"), ("talk", "ok")]
+
+
+@pytest.mark.slow
+def test_logs_of_a_step_the_run_does_not_have_say_so(project: Path) -> None:
+    assert ninja(project, "run", "recipe.py:talk", "--no-cache", "--provenance").returncode == 0
+    (run,) = local_runs(project)
+    wrong = ninja(project, "logs", run.run_id, "sya")
+    assert wrong.returncode == 2
+    assert f"run {run.run_id} has no step 'sya'; did you mean 'say'? (its steps: say, quiet)" in (
+        wrong.stderr
+    )
+    silent = ninja(project, "logs", run.run_id, "quiet")
+    assert silent.returncode == 2 and "kept no logs" in silent.stderr

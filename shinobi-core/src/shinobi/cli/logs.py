@@ -108,6 +108,7 @@ def _local_logs(run: Any, step: str | None, stream: str, follow: bool, pause: fl
         return [(t, p) for t, p in run_logs(run, step) if t.rsplit(" ", 1)[1] in kinds[stream]]
 
     if not sources() and not (follow and run.running):
+        _refuse_unknown_step(run, step)
         what = f"step {step!r} of run {run.run_id}" if step else f"run {run.run_id}"
         raise UsageError(
             f"{what} kept no logs (a step that printed nothing has none; step logs are in"
@@ -135,3 +136,28 @@ def _local_logs(run: Any, step: str | None, stream: str, follow: bool, pause: fl
         if ended:
             return
         time.sleep(pause)
+
+
+def _refuse_unknown_step(run: Any, step: str | None) -> None:
+    """Say so when ``step`` is not a step of ``run`` at all, where its manifest tells.
+
+    (A run without ``--provenance`` keeps no list of its steps: its silent
+    steps and misspelt names read alike.)
+    """
+    import json
+
+    from shinobi.errors import UsageError, did_you_mean
+
+    if step is None:
+        return
+    try:
+        manifest = json.loads((run.path / "manifest.json").read_text())
+        names = [str(s["name"]) for s in manifest["steps"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    if any(n == step or n.startswith(f"{step}[") for n in names):
+        return
+    listing = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    raise UsageError(
+        f"run {run.run_id} has no step {step!r}{did_you_mean(step, names)} (its steps: {listing})"
+    )
