@@ -132,6 +132,17 @@ def test_logs_of_a_launch_and_of_one_step(
     assert out == "use says hello\n"
 
 
+def test_logs_of_a_launch_that_wrote_none_yet_say_so(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    handle = launch(tmp_path)
+    for job in handle.jobs:
+        Path(str(job.stdout)).unlink()  # pending jobs: no log file yet
+    code, out, err = ninja(capsys, "logs", "pipe")
+    assert code == 2 and out == ""
+    assert "launch pipe has no log yet, or left none" in err and "ninja status" in err
+
+
 def test_logs_follow_until_the_launch_ends(
     engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -73,11 +73,15 @@ def command(
     offsets = [0] * len(sources)
     prefix = follow and len(sources) > 1
 
+    shown = False
+
     def read_all() -> None:
+        nonlocal shown
         for i, source in enumerate(sources):
             text, offsets[i] = tracker.read_log(launch, source, offsets[i])
             if not text:
                 continue
+            shown = True
             if prefix:
                 for line in text.splitlines():
                     click.echo(f"[{source.title}] {line}")
@@ -88,6 +92,12 @@ def command(
 
     if not follow:
         read_all()
+        if not shown:  # as a local run says it, rather than printing nothing
+            what = f"step {step!r} of launch {name}" if step else f"launch {name}"
+            raise UsageError(
+                f"{what} has no log yet, or left none (a job that has not started, or that"
+                " printed nothing, has none); `ninja status` shows where each job is"
+            )
         return
     pause = interval or min(tracker.poll_interval(), 2.0)
     while True:
