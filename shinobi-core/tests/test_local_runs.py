@@ -290,3 +290,11 @@ def test_logs_of_a_step_the_run_does_not_have_say_so(project: Path) -> None:
     )
     silent = ninja(project, "logs", run.run_id, "quiet")
     assert silent.returncode == 2 and "kept no logs" in silent.stderr
+
+
+@pytest.mark.slow
+def test_logs_of_a_name_that_matches_nothing_names_the_local_runs_too(project: Path) -> None:
+    assert ninja(project, "run", "recipe.py:talk", "--no-cache").returncode == 0
+    said = ninja(project, "logs", "tlak")
+    assert said.returncode == 2
+    assert "local runs here are of talk (`ninja runs` lists their ids)" in said.stderr

@@ -60,11 +60,11 @@ def command(
     if run is None:
         try:
             launch = find_launch(name, root)
-        except UsageError:
+        except UsageError as exc:
             # not a launch: perhaps the recipe of a local run (its latest)
             run = find_local_run(root, name, by_recipe=True)
             if run is None:
-                raise
+                raise UsageError(f"{exc}; {_local_runs_here(root)}") from None
     if run is not None:
         _local_logs(run, step, stream, follow, interval or 1.0)
         return
@@ -171,3 +171,13 @@ def _refuse_unknown_step(run: Any, step: str | None) -> None:
     raise UsageError(
         f"run {run.run_id} has no step {step!r}{did_you_mean(step, names)} (its steps: {listing})"
     )
+
+
+def _local_runs_here(root: Path) -> str:
+    """What the local runs of ``root`` would have answered to, for a name that matched none."""
+    from shinobi.local_runs import local_runs
+
+    recipes = sorted({run.recipe for run in local_runs(root) if run.recipe})
+    if not recipes:
+        return "no local run here either"
+    return f"local runs here are of {', '.join(recipes)} (`ninja runs` lists their ids)"
