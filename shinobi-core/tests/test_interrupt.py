@@ -173,6 +173,24 @@ def test_at_one_worker_a_signal_stops_the_running_step_and_starts_no_other(
     assert "Traceback" not in err
 
 
+def test_a_second_interrupt_ends_the_grace_period_at_once(tmp_path: Path, tag: str) -> None:
+    """A stubborn member ignores SIGTERM: with a 60 s grace period only SIGKILL,
+    which a second Ctrl-C brings forward, ends it."""
+    recipe, markers = write_recipe(tmp_path, tag, workers=1)
+    proc = start_ninja(tmp_path, "run", f"{recipe}:pipe", grace="60")
+    wait_for([markers / f"left.{role}" for role in ROLES], proc)
+    os.killpg(proc.pid, signal.SIGINT)
+    time.sleep(1.0)
+    assert proc.poll() is None, "the grace period had not begun"
+    hurried = time.monotonic()
+    err = signal_and_wait(proc, signal.SIGINT)
+    assert time.monotonic() - hurried < 30, "the second interrupt did not cut the grace short"
+    assert proc.returncode == 130, err
+    assert "ninja: interrupted again: killing the steps now (SIGKILL)" in err
+    assert tagged(tag) == []
+    assert "Traceback" not in err
+
+
 def test_a_step_waiting_on_a_torn_down_one_never_starts(tmp_path: Path, tag: str) -> None:
     markers = tmp_path / "markers"
     markers.mkdir()

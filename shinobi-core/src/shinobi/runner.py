@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -127,6 +128,10 @@ def _signals(session: Session) -> Iterator[None]:
     def handler(signum: int, _frame: Any) -> None:
         if session.interrupted is None:
             session.interrupted = signum
+        elif not session.control.hurry.is_set():  # again: no more waiting on the grace
+            session.control.hurry.set()
+            with contextlib.suppress(OSError):
+                os.write(2, b"ninja: interrupted again: killing the steps now (SIGKILL)\n")
 
     previous = {sig: signal.signal(sig, handler) for sig in _HANDLED}
     try:

@@ -30,6 +30,7 @@ import secrets
 import shutil
 import signal
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
@@ -152,12 +153,14 @@ def use_process_table(table: ProcessTable) -> Iterator[ProcessTable]:
         _table = previous
 
 
-def _wait_gone(find: Callable[[], Sequence[int]], timeout: float) -> list[int]:
+def _wait_gone(
+    find: Callable[[], Sequence[int]], timeout: float, hurry: threading.Event | None = None
+) -> list[int]:
     deadline = time.monotonic() + timeout
     delay = 0.005
     while True:
         left = list(find())
-        if not left or time.monotonic() >= deadline:
+        if not left or time.monotonic() >= deadline or (hurry is not None and hurry.is_set()):
             return left
         time.sleep(delay)
         delay = min(delay * 2, 0.1)
@@ -168,11 +171,13 @@ def terminate(
     grace: float,
     kill_wait: float | None = None,
     table: ProcessTable | None = None,
+    hurry: threading.Event | None = None,
 ) -> tuple[int, ...]:
     """SIGTERM what ``find`` reports, wait ``grace``, then SIGKILL until it is gone.
 
     Returns () once ``find`` reports nothing, or the pids still there after
     ``kill_wait`` (default :data:`KILL_WAIT`) seconds of SIGKILL (uninterruptible I/O).
+    ``hurry``, once set (a second Ctrl-C), ends the grace period at once.
     """
     table = table or _table
     kill_wait = KILL_WAIT if kill_wait is None else kill_wait
@@ -182,7 +187,7 @@ def terminate(
     for pid in members:
         table.send(pid, signal.SIGTERM)
         table.send(pid, signal.SIGCONT)
-    left = _wait_gone(find, grace)
+    left = _wait_gone(find, grace, hurry)
     deadline = time.monotonic() + kill_wait
     delay = 0.005
     while left:
@@ -249,6 +254,7 @@ def finish_interrupted_run(session: Session, result: RecipeResult) -> tuple[int,
         lambda: [p for p in table.members(None, prefix, prefix=True) if p not in survivors],
         session.control.grace,
         table=table,
+        hurry=session.control.hurry,
     )
     survivors.update(left)
     return tuple(sorted(survivors))

@@ -119,6 +119,8 @@ class RunControl:
     def __init__(self, grace: float = 10.0) -> None:
         self.grace = grace
         self.cancelled = threading.Event()
+        #: Set by a second interrupt: stoppers skip what is left of the grace period.
+        self.hurry = threading.Event()
         self._lock = threading.Lock()
         self._stoppers: dict[int, Callable[[], tuple[int, ...]]] = {}
         self._next = 0

@@ -39,7 +39,11 @@ def session_members(sid: int) -> list[int]:
 
 
 def terminate_session(
-    sid: int, grace: float, kill_wait: float | None = None, tag: str | None = None
+    sid: int,
+    grace: float,
+    kill_wait: float | None = None,
+    tag: str | None = None,
+    hurry: threading.Event | None = None,
 ) -> tuple[int, ...]:
     """SIGTERM every process of session ``sid`` (and every one carrying ``tag``),
     wait ``grace``, then SIGKILL.
@@ -49,7 +53,7 @@ def terminate_session(
     default is :data:`shinobi.teardown.KILL_WAIT`).
     """
     table = teardown.process_table()
-    return teardown.terminate(lambda: table.members(sid, tag), grace, kill_wait, table)
+    return teardown.terminate(lambda: table.members(sid, tag), grace, kill_wait, table, hurry)
 
 
 def read_log(path: str) -> str:
@@ -166,7 +170,7 @@ def run_process(
                     before_kill()
                 except Exception as exc:  # the processes below still get stopped
                     control.warn(f"stopping the payload of {argv[0]!r} failed: {exc}")
-            survivors = terminate_session(proc.pid, control.grace, tag=tag)
+            survivors = terminate_session(proc.pid, control.grace, tag=tag, hurry=control.hurry)
         finally:
             stopping.release()
         return survivors
