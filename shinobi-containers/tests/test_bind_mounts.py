@@ -382,3 +382,17 @@ def test_on_the_real_filesystem(tmp_path: Path) -> None:
         rw(str(link / "in"), source=str(real / "in")),
         ro(str(real / "in" / "cat.txt")),
     }
+
+
+def test_an_input_whose_directory_is_missing_is_refused_not_an_ancestor_mounted() -> None:
+    host = FakeHost(["/home", CWD])  # /home/me/data does not exist: a typo
+    typo = inp("/home/me/data/in.txt", kind="file")
+    with pytest.raises(MountRefused, match=r"does not exist, nor does /home/me/data; check"):
+        plan_mounts([typo], CWD, host=host)
+    ahead = set(plan_mounts([typo], CWD, host=host, ahead=True))  # an earlier step may make it
+    assert rw(CWD) in ahead
+
+
+def test_an_input_missing_under_root_is_said_to_be_missing() -> None:
+    with pytest.raises(MountRefused, match=r"\(/nowhere/in.txt\) does not exist; check the path"):
+        plan_mounts([inp("/nowhere/in.txt", kind="file")], CWD, host=FakeHost([CWD]), ahead=True)

@@ -109,6 +109,14 @@ def test_apptainer_takes_uris_as_they_are_and_names_from_a_registry(tmp_path: Pa
     assert backend.render(invocation(tmp_path))[-4] == "docker://quay.io/stimela/wsclean:1.7"
 
 
+@pytest.mark.parametrize("image", ["/data/imgs/wsclen.sif", "imgs/wsclen.sif", "./wsclen"])
+def test_apptainer_says_a_missing_image_file_is_missing(tmp_path: Path, image: str) -> None:
+    from shinobi_containers.errors import ImageUnavailable
+
+    with pytest.raises(ImageUnavailable, match=r"^the image file .*wsclen.* does not exist"):
+        ApptainerBackend({}).render(invocation(tmp_path, image=image))
+
+
 @pytest.mark.parametrize(
     ("backend", "prefix"),
     [(ApptainerBackend({}), "APPTAINERENV_"), (SingularityBackend({}), "SINGULARITYENV_")],

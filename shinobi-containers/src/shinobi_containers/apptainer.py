@@ -26,6 +26,9 @@ from shinobi_containers.oom import OomWatch
 
 __all__ = ["ApptainerBackend", "SingularityBackend"]
 
+#: How image files are named: a name ending so is a file, never a registry's.
+_FILES = (".sif", ".simg", ".img")
+
 
 class ApptainerBackend(ContainerBackend):
     """Runs each step's image (a SIF file, or any URI apptainer accepts) with ``exec``."""
@@ -46,12 +49,25 @@ class ApptainerBackend(ContainerBackend):
         return [*argv, spec.image, *invocation.argv]
 
     def image_reference(self, invocation: Invocation) -> str:
-        """A local file as an absolute path, a URI as is, any other name from a registry."""
+        """A local file as an absolute path, a URI as is, any other name from a registry.
+
+        A name written as a file (a path, or ``*.sif``) that is not there is a
+        missing file, not a registry name: ``docker:///data/img.sif`` would
+        send the user to a registry lookup that can only fail, far from the
+        typo.
+        """
         image = super().image_reference(invocation)
         if "://" in image:
             return image
-        path = os.path.join(invocation.cwd, image)
-        return os.path.normpath(path) if os.path.exists(path) else f"docker://{image}"
+        path = os.path.normpath(os.path.join(invocation.cwd, image))
+        if os.path.exists(path):
+            return path
+        if os.path.isabs(image) or image.startswith(("./", "../")) or image.endswith(_FILES):
+            raise ImageUnavailable(
+                f"the image file {path} does not exist; check the path (an image from a"
+                " registry is named without one: ubuntu:22.04 or docker://ubuntu:22.04)"
+            )
+        return f"docker://{image}"
 
     def client_environment(self, invocation: Invocation) -> dict[str, str] | None:
         if not invocation.env:
@@ -64,7 +80,7 @@ class ApptainerBackend(ContainerBackend):
         image = self.image_reference(invocation)
         if not os.path.isfile(image):
             raise ImageUnavailable(
-                f"step {invocation.step!r}: {self.name} can pin only a local image file, not"
+                f"{self.name} can pin only a local image file, not"
                 f" {image!r}; build one (`{self.binary} build image.sif {image}`) and name"
                 " that file as the image"
             )

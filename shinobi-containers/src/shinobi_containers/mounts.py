@@ -10,7 +10,10 @@ mount on the command line differs per engine. The rules, in order:
 * a directory that does not exist yet contributes its nearest existing
   ancestor, so a tool that creates its own output tree behaves as it would
   natively; an output whose only existing ancestor is ``/`` is refused, since
-  the container would write it somewhere the host never sees;
+  the container would write it somewhere the host never sees; an input
+  whose directory is not there when its step starts is refused rather than
+  exposing an ancestor (planned ahead, for a dry run or a compiled job, an
+  earlier step may still make it);
 * an input marked ``writable: false`` is mounted read-only; when its directory
   ends up read-write anyway (an output or another input lives there), the
   input is re-mounted read-only at its own path, so both promises hold;
@@ -144,6 +147,21 @@ class _Planner:
     def refuse(self, message: str) -> MountRefused:
         return MountRefused(f"step {self.step!r}: {message}")
 
+    def refuse_missing_inputs(self, uses: Sequence[PathUse]) -> None:
+        """An input whose very directory is not there when its step starts is a
+        wrong path: mounting that directory's nearest existing ancestor instead
+        (read-write, maybe all of /home) would only hide the typo. A missing
+        file in a directory that exists is the tool's to report, as natively;
+        planned ahead, an earlier step may yet make either."""
+        for use in uses:
+            if use.role != "input" or use.mutable or self.host.exists(use.path):
+                continue
+            directory = needed_directory(use)
+            if not self.host.exists(directory):
+                raise self.refuse(
+                    f"{_describe(use)} does not exist, nor does {directory}; check the path"
+                )
+
     def nearest_existing(self, path: str) -> str:
         while not self.host.exists(path) and path != "/":
             path = os.path.dirname(path)
@@ -203,6 +221,8 @@ class _Planner:
                     f"{_describe(use)} has no existing parent directory but / to mount;"
                     f" create {first} first, or write under an existing directory"
                 )
+            if not self.host.exists(use.path):
+                raise self.refuse(f"{_describe(use)} does not exist; check the path")
             raise self.refuse(
                 f"{_describe(use)} sits directly in /, which cannot be mounted into a"
                 " container; move it into a directory"
@@ -302,6 +322,8 @@ def plan_mounts(
     cwd = os.path.normpath(cwd)
     planner = _Planner(step, host)
     uses = [_absolute(use, cwd) for use in paths]
+    if not ahead:
+        planner.refuse_missing_inputs(uses)
     protected = planner.protected(uses)
     planner.refuse_writes_into(uses, protected)
     wanted: list[Mount] = []
