@@ -125,11 +125,52 @@ def test_an_engine_error_is_told_by_the_engines_complaint_not_its_help_pointer()
     )
     run = engine_exit("docker", 125, stderr)
     assert describe_failure(run) == (
-        "docker could not run the step: docker: Error response from daemon:"
-        " pull access denied for nosuch/image."
+        "docker could not run the step: image 'nosuch/image:1' is not here, and fetching it"
+        " failed (docker: Error response from daemon: pull access denied for nosuch/image.);"
+        " check its name"
     )
 
 
 def test_a_payload_exit_that_is_not_an_engine_error_keeps_its_own_last_line() -> None:
     run = engine_exit("docker", 3, "WARNING: IPv4 forwarding is disabled.\nbad input\n")
     assert describe_failure(run) == "exited with code 3: bad input"
+
+
+def test_an_unknown_flag_is_told_not_the_usage_line() -> None:
+    stderr = (
+        "unknown flag: --bogus-flag\n\nUsage:  docker run [OPTIONS] IMAGE [COMMAND] [ARG...]\n\n"
+        "Run 'docker run --help' for more information\n"
+    )
+    assert engine_exit("docker", 125, stderr).reason == (
+        "docker could not run the step: unknown flag: --bogus-flag"
+    )
+
+
+def test_an_image_that_is_not_here_is_said_before_why_it_could_not_be_fetched() -> None:
+    docker = (
+        "Unable to find image 'shinobi-test/busybx:latest' locally\n"
+        'docker: Error response from daemon: Get "https://registry-1.docker.io/v2/": dial tcp:'
+        " lookup registry-1.docker.io: no such host.\nSee 'docker run --help'.\n"
+    )
+    reason = engine_exit("docker", 125, docker).reason or ""
+    assert reason.startswith(
+        "docker could not run the step: image 'shinobi-test/busybx:latest' is not here, and"
+        " fetching it failed (docker: Error response from daemon"
+    )
+    podman = (
+        "Trying to pull localhost/shinobi-test/busybx:latest...\nError: initializing source"
+        " docker://localhost/shinobi-test/busybx:latest: pinging container registry localhost:"
+        " connection refused\n"
+    )
+    reason = engine_exit("docker", 125, podman).reason or ""
+    assert "image 'localhost/shinobi-test/busybx:latest' is not here" in reason
+
+
+def test_a_command_podmans_init_cannot_start_is_said_to_be_missing() -> None:
+    stderr = "ERROR (catatonit:6): failed to exec pid1: No such file or directory\n"
+    run = engine_exit("docker", 1, stderr)
+    assert run.returncode == 127
+    assert run.reason == (
+        "docker could not start the step's command: it is not in the image (or not executable"
+        " there)"
+    )

@@ -54,8 +54,11 @@ def oci_image_reference(binary: str, engine: str, image: str) -> str:
         INSPECT_TIMEOUT,
     )
     if not answer.ok:
+        said = answer.last_line()
+        if "Cannot connect" in said or "daemon running" in said:  # not the image's fault
+            raise ImageUnavailable(f"{engine} is not answering ({said}); start it and run again")
         raise ImageUnavailable(
-            f"image {image!r} is not in {engine}'s local store ({answer.last_line()}); pinning"
+            f"image {image!r} is not in {engine}'s local store ({said}); pinning"
             f" (provenance) resolves images locally: `{engine} pull {image}` or build it first"
         )
     digests_json, _, image_id = answer.stdout.strip().partition("\t")

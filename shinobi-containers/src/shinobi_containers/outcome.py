@@ -21,6 +21,8 @@ from shinobi_containers.limits import LimitFlags
 __all__ = ["enforcement_reason", "interpret_run", "oom_reason"]
 
 _KILLED = 128 + signal.SIGKILL
+#: What podman's init (catatonit) says when the command is not in the image.
+_NO_PROGRAM = "failed to exec pid1: No such file or directory"
 _MAX_SIGNAL = 64
 
 
@@ -90,6 +92,13 @@ def interpret_run(
             reason=oom_reason(engine, limits.memory),
             details=details,
         )
+    if _NO_PROGRAM in run.stderr:  # podman's init: as docker and apptainer say it
+        return dataclasses.replace(
+            run,
+            returncode=127,
+            reason=f"{engine} could not start the step's command: it is not in the image"
+            " (or not executable there)",
+        )
     if code in engine_error_codes and limits.emitted and "cgroup" in run.stderr.lower():
         return dataclasses.replace(run, reason=enforcement_reason(engine, limits, run.stderr))
     if code in engine_error_codes:
@@ -100,18 +109,31 @@ def interpret_run(
 
 
 #: Lines an engine prints around its real complaint, which say nothing about it.
-_NOISE = re.compile(r"^(?:(?:Run|See) '\S+ [\w-]+ --help'|WARNING:)")
+_NOISE = re.compile(r"^(?:(?:Run|See) '\S+ [\w-]+ --help'|WARNING:|Usage:)")
+#: How docker and podman say an image was not here, before trying a registry.
+_NOT_HERE = re.compile(
+    r"Unable to find image '([^']+)' locally|initializing source docker://([^:\s]+(?::[^:\s]+)?):"
+)
 
 
 def engine_message(stderr: str) -> str:
-    """The engine's own complaint: its last line that is not a pointer to --help or a warning.
+    """The engine's own complaint: its last line that is not a pointer to --help,
+    a usage synopsis or a warning.
 
     docker ends "Unable to find image" or a socket's "permission denied" with
-    "Run 'docker run --help' for more information", which as the last line
-    would be all the user was told.
+    "Run 'docker run --help' for more information", and an unknown flag with
+    its usage line, which as the last line would be all the user was told. An
+    image that is not here is said first: the registry error that follows
+    (no network, no such repository) is only why it could not be fetched.
     """
+    last = ""
     for line in reversed(stderr.splitlines()):
         text = line.strip()
         if text and not _NOISE.match(text):
-            return text[:300]
-    return ""
+            last = text[:300]
+            break
+    missing = _NOT_HERE.search(stderr)
+    if missing:
+        image = missing.group(1) or missing.group(2)
+        return f"image {image!r} is not here, and fetching it failed ({last}); check its name"
+    return last
