@@ -151,13 +151,20 @@ def test_a_step_without_an_image_is_refused(tmp_path: Path, backend: ContainerBa
 def test_prepare_refuses_impossible_mounts_before_anything_runs(tmp_path: Path) -> None:
     output = PathUse("/no-such-top-level/out.txt", "output", "out", "file")
     with pytest.raises(MountRefused, match="create /no-such-top-level"):
-        DockerBackend({}).prepare([invocation(tmp_path, paths=(output,))])
+        DockerBackend({"binary": "true"}).prepare([invocation(tmp_path, paths=(output,))])
+
+
+def test_prepare_refuses_an_engine_binary_that_is_not_there(tmp_path: Path) -> None:
+    backend = DockerBackend({"binary": "/nonexistent/docker"})
+    with pytest.raises(ContainerRefused, match=r"^/nonexistent/docker not found on PATH: install"):
+        backend.prepare([invocation(tmp_path)])
+    assert backend.prepare([]) == []  # no step of its own: nothing to refuse
 
 
 def test_prepare_warns_once_per_dropped_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    backend = PodmanBackend({})
+    backend = PodmanBackend({"binary": "true"})  # the check needs no podman here
     reach = CgroupReach({"cpu": "the cpu cgroup controller is not delegated to this user"})
     monkeypatch.setattr(backend, "cgroup_reach", lambda: reach)
     declared = invocation(tmp_path, resources=Resources(cpus=2, memory="1GiB"))

@@ -28,7 +28,7 @@ from shinobi.backends.base import (
 )
 from shinobi.backends.process import run_process
 from shinobi_containers.cgroups import UNPROBED, CgroupReach
-from shinobi_containers.errors import ContainerRefused, ContainerStopFailed
+from shinobi_containers.errors import ContainerRefused, ContainerStopFailed, SettingsInvalid
 from shinobi_containers.limits import LimitFlags, dropped_warning, limit_flags
 from shinobi_containers.mounts import Mount, plan_mounts
 from shinobi_containers.oom import OomWatch
@@ -83,15 +83,19 @@ class ContainerBackend(Backend):
     # -- the Backend interface ---------------------------------------------------
     def check(self) -> Availability:
         if shutil.which(self.binary) is None:
-            return Availability(
-                False,
-                f"{self.binary} not found on PATH: install {self.name}, or point"
-                f" backend.{self.name}.binary at it",
-            )
+            return Availability(False, self._not_found())
         return self.check_engine()
+
+    def _not_found(self) -> str:
+        return (
+            f"{self.binary} not found on PATH: install {self.name}, or point"
+            f" backend.{self.name}.binary at it"
+        )
 
     def prepare(self, invocations: list[Invocation]) -> list[str]:
         """Refuse what no run could honour, before any step starts; return warnings."""
+        if invocations and shutil.which(self.binary) is None:  # every step would fail on it
+            raise SettingsInvalid(self._not_found())
         warnings: list[str] = []
         for invocation in invocations:
             warnings += self._new_warnings(self.spec(invocation, pin=False))
