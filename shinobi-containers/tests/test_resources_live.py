@@ -40,6 +40,7 @@ def test_a_step_beyond_its_declared_memory_is_killed_and_reported_out_of_memory(
     step = result.steps[0]
     assert step.status == "failed" and step.returncode == 137
     assert step.error is not None and "out of memory" in step.error and "64MiB" in step.error
+    assert not (tmp_path / "oom").exists()  # conmon's marker stays out of the user's files
 
 
 def test_under_native_the_same_declaration_limits_nothing(tmp_path: Path) -> None:

@@ -101,6 +101,11 @@ class ContainerBackend(Backend):
             warnings += self._new_warnings(self.spec(invocation, pin=False))
         return warnings
 
+    def client_directory(self, invocation: Invocation) -> str:
+        """Where the engine's client runs: every path it is given is absolute,
+        and the payload's own directory is set inside the container."""
+        return invocation.cwd
+
     def render(self, invocation: Invocation) -> list[str]:
         return self.command(self.spec(invocation, pin=False, ahead=True), new_container_name())
 
@@ -113,7 +118,7 @@ class ContainerBackend(Backend):
         try:
             run = run_process(
                 self.command(spec, name),
-                cwd=invocation.cwd,
+                cwd=self.client_directory(invocation),
                 control=control,
                 env=self.client_environment(invocation),
                 stdout_path=invocation.stdout_path,

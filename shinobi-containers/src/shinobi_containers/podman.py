@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import ClassVar
 
-from shinobi.backends.base import Availability, BackendRun
+from shinobi.backends.base import Availability, BackendRun, Invocation
 from shinobi_containers.cgroups import CgroupReach, podman_reach
 from shinobi_containers.cli import call
 from shinobi_containers.engine import CHECK_TIMEOUT, ContainerSpec
@@ -42,6 +42,12 @@ class PodmanBackend(OciBackend):
         if os.geteuid() != 0:
             return ["--userns", "keep-id"]
         return super().user_options()
+
+    def client_directory(self, invocation: Invocation) -> str:
+        """The run's own folder: conmon leaves a file named ``oom`` in the client's
+        directory when it kills a container for memory, which must not appear
+        among the user's files."""
+        return invocation.scratch_dir or invocation.cwd
 
     def watch_for_oom(self, spec: ContainerSpec) -> OomWatch | None:
         return OomWatch() if spec.limits.memory is not None else None
