@@ -50,6 +50,15 @@ def test_status_json_and_a_failed_launch_exits_1(
     assert "step 'use' failed" in data["summary"]
 
 
+def test_a_step_that_failed_while_others_run_makes_status_exit_1(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    launch(tmp_path)
+    engine.rounds = [{"make": "failed", "use": "running"}]
+    code, out, _ = ninja(capsys, "status", "pipe")
+    assert code == 1 and "running" in out
+
+
 def test_status_watch_asks_once_per_round_until_the_end(
     engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

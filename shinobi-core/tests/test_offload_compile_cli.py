@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_launch_fixtures import FakeTarget, engine
@@ -126,3 +127,52 @@ def test_json_without_submit_is_refused_not_ignored(
     code, out, err = ninja(capsys, "compile", f"{DEMO}:pipe", "--engine", "fake", "--json")
     assert code == 2 and out == ""
     assert "--json prints the launch, so it needs --submit" in err
+
+
+def test_an_interrupt_while_a_job_is_handed_over_waits_until_it_is_on_record(
+    engine: type[FakeTarget],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import os
+    import signal
+
+    submitted: list[str] = []
+
+    def submit(self: FakeTarget, workflow: object, handle: Any, journal: Any) -> None:
+        for number, job in enumerate(handle.jobs, start=1):
+            if number == 1:
+                os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the engine accepts job 1
+            job.job_id = str(number)
+            submitted.append(job.step)
+            journal.record(job)
+
+    monkeypatch.setattr(FakeTarget, "submit", submit)
+    code, _, err = ninja(capsys, "compile", f"{DEMO}:pipe", "--engine", "fake", "--submit")
+    assert code == 130
+    assert submitted == ["make"]  # stopped after the job on the way, before the next
+    assert "stopping once the job being submitted is on record" in err
+    assert "1 of 2 jobs were handed to fake" in err
+    (entry,) = list_launches(tmp_path)
+    saved = json.loads(Path(entry.handle).read_text())
+    assert [j["job_id"] for j in saved["jobs"]] == ["1", None]
+
+
+def test_a_submission_refused_before_any_job_leaves_no_launch(
+    engine: type[FakeTarget],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from shinobi.errors import ShinobiError
+
+    def submit(self: FakeTarget, workflow: object, handle: Any, journal: Any) -> None:
+        raise ShinobiError("the engine refused step 'make': no such partition")
+
+    monkeypatch.setattr(FakeTarget, "submit", submit)
+    code, out, err = ninja(capsys, "compile", f"{DEMO}:pipe", "--engine", "fake", "--submit")
+    assert code == 2 and out == ""
+    assert "no such partition" in err
+    assert list_launches(tmp_path) == []
+    assert not list((tmp_path / ".shinobi").glob("pipe/*/handle.json"))

@@ -250,3 +250,35 @@ def test_explain_says_why_a_recipe_is_refused(ninja: Ninja) -> None:
     done = ninja("compile", f"{RECIPES}/refused.py:crossing", "--explain")
     assert done.returncode == 2
     assert "fix:" in done.stderr and "why:" in done.stderr
+
+
+class _Cancelling:
+    """The one command _abandon uses, recorded."""
+
+    def __init__(self) -> None:
+        self.cancelled: list[str] = []
+
+    def cancel(self, ids: list[str]) -> None:
+        self.cancelled += ids
+
+
+@pytest.mark.parametrize(
+    ("never_sent", "said", "fix"),
+    [
+        (True, "could not reach Slurm to submit step 'first'", "check that slurmctld runs"),
+        (False, "Slurm refused step 'first'", "fix what it names (sbatch_opts"),
+    ],
+)
+def test_a_failed_submission_says_whether_slurm_refused_or_was_not_reached(
+    never_sent: bool, said: str, fix: str
+) -> None:
+    from shinobi_slurm.commands import SlurmError
+    from shinobi_slurm.compile import SlurmTarget
+
+    commands = _Cancelling()
+    failure = SlurmError("sbatch failed: something", never_sent=never_sent)
+    nothing = SlurmTarget._abandon(commands, {}, "first", failure)  # type: ignore[arg-type]
+    assert str(nothing).startswith(said) and "nothing was submitted: " + fix in str(nothing)
+    some = SlurmTarget._abandon(commands, {"a": "12"}, "first", failure)  # type: ignore[arg-type]
+    assert "the 1 job(s) already submitted were cancelled: " + fix in str(some)
+    assert commands.cancelled == ["12"]

@@ -217,8 +217,7 @@ class SlurmBackend(Backend):
                     f"shinobi: could not cancel Slurm job {job_id} (step {invocation.step!r}):"
                     f" {exc}; run `scancel {job_id}` yourself"
                 )
-            log.warning(message)
-            control.warn(message)
+            control.warn(message)  # shown once, by the run's progress
             poller.kick()
             return ()
 

@@ -102,8 +102,14 @@ class SlurmTarget(OffloadTarget):
         commands: SlurmCommands, ids: dict[str, str], step: str, exc: SlurmError
     ) -> SlurmError:
         """Cancel what was submitted before ``step`` was refused: half a workflow is no use."""
+        if exc.never_sent:  # not a refusal: the controller never heard of the job
+            said = f"could not reach Slurm to submit step {step!r} ({exc})"
+            fix = "check that slurmctld runs (`sinfo` answers), then submit again"
+        else:
+            said = f"Slurm refused step {step!r}: {exc}"
+            fix = "fix what it names (sbatch_opts, the step's resources) and submit again"
         if not ids:
-            return SlurmError(f"Slurm refused step {step!r}: {exc}; nothing was submitted")
+            return SlurmError(f"{said}; nothing was submitted: {fix}")
         try:
             commands.cancel(list(ids.values()))
             undone = f"the {len(ids)} job(s) already submitted were cancelled"
@@ -112,7 +118,7 @@ class SlurmTarget(OffloadTarget):
                 f"cancelling the {len(ids)} job(s) already submitted failed too ({cancel_exc});"
                 f" run `scancel {' '.join(ids.values())}`"
             )
-        return SlurmError(f"Slurm refused step {step!r}: {exc}; {undone}")
+        return SlurmError(f"{said}; {undone}: {fix}")
 
     # -- status ------------------------------------------------------------------
     def status(self, handle: LaunchHandle) -> LaunchStatus:

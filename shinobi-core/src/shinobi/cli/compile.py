@@ -8,8 +8,12 @@ the launches index, and ninja exits: nothing keeps running here.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -159,16 +163,57 @@ def _print_refusals(exc: Any, explain: bool) -> None:
         )
 
 
+@contextlib.contextmanager
+def _deferred_interrupts(stop: threading.Event) -> Iterator[None]:
+    """While jobs are handed over, a first Ctrl-C (SIGTERM, SIGHUP) asks the
+    submitter to stop once the job being submitted is on record; a second one
+    stops it at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, _frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        with contextlib.suppress(OSError):
+            click.echo(
+                "ninja: stopping once the job being submitted is on record"
+                " (interrupt again to stop at once)",
+                err=True,
+            )
+
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {sig: signal.signal(sig, handler) for sig in signals}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
 def _submit(offload: Any, workflow: Any, as_json: bool) -> None:
+    from shinobi.errors import ShinobiError
+    from shinobi.launch.cleanup import remove_launch
     from shinobi.launch.handle import JobJournal, write_handle
     from shinobi.launch.index import record_launch
 
     handle = offload.new_handle(workflow)
     write_handle(handle, latest=False)
     record_launch(handle)
-    journal = JobJournal(handle)
+    stop = threading.Event()
+    journal = JobJournal(handle, stop)
     try:
-        offload.submit(workflow, handle, journal)
+        with _deferred_interrupts(stop):
+            offload.submit(workflow, handle, journal)
+    except ShinobiError:
+        journal.close()
+        if not any(job.job_id for job in handle.jobs):
+            remove_launch(handle)  # nothing reached the engine: there is no launch
+        else:  # what was submitted was cancelled (or the error says how to): on record
+            handle.state = "submitted"
+            write_handle(handle)
+        raise
     except KeyboardInterrupt:
         journal.close()
         handed = [job.job_id for job in handle.jobs if job.job_id]

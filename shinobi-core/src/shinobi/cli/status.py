@@ -60,7 +60,8 @@ def command(
         if not watch or status.final:
             break
         time.sleep(pause)
-    if status.state in ("failed", "cancelled"):
+    # a step that failed is news now, not only once the rest of the launch has ended
+    if status.state in ("failed", "cancelled") or any(s.phase == "failed" for s in status.steps):
         sys.exit(1)
     if status.error:  # the scheduler could not be asked: nothing shown is known
         from shinobi.cli.main import ENVIRONMENT_EXIT

@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -221,14 +222,23 @@ class JobJournal:
     the two, so the jobs already handed over stay visible and cancellable.
     """
 
-    def __init__(self, handle: LaunchHandle) -> None:
+    def __init__(self, handle: LaunchHandle, stop: threading.Event | None = None) -> None:
         self.path = handle.run_dir / JOURNAL_NAME
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        self._stop = stop
 
     def record(self, job: LaunchJob) -> None:
+        """Write ``job`` down; then, if a stop was asked for meanwhile, stop.
+
+        A Ctrl-C that comes while the engine is accepting a job must not lose
+        that job's id (the engine's client runs on, in a session of its own):
+        the submitter defers it to here, where the job is on record.
+        """
         self._fh.write(json.dumps({"step": job.step, "job_id": job.job_id}) + "\n")
         self._fh.flush()
+        if self._stop is not None and self._stop.is_set():
+            raise KeyboardInterrupt
 
     def close(self) -> None:
         self._fh.close()
