@@ -51,6 +51,7 @@ from shinobi_slurm.sbatch import (
 )
 from shinobi_slurm.setting_values import SETTINGS_KEYS, seconds_setting
 from shinobi_slurm.states import classify
+from shinobi_slurm.trial import refuse_what_slurm_would
 
 __all__ = ["SlurmBackend", "job_name", "poll_tuning"]
 
@@ -148,8 +149,12 @@ class SlurmBackend(Backend):
         ]
 
     def prepare(self, invocations: list[Invocation]) -> list[str]:
-        """Refuse bad sbatch_opts before any job; warn about what a job will not have."""
+        """Refuse bad sbatch_opts, and options Slurm would reject, before any job;
+        warn about what a job will not have."""
         parse_sbatch_opts(self.settings.get("sbatch_opts"))
+        refuse_what_slurm_would(
+            self.commands, [(i.step, self.options(i, os.devnull, os.devnull)) for i in invocations]
+        )
         warnings = []
         in_venv = sorted({i.step for i in invocations if i.venv})
         if in_venv:

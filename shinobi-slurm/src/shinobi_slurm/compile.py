@@ -20,8 +20,9 @@ from shinobi.offload.base import CompileOptions, OffloadTarget, Script, Workflow
 from shinobi.offload.jobs import JobGraph
 from shinobi_slurm.commands import SlurmCommands, SlurmError
 from shinobi_slurm.sbatch import job_name
-from shinobi_slurm.scripts import JobFiles, ScriptContext, job_script
+from shinobi_slurm.scripts import JobFiles, ScriptContext, job_options, job_script
 from shinobi_slurm.setting_values import SETTINGS_KEYS, seconds_setting
+from shinobi_slurm.trial import refuse_what_slurm_would
 
 __all__ = ["SlurmTarget"]
 
@@ -86,6 +87,13 @@ class SlurmTarget(OffloadTarget):
         (workflow.run_dir / "scripts").mkdir(parents=True, exist_ok=True)
         ids: dict[str, str] = {}
         commands = self.commands
+        refuse_what_slurm_would(
+            commands,
+            [
+                (job.name, job_options(context, job, JobFiles.of(context.run_dir, job)))
+                for job in graph.jobs
+            ],
+        )
         for job, record in zip(graph.jobs, handle.jobs, strict=True):
             files = JobFiles.of(context.run_dir, job)
             Path(files.script).write_text(job_script(context, job, files, ids), encoding="utf-8")

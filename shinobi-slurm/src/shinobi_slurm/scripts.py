@@ -51,7 +51,7 @@ from shinobi_slurm.sbatch import (
     resource_options,
 )
 
-__all__ = ["JobFiles", "ScriptContext", "job_script"]
+__all__ = ["JobFiles", "ScriptContext", "job_options", "job_script"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +155,11 @@ def _dependency(graph: JobGraph, job: Job, ids: Mapping[str, str] | None) -> Opt
         return None
     names = [ids[name] if ids is not None else f"<{name}>" for name in before]
     return Option("dependency", "afterok:" + ":".join(names))
+
+
+def job_options(context: ScriptContext, job: Job, files: JobFiles) -> list[Option]:
+    """The sbatch options of ``job``'s script, its dependencies still to be named."""
+    return _options(context, job, files, None)
 
 
 def _options(
