@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from conftest import Ninja
 REFUSING = '#!/bin/sh\necho "sacct: error: Problem talking to the database" >&2\nexit 1\n'
 
 
-def handle(tmp_path: Path, job_id: str) -> Path:
+def handle(tmp_path: Path, job_id: str, created: float = 0.0) -> Path:
     path = tmp_path / "handle.json"
     data = {
         "version": 1,
@@ -21,6 +22,7 @@ def handle(tmp_path: Path, job_id: str) -> Path:
         "recipe": "pipe",
         "run_id": "20261130-000000-abcdef",
         "workdir": str(tmp_path),
+        "created": created,
         "jobs": [{"step": "make", "job_id": job_id}],
     }
     path.write_text(json.dumps(data))
@@ -54,3 +56,40 @@ def test_a_job_id_that_is_not_slurms_is_a_damaged_handle(
         assert said.returncode == 2, said.stderr
         assert "names '12;x' as a Slurm job id" in said.stderr
         assert "Traceback" not in said.stderr
+
+
+def stand_ins(tmp_path: Path, sacct: str, squeue: str) -> dict[str, str]:
+    """``sacct`` and ``squeue`` that print and exit as given (shell snippets)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for tool, body in (("sacct", sacct), ("squeue", squeue)):
+        (bin_dir / tool).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / tool).chmod(0o755)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+
+
+FORGOTTEN = 'echo "slurm_load_jobs error: Invalid job id specified" >&2; exit 1'
+AWAY = 'echo "squeue: error: Unable to contact slurm controller (connect failure)" >&2; exit 1'
+
+
+def test_a_job_slurm_has_forgotten_ends_the_launch_instead_of_running_for_ever(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    extra = stand_ins(tmp_path, "exit 0", FORGOTTEN)
+    old = handle(tmp_path, "12", created=time.time() - 3600)
+    shown = ninja("status", str(old), "--watch", "--interval", "0.5", timeout=60, **extra)
+    assert shown.returncode == 1, shown.stderr  # it ended: watch returned
+    assert "Slurm has no record of this job" in shown.stdout
+    fresh = handle(tmp_path, "12", created=time.time())
+    shown = ninja("status", str(fresh), **extra)
+    assert shown.returncode == 0 and "not in Slurm accounting yet" in shown.stdout
+
+
+def test_a_controller_that_does_not_answer_is_said_not_swallowed(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    extra = stand_ins(tmp_path, "exit 0", AWAY)
+    shown = ninja("status", str(handle(tmp_path, "12", created=time.time() - 3600)), **extra)
+    assert shown.returncode == 74, shown.stderr
+    assert "could not ask Slurm's controller" in shown.stdout
+    assert "Slurm has no record" not in shown.stdout  # nothing is concluded from silence

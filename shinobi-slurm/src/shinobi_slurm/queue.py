@@ -16,15 +16,20 @@ from shinobi_slurm.sacct import JobRecord, parse_line
 __all__ = ["query_queue"]
 
 
-def query_queue(commands: SlurmCommands, job_ids: Iterable[str]) -> dict[str, list[JobRecord]]:
-    """What the controller's queue says about ``job_ids``; empty when it cannot say."""
+def query_queue(
+    commands: SlurmCommands, job_ids: Iterable[str]
+) -> tuple[dict[str, list[JobRecord]], str | None]:
+    """What the controller's queue says about ``job_ids``, and why it said nothing
+    when it could not be asked (None when it answered, "none of those" included)."""
     ids = sorted({str(j) for j in job_ids}, key=int)
     if not ids:
-        return {}
+        return {}, None
     try:
         out = commands.run("squeue", ["-h", "-r", "-j", ",".join(ids), "-o", "%i|%T|%r"])
-    except SlurmError:
-        return {}  # every id unknown to the queue, or the controller away: nothing to add
+    except SlurmError as exc:
+        if "invalid job id" in str(exc).lower():
+            return {}, None  # an answer: the queue holds none of them
+        return {}, str(exc)  # the controller is away: nothing can be told from it
     found: dict[str, list[JobRecord]] = {}
     for line in out.splitlines():
         parts = line.strip().split("|")
@@ -34,4 +39,4 @@ def query_queue(commands: SlurmCommands, job_ids: Iterable[str]) -> dict[str, li
         record = parse_line(f"{job_id}|{job_id}|{state}||Unknown|Unknown|{reason}")
         if record is not None:
             found.setdefault(record.base, []).append(record)
-    return found
+    return found, None

@@ -9,6 +9,7 @@ its convergence flag is reported as skipped (its script left a marker).
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 
 from shinobi.launch.handle import LaunchHandle, LaunchJob
@@ -18,7 +19,11 @@ from shinobi_slurm.queue import query_queue
 from shinobi_slurm.sacct import JobRecord, query_jobs
 from shinobi_slurm.states import NEVER_RAN, Outcome, classify, combine_tasks
 
-__all__ = ["launch_statuses"]
+__all__ = ["FORGOTTEN_AFTER", "launch_statuses"]
+
+#: Seconds after submission from which a job neither sacct nor squeue knows is
+#: taken as one Slurm has forgotten, not one accounting has yet to list.
+FORGOTTEN_AFTER = 300.0
 
 
 def launch_statuses(commands: SlurmCommands, handles: Sequence[LaunchHandle]) -> list[LaunchStatus]:
@@ -31,14 +36,21 @@ def launch_statuses(commands: SlurmCommands, handles: Sequence[LaunchHandle]) ->
         found, error = {}, f"could not ask Slurm ({exc}); states shown as unknown"
     missing = [i for i in ids if i not in found]
     if missing and error is None:
-        found.update(query_queue(commands, missing))
-    return [_launch_status(h, found, error) for h in handles]
+        queued, away = query_queue(commands, missing)
+        found.update(queued)
+        if away is not None:  # accounting answered, the controller did not
+            error = f"could not ask Slurm's controller ({away}); states may be out of date"
+    now = time.time()
+    return [
+        _launch_status(h, found, error, error is None and now - h.created > FORGOTTEN_AFTER)
+        for h in handles
+    ]
 
 
 def _launch_status(
-    handle: LaunchHandle, found: dict[str, list[JobRecord]], error: str | None
+    handle: LaunchHandle, found: dict[str, list[JobRecord]], error: str | None, old: bool
 ) -> LaunchStatus:
-    steps = [_step_state(job, found, error) for job in handle.jobs]
+    steps = [_step_state(job, found, error, old) for job in handle.jobs]
     by_name = {s.step: s for s in steps}
     for job, state in zip(handle.jobs, steps, strict=True):
         # Accounting can briefly lack the "Dependency" reason of a job Slurm cancelled
@@ -55,10 +67,20 @@ def _launch_status(
     return LaunchStatus(handle=handle, steps=steps, error=error)
 
 
-def _step_state(job: LaunchJob, found: dict[str, list[JobRecord]], error: str | None) -> StepState:
+def _step_state(
+    job: LaunchJob, found: dict[str, list[JobRecord]], error: str | None, old: bool
+) -> StepState:
     if job.job_id is None:
         return StepState(job.step, "cancelled", "never submitted (the submitter stopped)")
     records = found.get(job.job_id, [])
+    if not records and old:  # neither accounting nor the queue, long after submission
+        return StepState(
+            job.step,
+            "cancelled",
+            "Slurm has no record of this job (purged from accounting, or submitted to"
+            " another cluster): how it ended cannot be known",
+            job_id=job.job_id,
+        )
     if not records:
         detail = "Slurm could not be asked" if error else "not in Slurm accounting yet"
         return StepState(job.step, "unknown", detail, job_id=job.job_id)
