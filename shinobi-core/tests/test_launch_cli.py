@@ -198,3 +198,17 @@ def test_clean_needs_to_be_told_what(
 ) -> None:
     code, _, err = ninja(capsys, "clean")
     assert code == 2 and "--launches" in err
+
+
+def test_a_launch_whose_handle_went_with_its_workdir_is_named_with_how_to_stop_it(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    launch(tmp_path)
+    shutil.rmtree(tmp_path / ".shinobi")  # the workdir's records deleted, the index kept
+    for command in ("status", "cancel"):
+        code, _, err = ninja(capsys, command, "run1")
+        assert code == 2
+        assert "launch pipe/run1 has no handle any more" in err
+        assert "its fake jobs may still run: stop them with fake's own tools" in err

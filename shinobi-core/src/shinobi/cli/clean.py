@@ -130,5 +130,9 @@ def _clean_launches(root: Path, force: bool) -> int:
     if not handles and not forgotten:
         click.echo(f"no launches to clean in {root}")
     elif forgotten:
-        click.echo(f"forgot {forgotten} launch(es) whose handle was already gone")
+        click.echo(
+            f"forgot {forgotten} launch(es) whose handle was already gone; any of their"
+            " jobs still running were not stopped (a Slurm launch's are named"
+            " shinobi-RUN_ID: `scancel --name shinobi-RUN_ID`)"
+        )
     return kept

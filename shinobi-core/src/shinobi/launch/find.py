@@ -92,14 +92,29 @@ def find_launch(name: str, workdir: Path) -> LaunchHandle:
     by_recipe = [h for h in launches if h.recipe == name]
     if by_recipe:
         return by_recipe[-1]
-    for entry in reversed(list_launches()):
-        if entry.run_id == name and os.path.exists(entry.handle):
+    entries = [e for e in reversed(list_launches()) if e.run_id == name]
+    for entry in entries:
+        if os.path.exists(entry.handle):
             return read_handle(entry.handle)
+    if entries:  # the index knows it, but its handle went (with its workdir?)
+        entry = entries[0]
+        raise UsageError(
+            f"launch {entry.recipe}/{entry.run_id} has no handle any more ({entry.handle} is"
+            f" gone: its workdir {entry.workdir} deleted or moved?); its {entry.engine} jobs"
+            f" may still run: {_stop_hint(entry.engine, entry.run_id)}"
+        )
     known = ", ".join(sorted({h.recipe for h in launches})) or "none"
     raise UsageError(
         f"no launch named {name!r} in {workdir} (recipes launched here: {known}); give a"
         " handle.json path, a run id or a recipe name, or --workdir"
     )
+
+
+def _stop_hint(engine: str, run_id: str) -> str:
+    """How to stop a launch's jobs without its handle, where shinobi knows the engine."""
+    if engine == "slurm":  # every job of a launch is named after its run (shinobi_slurm)
+        return f"`scancel --name shinobi-{run_id}` stops them"
+    return f"stop them with {engine}'s own tools"
 
 
 def _ambiguous(name: str, paths: list[Path]) -> LaunchHandle:
