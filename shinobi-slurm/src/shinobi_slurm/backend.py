@@ -152,6 +152,7 @@ class SlurmBackend(Backend):
         """Refuse bad sbatch_opts, and options Slurm would reject, before any job;
         warn about what a job will not have."""
         parse_sbatch_opts(self.settings.get("sbatch_opts"))
+        poll_tuning(self.settings)  # a setting's bad value is one line now, not a step's failure
         refuse_what_slurm_would(
             self.commands, [(i.step, self.options(i, os.devnull, os.devnull)) for i in invocations]
         )
