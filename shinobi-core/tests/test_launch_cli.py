@@ -212,3 +212,18 @@ def test_a_launch_whose_handle_went_with_its_workdir_is_named_with_how_to_stop_i
         assert code == 2
         assert "launch pipe/run1 has no handle any more" in err
         assert "its fake jobs may still run: stop them with fake's own tools" in err
+
+
+def test_a_launch_moved_with_its_workdir_still_shows_its_logs(
+    engine: type[FakeTarget],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (tmp_path / "old").mkdir()
+    launch(tmp_path / "old")
+    (tmp_path / "old").rename(tmp_path / "new")
+    monkeypatch.chdir(tmp_path / "new")
+    code, out, err = ninja(capsys, "logs", "pipe", "use")
+    assert code == 0, err
+    assert out == "use says hello\n"

@@ -284,6 +284,27 @@ def read_handle(path: str | Path) -> LaunchHandle:
             f"{str(path)!r} is not a shinobi launch handle ({exc}); name a handle.json that"
             " `ninja compile --submit` wrote"
         ) from None
+    _follow_a_move(handle, path)
     if handle.state == "submitting":
         _merge_journal(handle)
     return handle
+
+
+def _follow_a_move(handle: LaunchHandle, path: Path) -> None:
+    """A workdir moved (or renamed) with its launches: the paths recorded in the
+    handle are the old ones, and the logs sit beside the handle read now."""
+    recorded = handle.run_dir
+    if recorded.exists():
+        return
+    here = path.resolve().parent
+    if here.name != _safe(handle.run_id):  # the recipe's latest-handle copy
+        here = here / _safe(handle.run_id)
+    if not here.is_dir():
+        return
+    old, new = f"{recorded}{os.sep}", f"{here}{os.sep}"
+    for job in handle.jobs:
+        for attribute in ("script", "stdout", "stderr"):
+            value = getattr(job, attribute)
+            if isinstance(value, str) and value.startswith(old):
+                setattr(job, attribute, new + value[len(old) :])
+    handle.workdir = str(here.parent.parent.parent)
