@@ -65,8 +65,19 @@ def test_a_config_path_that_cannot_be_read_is_a_one_line_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path))  # a directory: EISDIR, even for root
-    with pytest.raises(ConfigError, match="cannot read this configuration file"):
+    with pytest.raises(ConfigError, match="cannot read this configuration file.*SHINOBI_CONFIG"):
         load_config(cwd=tmp_path, environ={})
+
+
+def test_a_project_file_that_cannot_be_read_names_its_own_remedy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    (tmp_path / "shinobi.toml").mkdir()  # unreadable as a file, even for root
+    with pytest.raises(ConfigError) as info:
+        load_config(cwd=tmp_path, environ={})
+    assert "run ninja from another directory" in str(info.value)
+    assert "SHINOBI_CONFIG" not in str(info.value)  # it would not help: the project file stays
 
 
 def test_unknown_keys_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -229,7 +229,7 @@ def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
     return nested
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path, remedy: str) -> dict[str, Any]:
     """The table in ``path``; {} if there is no such file (the usual case, which
     therefore does not import the TOML parser)."""
     try:
@@ -238,8 +238,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
         return {}
     except OSError as exc:  # another user's HOME, a directory, a dangling mount
         raise ConfigError(
-            f"{path}: cannot read this configuration file ({exc.strerror}); fix its"
-            " permissions, or point SHINOBI_CONFIG at a file you can read"
+            f"{path}: cannot read this configuration file ({exc.strerror}); {remedy}"
         ) from None
     import tomllib
 
@@ -367,9 +366,11 @@ def load_config(
     """The effective configuration. ``overrides`` are dotted keys from CLI flags."""
     layers: list[tuple[str, dict[str, Any]]] = []
     user = user_config_path()
-    layers.append((f"user file {user}", _flatten(_read_toml(user))))
+    remedy = "fix its permissions, or point SHINOBI_CONFIG at a file you can read"
+    layers.append((f"user file {user}", _flatten(_read_toml(user, remedy))))
     project = project_config_path(cwd)
-    layers.append((f"project file {project}", _flatten(_read_toml(project))))
+    remedy = "fix its permissions, or run ninja from another directory (it reads ./shinobi.toml)"
+    layers.append((f"project file {project}", _flatten(_read_toml(project, remedy))))
     layers.append(("environment", _from_environment(os.environ if environ is None else environ)))
     layers.append(("command line", {k: v for k, v in (overrides or {}).items() if v is not None}))
     merged: dict[str, Any] = {}
