@@ -205,7 +205,9 @@ class SlurmBackend(Backend):
         try:
             job_id = self._submit(invocation, stdout, stderr)
         except SlurmError as exc:
-            return BackendRun(returncode=1, stderr=f"{exc}\n", reason=f"not submitted: {exc}")
+            fix = "; check that slurmctld runs (`sinfo` answers), then run again"
+            said = f"not submitted: {exc}{fix if exc.never_sent or exc.transient else ''}"
+            return BackendRun(returncode=1, stderr=f"{exc}\n", reason=said)
         poller = self.poller
         watch = poller.watch(job_id)
         stopped = threading.Event()
