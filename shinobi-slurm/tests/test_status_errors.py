@@ -58,11 +58,11 @@ def test_a_job_id_that_is_not_slurms_is_a_damaged_handle(
         assert "Traceback" not in said.stderr
 
 
-def stand_ins(tmp_path: Path, sacct: str, squeue: str) -> dict[str, str]:
-    """``sacct`` and ``squeue`` that print and exit as given (shell snippets)."""
+def stand_ins(tmp_path: Path, sacct: str, squeue: str, scancel: str = "exit 0") -> dict[str, str]:
+    """``sacct``, ``squeue`` and ``scancel`` that print and exit as given (shell snippets)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
-    for tool, body in (("sacct", sacct), ("squeue", squeue)):
+    for tool, body in (("sacct", sacct), ("squeue", squeue), ("scancel", scancel)):
         (bin_dir / tool).write_text(f"#!/bin/sh\n{body}\n")
         (bin_dir / tool).chmod(0o755)
     return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
@@ -93,3 +93,15 @@ def test_a_controller_that_does_not_answer_is_said_not_swallowed(
     assert shown.returncode == 74, shown.stderr
     assert "could not ask Slurm's controller" in shown.stdout
     assert "Slurm has no record" not in shown.stdout  # nothing is concluded from silence
+
+
+def test_a_cancel_the_controller_does_not_take_says_what_to_do(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    running = "echo '12|12|RUNNING|0:0|2026-11-30T03:47:39|Unknown|None'"
+    refused = AWAY.replace("squeue", "scancel")
+    extra = stand_ins(tmp_path, running, "exit 0", refused)
+    said = ninja("cancel", str(handle(tmp_path, "12", created=time.time())), **extra)
+    assert said.returncode == 1, said.stderr
+    assert "could not cancel the 1 job(s) of pipe/20261130-000000-abcdef" in said.stderr
+    assert "check that slurmctld runs" in said.stderr and "scancel 12" in said.stderr

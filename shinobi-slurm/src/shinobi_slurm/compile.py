@@ -145,8 +145,15 @@ class SlurmTarget(OffloadTarget):
         said = []
         commands = self.commands
         if active:
-            commands.cancel(active)
             shown = " ".join(active[:10]) + (" ..." if len(active) > 10 else "")
+            try:
+                commands.cancel(active)
+            except SlurmError as exc:
+                away = "; check that slurmctld runs (`sinfo`), then" if exc.never_sent else ";"
+                raise SlurmError(
+                    f"could not cancel the {len(active)} job(s) of {handle.name} ({exc}){away}"
+                    f" run `ninja cancel {handle.run_id}` again, or `scancel {shown}`"
+                ) from None
             said.append(f"cancelled {len(active)} Slurm job(s) with scancel: {shown}")
         if handle.state == "submitting":
             commands.cancel_named(str(handle.extra.get("job_name", job_name(handle.run_id))))
