@@ -11,7 +11,6 @@ import contextlib
 import functools
 import os
 import signal
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,8 +32,6 @@ __all__ = [
     "run_recipe",
     "validate_recipe_inputs",
 ]
-
-_HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class Interrupted(ShinobiError):
@@ -121,9 +118,7 @@ def prepare(recipe: Recipe, backend: str | None, config: AppConfig) -> Graph:
 @contextlib.contextmanager
 def _signals(session: Session) -> Iterator[None]:
     """Route SIGINT/SIGTERM/SIGHUP to a deliberate teardown (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    from shinobi.stop_signals import handled
 
     def handler(signum: int, _frame: Any) -> None:
         if session.interrupted is None:
@@ -133,12 +128,8 @@ def _signals(session: Session) -> Iterator[None]:
             with contextlib.suppress(OSError):
                 os.write(2, b"ninja: interrupted again: killing the steps now (SIGKILL)\n")
 
-    previous = {sig: signal.signal(sig, handler) for sig in _HANDLED}
-    try:
+    with handled(handler):
         yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
 
 
 def _plan_once(graph: Graph, values: dict[str, Any], cwd: str) -> Callable[[], Any]:

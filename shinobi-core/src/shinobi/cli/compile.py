@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import signal
 import sys
 import threading
 from collections.abc import Iterator
@@ -168,9 +167,7 @@ def _deferred_interrupts(stop: threading.Event) -> Iterator[None]:
     """While jobs are handed over, a first Ctrl-C (SIGTERM, SIGHUP) asks the
     submitter to stop once the job being submitted is on record; a second one
     stops it at once."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    from shinobi.stop_signals import handled
 
     def handler(signum: int, _frame: Any) -> None:
         if stop.is_set():
@@ -183,13 +180,8 @@ def _deferred_interrupts(stop: threading.Event) -> Iterator[None]:
                 err=True,
             )
 
-    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    previous = {sig: signal.signal(sig, handler) for sig in signals}
-    try:
+    with handled(handler):
         yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
 
 
 def _submit(offload: Any, workflow: Any, as_json: bool) -> None:

@@ -1,0 +1,34 @@
+"""The signals that stop ninja (SIGINT, SIGTERM, SIGHUP), handled for one block.
+
+A run turns them into a deliberate teardown, a submission into "stop once the
+job on its way is on record": each installs its own handler for the length
+of the work and puts back what was there. Only the main thread can install
+one; elsewhere (ninja called from a program's thread) the block runs with the
+program's own handling.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from types import FrameType
+
+__all__ = ["STOP_SIGNALS", "handled"]
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def handled(handler: Callable[[int, FrameType | None], None]) -> Iterator[None]:
+    """``handler`` for every stop signal while the block runs (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
