@@ -98,7 +98,8 @@ class ContainerBackend(Backend):
             raise SettingsInvalid(self._not_found())
         warnings: list[str] = []
         for invocation in invocations:
-            warnings += self._new_warnings(self.spec(invocation, pin=False))
+            # planned before any step has run: an input an earlier step makes is not there yet
+            warnings += self._new_warnings(self.spec(invocation, pin=False, ahead=True))
         return warnings
 
     def client_directory(self, invocation: Invocation) -> str:
