@@ -65,7 +65,7 @@ def test_a_config_path_that_cannot_be_read_is_a_one_line_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path))  # a directory: EISDIR, even for root
-    with pytest.raises(ConfigError, match="cannot read this configuration file.*SHINOBI_CONFIG"):
+    with pytest.raises(ConfigError, match=r"cannot read this configuration file.*SHINOBI_CONFIG"):
         load_config(cwd=tmp_path, environ={})
 
 
