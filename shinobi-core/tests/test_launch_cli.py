@@ -227,3 +227,16 @@ def test_a_launch_moved_with_its_workdir_still_shows_its_logs(
     code, out, err = ninja(capsys, "logs", "pipe", "use")
     assert code == 0, err
     assert out == "use says hello\n"
+
+
+def test_clean_says_how_to_stop_the_jobs_of_a_launch_it_forgets(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    launch(tmp_path)
+    shutil.rmtree(tmp_path / ".shinobi")
+    code, out, _ = ninja(capsys, "clean", "--launches")
+    assert code == 0
+    assert "forgot 1 launch(es) whose handle was already gone" in out
+    assert "  pipe/run1: stop them with fake's own tools" in out

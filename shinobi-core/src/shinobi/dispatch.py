@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from shinobi.backends.base import Invocation, PathUse
 from shinobi.backends.spawn import user_code
 from shinobi.errors import ShinobiError, did_you_mean
-from shinobi.failures import describe_failure
+from shinobi.failures import STEP_CODE_FAILURES, describe_failure
 from shinobi.outcome import result_of_run
 from shinobi.plan import cab_of
 from shinobi.steps.argv import path_uses, render_argv
@@ -195,9 +195,7 @@ def _run_function(session: Session, name: str, node: Node, values: dict[str, Any
     try:
         with user_code():  # steps started meanwhile get Popen (see shinobi.backends.spawn)
             returned = node.step(ctx)
-    # sys.exit() in a step must not end ninja, nor a KeyboardInterrupt it raises
-    # itself (a real Ctrl-C reaches only the main thread, which runs no step)
-    except (Exception, SystemExit, KeyboardInterrupt) as exc:
+    except STEP_CODE_FAILURES as exc:
         said = (
             f"called sys.exit({exc.code!r})"
             if isinstance(exc, SystemExit)

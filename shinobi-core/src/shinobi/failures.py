@@ -6,7 +6,13 @@ import signal
 
 from shinobi.backends.base import BackendRun
 
-__all__ = ["describe_failure", "signal_name"]
+__all__ = ["STEP_CODE_FAILURES", "describe_failure", "signal_name"]
+
+#: What a step's own Python (an orchestration function, an in-process pystep)
+#: may raise that fails that step and not ninja: any exception, ``sys.exit()``,
+#: and a ``KeyboardInterrupt`` it raises itself (a real Ctrl-C reaches only the
+#: main thread, which runs no step).
+STEP_CODE_FAILURES = (Exception, SystemExit, KeyboardInterrupt)
 
 
 def signal_name(number: int) -> str:

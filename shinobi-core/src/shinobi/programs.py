@@ -23,13 +23,17 @@ if TYPE_CHECKING:
     from shinobi.graph import Graph
     from shinobi.session import Session
 
-__all__ = ["missing_programs"]
+__all__ = ["is_executable", "missing_programs"]
+
+
+def is_executable(path: str) -> bool:
+    """Whether ``path`` is a file this user may run."""
+    return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
 def _found(program: str, cwd: str) -> bool:
     if os.sep in program:
-        path = os.path.join(cwd, program)
-        return os.path.isfile(path) and os.access(path, os.X_OK)
+        return is_executable(os.path.join(cwd, program))
     return shutil.which(program) is not None
 
 

@@ -30,7 +30,7 @@ from shinobi.backends.base import BackendRun, Invocation
 from shinobi.backends.spawn import user_code
 from shinobi.backends.streams import StreamLog
 from shinobi.errors import exception_line
-from shinobi.failures import describe_failure
+from shinobi.failures import STEP_CODE_FAILURES, describe_failure
 from shinobi.outcome import result_of_run
 from shinobi.pyrunner.request import build_invocation
 from shinobi.pystep_output import captured
@@ -113,9 +113,7 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
         with user_code(), captured(out, err):
             returned = step.fn(**_anchored(step, values, session.cwd))
         outputs = field_values(step.outputs_model.model_validate(step.outputs_from(returned)))
-    # sys.exit() in a step must not end ninja, nor a KeyboardInterrupt it raises
-    # itself (a real Ctrl-C reaches only the main thread, which runs no step)
-    except (Exception, SystemExit, KeyboardInterrupt) as exc:
+    except STEP_CODE_FAILURES as exc:
         if "\n" in str(exc):  # the whole message, which the one-line error points to
             err.write(f"{str(exc).rstrip()}\n".encode("utf-8", "backslashreplace"))
         result = StepResult(

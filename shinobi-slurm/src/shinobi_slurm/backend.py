@@ -37,7 +37,7 @@ from shinobi.backends.base import (
 )
 from shinobi.backends.process import read_log
 from shinobi.session import safe_name
-from shinobi_slurm.commands import SlurmCommands, SlurmError
+from shinobi_slurm.commands import CHECK_CONTROLLER, SlurmCommands, SlurmError
 from shinobi_slurm.poller import JobWatch, PollTuning, SacctPoller, shared_poller
 from shinobi_slurm.sbatch import (
     Option,
@@ -205,8 +205,8 @@ class SlurmBackend(Backend):
         try:
             job_id = self._submit(invocation, stdout, stderr)
         except SlurmError as exc:
-            fix = "; check that slurmctld runs (`sinfo` answers), then run again"
-            said = f"not submitted: {exc}{fix if exc.never_sent or exc.transient else ''}"
+            fix = f"; {CHECK_CONTROLLER}, then run again" if exc.never_sent or exc.transient else ""
+            said = f"not submitted: {exc}{fix}"
             return BackendRun(returncode=1, stderr=f"{exc}\n", reason=said)
         poller = self.poller
         watch = poller.watch(job_id)

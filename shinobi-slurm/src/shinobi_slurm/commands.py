@@ -19,7 +19,7 @@ from typing import Any
 from shinobi.errors import ConfigError, ShinobiError
 from shinobi_slurm.setting_values import seconds_setting, shell_words
 
-__all__ = ["SlurmCommands", "SlurmError"]
+__all__ = ["CHECK_CONTROLLER", "SlurmCommands", "SlurmError"]
 
 #: Phrases Slurm's tools print when the controller or the database is away for a while.
 _TRANSIENT = (
@@ -37,6 +37,9 @@ _TRANSIENT = (
 
 #: Of those, the ones that prove a submission never reached the controller.
 _NEVER_SENT = ("unable to contact slurm controller", "connection refused")
+
+#: What to look at when the controller was not reached (every such message says it).
+CHECK_CONTROLLER = "check that slurmctld runs (`sinfo` answers)"
 
 
 class SlurmError(ShinobiError):

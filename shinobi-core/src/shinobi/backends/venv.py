@@ -40,6 +40,7 @@ from shinobi.backends.base import (
 from shinobi.backends.native import NativeBackend
 from shinobi.backends.process import run_process
 from shinobi.errors import ShinobiError
+from shinobi.programs import is_executable
 
 __all__ = [
     "VenvBackend",
@@ -59,16 +60,12 @@ def venv_problem(venv: str) -> str | None:
     if not os.path.isdir(venv):
         return f"the venv {venv!r} does not exist; create it with `python3 -m venv {venv}`"
     bin_dir = os.path.join(venv, "bin")
-    if not any(_executable(os.path.join(bin_dir, n)) for n in ("python", "python3")):
+    if not any(is_executable(os.path.join(bin_dir, n)) for n in ("python", "python3")):
         return (
             f"{venv!r} is not a virtualenv (no executable bin/python); create one with"
             f" `python3 -m venv {venv}`"
         )
     return None
-
-
-def _executable(path: str) -> bool:
-    return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +84,7 @@ def resolve_command(
     if "/" in command:
         return ResolvedCommand(tuple(argv))
     own = os.path.join(venv, "bin", command)
-    if _executable(own):
+    if is_executable(own):
         return ResolvedCommand((own, *argv[1:]))
     if command in host_commands:
         return ResolvedCommand(tuple(argv))

@@ -105,13 +105,13 @@ def _clean_runs(root: Path, older_than: float) -> None:
 def _clean_launches(root: Path, force: bool) -> int:
     """Remove finished launches; returns how many were kept because they run on."""
     from shinobi.launch.cleanup import remove_launch
-    from shinobi.launch.find import workspace_launches
+    from shinobi.launch.find import stop_hint, workspace_launches
     from shinobi.launch.index import forget_launches, list_launches
     from shinobi.launch.state import statuses
 
     handles, _ = workspace_launches(root)
-    stale = [e.handle for e in list_launches(root) if not Path(e.handle).exists()]
-    forgotten = forget_launches(stale) if stale else 0
+    gone = [e for e in list_launches(root) if not Path(e.handle).exists()]
+    forgotten = forget_launches([e.handle for e in gone]) if gone else 0
     kept = 0
     for status in statuses(handles):
         launch = status.handle
@@ -132,7 +132,8 @@ def _clean_launches(root: Path, force: bool) -> int:
     elif forgotten:
         click.echo(
             f"forgot {forgotten} launch(es) whose handle was already gone; any of their"
-            " jobs still running were not stopped (a Slurm launch's are named"
-            " shinobi-RUN_ID: `scancel --name shinobi-RUN_ID`)"
+            " jobs still running were not stopped:"
         )
+        for entry in gone:
+            click.echo(f"  {entry.recipe}/{entry.run_id}: {stop_hint(entry.engine, entry.run_id)}")
     return kept

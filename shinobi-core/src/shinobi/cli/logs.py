@@ -154,16 +154,14 @@ def _refuse_unknown_step(run: Any, step: str | None) -> None:
     (A run without ``--provenance`` keeps no list of its steps: its silent
     steps and misspelt names read alike.)
     """
-    import json
-
     from shinobi.errors import UsageError, did_you_mean
+    from shinobi.provenance import load_manifest
 
     if step is None:
         return
     try:
-        manifest = json.loads((run.path / "manifest.json").read_text())
-        names = [str(s["name"]) for s in manifest["steps"]]
-    except (OSError, ValueError, KeyError, TypeError):
+        names = [str(s["name"]) for s in load_manifest(run.path / "manifest.json")["steps"]]
+    except (ValueError, KeyError, TypeError):  # no manifest, or not one
         return
     if any(n == step or n.startswith(f"{step}[") for n in names):
         return

@@ -16,7 +16,14 @@ from shinobi.errors import UsageError
 from shinobi.launch.handle import HANDLE_NAME, LaunchHandle, read_handle
 from shinobi.launch.index import list_launches
 
-__all__ = ["all_launches", "find_launch", "handle_files", "workspace", "workspace_launches"]
+__all__ = [
+    "all_launches",
+    "find_launch",
+    "handle_files",
+    "stop_hint",
+    "workspace",
+    "workspace_launches",
+]
 
 
 def workspace(workdir: str | Path | None = None) -> Path:
@@ -101,7 +108,7 @@ def find_launch(name: str, workdir: Path) -> LaunchHandle:
         raise UsageError(
             f"launch {entry.recipe}/{entry.run_id} has no handle any more ({entry.handle} is"
             f" gone: its workdir {entry.workdir} deleted or moved?); its {entry.engine} jobs"
-            f" may still run: {_stop_hint(entry.engine, entry.run_id)}"
+            f" may still run: {stop_hint(entry.engine, entry.run_id)}"
         )
     known = ", ".join(sorted({h.recipe for h in launches})) or "none"
     raise UsageError(
@@ -110,7 +117,7 @@ def find_launch(name: str, workdir: Path) -> LaunchHandle:
     )
 
 
-def _stop_hint(engine: str, run_id: str) -> str:
+def stop_hint(engine: str, run_id: str) -> str:
     """How to stop a launch's jobs without its handle, where shinobi knows the engine."""
     if engine == "slurm":  # every job of a launch is named after its run (shinobi_slurm)
         return f"`scancel --name shinobi-{run_id}` stops them"
