@@ -248,6 +248,8 @@ class _Wavefront:
         for node in self.nodes:
             if node.loop is not None and node.iteration is not None:
                 last[node.loop] = max(node.iteration, last.get(node.loop, 0))
+        if not last:
+            return
         for index, node in enumerate(self.nodes):
             if node.until is None or node.loop is None or node.iteration != last[node.loop]:
                 continue

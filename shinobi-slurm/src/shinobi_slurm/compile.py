@@ -18,7 +18,7 @@ from shinobi.launch.handle import JobJournal, LaunchHandle, LaunchJob
 from shinobi.launch.tracking import LaunchStatus, LogSource
 from shinobi.offload.base import CompileOptions, OffloadTarget, Script, Workflow
 from shinobi.offload.jobs import JobGraph
-from shinobi_slurm.commands import SlurmCommands, SlurmError
+from shinobi_slurm.commands import CHECK_CONTROLLER, SlurmCommands, SlurmError
 from shinobi_slurm.sbatch import job_name
 from shinobi_slurm.scripts import JobFiles, ScriptContext, job_options, job_script
 from shinobi_slurm.setting_values import SETTINGS_KEYS, seconds_setting
@@ -87,15 +87,15 @@ class SlurmTarget(OffloadTarget):
         (workflow.run_dir / "scripts").mkdir(parents=True, exist_ok=True)
         ids: dict[str, str] = {}
         commands = self.commands
+        files_of = [JobFiles.of(context.run_dir, job) for job in graph.jobs]
         refuse_what_slurm_would(
             commands,
             [
-                (job.name, job_options(context, job, JobFiles.of(context.run_dir, job)))
-                for job in graph.jobs
+                (job.name, job_options(context, job, files))
+                for job, files in zip(graph.jobs, files_of, strict=True)
             ],
         )
-        for job, record in zip(graph.jobs, handle.jobs, strict=True):
-            files = JobFiles.of(context.run_dir, job)
+        for job, record, files in zip(graph.jobs, handle.jobs, files_of, strict=True):
             Path(files.script).write_text(job_script(context, job, files, ids), encoding="utf-8")
             try:
                 job_id = commands.submit([files.script])
@@ -112,7 +112,7 @@ class SlurmTarget(OffloadTarget):
         """Cancel what was submitted before ``step`` was refused: half a workflow is no use."""
         if exc.never_sent:  # not a refusal: the controller never heard of the job
             said = f"could not reach Slurm to submit step {step!r} ({exc})"
-            fix = "check that slurmctld runs (`sinfo` answers), then submit again"
+            fix = f"{CHECK_CONTROLLER}, then submit again"
         else:
             said = f"Slurm refused step {step!r}: {exc}"
             fix = "fix what it names (sbatch_opts, the step's resources) and submit again"
@@ -149,7 +149,7 @@ class SlurmTarget(OffloadTarget):
             try:
                 commands.cancel(active)
             except SlurmError as exc:
-                away = "; check that slurmctld runs (`sinfo`), then" if exc.never_sent else ";"
+                away = f"; {CHECK_CONTROLLER}, then" if exc.never_sent else ";"
                 raise SlurmError(
                     f"could not cancel the {len(active)} job(s) of {handle.name} ({exc}){away}"
                     f" run `ninja cancel {handle.run_id}` again, or `scancel {shown}`"

@@ -48,12 +48,11 @@ def show_dryrun(
 
     if as_json:
         emit(json.dumps(_plan_json(plan, backend_of, render_argv), indent=2, default=str))
-        _warn_missing_programs(graph, session)
-        return
-    lines = render_dryrun(plan, backend_of, render_argv)
-    total = sum(1 for _ in graph.walk())
-    lines.append(f"{total} steps; dry run: nothing was executed")
-    click.echo("\n".join(lines))
+    else:
+        lines = render_dryrun(plan, backend_of, render_argv)
+        total = sum(1 for _ in graph.walk())
+        lines.append(f"{total} steps; dry run: nothing was executed")
+        click.echo("\n".join(lines))
     _warn_missing_programs(graph, session)
 
 
