@@ -152,6 +152,23 @@ def test_a_memory_that_is_not_a_size_is_refused_with_its_key(
         load_config(cwd=tmp_path, environ={"SHINOBI_EXECUTION_MEMORY": "lots"})
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        ("MEMORY", "0", "more than 0 bytes"),
+        ("MEMORY", "0GiB", "more than 0 bytes"),
+        ("CPUS", "inf", "finite number"),
+        ("CPUS", "nan", "finite number"),
+    ],
+)
+def test_a_budget_that_could_hold_nothing_or_everything_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, value: str, said: str
+) -> None:
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    with pytest.raises(ConfigError, match=said):
+        load_config(cwd=tmp_path, environ={f"SHINOBI_EXECUTION_{key}": value})
+
+
 def test_a_misspelt_section_is_blamed_on_its_file_with_the_nearest_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

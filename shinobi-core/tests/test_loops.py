@@ -681,3 +681,122 @@ def test_a_body_input_called_name_can_be_wired_through_add_loop(tmp_path: Path) 
     pipe.add_loop("l", namer, max_iter=2, until="flag", index_input="cycle", name="wsclean")
     assert run_recipe(pipe, cwd=tmp_path, config=config()).ok
     assert cycles_run(tmp_path) == ["wsclean 1", "wsclean 2"]
+
+
+class StepLogIn(BaseModel):
+    word: str = "cal"
+    cycle: int = 0
+
+
+class StepLogOut(BaseModel):
+    pass
+
+
+say = Cab(
+    "say",
+    ["/bin/sh", "-c", 'sleep 0.2; echo "$1 $2" >> log', "say"],
+    StepLogIn,
+    StepLogOut,
+    {"word": ParamMeta(positional=True), "cycle": ParamMeta(positional=True)},
+)
+
+
+class RaiseIn(BaseModel):
+    flag: File
+    cycle: int = 0
+
+
+raise_flag = Cab(
+    "raise_flag",
+    ["/bin/sh", "-c", 'sleep 0.5; echo "assess $2" >> log; touch "$1"', "assess"],
+    RaiseIn,
+    StepLogOut,
+    {"flag": ParamMeta(positional=True, mutable=True), "cycle": ParamMeta(positional=True)},
+)
+
+
+class HandedIn(BaseModel):
+    cycle: int = 1
+    flag: File | None = None
+
+
+class HandedOut(BaseModel):
+    converged: File | None = None
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_handed_until_path_a_later_step_writes_ends_the_loop_after_that_cycle(
+    tmp_path: Path, workers: int
+) -> None:
+    """The until output is the path the loop is handed: no step produces it, so
+    only waiting for the whole cycle makes the next cycle see what it wrote."""
+    body = Recipe("body", HandedIn, HandedOut)
+    body.add_step("cal", say, cycle=body.inputs.cycle)
+    body.add_step("assess", raise_flag, flag=body.inputs.flag, cycle=body.inputs.cycle)
+    body.set_output("converged", body.inputs.flag)
+    pipe = Recipe("pipe", max_workers=workers)
+    pipe.add_loop("sc", body, max_iter=4, until="converged", index_input="cycle", flag="conv.flag")
+    result = run_recipe(pipe, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert (tmp_path / "log").read_text().splitlines() == ["cal 1", "assess 1"]
+    statuses = {s.name: s.status for s in result.steps}
+    assert statuses["sc.2.cal"] == statuses["sc.4.assess"] == "skipped"
+
+
+class TagIn(BaseModel):
+    tag: str
+    cycle: int = 0
+
+
+class TagOut(BaseModel):
+    converged: File | None = None
+
+
+tagged = Cab(
+    "tagged",
+    ["/bin/sh", "-c", 'echo "$1 $2" >> log; [ "$2" -ge 2 ] && touch "$1.flag"; exit 0', "t"],
+    TagIn,
+    TagOut,
+    {
+        "tag": ParamMeta(positional=True),
+        "cycle": ParamMeta(positional=True),
+        "converged": ParamMeta(implicit="{tag}.flag"),
+    },
+)
+
+
+class TagsIn(BaseModel):
+    tags: list[str]
+
+
+class OneTagIn(BaseModel):
+    tag: str
+
+
+def test_a_stale_flag_does_not_end_a_loop_inside_a_scattered_nested_recipe(
+    tmp_path: Path,
+) -> None:
+    """Each slice runs its loop under its own name (``per[0].sc``): the flags
+    noted before the run must be found under that name too."""
+    inner = Recipe("inner", OneTagIn, TagOut)
+    handle = inner.add_loop(
+        "sc", tagged, max_iter=4, until="converged", index_input="cycle", tag=inner.inputs.tag
+    )
+    inner.set_output("converged", handle.outputs.converged)
+    outer = Recipe("outer", TagsIn)
+    outer.add_step("per", inner, scatter=["tag"], tag=outer.inputs.tags)
+    (tmp_path / "a.flag").touch()  # left by an earlier run
+    result = run_recipe(outer, {"tags": ["a", "b"]}, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert sorted((tmp_path / "log").read_text().splitlines()) == ["a 1", "a 2", "b 1", "b 2"]
+
+
+def test_a_long_loop_that_converges_early_skips_the_rest(tmp_path: Path) -> None:
+    """Each skipped cycle makes the next one ready at once: 1,500 of them in a
+    row must not exhaust Python's recursion limit."""
+    pipe = Recipe("pipe", TagsIn)
+    pipe.add_loop("sc", tagged, max_iter=1500, until="converged", index_input="cycle", tag="x")
+    result = run_recipe(pipe, {"tags": []}, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert (tmp_path / "log").read_text().splitlines() == ["x 1", "x 2"]
+    assert sum(s.status == "skipped" for s in result.steps) == 1498

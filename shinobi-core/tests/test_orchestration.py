@@ -259,3 +259,84 @@ def test_the_dryrun_shows_one_declared_node_and_runs_nothing(
     ran = ninja("run", "recipe.py:recipe")
     assert ran.returncode == 0, ran.stderr
     assert (tmp_path / "made.txt").exists()
+
+
+class CountOut(BaseModel):
+    said: int | None = None
+
+
+class CountIn(BaseModel):
+    verdict: str
+    n: int
+
+
+counted = Cab(
+    "counted",
+    ["/bin/sh", "-c", 'echo "attempt $2"; [ "$1" = ok ]', "counted"],
+    CountIn,
+    CountOut,
+    {"verdict": ParamMeta(positional=True), "n": ParamMeta(positional=True)},
+)
+
+
+def test_a_result_the_function_builds_is_the_step_s_and_is_validated(tmp_path: Path) -> None:
+    @shinobi.step(counted)
+    def made_up(ctx: StepContext) -> StepResult:
+        ctx.run(verdict="bad", n=1)
+        return StepResult(name="x", status="ok", outputs={"said": "not a number"})
+
+    @shinobi.step(counted)
+    def fine(ctx: StepContext) -> StepResult:
+        return StepResult(name="x", status="ok", outputs={"said": "7"})
+
+    recipe = Recipe("r")
+    recipe.add_step("o", made_up, verdict="ok", n=0)
+    result = run_recipe(recipe, cwd=tmp_path, config=config())
+    (step,) = result.steps
+    assert step.name == "o" and step.status == "failed"
+    assert step.error is not None and "output 'said'" in step.error
+    recipe = Recipe("r")
+    recipe.add_step("o", fine, verdict="ok", n=0)
+    result = run_recipe(recipe, cwd=tmp_path, config=config())
+    assert result.ok and result.steps[0].name == "o" and result.steps[0].outputs == {"said": 7}
+
+
+@pytest.mark.parametrize("kind", ["generator", "async"])
+def test_a_function_whose_call_would_not_run_its_body_is_refused(kind: str) -> None:
+    def generator(ctx: StepContext) -> Any:
+        yield ctx.run()
+
+    async def coroutine(ctx: StepContext) -> Any:
+        return ctx.run()
+
+    with pytest.raises(TypeError, match="would not run its body"):
+        shinobi.step(counted)(generator if kind == "generator" else coroutine)
+
+
+def test_each_ctx_run_adds_to_the_step_s_log(tmp_path: Path) -> None:
+    """A retry keeps the failed attempt's output, which is what it is there for."""
+
+    @shinobi.step(counted)
+    def retry(ctx: StepContext) -> StepResult:
+        ctx.run(verdict="bad", n=1)
+        return ctx.run(verdict="ok", n=2)
+
+    result = run_recipe(retry, {"verdict": "ok", "n": 0}, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    (log,) = (tmp_path / ".shinobi" / "runs").glob("*/logs/retry.out")
+    assert log.read_text().splitlines() == ["attempt 1", "attempt 2"]
+
+
+def test_outputs_a_recipe_cannot_hold_fail_it_in_one_line_and_are_not_reported(
+    tmp_path: Path,
+) -> None:
+    class Promised(BaseModel):
+        said: int
+
+    recipe = Recipe("r", None, Promised)
+    recipe.add_step("s", counted, verdict="ok", n=0)
+    recipe.set_output("said", "hello")
+    result = run_recipe(recipe, cwd=tmp_path, config=config())
+    assert not result.ok and result.outputs == {} and result.failed_step is None
+    assert result.error is not None and "\n" not in result.error
+    assert result.error.startswith("recipe 'r': its output 'said' is 'hello'")

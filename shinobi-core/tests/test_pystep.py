@@ -477,3 +477,42 @@ def test_sys_exit_in_a_pystep_fails_that_step_and_ninja_goes_on(tmp_path: Path) 
         result = run_recipe(recipe, cwd=tmp_path)
         assert not result.ok and result.error is not None
         assert said in result.error and "\n" not in result.error
+
+
+def test_os_exit_in_a_pystep_fails_that_step_instead_of_ending_ninja(tmp_path: Path) -> None:
+    """Called in ninja's process, ``os._exit(0)`` would end the run with status 0
+    and nothing after it run; a child the step forks still exits as asked."""
+    import shinobi
+    from shinobi.runner import run_recipe
+    from shinobi.steps import Cab, Recipe
+
+    @shinobi.pystep
+    def leaves(x: int = 1) -> int:
+        pid = os.fork()
+        if pid == 0:
+            os._exit(7)  # the forked child: a real exit
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 7
+        os._exit(0)
+
+    recipe = Recipe("r")
+    recipe.add_step("leaves", leaves)
+    recipe.add_step("after", Cab("after", ["/bin/touch", "after"]))
+    result = run_recipe(recipe, cwd=tmp_path)
+    assert not result.ok and result.failed_step == "leaves"
+    assert result.error is not None and "called os._exit(0)" in result.error
+    assert os._exit.__module__ == "posix"  # put back once the step returned
+
+
+@pytest.mark.parametrize("kind", ["generator", "async"])
+def test_a_pystep_whose_call_would_not_run_its_body_is_refused(kind: str) -> None:
+    import shinobi
+
+    def generator(x: int = 1) -> Any:
+        yield x
+
+    async def coroutine(x: int = 1) -> int:
+        return x
+
+    with pytest.raises(TypeError, match="would not run its body"):
+        shinobi.pystep(generator if kind == "generator" else coroutine)

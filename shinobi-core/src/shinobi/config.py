@@ -67,6 +67,7 @@ class ExecutionConfig(_Section):
     cpus: float | None = Field(
         None,
         gt=0,
+        allow_inf_nan=False,
         description="CPUs the run's budget may hand out; default: what this process may use",
     )
     memory: str | int | None = Field(
@@ -101,7 +102,8 @@ class ExecutionConfig(_Section):
         if value is not None:
             from shinobi.resources import parse_size
 
-            parse_size(value)  # raises ValueError with the accepted forms
+            if parse_size(value) == 0:  # raises ValueError with the accepted forms
+                raise ValueError("a run's memory budget must be more than 0 bytes")
         return value
 
 

@@ -7,12 +7,14 @@ a :class:`BackendRun` is wrangled into a :class:`StepResult`.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.base import Invocation, PathUse
 from shinobi.backends.spawn import user_code
 from shinobi.errors import ShinobiError, did_you_mean
+from shinobi.exit_guard import describe_exit, exits_refused
 from shinobi.failures import STEP_CODE_FAILURES, describe_failure
 from shinobi.outcome import result_of_run
 from shinobi.plan import cab_of
@@ -193,11 +195,12 @@ def _run_function(session: Session, name: str, node: Node, values: dict[str, Any
     ctx = StepContext(name, values, runner)
     started = time.time()
     try:
-        with user_code():  # steps started meanwhile get Popen (see shinobi.backends.spawn)
+        # user_code: steps started meanwhile get Popen (see shinobi.backends.spawn)
+        with user_code(), exits_refused():
             returned = node.step(ctx)
     except STEP_CODE_FAILURES as exc:
         said = (
-            f"called sys.exit({exc.code!r})"
+            describe_exit(exc)
             if isinstance(exc, SystemExit)
             else (f"raised {type(exc).__name__}: {exc}")
         )
@@ -210,10 +213,27 @@ def _run_function(session: Session, name: str, node: Node, values: dict[str, Any
             finished=time.time(),
         )
     if isinstance(returned, StepResult):
-        return returned
+        if any(returned is made for made in ctx.results):
+            return returned
+        return _made_by_function(name, cab, returned)
     if ctx.results:
         return ctx.results[-1]
     return runner(values, None)
+
+
+def _made_by_function(name: str, cab: Cab, made: StepResult) -> StepResult:
+    """A result the orchestration function built itself, held to what ``ctx.run``'s are.
+
+    It is the step's result whatever name it was given, and a successful one's
+    outputs must satisfy the cab's outputs model, as the cab's own would.
+    """
+    result = dataclasses.replace(made, name=name, details=dict(made.details))
+    if result.status == "ok":
+        result.outputs, error = _validate_outputs(cab, dict(result.outputs))
+        if error is not None:
+            result.status = "failed"
+            result.error = f"the orchestration function returned a result whose {error}"
+    return result
 
 
 def run_node(session: Session, name: str, node: Node, values: dict[str, Any]) -> StepResult:
@@ -240,7 +260,11 @@ def run_node(session: Session, name: str, node: Node, values: dict[str, Any]) ->
             returncode=inner.returncode,
             stdout=inner.stdout,
             stderr=inner.stderr,
-            error=(f"step {inner.failed_step!r} failed: {inner.error}" if inner.error else None),
+            error=(
+                f"step {inner.failed_step!r} failed: {inner.error}"
+                if inner.error and inner.failed_step
+                else inner.error
+            ),
             started=started,
             finished=time.time(),
             details={"steps": inner.steps},

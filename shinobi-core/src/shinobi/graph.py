@@ -329,8 +329,14 @@ class _Builder:
         self.loops[spec.name] = spec
         self.loop_outputs[spec.name] = lambda f: out_value(f, spec.max_iter)
         entries: list[dict[str, Any]] = []
+        # Every step of a cycle waits for the whole cycle before it: whether
+        # the loop has converged is decided when a cycle's first step is
+        # ready, and any step of the cycle before may be the one that writes
+        # the until file (a path the loop is handed has no producer to wait on).
+        cycle: list[str] = []
         for k in range(1, spec.max_iter + 1):
             guard = out_value(spec.until, k - 1) if k > 1 else None
+            before, cycle = cycle, []
             if not is_recipe:
                 wiring = {}
                 for name in _fields(body.inputs_model):
@@ -369,10 +375,12 @@ class _Builder:
                         venv=inner.venv,
                         guard=guard,
                         previous=f"{spec.name}.{k - 1}.{inner.name}" if k > 1 else None,
+                        after=before,
                         loop=spec.name,
                         iteration=k,
                     )
                 )
+                cycle.append(f"{spec.name}.{k}.{inner.name}")
         return entries
 
     # -- the graph -----------------------------------------------------------
@@ -557,6 +565,7 @@ class _Builder:
         previous = entry.get("previous")
         if previous is not None:
             deps.add(index[previous])
+        deps.update(index[before] for before in entry.get("after", ()))
         return Node(
             index=i,
             name=name,

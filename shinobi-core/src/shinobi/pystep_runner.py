@@ -30,6 +30,7 @@ from shinobi.backends.base import BackendRun, Invocation
 from shinobi.backends.spawn import user_code
 from shinobi.backends.streams import StreamLog
 from shinobi.errors import exception_line
+from shinobi.exit_guard import describe_exit, exits_refused
 from shinobi.failures import STEP_CODE_FAILURES, describe_failure
 from shinobi.outcome import result_of_run
 from shinobi.pyrunner.request import build_invocation
@@ -110,7 +111,7 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
     unregister = session.control.on_cancel(cannot_stop)
     try:
         # user_code: steps started meanwhile get Popen (see shinobi.backends.spawn)
-        with user_code(), captured(out, err):
+        with user_code(), exits_refused(), captured(out, err):
             returned = step.fn(**_anchored(step, values, session.cwd))
         outputs = field_values(step.outputs_model.model_validate(step.outputs_from(returned)))
     except STEP_CODE_FAILURES as exc:
@@ -152,7 +153,7 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
 def _raised(exc: BaseException) -> str:
     """What a step's exception says, on one line (the whole text goes to its stderr)."""
     if isinstance(exc, SystemExit):
-        return f"called sys.exit({exc.code!r})"
+        return describe_exit(exc)
     more = " (more in the step's stderr)" if "\n" in str(exc).strip() else ""
     return f"{exception_line(exc)}{more}"
 

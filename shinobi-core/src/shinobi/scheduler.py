@@ -16,6 +16,7 @@ order, so output never depends on which thread won a race.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import heapq
@@ -28,11 +29,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.spawn import ninja_holds_main
-from shinobi.errors import ShinobiError
+from shinobi.errors import ShinobiError, exception_line
 from shinobi.plan import resolve_value, resolve_wiring, scatter_slices, validate_inputs
 from shinobi.steps.refs import OutputRef
 from shinobi.steps.result import RecipeResult, StepResult, StepStatus
-from shinobi.steps.types import field_values
+from shinobi.steps.types import error_field, field_values, validation_errors
 
 if TYPE_CHECKING:
     from shinobi.graph import Graph, Node
@@ -144,6 +145,10 @@ class _Wavefront:
         self.inflight: dict[int, int] = {}
         self.waiting: _Unit | None = None
         self.verdicts: dict[tuple[str | None, int | None], bool] = {}
+        #: Steps already warned about as larger than the whole budget.
+        self.oversized: set[int] = set()
+        #: Results waiting to be recorded, while :meth:`complete` records others.
+        self.completing: collections.deque[tuple[int, StepResult]] | None = None
         self.budgeted: dict[int, bool] = {}
         self.ready: list[tuple[int, int, _Unit]] = []
         # Guards everything above and below against the workers, which record
@@ -405,7 +410,13 @@ class _Wavefront:
             unit.ticket = None
             return
         unit.ticket = self.session.budget.request(unit.name, node.resources, self.wakeup.set)
-        if unit.ticket is not None and unit.ticket.oversized and node.resources:
+        if (
+            unit.ticket is not None
+            and unit.ticket.oversized
+            and node.resources
+            and unit.node not in self.oversized  # once per step, not once per slice
+        ):
+            self.oversized.add(unit.node)
             self.session.warn(
                 f"step {unit.name!r} declares {node.resources.describe()}, more than"
                 f" this run's whole budget ({self.session.budget.describe()}); it runs alone"
@@ -424,6 +435,24 @@ class _Wavefront:
         return self.failed or self.session.control.cancelled.is_set()
 
     def complete(self, index: int, result: StepResult) -> None:
+        """Record node ``index``'s result and make ready what it unblocks.
+
+        A step made ready here may complete at once (a skipped loop cycle, an
+        input refused), so results are recorded from a queue rather than by
+        recursion: a loop of a thousand cycles that converged at the second
+        skips 998 cycles in a row.
+        """
+        if self.completing is not None:
+            self.completing.append((index, result))
+            return
+        self.completing = collections.deque([(index, result)])
+        try:
+            while self.completing:
+                self.record(*self.completing.popleft())
+        finally:
+            self.completing = None
+
+    def record(self, index: int, result: StepResult) -> None:
         self.results[index] = result
         self.completed += 1
         self.session.emit_finished(result)
@@ -558,7 +587,14 @@ class _Wavefront:
             try:
                 outputs = field_values(recipe.outputs_model.model_validate(outputs))
             except Exception as exc:
-                failure = StepResult(name=recipe.name, status="failed", error=str(exc))
+                # Every step succeeded; what they made is not what the recipe
+                # promises, and outputs that failed their model are not reported.
+                return RecipeResult(
+                    name=recipe.name,
+                    status="failed",
+                    steps=steps,
+                    error=_outputs_refused(recipe.name, exc),
+                )
         status: StepStatus = "cancelled" if cancelled else ("failed" if failure else "ok")
         if failure is None and status == "ok" and self.completed < len(self.nodes):
             status = "failed"
@@ -570,6 +606,20 @@ class _Wavefront:
             error=failure.error if failure else ("interrupted" if cancelled else None),
             failed_step=failure.name if failure else None,
         )
+
+
+def _outputs_refused(recipe: str, exc: Exception) -> str:
+    """One line on why a recipe's outputs do not satisfy its outputs model."""
+    errors = validation_errors(exc)
+    if not errors:
+        return f"recipe {recipe!r}: validating its outputs raised {exception_line(exc)}"
+    first = errors[0]
+    got = repr(first.get("input"))
+    got = got if len(got) <= 80 else f"{got[:77]}..."
+    return (
+        f"recipe {recipe!r}: its output {error_field(first)!r} is {got}: {first.get('msg')}"
+        " (fix the recipe's outputs model, or what set_output wires to it)"
+    )
 
 
 def run_graph(

@@ -49,10 +49,17 @@ class UntilFile:
 
 
 def _steps(plan: Plan, prefix: str = "") -> Iterator[tuple[str, PlannedStep]]:
+    """Every planned step with the prefix its loops are known by at run time.
+
+    A nested recipe's steps run under the name of the step that runs it, and
+    a scattered one's under each slice's (``per[0].``), so its slices are
+    walked one by one.
+    """
     for step in plan.steps:
         yield prefix, step
-        if step.children is not None:
-            yield from _steps(step.children, f"{prefix}{step.node.name}.")
+        for part in step.slices or [step]:
+            if part.children is not None:
+                yield from _steps(part.children, f"{part.name}.")
 
 
 def until_files(plan: Plan, cwd: str) -> list[UntilFile]:

@@ -37,15 +37,17 @@ _POLL_INTERVAL = 0.05
 _CHUNK = 65536
 #: How far the in-memory tail may grow past its limit before it is trimmed.
 _SLACK = 1024 * 1024
-_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+#: Appended to: an orchestration function that runs its cab again (a retry)
+#: adds to the step's log instead of replacing the first attempt's output.
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
 
 
 class StreamLog:
     """One stream of a step: its log file (created on first output) and its tail.
 
-    ``path`` None keeps the stream in memory only. ``path`` is expected not to
-    exist yet (a run's log directory is new): a silent stream does not look for
-    an older file to remove, which would cost a system call per step. A log
+    ``path`` None keeps the stream in memory only. A run's log directory is
+    new, so ``path`` exists only when the same step ran before in this run
+    (``ctx.run`` called again), and is then added to. A log
     that cannot be written (a full disk) is reported once through ``warn`` and
     the stream is still kept in memory, so the step's result carries it.
     """

@@ -58,6 +58,11 @@ class VenvError(ShinobiError):
 def venv_problem(venv: str) -> str | None:
     """Why ``venv`` is not a usable virtualenv, or None when it is."""
     if not os.path.isdir(venv):
+        if os.path.exists(venv):
+            return (
+                f"the venv {venv!r} is not a directory; name the directory a virtualenv was"
+                " made in (`python3 -m venv DIR`)"
+            )
         return f"the venv {venv!r} does not exist; create it with `python3 -m venv {venv}`"
     bin_dir = os.path.join(venv, "bin")
     if not any(is_executable(os.path.join(bin_dir, n)) for n in ("python", "python3")):

@@ -147,6 +147,8 @@ def _run(
         if failed is not None and failed.stderr.strip() and not as_json:
             tail = failed.stderr.strip().splitlines()[-10:]
             sys.stderr.write("".join(f"  | {line}\n" for line in tail))
+        if result.failed_step is None:  # every step ran; the recipe's outputs did not hold
+            raise StepFailed(str(result.error))
         raise StepFailed(f"step {result.failed_step!r} failed: {result.error}")
 
 

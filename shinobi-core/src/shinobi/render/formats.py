@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from shinobi.graph import Graph
+from shinobi.graph import Graph, Node
 from shinobi.render.rows import wavefront_rows
 
 __all__ = ["FORMATS", "graph_to_data", "render_graph"]
@@ -38,10 +38,16 @@ def _quote(name: str) -> str:
     return json.dumps(name)
 
 
+def _marked(node: Node) -> str:
+    """A node's name, with the inputs it is scattered over (the graph shows one node)."""
+    return f"{node.name} [scatter {', '.join(node.scatter)}]" if node.scatter else node.name
+
+
 def _dot(graph: Graph) -> str:
     lines = [f"digraph {_quote(graph.recipe.name)} {{", "  rankdir=TB;", "  node [shape=box];"]
     for node in graph.nodes:
-        label = node.name + (f"\\n[scatter {', '.join(node.scatter)}]" if node.scatter else "")
+        # a real line break: json.dumps writes it as \n, which dot reads as one
+        label = node.name + (f"\n[scatter {', '.join(node.scatter)}]" if node.scatter else "")
         lines.append(f"  {_quote(node.name)} [label={_quote(label)}];")
     for node in graph.nodes:
         for dep in node.deps:
@@ -54,7 +60,7 @@ def _mermaid(graph: Graph) -> str:
     lines = ["flowchart TD"]
     ids = {node.name: f"n{node.index}" for node in graph.nodes}
     for node in graph.nodes:
-        label = node.name.replace('"', "'")
+        label = _marked(node).replace('"', "'")
         lines.append(f'  {ids[node.name]}["{label}"]')
     for node in graph.nodes:
         for dep in node.deps:
@@ -66,7 +72,7 @@ def _text(graph: Graph) -> str:
     lines = [f"recipe {graph.recipe.name}: {len(graph.nodes)} steps"]
     for number, row in enumerate(wavefront_rows(graph), 1):
         after = ", ".join(graph.nodes[i].name for i in row.after) or "start"
-        names = ", ".join(graph.nodes[i].name for i in row.members)
+        names = ", ".join(_marked(graph.nodes[i]) for i in row.members)
         lines.append(f"  {number:>3}. after {after}: {names}")
     return "\n".join(lines)
 

@@ -22,6 +22,25 @@ if TYPE_CHECKING:
 __all__ = ["FunctionStep", "PyStep", "StepContext", "pystep", "step"]
 
 
+def _runs_when_called(fn: Callable[..., Any], what: str) -> None:
+    """Refuse a function whose call does not run its body (a generator, a coroutine).
+
+    Calling one only makes a generator or coroutine object; its body, and
+    every ``ctx.run`` in it, would never run while the step reported success.
+    """
+    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+        kind = "an async function"
+    elif inspect.isgeneratorfunction(fn):
+        kind = "a generator function (it uses yield)"
+    else:
+        return
+    name = getattr(fn, "__qualname__", repr(fn))
+    raise TypeError(
+        f"{what} {name!r} is {kind}: calling it would not run its body; make it a plain"
+        " function that returns"
+    )
+
+
 class FunctionStep:
     """A cab driven by an orchestration function ``fn(ctx)``."""
 
@@ -36,6 +55,7 @@ class FunctionStep:
         resources: Resources | None = None,
         scatter: Iterable[str] = (),
     ) -> None:
+        _runs_when_called(fn, "the orchestration function")
         self.cab = cab
         self.fn = fn
         self.name = getattr(fn, "__name__", cab.name)
@@ -115,6 +135,7 @@ class PyStep:
     ) -> None:
         from pydantic import BaseModel, create_model
 
+        _runs_when_called(fn, "the pystep")
         self.fn = fn
         self.name = fn.__name__
         self.image = image

@@ -1,0 +1,64 @@
+"""Code of the user's that calls ``os._exit`` in ninja's process fails its step.
+
+An in-process pystep or an orchestration function runs inside ninja. Called
+there, ``os._exit(0)`` would end ninja at once with status 0: the steps after
+it never run and nothing says so. While such code runs, ``os._exit`` in
+ninja's own process raises :class:`ExitRefused` (a ``SystemExit``, so the step
+fails as for ``sys.exit``); in a process forked from it (``multiprocessing``,
+``os.fork``) it exits as it always does. What no Python can intercept (C code
+calling ``exit()``, a signal) still ends ninja; ``ninja runs`` then says the
+run ended abruptly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+from typing import NoReturn
+
+__all__ = ["ExitRefused", "describe_exit", "exits_refused"]
+
+_real_exit = os._exit
+_lock = threading.Lock()
+_holders = 0
+_owner = 0
+
+
+class ExitRefused(SystemExit):
+    """``os._exit(code)`` called by a step's Python in ninja's own process."""
+
+
+def _refuse(status: int) -> NoReturn:
+    if os.getpid() != _owner:  # a child forked by the step's code: exit as asked
+        _real_exit(status)
+    raise ExitRefused(status)
+
+
+@contextlib.contextmanager
+def exits_refused() -> Iterator[None]:
+    """While the block runs, ``os._exit`` in this process raises :class:`ExitRefused`."""
+    global _holders, _owner
+    with _lock:
+        if _holders == 0:
+            _owner = os.getpid()
+            os._exit = _refuse
+        _holders += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _holders -= 1
+            if _holders == 0:
+                os._exit = _real_exit
+
+
+def describe_exit(exc: SystemExit) -> str:
+    """How a step's Python asked to end, for its one-line error."""
+    if isinstance(exc, ExitRefused):
+        return (
+            f"called os._exit({exc.code!r}), which would have ended ninja and the rest of the"
+            " run; return (or raise) to end the step"
+        )
+    return f"called sys.exit({exc.code!r})"
