@@ -103,3 +103,12 @@ def test_a_bad_handle_is_a_one_line_error(tmp_path: Path, content: str, words: s
 def test_a_missing_handle_says_where_to_look(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="ninja runs"):
         read_handle(tmp_path / "nope.json")
+
+
+def test_a_recipe_called_runs_keeps_its_launches_out_of_the_local_runs(tmp_path: Path) -> None:
+    from shinobi.launch.handle import launch_dir
+    from shinobi.local_runs import runs_root
+
+    assert launch_dir(tmp_path, "runs") != runs_root(tmp_path)
+    assert launch_dir(tmp_path, "runs").parent == tmp_path / ".shinobi"
+    assert launch_dir(tmp_path, "pipe") == tmp_path / ".shinobi" / "pipe"

@@ -38,26 +38,28 @@ _HASH_CHARS = 16
 
 
 def safe_name(name: str) -> str:
-    """A step name usable as a file name, the same every time for the same name.
+    """A step name usable as a file name, the same every time, and never another's.
 
-    Characters a file name should not hold become ``_``; a name of only dots
-    (or none) gets a ``_`` in front, so it never names a hidden file, the
-    folder itself or its parent. A name too long for a file name (a step of
-    300 characters) is cut, with a hash of the whole name after the cut so
-    two long names that start alike still differ. Slice numbers stay after
-    the cut, so a scattered step's logs still start with its own safe name
-    (which is how ``ninja logs RUN STEP`` finds every slice).
+    Characters a file name should not hold become ``_``, a name of only dots
+    (or none) gets a ``_`` in front, and a name cut because it is too long for
+    a file name (a step of 300 characters) is cut short. A name changed in
+    any of these ways gets a hash of the whole name appended, so ``cal ms``,
+    ``cal:ms`` and ``cal_ms`` keep three logs instead of writing one. Slice
+    numbers stay last, after the hash, so a scattered step's logs still start
+    with its own safe name (which is how ``ninja logs RUN STEP`` finds every
+    slice).
     """
-    safe = _UNSAFE.sub("_", name)
-    if len(safe) <= _MAX_NAME:
-        return safe if safe.strip(".") else f"_{safe}"
+    if len(name) <= _MAX_NAME and name.strip(".") and _UNSAFE.search(name) is None:
+        return name  # nearly every name: nothing to change
     slices = _SLICES.search(name)
     base, tail = name, ""
     if slices is not None and len(slices.group()) <= _MAX_SLICES:
         base, tail = name[: slices.start()], slices.group()
-        safe = _UNSAFE.sub("_", base)
-        if len(safe) <= _MAX_NAME:
-            return f"{safe}{tail}"
+    safe = _UNSAFE.sub("_", base)
+    if safe == base and len(safe) <= _MAX_NAME and safe.strip("."):
+        return f"{safe}{tail}"  # only its slice numbers made it look long
+    if not safe.strip("."):  # never ".", "..", or a hidden file of dots
+        safe = f"_{safe}"
     digest = hashlib.sha256(base.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_CHARS]
     return f"{safe[: _MAX_NAME - _HASH_CHARS - 1]}-{digest}{tail}"
 

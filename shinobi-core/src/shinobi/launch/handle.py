@@ -51,9 +51,19 @@ def _safe(name: str) -> str:
     return safe_name(name)
 
 
+#: Folders of ``.shinobi`` that are not a recipe's, and where a recipe of that
+#: name keeps its launches instead (``+`` is in no name :func:`_safe` makes).
+_TAKEN = {"runs": "runs+recipe"}
+
+
 def launch_dir(workdir: str | Path, recipe: str) -> Path:
-    """``<workdir>/.shinobi/<recipe>``: where a recipe's launches live."""
-    return Path(workdir) / ".shinobi" / _safe(recipe)
+    """``<workdir>/.shinobi/<recipe>``: where a recipe's launches live.
+
+    A recipe called ``runs`` would otherwise put its launches among the local
+    runs, where ``ninja clean --runs`` would remove them unguarded.
+    """
+    stem = _safe(recipe)
+    return Path(workdir) / ".shinobi" / _TAKEN.get(stem, stem)
 
 
 def run_folder(workdir: str | Path, recipe: str, run_id: str) -> Path:
