@@ -152,7 +152,7 @@ def test_a_runtime_whose_plugin_is_missing_names_the_distribution(
         registry, "load_plugin", lambda group, name: registry.check_name(group, name)
     )
     graph = build_jobs(plan_of(pipe(), {"path": "x"}), "/w", "run")
-    with pytest.raises(BackendNotFound, match="pip install shinobi-containers"):
+    with pytest.raises(BackendNotFound, match=r"pip install \./shinobi-containers"):
         wrap_in_containers(graph, "podman")
     with pytest.raises(UsageError, match="unknown container runtime"):
         wrap_in_containers(graph, "lxc")

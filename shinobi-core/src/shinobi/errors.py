@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 __all__ = [
+    "ENVIRONMENT_EXIT",
     "BackendNotFound",
     "ConfigError",
     "InputError",
@@ -20,6 +21,11 @@ __all__ = [
     "did_you_mean",
     "exception_line",
 ]
+
+
+#: The exit status when the machine, or a service a command needs (a scheduler's
+#: controller), refused or did not answer (sysexits' EX_IOERR).
+ENVIRONMENT_EXIT = 74
 
 
 def exception_line(exc: BaseException) -> str:

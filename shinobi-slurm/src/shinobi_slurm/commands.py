@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shinobi.errors import ConfigError, ShinobiError
+from shinobi.errors import ENVIRONMENT_EXIT, ConfigError, ShinobiError
 from shinobi_slurm.setting_values import seconds_setting, shell_words
 
-__all__ = ["CHECK_CONTROLLER", "SlurmCommands", "SlurmError"]
+__all__ = ["CHECK_CONTROLLER", "SlurmCommands", "SlurmError", "SlurmUnreachable"]
 
 #: Phrases Slurm's tools print when the controller or the database is away for a while.
 _TRANSIENT = (
@@ -51,6 +51,12 @@ class SlurmError(ShinobiError):
         super().__init__(message)
         self.transient = transient
         self.never_sent = never_sent
+
+
+class SlurmUnreachable(SlurmError):
+    """Slurm's controller never heard of what was sent: the machine's problem, not the recipe's."""
+
+    exit_code = ENVIRONMENT_EXIT
 
 
 def _last_line(text: str) -> str:

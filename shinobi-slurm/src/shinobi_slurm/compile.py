@@ -18,7 +18,7 @@ from shinobi.launch.handle import JobJournal, LaunchHandle, LaunchJob
 from shinobi.launch.tracking import LaunchStatus, LogSource
 from shinobi.offload.base import CompileOptions, OffloadTarget, Script, Workflow
 from shinobi.offload.jobs import JobGraph
-from shinobi_slurm.commands import CHECK_CONTROLLER, SlurmCommands, SlurmError
+from shinobi_slurm.commands import CHECK_CONTROLLER, SlurmCommands, SlurmError, SlurmUnreachable
 from shinobi_slurm.sbatch import job_name
 from shinobi_slurm.scripts import JobFiles, ScriptContext, job_options, job_script
 from shinobi_slurm.setting_values import SETTINGS_KEYS, seconds_setting
@@ -116,8 +116,9 @@ class SlurmTarget(OffloadTarget):
         else:
             said = f"Slurm refused step {step!r}: {exc}"
             fix = "fix what it names (sbatch_opts, the step's resources) and submit again"
+        error = SlurmUnreachable if exc.never_sent else SlurmError
         if not ids:
-            return SlurmError(f"{said}; nothing was submitted: {fix}")
+            return error(f"{said}; nothing was submitted: {fix}")
         try:
             commands.cancel(list(ids.values()))
             undone = f"the {len(ids)} job(s) already submitted were cancelled"
@@ -126,7 +127,7 @@ class SlurmTarget(OffloadTarget):
                 f"cancelling the {len(ids)} job(s) already submitted failed too ({cancel_exc});"
                 f" run `scancel {' '.join(ids.values())}`"
             )
-        return SlurmError(f"{said}; {undone}: {fix}")
+        return error(f"{said}; {undone}: {fix}")
 
     # -- status ------------------------------------------------------------------
     def status(self, handle: LaunchHandle) -> LaunchStatus:

@@ -122,8 +122,9 @@ def _not_found(group: str, name: str) -> BackendNotFound:
         )
     if provider is not None:
         return BackendNotFound(
-            f"the {kind} {name!r} is not installed: `pip install {provider}` provides it"
-            f" (installed: {', '.join(installed) or 'none'})"
+            f"the {kind} {name!r} is not installed: the {provider} distribution provides it"
+            f" (`pip install ./{provider}` from a shinobi checkout; installed:"
+            f" {', '.join(installed) or 'none'})"
         )
     return BackendNotFound(
         f"unknown {kind} {name!r}{did_you_mean(name, installed)}"

@@ -55,7 +55,7 @@ def _rows(group: str, probe: bool) -> list[dict[str, object]]:
                     "usable": False,
                     "detail": f"planned: {dist} is not implemented yet"
                     if dist in PLANNED
-                    else f"not installed: pip install {dist}",
+                    else f"not installed: pip install ./{dist} (from a shinobi checkout)",
                 }
             )
     return rows

@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from shinobi.cli import collector
+from shinobi.errors import ENVIRONMENT_EXIT
 
 __all__ = ["COMMANDS", "ENVIRONMENT_EXIT", "cli", "main"]
 
@@ -133,7 +134,8 @@ def cli(ctx: click.Context, debug: bool) -> None:
       ninja run FILE.py:NAME --help      (the recipe's own inputs as options)
 
     Exit codes: 0 success, 1 a step failed, 2 bad usage or invalid recipe,
-    128+N when stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
+    74 the machine or the scheduler refused or did not answer, 70 a bug of
+    ninja's, 128+N when stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
     """
     ctx.obj = {"debug": debug}
 
@@ -167,9 +169,6 @@ def _usage_line(exc: click.UsageError) -> str:
         path = f"{path} {ctx.meta[TARGET_KEY]}"
     return f"{message} (see '{path} --help')"
 
-
-#: The exit status when the machine refused what a command needed (sysexits' EX_IOERR).
-ENVIRONMENT_EXIT = 74
 
 #: Errors that say something about this machine (a permission, a full disk, a
 #: path that is not what it should be), never about ninja's own code: reported
