@@ -1,7 +1,7 @@
 """Declarative wiring with the input/output proxies: image a measurement set, then mask it.
 
-    ninja run examples/proxy_demo.py:demo                 # observe, then the selfcal recipe
-    ninja run examples/proxy_demo.py:selfcal --ms obs.ms  # an MS you already have
+    ninja run examples/proxy_demo.py:demo                  # observe, then the selfcal recipe
+    ninja run examples/proxy_demo.py:selfcal --ms demo.ms  # the MS demo made; any MS works
 
 ``selfcal`` is the two-step recipe of the recipes guide: ``image`` (a
 wsclean-like imager writing ``PREFIX-image.fits``) and ``mask`` (a

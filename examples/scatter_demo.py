@@ -2,7 +2,7 @@
 
     ninja run examples/scatter_demo.py:fields --dryrun
     ninja run examples/scatter_demo.py:fields
-    cat mosaic.json            # each image's TSTART/TEND, and "overlapped": true
+    cat mosaic.json            # each image's "started"/"finished", and "overlapped": true
 
 ``observe`` and ``image`` are scattered: one slice per field, named
 ``observe[0]`` ... ``image[3]``, up to four at a time (``max_workers=4``).
@@ -13,9 +13,10 @@ it started and finished, so the overlap is the tools' own record.
 
 Each imaging slice declares the memory it needs (256MiB). Give the run a
 smaller budget and the slices queue for their share instead of all starting
-at once, in order:
+at once, in order (``--no-cache``, because otherwise every step of this
+second run is served from the step cache and nothing runs):
 
-    SHINOBI_EXECUTION_MEMORY=512MiB ninja run examples/scatter_demo.py:fields
+    SHINOBI_EXECUTION_MEMORY=512MiB ninja run examples/scatter_demo.py:fields --no-cache
 
 (two at a time; "overlapped" is then false).
 """
