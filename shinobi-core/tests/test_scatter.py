@@ -533,3 +533,32 @@ def test_the_dryrun_lists_pystep_slices_as_calls_and_shared_paths_once(tmp_path:
     assert text.count(f"reads {tmp_path / 'shared.log'}") == 1
     assert "shout[0]: python: " in text and "shout(word='a')" in text
     assert "shout[1]: python: " in text and "shout(word='b')" in text
+
+
+class FailIn(BaseModel):
+    seconds: float = 0.3
+
+
+fails = Cab(
+    "fails",
+    ["/bin/sh", "-c", 'sleep "$1"; exit 3', "fails"],
+    FailIn,
+    None,
+    {"seconds": ParamMeta(positional=True)},
+)
+
+
+def test_a_scattered_step_the_run_stopped_midway_is_recorded_and_not_blamed(
+    tmp_path: Path,
+) -> None:
+    """Another step fails while two of four slices run: those two finish, the
+    others never start, and the step says so instead of missing from the result."""
+    recipe = Recipe("r", Stamps, max_workers=3)
+    recipe.add_step("first", fails)
+    recipe.add_step("slices", stamp, scatter=["stamp"], stamp=recipe.inputs.stamps, seconds=1.0)
+    stamps = [str(tmp_path / f"s{k}") for k in range(4)]
+    result = run_recipe(recipe, {"stamps": stamps}, cwd=tmp_path, config=config(3))
+    assert not result.ok and result.failed_step == "first"
+    step = {s.name: s for s in result.steps}["slices"]
+    assert step.status == "cancelled"
+    assert step.error == "stopped after 2 of 4 slices, as the run did"

@@ -480,11 +480,21 @@ class _Wavefront:
         done = [p for p in parts if p is not None]
         # After a failed slice the rest never start: the step is complete (and
         # failed) once its running slices are back.
+        name = f"{self.prefix}{node.name}"
         if len(done) == len(parts) or (
             self.inflight[unit.node] == 0 and any(not p.ok for p in done)
         ):
-            name = f"{self.prefix}{node.name}"
             self.complete(unit.node, _gather(name, done, self.output_fields(node)))
+        elif self.inflight[unit.node] == 0 and self.stopping:
+            # The run stopped at another step: the slices still waiting never start.
+            self.complete(
+                unit.node,
+                StepResult(
+                    name=name,
+                    status="cancelled",
+                    error=f"stopped after {len(done)} of {len(parts)} slices, as the run did",
+                ),
+            )
 
     def check_interrupt(self) -> None:
         session = self.session
@@ -575,7 +585,10 @@ class _Wavefront:
 
     def assemble(self) -> RecipeResult:
         steps = [r for r in self.results if r is not None]
-        failure = next((r for r in steps if r.status in ("failed", "cancelled")), None)
+        # A step that failed is to blame before one stopped because of it.
+        failure = next((r for r in steps if r.status == "failed"), None) or next(
+            (r for r in steps if r.status == "cancelled"), None
+        )
         cancelled = self.session.control.cancelled.is_set()
         recipe = self.graph.recipe
         outputs: dict[str, Any] = {}
