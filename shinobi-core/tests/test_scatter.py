@@ -562,3 +562,24 @@ def test_a_scattered_step_the_run_stopped_midway_is_recorded_and_not_blamed(
     step = {s.name: s for s in result.steps}["slices"]
     assert step.status == "cancelled"
     assert step.error == "stopped after 2 of 4 slices, as the run did"
+
+
+SCATTERED_PYSTEP = """
+import shinobi
+
+@shinobi.pystep(scatter=["tag"])
+def talk(tag: str, times: int = 2) -> str:
+    return tag * times
+"""
+
+
+@pytest.mark.slow
+def test_ninja_runs_a_scattered_pystep_alone_with_a_list_per_scattered_input(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    recipe_file(SCATTERED_PYSTEP)
+    done = ninja("run", "recipe.py:talk", "--tag", "a", "--tag", "b", "--times", "3")
+    assert done.returncode == 0, done.stderr
+    assert "result = [aaa, bbb]" in done.stdout
+    shown = ninja("run", "recipe.py:talk", "--help")
+    assert "--tag TAG" in shown.stdout and "--times TIMES" in shown.stdout

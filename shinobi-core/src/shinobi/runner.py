@@ -73,15 +73,44 @@ def as_recipe(step: Any) -> Recipe:
     from shinobi.steps.refs import InputRef, OutputRef
 
     wiring = {f: InputRef(f) for f in step.inputs_model.model_fields}
+    inputs, outputs = _wrapper_models(step)
     wrapper = Recipe(
         name=step.name,
-        inputs_model=step.inputs_model,
-        outputs_model=step.outputs_model,
+        inputs_model=inputs,
+        outputs_model=outputs,
         steps=[StepRef(step.name, step, wiring)],
     )
     for out in step.outputs_model.model_fields:
         wrapper.set_output(out, OutputRef(step.name, out))
     return wrapper
+
+
+def _wrapper_models(step: Any) -> tuple[Any, Any]:
+    """The models of a recipe that runs ``step`` alone.
+
+    A step scattered by its own declaration (``@pystep(scatter=[...])``) takes a
+    list for each scattered input, one element per slice, and gathers every
+    output into a list: the recipe's models say so, so that ``ninja run`` of it
+    offers ``--field`` as a repeatable option.
+    """
+    scattered = set(getattr(step, "scatter", ()) or ())
+    if not scattered:
+        return step.inputs_model, step.outputs_model
+    from pydantic import create_model
+
+    listed = list  # a list of whatever each field holds, built at run time
+    inputs: dict[str, Any] = {}
+    for name, info in step.inputs_model.model_fields.items():
+        inputs[name] = (
+            (listed[info.annotation], ...) if name in scattered else (info.annotation, info)
+        )
+    outputs: dict[str, Any] = {
+        n: (listed[i.annotation], ...) for n, i in step.outputs_model.model_fields.items()
+    }
+    return (
+        create_model(f"{step.name}_inputs", **inputs),
+        create_model(f"{step.name}_outputs", **outputs),
+    )
 
 
 def validate_recipe_inputs(recipe: Recipe, values: Mapping[str, Any]) -> dict[str, Any]:

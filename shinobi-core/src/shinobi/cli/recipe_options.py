@@ -102,8 +102,11 @@ class RecipeCommand(click.Command):
         if target is not None and ":" in target:
             collector.freeze_libraries(_load_libraries)  # before the first code of the user's
             from shinobi.loaders import load_target
+            from shinobi.runner import as_recipe
 
-            recipe = load_target(target)
+            # a single cab or pystep as the recipe that runs it: its options are
+            # that recipe's inputs (a list for each field the step scatters over)
+            recipe = as_recipe(load_target(target))
             ctx.meta[_RECIPE_KEY] = recipe
             ctx.meta[TARGET_KEY] = target
             self.params = [*self.params, *self._input_options(recipe, ctx)]
