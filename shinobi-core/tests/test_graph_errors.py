@@ -194,3 +194,11 @@ def test_a_nested_recipes_step_names_are_checked_too() -> None:
         RecipeGraphError, match=r"recipe 'outer.inner', step '..': the name is only"
     ):
         build_graph(outer)
+
+
+@pytest.mark.parametrize("venv", ["", "  "])
+def test_an_empty_venv_is_refused_rather_than_quietly_ignored(venv: str) -> None:
+    recipe = Recipe("r")
+    recipe.add_step("s", Cab("s", ["/bin/true"]), venv=venv)
+    with pytest.raises(RecipeGraphError, match="step 's': venv= is empty"):
+        build_graph(recipe)

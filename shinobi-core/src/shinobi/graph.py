@@ -562,6 +562,12 @@ class _Builder:
                     " execution)"
                 )
             subgraph = _Builder(step, f"{path}.{name}").build(f"{path}.{name}")
+        for venv in (entry.get("venv"), getattr(step, "venv", None)):
+            if isinstance(venv, str) and not venv.strip():
+                raise self.fail(
+                    f"step {name!r}: venv= is empty; give the virtualenv's directory, or leave"
+                    " venv= out to use backend.venv"
+                )
         previous = entry.get("previous")
         if previous is not None:
             deps.add(index[previous])
