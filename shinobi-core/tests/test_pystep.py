@@ -91,6 +91,20 @@ failing = Recipe("failing")
 failing.add_step("boom", boom, x=7)
 
 
+class Stats(BaseModel):
+    rms: float
+    peak: float
+
+
+@shinobi.pystep(venv={venv!r})
+def half(x: int) -> Stats:
+    return {{"rms": x}}  # no peak
+
+
+unfinished = Recipe("unfinished")
+unfinished.add_step("half", half, x=7)
+
+
 class Many(BaseModel):
     xs: list[int]
 
@@ -160,6 +174,15 @@ def test_a_raising_pystep_fails_with_the_exception_and_its_traceback(
     assert result.failed_step == "boom"
     assert result.error == "the pystep raised ValueError: boom 7"
     assert "Traceback" in result.steps[0].stderr
+
+
+def test_a_venv_pystep_whose_outputs_miss_a_field_fails_in_one_line(
+    steps: Callable[[str], Any], tmp_path: Path
+) -> None:
+    result = run_recipe(steps("unfinished"), cwd=tmp_path, config=config())
+    assert not result.ok and result.error is not None
+    assert "\n" not in result.error and "(more in the step's stderr)" in result.error
+    assert "peak" in result.steps[0].stderr  # the whole account is kept
 
 
 def test_scattered_pysteps_each_run_in_the_venv(

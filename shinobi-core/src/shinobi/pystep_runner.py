@@ -36,7 +36,7 @@ from shinobi.outcome import result_of_run
 from shinobi.pyrunner.request import build_invocation
 from shinobi.pystep_output import captured
 from shinobi.steps.result import StepResult
-from shinobi.steps.types import field_values, fields_of
+from shinobi.steps.types import error_field, field_values, fields_of, validation_errors
 from shinobi.teardown import StepWorkspace
 
 if TYPE_CHECKING:
@@ -230,7 +230,9 @@ def _result(
     outputs: dict[str, Any] = {}
     error = describe_failure(run)
     if "error" in reply:
-        error = f"the pystep raised {reply['error']}"
+        said = str(reply["error"]).strip()
+        more = " (more in the step's stderr)" if "\n" in said else ""
+        error = f"the pystep raised {said.splitlines()[0] if said else '?'}{more}"
     elif error is None:
         if "outputs" not in reply:
             error = "the pystep runner exited without writing its outputs"
@@ -238,7 +240,11 @@ def _result(
             try:
                 outputs = field_values(node.step.outputs_model.model_validate(reply["outputs"]))
             except ValueError as exc:
-                error = f"its outputs do not match {node.step.outputs_model.__name__}: {exc}"
+                errors = validation_errors(exc) or [{"msg": str(exc).splitlines()[0]}]
+                error = (
+                    f"its outputs do not match {node.step.outputs_model.__name__}:"
+                    f" {error_field(errors[0])}: {errors[0].get('msg')}"
+                )
     result = result_of_run(
         name, run, invocation, backend_name, started, finished, outputs=outputs, error=error
     )
