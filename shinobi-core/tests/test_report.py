@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -10,6 +11,7 @@ import sys
 import textwrap
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +19,7 @@ from shinobi.render.report_html import render_report
 
 RECIPE = """
 from pathlib import Path
+from typing import Any
 from pydantic import BaseModel
 from shinobi.resources import Resources
 from shinobi.steps import Cab, ParamMeta, Recipe
@@ -205,3 +208,314 @@ def test_the_page_renders_an_interrupted_manifest_with_steps_still_running() -> 
     assert 'href="../logs/a.out"' in html
     assert 'id="step-a"' in html and 'id="step-b"' in html  # b never started: still listed
     assert "SIGTERM" in html
+
+
+# -- what the run folder says beyond its manifest, and manifests that are odd --
+
+
+def report(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``ninja report ARGS`` in this process: exit code, stdout, stderr."""
+    from shinobi.cli.main import main
+
+    try:
+        main(["report", *args])
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write_run(runs: Path, run_id: str, steps: list[dict[str, Any]], **about: Any) -> Path:
+    """A run folder as ninja leaves it, its manifest saying ``about`` and ``steps``."""
+    run_dir = runs / run_id
+    (run_dir / "logs").mkdir(parents=True)
+    manifest = {
+        "format": 1,
+        "run_id": run_id,
+        "status": "ok",
+        "started": 100.0,
+        "finished": 110.0,
+        "recipe": {"name": "r"},
+        "graph": {"nodes": [{"name": s["name"], "deps": []} for s in steps]},
+        "steps": [{"deps": [], "logs": {}, "details": {}, **s} for s in steps],
+        **about,
+    }
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    return run_dir
+
+
+def statuses(text: str) -> dict[str, str]:
+    """The status badge of the run (under ``""``) and of each step, as the page shows them."""
+    shown = dict(re.findall(r'<summary><b>([^<]*)</b> <span class="badge"[^>]*>([^<]*)<', text))
+    run = re.search(r'<th>status</th><td><span class="badge"[^>]*>([^<]*)<', text)
+    return {"": run.group(1) if run else "?", **shown}
+
+
+def hrefs(text: str) -> list[str]:
+    page = Page()
+    page.feed(text)
+    return [link for link in page.links if not link.startswith("#")]
+
+
+def test_a_name_that_is_not_utf8_is_shown_escaped_in_a_utf8_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = os.fsdecode(b"bad\xff\xfename.txt")  # how a manifest holds such a name
+    run_dir = write_run(
+        tmp_path / ".shinobi" / "runs",
+        "20260101-000000-aaaaaa",
+        [{"name": "copy", "status": "ok", "argv": ["cat", name]}],
+        inputs={"src": name},
+        cwd=os.fsdecode(b"/data/\xe9t\xe9"),
+    )
+    code, _out, err = report(capsys, str(run_dir))
+    assert code == 0, err
+    text = (run_dir / "report.html").read_bytes().decode("utf-8")  # strict: valid UTF-8
+    assert text.count("bad\\xff\\xfename.txt") == 2  # the input and the step's argv
+    assert "/data/\\xe9t\\xe9" in text
+
+
+def test_a_non_utf8_log_file_name_is_linked_by_its_real_bytes() -> None:
+    from urllib.parse import unquote_to_bytes
+
+    manifest = {
+        "format": 1,
+        "status": "ok",
+        "steps": [{"name": "a", "status": "ok", "logs": {"stdout": os.fsdecode(b"logs/\xff.out")}}],
+    }
+    (link,) = hrefs(render_report(manifest, ""))
+    assert unquote_to_bytes(link) == b"logs/\xff.out"
+
+
+def test_the_report_of_a_killed_run_says_so_as_ninja_runs_does_and_links_its_logs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from shinobi.local_runs import ENDED_ABRUPTLY, local_runs
+    from shinobi.session import safe_name
+
+    step = "talk to me"  # a name whose log files are named otherwise
+    run_dir = write_run(
+        tmp_path / ".shinobi" / "runs",
+        "20260101-000000-aaaaaa",
+        [
+            {"name": step, "status": "running", "started": 101.0},
+            {"name": "after", "status": "pending"},
+        ],
+        status="running",  # the last manifest a SIGKILLed ninja wrote
+        finished=None,
+    )
+    (run_dir / ".running").write_text('{"recipe": "r", "pid": 1}')  # no lock held any more
+    for suffix in (".out", ".err"):
+        (run_dir / "logs" / f"{safe_name(step)}{suffix}").write_text("said\n")
+    assert [r.state for r in local_runs(tmp_path)] == [ENDED_ABRUPTLY]
+    code, _out, err = report(capsys, "--workdir", str(tmp_path), run_dir.name)
+    assert code == 0, err
+    text = (run_dir / "report.html").read_text()
+    # neither the run nor its step is said to be running, nor a step still to run
+    assert statuses(text) == {"": ENDED_ABRUPTLY, step: "unknown", "after": "not run"}
+    assert "may even still be running" in text
+    assert "never recorded" in text and "last activity" in text
+    assert sorted(hrefs(text)) == [f"logs/{safe_name(step)}.err", f"logs/{safe_name(step)}.out"]
+    assert text.count("no log") == 1  # the step that never ran
+
+
+def test_the_report_of_a_run_that_still_holds_its_lock_says_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from shinobi.local_runs import hold_run, release_run
+
+    run_dir = write_run(
+        tmp_path / ".shinobi" / "runs",
+        "20260101-000000-aaaaaa",
+        [{"name": "a", "status": "running", "started": 101.0}, {"name": "b", "status": "pending"}],
+        status="running",
+        finished=None,
+    )
+    held = hold_run(run_dir, "r")
+    try:
+        code, _out, err = report(capsys, str(run_dir))
+    finally:
+        release_run(held)
+    assert code == 0, err
+    text = (run_dir / "report.html").read_text()
+    assert statuses(text) == {"": "running", "a": "running", "b": "pending"}
+    assert "never recorded" not in text
+
+
+def test_a_cached_step_links_the_run_it_came_from_and_that_runs_logs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / ".shinobi" / "runs"
+    ran = write_run(runs, "20260101-000000-aaaaaa", [{"name": "up", "status": "ok"}])
+    (ran / "logs" / "up.out").write_text("what it printed\n")
+    gone = "20251231-000000-ffffff"  # removed since, by `ninja clean --runs`
+    cached = write_run(
+        runs,
+        "20260101-000001-bbbbbb",
+        [
+            {"name": "up", "status": "cached", "cached": True},
+            {"name": "down", "status": "cached", "cached": True},
+        ],
+    )
+    manifest = json.loads((cached / "manifest.json").read_text())
+    manifest["steps"][0]["details"] = {"cached_from": ran.name}
+    manifest["steps"][1]["details"] = {"cached_from": gone}
+    (cached / "manifest.json").write_text(json.dumps(manifest))
+    out_dir = tmp_path / "elsewhere"
+    out_dir.mkdir()
+    for page in (cached / "report.html", out_dir / "r.html"):
+        code, _out, err = report(capsys, str(cached), "-o", str(page))
+        assert code == 0, err
+        text = page.read_text()
+        assert "cached from run <a href=" in text and f"cached from run {gone}" in text
+        assert f"ninja logs {gone} down" in text and "no log" not in text
+        links = hrefs(text)
+        assert len(links) == 2
+        assert (page.parent / links[0]).resolve() == ran
+        assert (page.parent / links[1]).resolve() == ran / "logs" / "up.out"
+
+
+@pytest.mark.parametrize(
+    "times",
+    [
+        '"started": 1e400',
+        '"started": 1, "finished": 1e300',
+        '"started": NaN, "finished": -Infinity',
+        '"started": "noon", "finished": true',
+        '"steps": [{"name": "a", "status": "ok", "started": 1e300, "finished": 1e400,'
+        ' "duration": Infinity}]',
+    ],
+)
+def test_an_absurd_timestamp_is_shown_as_unknown_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], times: str
+) -> None:
+    (tmp_path / "manifest.json").write_text(f'{{"format": 1, "status": "ok", {times}}}')
+    code, _out, err = report(capsys, str(tmp_path))
+    assert code == 0, err
+    assert "unknown" in (tmp_path / "report.html").read_text()
+
+
+def test_dash_writes_the_page_to_stdout_with_links_from_the_current_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_dir = write_run(
+        tmp_path / ".shinobi" / "runs",
+        "20260101-000000-aaaaaa",
+        [{"name": "a", "status": "ok", "logs": {"stdout": "logs/a.out"}}],
+    )
+    (run_dir / "logs" / "a.out").write_text("hi\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = report(capsys, run_dir.name, "-o", "-")
+    assert code == 0, err
+    assert out.startswith("<!DOCTYPE html>") and out.endswith("</html>\n")
+    assert hrefs(out) == [f".shinobi/runs/{run_dir.name}/logs/a.out"]
+    assert not (tmp_path / "-").exists() and not (run_dir / "report.html").exists()
+
+
+def test_log_links_stay_whole_when_the_workdir_has_url_characters_in_its_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from urllib.parse import unquote
+
+    workdir = tmp_path / "run #1 ?at 100%"
+    run_dir = write_run(
+        workdir / ".shinobi" / "runs",
+        "20260101-000000-aaaaaa",
+        [{"name": "a", "status": "ok", "logs": {"stdout": "logs/a.out"}}],
+    )
+    (run_dir / "logs" / "a.out").write_text("hi\n")
+    page = tmp_path / "out" / "r.html"
+    page.parent.mkdir()
+    code, _out, err = report(capsys, str(run_dir), "-o", str(page))
+    assert code == 0, err
+    (link,) = hrefs(page.read_text())
+    assert not set("#? ") & set(link) and "%25" in link  # '%' itself is encoded too
+    assert (page.parent / unquote(link)).resolve() == run_dir / "logs" / "a.out"
+
+
+NON_UTF8_RECIPE = """
+from pathlib import Path
+from typing import Any
+from pydantic import BaseModel
+from shinobi.steps import Cab, File, ParamMeta, Recipe
+
+class In(BaseModel):
+    src: File
+
+class CopyIn(BaseModel):
+    src: File
+    out: Path
+
+copy = Cab("copy", ["/bin/sh", "-c", 'cat "$0" > "$1"; echo copied'], CopyIn,
+           field_meta={"src": ParamMeta(positional=True), "out": ParamMeta(positional=True)})
+pipe = Recipe("pipe", In)
+pipe.add_step("copy", copy, src=pipe.inputs.src, out=Path("copy.txt"))
+"""
+
+
+@pytest.mark.slow
+def test_the_report_of_a_real_run_with_a_non_utf8_input_name(tmp_path: Path) -> None:
+    (tmp_path / "recipe.py").write_text(NON_UTF8_RECIPE)
+    bad = os.fsdecode(b"bad\xff\xfename.txt")
+    (tmp_path / bad).write_text("bad\n")
+    run = ninja(tmp_path, "run", "recipe.py:pipe", "--src", bad, "--provenance")
+    assert run.returncode == 0, run.stderr
+    made = ninja(tmp_path, "report", only_run(tmp_path).name)
+    assert made.returncode == 0, made.stderr
+    text = (only_run(tmp_path) / "report.html").read_bytes().decode("utf-8")
+    assert "bad\\xff\\xfename.txt" in text
+
+
+KILLED_RECIPE = """
+from shinobi.steps import Cab, Recipe
+nap = Recipe("nap")
+nap.add_step("nap", Cab("nap", ["/bin/sh", "-c", "echo $$ > nap.pid; echo start; echo warn >&2;"
+                                 " exec sleep 60"]))
+nap.add_step("after", Cab("after", ["/bin/true"]))
+"""
+
+
+@pytest.mark.slow
+def test_the_report_of_a_really_sigkilled_run_links_the_logs_of_its_unfinished_step(
+    tmp_path: Path,
+) -> None:
+    import signal
+    import time
+
+    (tmp_path / "recipe.py").write_text(KILLED_RECIPE)
+    script = Path(sys.executable).with_name("ninja")
+    env = {**os.environ, "SHINOBI_CACHE_DIR": str(tmp_path / "cache")}
+    going = subprocess.Popen(
+        [str(script), "run", "recipe.py:nap", "--provenance", "--max-workers", "1"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    pid_file = tmp_path / "nap.pid"
+    try:
+        deadline = time.monotonic() + 30
+        while not (pid_file.is_file() and list(tmp_path.glob(".shinobi/runs/*/logs/nap.err"))):
+            assert time.monotonic() < deadline, "the nap step never started"
+            time.sleep(0.1)
+        time.sleep(1)  # the manifest's next write, which says the step is running
+        going.kill()
+        going.wait(timeout=30)
+        run_dir = only_run(tmp_path)
+        assert json.loads((run_dir / "manifest.json").read_text())["status"] == "running"
+        made = ninja(tmp_path, "report", run_dir.name)
+        assert made.returncode == 0, made.stderr
+        text = (run_dir / "report.html").read_text()
+        assert statuses(text) == {
+            "": "ended abruptly (killed?)",
+            "nap": "unknown",
+            "after": "not run",
+        }
+        assert sorted(hrefs(text)) == ["logs/nap.err", "logs/nap.out"]
+    finally:
+        going.kill()
+        going.wait(timeout=30)
+        if pid_file.is_file():  # the step outlives its ninja: the reason the page says so
+            with contextlib.suppress(OSError, ValueError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)

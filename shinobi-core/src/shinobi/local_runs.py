@@ -28,8 +28,10 @@ __all__ = [
     "ENDED_ABRUPTLY",
     "LocalRun",
     "age_days",
+    "describe_run",
     "find_local_run",
     "hold_run",
+    "is_run_name",
     "is_running",
     "local_runs",
     "release_run",
@@ -190,6 +192,12 @@ def _describe(path: Path) -> LocalRun:
     )
 
 
+def describe_run(path: Path) -> LocalRun:
+    """The run folder ``path``, wherever it lies: ``ninja report`` takes a folder or a
+    manifest anywhere, and must tell its state as ``ninja runs`` does."""
+    return _describe(path)
+
+
 def local_runs(workdir: Path) -> list[LocalRun]:
     """Every run folder of ``workdir``, oldest first (a run id starts with its start
     time, to the second)."""
@@ -197,6 +205,12 @@ def local_runs(workdir: Path) -> list[LocalRun]:
     if not root.is_dir():
         return []
     return [_describe(p) for p in sorted(root.iterdir()) if p.is_dir()]
+
+
+def is_run_name(name: str) -> bool:
+    """Whether ``name`` can be a run's id or the start of one: not a path, and not ``.``
+    or ``..``, which under the runs folder are that folder and its parent, not runs."""
+    return bool(name) and name not in (".", "..") and "/" not in name and os.sep not in name
 
 
 def find_local_run(workdir: Path, name: str, *, by_recipe: bool = False) -> LocalRun | None:
@@ -207,7 +221,7 @@ def find_local_run(workdir: Path, name: str, *, by_recipe: bool = False) -> Loca
     start of an id matches.
     """
     root = runs_root(workdir)
-    if not root.is_dir() or not name or os.sep in name:
+    if not root.is_dir() or not is_run_name(name):
         return None
     exact = root / name
     if exact.is_dir():

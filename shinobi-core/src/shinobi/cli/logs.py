@@ -53,7 +53,7 @@ def command(
     from shinobi.errors import UsageError
     from shinobi.launch.find import find_launch, workspace
     from shinobi.launch.tracking import tracker_for
-    from shinobi.local_runs import find_local_run
+    from shinobi.local_runs import find_local_run, is_run_name
 
     root = workspace(workdir)
     run = find_local_run(root, name)
@@ -61,12 +61,16 @@ def command(
         try:
             launch = find_launch(name, root)
         except UsageError as exc:
+            if not is_run_name(name):  # `.`, `..`, a path: never a run's id
+                raise UsageError(
+                    f"{exc}; {name!r} is not a run id either (`ninja runs` lists them)"
+                ) from None
             # not a launch: perhaps the recipe of a local run (its latest)
             run = find_local_run(root, name, by_recipe=True)
             if run is None:
                 raise UsageError(f"{exc}; {_local_runs_here(root)}") from None
     if run is not None:
-        _local_logs(run, step, stream, follow, interval or 1.0)
+        _local_logs(root, run, step, stream, follow, interval or 1.0)
         return
     tracker = tracker_for(launch)
     sources = [s for s in tracker.log_sources(launch, step) if stream in ("both", s.stream)]
@@ -108,17 +112,46 @@ def command(
         time.sleep(pause)
 
 
-def _local_logs(run: Any, step: str | None, stream: str, follow: bool, pause: float) -> None:
+def _echo_logs(found: list[tuple[str, Path]], offsets: dict[Path, int], prefix: bool) -> None:
+    """Print what each of ``found`` holds past ``offsets`` (moved on), titled when several."""
+    for title, path in found:
+        with path.open("rb") as fh:
+            fh.seek(offsets.get(path, 0))
+            data = fh.read()
+            offsets[path] = fh.tell()
+        if not data:
+            continue
+        text = data.decode("utf-8", errors="replace")
+        if prefix and len(found) > 1:
+            for line in text.splitlines():
+                click.echo(f"[{title}] {line}")
+            continue
+        if len(found) > 1:
+            click.echo(f"==> {title} <==")
+        click.echo(text, nl=not text.endswith("\n"))
+
+
+def _streams(run: Any, step: str | None, stream: str) -> list[tuple[str, Path]]:
+    """The logs of ``run`` (or of its ``step``) for ``stream`` (``both``, ``stdout``...)."""
+    from shinobi.local_runs import run_logs
+
+    kinds = {"both": ("stdout", "stderr"), "stdout": ("stdout",), "stderr": ("stderr",)}
+    return [(t, p) for t, p in run_logs(run, step) if t.rsplit(" ", 1)[1] in kinds[stream]]
+
+
+def _local_logs(
+    root: Path, run: Any, step: str | None, stream: str, follow: bool, pause: float
+) -> None:
     """The logs a local run kept; with ``follow``, until the run has ended."""
     from shinobi.errors import UsageError
-    from shinobi.local_runs import is_running, run_logs
+    from shinobi.local_runs import is_running
 
-    def sources() -> list[tuple[str, Path]]:
-        kinds = {"both": ("stdout", "stderr"), "stdout": ("stdout",), "stderr": ("stderr",)}
-        return [(t, p) for t, p in run_logs(run, step) if t.rsplit(" ", 1)[1] in kinds[stream]]
-
-    if not sources() and not (follow and run.running):
+    if not _streams(run, step, stream) and not (follow and run.running):
         _refuse_unknown_step(run, step)
+        origins = _cache_origins(run, step)
+        if origins:
+            _cached_logs(root, run, step, stream, origins)
+            return
         what = f"step {step!r} of run {run.run_id}" if step else f"run {run.run_id}"
         raise UsageError(
             f"{what} kept no logs (a step that printed nothing has none; step logs are in"
@@ -127,25 +160,78 @@ def _local_logs(run: Any, step: str | None, stream: str, follow: bool, pause: fl
     offsets: dict[Path, int] = {}
     while True:
         ended = not follow or not is_running(run.path)  # read once more after it ended
-        found = sources()
-        for title, path in found:
-            with path.open("rb") as fh:
-                fh.seek(offsets.get(path, 0))
-                data = fh.read()
-                offsets[path] = fh.tell()
-            if not data:
-                continue
-            text = data.decode("utf-8", errors="replace")
-            if follow and len(found) > 1:
-                for line in text.splitlines():
-                    click.echo(f"[{title}] {line}")
-                continue
-            if len(found) > 1:
-                click.echo(f"==> {title} <==")
-            click.echo(text, nl=not text.endswith("\n"))
+        _echo_logs(_streams(run, step, stream), offsets, follow)
         if ended:
             return
         time.sleep(pause)
+
+
+def _cache_origins(run: Any, step: str | None) -> dict[str, list[str]]:
+    """The runs whose step cache served ``run``'s steps (or ``step`` and its slices),
+    with the steps each served, as its manifest records them.
+
+    A step served from the cache did not run, so it printed nothing here: what
+    it printed is in the logs of the run that ran it.
+    """
+    from shinobi.provenance import load_manifest
+
+    try:
+        steps = load_manifest(run.path / "manifest.json")["steps"]
+    except (ValueError, KeyError, TypeError):  # no manifest, or not one
+        return {}
+    origins: dict[str, list[str]] = {}
+    for record in steps if isinstance(steps, list) else []:
+        if not isinstance(record, dict) or not record.get("cached"):
+            continue
+        details = record.get("details")
+        origin = details.get("cached_from") if isinstance(details, dict) else None
+        name = str(record.get("name"))
+        wanted = step is None or name == step or name.startswith(f"{step}[")
+        if wanted and isinstance(origin, str) and origin:
+            origins.setdefault(origin, []).append(name)
+    return origins
+
+
+def _cached_logs(
+    root: Path, run: Any, step: str | None, stream: str, origins: dict[str, list[str]]
+) -> None:
+    """Print what a cached ``step`` printed when the run it came from ran it, saying which
+    run that was; a one-line error naming that run when its logs are not here."""
+    from shinobi.errors import UsageError
+    from shinobi.local_runs import find_local_run
+
+    what = f"step {step!r} of run {run.run_id}" if step else f"run {run.run_id}"
+    ids = ", ".join(origins)
+    see = f"`ninja logs {next(iter(origins))}{f' {step}' if step else ''}`"
+    if step is None:  # another run's every log would be more than was asked for
+        steps = sum(len(names) for names in origins.values())
+        raise UsageError(
+            f"{what} kept no logs: {steps} of its steps were taken from the step cache of"
+            f" run {ids}, which ran them ({see} shows what they printed)"
+        )
+    shown = False
+    for origin in origins:
+        source = find_local_run(root, origin)
+        found = _streams(source, step, stream) if source is not None else []
+        if not found:
+            continue
+        click.echo(
+            f"ninja: note: {what} was taken from the step cache: these are the logs of run"
+            f" {origin}, which ran it",
+            err=True,
+        )
+        _echo_logs(found, {}, False)
+        shown = True
+    if not shown:
+        here = [o for o in origins if find_local_run(root, o)]
+        why = (
+            f"run {ids} kept no {'logs' if stream == 'both' else stream} of it either (a"
+            " step that printed nothing has none)"
+            if len(here) == len(origins)
+            else f"run {ids} is not here (removed by `ninja clean --runs`, or of another"
+            f" workspace: {see} there)"
+        )
+        raise UsageError(f"{what} was taken from the step cache of run {ids}, which ran it: {why}")
 
 
 def _refuse_unknown_step(run: Any, step: str | None) -> None:

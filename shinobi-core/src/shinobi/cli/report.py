@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -15,8 +17,8 @@ __all__ = ["command"]
 @click.option(
     "--output",
     "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Where the HTML goes (default: report.html in the run's folder).",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    help="Where the HTML goes (default: report.html in the run's folder; - for stdout).",
 )
 @click.option(
     "--workdir",
@@ -29,29 +31,62 @@ def command(run: str, output: Path | None, workdir: Path | None) -> None:
     RUN is a run id (or its unique start) under .shinobi/runs, a run folder,
     or a manifest.json. Runs have a manifest when provenance is on
     (`ninja run --provenance`, or provenance.enabled in the configuration).
-    The page needs no network; its log links are relative to the run folder.
+    The page needs no network; its log links are relative to where it is
+    written (with `-o -`, to the current directory).
     """
+    manifest_path, manifest = _load(run, workdir)
+    to_stdout = output is not None and str(output) == "-"
+    if to_stdout:
+        target = None
+        page_dir = Path.cwd()
+    else:
+        target = (output or manifest_path.parent / "report.html").resolve()
+        page_dir = target.parent
+    page = _render(manifest_path, manifest, page_dir)
+    if target is None:
+        sys.stdout.flush()  # the page in UTF-8 whatever the locale says
+        sys.stdout.buffer.write(page.encode("utf-8"))
+        sys.stdout.buffer.flush()
+        return
+    _write(target, page)
+    click.echo(str(target))
+
+
+def _load(run: str, workdir: Path | None) -> tuple[Path, dict[str, Any]]:
+    """The manifest RUN names, and what it holds; a one-line error when there is none."""
     from shinobi.errors import UsageError
     from shinobi.provenance import load_manifest, resolve_manifest
-    from shinobi.render.report_html import render_report
 
     try:
         manifest_path = resolve_manifest(run, workdir).resolve()
-        manifest = load_manifest(manifest_path)
+        return manifest_path, load_manifest(manifest_path)
     except (FileNotFoundError, ValueError) as exc:
         raise UsageError(str(exc)) from None
-    target = (output or manifest_path.parent / "report.html").resolve()
-    log_base = os.path.relpath(manifest_path.parent, target.parent)
+
+
+def _render(manifest_path: Path, manifest: dict[str, Any], page_dir: Path) -> str:
+    """The page, with links from ``page_dir``; a damaged manifest is a one-line error."""
+    from shinobi.errors import UsageError
+    from shinobi.render.report_html import render_report
+    from shinobi.render.run_folder import read_folder
+
+    log_base = os.path.relpath(manifest_path.parent, page_dir)
     try:
-        page = render_report(manifest, "" if log_base == "." else log_base)
-    except (TypeError, KeyError, AttributeError, ValueError) as exc:  # a damaged manifest
+        disk = read_folder(manifest_path, manifest, page_dir)
+        return render_report(manifest, "" if log_base == "." else log_base, disk)
+    except (TypeError, KeyError, AttributeError, ValueError, OverflowError) as exc:
         raise UsageError(
             f"{manifest_path}: not a readable run manifest ({type(exc).__name__}: {exc})"
         ) from None
+
+
+def _write(target: Path, page: str) -> None:
+    """Write the page at ``target``, in UTF-8 whatever the locale."""
+    from shinobi.errors import UsageError
+
     if not target.parent.is_dir():  # a typo must not create directories anywhere
         raise UsageError(f"cannot write the report to {target}: {target.parent} does not exist")
     try:
-        target.write_text(page, encoding="utf-8")
+        target.write_bytes(page.encode("utf-8"))
     except OSError as exc:
         raise UsageError(f"cannot write the report to {target}: {exc.strerror}") from None
-    click.echo(str(target))

@@ -10,12 +10,45 @@ as a whole.
 from __future__ import annotations
 
 import html
+import math
+import posixpath
+import re
 import shlex
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
-__all__ = ["render_report"]
+__all__ = ["OnDisk", "RunOrigin", "render_report"]
+
+#: Step logs by step name, then stream (``stdout``, ``stderr``): paths inside a run folder.
+StepLogs = Mapping[str, Mapping[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class RunOrigin:
+    """The folder of a run whose step cache served some of this run's steps."""
+
+    href: str  # from the page to that run's folder
+    logs: StepLogs = field(default_factory=dict)  # what those steps printed when it ran them
+
+
+@dataclass(frozen=True, slots=True)
+class OnDisk:
+    """What a run's folder says beyond its manifest, read by ``ninja report``.
+
+    A manifest records a step's logs when the step ends and the run's end when
+    the run ends, so the manifest of a run whose ninja was killed shows neither;
+    the folder still tells both (its lock, as ``ninja runs`` reads it, and the
+    log files), and the page must not contradict ``ninja runs`` or ``ninja logs``.
+    """
+
+    state: str | None = None  # as ``ninja runs`` says it; None: the manifest's word
+    last_activity: float | None = None  # when the folder last changed
+    logs: StepLogs = field(default_factory=dict)  # the log files found in it
+    origins: Mapping[str, RunOrigin] = field(default_factory=dict)  # by run id
+
 
 _COLOURS = {
     "ok": "#3a9d5d",
@@ -46,8 +79,38 @@ summary{cursor:pointer}
 """
 
 
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _escaped_surrogate(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    # 0xDC80-0xDCFF is how Python decodes a byte that is not UTF-8 (a file name's)
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def _visible(text: str) -> str:
+    """``text`` with the bytes that are not UTF-8 in a file name or argv shown as ``\\xff``.
+
+    The manifest keeps such names as lone surrogates, which no UTF-8 page can
+    hold; escaped, the reader still sees which name it was.
+    """
+    return _SURROGATE.sub(_escaped_surrogate, text)
+
+
 def _e(value: Any) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
+    return html.escape(_visible("" if value is None else str(value)), quote=True)
+
+
+def _href(base: str, path: str) -> str:
+    """A link to ``path`` (inside the folder ``base`` leads to), for an ``href`` attribute.
+
+    URL-encoded, so a ``#``, ``?``, ``%`` or space in a folder name stays part of
+    the path; a byte that is not UTF-8 becomes its ``%XX``, the file's real name.
+    Brackets stay (browsers take them as they are in a path): a scattered
+    step's ``logs/step[0].out`` still reads as its name.
+    """
+    joined = posixpath.join(base, path) if base else path
+    return html.escape(quote(joined, safe="/[]", errors="surrogateescape"), quote=True)
 
 
 def _badge(status: str) -> str:
@@ -55,17 +118,42 @@ def _badge(status: str) -> str:
     return f'<span class="badge" style="background:{colour}">{_e(status)}</span>'
 
 
-def _when(stamp: float | None) -> str:
-    if stamp is None:
+def _stamp(value: Any) -> float | None:
+    """``value`` as a Unix time the page can show, or None.
+
+    A damaged or hand-edited manifest may hold anything there (``1e400`` reads
+    as infinity, ``1e300`` is past any calendar): the page says the time is
+    unknown rather than failing.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not math.isfinite(value):
+        return None
+    try:
+        time.localtime(value)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return float(value)
+
+
+def _when(value: Any) -> str:
+    if value is None:
         return "—"
+    stamp = _stamp(value)
+    if stamp is None:
+        return "unknown"
     return (
         time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp)) + f".{int(stamp % 1 * 1000):03d}"
     )
 
 
-def _duration(seconds: float | None) -> str:
+def _duration(seconds: Any) -> str:
     if seconds is None:
         return "—"
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        return "unknown"
+    if not math.isfinite(seconds):
+        return "unknown"
     if seconds < 60:
         return f"{seconds:.2f}s"
     minutes, secs = divmod(seconds, 60)
@@ -84,18 +172,28 @@ def _resources(step: Mapping[str, Any]) -> str:
     return str(declared.get("text")) if isinstance(declared, Mapping) else "undeclared"
 
 
-def _summary(manifest: Mapping[str, Any]) -> str:
+def _ending(manifest: Mapping[str, Any], state: str, disk: OnDisk) -> list[tuple[str, str]]:
+    """The rows that say when the run ended, or that it never said so."""
+    started, finished = _stamp(manifest.get("started")), _stamp(manifest.get("finished"))
+    if manifest.get("status") == "running" and state != "running":  # its last word is stale
+        rows = [("finished", "never recorded: its ninja ended without writing it")]
+        if disk.last_activity is not None:
+            rows.append(("last activity", _e(_when(disk.last_activity))))
+        return rows
+    duration = finished - started if finished is not None and started is not None else None
+    return [
+        ("finished", _e(_when(manifest.get("finished")))),
+        ("duration", _e(_duration(duration))),
+    ]
+
+
+def _summary(manifest: Mapping[str, Any], state: str, disk: OnDisk) -> str:
     recipe = manifest.get("recipe") or {}
-    started, finished = manifest.get("started"), manifest.get("finished")
     rows = [
-        ("status", _badge(str(manifest.get("status")))),
+        ("status", _badge(state)),
         ("run", _e(manifest.get("run_id"))),
-        ("started", _e(_when(started))),
-        ("finished", _e(_when(finished))),
-        (
-            "duration",
-            _e(_duration(finished - started) if finished and started else None),
-        ),
+        ("started", _e(_when(manifest.get("started")))),
+        *_ending(manifest, state, disk),
         ("host", _e((manifest.get("host") or {}).get("hostname"))),
         ("backend", _e(manifest.get("backend"))),
         ("working directory", f"<code>{_e(manifest.get('cwd'))}</code>"),
@@ -128,12 +226,13 @@ def _summary(manifest: Mapping[str, Any]) -> str:
 
 
 def _timeline(steps: Sequence[Mapping[str, Any]], end_of_run: float | None) -> str:
-    timed = [s for s in steps if s.get("started") is not None]
+    timed = [s for s in steps if _stamp(s.get("started")) is not None]
     if not timed:
         return '<p class="muted">No step started.</p>'
-    origin = min(float(s["started"]) for s in timed)
-    ends = [float(s["finished"]) for s in timed if s.get("finished") is not None]
-    last = max([*ends, end_of_run or origin, *(float(s["started"]) for s in timed)])
+    starts = [float(s["started"]) for s in timed]
+    origin = min(starts)
+    ends = [f for f in (_stamp(s.get("finished")) for s in timed) if f is not None]
+    last = max([*ends, end_of_run or origin, *starts])
     span = max(last - origin, 1e-3)
     label_w, bar_w, row_h, res_w = 220, 760, 18, 150
     height = row_h * len(timed) + 30
@@ -152,8 +251,8 @@ def _timeline(steps: Sequence[Mapping[str, Any]], end_of_run: float | None) -> s
     for row, step in enumerate(timed):
         y = row * row_h + 2
         start = float(step["started"]) - origin
-        end_stamp = step.get("finished")
-        end = (float(end_stamp) if end_stamp is not None else last) - origin
+        end_stamp = _stamp(step.get("finished"))
+        end = (end_stamp if end_stamp is not None else last) - origin
         x = label_w + bar_w * start / span
         w = max(bar_w * (end - start) / span, 2.0)
         status = str(step.get("status"))
@@ -243,13 +342,39 @@ def _graph(nodes: Sequence[Mapping[str, Any]], status: Mapping[str, str]) -> str
     return '<div class="svgbox">' + "".join(parts) + "</div>"
 
 
-def _links(step: Mapping[str, Any], log_base: str) -> str:
-    logs = step.get("logs") or {}
-    links = [
-        f'<a href="{_e(log_base + "/" + str(path) if log_base else str(path))}">{_e(stream)}</a>'
-        for stream, path in logs.items()
-    ]
-    return " · ".join(links) if links else '<span class="muted">no log</span>'
+def _log_links(base: str, logs: Mapping[str, Any]) -> str:
+    """Links to a step's logs (stdout first) in the folder ``base`` leads to."""
+    ordered = sorted(logs.items(), key=lambda item: (item[0] != "stdout", str(item[0])))
+    return " · ".join(f'<a href="{_href(base, str(p))}">{_e(stream)}</a>' for stream, p in ordered)
+
+
+def _cached_links(name: str, origin: str, disk: OnDisk) -> str:
+    """Where a cached step's output is: this run did not run it, so it printed nothing here."""
+    folder = disk.origins.get(origin)
+    if folder is None:
+        hint = f"(its logs are where that run ran: ninja logs {origin} {name})"
+        return f'cached from run {_e(origin)} <span class="muted">{_e(hint)}</span>'
+    said = f'cached from run <a href="{_href(folder.href, "")}">{_e(origin)}</a>'
+    logs = folder.logs.get(name)
+    if not logs:
+        return f'{said} <span class="muted">(it printed nothing there)</span>'
+    return f"{said}: {_log_links(folder.href, logs)}"
+
+
+def _links(step: Mapping[str, Any], log_base: str, disk: OnDisk) -> str:
+    """The step's logs: those its manifest lists and those found in its run folder.
+
+    A step's logs enter the manifest when it ends, so the step a killed ninja
+    was running has log files the manifest never listed.
+    """
+    name = str(step["name"])
+    logs = {**disk.logs.get(name, {}), **(step.get("logs") or {})}
+    if logs:
+        return _log_links(log_base, logs)
+    origin = (step.get("details") or {}).get("cached_from")
+    if step.get("cached") and origin:
+        return _cached_links(name, str(origin), disk)
+    return '<span class="muted">no log</span>'
 
 
 def _argv(argv: Iterable[Any] | None) -> str:
@@ -258,7 +383,7 @@ def _argv(argv: Iterable[Any] | None) -> str:
     return f"<pre>{_e(shlex.join(str(a) for a in argv))}</pre>"
 
 
-def _step_details(step: Mapping[str, Any], log_base: str) -> str:
+def _step_details(step: Mapping[str, Any], log_base: str, disk: OnDisk) -> str:
     status = str(step.get("status"))
     deps = step.get("deps") or []
     dep_links = ", ".join(f'<a href="#{_anchor(str(d))}">{_e(d)}</a>' for d in deps) or "—"
@@ -276,12 +401,12 @@ def _step_details(step: Mapping[str, Any], log_base: str) -> str:
         ("finished", _e(_when(step.get("finished")))),
         ("duration", _e(_duration(step.get("duration")))),
         ("exit status", _e(step.get("returncode") if step.get("returncode") is not None else "—")),
-        ("logs", _links(step, log_base)),
+        ("logs", _links(step, log_base, disk)),
     ]
     if step.get("signal_name"):
         rows.insert(-1, ("signal", _e(f"{step['signal_name']} ({step.get('signal')})")))
-    if step.get("cached"):
-        rows.insert(2, ("reused from run", _e(details.get("cached_from") or "?")))
+    if status == "unknown":
+        rows.insert(1, ("note", _e(_UNSETTLED)))
     if step.get("error"):
         rows.insert(1, ("error", _e(step["error"])))
     if details.get("undying"):
@@ -291,7 +416,7 @@ def _step_details(step: Mapping[str, Any], log_base: str) -> str:
     colour = _COLOURS.get(status, "#888")
     return (
         f'<details id="{_anchor(str(step["name"]))}" style="border-left-color:{colour}"'
-        f"{' open' if status in ('failed', 'cancelled') else ''}>"
+        f"{' open' if status in ('failed', 'cancelled', 'unknown') else ''}>"
         f"<summary><b>{_e(step['name'])}</b> {_badge(status)}"
         f' <span class="muted">{_e(_duration(step.get("duration")))}</span></summary>'
         f"<table>{body}</table>{_argv(step.get('argv'))}"
@@ -300,14 +425,46 @@ def _step_details(step: Mapping[str, Any], log_base: str) -> str:
     )
 
 
-def render_report(manifest: Mapping[str, Any], log_base: str = "") -> str:
-    """The HTML page for ``manifest``; ``log_base`` leads from the page to the run folder."""
-    steps: list[Mapping[str, Any]] = list(manifest.get("steps") or [])
+_UNSETTLED = (
+    "it was running when the run ended without recording how this step ended"
+    " (its ninja killed?); its process may even still be running"
+)
+
+
+def _settled(step: Mapping[str, Any], stale: bool) -> Mapping[str, Any]:
+    """``step`` as it stands once its run is over, when the manifest was last written
+    while the run went on (``stale``): a step still pending never ran, and one still
+    running ended no one knows how."""
+    status = step.get("status")
+    if not stale or status not in ("pending", "running"):
+        return step
+    return {**step, "status": "not run" if status == "pending" else "unknown"}
+
+
+def _run_state(manifest: Mapping[str, Any], disk: OnDisk) -> str:
+    """How the run stands: the manifest's final word, else what its folder says.
+
+    A manifest that still says ``running`` may be the last one a killed ninja
+    wrote; the folder's lock tells, as ``ninja runs`` reads it.
+    """
+    recorded = str(manifest.get("status"))
+    return disk.state if recorded == "running" and disk.state else recorded
+
+
+def render_report(
+    manifest: Mapping[str, Any], log_base: str = "", disk: OnDisk | None = None
+) -> str:
+    """The HTML page for ``manifest``; ``log_base`` leads from the page to the run folder,
+    ``disk`` is what that folder says beyond the manifest."""
+    disk = disk or OnDisk()
+    state = _run_state(manifest, disk)
+    stale = manifest.get("status") == "running" and state != "running"
+    steps = [_settled(s, stale) for s in manifest.get("steps") or []]
     nodes: list[Mapping[str, Any]] = list((manifest.get("graph") or {}).get("nodes") or [])
     recorded = {str(s["name"]) for s in steps}
     # Steps the run never reached still belong in the report: pending while it
     # goes on, not run once it has ended.
-    unreached = "pending" if manifest.get("status") == "running" else "not run"
+    unreached = "pending" if state == "running" else "not run"
     for node in nodes:
         if str(node["name"]) not in recorded:
             steps.append({**node, "status": unreached, "logs": {}})
@@ -316,16 +473,17 @@ def render_report(manifest: Mapping[str, Any], log_base: str = "") -> str:
     title = f"shinobi run {manifest.get('run_id', '')} — {recipe_name}"
     legend = " ".join(_badge(s) for s in _COLOURS)
     warnings = "".join(f"<li>{_e(w)}</li>" for w in manifest.get("warnings") or [])
+    end_of_run = _stamp(manifest.get("finished")) or (disk.last_activity if stale else None)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
-        + _summary(manifest)
+        + _summary(manifest, state, disk)
         + (f"<h2>Warnings</h2><ul>{warnings}</ul>" if warnings else "")
         + f"<h2>Timeline</h2><p>{legend}</p>"
-        + _timeline(steps, manifest.get("finished"))
+        + _timeline(steps, end_of_run)
         + "<h2>Graph</h2>"
         + _graph(nodes, status)
         + "<h2>Steps</h2>"
-        + "".join(_step_details(s, log_base) for s in steps)
+        + "".join(_step_details(s, log_base, disk) for s in steps)
         + "</body></html>\n"
     )
