@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-import shinobi.cache as cache_module
+import shinobi.file_digests as digests_module
 from shinobi.backends.base import Backend, BackendRun, Invocation, PathUse, RunControl
 from shinobi.cache import DigestMemo, StepCache
 from shinobi.config import load_config
@@ -318,8 +318,8 @@ def test_unchanged_files_are_not_read_again_by_a_later_run(
     old = time.time() - 60
     os.utime(big, (old, old))  # settled: not changed within the racy window
     reads: list[str] = []
-    real = cache_module._hash_file
-    monkeypatch.setattr(cache_module, "_hash_file", lambda p: reads.append(p) or real(p))
+    real = digests_module.hash_file
+    monkeypatch.setattr(digests_module, "hash_file", lambda p: reads.append(p) or real(p))
     first = DigestMemo(tmp_path / "memo")
     digest = first.digest(str(big))
     first.save()

@@ -2,48 +2,71 @@
 
 A step's key is a digest of the tool's identity (command, schemas, version,
 wranglers, declared environment), the resolved argv, the content of every
-input file or directory, a project script the command starts by a
-relative path, the image (and its digest when the backend can resolve one) and
-the backend name. Names come from content, not from paths
-or times, so an entry written on a cluster node is a hit on a laptop that
-sees the same inputs, and a shared cache directory needs no locks: every
-entry is written to a temporary name and renamed into place.
+input file or directory, the content of every file the cab's command names
+by a path (a script, a ``.py`` handed to an interpreter; a compiled program
+named by an absolute path is known by its name, as an installed one is), the
+image (and its digest when the backend can resolve one) and the backend
+name. Names come from content, not from paths or times, so an entry written
+on a cluster node is a hit on a laptop that sees the same inputs, and a
+shared cache directory needs no locks: every entry is written to a temporary
+name and renamed into place.
 
 An entry records the digests of the outputs the step left, and what each of
 its harvest globs matched. A hit requires them to be there now, with that
 content, relative to the current working directory, and every glob to match
 the same files (a re-run would harvest a file added since); otherwise the
 step runs again. Nothing is copied into the cache: the outputs stay where the
-tool wrote them.
+tool wrote them. An output value that is an absolute path inside the step's
+working directory is recorded relative to it and made absolute again under
+the directory of the run that reuses it, so a hit never hands a step another
+project's file.
+
+What cannot be read is never a hit and never a crash: an unreadable input
+means the step is not cached, an unreadable output means its result is not
+stored, and an entry that is torn or damaged reads as a miss.
 
 A directory's digest covers everything under it, and a symbolic link inside
 one counts by what it points to: a Measurement Set whose sub-table is a link
 to a shared copy changes when that copy does.
 
 Reading a large input on every run would make the cache useless, so file
-digests are memoised by path, device, inode, size, mtime and ctime, in
-memory and in per-host files under the cache directory. A digest taken
-within :data:`RACY_SECONDS` of the file's last change is not persisted: a
-second write in the same timestamp tick would be invisible to the memo.
+digests are memoised (:mod:`shinobi.file_digests`); what an entry holds, and
+whether it can be used, is :mod:`shinobi.cache_entries`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import glob
 import hashlib
 import json
 import os
 import socket
 import stat
-import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from shinobi.cache_entries import (
+    FORMAT,
+    CacheEntry,
+    anchored_outputs,
+    read_entry,
+    read_small,
+    reanchor,
+    relative_path,
+    unreplayable,
+    working_bases,
+)
+from shinobi.file_digests import (
+    MEMO_FORMAT,
+    RACY_SECONDS,
+    DigestMemo,
+    is_compiled,
+    unreadable_digest,
+    write_atomically,
+)
 from shinobi.steps.result import StepResult
 
 if TYPE_CHECKING:
@@ -53,6 +76,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FORMAT",
     "MAX_CAPTURE",
+    "MEMO_FORMAT",
     "RACY_SECONDS",
     "CacheEntry",
     "DigestMemo",
@@ -60,265 +84,18 @@ __all__ = [
     "write_atomically",
 ]
 
-#: Bumped whenever the key recipe or the entry layout changes.
-FORMAT = 1
-#: A digest of a file changed less than this long ago is kept for this run only.
-RACY_SECONDS = 2.0
 #: The most of a step's stdout/stderr kept in an entry (its tail).
 MAX_CAPTURE = 1024 * 1024
-#: Memo entries kept per shard (256 shards per host); paths gone are dropped first.
-MAX_MEMO_SHARD = 5_000
-
-_CHUNK = 1024 * 1024
 
 
-def write_atomically(path: Path, data: bytes, *, fsync: bool = False) -> None:
-    """Write ``data`` to ``path`` via a temporary name and a rename.
-
-    Readers see the old file or the new one, never a torn one, which is all
-    a cache shared between hosts needs. ``fsync`` also survives a crash.
-    """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        if fsync:
-            fh.flush()
-            os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def _hash_file(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _read_small(path: str) -> bytes:
-    """A small file's bytes, read through a bare descriptor.
-
-    ``open()`` builds a buffered reader per file, which asks the kernel
-    whether the file is a terminal and allocates a buffer first: a fully
-    cached re-run reads one entry per step, and that came to a third of its
-    lookup time in a fresh ``ninja`` process.
-    """
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+def _harvested(pattern: str, cwd: str) -> list[str] | None:
+    """What the harvest glob ``pattern`` (relative to ``cwd``, or absolute) matches
+    now; None, which matches no record, for a pattern no path can hold."""
     try:
-        chunks = []
-        while chunk := os.read(fd, 65536):  # a larger read allocates that much first
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-#: The memo shard of each directory seen: a step's files share a few.
-_SHARDS: dict[str, str] = {}
-
-
-class DigestMemo:
-    """Content digests of files and directories, memoised by their stat signature.
-
-    The persistent memo is a directory of shards, one per hash of a file's
-    parent directory, so a run loads (and rewrites) only the shards of the
-    directories it touches however large the memo grows.
-    """
-
-    def __init__(self, root: Path | None) -> None:
-        self.root = root
-        self._lock = threading.Lock()
-        self._shards: dict[str, dict[str, list[Any]]] = {}
-        self._fresh: dict[str, dict[str, list[Any]]] = {}
-        self._racy: dict[str, list[Any]] = {}
-
-    @staticmethod
-    def _shard_of(path: str) -> str:
-        directory = os.path.dirname(path)
-        shard = _SHARDS.get(directory)
-        if shard is None:
-            digest = hashlib.sha1(directory.encode(), usedforsecurity=False)
-            shard = _SHARDS[directory] = digest.hexdigest()[:2]
-        return shard
-
-    def _shard_path(self, shard: str) -> Path:
-        assert self.root is not None
-        return self.root / f"{shard}.json"
-
-    def _load(self, shard: str) -> dict[str, list[Any]]:
-        if self.root is None:
-            return {}
-        try:
-            data = json.loads(self._shard_path(shard).read_bytes())
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            return {}
-        entries = data.get("entries")
-        return entries if isinstance(entries, dict) else {}
-
-    def _known(self, path: str) -> list[Any] | None:
-        shard = self._shard_of(path)
-        loaded = self._shards.get(shard)
-        if loaded is None:
-            loaded = self._shards[shard] = self._load(shard)
-        return self._racy.get(path) or self._fresh.get(shard, {}).get(path) or loaded.get(path)
-
-    def file(self, path: str, st: os.stat_result) -> str:
-        """The content digest of the regular file ``path`` whose stat is ``st``."""
-        signature = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-        with self._lock:
-            known = self._known(path)
-        if known is not None and known[:5] == signature:
-            return str(known[5])
-        digest = _hash_file(path)
-        after = os.stat(path)
-        if [after.st_dev, after.st_ino, after.st_size, after.st_mtime_ns, after.st_ctime_ns] != (
-            signature
-        ):
-            return digest  # changed while being read: use it, remember nothing
-        record = [*signature, digest]
-        racy = time.time() - st.st_mtime_ns / 1e9 < RACY_SECONDS
-        with self._lock:
-            if racy:
-                self._racy[path] = record
-            else:
-                self._racy.pop(path, None)
-                self._fresh.setdefault(self._shard_of(path), {})[path] = record
-        return digest
-
-    def digest(self, path: str) -> str:
-        """``file:HEX``, ``dir:HEX``, ``missing`` or ``special:MODE`` for ``path``
-        (links followed)."""
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            return "missing"
-        except OSError as exc:
-            return f"unreadable:{exc.errno}"
-        if stat.S_ISDIR(st.st_mode):
-            return "dir:" + self._tree(path, st)
-        if stat.S_ISREG(st.st_mode):
-            return "file:" + self.file(path, st)
-        return f"special:{stat.S_IFMT(st.st_mode)}"
-
-    def _tree(self, root: str, top: os.stat_result) -> str:
-        """A digest of every name and file content under the directory ``root``.
-
-        Links are followed: the tool reads what a link points to, so a
-        sub-table linked in from elsewhere counts by its content. A link to a
-        directory already being walked (a loop) is recorded by its target and
-        not entered, as is a link that points nowhere.
-        """
-        lines: list[str] = []
-        stack: list[tuple[str, str, frozenset[tuple[int, int]]]] = [
-            ("", root, frozenset({(top.st_dev, top.st_ino)}))
-        ]
-        while stack:
-            rel, base, walking = stack.pop()
-            try:
-                entries = sorted(os.scandir(base), key=lambda e: e.name)
-            except OSError as exc:
-                lines.append(f"{rel}\0unreadable:{exc.errno}")
-                continue
-            for entry in entries:
-                name = f"{rel}/{entry.name}" if rel else entry.name
-                try:
-                    st = entry.stat()  # through a link
-                except OSError as exc:
-                    if exc.errno == errno.ENOENT and entry.is_symlink():
-                        lines.append(f"{name}\0dangling:{_link_target(entry.path)}")
-                    else:
-                        lines.append(f"{name}\0unreadable:{exc.errno}")
-                    continue
-                if stat.S_ISDIR(st.st_mode):
-                    identity = (st.st_dev, st.st_ino)
-                    if identity in walking:
-                        lines.append(f"{name}\0loop:{_link_target(entry.path)}")
-                        continue
-                    lines.append(f"{name}\0dir")
-                    stack.append((name, entry.path, walking | {identity}))
-                elif stat.S_ISREG(st.st_mode):
-                    lines.append(f"{name}\0file:{self.file(entry.path, st)}")
-                else:
-                    lines.append(f"{name}\0special")
-        lines.sort()
-        return hashlib.sha256("\n".join(lines).encode()).hexdigest()
-
-    def save(self) -> None:
-        """Merge what this run learnt into the memo (last writer wins per path)."""
-        if self.root is None or not self._fresh:
-            return
-        self.root.mkdir(parents=True, exist_ok=True)
-        for shard, fresh in self._fresh.items():
-            on_disk = self._load(shard)
-            on_disk.update(fresh)
-            if len(on_disk) > MAX_MEMO_SHARD:
-                kept = {p: v for p, v in on_disk.items() if os.path.exists(p)}
-                on_disk = dict(list(kept.items())[-MAX_MEMO_SHARD:])
-            self._write(shard, on_disk)
-            self._shards[shard] = on_disk
-        self._fresh = {}
-
-    def _write(self, shard: str, entries: dict[str, list[Any]]) -> None:
-        payload = json.dumps({"format": FORMAT, "entries": entries}, separators=(",", ":"))
-        write_atomically(self._shard_path(shard), payload.encode())
-
-    def prune(self) -> int:
-        """Forget files that no longer exist; returns how many were forgotten."""
-        if self.root is None or not self.root.is_dir():
-            return 0
-        dropped = 0
-        for path in sorted(self.root.glob("*.json")):
-            shard = path.stem
-            entries = self._load(shard)
-            kept = {p: v for p, v in entries.items() if os.path.exists(p)}
-            if len(kept) != len(entries):
-                dropped += len(entries) - len(kept)
-                self._write(shard, kept)
-        return dropped
-
-
-@dataclass(frozen=True, slots=True)
-class CacheEntry:
-    """One stored result, as ``ninja cache ls`` shows it."""
-
-    key: str
-    path: Path
-    step: str
-    tool: str
-    created: float
-    run_id: str
-    host: str
-    cwd: str
-    files: list[tuple[str, str]]
-    size: int
-    #: Each harvest glob (relative to ``cwd``) with the files it matched; None
-    #: in an entry written before they were recorded, which can never hit.
-    globs: list[tuple[str, list[str]]] | None = None
-
-
-def _relative(path: str, cwd: str) -> str:
-    rel = os.path.relpath(path, cwd)
-    return path if rel.startswith("..") else rel
-
-
-def _link_target(path: str) -> str:
-    try:
-        return os.readlink(path)
-    except OSError:
-        return "?"
-
-
-def _globs(recorded: Any) -> list[tuple[str, list[str]]] | None:
-    if not isinstance(recorded, list):
+        matches = sorted(glob.glob(os.path.join(cwd, pattern)))
+    except ValueError:  # a NUL byte, in a damaged entry
         return None
-    return [(str(pattern), [str(m) for m in matched]) for pattern, matched in recorded]
-
-
-def _harvested(pattern: str, cwd: str) -> list[str]:
-    """What the harvest glob ``pattern`` (relative to ``cwd``, or absolute) matches now."""
-    return [_relative(match, cwd) for match in sorted(glob.glob(os.path.join(cwd, pattern)))]
+    return [relative_path(match, (cwd,)) for match in matches]
 
 
 def _json_default(value: Any) -> Any:
@@ -366,18 +143,15 @@ class StepCache:
         return [image, self._images[slot]]
 
     def _scripts(self, cab: Cab, invocation: Invocation) -> list[str] | None:
-        """The content of every project file the cab's own command names, or None.
+        """The content of every file the cab's own command names by a path, or None.
 
-        A command that runs a script of the project (``./calibrate.sh``,
-        ``python3 scripts/flag.py``, ``bash tools/run.sh``) is keyed by that
-        script's content, so editing it reruns the step. A project file is a
-        relative path in the command the cab declares (not in the values the
-        step is given: those are inputs, keyed as such) that is a file under
-        the step's directory; the program itself counts only when spelled as
-        a path, as a bare name is looked up on PATH. Installed programs are
-        not keyed by content: hosts sharing a cache have different
-        installations and would never share a result otherwise (bump the
-        cab's ``version=`` after upgrading a tool).
+        A command that runs a script (``./calibrate.sh``, ``python3
+        scripts/flag.py``, ``/home/me/project/tools/run.sh``) is keyed by that
+        script's content, so editing it reruns the step. Only the command the
+        cab declares counts (the values the step is given are inputs, keyed
+        as such), and the program only when spelt as a path: a bare name is
+        looked up on PATH and known by that name. Each path is looked at once
+        per run (see :meth:`_script`).
         """
         if not cab.command:  # the working directory is mounted into a container too
             return None
@@ -386,16 +160,39 @@ class StepCache:
         named += [a for a in arguments if not a.startswith("-")]
         digests = []
         for name in named:
-            if os.path.isabs(name):
-                continue
             slot = (name, invocation.cwd)
             known = self._tools.get(slot)
             if known is None:
-                path = os.path.join(invocation.cwd, name)
-                known = self._tools[slot] = self.memo.digest(path) if os.path.isfile(path) else ""
+                known = self._tools[slot] = self._script(name, invocation.cwd)
             if known:
                 digests.append(known)
         return digests or None
+
+    def _script(self, name: str, cwd: str) -> str:
+        """The digest of the file the command word ``name`` names, or "" to go by name.
+
+        "" when nothing is there or it is not a regular file (most words are
+        not paths at all), and for a compiled program named by an absolute
+        path (``/usr/bin/python3``): installed programs differ between hosts
+        sharing a cache, which would never share a result otherwise (bump the
+        cab's ``version=`` after upgrading one). A relative path is the
+        project's own, so even a compiled one counts by content.
+        ``unreadable:ERRNO`` when it cannot be read: the step is then not cached.
+        """
+        path = os.path.join(cwd, name)  # an absolute name stays as it is
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            return ""
+        if not stat.S_ISREG(st.st_mode):
+            return ""
+        if os.path.isabs(name):
+            try:
+                if is_compiled(path):
+                    return ""
+            except OSError as exc:
+                return unreadable_digest(exc)
+        return self.memo.file(path, st)
 
     def key(
         self,
@@ -406,23 +203,27 @@ class StepCache:
     ) -> str | None:
         """The key of running ``cab`` as ``invocation`` on ``backend_name``.
 
-        None means "do not cache": an input that cannot be read.
+        None means "do not cache": an input, or a script the command names,
+        that cannot be read (its content, hence the step, is unknown).
         """
         inputs = []
         for use in invocation.paths:
             if use.role != "input":
                 continue
             digest = self.memo.digest(use.path)
-            if digest.startswith("unreadable"):
-                return None
+            if digest.startswith(("unreadable", "special")):
+                return None  # unknown content, or a pipe/device: never the same twice
             inputs.append((use.field, digest))
+        scripts = self._scripts(cab, invocation)
+        if scripts is not None and any(d.startswith("unreadable") for d in scripts):
+            return None
         material = [
             FORMAT,
             self._identity(cab),
             invocation.argv,
             inputs,
             self._image(invocation.image, backend, backend_name),
-            self._scripts(cab, invocation),
+            scripts,
             backend_name,
             # the venv a step runs in decides which installation its command is
             invocation.venv,
@@ -435,76 +236,115 @@ class StepCache:
 
     # -- lookup and store ----------------------------------------------------
     def lookup(self, key: str, name: str, cwd: str) -> StepResult | None:
-        """The stored result for ``key`` if its outputs are still there, unchanged."""
+        """The stored result for ``key`` if its outputs are still there, unchanged.
+
+        An entry that is torn, damaged or of another format is a miss: the
+        step runs, and rewrites it.
+        """
         try:
-            data = json.loads(_read_small(self._entry_path(key)))
-        except (OSError, ValueError):
+            data = json.loads(read_small(self._entry_path(key)))
+        except (OSError, ValueError, RecursionError):
             return None
         if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
             return None
-        for rel, digest in data.get("files", []):
-            if self.memo.digest(os.path.join(cwd, rel)) != digest:
-                return None
-        globs = data.get("globs")
-        if not isinstance(globs, list):
-            return None  # written before entries recorded their globs: run, and rewrite it
-        for pattern, matched in globs:
-            if _harvested(pattern, cwd) != matched:
-                return None
+        if unreplayable(data) is not None:
+            return None
+        outputs = data["outputs"]
+        try:  # the lists are walked anyway: one of the wrong shape fails as it is
+            for rel, digest in data["files"]:
+                if self.memo.digest(os.path.join(cwd, rel)) != digest:
+                    return None
+            for pattern, matched in data["globs"]:
+                if _harvested(pattern, cwd) != matched:
+                    return None
+            anchors = data["anchored"]
+            if anchors:
+                reanchor(outputs, anchors, cwd)
+        except (KeyError, TypeError, ValueError, IndexError):
+            return None  # damaged (see _malformed): run the step, and rewrite it
         now = time.time()
         hit = StepResult(
             name=name,
             status="cached",
-            outputs=dict(data.get("outputs", {})),
-            returncode=data.get("returncode", 0),
-            stdout=data.get("stdout", ""),
-            stderr=data.get("stderr", ""),
-            warnings=list(data.get("warnings", [])),
-            argv=data.get("argv"),
+            outputs=outputs,
+            returncode=data["returncode"],
+            stdout=data["stdout"],
+            stderr=data["stderr"],
+            warnings=data["warnings"],
+            argv=data["argv"],
             started=now,
             finished=now,
             details={
                 "cache_key": key,
-                "cached_from": data.get("run_id"),
-                "cached_at": data.get("created"),
-                "cached_host": data.get("host"),
+                "cached_from": data["run_id"],
+                "cached_at": data["created"],
+                "cached_host": data["host"],
             },
         )
-        if data.get("until_changed") is not None:  # a loop's step: see shinobi.stale_until
+        if data["until_changed"] is not None:  # a loop's step: see shinobi.stale_until
             hit.details["until_changed"] = data["until_changed"]
         return hit
 
     def _output_files(
         self, result: StepResult, invocation: Invocation, cab: Cab | None
     ) -> set[str]:
+        """Every file the step's outputs name, absolute, that is there now.
+
+        A path-typed, ``dtype`` or harvested output names files whatever its
+        value looks like (see steps.argv.path_uses). Any other output counts
+        when it is an absolute path to a regular file: it is handed on as a
+        path, so it is verified like one, but a directory is not walked for
+        a value that was only ever declared as text.
+        """
+        cwd = invocation.cwd
         files = {use.path for use in invocation.paths if use.role == "output" and not use.pattern}
         if cab is not None:
             from shinobi.steps.types import fields_of
 
             for name, spec in fields_of(cab.outputs_model).items():
                 value = result.outputs.get(name)
-                meta = cab.meta(name)
-                # a harvested output names files whatever its type (see steps.argv.path_uses)
-                if value is None or not (spec.path_kind or meta.dtype or meta.harvest):
+                if value is None:
                     continue
+                meta = cab.meta(name)
+                names_files = bool(spec.path_kind or meta.dtype or meta.harvest)
                 for item in value if isinstance(value, list | tuple) else [value]:
-                    files.add(os.path.join(invocation.cwd, os.fspath(item)))
+                    text = os.fspath(item) if isinstance(item, os.PathLike) else item
+                    if not isinstance(text, str):
+                        continue
+                    path = os.path.join(cwd, text)
+                    if names_files or (os.path.isabs(text) and os.path.isfile(path)):
+                        files.add(path)
         return {f for f in files if os.path.lexists(f)}
+
+    def _recorded_files(
+        self, result: StepResult, invocation: Invocation, cab: Cab | None, bases: tuple[str, ...]
+    ) -> list[tuple[str, str]] | None:
+        """The digest of every output file, relative where it is inside the working
+        directory; None if one cannot be read, as nothing could verify it later."""
+        files = []
+        for path in self._output_files(result, invocation, cab):
+            digest = self.memo.digest(path)
+            if digest.startswith("unreadable"):
+                return None
+            files.append((relative_path(path, bases), digest))
+        return sorted(files)
 
     def store(
         self, key: str, result: StepResult, invocation: Invocation, cab: Cab | None = None
     ) -> None:
-        """Record a successful ``result``; a failure to write only loses the entry."""
+        """Record a successful ``result``; a failure to write only loses the entry,
+        and an output that cannot be read means nothing is recorded."""
         cwd = invocation.cwd
-        files = sorted(
-            (_relative(path, cwd), self.memo.digest(path))
-            for path in self._output_files(result, invocation, cab)
-        )
+        bases = working_bases(cwd)
+        files = self._recorded_files(result, invocation, cab, bases)
+        if files is None:
+            return
+        outputs, anchors = anchored_outputs(result.outputs, bases)
         globs = [
             [pattern, _harvested(pattern, cwd)]
             for pattern in sorted(
                 {
-                    _relative(use.path, cwd)
+                    relative_path(use.path, (cwd,))
                     for use in invocation.paths
                     if use.role == "output" and use.pattern
                 }
@@ -520,7 +360,8 @@ class StepCache:
             "image": invocation.image,
             "image_digest": result.details.get("image_digest"),
             "until_changed": result.details.get("until_changed"),
-            "outputs": result.outputs,
+            "outputs": outputs,
+            "anchored": anchors,
             "returncode": result.returncode,
             "stdout": result.stdout[-MAX_CAPTURE:],
             "stderr": result.stderr[-MAX_CAPTURE:],
@@ -539,7 +380,7 @@ class StepCache:
                 self._dirs.add(str(path.parent))
             data = json.dumps(entry, separators=(",", ":"), default=_json_default)
             write_atomically(path, data.encode())
-        except OSError:
+        except (OSError, ValueError):  # ValueError: an output JSON cannot hold
             return
         result.details["cache_key"] = key
 
@@ -550,7 +391,8 @@ class StepCache:
 
     # -- management (ninja cache) --------------------------------------------
     def entries(self) -> Iterator[CacheEntry]:
-        """Every readable entry, in no particular order."""
+        """Every entry, in no particular order, those this ninja cannot use included
+        (with their ``problem``): listing or removing must not trip over them."""
         base = self.root / "entries"
         if not base.is_dir():
             return
@@ -558,37 +400,19 @@ class StepCache:
             if not shard.is_dir():
                 continue
             for path in sorted(shard.glob("*.json")):
-                try:
-                    raw = path.read_bytes()
-                    data = json.loads(raw)
-                except (OSError, ValueError):
-                    continue
-                if not isinstance(data, dict) or data.get("format") != FORMAT:
-                    continue
-                yield CacheEntry(
-                    key=str(data.get("key", path.stem)),
-                    path=path,
-                    step=str(data.get("step", "?")),
-                    tool=str(data.get("tool") or "?"),
-                    created=float(data.get("created", 0.0)),
-                    run_id=str(data.get("run_id", "")),
-                    host=str(data.get("host", "")),
-                    cwd=str(data.get("cwd", "")),
-                    files=[(str(a), str(b)) for a, b in data.get("files", [])],
-                    size=len(raw),
-                    globs=_globs(data.get("globs")),
-                )
+                yield read_entry(path)
 
     def is_stale(self, entry: CacheEntry) -> bool:
-        """Whether ``entry`` can no longer hit where it was made: an output gone or
-        changed, or a harvest glob that matches other files now."""
-        if entry.globs is None:
+        """Whether ``entry`` can no longer hit where it was made: unusable, an
+        output gone or changed, or a harvest glob that matches other files now."""
+        if entry.problem is not None or entry.globs is None:
             return True
         return any(
             self.memo.digest(os.path.join(entry.cwd, rel)) != digest for rel, digest in entry.files
         ) or any(_harvested(pattern, entry.cwd) != matched for pattern, matched in entry.globs)
 
     def remove(self, entry: CacheEntry) -> None:
+        """Delete ``entry``'s file (gone already is fine); raises OSError otherwise."""
         with contextlib.suppress(FileNotFoundError):
             entry.path.unlink()
 

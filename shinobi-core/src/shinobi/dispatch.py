@@ -111,10 +111,12 @@ def run_cab(
         key = cache.key(cab, invocation, backend_name, backend)
         hit: StepResult | None = cache.lookup(key, name, session.cwd) if key else None
         if hit is not None:
-            hit.backend = backend_name
-            hit.argv = list(invocation.argv)
-            hit.outputs, _ = _validate_outputs(cab, hit.outputs)
-            return hit
+            replayed, damaged = _validate_outputs(cab, hit.outputs)
+            if damaged is None:  # an entry the outputs model refuses is a miss: run it
+                hit.backend = backend_name
+                hit.argv = list(invocation.argv)
+                hit.outputs = replayed
+                return hit
     shown = backend_name
     if backend_name == "venv" and not invocation.venv:
         shown = "native: no venv"  # what the venv backend does then (it has warned)

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
-from shinobi.cache import write_atomically
+from shinobi.file_digests import write_atomically
 from shinobi.session import safe_name
 
 if TYPE_CHECKING:

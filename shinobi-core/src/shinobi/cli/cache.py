@@ -8,7 +8,6 @@ with a cluster.
 from __future__ import annotations
 
 import json
-import re
 import socket
 import time
 from pathlib import Path
@@ -16,30 +15,19 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from shinobi.cli.ages import parse_age
+
 if TYPE_CHECKING:
     from shinobi.cache import CacheEntry, StepCache
 
-__all__ = ["group", "parse_age"]
+__all__ = ["group"]
 
-_AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
-_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "": 86400}
 
 cache_dir_option = click.option(
     "--cache-dir",
     type=click.Path(file_okay=False, path_type=Path),
     help="The cache to work on (default: config cache.dir).",
 )
-
-
-def parse_age(text: str) -> float:
-    """Seconds in ``30d``, ``12h``, ``90m``, ``45s``, ``2w`` (a bare number is days)."""
-    match = _AGE.match(text)
-    if not match:
-        from shinobi.errors import UsageError
-
-        raise UsageError(f"--older-than {text!r}: write an age like 30d, 12h, 90m or 2w")
-    number, unit = match.groups()
-    return float(number) * _SECONDS[unit]
 
 
 def _open(cache_dir: Path | None) -> StepCache:
@@ -53,7 +41,44 @@ def _open(cache_dir: Path | None) -> StepCache:
 
 
 def _when(stamp: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp)) if stamp else "?"
+    try:
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp)) if stamp else "?"
+    except (OverflowError, ValueError, OSError):  # a time no clock shows
+        return "?"
+
+
+def _entries(cache: StepCache) -> list[CacheEntry]:
+    """Every entry, damaged ones included; a cache directory that cannot be
+    listed is the user's to fix, said in one line."""
+    from shinobi.errors import UsageError
+
+    try:
+        return list(cache.entries())
+    except OSError as exc:
+        raise UsageError(f"cannot read the step cache at {cache.root}: {exc}") from None
+
+
+def _remove(cache: StepCache, entries: list[CacheEntry]) -> list[str]:
+    """Remove ``entries``; what could not be removed, and why (the rest are gone)."""
+    failed = []
+    for entry in entries:
+        try:
+            cache.remove(entry)
+        except OSError as exc:
+            failed.append(f"{entry.key[:12]}: {exc.strerror or exc}")
+    return failed
+
+
+def _plural(count: int) -> str:
+    return f"{count} entr{'y' if count == 1 else 'ies'}"
+
+
+def _unremoved(failed: list[str]) -> None:
+    """Say which entries are still there; an error, as the command did not do all it was told."""
+    from shinobi.errors import UsageError
+
+    if failed:
+        raise UsageError(f"could not remove {_plural(len(failed))}: " + "; ".join(failed))
 
 
 def _as_json(entry: CacheEntry, stale: bool | None = None) -> dict[str, Any]:
@@ -67,6 +92,7 @@ def _as_json(entry: CacheEntry, stale: bool | None = None) -> dict[str, Any]:
         "cwd": entry.cwd,
         "outputs": [rel for rel, _ in entry.files],
         "bytes": entry.size,
+        "problem": entry.problem,
     }
     if stale is not None:
         data["stale"] = stale
@@ -91,7 +117,7 @@ def group() -> None:
 def ls(cache_dir: Path | None, check: bool, as_json: bool) -> None:
     """List cached step results, newest first."""
     cache = _open(cache_dir)
-    entries = sorted(cache.entries(), key=lambda e: e.created, reverse=True)
+    entries = sorted(_entries(cache), key=lambda e: e.created, reverse=True)
     stale = {e.key: cache.is_stale(e) for e in entries} if check else {}
     if as_json:
         rows = [_as_json(e, stale.get(e.key) if check else None) for e in entries]
@@ -102,6 +128,8 @@ def ls(cache_dir: Path | None, check: bool, as_json: bool) -> None:
         return
     for entry in entries:
         mark = ("  STALE" if stale.get(entry.key) else "  ok") if check else ""
+        if entry.problem is not None:
+            mark += f"  (unusable: {entry.problem})"
         click.echo(
             f"{entry.key[:12]}  {_when(entry.created)}  {entry.step:<24} {entry.tool:<16}"
             f" {entry.host}{mark}"
@@ -112,7 +140,7 @@ def ls(cache_dir: Path | None, check: bool, as_json: bool) -> None:
 def _matching(cache: StepCache, keys: tuple[str, ...], step: str | None) -> list[CacheEntry]:
     from shinobi.errors import UsageError
 
-    entries = list(cache.entries())
+    entries = _entries(cache)
     if step is not None:
         found = [e for e in entries if e.step == step]
         if not found:
@@ -146,7 +174,10 @@ def _matching(cache: StepCache, keys: tuple[str, ...], step: str | None) -> list
 @click.option("--step", help="Remove every entry recorded for the step of this name.")
 @click.option("--all", "everything", is_flag=True, help="Remove every entry.")
 def rm(cache_dir: Path | None, keys: tuple[str, ...], step: str | None, everything: bool) -> None:
-    """Remove cache entries by KEY (a prefix is enough), by --step, or --all."""
+    """Remove cache entries by KEY (a prefix is enough), by --step, or --all.
+
+    --all removes every entry file, damaged ones and other versions' included.
+    """
     from shinobi.errors import UsageError
 
     named = sum(x is not None and x != () and x is not False for x in (keys, step, everything))
@@ -155,10 +186,12 @@ def rm(cache_dir: Path | None, keys: tuple[str, ...], step: str | None, everythi
     if named > 1:
         raise UsageError("KEY..., --step and --all each say what to remove: give only one")
     cache = _open(cache_dir)
-    entries = list(cache.entries()) if everything else _matching(cache, keys, step)
-    for entry in entries:
-        cache.remove(entry)
-    click.echo(f"removed {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}")
+    entries = _entries(cache) if everything else _matching(cache, keys, step)
+    failed = _remove(cache, entries)
+    unusable = sum(e.problem is not None for e in entries)
+    note = f" ({unusable} of them damaged or from another version)" if unusable else ""
+    click.echo(f"removed {_plural(len(entries) - len(failed))}{note}")
+    _unremoved(failed)
 
 
 @group.command("prune")
@@ -180,24 +213,25 @@ def prune(
 
     Only entries made on this host are checked unless --all-hosts is given: in
     a cache shared with a cluster, another host's outputs are usually not
-    visible here, and would look gone.
+    visible here, and would look gone. Damaged entries, and those written by
+    an older ninja, are removed wherever they were made; those of a newer
+    ninja sharing the cache are left to it.
     """
     from shinobi.errors import UsageError
 
     cache = _open(cache_dir)
-    cutoff = time.time() - parse_age(older_than) if older_than else None
+    cutoff = time.time() - parse_age(older_than) if older_than is not None else None
     host = socket.gethostname()
     doomed: list[tuple[CacheEntry, str]] = []
+    failed: list[str] = []
     try:
         for entry in cache.entries():
-            if cutoff is not None and entry.created < cutoff:
-                doomed.append((entry, "old"))
-            elif (all_hosts or entry.host == host) and cache.is_stale(entry):
-                doomed.append((entry, "outputs gone or changed"))
+            why = _why_prune(cache, entry, cutoff, all_hosts or entry.host == host)
+            if why is not None:
+                doomed.append((entry, why))
         leftovers = cache.leftovers()
         if not dry_run:
-            for entry, _ in doomed:
-                cache.remove(entry)
+            failed = _remove(cache, [entry for entry, _ in doomed])
             for path in leftovers:
                 path.unlink(missing_ok=True)
             cache.memo.prune()  # digests remembered for files that are gone
@@ -207,10 +241,30 @@ def prune(
     if as_json:
         rows = [{**_as_json(e), "reason": why} for e, why in doomed]
         click.echo(json.dumps({"dry_run": dry_run, "entries": rows}, indent=2))
+        _unremoved(failed)
         return
     for entry, why in doomed:
         click.echo(f"{verb} {entry.key[:12]}  {entry.step}  ({why})")
     click.echo(
-        f"{verb} {len(doomed)} entr{'y' if len(doomed) == 1 else 'ies'}"
+        f"{verb} {_plural(len(doomed) - len(failed))}"
         + (f" and {len(leftovers)} unfinished write(s)" if leftovers else "")
     )
+    _unremoved(failed)
+
+
+def _why_prune(
+    cache: StepCache, entry: CacheEntry, cutoff: float | None, checked: bool
+) -> str | None:
+    """Why ``prune`` removes ``entry``, or None to keep it.
+
+    ``checked`` says whether its outputs are to be looked at (made on this
+    host, or --all-hosts). An entry no ninja of this version can use goes
+    wherever it was made, unless a newer ninja wrote it.
+    """
+    if entry.problem is not None:
+        return None if entry.newer else entry.problem
+    if cutoff is not None and entry.created < cutoff:
+        return "old"
+    if checked and cache.is_stale(entry):
+        return "outputs gone or changed"
+    return None

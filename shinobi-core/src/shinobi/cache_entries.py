@@ -1,0 +1,330 @@
+"""What a step-cache entry holds, and whether this ninja can use it.
+
+An entry is written whole and renamed into place, yet a damaged disk, a hand
+edit or another program can leave one that parses as JSON with fields of the
+wrong type; :func:`read_entry` and :func:`unreplayable` tell such an entry
+from a sound one, so that it reads as a miss (and ``ninja cache`` lists and
+prunes it) instead of failing a step. Outputs that are absolute paths inside
+the step's working directory are recorded relative to it
+(:func:`anchored_outputs`) and made absolute again where the entry is reused
+(:func:`reanchor`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeGuard
+
+__all__ = [
+    "FORMAT",
+    "CacheEntry",
+    "anchored_outputs",
+    "read_entry",
+    "read_small",
+    "reanchor",
+    "relative_path",
+    "unreplayable",
+    "working_bases",
+]
+
+#: Bumped whenever the key recipe or the entry layout changes (2: scripts named
+#: by an absolute path are keyed by content, outputs in the working directory
+#: are recorded relative to it).
+FORMAT = 2
+
+
+def read_small(path: str) -> bytes:
+    """A small file's bytes, read through a bare descriptor.
+
+    ``open()`` builds a buffered reader per file, which asks the kernel
+    whether the file is a terminal and allocates a buffer first: a fully
+    cached re-run reads one entry per step, and that came to a third of its
+    lookup time in a fresh ``ninja`` process.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):  # a larger read allocates that much first
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True, slots=True)
+class CacheEntry:
+    """One stored result, as ``ninja cache ls`` shows it."""
+
+    key: str
+    path: Path
+    step: str
+    tool: str
+    created: float
+    run_id: str
+    host: str
+    cwd: str
+    files: list[tuple[str, str]]
+    size: int
+    #: Each harvest glob (relative to ``cwd``) with the files it matched; None
+    #: in an entry that can never hit (see ``problem``).
+    globs: list[tuple[str, list[str]]] | None = None
+    #: Why this ninja can never use the entry (damaged, or written by another
+    #: version); None for a sound one. ``ninja cache`` shows such entries, and
+    #: removes them, instead of tripping over them.
+    problem: str | None = None
+    #: Written by a newer ninja, which may share the cache: not this one's to prune.
+    newer: bool = False
+
+
+def _within(path: str, bases: tuple[str, ...]) -> str | None:
+    """``path`` relative to the first of ``bases`` it lies under, else None.
+
+    Lexical: a path is "under" the working directory as spelt (or as
+    resolved, when the tool printed the resolved form), whatever exists there.
+    """
+    for base in bases:
+        rel = os.path.relpath(path, base)
+        if rel != os.pardir and not rel.startswith(os.pardir + os.sep):
+            return rel
+    return None
+
+
+def relative_path(path: str, bases: tuple[str, ...]) -> str:
+    """``path`` relative to the working directory if it lies under it, else as given."""
+    rel = _within(path, bases)
+    return path if rel is None else rel
+
+
+def working_bases(cwd: str) -> tuple[str, ...]:
+    """The spellings of the working directory an absolute output path may start
+    with: as given, and resolved (``$PWD`` and ``getcwd()`` differ under a link)."""
+    real = os.path.realpath(cwd)
+    return (cwd,) if real == cwd else (cwd, real)
+
+
+def _anchor(value: Any, bases: tuple[str, ...]) -> str | None:
+    """The relative form of ``value`` when it is an absolute path inside the
+    working directory (as text or a path object), else None."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str) or not os.path.isabs(value):
+        return None
+    return _within(value, bases)
+
+
+def anchored_outputs(
+    outputs: dict[str, Any], bases: tuple[str, ...]
+) -> tuple[dict[str, Any], list[list[Any]]]:
+    """``outputs`` as an entry records them, and where each re-anchored value is.
+
+    An absolute path inside the working directory (a tool that prints
+    ``$PWD/product.fits``, a wrangler that reads it) is recorded relative to
+    it, as ``[field, None]`` or ``[field, index]`` into a list: a hit in
+    another project directory must hand on that project's file, not this one's.
+    A path outside it (a shared ``/scratch`` product) stays as it is.
+    """
+    stored = dict(outputs)
+    anchors: list[list[Any]] = []
+    for name, value in outputs.items():
+        if isinstance(value, list | tuple):
+            items = list(value)
+            for index, item in enumerate(items):
+                rel = _anchor(item, bases)
+                if rel is not None:
+                    items[index] = rel
+                    anchors.append([name, index])
+            stored[name] = items
+        else:
+            rel = _anchor(value, bases)
+            if rel is not None:
+                stored[name] = rel
+                anchors.append([name, None])
+    return stored, anchors
+
+
+def _under(cwd: str, rel: str) -> str:
+    """``rel`` (as :func:`_within` gave it) made absolute under ``cwd``."""
+    return cwd if rel == os.curdir else os.path.join(cwd, rel)
+
+
+def reanchor(outputs: dict[str, Any], anchors: list[list[Any]], cwd: str) -> None:
+    """Make each anchored path of ``outputs`` (just parsed: changed in place)
+    absolute under the working directory of the run that reuses them."""
+    for name, index in anchors:
+        if index is None:
+            outputs[name] = _under(cwd, outputs[name])
+        else:
+            outputs[name][index] = _under(cwd, outputs[name][index])
+
+
+# -- the shape of an entry ------------------------------------------------------
+# An entry is written whole and renamed into place, yet a damaged disk, a hand
+# edit or another program can leave one that parses as JSON with fields of the
+# wrong type. Replaying it would fail the step with an internal error (or hand
+# a step nonsense), so it must read as a miss. A fully cached re-run looks up
+# one entry per step, so the lookup checks only the fields it hands on, with
+# exact type tests (JSON yields exact types), and lets the lists it walks
+# anyway fail as they are walked; ``ninja cache`` checks everything.
+
+
+def _texts(value: Any) -> TypeGuard[list[str]]:
+    """Whether ``value`` is a list of strings."""
+    return type(value) is list and all(type(item) is str for item in value)
+
+
+def _rows(value: Any) -> TypeGuard[list[list[Any]]]:
+    """Whether ``value`` is a list of two-item lists whose first item is a string."""
+    if type(value) is not list:
+        return False
+    for row in value:
+        if type(row) is not list or len(row) != 2 or type(row[0]) is not str:
+            return False
+    return True
+
+
+def _anchors_fit(anchors: Any, outputs: dict[str, Any]) -> bool:
+    """Whether every anchor names a string among ``outputs`` (see :func:`anchored_outputs`)."""
+    if not _rows(anchors):
+        return False
+    for name, index in anchors:
+        target = outputs.get(name)
+        if index is None:
+            if type(target) is not str:
+                return False
+        elif not (
+            type(index) is int
+            and type(target) is list
+            and 0 <= index < len(target)
+            and type(target[index]) is str
+        ):
+            return False
+    return True
+
+
+def _is_time(value: Any) -> TypeGuard[float]:
+    return type(value) in (int, float) and math.isfinite(value)
+
+
+def unreplayable(data: dict[str, Any]) -> str | None:
+    """Which field a hit hands on has a type a fresh result never has, or None."""
+    if type(data.get("outputs")) is not dict:
+        return "outputs is not an object"
+    # a field that may be null is there all the same: "" (a wrong type) if not
+    returncode = data.get("returncode", "")
+    if returncode is not None and type(returncode) is not int:
+        return "returncode is not a number"
+    for name in ("stdout", "stderr", "run_id", "host"):
+        if type(data.get(name)) is not str:
+            return f"{name} is not text"
+    warnings = data.get("warnings")
+    if warnings != [] and not _texts(warnings):  # (most steps warn of nothing)
+        return "warnings is not a list of text"
+    argv = data.get("argv", "")
+    if argv is not None and not _texts(argv):
+        return "argv is not a list of text"
+    if not _is_time(data.get("created")):
+        return "created is not a time"
+    until_changed = data.get("until_changed", "")
+    if until_changed is not None and type(until_changed) is not bool:
+        return "until_changed is not true or false"
+    return None
+
+
+def _malformed(data: dict[str, Any]) -> str | None:
+    """What is wrong with the fields of the entry ``data`` (of this format), or None.
+
+    Everything :meth:`StepCache.lookup` relies on (and the fields ``ninja
+    cache`` shows), so that every entry a lookup would miss on for its shape
+    is listed as unusable, and pruned.
+    """
+    files = data.get("files")
+    if not _rows(files) or not all(type(digest) is str for _, digest in files):
+        return "files is not a list of [path, digest]"
+    globs = data.get("globs")
+    if globs is None:
+        return "it records no harvest globs"
+    if not _rows(globs) or not all(_texts(matched) for _, matched in globs):
+        return "globs is not a list of [pattern, matches]"
+    for name in ("step", "cwd"):
+        if type(data.get(name)) is not str:
+            return f"{name} is not text"
+    problem = unreplayable(data)
+    if problem is None and not _anchors_fit(data.get("anchored"), data["outputs"]):
+        return "anchored does not fit the outputs"
+    return problem
+
+
+def _text(value: Any, default: str) -> str:
+    return value if isinstance(value, str) else default
+
+
+def _unusable(
+    path: Path, problem: str, size: int, data: dict[str, Any] | None = None, newer: bool = False
+) -> CacheEntry:
+    """An entry this ninja cannot use, with what can be shown of it.
+
+    It goes by its file name, the only key sure to find it again; its time
+    is the file's when the entry's own is unusable, so ``ls`` can sort it.
+    """
+    data = data or {}
+    created = data.get("created")
+    if not _is_time(created):
+        try:
+            created = path.stat().st_mtime
+        except OSError:
+            created = 0.0
+    return CacheEntry(
+        key=path.stem,
+        path=path,
+        step=_text(data.get("step"), "?"),
+        tool=_text(data.get("tool"), "?"),
+        created=float(created),
+        run_id=_text(data.get("run_id"), ""),
+        host=_text(data.get("host"), ""),
+        cwd=_text(data.get("cwd"), ""),
+        files=[],
+        size=size,
+        problem=problem,
+        newer=newer,
+    )
+
+
+def read_entry(path: Path) -> CacheEntry:
+    """The entry stored at ``path``, sound or not (see :attr:`CacheEntry.problem`)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return _unusable(path, f"cannot be read: {exc.strerror or exc}", 0)
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return _unusable(path, "damaged: not JSON", len(raw))
+    if not isinstance(data, dict):
+        return _unusable(path, "damaged: not a JSON object", len(raw))
+    form = data.get("format")
+    if form != FORMAT:
+        newer = type(form) is int and form > FORMAT
+        which = "a newer" if newer else "an older"
+        return _unusable(path, f"written by {which} ninja", len(raw), data, newer)
+    problem = _malformed(data)
+    if problem is None and data.get("key") != path.stem:
+        problem = "it is filed under another key"
+    if problem is not None:
+        return _unusable(path, f"damaged: {problem}", len(raw), data)
+    return CacheEntry(
+        key=path.stem,
+        path=path,
+        step=data["step"],
+        tool=_text(data.get("tool"), "?"),
+        created=float(data["created"]),
+        run_id=data["run_id"],
+        host=data["host"],
+        cwd=data["cwd"],
+        files=[(rel, digest) for rel, digest in data["files"]],
+        size=len(raw),
+        globs=[(pattern, matched) for pattern, matched in data["globs"]],
+    )

@@ -1,0 +1,297 @@
+"""Content digests of files and directories, memoised by their stat signature.
+
+The step cache keys a step by the content of what it reads, and a fully
+cached re-run must not read every input again. So a file's digest is
+remembered by path, device, inode, size, mtime and ctime, in memory and in
+per-host shards under the cache directory, and reused while that signature
+holds. A digest taken within :data:`RACY_SECONDS` of the file's last change is
+not persisted: a second write in the same timestamp tick would be invisible
+to the memo.
+
+What cannot be read is never an error here: it has a digest of its own,
+``unreadable:ERRNO``, that equals no content digest (see :func:`unreadable_digest`).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import stat
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "MAX_MEMO_SHARD",
+    "MEMO_FORMAT",
+    "RACY_SECONDS",
+    "DigestMemo",
+    "hash_file",
+    "is_compiled",
+    "unreadable_digest",
+    "write_atomically",
+]
+
+#: Bumped whenever the layout of a memo shard changes; kept apart from the
+#: cache's entry format so that a new entry layout does not make every input be
+#: read again.
+MEMO_FORMAT = 1
+#: A digest of a file changed less than this long ago is kept for this run only.
+RACY_SECONDS = 2.0
+#: Memo entries kept per shard (256 shards per host); paths gone are dropped first.
+MAX_MEMO_SHARD = 5_000
+
+_CHUNK = 1024 * 1024
+#: How a compiled program starts: one named by an absolute path is known by name.
+_ELF = b"\x7fELF"
+#: Why a link points nowhere (no target, a cycle of links, a file taken for a
+#: directory): recorded by its target, which is all there is to it.
+_NOWHERE = frozenset({errno.ENOENT, errno.ELOOP, errno.ENOTDIR})
+
+
+def write_atomically(path: Path, data: bytes, *, fsync: bool = False) -> None:
+    """Write ``data`` to ``path`` via a temporary name and a rename.
+
+    Readers see the old file or the new one, never a torn one, which is all
+    a cache shared between hosts needs. ``fsync`` also survives a crash.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        if fsync:
+            fh.flush()
+            os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def hash_file(path: str) -> str:
+    """The SHA-256 of ``path``'s bytes; raises OSError (callers decide what that means)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def unreadable_digest(exc: OSError | ValueError) -> str:
+    """The digest of something that cannot be read.
+
+    It never equals a content digest, so it can never make a hit, and
+    :meth:`StepCache.key` refuses to cache a step whose input reads so.
+    """
+    return f"unreadable:{getattr(exc, 'errno', None) or errno.EINVAL}"
+
+
+def is_compiled(path: str) -> bool:
+    """Whether ``path`` is a compiled (ELF) program; raises OSError if unreadable.
+
+    Four bytes through a bare descriptor: this is asked once per program per
+    run, so a cached re-run pays it once, not once per step.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return os.read(fd, len(_ELF)) == _ELF
+    finally:
+        os.close(fd)
+
+
+#: The memo shard of each directory seen: a step's files share a few.
+_SHARDS: dict[str, str] = {}
+
+
+class DigestMemo:
+    """Content digests of files and directories, memoised by their stat signature.
+
+    The persistent memo is a directory of shards, one per hash of a file's
+    parent directory, so a run loads (and rewrites) only the shards of the
+    directories it touches however large the memo grows.
+    """
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+        self._lock = threading.Lock()
+        self._shards: dict[str, dict[str, list[Any]]] = {}
+        self._fresh: dict[str, dict[str, list[Any]]] = {}
+        self._racy: dict[str, list[Any]] = {}
+
+    @staticmethod
+    def _shard_of(path: str) -> str:
+        directory = os.path.dirname(path)
+        shard = _SHARDS.get(directory)
+        if shard is None:
+            digest = hashlib.sha1(directory.encode(), usedforsecurity=False)
+            shard = _SHARDS[directory] = digest.hexdigest()[:2]
+        return shard
+
+    def _shard_path(self, shard: str) -> Path:
+        assert self.root is not None
+        return self.root / f"{shard}.json"
+
+    def _load(self, shard: str) -> dict[str, list[Any]]:
+        if self.root is None:
+            return {}
+        try:
+            data = json.loads(self._shard_path(shard).read_bytes())
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict) or data.get("format") != MEMO_FORMAT:
+            return {}
+        entries = data.get("entries")
+        return entries if isinstance(entries, dict) else {}
+
+    def _known(self, path: str) -> list[Any] | None:
+        shard = self._shard_of(path)
+        loaded = self._shards.get(shard)
+        if loaded is None:
+            loaded = self._shards[shard] = self._load(shard)
+        return self._racy.get(path) or self._fresh.get(shard, {}).get(path) or loaded.get(path)
+
+    def file(self, path: str, st: os.stat_result) -> str:
+        """``file:HEX`` for the regular file ``path`` whose stat is ``st``.
+
+        ``unreadable:ERRNO`` when it cannot be read (no permission, gone
+        meanwhile): a file whose content is unknown must neither fail the
+        step nor ever match a recorded digest.
+        """
+        signature = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+        with self._lock:
+            known = self._known(path)
+        # a memo shard is a file anyone could have damaged: trust only its shape
+        if (
+            isinstance(known, list)
+            and len(known) == 6
+            and known[:5] == signature
+            and isinstance(known[5], str)
+        ):
+            return "file:" + known[5]
+        try:
+            digest = hash_file(path)
+            after = os.stat(path)
+        except OSError as exc:
+            return unreadable_digest(exc)
+        if [after.st_dev, after.st_ino, after.st_size, after.st_mtime_ns, after.st_ctime_ns] != (
+            signature
+        ):
+            return "file:" + digest  # changed while being read: use it, remember nothing
+        record = [*signature, digest]
+        racy = time.time() - st.st_mtime_ns / 1e9 < RACY_SECONDS
+        with self._lock:
+            if racy:
+                self._racy[path] = record
+            else:
+                self._racy.pop(path, None)
+                self._fresh.setdefault(self._shard_of(path), {})[path] = record
+        return "file:" + digest
+
+    def digest(self, path: str) -> str:
+        """``file:HEX``, ``dir:HEX``, ``missing``, ``special:MODE`` or
+        ``unreadable:ERRNO`` for ``path`` (links followed); never raises."""
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return "missing"
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in a damaged entry's path
+            return unreadable_digest(exc)
+        if stat.S_ISDIR(st.st_mode):
+            return self._tree(path, st)
+        if stat.S_ISREG(st.st_mode):
+            return self.file(path, st)
+        return f"special:{stat.S_IFMT(st.st_mode)}"
+
+    def _tree(self, root: str, top: os.stat_result) -> str:
+        """``dir:HEX``, a digest of every name and file content under ``root``.
+
+        Links are followed: the tool reads what a link points to, so a
+        sub-table linked in from elsewhere counts by its content. A link to a
+        directory already being walked (a loop) is recorded by its target and
+        not entered, as is a link that points nowhere.
+
+        Anything inside that cannot be read makes the whole directory
+        ``unreadable:ERRNO``: recorded by name only, its content could change
+        unseen under a digest that still matched.
+        """
+        lines: list[str] = []
+        stack: list[tuple[str, str, frozenset[tuple[int, int]]]] = [
+            ("", root, frozenset({(top.st_dev, top.st_ino)}))
+        ]
+        while stack:
+            rel, base, walking = stack.pop()
+            try:
+                entries = sorted(os.scandir(base), key=lambda e: e.name)
+            except OSError as exc:
+                return unreadable_digest(exc)
+            for entry in entries:
+                name = f"{rel}/{entry.name}" if rel else entry.name
+                try:
+                    st = entry.stat()  # through a link
+                except OSError as exc:
+                    if exc.errno in _NOWHERE and _is_link(entry):  # as it stays until relinked
+                        lines.append(f"{name}\0dangling:{_link_target(entry.path)}")
+                        continue
+                    return unreadable_digest(exc)  # vanished meanwhile, or no permission
+                if stat.S_ISDIR(st.st_mode):
+                    identity = (st.st_dev, st.st_ino)
+                    if identity in walking:
+                        lines.append(f"{name}\0loop:{_link_target(entry.path)}")
+                        continue
+                    lines.append(f"{name}\0dir")
+                    stack.append((name, entry.path, walking | {identity}))
+                elif stat.S_ISREG(st.st_mode):
+                    content = self.file(entry.path, st)
+                    if content.startswith("unreadable"):
+                        return content
+                    lines.append(f"{name}\0{content}")
+                else:
+                    lines.append(f"{name}\0special")
+        lines.sort()
+        return "dir:" + hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+    def save(self) -> None:
+        """Merge what this run learnt into the memo (last writer wins per path)."""
+        if self.root is None or not self._fresh:
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        for shard, fresh in self._fresh.items():
+            on_disk = self._load(shard)
+            on_disk.update(fresh)
+            if len(on_disk) > MAX_MEMO_SHARD:
+                kept = {p: v for p, v in on_disk.items() if os.path.exists(p)}
+                on_disk = dict(list(kept.items())[-MAX_MEMO_SHARD:])
+            self._write(shard, on_disk)
+            self._shards[shard] = on_disk
+        self._fresh = {}
+
+    def _write(self, shard: str, entries: dict[str, list[Any]]) -> None:
+        payload = json.dumps({"format": MEMO_FORMAT, "entries": entries}, separators=(",", ":"))
+        write_atomically(self._shard_path(shard), payload.encode())
+
+    def prune(self) -> int:
+        """Forget files that no longer exist; returns how many were forgotten."""
+        if self.root is None or not self.root.is_dir():
+            return 0
+        dropped = 0
+        for path in sorted(self.root.glob("*.json")):
+            shard = path.stem
+            entries = self._load(shard)
+            kept = {p: v for p, v in entries.items() if os.path.exists(p)}
+            if len(kept) != len(entries):
+                dropped += len(entries) - len(kept)
+                self._write(shard, kept)
+        return dropped
+
+
+def _link_target(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "?"
+
+
+def _is_link(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
