@@ -23,7 +23,9 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (("clean", "--runs", "--older-than", "nan"), "needs a number of days, not nan"),
+        (("clean", "--runs", "--older-than", "nan"), "write an age like 30d"),
+        (("clean", "--runs", "--older-than", ""), "write an age like 30d"),
+        (("cache", "prune", "--older-than", ""), "write an age like 30d"),
         (("clean", "--launches", "--older-than", "3"), "applies to run folders: add --runs"),
         (("cache", "rm", "--step", "nosuch"), "no cache entry is for a step 'nosuch'"),
         (("cache", "rm", "--step", "x", "--all"), "give only one"),

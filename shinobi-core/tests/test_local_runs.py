@@ -96,7 +96,7 @@ def test_clean_runs_keeps_a_run_in_progress_and_recent_ones_when_asked(project: 
         while len([r for r in local_runs(project) if r.running]) < 1:
             assert time.monotonic() < deadline, "the nap run never started"
             time.sleep(0.1)
-        kept = ninja(project, "clean", "--runs", "--older-than", "1")
+        kept = ninja(project, "clean", "--runs", "--older-than", "1d")  # as cache prune reads it
         assert kept.returncode == 0
         assert "removed 0 run folder(s)" in kept.stdout and "kept 1 touched" in kept.stdout
         cleaned = ninja(project, "clean", "--runs")

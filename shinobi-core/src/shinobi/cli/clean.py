@@ -31,10 +31,9 @@ __all__ = ["command"]
 @click.option(
     "--older-than",
     "older_than",
-    type=click.FloatRange(min=0),
-    default=0,
-    metavar="DAYS",
-    help="With --runs: only folders untouched for more than DAYS days (default: all finished).",
+    metavar="AGE",
+    help="With --runs: only folders untouched for longer than AGE: 30d, 12h, 2w (a bare"
+    " number is days; default: every finished run).",
 )
 @click.option(
     "--workdir",
@@ -47,7 +46,7 @@ __all__ = ["command"]
     help="Also remove launches still running (their jobs go on; only the record goes).",
 )
 def command(
-    launches: bool, runs: bool, older_than: float, workdir: Path | None, force: bool
+    launches: bool, runs: bool, older_than: str | None, workdir: Path | None, force: bool
 ) -> None:
     """Remove what finished launches and runs left under WORKDIR/.shinobi/."""
     from shinobi.errors import UsageError
@@ -58,13 +57,14 @@ def command(
             "say what to clean: --launches (handles, scripts and logs of finished launches)"
             " and/or --runs (the log and manifest folders of finished local runs)"
         )
-    if older_than and not runs:
+    if older_than is not None and not runs:
         raise UsageError("--older-than applies to run folders: add --runs")
-    if older_than != older_than:  # NaN compares false to everything: it would remove all
-        raise UsageError("--older-than needs a number of days, not nan")
+    from shinobi.cli.ages import parse_age
+
+    days = parse_age(older_than) / 86400 if older_than is not None else 0.0
     root = workspace(workdir)
     if runs:
-        _clean_runs(root, older_than)
+        _clean_runs(root, days)
     if launches and _clean_launches(root, force):
         sys.exit(1)
 
