@@ -321,3 +321,66 @@ def test_a_loop_body_breaking_a_rule_is_reported_once_not_per_iteration() -> Non
     crossing = [r for r in found if r.rule == "crossing"]
     assert len(crossing) == 1
     assert "step 'use' of loop 'l', input 'count'" in crossing[0].reason
+
+
+class FoundOut(BaseModel):
+    found: Path | None = None
+
+
+class ListOut(BaseModel):
+    files: list[Path] | None = None
+
+
+class ListIn(BaseModel):
+    files: list[Path]
+
+
+def test_a_run_time_value_inside_a_list_a_nested_recipe_returns_is_refused() -> None:
+    """Handed on as ``[inner.outputs.find.found]``, the wrangled path was compiled
+    into the script as its placeholder, ``'<inner.find.found>'``."""
+    finder = Cab(
+        name="finder",
+        command="/bin/echo",
+        outputs_model=FoundOut,
+        wranglers=[Wrangler(r"picked: (\S+)", "output", output="found")],
+    )
+    inner = Recipe(
+        name="inner",
+        outputs_model=ListOut,
+        steps=[StepRef("find", finder, {})],
+        output_wiring={"files": [OutputRef("find", "found")]},
+    )
+    user = Cab(name="cat", command="/bin/cat", inputs_model=ListIn)
+    outer = Recipe(
+        name="outer",
+        steps=[
+            StepRef("inner", inner, {}),
+            StepRef("use", user, {"files": OutputRef("inner", "files")}),
+        ],
+    )
+    assert rules(outer) == ["crossing"] and "set by a wrangler" in reasons(outer)
+
+
+def test_a_scattered_nested_recipe_is_refused() -> None:
+    inner = Recipe(
+        name="inner",
+        inputs_model=PathIn,
+        steps=[StepRef("make", touch, {"path": InputRef("path")})],
+    )
+    outer = Recipe(
+        name="outer",
+        steps=[StepRef("sub", inner, {"path": [Path("a"), Path("b")]}, scatter=("path",))],
+    )
+    assert "scatter" in rules(outer)
+    assert "a nested recipe scattered over path" in reasons(outer)
+
+
+def test_a_cab_whose_output_a_wrangler_judges_is_refused() -> None:
+    """A job cannot read the output as ninja does: it would pass what `ninja run` fails."""
+    solver = Cab(name="solve", command="/bin/echo", wranglers=[Wrangler(r"^ERROR:", "error")])
+    recipe = Recipe(name="r", steps=[StepRef("solve", solver, {})])
+    assert rules(recipe) == ["wrangler"] and "'^ERROR:'" in reasons(recipe)
+
+
+def test_an_empty_recipe_has_nothing_to_offload() -> None:
+    assert rules(Recipe(name="empty")) == ["empty"]

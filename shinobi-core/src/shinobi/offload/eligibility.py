@@ -86,8 +86,11 @@ class _Checker:
         if kind == "recipe":
             assert producer.children is not None
             wired = producer.children.graph.outputs.get(ref.field)
-            if isinstance(wired, OutputRef):
-                return self.produced(producer.children, wired)
+            # a bare reference, or references inside a list the recipe builds
+            for inner in output_refs(wired):
+                problem = self.produced(producer.children, inner)
+                if problem:
+                    return problem
             return None
         if kind == "python":
             return f"{ref} is returned by a @pystep at run time"
@@ -138,10 +141,18 @@ class _Checker:
                 f"{where} is a @pystep: its body is Python, not a command line a job can run",
                 f"wrap the work in a Cab (a script with a command line), {_REMOTE}",
             )
+        if kind == "recipe" and node.scatter:
+            self.refuse(
+                "scatter",
+                f"{where} is a nested recipe scattered over {', '.join(node.scatter)}: a"
+                " compiled workflow scatters single steps, not recipes",
+                f"scatter the steps inside the nested recipe instead, {_REMOTE}",
+            )
         self.venv(node, where)
         cab = cab_of(node.step)
         if cab is not None:
             self.mutable(cab, where)
+            self.judged(cab, where)
         for key, value in node.wiring.items():
             for ref in output_refs(value):
                 problem = self.produced(plan, ref)
@@ -183,6 +194,19 @@ class _Checker:
                 "venv",
                 f"{where} runs in a virtualenv ({detail}); an offloaded job would run without it",
                 f"give the step a container image and use --container-runtime, {_REMOTE}",
+            )
+
+    def judged(self, cab: Any, where: str) -> None:
+        """A cab whose output a wrangler judges fails on what it prints, which
+        only ninja reads: a job would pass on what ``ninja run`` fails."""
+        judging = [w for w in cab.wranglers if w.action == "error"]
+        if judging:
+            self.refuse(
+                "wrangler",
+                f"{where}: {cab.name!r} fails the step when its output matches"
+                f" {judging[0].pattern!r}, which a compiled job cannot check",
+                f"make the tool exit non-zero on that error instead, {_REMOTE}",
+                key=f"wrangler:{cab.name}",
             )
 
     def mutable(self, cab: Any, where: str) -> None:
@@ -232,5 +256,7 @@ class _Checker:
 def check_offloadable(plan: Plan) -> list[Refusal]:
     """Every reason ``plan`` cannot be offloaded; empty when it can."""
     checker = _Checker()
+    if not plan.steps:
+        checker.refuse("empty", "the recipe has no steps: there is nothing to offload", "add steps")
     checker.plan(plan, "")
     return list(checker.found.values())
