@@ -129,6 +129,10 @@ def test_apptainer_passes_the_steps_variables_through_its_environment(
     # (test_paths_live checks that on the real engines)
     assert env is not None and env[f"{prefix}A"] == "1,2 \\$(x)"
     assert backend.client_environment(invocation(tmp_path)) is None
+    # a compiled job has no client environment: the rendered command sets it
+    rendered = backend.render(invocation(tmp_path, env={"A": "1,2 $(x)"}))
+    assert rendered[:2] == ["env", f"{prefix}A=1,2 \\$(x)"]
+    assert backend.render(invocation(tmp_path))[0] != "env"
 
 
 def test_singularity_is_apptainer_under_its_former_binary(tmp_path: Path) -> None:

@@ -197,3 +197,52 @@ def test_derived_edges_follow_the_local_order_and_never_cycle() -> None:
     graph = ordered(recipe, {"ms": "/data/obs.ms"})
     for job in graph.jobs:
         assert all(edge.before < job.index for edge in job.edges)
+
+
+def test_a_link_followed_by_dotdot_leads_where_the_kernel_says(tmp_path: Path) -> None:
+    """``lnk/../obs.ms`` with ``lnk -> data/deep`` is ``data/obs.ms``, not ``obs.ms``:
+    two spellings of one MS must be found the same, or its rewriters run at once."""
+    from shinobi.offload.ordering import Canonicaliser
+
+    (tmp_path / "data" / "deep").mkdir(parents=True)
+    (tmp_path / "data" / "obs.ms").mkdir()
+    (tmp_path / "lnk").symlink_to(tmp_path / "data" / "deep")
+    canonical = Canonicaliser()
+    assert canonical(f"{tmp_path}/lnk/../obs.ms") == str((tmp_path / "data" / "obs.ms").resolve())
+    assert canonical(f"{tmp_path}/data/./obs.ms") == str((tmp_path / "data" / "obs.ms").resolve())
+
+
+def test_slices_that_share_a_path_one_rewrites_run_one_at_a_time(tmp_path: Path) -> None:
+    """Edges order jobs; a scatter's slices are one array's tasks and would start
+    together: appending to one shared log, they must not."""
+
+    class AppendIn(BaseModel):
+        tag: str
+        log: Path
+
+    append = Cab(
+        name="append",
+        command="/bin/true",
+        inputs_model=AppendIn,
+        field_meta={
+            "tag": ParamMeta(positional=True),
+            "log": ParamMeta(positional=True, mutable=True),
+        },
+    )
+    shared = Recipe(
+        name="r",
+        steps=[StepRef("a", append, {"tag": ["a", "b"], "log": tmp_path / "l"}, scatter=("tag",))],
+    )
+    apart = Recipe(
+        name="r",
+        steps=[
+            StepRef(
+                "a",
+                append,
+                {"tag": ["a", "b"], "log": [tmp_path / "1", tmp_path / "2"]},
+                scatter=("tag", "log"),
+            )
+        ],
+    )
+    for recipe, serial in ((shared, str(tmp_path / "l")), (apart, None)):
+        assert ordered(recipe, cwd=str(tmp_path)).jobs[0].serial == serial

@@ -285,3 +285,86 @@ def test_a_failed_submission_says_whether_slurm_refused_or_was_not_reached(
     assert commands.cancelled == ["12"]
     # a controller that never answered is the machine's problem (74), not the recipe's
     assert nothing.exit_code == some.exit_code == status
+
+
+ENVIRONMENT_RECIPE = """
+import sys
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class In(BaseModel):
+    out: str
+
+dump = Cab(
+    "dump",
+    ["/bin/sh", "-c", 'echo "$MY_VAR $PATH" > "$1"', "sh"],
+    In,
+    None,
+    {"out": ParamMeta(positional=True)},
+    env={"MY_VAR": "from the cab", "MY-DASH": "dashed", "PATH": "/opt/tool/bin"},
+)
+r = Recipe("r", In)
+r.add_step("dump", dump, out=r.inputs.out)
+"""
+
+
+def test_a_cab_s_environment_reaches_its_tool_alone(ninja: Ninja, tmp_path: Path) -> None:
+    """``env K=V tool``: a PATH of the cab's must not hide the job's own commands
+    (a loop's guard runs stat and mkdir), and MY-DASH is no shell identifier."""
+    (tmp_path / "envr.py").write_text(ENVIRONMENT_RECIPE)
+    done = ninja("compile", "envr.py:r", "--out", "o.txt")
+    assert done.returncode == 0, done.stderr
+    script = scripts(done.stdout)["dump"]
+    assert "export " not in script
+    assert "\nenv 'MY_VAR=from the cab' MY-DASH=dashed PATH=/opt/tool/bin /bin/sh -c" in script
+
+
+@pytest.mark.parametrize("odd", ["100%x", "back\\slash"])
+def test_a_workdir_sbatch_would_read_as_a_pattern_is_refused(
+    ninja: Ninja, tmp_path: Path, odd: str
+) -> None:
+    here = tmp_path / odd
+    here.mkdir()
+    done = ninja("compile", f"{EXAMPLES}/offload_demo.py:pipe", "--target", "x.ms", cwd=here)
+    assert done.returncode == 2 and "holds a '%' or '\\'" in done.stderr
+
+
+def test_a_name_that_is_not_utf8_is_refused_before_anything_is_submitted(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    done = ninja("compile", f"{EXAMPLES}/offload_demo.py:pipe", "--target", "bad\udcff.ms")
+    assert done.returncode == 2, done.stderr
+    assert "not valid UTF-8" in done.stderr and "Traceback" not in done.stderr
+
+
+LAZY_RECIPE = '''
+from pydantic import BaseModel
+from shinobi.steps import Cab, File, ParamMeta, Recipe
+
+class Made(BaseModel):
+    image: File
+
+class Wants(BaseModel):
+    src: File
+
+lazy = Cab("lazy", ["/bin/true"], None, Made, {"image": ParamMeta(implicit="img.fits")})
+after = Cab("after", ["/bin/cat"], Wants, None, {"src": ParamMeta(positional=True)})
+r = Recipe("r")
+r.add_step("lazy", lazy)
+r.add_step("after", after, src=r.outputs.lazy.image)
+'''
+
+
+def test_a_job_whose_tool_did_not_make_a_required_output_fails(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    """As `ninja run` fails the step, so that its dependants never run on nothing."""
+    (tmp_path / "lazy.py").write_text(LAZY_RECIPE)
+    done = ninja("compile", "lazy.py:r")
+    assert done.returncode == 0, done.stderr
+    found = scripts(done.stdout)
+    ran = subprocess.run(["bash", "-c", found["lazy"]], capture_output=True, text=True)
+    assert ran.returncode == 1
+    assert f'output "image": the tool did not create {tmp_path}/img.fits' in ran.stderr
+    (tmp_path / "img.fits").touch()
+    assert subprocess.run(["bash", "-c", found["lazy"]], capture_output=True).returncode == 0

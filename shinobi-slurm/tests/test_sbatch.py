@@ -176,7 +176,7 @@ def test_a_directive_with_a_line_break_is_refused_not_written(option: Option) ->
 
 
 @pytest.mark.parametrize(
-    "value", [{"comment": "one\ntwo"}, ["--comment='one\ntwo'"], "--chdir='/a\rb'"]
+    "value", [{"comment": "one\ntwo"}, ["--comment='one\ntwo'"], "--comment='/a\rb'"]
 )
 def test_configured_options_with_a_line_break_are_a_configuration_error(value: object) -> None:
     with pytest.raises(ConfigError, match=r"^\[backend.slurm\] sbatch_opts: .* holds a line break"):
@@ -200,3 +200,28 @@ def test_compile_refuses_a_workdir_or_cwd_with_a_line_break(ninja: Ninja, tmp_pa
         assert done.returncode == 2, done.stdout
         assert done.stdout == "" and done.stderr.count("\n") == 1
         assert said in done.stderr and "holds a line break" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [
+        (["--dependency=afterok:1"], "--dependency"),
+        (["--depend=afterok:1"], "--depend"),
+        (["-J", "mine"], "--job-name"),
+        ({"output": "slurm-%j.out"}, "--output"),
+        (["-e x.err"], "--error"),
+        (["--array=0-1"], "--array"),
+        (["--kill-on-invalid-dep=no"], "--kill-on-invalid-dep"),
+        (["-D /tmp"], "--chdir"),
+        (["--wait"], "--wait"),
+    ],
+)
+def test_configured_options_ninja_sets_itself_are_refused(value: object, named: str) -> None:
+    """They would silently undo the order of the jobs, the logs ninja reads, or the
+    name `scancel -n` finds them by."""
+    with pytest.raises(ConfigError, match=rf"sbatch_opts: {named} is set by ninja on every job"):
+        parse_sbatch_opts(value)
+    assert [o.argument() for o in parse_sbatch_opts(["--hold", "-p debug"])] == [
+        "--hold",
+        "--partition=debug",
+    ]

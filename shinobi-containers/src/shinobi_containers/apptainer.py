@@ -69,12 +69,14 @@ class ApptainerBackend(ContainerBackend):
             )
         return f"docker://{image}"
 
+    def client_variables(self, invocation: Invocation) -> dict[str, str]:
+        """The cab's environment as apptainer hands it into a ``--cleanenv`` container."""
+        return {self.environment_prefix + k: _verbatim(v) for k, v in invocation.env.items()}
+
     def client_environment(self, invocation: Invocation) -> dict[str, str] | None:
         if not invocation.env:
             return None
-        env = dict(os.environ)
-        env.update({self.environment_prefix + k: _verbatim(v) for k, v in invocation.env.items()})
-        return env
+        return {**os.environ, **self.client_variables(invocation)}
 
     def pin(self, invocation: Invocation) -> tuple[str, str]:
         image = self.image_reference(invocation)

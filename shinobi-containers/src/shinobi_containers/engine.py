@@ -108,7 +108,13 @@ class ContainerBackend(Backend):
         return invocation.cwd
 
     def render(self, invocation: Invocation) -> list[str]:
-        return self.command(self.spec(invocation, pin=False, ahead=True), new_container_name())
+        """The command a job script runs: the engine's, with the variables its
+        client needs set by ``env`` (a script has no ``client_environment``)."""
+        command = self.command(self.spec(invocation, pin=False, ahead=True), new_container_name())
+        variables = self.client_variables(invocation)
+        if not variables:
+            return command
+        return ["env", *(f"{k}={v}" for k, v in variables.items()), *command]
 
     def run(self, invocation: Invocation, control: RunControl) -> BackendRun:
         spec = self.spec(invocation, pin=self.options.pin_image)
@@ -226,6 +232,10 @@ class ContainerBackend(Backend):
         """The image as the engine should be told it, unpinned."""
         assert invocation.image is not None
         return invocation.image
+
+    def client_variables(self, invocation: Invocation) -> dict[str, str]:
+        """Variables the engine's CLI process needs on top of ninja's environment."""
+        return {}
 
     def client_environment(self, invocation: Invocation) -> dict[str, str] | None:
         """The environment of the engine's CLI process (None: ninja's own)."""

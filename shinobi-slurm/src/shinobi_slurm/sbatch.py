@@ -158,9 +158,37 @@ def parse_sbatch_opts(value: Any) -> list[Option]:
     return _without_line_breaks(options)
 
 
+#: Options ninja sets on every job itself, and why a configured one may not replace them.
+_NINJAS_OWN = {
+    "job-name": "every job of a run shares its name, which `squeue -n`/`scancel -n` rely on",
+    "output": "each job's log goes where the launch handle and `ninja logs` look for it",
+    "error": "each job's log goes where the launch handle and `ninja logs` look for it",
+    "dependency": "the order of the jobs is derived from the recipe",
+    "kill-on-invalid-dep": "a job whose predecessor failed must not run",
+    "array": "scattered steps are made arrays, one task per slice",
+    "chdir": "jobs run in the directory the recipe was compiled or run from",
+    "wait": "ninja submits and returns; `ninja status` follows the jobs",
+}
+
+
 def _without_line_breaks(options: list[Option]) -> list[Option]:
-    """``options``, unless one holds a line break: each becomes an ``#SBATCH`` line."""
+    """``options``, unless one holds a line break (each becomes an ``#SBATCH`` line) or
+    replaces one ninja sets itself, which would silently undo what it is for."""
     for option in options:
+        # sbatch takes any unambiguous start of a long option (--depend=...)
+        owned = next(
+            (
+                name
+                for name in _NINJAS_OWN
+                if name == option.name or (len(option.name) >= 4 and name.startswith(option.name))
+            ),
+            None,
+        )
+        if owned is not None:
+            raise ConfigError(
+                f"[backend.slurm] sbatch_opts: --{option.name} is set by ninja on every job"
+                f" ({_NINJAS_OWN[owned]}); remove it from sbatch_opts"
+            )
         if line_break_in(option):
             shown = option.name if option.value is None else f"{option.name}={option.value}"
             raise ConfigError(
@@ -270,7 +298,26 @@ def batch_script(
     for key, value in (env or {}).items():
         lines.append(f"export {key}={shlex.quote(value)}")
     lines.extend(body)
-    return "\n".join(lines) + "\n"
+    script = "\n".join(lines) + "\n"
+    if not script.isascii():  # (a flag CPython keeps: no scan for nearly every script)
+        _refuse_undecodable(script)
+    return script
+
+
+def _refuse_undecodable(script: str) -> None:
+    """Refuse a script holding a name that is not UTF-8 (kept by Python as lone surrogates).
+
+    It could be neither written nor shown as what would run, and it was found
+    only while submitting, half-way through a workflow.
+    """
+    try:
+        script.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        near = script[max(0, exc.start - 30) : exc.end + 10].encode("utf-8", "backslashreplace")
+        raise UsageError(
+            f"a job script would hold a name that is not valid UTF-8 (near"
+            f" {near.decode()!r}); rename the file, or run the recipe with `ninja run`"
+        ) from None
 
 
 #: What follows the payload in a job script. A command that died by signal N

@@ -128,11 +128,19 @@ class ScriptContext:
             (options.workdir, "the workdir", "pass a --workdir whose path has none"),
             (options.cwd, "the directory the jobs run in", "compile from one whose path has none"),
         ):
-            if "\n" in str(path) or "\r" in str(path):
+            text = str(path)
+            if "\n" in text or "\r" in text:
                 # every job's --output, --error and --chdir line would end at the break
                 raise UsageError(
-                    f"{what}, {str(path)!r}, holds a line break, which an #SBATCH line cannot"
+                    f"{what}, {text!r}, holds a line break, which an #SBATCH line cannot"
                     f" hold; {fix}"
+                )
+            if "%" in text or "\\" in text:
+                # sbatch reads %x, %j... in --output/--error as patterns and drops a
+                # backslash: the job could not open its log and would fail unseen
+                raise UsageError(
+                    f"{what}, {text!r}, holds a '%' or '\\', which sbatch reads as part of a"
+                    f" file-name pattern in every job's log path; {fix}"
                 )
         return cls(
             graph=graph,
@@ -175,7 +183,8 @@ def _options(
         *resource_options(job.resources),
     ]
     if job.tasks:
-        derived.append(Option("array", f"0-{job.tasks - 1}"))
+        # %1: one task at a time, when the slices share a path one rewrites
+        derived.append(Option("array", f"0-{job.tasks - 1}{'%1' if job.serial else ''}"))
     dependency = _dependency(graph, job, ids)
     if dependency is not None:
         derived += [dependency, _KILL_ON_INVALID_DEP]
@@ -228,7 +237,8 @@ def _guard(job: Job, files: JobFiles) -> list[str]:
 
 def _body(job: Job) -> list[str]:
     if job.tasks is None:
-        return command_lines(job.commands[0])
+        *run, leave = command_lines(job.commands[0])
+        return [*run, *_outputs_checked(job.expected[0] if job.expected else []), leave]
     if job.tasks == 0:
         return ["# an empty scatter: nothing to run", "exit 0"]
     lines = ['case "${SLURM_ARRAY_TASK_ID:?this script runs as a job array}" in']
@@ -236,7 +246,33 @@ def _body(job: Job) -> list[str]:
         lines.append(f"  {index}) {shlex.join(argv)} ;;")
     lines.append('  *) echo "shinobi: no slice $SLURM_ARRAY_TASK_ID in this array" >&2; exit 2 ;;')
     lines.append("esac")
-    return [*lines, *SIGNAL_RELAY]
+    *relay, leave = SIGNAL_RELAY
+    checks: list[str] = []
+    if any(job.expected):
+        checks.append('case "$SLURM_ARRAY_TASK_ID" in')
+        for index, expected in enumerate(job.expected):
+            if expected:
+                checks += [
+                    f"  {index})",
+                    *(f"  {line}" for line in _outputs_checked(expected)),
+                    "  ;;",
+                ]
+        checks.append("esac")
+    return [*lines, *relay, *checks, leave]
+
+
+def _outputs_checked(expected: Sequence[tuple[str, str]]) -> list[str]:
+    """Fail a job whose tool exited 0 without making a required output, as
+    ``ninja run`` fails the step: its dependants must not run on nothing (or on
+    what an earlier run left)."""
+    if not expected:
+        return []
+    lines = ['if [ "$rc" -eq 0 ]; then']
+    for field, path in expected:
+        said = shlex.quote(f'shinobi: output "{field}": the tool did not create {path}')
+        lines.append(f"  [ -e {shlex.quote(path)} ] || {{ echo {said} >&2; rc=1; }}")
+    lines.append("fi")
+    return lines
 
 
 def _look_at_until_file(job: Job, files: JobFiles) -> list[str]:
@@ -263,5 +299,4 @@ def job_script(
         _options(context, job, files, ids),
         body,
         comments=_comments(context.graph, job),
-        env=job.env,
     )

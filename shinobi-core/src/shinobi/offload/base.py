@@ -136,7 +136,8 @@ class Workflow:
         for job in graph.jobs:
             head = f"{job.name}"
             if job.tasks is not None:
-                head += f" (array of {job.tasks} tasks)"
+                one = f", one at a time: they share {job.serial}" if job.serial else ""
+                head += f" (array of {job.tasks} tasks{one})"
             if job.guard:
                 head += f" (skipped once {job.guard} exists)"
             if not job.edges:

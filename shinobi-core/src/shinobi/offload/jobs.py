@@ -20,6 +20,7 @@ from shinobi.graph import Node, output_refs
 from shinobi.plan import Plan, PlannedStep, cab_of, resolve_value
 from shinobi.steps.argv import Unknown
 from shinobi.steps.refs import OutputRef
+from shinobi.steps.types import fields_of
 
 __all__ = ["DERIVED", "Edge", "EdgeKind", "Job", "JobGraph", "build_jobs", "describe_edge"]
 
@@ -66,6 +67,11 @@ class Job:
     until_file: str | None = None
     edges: list[Edge] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: A path the slices of a scattered job share and rewrite: they run one at a time.
+    serial: str | None = None
+    #: Per task, the required outputs the tool must leave: (field, absolute path).
+    #: ``ninja run`` fails a step that did not make one; so must its job.
+    expected: list[list[tuple[str, str]]] = field(default_factory=list)
 
     @property
     def tasks(self) -> int | None:
@@ -130,6 +136,36 @@ def _absolute(cwd: str, value: Any) -> str | None:
     if value is None or isinstance(value, Unknown):
         return None
     return os.path.normpath(os.path.join(cwd, str(value)))
+
+
+def _required_outputs(cab: Any, part: PlannedStep, cwd: str) -> list[tuple[str, str]]:
+    """The paths ``part`` must leave: its required path outputs, as planned."""
+    if cab is None:
+        return []
+    found: list[tuple[str, str]] = []
+    for name, spec in fields_of(cab.outputs_model).items():
+        if not spec.required or (spec.path_kind is None and cab.meta(name).dtype is None):
+            continue
+        value = part.outputs.get(name)
+        for item in value if isinstance(value, list | tuple) else [value]:
+            if isinstance(item, str | os.PathLike):
+                found.append((name, os.path.join(cwd, os.fspath(item))))
+    return found
+
+
+def _with_environment(invocation: Invocation) -> list[str]:
+    """The command a job runs for ``invocation``, with the cab's ``env`` set for it alone.
+
+    ``env K=V tool`` rather than ``export`` lines: the variables reach the tool
+    and nothing else of the job (a ``PATH`` of the cab's would hide ``stat``
+    and ``mkdir`` from a loop's guard), and a name that is no shell identifier
+    (``MY-VAR``) is passed as ``ninja run`` passes it. A container runtime
+    replaces the command with its own, which carries the variables its way.
+    """
+    argv = list(invocation.argv)
+    if not invocation.env:
+        return argv
+    return ["env", *(f"{k}={v}" for k, v in invocation.env.items()), *argv]
 
 
 class _Flattener:
@@ -216,12 +252,13 @@ class _Flattener:
             index=len(self.graph.jobs),
             name=name,
             node=step.node,
-            commands=[list(inv.argv) for inv in invocations],
+            commands=[_with_environment(inv) for inv in invocations],
             invocations=invocations,
             paths=tuple(paths),
             scattered=step.slices is not None,
             guard=guard,
             edges=edges,
+            expected=[_required_outputs(cab, part, self.graph.cwd) for part in parts],
         )
         self.graph.jobs.append(job)
         return job

@@ -27,7 +27,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from shinobi.backends.base import PathUse
-from shinobi.offload.jobs import Edge, EdgeKind, JobGraph
+from shinobi.offload.jobs import Edge, EdgeKind, Job, JobGraph
 
 __all__ = ["Canonicaliser", "derive_edges", "writes"]
 
@@ -66,6 +66,10 @@ class Canonicaliser:
         return known
 
     def _resolve(self, path: str) -> str:
+        if "/.." in path or path.startswith(".."):
+            # `link/..` is the link target's parent, not the link's: normpath
+            # would drop both, so only the kernel may say where it leads
+            return os.path.realpath(path)
         path = os.path.normpath(path)
         parent, base = os.path.split(path)
         resolved = self._dirs.get(parent)
@@ -206,7 +210,41 @@ def derive_edges(graph: JobGraph) -> int:
         if len(group) < 2 or not any(a.write for a in group.values()):
             continue
         added += _sequence(graph, root, [group[i] for i in sorted(group)])
+    for job in graph.jobs:
+        if job.scattered and len(job.invocations) > 1:
+            _serialise_slices(job, canonical)
     return added
+
+
+def _serialise_slices(job: Job, canonical: Canonicaliser) -> None:
+    """Run a scatter's slices one at a time when they share a path one of them rewrites.
+
+    Edges order jobs; the slices of one job are tasks of one array, which start
+    together unless the array is throttled. ``ninja run`` runs such slices one
+    at a time only at one worker, and the compiled job must never be less careful.
+    """
+    per_slice: list[dict[str, bool]] = []
+    for invocation in job.invocations:
+        touched: dict[str, bool] = {}
+        for use in invocation.paths:
+            path = canonical(_concrete(use))
+            touched[path] = touched.get(path, False) or writes(use)
+        per_slice.append(touched)
+    outermost = _Outermost(set().union(*per_slice))
+    slices: dict[str, set[int]] = {}
+    written: set[str] = set()
+    for index, touched in enumerate(per_slice):
+        for path, write in touched.items():
+            root = outermost(path)
+            slices.setdefault(root, set()).add(index)
+            if write:
+                written.add(root)
+    shared = next((root for root in sorted(written) if len(slices[root]) > 1), None)
+    if shared is not None:
+        job.serial = shared
+        job.notes.append(
+            f"its slices run one at a time: more than one uses {shared}, which one rewrites"
+        )
 
 
 def _sequence(graph: JobGraph, root: str, accesses: list[_Access]) -> int:
