@@ -337,7 +337,7 @@ def test_a_name_that_is_not_utf8_is_refused_before_anything_is_submitted(
     assert "not valid UTF-8" in done.stderr and "Traceback" not in done.stderr
 
 
-LAZY_RECIPE = '''
+LAZY_RECIPE = """
 from pydantic import BaseModel
 from shinobi.steps import Cab, File, ParamMeta, Recipe
 
@@ -352,7 +352,7 @@ after = Cab("after", ["/bin/cat"], Wants, None, {"src": ParamMeta(positional=Tru
 r = Recipe("r")
 r.add_step("lazy", lazy)
 r.add_step("after", after, src=r.outputs.lazy.image)
-'''
+"""
 
 
 def test_a_job_whose_tool_did_not_make_a_required_output_fails(
@@ -368,3 +368,14 @@ def test_a_job_whose_tool_did_not_make_a_required_output_fails(
     assert f'output "image": the tool did not create {tmp_path}/img.fits' in ran.stderr
     (tmp_path / "img.fits").touch()
     assert subprocess.run(["bash", "-c", found["lazy"]], capture_output=True).returncode == 0
+
+
+def test_explain_says_each_note_once(ninja: Ninja, tmp_path: Path) -> None:
+    """The explanation lists the notes; they are not repeated on stderr."""
+    missing = tmp_path / "nowhere" / "made.ms"
+    done = ninja(
+        "compile", f"{EXAMPLES}/offload_demo.py:pipe", "--target", str(missing), "--explain"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "does not exist on this host" in done.stdout
+    assert "does not exist on this host" not in done.stderr

@@ -127,8 +127,9 @@ def command(
         except OffloadRefused as exc:
             _print_refusals(exc, explain)
             raise
-        for warning in workflow.jobs.warnings:
-            click.echo(f"ninja: note: {warning}", err=True)
+        if not explain:  # the explanation lists them itself
+            for warning in workflow.jobs.warnings:
+                click.echo(f"ninja: note: {warning}", err=True)
         if explain:
             click.echo("\n".join(workflow.explain()))
         if output is not None:
