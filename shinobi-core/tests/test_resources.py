@@ -244,3 +244,10 @@ def test_a_real_cgroup_limit_sizes_the_budget() -> None:
                     break
                 except OSError:  # the child's exit is noticed by the kernel asynchronously
                     time.sleep(0.05)
+
+
+@pytest.mark.parametrize("memory", [0, "0GiB", "0"])
+def test_a_memory_of_nothing_is_refused(memory: object) -> None:
+    """No tool fits in it; compiled, it became --mem=1M."""
+    with pytest.raises(ValueError, match="memory must be more than 0"):
+        Resources(memory=memory)  # type: ignore[arg-type]

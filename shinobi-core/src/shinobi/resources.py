@@ -120,6 +120,11 @@ class Resources:
             size = None if memory is None else parse_size(memory)
         except ValueError as exc:
             raise ValueError(f"Resources(memory={memory!r}): {exc}") from None
+        if size == 0:  # a limit no tool fits in; leave it out to declare nothing
+            raise ValueError(
+                f"Resources(memory={memory!r}): memory must be more than 0 (leave it out"
+                " to declare none)"
+            )
         object.__setattr__(self, "memory", size)
 
     @property
