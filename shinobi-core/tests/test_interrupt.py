@@ -413,3 +413,64 @@ def test_an_in_process_pystep_is_named_as_running_on_not_claimed_torn_down(
         "ninja: error: stopped by SIGINT; every step was torn down but the Python step(s)"
         " 'think', which ran inside ninja to their end"
     )
+
+
+def test_a_step_that_ends_once_a_stop_is_asked_for_is_cancelled_not_ok(tmp_path: Path) -> None:
+    """The handler asks; the teardown follows up to a poll later. A tool that
+    exits 0 in between (with a partial product, on the whole tree's SIGTERM)
+    must not be a success, nor cached; and nothing starts once a stop is asked."""
+    from shinobi.backends.base import RunControl
+    from shinobi.backends.process import run_process
+
+    control = RunControl()
+    threading.Timer(0.2, control.stop_requested.set).start()
+    ended = run_process(["/bin/sh", "-c", "sleep 0.5; exit 0"], cwd=str(tmp_path), control=control)
+    assert ended.cancelled and ended.returncode == 0
+    never = run_process(["/bin/touch", "started"], cwd=str(tmp_path), control=control)
+    assert never.cancelled and not (tmp_path / "started").exists()
+
+
+def test_a_signal_before_the_first_step_stops_the_run_and_is_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It arrives while the run prepares (planning, checking tools): the run's
+    handler is already there, nothing starts, and the records say interrupted."""
+    import shinobi.runner as runner
+    from shinobi.config import load_config
+    from shinobi.local_runs import local_runs
+    from shinobi.steps import Cab, Recipe
+
+    real = runner._precheck
+
+    def precheck(*args: object) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "_precheck", precheck)
+    recipe = Recipe("r")
+    recipe.add_step("make", Cab("make", ["/bin/touch", "made"]))
+    config = load_config({"cache.enabled": False, "provenance.enabled": True})
+    with pytest.raises(Interrupted) as info:
+        run_recipe(recipe, cwd=tmp_path, workdir=tmp_path, config=config)
+    assert info.value.exit_code == 143 and not (tmp_path / "made").exists()
+    (run,) = local_runs(tmp_path)
+    manifest = json.loads((run.path / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted"
+    assert [s["status"] for s in manifest["steps"]] == ["not run"]
+
+
+def test_the_stop_message_names_a_failure_that_came_first_and_nested_python() -> None:
+    from shinobi.steps.result import RecipeResult, StepResult
+
+    inner = StepResult("outer.py", "ok", details={"ran_on": True})
+    result = RecipeResult(
+        "r",
+        "cancelled",
+        steps=[
+            StepResult("bad", "failed", returncode=4, error="exited with code 4"),
+            StepResult("outer", "cancelled", details={"steps": [inner]}),
+        ],
+    )
+    said = str(Interrupted(signal.SIGINT, result, ()))
+    assert "but the Python step(s) 'outer.py', which ran inside ninja" in said
+    assert said.endswith("step 'bad' had failed before: exited with code 4")

@@ -469,7 +469,9 @@ class ManifestRecorder:
             status = "interrupted"
             fields["signal"] = signal.Signals(session.interrupted).name
             fields["undying"] = list(session.undying)
-            fields["failed_step"] = None  # stopped, not failed: no step is to blame
+            # stopped, not failed: no step is to blame, unless one had failed first
+            failed = next((s for s in result.steps if s.status == "failed"), None)
+            fields["failed_step"] = failed.name if failed is not None else None
         self._finish(status, **fields)
 
     def abort(self, exc: BaseException) -> None:

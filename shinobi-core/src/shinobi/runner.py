@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from shinobi.graph import Graph
     from shinobi.session import RunObserver, Session
     from shinobi.steps.recipe import Recipe
-    from shinobi.steps.result import RecipeResult
+    from shinobi.steps.result import RecipeResult, StepResult
 
 __all__ = [
     "Interrupted",
@@ -50,7 +50,8 @@ class Interrupted(ShinobiError):
             )
             self.exit_code = 1
         else:
-            ran_on = [s.name for s in result.steps if s.details.get("ran_on")]
+            every = list(_every_step(result.steps))
+            ran_on = [s.name for s in every if s.details.get("ran_on")]
             if ran_on:
                 names = ", ".join(repr(n) for n in ran_on)
                 message = (
@@ -59,8 +60,21 @@ class Interrupted(ShinobiError):
                 )
             else:
                 message = f"stopped by {name}; every step was torn down"
+            failed = next((s for s in result.steps if s.status == "failed"), None)
+            if failed is not None:  # the failure came first: it must not be hidden
+                message += f"; step {failed.name!r} had failed before: {failed.error}"
             self.exit_code = 128 + signum
         super().__init__(message)
+
+
+def _every_step(steps: list[StepResult]) -> Iterator[StepResult]:
+    """``steps`` with the slices of scattered ones and the steps of nested recipes."""
+    for step in steps:
+        yield step
+        yield from _every_step(step.slices or [])
+        inner = step.details.get("steps")
+        if isinstance(inner, list):
+            yield from _every_step(inner)
 
 
 def as_recipe(step: Any) -> Recipe:
@@ -152,6 +166,7 @@ def _signals(session: Session) -> Iterator[None]:
     def handler(signum: int, _frame: Any) -> None:
         if session.interrupted is None:
             session.interrupted = signum
+            session.control.stop_requested.set()  # before the teardown gets going
         elif not session.control.hurry.is_set():  # again: no more waiting on the grace
             session.control.hurry.set()
             with contextlib.suppress(OSError):
@@ -307,32 +322,36 @@ def run_prepared(
     )
     session.run_dir = runs_root(base.resolve()) / session.run_id
     (session.run_dir / "logs").mkdir(parents=True, exist_ok=True)
-    held = hold_run(session.run_dir, graph.recipe.name)  # clean --runs leaves it alone
-    ended = "crashed"  # what `ninja runs` says of it unless it gets to say more
-    try:
-        plan = _plan_once(graph, values, session.cwd)
-        _precheck(graph, session, plan)
-        for missing in missing_programs(graph, session):
-            session.warn(missing)
-        _look_at_until_files(graph, session, plan)
-        records = attach_records(session, graph, values, provenance)
+    # A signal from here on is one the run answers, whenever it comes: before
+    # the first step (nothing starts), during the run, or while its records
+    # are written (they are finished, and say what happened).
+    with _signals(session):
+        held = hold_run(session.run_dir, graph.recipe.name)  # clean --runs leaves it alone
+        ended = "crashed"  # what `ninja runs` says of it unless it gets to say more
         try:
-            with _signals(session):
+            plan = _plan_once(graph, values, session.cwd)
+            _precheck(graph, session, plan)
+            for missing in missing_programs(graph, session):
+                session.warn(missing)
+            _look_at_until_files(graph, session, plan)
+            records = attach_records(session, graph, values, provenance)
+            try:
                 result = run_graph(graph, values, session)
                 if session.interrupted is not None:
                     from shinobi.teardown import finish_interrupted_run
 
                     session.undying = finish_interrupted_run(session, result)
-        except BaseException as exc:
-            if isinstance(exc, KeyboardInterrupt):
-                ended = "interrupted"
-            records.abort(exc)
-            raise
-        result.warnings = list(session.warnings)
-        records.close(result)
-        ended = "interrupted" if session.interrupted is not None else result.status
-    finally:
-        release_run(held, ended)
+            except BaseException as exc:
+                if isinstance(exc, KeyboardInterrupt):
+                    ended = "interrupted"
+                records.abort(exc)
+                raise
+            result.warnings = list(session.warnings)
+            stopped = session.interrupted  # a signal during the writing: the run had ended
+            records.close(result)
+            ended = "interrupted" if stopped is not None else result.status
+        finally:
+            release_run(held, ended)
     if session.interrupted is not None:
         raise Interrupted(session.interrupted, result, session.undying)
     return result

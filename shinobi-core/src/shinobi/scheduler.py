@@ -432,7 +432,7 @@ class _Wavefront:
 
     @property
     def stopping(self) -> bool:
-        return self.failed or self.session.control.cancelled.is_set()
+        return self.failed or self.session.control.stopping()
 
     def complete(self, index: int, result: StepResult) -> None:
         """Record node ``index``'s result and make ready what it unblocks.

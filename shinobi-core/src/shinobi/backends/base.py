@@ -119,6 +119,11 @@ class RunControl:
     def __init__(self, grace: float = 10.0) -> None:
         self.grace = grace
         self.cancelled = threading.Event()
+        #: Set by the signal handler the moment a stop is asked for, before the
+        #: coordinating thread gets to :meth:`cancel`: a step that ends in
+        #: between is cancelled, not a success (a tool that exits 0 on SIGTERM
+        #: leaves a partial product), and no step starts.
+        self.stop_requested = threading.Event()
         #: Set by a second interrupt: stoppers skip what is left of the grace period.
         self.hurry = threading.Event()
         self._lock = threading.Lock()
@@ -142,6 +147,10 @@ class RunControl:
                 self._stoppers.pop(key, None)
 
         return unregister
+
+    def stopping(self) -> bool:
+        """Whether the run is being stopped (asked to, or already tearing down)."""
+        return self.cancelled.is_set() or self.stop_requested.is_set()
 
     def cancel(self) -> tuple[int, ...]:
         """Stop everything registered, in parallel; return pids that survived."""

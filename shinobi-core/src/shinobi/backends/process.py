@@ -125,7 +125,7 @@ def run_process(
     runs first on cancellation, for payloads that are not our descendants
     (``docker rm -f`` of a container owned by containerd-shim).
     """
-    if control.cancelled.is_set():
+    if control.stopping():
         return BackendRun(returncode=-signal.SIGTERM, signal=signal.SIGTERM, cancelled=True)
     tag = teardown.new_tag()
     child_env = _environment(env)
@@ -189,6 +189,6 @@ def run_process(
         stdout=stdout.text(),
         stderr=stderr.text(),
         signal=-returncode if returncode < 0 else None,
-        cancelled=control.cancelled.is_set(),
+        cancelled=control.stopping(),
         undying=survivors,
     )
