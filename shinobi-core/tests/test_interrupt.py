@@ -474,3 +474,41 @@ def test_the_stop_message_names_a_failure_that_came_first_and_nested_python() ->
     said = str(Interrupted(signal.SIGINT, result, ()))
     assert "but the Python step(s) 'outer.py', which ran inside ninja" in said
     assert said.endswith("step 'bad' had failed before: exited with code 4")
+
+
+def test_a_step_whose_cache_key_was_being_worked_out_when_stopped_never_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hashing a large input can take a while: a Ctrl-C meanwhile must not be
+    followed by the step starting (and being recorded with a made-up signal)."""
+    from shinobi.cache import StepCache
+    from shinobi.config import load_config
+    from shinobi.steps import Cab, Recipe
+
+    real = StepCache.key
+
+    def key(self: StepCache, *args: object, **kwargs: object) -> object:
+        os.kill(os.getpid(), signal.SIGINT)
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(StepCache, "key", key)
+    started: list[str] = []
+
+    class Watch:
+        def step_started(self, name: str, info: dict[str, object]) -> None:
+            started.append(name)
+
+        def step_finished(self, result: object) -> None:
+            pass
+
+        def warning(self, message: str) -> None:
+            pass
+
+    recipe = Recipe("r")
+    recipe.add_step("make", Cab("make", ["/bin/touch", "made"]))
+    config = load_config({"cache.dir": str(tmp_path / "cache")})
+    with pytest.raises(Interrupted) as info:
+        run_recipe(recipe, cwd=tmp_path, workdir=tmp_path, config=config, observers=[Watch()])
+    (step,) = info.value.result.steps
+    assert step.status == "cancelled" and step.returncode is None and step.signal is None
+    assert started == [] and not (tmp_path / "made").exists()

@@ -117,6 +117,8 @@ def run_cab(
                 hit.argv = list(invocation.argv)
                 hit.outputs = replayed
                 return hit
+    if session.control.stopping():  # asked to stop while the key was worked out: not run
+        return StepResult(name=name, status="cancelled", returncode=None, error="interrupted")
     shown = backend_name
     if backend_name == "venv" and not invocation.venv:
         shown = "native: no venv"  # what the venv backend does then (it has warned)
@@ -264,7 +266,7 @@ def run_node(session: Session, name: str, node: Node, values: dict[str, Any]) ->
             stderr=inner.stderr,
             error=(
                 f"step {inner.failed_step!r} failed: {inner.error}"
-                if inner.error and inner.failed_step
+                if inner.error and inner.failed_step and inner.status == "failed"
                 else inner.error
             ),
             started=started,
