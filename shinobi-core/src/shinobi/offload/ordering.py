@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from shinobi.backends.base import PathUse
@@ -181,16 +182,22 @@ def _detail(before: _Access, after: _Access) -> str:
     return f"{inner} (inside {outer})"
 
 
+def _touched(uses: Iterable[PathUse], canonical: Canonicaliser) -> dict[str, bool]:
+    """Each canonical path ``uses`` touch, with whether any of them may change it."""
+    touched: dict[str, bool] = {}
+    for use in uses:
+        path = canonical(_concrete(use))
+        touched[path] = touched.get(path, False) or writes(use)
+    return touched
+
+
 def derive_edges(graph: JobGraph) -> int:
     """Add the mutation-ordering edges to ``graph``'s jobs; returns how many were added."""
     canonical = Canonicaliser()
     per_job: list[dict[str, bool]] = []
     used: set[str] = set()
     for job in graph.jobs:
-        touched: dict[str, bool] = {}
-        for use in job.paths:
-            path = canonical(_concrete(use))
-            touched[path] = touched.get(path, False) or writes(use)
+        touched = _touched(job.paths, canonical)
         per_job.append(touched)
         used.update(touched)
 
@@ -223,13 +230,7 @@ def _serialise_slices(job: Job, canonical: Canonicaliser) -> None:
     together unless the array is throttled. ``ninja run`` runs such slices one
     at a time only at one worker, and the compiled job must never be less careful.
     """
-    per_slice: list[dict[str, bool]] = []
-    for invocation in job.invocations:
-        touched: dict[str, bool] = {}
-        for use in invocation.paths:
-            path = canonical(_concrete(use))
-            touched[path] = touched.get(path, False) or writes(use)
-        per_slice.append(touched)
+    per_slice = [_touched(invocation.paths, canonical) for invocation in job.invocations]
     outermost = _Outermost(set().union(*per_slice))
     slices: dict[str, set[int]] = {}
     written: set[str] = set()
