@@ -374,3 +374,32 @@ def test_installed_versions_lists_shinobi_names_and_plugins_only(
 def test_recorded_values_are_exactly_their_json_round_trip(value: Any) -> None:
     reference = json.loads(json.dumps(value, default=provenance._json_default))
     assert json.dumps(provenance._plain(value)) == json.dumps(reference)
+
+
+def test_slices_that_never_started_are_listed_as_not_run(tmp_path: Path) -> None:
+    """A run that stops at a failing slice still tells how many were planned."""
+    from shinobi.steps import Cab, ParamMeta, Recipe
+
+    class NIn(BaseModel):
+        n: int
+
+    class Ns(BaseModel):
+        ns: list[int]
+
+    check = Cab(
+        "check", ["/bin/sh", "-c", '[ "$0" != 1 ]'], NIn, None, {"n": ParamMeta(positional=True)}
+    )
+    recipe = Recipe("r", Ns)
+    recipe.add_step("check", check, scatter=["n"], n=recipe.inputs.ns)
+    config = load_config({"cache.enabled": False, "provenance.enabled": True})
+    result = run_recipe(recipe, {"ns": [0, 1, 2, 3]}, cwd=tmp_path, workdir=tmp_path, config=config)
+    assert not result.ok
+    (manifest,) = (tmp_path / ".shinobi" / "runs").glob("*/manifest.json")
+    steps = {s["name"]: s["status"] for s in json.loads(manifest.read_text())["steps"]}
+    assert steps == {
+        "check": "failed",
+        "check[0]": "ok",
+        "check[1]": "failed",
+        "check[2]": "not run",
+        "check[3]": "not run",
+    }

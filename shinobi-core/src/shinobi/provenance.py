@@ -241,6 +241,7 @@ class ManifestRecorder:
         self.steps: dict[str, dict[str, Any]] = {}
         self.lock = threading.Lock()
         self.dirty = False
+        self.planned_slices: dict[str, int] = {}
         self.stop = threading.Event()
         self.logs_dir = path.parent / "logs"
         self.thread = threading.Thread(target=self._flusher, daemon=True, name="shinobi-manifest")
@@ -289,6 +290,7 @@ class ManifestRecorder:
             "warnings": [],
         }
         recorder = cls(session.run_dir / "manifest.json", document, nodes)
+        recorder.planned_slices = session.planned_slices  # filled in as the run goes
         for name in nodes:  # every step is listed from the start: pending until it runs
             recorder._record(name)
         recorder.write()
@@ -453,6 +455,9 @@ class ManifestRecorder:
         for name in self.nodes:
             if name not in reached:
                 self._record(name)
+        for name, count in self.planned_slices.items():  # slices that never started
+            for index in range(count):
+                self._record(f"{name}[{index}]")
         for name, record in self.steps.items():
             if record["status"] == "pending":
                 self.steps[name] = {**record, "status": "not run"}

@@ -187,6 +187,7 @@ class _Wavefront:
                     validate_inputs(node, part, f"step {name}[{k}]") for k, part in enumerate(parts)
                 ]
                 self.slices[index] = [None] * len(checked)
+                self.session.planned_slices[name] = len(checked)
                 if not checked:
                     self.complete(index, _gather(name, [], self.output_fields(node)))
                 for k, part in enumerate(checked):

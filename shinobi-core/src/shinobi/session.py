@@ -102,6 +102,9 @@ class Session:
     undying: tuple[int, ...] = field(default=(), init=False)
     #: dotted loop name -> (its until file, that file's signature before the run)
     until_before: dict[str, tuple[str, Any]] = field(default_factory=dict, init=False)
+    #: How many slices each scattered step was given, once known (full names):
+    #: a run that stops early still lists those that never started.
+    planned_slices: dict[str, int] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         from shinobi.resources import Budget
