@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from shinobi.file_digests import write_atomically
 from shinobi.session import safe_name
+from shinobi.steps.result import first_failed
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
@@ -475,7 +476,7 @@ class ManifestRecorder:
             fields["signal"] = signal.Signals(session.interrupted).name
             fields["undying"] = list(session.undying)
             # stopped, not failed: no step is to blame, unless one had failed first
-            failed = next((s for s in result.steps if s.status == "failed"), None)
+            failed = first_failed(result.steps)
             fields["failed_step"] = failed.name if failed is not None else None
         self._finish(status, **fields)
 

@@ -154,8 +154,12 @@ def _raised(exc: BaseException) -> str:
     """What a step's exception says, on one line (the whole text goes to its stderr)."""
     if isinstance(exc, SystemExit):
         return describe_exit(exc)
-    more = " (more in the step's stderr)" if "\n" in str(exc).strip() else ""
-    return f"{exception_line(exc)}{more}"
+    return f"{exception_line(exc)}{_more(str(exc))}"
+
+
+def _more(text: str) -> str:
+    """What a one-line error adds when the whole text ran to more lines."""
+    return " (more in the step's stderr)" if "\n" in text.strip() else ""
 
 
 def _anchored(step: Any, values: dict[str, Any], cwd: str) -> dict[str, Any]:
@@ -231,8 +235,7 @@ def _result(
     error = describe_failure(run)
     if "error" in reply:
         said = str(reply["error"]).strip()
-        more = " (more in the step's stderr)" if "\n" in said else ""
-        error = f"the pystep raised {said.splitlines()[0] if said else '?'}{more}"
+        error = f"the pystep raised {said.splitlines()[0] if said else '?'}{_more(said)}"
     elif error is None:
         if "outputs" not in reply:
             error = "the pystep runner exited without writing its outputs"

@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shinobi.errors import InputError, ShinobiError, UsageError, exception_line
+from shinobi.steps.result import every_step, first_failed
 
 if TYPE_CHECKING:
     from shinobi.config import AppConfig
     from shinobi.graph import Graph
     from shinobi.session import RunObserver, Session
     from shinobi.steps.recipe import Recipe
-    from shinobi.steps.result import RecipeResult, StepResult
+    from shinobi.steps.result import RecipeResult
 
 __all__ = [
     "Interrupted",
@@ -50,8 +51,7 @@ class Interrupted(ShinobiError):
             )
             self.exit_code = 1
         else:
-            every = list(_every_step(result.steps))
-            ran_on = [s.name for s in every if s.details.get("ran_on")]
+            ran_on = [s.name for s in every_step(result.steps) if s.details.get("ran_on")]
             if ran_on:
                 names = ", ".join(repr(n) for n in ran_on)
                 message = (
@@ -60,21 +60,11 @@ class Interrupted(ShinobiError):
                 )
             else:
                 message = f"stopped by {name}; every step was torn down"
-            failed = next((s for s in result.steps if s.status == "failed"), None)
+            failed = first_failed(result.steps)
             if failed is not None:  # the failure came first: it must not be hidden
                 message += f"; step {failed.name!r} had failed before: {failed.error}"
             self.exit_code = 128 + signum
         super().__init__(message)
-
-
-def _every_step(steps: list[StepResult]) -> Iterator[StepResult]:
-    """``steps`` with the slices of scattered ones and the steps of nested recipes."""
-    for step in steps:
-        yield step
-        yield from _every_step(step.slices or [])
-        inner = step.details.get("steps")
-        if isinstance(inner, list):
-            yield from _every_step(inner)
 
 
 def as_recipe(step: Any) -> Recipe:

@@ -32,7 +32,7 @@ from shinobi.backends.spawn import ninja_holds_main
 from shinobi.errors import ShinobiError, exception_line
 from shinobi.plan import resolve_value, resolve_wiring, scatter_slices, validate_inputs
 from shinobi.steps.refs import OutputRef
-from shinobi.steps.result import RecipeResult, StepResult, StepStatus
+from shinobi.steps.result import RecipeResult, StepResult, StepStatus, first_failed
 from shinobi.steps.types import error_field, field_values, validation_errors
 
 if TYPE_CHECKING:
@@ -587,9 +587,7 @@ class _Wavefront:
     def assemble(self) -> RecipeResult:
         steps = [r for r in self.results if r is not None]
         # A step that failed is to blame before one stopped because of it.
-        failure = next((r for r in steps if r.status == "failed"), None) or next(
-            (r for r in steps if r.status == "cancelled"), None
-        )
+        failure = first_failed(steps) or next((r for r in steps if r.status == "cancelled"), None)
         cancelled = self.session.control.cancelled.is_set()
         recipe = self.graph.recipe
         outputs: dict[str, Any] = {}

@@ -35,6 +35,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from shinobi.steps.result import every_step
+
 if TYPE_CHECKING:
     from shinobi.session import Session
     from shinobi.steps.result import RecipeResult, StepResult
@@ -229,15 +231,7 @@ def remove_tree(path: str) -> None:
 
 
 def _undying_of(steps: Sequence[StepResult]) -> set[int]:
-    found: set[int] = set()
-    for step in steps:
-        found.update(int(p) for p in step.details.get("undying", ()))
-        if step.slices:
-            found |= _undying_of(step.slices)
-        inner = step.details.get("steps")
-        if isinstance(inner, list):
-            found |= _undying_of(inner)
-    return found
+    return {int(p) for step in every_step(steps) for p in step.details.get("undying", ())}
 
 
 def finish_interrupted_run(session: Session, result: RecipeResult) -> tuple[int, ...]:

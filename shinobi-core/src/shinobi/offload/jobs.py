@@ -86,10 +86,6 @@ class Job:
     def image(self) -> str | None:
         return self.invocations[0].image if self.invocations else None
 
-    @property
-    def env(self) -> dict[str, str]:
-        return dict(self.invocations[0].env) if self.invocations else {}
-
     def after(self) -> list[int]:
         """Distinct jobs this one waits for, in the order the edges were added."""
         seen: dict[int, None] = {}

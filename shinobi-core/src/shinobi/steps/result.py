@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["RecipeResult", "StepResult", "StepStatus"]
+__all__ = ["RecipeResult", "StepResult", "StepStatus", "every_step", "first_failed"]
 
 StepStatus = Literal["ok", "failed", "skipped", "cached", "cancelled"]
 
@@ -68,3 +69,18 @@ class RecipeResult:
     @property
     def stderr(self) -> str:
         return "".join(s.stderr for s in self.steps)
+
+
+def every_step(steps: Iterable[StepResult]) -> Iterator[StepResult]:
+    """``steps`` with the slices of scattered ones and the steps of nested recipes."""
+    for step in steps:
+        yield step
+        yield from every_step(step.slices or ())
+        inner = step.details.get("steps")
+        if isinstance(inner, list):
+            yield from every_step(inner)
+
+
+def first_failed(steps: Iterable[StepResult]) -> StepResult | None:
+    """The first of ``steps`` that failed on its own (not one stopped by an interrupt)."""
+    return next((step for step in steps if step.status == "failed"), None)
