@@ -153,6 +153,31 @@ def test_a_scatter_is_one_job_array_and_its_outputs_are_gathered(
     assert sorted(tasks) == [f"{convert['job_id']}_{i}|COMPLETED" for i in range(3)]
 
 
+def test_a_scatter_wider_than_a_job_array_is_refused_before_submitting(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    limit = int(
+        next(
+            line.split("=")[1]
+            for line in subprocess.run(
+                ["scontrol", "show", "config"], capture_output=True, text=True, check=True
+            ).stdout.splitlines()
+            if line.startswith("MaxArraySize")
+        )
+    )
+    sources = [arg for i in range(limit + 1) for arg in ("--sources", f"s{i}")]
+    done = ninja(
+        "compile", f"{RECIPES}/scatter.py:fan", *sources, "--total", "t", "--submit", cwd=tmp_path
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert f"step 'convert' scatters over {limit + 1} slices" in done.stderr
+    assert f"MaxArraySize = {limit}" in done.stderr and "nothing was submitted" in done.stderr
+    handle = tmp_path / ".shinobi" / "fan" / "handle.json"
+    jobs = json.loads(handle.read_text())["jobs"] if handle.exists() else []
+    assert not [job for job in jobs if job.get("job_id")]
+
+
 def test_a_failing_step_cancels_its_dependants_and_is_named(ninja: Ninja, tmp_path: Path) -> None:
     launch = submit(ninja, f"{RECIPES}/failing.py:chain", "--marker", str(tmp_path / "m"))
     found = wait_final(ninja, launch["handle"])

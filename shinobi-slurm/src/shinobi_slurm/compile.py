@@ -10,6 +10,7 @@ answers for several launches with one call too).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,14 +18,42 @@ from shinobi.errors import UsageError, did_you_mean
 from shinobi.launch.handle import JobJournal, LaunchHandle, LaunchJob
 from shinobi.launch.tracking import LaunchStatus, LogSource
 from shinobi.offload.base import CompileOptions, OffloadTarget, Script, Workflow
-from shinobi.offload.jobs import JobGraph
+from shinobi.offload.jobs import Job, JobGraph
 from shinobi_slurm.commands import CHECK_CONTROLLER, SlurmCommands, SlurmError, SlurmUnreachable
 from shinobi_slurm.sbatch import job_name
 from shinobi_slurm.scripts import JobFiles, ScriptContext, job_options, job_script
 from shinobi_slurm.setting_values import SETTINGS_KEYS, seconds_setting
 from shinobi_slurm.trial import refuse_what_slurm_would
 
-__all__ = ["SlurmTarget"]
+__all__ = ["SlurmTarget", "refuse_arrays_too_wide"]
+
+_MAX_ARRAY_SIZE = re.compile(r"^MaxArraySize\s*=\s*(\d+)\s*$", re.MULTILINE)
+
+
+def refuse_arrays_too_wide(commands: SlurmCommands, jobs: Sequence[Job]) -> None:
+    """Refuse a scatter wider than the cluster's job arrays before anything is submitted.
+
+    Slurm's own answer to ``--array=0-1500`` over a MaxArraySize of 1001 is
+    "Invalid job array specification", which names neither the step nor the
+    limit, and reads like a mistake in ``sbatch_opts``. Asking the
+    controller's configuration costs one ``scontrol`` call, made only when
+    the workflow has an array at all.
+    """
+    widest = max((job for job in jobs if job.tasks), key=lambda job: job.tasks or 0, default=None)
+    if widest is None or widest.tasks is None:
+        return
+    try:
+        found = _MAX_ARRAY_SIZE.search(commands.run("scontrol", ["show", "config"]))
+    except SlurmError:
+        return  # cannot tell from here: the submission (or its trial) will say
+    if found is None or widest.tasks <= int(found.group(1)):
+        return
+    raise UsageError(
+        f"step {widest.name!r} scatters over {widest.tasks} slices, more than one Slurm job"
+        f" array may hold on this cluster (MaxArraySize = {found.group(1)}); nothing was"
+        " submitted: scatter over fewer slices (split the list and run the recipe per part),"
+        " or ask the site to raise MaxArraySize in slurm.conf"
+    )
 
 
 class SlurmTarget(OffloadTarget):
@@ -88,6 +117,7 @@ class SlurmTarget(OffloadTarget):
         ids: dict[str, str] = {}
         commands = self.commands
         files_of = [JobFiles.of(context.run_dir, job) for job in graph.jobs]
+        refuse_arrays_too_wide(commands, graph.jobs)
         refuse_what_slurm_would(
             commands,
             [
