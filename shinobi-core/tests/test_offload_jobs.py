@@ -65,6 +65,18 @@ def test_loop_iterations_after_the_first_carry_the_guard_as_an_absolute_path() -
     assert ("l.2", "loop") in kinds
 
 
+def test_only_the_job_writing_the_until_file_in_the_last_iteration_ends_the_loop() -> None:
+    recipe = Recipe(name="r", outputs_model=LoopOut)
+    recipe.add_loop("l", body, max_iter=3, until="flag")
+    outer = Recipe(name="outer", outputs_model=LoopOut, steps=[StepRef("in", recipe)])
+    graph = build_jobs(plan_of(outer), "/w", "run")
+    assert [(j.name, j.loop_end) for j in graph.jobs] == [
+        ("in.l.1", None),
+        ("in.l.2", None),
+        ("in.l.3", ("in.l", 3, "/w/converged")),
+    ]
+
+
 def test_a_scatter_is_one_job_with_a_command_per_slice() -> None:
     class Many(BaseModel):
         paths: list[Path]

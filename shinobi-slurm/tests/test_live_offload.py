@@ -90,6 +90,22 @@ def test_a_loop_stops_working_once_converged(ninja: Ninja, tmp_path: Path) -> No
     assert "9 completed, 6 skipped" in shown and "the loop had converged" in shown
 
 
+def test_a_loop_that_never_converges_is_said_so(ninja: Ninja, tmp_path: Path) -> None:
+    ms, flag = tmp_path / "obs.ms", tmp_path / "converged"
+    launch = submit(ninja, f"{RECIPES}/loops.py:short", "--ms", str(ms), "--flag", str(flag))
+    found = wait_final(ninja, launch["handle"])
+    assert found["state"] == "completed" and found["exit"] == 0, found["summary"]
+    assert found["summary"].endswith("; loop 'cal' did not converge")
+    details = {name: s["detail"] for name, s in steps(found).items() if s["detail"]}
+    assert details == {
+        "cal.2.assess": f"loop 'cal' ran all 2 iterations without converging (its until file"
+        f" {str(flag)!r} was not written); its outputs are the last iteration's"
+    }
+    flag.touch()  # the same launch, had it converged: nothing to say
+    again = status(ninja, launch["handle"])
+    assert again["summary"] == "completed: 6 completed"
+
+
 def test_the_selfcal_example_converges_at_cycle_3_on_the_cluster(
     ninja: Ninja, tmp_path: Path
 ) -> None:

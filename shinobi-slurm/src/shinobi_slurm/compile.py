@@ -86,6 +86,9 @@ class SlurmTarget(OffloadTarget):
             details: dict[str, object] = {}
             if job.guard:
                 details.update(guard=job.guard, skipped=files.skipped)
+            if job.loop_end is not None:
+                loop, iterations, until = job.loop_end
+                details.update(loop=loop, iterations=iterations, until=until)
             jobs.append(
                 LaunchJob(
                     step=job.name,

@@ -64,7 +64,29 @@ def _launch_status(
             if failed:
                 state.detail = f"never ran: {', '.join(failed)} did not succeed"
                 state.started = None
-    return LaunchStatus(handle=handle, steps=steps, error=error)
+    status = LaunchStatus(handle=handle, steps=steps, error=error)
+    if status.state == "completed":
+        for job, state in zip(handle.jobs, steps, strict=True):
+            _say_if_unconverged(status, job, state)
+    return status
+
+
+def _say_if_unconverged(status: LaunchStatus, job: LaunchJob, state: StepState) -> None:
+    """Say so on the job that ends a loop which used every iteration without converging.
+
+    Asked only of a completed launch: before that, another job of the last
+    iteration may still be about to write the until file. Like the skip
+    markers, the file is looked for on this host, which shares the workdir.
+    """
+    until = job.details.get("until")
+    if state.phase != "completed" or not until or os.path.exists(str(until)):
+        return
+    state.detail = (
+        f"loop {job.details.get('loop')!r} ran all {job.details.get('iterations')} iterations"
+        f" without converging (its until file {until!r} was not written); its outputs are the"
+        " last iteration's"
+    )
+    status.notes.append(f"loop {job.details.get('loop')!r} did not converge")
 
 
 def _step_state(

@@ -93,3 +93,10 @@ loop = selfcal.add_loop(
     "cal", body, max_iter=5, until="converged", ms=selfcal.inputs.ms, flag=selfcal.inputs.flag
 )
 selfcal.set_output("converged", loop.outputs.converged)
+
+#: The same loop given too few iterations to converge (``assess`` wants three).
+short = Recipe(name="short", inputs_model=LoopInputs, outputs_model=Outs)
+short_loop = short.add_loop(
+    "cal", body, max_iter=2, until="converged", ms=short.inputs.ms, flag=short.inputs.flag
+)
+short.set_output("converged", short_loop.outputs.converged)

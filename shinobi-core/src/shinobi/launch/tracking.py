@@ -81,6 +81,9 @@ class LaunchStatus:
     handle: LaunchHandle
     steps: list[StepState] = field(default_factory=list)
     error: str | None = None
+    #: What a finished launch's user must know though nothing failed (a loop
+    #: that never converged); the summary line carries them.
+    notes: list[str] = field(default_factory=list)
 
     @property
     def state(self) -> str:
@@ -121,6 +124,8 @@ class LaunchStatus:
             line += f"; step {first.step!r} failed: {first.detail or first.engine_state}"
             if len(failed) > 1:
                 line += f" (and {len(failed) - 1} more)"
+        for note in self.notes:
+            line += f"; {note}"
         if self.error:
             line += f"; {self.error}"
         return line

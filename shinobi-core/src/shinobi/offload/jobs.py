@@ -72,6 +72,11 @@ class Job:
     #: Per task, the required outputs the tool must leave: (field, absolute path).
     #: ``ninja run`` fails a step that did not make one; so must its job.
     expected: list[list[tuple[str, str]]] = field(default_factory=list)
+    #: On the job that writes a loop's until file in the loop's last iteration:
+    #: the loop's dotted name, that iteration's number and the file. A launch
+    #: that ends without the file used every iteration without converging,
+    #: which its status says, as ``ninja run`` warns.
+    loop_end: tuple[str, int, str] | None = None
 
     @property
     def tasks(self) -> int | None:
@@ -217,6 +222,7 @@ class _Flattener:
         output = self.lookup(plan)
         jobs_of: dict[int, list[int]] = {}
         made: list[int] = []
+        last = _last_iterations(plan)
         for i in plan.graph.topological_order():
             step = plan.steps[i]
             node = step.node
@@ -233,6 +239,10 @@ class _Flattener:
             job = self.make_job(step, f"{prefix}{node.name}", guard, edges)
             if node.loop is not None and node.iteration == 1:
                 job.until_file = self.until_files.get(f"{prefix}{node.loop}")
+            if node.until is not None and node.loop is not None and step.slices is None:
+                until = _absolute(cwd, step.outputs.get(node.until))
+                if until is not None and node.iteration == last[node.loop]:
+                    job.loop_end = (f"{prefix}{node.loop}", node.iteration, until)
             jobs_of[i] = [job.index]
             made.append(job.index)
         return made
@@ -271,6 +281,15 @@ class _Flattener:
             venv=part.node.venv,
             run_id=self.graph.run_id,
         )
+
+
+def _last_iterations(plan: Plan) -> dict[str, int]:
+    """Each loop of ``plan`` (not of its nested recipes) and the number of its last iteration."""
+    last: dict[str, int] = {}
+    for node in plan.graph.nodes:
+        if node.loop is not None and node.iteration is not None:
+            last[node.loop] = max(node.iteration, last.get(node.loop, 0))
+    return last
 
 
 def _wires(node: Node, producer: str) -> bool:
