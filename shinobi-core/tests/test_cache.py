@@ -319,7 +319,9 @@ def test_unchanged_files_are_not_read_again_by_a_later_run(
     os.utime(big, (old, old))  # settled: not changed within the racy window
     reads: list[str] = []
     real = digests_module.hash_file
-    monkeypatch.setattr(digests_module, "hash_file", lambda p: reads.append(p) or real(p))
+    monkeypatch.setattr(
+        digests_module, "hash_file", lambda p, stop=None: reads.append(p) or real(p, stop)
+    )
     first = DigestMemo(tmp_path / "memo")
     digest = first.digest(str(big))
     first.save()

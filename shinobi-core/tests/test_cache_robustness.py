@@ -27,6 +27,7 @@ import shinobi.file_digests as digests_module
 from shinobi.backends.base import Invocation, PathUse
 from shinobi.cache import FORMAT, DigestMemo, StepCache
 from shinobi.config import load_config
+from shinobi.file_digests import DigestStopped
 from shinobi.runner import run_recipe
 from shinobi.steps import Cab, Directory, File, ParamMeta, Recipe, Wrangler
 from shinobi.steps.result import RecipeResult, StepResult
@@ -58,10 +59,10 @@ def denied(monkeypatch: pytest.MonkeyPatch) -> Iterator[set[str]]:
     paths: set[str] = set()
     real = digests_module.hash_file
 
-    def hash_file(path: str) -> str:
+    def hash_file(path: str, stopping: Callable[[], bool] | None = None) -> str:
         if path in paths:
             raise PermissionError(errno.EACCES, "Permission denied", path)
-        return real(path)
+        return real(path, stopping)
 
     monkeypatch.setattr(digests_module, "hash_file", hash_file)
     yield paths
@@ -150,6 +151,25 @@ class OutIn(BaseModel):
 
 class OutOut(BaseModel):
     out: Path | None = None
+
+
+def test_hashing_gives_up_between_chunks_once_the_run_is_stopping(tmp_path: Path) -> None:
+    tree = tmp_path / "obs.ms"
+    tree.mkdir()
+    (tree / "table.f0").write_bytes(b"x" * (3 * 1024 * 1024))
+    memo = DigestMemo(tmp_path / "memo")
+    asked: list[int] = []
+
+    def stopping() -> bool:
+        asked.append(1)
+        return len(asked) == 2
+
+    with pytest.raises(DigestStopped):
+        memo.digest(str(tree), stopping)
+    assert len(asked) == 2  # after the second of three chunks, not at the end
+    memo.save()
+    assert not list((tmp_path / "memo").rglob("*.json"))  # nothing half-known remembered
+    assert memo.digest(str(tree)).startswith("dir:")
 
 
 def _writes(name: str = "made") -> Recipe:
@@ -556,7 +576,9 @@ def test_a_compiled_program_named_by_an_absolute_path_is_known_by_name(
     hashed: list[str] = []
     looked: list[str] = []
     real_hash, real_compiled = digests_module.hash_file, cache_module.is_compiled
-    monkeypatch.setattr(digests_module, "hash_file", lambda p: hashed.append(p) or real_hash(p))
+    monkeypatch.setattr(
+        digests_module, "hash_file", lambda p, stop=None: hashed.append(p) or real_hash(p, stop)
+    )
     monkeypatch.setattr(cache_module, "is_compiled", lambda p: looked.append(p) or real_compiled(p))
     cab = Cab("tool", [str(program), "-v"])
     invocation = Invocation(step="s", argv=(str(program), "-v"), cwd=str(tmp_path))

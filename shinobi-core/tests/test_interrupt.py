@@ -512,3 +512,33 @@ def test_a_step_whose_cache_key_was_being_worked_out_when_stopped_never_starts(
     (step,) = info.value.result.steps
     assert step.status == "cancelled" and step.returncode is None and step.signal is None
     assert started == [] and not (tmp_path / "made").exists()
+
+
+BIG_INPUT = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, File, ParamMeta, Recipe
+
+class In(BaseModel):
+    src: File
+
+read = Cab("read", ["/bin/touch", "started"], inputs_model=In,
+           field_meta={"src": ParamMeta(positional=True)})
+recipe = Recipe("big")
+recipe.add_step("read", read, src="big.bin")
+"""
+
+
+def test_a_stop_while_a_large_input_is_hashed_does_not_wait_for_the_hash(tmp_path: Path) -> None:
+    """A 64 GB input takes minutes to hash for the step cache; a Ctrl-C must
+    end the run at once, the step never started and nothing remembered."""
+    (tmp_path / "big.bin").touch()
+    os.truncate(tmp_path / "big.bin", 64 * 1024**3)  # sparse: costs no disk, all of it read
+    (tmp_path / "recipe.py").write_text(BIG_INPUT)
+    proc = start_ninja(tmp_path, "run", "recipe.py:recipe")
+    time.sleep(1.5)  # started, and hashing (which alone takes minutes)
+    err = signal_and_wait(proc, signal.SIGINT)
+    assert proc.returncode == 130, err
+    assert "stopped by SIGINT" in err and "Traceback" not in err
+    assert not (tmp_path / "started").exists()
+    memo = tmp_path / "cache" / "memo"
+    assert not any("big.bin" in p.read_text() for p in memo.rglob("*.json"))

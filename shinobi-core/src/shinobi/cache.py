@@ -63,6 +63,8 @@ from shinobi.file_digests import (
     MEMO_FORMAT,
     RACY_SECONDS,
     DigestMemo,
+    DigestStopped,
+    Stopping,
     is_compiled,
     unreadable_digest,
     write_atomically,
@@ -200,17 +202,20 @@ class StepCache:
         invocation: Invocation,
         backend_name: str,
         backend: Backend | None = None,
+        stopping: Stopping | None = None,
     ) -> str | None:
         """The key of running ``cab`` as ``invocation`` on ``backend_name``.
 
         None means "do not cache": an input, or a script the command names,
         that cannot be read (its content, hence the step, is unknown).
+        Raises :class:`DigestStopped` when ``stopping`` says so while an
+        input is being hashed.
         """
         inputs = []
         for use in invocation.paths:
             if use.role != "input":
                 continue
-            digest = self.memo.digest(use.path)
+            digest = self.memo.digest(use.path, stopping)
             if digest.startswith(("unreadable", "special")):
                 return None  # unknown content, or a pipe/device: never the same twice
             inputs.append((use.field, digest))
@@ -235,11 +240,14 @@ class StepCache:
         return os.path.join(self._entries_dir, key[:2], f"{key}.json")
 
     # -- lookup and store ----------------------------------------------------
-    def lookup(self, key: str, name: str, cwd: str) -> StepResult | None:
+    def lookup(
+        self, key: str, name: str, cwd: str, stopping: Stopping | None = None
+    ) -> StepResult | None:
         """The stored result for ``key`` if its outputs are still there, unchanged.
 
         An entry that is torn, damaged or of another format is a miss: the
-        step runs, and rewrites it.
+        step runs, and rewrites it. Raises :class:`DigestStopped` when
+        ``stopping`` says so while an output is being hashed.
         """
         try:
             data = json.loads(read_small(self._entry_path(key)))
@@ -252,7 +260,7 @@ class StepCache:
         outputs = data["outputs"]
         try:  # the lists are walked anyway: one of the wrong shape fails as it is
             for rel, digest in data["files"]:
-                if self.memo.digest(os.path.join(cwd, rel)) != digest:
+                if self.memo.digest(os.path.join(cwd, rel), stopping) != digest:
                     return None
             for pattern, matched in data["globs"]:
                 if _harvested(pattern, cwd) != matched:
@@ -317,26 +325,41 @@ class StepCache:
         return {f for f in files if os.path.lexists(f)}
 
     def _recorded_files(
-        self, result: StepResult, invocation: Invocation, cab: Cab | None, bases: tuple[str, ...]
+        self,
+        result: StepResult,
+        invocation: Invocation,
+        cab: Cab | None,
+        bases: tuple[str, ...],
+        stopping: Stopping | None,
     ) -> list[tuple[str, str]] | None:
         """The digest of every output file, relative where it is inside the working
         directory; None if one cannot be read, as nothing could verify it later."""
         files = []
         for path in self._output_files(result, invocation, cab):
-            digest = self.memo.digest(path)
+            digest = self.memo.digest(path, stopping)
             if digest.startswith("unreadable"):
                 return None
             files.append((relative_path(path, bases), digest))
         return sorted(files)
 
     def store(
-        self, key: str, result: StepResult, invocation: Invocation, cab: Cab | None = None
+        self,
+        key: str,
+        result: StepResult,
+        invocation: Invocation,
+        cab: Cab | None = None,
+        stopping: Stopping | None = None,
     ) -> None:
         """Record a successful ``result``; a failure to write only loses the entry,
-        and an output that cannot be read means nothing is recorded."""
+        and an output that cannot be read means nothing is recorded. Nor is
+        anything when ``stopping`` says so while an output is being hashed:
+        the step stays done, only not remembered."""
         cwd = invocation.cwd
         bases = working_bases(cwd)
-        files = self._recorded_files(result, invocation, cab, bases)
+        try:
+            files = self._recorded_files(result, invocation, cab, bases, stopping)
+        except DigestStopped:
+            return
         if files is None:
             return
         outputs, anchors = anchored_outputs(result.outputs, bases)

@@ -108,8 +108,15 @@ def run_cab(
     cache = session.cache_for(cab, node) if session.use_cache else None
     key = None
     if cache is not None:
-        key = cache.key(cab, invocation, backend_name, backend)
-        hit: StepResult | None = cache.lookup(key, name, session.cwd) if key else None
+        from shinobi.file_digests import DigestStopped
+
+        stopping = session.control.stopping
+        hit: StepResult | None = None
+        try:  # hashing a large input takes a while: a Ctrl-C must not wait for it
+            key = cache.key(cab, invocation, backend_name, backend, stopping)
+            hit = cache.lookup(key, name, session.cwd, stopping) if key else None
+        except DigestStopped:  # the check below makes the step cancelled
+            key = None
         if hit is not None:
             replayed, damaged = _validate_outputs(cab, hit.outputs)
             if damaged is None:  # an entry the outputs model refuses is a miss: run it
@@ -150,7 +157,7 @@ def run_cab(
     )
     note_until_changed(session, name, node, result)
     if cache is not None and key is not None and result.status == "ok":
-        cache.store(key, result, invocation, cab)
+        cache.store(key, result, invocation, cab, session.control.stopping)
     return result
 
 

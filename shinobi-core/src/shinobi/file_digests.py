@@ -21,6 +21,7 @@ import os
 import stat
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,8 @@ __all__ = [
     "MEMO_FORMAT",
     "RACY_SECONDS",
     "DigestMemo",
+    "DigestStopped",
+    "Stopping",
     "hash_file",
     "is_compiled",
     "unreadable_digest",
@@ -52,6 +55,18 @@ _ELF = b"\x7fELF"
 _NOWHERE = frozenset({errno.ENOENT, errno.ELOOP, errno.ENOTDIR})
 
 
+#: Asked between chunks of a file being hashed: True once the run is stopping.
+Stopping = Callable[[], bool]
+
+
+class DigestStopped(Exception):
+    """Hashing was given up because the run is stopping.
+
+    A 13 GB Measurement Set takes about a minute to hash cold; a Ctrl-C must
+    not wait for it. Nothing about the file is remembered.
+    """
+
+
 def write_atomically(path: Path, data: bytes, *, fsync: bool = False) -> None:
     """Write ``data`` to ``path`` via a temporary name and a rename.
 
@@ -67,12 +82,15 @@ def write_atomically(path: Path, data: bytes, *, fsync: bool = False) -> None:
     os.replace(tmp, path)
 
 
-def hash_file(path: str) -> str:
-    """The SHA-256 of ``path``'s bytes; raises OSError (callers decide what that means)."""
+def hash_file(path: str, stopping: Stopping | None = None) -> str:
+    """The SHA-256 of ``path``'s bytes; raises OSError (callers decide what that means),
+    or :class:`DigestStopped` once ``stopping()`` is true between two chunks."""
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         while chunk := fh.read(_CHUNK):
             digest.update(chunk)
+            if stopping is not None and stopping():
+                raise DigestStopped(path)
     return digest.hexdigest()
 
 
@@ -149,7 +167,7 @@ class DigestMemo:
             loaded = self._shards[shard] = self._load(shard)
         return self._racy.get(path) or self._fresh.get(shard, {}).get(path) or loaded.get(path)
 
-    def file(self, path: str, st: os.stat_result) -> str:
+    def file(self, path: str, st: os.stat_result, stopping: Stopping | None = None) -> str:
         """``file:HEX`` for the regular file ``path`` whose stat is ``st``.
 
         ``unreadable:ERRNO`` when it cannot be read (no permission, gone
@@ -168,7 +186,7 @@ class DigestMemo:
         ):
             return "file:" + known[5]
         try:
-            digest = hash_file(path)
+            digest = hash_file(path, stopping)
             after = os.stat(path)
         except OSError as exc:
             return unreadable_digest(exc)
@@ -186,9 +204,10 @@ class DigestMemo:
                 self._fresh.setdefault(self._shard_of(path), {})[path] = record
         return "file:" + digest
 
-    def digest(self, path: str) -> str:
+    def digest(self, path: str, stopping: Stopping | None = None) -> str:
         """``file:HEX``, ``dir:HEX``, ``missing``, ``special:MODE`` or
-        ``unreadable:ERRNO`` for ``path`` (links followed); never raises."""
+        ``unreadable:ERRNO`` for ``path`` (links followed); raises only
+        :class:`DigestStopped`, when ``stopping`` is given and says so."""
         try:
             st = os.stat(path)
         except FileNotFoundError:
@@ -196,12 +215,12 @@ class DigestMemo:
         except (OSError, ValueError) as exc:  # ValueError: a NUL in a damaged entry's path
             return unreadable_digest(exc)
         if stat.S_ISDIR(st.st_mode):
-            return self._tree(path, st)
+            return self._tree(path, st, stopping)
         if stat.S_ISREG(st.st_mode):
-            return self.file(path, st)
+            return self.file(path, st, stopping)
         return f"special:{stat.S_IFMT(st.st_mode)}"
 
-    def _tree(self, root: str, top: os.stat_result) -> str:
+    def _tree(self, root: str, top: os.stat_result, stopping: Stopping | None) -> str:
         """``dir:HEX``, a digest of every name and file content under ``root``.
 
         Links are followed: the tool reads what a link points to, so a
@@ -240,7 +259,7 @@ class DigestMemo:
                     lines.append(f"{name}\0dir")
                     stack.append((name, entry.path, walking | {identity}))
                 elif stat.S_ISREG(st.st_mode):
-                    content = self.file(entry.path, st)
+                    content = self.file(entry.path, st, stopping)
                     if content.startswith("unreadable"):
                         return content
                     lines.append(f"{name}\0{content}")
