@@ -62,8 +62,8 @@ Stopping = Callable[[], bool]
 class DigestStopped(Exception):
     """Hashing was given up because the run is stopping.
 
-    A 13 GB Measurement Set takes about a minute to hash cold; a Ctrl-C must
-    not wait for it. Nothing about the file is remembered.
+    A 13 GB Measurement Set can take a minute to hash from a network file
+    system; a Ctrl-C must not wait for it. Nothing about the file is remembered.
     """
 
 
