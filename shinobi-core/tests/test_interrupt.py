@@ -415,6 +415,21 @@ def test_an_in_process_pystep_is_named_as_running_on_not_claimed_torn_down(
     )
 
 
+@pytest.mark.slow
+def test_a_second_interrupt_names_the_python_steps_it_cannot_kill(tmp_path: Path) -> None:
+    (tmp_path / "recipe.py").write_text(PYSTEP_RECIPE)
+    proc = start_ninja(tmp_path, "run", "recipe.py:pipe", "--no-cache")
+    wait_for([tmp_path / "thinking"], proc)
+    os.killpg(proc.pid, signal.SIGINT)
+    time.sleep(0.3)
+    err = signal_and_wait(proc, signal.SIGINT)
+    assert proc.returncode == 130, err
+    assert (
+        "ninja: interrupted again: killing the steps now (SIGKILL); Python step(s) 'think' run"
+        " inside ninja and cannot be killed: waiting for them to return"
+    ) in err
+
+
 def test_a_step_that_ends_once_a_stop_is_asked_for_is_cancelled_not_ok(tmp_path: Path) -> None:
     """The handler asks; the teardown follows up to a poll later. A tool that
     exits 0 in between (with a partial product, on the whole tree's SIGTERM)

@@ -109,6 +109,7 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
     out = StreamLog(stdout_path, session.control.warn)
     err = StreamLog(stderr_path, session.control.warn)
     unregister = session.control.on_cancel(cannot_stop)
+    session.in_process.add(name)
     try:
         # user_code: steps started meanwhile get Popen (see shinobi.backends.spawn)
         with user_code(), exits_refused(), captured(out, err):
@@ -142,6 +143,7 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
             finished=time.time(),
         )
     finally:
+        session.in_process.discard(name)
         unregister()
         out.close()
         err.close()

@@ -159,8 +159,15 @@ def _signals(session: Session) -> Iterator[None]:
             session.control.stop_requested.set()  # before the teardown gets going
         elif not session.control.hurry.is_set():  # again: no more waiting on the grace
             session.control.hurry.set()
+            said = "ninja: interrupted again: killing the steps now (SIGKILL)"
+            running = sorted(session.in_process)
+            if running:
+                said += (
+                    f"; Python step(s) {', '.join(repr(n) for n in running)} run inside ninja"
+                    " and cannot be killed: waiting for them to return"
+                )
             with contextlib.suppress(OSError):
-                os.write(2, b"ninja: interrupted again: killing the steps now (SIGKILL)\n")
+                os.write(2, f"{said}\n".encode("utf-8", "backslashreplace"))
 
     with handled(handler):
         yield

@@ -105,6 +105,9 @@ class Session:
     #: How many slices each scattered step was given, once known (full names):
     #: a run that stops early still lists those that never started.
     planned_slices: dict[str, int] = field(default_factory=dict, init=False)
+    #: The Python steps running inside ninja now: no signal can stop them, so
+    #: what ninja says on a second Ctrl-C names them.
+    in_process: set[str] = field(default_factory=set, init=False)
 
     def __post_init__(self) -> None:
         from shinobi.resources import Budget
