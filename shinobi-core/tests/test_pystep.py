@@ -361,6 +361,30 @@ def test_no_image_on_a_container_runtime_runs_here_with_a_warning(
     assert any("names no image=" in w for w in warnings)
 
 
+class FakeBatch(FakeContainer):
+    """A backend that runs commands elsewhere and has no images (as slurm)."""
+
+    name = "fakebatch"
+    capabilities: ClassVar[Capabilities] = Capabilities(isolation=True)
+
+
+def test_a_backend_that_runs_only_commands_runs_the_pystep_here_and_says_so(
+    steps: Callable[[str], Any], tmp_path: Path
+) -> None:
+    fake = FakeBatch()
+    session = _session(tmp_path, fake, "fakebatch")
+    recipe = steps("recipe")
+    step = recipe.steps[0].step
+    step.venv = None
+    result = run_graph(build_graph(recipe), {"note": Path("note.txt")}, session)
+    assert result.ok and result.outputs["pid"] == os.getpid()
+    assert fake.seen == []
+    assert session.warnings == [
+        "pystep 'where' runs in this process, on this host, not through the fakebatch backend,"
+        " which runs commands only (to run it there, make it a script and give it a Cab)"
+    ]
+
+
 def test_a_pystep_defined_inside_a_function_cannot_cross(made_venv: Path, tmp_path: Path) -> None:
     import shinobi
 

@@ -68,6 +68,14 @@ def placement(session: Session, name: str, node: Node, backend_name: str) -> str
             f" {backend_name} container",
             once=f"pystep-no-image:{name}",
         )
+        return None
+    # A batch system or a remote host runs commands: the function stays here.
+    session.warn(
+        f"pystep {name!r} runs in this process, on this host, not through the"
+        f" {backend_name} backend, which runs commands only (to run it there, make it a"
+        " script and give it a Cab)",
+        once=f"pystep-here:{name}",
+    )
     return None
 
 
