@@ -504,6 +504,10 @@ def test_a_step_whose_cache_key_was_being_worked_out_when_stopped_never_starts(
 
     def key(self: StepCache, *args: object, **kwargs: object) -> object:
         os.kill(os.getpid(), signal.SIGINT)
+        # Hashing takes a while, and gives up the GIL as it reads: the main
+        # thread runs the handler meanwhile (without this pause, the handler
+        # could come only after the step had started, which is another test's).
+        time.sleep(0.2)
         return real(self, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(StepCache, "key", key)
