@@ -49,6 +49,10 @@ DEFAULT_ENV_ALLOW = [
 ]
 
 
+#: A memory budget below this is a number written without its unit.
+_SMALLEST_BUDGET = 1024**2
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
@@ -95,16 +99,29 @@ class ExecutionConfig(_Section):
             )
         return path.resolve()
 
-    @field_validator("memory")
+    @field_validator("memory", mode="before")
     @classmethod
-    def _a_size(cls, value: str | int | None) -> str | int | None:
-        """A size the budget can read ("64GiB", 68719476736), refused here, not mid-run."""
-        if value is not None:
-            from shinobi.resources import parse_size
+    def _a_size(cls, value: object) -> str | int | None:
+        """A size the budget can read ("64GiB", 68719476736), refused here, not mid-run.
 
-            if parse_size(value) == 0:  # raises ValueError with the accepted forms
-                raise ValueError("a run's memory budget must be more than 0 bytes")
-        return value
+        Checked before pydantic's own union, which would take ``true`` as one
+        byte and answer ``1.5`` with a message about strings.
+        """
+        if value is None:
+            return None
+        from shinobi.resources import parse_size
+
+        if not isinstance(value, int | float | str):
+            raise ValueError(f"not a size: {value!r} (write e.g. '64GiB' or a number of bytes)")
+        size = parse_size(value)  # raises ValueError with the accepted forms
+        if size == 0:
+            raise ValueError("a run's memory budget must be more than 0 bytes")
+        if size < _SMALLEST_BUDGET:  # `memory = 64` meant gigabytes, not 64 bytes
+            raise ValueError(
+                f"a run's memory budget of {size} bytes is too small to be meant; a bare number"
+                " is bytes: write the unit, e.g. '64GiB'"
+            )
+        return value if isinstance(value, str) else size
 
 
 class BackendConfig(BaseModel):
@@ -359,6 +376,51 @@ def _refuse_unknown_backend_keys(config: AppConfig, sources: Mapping[str, str]) 
         )
 
 
+def _origin(loc: list[str], sources: Mapping[str, str]) -> str:
+    """The layer that set the key at ``loc`` (or a key under it, for a whole table)."""
+    for depth in range(len(loc), 0, -1):
+        key = ".".join(loc[:depth])
+        found = sources.get(key) or next(
+            (v for k, v in sources.items() if k.startswith(f"{key}.")), None
+        )
+        if found:
+            return found
+    return "configuration"
+
+
+def _refusal(exc: ValidationError, sources: Mapping[str, str]) -> ConfigError:
+    """One line for the first thing wrong, in the configuration's terms, not pydantic's."""
+    first = exc.errors()[0]
+    loc = [str(p) for p in first.get("loc", ())]
+    kind = first.get("type")
+    message = str(first.get("msg"))
+    if kind == "extra_forbidden":  # a misspelt key or section
+        message = "not a setting" + did_you_mean(loc[-1], _known_keys(loc[:-1]))
+    elif kind == "value_error":
+        message = message.removeprefix("Value error, ")
+    elif kind in ("model_type", "dict_type"):  # `execution = 3`: a section given a value
+        message = f"this is a section: write [{'.'.join(loc)}] with its keys under it"
+    return ConfigError(
+        f"configuration key {'.'.join(loc)!r} (from {_origin(loc, sources)}): {message}"
+    )
+
+
+def _refuse_venv_table(merged: Mapping[str, Any], sources: Mapping[str, str]) -> None:
+    """``[backend.venv]`` as a table: every other backend has one, the venv backend does not.
+
+    Its settings are the global ``venv`` and ``venv_host_commands``; without
+    this the table is refused as "Input should be a valid string".
+    """
+    keys = [k for k in merged if k.startswith("backend.venv.")]
+    if keys:
+        origin = sources.get(keys[0], "configuration")
+        raise ConfigError(
+            f"[backend.venv] (from {origin}) is not a table: the venv backend's settings are"
+            ' global keys of [backend]: write `venv = "/path/to/venv"` (and'
+            " `venv_host_commands = [...]`) under [backend]"
+        )
+
+
 def load_config(
     overrides: Mapping[str, Any] | None = None,
     *,
@@ -381,21 +443,11 @@ def load_config(
         for key, value in flat.items():
             merged[key] = value
             sources[key] = source
+    _refuse_venv_table(merged, sources)
     try:
         config = AppConfig.model_validate(_nest(merged))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = [str(p) for p in first.get("loc", ())]
-        key = ".".join(loc)
-        origin = sources.get(key) or next(
-            (v for k, v in sources.items() if k.startswith(f"{key}.")), "configuration"
-        )
-        hint = ""
-        if first.get("type") == "extra_forbidden":  # a misspelt key or section
-            hint = did_you_mean(loc[-1], _known_keys(loc[:-1]))
-        raise ConfigError(
-            f"configuration key {key!r} (from {origin}): {first.get('msg')}{hint}"
-        ) from None
+        raise _refusal(exc, sources) from None
     config.sources = sources
     _refuse_unknown_backend_keys(config, sources)
     return config

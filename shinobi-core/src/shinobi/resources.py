@@ -231,6 +231,17 @@ def detect_cpus(proc_cgroup: str = "/proc/self/cgroup", root: str = _CGROUP_ROOT
 _UNLIMITED = 1 << 60
 
 
+def _physical_memory() -> int:
+    """RAM from the C library, where ``/proc/meminfo`` cannot be read (macOS, a masked /proc).
+
+    0 only where even that is unknown; a budget of 0 bytes would refuse every run.
+    """
+    try:
+        return max(0, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return 0
+
+
 def detect_memory(
     proc_cgroup: str = "/proc/self/cgroup",
     root: str = _CGROUP_ROOT,
@@ -242,6 +253,7 @@ def detect_memory(
     for line in (_read(meminfo) or "").splitlines():
         if line.startswith("MemTotal:"):
             total = int(line.split()[1]) * 1024
+    total = total or _physical_memory()
     for directory in _cgroup_dirs("memory", proc_cgroup, root):
         for name in ("memory.max", "memory.limit_in_bytes"):
             value = _read(f"{directory}/{name}")
@@ -293,7 +305,8 @@ class Budget:
     """
 
     def __init__(self, cpus: float, memory: int | str | None = None) -> None:
-        size = detect_memory() if memory is None else parse_size(memory)
+        # Memory that cannot be found out at all gates nothing, rather than every run.
+        size = (detect_memory() or _UNLIMITED) if memory is None else parse_size(memory)
         if cpus <= 0 or size <= 0:
             raise ValueError(f"a budget needs positive cpus and memory, not {cpus}, {memory}")
         self.cpus = float(cpus)

@@ -23,11 +23,14 @@ from shinobi import teardown
 from shinobi.backends.base import BackendRun, RunControl
 from shinobi.backends.spawn import start
 from shinobi.backends.streams import MAX_CAPTURE, StreamLog, pump
+from shinobi.errors import ShinobiError
 
 __all__ = [
     "MAX_CAPTURE",
+    "UnpassableArgument",
     "read_log",
     "run_process",
+    "script_interpreter",
     "session_members",
     "terminate_session",
 ]
@@ -69,11 +72,49 @@ def read_log(path: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _not_started(program: str, exc: OSError) -> BackendRun:
-    """The run of a program the kernel would not start, in the user's terms."""
-    if isinstance(exc, FileNotFoundError):
+def _located(program: str, cwd: str, path: str | None) -> str | None:
+    """The file the kernel was asked to run, when there is one (None: nothing there).
+
+    A bare name is looked for on the child's ``PATH`` (``path``), as exec did;
+    a name with a slash is relative to the step's directory.
+    """
+    if os.sep in program:
+        found = os.path.join(cwd, program)
+        return found if os.path.lexists(found) else None
+    import shutil
+
+    return shutil.which(program, mode=os.F_OK, path=path)
+
+
+def script_interpreter(script: str) -> str | None:
+    """The interpreter a ``#!`` line names (None: no such line, or unreadable)."""
+    try:
+        with open(script, "rb") as fh:
+            head = fh.readline(512)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    words = head[2:].split()
+    return os.fsdecode(words[0]) if words else None
+
+
+def _not_started(program: str, exc: OSError, cwd: str = ".", path: str | None = None) -> BackendRun:
+    """The run of a program the kernel would not start, in the user's terms.
+
+    ENOENT for a file that exists means its ``#!`` interpreter is missing (a
+    venv that was moved, a Python that was removed): saying "command not
+    found" there sends the user looking for the wrong file.
+    """
+    found = _located(program, cwd, path)
+    if isinstance(exc, FileNotFoundError) and found is not None:
+        code, reason, message = 127, *_unstartable_file(program, found)
+    elif isinstance(exc, FileNotFoundError):
         code, reason = 127, f"command not found: {program}"
         message = f"command not found: {program!r} (is it installed and on PATH?)"
+    elif isinstance(exc, PermissionError) and found is not None and os.path.isdir(found):
+        code, reason = 126, f"not a program: {program} is a directory"
+        message = f"cannot run {program!r}: it is a directory, not a program"
     elif isinstance(exc, PermissionError):
         code, reason = 126, f"permission denied: {program}"
         message = f"permission denied running {program!r} (is it executable?)"
@@ -81,6 +122,58 @@ def _not_started(program: str, exc: OSError) -> BackendRun:
         code, reason = 126, f"cannot run {program}: {exc.strerror}"
         message = f"cannot run {program!r}: {exc.strerror}"
     return BackendRun(returncode=code, stderr=message + "\n", reason=reason)
+
+
+def _unstartable_file(program: str, found: str) -> tuple[str, str]:
+    """(reason, message) for a ``program`` that is there but that exec calls missing."""
+    interpreter = script_interpreter(found) if os.path.exists(found) else None
+    if interpreter is None:  # a dangling symlink, or a binary whose loader is missing
+        return (
+            f"cannot run {program}: {found} or what it needs is missing",
+            f"cannot run {program!r}: {found} is a broken link or lacks its loader",
+        )
+    return (
+        f"interpreter not found: {interpreter} (the #! line of {program})",
+        f"cannot run {program!r}: its #! line names {interpreter!r}, which does not exist"
+        " (a moved or rebuilt venv? reinstall the tool, or fix that line)",
+    )
+
+
+class UnpassableArgument(ShinobiError, ValueError):
+    """An argv or environment no process can be given (a NUL byte, a name with ``=``).
+
+    Still a ValueError, as ``subprocess`` raises, but one the run reports in
+    the user's words rather than as an internal error.
+    """
+
+
+def _unpassable(argv: Sequence[str], env: Mapping[str, object] | None) -> UnpassableArgument | None:
+    """What in ``argv`` or ``env`` no program can be given (None: nothing).
+
+    Looked for only once a start has failed, so a step that starts pays nothing.
+    """
+    where = next((i for i, word in enumerate(argv) if "\0" in word), None)
+    if where is not None:
+        what = "the command" if where == 0 else f"argument {where}"
+        problem = f"{what} contains a NUL byte, which no program can be passed (check its value)"
+    else:
+        problem = next(
+            (p for name, value in (env or {}).items() if (p := _bad_variable(name, value))), ""
+        )
+    if not problem:
+        return None
+    return UnpassableArgument(f"cannot run {argv[0]!r}: {problem}")
+
+
+def _bad_variable(name: object, value: object) -> str | None:
+    """Why ``name=value`` cannot be in a process's environment, or None when it can."""
+    if not isinstance(name, str) or not isinstance(value, str):
+        return f"environment variable {name!r} = {value!r} is not text (write it as a string)"
+    if not name or "=" in name or "\0" in name:
+        return f"{name!r} is not a valid environment variable name"
+    if "\0" in value:
+        return f"environment variable {name!r} contains a NUL byte"
+    return None
 
 
 _TAG_KEY = os.fsencode(teardown.TAG_VARIABLE)
@@ -128,7 +221,12 @@ def run_process(
     if control.stopping():
         return BackendRun(returncode=-signal.SIGTERM, signal=signal.SIGTERM, cancelled=True)
     tag = teardown.new_tag()
-    child_env = _environment(env)
+    try:
+        child_env = _environment(env)
+    except TypeError:  # a value that is not text, in a mapping typed as text
+        raise _unpassable(argv, env) or TypeError(
+            f"cannot encode the environment of {argv[0]!r}"
+        ) from None
     child_env[_TAG_KEY] = tag.encode()
     out_read, out_write = os.pipe()
     err_read, err_write = os.pipe()
@@ -141,9 +239,14 @@ def run_process(
     except BaseException as exc:  # a ValueError (a NUL byte in argv) too: no pipe left open
         for fd in (out_read, err_read, out_write, err_write):
             os.close(fd)
+        unpassable = _unpassable(argv, env) if isinstance(exc, ValueError) else None
+        if unpassable is not None:
+            raise unpassable from None
         if not isinstance(exc, OSError):
             raise
-        refused = _not_started(argv[0], exc)
+        child_path = child_env.get(b"PATH")
+        path = os.fsdecode(child_path) if child_path is not None else None
+        refused = _not_started(argv[0], exc, cwd, path)
         stderr.write(refused.stderr.encode())  # the log says why, as a tool would
         for log in (stdout, stderr):
             log.close()

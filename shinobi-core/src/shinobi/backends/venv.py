@@ -38,7 +38,7 @@ from shinobi.backends.base import (
     RunControl,
 )
 from shinobi.backends.native import NativeBackend
-from shinobi.backends.process import run_process
+from shinobi.backends.process import run_process, script_interpreter
 from shinobi.errors import ShinobiError
 from shinobi.programs import is_executable
 
@@ -65,11 +65,29 @@ def venv_problem(venv: str) -> str | None:
             )
         return f"the venv {venv!r} does not exist; create it with `python3 -m venv {venv}`"
     bin_dir = os.path.join(venv, "bin")
-    if not any(is_executable(os.path.join(bin_dir, n)) for n in ("python", "python3")):
-        return (
-            f"{venv!r} is not a virtualenv (no executable bin/python); create one with"
-            f" `python3 -m venv {venv}`"
-        )
+    pythons = [os.path.join(bin_dir, n) for n in ("python", "python3")]
+    if any(is_executable(p) for p in pythons):
+        return None
+    return _broken_venv(venv, pythons) or (
+        f"{venv!r} is not a virtualenv (no executable bin/python); create one with"
+        f" `python3 -m venv {venv}`"
+    )
+
+
+def _broken_venv(venv: str, pythons: list[str]) -> str | None:
+    """Why a venv that once was one no longer runs, with the remedy that mends it.
+
+    Plain ``python3 -m venv DIR`` keeps a dangling ``bin/python`` link as it
+    is, so the remedy for a venv whose Python was removed or upgraded away,
+    or one whose creation was interrupted, is ``--clear``.
+    """
+    remedy = f"recreate it with `python3 -m venv --clear {venv}` and reinstall its tools"
+    for python in pythons:
+        if os.path.islink(python) and not os.path.exists(python):
+            target = os.path.realpath(python)
+            return f"the venv {venv!r} is broken: its Python {target} no longer exists; {remedy}"
+    if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
+        return f"the venv {venv!r} is incomplete (it has no bin/python); {remedy}"
     return None
 
 
@@ -98,6 +116,26 @@ def resolve_command(
         f"command {command!r} is not installed in the venv {venv!r}: install it there"
         f" ({os.path.join(venv, 'bin', 'pip')} install ...), write the host's path"
         f" (e.g. /usr/bin/{command}) in the cab, or list it in backend.venv_host_commands",
+    )
+
+
+def _dead_interpreter(command: str, venv: str) -> str | None:
+    """Why the venv's own script ``command`` cannot start: its ``#!`` names a missing Python.
+
+    Console scripts carry the absolute path of the venv's interpreter, so a
+    venv that was moved or copied elsewhere still looks complete but none of
+    its tools run. Only the venv's own scripts are checked: a program the
+    cab names by path is the author's to mend.
+    """
+    if os.path.dirname(command) != os.path.join(venv, "bin"):
+        return None
+    interpreter = script_interpreter(command)
+    if interpreter is None or os.path.exists(interpreter):
+        return None
+    return (
+        f"{command} cannot run: its #! line names {interpreter}, which does not exist (was"
+        f" the venv moved? recreate it with `python3 -m venv --clear {venv}` and reinstall"
+        " its tools)"
     )
 
 
@@ -178,18 +216,24 @@ class VenvBackend(Backend):
         """Why ``invocation`` cannot run in ``venv`` (an unusable venv, a missing tool)."""
         problem = venv_problem(venv)
         if problem is None:
-            problem = resolve_command(invocation.argv, venv, self.host_commands).problem
+            resolved = resolve_command(invocation.argv, venv, self.host_commands)
+            problem = resolved.problem or _dead_interpreter(resolved.argv[0], venv)
         return problem
 
     def prepare(self, invocations: list[Invocation]) -> list[str]:
         """Refuse a run whose venvs or tools are missing; warn about steps with no venv."""
         unvenved: list[str] = []
+        # One look per (venv, command): a scatter of thousands names a handful of tools.
+        looked: dict[tuple[str, str], str | None] = {}
         for invocation in invocations:
             venv = self.venv_for(invocation)
             if venv is None:
                 unvenved.append(invocation.step)
                 continue
-            problem = self.problem(invocation, venv)
+            seen = (venv, invocation.argv[0])
+            if seen not in looked:
+                looked[seen] = self.problem(invocation, venv)
+            problem = looked[seen]
             if problem is not None:
                 raise VenvError(f"step {invocation.step!r}: {problem}")
         self._warned.update(unvenved)

@@ -1,0 +1,67 @@
+"""A venv that used to work and no longer does is named as broken, with a remedy that works.
+
+``python3 -m venv DIR`` over a venv whose ``bin/python`` link dangles (its
+Python was upgraded or removed) leaves the link dangling, so the remedy is
+``--clear``; a venv whose creation was interrupted has ``pyvenv.cfg`` and no
+Python. A venv moved elsewhere keeps its interpreter, but its console scripts
+still name the old path on their ``#!`` line: refused before the run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from shinobi.backends.base import Invocation
+from shinobi.backends.venv import VenvBackend, VenvError, venv_problem
+
+
+def _invocation(cwd: Path, venv: Path, *argv: str) -> Invocation:
+    return Invocation(step="cal", argv=argv, cwd=str(cwd), venv=str(venv))
+
+
+def test_a_venv_whose_python_is_gone_is_broken_and_needs_clear(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /opt/python3.9/bin\n")
+    os.symlink("/opt/python3.9/bin/python3.9", venv / "bin" / "python")
+    os.symlink("python", venv / "bin" / "python3")
+    problem = venv_problem(str(venv)) or ""
+    assert "/opt/python3.9/bin/python3.9 no longer exists" in problem
+    assert f"python3 -m venv --clear {venv}" in problem
+
+
+def test_a_half_made_venv_is_incomplete_and_needs_clear(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    problem = venv_problem(str(venv)) or ""
+    assert "incomplete" in problem and "--clear" in problem
+
+
+def test_a_plain_directory_is_still_not_a_virtualenv(tmp_path: Path) -> None:
+    assert "is not a virtualenv" in (venv_problem(str(tmp_path)) or "")
+
+
+def test_a_moved_venv_s_tool_is_refused_before_the_run(tmp_path: Path) -> None:
+    venv = tmp_path / "moved"
+    (venv / "bin").mkdir(parents=True)
+    os.symlink(sys.executable, venv / "bin" / "python")
+    tool = venv / "bin" / "tricolour"
+    tool.write_text("#!/old/place/venv/bin/python\nprint('hi')\n")
+    tool.chmod(0o755)
+    with pytest.raises(VenvError, match="#! line names /old/place/venv/bin/python"):
+        VenvBackend({}).prepare([_invocation(tmp_path, venv, "tricolour")])
+
+
+def test_a_sound_venv_tool_is_accepted(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    os.symlink(sys.executable, venv / "bin" / "python")
+    tool = venv / "bin" / "tricolour"
+    tool.write_text(f"#!{venv}/bin/python\nprint('hi')\n")
+    tool.chmod(0o755)
+    assert VenvBackend({}).prepare([_invocation(tmp_path, venv, "tricolour")]) == []
