@@ -173,6 +173,24 @@ class _Builder:
                 " 'calibrate' (not empty, not only dots, no '/' and no control characters)"
             )
 
+    def check_slice_names(self, entries: list[dict[str, Any]], index: dict[str, int]) -> None:
+        """Refuse a step named like a slice of a scattered sibling (``image[0]``).
+
+        Slices are named ``STEP[N]`` in results, progress and logs, so such a
+        step would write into a slice's log file and be confused with it.
+        """
+        for name in index:
+            if not name.endswith("]"):  # the usual name: one check per step
+                continue
+            match = _SLICE_NAME.fullmatch(name)
+            if match is None or match.group(1) not in index:
+                continue
+            if entries[index[match.group(1)]]["scatter"]:
+                raise self.fail(
+                    f"step {name!r}: the name is how slice {match.group(2)} of the scattered"
+                    f" step {match.group(1)!r} is named; give the step another name"
+                )
+
     # -- loops ---------------------------------------------------------------
     def check_loop(self, spec: LoopSpec) -> None:
         from shinobi.steps.recipe import LoopSpec as _LoopSpec
@@ -432,6 +450,7 @@ class _Builder:
                     f" {i + 1}); give each step a unique name"
                 )
             index[name] = i
+        self.check_slice_names(entries, index)
         self.steps_by_name = {entry["name"]: entry["step"] for entry in entries}
 
         recipe_inputs = _fields(recipe.inputs_model)
@@ -621,6 +640,10 @@ class _Builder:
             f"step {names[0]!r}: the steps form a cycle: {' -> '.join([*names, names[0]])}"
             " (a step cannot depend, even indirectly, on its own output)"
         )
+
+
+#: How a slice of a scattered step is named: ``STEP[N]``.
+_SLICE_NAME = re.compile(r"(.*)\[(\d+)\]")
 
 
 def _name_problem(name: object) -> str | None:

@@ -87,8 +87,9 @@ def _import_file(path: Path) -> Any:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
         sys.modules.pop(module_name, None)
+        at = f":{exc.lineno}" if exc.lineno else ""  # none for a null byte in the file
         raise LoadError(
-            f"{exc.filename or path}:{exc.lineno}: syntax error: {exc.msg}; fix the recipe file"
+            f"{exc.filename or path}{at}: syntax error: {exc.msg}; fix the recipe file"
         ) from None
     except (Exception, SystemExit) as exc:  # a script's sys.exit() at import, too
         sys.modules.pop(module_name, None)
@@ -178,25 +179,47 @@ def load_target(target: str) -> Any:
     try:
         value = getattr(module, name)
     except AttributeError:
-        from shinobi.steps.recipe import Recipe
-
-        candidates = [k for k, v in vars(module).items() if isinstance(v, Recipe)]
-        listing = ", ".join(candidates) or "none"
         raise LoadError(
-            f"{path} has no {name!r}{did_you_mean(name, candidates)}"
-            f" (recipes defined there: {listing})"
+            f"{path} has no {name!r}{did_you_mean(name, _runnable(module))}{_listing(module)}"
         ) from None
     except Exception as exc:  # the recipe file's own module __getattr__ failed
         raise LoadError(
             f"{path}: looking up {name!r} raised {exception_line(exc)}; fix the recipe file"
         ) from None
-    if isinstance(value, type) or getattr(value, "kind", None) not in (
-        "recipe",
-        "cab",
-        "python",
-        "function",
-    ):
+    if not _is_runnable(value):
         raise LoadError(
-            f"{path}:{name} is a {type(value).__name__}, not a Recipe; name a Recipe object"
+            f"{path}:{name} is {_what(value)}, not a Recipe; name a Recipe object{_listing(module)}"
         )
     return value
+
+
+def _what(value: Any) -> str:
+    """``a type`` (any class), ``a function``, ``a str``: what a target that is no step names."""
+    return "a type" if isinstance(value, type) else f"a {type(value).__name__}"
+
+
+def _is_runnable(value: Any) -> bool:
+    """A Recipe, a Cab or a step made by ``@shinobi.pystep``/``@shinobi.step``."""
+    if isinstance(value, type):
+        return False
+    try:
+        kind = getattr(value, "kind", None)
+    except Exception:  # an object whose attribute lookup itself fails is no step
+        return False
+    return kind in ("recipe", "cab", "python", "function")
+
+
+def _runnable(module: Any) -> list[str]:
+    """The names a target may take in ``module``: recipes first, then single steps."""
+    found = [(k, v) for k, v in vars(module).items() if not k.startswith("_") and _is_runnable(v)]
+    recipes = [k for k, v in found if v.kind == "recipe"]
+    return recipes + [k for k, v in found if v.kind != "recipe"]
+
+
+def _listing(module: Any) -> str:
+    """`` (recipes defined there: a, b; single steps: c)``: what the user may name."""
+    names = _runnable(module)
+    recipes = [k for k in names if vars(module)[k].kind == "recipe"]
+    steps = [k for k in names if k not in recipes]
+    listing = f" (recipes defined there: {', '.join(recipes) or 'none'}"
+    return listing + (f"; single steps: {', '.join(steps)})" if steps else ")")

@@ -51,7 +51,7 @@ def show_dryrun(
     else:
         lines = render_dryrun(plan, backend_of, render_argv)
         total = sum(1 for _ in graph.walk())
-        lines.append(f"{total} steps; dry run: nothing was executed")
+        lines.append(f"{total} step{'' if total == 1 else 's'}; dry run: nothing was executed")
         click.echo("\n".join(lines))
     _warn_missing_programs(graph, session)
 

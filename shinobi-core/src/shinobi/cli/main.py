@@ -154,6 +154,10 @@ def _register_exit_hook() -> None:
         atexit.register(collector.at_exit)
 
 
+#: Options of ``ninja`` itself, which people also write after the command.
+_GLOBAL_OPTIONS = ("--debug", "--version")
+
+
 def _usage_line(exc: click.UsageError) -> str:
     """click's message for a bad option or argument, on one line, with where to look.
 
@@ -163,11 +167,25 @@ def _usage_line(exc: click.UsageError) -> str:
     from shinobi.cli.recipe_options import TARGET_KEY
 
     message = " ".join(exc.format_message().split()).rstrip(".")
+    if isinstance(exc, click.NoSuchOption) and exc.option_name in _GLOBAL_OPTIONS:
+        command = exc.ctx.command_path.partition(" ")[2] if exc.ctx is not None else ""
+        name = exc.option_name
+        return f"{name} is an option of ninja itself: put it first (ninja {name} {command} ...)"
     ctx = exc.ctx
     path = ctx.command_path if ctx is not None else "ninja"
     if ctx is not None and TARGET_KEY in ctx.meta:  # a recipe's inputs are in its own --help
         path = f"{path} {ctx.meta[TARGET_KEY]}"
     return f"{message} (see '{path} --help')"
+
+
+def _asked_for_help(exc: click.UsageError) -> bool:
+    """A group called without its command: click (8.2 on) raises its help as an error.
+
+    That help is many lines; squeezed into one error line it cannot be read.
+    It still goes to stderr with exit 2, since no command ran.
+    """
+    no_args = getattr(click.exceptions, "NoArgsIsHelpError", None)
+    return no_args is not None and isinstance(exc, no_args)
 
 
 #: Errors that say something about this machine (a permission, a full disk, a
@@ -223,7 +241,10 @@ def _main(args: list[str]) -> Any:
         click.echo("ninja: aborted", err=True)
         sys.exit(130)
     except click.UsageError as exc:
-        click.echo(f"ninja: error: {_usage_line(exc)}", err=True)
+        if _asked_for_help(exc) and exc.ctx is not None:  # `ninja`, `ninja cache`
+            click.echo(exc.ctx.get_help(), err=True)  # the help, not an error line
+        else:
+            click.echo(f"ninja: error: {_usage_line(exc)}", err=True)
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()

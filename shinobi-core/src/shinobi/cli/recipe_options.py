@@ -9,6 +9,7 @@ documents the recipe's own inputs, from the fields' descriptions.
 
 from __future__ import annotations
 
+import itertools
 import typing
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ _RECIPE_KEY = "shinobi_recipe"
 #: Where the loaded FILE.py:NAME is kept, for messages that point at its --help.
 TARGET_KEY = "shinobi_target"
 _INPUTS_KEY = "shinobi_inputs"
+_ABOUT_KEY = "shinobi_about"
 
 
 class _Json(click.ParamType):
@@ -41,6 +43,36 @@ class _Json(click.ParamType):
             self.fail(f"{value!r} is not JSON ({exc}); give it as JSON, e.g. '{{\"a\": 1}}'")
 
 
+class _PathValue(click.ParamType):
+    """A path given on the command line: any text but the empty string.
+
+    pydantic reads ``""`` as ``Path(".")``, so ``--out ""`` (an unset shell
+    variable) would silently name the current directory.
+    """
+
+    name = "path"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "":
+            self.fail("an empty path names no file; give a path (use . for this directory)")
+        return value
+
+
+class _LiteralChoice(click.Choice):
+    """A ``Literal[...]`` input: chosen by its text, passed on as the literal itself.
+
+    pydantic compares a literal strictly, so ``"2"`` for ``Literal[1, 2]`` would
+    be refused as "Input should be 1 or 2" although 2 was given.
+    """
+
+    def __init__(self, values: tuple[Any, ...]) -> None:
+        self.values = {str(v): v for v in values}
+        super().__init__(list(self.values))
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return self.values[super().convert(str(value), param, ctx)]
+
+
 def _structured(core: Any) -> bool:
     return core is dict or typing.get_origin(core) is dict or hasattr(core, "model_fields")
 
@@ -53,7 +85,9 @@ def _click_type(annotation: Any) -> tuple[Any, bool, bool]:
     if _structured(core):
         return _Json(), is_list, False
     if typing.get_origin(core) is typing.Literal:
-        return click.Choice([str(a) for a in typing.get_args(core)]), is_list, False
+        return _LiteralChoice(typing.get_args(core)), is_list, False
+    if _text_enum(core):  # its values are what pydantic reads from the command line
+        return click.Choice([member.value for member in core]), is_list, False
     if core is bool:
         return click.BOOL, is_list, not is_list
     if core is int:
@@ -61,8 +95,18 @@ def _click_type(annotation: Any) -> tuple[Any, bool, bool]:
     if core is float:
         return click.FLOAT, is_list, False
     if isinstance(core, type) and issubclass(core, Path):
-        return click.Path(path_type=str), is_list, False
+        return _PathValue(), is_list, False
     return click.STRING, is_list, False
+
+
+def _text_enum(core: Any) -> bool:
+    import enum
+
+    return (
+        isinstance(core, type)
+        and issubclass(core, enum.Enum)
+        and all(isinstance(member.value, str) for member in core)
+    )
 
 
 def _first_target(args: list[str], command: click.Command) -> str | None:
@@ -91,6 +135,33 @@ def _load_libraries() -> None:
     import shinobi.loaders  # noqa: F401
 
 
+def _refuse_swallowed_options(command: click.Command, ctx: click.Context, args: list[str]) -> None:
+    """Refuse ``--target --dryrun``: an option left without its value.
+
+    click gives an option that takes a value the next word, even when that
+    word is another of the command's options, so a forgotten value would turn
+    ``--dryrun`` into a file name and the dry run into a real run. A value
+    that really is such a word can still be given as ``--target=--dryrun``.
+    """
+    options = [p for p in command.get_params(ctx) if isinstance(p, click.Option)]
+    names = {name for p in options for name in (*p.opts, *p.secondary_opts)}
+    takes_value = {name: p for p in options if not p.is_flag and not p.count for name in p.opts}
+    for current, following in itertools.pairwise(args):
+        if current == "--":
+            return
+        if current in takes_value and following.split("=", 1)[0] in names:
+            # a choice cannot be an option's name; a long option can take one after "="
+            literal = current.startswith("--") and not isinstance(
+                takes_value[current].type, click.Choice
+            )
+            hint = f" (or write {current}={following} if that is the value)" if literal else ""
+            raise click.UsageError(
+                f"option {current} needs a value, but is followed by the option {following};"
+                f" give {current} a value{hint}",
+                ctx,
+            )
+
+
 class RecipeCommand(click.Command):
     """A command whose options include the target recipe's inputs."""
 
@@ -106,15 +177,35 @@ class RecipeCommand(click.Command):
 
             # a single cab or pystep as the recipe that runs it: its options are
             # that recipe's inputs (a list for each field the step scatters over)
-            recipe = as_recipe(load_target(target))
+            step = load_target(target)
+            recipe = as_recipe(step)
             ctx.meta[_RECIPE_KEY] = recipe
             ctx.meta[TARGET_KEY] = target
+            ctx.meta[_ABOUT_KEY] = _about(step, target)
             self.params = [*self.params, *self._input_options(recipe, ctx)]
         try:
+            _refuse_swallowed_options(self, ctx, args)
             return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            if _RECIPE_KEY in ctx.meta or not exc.option_name.startswith("--"):
+                exc.ctx = exc.ctx or ctx
+                raise
+            message = exc.format_message().rstrip(".")
+            raise click.UsageError(
+                f"{message}; a recipe's inputs go after FILE.py:NAME", exc.ctx or ctx
+            ) from None
         except click.UsageError as exc:
             exc.ctx = exc.ctx or ctx  # click's parser leaves some of its errors without one
             raise
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command's own text, then what the named recipe says about itself."""
+        super().format_help_text(ctx, formatter)
+        about = ctx.meta.get(_ABOUT_KEY)
+        if about:
+            formatter.write_paragraph()
+            with formatter.indentation():
+                formatter.write_text(about)
 
     def invoke(self, ctx: click.Context) -> Any:
         from shinobi.errors import InputError, UsageError
@@ -130,9 +221,15 @@ class RecipeCommand(click.Command):
 
     def _option_of(self, field: str) -> str | None:
         for param in self.params:
-            if param.name == f"{_INPUTS_KEY}:{field}" and param.opts:
+            name = (param.name or "").partition(":")[2]
+            if name and param.opts and field in (name, _input_key(self._model(), name)):
                 return str(param.opts[0])
         return None
+
+    def _model(self) -> Any:
+        ctx = click.get_current_context(silent=True)
+        recipe = ctx.meta.get(_RECIPE_KEY) if ctx is not None else None
+        return recipe.inputs_model if recipe is not None else None
 
     def _input_options(self, recipe: Any, ctx: click.Context) -> list[click.Option]:
         # --help is not among the params yet (click adds it when it parses)
@@ -142,12 +239,20 @@ class RecipeCommand(click.Command):
         for name, info in recipe.inputs_model.model_fields.items():
             ctype, is_list, is_bool = _click_type(info.annotation)
             dashed = "--" + name.replace("_", "-")
-            names = [dashed] if dashed not in own else ["--input-" + name.replace("_", "-")]
-            if "--" + name not in names and "--" + name not in own:
-                names.append("--" + name)
+            while dashed in own:  # one of the command's options, or an earlier input's
+                dashed = "--input-" + dashed[2:]
+            names = [dashed]
+            for spelling in dict.fromkeys([name, _input_key(recipe.inputs_model, name)]):
+                if "--" + spelling not in names and "--" + spelling not in own:
+                    names.append("--" + spelling)
+            own.update(names)
+            if is_bool:
+                own.add(f"--no-{dashed[2:]}")
             required = info.is_required()
             default = None if required else _shown_default(info)
             help_text = info.description or ""
+            if is_list:
+                help_text = f"{help_text} (repeat the option for each value)".strip()
             if not required and default not in (None, [], ()):
                 help_text = f"{help_text} [default: {default}]".strip()
             if required:
@@ -162,18 +267,65 @@ class RecipeCommand(click.Command):
                     multiple=is_list,
                     default=None,
                     help=help_text,
-                    metavar=name.upper(),
+                    metavar=_metavar(name, ctype),
                 )
             option.name = f"{_INPUTS_KEY}:{name}"
             options.append(option)
         return options
 
 
+def _about(step: Any, target: str) -> str:
+    """What ``--help`` says about the target: its kind and name, what it says about
+    itself (a Recipe's or Cab's ``description``, a pystep's docstring), and where
+    its inputs are among the options."""
+    import inspect
+
+    text = getattr(step, "description", None)
+    if not text and callable(getattr(step, "fn", None)):
+        text = inspect.getdoc(step.fn)
+    kind = _KINDS.get(getattr(step, "kind", ""), "step")
+    about = " ".join((text or "").split()).rstrip(".")
+    head = f"{target} is the {kind} {getattr(step, 'name', '')!r}" + (
+        f": {about}." if about else "."
+    )
+    return f"{head} Its inputs are the options after this command's own, below."
+
+
+_KINDS = {"recipe": "recipe", "cab": "cab", "python": "pystep", "function": "step"}
+
+
+def _metavar(name: str, ctype: Any) -> str:
+    """``MODE`` hides the values a choice takes; ``[fast|slow]`` says them."""
+    if isinstance(ctype, click.Choice):
+        return "[" + "|".join(str(c) for c in ctype.choices) + "]"
+    return name.upper()
+
+
+def _input_key(model: Any, name: str) -> str:
+    """The key the inputs model reads field ``name`` from: its alias, if it has one.
+
+    A pydantic model validates by alias, so a value keyed by the field's own
+    name would be dropped without a word and the default used instead.
+    """
+    info = getattr(model, "model_fields", {}).get(name)
+    config = getattr(model, "model_config", {})
+    if info is None or config.get("validate_by_name") or config.get("populate_by_name"):
+        return name
+    alias = info.validation_alias if info.validation_alias is not None else info.alias
+    choices = getattr(alias, "choices", None)  # AliasChoices: its first plain name
+    if choices:
+        alias = next((c for c in choices if isinstance(c, str)), None)
+    return alias if isinstance(alias, str) else name
+
+
 def _shown_default(info: Any) -> Any:
     """A field's default as ``--help`` shows it: a factory's product, an enum's value."""
     import enum
 
-    default = info.get_default(call_default_factory=True)
+    try:
+        default = info.get_default(call_default_factory=True)
+    except Exception:  # the recipe's own factory failed (or needs the other inputs)
+        return "computed when the recipe runs"  # its run says what went wrong
     if isinstance(default, enum.Enum):
         return default.value
     return default
@@ -195,5 +347,6 @@ def recipe_values(ctx: click.Context, params: dict[str, Any]) -> tuple[Any, dict
         value = params.pop(key)
         if value is None or value == ():
             continue
-        values[key.split(":", 1)[1]] = list(value) if isinstance(value, tuple) else value
+        name = _input_key(getattr(recipe, "inputs_model", None), key.split(":", 1)[1])
+        values[name] = list(value) if isinstance(value, tuple) else value
     return recipe, values

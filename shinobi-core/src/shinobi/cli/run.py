@@ -160,21 +160,30 @@ def _result_json(result: Any) -> dict[str, Any]:
         "failed_step": result.failed_step,
         "error": result.error,
         "warnings": result.warnings,
-        "steps": [
-            {
-                "name": s.name,
-                "status": s.status,
-                "returncode": s.returncode,
-                "error": s.error,
-                "warnings": s.warnings,
-                "backend": s.backend,
-                "argv": s.argv,
-                "started": s.started,
-                "finished": s.finished,
-            }
-            for s in result.steps
-        ],
+        "steps": [_step_json(s) for s in result.steps],
     }
+
+
+def _step_json(step: Any) -> dict[str, Any]:
+    """One step's result, with its slices and a nested recipe's steps, as the dry run
+    shows them: a scattered step's command lines are its slices'."""
+    entry: dict[str, Any] = {
+        "name": step.name,
+        "status": step.status,
+        "returncode": step.returncode,
+        "error": step.error,
+        "warnings": step.warnings,
+        "backend": step.backend,
+        "argv": step.argv,
+        "started": step.started,
+        "finished": step.finished,
+    }
+    if step.slices is not None:
+        entry["slices"] = [_step_json(s) for s in step.slices]
+    inner = step.details.get("steps")
+    if isinstance(inner, list):
+        entry["steps"] = [_step_json(s) for s in inner]
+    return entry
 
 
 def _shown(value: Any) -> str:

@@ -35,7 +35,12 @@ def graph_to_data(graph: Graph) -> dict[str, Any]:
 
 
 def _quote(name: str) -> str:
-    return json.dumps(name)
+    """A DOT string: quotes and backslashes escaped, every other character as it is.
+
+    DOT has no ``\\uXXXX`` escape, so JSON's ASCII-only form would draw
+    ``étalonnage`` as ``\\u00e9talonnage``.
+    """
+    return json.dumps(name, ensure_ascii=False)
 
 
 def _marked(node: Node) -> str:
