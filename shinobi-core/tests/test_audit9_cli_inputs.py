@@ -325,3 +325,25 @@ def test_a_default_factory_that_fails_is_the_recipes_error_not_ninjas(
     code, _, err = _ninja(capsys, "run", f"{literals}:broken", "--dryrun")
     assert code == 2 and "internal error" not in err
     assert "AUDIT9_SURELY_UNSET" in err
+
+
+def test_an_aliased_input_given_by_its_name_through_the_api_is_not_dropped(
+    tmp_path: Path,
+) -> None:
+    from pydantic import BaseModel, Field
+
+    from shinobi.runner import run_recipe
+    from shinobi.steps import Cab, ParamMeta, Recipe
+
+    class CountIn(BaseModel):
+        count: int = Field(1, alias="n")
+
+    class NumIn(BaseModel):
+        words: list[int] = []
+
+    echo = Cab("num", "/bin/echo", NumIn, None, {"words": ParamMeta(positional=True)})
+    counted = Recipe("counted", CountIn)
+    counted.add_step("say", echo, words=[counted.inputs.count])
+    for given in ({"count": 5}, {"n": 5}):
+        result = run_recipe(counted, given, cwd=tmp_path, use_cache=False)
+        assert result.ok and result.stdout == "5\n", (given, result.stdout)

@@ -123,7 +123,8 @@ def validate_recipe_inputs(recipe: Recipe, values: Mapping[str, Any]) -> dict[st
     from shinobi.steps.types import error_field, field_values
 
     try:
-        return field_values(recipe.inputs_model.model_validate(dict(values)))
+        # by name too: an aliased field given by its name must not fall back to its default
+        return field_values(recipe.inputs_model.model_validate(dict(values), by_name=True))
     except ValidationError as exc:
         first = exc.errors()[0]
         raise InputError(recipe.name, error_field(first), first["msg"]) from None
