@@ -177,6 +177,21 @@ def test_a_run_folder_that_cannot_be_removed_whole_is_said_not_counted(
         remove_run(run)
 
 
+def test_runs_started_within_one_second_are_in_the_order_they_started(tmp_path: Path) -> None:
+    runs = tmp_path / ".shinobi" / "runs"
+    # ids share their second; their random parts sort the other way round
+    for name in ("20261130-120000-ffffff", "20261130-120000-000000"):
+        (runs / name).mkdir(parents=True)
+        release_run(hold_run(runs / name, "pipe"), "ok")
+        time.sleep(0.01)
+    assert [r.run_id for r in local_runs(tmp_path)] == [
+        "20261130-120000-ffffff",
+        "20261130-120000-000000",
+    ]
+    latest = find_local_run(tmp_path, "pipe", by_recipe=True)
+    assert latest is not None and latest.run_id == "20261130-120000-000000"
+
+
 def test_a_released_run_says_how_it_ended(tmp_path: Path) -> None:
     runs = tmp_path / ".shinobi" / "runs"
     for run_id, status in (("20260101-000000-aaaaaa", "failed"), ("20260101-000001-bbbbbb", "ok")):

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from shinobi.cli.main import main
-from shinobi.local_runs import find_local_run
+from shinobi.local_runs import find_local_run, local_runs
 
 RAN = "20260101-000000-aaaaaa"
 CACHED = "20260101-000001-bbbbbb"
@@ -128,7 +128,7 @@ def test_a_real_cached_step_shows_the_logs_of_its_first_run(
     (tmp_path / "recipe.py").write_text(RECIPE)
     for _ in range(2):
         assert ninja("run", "recipe.py:talk", "--provenance").returncode == 0
-    first, second = sorted(p.name for p in (tmp_path / ".shinobi" / "runs").iterdir())
+    first, second = (run.run_id for run in local_runs(tmp_path))  # two may share a second
     manifest = json.loads((tmp_path / ".shinobi" / "runs" / second / "manifest.json").read_text())
     assert manifest["steps"][0]["details"]["cached_from"] == first  # the premise
     said = ninja("logs", second, "say", "--stream", "stdout")

@@ -62,7 +62,7 @@ def hold_run(run_dir: Path, recipe: str) -> int | None:
         fd = os.open(run_dir / _LOCK, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError:
         return None  # a run that cannot mark itself still runs; clean then goes by age
-    record: dict[str, object] = {"recipe": recipe, "pid": os.getpid()}
+    record: dict[str, object] = {"recipe": recipe, "pid": os.getpid(), "started": time.time()}
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         os.write(fd, json.dumps(record).encode())
@@ -129,6 +129,8 @@ class LocalRun:
     status: str | None = None
     ended: bool = False
     recorded: bool = True
+    #: When it started, from its lock file (None for a run that left none).
+    started: float | None = None
 
     @property
     def state(self) -> str:
@@ -180,6 +182,7 @@ def _describe(path: Path) -> LocalRun:
         modified = max(p.stat().st_mtime for p in (path, path / "logs") if p.exists())
     except OSError:
         modified = 0.0
+    started = lock.get("started") if lock is not None else None
     return LocalRun(
         path.name,
         path,
@@ -189,6 +192,7 @@ def _describe(path: Path) -> LocalRun:
         status if isinstance(status, str) else None,
         ended,
         manifest is not None or lock is not None,
+        started if isinstance(started, float) else None,
     )
 
 
@@ -199,12 +203,18 @@ def describe_run(path: Path) -> LocalRun:
 
 
 def local_runs(workdir: Path) -> list[LocalRun]:
-    """Every run folder of ``workdir``, oldest first (a run id starts with its start
-    time, to the second)."""
+    """Every run folder of ``workdir``, oldest first.
+
+    A run id starts with its start time to the second; runs started within
+    one second are ordered by the start time their lock files record, so
+    "the latest run of a recipe" is the latest even for a script that runs
+    it twice in a row.
+    """
     root = runs_root(workdir)
     if not root.is_dir():
         return []
-    return [_describe(p) for p in sorted(root.iterdir()) if p.is_dir()]
+    runs = [_describe(p) for p in root.iterdir() if p.is_dir()]
+    return sorted(runs, key=lambda r: (r.run_id[:15], r.started or 0.0, r.run_id))
 
 
 def is_run_name(name: str) -> bool:
