@@ -202,3 +202,26 @@ def test_an_empty_venv_is_refused_rather_than_quietly_ignored(venv: str) -> None
     recipe.add_step("s", Cab("s", ["/bin/true"]), venv=venv)
     with pytest.raises(RecipeGraphError, match="step 's': venv= is empty"):
         build_graph(recipe)
+
+
+class _Named(BaseModel):
+    name: str = "x"
+
+
+class _Made(BaseModel):
+    made: Any = None
+
+
+def test_a_template_naming_no_input_says_which_step_and_output(tmp_path: Any) -> None:
+    from shinobi.errors import UsageError
+    from shinobi.runner import run_recipe
+
+    cab = Cab("touch", "/bin/touch", _Named, _Made, {"made": ParamMeta(implicit="{nmae}.txt")})
+    recipe = Recipe("r")
+    recipe.add_step("make", cab)
+    with pytest.raises(UsageError) as info:
+        run_recipe(recipe, cwd=tmp_path, use_cache=False)
+    assert str(info.value) == (
+        "recipe 'r', step 'make', output 'made': cannot fill template '{nmae}.txt':"
+        " input 'nmae' has no value (wire it, or give it a default)"
+    )

@@ -800,3 +800,36 @@ def test_a_long_loop_that_converges_early_skips_the_rest(tmp_path: Path) -> None
     assert result.ok, result.error
     assert (tmp_path / "log").read_text().splitlines() == ["x 1", "x 2"]
     assert sum(s.status == "skipped" for s in result.steps) == 1498
+
+
+class _PrefixIn(BaseModel):
+    prefix: str
+
+
+class _MadeOut(BaseModel):
+    out: File | None = None
+
+
+class _BodyIn(BaseModel):
+    prefix: str = "made-by-default"
+    cycle: int = 1
+
+
+def test_a_loop_body_recipe_s_own_input_defaults_apply_as_when_nested(tmp_path: Path) -> None:
+    touch = Cab(
+        "touch",
+        "/bin/touch",
+        _PrefixIn,
+        _MadeOut,
+        {"prefix": ParamMeta(positional=True), "out": ParamMeta(implicit="{prefix}")},
+    )
+    body = Recipe("body", _BodyIn, _MadeOut)
+    body.add_step("t", touch, prefix=body.inputs.prefix)
+    body.set_output("out", body.outputs.t.out)
+    loop = Recipe("loop", outputs_model=_MadeOut)
+    handle = loop.add_loop("lp", body, max_iter=2, until="out", index_input="cycle")
+    loop.set_output("out", handle.outputs.out)
+    result = run_recipe(loop, cwd=tmp_path, use_cache=False)
+    assert result.ok, result.error
+    assert result.outputs["out"] == Path("made-by-default")
+    assert [s.status for s in result.steps] == ["ok", "skipped"]

@@ -155,6 +155,20 @@ def _model_fields(model: Any) -> dict[str, Any]:
     return dict(getattr(model, "model_fields", {}))
 
 
+def _defaults(model: Any) -> dict[str, Any]:
+    """The defaults of ``model``'s optional fields (a factory that fails gives none:
+    the field is then missing, and the step that needs it says so)."""
+    found: dict[str, Any] = {}
+    for name, info in _fields(model).items():
+        if info.is_required():
+            continue
+        try:
+            found[name] = info.get_default(call_default_factory=True)
+        except Exception:  # the user's factory: its failure is not ours to report here
+            continue
+    return found
+
+
 class _Builder:
     def __init__(self, recipe: Recipe, path: str) -> None:
         self.recipe = recipe
@@ -327,12 +341,15 @@ class _Builder:
         is_recipe = getattr(body, "kind", None) == "recipe"
         carry_from = {inp: out for out, inp in spec.carry.items()}
 
+        body_defaults = _defaults(body.inputs_model) if is_recipe else {}
+
         def in_value(name: str, k: int) -> Any:
             if name == spec.index_input:
                 return k
             if k > 1 and name in carry_from:
                 return out_value(carry_from[name], k - 1)
-            return spec.inputs.get(name, _MISSING)
+            # a body recipe's own default, as a nested recipe's inputs model gives it
+            return spec.inputs.get(name, body_defaults.get(name, _MISSING))
 
         def out_value(name: str, k: int) -> Any:
             if not is_recipe:

@@ -169,5 +169,10 @@ def format_template(template: str, inputs: Mapping[str, Any]) -> str | None:
             return None
     try:
         return template.format_map(dict(inputs))
-    except (KeyError, IndexError, ValueError) as exc:
+    except KeyError as exc:
+        raise ValueError(
+            f"cannot fill template {template!r}: input {exc.args[0]!r} has no value"
+            " (wire it, or give it a default)"
+        ) from exc
+    except (IndexError, ValueError) as exc:
         raise ValueError(f"cannot fill template {template!r}: {exc}") from exc

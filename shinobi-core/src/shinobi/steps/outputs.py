@@ -31,7 +31,10 @@ def static_outputs(cab: Cab, step: str, inputs: Mapping[str, Any]) -> dict[str, 
         if name in in_fields and spec.path_kind is not None:
             result[name] = inputs.get(name)
         elif meta.implicit:
-            value = format_template(meta.implicit, inputs)
+            try:
+                value = format_template(meta.implicit, inputs)
+            except ValueError as exc:  # said where: the step and its output
+                raise ValueError(f"step {step!r}, output {name!r}: {exc}") from None
             result[name] = Unknown(step, name) if value is None else value
         elif meta.harvest or name in wrangled:
             result[name] = Unknown(step, name)
