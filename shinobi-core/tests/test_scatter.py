@@ -583,3 +583,22 @@ def test_ninja_runs_a_scattered_pystep_alone_with_a_list_per_scattered_input(
     assert "result = [aaa, bbb]" in done.stdout
     shown = ninja("run", "recipe.py:talk", "--help")
     assert "--tag TAG" in shown.stdout and "--times TIMES" in shown.stdout
+
+
+def test_a_dry_run_shows_a_pystep_s_paths_as_text_not_as_path_objects(tmp_path: Path) -> None:
+    from shinobi.plan import plan_graph
+    from shinobi.render.dryrun import render_dryrun
+
+    @shinobi.pystep
+    def summarise(image: Path, tables: list[Path]) -> str:
+        return str(image)
+
+    class Given(BaseModel):
+        image: Path
+        tables: list[Path]
+
+    recipe = Recipe("sum", Given)
+    recipe.add_step("sum", summarise, image=recipe.inputs.image, tables=recipe.inputs.tables)
+    plan = plan_graph(build_graph(recipe), {"image": "a.fits", "tables": ["t0"]}, str(tmp_path))
+    text = "\n".join(render_dryrun(plan, lambda s: "native", lambda s: s.argv))
+    assert "summarise(image='a.fits', tables=['t0'])" in text, text

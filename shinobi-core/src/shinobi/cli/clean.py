@@ -64,13 +64,14 @@ def command(
     days = parse_age(older_than) / 86400 if older_than is not None else 0.0
     root = workspace(workdir)
     if runs:
-        _clean_runs(root, days)
+        _clean_runs(root, days, older_than)
     if launches and _clean_launches(root, force):
         sys.exit(1)
 
 
-def _clean_runs(root: Path, older_than: float) -> None:
-    """Remove finished run folders untouched for ``older_than`` days; a running one stays."""
+def _clean_runs(root: Path, older_than: float, as_given: str | None = None) -> None:
+    """Remove finished run folders untouched for ``older_than`` days (``as_given``
+    on the command line, which the summary repeats); a running one stays."""
     from shinobi.local_runs import age_days, local_runs, remove_run
 
     removed = size = young = failed = 0
@@ -96,7 +97,7 @@ def _clean_runs(root: Path, older_than: float) -> None:
             young += 1
     said = f"removed {removed} run folder(s) ({size / 1e6:.1f} MB)"
     if young:
-        said += f"; kept {young} touched in the last {older_than:g} day(s)"
+        said += f"; kept {young} touched in the last {as_given or f'{older_than:g} day(s)'}"
     click.echo(said)
     if failed:
         sys.exit(1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from pathlib import PurePath
+from typing import Any
 
 from shinobi.plan import Plan, PlannedStep
 from shinobi.render.rows import wavefront_rows
@@ -51,10 +52,22 @@ def _call(step: PlannedStep) -> str:
     name = (
         fn.__qualname__ if module.startswith("shinobi_recipe_") else f"{module}.{fn.__qualname__}"
     )
-    shown = ", ".join(f"{k}={v!r}" for k, v in step.values.items() if k in step.node.wiring)
+    shown = ", ".join(f"{k}={_plain(v)!r}" for k, v in step.values.items() if k in step.node.wiring)
     if len(shown) > 60:
         shown = shown[:57] + "..."
     return f"python: {name}({shown})"
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with its paths as the text the function is given them as:
+    ``PosixPath('img/a.fits')`` in a dry run says nothing a scientist needs."""
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, list | tuple):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
 
 
 def _details(
