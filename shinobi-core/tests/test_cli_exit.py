@@ -252,3 +252,37 @@ def test_a_run_called_in_process_leaves_nothing_frozen(
     cli_main.main(["run", "recipe.py:recipe"])
     assert gc.get_freeze_count() == frozen
     assert (tmp_path / "in-step").read_text() == "True"
+
+
+_BUILT = (
+    "import gc, sys\n"
+    "from shinobi.cli import collector\n"
+    "collector.command_started(own_process=True)\n"
+    "class Cycle:\n"
+    "    def __del__(self):\n"
+    "        print('finalised')\n"
+    "frozen = gc.get_freeze_count()\n"
+    "with collector.building(last={last}):\n"
+    "    a = Cycle()\n"
+    "    a.me = a\n"
+    "    del a\n"
+    "print('built', gc.get_freeze_count() > frozen)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("last", "printed"),
+    [
+        # a run goes on to its steps: what building left as garbage is freed first
+        (False, "finalised\nbuilt True\n"),
+        # a dry run, compile or graph ends here: frozen as it is, not walked once more
+        (True, "built True\n"),
+    ],
+)
+def test_building_collects_before_freezing_only_when_the_command_goes_on(
+    last: bool, printed: str
+) -> None:
+    code = _BUILT.format(last=last)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == printed

@@ -81,7 +81,7 @@ def freeze_libraries(load: Callable[[], object]) -> None:
 
 
 @contextmanager
-def building() -> Iterator[None]:
+def building(*, last: bool = False) -> Iterator[None]:
     """Collector off while shinobi's own code builds graphs, plans and scripts.
 
     In a process the command owns, what is garbage at the end is collected
@@ -92,14 +92,27 @@ def building() -> Iterator[None]:
     validators of a recipe's models), and frozen garbage would never be
     freed, nor its finalisers run. A program that called the command keeps
     its collector as it was, unfrozen: what it holds now may be garbage later.
+
+    ``last`` says the command ends with this (a dry run, a compile, a graph):
+    nothing built is freed before the process ends anyway, so what building
+    made is frozen without that collection, which walks every object just
+    built for nothing (2 s of a 100,000-step compile, 7 % of a 10,000-step
+    one). What was garbage before is collected first, as the heap is then
+    only the recipe (a program calling ``main()`` twice keeps its garbage
+    finalised). The cost is that cyclic garbage the user's validators leave
+    while shinobi builds keeps its finalisers unrun, as does any object still
+    alive at exit.
     """
     was_on = gc.isenabled()
+    if _own_process and was_on and last:
+        gc.collect()
     gc.disable()
     try:
         yield
     finally:
         if _own_process and was_on:
-            gc.collect()
+            if not last:
+                gc.collect()
             gc.freeze()
         if was_on:
             gc.enable()

@@ -106,7 +106,7 @@ def command(
     recipe, values = recipe_values(ctx, params)
     recipe = as_recipe(recipe)
     config = load_config()
-    with collector.building():  # shinobi's own objects only (see shinobi.cli.collector)
+    with collector.building(last=True):  # shinobi's own objects (see shinobi.cli.collector)
         inputs = validate_recipe_inputs(recipe, values)
         graph = build_graph(recipe)
         cwd = Path.cwd().resolve()

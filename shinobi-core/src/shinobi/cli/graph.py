@@ -41,5 +41,5 @@ def command(ctx: click.Context, target: str, fmt: str, **params: Any) -> None:
 
     recipe, _ = recipe_values(ctx, params)
     recipe = as_recipe(recipe)
-    with collector.building():
+    with collector.building(last=True):
         emit(render_graph(build_graph(recipe), fmt))

@@ -92,7 +92,7 @@ def command(
         raise UsageError("--backend needs a name (see `ninja backends`)")
     recipe = as_recipe(recipe)
     config = load_config({"execution.max_workers": max_workers, "provenance.enabled": provenance})
-    with collector.building():
+    with collector.building(last=dryrun):  # a run goes on to its steps
         inputs = validate_recipe_inputs(recipe, values)
         graph = prepare(recipe, backend, config)
         # The dry run draws the plan the check makes: plan once, not once per use.
