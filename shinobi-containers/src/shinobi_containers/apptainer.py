@@ -13,11 +13,13 @@ option parsing can split.
 from __future__ import annotations
 
 import os
+import re
+import tempfile
 from typing import ClassVar
 
 from shinobi.backends.base import Availability, BackendRun, Invocation
-from shinobi_containers.cgroups import CgroupReach, apptainer_reach
-from shinobi_containers.cli import call
+from shinobi_containers.cgroups import PROBE_COMMAND, CgroupReach, apptainer_reach
+from shinobi_containers.cli import CliAnswer, call
 from shinobi_containers.digest import sif_digest
 from shinobi_containers.engine import CHECK_TIMEOUT, ContainerBackend, ContainerSpec
 from shinobi_containers.errors import ImageUnavailable
@@ -89,13 +91,33 @@ class ApptainerBackend(ContainerBackend):
         return image, sif_digest(image)
 
     def check_engine(self) -> Availability:
+        """The version, once the engine has shown it can start a container here.
+
+        ``--version`` alone answers on a host where every container fails (no
+        user namespaces for an unprivileged user, a configuration asking for
+        capabilities the host withholds), and ``ninja backends`` said "ok"
+        there. So a throwaway container is started from an empty directory:
+        it fails on its missing command only if it got that far.
+        """
         answer = call([self.binary, "--version"], CHECK_TIMEOUT)
         if not answer.ok:
             return Availability(False, f"{self.binary} does not run: {answer.last_line()}")
+        with tempfile.TemporaryDirectory(prefix="shinobi-check-") as sandbox:
+            probe = call([self.binary, "exec", sandbox, PROBE_COMMAND], CHECK_TIMEOUT)
+        if PROBE_COMMAND not in probe.stderr:
+            return Availability(
+                False, f"{self.binary} cannot start a container here: {_complaint(probe)}"
+            )
         return Availability(True, answer.stdout.strip())
 
     def cgroup_reach(self) -> CgroupReach:
         return apptainer_reach(self.binary, os.geteuid())
+
+    def payload_never_ran(self, name: str, run: BackendRun) -> bool:
+        """Apptainer says its own failures on a ``FATAL:`` line; a payload's 255
+        (``exit(-1)``) comes without one."""
+        del name
+        return "FATAL:" in run.stderr
 
     def watch_for_oom(self, spec: ContainerSpec) -> OomWatch | None:
         """Apptainer names the cgroup after a pid gone by the time the log is read, so
@@ -110,6 +132,16 @@ class ApptainerBackend(ContainerBackend):
             return None
         euid = os.geteuid()
         return any(kill.uid == euid and _apptainer_cgroup(kill.memcg) for kill in kills)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _complaint(answer: CliAnswer) -> str:
+    """Apptainer's own last ``FATAL``/``ERROR`` line, without its colours."""
+    lines = [_ANSI.sub("", line).strip() for line in answer.stderr.splitlines()]
+    said = [line for line in lines if line.startswith(("FATAL", "ERROR"))]
+    return said[-1][:300] if said else answer.last_line()
 
 
 def _apptainer_cgroup(memcg: str) -> bool:

@@ -10,6 +10,7 @@ removed, how limits are probed and how an image is pinned.
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
 import threading
@@ -29,7 +30,7 @@ from shinobi.backends.base import (
 from shinobi.backends.process import run_process
 from shinobi_containers.cgroups import UNPROBED, CgroupReach
 from shinobi_containers.errors import ContainerRefused, ContainerStopFailed, SettingsInvalid
-from shinobi_containers.limits import LimitFlags, dropped_warning, limit_flags
+from shinobi_containers.limits import LimitFlags, dropped_warning, limit_flags, within_host
 from shinobi_containers.mounts import Mount, plan_mounts
 from shinobi_containers.oom import OomWatch
 from shinobi_containers.outcome import interpret_run
@@ -134,6 +135,7 @@ class ContainerBackend(Backend):
             )
             try:
                 oom_killed = None if run.cancelled else self.oom_killed(name, spec, run, watch)
+                engine_failed = not run.cancelled and self._engine_failed(name, run)
             finally:
                 problem = self.remove(name, settle=run.cancelled)
                 if problem is not None and not _never_reached(run, self.engine_error_codes):
@@ -147,7 +149,7 @@ class ContainerBackend(Backend):
             limits=spec.limits,
             oom_killed=oom_killed,
             signal_exit_codes=self.signal_exit_codes,
-            engine_error_codes=self.engine_error_codes,
+            engine_error_codes=self.engine_error_codes if engine_failed else frozenset(),
         )
         result.details["image"] = spec.image
         if spec.digest is not None:
@@ -172,6 +174,8 @@ class ContainerBackend(Backend):
         mode = self.options.enforce_resources
         reach = self.cgroup_reach() if declared and mode == "auto" else UNPROBED
         limits = limit_flags(resources, mode, reach)
+        if not ahead:
+            limits = within_host(limits, len(os.sched_getaffinity(0)))
         if pin:
             image, digest = self._pinned(invocation)
             return ContainerSpec(invocation, image, mounts, limits, digest)
@@ -187,6 +191,15 @@ class ContainerBackend(Backend):
             with self._lock:
                 self._pins[key] = known
         return known
+
+    def _engine_failed(self, name: str, run: BackendRun) -> bool:
+        """Whether an exit code the engine uses for its own failures came from it.
+
+        The payload may exit with the same number (a shell's 127 for a command
+        it could not find, a C tool's ``exit(-1)``, which is 255): its own
+        message must not be passed off as "{engine} could not run the step".
+        """
+        return run.returncode in self.engine_error_codes and self.payload_never_ran(name, run)
 
     def _stop(self, name: str) -> None:
         """Remove the container on interrupt; a failure is raised for core to report."""
@@ -222,9 +235,16 @@ class ContainerBackend(Backend):
         """(the image reference to run, its digest); raises ImageUnavailable."""
 
     def image_digest(self, image: str) -> str | None:
-        """The digest the step cache keys on: a moved tag is not the old image."""
+        """The digest the step cache keys on: a moved tag is not the old image.
+
+        Asked by image alone, so a relative image file (``tools/wsclean.sif``)
+        is taken relative to ninja's own directory, which is where ``ninja run``
+        runs its steps. Resolved against / it was never found, and a rebuilt
+        image file under the same name served the old image's cached results.
+        """
         try:
-            return self.pin(Invocation(step="cache-key", argv=(), cwd="/", image=image))[1]
+            here = os.getcwd()
+            return self.pin(Invocation(step="cache-key", argv=(), cwd=here, image=image))[1]
         except ContainerRefused:
             return None
 
@@ -248,6 +268,11 @@ class ContainerBackend(Backend):
         Returns None when nothing is left, else one line saying what may still run.
         """
         return None
+
+    def payload_never_ran(self, name: str, run: BackendRun) -> bool:
+        """Whether container ``name`` failed before its payload started (asked only
+        for an exit code the engine also uses for its own failures)."""
+        return True
 
     def watch_for_oom(self, spec: ContainerSpec) -> OomWatch | None:
         """Start watching the kernel for out-of-memory kills, if this engine needs to."""

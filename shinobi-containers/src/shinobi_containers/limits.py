@@ -11,13 +11,13 @@ others, and the run, down with it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from shinobi.resources import Resources
 from shinobi_containers.cgroups import UNPROBED, CgroupReach
 
-__all__ = ["EnforceMode", "LimitFlags", "dropped_warning", "limit_flags"]
+__all__ = ["EnforceMode", "LimitFlags", "dropped_warning", "limit_flags", "within_host"]
 
 EnforceMode = Literal["auto", "always", "never"]
 
@@ -78,3 +78,19 @@ def dropped_warning(engine: str, flag: str, why: str) -> str:
         f' without that limit. Set execution.enforce_resources = "always" to fail instead,'
         ' or "never" to pass no limits at all'
     )
+
+
+def within_host(limits: LimitFlags, host_cpus: int) -> LimitFlags:
+    """``limits`` with ``--cpus`` no larger than this host has.
+
+    docker and apptainer refuse to start a container asked for more CPUs than
+    the machine has ("Range of CPUs is from 0.01 to 2.00"), where natively the
+    same step runs (core warns that it is larger than the run's budget, and
+    runs it alone). A limit of every CPU there is, is what such a step gets
+    anyway. Only for a run here: a compiled job runs on a node of its own size.
+    """
+    if limits.cpus is None or limits.cpus <= host_cpus:
+        return limits
+    flags = list(limits.flags)
+    flags[flags.index("--cpus") + 1] = str(host_cpus)
+    return replace(limits, flags=tuple(flags), cpus=float(host_cpus))

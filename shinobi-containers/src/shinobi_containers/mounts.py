@@ -200,14 +200,30 @@ class _Planner:
         for use in uses:
             writable = use.writable or use.role == "output"
             needs.append(_Need(needed_directory(use), writable, use))
-            if use.role == "input" and self.host.exists(use.path):
-                real = self.host.realpath(use.path)
-                if real != use.path:  # reached through a symlink: its target must be visible
-                    target = real if use.kind == "dir" else os.path.dirname(real)
-                    needs.append(_Need(target, writable, use))
+            target = self.link_target(use)
+            if target is not None:
+                needs.append(_Need(target, writable, use))
         if cwd != "/":
             needs.append(_Need(cwd, True, None))
         return needs
+
+    def link_target(self, use: PathUse) -> str | None:
+        """The directory a path reached through a symlink really needs, or None.
+
+        An output is no different from an input here: a results directory
+        linked to scratch space, or an output file left as a link to where it
+        is kept, is written through the link, and a target the container cannot
+        see makes the write fail, or land in the container's own /tmp and be
+        lost with it. A dangling link counts too: writing creates its target.
+        """
+        if use.pattern:
+            return None  # its directory is resolved (and mounted at both names) as is
+        if use.role == "input" and not self.host.exists(use.path):
+            return None  # refused, or the tool's to report missing
+        real = self.host.realpath(use.path)
+        if real == use.path:
+            return None
+        return real if use.role == "input" and use.kind == "dir" else os.path.dirname(real)
 
     def mounts_for(self, need: _Need, protected: Sequence[_Protected]) -> list[Mount]:
         existing = self.nearest_existing(need.path)

@@ -17,7 +17,7 @@ import os
 import time
 from typing import ClassVar
 
-from shinobi.backends.base import Invocation
+from shinobi.backends.base import BackendRun, Invocation
 from shinobi_containers.cli import call
 from shinobi_containers.digest import oci_image_reference
 from shinobi_containers.engine import ContainerBackend, ContainerSpec
@@ -82,6 +82,15 @@ class OciBackend(ContainerBackend):
     def pin(self, invocation: Invocation) -> tuple[str, str]:
         reference = oci_image_reference(self.binary, self.name, self.image_reference(invocation))
         return reference, reference
+
+    def payload_never_ran(self, name: str, run: BackendRun) -> bool:
+        """A container the engine never started (or never created) ran nothing:
+        ``State.StartedAt`` stays at the zero time when create or start fails."""
+        del run
+        answer = call(
+            [self.binary, "inspect", "--format", "{{.State.StartedAt}}", name], REMOVE_TIMEOUT
+        )
+        return not answer.ok or answer.stdout.strip().startswith("0001-01-01")
 
     def remove(self, name: str, *, settle: bool) -> str | None:
         problem = self._remove_once(name)

@@ -57,6 +57,31 @@ def enforcement_reason(engine: str, limits: LimitFlags, stderr: str) -> str:
     )
 
 
+#: How runc says the kernel refused a limit's value (not its controller).
+_BAD_VALUE = ("invalid argument", "unable to set memory limit")
+
+
+def _value_refused(stderr: str) -> bool:
+    """Whether the runtime could set limits here but not these values: a memory
+    limit below what the container already uses, a CPU quota under a millisecond."""
+    text = stderr.lower()
+    return "cgroup" in text and any(words in text for words in _BAD_VALUE)
+
+
+def value_reason(engine: str, limits: LimitFlags, stderr: str) -> str:
+    """The account of limits whose values, not whose kind, the host refused.
+
+    Blaming cgroup delegation here would send the user to change settings
+    that are fine, and ``enforce_resources = "auto"`` would not help either.
+    """
+    flags = " ".join(limits.flags)
+    said = engine_message(stderr)
+    return (
+        f"{engine} refused the values of the declared limits ({flags}): {said}. Declare"
+        " a memory above what the tool needs just to start, and at least 0.01 cpus"
+    )
+
+
 def interpret_run(
     run: BackendRun,
     *,
@@ -69,9 +94,12 @@ def interpret_run(
     """``run`` with ``oom``, ``signal`` and ``reason`` filled in from how it ended.
 
     ``oom_killed`` is the verdict of the runtime or the kernel's log, where
-    there is one; otherwise an exit by SIGKILL under a declared memory limit
-    is taken as the limit biting. ``signal_exit_codes`` says the engine reports a
-    payload's death by signal N as exit code 128+N.
+    there is one; only without one (None) is an exit by SIGKILL under a
+    declared memory limit taken as the limit biting. A verdict of False
+    stands: a SIGKILL from anywhere else (a user's ``kill -9``, a tool's own
+    watchdog) told to "declare more memory" would send the user the wrong way.
+    ``signal_exit_codes`` says the engine reports a payload's death by signal N
+    as exit code 128+N.
     """
     if run.cancelled or (run.returncode == 0 and not oom_killed):
         return run
@@ -80,7 +108,7 @@ def interpret_run(
     signum = run.signal
     if signum is None and signal_exit_codes and 128 < code <= 128 + _MAX_SIGNAL:
         signum = code - 128
-    if oom_killed or (killed and limits.memory is not None):
+    if oom_killed or (oom_killed is None and killed and limits.memory is not None):
         # a container whose main process outlived the kill of a worker still lost
         # part of its work: it is reported killed, with the exit it really had kept
         details = {**run.details, "exit_code": code} if code == 0 else run.details
@@ -99,12 +127,22 @@ def interpret_run(
             reason=f"{engine} could not start the step's command: it is not in the image"
             " (or not executable there)",
         )
+    if code in engine_error_codes and limits.emitted and _value_refused(run.stderr):
+        return dataclasses.replace(run, reason=value_reason(engine, limits, run.stderr))
     if code in engine_error_codes and limits.emitted and "cgroup" in run.stderr.lower():
         return dataclasses.replace(run, reason=enforcement_reason(engine, limits, run.stderr))
     if code in engine_error_codes:
         said = engine_message(run.stderr)
         if said:
             return dataclasses.replace(run, reason=f"{engine} could not run the step: {said}")
+    if oom_killed is False and killed and limits.memory is not None:
+        # not "usually the out-of-memory killer": the one witness there is says otherwise
+        return dataclasses.replace(
+            run,
+            signal=signal.SIGKILL,
+            reason=f"killed by SIGKILL (signal 9), not by its {engine} --memory limit:"
+            " no out-of-memory kill was recorded for it, so something else killed it",
+        )
     return dataclasses.replace(run, signal=signum)
 
 
@@ -113,6 +151,7 @@ _NOISE = re.compile(r"^(?:(?:Run|See) '\S+ [\w-]+ --help'|WARNING:|Usage:)")
 #: How docker and podman say an image was not here, before trying a registry.
 _NOT_HERE = re.compile(
     r"Unable to find image '([^']+)' locally|initializing source docker://([^:\s]+(?::[^:\s]+)?):"
+    r'|short-name "([^"]+)" did not resolve'
 )
 
 
@@ -125,6 +164,8 @@ def engine_message(stderr: str) -> str:
     its usage line, which as the last line would be all the user was told. An
     image that is not here is said first: the registry error that follows
     (no network, no such repository) is only why it could not be fetched.
+    Podman says it of a name with no registry by failing to resolve the
+    "short name", which reads like a configuration problem and is a typo.
     """
     last = ""
     for line in reversed(stderr.splitlines()):
@@ -134,6 +175,6 @@ def engine_message(stderr: str) -> str:
             break
     missing = _NOT_HERE.search(stderr)
     if missing:
-        image = missing.group(1) or missing.group(2)
+        image = next(found for found in missing.groups() if found)
         return f"image {image!r} is not here, and fetching it failed ({last}); check its name"
     return last
