@@ -240,3 +240,16 @@ def test_clean_says_how_to_stop_the_jobs_of_a_launch_it_forgets(
     assert code == 0
     assert "forgot 1 launch(es) whose handle was already gone" in out
     assert "  pipe/run1: stop them with fake's own tools" in out
+
+
+def test_report_of_a_launch_points_to_status_and_logs(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    launch(tmp_path)
+    for name in ("pipe", "run1"):
+        code, _, err = ninja(capsys, "report", name)
+        assert code == 2 and len(err.strip().splitlines()) == 1
+        assert f"'{name}' is the launch pipe/run1, compiled for a cluster" in err
+        assert f"`ninja status {name}` and `ninja logs {name}`" in err
+    code, _, err = ninja(capsys, "report", "nope")
+    assert code == 2 and "no run manifest for 'nope'" in err

@@ -61,7 +61,24 @@ def _load(run: str, workdir: Path | None) -> tuple[Path, dict[str, Any]]:
         manifest_path = resolve_manifest(run, workdir).resolve()
         return manifest_path, load_manifest(manifest_path)
     except (FileNotFoundError, ValueError) as exc:
+        launch = _launch_named(run, workdir)
+        if launch is not None:  # the --provenance hint would not apply to it
+            raise UsageError(
+                f"{run!r} is the launch {launch}, compiled for a cluster: reports are of"
+                f" local runs; `ninja status {run}` and `ninja logs {run}` show what it did"
+            ) from None
         raise UsageError(str(exc)) from None
+
+
+def _launch_named(name: str, workdir: Path | None) -> str | None:
+    """``recipe/run-id`` of the compiled launch ``name`` designates here, if any."""
+    from shinobi.launch.find import workspace, workspace_launches
+
+    launches, _ = workspace_launches(workspace(workdir))
+    for handle in launches:
+        if name in (handle.run_id, handle.name, handle.recipe):
+            return f"{handle.recipe}/{handle.run_id}"
+    return None
 
 
 def _render(manifest_path: Path, manifest: dict[str, Any], page_dir: Path) -> str:
