@@ -379,3 +379,19 @@ def test_explain_says_each_note_once(ninja: Ninja, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "does not exist on this host" in done.stdout
     assert "does not exist on this host" not in done.stderr
+
+
+def test_logs_of_one_array_task_are_named_as_a_run_names_a_slice() -> None:
+    from shinobi.errors import UsageError
+    from shinobi.launch.handle import LaunchHandle, LaunchJob
+    from shinobi_slurm.compile import SlurmTarget
+
+    fan = LaunchJob(step="fan", job_id="7", stdout="/l/fan.%a.out", stderr="/l/fan.%a.err", tasks=3)
+    handle = LaunchHandle(engine="slurm", recipe="r", run_id="x", workdir="/w", jobs=[fan])
+    target = SlurmTarget({})
+    shown = [(s.label, s.stream, s.location) for s in target.log_sources(handle, "fan[2]")]
+    assert shown == [("fan[2]", "stdout", "/l/fan.2.out"), ("fan[2]", "stderr", "/l/fan.2.err")]
+    assert len(target.log_sources(handle, "fan")) == 6
+    for wrong in ("fan[3]", "fan[x]", "fan[1"):
+        with pytest.raises(UsageError, match="has no step"):
+            target.log_sources(handle, wrong)

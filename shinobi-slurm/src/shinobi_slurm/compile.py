@@ -202,8 +202,11 @@ class SlurmTarget(OffloadTarget):
     # -- logs --------------------------------------------------------------------
     def log_sources(self, handle: LaunchHandle, step: str | None = None) -> list[LogSource]:
         jobs = handle.jobs
+        only: int | None = None  # STEP[k]: one task of an array, named as a run names a slice
         if step is not None:
             jobs = [j for j in handle.jobs if j.step == step]
+            if not jobs:
+                jobs, only = _task_of(handle.jobs, step)
             if not jobs:
                 names = [j.step for j in handle.jobs]
                 raise UsageError(
@@ -213,7 +216,7 @@ class SlurmTarget(OffloadTarget):
         sources = []
         for job in jobs:
             tasks = range(job.tasks) if job.tasks else [None]
-            for task in tasks:
+            for task in tasks if only is None else [only]:
                 label = job.step if task is None else f"{job.step}[{task}]"
                 for stream, path in (("stdout", job.stdout), ("stderr", job.stderr)):
                     if path:
@@ -223,3 +226,13 @@ class SlurmTarget(OffloadTarget):
 
     def poll_interval(self) -> float:
         return seconds_setting(self.settings, "status_interval", 5.0)
+
+
+def _task_of(jobs: Sequence[LaunchJob], name: str) -> tuple[list[LaunchJob], int | None]:
+    """The array job and task ``STEP[k]`` names, as ``ninja logs`` names a run's slice."""
+    step, bracket, rest = name.partition("[")
+    if not bracket or not rest.endswith("]") or not rest[:-1].isdigit():
+        return [], None
+    task = int(rest[:-1])
+    found = [j for j in jobs if j.step == step and j.tasks and task < j.tasks]
+    return found, task if found else None
