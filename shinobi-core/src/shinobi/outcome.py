@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from shinobi.backends.base import BackendRun, Invocation
-from shinobi.steps.result import StepResult, StepStatus
+from shinobi.steps.result import StepResult, StepStatus, kept_tail
 
 __all__ = ["result_of_run"]
 
@@ -34,8 +34,8 @@ def result_of_run(
         status=status,
         outputs=outputs,
         returncode=run.returncode,
-        stdout=run.stdout,
-        stderr=run.stderr,
+        stdout=kept_tail(run.stdout),  # the wranglers have read the whole of it
+        stderr=kept_tail(run.stderr),
         error="interrupted" if run.cancelled else error,
         signal=run.signal,
         warnings=list(warnings),

@@ -35,7 +35,7 @@ from shinobi.failures import STEP_CODE_FAILURES, describe_failure
 from shinobi.outcome import result_of_run
 from shinobi.pyrunner.request import build_invocation
 from shinobi.pystep_output import captured
-from shinobi.steps.result import StepResult
+from shinobi.steps.result import StepResult, kept_tail
 from shinobi.steps.types import error_field, field_values, fields_of, validation_errors
 from shinobi.teardown import StepWorkspace
 
@@ -133,8 +133,8 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
             if isinstance(exc, SystemExit) and isinstance(exc.code, int)
             else None,
             error=_raised(exc),
-            stdout=out.text(),
-            stderr=err.text(),
+            stdout=kept_tail(out.text()),
+            stderr=kept_tail(err.text()),
             backend="python",
             started=started,
             finished=time.time(),
@@ -144,8 +144,8 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
             name=name,
             status="ok",
             outputs=outputs,
-            stdout=out.text(),
-            stderr=err.text(),
+            stdout=kept_tail(out.text()),
+            stderr=kept_tail(err.text()),
             backend="python",
             started=started,
             finished=time.time(),

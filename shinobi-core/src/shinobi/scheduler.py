@@ -32,7 +32,13 @@ from shinobi.backends.spawn import ninja_holds_main
 from shinobi.errors import ShinobiError, exception_line
 from shinobi.plan import resolve_value, resolve_wiring, scatter_slices, validate_inputs
 from shinobi.steps.refs import OutputRef
-from shinobi.steps.result import RecipeResult, StepResult, StepStatus, first_failed
+from shinobi.steps.result import (
+    RecipeResult,
+    StepResult,
+    StepStatus,
+    first_failed,
+    joined_tail,
+)
 from shinobi.steps.types import error_field, field_values, validation_errors
 
 if TYPE_CHECKING:
@@ -116,8 +122,8 @@ def _gather(name: str, slices: list[StepResult], fields: Iterable[str] = ()) -> 
         status=failed.status if failed else "ok",
         outputs=outputs,
         returncode=failed.returncode if failed else 0,
-        stdout="".join(s.stdout for s in slices),
-        stderr="".join(s.stderr for s in slices),
+        stdout=joined_tail([s.stdout for s in slices]),
+        stderr=joined_tail([s.stderr for s in slices]),
         error=f"slice {failed.name!r}: {failed.error}" if failed else None,
         signal=failed.signal if failed else None,
         backend=slices[0].backend if slices else None,

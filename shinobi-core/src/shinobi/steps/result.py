@@ -2,13 +2,52 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["RecipeResult", "StepResult", "StepStatus", "every_step", "first_failed"]
+__all__ = [
+    "RESULT_TAIL",
+    "RecipeResult",
+    "StepResult",
+    "StepStatus",
+    "every_step",
+    "first_failed",
+    "joined_tail",
+    "kept_tail",
+]
 
 StepStatus = Literal["ok", "failed", "skipped", "cached", "cancelled"]
+
+#: Characters of each stream a finished step's result keeps. Its logs have
+#: everything; a run keeps every result until it ends, and 10,000 slices of a
+#: tool that prints a megabyte each would otherwise hold gigabytes in ninja.
+RESULT_TAIL = 256 * 1024
+
+
+def kept_tail(text: str, before: int = 0) -> str:
+    """The end of ``text`` a result keeps, saying so when there was more before it
+    (``before``: characters already left out ahead of ``text``)."""
+    if len(text) <= RESULT_TAIL and not before:
+        return text
+    cut = 0
+    if len(text) > RESULT_TAIL:  # from a line's start, when the tail holds one
+        cut = text.find("\n", len(text) - RESULT_TAIL) + 1 or len(text) - RESULT_TAIL
+    return f"[{before + cut} earlier characters are in the step's logs]\n{text[cut:]}"
+
+
+def joined_tail(texts: Sequence[str]) -> str:
+    """:func:`kept_tail` of ``texts`` joined, without joining them all: a scatter of
+    10,000 slices would otherwise build its whole output once more to cut it."""
+    kept: list[str] = []
+    size = 0
+    for text in reversed(texts):
+        if size > RESULT_TAIL:
+            break
+        kept.append(text)
+        size += len(text)
+    before = sum(len(text) for text in texts[: len(texts) - len(kept)])
+    return kept_tail("".join(reversed(kept)), before)
 
 
 @dataclass(slots=True)

@@ -1,0 +1,57 @@
+"""A finished step's result keeps the end of what it printed; its logs keep it all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from shinobi.runner import run_recipe
+from shinobi.steps import Cab, Recipe, Wrangler
+from shinobi.steps.result import RESULT_TAIL, joined_tail, kept_tail
+
+#: Prints "first rms: 0.5", then about 1.2 MB of lines.
+CHATTY = 'echo "first rms: 0.5"; seq 1 180000'
+
+
+class Rms(BaseModel):
+    rms: float | None = None
+
+
+def test_a_short_text_is_kept_whole_and_a_long_one_from_a_line_start() -> None:
+    assert kept_tail("a\nb\n") == "a\nb\n"
+    text = "".join(f"{i}\n" for i in range(100_000))
+    kept = kept_tail(text)
+    marker, _, rest = kept.partition("\n")
+    assert len(rest) <= RESULT_TAIL and text.endswith(rest) and rest[0] != "\n"
+    assert text[len(text) - len(rest) - 1] == "\n"  # cut after a newline: whole lines
+    assert marker == f"[{len(text) - len(rest)} earlier characters are in the step's logs]"
+
+
+def test_the_tail_of_many_slices_is_that_of_their_join() -> None:
+    parts = [f"slice {i}\n" * 5_000 for i in range(20)]
+    assert joined_tail(parts) == kept_tail("".join(parts))
+    assert joined_tail(["a\n", "b\n"]) == "a\nb\n"
+
+
+def test_a_step_result_keeps_the_tail_while_wranglers_and_logs_see_everything(
+    tmp_path: Path,
+) -> None:
+    cab = Cab(
+        "chatty",
+        ["/bin/sh", "-c", CHATTY],
+        outputs_model=Rms,
+        wranglers=[Wrangler(r"first rms: ([\d.]+)", "output", output="rms")],
+    )
+    recipe = Recipe("r")
+    recipe.add_step("talk", cab)
+    result = run_recipe(recipe, cwd=tmp_path, workdir=tmp_path, use_cache=False)
+    assert result.ok, result.error
+    (step,) = result.steps
+    assert step.outputs["rms"] == 0.5  # read from the first line, a megabyte before the end
+    assert len(step.stdout) < RESULT_TAIL + 100 and step.stdout.endswith("180000\n")
+    assert (
+        step.stdout.startswith("[") and "earlier characters are in the step's logs]" in step.stdout
+    )
+    (log,) = (tmp_path / ".shinobi" / "runs").glob("*/logs/talk.out")
+    assert log.read_text().startswith("first rms: 0.5\n1\n2\n")
