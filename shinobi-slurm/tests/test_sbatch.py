@@ -113,14 +113,12 @@ def test_a_script_has_directives_then_comments_then_body() -> None:
         [Option("job-name", "x"), Option("comment", "a b")],
         ["exec /bin/true"],
         comments=["why"],
-        env={"A": "1 2"},
     )
     assert text.splitlines() == [
         "#!/bin/bash",
         "#SBATCH --job-name=x",
         '#SBATCH --comment="a b"',
         "# why",
-        "export A='1 2'",
         "exec /bin/true",
     ]
 

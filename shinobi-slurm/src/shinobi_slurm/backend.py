@@ -23,7 +23,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,18 +39,20 @@ from shinobi.backends.process import read_log
 from shinobi.session import safe_name
 from shinobi_slurm.commands import CHECK_CONTROLLER, SlurmCommands, SlurmError
 from shinobi_slurm.poller import JobWatch, PollTuning, SacctPoller, shared_poller
+from shinobi_slurm.sacct import LIMITED_STATES, JobRecord, job_limits, with_true_exit
 from shinobi_slurm.sbatch import (
     Option,
     batch_script,
-    command_line,
-    command_lines,
+    exec_lines,
     job_name,
+    log_path,
     merge_options,
     parse_sbatch_opts,
     resource_options,
+    with_environment,
 )
 from shinobi_slurm.setting_values import SETTINGS_KEYS, seconds_setting
-from shinobi_slurm.states import classify
+from shinobi_slurm.states import Limits, classify
 from shinobi_slurm.trial import refuse_what_slurm_would
 
 __all__ = ["SlurmBackend", "job_name", "poll_tuning"]
@@ -77,11 +79,79 @@ def _names(steps: list[str]) -> str:
     return f"step{'s' if len(steps) > 1 else ''} {shown}{more}"
 
 
+#: sinfo node states in which a node takes no new job (a ``*`` suffix: not responding).
+_NODE_DOWN = ("down", "drain", "drng", "fail", "inval", "unk", "futr")
+
+
+def _partitions(lines: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """From ``sinfo -o %P|%a|%D|%t``: partitions up, those with a node that can run a
+    job, and the node states of the up partitions (``1 drain``) to say why."""
+    up: list[str] = []
+    working: list[str] = []
+    states: list[str] = []
+    for line in lines:
+        parts = line.strip().split("|")
+        if len(parts) != 4 or parts[1] != "up":
+            continue
+        name, count, state = parts[0].rstrip("*"), parts[2], parts[3]  # "*": the default
+        if name not in up:
+            up.append(name)
+        states.append(f"{count} {state}")
+        if not state.endswith("*") and not state.startswith(_NODE_DOWN) and name not in working:
+            working.append(name)
+    return up, working, states
+
+
 def _last_line(text: str) -> str:
     for line in reversed(text.splitlines()):
         if line.strip():
             return line.strip()[:300]
     return ""
+
+
+#: Pending reasons Slurm will not clear by itself: said as soon as they are seen.
+STUCK_REASONS = {
+    "JobHeldUser": "it is held: `scontrol release {job}` lets it start",
+    "JobHeldAdmin": "an administrator holds it",
+    "PartitionDown": "its partition is down",
+    "PartitionInactive": "its partition is inactive",
+    "ReqNodeNotAvail": "the nodes it needs are not available (down, drained or reserved)",
+    "NodeDown": "a node it needs is down",
+    "BadConstraints": "no node meets its constraints",
+    "InvalidAccount": "its account is not valid",
+    "InvalidQOS": "its QOS is not valid",
+}
+
+#: Seconds a job may wait, for any other reason, before the run says why it waits.
+PENDING_NOTICE = 120.0
+
+
+class _Waiting:
+    """Tells the user, once per reason, why a step's job has not started.
+
+    Without it a step whose job Slurm will never start (a drained node, a
+    held job) showed nothing but "start" for as long as anyone waited.
+    """
+
+    def __init__(self, step: str, job_id: str, warn: Callable[[str], None]) -> None:
+        self.step, self.job_id, self.warn = step, job_id, warn
+        self.since = time.monotonic()
+        self.said: set[str] = set()
+
+    def saw(self, record: JobRecord) -> None:
+        if record.state != "PENDING" or not record.reason or record.reason in self.said:
+            return
+        reason = record.reason.split(",")[0].strip()
+        why = STUCK_REASONS.get(reason)
+        waited = time.monotonic() - self.since
+        if why is None and (waited < PENDING_NOTICE or reason in ("Priority", "Resources")):
+            return
+        self.said.add(record.reason)
+        why = why.format(job=self.job_id) if why else "Slurm has not started it"
+        self.warn(
+            f"shinobi: step {self.step!r}: Slurm job {self.job_id} has waited {waited:.0f} s"
+            f" ({record.reason}): {why}; Ctrl-C cancels it"
+        )
 
 
 class SlurmBackend(Backend):
@@ -106,23 +176,29 @@ class SlurmBackend(Backend):
         commands = SlurmCommands(self.commands.prefix, timeout=15.0)
         try:
             version = commands.run("sbatch", ["--version"]).strip()
-            partitions = commands.run("sinfo", ["-h", "-o", "%P %a"]).split()
+            lines = commands.run("sinfo", ["-h", "-o", "%P|%a|%D|%t"]).splitlines()
             commands.run("sacct", ["-X", "-n", "-P", "-S", "now", "-o", "JobID"])
         except SlurmError as exc:
             return Availability(False, str(exc))
-        pairs = zip(partitions[::2], partitions[1::2], strict=False)
-        up = [name.rstrip("*") for name, state in pairs if state == "up"]  # "*": the default
+        up, working, node_states = _partitions(lines)
         if not up:
             return Availability(False, f"{version}: no partition is up (sinfo)")
-        return Availability(True, f"{version}; partitions up: {', '.join(up)}")
+        if not working:
+            return Availability(
+                False,
+                f"{version}: partitions up ({', '.join(up)}) but no node can run a job"
+                f" (sinfo: {', '.join(node_states)}); ask the admin, or `scontrol update`"
+                " the nodes back",
+            )
+        return Availability(True, f"{version}; partitions up: {', '.join(working)}")
 
     # -- the job script ----------------------------------------------------------
     def options(self, invocation: Invocation, stdout: str, stderr: str) -> list[Option]:
         derived = [
             Option("job-name", job_name(invocation.run_id)),
             Option("comment", safe_name(invocation.step)),
-            Option("output", stdout),
-            Option("error", stderr),
+            Option("output", log_path(stdout)),
+            Option("error", log_path(stderr)),
             Option("chdir", invocation.cwd),
             *resource_options(invocation.resources),
         ]
@@ -131,9 +207,8 @@ class SlurmBackend(Backend):
     def script(self, invocation: Invocation, stdout: str, stderr: str) -> str:
         return batch_script(
             self.options(invocation, stdout, stderr),
-            command_lines(invocation.argv),
+            exec_lines(with_environment(invocation.argv, invocation.env)),
             comments=[f"shinobi step {invocation.step!r}, run {invocation.run_id or '-'}"],
-            env=invocation.env,
         )
 
     def render(self, invocation: Invocation) -> list[str]:
@@ -145,7 +220,7 @@ class SlurmBackend(Backend):
             "--parsable",
             *(o.argument() for o in options),
             "--wrap",
-            command_line(invocation.argv),
+            *exec_lines(with_environment(invocation.argv, invocation.env)),
         ]
 
     def prepare(self, invocations: list[Invocation]) -> list[str]:
@@ -231,7 +306,7 @@ class SlurmBackend(Backend):
 
         unregister = control.on_cancel(stop)
         try:
-            self._wait(watch, stopped)
+            self._wait(watch, stopped, _Waiting(invocation.step, job_id, control.warn))
         finally:
             unregister()
             poller.forget(watch)
@@ -239,9 +314,11 @@ class SlurmBackend(Backend):
             self._wait_gone(job_id)
         return self._result(invocation, job_id, watch, stdout, stderr, stopped.is_set())
 
-    def _wait(self, watch: JobWatch, stopped: threading.Event) -> None:
+    def _wait(self, watch: JobWatch, stopped: threading.Event, waiting: _Waiting) -> None:
         cancelled_at: float | None = None
         while not watch.done.wait(0.25):
+            if watch.latest is not None and not stopped.is_set():
+                waiting.saw(watch.latest)
             if stopped.is_set():
                 cancelled_at = cancelled_at or time.monotonic()
                 if time.monotonic() - cancelled_at > CANCEL_WAIT:
@@ -284,7 +361,8 @@ class SlurmBackend(Backend):
         if record.started:
             self._await_logs(stdout)
         out, err = read_log(stdout), read_log(stderr)
-        outcome = classify(record)
+        record = with_true_exit(self.commands, record)
+        outcome = classify(record, self._limits(record))
         details.update(slurm_state=record.state, slurm_exit=record.exit_text)
         reason: str | None = None
         if outcome.phase != "completed":
@@ -302,6 +380,13 @@ class SlurmBackend(Backend):
             cancelled=stopped,
             details=details,
         )
+
+    def _limits(self, record: JobRecord) -> Limits | None:
+        """What the job was allowed, for a job stopped for going over it (one sacct call)."""
+        if record.state not in LIMITED_STATES:
+            return None
+        memory, time_limit = job_limits(self.commands, record.base)
+        return Limits(memory=memory, time=time_limit)
 
     @staticmethod
     def _await_logs(path: str, timeout: float = 5.0) -> None:

@@ -22,7 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from shinobi_slurm.commands import SlurmCommands, SlurmError
-from shinobi_slurm.sacct import JobRecord, query_jobs
+from shinobi_slurm.queue import query_queue
+from shinobi_slurm.sacct import JobRecord, controller_record, query_jobs
 
 __all__ = ["JobWatch", "PollTuning", "SacctPoller", "shared_poller"]
 
@@ -165,12 +166,15 @@ class SacctPoller:
         now = self.clock()
         with self._lock:
             groups = [(job_id, list(group)) for job_id, group in self._watches.items()]
+        queued = self._queued([job_id for job_id, watches in groups if watches], found)
         for job_id, watches in groups:
             records = found.get(job_id, [])
             record = records[-1] if records else None
             if not watches:
                 continue
             if record is None:
+                for watch in watches:  # what the queue says, until accounting lists the job
+                    watch.latest = queued.get(job_id, watch.latest)
                 if now - watches[0].since > self.tuning.missing_limit:
                     self._missing(job_id, watches)
                 continue
@@ -186,22 +190,43 @@ class SacctPoller:
                     watch.done.set()
         return changed
 
+    def _queued(
+        self, job_ids: list[str], found: dict[str, list[JobRecord]]
+    ) -> dict[str, JobRecord]:
+        """squeue's record of the jobs sacct does not list yet, in one call (none if none).
+
+        Accounting lags submission (by a second, or minutes when slurmdbd is
+        busy or was away); until it lists a job, the queue is the only
+        place that says it waits, and why (held, a drained node).
+        """
+        missing = [job_id for job_id in job_ids if job_id not in found]
+        if not missing:
+            return {}
+        records, _ = query_queue(self.commands, missing)
+        return {job_id: group[-1] for job_id, group in records.items() if group}
+
     def _missing(self, job_id: str, watches: list[JobWatch]) -> None:
-        """sacct has never listed the job: ask squeue before giving up on it."""
+        """sacct has never listed the job: ask squeue, then slurmctld, before giving up."""
         try:
             queued = self.commands.run("squeue", ["-h", "-j", job_id, "-o", "%T"]).strip()
         except SlurmError:
             queued = ""
-        if queued:
+        ended = None if queued else controller_record(self.commands, job_id)
+        if queued or (ended is not None and not ended.final):
             for watch in watches:
                 watch.since = self.clock()
             return
         with self._lock:
             self._watches.pop(job_id, None)
+        if ended is not None:  # ended, and accounting has not heard yet: the controller knows
+            for watch in watches:
+                watch.latest = watch.record = ended
+                watch.done.set()
+            return
         for watch in watches:
             watch.error = (
-                f"Slurm has no record of job {job_id} (neither sacct nor squeue lists it);"
-                " is accounting (slurmdbd) configured?"
+                f"Slurm has no record of job {job_id} (neither sacct, squeue nor scontrol"
+                " knows it); is accounting (slurmdbd) configured?"
             )
             watch.done.set()
 

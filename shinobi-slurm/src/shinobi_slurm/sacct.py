@@ -11,14 +11,26 @@ its state is final *and* its end time is known.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from shinobi.errors import UsageError
-from shinobi_slurm.commands import SlurmCommands
+from shinobi_slurm.commands import SlurmCommands, SlurmError
 
-__all__ = ["FIELDS", "FINAL_STATES", "JobRecord", "parse_sacct", "query_jobs"]
+__all__ = [
+    "FIELDS",
+    "FINAL_STATES",
+    "LIMITED_STATES",
+    "JobRecord",
+    "controller_exit",
+    "controller_record",
+    "job_limits",
+    "parse_sacct",
+    "query_jobs",
+    "with_true_exit",
+]
 
 FIELDS = ("JobID", "JobIDRaw", "State", "ExitCode", "Start", "End", "Reason")
 
@@ -166,3 +178,110 @@ def query_jobs(commands: SlurmCommands, job_ids: Iterable[str]) -> dict[str, lis
     for record in parse_sacct(out):
         found.setdefault(record.base, []).append(record)
     return found
+
+
+def _controller(commands: SlurmCommands, job_id: str) -> str | None:
+    """``scontrol -o show job``: one line of ``Key=value``; None once the job is forgotten."""
+    try:
+        return commands.run("scontrol", ["-o", "show", "job", job_id])
+    except SlurmError:
+        return None
+
+
+def _field(text: str, key: str) -> str | None:
+    match = re.search(rf"(?:^|\s){key}=(\S+)", text)
+    return _value(match.group(1)) if match else None
+
+
+def controller_record(commands: SlurmCommands, job_id: str) -> JobRecord | None:
+    """What slurmctld says of ``job_id``, as a sacct record would; None if it has forgotten it.
+
+    For an accounting gap: slurmdbd away while a job ran leaves sacct without
+    the job for a while after it answers again, and squeue lists only jobs
+    that have not ended. The controller keeps ended jobs for ``MinJobAge``.
+    """
+    said = _controller(commands, job_id)
+    if said is None or _field(said, "JobId") != job_id:
+        return None
+    state = _field(said, "JobState") or ""
+    exit_text = _field(said, "ExitCode") or ""
+    start, end = _field(said, "StartTime") or "", _field(said, "EndTime") or ""
+    return parse_line(
+        f"{job_id}|{job_id}|{state}|{exit_text}|{start}|{end}|{_field(said, 'Reason')}"
+    )
+
+
+def controller_exit(commands: SlurmCommands, job_id: str) -> tuple[int, int] | None:
+    """The job's exit code and signal as slurmctld has them, while it still knows the job.
+
+    Slurm 22.05's accounting keeps an exit status of 128 or more modulo 128
+    (sacct shows a tool's ``exit 137`` as ``9:0`` and ``exit 128`` as ``0:0``),
+    while ``scontrol`` has the real one for ``MinJobAge`` seconds after the end.
+    None when the controller has forgotten the job or cannot be asked.
+    """
+    found = _EXIT.match(_field(_controller(commands, job_id) or "", "ExitCode") or "")
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def with_true_exit(commands: SlurmCommands, record: JobRecord) -> JobRecord:
+    """``record`` with the controller's exit code when accounting may have cut it down.
+
+    Only a failed job that exited (no signal) is asked about: one call per
+    such job, none for the jobs that completed.
+    """
+    if record.state != "FAILED" or record.exit_signal or record.task is not None:
+        return record
+    found = controller_exit(commands, record.base)
+    if found is None or found[1] or found[0] % 128 != (record.exit_code or 0) % 128:
+        return record  # a signal, or not the run sacct described: keep what sacct said
+    return dataclasses.replace(record, exit_code=found[0])
+
+
+#: Final states whose message names a limit the job had.
+LIMITED_STATES = frozenset({"OUT_OF_MEMORY", "TIMEOUT"})
+
+#: Timelimit values that name no number to raise.
+_NO_TIME_LIMIT = frozenset({"UNLIMITED", "Partition_Limit"})
+
+_MEMORY = re.compile(r"^\d+(?:\.\d+)?[KMGTPE]?[nc]?$")
+
+
+def job_limits(commands: SlurmCommands, job_id: str) -> tuple[str | None, str | None]:
+    """The memory and the time limit job ``job_id`` ran with, as Slurm writes them.
+
+    Asked only after a job was stopped for exceeding one, so the message can
+    say by how much to raise it: from the controller while it knows the job,
+    else from accounting (whose ``ReqMem`` reads ``16?`` for a moment after
+    the job ends: such a value is not shown). (None, None) when neither can say.
+    """
+    said = _controller(commands, job_id)
+    if said is not None:
+        per_node, per_cpu = _field(said, "MinMemoryNode"), _field(said, "MinMemoryCPU")
+        memory = _memory(per_node) or _memory(f"{per_cpu}c" if per_cpu else None)
+        limits = memory, _time(_field(said, "TimeLimit"))
+        if limits != (None, None):
+            return limits
+    try:
+        out = commands.run("sacct", ["-X", "-P", "-n", "-j", job_id, "-o", "ReqMem,Timelimit"])
+    except SlurmError:
+        return None, None
+    lines = [line for line in out.splitlines() if line.strip()]
+    if not lines:
+        return None, None
+    memory, _, time = lines[0].partition("|")
+    return _memory(memory), _time(time)
+
+
+def _time(text: str | None) -> str | None:
+    value = _value(text or "")
+    return None if value is None or value in _NO_TIME_LIMIT else value
+
+
+def _memory(text: str | None) -> str | None:
+    """``ReqMem`` as words: ``64M``; ``512Mc`` (older Slurm: per CPU) is ``512M per CPU``."""
+    value = _value(text or "")
+    if value is None or not _MEMORY.match(value) or value.startswith("0"):
+        return None
+    if value.endswith("c"):
+        return f"{value[:-1]} per CPU"
+    return value.removesuffix("n")

@@ -31,12 +31,15 @@ __all__ = [
     "command_line",
     "command_lines",
     "directive",
+    "exec_lines",
     "job_name",
     "line_break_in",
+    "log_path",
     "merge_options",
     "overridden_by",
     "parse_sbatch_opts",
     "resource_options",
+    "with_environment",
 ]
 
 _SHORT = {
@@ -198,6 +201,20 @@ def _without_line_breaks(options: list[Option]) -> list[Option]:
     return options
 
 
+def log_path(path: str) -> str:
+    r"""``path`` as ``--output``/``--error`` must say it for Slurm to open exactly it.
+
+    Slurm reads those values as patterns (``%x`` is the job name, ``%j`` its
+    id), unless the value holds a backslash, which turns patterns off and is
+    itself an escape (``\\`` is one backslash). A step's log under a
+    directory named ``100%x`` or ``a\b`` went to a directory that does not
+    exist, and the job failed before its tool ran, as "signal 53".
+    """
+    if "\\" in path:
+        return path.replace("\\", "\\\\")
+    return path.replace("%", "%%")
+
+
 def job_name(run_id: str) -> str:
     """The name every job of one run shares, so ``squeue -n``/``scancel -n`` find them all."""
     return f"shinobi-{run_id}" if run_id else "shinobi"
@@ -249,17 +266,22 @@ def line_break_in(option: Option) -> bool:
 
 
 def directive(option: Option) -> str:
-    """``#SBATCH --name=value``, quoted when the value has spaces.
+    """``#SBATCH --name=value``, quoted when the value has spaces or quotes.
 
     A value with a line break would end the directive at the break and make
     the rest of it a line of the script, which bash runs as a command:
     :func:`batch_script` refuses such a script (callers that know where a
     value came from refuse it sooner, naming the setting).
     """
-    if option.value is not None and (" " in option.value or '"' in option.value):
-        escaped = option.value.replace('"', '\\"')
+    if option.value is None:
+        return f"#SBATCH {option.argument()}"
+    # sbatch reads a backslash in a directive as an escape (``\\`` is one):
+    # unescaped, --chdir=/data/a\b sent the job to /tmp, "couldn't chdir".
+    value = option.value.replace("\\", "\\\\")
+    if " " in value or '"' in value or "'" in value:
+        escaped = value.replace('"', '\\"')
         return f'#SBATCH --{option.name}="{escaped}"'
-    return f"#SBATCH {option.argument()}"
+    return f"#SBATCH --{option.name}={value}"
 
 
 def _refuse_line_breaks(options: Sequence[Option], directives: list[str]) -> None:
@@ -280,9 +302,11 @@ def batch_script(
     body: Sequence[str],
     *,
     comments: Sequence[str] = (),
-    env: Mapping[str, str] | None = None,
 ) -> str:
-    """A whole script: shebang, directives, ``comments`` (``# ...``), env exports, ``body``.
+    """A whole script: shebang, directives, ``comments`` (``# ...``), ``body``.
+
+    A cab's environment belongs in ``body``, on the tool's own command line
+    (:func:`with_environment`), not in the script around it.
 
     A comment that holds line breaks (a note quoting a name) becomes one
     ``#`` line per line of it: the rest of it must not become a command.
@@ -295,8 +319,6 @@ def batch_script(
         lines += [f"# {c}" if c else "#" for c in comments]
     elif comments:  # a comment holding line breaks: a "#" line for each of its lines
         lines += [f"# {part}" if part else "#" for part in _LINE_BREAK.split(said)]
-    for key, value in (env or {}).items():
-        lines.append(f"export {key}={shlex.quote(value)}")
     lines.extend(body)
     script = "\n".join(lines) + "\n"
     if not script.isascii():  # (a flag CPython keeps: no scan for nearly every script)
@@ -337,9 +359,42 @@ SIGNAL_RELAY = (
 )
 
 
+#: Runs its arguments as a command, for a program ``env`` would read as a variable.
+#: bash, not sh: dash drops a variable whose name is no identifier from what it runs.
+_EXEC = ("/bin/bash", "-c", 'exec "$@"', "bash")
+
+
+def with_environment(argv: Sequence[str], env: Mapping[str, str] | None) -> list[str]:
+    """``argv`` with a cab's ``env`` set for the tool alone: ``env -- K=V ... tool``.
+
+    Not ``export`` lines in the script: ``export MY-DASH=1`` is a bash error
+    that drops the variable and runs the tool anyway, and a cab's ``PATH``
+    would apply to the script's own commands. ``--`` keeps a name starting
+    with ``-`` from being read as an option of ``env``; a program whose path
+    holds ``=`` would be read as one more variable, so it is run through
+    ``bash -c 'exec "$@"'``. Quoting is :func:`command_lines`' ``shlex.join``.
+    """
+    if not env:
+        return list(argv)
+    program = list(_EXEC) if argv and "=" in argv[0] else []
+    return ["env", "--", *(f"{k}={v}" for k, v in env.items()), *program, *argv]
+
+
 def command_lines(argv: Sequence[str]) -> list[str]:
     """The script lines that run ``argv`` as the job's payload (see :data:`SIGNAL_RELAY`)."""
     return [shlex.join(argv), *SIGNAL_RELAY]
+
+
+def exec_lines(argv: Sequence[str]) -> list[str]:
+    """The script lines of a job whose only work is ``argv``: ``exec`` it.
+
+    The job's process then *is* the tool, so Slurm records its own wait
+    status: a tool that exits 130 is "exit 130", one killed by SIGKILL is
+    "signal 9". :data:`SIGNAL_RELAY` has to guess between the two from the
+    shell's ``$?``, and reads every exit from 129 to 192 as a signal, which
+    is the right guess only for a payload that is a container client.
+    """
+    return [f"exec {shlex.join(argv)}"]
 
 
 def command_line(argv: Sequence[str]) -> str:

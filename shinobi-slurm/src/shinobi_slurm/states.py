@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from shinobi.launch.tracking import StepPhase
 from shinobi_slurm.sacct import JobRecord
 
-__all__ = ["NEVER_RAN", "Outcome", "classify", "combine_tasks"]
+__all__ = ["NEVER_RAN", "Limits", "Outcome", "classify", "combine_tasks"]
 
 #: What a job Slurm cancelled because a job it waits for failed is reported as.
 NEVER_RAN = "never ran: a job it waits for did not succeed"
@@ -58,8 +58,27 @@ def _user(uid: str | None) -> str:
         return f"uid {uid}"
 
 
-def classify(record: JobRecord) -> Outcome:
-    """The :class:`Outcome` of one sacct record (a job or one array task)."""
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The memory and time a job had, as Slurm shows them (``512M``, ``00:01:00``)."""
+
+    memory: str | None = None
+    time: str | None = None
+
+
+def _its(value: str | None, what: str) -> str:
+    """``its 64M of memory`` when the limit is known, else nothing."""
+    return f"its {value} {what}" if value else ""
+
+
+def classify(record: JobRecord, limits: Limits | None = None) -> Outcome:
+    """The :class:`Outcome` of one sacct record (a job or one array task).
+
+    ``limits``, when the caller asked Slurm for them, put the number that was
+    exceeded in the out-of-memory and time-limit messages, so the user knows
+    how far to raise it.
+    """
+    limits = limits or Limits()
     state = record.state
     code, sig = record.exit_code or 0, record.exit_signal or 0
     if state == "COMPLETED":
@@ -69,18 +88,20 @@ def classify(record: JobRecord) -> Outcome:
             return Outcome("failed", f"killed by {_signal_name(sig)} (signal {sig})", -sig, sig)
         return Outcome("failed", f"exited with code {code}", code or 1)
     if state == "OUT_OF_MEMORY":
+        limit = _its(limits.memory, "of memory") or "its --mem"
         return Outcome(
             "failed",
-            "out of memory: Slurm stopped it for using more than its --mem (OUT_OF_MEMORY);"
-            " declare more memory for the step",
+            f"out of memory: Slurm stopped it for using more than {limit} (OUT_OF_MEMORY);"
+            " declare more memory for the step (resources=Resources(memory=...))",
             code or 137,
             None,
             oom=True,
         )
     if state == "TIMEOUT":
+        limit = f"its time limit of {limits.time}" if limits.time else "its time limit"
         return Outcome(
             "failed",
-            "ran past its time limit (TIMEOUT); raise --time in [backend.slurm] sbatch_opts",
+            f"ran past {limit} (TIMEOUT); raise --time in [backend.slurm] sbatch_opts",
             code or 124,
             sig or None,
         )

@@ -53,6 +53,24 @@ def refuse_what_slurm_would(
             if exc.transient or exc.never_sent:
                 return  # Slurm is away: the submission will say so itself
             raise SlurmWouldRefuse(
-                f"Slurm would refuse step {step!r} ({exc}); nothing was submitted: fix"
-                " [backend.slurm] sbatch_opts or the step's declared resources"
+                f"Slurm would refuse step {step!r} ({exc}{_partitions_hint(commands, exc, kept)});"
+                " nothing was submitted: fix [backend.slurm] sbatch_opts or the step's declared"
+                " resources"
             ) from None
+
+
+def _partitions_hint(commands: SlurmCommands, exc: SlurmError, options: Sequence[Option]) -> str:
+    """``; no partition 'dbug': partitions here are debug`` for a mistyped partition.
+
+    Slurm says only "Invalid partition name specified", leaving the user to
+    find the name it means and the names it has.
+    """
+    if "partition" not in str(exc).lower():
+        return ""
+    asked = next((o.value for o in options if o.name in ("partition", "p")), None)
+    try:
+        here = sorted({p.rstrip("*") for p in commands.run("sinfo", ["-h", "-o", "%P"]).split()})
+    except SlurmError:
+        return ""
+    named = f"no partition {asked!r}: " if asked else ""
+    return f"; {named}partitions here are {', '.join(here)}" if here else ""
