@@ -135,6 +135,16 @@ def test_an_array_still_pending() -> None:
     assert found.phase == "pending" and counts == {"pending": 4}
 
 
+def test_an_array_cancelled_before_any_task_started_is_cancelled_not_pending() -> None:
+    """sacct lists such an array as one record of the whole range (end-to-end walkthrough:
+    the launch read 'running' for ever)."""
+    found, counts = combine_tasks(
+        records("9_[0-3]|9|CANCELLED by 0|0:0|2026-11-30T23:04:00|2026-11-30T23:04:00|Dependency"),
+        4,
+    )
+    assert found.phase == "cancelled" and counts == {"cancelled": 4}
+
+
 def test_an_array_with_a_failed_task_is_not_over_while_others_run() -> None:
     found, counts = combine_tasks(
         records("9_1|10|FAILED|2:0|s|e|None", "9_0|9|RUNNING|0:0|s|Unknown|None"), 2

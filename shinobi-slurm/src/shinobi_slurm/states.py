@@ -153,13 +153,16 @@ def combine_tasks(records: list[JobRecord], size: int) -> tuple[Outcome, dict[st
     first_cancelled: Outcome | None = None
     seen = 0
     for record in records:
-        if record.pending_tasks:
-            counts["pending"] = counts.get("pending", 0) + record.pending_tasks
-            seen += record.pending_tasks
-            continue
         outcome = classify(record)
-        counts[outcome.phase] = counts.get(outcome.phase, 0) + 1
-        seen += 1
+        # 9_[0-3] stands for tasks that never started: pending, or cancelled as one
+        # (an array whose dependency failed), never running or done
+        tasks = record.pending_tasks or 1
+        counts[outcome.phase] = counts.get(outcome.phase, 0) + tasks
+        seen += tasks
+        if record.pending_tasks:
+            if outcome.phase == "cancelled" and first_cancelled is None:
+                first_cancelled = outcome
+            continue
         if outcome.phase == "failed" and (
             first_failed is None or (record.task or 0) < first_failed[0]
         ):
