@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -238,3 +239,27 @@ def test_config_show_says_when_shinobi_config_names_no_file(
     )
     assert proc.returncode == 0
     assert f"SHINOBI_CONFIG names {tmp_path / 'typo.toml'}, which does not exist" in proc.stderr
+
+
+def test_config_show_gives_the_values_a_run_uses_where_the_setting_leaves_it_to_ninja(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shinobi.resources import detect_cpus
+
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("SHINOBI_EXECUTION_MEMORY", "2GiB")
+    monkeypatch.delenv("SHINOBI_CACHE_DIR", raising=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "shinobi.cli", "config", "show", "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = {row["key"]: row for row in json.loads(proc.stdout)}
+    cpus = rows["execution.cpus"]
+    assert cpus["value"] == detect_cpus() and cpus["source"].startswith("detected")
+    assert rows["execution.memory"]["value"] == "2GiB"  # given: shown as given
+    assert rows["cache.dir"]["value"].endswith("steps")
+    assert rows["cache.dir"]["source"] == "default location"

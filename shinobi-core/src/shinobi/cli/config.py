@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 import click
 
@@ -27,7 +28,8 @@ def show(as_json: bool) -> None:
     """Print every setting, its effective value and where it came from."""
     from shinobi.config import load_config, user_config_path
 
-    rows = load_config().effective()
+    config = load_config()
+    rows = [_resolved(config, *row) for row in config.effective()]
     named = os.environ.get("SHINOBI_CONFIG")
     if named and not user_config_path().exists():  # a typo would otherwise pass unseen
         click.echo(
@@ -41,6 +43,27 @@ def show(as_json: bool) -> None:
     width = max(len(k) for k, _, _ in rows)
     for key, value, source in rows:
         click.echo(f"{key:<{width}}  {json.dumps(value):<24}  ({source})")
+
+
+def _resolved(config: Any, key: str, value: Any, source: str) -> tuple[str, Any, str]:
+    """A row with the value a run will use where the setting leaves it to ninja:
+    ``execution.cpus = null`` means "what this process may use", which is a number."""
+    if value is not None or source != "default":
+        return key, value, source
+    if key == "execution.cpus":
+        from shinobi.resources import detect_cpus
+
+        return key, detect_cpus(), "detected: the CPUs this process may use"
+    if key == "execution.memory":
+        from shinobi.resources import detect_memory
+
+        found = detect_memory()
+        if found:
+            return key, found, "detected: the bytes of memory this process may use"
+        return key, None, "not detected: memory limits no step"
+    if key == "cache.dir":
+        return key, str(config.cache_dir()), "default location"
+    return key, value, source
 
 
 @group.command("path")
