@@ -194,6 +194,22 @@ def test_a_scatter_wider_than_a_job_array_is_refused_before_submitting(
     assert not [job for job in jobs if job.get("job_id")]
 
 
+def test_exit_codes_above_127_are_reported_exactly(ninja: Ninja, tmp_path: Path) -> None:
+    """Slurm's accounting keeps them modulo 128: 200 would read 72, 255 would read 127."""
+    launch = submit(ninja, f"{RECIPES}/exits.py:loud", cwd=tmp_path)
+    found = wait_final(ninja, launch["handle"], cwd=tmp_path)
+    assert found["state"] == "failed"
+    step = steps(found)["ends"]
+    assert step["detail"] == "exited with code 200: ending with 200", step
+    launch = submit(
+        ninja, f"{RECIPES}/exits.py:fan", "--codes", "0", "--codes", "255", cwd=tmp_path
+    )
+    found = wait_final(ninja, launch["handle"], cwd=tmp_path)
+    step = steps(found)["ends"]
+    assert step["phase"] == "failed" and step["tasks"] == {"completed": 1, "failed": 1}
+    assert step["detail"].startswith("task 1: exited with code 255"), step
+
+
 def test_a_failing_step_cancels_its_dependants_and_is_named(ninja: Ninja, tmp_path: Path) -> None:
     launch = submit(ninja, f"{RECIPES}/failing.py:chain", "--marker", str(tmp_path / "m"))
     found = wait_final(ninja, launch["handle"])

@@ -83,7 +83,7 @@ class SlurmTarget(OffloadTarget):
         jobs = []
         for job in workflow.jobs.jobs:
             files = JobFiles.of(run_dir, job)
-            details: dict[str, object] = {}
+            details: dict[str, object] = {"exit_code": files.exit_code}
             if job.guard:
                 details.update(guard=job.guard, skipped=files.skipped)
             if job.loop_end is not None:

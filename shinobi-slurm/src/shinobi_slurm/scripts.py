@@ -68,6 +68,9 @@ class JobFiles:
     stdout: str
     stderr: str
     skipped: str
+    #: Where the job leaves an exit code above 127, which Slurm's accounting keeps
+    #: only modulo 128 (a task's file ends in ``.<task>``).
+    exit_code: str = ""
     #: Where the verdict of the job's loop iteration is published (None outside loops).
     verdict: str | None = None
     #: How its loop's until file was before the loop (jobs of a loop, None otherwise).
@@ -94,6 +97,7 @@ class JobFiles:
             stdout=f"{logs}{task}.out",
             stderr=f"{logs}{task}.err",
             skipped=f"{base}skipped/{stem}",
+            exit_code=f"{base}exits/{stem}",
             verdict=verdict,
             loop_before=loop_before,
         )
@@ -235,10 +239,23 @@ def _guard(job: Job, files: JobFiles) -> list[str]:
     ]
 
 
-def _body(job: Job) -> list[str]:
+def _exit_kept(job: Job, files: JobFiles) -> list[str]:
+    """Keep an exit code sacct would report modulo 128: a C tool's ``exit(-1)``
+    would read as 127, "command not found" (``ninja status`` reads the file)."""
+    path = shlex.quote(files.exit_code) + ('."$SLURM_ARRAY_TASK_ID"' if job.tasks else "")
+    directory = shlex.quote(os.path.dirname(files.exit_code))
+    return [
+        'if [ "$rc" -gt 127 ]; then',
+        f'  mkdir -p {directory} 2>/dev/null && echo "$rc" > {path} 2>/dev/null',
+        "fi",
+    ]
+
+
+def _body(job: Job, files: JobFiles) -> list[str]:
     if job.tasks is None:
         *run, leave = command_lines(job.commands[0])
-        return [*run, *_outputs_checked(job.expected[0] if job.expected else []), leave]
+        checked = _outputs_checked(job.expected[0] if job.expected else [])
+        return [*run, *checked, *_exit_kept(job, files), leave]
     if job.tasks == 0:
         return ["# an empty scatter: nothing to run", "exit 0"]
     lines = ['case "${SLURM_ARRAY_TASK_ID:?this script runs as a job array}" in']
@@ -258,7 +275,7 @@ def _body(job: Job) -> list[str]:
                     "  ;;",
                 ]
         checks.append("esac")
-    return [*lines, *relay, *checks, leave]
+    return [*lines, *relay, *checks, *_exit_kept(job, files), leave]
 
 
 def _outputs_checked(expected: Sequence[tuple[str, str]]) -> list[str]:
@@ -294,7 +311,11 @@ def job_script(
     context: ScriptContext, job: Job, files: JobFiles, ids: Mapping[str, str] | None = None
 ) -> str:
     """The sbatch script of ``job``; dependencies as ``<step>`` until ``ids`` are known."""
-    body: Sequence[str] = [*_guard(job, files), *_look_at_until_file(job, files), *_body(job)]
+    body: Sequence[str] = [
+        *_guard(job, files),
+        *_look_at_until_file(job, files),
+        *_body(job, files),
+    ]
     return batch_script(
         _options(context, job, files, ids),
         body,

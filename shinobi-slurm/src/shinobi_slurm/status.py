@@ -8,6 +8,7 @@ its convergence flag is reported as skipped (its script left a marker).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Sequence
@@ -106,6 +107,9 @@ def _step_state(
     if not records:
         detail = "Slurm could not be asked" if error else "not in Slurm accounting yet"
         return StepState(job.step, "unknown", detail, job_id=job.job_id)
+    kept = job.details.get("exit_code")
+    if kept:
+        records = [_exact_exit(record, str(kept)) for record in records]
     tasks = None
     if job.tasks:
         outcome, tasks = combine_tasks(records, job.tasks)
@@ -142,6 +146,22 @@ def _step_state(
     if state.detail and state.detail.startswith("never ran"):
         state.started = None
     return state
+
+
+def _exact_exit(record: JobRecord, kept: str) -> JobRecord:
+    """``record`` with the exit code its job kept (see ``scripts._exit_kept``): Slurm's
+    accounting has it modulo 128, so a tool's ``exit 255`` would read 127."""
+    if record.state != "FAILED" or record.exit_signal or record.pending_tasks:
+        return record
+    path = kept if record.task is None else f"{kept}.{record.task}"
+    try:
+        with open(path, encoding="ascii") as fh:
+            code = int(fh.read().strip())
+    except (OSError, ValueError):
+        return record
+    if code % 128 != (record.exit_code or 0) % 128:
+        return record  # not this run's (a resubmission over an old run folder?)
+    return dataclasses.replace(record, exit_code=code)
 
 
 def _failed_log(pattern: str, records: list[JobRecord]) -> str:
