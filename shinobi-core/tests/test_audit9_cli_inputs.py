@@ -12,8 +12,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-
-from shinobi.cli.main import main
+from cli_in_process import in_process as _ninja
 
 RECIPE = """
 import enum
@@ -58,17 +57,6 @@ counted = Recipe("counted", CountIn)
 counted.add_step("say", Cab("num", "/bin/echo", NumIn, None, {"words": ParamMeta(positional=True)}),
                  words=[counted.inputs.count])
 """
-
-
-def _ninja(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """Run the CLI in this process: (exit status, stdout, stderr)."""
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

@@ -6,21 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_in_process import in_process as ninja
 from test_launch_fixtures import FakeTarget, engine, launch
 
-from shinobi.cli.main import main
-
 __all__ = ["engine"]  # the fixture, imported so pytest finds it
-
-
-def ninja(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_status_by_handle_folder_run_id_and_recipe(

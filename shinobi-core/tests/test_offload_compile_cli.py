@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_in_process import in_process as ninja
 from test_launch_fixtures import FakeTarget, engine
 
-from shinobi.cli.main import main
 from shinobi.launch.index import list_launches
 
 __all__ = ["engine"]
@@ -37,16 +37,6 @@ bad = Recipe(name="bad", steps=[
     StepRef("v", Cab(name="v", command="/bin/true"), {}, venv="/opt/v"),
 ])
 """
-
-
-def ninja(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_compile_prints_the_engines_scripts(

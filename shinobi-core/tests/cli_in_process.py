@@ -1,0 +1,20 @@
+"""``ninja`` run inside the test's own process, for tests that only read what it prints."""
+
+from __future__ import annotations
+
+import pytest
+
+from shinobi.cli.main import main
+
+__all__ = ["in_process"]
+
+
+def in_process(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``ninja ARGS`` through :func:`main`: (exit status, stdout, stderr)."""
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
