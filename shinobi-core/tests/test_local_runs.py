@@ -20,6 +20,9 @@ from shinobi.steps import Cab, Recipe
 talk = Recipe("talk")
 talk.add_step("say", Cab("say", ["/bin/sh", "-c", "echo hello; echo oops >&2"]))
 talk.add_step("quiet", Cab("quiet", ["/bin/true"]))
+ordered = Recipe("ordered")  # names sort the other way round from the run
+ordered.add_step("zeta", Cab("zeta", ["/bin/sh", "-c", "echo first; sleep 0.05"]))
+ordered.add_step("alpha", Cab("alpha", ["/bin/echo", "second"]))  # one worker: after zeta
 nap = Recipe("nap")
 nap.add_step("nap", Cab("nap", ["/bin/sh", "-c", "echo start; sleep 30"]))
 
@@ -65,6 +68,13 @@ def test_a_held_run_is_running_until_released(tmp_path: Path) -> None:
     assert again is not None and again.run_id == run_dir.name and again.state == "finished"
 
 
+def test_logs_of_a_whole_run_come_in_the_order_the_steps_ran(project: Path) -> None:
+    assert ninja(project, "run", "recipe.py:ordered", "--no-cache").returncode == 0
+    (run,) = json.loads(ninja(project, "runs", "--json").stdout)["runs"]
+    said = ninja(project, "logs", run["run_id"])
+    assert said.stdout == "==> zeta stdout <==\nfirst\n==> alpha stdout <==\nsecond\n"
+
+
 @pytest.mark.slow
 def test_runs_lists_and_logs_reads_a_local_run(project: Path) -> None:
     assert ninja(project, "run", "recipe.py:talk", "--no-cache").returncode == 0
@@ -73,7 +83,7 @@ def test_runs_lists_and_logs_reads_a_local_run(project: Path) -> None:
     assert run["recipe"] == "talk" and run["state"] == "ok"
     said = ninja(project, "logs", run["run_id"])
     assert said.returncode == 0
-    assert said.stdout == "==> say stderr <==\noops\n==> say stdout <==\nhello\n"
+    assert said.stdout == "==> say stdout <==\nhello\n==> say stderr <==\noops\n"
     assert ninja(project, "logs", run["run_id"][:-3], "say", "--stream", "stdout").stdout == (
         "hello\n"
     )

@@ -252,10 +252,12 @@ def find_local_run(workdir: Path, name: str, *, by_recipe: bool = False) -> Loca
 
 
 def run_logs(run: LocalRun, step: str | None) -> list[tuple[str, Path]]:
-    """(title, path) of the logs a run kept, every step's or ``step``'s, in name order.
+    """(title, path) of the logs a run kept, every step's or ``step``'s, stdout first.
 
-    A step that printed nothing has no log file (they are made on the first
-    byte), so a step can have none.
+    Steps come in the order they last wrote (about the order they ended, which
+    reads as the pipeline ran), by name where that is the same. A step that
+    printed nothing has no log file (they are made on the first byte), so a
+    step can have none.
     """
     from shinobi.session import safe_name
 
@@ -263,15 +265,24 @@ def run_logs(run: LocalRun, step: str | None) -> list[tuple[str, Path]]:
     if not logs.is_dir():
         return []
     wanted = None if step is None else safe_name(step)
-    found = []
-    for path in sorted(logs.iterdir()):
+    by_stem: dict[str, list[tuple[str, Path, float]]] = {}
+    for path in logs.iterdir():
         stem, _, stream = path.name.rpartition(".")
         if stream not in ("out", "err"):
             continue
         # a scattered step's logs are its slices': STEP[0], STEP[1], ...
         if wanted is None or stem == wanted or stem.startswith(f"{wanted}["):
-            found.append((f"{stem} {'stdout' if stream == 'out' else 'stderr'}", path))
-    return found
+            try:
+                written = path.stat().st_mtime
+            except OSError:
+                written = 0.0
+            by_stem.setdefault(stem, []).append((stream, path, written))
+    order = sorted(by_stem, key=lambda stem: (min(w for _, _, w in by_stem[stem]), stem))
+    return [
+        (f"{stem} {'stdout' if stream == 'out' else 'stderr'}", path)
+        for stem in order
+        for stream, path, _ in sorted(by_stem[stem], key=lambda item: item[0] != "out")
+    ]
 
 
 def remove_run(run: LocalRun) -> int:
