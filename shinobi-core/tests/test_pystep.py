@@ -563,3 +563,33 @@ def test_a_pystep_whose_call_would_not_run_its_body_is_refused(kind: str) -> Non
 
     with pytest.raises(TypeError, match="would not run its body"):
         shinobi.pystep(generator if kind == "generator" else coroutine)
+
+
+BROKEN_IMPORT = """
+import sys
+import shinobi
+from shinobi import Recipe
+
+if sys.argv[0].endswith("runner.py"):  # as the venv's interpreter imports it
+    raise ImportError("No module named 'casacore' in this venv")
+
+
+@shinobi.pystep(venv={venv!r})
+def never(x: int = 1) -> int:
+    return x
+
+
+recipe = Recipe("broken")
+recipe.add_step("never", never)
+"""
+
+
+def test_a_pystep_whose_module_cannot_be_imported_there_says_so_not_that_it_raised(
+    made_venv: Path, tmp_path: Path
+) -> None:
+    source = tmp_path / "broken.py"
+    source.write_text(BROKEN_IMPORT.format(venv=str(made_venv)))
+    result = run_recipe(load_target(f"{source}:recipe"), cwd=tmp_path, config=config())
+    assert result.error == (
+        "importing the pystep's module raised ImportError: No module named 'casacore' in this venv"
+    )

@@ -160,6 +160,15 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
     return result
 
 
+#: How the runner's report of a failure begins, by where it failed: the function
+#: may never have been called, and saying it raised would send the user to it.
+_FAILED_AT = {
+    "setup": "the Python step could not start:",
+    "load": "importing the pystep's module raised",
+    "call": "the pystep raised",
+}
+
+
 def _raised(exc: BaseException) -> str:
     """What a step's exception says, on one line (the whole text goes to its stderr)."""
     if isinstance(exc, SystemExit):
@@ -245,7 +254,8 @@ def _result(
     error = describe_failure(run)
     if "error" in reply:
         said = str(reply["error"]).strip()
-        error = f"the pystep raised {said.splitlines()[0] if said else '?'}{_more(said)}"
+        what = _FAILED_AT.get(str(reply.get("stage")), "the pystep raised")
+        error = f"{what} {said.splitlines()[0] if said else '?'}{_more(said)}"
     elif error is None:
         if "outputs" not in reply:
             error = "the pystep runner exited without writing its outputs"

@@ -118,17 +118,19 @@ def main(argv: list[str]) -> int:
         return 2
     with open(argv[1]) as fh:
         spec = json.load(fh)
+    stage = "load"  # what failed, for ninja's wording: the set-up, the import, or the call
     try:
         _prepare_path(spec)
         step = _load_step(spec)
+        stage = "call"
         outputs = _call(step, spec["inputs"])
     except RunnerError as exc:
         sys.stderr.write(f"shinobi: {exc}\n")
-        _write(spec["outputs_file"], {"error": str(exc)})
+        _write(spec["outputs_file"], {"error": str(exc), "stage": "setup"})
         return 1
     except Exception as exc:
         traceback.print_exc()
-        _write(spec["outputs_file"], {"error": f"{type(exc).__name__}: {exc}"})
+        _write(spec["outputs_file"], {"error": f"{type(exc).__name__}: {exc}", "stage": stage})
         return 1
     _write(spec["outputs_file"], {"outputs": outputs})
     return 0
