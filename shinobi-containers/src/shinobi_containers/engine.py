@@ -31,9 +31,10 @@ from shinobi.backends.process import run_process
 from shinobi_containers.cgroups import UNPROBED, CgroupReach
 from shinobi_containers.errors import ContainerRefused, ContainerStopFailed, SettingsInvalid
 from shinobi_containers.limits import LimitFlags, dropped_warning, limit_flags, within_host
-from shinobi_containers.mounts import Mount, plan_mounts
+from shinobi_containers.mounts import LOCAL_HOST, Mount, plan_mounts
 from shinobi_containers.oom import OomWatch
 from shinobi_containers.outcome import interpret_run
+from shinobi_containers.scripts import script_mounts, unseen_script_reason
 from shinobi_containers.settings import SETTINGS_KEYS, ContainerSettings
 
 __all__ = ["CHECK_TIMEOUT", "ContainerBackend", "ContainerSpec", "new_container_name"]
@@ -151,6 +152,9 @@ class ContainerBackend(Backend):
             signal_exit_codes=self.signal_exit_codes,
             engine_error_codes=self.engine_error_codes if engine_failed else frozenset(),
         )
+        unseen = self._unseen_script(spec, result, engine_failed)
+        if unseen is not None:
+            result.reason = unseen
         result.details["image"] = spec.image
         if spec.digest is not None:
             result.details["image_digest"] = spec.digest
@@ -168,7 +172,10 @@ class ContainerBackend(Backend):
                 f"step {invocation.step!r} names no image, so the {self.name} backend cannot"
                 " run it: give its cab an image, or choose a backend such as native for it"
             )
-        mounts = plan_mounts(invocation.paths, invocation.cwd, step=invocation.step, ahead=ahead)
+        mounts = _with_scripts(
+            invocation,
+            plan_mounts(invocation.paths, invocation.cwd, step=invocation.step, ahead=ahead),
+        )
         resources = invocation.resources
         declared = resources is not None and resources.declared
         mode = self.options.enforce_resources
@@ -191,6 +198,25 @@ class ContainerBackend(Backend):
             with self._lock:
                 self._pins[key] = known
         return known
+
+    def _unseen_script(
+        self, spec: ContainerSpec, result: BackendRun, engine_failed: bool
+    ) -> str | None:
+        """Why a step failed to start its program, when that program is a host file
+        the container cannot see (see :mod:`~shinobi_containers.scripts`)."""
+        if result.cancelled or result.oom or result.returncode == 0:
+            return None
+        invocation = spec.invocation
+        return unseen_script_reason(
+            invocation.argv,
+            os.path.normpath(invocation.cwd),
+            spec.mounts,
+            LOCAL_HOST,
+            engine=self.name,
+            returncode=result.returncode,
+            stderr=result.stderr,
+            engine_failed=engine_failed,
+        )
 
     def _engine_failed(self, name: str, run: BackendRun) -> bool:
         """Whether an exit code the engine uses for its own failures came from it.
@@ -287,6 +313,16 @@ class ContainerBackend(Backend):
         the kill of its worker does not make the step's product whole.
         """
         return None
+
+
+def _with_scripts(invocation: Invocation, mounts: tuple[Mount, ...]) -> tuple[Mount, ...]:
+    """``mounts`` plus the command's own project script where nothing shows it, so the
+    container runs the file the cab names, as natively; parents stay first."""
+    cwd = os.path.normpath(invocation.cwd)
+    extra = script_mounts(invocation.argv, cwd, mounts, LOCAL_HOST)
+    if not extra:
+        return mounts
+    return tuple(sorted([*mounts, *extra], key=lambda m: (m.target.count("/"), m.target)))
 
 
 #: How an engine client says it could not talk to its daemon at all.

@@ -21,6 +21,10 @@ mount on the command line differs per engine. The rules, in order:
 * mounts are identity mounts (host path == container path) of the real,
   symlink-resolved directory; a path reached through a symlink is mounted at
   its spelled path too when nothing else makes that spelling resolve;
+* nothing under /proc, /sys or /dev (but /dev/shm) is mounted: such a path is
+  refused, since the host's kernel filesystem would be laid read-write over
+  the container's own; a device every container has itself (/dev/null,
+  /dev/stdout, ...) needs no mount and gets none;
 * the set is collapsed to the fewest mounts that cover it: a mount inside
   another is dropped, unless it is a read-write one inside a read-only one.
 
@@ -53,6 +57,24 @@ __all__ = [
 ]
 
 _GLOB = frozenset("*?[")
+#: The kernel's own filesystems, and what the host's would expose in a container.
+_KERNEL_TREES = {"/proc": "processes", "/sys": "kernel settings", "/dev": "devices"}
+#: The part of /dev a host may share with a container: memory-backed files.
+_SHARED_MEMORY = "/dev/shm"
+#: Devices every container has of its own, the same as the host's: no mount needed.
+_CONTAINER_DEVICES = frozenset(
+    {
+        "/dev/null",
+        "/dev/zero",
+        "/dev/full",
+        "/dev/random",
+        "/dev/urandom",
+        "/dev/tty",
+        "/dev/stdin",
+        "/dev/stdout",
+        "/dev/stderr",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +102,16 @@ class LocalHost:
 
     def realpath(self, path: str) -> str:
         return os.path.realpath(path)
+
+    def isfile(self, path: str) -> bool:
+        return os.path.isfile(path)
+
+    def head(self, path: str, size: int) -> bytes | None:
+        try:
+            with open(path, "rb") as stream:
+                return stream.read(size)
+        except OSError:
+            return None
 
 
 LOCAL_HOST = LocalHost()
@@ -111,6 +143,13 @@ def needed_directory(use: PathUse) -> str:
     if use.role == "input" and use.kind == "dir":
         return use.path
     return os.path.dirname(use.path) or "/"
+
+
+def _kernel_tree(path: str) -> str | None:
+    """The kernel filesystem ``path`` lies in (/proc, /sys, or /dev outside /dev/shm)."""
+    if covers(_SHARED_MEMORY, path):
+        return None
+    return next((tree for tree in _KERNEL_TREES if covers(tree, path)), None)
 
 
 def _is_write_target(use: PathUse) -> bool:
@@ -162,6 +201,32 @@ class _Planner:
                     f"{_describe(use)} does not exist, nor does {directory}; check the path"
                 )
 
+    def container_device(self, use: PathUse) -> bool:
+        """Whether ``use`` is (or links to) a device the container has itself, such as
+        /dev/null for a log to discard: its own one does the same, with no mount."""
+        if use.pattern:
+            return False
+        return use.path in _CONTAINER_DEVICES or self.host.realpath(use.path) in _CONTAINER_DEVICES
+
+    def refuse_kernel_paths(self, uses: Sequence[PathUse]) -> None:
+        """A path in /proc, /sys or /dev (but /dev/shm) has that tree itself as its
+        nearest existing parent, and mounting it would lay the host's /proc or /sys,
+        read-write, over the container's own: the step could write the host's kernel
+        settings, and would see the host's processes and devices. No mount is right."""
+        for use in uses:
+            if self.container_device(use):
+                continue
+            spelled = needed_directory(use) if use.pattern else use.path
+            for path in dict.fromkeys((spelled, self.host.realpath(spelled))):
+                tree = _kernel_tree(path)
+                if tree is not None:
+                    raise self.refuse(
+                        f"{_describe(use)} is under {tree}, and a container has its own"
+                        f" {tree}: mounting the host's would expose the host's"
+                        f" {_KERNEL_TREES[tree]}; use a path elsewhere (under"
+                        f" {_SHARED_MEMORY} for files in memory), or run this step on native"
+                    )
+
     def nearest_existing(self, path: str) -> str:
         while not self.host.exists(path) and path != "/":
             path = os.path.dirname(path)
@@ -170,7 +235,7 @@ class _Planner:
     def protected(self, uses: Sequence[PathUse]) -> list[_Protected]:
         found = []
         for use in uses:
-            if use.role != "input" or use.writable:
+            if use.role != "input" or use.writable or self.container_device(use):
                 continue
             if use.mutable:
                 raise self.refuse(
@@ -198,6 +263,8 @@ class _Planner:
     def needs(self, uses: Sequence[PathUse], cwd: str) -> list[_Need]:
         needs = []
         for use in uses:
+            if self.container_device(use):
+                continue
             writable = use.writable or use.role == "output"
             needs.append(_Need(needed_directory(use), writable, use))
             target = self.link_target(use)
@@ -338,6 +405,7 @@ def plan_mounts(
     cwd = os.path.normpath(cwd)
     planner = _Planner(step, host)
     uses = [_absolute(use, cwd) for use in paths]
+    planner.refuse_kernel_paths(uses)
     if not ahead:
         planner.refuse_missing_inputs(uses)
     protected = planner.protected(uses)

@@ -1,0 +1,336 @@
+"""The command's own script: mounted when it is a project file nothing else shows.
+
+A recipe often runs a script kept next to it by absolute path
+(``command=[str(Path(__file__).parent / "tools" / "wsclean.py"), ...]``) from
+a working directory elsewhere. Natively that works; in a container the file
+was simply not there, and the step died with the runtime's
+``exec /proj/recipes/tools/wsclean.py failed: No such file or directory``
+(exit 127), which reads as "the image lacks it" and tells the user nothing.
+
+Two designs were weighed:
+
+(a) mount such a script read-only at its own path;
+(b) mount nothing extra, and explain the failure afterwards.
+
+(a) is chosen, with (b) behind it for every script (a) leaves alone:
+
+* the command names a host file by its host path, so running that file is
+  what the cab says, and what it does natively. Refusing to show it would make
+  the user restructure a project that is right; a mount makes the container
+  run exactly what ``ninja run --backend native`` would. (b) alone keeps the
+  container's view to what the cab declares, but fails a correct recipe on
+  every container backend, and only after the fact: for a compiled job, after
+  its time in the queue, with nobody there to read an explanation;
+* the one way (a) could surprise is by hiding a program the image provides
+  at the same path (``/usr/bin/python3``, a conda or venv console script, a
+  pip ``--user`` install). So only a *project* script is mounted: a regular
+  file, not an ELF program (a compiled tool needs the host's libraries, and
+  is exactly what an image ships), not under the places software is installed
+  (``/usr``, ``/bin``, ``/sbin``, ``/lib*``, ``/opt``, ``/etc``, ``/var``,
+  ``/root``, ``/nix``, ... and any ``.local``, ``site-packages`` tree), and not
+  inside a virtualenv or conda environment (an ancestor holding
+  ``pyvenv.cfg`` or ``conda-meta``). Such paths belong to the image;
+* only the file is mounted, read-only: the step cannot change it, and
+  nothing else of its directory becomes visible (a sibling module it imports
+  must be declared, or live under the working directory);
+* the mount is part of the planned command, so a dry run shows it and a
+  compiled job (``ninja compile --container-runtime ...``) carries it too;
+* whatever is not mounted and makes the step fail as a missing program
+  (exit 126 or 127, an interpreter's 2, apptainer's own ``FATAL``) gets (b):
+  the failure says the file is on this host but not in the container, why it
+  was not mounted, and the three fixes. It is said only when the failure's
+  own words name the file (an interpreter's 2 is also argparse's "bad
+  option"), so a tool's own failure is never blamed on the mounts. A script
+  that is visible but whose ``#!`` interpreter the image lacks is reported
+  naming that interpreter, which the engines' "No such file or directory"
+  about the script itself does not.
+
+"The script" is ``argv[0]`` when written as a path, and, when ``argv[0]`` is
+an interpreter (``python3``, ``bash``, ``perl``, ... possibly behind ``env``),
+its first argument that is not an option, unless an option such as ``-c``
+or ``-m`` says the program comes from elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from shinobi_containers.mounts import HostView, Mount, covers
+
+__all__ = [
+    "FileView",
+    "Script",
+    "command_scripts",
+    "script_mounts",
+    "unseen_script_reason",
+]
+
+#: Where software is installed: an image keeps its own programs here.
+_INSTALLED = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/opt",
+    "/etc",
+    "/var",
+    "/run",
+    "/srv",
+    "/boot",
+    "/root",
+    "/nix",
+    "/snap",
+    "/gnu",
+    "/proc",
+    "/sys",
+    "/dev",
+)
+#: Path components that mark an installed tree wherever it sits.
+_INSTALLED_PARTS = frozenset({".local", "site-packages", "dist-packages", "node_modules"})
+#: Files that make their directory an installed Python environment.
+_ENVIRONMENT_MARKS = ("pyvenv.cfg", "conda-meta")
+_INTERPRETER = re.compile(
+    r"(?:python|pypy|perl|ruby|Rscript|julia|node|bash|sh|dash|zsh|ksh|lua|tclsh|php)[\d.]*"
+)
+#: Single-letter options saying the program comes inline or from a module, not a file.
+_INLINE = frozenset("cmeE")
+#: Exit codes of a program that could not be started: the shell's and the
+#: runtime's 126/127, and an interpreter that could not open its script (2).
+_NOT_STARTED = frozenset({2, 126, 127})
+_ELF = b"\x7fELF"
+
+
+class FileView(HostView, Protocol):
+    """What deciding about a script needs to know about the host, on top of paths."""
+
+    def isfile(self, path: str) -> bool: ...
+
+    def head(self, path: str, size: int) -> bytes | None:
+        """The first ``size`` bytes of ``path``, or None when it cannot be read."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    """A file the command runs: the word naming it, its path as the container resolves
+    it, its real path on the host, and whether it is mounted (and why not)."""
+
+    word: str
+    path: str
+    real: str
+    mountable: bool
+    why_not: str = ""
+    installed: bool = False
+
+
+def _unwrap_env(argv: Sequence[str]) -> list[str]:
+    """The command behind ``env [OPTION...] [NAME=VALUE...]``, or ``argv`` itself."""
+    words = list(argv)
+    if not words or os.path.basename(words[0]) != "env":
+        return words
+    rest = words[1:]
+    while rest and (rest[0].startswith("-") or "=" in rest[0]):
+        rest = rest[1:]
+    return rest
+
+
+def _script_argument(arguments: Sequence[str]) -> str | None:
+    """An interpreter's script: its first argument that is not an option."""
+    for word in arguments:
+        if word == "--":
+            continue
+        if word.startswith("-") and not word.startswith("--") and _INLINE & set(word[1:]):
+            return None  # python -c / -m, sh -c, perl -e: no script file
+        if not word.startswith("-"):
+            return word
+    return None
+
+
+def command_scripts(argv: Sequence[str], cwd: str) -> list[tuple[str, str]]:
+    """The files ``argv`` runs, as (the word naming it, its absolute path):
+    ``argv[0]`` when written as a path, and an interpreter's script argument
+    (see the module docstring)."""
+    words = _unwrap_env(argv)
+    if not words:
+        return []
+    found = []
+    program = words[0]
+    if "/" in program:  # a bare name is looked up on the image's PATH
+        found.append((program, os.path.normpath(os.path.join(cwd, program))))
+    if _INTERPRETER.fullmatch(os.path.basename(program)):
+        script = _script_argument(words[1:])
+        if script is not None:
+            found.append((script, os.path.normpath(os.path.join(cwd, script))))
+    return found
+
+
+def _installed_place(path: str, host: FileView) -> str | None:
+    """Why ``path`` belongs to installed software rather than a project, or None."""
+    for prefix in _INSTALLED:
+        if covers(prefix, path):
+            return f"it is under {prefix}, where an image keeps its own programs"
+    if _INSTALLED_PARTS.intersection(path.split("/")):
+        return "it is in an installed tree, where an image keeps its own programs"
+    directory = os.path.dirname(path)
+    while directory != "/":
+        for mark in _ENVIRONMENT_MARKS:
+            if host.exists(os.path.join(directory, mark)):
+                return f"it is inside the Python environment {directory}"
+        directory = os.path.dirname(directory)
+    return None
+
+
+def _describe_script(word: str, path: str, host: FileView) -> Script | None:
+    """The script at ``path`` with the verdict on mounting it; None if no file is there."""
+    if not host.isfile(path):
+        return None
+    real = host.realpath(path)
+    for spelled in dict.fromkeys((path, real)):
+        place = _installed_place(spelled, host)
+        if place is not None:
+            return Script(word, path, real, False, place, installed=True)
+    head = host.head(real, len(_ELF))
+    if head is None:
+        return Script(word, path, real, False, "it could not be read when the step was planned")
+    if head == _ELF:
+        why = "it is a compiled program, which needs the host's own libraries"
+        return Script(word, path, real, False, why)
+    return Script(word, path, real, True)
+
+
+def _visible(mounts: Sequence[Mount], path: str) -> bool:
+    return any(covers(mount.target, path) for mount in mounts)
+
+
+def _mount_for(script: Script, mounts: Sequence[Mount]) -> Mount | None:
+    """The read-only mount that makes ``script`` resolve in the container, or None.
+
+    A spelled path the mounts already show still needs its symlink's target
+    (identity-mounted); a spelled path they do not show gets the file itself.
+    """
+    if not _visible(mounts, script.path):
+        return Mount(script.real, script.path, readonly=True)
+    if not _visible(mounts, script.real):
+        return Mount(script.real, script.real, readonly=True)
+    return None
+
+
+def script_mounts(
+    argv: Sequence[str], cwd: str, mounts: Sequence[Mount], host: FileView
+) -> list[Mount]:
+    """Read-only mounts of the project scripts ``argv`` runs that ``mounts`` do not show."""
+    added: list[Mount] = []
+    for word, path in command_scripts(argv, cwd):
+        script = _describe_script(word, path, host)
+        if script is None or not script.mountable:
+            continue
+        mount = _mount_for(script, [*mounts, *added])
+        if mount is not None:
+            added.append(mount)
+    return added
+
+
+#: What podman's init says when it cannot exec the command; it names no path.
+_PODMAN_NO_PROGRAM = "failed to exec pid1"
+
+
+def _blamed(script: Script, first: bool, stderr: str) -> bool:
+    """Whether the failure's own words are about ``script``: the runtime, shell or
+    interpreter names the file it could not open (podman's init names none, and
+    can only mean the program itself). An interpreter's exit 2 is also what
+    argparse gives a bad option, which must not be blamed on the mounts."""
+    if script.word in stderr or script.path in stderr:
+        return True
+    return first and _PODMAN_NO_PROGRAM in stderr
+
+
+def unseen_script_reason(
+    argv: Sequence[str],
+    cwd: str,
+    mounts: Sequence[Mount],
+    host: FileView,
+    *,
+    engine: str,
+    returncode: int,
+    stderr: str,
+    engine_failed: bool = False,
+) -> str | None:
+    """Why a step that could not start its program failed, when that program (or an
+    interpreter's script) is a file on this host that the container cannot see.
+
+    None when the exit does not look like a program that could not be
+    started, when the failure's words are not about the file, or when every
+    script the command names is visible.
+    """
+    if returncode not in _NOT_STARTED and not engine_failed:
+        return None
+    program = _unwrap_env(argv)[:1]
+    for word, path in command_scripts(argv, cwd):
+        script = _describe_script(word, path, host)
+        if script is None or _mount_for(script, mounts) is None:
+            continue
+        if _blamed(script, [word] == program, stderr):
+            return _unseen_reason(script, engine, returncode)
+    return _interpreter_reason(argv, cwd, host, engine, returncode, stderr)
+
+
+def _exec_failed(script: Script, stderr: str) -> bool:
+    """Whether the runtime itself could not exec ``script`` (tini's and apptainer's
+    ``exec PATH failed``, runc's ``exec: "PATH"``, podman's init, which names no
+    path), rather than the script running and failing on a missing file of its own."""
+    for name in (script.word, script.path):
+        if f"exec {name} failed" in stderr or f'exec: "{name}"' in stderr:
+            return True
+    return _PODMAN_NO_PROGRAM in stderr
+
+
+#: How the runtimes say exec found no file: for a script that is there, its interpreter.
+_EXEC_ENOENT = ("no such file", "shared library is likely missing")
+
+
+def _interpreter_reason(
+    argv: Sequence[str], cwd: str, host: FileView, engine: str, returncode: int, stderr: str
+) -> str | None:
+    """Why a visible script could not be started: the interpreter its ``#!`` line
+    names is not in the image (a host venv's python, or a ``\\r`` from Windows
+    line ends). The runtimes say "no such file" of the script itself, or (apptainer)
+    blame a shared library, and the script is right there."""
+    words = _unwrap_env(argv)
+    if not words or "/" not in words[0]:
+        return None
+    said = stderr.lower()
+    if returncode not in (126, 127, 255) or not any(text in said for text in _EXEC_ENOENT):
+        return None
+    script = _describe_script(words[0], command_scripts(words, cwd)[0][1], host)
+    if script is None or not _exec_failed(script, stderr):
+        return None
+    head = host.head(script.real, 256) or b""
+    if not head.startswith(b"#!"):
+        return None
+    line = head[2:].split(b"\n", 1)[0].decode(errors="replace").strip(" \t")
+    interpreter = line.split(" ", 1)[0]
+    return (
+        f"exited with code {returncode}: {script.path} is there, but the image cannot"
+        f" run the interpreter its #! line names ({interpreter!r}); start it with one the"
+        f" image has (#!/usr/bin/env python3, say, or put the interpreter first in the"
+        " command)"
+    )
+
+
+def _unseen_reason(script: Script, engine: str, returncode: int) -> str:
+    said = f"exited with code {returncode}: {script.path} is a file on this host that the"
+    said += f" {engine} container cannot see ({script.why_not or 'it is not mounted'},"
+    said += " so shinobi does not mount it); "
+    if script.installed:
+        return said + (f"name a program the image has, or mount it with backend.{engine}.run_flags")
+    return said + (
+        "move it under the working directory, declare it as an input, or mount it with"
+        f" backend.{engine}.run_flags"
+    )
