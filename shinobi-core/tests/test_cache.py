@@ -219,8 +219,13 @@ class ImageProbe(Backend):
     def run(self, invocation: Invocation, control: RunControl) -> BackendRun:
         raise AssertionError("keys are computed without running anything")
 
-    def image_digest(self, image: str) -> str | None:
+    def image_digest(self, image: str, cwd: str | None = None) -> str | None:
+        self.asked.append((image, cwd))
         return self.digest
+
+    def __init__(self) -> None:
+        super().__init__({})
+        self.asked: list[tuple[str, str | None]] = []
 
 
 def run_cached(recipe: Recipe, tmp_path: Path, **inputs: object) -> RecipeResult:
@@ -304,6 +309,14 @@ def test_the_key_follows_tool_argv_inputs_image_and_backend(tmp_path: Path) -> N
     ImageProbe.digest = "sha256:two"  # the tag moved to another image
     moved = StepCache(tmp_path / "cache").key(cab, _invocation(tmp_path, "img:1"), "docker", probe)
     assert pinned != moved
+
+
+def test_an_image_is_asked_about_from_the_step_s_directory(tmp_path: Path) -> None:
+    """A relative image file (tools/x.sif) is the step's, wherever ninja itself runs."""
+    cab = Cab("tool", ["/bin/true"])
+    probe = ImageProbe()
+    StepCache(tmp_path / "cache").key(cab, _invocation(tmp_path, "tools/x.sif"), "apptainer", probe)
+    assert probe.asked == [("tools/x.sif", str(tmp_path))]
 
 
 def _fields(invocation: Invocation) -> dict[str, object]:

@@ -260,16 +260,16 @@ class ContainerBackend(Backend):
     def pin(self, invocation: Invocation) -> tuple[str, str]:
         """(the image reference to run, its digest); raises ImageUnavailable."""
 
-    def image_digest(self, image: str) -> str | None:
+    def image_digest(self, image: str, cwd: str | None = None) -> str | None:
         """The digest the step cache keys on: a moved tag is not the old image.
 
-        Asked by image alone, so a relative image file (``tools/wsclean.sif``)
-        is taken relative to ninja's own directory, which is where ``ninja run``
-        runs its steps. Resolved against / it was never found, and a rebuilt
-        image file under the same name served the old image's cached results.
+        A relative image file (``tools/wsclean.sif``) is taken relative to the
+        step's directory ``cwd`` (ninja's own when not given). Resolved against
+        / it was never found, and a rebuilt image file under the same name
+        served the old image's cached results.
         """
         try:
-            here = os.getcwd()
+            here = cwd or os.getcwd()
             return self.pin(Invocation(step="cache-key", argv=(), cwd=here, image=image))[1]
         except ContainerRefused:
             return None

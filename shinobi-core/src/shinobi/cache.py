@@ -115,7 +115,7 @@ class StepCache:
         self.host = socket.gethostname()
         self.memo = DigestMemo(self.root / "memo" / self.host)
         self._identities: dict[int, tuple[Cab, str]] = {}
-        self._images: dict[tuple[str, str], str | None] = {}
+        self._images: dict[tuple[str, str, str], str | None] = {}
         self._tools: dict[tuple[str, str], str] = {}
         self._dirs: set[str] = set()
         self._entries_dir = str(self.root / "entries")
@@ -130,16 +130,18 @@ class StepCache:
         self._identities[id(cab)] = (cab, digest)
         return digest
 
-    def _image(self, image: str | None, backend: Backend | None, backend_name: str) -> Any:
+    def _image(
+        self, image: str | None, backend: Backend | None, backend_name: str, cwd: str
+    ) -> Any:
         if image is None:
             return None
         probe = getattr(backend, "image_digest", None)
         if probe is None:
             return image
-        slot = (backend_name, image)
+        slot = (backend_name, image, cwd)  # an image file may be named relative to the step
         if slot not in self._images:
             try:
-                self._images[slot] = probe(image)
+                self._images[slot] = probe(image, cwd)
             except Exception:
                 self._images[slot] = None
         return [image, self._images[slot]]
@@ -227,7 +229,7 @@ class StepCache:
             self._identity(cab),
             invocation.argv,
             inputs,
-            self._image(invocation.image, backend, backend_name),
+            self._image(invocation.image, backend, backend_name, invocation.cwd),
             scripts,
             backend_name,
             # the venv a step runs in decides which installation its command is

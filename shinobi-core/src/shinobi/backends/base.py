@@ -216,12 +216,14 @@ class Backend(ABC):
         """
         return list(invocation.argv)
 
-    def image_digest(self, image: str) -> str | None:
+    def image_digest(self, image: str, cwd: str | None = None) -> str | None:
         """The content digest ``image`` resolves to on this engine, or None if unknown.
 
-        The step cache keys on it (asking once per image per run), so a tag
-        that moved to a new image is not mistaken for the old one. Engines
-        that can inspect images override this.
+        The step cache keys on it (asking once per image and directory per
+        run), so a tag that moved to a new image is not mistaken for the old
+        one. ``cwd`` is the step's working directory, against which an image
+        file named relatively (``tools/wsclean.sif``) is found. Engines that
+        can inspect images override this.
         """
         return None
 
