@@ -96,12 +96,14 @@ def building(*, last: bool = False) -> Iterator[None]:
     ``last`` says the command ends with this (a dry run, a compile, a graph):
     nothing built is freed before the process ends anyway, so what building
     made is frozen without that collection, which walks every object just
-    built for nothing (2 s of a 100,000-step compile, 7 % of a 10,000-step
-    one). What was garbage before is collected first, as the heap is then
-    only the recipe (a program calling ``main()`` twice keeps its garbage
-    finalised). The cost is that cyclic garbage the user's validators leave
-    while shinobi builds keeps its finalisers unrun, as does any object still
-    alive at exit.
+    built for nothing (0.65 s of a 100,000-step compile, measured side by
+    side: 7.8 s became 7.3 s; little at 10,000 steps). What was garbage
+    before is collected first, as the heap is then only the recipe (a
+    program calling ``main()`` twice keeps its garbage finalised). The cost:
+    the garbage building left is kept until exit (about 60 MB more at the
+    peak of a 100,000-step compile, 10 %), and cyclic garbage the user's
+    validators leave while shinobi builds keeps its finalisers unrun, as
+    does any object still alive at exit.
     """
     was_on = gc.isenabled()
     if _own_process and was_on and last:
