@@ -210,6 +210,27 @@ def test_the_page_renders_an_interrupted_manifest_with_steps_still_running() -> 
     assert "SIGTERM" in html
 
 
+def test_the_timeline_labels_only_the_steps_that_declared_resources() -> None:
+    step = {"status": "ok", "started": 101.0, "finished": 102.0, "deps": []}
+    manifest = {
+        "format": 1,
+        "run_id": "r1",
+        "status": "ok",
+        "started": 100.0,
+        "finished": 103.0,
+        "recipe": {"name": "x"},
+        "graph": {"nodes": [{"name": "a", "deps": []}, {"name": "b", "deps": []}]},
+        "steps": [
+            {**step, "name": "a"},
+            {**step, "name": "b", "resources": {"cpus": 2, "text": "2 CPUs"}},
+        ],
+    }
+    html = render_report(manifest, "..")
+    timeline = html[html.index("<svg") : html.index("</svg>")]
+    assert ">undeclared</text>" not in timeline and ">2 CPUs</text>" in timeline
+    assert "undeclared" in html  # the step's own table still says so
+
+
 # -- what the run folder says beyond its manifest, and manifests that are odd --
 
 

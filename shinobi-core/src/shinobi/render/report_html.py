@@ -168,8 +168,14 @@ def _anchor(name: str) -> str:
 
 
 def _resources(step: Mapping[str, Any]) -> str:
+    return _declared(step) or "undeclared"
+
+
+def _declared(step: Mapping[str, Any]) -> str:
+    """The step's declared resources as text; "" when it declared none (the timeline
+    then shows nothing beside its bar rather than the same word on every row)."""
     declared = step.get("resources")
-    return str(declared.get("text")) if isinstance(declared, Mapping) else "undeclared"
+    return str(declared.get("text")) if isinstance(declared, Mapping) else ""
 
 
 def _ending(manifest: Mapping[str, Any], state: str, disk: OnDisk) -> list[tuple[str, str]]:
@@ -268,7 +274,7 @@ def _timeline(steps: Sequence[Mapping[str, Any]], end_of_run: float | None) -> s
             f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{row_h - 5}" rx="2"'
             f' fill="{colour}"><title>{_e(tip)}</title></rect>'
             f'<text x="{label_w + bar_w + 8}" y="{y + 12}" font-size="10"'
-            f' fill="#555">{_e(_resources(step))}</text>'
+            f' fill="#555">{_e(_declared(step))}</text>'
         )
     parts.append("</svg>")
     return '<div class="svgbox">' + "".join(parts) + "</div>"
