@@ -602,3 +602,24 @@ def test_a_dry_run_shows_a_pystep_s_paths_as_text_not_as_path_objects(tmp_path: 
     plan = plan_graph(build_graph(recipe), {"image": "a.fits", "tables": ["t0"]}, str(tmp_path))
     text = "\n".join(render_dryrun(plan, lambda s: "native", lambda s: s.argv))
     assert "summarise(image='a.fits', tables=['t0'])" in text, text
+
+
+def test_a_scattered_step_whose_every_slice_is_cached_is_cached(tmp_path: Path) -> None:
+    class Stamps(BaseModel):
+        stamps: list[str]
+
+    class Stamp(BaseModel):
+        stamp: str
+
+    echo = Cab("echo", "/bin/echo", Stamp, field_meta={"stamp": ParamMeta(positional=True)})
+    recipe = Recipe("fan", Stamps)
+    recipe.add_step("echo", echo, scatter="stamp", stamp=recipe.inputs.stamps)
+    config = load_config({"cache.dir": str(tmp_path / "cache")})
+    first = run_recipe(recipe, {"stamps": ["a", "b"]}, cwd=tmp_path, config=config)
+    assert [s.status for s in first.steps] == ["ok"]
+    again = run_recipe(recipe, {"stamps": ["a", "b"]}, cwd=tmp_path, config=config)
+    (step,) = again.steps
+    assert [s.status for s in step.slices or []] == ["cached", "cached"]
+    assert step.status == "cached" and step.ok
+    partly = run_recipe(recipe, {"stamps": ["a", "c"]}, cwd=tmp_path, config=config)
+    assert [s.status for s in partly.steps] == ["ok"]  # one slice ran

@@ -115,11 +115,13 @@ def _gather(name: str, slices: list[StepResult], fields: Iterable[str] = ()) -> 
         keys.update(dict.fromkeys(part.outputs))
     outputs = {key: [part.outputs.get(key) for part in slices] for key in keys}
     failed = next((s for s in slices if not s.ok), None)
+    # every slice replayed from the cache: the step as a whole did not run either
+    replayed = bool(slices) and all(s.status == "cached" for s in slices)
     starts = [s.started for s in slices if s.started is not None]
     ends = [s.finished for s in slices if s.finished is not None]
     return StepResult(
         name=name,
-        status=failed.status if failed else "ok",
+        status=failed.status if failed else ("cached" if replayed else "ok"),
         outputs=outputs,
         returncode=failed.returncode if failed else 0,
         stdout=joined_tail([s.stdout for s in slices]),
