@@ -237,6 +237,17 @@ def test_a_compiled_program_outside_the_mounts_fails_saying_why(
     assert "move it under the working directory, declare it as an input" in error
 
 
+def test_a_project_kept_under_an_environment_s_folder_is_still_a_project() -> None:
+    """A tox or nox environment's tmp/ holds test projects: only what the environment
+    installs (bin/, lib/, ...) is the image's business."""
+    path = "/w/.nox/env/tmp/proj/tools/x.sh"
+    host = FileHost({path: b"#!/bin/sh\n", "/w/.nox/env/pyvenv.cfg": b"home = /usr\n"})
+    assert mounts_for(host, path) == [Mount(path, path, readonly=True)]
+    installed = "/w/.nox/env/bin/tool"
+    host = FileHost({installed: b"#!/bin/sh\n", "/w/.nox/env/pyvenv.cfg": b"home = /usr\n"})
+    assert mounts_for(host, installed) == []
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_virtualenv_script_is_left_to_the_image(engine: str, tmp_path: Path) -> None:
     live_backend(engine)
@@ -249,7 +260,7 @@ def test_a_virtualenv_script_is_left_to_the_image(engine: str, tmp_path: Path) -
     tool.chmod(0o755)
     status, error = run_command(engine, [str(tool)], run)
     assert status == "failed" and not (run / "hello.txt").exists()
-    assert error is not None and f"inside the Python environment {venv}" in error
+    assert error is not None and f"installed in the Python environment {venv}" in error
     assert "name a program the image has" in error
 
 
@@ -269,15 +280,16 @@ job.add_step("hello", tool)
 
 
 @pytest.mark.parametrize("engine", ["apptainer", "docker"])
-def test_a_compiled_job_mounts_the_script_and_runs(engine: str, tmp_path: Path) -> None:
-    """``ninja compile --container-runtime`` renders the mount; the rendered command runs."""
+def test_a_rendered_job_mounts_the_script_and_runs(engine: str, tmp_path: Path) -> None:
+    """The command a dry run shows, and a compiled job runs (``render``), carries the
+    mount, and runs as it is (compile itself is shinobi-slurm's, tested there)."""
     backend = live_backend(engine)
     script, run = project(tmp_path)
     recipe = script.parent.parent / "recipe.py"
     recipe.write_text(RECIPE.format(image=image(engine)))
     env = {**os.environ, "SHINOBI_CONFIG": str(tmp_path / "none.toml")}
     compiled = subprocess.run(
-        [NINJA, "compile", f"{recipe}:job", "--container-runtime", engine],
+        [NINJA, "run", f"{recipe}:job", "--dryrun", "--backend", engine],
         cwd=run,
         env=env,
         capture_output=True,

@@ -96,6 +96,11 @@ _INSTALLED = (
 _INSTALLED_PARTS = frozenset({".local", "site-packages", "dist-packages", "node_modules"})
 #: Files that make their directory an installed Python environment.
 _ENVIRONMENT_MARKS = ("pyvenv.cfg", "conda-meta")
+#: What such an environment installs: a project kept elsewhere under its
+#: directory (a tox or nox environment's tmp/) is still a project.
+_ENVIRONMENT_TREES = frozenset(
+    {"bin", "Scripts", "lib", "lib64", "include", "share", "libexec", "etc", "pkgs"}
+)
 _INTERPRETER = re.compile(
     r"(?:python|pypy|perl|ruby|Rscript|julia|node|bash|sh|dash|zsh|ksh|lua|tclsh|php)[\d.]*"
 )
@@ -180,9 +185,9 @@ def _installed_place(path: str, host: FileView) -> str | None:
         return "it is in an installed tree, where an image keeps its own programs"
     directory = os.path.dirname(path)
     while directory != "/":
-        for mark in _ENVIRONMENT_MARKS:
-            if host.exists(os.path.join(directory, mark)):
-                return f"it is inside the Python environment {directory}"
+        installed = path[len(directory) + 1 :].split("/", 1)[0] in _ENVIRONMENT_TREES
+        if installed and any(host.exists(os.path.join(directory, m)) for m in _ENVIRONMENT_MARKS):
+            return f"it is installed in the Python environment {directory}"
         directory = os.path.dirname(directory)
     return None
 
