@@ -26,9 +26,11 @@ __all__ = [
     "JobRecord",
     "controller_exit",
     "controller_record",
+    "cut_exit",
     "job_limits",
     "parse_sacct",
     "query_jobs",
+    "with_exit",
     "with_true_exit",
 ]
 
@@ -223,18 +225,31 @@ def controller_exit(commands: SlurmCommands, job_id: str) -> tuple[int, int] | N
     return (int(found.group(1)), int(found.group(2))) if found else None
 
 
+def cut_exit(record: JobRecord) -> bool:
+    """Whether ``record``'s exit code may be accounting's cut-down one: it failed by
+    exiting (no signal), and Slurm's accounting keeps exit codes modulo 128."""
+    return record.state == "FAILED" and not record.exit_signal and not record.pending_tasks
+
+
+def with_exit(record: JobRecord, code: int | None) -> JobRecord:
+    """``record`` with the full exit ``code`` found elsewhere, when it is the one
+    accounting cut down (equal modulo 128); else ``record`` as it is, since the
+    code then describes another run (or a signal's)."""
+    if code is None or code % 128 != (record.exit_code or 0) % 128:
+        return record
+    return dataclasses.replace(record, exit_code=code)
+
+
 def with_true_exit(commands: SlurmCommands, record: JobRecord) -> JobRecord:
     """``record`` with the controller's exit code when accounting may have cut it down.
 
     Only a failed job that exited (no signal) is asked about: one call per
     such job, none for the jobs that completed.
     """
-    if record.state != "FAILED" or record.exit_signal or record.task is not None:
+    if not cut_exit(record) or record.task is not None:
         return record
     found = controller_exit(commands, record.base)
-    if found is None or found[1] or found[0] % 128 != (record.exit_code or 0) % 128:
-        return record  # a signal, or not the run sacct described: keep what sacct said
-    return dataclasses.replace(record, exit_code=found[0])
+    return with_exit(record, None if found is None or found[1] else found[0])
 
 
 #: Final states whose message names a limit the job had.

@@ -8,7 +8,6 @@ its convergence flag is reported as skipped (its script left a marker).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from collections.abc import Sequence
@@ -17,7 +16,7 @@ from shinobi.launch.handle import LaunchHandle, LaunchJob
 from shinobi.launch.tracking import LaunchStatus, StepState
 from shinobi_slurm.commands import SlurmCommands, SlurmError
 from shinobi_slurm.queue import query_queue
-from shinobi_slurm.sacct import JobRecord, query_jobs
+from shinobi_slurm.sacct import JobRecord, cut_exit, query_jobs, with_exit
 from shinobi_slurm.states import NEVER_RAN, Outcome, classify, combine_tasks
 
 __all__ = ["FORGOTTEN_AFTER", "launch_statuses"]
@@ -151,7 +150,7 @@ def _step_state(
 def _exact_exit(record: JobRecord, kept: str) -> JobRecord:
     """``record`` with the exit code its job kept (see ``scripts._exit_kept``): Slurm's
     accounting has it modulo 128, so a tool's ``exit 255`` would read 127."""
-    if record.state != "FAILED" or record.exit_signal or record.pending_tasks:
+    if not cut_exit(record):
         return record
     path = kept if record.task is None else f"{kept}.{record.task}"
     try:
@@ -159,9 +158,7 @@ def _exact_exit(record: JobRecord, kept: str) -> JobRecord:
             code = int(fh.read().strip())
     except (OSError, ValueError):
         return record
-    if code % 128 != (record.exit_code or 0) % 128:
-        return record  # not this run's (a resubmission over an old run folder?)
-    return dataclasses.replace(record, exit_code=code)
+    return with_exit(record, code)  # another run's file (an old run folder) is not taken
 
 
 def _failed_log(pattern: str, records: list[JobRecord]) -> str:
