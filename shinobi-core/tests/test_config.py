@@ -87,7 +87,11 @@ def test_unknown_keys_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         load_config({"execution.max_wrokers": 2}, cwd=tmp_path, environ={})
 
 
-def test_no_config_file_means_no_toml_parser(tmp_path: Path) -> None:
+@pytest.mark.parametrize("user_file", ["none.toml", "empty.toml", os.devnull])
+def test_no_config_file_means_no_toml_parser(tmp_path: Path, user_file: str) -> None:
+    """No file, an empty one and ``SHINOBI_CONFIG=/dev/null`` are all "no settings"."""
+    (tmp_path / "empty.toml").write_bytes(b"")
+    (tmp_path / "shinobi.toml").write_bytes(b"")
     code = (
         "import sys\n"
         "from pathlib import Path\n"
@@ -95,7 +99,7 @@ def test_no_config_file_means_no_toml_parser(tmp_path: Path) -> None:
         f"config = load_config(cwd=Path({str(tmp_path)!r}), environ={{}})\n"
         "print(config.execution.max_workers, 'tomllib' in sys.modules)\n"
     )
-    env = {**os.environ, "SHINOBI_CONFIG": str(tmp_path / "none.toml")}
+    env = {**os.environ, "SHINOBI_CONFIG": str(tmp_path / user_file)}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["1", "False"]

@@ -249,8 +249,8 @@ def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _read_toml(path: Path, remedy: str) -> dict[str, Any]:
-    """The table in ``path``; {} if there is no such file (the usual case, which
-    therefore does not import the TOML parser)."""
+    """The table in ``path``; {} if there is no such file or it is empty (the
+    usual cases, and ``SHINOBI_CONFIG=/dev/null``, which need no TOML parser)."""
     try:
         fh = path.open("rb")
     except FileNotFoundError:
@@ -259,9 +259,15 @@ def _read_toml(path: Path, remedy: str) -> dict[str, Any]:
         raise ConfigError(
             f"{path}: cannot read this configuration file ({exc.strerror}); {remedy}"
         ) from None
-    import tomllib
-
     with fh:
+        try:
+            empty = not fh.peek(1)
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read this configuration file ({exc})") from None
+        if empty:
+            return {}
+        import tomllib
+
         try:
             return tomllib.load(fh)
         except tomllib.TOMLDecodeError as exc:

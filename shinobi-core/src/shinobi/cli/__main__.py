@@ -1,5 +1,5 @@
 """``python -m shinobi.cli``: the same as the ``ninja`` console script."""
 
-from shinobi.cli.main import main
+from shinobi.cli.console import main
 
 main()

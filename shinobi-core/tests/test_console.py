@@ -1,0 +1,53 @@
+"""The ``ninja`` console script sets the collector up before the command line loads."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from shinobi.cli.collector import THRESHOLDS
+
+
+def test_the_console_scripts_are_the_console_module() -> None:
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    scripts = project["project"]["scripts"]
+    assert scripts == {"ninja": "shinobi.cli.console:main", "shinobi": "shinobi.cli.console:main"}
+
+
+def test_click_loads_under_the_command_thresholds() -> None:
+    """Importing click (and what follows) is not walked by default-threshold collections."""
+    code = (
+        "import builtins, gc, sys\n"
+        "seen = {}\n"
+        "real = builtins.__import__\n"
+        "def spy(name, *args, **kwargs):\n"
+        "    if name == 'click' and name not in seen:\n"
+        "        seen[name] = gc.get_threshold()\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = spy\n"
+        "sys.argv = ['ninja', '--version']\n"
+        "from shinobi.cli.console import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('CLICK', seen['click'])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert f"CLICK {THRESHOLDS}" in proc.stdout, proc.stdout
+
+
+def test_python_m_runs_the_same_command_line(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "shinobi.cli", "run", "missing.py:x"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        "ninja: error: recipe file 'missing.py' does not exist; check the path"
+    )
