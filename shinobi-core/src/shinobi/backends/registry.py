@@ -28,6 +28,7 @@ __all__ = [
     "PLANNED",
     "PluginInfo",
     "available",
+    "core_mismatch",
     "describe",
     "load_plugin",
 ]
@@ -75,6 +76,8 @@ class PluginInfo:
     distribution: str
     target: str
     error: str | None = None
+    #: What the user should do about ``error``, naming the distribution(s) concerned.
+    fix: str | None = None
 
 
 @cache
@@ -83,31 +86,115 @@ def available(group: str) -> tuple[str, ...]:
     return tuple(sorted({ep.name for ep in entry_points(group=group)}))
 
 
-def describe(group: str) -> list[PluginInfo]:
-    """Every installed entry point of ``group``, loading each to report failures."""
-    from stevedore import ExtensionManager
+def _distribution(ep: Any) -> str:
+    return ep.dist.name if ep.dist is not None else "?"
 
-    failures: dict[str, str] = {}
 
-    def on_failure(_manager: Any, ep: Any, exc: BaseException) -> None:
-        failures[ep.name] = f"{type(exc).__name__}: {exc}"
+def _providers(group: str, name: str) -> list[str]:
+    """The installed distributions that register ``name`` in ``group``."""
+    return sorted({_distribution(ep) for ep in entry_points(group=group, name=name)})
 
-    manager = ExtensionManager(
-        namespace=group, invoke_on_load=False, on_load_failure_callback=on_failure
-    )
-    loaded = {ext.name: ext for ext in manager.extensions}
-    infos: list[PluginInfo] = []
-    for ep in sorted(entry_points(group=group), key=lambda e: e.name):
-        dist = ep.dist.name if ep.dist is not None else "?"
-        infos.append(
-            PluginInfo(
-                group=group,
-                name=ep.name,
-                distribution=dist,
-                target=ep.value,
-                error=None if ep.name in loaded else failures.get(ep.name, "did not load"),
+
+def _reinstall(dist: str) -> str:
+    """The fix for an entry point that is installed but does not import."""
+    return f"reinstall {dist} with its dependencies"
+
+
+def core_mismatch(dist: str) -> str | None:
+    """Why the installed shinobi-core is not one ``dist`` declares it works with.
+
+    pip keeps the two in step, but ``--no-deps``, an editable checkout of one
+    of them, or a site environment upgraded piecemeal does not, and a plugin
+    built against another core fails in ways that name neither version.
+    None: it matches, or there is nothing to compare (no metadata). Looked
+    into only where something is being diagnosed (``ninja backends``, a
+    plugin that failed to load): parsing requirements imports ``packaging``.
+    """
+    from importlib.metadata import PackageNotFoundError, distribution, version
+
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    try:
+        requires = distribution(dist).requires or []
+        core = version("shinobi-core")
+    except PackageNotFoundError:
+        return None
+    for text in requires:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if canonicalize_name(requirement.name) != "shinobi-core":
+            continue
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        if not requirement.specifier.contains(core, prereleases=True):
+            return (
+                f"{dist} needs shinobi-core{requirement.specifier} but shinobi-core {core} is"
+                f" installed; install a matching one (pip install"
+                f" 'shinobi-core{requirement.specifier}') or a {dist} built for {core}"
             )
+    return None
+
+
+def _uninstall_all_but_one(dists: list[str]) -> str:
+    """The fix for a name that several distributions register: stevedore refuses it."""
+    return f"uninstall all but one of {', '.join(dists)}"
+
+
+def _load_error(group: str, name: str) -> str | None:
+    """Why the entry point ``name`` of ``group`` does not import, or None if it does.
+
+    Each name is loaded on its own: a plugin that calls ``sys.exit()`` at
+    import (stevedore lets that through) ends only its own row.
+    """
+    from stevedore import NamedExtensionManager
+
+    failures: list[str] = []
+
+    def on_failure(_manager: Any, _ep: Any, exc: BaseException) -> None:
+        failures.append(f"{type(exc).__name__}: {exc}")
+
+    try:
+        manager = NamedExtensionManager(
+            namespace=group, names=[name], invoke_on_load=False, on_load_failure_callback=on_failure
         )
+    except SystemExit as exc:
+        return f"SystemExit: {exc}"
+    if failures:
+        return failures[0]
+    return None if manager.extensions else "did not load"
+
+
+def describe(group: str) -> list[PluginInfo]:
+    """Every installed entry point of ``group``, loading each to report failures.
+
+    A name that two distributions register cannot be loaded (which one would
+    run is not defined), so each of its rows says so rather than "loads".
+    """
+    found = sorted(entry_points(group=group), key=lambda e: (e.name, _distribution(e)))
+    by_name: dict[str, list[str]] = {}
+    for ep in found:
+        by_name.setdefault(ep.name, []).append(_distribution(ep))
+    infos: list[PluginInfo] = []
+    for ep in found:
+        dist = _distribution(ep)
+        providers = by_name[ep.name]
+        error: str | None = None
+        fix: str | None = None
+        if len(providers) > 1:
+            others = ", ".join(p for p in providers if p != dist)
+            error, fix = (
+                f"{ep.name!r} is also provided by {others}",
+                _uninstall_all_but_one(providers),
+            )
+        elif (mismatch := core_mismatch(dist)) is not None:
+            error = f"built for another shinobi-core: {mismatch}"
+        else:
+            error = _load_error(group, ep.name)
+            fix = None if error is None else _reinstall(dist)
+        infos.append(PluginInfo(group, ep.name, dist, ep.value, error, fix))
     return infos
 
 
@@ -126,8 +213,9 @@ def _not_found(group: str, name: str) -> BackendNotFound:
             f" (`pip install ./{provider}` from a shinobi checkout; installed:"
             f" {', '.join(installed) or 'none'})"
         )
+    known = sorted({*installed, *KNOWN_PROVIDERS.get(group, {})})
     return BackendNotFound(
-        f"unknown {kind} {name!r}{did_you_mean(name, installed)}"
+        f"unknown {kind} {name!r}{did_you_mean(name, known)}"
         f" (installed: {', '.join(installed) or 'none'})"
     )
 
@@ -150,10 +238,28 @@ def load_plugin(group: str, name: str) -> Any:
 
     try:
         manager: Any = DriverManager(namespace=group, name=name, invoke_on_load=False)
-    except Exception as exc:  # a broken plugin must not look like a missing one
-        provider = KNOWN_PROVIDERS.get(group, {}).get(name, "its distribution")
-        raise BackendNotFound(
-            f"the {_KIND.get(group, 'plugin')} {name!r} is installed but failed to load"
-            f" ({type(exc).__name__}: {exc}); reinstall {provider}"
-        ) from exc
+    # A broken plugin must not look like a missing one, nor end ninja by exiting.
+    except (Exception, SystemExit) as exc:
+        raise _load_failure(group, name, exc) from exc
     return manager.driver
+
+
+def _load_failure(group: str, name: str, exc: BaseException) -> BackendNotFound:
+    """The one-line error for an installed entry point that does not load.
+
+    Looked into only once loading failed, so a successful load scans the
+    installed distributions no more than stevedore itself does.
+    """
+    kind = _KIND.get(group, "plugin")
+    providers = _providers(group, name)
+    if len(providers) > 1:  # stevedore's MultipleMatches, with the distributions named
+        return BackendNotFound(
+            f"the {kind} {name!r} is installed but failed to load (MultipleMatches:"
+            f" {', '.join(providers)} all provide it); {_uninstall_all_but_one(providers)}"
+        )
+    dist = providers[0] if providers else "its distribution"
+    mismatch = core_mismatch(dist) if providers else None
+    return BackendNotFound(
+        f"the {kind} {name!r} is installed but failed to load"
+        f" ({type(exc).__name__}: {exc}); {mismatch or _reinstall(dist)}"
+    )

@@ -28,7 +28,8 @@ def _rows(group: str, probe: bool) -> list[dict[str, object]]:
         }
         if info.error is not None:
             row["usable"] = False
-            row["detail"] = f"failed to load: {info.error}"
+            fix = f"; {info.fix}" if info.fix else ""
+            row["detail"] = f"failed to load: {info.error}{fix}"
         elif probe and group == BACKENDS:
             from shinobi.backends import get_backend
             from shinobi.errors import ShinobiError

@@ -1,0 +1,170 @@
+"""Broken, doubled and misspelt plugins: one line that names the distribution and the fix.
+
+Each case installs fake distributions (a dist-info folder and a module) in a
+directory put first on ``sys.path`` of a fresh interpreter, as a user's
+``pip install`` of a third-party plugin would.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _dist(site: Path, dist: str, entry_points: str, modules: dict[str, str]) -> None:
+    info = site / f"{dist}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(entry_points)
+    for name, text in modules.items():
+        (site / name).write_text(text)
+
+
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "offload_demo.py"
+
+
+def _run(site: Path, backend: str) -> subprocess.CompletedProcess[str]:
+    """``ninja run`` of the demo recipe on ``backend``: refused before any step runs."""
+    target = site / "made.ms"
+    return _ninja(site, "run", f"{DEMO}:pipe", "--target", str(target), "--backend", backend)
+
+
+def _ninja(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    code = (
+        f"import sys\nsys.path.insert(0, {str(site)!r})\nsys.argv = ['ninja', *{list(args)!r}]\n"
+        "from shinobi.cli.console import main\nmain()\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+
+
+_BACKEND = (
+    "from shinobi.backends.base import Backend as _Base\n"
+    "class Backend(_Base):\n"
+    "    name = 'x'\n"
+    "    def run(self, invocation, control):\n"
+    "        raise RuntimeError\n"
+)
+
+
+def _broken(site: Path) -> None:
+    _dist(
+        site,
+        "acme_broken",
+        "[shinobi.backends]\nbroken = acme_broken_mod:Backend\n",
+        {"acme_broken_mod.py": "import acme_missing_dependency\n"},
+    )
+
+
+def _twice(site: Path, group: str = "shinobi.backends") -> None:
+    for dist, module in (("acme_twice_a", "acme_twice_a"), ("acme_twice_b", "acme_twice_b")):
+        _dist(
+            site,
+            dist,
+            f"[{group}]\ntwice = {module}:Backend\n",
+            {f"{module}.py": _BACKEND},
+        )
+
+
+def test_a_broken_plugin_names_its_distribution_in_the_fix(tmp_path: Path) -> None:
+    _broken(tmp_path)
+    proc = _run(tmp_path, "broken")
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "the backend 'broken' is installed but failed to load" in lines[0]
+    assert "No module named 'acme_missing_dependency'" in lines[0]
+    assert "reinstall acme_broken" in lines[0], lines[0]
+    assert "its distribution" not in lines[0]
+
+
+def test_backends_names_the_fix_for_a_plugin_that_fails_to_load(tmp_path: Path) -> None:
+    _broken(tmp_path)
+    proc = _ninja(tmp_path, "backends", "--no-check")
+    assert proc.returncode == 0, proc.stderr
+    (row,) = [line for line in proc.stdout.splitlines() if " broken " in line]
+    assert "acme_broken" in row and "acme_missing_dependency" in row
+    assert "reinstall acme_broken" in row, row
+    assert " native " in proc.stdout  # the others are still listed
+
+
+def test_a_name_installed_twice_does_not_take_the_listing_down(tmp_path: Path) -> None:
+    """`ninja backends --no-check` (what `nox -s build` reads) lists everything else."""
+    _twice(tmp_path)
+    proc = _ninja(tmp_path, "backends", "--no-check", "--json")
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    twice = [row for row in rows if row["name"] == "twice"]
+    assert {row["distribution"] for row in twice} == {"acme_twice_a", "acme_twice_b"}
+    assert not any(row["loads"] for row in twice)
+    assert all("uninstall" in str(row["detail"]) for row in twice), twice
+    assert any(row["name"] == "native" and row["loads"] for row in rows)
+
+
+def test_doctor_survives_an_offload_engine_installed_twice(tmp_path: Path) -> None:
+    """Doctor lists offload engines without probing them: a clash is a row, not a crash."""
+    _twice(tmp_path, "shinobi.offload")
+    proc = _ninja(tmp_path, "doctor", "--json")
+    assert proc.returncode == 0, proc.stderr
+    rows = [row for row in json.loads(proc.stdout)["offload"] if row["name"] == "twice"]
+    assert len(rows) == 2 and not any(row["loads"] for row in rows), rows
+
+
+def test_a_name_installed_twice_says_which_distributions_to_choose_from(tmp_path: Path) -> None:
+    _twice(tmp_path)
+    proc = _run(tmp_path, "twice")
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "acme_twice_a" in lines[0] and "acme_twice_b" in lines[0], lines[0]
+    assert "uninstall" in lines[0]
+
+
+def test_a_misspelt_backend_that_is_not_installed_still_gets_a_suggestion(
+    tmp_path: Path,
+) -> None:
+    """'dokcer' with shinobi-containers absent: the suggestion leads to the install hint."""
+    code = (
+        "from shinobi.backends.registry import BACKENDS, check_name\n"
+        "from shinobi.backends import registry\n"
+        "registry.available = lambda group: ('native', 'venv')\n"
+        "try:\n    check_name(BACKENDS, 'dokcer')\n"
+        "except Exception as exc:\n    print(exc)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "unknown backend 'dokcer'; did you mean 'docker'?" in out, out
+
+
+def _exits(site: Path) -> None:
+    _dist(
+        site,
+        "acme_exit",
+        "[shinobi.backends]\nbye = acme_exit_mod:Backend\n",
+        {"acme_exit_mod.py": "import sys\nsys.exit('acme needs the FOO library')\n"},
+    )
+
+
+def test_a_plugin_that_exits_at_import_is_a_row_not_the_end_of_the_listing(
+    tmp_path: Path,
+) -> None:
+    _exits(tmp_path)
+    proc = _ninja(tmp_path, "backends", "--no-check")
+    assert proc.returncode == 0, proc.stderr
+    (row,) = [line for line in proc.stdout.splitlines() if " bye " in line]
+    assert "acme needs the FOO library" in row and "reinstall acme_exit" in row, row
+    assert " native " in proc.stdout
+
+
+def test_a_plugin_that_exits_at_import_is_named_when_asked_for(tmp_path: Path) -> None:
+    _exits(tmp_path)
+    proc = _run(tmp_path, "bye")
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "the backend 'bye' is installed but failed to load" in lines[0]
+    assert "acme needs the FOO library" in lines[0] and "reinstall acme_exit" in lines[0]
