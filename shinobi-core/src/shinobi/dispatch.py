@@ -8,6 +8,7 @@ a :class:`BackendRun` is wrangled into a :class:`StepResult`.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,7 @@ from shinobi.backends.base import Invocation, PathUse
 from shinobi.backends.spawn import user_code
 from shinobi.errors import ShinobiError, did_you_mean
 from shinobi.exit_guard import describe_exit, exits_refused
-from shinobi.failures import STEP_CODE_FAILURES, describe_failure
+from shinobi.failures import STEP_CODE_FAILURES, describe_failure, raised_line
 from shinobi.outcome import result_of_run
 from shinobi.plan import cab_of
 from shinobi.steps.argv import path_uses, render_argv
@@ -210,16 +211,13 @@ def _run_function(session: Session, name: str, node: Node, values: dict[str, Any
         with user_code(), exits_refused():
             returned = node.step(ctx)
     except STEP_CODE_FAILURES as exc:
-        said = (
-            describe_exit(exc)
-            if isinstance(exc, SystemExit)
-            else (f"raised {type(exc).__name__}: {exc}")
-        )
+        said = describe_exit(exc) if isinstance(exc, SystemExit) else f"raised {raised_line(exc)}"
         return StepResult(
             name=name,
             status="failed",
             returncode=None,
             error=f"the orchestration function {said}",
+            stderr=_whole_message(session, name, exc),
             started=started,
             finished=time.time(),
         )
@@ -230,6 +228,24 @@ def _run_function(session: Session, name: str, node: Node, values: dict[str, Any
     if ctx.results:
         return ctx.results[-1]
     return runner(values, None)
+
+
+def _whole_message(session: Session, name: str, exc: BaseException) -> str:
+    """The whole text of a message the one-line error cut short, added to the
+    step's stderr log (after what its ``ctx.run()`` calls wrote) and returned
+    for its result; nothing when the message was one line."""
+    text = str(exc).strip()
+    if isinstance(exc, SystemExit) or "\n" not in text:
+        return ""
+    _, stderr_path = session.log_paths(name)
+    if stderr_path is not None:
+        try:
+            os.makedirs(os.path.dirname(stderr_path), exist_ok=True)
+            with open(stderr_path, "a", encoding="utf-8", errors="backslashreplace") as log:
+                log.write(f"{text}\n")
+        except OSError as err:  # the run goes on; the error line still says what failed
+            session.warn(f"step {name!r}: could not write its stderr log: {err}")
+    return f"{text}\n"
 
 
 def _made_by_function(name: str, cab: Cab, made: StepResult) -> StepResult:

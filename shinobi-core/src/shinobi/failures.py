@@ -6,13 +6,25 @@ import signal
 
 from shinobi.backends.base import BackendRun
 
-__all__ = ["STEP_CODE_FAILURES", "describe_failure", "signal_name"]
+__all__ = ["STEP_CODE_FAILURES", "describe_failure", "raised_line", "signal_name"]
 
 #: What a step's own Python (an orchestration function, an in-process pystep)
 #: may raise that fails that step and not ninja: any exception, ``sys.exit()``,
 #: and a ``KeyboardInterrupt`` it raises itself (a real Ctrl-C reaches only the
 #: main thread, which runs no step).
 STEP_CODE_FAILURES = (Exception, SystemExit, KeyboardInterrupt)
+
+
+def raised_line(exc: BaseException) -> str:
+    """What a step's own Python raised, on the one line a failed step's error is:
+    ``Type: first line``, just ``Type`` for an empty message (a bare ``raise
+    KeyboardInterrupt``), and a pointer to the step's stderr, which holds the
+    whole text, when the message ran to more lines."""
+    text = str(exc).strip()
+    if not text:
+        return type(exc).__name__
+    more = " (more in the step's stderr)" if "\n" in text else ""
+    return f"{type(exc).__name__}: {text.splitlines()[0]}{more}"
 
 
 def signal_name(number: int) -> str:

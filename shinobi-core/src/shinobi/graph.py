@@ -21,7 +21,15 @@ if TYPE_CHECKING:
     from shinobi.resources import Resources
     from shinobi.steps.recipe import LoopSpec, Recipe
 
-__all__ = ["Graph", "Node", "RecipeGraphError", "build_graph", "output_refs", "refs_in"]
+__all__ = [
+    "Graph",
+    "Node",
+    "RecipeGraphError",
+    "build_graph",
+    "output_refs",
+    "refs_in",
+    "same_shape",
+]
 
 _MISSING = object()
 #: What a step name may not hold: NUL, line breaks and the other C0 controls, DEL.
@@ -63,13 +71,21 @@ class Node:
 
 @dataclass(slots=True)
 class Graph:
-    """A validated recipe: nodes in declaration order and the edges between them."""
+    """A validated recipe: nodes in declaration order and the edges between them.
+
+    ``handed_until`` maps a loop whose until path no step produces (a Recipe
+    body exposing the path it was handed: ``set_output("flag",
+    body.inputs.flag)``) to that path's value, the same in every iteration;
+    no node carries ``until`` for such a loop, so the executor notes and
+    checks the path by the loop's name.
+    """
 
     recipe: Recipe
     nodes: list[Node]
     index: dict[str, int]
     outputs: dict[str, Any]
     dependants: list[list[int]] = field(default_factory=list)
+    handed_until: dict[str, Any] = field(default_factory=dict)
 
     def node(self, name: str) -> Node:
         return self.nodes[self.index[name]]
@@ -109,20 +125,42 @@ class Graph:
 
 
 _REFS = (OutputRef, InputRef)
-_SEQUENCE = (list, tuple)  # cheaper in isinstance() than ``list | tuple`` written inline
+#: What a wiring value may nest references in; cheaper in isinstance() than a union.
+_CONTAINERS = (list, tuple, dict)
 
 
 def _refs(value: Any, kinds: Any) -> Sequence[Any]:
-    """The items of ``kinds`` in a wiring value (one such item, or a list of them).
+    """The items of ``kinds`` in a wiring value, at any depth of lists, tuples and
+    dict values (what :func:`shinobi.plan.resolve_value` resolves): a reference
+    the graph did not see would be read before its producer has run.
 
     A sequence, not a generator: building a graph, planning and compiling ask
     this of every wiring value, and most hold no reference at all.
     """
     if isinstance(value, kinds):
         return (value,)
-    if isinstance(value, _SEQUENCE):
-        return [item for item in value if isinstance(item, kinds)]
+    if isinstance(value, _CONTAINERS):
+        found: list[Any] = []
+        _collect(value, kinds, found)
+        return found
     return ()
+
+
+def _collect(value: Any, kinds: Any, found: list[Any]) -> None:
+    for item in value.values() if isinstance(value, dict) else value:
+        if isinstance(item, kinds):
+            found.append(item)
+        elif isinstance(item, _CONTAINERS):
+            _collect(item, kinds, found)
+
+
+def same_shape(value: list[Any] | tuple[Any, ...], items: list[Any]) -> Any:
+    """``items`` in ``value``'s kind of sequence: a list, a tuple, or ``value``'s
+    own namedtuple class (whose constructor takes fields, not one iterable)."""
+    if isinstance(value, list):
+        return items
+    make = getattr(type(value), "_make", None)
+    return make(items) if make is not None else tuple(items)
 
 
 def refs_in(value: Any) -> Sequence[OutputRef | InputRef]:
@@ -492,12 +530,20 @@ class _Builder:
                 dependants[d].append(node.index)
             if isinstance(node.guard, OutputRef):
                 nodes[index[node.guard.step]].until = node.guard.field
+        handed: dict[str, Any] = {}
         for name, spec in self.loops.items():
             final = self.loop_outputs[name](spec.until)
             if isinstance(final, OutputRef) and final.step in index:
                 nodes[index[final.step]].until = final.field
+            elif not output_refs(final):
+                handed[name] = final
         graph = Graph(
-            recipe=recipe, nodes=nodes, index=index, outputs=outputs, dependants=dependants
+            recipe=recipe,
+            nodes=nodes,
+            index=index,
+            outputs=outputs,
+            dependants=dependants,
+            handed_until=handed,
         )
         self.check_cycles(graph)
         return graph
@@ -513,8 +559,10 @@ class _Builder:
                     f"{did_you_mean(value.field, outs)}"
                 )
             return self.loop_outputs[value.step](value.field)
-        if isinstance(value, list):
-            return [self.translate(v) for v in value]
+        if isinstance(value, list | tuple):
+            return same_shape(value, [self.translate(v) for v in value])
+        if isinstance(value, dict):
+            return {k: self.translate(v) for k, v in value.items()}
         return value
 
     def check_value(

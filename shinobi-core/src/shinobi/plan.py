@@ -14,7 +14,7 @@ from typing import Any
 
 from shinobi.backends.base import PathUse
 from shinobi.errors import exception_line
-from shinobi.graph import Graph, Node
+from shinobi.graph import Graph, Node, same_shape
 from shinobi.steps.argv import Unknown, path_uses, render_argv
 from shinobi.steps.outputs import static_outputs
 from shinobi.steps.refs import InputRef, OutputRef
@@ -42,8 +42,19 @@ def resolve_value(value: Any, inputs: Mapping[str, Any], output: Callable[[Outpu
         return inputs.get(value.field)
     if isinstance(value, OutputRef):
         return output(value)
+    # at any depth of lists, tuples and dict values, as the graph finds its edges
     if isinstance(value, list):
         return [resolve_value(v, inputs, output) for v in value]
+    if isinstance(value, tuple):
+        items = [resolve_value(v, inputs, output) for v in value]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value  # a literal stays what it was
+        return same_shape(value, items)
+    if isinstance(value, dict):
+        resolved = {k: resolve_value(v, inputs, output) for k, v in value.items()}
+        if all(resolved[k] is v for k, v in value.items()):
+            return value  # a literal mapping stays what it was
+        return resolved
     return value
 
 
@@ -117,6 +128,8 @@ _RUN_TIME_ERRORS = frozenset(
 def _has_unknown(value: Any) -> bool:
     if isinstance(value, Unknown):
         return True
+    if isinstance(value, dict):
+        return any(_has_unknown(v) for v in value.values())
     return isinstance(value, list | tuple) and any(_has_unknown(v) for v in value)
 
 

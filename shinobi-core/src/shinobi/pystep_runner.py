@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 from shinobi.backends.base import BackendRun, Invocation
 from shinobi.backends.spawn import user_code
 from shinobi.backends.streams import StreamLog
-from shinobi.errors import exception_line
 from shinobi.exit_guard import describe_exit, exits_refused
-from shinobi.failures import STEP_CODE_FAILURES, describe_failure
+from shinobi.failures import STEP_CODE_FAILURES, describe_failure, raised_line
+from shinobi.graph import same_shape
 from shinobi.outcome import result_of_run
 from shinobi.pyrunner.request import build_invocation
 from shinobi.pystep_output import captured
@@ -173,7 +173,7 @@ def _raised(exc: BaseException) -> str:
     """What a step's exception says, on one line (the whole text goes to its stderr)."""
     if isinstance(exc, SystemExit):
         return describe_exit(exc)
-    return f"{exception_line(exc)}{_more(str(exc))}"
+    return raised_line(exc)
 
 
 def _more(text: str) -> str:
@@ -196,7 +196,7 @@ def _anchored(step: Any, values: dict[str, Any], cwd: str) -> dict[str, Any]:
         if spec.path_kind is None or value is None:
             continue
         if isinstance(value, list | tuple):
-            anchored[field] = type(value)(_anchor(v, cwd) for v in value)
+            anchored[field] = same_shape(value, [_anchor(v, cwd) for v in value])
         else:
             anchored[field] = _anchor(value, cwd)
     return anchored

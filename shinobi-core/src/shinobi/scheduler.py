@@ -192,7 +192,8 @@ class _Wavefront:
                 parts = scatter_slices(node, values)
                 assert parts is not None
                 checked = [
-                    validate_inputs(node, part, f"step {name}[{k}]") for k, part in enumerate(parts)
+                    validate_inputs(node, part, f"step '{name}[{k}]'")
+                    for k, part in enumerate(parts)
                 ]
                 self.slices[index] = [None] * len(checked)
                 self.session.planned_slices[name] = len(checked)
@@ -206,6 +207,23 @@ class _Wavefront:
             self.complete(index, StepResult(name=name, status="failed", error=str(exc)))
             return
         self.push(_Unit(index, None, name, values))
+
+    def note_handed_until(self) -> None:
+        """Note, before anything runs, the until file of each loop that is handed
+        its path (see :attr:`Graph.handed_until`), as the runner notes those
+        steps produce: a flag an earlier run left must not end this run's loop.
+        """
+        if not self.graph.handed_until:
+            return
+        from shinobi.stale_until import signature
+
+        for loop, value in self.graph.handed_until.items():
+            path = resolve_value(value, self.inputs, self.output_of)
+            if isinstance(path, str | os.PathLike):
+                full = os.path.join(self.session.cwd, os.fspath(path))
+                self.session.until_before.setdefault(
+                    f"{self.prefix}{loop}", (full, signature(full))
+                )
 
     def converged_before(self, node: Node) -> bool:
         """Whether ``node``'s loop had converged before ``node``'s iteration.
@@ -264,6 +282,7 @@ class _Wavefront:
                 last[node.loop] = max(node.iteration, last.get(node.loop, 0))
         if not last:
             return
+        self.warn_unconverged_handed(last)
         for index, node in enumerate(self.nodes):
             if node.until is None or node.loop is None or node.iteration != last[node.loop]:
                 continue
@@ -274,6 +293,25 @@ class _Wavefront:
             if not self.flagged(node.loop, node.iteration, path):
                 self.session.warn(
                     f"loop {self.prefix + node.loop!r} ran all {node.iteration} iterations"
+                    f" without converging (its until file {str(path)!r} was not written);"
+                    " its outputs are the last iteration's"
+                )
+
+    def warn_unconverged_handed(self, last: dict[str, int]) -> None:
+        """:meth:`warn_unconverged` for a loop handed its until path: the last
+        iteration ran (none of its steps skipped) and did not leave the flag."""
+        for loop, value in self.graph.handed_until.items():
+            final = [
+                result
+                for result, node in zip(self.results, self.nodes, strict=True)
+                if node.loop == loop and node.iteration == last.get(loop)
+            ]
+            if not final or any(r is None or r.status not in ("ok", "cached") for r in final):
+                continue
+            path = resolve_value(value, self.inputs, self.output_of)
+            if not self.flagged(loop, last[loop], path):
+                self.session.warn(
+                    f"loop {self.prefix + loop!r} ran all {last[loop]} iterations"
                     f" without converging (its until file {str(path)!r} was not written);"
                     " its outputs are the last iteration's"
                 )
@@ -514,6 +552,7 @@ class _Wavefront:
         # The roots are listed before any is made ready: a root that completes
         # at once (an empty scatter, a skipped iteration) makes its dependants
         # ready itself, and they must not be found again by this loop.
+        self.note_handed_until()
         roots = [index for index, count in enumerate(self.pending_deps) if count == 0]
         for index in roots:
             if not self.stopping:

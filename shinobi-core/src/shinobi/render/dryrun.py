@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any
 
+from shinobi.graph import same_shape
 from shinobi.plan import Plan, PlannedStep
 from shinobi.render.rows import wavefront_rows
 from shinobi.steps.refs import OutputRef
@@ -64,7 +65,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, PurePath):
         return str(value)
     if isinstance(value, list | tuple):
-        return type(value)(_plain(v) for v in value)
+        return same_shape(value, [_plain(v) for v in value])
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     return value
