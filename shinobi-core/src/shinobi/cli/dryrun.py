@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
 import click
 
-from shinobi.cli.machine_output import emit
+from shinobi.cli.machine_output import emit, json_document
 
 __all__ = ["show_dryrun"]
 
@@ -47,7 +46,7 @@ def show_dryrun(
         return backend.render(invocation)
 
     if as_json:
-        emit(json.dumps(_plan_json(plan, backend_of, render_argv), indent=2, default=str))
+        emit(json_document(_plan_json(plan, backend_of, render_argv)))
     else:
         lines = render_dryrun(plan, backend_of, render_argv)
         total = sum(1 for _ in graph.walk())

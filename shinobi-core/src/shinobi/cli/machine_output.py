@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 import click
 
-__all__ = ["MachineOutputCommand", "asks_for", "emit", "stdout_for_machines"]
+__all__ = ["MachineOutputCommand", "asks_for", "emit", "json_document", "stdout_for_machines"]
 
 #: Writes the document while a command owns stdout for machines, else None.
 _sink: Callable[[str], None] | None = None
@@ -35,6 +35,35 @@ def emit(text: str) -> None:
         click.echo(text)
     else:
         _sink(text + "\n")
+
+
+def json_document(data: Any) -> str:
+    """``data`` as strict JSON, for a document a program parses.
+
+    Python's ``json`` writes ``NaN`` and ``Infinity``, which are not JSON and
+    which strict parsers (``jq``, browsers, most languages) refuse; a step's
+    outputs may well hold them (a flux that could not be measured). They are
+    written as the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"``, as
+    protobuf's JSON mapping does, so the value is kept and the document parses.
+    Anything else JSON has no type for is written as its ``str()``.
+    """
+    import json
+
+    return json.dumps(_finite(data), indent=2, default=str, allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        if value != value:
+            return "NaN"
+        if value in (float("inf"), float("-inf")):
+            return "Infinity" if value > 0 else "-Infinity"
+        return value
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _flush(*streams: Any) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from shinobi.cli import collector
-from shinobi.cli.machine_output import MachineOutputCommand, emit
+from shinobi.cli.machine_output import MachineOutputCommand, emit, json_document
 from shinobi.cli.recipe_options import RecipeCommand, recipe_values
 
 __all__ = ["command"]
@@ -134,9 +134,7 @@ def _run(
         with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
             progress.close()
     if as_json:
-        import json  # only for --json: a run does not need it otherwise
-
-        emit(json.dumps(_result_json(result), indent=2, default=str))
+        emit(json_document(_result_json(result)))
     else:
         for name, value in result.outputs.items():
             click.echo(f"{name} = {_shown(value)}")
