@@ -119,6 +119,11 @@ class StepCache:
         self._tools: dict[tuple[str, str], str] = {}
         self._dirs: set[str] = set()
         self._entries_dir = str(self.root / "entries")
+        #: What each step's key was made of, by step name: ``[field, path, digest]``
+        #: of every input it reads. None unless the run manifest asks for it (a
+        #: dict), which takes (pops) it when the step ends, so a scientist sees
+        #: which content a result came from.
+        self.read_inputs: dict[str, list[list[str]]] | None = None
 
     # -- keys ------------------------------------------------------------------
     def _identity(self, cab: Cab) -> str:
@@ -236,6 +241,11 @@ class StepCache:
             invocation.venv,
         ]
         text = json.dumps(material, separators=(",", ":"), default=_json_default)
+        if self.read_inputs is not None:
+            uses = [use for use in invocation.paths if use.role == "input"]
+            self.read_inputs[invocation.step] = [
+                [field, use.path, digest] for (field, digest), use in zip(inputs, uses, strict=True)
+            ]
         return hashlib.sha256(text.encode()).hexdigest()
 
     def _entry_path(self, key: str) -> str:
@@ -293,6 +303,9 @@ class StepCache:
         )
         if data["until_changed"] is not None:  # a loop's step: see shinobi.stale_until
             hit.details["until_changed"] = data["until_changed"]
+        pinned = data.get("image_digest")
+        if type(pinned) is str:  # the image the result was made with, for the manifest
+            hit.details["image_digest"] = pinned
         return hit
 
     def _output_files(

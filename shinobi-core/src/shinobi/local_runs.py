@@ -11,6 +11,14 @@ When the run ends, ninja writes how it ended (``ok``, ``failed``,
 that holds no lock and never wrote its end was killed (SIGKILL, a crash of
 the machine) or is older than this record: the steps it started may even
 still be running, so it must not look like a run that finished.
+
+Some file systems take no locks at all (Lustre mounted without ``flock``, an
+NFS mount without a lock daemon: ``flock`` fails with ENOSYS or ENOLCK). A
+run there still writes its record, marked ``unlocked``, and is taken as
+running until it writes its end, as long as its ninja (by pid, on the host
+that wrote it) is alive; a run of another host cannot be checked, so it
+counts as running until it says it ended. Better a folder kept too long
+than the logs of a run in progress deleted.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import fcntl
 import json
 import os
 import shutil
+import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +74,12 @@ def hold_run(run_dir: Path, recipe: str) -> int | None:
     record: dict[str, object] = {"recipe": recipe, "pid": os.getpid(), "started": time.time()}
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:  # another ninja holds it: not this run's folder
+        os.close(fd)
+        return None
+    except OSError:  # no locks on this file system: the record says who runs it
+        record.update(unlocked=True, host=socket.gethostname())
+    try:
         os.write(fd, json.dumps(record).encode())
     except OSError:
         os.close(fd)
@@ -96,7 +111,8 @@ def release_run(fd: int | None, status: str | None = None) -> None:
 
 
 def is_running(run_dir: Path) -> bool:
-    """Whether the ninja that ran ``run_dir`` still holds it."""
+    """Whether the ninja that ran ``run_dir`` still holds it (or, where the file
+    system takes no locks, whether its record says it may still be going)."""
     try:
         fd = os.open(run_dir / _LOCK, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
@@ -105,11 +121,30 @@ def is_running(run_dir: Path) -> bool:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return True
-    except OSError:
-        return False
+    except OSError:  # no locks here: only the record can tell
+        return _unlocked_run_goes_on(_read_json(run_dir / _LOCK))
     finally:
         os.close(fd)
     return False
+
+
+def _unlocked_run_goes_on(record: dict[str, object] | None) -> bool:
+    """Whether a run whose folder cannot be locked may still be going: it has not
+    written its end, and its ninja is alive (one of another host cannot be asked)."""
+    if record is None or record.get("ended") is True:
+        return False
+    if not record.get("unlocked"):  # written where locks worked, and never released
+        return False
+    pid = record.get("pid")
+    if record.get("host") != socket.gethostname() or type(pid) is not int or pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # alive, another user's
+        return True
+    return True
 
 
 @dataclass(frozen=True, slots=True)

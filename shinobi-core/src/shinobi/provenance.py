@@ -21,6 +21,7 @@ import fnmatch
 import json
 import os
 import platform
+import shutil
 import signal
 import socket
 import sys
@@ -195,6 +196,9 @@ def _node_info(name: str, node: Node, deps: list[str]) -> dict[str, Any]:
         "name": name,
         "kind": node.kind,
         "tool": getattr(cab, "name", None),
+        # the cab's own word on which tool this is: ``version=`` and the command it runs
+        "tool_version": getattr(cab, "version", None),
+        "command": list(getattr(cab, "command", None) or []) or None,
         "deps": deps,
         "image": image,
         "backend": node.backend,
@@ -224,6 +228,15 @@ def _graph_nodes(graph: Graph, prefix: str = "") -> list[dict[str, Any]]:
     return nodes
 
 
+def _program_file(name: str, cwd: str) -> str | None:
+    """The file the program ``name`` is (a path against ``cwd``, else looked up on
+    PATH), links resolved, or None when there is none."""
+    found = os.path.join(cwd, name) if os.sep in name else shutil.which(name)
+    if found is None or not os.path.isfile(found):
+        return None
+    return os.path.realpath(found)
+
+
 def _base_name(step: str) -> str:
     """The graph node a step name belongs to (``image[3]`` -> ``image``)."""
     return step[: step.index("[")] if step.endswith("]") and "[" in step else step
@@ -243,6 +256,10 @@ class ManifestRecorder:
         self.lock = threading.Lock()
         self.dirty = False
         self.planned_slices: dict[str, int] = {}
+        self.cwd = os.getcwd()  # where the steps run: the session's, once started
+        self.programs: dict[str, str | None] = {}
+        #: The run's step cache, which hashed each step's inputs for its key.
+        self.cache: Any = None
         self.stop = threading.Event()
         self.logs_dir = path.parent / "logs"
         self.thread = threading.Thread(target=self._flusher, daemon=True, name="shinobi-manifest")
@@ -292,6 +309,10 @@ class ManifestRecorder:
         }
         recorder = cls(session.run_dir / "manifest.json", document, nodes)
         recorder.planned_slices = session.planned_slices  # filled in as the run goes
+        recorder.cwd = session.cwd
+        recorder.cache = session.cache
+        if session.cache is not None:  # it keeps what each key read only when asked
+            session.cache.read_inputs = {}
         for name in nodes:  # every step is listed from the start: pending until it runs
             recorder._record(name)
         recorder.write()
@@ -312,6 +333,8 @@ class ManifestRecorder:
                 "deps": list(base.get("deps", [])),
                 "image": base.get("image"),
                 "image_digest": None,
+                "program": None,
+                "input_digests": None,
                 "resources": base.get("resources"),
                 "status": "pending",
                 "skipped": False,
@@ -343,13 +366,42 @@ class ManifestRecorder:
                 status="running",
                 backend=info.get("backend"),
                 argv=_plain(info.get("argv")),
+                program=self._program(info.get("backend"), info.get("argv")),
                 started=now,
                 started_at=_iso(now),
             )
             self.dirty = True
 
+    def _program(self, backend: Any, argv: Any) -> str | None:
+        """The file a native step's program is, links resolved (``wsclean`` on PATH
+        -> ``/opt/wsclean-3.4/bin/wsclean``), or None when it cannot be told here.
+
+        The step cache knows an installed program by its name; the manifest must
+        say which installation ran. Another backend's program lives where it runs
+        (an image, a venv, a node), and is not looked up on this host's PATH.
+        Looked up once per program and run: a scatter starts thousands of slices.
+        """
+        if backend != "native" or not isinstance(argv, list) or not argv:
+            return None
+        name = argv[0]
+        if not isinstance(name, str) or not name:
+            return None
+        if name not in self.programs:
+            self.programs[name] = _program_file(name, self.cwd)
+        return self.programs[name]
+
+    def _input_digests(self, name: str) -> list[dict[str, str]] | None:
+        """The content digest of every input the step ``name`` read, as its cache key
+        took them; None when the step was not keyed (no cache, or not cacheable)."""
+        read = getattr(self.cache, "read_inputs", None)
+        taken = read.pop(name, None) if isinstance(read, dict) else None
+        if taken is None:
+            return None
+        return [{"field": f, "path": p, "digest": d} for f, p, d in taken]
+
     def step_finished(self, result: StepResult) -> None:
         details = {k: v for k, v in result.details.items() if k not in ("steps",)}
+        inputs = self._input_digests(result.name)
         with self.lock:
             record = self._record(result.name)
             started = result.started if result.started is not None else record["started"]
@@ -375,6 +427,7 @@ class ManifestRecorder:
                 warnings=list(result.warnings),
                 outputs=_plain(result.outputs),
                 image_digest=result.details.get("image_digest"),
+                input_digests=inputs,
                 details=_plain(details),
                 logs=self._logs(result.name),
             )

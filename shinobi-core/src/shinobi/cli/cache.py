@@ -119,6 +119,8 @@ def ls(cache_dir: Path | None, check: bool, as_json: bool) -> None:
     cache = _open(cache_dir)
     entries = sorted(_entries(cache), key=lambda e: e.created, reverse=True)
     stale = {e.key: cache.is_stale(e) for e in entries} if check else {}
+    if check:
+        cache.close()  # what was read to tell is remembered, as a run remembers it
     if as_json:
         rows = [_as_json(e, stale.get(e.key) if check else None) for e in entries]
         click.echo(json.dumps({"cache_dir": str(cache.root), "entries": rows}, indent=2))
@@ -234,6 +236,9 @@ def prune(
             failed = _remove(cache, [entry for entry, _ in doomed])
             for path in leftovers:
                 path.unlink(missing_ok=True)
+        # the outputs just read are remembered, or every prune would read them all again
+        cache.close()
+        if not dry_run:
             cache.memo.prune()  # digests remembered for files that are gone
     except OSError as exc:  # not a cache directory, or one this user cannot change
         raise UsageError(f"cannot prune the cache at {cache.root}: {exc}") from None

@@ -26,7 +26,9 @@ __all__ = ["command"]
 @click.option(
     "--runs",
     is_flag=True,
-    help="Remove the folders of finished local runs (.shinobi/runs: logs, manifests).",
+    help="Remove the folders of finished local runs (.shinobi/runs: logs, manifests). A run"
+    " that ended abruptly (its ninja killed) within the last hour is kept unless --older-than"
+    " says otherwise: steps it started may still be running and writing there.",
 )
 @click.option(
     "--older-than",
@@ -69,15 +71,29 @@ def command(
         sys.exit(1)
 
 
+#: How long a run that ended abruptly stays, unless ``--older-than`` says otherwise:
+#: its ninja was killed, not its steps (a Slurm job, a tool left orphaned), which
+#: may still write their logs, or an sbatch script, into its folder.
+_SETTLING_DAYS = 1 / 24
+
+
 def _clean_runs(root: Path, older_than: float, as_given: str | None = None) -> None:
     """Remove finished run folders untouched for ``older_than`` days (``as_given``
-    on the command line, which the summary repeats); a running one stays."""
-    from shinobi.local_runs import age_days, local_runs, remove_run
+    on the command line, which the summary repeats); a running one stays, and so
+    does one that ended abruptly within the last hour unless ``as_given`` says."""
+    from shinobi.local_runs import ENDED_ABRUPTLY, age_days, local_runs, remove_run
 
     removed = size = young = failed = 0
     for run in local_runs(root):
         if run.running:
             click.echo(f"ninja: kept run {run.run_id}: it is still running", err=True)
+        elif as_given is None and run.state == ENDED_ABRUPTLY and age_days(run) < _SETTLING_DAYS:
+            click.echo(
+                f"ninja: kept run {run.run_id}: it ended abruptly (its ninja was killed) and"
+                " was written to in the last hour, so steps it started may still be running"
+                " there; `ninja clean --runs --older-than 1h` removes it once they are quiet",
+                err=True,
+            )
         elif age_days(run) > older_than:
             linked = run.path.is_symlink()
             try:

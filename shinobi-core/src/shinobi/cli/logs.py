@@ -157,6 +157,8 @@ def _local_logs(
             f"{what} kept no logs (a step that printed nothing has none; step logs are in"
             f" {run.path / 'logs'})"
         )
+    if step is not None and not follow:
+        _note_cached_slices(run, step)
     offsets: dict[Path, int] = {}
     while True:
         ended = not follow or not is_running(run.path)  # read once more after it ended
@@ -190,6 +192,19 @@ def _cache_origins(run: Any, step: str | None) -> dict[str, list[str]]:
         if wanted and isinstance(origin, str) and origin:
             origins.setdefault(origin, []).append(name)
     return origins
+
+
+def _note_cached_slices(run: Any, step: str) -> None:
+    """Say which slices of a scattered ``step`` were taken from the step cache: they
+    printed nothing in this run, and would otherwise be silently missing."""
+    for origin, names in _cache_origins(run, step).items():
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        were, them = ("was", "it") if len(names) == 1 else ("were", "them")
+        click.echo(
+            f"ninja: note: {shown} of run {run.run_id} {were} taken from the step cache of run"
+            f" {origin}, which ran {them} (`ninja logs {origin} {step}` shows what it printed)",
+            err=True,
+        )
 
 
 def _cached_logs(

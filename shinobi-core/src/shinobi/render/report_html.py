@@ -9,6 +9,7 @@ as a whole.
 
 from __future__ import annotations
 
+import hashlib
 import html
 import math
 import posixpath
@@ -164,7 +165,19 @@ def _duration(seconds: Any) -> str:
 
 
 def _anchor(name: str) -> str:
-    return "step-" + "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    """The ``id`` of a step's section: readable, and its own.
+
+    Characters an id does not hold well become ``_``; a name that changed so
+    gets a hash of the whole name, or ``cal ms`` and ``cal:ms`` (two steps,
+    with logs of their own) would share one id and every link to the second
+    would open the first. A scatter slice's brackets (``image[3]``, read as
+    ``step-image_3_``) are the one change that keeps the id as it is.
+    """
+    plain = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    if plain == name or plain == re.sub(r"[\[\]]", "_", name):
+        return f"step-{plain}"
+    tag = hashlib.sha256(name.encode(errors="surrogateescape")).hexdigest()[:8]
+    return f"step-{plain}-{tag}"
 
 
 def _resources(step: Mapping[str, Any]) -> str:
