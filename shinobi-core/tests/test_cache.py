@@ -15,6 +15,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -328,8 +329,7 @@ def test_unchanged_files_are_not_read_again_by_a_later_run(
 ) -> None:
     big = tmp_path / "big.bin"
     big.write_bytes(os.urandom(4096))
-    old = time.time() - 60
-    os.utime(big, (old, old))  # settled: not changed within the racy window
+    _an_hour_later(monkeypatch)  # settled: not changed within the racy window
     reads: list[str] = []
     real = digests_module.hash_file
     monkeypatch.setattr(
@@ -347,7 +347,16 @@ def test_unchanged_files_are_not_read_again_by_a_later_run(
     assert len(reads) == 2
 
 
-def test_a_file_changed_moments_ago_is_not_memoised_on_disk(tmp_path: Path) -> None:
+def _an_hour_later(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memo's clock an hour ahead: every file here has settled (only the clock
+    can age a file: setting an old mtime makes its ctime now)."""
+    later = time.time() + 3600
+    monkeypatch.setattr(digests_module, "time", SimpleNamespace(time=lambda: later))
+
+
+def test_a_file_changed_moments_ago_is_not_memoised_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fresh = tmp_path / "fresh.txt"
     fresh.write_text("just written")
     memo = DigestMemo(tmp_path / "memo")
@@ -355,12 +364,25 @@ def test_a_file_changed_moments_ago_is_not_memoised_on_disk(tmp_path: Path) -> N
     memo.save()
     settled = tmp_path / "settled.txt"
     settled.write_text("old news")
-    old = time.time() - 60
-    os.utime(settled, (old, old))
-    memo.digest(str(settled))
+    with monkeypatch.context() as later:
+        _an_hour_later(later)
+        memo.digest(str(settled))
     memo.save()
     saved = "".join(p.read_text() for p in (tmp_path / "memo").glob("*.json"))
     assert str(settled) in saved and str(fresh) not in saved
+
+
+def test_a_copy_with_an_old_mtime_is_not_memoised_on_disk(tmp_path: Path) -> None:
+    """``cp -p``, ``rsync -t`` and ``tar x`` give a file written just now an old
+    mtime: its fresh ctime says it changed in the racy window all the same."""
+    copied = tmp_path / "copied.ms"
+    copied.write_bytes(b"visibilities")
+    os.utime(copied, (1_000_000_000, 1_000_000_000))
+    memo = DigestMemo(tmp_path / "memo")
+    memo.digest(str(copied))
+    memo.save()
+    saved = "".join(p.read_text() for p in (tmp_path / "memo").glob("*.json"))
+    assert str(copied) not in saved
 
 
 def test_a_directory_digest_sees_a_change_deep_inside(tmp_path: Path) -> None:

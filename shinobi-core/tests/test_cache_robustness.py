@@ -15,8 +15,10 @@ import os
 import shutil
 import stat
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -207,11 +209,14 @@ def test_an_output_that_cannot_be_read_at_lookup_is_a_miss(
     assert counted(tmp_path) == ["run", "run"]
 
 
-def test_a_damaged_memo_record_is_read_again_not_trusted(tmp_path: Path) -> None:
+def test_a_damaged_memo_record_is_read_again_not_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A memo shard is a file too: a record of the wrong shape is ignored."""
     settled = tmp_path / "settled.txt"
     settled.write_text("content")
-    os.utime(settled, (1_000_000_000, 1_000_000_000))
+    later = time.time() + 3600  # the memo's clock: the file has settled
+    monkeypatch.setattr(digests_module, "time", SimpleNamespace(time=lambda: later))
     memo = DigestMemo(tmp_path / "memo")
     digest = memo.digest(str(settled))
     memo.save()

@@ -4,9 +4,9 @@ The step cache keys a step by the content of what it reads, and a fully
 cached re-run must not read every input again. So a file's digest is
 remembered by path, device, inode, size, mtime and ctime, in memory and in
 per-host shards under the cache directory, and reused while that signature
-holds. A digest taken within :data:`RACY_SECONDS` of the file's last change is
-not persisted: a second write in the same timestamp tick would be invisible
-to the memo.
+holds. A digest taken within :data:`RACY_SECONDS` of the file's last change
+(its mtime or its ctime, whichever is later) is not persisted: a second write
+in the same timestamp tick would be invisible to the memo.
 
 What cannot be read is never an error here: it has a digest of its own,
 ``unreadable:ERRNO``, that equals no content digest (see :func:`unreadable_digest`).
@@ -195,7 +195,9 @@ class DigestMemo:
         ):
             return "file:" + digest  # changed while being read: use it, remember nothing
         record = [*signature, digest]
-        racy = time.time() - st.st_mtime_ns / 1e9 < RACY_SECONDS
+        # The last change is the later of mtime and ctime: ``cp -p``, ``rsync -t``
+        # and ``tar x`` set an old mtime on a file written just now.
+        racy = time.time() - max(st.st_mtime_ns, st.st_ctime_ns) / 1e9 < RACY_SECONDS
         with self._lock:
             if racy:
                 self._racy[path] = record
