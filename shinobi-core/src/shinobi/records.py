@@ -19,7 +19,11 @@ if TYPE_CHECKING:
     from shinobi.session import Session
     from shinobi.steps.result import RecipeResult
 
-__all__ = ["Records", "attach_records"]
+__all__ = ["CACHE_ORIGINS", "CacheOrigins", "Records", "attach_records"]
+
+#: The file in a run's folder naming, for each step served from the step
+#: cache, the run that ran it (``ninja logs`` reads it where no manifest is).
+CACHE_ORIGINS = "cached-from.json"
 
 
 class Records:
@@ -37,6 +41,45 @@ class Records:
     def abort(self, exc: BaseException) -> None:
         for aborter in self.aborters:
             aborter(exc)
+
+
+class CacheOrigins:
+    """Which run ran each step this run took from the step cache.
+
+    A cached step printed nothing in this run; what it printed is in the
+    logs of the run that ran it, and ``ninja logs RUN STEP`` goes there. The
+    manifest says so with ``--provenance``; this small file says it for
+    every run that took anything from the cache, written when the run ends.
+    """
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / CACHE_ORIGINS
+        self.origins: dict[str, str] = {}
+
+    def step_started(self, name: str, info: dict[str, Any]) -> None:
+        pass
+
+    def step_finished(self, result: Any) -> None:
+        if result.status == "cached":
+            origin = result.details.get("cached_from")
+            if isinstance(origin, str):
+                self.origins[result.name] = origin
+
+    def warning(self, message: str) -> None:
+        pass
+
+    def write(self) -> None:
+        """Write the file, if any step came from the cache (a full disk loses only it)."""
+        if not self.origins:
+            return
+        import json
+
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        try:
+            temporary.write_text(json.dumps({"format": 1, "steps": self.origins}))
+            os.replace(temporary, self.path)
+        except OSError:
+            temporary.unlink(missing_ok=True)
 
 
 def _usable_cache_dir(session: Session, root: Path) -> bool:
@@ -76,6 +119,11 @@ def attach_records(
         session.cache = cache
         records.closers.append(lambda _result: cache.close())
         records.aborters.append(lambda _exc: cache.close())
+        if session.run_dir is not None:
+            origins = CacheOrigins(session.run_dir)
+            session.observers.append(origins)
+            records.closers.append(lambda _result: origins.write())
+            records.aborters.append(lambda _exc: origins.write())
     if config.execution.clear_stale_outputs:
         from shinobi.stale import OutputGuard
 

@@ -180,7 +180,7 @@ def _cache_origins(run: Any, step: str | None) -> dict[str, list[str]]:
     try:
         steps = load_manifest(run.path / "manifest.json")["steps"]
     except (ValueError, KeyError, TypeError):  # no manifest, or not one
-        return {}
+        return _recorded_origins(run, step)
     origins: dict[str, list[str]] = {}
     for record in steps if isinstance(steps, list) else []:
         if not isinstance(record, dict) or not record.get("cached"):
@@ -188,6 +188,25 @@ def _cache_origins(run: Any, step: str | None) -> dict[str, list[str]]:
         details = record.get("details")
         origin = details.get("cached_from") if isinstance(details, dict) else None
         name = str(record.get("name"))
+        wanted = step is None or name == step or name.startswith(f"{step}[")
+        if wanted and isinstance(origin, str) and origin:
+            origins.setdefault(origin, []).append(name)
+    return origins
+
+
+def _recorded_origins(run: Any, step: str | None) -> dict[str, list[str]]:
+    """:func:`_cache_origins` of a run that kept no manifest, from the small file
+    every run that took steps from the cache leaves (see :mod:`shinobi.records`)."""
+    import json
+
+    from shinobi.records import CACHE_ORIGINS
+
+    try:
+        served = json.loads((run.path / CACHE_ORIGINS).read_text())["steps"]
+    except (OSError, ValueError, KeyError, TypeError):  # none, or damaged: nothing known
+        return {}
+    origins: dict[str, list[str]] = {}
+    for name, origin in served.items() if isinstance(served, dict) else ():
         wanted = step is None or name == step or name.startswith(f"{step}[")
         if wanted and isinstance(origin, str) and origin:
             origins.setdefault(origin, []).append(name)
