@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -212,16 +213,43 @@ class _Made(BaseModel):
     made: Any = None
 
 
-def test_a_template_naming_no_input_says_which_step_and_output(tmp_path: Any) -> None:
+def test_a_template_naming_no_input_is_refused_where_the_cab_is_declared() -> None:
+    """It could never be filled: said at once, with the input it probably means."""
+    with pytest.raises(ValueError) as info:
+        Cab("touch", "/bin/touch", _Named, _Made, {"made": ParamMeta(implicit="{nmae}.txt")})
+    assert str(info.value) == (
+        "cab 'touch', 'made': the implicit template '{nmae}.txt' names 'nmae', which is"
+        " not an input of the cab; did you mean 'name'?"
+    )
+
+
+@pytest.mark.parametrize(
+    ("meta", "said"),
+    [
+        (ParamMeta(harvest="{nmae}-*.fits"), "the harvest template '{nmae}-*.fits' names 'nmae'"),
+        (ParamMeta(implicit="{name"), "the implicit template '{name' is not a template"),
+    ],
+)
+def test_harvest_templates_and_unmatched_braces_are_refused_too(meta: ParamMeta, said: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(said)):
+        Cab("touch", "/bin/touch", _Named, _Made, {"made": meta})
+
+
+def test_templates_may_index_inputs_and_escape_braces() -> None:
+    meta = ParamMeta(implicit="{name[0]}-{name.upper}-{{literal}}.txt")
+    Cab("touch", "/bin/touch", _Named, _Made, {"made": meta})
+
+
+def test_a_template_that_cannot_be_filled_says_which_step_and_output(tmp_path: Any) -> None:
     from shinobi.errors import UsageError
     from shinobi.runner import run_recipe
 
-    cab = Cab("touch", "/bin/touch", _Named, _Made, {"made": ParamMeta(implicit="{nmae}.txt")})
+    cab = Cab("touch", "/bin/touch", _Named, _Made, {"made": ParamMeta(implicit="{name[5]}.txt")})
     recipe = Recipe("r")
     recipe.add_step("make", cab)
     with pytest.raises(UsageError) as info:
         run_recipe(recipe, cwd=tmp_path, use_cache=False)
     assert str(info.value) == (
-        "recipe 'r', step 'make', output 'made': cannot fill template '{nmae}.txt':"
-        " input 'nmae' has no value (wire it, or give it a default)"
+        "recipe 'r', step 'make', output 'made': cannot fill template '{name[5]}.txt':"
+        " string index out of range"
     )

@@ -155,12 +155,38 @@ class Cab:
                     f"cab {self.name!r}: field_meta names {key!r}, which is neither an input nor"
                     f" an output{near}"
                 )
+        for key, meta in self.field_meta.items():
+            for kind, template in (("implicit", meta.implicit), ("harvest", meta.harvest)):
+                if template:
+                    self._check_template(key, kind, template, inputs)
         for wrangler in self.wranglers:
             if wrangler.output is not None and wrangler.output not in outputs:
                 raise ValueError(
                     f"cab {self.name!r}: wrangler {wrangler.pattern!r} sets output"
                     f" {wrangler.output!r}, which outputs_model does not have"
                     f"{did_you_mean(wrangler.output, outputs)}"
+                )
+
+    def _check_template(self, key: str, kind: str, template: str, inputs: set[str]) -> None:
+        """A template is filled from the step's inputs: one naming something that is
+        no input (a typo, mostly) could never be filled, and would fail every run
+        of the cab, at run time, with a message that asks to wire the misspelt name.
+        """
+        import string
+
+        from shinobi.errors import did_you_mean
+
+        where = f"cab {self.name!r}, {key!r}: the {kind} template {template!r}"
+        try:
+            names = [name for _, name, _, _ in string.Formatter().parse(template) if name]
+        except ValueError as exc:  # an unmatched brace
+            raise ValueError(f"{where} is not a template ({exc}; write {{{{ for a brace)") from None
+        for name in names:
+            root = re.split(r"[.\[]", name, maxsplit=1)[0]
+            if root and not root.isdigit() and root not in inputs:
+                raise ValueError(
+                    f"{where} names {root!r}, which is not an input of the cab"
+                    f"{did_you_mean(root, inputs)}"
                 )
 
     def meta(self, name: str) -> ParamMeta:
