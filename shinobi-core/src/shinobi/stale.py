@@ -33,10 +33,17 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from shinobi.backends.base import Invocation
+from shinobi.backends.base import Invocation, PathUse
 from shinobi.errors import ShinobiError
 
-__all__ = ["SNAPSHOT_AGE", "Holder", "LiveWriterError", "OutputGuard", "find_holders"]
+__all__ = [
+    "SNAPSHOT_AGE",
+    "Holder",
+    "LiveWriterError",
+    "OutputGuard",
+    "find_holders",
+    "writers_among",
+]
 
 #: Seconds a /proc scan is reused for by later checks.
 SNAPSHOT_AGE = 1.0
@@ -133,6 +140,22 @@ def find_holders(paths: Iterable[str]) -> list[Holder]:
     return _confirm(_matches(_open_files(), real))
 
 
+def writers_among(pids: Iterable[int], uses: Iterable[PathUse]) -> list[Holder]:
+    """Which of ``pids`` have a path a step writes (``uses``) open for writing, fresh.
+
+    After a step's command has exited, a process it left running that still
+    writes its output means the product is not finished (see
+    :mod:`shinobi.backends.process`); only the step's own processes are read.
+    """
+    pids = list(pids)
+    if not pids:
+        return []
+    paths = _checked_paths(uses, _Canonical())
+    if not paths:
+        return []
+    return [h for h in _confirm(_matches(_open_files(pids), paths)) if h.writing]
+
+
 def _confirm(hits: list[tuple[str, int, str]]) -> list[Holder]:
     holders: dict[tuple[int, str], Holder] = {}
     for target, pid, fd in hits:
@@ -174,11 +197,11 @@ class _Canonical:
 
 
 def _checked_paths(
-    invocation: Invocation, canonical: Callable[[str], tuple[str, bool] | None]
+    uses: Iterable[PathUse], canonical: Callable[[str], tuple[str, bool] | None]
 ) -> list[tuple[str, bool]]:
-    """Existing paths the step is about to rewrite, canonical, with whether each is a dir."""
+    """Existing paths a step rewrites, canonical, with whether each is a dir."""
     paths: list[tuple[str, bool]] = []
-    for use in invocation.paths:
+    for use in uses:
         if use.role != "output" and not use.mutable:
             continue
         for candidate in glob.glob(use.path) if use.pattern else [use.path]:
@@ -208,7 +231,7 @@ class OutputGuard:
 
     def check(self, invocation: Invocation) -> None:
         """Raise :class:`LiveWriterError` if a live process writes an output; warn on readers."""
-        paths = _checked_paths(invocation, self._canonical)
+        paths = _checked_paths(invocation.paths, self._canonical)
         if not paths:
             return
         holders = _confirm(_matches(self._table(), paths))

@@ -48,6 +48,7 @@ __all__ = [
     "StepWorkspace",
     "finish_interrupted_run",
     "new_tag",
+    "note_leftovers",
     "process_table",
     "run_prefix",
     "terminate",
@@ -122,9 +123,87 @@ class ProcessTable:
                     queue.append(child)
         return found
 
+    def family(self, roots: Sequence[int]) -> list[int]:
+        """The live ones of ``roots`` and every live descendant of those."""
+        wanted = set(roots)
+        found: list[int] = []
+        children: dict[int, list[int]] = {}
+        for pid, ppid in _live_processes():
+            children.setdefault(ppid, []).append(pid)
+            if pid in wanted:
+                found.append(pid)
+        queue = list(found)
+        seen = set(found)
+        while queue:
+            for child in children.get(queue.pop(), ()):
+                if child not in seen:
+                    seen.add(child)
+                    found.append(child)
+                    queue.append(child)
+        return found
+
     def send(self, pid: int, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, sig)
+
+
+def _stat_fields(pid: int | str) -> list[bytes] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (state first)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    return stat[stat.rfind(b")") + 2 :].split()
+
+
+def _live_processes() -> Iterator[tuple[int, int]]:
+    """(pid, parent pid) of every live (non-zombie) process but this one."""
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        rest = _stat_fields(entry)
+        if rest is None or len(rest) < 2 or rest[0] in (b"Z", b"X"):
+            continue
+        yield int(entry), int(rest[1])
+
+
+def _start_time(pid: int) -> bytes | None:
+    """When ``pid`` started (clock ticks after boot): tells a recycled pid apart."""
+    rest = _stat_fields(pid)
+    if rest is None or len(rest) < 20 or rest[0] in (b"Z", b"X"):
+        return None
+    return rest[19]
+
+
+#: Processes that steps which had already ended left running: pid -> start time.
+_leftovers: dict[int, bytes] = {}
+_leftovers_lock = threading.Lock()
+
+
+def note_leftovers(pids: Sequence[int]) -> None:
+    """Remember processes a step left running when its command exited.
+
+    Those without the step's tag (a child that cleared its environment) are
+    found by the step's session only while the step runs; after an interrupt
+    :func:`finish_interrupted_run` stops these too. The start time keeps a
+    recycled pid from being taken for one of them.
+    """
+    if not pids:
+        return
+    with _leftovers_lock:
+        for pid in [p for p, started in _leftovers.items() if _start_time(p) != started]:
+            del _leftovers[pid]
+        for pid in pids:
+            started = _start_time(pid)
+            if started is not None:
+                _leftovers[pid] = started
+
+
+def _live_leftovers() -> list[int]:
+    with _leftovers_lock:
+        return [p for p, started in _leftovers.items() if _start_time(p) == started]
 
 
 def _environ_has(pid: str, needle: bytes) -> bool:
@@ -239,13 +318,23 @@ def finish_interrupted_run(session: Session, result: RecipeResult) -> tuple[int,
 
     Each step tears down its own processes; this catches the rest, such as a
     daemon a step that had already finished left running, by the tag every
-    step of this ninja process carries. Returns every pid that survived.
+    step of this ninja process carries, and by what those steps were noted to
+    have left (:func:`note_leftovers`), for a child that cleared its
+    environment. Returns every pid that survived.
     """
     table = _table
     prefix = run_prefix()
     survivors = set(session.undying) | _undying_of(result.steps)
+
+    def find() -> list[int]:
+        found = set(table.members(None, prefix, prefix=True))
+        leftovers = _live_leftovers()
+        if leftovers:
+            found.update(table.family(leftovers))
+        return [p for p in found if p not in survivors]
+
     left = terminate(
-        lambda: [p for p in table.members(None, prefix, prefix=True) if p not in survivors],
+        find,
         session.control.grace,
         table=table,
         hurry=session.control.hurry,

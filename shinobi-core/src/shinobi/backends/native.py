@@ -34,4 +34,5 @@ class NativeBackend(Backend):
             env=step_environment(invocation),
             stdout_path=invocation.stdout_path,
             stderr_path=invocation.stderr_path,
+            outputs=invocation.paths,
         )

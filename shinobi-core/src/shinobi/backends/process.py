@@ -17,16 +17,18 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 
 from shinobi import teardown
-from shinobi.backends.base import BackendRun, RunControl
+from shinobi.backends.base import BackendRun, PathUse, RunControl
 from shinobi.backends.spawn import start
 from shinobi.backends.streams import MAX_CAPTURE, StreamLog, pump
 from shinobi.errors import ShinobiError
 
 __all__ = [
     "MAX_CAPTURE",
+    "SETTLE",
     "UnpassableArgument",
     "read_log",
     "run_process",
@@ -57,6 +59,75 @@ def terminate_session(
     """
     table = teardown.process_table()
     return teardown.terminate(lambda: table.members(sid, tag), grace, kill_wait, table, hurry)
+
+
+#: Seconds a process a step left running may take to finish writing the step's
+#: output after the step's command exited, before the step is failed for it.
+SETTLE = 2.0
+
+
+def _group_left(pid: int) -> bool:
+    """Whether anything is left in the process group the step's leader made.
+
+    One system call, so a step that left nothing behind (nearly all of them)
+    pays nothing more. The kernel does not reuse a pid still in use as a group
+    id, so the answer is about the step even after its leader was reaped.
+    """
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _left_behind(pid: int, tag: str, held: bool) -> list[int]:
+    """The processes a step whose command has exited left running (noted for teardown).
+
+    Looked for in /proc only when something is left in the step's process
+    group or holds its stdout or stderr (``held``), so a step that left
+    nothing (nearly all of them) pays one system call.
+    """
+    if not (held or _group_left(pid)):
+        return []
+    left = teardown.process_table().members(pid, tag)
+    teardown.note_leftovers(left)
+    return left
+
+
+def _unfinished_output(
+    pid: int, tag: str, outputs: Sequence[PathUse], left: list[int], control: RunControl
+) -> str | None:
+    """Why the step's output is not finished though its command exited 0, or None.
+
+    A background process the step started (``tool > out.ms &``, a daemon that
+    goes on writing) that still has an output open for writing means the
+    product is incomplete: reporting the step done would let the next step,
+    and the step cache, take a half-written file. It gets :data:`SETTLE`
+    seconds to finish. ``left``: the step's processes still running.
+    """
+    from shinobi.stale import writers_among
+
+    if not outputs or not left:
+        return None
+    table = teardown.process_table()
+    deadline = time.monotonic() + SETTLE
+    while True:
+        writers = writers_among(left, outputs)
+        if not writers or time.monotonic() >= deadline or control.stopping():
+            break
+        time.sleep(0.05)
+        left = table.members(pid, tag)
+    if not writers:
+        return None
+    first = writers[0]
+    pids = ", ".join(str(p) for p in sorted({w.pid for w in writers}))
+    return (
+        f"exited with code 0 but left {first.describe()} still writing its output"
+        f" {first.path!r}, so that output is unfinished; make the step wait for what it"
+        f" starts, or wait for pid(s) {pids} to end and run again"
+    )
 
 
 def read_log(path: str) -> str:
@@ -211,12 +282,15 @@ def run_process(
     stdout_path: str | None = None,
     stderr_path: str | None = None,
     before_kill: Callable[[], None] | None = None,
+    outputs: Sequence[PathUse] = (),
 ) -> BackendRun:
     """Run ``argv`` in a new session, blocking; tear it down if the run is cancelled.
 
     ``env`` is the complete environment (None inherits ninja's). ``before_kill``
     runs first on cancellation, for payloads that are not our descendants
-    (``docker rm -f`` of a container owned by containerd-shim).
+    (``docker rm -f`` of a container owned by containerd-shim). ``outputs``
+    are the paths the step writes: a step that exits 0 while a process it left
+    running still writes one of them fails (see :func:`_unfinished_output`).
     """
     if control.stopping():
         return BackendRun(returncode=-signal.SIGTERM, signal=signal.SIGTERM, cancelled=True)
@@ -287,8 +361,15 @@ def run_process(
         unregister()
         with stopping:  # a stopper already under way finishes first
             pass
+    left = _left_behind(proc.pid, tag, held=not (stdout.ended and stderr.ended))
+    unfinished = None
+    if returncode == 0 and not control.stopping():
+        unfinished = _unfinished_output(proc.pid, tag, outputs, left, control)
+    if unfinished is not None:  # a failure: the tool's own 0 cannot be reported as one
+        returncode = 1
     return BackendRun(
         returncode=returncode,
+        reason=unfinished,
         stdout=stdout.text(),
         stderr=stderr.text(),
         signal=-returncode if returncode < 0 else None,

@@ -60,6 +60,8 @@ class StreamLog:
         self._limit = limit
         self._fd = -1
         self._failed = False
+        #: Set at the pipe's end of file: no process holds the stream any more.
+        self.ended = False
         self._tail = bytearray()
         self._lock = threading.Lock()
 
@@ -85,8 +87,9 @@ class StreamLog:
             return bytes(self._tail[-self._limit :]).decode("utf-8", errors="replace")
 
     def close(self) -> None:
-        """Close the log file, if the stream ever wrote one."""
+        """Close the log file, if the stream ever wrote one (the stream has ended)."""
         with self._lock:
+            self.ended = True
             if self._fd >= 0:
                 os.close(self._fd)
                 self._fd = -1
