@@ -262,6 +262,7 @@ class VenvBackend(Backend):
             env=venv_environment(venv, invocation.env),
             stdout_path=invocation.stdout_path,
             stderr_path=invocation.stderr_path,
+            outputs=invocation.paths,
         )
 
 

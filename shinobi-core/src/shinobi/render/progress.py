@@ -122,7 +122,17 @@ class LiveProgress(PlainProgress):
 
 
 def make_progress(total: int, stream: IO[str] | None = None) -> PlainProgress:
+    """A live view on a terminal, plain lines elsewhere, nothing where there is no stderr.
+
+    Started with its standard streams closed (``>&- 2>&-``, as cron or a
+    daemon may), Python has no ``sys.stderr`` at all: the run goes on, and
+    its progress goes nowhere rather than ending it.
+    """
     out = stream or sys.stderr
+    if out is None:
+        import os
+
+        return PlainProgress(open(os.devnull, "w"), total)  # lives as long as the run
     if out.isatty():
         return LiveProgress(out, total)
     return PlainProgress(out, total)
