@@ -12,17 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fake_plugins import BACKEND, DEMO, install, ninja
+
 
 def _dist(site: Path, dist: str, entry_points: str, modules: dict[str, str]) -> None:
-    info = site / f"{dist}-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(entry_points)
-    for name, text in modules.items():
-        (site / name).write_text(text)
-
-
-DEMO = Path(__file__).resolve().parents[2] / "examples" / "offload_demo.py"
+    install(site, dist, entry_points, modules)
 
 
 def _run(site: Path, backend: str) -> subprocess.CompletedProcess[str]:
@@ -31,23 +25,8 @@ def _run(site: Path, backend: str) -> subprocess.CompletedProcess[str]:
     return _ninja(site, "run", f"{DEMO}:pipe", "--target", str(target), "--backend", backend)
 
 
-def _ninja(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    code = (
-        f"import sys\nsys.path.insert(0, {str(site)!r})\nsys.argv = ['ninja', *{list(args)!r}]\n"
-        "from shinobi.cli.console import main\nmain()\n"
-    )
-    return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
-    )
-
-
-_BACKEND = (
-    "from shinobi.backends.base import Backend as _Base\n"
-    "class Backend(_Base):\n"
-    "    name = 'x'\n"
-    "    def run(self, invocation, control):\n"
-    "        raise RuntimeError\n"
-)
+_ninja = ninja
+_BACKEND = BACKEND
 
 
 def _broken(site: Path) -> None:

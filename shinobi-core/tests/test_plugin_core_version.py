@@ -12,41 +12,21 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
+from fake_plugins import BACKEND, DEMO, install, ninja
+
 from shinobi.backends.registry import core_mismatch
 
 CORE = version("shinobi-core")
-DEMO = Path(__file__).resolve().parents[2] / "examples" / "offload_demo.py"
-
-_BACKEND = (
-    "from shinobi.backends.base import Backend as _Base\n"
-    "class Backend(_Base):\n"
-    "    name = 'x'\n"
-    "    def run(self, invocation, control):\n"
-    "        raise RuntimeError\n"
-)
 
 
 def _plugin(site: Path, dist: str, requires: list[str], module: str) -> None:
-    info = site / f"{dist}-1.0.dist-info"
-    info.mkdir(parents=True)
-    lines = ["Metadata-Version: 2.1", f"Name: {dist}", "Version: 1.0"]
-    lines += [f"Requires-Dist: {r}" for r in requires]
-    (info / "METADATA").write_text("\n".join(lines) + "\n")
-    (info / "entry_points.txt").write_text(f"[shinobi.backends]\n{dist} = {dist}_mod:Backend\n")
-    (site / f"{dist}_mod.py").write_text(module)
-
-
-def _ninja(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    code = (
-        f"import sys\nsys.path.insert(0, {str(site)!r})\nsys.argv = ['ninja', *{list(args)!r}]\n"
-        "from shinobi.cli.console import main\nmain()\n"
-    )
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    entry_points = f"[shinobi.backends]\n{dist} = {dist}_mod:Backend\n"
+    install(site, dist, entry_points, {f"{dist}_mod.py": module}, tuple(requires))
 
 
 def test_backends_flags_a_plugin_that_loads_but_wants_another_core(tmp_path: Path) -> None:
-    _plugin(tmp_path, "acme_future", ["shinobi-core>=99.0", "click"], _BACKEND)
-    proc = _ninja(tmp_path, "backends", "--no-check")
+    _plugin(tmp_path, "acme_future", ["shinobi-core>=99.0", "click"], BACKEND)
+    proc = ninja(tmp_path, "backends", "--no-check")
     row = next(line for line in proc.stdout.splitlines() if "acme_future" in line)
     assert "built for another shinobi-core" in row, row
     assert f"needs shinobi-core>=99.0 but shinobi-core {CORE} is installed" in row, row
@@ -58,7 +38,7 @@ def test_a_plugin_that_fails_to_load_against_this_core_names_the_versions(
     broken = "from shinobi.backends.base import BackendOfTheFuture\n"
     _plugin(tmp_path, "acme_next", [f"shinobi-core<{CORE}"], broken)
     target = str(tmp_path / "made.ms")
-    proc = _ninja(tmp_path, "run", f"{DEMO}:pipe", "--target", target, "--backend", "acme_next")
+    proc = ninja(tmp_path, "run", f"{DEMO}:pipe", "--target", target, "--backend", "acme_next")
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
@@ -72,7 +52,7 @@ def test_matching_or_conditional_requirements_are_no_mismatch(tmp_path: Path) ->
         'shinobi-core>=99 ; python_version < "3"',  # not for this interpreter
         'shinobi-core>=99 ; extra == "future"',  # only with an extra nobody asked for
     ]
-    _plugin(tmp_path, "acme_fits", requires, _BACKEND)
+    _plugin(tmp_path, "acme_fits", requires, BACKEND)
     code = (
         f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\n"
         "from shinobi.backends.registry import core_mismatch\n"

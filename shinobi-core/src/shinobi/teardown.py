@@ -113,15 +113,7 @@ class ProcessTable:
             in_session = sid is not None and int(rest[3]) == sid
             if in_session or (needle is not None and _environ_has(entry, needle)):
                 found.append(pid)
-        seen = set(found)
-        queue = list(found)
-        while queue:
-            for child in children.get(queue.pop(), ()):
-                if child not in seen:
-                    seen.add(child)
-                    found.append(child)
-                    queue.append(child)
-        return found
+        return _with_descendants(found, children)
 
     def family(self, roots: Sequence[int]) -> list[int]:
         """The live ones of ``roots`` and every live descendant of those."""
@@ -132,19 +124,24 @@ class ProcessTable:
             children.setdefault(ppid, []).append(pid)
             if pid in wanted:
                 found.append(pid)
-        queue = list(found)
-        seen = set(found)
-        while queue:
-            for child in children.get(queue.pop(), ()):
-                if child not in seen:
-                    seen.add(child)
-                    found.append(child)
-                    queue.append(child)
-        return found
+        return _with_descendants(found, children)
 
     def send(self, pid: int, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, sig)
+
+
+def _with_descendants(found: list[int], children: dict[int, list[int]]) -> list[int]:
+    """``found`` followed by every descendant of its pids (``children``: by parent pid)."""
+    seen = set(found)
+    queue = list(found)
+    while queue:
+        for child in children.get(queue.pop(), ()):
+            if child not in seen:
+                seen.add(child)
+                found.append(child)
+                queue.append(child)
+    return found
 
 
 def _stat_fields(pid: int | str) -> list[bytes] | None:
