@@ -23,6 +23,7 @@ from shinobi.steps.argv import path_uses, render_argv
 from shinobi.steps.outputs import collect_outputs, static_outputs, wrangle
 from shinobi.steps.result import StepResult
 from shinobi.steps.types import error_field, field_values, validation_errors
+from shinobi.untouched_outputs import existing_outputs, untouched
 
 if TYPE_CHECKING:
     from shinobi.graph import Node
@@ -131,10 +132,12 @@ def run_cab(
     if backend_name == "venv" and not invocation.venv:
         shown = "native: no venv"  # what the venv backend does then (it has warned)
     session.emit_started(name, {"backend": shown, "argv": list(invocation.argv)})
+    before = {} if backend.capabilities.remote else existing_outputs(invocation.paths)
     started = time.time()
     run = backend.run(invocation, session.control)
     finished = time.time()
     wrangled = wrangle(cab, run.stdout, run.stderr)
+    warnings = list(wrangled.warnings)
     error = describe_failure(run)
     outputs: dict[str, Any] = {}
     if error is None:
@@ -145,6 +148,12 @@ def run_cab(
             error = problems[0]
         else:
             outputs, error = _validate_outputs(cab, outputs)
+    stale = untouched(before, started) if error is None and before else []
+    warnings += [
+        f"it exited 0 but did not rewrite its output {path!r}, which is still the one an"
+        " earlier run left (a tool failing quietly?); this result is not cached"
+        for path in stale
+    ]
     result = result_of_run(
         name,
         run,
@@ -154,10 +163,10 @@ def run_cab(
         finished,
         outputs=outputs,
         error=error,
-        warnings=wrangled.warnings,
+        warnings=warnings,
     )
     note_until_changed(session, name, node, result)
-    if cache is not None and key is not None and result.status == "ok":
+    if cache is not None and key is not None and result.status == "ok" and not stale:
         cache.store(key, result, invocation, cab, session.control.stopping)
     return result
 
