@@ -140,14 +140,16 @@ def _run(
             click.echo(f"{name} = {_shown(value)}")
     if not result.ok:
         from shinobi.errors import StepFailed
+        from shinobi.render.terminal_text import for_terminal
 
         failed = next((s for s in result.steps if s.name == result.failed_step), None)
         if failed is not None and failed.stderr.strip() and not as_json:
             tail = failed.stderr.strip().splitlines()[-10:]
-            sys.stderr.write("".join(f"  | {line}\n" for line in tail))
+            sys.stderr.write("".join(f"  | {for_terminal(line)}\n" for line in tail))
+        error = for_terminal(str(result.error))  # it may quote the tool's own output
         if result.failed_step is None:  # every step ran; the recipe's outputs did not hold
-            raise StepFailed(str(result.error))
-        raise StepFailed(f"step {result.failed_step!r} failed: {result.error}")
+            raise StepFailed(error)
+        raise StepFailed(f"step {result.failed_step!r} failed: {error}")
 
 
 def _result_json(result: Any) -> dict[str, Any]:

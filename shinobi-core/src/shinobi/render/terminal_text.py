@@ -1,0 +1,37 @@
+"""Text a tool wrote, made safe to echo on the user's terminal.
+
+ninja echoes what a failed step printed last, and what a tool's own output
+said (wrangled errors and warnings). A tool's output may hold terminal
+control sequences: set the window title (OSC), clear the screen, move the
+cursor, or worse on some terminals. Echoed verbatim they act on the user's
+terminal instead of being read. Colours (SGR: ``ESC [ ... m``) are kept, as
+tools use them to mark errors; every other escape sequence and control
+character but the tab is removed. The step's log files keep the bytes as
+written.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["for_terminal"]
+
+_SEQUENCE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: kept only when it sets colours (final "m")
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC (a title, a hyperlink, a clipboard write)
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC strings
+    r"|\x1b[ -/]*[0-~]?"  # any other escape
+    r"|[\x00-\x08\x0a-\x1f\x7f-\x9f]"  # C0 (but tab), DEL, C1
+)
+
+
+def _kept(match: re.Match[str]) -> str:
+    text = match.group()
+    return text if text.startswith("\x1b[") and text.endswith("m") else ""
+
+
+def for_terminal(text: str) -> str:
+    """``text`` (one line) without what would act on a terminal, colours kept."""
+    if text.isprintable():  # nearly every line: no work
+        return text
+    return _SEQUENCE.sub(_kept, text)

@@ -1,0 +1,62 @@
+"""What a failed tool printed is echoed without the escapes that would act on the
+user's terminal (a window title, a cleared screen); its colours are kept."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from shinobi.render.terminal_text import for_terminal
+
+RECIPE = r"""
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta
+
+class I(BaseModel):
+    script: str = (
+        "printf 'start\\n\\033]0;pwned\\007\\033[2Jcleared \\033[31mred\\033[0m\\n' >&2;"
+        " exit 3"
+    )
+
+class O(BaseModel):
+    pass
+
+loud = Cab("loud", "sh -c", I, O, {"script": ParamMeta(positional=True)})
+"""
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("plain text", "plain text"),
+        ("a\x1b]0;title\x07b", "ab"),
+        ("x\x1b[2Jy\x1b[Hz", "xyz"),
+        ("\x1b[1;31mred\x1b[0m", "\x1b[1;31mred\x1b[0m"),
+        ("tab\tkept", "tab\tkept"),
+        ("c1\x9b2Jq\x07", "c12Jq"),
+        ("link \x1b]8;;http://x\x1b\\here\x1b]8;;\x1b\\", "link here"),
+    ],
+)
+def test_escapes_that_act_on_a_terminal_are_removed(raw: str, shown: str) -> None:
+    assert for_terminal(raw) == shown
+
+
+def test_a_failed_step_s_output_is_echoed_without_them(tmp_path: Path) -> None:
+    (tmp_path / "r.py").write_text(textwrap.dedent(RECIPE))
+    ninja = Path(sys.executable).parent / "ninja"
+    proc = subprocess.run(
+        [str(ninja), "run", "r.py:loud", "--no-cache"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1
+    assert "\x1b]" not in proc.stderr and "\x1b[2J" not in proc.stderr, repr(proc.stderr)
+    assert "cleared \x1b[31mred\x1b[0m" in proc.stderr
+    log = next((tmp_path / ".shinobi" / "runs").glob("*/logs/loud.err")).read_text()
+    assert "\x1b]0;pwned\x07" in log  # the log keeps what the tool wrote
