@@ -51,3 +51,21 @@ def test_python_m_runs_the_same_command_line(tmp_path: Path) -> None:
     assert proc.stderr.strip() == (
         "ninja: error: recipe file 'missing.py' does not exist; check the path"
     )
+
+
+def test_a_ctrl_c_while_the_command_line_loads_is_one_line_and_130() -> None:
+    code = (
+        "import builtins, sys\n"
+        "real = builtins.__import__\n"
+        "def interrupted(name, *args, **kwargs):\n"
+        "    if name == 'click':\n"
+        "        raise KeyboardInterrupt\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = interrupted\n"
+        "sys.argv = ['ninja', '--help']\n"
+        "from shinobi.cli.console import main\n"
+        "main()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 130
+    assert proc.stderr == "ninja: interrupted while starting; nothing was run\n"
