@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,6 +112,29 @@ def collect_outputs(
             values[name] = spec.default
         if spec.required and spec.path_kind is not None and values.get(name) is not None:
             for path in values[name] if isinstance(values[name], list) else [values[name]]:
-                if not os.path.exists(os.path.join(cwd, str(path))):
-                    problems.append(f"output {name!r}: the tool did not create {str(path)!r}")
+                problem = _made_as_declared(spec.path_kind, os.path.join(cwd, str(path)))
+                if problem is not None:
+                    problems.append(f"output {name!r}: {problem.format(path=str(path))}")
     return values, problems
+
+
+#: What each path kind must be on disk, and how to name it.
+_KINDS = {"file": (False, "a File"), "dir": (True, "a Directory"), "ms": (True, "an MS")}
+
+
+def _made_as_declared(kind: str, path: str) -> str | None:
+    """Why the output at ``path`` is not what its declared kind says (with a
+    ``{path}`` placeholder for the path as the step named it), or None.
+
+    A tool that made a directory where a File was declared (or a file where
+    a Directory or an MS was) has not made the product the next step reads.
+    """
+    try:
+        is_dir = stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return "the tool did not create {path!r}"
+    wanted = _KINDS.get(kind)
+    if wanted is None or wanted[0] == is_dir:
+        return None
+    made = "a directory" if is_dir else "not a directory"
+    return f"{{path!r}} is {made}, but the output is declared {wanted[1]}"

@@ -1,0 +1,61 @@
+"""An output declared a File that the tool made a directory (or a Directory or MS
+made a file) fails the step: it is not the product the next step reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from shinobi.runner import run_recipe
+from shinobi.steps import MS, Cab, Directory, File, ParamMeta, Recipe
+
+
+class MakeIn(BaseModel):
+    script: str
+
+
+def _made(tmp_path: Path, script: str, kind: object) -> tuple[str, str | None]:
+    out_model = type("Out", (BaseModel,), {"__annotations__": {"out": kind}})
+    meta = {"script": ParamMeta(positional=True), "out": ParamMeta(implicit="product")}
+    cab = Cab("make", "sh -c", MakeIn, out_model, meta)
+    recipe = Recipe("r")
+    recipe.add_step("make", cab, script=script)
+    step = run_recipe(recipe, cwd=tmp_path, use_cache=False).steps[0]
+    return step.status, step.error
+
+
+@pytest.mark.parametrize(
+    ("script", "kind", "said"),
+    [
+        ("mkdir product", File, "'product' is a directory, but the output is declared a File"),
+        (
+            "touch product",
+            Directory,
+            "'product' is not a directory, but the output is declared a Directory",
+        ),
+        ("touch product", MS, "'product' is not a directory, but the output is declared an MS"),
+    ],
+)
+def test_an_output_of_the_wrong_kind_fails_the_step(
+    tmp_path: Path, script: str, kind: object, said: str
+) -> None:
+    status, error = _made(tmp_path, script, kind)
+    assert status == "failed"
+    assert error == f"output 'out': {said}"
+
+
+@pytest.mark.parametrize(
+    ("script", "kind"),
+    [("touch product", File), ("mkdir product", Directory), ("mkdir product", MS)],
+)
+def test_an_output_of_the_declared_kind_is_fine(tmp_path: Path, script: str, kind: object) -> None:
+    assert _made(tmp_path, script, kind) == ("ok", None)
+
+
+def test_a_missing_output_still_says_the_tool_did_not_create_it(tmp_path: Path) -> None:
+    assert _made(tmp_path, "true", File) == (
+        "failed",
+        "output 'out': the tool did not create 'product'",
+    )
