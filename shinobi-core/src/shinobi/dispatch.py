@@ -8,15 +8,15 @@ a :class:`BackendRun` is wrangled into a :class:`StepResult`.
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.base import Invocation, PathUse
 from shinobi.backends.spawn import user_code
+from shinobi.backends.streams import StreamLog
 from shinobi.errors import ShinobiError, did_you_mean
 from shinobi.exit_guard import describe_exit, exits_refused
-from shinobi.failures import STEP_CODE_FAILURES, describe_failure, raised_line
+from shinobi.failures import STEP_CODE_FAILURES, describe_failure, more_in_stderr, raised_line
 from shinobi.outcome import result_of_run
 from shinobi.plan import cab_of
 from shinobi.steps.argv import path_uses, render_argv
@@ -244,17 +244,14 @@ def _whole_message(session: Session, name: str, exc: BaseException) -> str:
     step's stderr log (after what its ``ctx.run()`` calls wrote) and returned
     for its result; nothing when the message was one line."""
     text = str(exc).strip()
-    if isinstance(exc, SystemExit) or "\n" not in text:
+    if isinstance(exc, SystemExit) or not more_in_stderr(text):
         return ""
+    whole = f"{text}\n"
     _, stderr_path = session.log_paths(name)
-    if stderr_path is not None:
-        try:
-            os.makedirs(os.path.dirname(stderr_path), exist_ok=True)
-            with open(stderr_path, "a", encoding="utf-8", errors="backslashreplace") as log:
-                log.write(f"{text}\n")
-        except OSError as err:  # the run goes on; the error line still says what failed
-            session.warn(f"step {name!r}: could not write its stderr log: {err}")
-    return f"{text}\n"
+    log = StreamLog(stderr_path, session.warn)  # appends; a failed write is warned about
+    log.write(whole.encode("utf-8", "backslashreplace"))
+    log.close()
+    return whole
 
 
 def _made_by_function(name: str, cab: Cab, made: StepResult) -> StepResult:

@@ -6,13 +6,25 @@ import signal
 
 from shinobi.backends.base import BackendRun
 
-__all__ = ["STEP_CODE_FAILURES", "describe_failure", "raised_line", "signal_name"]
+__all__ = [
+    "STEP_CODE_FAILURES",
+    "describe_failure",
+    "more_in_stderr",
+    "raised_line",
+    "signal_name",
+]
 
 #: What a step's own Python (an orchestration function, an in-process pystep)
 #: may raise that fails that step and not ninja: any exception, ``sys.exit()``,
 #: and a ``KeyboardInterrupt`` it raises itself (a real Ctrl-C reaches only the
 #: main thread, which runs no step).
 STEP_CODE_FAILURES = (Exception, SystemExit, KeyboardInterrupt)
+
+
+def more_in_stderr(text: str) -> str:
+    """What a one-line error adds when the whole text (in the step's stderr) ran
+    to more lines."""
+    return " (more in the step's stderr)" if "\n" in text.strip() else ""
 
 
 def raised_line(exc: BaseException) -> str:
@@ -23,8 +35,7 @@ def raised_line(exc: BaseException) -> str:
     text = str(exc).strip()
     if not text:
         return type(exc).__name__
-    more = " (more in the step's stderr)" if "\n" in text else ""
-    return f"{type(exc).__name__}: {text.splitlines()[0]}{more}"
+    return f"{type(exc).__name__}: {text.splitlines()[0]}{more_in_stderr(text)}"
 
 
 def signal_name(number: int) -> str:

@@ -30,7 +30,7 @@ from shinobi.backends.base import BackendRun, Invocation
 from shinobi.backends.spawn import user_code
 from shinobi.backends.streams import StreamLog
 from shinobi.exit_guard import describe_exit, exits_refused
-from shinobi.failures import STEP_CODE_FAILURES, describe_failure, raised_line
+from shinobi.failures import STEP_CODE_FAILURES, describe_failure, more_in_stderr, raised_line
 from shinobi.graph import same_shape
 from shinobi.outcome import result_of_run
 from shinobi.pyrunner.request import build_invocation
@@ -176,11 +176,6 @@ def _raised(exc: BaseException) -> str:
     return raised_line(exc)
 
 
-def _more(text: str) -> str:
-    """What a one-line error adds when the whole text ran to more lines."""
-    return " (more in the step's stderr)" if "\n" in text.strip() else ""
-
-
 def _anchored(step: Any, values: dict[str, Any], cwd: str) -> dict[str, Any]:
     """Relative path inputs made absolute against the run's directory.
 
@@ -255,7 +250,7 @@ def _result(
     if "error" in reply:
         said = str(reply["error"]).strip()
         what = _FAILED_AT.get(str(reply.get("stage")), "the pystep raised")
-        error = f"{what} {said.splitlines()[0] if said else '?'}{_more(said)}"
+        error = f"{what} {said.splitlines()[0] if said else '?'}{more_in_stderr(said)}"
     elif error is None:
         if "outputs" not in reply:
             error = "the pystep runner exited without writing its outputs"
