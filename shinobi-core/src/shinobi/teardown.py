@@ -93,25 +93,12 @@ class ProcessTable:
             needle = b"\0" + f"{TAG_VARIABLE}={tag}".encode()
             if not prefix:
                 needle += b"\0"
-        me = os.getpid()
         found: list[int] = []
         children: dict[int, list[int]] = {}
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) == me:
-                continue
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as fh:
-                    stat = fh.read()
-            except OSError:
-                continue
-            rest = stat[stat.rfind(b")") + 2 :].split()
-            # rest: state ppid pgrp session ...
-            if len(rest) < 4 or rest[0] in (b"Z", b"X"):
-                continue
-            pid = int(entry)
+        for pid, rest in _live_processes():
             children.setdefault(int(rest[1]), []).append(pid)
             in_session = sid is not None and int(rest[3]) == sid
-            if in_session or (needle is not None and _environ_has(entry, needle)):
+            if in_session or (needle is not None and _environ_has(str(pid), needle)):
                 found.append(pid)
         return _with_descendants(found, children)
 
@@ -120,8 +107,8 @@ class ProcessTable:
         wanted = set(roots)
         found: list[int] = []
         children: dict[int, list[int]] = {}
-        for pid, ppid in _live_processes():
-            children.setdefault(ppid, []).append(pid)
+        for pid, rest in _live_processes():
+            children.setdefault(int(rest[1]), []).append(pid)
             if pid in wanted:
                 found.append(pid)
         return _with_descendants(found, children)
@@ -154,16 +141,17 @@ def _stat_fields(pid: int | str) -> list[bytes] | None:
     return stat[stat.rfind(b")") + 2 :].split()
 
 
-def _live_processes() -> Iterator[tuple[int, int]]:
-    """(pid, parent pid) of every live (non-zombie) process but this one."""
+def _live_processes() -> Iterator[tuple[int, list[bytes]]]:
+    """Every live (non-zombie) process but this one: its pid, and its stat fields
+    after the command name (state, ppid, pgrp, session, ...)."""
     me = os.getpid()
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == me:
             continue
         rest = _stat_fields(entry)
-        if rest is None or len(rest) < 2 or rest[0] in (b"Z", b"X"):
+        if rest is None or len(rest) < 4 or rest[0] in (b"Z", b"X"):
             continue
-        yield int(entry), int(rest[1])
+        yield int(entry), rest
 
 
 def _start_time(pid: int) -> bytes | None:
