@@ -170,47 +170,43 @@ def _local_logs(
 
 def _cache_origins(run: Any, step: str | None) -> dict[str, list[str]]:
     """The runs whose step cache served ``run``'s steps (or ``step`` and its slices),
-    with the steps each served, as its manifest records them.
+    with the steps each served.
 
     A step served from the cache did not run, so it printed nothing here: what
     it printed is in the logs of the run that ran it.
     """
+    origins: dict[str, list[str]] = {}
+    for name, origin in _served(run):
+        wanted = step is None or name == step or name.startswith(f"{step}[")
+        if wanted and isinstance(origin, str) and origin:
+            origins.setdefault(origin, []).append(name)
+    return origins
+
+
+def _served(run: Any) -> list[tuple[str, object]]:
+    """(step, the run that ran it) for each step ``run`` took from the cache, as its
+    manifest records them or, without one, the small file every run that took
+    steps from the cache leaves (see :mod:`shinobi.records`)."""
+    import json
+
     from shinobi.provenance import load_manifest
+    from shinobi.records import CACHE_ORIGINS
 
     try:
         steps = load_manifest(run.path / "manifest.json")["steps"]
     except (ValueError, KeyError, TypeError):  # no manifest, or not one
-        return _recorded_origins(run, step)
-    origins: dict[str, list[str]] = {}
+        try:
+            recorded = json.loads((run.path / CACHE_ORIGINS).read_text())["steps"]
+        except (OSError, ValueError, KeyError, TypeError):  # none, or damaged
+            return []
+        return [(str(n), o) for n, o in recorded.items()] if isinstance(recorded, dict) else []
+    served: list[tuple[str, object]] = []
     for record in steps if isinstance(steps, list) else []:
-        if not isinstance(record, dict) or not record.get("cached"):
-            continue
-        details = record.get("details")
-        origin = details.get("cached_from") if isinstance(details, dict) else None
-        name = str(record.get("name"))
-        wanted = step is None or name == step or name.startswith(f"{step}[")
-        if wanted and isinstance(origin, str) and origin:
-            origins.setdefault(origin, []).append(name)
-    return origins
-
-
-def _recorded_origins(run: Any, step: str | None) -> dict[str, list[str]]:
-    """:func:`_cache_origins` of a run that kept no manifest, from the small file
-    every run that took steps from the cache leaves (see :mod:`shinobi.records`)."""
-    import json
-
-    from shinobi.records import CACHE_ORIGINS
-
-    try:
-        served = json.loads((run.path / CACHE_ORIGINS).read_text())["steps"]
-    except (OSError, ValueError, KeyError, TypeError):  # none, or damaged: nothing known
-        return {}
-    origins: dict[str, list[str]] = {}
-    for name, origin in served.items() if isinstance(served, dict) else ():
-        wanted = step is None or name == step or name.startswith(f"{step}[")
-        if wanted and isinstance(origin, str) and origin:
-            origins.setdefault(origin, []).append(name)
-    return origins
+        if isinstance(record, dict) and record.get("cached"):
+            details = record.get("details")
+            origin = details.get("cached_from") if isinstance(details, dict) else None
+            served.append((str(record.get("name")), origin))
+    return served
 
 
 def _note_cached_slices(run: Any, step: str) -> None:
