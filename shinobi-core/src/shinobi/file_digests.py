@@ -71,15 +71,20 @@ def write_atomically(path: Path, data: bytes, *, fsync: bool = False) -> None:
     """Write ``data`` to ``path`` via a temporary name and a rename.
 
     Readers see the old file or the new one, never a torn one, which is all
-    a cache shared between hosts needs. ``fsync`` also survives a crash.
+    a cache shared between hosts needs. ``fsync`` also survives a crash. A
+    write that fails (a full disk) leaves no temporary file behind.
     """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        if fsync:
-            fh.flush()
-            os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            if fsync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def hash_file(path: str, stopping: Stopping | None = None) -> str:

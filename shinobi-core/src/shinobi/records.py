@@ -8,6 +8,7 @@ step rewrites an existing output (:mod:`shinobi.stale`), and the run manifest
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 from collections.abc import Callable
@@ -74,12 +75,10 @@ class CacheOrigins:
             return
         import json
 
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        try:
-            temporary.write_text(json.dumps({"format": 1, "steps": self.origins}))
-            os.replace(temporary, self.path)
-        except OSError:
-            temporary.unlink(missing_ok=True)
+        from shinobi.file_digests import write_atomically
+
+        with contextlib.suppress(OSError):
+            write_atomically(self.path, json.dumps({"format": 1, "steps": self.origins}).encode())
 
 
 def _usable_cache_dir(session: Session, root: Path) -> bool:
