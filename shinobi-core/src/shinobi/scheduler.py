@@ -289,13 +289,7 @@ class _Wavefront:
             result = self.results[index]
             if result is None or result.status not in ("ok", "cached"):
                 continue  # failed, not run, or skipped (the loop converged earlier)
-            path = result.outputs.get(node.until)
-            if not self.flagged(node.loop, node.iteration, path):
-                self.session.warn(
-                    f"loop {self.prefix + node.loop!r} ran all {node.iteration} iterations"
-                    f" without converging (its until file {str(path)!r} was not written);"
-                    " its outputs are the last iteration's"
-                )
+            self.warn_if_unflagged(node.loop, node.iteration, result.outputs.get(node.until))
 
     def warn_unconverged_handed(self, last: dict[str, int]) -> None:
         """:meth:`warn_unconverged` for a loop handed its until path: the last
@@ -308,13 +302,19 @@ class _Wavefront:
             ]
             if not final or any(r is None or r.status not in ("ok", "cached") for r in final):
                 continue
-            path = resolve_value(value, self.inputs, self.output_of)
-            if not self.flagged(loop, last[loop], path):
-                self.session.warn(
-                    f"loop {self.prefix + loop!r} ran all {last[loop]} iterations"
-                    f" without converging (its until file {str(path)!r} was not written);"
-                    " its outputs are the last iteration's"
-                )
+            self.warn_if_unflagged(
+                loop, last[loop], resolve_value(value, self.inputs, self.output_of)
+            )
+
+    def warn_if_unflagged(self, loop: str, iterations: int, path: Any) -> None:
+        """Warn that ``loop`` used all its ``iterations`` when its last one did not
+        leave the until file ``path``."""
+        if not self.flagged(loop, iterations, path):
+            self.session.warn(
+                f"loop {self.prefix + loop!r} ran all {iterations} iterations"
+                f" without converging (its until file {str(path)!r} was not written);"
+                " its outputs are the last iteration's"
+            )
 
     def skipped(self, node: Node, name: str) -> StepResult:
         assert node.previous is not None
