@@ -12,7 +12,6 @@ import threading
 import time
 from typing import IO, Any
 
-from shinobi.render.terminal_text import for_terminal
 from shinobi.steps.result import StepResult
 
 __all__ = ["LiveProgress", "PlainProgress", "make_progress"]
@@ -44,8 +43,11 @@ class PlainProgress:
         self._line(f"start   {name} ({info.get('backend', '?')})")
 
     def step_finished(self, result: StepResult) -> None:
-        # the error and the warnings may quote what the tool printed
-        detail = f": {for_terminal(result.error)}" if result.error else ""
+        detail = ""
+        if result.error or result.warnings:  # they may quote what the tool printed
+            from shinobi.render.terminal_text import for_terminal
+
+            detail = f": {for_terminal(result.error)}" if result.error else ""
         self._line(f"{_MARK.get(result.status, result.status):<10}{result.name}{detail}")
         for warning in result.warnings:  # what the tool's own output said (wranglers)
             self._line(f"warning: step {result.name}: {for_terminal(warning)}")
