@@ -205,6 +205,27 @@ def test_an_empty_venv_is_refused_rather_than_quietly_ignored(venv: str) -> None
         build_graph(recipe)
 
 
+@pytest.mark.parametrize(
+    ("setting", "shown"),
+    [("backend", "the reference InputRef(field='target')"), ("venv", "the reference")],
+)
+def test_a_backend_or_venv_wired_from_an_input_is_refused_by_name(setting: str, shown: str) -> None:
+    """Wiring ``backend=r.inputs.backend`` once crashed the run with an internal TypeError."""
+    r = Recipe("r", In)
+    r.add_step("s", Cab("s", ["/bin/true"]), **{setting: r.inputs.target})
+    with pytest.raises(
+        RecipeGraphError, match=rf"step 's': {setting}= must be .*{re.escape(shown)}"
+    ):
+        build_graph(r)
+
+
+def test_a_backend_that_is_not_text_is_refused() -> None:
+    r = Recipe("r")
+    r.add_step("s", Cab("s", ["/bin/true"]), backend=5)  # type: ignore[arg-type]
+    with pytest.raises(RecipeGraphError, match=r"backend= must be a backend.s name.*not 5"):
+        build_graph(r)
+
+
 class _Named(BaseModel):
     name: str = "x"
 

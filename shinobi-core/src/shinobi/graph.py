@@ -646,6 +646,10 @@ class _Builder:
                     " execution)"
                 )
             subgraph = _Builder(step, f"{path}.{name}").build(f"{path}.{name}")
+        for setting in ("backend", "venv"):
+            for value in (entry.get(setting), getattr(step, setting, None)):
+                if value is not None and not isinstance(value, str):
+                    raise self.fail(_not_a_name(name, setting, value))
         for venv in (entry.get("venv"), getattr(step, "venv", None)):
             if isinstance(venv, str) and not venv.strip():
                 raise self.fail(
@@ -734,6 +738,23 @@ def _name_problem(name: object) -> str | None:
     if bad is not None:
         return f"holds the control character {bad.group()!r}"
     return None
+
+
+def _not_a_name(step: str, setting: str, value: Any) -> str:
+    """Why a step's ``backend=``/``venv=`` that is not text is refused, and what to do.
+
+    Both are fixed when the recipe is built; wiring one from a recipe input
+    (``backend=r.inputs.backend``) hands the step a reference, not a name.
+    """
+    what = "a backend's name, such as 'native' or 'docker'"
+    instead = "leave it out and give `ninja run --backend NAME`"
+    if setting == "venv":
+        what, instead = "a virtualenv's directory", "leave it out and set backend.venv"
+    shown = f"the reference {value!r}" if isinstance(value, _REFS) else repr(value)
+    return (
+        f"step {step!r}: {setting}= must be {what}, as text when the recipe is built,"
+        f" not {shown} (to choose it per run, {instead})"
+    )
 
 
 def _is_resources(value: Any) -> bool:
