@@ -14,7 +14,8 @@ __all__ = ["command"]
 @click.option(
     "--workdir",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="The workspace a run id or recipe name refers to; default: the current directory.",
+    help="The workspace a run id or recipe name refers to;"
+    " default: execution.workdir if configured, else the current directory.",
 )
 def command(handle: str, workdir: Path | None) -> None:
     """Cancel the launch HANDLE (a handle.json, its folder, a run id or a recipe name)."""

@@ -40,7 +40,8 @@ __all__ = ["command"]
 @click.option(
     "--workdir",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="The workspace to clean; default: the current directory.",
+    help="The workspace to clean;"
+    " default: execution.workdir if configured, else the current directory.",
 )
 @click.option(
     "--force",

@@ -46,7 +46,8 @@ class _CompileCommand(MachineOutputCommand, RecipeCommand):
     "--workdir",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Where .shinobi/<recipe>/<run-id>/ (scripts, logs, handle) goes, on storage the"
-    " compute nodes share; default: the current directory.",
+    " compute nodes share;"
+    " default: execution.workdir if configured, else the current directory.",
 )
 @click.option(
     "--container-runtime",

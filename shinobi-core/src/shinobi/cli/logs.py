@@ -39,7 +39,8 @@ __all__ = ["command"]
 @click.option(
     "--workdir",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="The workspace NAME refers to; default: the current directory.",
+    help="The workspace NAME refers to;"
+    " default: execution.workdir if configured, else the current directory.",
 )
 def command(
     name: str,

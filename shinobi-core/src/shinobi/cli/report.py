@@ -23,7 +23,8 @@ __all__ = ["command"]
 @click.option(
     "--workdir",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Where .shinobi/runs is looked up for a run id (default: the current directory).",
+    help="Where .shinobi/runs is looked up for a run id"
+    " (default: execution.workdir if configured, else the current directory).",
 )
 def command(run: str, output: Path | None, workdir: Path | None) -> None:
     """Write an HTML report of RUN: a timeline, the graph and every step's details.

@@ -60,7 +60,8 @@ class _RunCommand(MachineOutputCommand, RecipeCommand):
 @click.option(
     "--workdir",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Where .shinobi/ (run records, logs) goes; default: the current directory.",
+    help="Where .shinobi/ (run records, logs) goes;"
+    " default: execution.workdir if configured, else the current directory.",
 )
 @click.pass_context
 def command(

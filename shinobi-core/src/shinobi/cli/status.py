@@ -31,7 +31,8 @@ __all__ = ["command"]
 @click.option(
     "--workdir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="The workspace a run id or recipe name refers to; default: the current directory.",
+    help="The workspace a run id or recipe name refers to;"
+    " default: execution.workdir if configured, else the current directory.",
 )
 def command(
     handle: str, as_json: bool, watch: bool, interval: float | None, workdir: Path | None
