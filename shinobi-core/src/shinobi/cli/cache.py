@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from shinobi.cli.ages import parse_age
+from shinobi.wording import counted
 
 if TYPE_CHECKING:
     from shinobi.cache import CacheEntry, StepCache
@@ -69,8 +70,8 @@ def _remove(cache: StepCache, entries: list[CacheEntry]) -> list[str]:
     return failed
 
 
-def _plural(count: int) -> str:
-    return f"{count} entr{'y' if count == 1 else 'ies'}"
+def _entry_count(count: int) -> str:
+    return counted(count, "entry", "entries")
 
 
 def _unremoved(failed: list[str]) -> None:
@@ -78,7 +79,7 @@ def _unremoved(failed: list[str]) -> None:
     from shinobi.errors import UsageError
 
     if failed:
-        raise UsageError(f"could not remove {_plural(len(failed))}: " + "; ".join(failed))
+        raise UsageError(f"could not remove {_entry_count(len(failed))}: " + "; ".join(failed))
 
 
 def _as_json(entry: CacheEntry, stale: bool | None = None) -> dict[str, Any]:
@@ -136,7 +137,7 @@ def ls(cache_dir: Path | None, check: bool, as_json: bool) -> None:
             f"{entry.key[:12]}  {_when(entry.created)}  {entry.step:<24} {entry.tool:<16}"
             f" {entry.host}{mark}"
         )
-    click.echo(f"{len(entries)} entries in {cache.root}")
+    click.echo(f"{_entry_count(len(entries))} in {cache.root}")
 
 
 def _matching(cache: StepCache, keys: tuple[str, ...], step: str | None) -> list[CacheEntry]:
@@ -192,7 +193,7 @@ def rm(cache_dir: Path | None, keys: tuple[str, ...], step: str | None, everythi
     failed = _remove(cache, entries)
     unusable = sum(e.problem is not None for e in entries)
     note = f" ({unusable} of them damaged or from another version)" if unusable else ""
-    click.echo(f"removed {_plural(len(entries) - len(failed))}{note}")
+    click.echo(f"removed {_entry_count(len(entries) - len(failed))}{note}")
     _unremoved(failed)
 
 
@@ -251,7 +252,7 @@ def prune(
     for entry, why in doomed:
         click.echo(f"{verb} {entry.key[:12]}  {entry.step}  ({why})")
     click.echo(
-        f"{verb} {_plural(len(doomed) - len(failed))}"
+        f"{verb} {_entry_count(len(doomed) - len(failed))}"
         + (f" and {len(leftovers)} unfinished write(s)" if leftovers else "")
     )
     _unremoved(failed)

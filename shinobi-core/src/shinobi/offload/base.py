@@ -26,6 +26,7 @@ from shinobi.offload.ordering import derive_edges
 from shinobi.offload.storage import missing_directories
 from shinobi.offload.wrapping import wrap_in_containers
 from shinobi.plan import Plan
+from shinobi.wording import counted
 
 __all__ = [
     "CompileOptions",
@@ -132,7 +133,7 @@ class Workflow:
     def explain(self) -> list[str]:
         """Why every edge exists, which readers stay parallel, and what was noted."""
         graph = self.jobs
-        lines = [f"recipe {graph.recipe!r}: {len(graph.jobs)} jobs, offload-eligible"]
+        lines = [f"recipe {graph.recipe!r}: {counted(len(graph.jobs), 'job')}, offload-eligible"]
         for job in graph.jobs:
             head = f"{job.name}"
             if job.tasks is not None:

@@ -16,6 +16,7 @@ from shinobi.graph import same_shape
 from shinobi.plan import Plan, PlannedStep
 from shinobi.render.rows import wavefront_rows
 from shinobi.steps.refs import OutputRef
+from shinobi.wording import counted
 
 __all__ = ["render_dryrun"]
 
@@ -79,13 +80,15 @@ def _details(
     if step.error:
         lines.append(f"error: {step.error}")
     if step.slices is not None:
-        lines.append(f"scatter over {', '.join(node.scatter)}: {len(step.slices)} slices")
+        lines.append(
+            f"scatter over {', '.join(node.scatter)}: {counted(len(step.slices), 'slice')}"
+        )
         for part in step.slices[:3]:
             command = _command(part, render)
             if command:
                 lines.append(f"{part.name}: {command}")
         if len(step.slices) > 3:
-            lines.append(f"... and {len(step.slices) - 3} more slices")
+            lines.append(f"... and {counted(len(step.slices) - 3, 'more slice')}")
     elif node.scatter:
         lines.append(f"scatter over {', '.join(node.scatter)}: slice count known at run time")
     else:

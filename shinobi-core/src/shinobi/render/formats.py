@@ -7,6 +7,7 @@ from typing import Any
 
 from shinobi.graph import Graph, Node
 from shinobi.render.rows import wavefront_rows
+from shinobi.wording import counted
 
 __all__ = ["FORMATS", "graph_to_data", "render_graph"]
 
@@ -74,7 +75,7 @@ def _mermaid(graph: Graph) -> str:
 
 
 def _text(graph: Graph) -> str:
-    lines = [f"recipe {graph.recipe.name}: {len(graph.nodes)} steps"]
+    lines = [f"recipe {graph.recipe.name}: {counted(len(graph.nodes), 'step')}"]
     for number, row in enumerate(wavefront_rows(graph), 1):
         after = ", ".join(graph.nodes[i].name for i in row.after) or "start"
         names = ", ".join(_marked(graph.nodes[i]) for i in row.members)
