@@ -19,3 +19,18 @@ from shinobi_slurm.backend import SlurmBackend
 def test_a_bad_setting_is_refused_by_prepare(settings: dict[str, object], said: str) -> None:
     with pytest.raises(ConfigError, match=said):
         SlurmBackend(settings).prepare([])
+
+
+@pytest.mark.parametrize("key", ["poll_min", "poll_max"])
+def test_polling_without_a_pause_is_refused(key: str) -> None:
+    """At 0 the poller called sacct back to back, ten times a second, all run long."""
+    with pytest.raises(ConfigError, match=rf"{key} must be at least 0\.5 s, not 0: each round"):
+        SlurmBackend({key: 0}).prepare([])
+
+
+def test_watching_a_launch_without_a_pause_is_refused() -> None:
+    from shinobi_slurm.compile import SlurmTarget
+
+    with pytest.raises(ConfigError, match=r"status_interval must be at least 0\.5 s, not 0"):
+        SlurmTarget({"status_interval": 0}).poll_interval()
+    assert SlurmTarget({"status_interval": 2}).poll_interval() == 2.0

@@ -51,7 +51,7 @@ from shinobi_slurm.sbatch import (
     resource_options,
     with_environment,
 )
-from shinobi_slurm.setting_values import SETTINGS_KEYS, seconds_setting
+from shinobi_slurm.setting_values import POLL_FLOOR, SETTINGS_KEYS, seconds_setting
 from shinobi_slurm.states import Limits, classify
 from shinobi_slurm.trial import refuse_what_slurm_would
 
@@ -67,8 +67,8 @@ def poll_tuning(values: Mapping[str, Any]) -> PollTuning:
     """Polling pace from ``poll_min``, ``poll_max`` and ``outage_limit`` settings."""
     defaults = PollTuning()
     return PollTuning(
-        first=seconds_setting(values, "poll_min", defaults.first),
-        ceiling=seconds_setting(values, "poll_max", defaults.ceiling),
+        first=seconds_setting(values, "poll_min", defaults.first, POLL_FLOOR),
+        ceiling=seconds_setting(values, "poll_max", defaults.ceiling, POLL_FLOOR),
         outage_limit=seconds_setting(values, "outage_limit", defaults.outage_limit),
     )
 
@@ -282,6 +282,8 @@ class SlurmBackend(Backend):
         except SlurmError as exc:
             fix = f"; {CHECK_CONTROLLER}, then run again" if exc.never_sent or exc.transient else ""
             said = f"not submitted: {exc}{fix}"
+            if exc.transient and not exc.never_sent:
+                said = f"{self._cancel_unanswered(invocation, exc)}{fix}"
             return BackendRun(returncode=1, stderr=f"{exc}\n", reason=said)
         poller = self.poller
         watch = poller.watch(job_id)
@@ -313,6 +315,37 @@ class SlurmBackend(Backend):
         if stopped.is_set():
             self._wait_gone(job_id)
         return self._result(invocation, job_id, watch, stdout, stderr, stopped.is_set())
+
+    def _cancel_unanswered(self, invocation: Invocation, exc: SlurmError) -> str:
+        """Cancel the step's job that an sbatch sent but not answered may have created.
+
+        A slurmctld too busy to answer within ``command_timeout`` may still have
+        taken the job: it ran the step's tool unseen while the step was reported
+        "not submitted" (and ran beside the same step of the next run). It is
+        found by the run's job name and the step's comment, which no other job has.
+        """
+        name, comment = job_name(invocation.run_id), safe_name(invocation.step)
+        try:
+            listed = self.commands.run("squeue", ["-h", "-n", name, "-o", "%i|%k"])
+            found = [
+                job
+                for job, _, said in (line.strip().partition("|") for line in listed.splitlines())
+                if job and said == comment
+            ]
+            if found:
+                self.commands.cancel(found)
+        except SlurmError as again:
+            return (
+                f"Slurm did not answer the submission ({exc}), which it may have taken, and"
+                f" could not be asked whether it did ({again}): `squeue -n {name}` shows it"
+                " if so; cancel it before running again"
+            )
+        if not found:
+            return f"Slurm did not answer the submission ({exc}) and queues no job for the step"
+        return (
+            f"Slurm did not answer the submission ({exc}) but had taken it: cancelled"
+            f" Slurm job {', '.join(found)}"
+        )
 
     def _wait(self, watch: JobWatch, stopped: threading.Event, waiting: _Waiting) -> None:
         cancelled_at: float | None = None

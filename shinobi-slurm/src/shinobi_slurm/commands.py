@@ -10,6 +10,8 @@ briefly away) or whether Slurm meant no.
 
 from __future__ import annotations
 
+import os
+import shlex
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
@@ -87,8 +89,20 @@ class SlurmCommands:
             submit_retry=seconds_setting(settings, "submit_retry", 60.0),
         )
 
+    @property
+    def remote_shell(self) -> bool:
+        """Whether the prefix is an ssh hop, which hands its command to the remote shell.
+
+        ssh joins the words after the host with spaces and the login host's
+        shell splits them again: ``-o %P|%a`` became a pipe into a command
+        ``%a``, and a script path with a space two paths. Such words are quoted.
+        """
+        return any(os.path.basename(word) == "ssh" for word in self.prefix)
+
     def run(self, tool: str, args: Sequence[str], *, stdin: str | None = None) -> str:
         """stdout of ``tool args``; raises :class:`SlurmError` when it fails."""
+        if self.remote_shell:
+            args = [shlex.quote(arg) for arg in args]
         argv = [*self.prefix, tool, *args]
         try:
             done = subprocess.run(
@@ -103,7 +117,8 @@ class SlurmCommands:
                 start_new_session=True,
             )
         except FileNotFoundError:
-            raise SlurmError(
+            # the host's problem, not a refusal of what was asked (nor one to wait out)
+            raise SlurmUnreachable(
                 f"{argv[0]} is not installed here; run on a Slurm submit host, or set"
                 " [backend.slurm] command_prefix to reach one (e.g. 'ssh login01')"
             ) from None

@@ -22,7 +22,7 @@ from shinobi.offload.jobs import Job, JobGraph
 from shinobi_slurm.commands import CHECK_CONTROLLER, SlurmCommands, SlurmError, SlurmUnreachable
 from shinobi_slurm.sbatch import job_name
 from shinobi_slurm.scripts import JobFiles, ScriptContext, job_options, job_script
-from shinobi_slurm.setting_values import SETTINGS_KEYS, seconds_setting
+from shinobi_slurm.setting_values import POLL_FLOOR, SETTINGS_KEYS, seconds_setting
 from shinobi_slurm.trial import refuse_what_slurm_would
 
 __all__ = ["SlurmTarget", "refuse_arrays_too_wide"]
@@ -133,16 +133,22 @@ class SlurmTarget(OffloadTarget):
             try:
                 job_id = commands.submit([files.script])
             except SlurmError as exc:
-                raise self._abandon(commands, ids, job.name, exc) from None
+                raise self._abandon(commands, ids, job.name, exc, context.job_name.value) from None
             ids[job.name] = job_id
             record.job_id = job_id
             journal.record(record)
 
     @staticmethod
     def _abandon(
-        commands: SlurmCommands, ids: dict[str, str], step: str, exc: SlurmError
+        commands: SlurmCommands,
+        ids: dict[str, str],
+        step: str,
+        exc: SlurmError,
+        name: str | None = None,
     ) -> SlurmError:
         """Cancel what was submitted before ``step`` was refused: half a workflow is no use."""
+        if exc.transient and not exc.never_sent and name:
+            return _unanswered(commands, step, exc, name)
         if exc.never_sent:  # not a refusal: the controller never heard of the job
             said = f"could not reach Slurm to submit step {step!r} ({exc})"
             fix = f"{CHECK_CONTROLLER}, then submit again"
@@ -225,7 +231,27 @@ class SlurmTarget(OffloadTarget):
         return sources
 
     def poll_interval(self) -> float:
-        return seconds_setting(self.settings, "status_interval", 5.0)
+        return seconds_setting(self.settings, "status_interval", 5.0, POLL_FLOOR)
+
+
+def _unanswered(commands: SlurmCommands, step: str, exc: SlurmError, name: str) -> SlurmError:
+    """Cancel every job of the launch, ``step``'s too, when its sbatch was sent but not answered.
+
+    sbatch may have created the job before its answer was lost (a slurmctld too
+    busy to reply within ``command_timeout``): that job, whose id ninja never
+    read, ran its tool unseen while the error said nothing was submitted.
+    Every job of the launch shares ``name``, so one ``scancel --name`` finds it.
+    """
+    said = f"Slurm did not answer the submission of step {step!r} ({exc}), which it may have taken"
+    fix = f"{CHECK_CONTROLLER}, then submit again"
+    try:
+        commands.cancel_named(name)
+    except SlurmError as cancel_exc:
+        return SlurmUnreachable(
+            f"{said}; cancelling the launch's jobs failed too ({cancel_exc}): run"
+            f" `scancel --name={name}`, then {fix}"
+        )
+    return SlurmUnreachable(f"{said}; every job named {name} was cancelled: {fix}")
 
 
 def _task_of(jobs: Sequence[LaunchJob], name: str) -> tuple[list[LaunchJob], int | None]:

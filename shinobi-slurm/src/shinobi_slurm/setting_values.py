@@ -14,7 +14,7 @@ from typing import Any
 
 from shinobi.errors import ConfigError
 
-__all__ = ["SETTINGS_KEYS", "seconds_setting", "shell_words"]
+__all__ = ["POLL_FLOOR", "SETTINGS_KEYS", "seconds_setting", "shell_words"]
 
 #: The keys of ``[backend.slurm]``, read by the step backend and by ``ninja compile``.
 SETTINGS_KEYS = frozenset(
@@ -31,8 +31,16 @@ SETTINGS_KEYS = frozenset(
 )
 
 
-def seconds_setting(values: Mapping[str, Any], key: str, default: float) -> float:
-    """``values[key]`` as a non-negative number of seconds, or ``default`` when unset."""
+#: The shortest pause between two rounds of asking Slurm (``poll_min``, ``poll_max``,
+#: ``status_interval``): at 0 a round started as the last one ended, a sacct call
+#: to the site's slurmdbd every tenth of a second for as long as the run lasted.
+POLL_FLOOR = 0.5
+
+
+def seconds_setting(
+    values: Mapping[str, Any], key: str, default: float, minimum: float = 0.0
+) -> float:
+    """``values[key]`` as a number of seconds (at least ``minimum``), or ``default`` when unset."""
     value = values.get(key, default)
     try:
         if isinstance(value, bool) or not isinstance(value, int | float | str):
@@ -44,6 +52,11 @@ def seconds_setting(values: Mapping[str, Any], key: str, default: float) -> floa
         ) from None
     if seconds < 0:
         raise ConfigError(f"[backend.slurm] {key} must not be negative, not {value!r}")
+    if seconds < minimum:
+        raise ConfigError(
+            f"[backend.slurm] {key} must be at least {minimum:g} s, not {value!r}: each round"
+            " is a call to Slurm's controller or database, shared by every user of the cluster"
+        )
     return seconds
 
 

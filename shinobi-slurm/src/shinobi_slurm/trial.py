@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from shinobi.errors import UsageError
-from shinobi_slurm.commands import SlurmCommands, SlurmError
+from shinobi_slurm.commands import SlurmCommands, SlurmError, SlurmUnreachable
 from shinobi_slurm.sbatch import Option, batch_script
 
 __all__ = ["SlurmWouldRefuse", "refuse_what_slurm_would"]
@@ -49,6 +49,8 @@ def refuse_what_slurm_would(
         tried.add(key)
         try:
             commands.run("sbatch", ["--test-only"], stdin=batch_script(kept, ["true"]))
+        except SlurmUnreachable:
+            raise  # (no sbatch here): no answer about the step, and none to come by waiting
         except SlurmError as exc:
             if exc.transient or exc.never_sent:
                 return  # Slurm is away: the submission will say so itself

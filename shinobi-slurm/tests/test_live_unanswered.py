@@ -1,0 +1,83 @@
+"""A submission Slurm took but did not answer in time leaves no job running unseen.
+
+A slurmctld too busy to reply within ``command_timeout`` may still create the
+job: its tool ran while ninja said nothing was submitted (and ran again, beside
+it, when the user did as told and submitted again).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import RECIPES, Ninja
+
+pytestmark = pytest.mark.usefixtures("slurm")
+
+
+def _late_sbatch(tmp_path: Path) -> dict[str, str]:
+    """PATH with an sbatch that submits, then answers only after ninja has given up."""
+    bin_dir = tmp_path / "late-bin"
+    bin_dir.mkdir()
+    real = subprocess.run(["sh", "-c", "command -v sbatch"], capture_output=True, text=True).stdout
+    script = bin_dir / "sbatch"
+    script.write_text(
+        f'#!/bin/sh\n{real.strip()} "$@"; rc=$?\n'
+        'case " $* " in *--test-only*) exit "$rc" ;; esac\nsleep 5\nexit "$rc"\n'
+    )
+    script.chmod(0o755)
+    (tmp_path / "shinobi.toml").write_text("[backend.slurm]\ncommand_timeout = 2\n")
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+
+
+def _queued_from(directory: Path, timeout: float = 30) -> list[str]:
+    """Jobs still queued that run in ``directory``, once Slurm had ``timeout`` s to reap them."""
+
+    def listed() -> list[str]:
+        out = subprocess.run(
+            ["squeue", "-h", "-o", "%i|%Z"], capture_output=True, text=True, check=False
+        ).stdout
+        return [
+            job
+            for job, _, cwd in (line.partition("|") for line in out.split())
+            if cwd == str(directory)
+        ]
+
+    deadline = time.monotonic() + timeout
+    while listed() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    left = listed()
+    if left:
+        subprocess.run(["scancel", *left], check=False)
+    return left
+
+
+def test_compile_cancels_a_job_whose_submission_was_not_answered(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    path = _late_sbatch(tmp_path)
+    done = ninja("compile", f"{RECIPES}/sleepy.py:sleepy", "--marker", "m", "--submit", **path)
+    left = _queued_from(tmp_path)
+    assert done.returncode == 74, done.stderr
+    assert "Traceback" not in done.stderr and "nothing was submitted" not in done.stderr
+    assert re.search(
+        r"every job named shinobi-\S+ was cancelled: check that slurmctld", done.stderr
+    )
+    assert left == [], "a job ninja never learned the id of was left running"
+
+
+def test_a_step_whose_submission_was_not_answered_leaves_no_job(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    path = _late_sbatch(tmp_path)
+    done = ninja(
+        "run", f"{RECIPES}/sleepy.py:sleepy", "--marker", "m", "--backend", "slurm", **path
+    )
+    left = _queued_from(tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "but had taken it: cancelled Slurm job" in done.stderr, done.stderr
+    assert left == [], "the step's job ran on unseen"
