@@ -7,7 +7,8 @@ to remove. ``--contain`` keeps apptainer from sharing the home directory,
 what its cab declares; ``--cleanenv`` keeps ninja's environment out, as
 docker and podman do. The step's own variables travel as
 ``APPTAINERENV_<NAME>`` (``SINGULARITYENV_`` for singularity), which no
-option parsing can split.
+option parsing can split; ``HOME``, which apptainer refuses to take that way,
+goes as ``--home``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ __all__ = ["ApptainerBackend", "SingularityBackend"]
 
 #: How image files are named: a name ending so is a file, never a registry's.
 _FILES = (".sif", ".simg", ".img")
+#: Apptainer's URIs written without ``//``: a local docker's image, an archive,
+#: an OCI layout. Taken for a registry's name, they became ``docker://docker-daemon:...``.
+_TRANSPORTS = ("docker-daemon:", "docker-archive:", "oci:", "oci-archive:")
 
 
 class ApptainerBackend(ContainerBackend):
@@ -44,6 +48,11 @@ class ApptainerBackend(ContainerBackend):
         invocation = spec.invocation
         argv = [self.binary, "exec", "--contain", "--cleanenv"]
         argv += ["--pwd", os.path.normpath(invocation.cwd)]
+        if invocation.env.get("HOME"):  # apptainer takes only an absolute one
+            argv += [
+                "--home",
+                os.path.join(os.path.normpath(invocation.cwd), invocation.env["HOME"]),
+            ]
         for mount in spec.mounts:
             argv += ["--mount", mount_option(mount)]
         argv += spec.limits.flags
@@ -59,7 +68,7 @@ class ApptainerBackend(ContainerBackend):
         typo.
         """
         image = super().image_reference(invocation)
-        if "://" in image:
+        if "://" in image or image.startswith(_TRANSPORTS):
             return image
         path = os.path.normpath(os.path.join(invocation.cwd, image))
         if os.path.exists(path):
@@ -72,8 +81,17 @@ class ApptainerBackend(ContainerBackend):
         return f"docker://{image}"
 
     def client_variables(self, invocation: Invocation) -> dict[str, str]:
-        """The cab's environment as apptainer hands it into a ``--cleanenv`` container."""
-        return {self.environment_prefix + k: _verbatim(v) for k, v in invocation.env.items()}
+        """The cab's environment as apptainer hands it into a ``--cleanenv`` container.
+
+        ``HOME`` is the exception: apptainer ignores ``APPTAINERENV_HOME`` (it
+        only warns, and the tool ran with the default home), so it goes as
+        ``--home`` instead (see :meth:`command`).
+        """
+        return {
+            self.environment_prefix + k: _verbatim(v)
+            for k, v in invocation.env.items()
+            if k != "HOME"
+        }
 
     def client_environment(self, invocation: Invocation) -> dict[str, str] | None:
         if not invocation.env:

@@ -133,6 +133,9 @@ class ContainerBackend(Backend):
                 stdout_path=invocation.stdout_path,
                 stderr_path=invocation.stderr_path,
                 before_kill=lambda: self._stop(name),
+                # an apptainer payload's background writer outlives its command
+                # (no container ends it): the output is unfinished, as natively
+                outputs=invocation.paths,
             )
             try:
                 oom_killed = None if run.cancelled else self.oom_killed(name, spec, run, watch)
