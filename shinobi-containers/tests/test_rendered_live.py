@@ -73,6 +73,41 @@ def test_a_cancelled_job_leaves_no_container(engine: str, tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("engine", OCI_ENGINES)
+def test_the_stop_command_ends_a_container_whose_client_was_killed(
+    engine: str, tmp_path: Path
+) -> None:
+    """Slurm ending a job kills the client with SIGKILL once the job's shell is gone;
+    the container its daemon owns ran on, unseen, until the job ran the stop command."""
+    backend = live_backend(engine)
+    run_id = f"rendered-{uuid.uuid4().hex[:8]}"
+    invocation = Invocation(
+        step="job",
+        argv=("/bin/sh", "-c", "touch started; sleep 300"),
+        cwd=str(tmp_path),
+        image=image(engine),
+        run_id=run_id,
+    )
+    job = backend.render_for_job(invocation)
+    assert job.stop is not None
+    client = subprocess.Popen(job.argv, cwd=tmp_path, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "started").exists():
+            assert client.poll() is None, "the container never started"
+            assert time.monotonic() < deadline, "the container never started"
+            time.sleep(0.1)
+        client.kill()
+        client.wait(timeout=60)
+        assert shinobi_containers_of(engine, run_id), "the container ended with its client"
+        stopped = subprocess.run(job.stop, capture_output=True, text=True, timeout=120)
+        assert stopped.returncode == 0, stopped.stderr
+    finally:
+        if client.poll() is None:
+            client.kill()
+    assert gone(engine, run_id) == []
+
+
+@pytest.mark.parametrize("engine", OCI_ENGINES)
 def test_a_read_only_input_made_after_rendering_stays_read_only(
     engine: str, tmp_path: Path
 ) -> None:

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from test_offload_fixtures import PathIn, PathOut, plan_of, touch
 
 import shinobi.backends as backends
-from shinobi.backends.base import Backend, BackendRun, Invocation, RunControl
+from shinobi.backends.base import Backend, BackendRun, Invocation, Rendered, RunControl
 from shinobi.errors import BackendNotFound, UsageError
 from shinobi.offload.base import CompileOptions, OffloadRefused, Script, Workflow, compile_jobs
 from shinobi.offload.jobs import build_jobs, describe_edge
@@ -144,6 +144,29 @@ def test_commands_are_wrapped_by_the_container_backends_own_render(
     assert graph.jobs[0].commands == [["wrap", "busybox:1", "/bin/true"]]
     assert graph.jobs[1].commands == [["/bin/true"]]
     assert any("declare no image (bare)" in w for w in graph.warnings)
+
+
+class StoppableWrapper(Wrapper):
+    """A stand-in whose payload outlives its client, like a daemon's container."""
+
+    def render_for_job(self, invocation: Invocation) -> Rendered:
+        return Rendered(self.render(invocation), ["unwrap", str(invocation.step)])
+
+
+def test_a_payload_that_outlives_its_client_gives_its_job_a_stop_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    boxed = Cab(name="boxed", command="/bin/true", image="busybox:1")
+    recipe = Recipe(name="r", steps=[StepRef("boxed", boxed, {})])
+    monkeypatch.setattr(backends, "get_backend", lambda name, settings=None: StoppableWrapper())
+    graph = build_jobs(plan_of(recipe), "/w", "run")
+    wrap_in_containers(graph, "docker")
+    assert graph.jobs[0].commands == [["wrap", "busybox:1", "/bin/true"]]
+    assert graph.jobs[0].stops == [["unwrap", "boxed"]]
+    monkeypatch.setattr(backends, "get_backend", lambda name, settings=None: Wrapper())
+    graph = build_jobs(plan_of(recipe), "/w", "run")
+    wrap_in_containers(graph, "docker")
+    assert graph.jobs[0].stops == []  # the default: the payload dies with the job
 
 
 def test_no_container_runtime_runs_on_the_node_and_says_so_for_images() -> None:

@@ -25,6 +25,7 @@ from shinobi.backends.base import (
     BackendRun,
     Capabilities,
     Invocation,
+    Rendered,
     RunControl,
 )
 from shinobi.backends.process import run_process
@@ -110,13 +111,23 @@ class ContainerBackend(Backend):
         return invocation.cwd
 
     def render(self, invocation: Invocation) -> list[str]:
+        return self.render_for_job(invocation).argv
+
+    def render_for_job(self, invocation: Invocation) -> Rendered:
         """The command a job script runs: the engine's, with the variables its
-        client needs set by ``env`` (a script has no ``client_environment``)."""
-        command = self.command(self.spec(invocation, pin=False, ahead=True), new_container_name())
+        client needs set by ``env`` (a script has no ``client_environment``),
+        and what stops its container (see :meth:`stop_command`)."""
+        name = new_container_name()
+        command = self.command(self.spec(invocation, pin=False, ahead=True), name)
         variables = self.client_variables(invocation)
-        if not variables:
-            return command
-        return ["env", *(f"{k}={v}" for k, v in variables.items()), *command]
+        prefix = ["env", *(f"{k}={v}" for k, v in variables.items())] if variables else []
+        stop = self.stop_command(name)
+        return Rendered([*prefix, *command], [*prefix, *stop] if stop else None)
+
+    def stop_command(self, name: str) -> list[str] | None:
+        """The command that ends container ``name`` when its client was killed
+        (None: the payload runs under the client and dies with it)."""
+        return None
 
     def run(self, invocation: Invocation, control: RunControl) -> BackendRun:
         spec = self.spec(invocation, pin=self.options.pin_image)

@@ -17,7 +17,7 @@ import os
 import time
 from typing import ClassVar
 
-from shinobi.backends.base import BackendRun, Invocation
+from shinobi.backends.base import BackendRun, Invocation, Rendered
 from shinobi_containers.cli import call
 from shinobi_containers.digest import oci_image_reference
 from shinobi_containers.engine import ContainerBackend, ContainerSpec
@@ -59,17 +59,22 @@ class OciBackend(ContainerBackend):
         argv += self.options.run_flags
         return [*argv, spec.image, *invocation.argv]
 
-    def render(self, invocation: Invocation) -> list[str]:
+    def render_for_job(self, invocation: Invocation) -> Rendered:
         """The run as a command that stands on its own: what a compiled job runs.
 
         No ninja is there to remove the container afterwards, so it is started
-        with ``--rm``. ``scancel`` sends SIGTERM to the job's processes, the
-        client forwards it to the container (``--init`` delivers it to the
-        payload), and the container is removed as it exits instead of staying
-        behind on the node, stopped, for every job that ever ran.
+        with ``--rm``: it is removed as it exits instead of staying behind on
+        the node, stopped, for every job that ever ran. A job that Slurm ends
+        (``scancel``, its time limit) kills the client before it can pass the
+        signal on, and the daemon's container would run on: the job runs the
+        stop command, ``rm -f`` of the container, first.
         """
-        argv = super().render(invocation)
-        return [*argv[:2], "--rm", *argv[2:]]
+        rendered = super().render_for_job(invocation)
+        argv = rendered.argv
+        return Rendered([*argv[:2], "--rm", *argv[2:]], rendered.stop)
+
+    def stop_command(self, name: str) -> list[str]:
+        return [self.binary, *self.remove_command, name]
 
     def user_options(self) -> list[str]:
         """Run as the invoking user and groups, so what the step writes is theirs."""

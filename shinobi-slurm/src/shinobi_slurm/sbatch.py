@@ -38,6 +38,8 @@ __all__ = [
     "merge_options",
     "overridden_by",
     "parse_sbatch_opts",
+    "payload_line",
+    "relay_lines",
     "resource_options",
     "with_environment",
 ]
@@ -380,9 +382,37 @@ def with_environment(argv: Sequence[str], env: Mapping[str, str] | None) -> list
     return ["env", "--", *(f"{k}={v}" for k, v in env.items()), *program, *argv]
 
 
-def command_lines(argv: Sequence[str]) -> list[str]:
+#: The signals a job's shell gets when Slurm ends the job early: ``scancel``
+#: and the time limit send SIGTERM (SIGKILL follows ``KillWait`` later).
+_ENDING_SIGNALS = "TERM INT HUP"
+
+
+def payload_line(argv: Sequence[str], stop: Sequence[str] | None = None) -> str:
+    """The script line that runs ``argv``; with ``stop``, run as the job is ended.
+
+    A container's payload belongs to the engine's daemon, not to the job:
+    when Slurm ends the job, the shell dies of SIGTERM, Slurm kills what is
+    left of the job (the engine's client among it) and the container runs on
+    unseen. So the shell traps the signal and runs ``stop`` (``docker rm
+    -f``) first. The payload runs in the background for that: a shell waits
+    for a foreground command to finish before it runs a trap, and ``wait``
+    returns at once. The trap is reset after the payload (:func:`command_lines`).
+    """
+    if not stop:
+        return shlex.join(argv)
+    action = shlex.quote(f"{shlex.join(stop)} >/dev/null 2>&1")
+    return f'trap {action} {_ENDING_SIGNALS}; {shlex.join(argv)} & wait "$!"'
+
+
+def relay_lines(stopped: bool = False) -> list[str]:
+    """What follows a payload: its status kept, its trap undone, a death by signal relayed."""
+    first, *rest = SIGNAL_RELAY
+    return [first, *([f"trap - {_ENDING_SIGNALS}"] if stopped else []), *rest]
+
+
+def command_lines(argv: Sequence[str], stop: Sequence[str] | None = None) -> list[str]:
     """The script lines that run ``argv`` as the job's payload (see :data:`SIGNAL_RELAY`)."""
-    return [shlex.join(argv), *SIGNAL_RELAY]
+    return [payload_line(argv, stop), *relay_lines(bool(stop))]
 
 
 def exec_lines(argv: Sequence[str]) -> list[str]:

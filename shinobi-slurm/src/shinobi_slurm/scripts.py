@@ -40,7 +40,6 @@ from shinobi.offload.base import CompileOptions
 from shinobi.offload.jobs import Job, JobGraph, describe_edge
 from shinobi.session import safe_name
 from shinobi_slurm.sbatch import (
-    SIGNAL_RELAY,
     Option,
     batch_script,
     command_lines,
@@ -48,6 +47,8 @@ from shinobi_slurm.sbatch import (
     merge_options,
     overridden_by,
     parse_sbatch_opts,
+    payload_line,
+    relay_lines,
     resource_options,
 )
 
@@ -252,18 +253,19 @@ def _exit_kept(job: Job, files: JobFiles) -> list[str]:
 
 
 def _body(job: Job, files: JobFiles) -> list[str]:
+    stops = job.stops or [None] * len(job.commands)
     if job.tasks is None:
-        *run, leave = command_lines(job.commands[0])
+        *run, leave = command_lines(job.commands[0], stops[0])
         checked = _outputs_checked(job.expected[0] if job.expected else [])
         return [*run, *checked, *_exit_kept(job, files), leave]
     if job.tasks == 0:
         return ["# an empty scatter: nothing to run", "exit 0"]
     lines = ['case "${SLURM_ARRAY_TASK_ID:?this script runs as a job array}" in']
-    for index, argv in enumerate(job.commands):
-        lines.append(f"  {index}) {shlex.join(argv)} ;;")
+    for index, (argv, stop) in enumerate(zip(job.commands, stops, strict=True)):
+        lines.append(f"  {index}) {payload_line(argv, stop)} ;;")
     lines.append('  *) echo "shinobi: no slice $SLURM_ARRAY_TASK_ID in this array" >&2; exit 2 ;;')
     lines.append("esac")
-    *relay, leave = SIGNAL_RELAY
+    *relay, leave = relay_lines(any(stops))
     checks: list[str] = []
     if any(job.expected):
         checks.append('case "$SLURM_ARRAY_TASK_ID" in')

@@ -26,6 +26,7 @@ __all__ = [
     "PathKind",
     "PathRole",
     "PathUse",
+    "Rendered",
     "RunControl",
 ]
 
@@ -87,6 +88,20 @@ class BackendRun:
     cancelled: bool = False
     undying: tuple[int, ...] = ()
     details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """A step as a compiled job runs it, with no ninja around.
+
+    ``stop`` is run by the job when it is cancelled or reaches its time
+    limit, for a payload that ending the job's own processes does not end:
+    a container that the engine's daemon owns outlives its killed client.
+    None: the payload is among the job's processes and ends with them.
+    """
+
+    argv: list[str]
+    stop: list[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +230,15 @@ class Backend(ABC):
         cleaning up renders a command that does that itself.
         """
         return list(invocation.argv)
+
+    def render_for_job(self, invocation: Invocation) -> Rendered:
+        """What a compiled job runs for the step, and how it stops it (see :class:`Rendered`).
+
+        The command is :meth:`render`'s; a backend whose payload outlives a
+        killed client (a daemon-owned container) overrides this to name the
+        command that stops it, which the job runs when it is cancelled.
+        """
+        return Rendered(self.render(invocation))
 
     def image_digest(self, image: str, cwd: str | None = None) -> str | None:
         """The content digest ``image`` resolves to on this engine, or None if unknown.

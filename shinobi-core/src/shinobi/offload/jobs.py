@@ -72,6 +72,10 @@ class Job:
     #: Per task, the required outputs the tool must leave: (field, absolute path).
     #: ``ninja run`` fails a step that did not make one; so must its job.
     expected: list[list[tuple[str, str]]] = field(default_factory=list)
+    #: Per task, the command that stops its payload when the job is cancelled
+    #: or times out (None: ending the job's processes ends it); see
+    #: :class:`shinobi.backends.base.Rendered`. Empty: no task needs one.
+    stops: list[list[str] | None] = field(default_factory=list)
     #: On the job that writes a loop's until file in the loop's last iteration:
     #: the loop's dotted name, that iteration's number and the file. A launch
     #: that ends without the file used every iteration without converging,

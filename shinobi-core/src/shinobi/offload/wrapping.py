@@ -44,7 +44,10 @@ def wrap_in_containers(graph: JobGraph, runtime: str) -> None:
     backend = get_backend(runtime)
     bare = [job for job in graph.jobs if not job.image]
     for job in with_image:
-        job.commands = [backend.render(invocation) for invocation in job.invocations]
+        rendered = [backend.render_for_job(invocation) for invocation in job.invocations]
+        job.commands = [r.argv for r in rendered]
+        if any(r.stop for r in rendered):
+            job.stops = [r.stop for r in rendered]
     if bare:
         names = ", ".join(job.name for job in bare[:5])
         more = f" and {len(bare) - 5} more" if len(bare) > 5 else ""
