@@ -107,10 +107,10 @@ def _unfinished_output(
     and the step cache, take a half-written file. It gets :data:`SETTLE`
     seconds to finish. ``left``: the step's processes still running.
     """
+    if not outputs or not left:  # nearly every step: nothing was left behind
+        return None
     from shinobi.stale import writers_among
 
-    if not outputs or not left:
-        return None
     table = teardown.process_table()
     deadline = time.monotonic() + SETTLE
     while True:

@@ -84,6 +84,8 @@ class StreamLog:
 
     def text(self) -> str:
         with self._lock:
+            if not self._tail:  # most steps print nothing
+                return ""
             return bytes(self._tail[-self._limit :]).decode("utf-8", errors="replace")
 
     def close(self) -> None:
