@@ -45,6 +45,15 @@ def gone(engine: str, run_id: str, timeout: float = 30.0) -> list[str]:
     return left
 
 
+def wait_until_started(client: subprocess.Popen[bytes], directory: Path) -> None:
+    """Until the payload has written ``started`` in ``directory`` (its container runs)."""
+    deadline = time.monotonic() + 60
+    while not (directory / "started").exists():
+        assert client.poll() is None, "the container never started"
+        assert time.monotonic() < deadline, "the container never started"
+        time.sleep(0.1)
+
+
 @pytest.mark.parametrize("engine", OCI_ENGINES)
 def test_a_finished_job_leaves_no_container(engine: str, tmp_path: Path) -> None:
     argv, run_id = rendered(engine, tmp_path, "echo done > ran.txt")
@@ -59,11 +68,7 @@ def test_a_cancelled_job_leaves_no_container(engine: str, tmp_path: Path) -> Non
     argv, run_id = rendered(engine, tmp_path, "touch started; sleep 300")
     client = subprocess.Popen(argv, cwd=tmp_path, start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
-        while not (tmp_path / "started").exists():
-            assert client.poll() is None, "the container never started"
-            assert time.monotonic() < deadline, "the container never started"
-            time.sleep(0.1)
+        wait_until_started(client, tmp_path)
         client.send_signal(signal.SIGTERM)  # what scancel does to a job's processes
         client.wait(timeout=60)
     finally:
@@ -91,11 +96,7 @@ def test_the_stop_command_ends_a_container_whose_client_was_killed(
     assert job.stop is not None
     client = subprocess.Popen(job.argv, cwd=tmp_path, start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
-        while not (tmp_path / "started").exists():
-            assert client.poll() is None, "the container never started"
-            assert time.monotonic() < deadline, "the container never started"
-            time.sleep(0.1)
+        wait_until_started(client, tmp_path)
         client.kill()
         client.wait(timeout=60)
         assert shinobi_containers_of(engine, run_id), "the container ended with its client"
