@@ -32,6 +32,11 @@ _TICK = 0.05
 Signature = tuple[int, int, int, int]
 
 
+def _signature(st: os.stat_result) -> Signature:
+    """What tells one state of a file from another: inode, size, mtime, ctime."""
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def existing_outputs(paths: Iterable[PathUse]) -> dict[str, Signature]:
     """The regular files among a step's outputs that exist now, with their signatures."""
     found: dict[str, Signature] = {}
@@ -43,7 +48,7 @@ def existing_outputs(paths: Iterable[PathUse]) -> dict[str, Signature]:
         except OSError:
             continue
         if stat.S_ISREG(st.st_mode):
-            found[use.path] = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            found[use.path] = _signature(st)
     return found
 
 
@@ -56,7 +61,6 @@ def untouched(before: dict[str, Signature], started: float) -> list[str]:
             st = os.stat(path)
         except OSError:
             continue
-        now = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-        if now == signature and max(st.st_mtime_ns, st.st_ctime_ns) < limit:
+        if _signature(st) == signature and max(st.st_mtime_ns, st.st_ctime_ns) < limit:
             same.append(path)
     return same
