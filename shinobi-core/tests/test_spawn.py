@@ -162,6 +162,26 @@ def test_a_whole_step_runs_the_same_either_way(tmp_path: Path, way: str) -> None
     assert out.read_text().splitlines() == ["seen", os.path.realpath(_cwd(tmp_path, way))]
 
 
+def test_a_watcher_is_told_the_pid_of_the_process_it_watches(tmp_path: Path, way: str) -> None:
+    """Told while the step runs: a watchdog beside it needs the pid before it ends."""
+    out, told = tmp_path / "step.out", []
+    gate = tmp_path / "gate"
+
+    def started(pid: int) -> None:
+        told.append(pid)
+        gate.touch()
+
+    run = run_process(
+        ["sh", "-c", f"while [ ! -e {gate} ]; do sleep 0.01; done; echo $$"],
+        cwd=_cwd(tmp_path, way),
+        control=RunControl(),
+        stdout_path=str(out),
+        started=started,
+    )
+    assert run.returncode == 0
+    assert told == [int(out.read_text())]
+
+
 def _in_thread(name: str, cwd: str) -> spawn.Child:
     started: list[spawn.Child] = []
     thread = threading.Thread(target=lambda: started.append(_start(["/bin/true"], cwd)), name=name)

@@ -26,6 +26,7 @@ from shinobi_containers.engine import CHECK_TIMEOUT, ContainerBackend, Container
 from shinobi_containers.errors import ImageUnavailable
 from shinobi_containers.mounts import mount_option
 from shinobi_containers.oom import OomWatch
+from shinobi_containers.stall import StallWatch
 
 __all__ = ["ApptainerBackend", "SingularityBackend"]
 
@@ -141,6 +142,12 @@ class ApptainerBackend(ContainerBackend):
         """Apptainer names the cgroup after a pid gone by the time the log is read, so
         a kill counts only for a run no other memory-limited apptainer run overlapped."""
         return OomWatch(sole_kind="apptainer") if spec.limits.memory is not None else None
+
+    def watch_for_stall(self, spec: ContainerSpec) -> StallWatch | None:
+        """The payload is the client's descendant, in a cgroup of its own: it can
+        be watched, and killed, from here."""
+        window = self.options.memory_stall_timeout
+        return StallWatch(window) if spec.limits.memory is not None and window > 0 else None
 
     def oom_killed(
         self, name: str, spec: ContainerSpec, run: BackendRun, watch: OomWatch | None

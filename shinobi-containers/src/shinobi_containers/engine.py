@@ -37,6 +37,7 @@ from shinobi_containers.oom import OomWatch
 from shinobi_containers.outcome import interpret_run
 from shinobi_containers.scripts import script_mounts, unseen_script_reason
 from shinobi_containers.settings import SETTINGS_KEYS, ContainerSettings
+from shinobi_containers.stall import StallWatch
 
 __all__ = ["CHECK_TIMEOUT", "ContainerBackend", "ContainerSpec", "new_container_name"]
 
@@ -135,6 +136,7 @@ class ContainerBackend(Backend):
             control.warn(message)
         name = new_container_name()
         watch = self.watch_for_oom(spec)
+        stall = self.watch_for_stall(spec)
         try:
             run = run_process(
                 self.command(spec, name),
@@ -147,7 +149,9 @@ class ContainerBackend(Backend):
                 # an apptainer payload's background writer outlives its command
                 # (no container ends it): the output is unfinished, as natively
                 outputs=invocation.paths,
+                started=stall.start if stall is not None else None,
             )
+            stalled = stall is not None and stall.finish()
             try:
                 oom_killed = None if run.cancelled else self.oom_killed(name, spec, run, watch)
                 engine_failed = not run.cancelled and self._engine_failed(name, run)
@@ -158,14 +162,18 @@ class ContainerBackend(Backend):
         finally:
             if watch is not None:
                 watch.close()
+            if stall is not None:
+                stall.finish()
         result = interpret_run(
             run,
             engine=self.name,
             limits=spec.limits,
-            oom_killed=oom_killed,
+            oom_killed=True if stalled and not run.cancelled else oom_killed,
             signal_exit_codes=self.signal_exit_codes,
             engine_error_codes=self.engine_error_codes if engine_failed else frozenset(),
         )
+        if result.oom and stalled and stall is not None:
+            result.reason = f"{result.reason}. {stall.account()}"
         unseen = self._unseen_script(spec, result, engine_failed)
         if unseen is not None:
             result.reason = unseen
@@ -316,6 +324,11 @@ class ContainerBackend(Backend):
 
     def watch_for_oom(self, spec: ContainerSpec) -> OomWatch | None:
         """Start watching the kernel for out-of-memory kills, if this engine needs to."""
+        return None
+
+    def watch_for_stall(self, spec: ContainerSpec) -> StallWatch | None:
+        """A watchdog for a step stuck at its memory limit, where the engine's
+        payload can be found and killed from here (see :mod:`stall`)."""
         return None
 
     def oom_killed(

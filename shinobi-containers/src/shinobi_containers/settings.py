@@ -32,6 +32,8 @@ class ContainerSettings:
     init: docker/podman ``--init``, so the payload is not PID 1 and dies of the
         signals sent to it, as it would outside a container.
     run_flags: extra arguments for ``run``/``exec``, before the image.
+    memory_stall_timeout: seconds a step may sit at its memory limit making no
+        progress before it is killed as out of memory (0: never; see :mod:`stall`).
     """
 
     binary: str
@@ -41,6 +43,7 @@ class ContainerSettings:
     network: str | None = None
     init: bool = True
     run_flags: tuple[str, ...] = ()
+    memory_stall_timeout: float = 30.0
 
     @classmethod
     def from_mapping(cls, backend: str, settings: Mapping[str, Any]) -> ContainerSettings:
@@ -75,6 +78,9 @@ class ContainerSettings:
             run_flags = tuple(raw_flags)
         else:
             raise bad("run_flags", "a list of strings or one string")
+        stall = settings.get("memory_stall_timeout", 30.0)
+        if isinstance(stall, bool) or not isinstance(stall, int | float) or not stall >= 0:
+            raise bad("memory_stall_timeout", "a number of seconds, 0 or more")
         return cls(
             binary=text("binary", backend) or backend,
             run_as_host_user=flag("run_as_host_user", True),
@@ -83,6 +89,7 @@ class ContainerSettings:
             network=text("network", None),
             init=flag("init", True),
             run_flags=run_flags,
+            memory_stall_timeout=float(stall),
         )
 
 

@@ -283,6 +283,7 @@ def run_process(
     stderr_path: str | None = None,
     before_kill: Callable[[], None] | None = None,
     outputs: Sequence[PathUse] = (),
+    started: Callable[[int], None] | None = None,
 ) -> BackendRun:
     """Run ``argv`` in a new session, blocking; tear it down if the run is cancelled.
 
@@ -291,6 +292,8 @@ def run_process(
     (``docker rm -f`` of a container owned by containerd-shim). ``outputs``
     are the paths the step writes: a step that exits 0 while a process it left
     running still writes one of them fails (see :func:`_unfinished_output`).
+    ``started`` is told the child's pid once it runs, for a backend that
+    watches the payload while it runs (a memory-stall watchdog, say).
     """
     if control.stopping():
         return BackendRun(returncode=-signal.SIGTERM, signal=signal.SIGTERM, cancelled=True)
@@ -352,6 +355,8 @@ def run_process(
             stopping.release()
         return survivors
 
+    if started is not None:
+        started(proc.pid)
     unregister = control.on_cancel(stop)
     try:
         returncode = pump(proc, {out_read: stdout, err_read: stderr}, (out_write, err_write))
