@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel
 
 from shinobi.runner import run_recipe
-from shinobi.steps import Cab, File, ParamMeta, Recipe, StepResult
+from shinobi.steps import MS, Cab, File, ParamMeta, Recipe, StepResult
 
 
 class ShIn(BaseModel):
@@ -69,3 +69,77 @@ def test_an_untouched_output_is_not_cached(tmp_path: Path, monkeypatch: pytest.M
     assert _run(tmp_path, "true", cache=True).status == "ok"
     again = _run(tmp_path, "true", cache=True)
     assert again.status == "ok", "ran again: the quiet result was not stored"
+
+
+# -- a directory output: a Measurement Set ------------------------------------------
+class MsIn(BaseModel):
+    script: str
+    out: MS
+
+
+class MsOut(BaseModel):
+    out: MS
+
+
+MS_SH = Cab(
+    "sh",
+    "sh -c",
+    MsIn,
+    MsOut,
+    {"script": ParamMeta(positional=True), "out": ParamMeta(positional=True)},
+)
+
+
+def _run_ms(tmp_path: Path, script: str) -> StepResult:
+    recipe = Recipe("r", MsIn, MsOut)
+    recipe.add_step("make", MS_SH, script=recipe.inputs.script, out=recipe.inputs.out)
+    inputs = {"script": script, "out": "obs.ms"}
+    return run_recipe(recipe, inputs, cwd=tmp_path, use_cache=False).steps[0]
+
+
+def _an_earlier_ms(tmp_path: Path) -> Path:
+    ms = tmp_path / "obs.ms"
+    (ms / "ANTENNA").mkdir(parents=True)
+    (ms / "table.dat").write_text("yesterday's visibilities\n")
+    (ms / "ANTENNA" / "table.dat").write_text("yesterday's antennas\n")
+    old = time.time() - 3600
+    for path in (ms / "ANTENNA" / "table.dat", ms / "table.dat", ms / "ANTENNA", ms):
+        os.utime(path, (old, old))
+    time.sleep(0.1)  # their ctimes too must be clearly older than the step
+    return ms
+
+
+def test_a_step_that_leaves_an_earlier_measurement_set_untouched_is_warned_about(
+    tmp_path: Path,
+) -> None:
+    _an_earlier_ms(tmp_path)
+    result = _run_ms(tmp_path, "true")
+    assert result.status == "ok"
+    (warning,) = result.warnings
+    assert "did not rewrite its output" in warning and "obs.ms" in warning
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        'echo today > "$0/table.dat"',  # a file rewritten in place: the directory's times stay
+        'echo today >> "$0/ANTENNA/table.dat"',  # one level down
+        'touch "$0/ANTENNA/table.lock"',  # a new entry, deeper down
+        'rm -r "$0" && mkdir "$0"',  # made again from nothing
+    ],
+    ids=["file", "nested-file", "new-entry", "remade"],
+)
+def test_a_step_that_rewrites_anything_in_its_measurement_set_is_not(
+    tmp_path: Path, script: str
+) -> None:
+    _an_earlier_ms(tmp_path)
+    result = _run_ms(tmp_path, script)
+    assert result.status == "ok" and result.warnings == [], result.warnings
+
+
+def test_a_directory_too_big_to_walk_twice_is_not_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("shinobi.untouched_outputs.MAX_ENTRIES", 2)
+    _an_earlier_ms(tmp_path)
+    assert _run_ms(tmp_path, "true").warnings == []

@@ -3,17 +3,17 @@
 A tool that fails quietly (exits 0, writes nothing: a licence server down, a
 flag it ignored) leaves the previous run's output where it was, and the
 next step, the step cache and the provenance record would all take it for
-this run's product. A regular file a step is to write that exists before the
-step runs is therefore noted (inode, size, mtime, ctime), and if it is the
-same file, unchanged, after the step exited 0, the step is warned about and
-its result is not cached.
+this run's product. A file or directory a step is to write that exists before the step runs is
+therefore noted (a file: inode, size, mtime, ctime; a directory, such as a
+Measurement Set: the same of everything in it), and if it is unchanged after
+the step exited 0, the step is warned about and its result is not cached.
 
-Only a file whose timestamps are clearly older than the step's start counts:
-timestamps tick coarsely (a few milliseconds), and a file written that close
-to the start cannot be told from one the step wrote. Directories are not
-checked (a tool rewriting files inside one leaves its own timestamps alone),
-nor paths the step rewrites in place, nor steps that run elsewhere, whose
-files this host may see through an attribute cache.
+Only an output whose timestamps are clearly older than the step's start
+counts: timestamps tick coarsely (a few milliseconds), and a file written
+that close to the start cannot be told from one the step wrote. Not checked:
+a directory of more than ``MAX_ENTRIES`` entries (walking it twice would cost
+more than the check is worth), paths the step rewrites in place, and steps
+that run elsewhere, whose files this host may see through an attribute cache.
 """
 
 from __future__ import annotations
@@ -24,10 +24,12 @@ from collections.abc import Iterable
 
 from shinobi.backends.base import PathUse
 
-__all__ = ["existing_outputs", "untouched"]
+__all__ = ["MAX_ENTRIES", "existing_outputs", "untouched"]
 
 #: Seconds by which an unchanged file must predate the step to count as untouched.
 _TICK = 0.05
+#: Entries in a directory output beyond which it is not checked.
+MAX_ENTRIES = 10_000
 
 Signature = tuple[int, int, int, int]
 
@@ -37,30 +39,62 @@ def _signature(st: os.stat_result) -> Signature:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def _tree_signature(path: str, st: os.stat_result) -> Signature | None:
+    """A directory's signature: its inode, a digest of every entry's signature
+    (names included), and the newest mtime and ctime in it; None when it is too
+    big to walk or cannot be read."""
+    entries: list[tuple[str, Signature]] = []
+    newest_mtime, newest_ctime = st.st_mtime_ns, st.st_ctime_ns
+    pending = [path]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as listing:
+                found = list(listing)
+            for entry in found:
+                if len(entries) >= MAX_ENTRIES:
+                    return None
+                inner = entry.stat(follow_symlinks=False)
+                entries.append((entry.path, _signature(inner)))
+                newest_mtime = max(newest_mtime, inner.st_mtime_ns)
+                newest_ctime = max(newest_ctime, inner.st_ctime_ns)
+                if stat.S_ISDIR(inner.st_mode):
+                    pending.append(entry.path)
+        except OSError:
+            return None
+    # compared only within this process, so the built-in hash is a fit digest
+    return (st.st_ino, hash(tuple(sorted(entries))), newest_mtime, newest_ctime)
+
+
+def _current(path: str) -> Signature | None:
+    """The signature of the file or directory at ``path`` now (None: neither, or gone)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if stat.S_ISREG(st.st_mode):
+        return _signature(st)
+    if stat.S_ISDIR(st.st_mode):
+        return _tree_signature(path, st)
+    return None
+
+
 def existing_outputs(paths: Iterable[PathUse]) -> dict[str, Signature]:
-    """The regular files among a step's outputs that exist now, with their signatures."""
+    """The files and directories among a step's outputs that exist now, with their signatures."""
     found: dict[str, Signature] = {}
     for use in paths:
         if use.role != "output" or use.mutable or use.pattern:
             continue
-        try:
-            st = os.stat(use.path)
-        except OSError:
-            continue
-        if stat.S_ISREG(st.st_mode):
-            found[use.path] = _signature(st)
+        signature = _current(use.path)
+        if signature is not None:
+            found[use.path] = signature
     return found
 
 
 def untouched(before: dict[str, Signature], started: float) -> list[str]:
-    """The files of ``before`` that are the same, unchanged, and older than ``started``."""
+    """The outputs of ``before`` that are unchanged and older than ``started``."""
     limit = (started - _TICK) * 1e9
-    same = []
-    for path, signature in before.items():
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        if _signature(st) == signature and max(st.st_mtime_ns, st.st_ctime_ns) < limit:
-            same.append(path)
-    return same
+    return [
+        path
+        for path, signature in before.items()
+        if _current(path) == signature and max(signature[2], signature[3]) < limit
+    ]
