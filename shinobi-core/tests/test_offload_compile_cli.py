@@ -105,6 +105,10 @@ def test_output_writes_the_scripts_into_a_new_folder_but_never_makes_its_parents
     code, _, err = ninja(capsys, "compile", f"{DEMO}:pipe", "--engine", "fake", "-o", str(made))
     assert code == 0, err
     assert made.is_dir() and list(made.iterdir())
+    (made / "by-hand.sh").write_text("mine\n")
+    code, _, err = ninja(capsys, "compile", f"{DEMO}:pipe", "--engine", "fake", "-o", str(made))
+    assert code == 0 and "removed" not in err, err  # the same scripts: nothing is stale
+    assert (made / "by-hand.sh").read_text() == "mine\n"
     typo = tmp_path / "no" / "such" / "scripts"
     code, _, err = ninja(capsys, "compile", f"{DEMO}:pipe", "--engine", "fake", "-o", str(typo))
     assert code == 2 and "does not exist" in err

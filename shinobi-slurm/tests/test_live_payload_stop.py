@@ -48,7 +48,7 @@ def _script(tmp_path: Path, stop: list[str] | None) -> str:
         jobs.jobs[0].stops = [stop]
     workflow = SlurmTarget({}).render(jobs, options)
     (workflow.run_dir / "logs").mkdir(parents=True)  # as a submission makes it
-    (path,) = workflow.write(tmp_path / "scripts")
+    (path,) = workflow.write(tmp_path / "scripts").paths
     return path
 
 

@@ -22,6 +22,7 @@ from shinobi.cli import collector
 from shinobi.cli.machine_output import MachineOutputCommand, emit
 from shinobi.cli.recipe_options import RecipeCommand, recipe_values
 from shinobi.offload.wrapping import CONTAINER_RUNTIMES
+from shinobi.wording import counted
 
 __all__ = ["command"]
 
@@ -139,7 +140,10 @@ def command(
                     f"cannot write the scripts to {output}: {output.parent} does not exist"
                 )
             written = workflow.write(output)
-            click.echo(f"wrote {len(written)} script(s) to {output}", err=True)
+            click.echo(f"wrote {counted(len(written.paths), 'script')} to {output}", err=True)
+            if written.removed:
+                stale = counted(len(written.removed), "script")
+                click.echo(f"removed {stale} an earlier compile wrote there", err=True)
         elif not submit and not explain:
             click.echo(workflow.render(), nl=False)
     if submit:

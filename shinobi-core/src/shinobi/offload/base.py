@@ -29,11 +29,13 @@ from shinobi.plan import Plan
 from shinobi.wording import counted
 
 __all__ = [
+    "WRITTEN_LIST",
     "CompileOptions",
     "OffloadRefused",
     "OffloadTarget",
     "Script",
     "Workflow",
+    "WrittenScripts",
     "compile_jobs",
 ]
 
@@ -111,24 +113,29 @@ class Workflow:
             parts += (f"# ---- {script.file_name} ({script.job}) ----\n", script.text, "\n")
         return "".join(parts[:-1])  # no separator after the last one
 
-    def write(self, directory: Path) -> list[str]:
-        """Write every script into ``directory``; returns their paths.
+    def write(self, directory: Path) -> WrittenScripts:
+        """Write every script into ``directory``, and remove the scripts an
+        earlier compile wrote there that this one has not (a step since
+        renamed or removed): a stale script beside fresh ones is one
+        ``sbatch *.sh`` away from running.
 
-        Plain ``os.open``/``os.write``: a 100,000-job workflow is 100,000 files,
-        and buffered text files cost several times more per file.
+        Only names ninja recorded itself (in ``WRITTEN_LIST``) are removed;
+        anything else in the directory is the user's. Plain
+        ``os.open``/``os.write``: a 100,000-job workflow is 100,000 files, and
+        buffered text files cost several times more per file.
         """
         directory.mkdir(parents=True, exist_ok=True)
         base = str(directory)
+        record = os.path.join(base, WRITTEN_LIST)
         written = []
         for script in self.scripts:
             path = os.path.join(base, script.file_name)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            try:
-                os.write(fd, script.text.encode("utf-8"))
-            finally:
-                os.close(fd)
+            _write_file(path, script.text)
             written.append(path)
-        return written
+        names = [script.file_name for script in self.scripts]
+        removed = _remove_stale(base, _recorded(record), set(names))
+        _write_file(record, "".join(f"{name}\n" for name in names))
+        return WrittenScripts(written, removed)
 
     def explain(self) -> list[str]:
         """Why every edge exists, which readers stay parallel, and what was noted."""
@@ -152,6 +159,51 @@ class Workflow:
         for warning in graph.warnings:
             lines.append(f"  note: {warning}")
         return lines
+
+
+#: The file in a script directory naming the scripts ninja last wrote there.
+WRITTEN_LIST = ".ninja-scripts"
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenScripts:
+    """The scripts ``Workflow.write`` wrote, and the stale ones it removed."""
+
+    paths: list[str]
+    removed: list[str]
+
+
+def _write_file(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, text.encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def _recorded(record: str) -> list[str]:
+    try:
+        with open(record, encoding="utf-8") as listing:
+            return listing.read().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+
+
+def _remove_stale(base: str, recorded: list[str], current: set[str]) -> list[str]:
+    """Remove the recorded script names not in ``current``; a name that is not a
+    plain file name, or not a regular file now, is left alone."""
+    removed = []
+    for name in recorded:
+        if name in current or not name or os.path.basename(name) != name or name[0] == ".":
+            continue
+        path = os.path.join(base, name)
+        if os.path.isfile(path) and not os.path.islink(path):
+            try:
+                os.unlink(path)
+            except OSError:
+                continue
+            removed.append(path)
+    return removed
 
 
 def compile_jobs(plan: Plan, options: CompileOptions) -> JobGraph:
