@@ -82,7 +82,9 @@ def test_a_held_job_is_reported_and_ctrl_c_still_cancels_it(
             stderr=sink,
         )
         try:
-            deadline = time.monotonic() + 60
+            # said within a second here, but once in a CI run not within 60 s: a
+            # controller busy with the suite's earlier jobs answers late
+            deadline = time.monotonic() + 180
             while "JobHeldUser" not in err.read_text():
                 assert run.poll() is None, err.read_text()
                 assert time.monotonic() < deadline, err.read_text()
