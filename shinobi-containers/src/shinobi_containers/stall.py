@@ -44,6 +44,8 @@ __all__ = [
 
 #: Seconds between samples.
 INTERVAL = 1.0
+#: The longest pause between two searches of /proc for the payload's cgroup.
+SEARCH_CEILING = 30.0
 #: Usage this close to the limit counts as at it (the kernel keeps a few pages in flux).
 AT_LIMIT_MARGIN = 1 << 20
 #: The share of the window its processes may run in user mode and still be stalled.
@@ -260,11 +262,12 @@ class StallWatch:
         )
 
     def _watch(self, client: int) -> None:
-        cgroup = None
-        while cgroup is None:
-            if self._stop.wait(self.interval):
+        cgroup, pause = None, self.interval
+        while cgroup is None:  # at once, unless the engine first fetches or builds the image
+            if self._stop.wait(pause):
                 return
             cgroup = _payload_cgroup(client)
+            pause = min(pause * 2, SEARCH_CEILING)
         judge = StallJudge(self.window)
         while not self._stop.wait(self.interval):
             sample = take_sample(cgroup)
