@@ -136,16 +136,23 @@ def test_descendants_are_found_through_every_generation_and_names_with_parenthes
     assert descendants(9, proc) == []
 
 
-def test_v1_counters_are_read_and_its_huge_number_means_no_limit(tmp_path: Path) -> None:
-    files = {
-        "memory.usage_in_bytes": "67108864\n",
-        "memory.limit_in_bytes": "9223372036854771712\n",
-        "memory.failcnt": "145437\n",
-        "cgroup.procs": "10\n11\n",
-    }
+def cgroup_dir(path: Path, version: int, files: dict[str, str]) -> MemoryCgroup:
     for name, text in files.items():
-        (tmp_path / name).write_text(text)
-    cgroup = MemoryCgroup(tmp_path, 1)
+        (path / name).write_text(text)
+    return MemoryCgroup(path, version)
+
+
+def test_v1_counters_are_read_and_its_huge_number_means_no_limit(tmp_path: Path) -> None:
+    cgroup = cgroup_dir(
+        tmp_path,
+        1,
+        {
+            "memory.usage_in_bytes": "67108864\n",
+            "memory.limit_in_bytes": "9223372036854771712\n",
+            "memory.failcnt": "145437\n",
+            "cgroup.procs": "10\n11\n",
+        },
+    )
     assert (cgroup.usage(), cgroup.limit(), cgroup.failures(), cgroup.pids()) == (
         LIMIT,
         None,
@@ -155,15 +162,16 @@ def test_v1_counters_are_read_and_its_huge_number_means_no_limit(tmp_path: Path)
 
 
 def test_v2_counters_are_read_from_current_max_and_the_max_event(tmp_path: Path) -> None:
-    files = {
-        "memory.current": "67108864\n",
-        "memory.max": "67108864\n",
-        "memory.events": "low 0\nhigh 0\nmax 812\noom 0\noom_kill 0\n",
-        "cgroup.procs": "10\n",
-    }
-    for name, text in files.items():
-        (tmp_path / name).write_text(text)
-    cgroup = MemoryCgroup(tmp_path, 2)
+    cgroup = cgroup_dir(
+        tmp_path,
+        2,
+        {
+            "memory.current": "67108864\n",
+            "memory.max": "67108864\n",
+            "memory.events": "low 0\nhigh 0\nmax 812\noom 0\noom_kill 0\n",
+            "cgroup.procs": "10\n",
+        },
+    )
     assert (cgroup.usage(), cgroup.limit(), cgroup.failures()) == (LIMIT, LIMIT, 812)
     (tmp_path / "memory.max").write_text("max\n")
     assert cgroup.limit() is None

@@ -7,45 +7,41 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import create_model
 
 from shinobi.runner import run_recipe
 from shinobi.steps import MS, Cab, File, ParamMeta, Recipe, StepResult
 
 
-class ShIn(BaseModel):
-    script: str
-    out: File
-
-
-class ShOut(BaseModel):
-    out: File
-
-
-SH = Cab(
-    "sh",
-    "sh -c",
-    ShIn,
-    ShOut,
-    {"script": ParamMeta(positional=True), "out": ParamMeta(positional=True)},
-)
-
-
-def _run(tmp_path: Path, script: str, cache: bool = False) -> StepResult:
-    recipe = Recipe("r", ShIn, ShOut)
-    recipe.add_step("make", SH, script=recipe.inputs.script, out=recipe.inputs.out)
-    inputs = {"script": script, "out": "product.txt"}
+def _run(
+    tmp_path: Path, script: str, *, out: str = "product.txt", kind: Any = File, cache: bool = False
+) -> StepResult:
+    """``sh -c SCRIPT OUT``, with OUT a declared output of type ``kind``."""
+    inputs_model = create_model("ShIn", script=(str, ...), out=(kind, ...))
+    outputs_model = create_model("ShOut", out=(kind, ...))
+    positional = {"script": ParamMeta(positional=True), "out": ParamMeta(positional=True)}
+    sh = Cab("sh", "sh -c", inputs_model, outputs_model, positional)
+    recipe = Recipe("r", inputs_model, outputs_model)
+    recipe.add_step("make", sh, script=recipe.inputs.script, out=recipe.inputs.out)
+    inputs = {"script": script, "out": out}
     return run_recipe(recipe, inputs, cwd=tmp_path, use_cache=cache).steps[0]
+
+
+def _age(*paths: Path) -> None:
+    """Make ``paths`` an earlier run's: an hour old, their ctimes clearly before the step."""
+    old = time.time() - 3600
+    for path in paths:
+        os.utime(path, (old, old))
+    time.sleep(0.1)  # ctime cannot be set back: it must fall well before the step starts
 
 
 def _an_earlier_product(tmp_path: Path) -> Path:
     product = tmp_path / "product.txt"
     product.write_text("yesterday's\n")
-    old = time.time() - 3600
-    os.utime(product, (old, old))
-    time.sleep(0.1)  # its ctime too must be clearly older than the step
+    _age(product)
     return product
 
 
@@ -72,29 +68,8 @@ def test_an_untouched_output_is_not_cached(tmp_path: Path, monkeypatch: pytest.M
 
 
 # -- a directory output: a Measurement Set ------------------------------------------
-class MsIn(BaseModel):
-    script: str
-    out: MS
-
-
-class MsOut(BaseModel):
-    out: MS
-
-
-MS_SH = Cab(
-    "sh",
-    "sh -c",
-    MsIn,
-    MsOut,
-    {"script": ParamMeta(positional=True), "out": ParamMeta(positional=True)},
-)
-
-
 def _run_ms(tmp_path: Path, script: str) -> StepResult:
-    recipe = Recipe("r", MsIn, MsOut)
-    recipe.add_step("make", MS_SH, script=recipe.inputs.script, out=recipe.inputs.out)
-    inputs = {"script": script, "out": "obs.ms"}
-    return run_recipe(recipe, inputs, cwd=tmp_path, use_cache=False).steps[0]
+    return _run(tmp_path, script, out="obs.ms", kind=MS)
 
 
 def _an_earlier_ms(tmp_path: Path) -> Path:
@@ -102,10 +77,7 @@ def _an_earlier_ms(tmp_path: Path) -> Path:
     (ms / "ANTENNA").mkdir(parents=True)
     (ms / "table.dat").write_text("yesterday's visibilities\n")
     (ms / "ANTENNA" / "table.dat").write_text("yesterday's antennas\n")
-    old = time.time() - 3600
-    for path in (ms / "ANTENNA" / "table.dat", ms / "table.dat", ms / "ANTENNA", ms):
-        os.utime(path, (old, old))
-    time.sleep(0.1)  # their ctimes too must be clearly older than the step
+    _age(ms / "ANTENNA" / "table.dat", ms / "table.dat", ms / "ANTENNA", ms)
     return ms
 
 
