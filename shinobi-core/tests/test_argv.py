@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,26 @@ def cab(**meta: ParamMeta) -> Cab:
 
 def test_command_string_is_split_like_a_shell_without_a_shell() -> None:
     assert render_argv(cab(), {"ms": "x.ms"})[:3] == ["tool", "--fixed", "a b"]
+
+
+def test_a_path_is_a_program_and_may_stand_in_an_argv_list() -> None:
+    assert Cab("t", Path("/bin/true"), In, Out).command == ("/bin/true",)
+    assert Cab("t", [Path("/bin/echo"), "hi"], In, Out).command == ("/bin/echo", "hi")
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        (["echo", 3], "has 3 (int)"),
+        (None, "has None (NoneType)"),
+        ("", "is empty"),
+        ([], "is empty"),
+        ("echo 'unbalanced", "cannot be split into words (no closing quotation)"),
+    ],
+)
+def test_a_command_that_is_not_words_is_refused_naming_the_cab(command: Any, said: str) -> None:
+    with pytest.raises(ValueError, match=rf"^cab 'bad': its command .*{re.escape(said)}"):
+        Cab("bad", command, In, Out)
 
 
 def test_options_in_field_order_then_positionals() -> None:

@@ -241,6 +241,7 @@ def test_syntax_error_names_the_line(ninja: Ninja, recipe_file: Callable[..., Pa
     ("source", "said"),
     [
         ("import sys\nsys.exit(3)\n", ":2: importing the recipe file raised SystemExit: 3"),
+        ("import os\nos._exit(0)\n", ":2: importing the recipe file called os._exit(0), which"),
         ("x = {}['missing']\n", ":1: importing the recipe file raised KeyError: 'missing'"),
         ("from shinobi.steps import Cab as pipe\n", ":pipe is a type, not a Recipe"),
     ],

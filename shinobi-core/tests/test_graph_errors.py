@@ -274,3 +274,52 @@ def test_a_template_that_cannot_be_filled_says_which_step_and_output(tmp_path: A
         "recipe 'r', step 'make', output 'made': cannot fill template '{name[5]}.txt':"
         " string index out of range"
     )
+
+
+def test_a_recipe_that_contains_itself_is_a_graph_error_not_a_recursion() -> None:
+    itself = recipe()
+    itself.add_step("me", itself)
+    with pytest.raises(RecipeGraphError, match=r"step 'me': .*contains it \('pipe' -> 'pipe'\)"):
+        build_graph(itself)
+
+
+def test_two_recipes_that_contain_each_other_are_named_in_their_chain() -> None:
+    outer, inner = Recipe("outer", In, ToolOut), Recipe("inner", In, ToolOut)
+    outer.add_step("down", inner)
+    inner.add_step("up", outer)
+    with pytest.raises(RecipeGraphError, match=r"\('outer' -> 'inner' -> 'outer'\)"):
+        build_graph(outer)
+
+
+def test_the_same_recipe_nested_twice_side_by_side_is_fine() -> None:
+    inner = Recipe("inner", In, ToolOut)
+    inner.add_step("t", tool)
+    outer = Recipe("outer", In, ToolOut)
+    outer.add_step("one", inner)
+    outer.add_step("two", inner)
+    assert [n.name for n in build_graph(outer).nodes] == ["one", "two"]
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_a_step_named_like_a_step_inside_a_nested_sibling_is_refused(depth: int) -> None:
+    """Both would be ``sub.e`` in results and progress, and share one log file."""
+    inner = Recipe("inner", In, ToolOut)
+    inner.add_step("e", tool)
+    for _ in range(depth - 1):
+        wrapped = Recipe("wrap", In, ToolOut)
+        wrapped.add_step("in", inner)
+        inner = wrapped
+    flat = "sub." + "in." * (depth - 1) + "e"
+    outer = Recipe("outer", In, ToolOut)
+    outer.add_step(flat, tool)
+    outer.add_step("sub", inner)
+    with pytest.raises(RecipeGraphError, match=rf"step '{re.escape(flat)}': the name is how step"):
+        build_graph(outer)
+
+
+@pytest.mark.parametrize("workers", [0, -2, "2", 2.5, True])
+def test_a_recipe_max_workers_that_is_not_a_whole_number_of_one_or_more_is_refused(
+    workers: Any,
+) -> None:
+    with pytest.raises(ValueError, match=r"recipe 'pipe': max_workers must be a whole number"):
+        Recipe("pipe", In, ToolOut, max_workers=workers)

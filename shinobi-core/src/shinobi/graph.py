@@ -208,10 +208,12 @@ def _defaults(model: Any) -> dict[str, Any]:
 
 
 class _Builder:
-    def __init__(self, recipe: Recipe, path: str) -> None:
+    def __init__(self, recipe: Recipe, path: str, enclosing: tuple[Recipe, ...] = ()) -> None:
         self.recipe = recipe
         self.where = f"recipe {path!r}"
         self.loops: dict[str, LoopSpec] = {}
+        #: The recipes this one is nested in, outermost first, and itself.
+        self.enclosing = (*enclosing, recipe)
 
     def fail(self, message: str) -> RecipeGraphError:
         return RecipeGraphError(f"{self.where}, {message}")
@@ -242,6 +244,25 @@ class _Builder:
                     f"step {name!r}: the name is how slice {match.group(2)} of the scattered"
                     f" step {match.group(1)!r} is named; give the step another name"
                 )
+
+    def check_nested_names(self, nodes: list[Node]) -> None:
+        """Refuse a step named like a step inside a nested sibling (``sub.e``).
+
+        A nested recipe's steps are named ``PARENT.STEP`` in results, progress
+        and logs, so a flat step of that name would share their log file.
+        """
+        names = {node.name for node in nodes}
+        for node in nodes:
+            if node.subgraph is None:
+                continue
+            for inner in _qualified_names(node.subgraph):
+                full = f"{node.name}.{inner}"
+                if full in names:
+                    raise self.fail(
+                        f"step {full!r}: the name is how step {inner!r} of the nested recipe"
+                        f" {node.name!r} is named; give the step another name"
+                    )
+                names.add(full)
 
     # -- loops ---------------------------------------------------------------
     def check_loop(self, spec: LoopSpec) -> None:
@@ -513,6 +534,7 @@ class _Builder:
         for i, entry in enumerate(entries):
             node = self.make_node(i, entry, index, recipe_inputs, path)
             nodes.append(node)
+        self.check_nested_names(nodes)
 
         outputs: dict[str, Any] = {}
         recipe_outputs = _fields(recipe.outputs_model)
@@ -645,7 +667,14 @@ class _Builder:
                     " on the steps inside it that do the work (a recipe is not a unit of"
                     " execution)"
                 )
-            subgraph = _Builder(step, f"{path}.{name}").build(f"{path}.{name}")
+            if any(step is outer for outer in self.enclosing):
+                chain = " -> ".join(repr(outer.name) for outer in (*self.enclosing, step))
+                raise self.fail(
+                    f"step {name!r}: it is the recipe {step.name!r}, which contains it"
+                    f" ({chain}); a recipe cannot contain itself: nest a different recipe,"
+                    " or repeat the steps with a loop"
+                )
+            subgraph = _Builder(step, f"{path}.{name}", self.enclosing).build(f"{path}.{name}")
         for setting in ("backend", "venv"):
             for value in (entry.get(setting), getattr(step, setting, None)):
                 if value is not None and not isinstance(value, str):
@@ -761,6 +790,16 @@ def _is_resources(value: Any) -> bool:
     from shinobi.resources import Resources as _Resources  # only for steps that declare some
 
     return isinstance(value, _Resources)
+
+
+def _qualified_names(graph: Graph) -> list[str]:
+    """Every step name in ``graph``, nested ones as ``PARENT.STEP``."""
+    names = []
+    for node in graph.nodes:
+        names.append(node.name)
+        if node.subgraph is not None:
+            names += [f"{node.name}.{inner}" for inner in _qualified_names(node.subgraph)]
+    return names
 
 
 def build_graph(recipe: Recipe) -> Graph:

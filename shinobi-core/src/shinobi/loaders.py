@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from shinobi.errors import LoadError, did_you_mean, exception_line
+from shinobi.exit_guard import ExitRefused, exits_refused
 
 __all__ = ["build_model", "load_target", "split_target"]
 
@@ -84,7 +85,8 @@ def _import_file(path: Path) -> Any:
     if added:
         sys.path.insert(0, directory)
     try:
-        spec.loader.exec_module(module)
+        with exits_refused():  # os._exit(0) at import would end ninja with 0, nothing run
+            spec.loader.exec_module(module)
     except SyntaxError as exc:
         sys.modules.pop(module_name, None)
         at = f":{exc.lineno}" if exc.lineno else ""  # none for a null byte in the file
@@ -98,9 +100,13 @@ def _import_file(path: Path) -> Any:
         where = f"{path}:{line}" if line else str(path)
         statement = _statement_at(path, line) if line else None
         context = f" (in `{statement}`)" if statement else ""
-        raise LoadError(
-            f"{where}: importing the recipe file raised {type(exc).__name__}: {exc}{context}"
-        ) from exc
+        said = (
+            f"called os._exit({exc.code!r}), which would have ended ninja before anything ran;"
+            " a recipe file should only define recipes"
+            if isinstance(exc, ExitRefused)
+            else f"raised {type(exc).__name__}: {exc}"
+        )
+        raise LoadError(f"{where}: importing the recipe file {said}{context}") from exc
     finally:
         if added:  # last from now on: ninja's own later imports find the standard library
             with contextlib.suppress(ValueError):

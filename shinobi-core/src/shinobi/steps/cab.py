@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
@@ -87,6 +88,36 @@ class Wrangler:
             raise ValueError(f"wrangler {self.pattern!r}: action 'output' needs output=FIELD")
 
 
+def _command_words(name: str, command: object) -> tuple[str, ...]:
+    """``command`` as argv words; a path counts as one word (the program).
+
+    Anything else is refused here, naming the cab: a number in an argv list
+    would otherwise fail only when the step runs, as an internal error.
+    """
+    if isinstance(command, str):
+        try:
+            words: tuple[object, ...] = tuple(shlex.split(command))
+        except ValueError as exc:  # an unbalanced quote
+            raise ValueError(
+                f"cab {name!r}: its command {command!r} cannot be split into words"
+                f" ({str(exc).lower()}); balance its quotes, or give a list of strings"
+            ) from None
+    elif isinstance(command, os.PathLike):
+        words = (os.fspath(command),)
+    elif isinstance(command, Sequence) and not isinstance(command, bytes):
+        words = tuple(os.fspath(w) if isinstance(w, os.PathLike) else w for w in command)
+    else:
+        words = (command,)
+    bad = [w for w in words if not isinstance(w, str)]
+    if bad or not words:
+        said = f"has {bad[0]!r} ({type(bad[0]).__name__})" if bad else "is empty"
+        raise ValueError(
+            f"cab {name!r}: its command {said}; give a string such as 'wsclean -j 4', or a"
+            " list of strings such as ['wsclean', '-j', '4']"
+        )
+    return words  # type: ignore[return-value]  # every word was checked to be a str
+
+
 class Cab:
     """A command-line tool: its command and the schemas of its inputs and outputs.
 
@@ -118,11 +149,7 @@ class Cab:
         from shinobi.steps.models import step_model
 
         self.name = name
-        self.command: tuple[str, ...] = (
-            tuple(shlex.split(command)) if isinstance(command, str) else tuple(command)
-        )
-        if not self.command:
-            raise ValueError(f"cab {name!r}: command is empty")
+        self.command = _command_words(name, command)
         owner = f"cab {name!r}"
         self.inputs_model = step_model(inputs_model, owner, name, "inputs")
         self.outputs_model = step_model(outputs_model, owner, name, "outputs")

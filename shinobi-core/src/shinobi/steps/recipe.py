@@ -130,8 +130,13 @@ class Recipe:
         self.outputs_model = step_model(outputs_model, owner, name, "outputs")
         self.steps: list[StepRef | LoopSpec] = list(steps or [])
         self.output_wiring: dict[str, Any] = dict(output_wiring or {})
-        if max_workers is not None and max_workers < 1:
-            raise ValueError(f"recipe {name!r}: max_workers must be at least 1")
+        if max_workers is not None and (
+            isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1
+        ):
+            raise ValueError(
+                f"recipe {name!r}: max_workers must be a whole number of at least 1, not"
+                f" {max_workers!r}"
+            )
         self.max_workers = max_workers
         self.resources = resources
         self.description = description
