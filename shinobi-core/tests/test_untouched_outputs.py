@@ -17,11 +17,18 @@ from shinobi.steps import MS, Cab, File, ParamMeta, Recipe, StepResult
 
 
 def _run(
-    tmp_path: Path, script: str, *, out: str = "product.txt", kind: Any = File, cache: bool = False
+    tmp_path: Path,
+    script: str,
+    *,
+    out: str = "product.txt",
+    kind: Any = File,
+    optional: bool = False,
+    cache: bool = False,
 ) -> StepResult:
     """``sh -c SCRIPT OUT``, with OUT a declared output of type ``kind``."""
     inputs_model = create_model("ShIn", script=(str, ...), out=(kind, ...))
-    outputs_model = create_model("ShOut", out=(kind, ...))
+    declared = (kind | None, None) if optional else (kind, ...)
+    outputs_model = create_model("ShOut", out=declared)
     positional = {"script": ParamMeta(positional=True), "out": ParamMeta(positional=True)}
     sh = Cab("sh", "sh -c", inputs_model, outputs_model, positional)
     recipe = Recipe("r", inputs_model, outputs_model)
@@ -115,3 +122,12 @@ def test_a_directory_too_big_to_walk_twice_is_not_checked(
     monkeypatch.setattr("shinobi.untouched_outputs.MAX_ENTRIES", 2)
     _an_earlier_ms(tmp_path)
     assert _run_ms(tmp_path, "true").warnings == []
+
+
+def test_an_optional_output_left_as_an_earlier_run_left_it_draws_no_warning(
+    tmp_path: Path,
+) -> None:
+    """A step may make an optional product or not (a loop's until flag, most iterations)."""
+    _an_earlier_product(tmp_path)
+    result = _run(tmp_path, "true", optional=True)
+    assert result.status == "ok" and result.warnings == [], result.warnings

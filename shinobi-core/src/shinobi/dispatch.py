@@ -20,7 +20,7 @@ from shinobi.failures import STEP_CODE_FAILURES, describe_failure, more_in_stder
 from shinobi.outcome import result_of_run
 from shinobi.plan import cab_of
 from shinobi.steps.argv import path_uses, render_argv
-from shinobi.steps.outputs import collect_outputs, static_outputs, wrangle
+from shinobi.steps.outputs import collect_outputs, optional_outputs, static_outputs, wrangle
 from shinobi.steps.result import StepResult
 from shinobi.steps.types import error_field, field_values, validation_errors
 from shinobi.untouched_outputs import existing_outputs, untouched
@@ -149,6 +149,8 @@ def run_cab(
         else:
             outputs, error = _validate_outputs(cab, outputs)
     stale = untouched(before, started) if error is None and before else []
+    for path in optional_outputs(cab, invocation.paths, stale).values():
+        stale.remove(path)  # the step may make it or not: leaving it is no quiet failure
     warnings += [
         f"it exited 0 but did not rewrite its output {path!r}, which is still the one an"
         " earlier run left (a tool failing quietly?); this result is not cached"

@@ -11,15 +11,16 @@ from __future__ import annotations
 import glob
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from shinobi.backends.base import PathUse
 from shinobi.steps.argv import Unknown, format_template
 from shinobi.steps.cab import Cab
 from shinobi.steps.types import fields_of
 
-__all__ = ["WrangledOutput", "collect_outputs", "static_outputs", "wrangle"]
+__all__ = ["WrangledOutput", "collect_outputs", "optional_outputs", "static_outputs", "wrangle"]
 
 
 def static_outputs(cab: Cab, step: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -110,12 +111,33 @@ def collect_outputs(
             values[name] = wrangled.values[name]
         if isinstance(values.get(name), Unknown):
             values[name] = spec.default
-        if spec.required and spec.path_kind is not None and values.get(name) is not None:
-            for path in values[name] if isinstance(values[name], list) else [values[name]]:
-                problem = _made_as_declared(spec.path_kind, os.path.join(cwd, str(path)))
-                if problem is not None:
-                    problems.append(f"output {name!r}: {problem.format(path=str(path))}")
+        value = values.get(name)
+        if not spec.required or spec.path_kind is None or value is None:
+            continue  # an optional output's known name stands, made or not: see docs/cabs.md
+        for path in value if isinstance(value, list) else [value]:
+            problem = _made_as_declared(spec.path_kind, os.path.join(cwd, str(path)))
+            if problem is not None:
+                problems.append(f"output {name!r}: {problem.format(path=str(path))}")
     return values, problems
+
+
+def optional_outputs(cab: Cab, uses: Iterable[PathUse], paths: Iterable[str]) -> dict[str, str]:
+    """Which of ``paths`` are optional outputs of ``cab`` (field -> path).
+
+    A step may leave an optional product unwritten (a loop's until flag, most
+    iterations): one an earlier run left there is no sign of a tool failing
+    quietly.
+    """
+    wanted = set(paths)
+    specs = fields_of(cab.outputs_model)
+    return {
+        use.field: use.path
+        for use in uses
+        if use.role == "output"
+        and use.path in wanted
+        and use.field in specs
+        and not specs[use.field].required
+    }
 
 
 #: What each path kind must be on disk, and how to name it.
