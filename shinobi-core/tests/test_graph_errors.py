@@ -323,3 +323,16 @@ def test_a_recipe_max_workers_that_is_not_a_whole_number_of_one_or_more_is_refus
 ) -> None:
     with pytest.raises(ValueError, match=r"recipe 'pipe': max_workers must be a whole number"):
         Recipe("pipe", In, ToolOut, max_workers=workers)
+
+
+class Promised(BaseModel):
+    out: str
+
+
+def test_a_required_recipe_output_that_nothing_sets_is_refused_before_anything_runs() -> None:
+    unset = Recipe("pipe", In, Promised)
+    unset.add_step("a", tool)
+    with pytest.raises(RecipeGraphError, match=r"output 'out': .*nothing sets it; wire it with"):
+        build_graph(unset)
+    unset.set_output("out", unset.outputs.a.result)
+    build_graph(unset)

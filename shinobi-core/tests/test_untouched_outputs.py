@@ -31,7 +31,7 @@ def _run(
     outputs_model = create_model("ShOut", out=declared)
     positional = {"script": ParamMeta(positional=True), "out": ParamMeta(positional=True)}
     sh = Cab("sh", "sh -c", inputs_model, outputs_model, positional)
-    recipe = Recipe("r", inputs_model, outputs_model)
+    recipe = Recipe("r", inputs_model)
     recipe.add_step("make", sh, script=recipe.inputs.script, out=recipe.inputs.out)
     inputs = {"script": script, "out": out}
     return run_recipe(recipe, inputs, cwd=tmp_path, use_cache=cache).steps[0]

@@ -545,6 +545,12 @@ class _Builder:
                     f"{did_you_mean(name, recipe_outputs)}"
                 )
             outputs[name], _ = self.check_value(value, f"output {name!r}", index, recipe_inputs)
+        for name, declared in recipe.outputs_model.model_fields.items():
+            if declared.is_required() and name not in outputs:
+                raise self.fail(
+                    f"output {name!r}: the outputs model requires it, but nothing sets it; wire"
+                    f" it with set_output({name!r}, ...), or give it a default"
+                )
 
         dependants: list[list[int]] = [[] for _ in nodes]
         for node in nodes:

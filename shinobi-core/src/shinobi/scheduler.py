@@ -675,8 +675,9 @@ def _outputs_refused(recipe: str, exc: Exception) -> str:
     first = errors[0]
     got = repr(first.get("input"))
     got = got if len(got) <= 80 else f"{got[:77]}..."
+    said = "is not set" if first.get("type") == "missing" else f"is {got}: {first.get('msg')}"
     return (
-        f"recipe {recipe!r}: its output {error_field(first)!r} is {got}: {first.get('msg')}"
+        f"recipe {recipe!r}: its output {error_field(first)!r} {said}"
         " (fix the recipe's outputs model, or what set_output wires to it)"
     )
 
