@@ -546,7 +546,7 @@ class _Builder:
                 )
             outputs[name], _ = self.check_value(value, f"output {name!r}", index, recipe_inputs)
         for name, declared in recipe.outputs_model.model_fields.items():
-            if declared.is_required() and name not in outputs:
+        for name, declared in _fields(recipe.outputs_model).items():
                 raise self.fail(
                     f"output {name!r}: the outputs model requires it, but nothing sets it; wire"
                     f" it with set_output({name!r}, ...), or give it a default"
