@@ -545,8 +545,8 @@ class _Builder:
                     f"{did_you_mean(name, recipe_outputs)}"
                 )
             outputs[name], _ = self.check_value(value, f"output {name!r}", index, recipe_inputs)
-        for name, declared in recipe.outputs_model.model_fields.items():
-        for name, declared in _fields(recipe.outputs_model).items():
+        for name, info in _fields(recipe.outputs_model).items():
+            if info.is_required() and name not in outputs:
                 raise self.fail(
                     f"output {name!r}: the outputs model requires it, but nothing sets it; wire"
                     f" it with set_output({name!r}, ...), or give it a default"
