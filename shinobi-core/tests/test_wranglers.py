@@ -48,3 +48,32 @@ def test_warnings_are_shown_as_the_step_ends(tmp_path: Path) -> None:
     cab = tool("echo 'WARN: low snr'", Wrangler(r"^WARN", "warning"))
     assert run_recipe(cab, cwd=tmp_path, observers=[PlainProgress(out, 1)]).ok
     assert out.getvalue().splitlines()[-1].endswith("] warning: step tool: WARN: low snr")
+
+
+class Required(BaseModel):
+    rms: float
+
+
+def test_a_required_output_no_line_matched_says_so_with_the_pattern(tmp_path: Path) -> None:
+    cab = Cab(
+        "tool",
+        ["/bin/sh", "-c", "echo 'no rms today'"],
+        outputs_model=Required,
+        wranglers=[Wrangler(r"final rms: ([\d.]+)", "output", "rms")],
+    )
+    result = run_recipe(cab, cwd=tmp_path)
+    assert not result.ok
+    assert "output 'rms': no line the tool printed matched its wrangler 'final rms:" in (
+        result.error or ""
+    )
+
+
+def test_a_value_that_does_not_fit_its_type_is_named(tmp_path: Path) -> None:
+    cab = tool("echo 'final rms: low'", Wrangler(r"final rms: (\w+)", "output", "rms"))
+    result = run_recipe(cab, cwd=tmp_path)
+    assert not result.ok and "(got 'low')" in (result.error or "")
+
+
+def test_the_group_named_like_the_output_wins_over_the_first(tmp_path: Path) -> None:
+    cab = tool("echo 'final rms: 0.5'", Wrangler(r"final (rms): (?P<rms>[\d.]+)", "output", "rms"))
+    assert run_recipe(cab, cwd=tmp_path).outputs == {"rms": 0.5}

@@ -195,7 +195,8 @@ def _validate_outputs(cab: Cab, outputs: dict[str, Any]) -> tuple[dict[str, Any]
             raise
         first = errors[0]
         loc = error_field(first)
-        return outputs, f"output {loc!r}: {first.get('msg')}"
+        got = "" if first.get("type") == "missing" else f" (got {first.get('input')!r:.80})"
+        return outputs, f"output {loc!r}: {first.get('msg')}{got}"
 
 
 def _run_function(session: Session, name: str, node: Node, values: dict[str, Any]) -> StepResult:

@@ -110,6 +110,12 @@ def collect_outputs(
         if name in wrangled.values:
             values[name] = wrangled.values[name]
         if isinstance(values.get(name), Unknown):
+            unmatched = [w.pattern for w in cab.wranglers if w.output == name]
+            if spec.required and unmatched and name not in wrangled.values:
+                problems.append(
+                    f"output {name!r}: no line the tool printed matched its wrangler"
+                    f" {unmatched[0]!r}"
+                )
             values[name] = spec.default
         value = values.get(name)
         if not spec.required or spec.path_kind is None or value is None:
