@@ -32,7 +32,7 @@ def test_layers_in_order_with_sources(tmp_path: Path, monkeypatch: pytest.Monkey
     sources = {k: s for k, _, s in config.effective()}
     assert sources["execution.max_workers"].startswith("project file")
     assert sources["execution.grace_period"].startswith("user file")
-    assert sources["backend.default"] == "environment"
+    assert sources["backend.default"] == "environment variable SHINOBI_BACKEND_DEFAULT"
     assert sources["provenance.enabled"] == "command line"
     assert sources["execution.clear_stale_outputs"] == "default"
 
@@ -50,7 +50,10 @@ def test_backend_tables_reach_their_backend(
 
 def test_a_bad_value_names_key_and_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
-    with pytest.raises(ConfigError, match=r"'execution.max_workers' \(from environment\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"'execution.max_workers' \(from environment variable SHINOBI_EXECUTION_MAX_WORKERS\)",
+    ):
         load_config(cwd=tmp_path, environ={"SHINOBI_EXECUTION_MAX_WORKERS": "0"})
 
 
@@ -153,7 +156,10 @@ def test_a_memory_that_is_not_a_size_is_refused_with_its_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
-    with pytest.raises(ConfigError, match=r"'execution.memory' \(from environment\).*not a size"):
+    with pytest.raises(
+        ConfigError,
+        match=r"'execution.memory' \(from environment variable SHINOBI_EXECUTION_MEMORY\).*size",
+    ):
         load_config(cwd=tmp_path, environ={"SHINOBI_EXECUTION_MEMORY": "lots"})
 
 
@@ -267,3 +273,25 @@ def test_config_show_gives_the_values_a_run_uses_where_the_setting_leaves_it_to_
     assert rows["execution.memory"]["value"] == "2GiB"  # given: shown as given
     assert rows["cache.dir"]["value"].endswith("steps")
     assert rows["cache.dir"]["source"] == "default location"
+
+
+def test_a_list_in_a_variable_that_is_not_json_says_how_to_write_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    with pytest.raises(ConfigError, match=r"SHINOBI_BACKEND_VENV_HOST_COMMANDS\).*as JSON"):
+        load_config(cwd=tmp_path, environ={"SHINOBI_BACKEND_VENV_HOST_COMMANDS": "sh"})
+
+
+def test_an_unknown_default_backend_says_which_setting_and_file_named_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shinobi.errors import BackendNotFound
+    from shinobi.runner import prepare
+    from shinobi.steps import Recipe
+
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    (tmp_path / "shinobi.toml").write_text('[backend]\ndefault = "nosuch"\n')
+    config = load_config(cwd=tmp_path, environ={})
+    with pytest.raises(BackendNotFound, match=r"backend.default, from project file .*shinobi.toml"):
+        prepare(Recipe("r", steps=[]), None, config)

@@ -279,7 +279,11 @@ def _read_toml(path: Path, remedy: str) -> dict[str, Any]:
 _SECTIONS = ("execution", "backend", "provenance", "cache")
 
 
-def _from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
+def _from_environment(
+    environ: Mapping[str, str], variables: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """The ``SHINOBI_SECTION_KEY`` variables as dotted keys; ``variables`` is
+    filled with the variable each key came from."""
     flat: dict[str, Any] = {}
     for name, raw in environ.items():
         if not name.startswith("SHINOBI_") or name == "SHINOBI_CONFIG":
@@ -294,7 +298,10 @@ def _from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
                     value: Any = raw if _wants_text(section, key) else json.loads(raw)
                 except ValueError:
                     value = raw
-                flat[f"{section}.{_table_key(section, key)}"] = value
+                dotted = f"{section}.{_table_key(section, key)}"
+                flat[dotted] = value
+                if variables is not None:
+                    variables[dotted] = name
                 break
         else:
             _refuse_misspelt_section(name, rest)
@@ -406,9 +413,10 @@ def _refusal(exc: ValidationError, sources: Mapping[str, str]) -> ConfigError:
         message = message.removeprefix("Value error, ")
     elif kind in ("model_type", "dict_type"):  # `execution = 3`: a section given a value
         message = f"this is a section: write [{'.'.join(loc)}] with its keys under it"
-    return ConfigError(
-        f"configuration key {'.'.join(loc)!r} (from {_origin(loc, sources)}): {message}"
-    )
+    origin = _origin(loc, sources)
+    if origin.startswith("environment") and kind in ("list_type", "dict_type", "tuple_type"):
+        message += """; an environment variable holds a list as JSON, e.g. '["sh", "git"]'"""
+    return ConfigError(f"configuration key {'.'.join(loc)!r} (from {origin}): {message}")
 
 
 def _refuse_venv_table(merged: Mapping[str, Any], sources: Mapping[str, str]) -> None:
@@ -441,7 +449,9 @@ def load_config(
     project = project_config_path(cwd)
     remedy = "fix its permissions, or run ninja from another directory (it reads ./shinobi.toml)"
     layers.append((f"project file {project}", _flatten(_read_toml(project, remedy))))
-    layers.append(("environment", _from_environment(os.environ if environ is None else environ)))
+    variables: dict[str, str] = {}
+    from_environment = _from_environment(os.environ if environ is None else environ, variables)
+    layers.append(("environment", from_environment))
     layers.append(("command line", {k: v for k, v in (overrides or {}).items() if v is not None}))
     merged: dict[str, Any] = {}
     sources: dict[str, str] = {}
@@ -449,6 +459,9 @@ def load_config(
         for key, value in flat.items():
             merged[key] = value
             sources[key] = source
+    for key, variable in variables.items():  # the variable, which is what the user set
+        if sources.get(key) == "environment":
+            sources[key] = f"environment variable {variable}"
     _refuse_venv_table(merged, sources)
     try:
         config = AppConfig.model_validate(_nest(merged))

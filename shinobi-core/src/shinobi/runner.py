@@ -137,6 +137,7 @@ def validate_recipe_inputs(recipe: Recipe, values: Mapping[str, Any]) -> dict[st
 def prepare(recipe: Recipe, backend: str | None, config: AppConfig) -> Graph:
     """Build the graph and check every backend name the run can reach."""
     from shinobi.backends.registry import BACKENDS, check_name
+    from shinobi.errors import BackendNotFound
     from shinobi.graph import build_graph
 
     graph = build_graph(recipe)
@@ -145,7 +146,13 @@ def prepare(recipe: Recipe, backend: str | None, config: AppConfig) -> Graph:
         if node.backend:
             names.add(node.backend)
     for name in sorted(names):
-        check_name(BACKENDS, name)
+        try:
+            check_name(BACKENDS, name)
+        except BackendNotFound as exc:
+            if backend or name != config.backend.default:
+                raise
+            origin = config.sources.get("backend.default", "the defaults")
+            raise BackendNotFound(f"{exc}; it is backend.default, from {origin}") from None
     return graph
 
 
