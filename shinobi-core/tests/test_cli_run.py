@@ -30,6 +30,7 @@ class In(BaseModel):
     tags: list[str] = []
     bands: list[int] = Field(default_factory=lambda: [1, 2])
     speed: Speed = Speed.fast
+    fields: list[Path] = [Path("a.ms"), Path("b.ms")]
 
 class TouchIn(BaseModel):
     out: Path
@@ -98,7 +99,8 @@ def test_recipe_inputs_are_typed_options_with_help(
     assert "--out" in proc.stdout and "where the file goes" in proc.stdout
     assert "--tags" in proc.stdout
     shown = " ".join(proc.stdout.split())  # help text wraps where it likes
-    assert "[default: [1, 2]]" in shown  # a default_factory's product
+    assert "[default: 1 2]" in shown  # a default_factory's product, as items
+    assert "[default: a.ms b.ms]" in shown  # paths as their text, not PosixPath(...)
     assert "[default: quick]" in shown  # an enum's value, as it is typed
     assert "Undefined" not in shown
     bad = ninja("run", f"{path}:pipe", "--out", "x", "--count", "many")

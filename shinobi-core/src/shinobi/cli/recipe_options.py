@@ -253,7 +253,7 @@ class RecipeCommand(click.Command):
             help_text = info.description or ""
             if is_list:
                 help_text = f"{help_text} (repeat the option for each value)".strip()
-            if not required and default not in (None, [], ()):
+            if not required and default not in (None, "", [], ()):
                 help_text = f"{help_text} [default: {default}]".strip()
             if required:
                 help_text = f"{help_text} [required]".strip()
@@ -320,15 +320,30 @@ def _input_key(model: Any, name: str) -> str:
 
 def _shown_default(info: Any) -> Any:
     """A field's default as ``--help`` shows it: a factory's product, an enum's value."""
-    import enum
 
     try:
         default = info.get_default(call_default_factory=True)
     except Exception:  # the recipe's own factory failed (or needs the other inputs)
         return "computed when the recipe runs"  # its run says what went wrong
-    if isinstance(default, enum.Enum):
-        return default.value
-    return default
+    return _as_typed(default)
+
+
+def _as_typed(value: Any) -> Any:
+    """``value`` as it would be typed on the command line: a path as its text, a
+    list as its items, a model as the JSON the option takes."""
+    import enum
+    import os
+
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, list | tuple | set | frozenset):
+        return " ".join(str(_as_typed(item)) for item in value)
+    dump = getattr(value, "model_dump_json", None)
+    if callable(dump):
+        return dump()
+    return value
 
 
 def recipe_values(ctx: click.Context, params: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
