@@ -158,6 +158,28 @@ def test_a_signal_tears_every_in_flight_step_down_and_exits_128_plus_n(
     assert statuses["left"] == statuses["right"] == "cancelled"
 
 
+def test_under_nohup_a_hangup_is_ignored_and_the_run_goes_on(tmp_path: Path, tag: str) -> None:
+    """``nohup`` ignores SIGHUP so that a run outlives the logout: ninja keeps it so."""
+    recipe, markers = write_recipe(tmp_path, tag)
+    proc = subprocess.Popen(
+        ["nohup", *_ninja(), "run", f"{recipe}:pipe"],
+        cwd=tmp_path,
+        env=ninja_env(tmp_path, "1"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    wait_for([markers / f"{step}.{role}" for step in ("left", "right") for role in ROLES], proc)
+    os.kill(proc.pid, signal.SIGHUP)
+    time.sleep(0.5)
+    assert proc.poll() is None, "a hangup stopped a run started under nohup"
+    assert len(tagged(tag)) == 2 * len(ROLES)
+    err = signal_and_wait(proc, signal.SIGTERM)  # the test's own way out
+    assert proc.returncode == 143, err
+    assert tagged(tag) == []
+
+
 def test_at_one_worker_a_signal_stops_the_running_step_and_starts_no_other(
     tmp_path: Path, tag: str
 ) -> None:

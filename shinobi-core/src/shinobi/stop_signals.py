@@ -4,7 +4,8 @@ A run turns them into a deliberate teardown, a submission into "stop once the
 job on its way is on record": each installs its own handler for the length
 of the work and puts back what was there. Only the main thread can install
 one; elsewhere (ninja called from a program's thread) the block runs with the
-program's own handling.
+program's own handling. A signal that was ignored when the block began (``nohup``
+ignores SIGHUP) is left ignored.
 """
 
 from __future__ import annotations
@@ -26,7 +27,13 @@ def handled(handler: Callable[[int, FrameType | None], None]) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
+    # A signal ignored when ninja started stays ignored: `nohup ninja run` must
+    # outlive the logout, and a shell script's `ninja run &` its Ctrl-C.
+    previous = {
+        sig: signal.signal(sig, handler)
+        for sig in STOP_SIGNALS
+        if signal.getsignal(sig) is not signal.SIG_IGN
+    }
     try:
         yield
     finally:
