@@ -313,3 +313,27 @@ def test_outputs_are_printed_as_paths_not_python_reprs() -> None:
 
     assert _shown([Path("a.fits"), Path("b.fits")]) == "[a.fits, b.fits]"
     assert _shown(Path("x.ms")) == "x.ms" and _shown(3) == "3"
+
+
+def test_a_reader_that_goes_away_does_not_turn_a_good_run_into_a_failure(
+    recipe_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    """``ninja run ... | head -1`` and ``| grep -q``: the run's own status decides."""
+    import os
+    import subprocess
+    import sys
+
+    path = recipe_file(GOOD)
+    for extra in ([], ["--json"]):
+        read, write = os.pipe()
+        os.close(read)  # gone before ninja prints its result
+        done = subprocess.run(
+            [sys.executable, "-m", "shinobi.cli", "run", f"{path}:pipe", "--out", "o", *extra],
+            cwd=tmp_path,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+        os.close(write)
+        assert done.returncode == 0, done.stderr

@@ -158,6 +158,18 @@ def test_a_signal_tears_every_in_flight_step_down_and_exits_128_plus_n(
     assert statuses["left"] == statuses["right"] == "cancelled"
 
 
+def test_json_still_prints_the_result_of_an_interrupted_run(tmp_path: Path, tag: str) -> None:
+    recipe, markers = write_recipe(tmp_path, tag)
+    proc = start_ninja(tmp_path, "run", f"{recipe}:pipe", "--json")
+    wait_for([markers / f"{step}.{role}" for step in ("left", "right") for role in ROLES], proc)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    document = json.loads(out)
+    assert document["status"] == "cancelled"
+    assert {s["name"]: s["status"] for s in document["steps"]}["left"] == "cancelled"
+
+
 def test_under_nohup_a_hangup_is_ignored_and_the_run_goes_on(tmp_path: Path, tag: str) -> None:
     """``nohup`` ignores SIGHUP so that a run outlives the logout: ninja keeps it so."""
     recipe, markers = write_recipe(tmp_path, tag)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,7 @@ def _run(
     workdir: Path | None,
 ) -> None:
     from shinobi.render.progress import make_progress
-    from shinobi.runner import run_prepared
+    from shinobi.runner import Interrupted, run_prepared
 
     progress = make_progress(len(graph.nodes))
     try:
@@ -131,14 +132,18 @@ def _run(
             use_cache=False if no_cache else None,
             provenance=provenance,
         )
+    except Interrupted as stopped:
+        if as_json:  # a program reading it learns which steps ended how, as after a failure
+            _print(json_document(_result_json(stopped.result)), document=True)
+        raise
     finally:
         with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
             progress.close()
     if as_json:
-        emit(json_document(_result_json(result)))
+        _print(json_document(_result_json(result)), document=True)
     else:
         for name, value in result.outputs.items():
-            click.echo(f"{name} = {_shown(value)}")
+            _print(f"{name} = {_shown(value)}")
     if not result.ok:
         from shinobi.errors import StepFailed
         from shinobi.render.terminal_text import for_terminal
@@ -151,6 +156,17 @@ def _run(
         if result.failed_step is None:  # every step ran; the recipe's outputs did not hold
             raise StepFailed(error)
         raise StepFailed(f"step {result.failed_step!r} failed: {error}")
+
+
+def _print(text: str, document: bool = False) -> None:
+    """Print a result; a reader that went away (``| head``, ``| grep -q``) is no
+    failure of the run, whose own status then decides the exit code."""
+    try:
+        emit(text) if document else click.echo(text)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)  # nothing more to say there, flushes included
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _result_json(result: Any) -> dict[str, Any]:
