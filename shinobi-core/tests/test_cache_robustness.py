@@ -380,6 +380,23 @@ def test_cache_rm_removes_a_damaged_entry_by_key_and_by_step(tmp_path: Path, nin
     assert not first.exists() and not second.exists() and len(entry_files(cache)) == 1
 
 
+def test_cache_rm_by_step_takes_every_slice_of_a_scattered_step(
+    tmp_path: Path, ninja: Ninja
+) -> None:
+    cache = tmp_path / "cache"
+    cab = Cab(
+        "w", ["/bin/sh", "-c", 'echo x > "$0"'], OutIn, OutOut, {"out": ParamMeta(positional=True)}
+    )
+    recipe = Recipe("scattered")
+    recipe.add_step("write", cab, scatter=["out"], out=[Path(f"{i}.txt") for i in range(3)])
+    recipe.add_step("write_more", cab, out=Path("more.txt"))  # a name that starts the same
+    assert run_cached(recipe, tmp_path, cache).ok
+    assert len(entry_files(cache)) == 4
+    gone = ninja("cache", "rm", "--step", "write", "--cache-dir", str(cache))
+    assert gone.returncode == 0, gone.stderr
+    assert [json.loads(f.read_text())["step"] for f in entry_files(cache)] == ["write_more"]
+
+
 # -- 3. an absolute output inside the project belongs to the project ----------
 
 

@@ -140,12 +140,21 @@ def ls(cache_dir: Path | None, check: bool, as_json: bool) -> None:
     click.echo(f"{_entry_count(len(entries))} in {cache.root}")
 
 
+def _is_step(recorded: str, step: str) -> bool:
+    """Whether an entry recorded for ``recorded`` belongs to ``step``: the step
+    itself, or a slice of it when it is scattered (``hash`` takes ``hash[5]``)."""
+    if recorded == step:
+        return True
+    head, bracket, rest = recorded.partition("[")
+    return bool(bracket) and head == step and rest[:-1].isdigit() and rest.endswith("]")
+
+
 def _matching(cache: StepCache, keys: tuple[str, ...], step: str | None) -> list[CacheEntry]:
     from shinobi.errors import UsageError
 
     entries = _entries(cache)
     if step is not None:
-        found = [e for e in entries if e.step == step]
+        found = [e for e in entries if _is_step(e.step, step)]
         if not found:
             from shinobi.errors import did_you_mean
 
@@ -174,7 +183,10 @@ def _matching(cache: StepCache, keys: tuple[str, ...], step: str | None) -> list
 @group.command("rm")
 @cache_dir_option
 @click.argument("keys", nargs=-1)
-@click.option("--step", help="Remove every entry recorded for the step of this name.")
+@click.option(
+    "--step",
+    help="Remove every entry recorded for the step of this name (every slice of a scattered one).",
+)
 @click.option("--all", "everything", is_flag=True, help="Remove every entry.")
 def rm(cache_dir: Path | None, keys: tuple[str, ...], step: str | None, everything: bool) -> None:
     """Remove cache entries by KEY (a prefix is enough), by --step, or --all.
