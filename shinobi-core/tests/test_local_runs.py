@@ -38,6 +38,10 @@ class Words(BaseModel):
 fan = Recipe("fan", Words)
 echo = Cab("echo", ["/bin/echo"], Word, field_meta={"word": ParamMeta(positional=True)})
 fan.add_step("say", echo, scatter="word", word=fan.inputs.words)
+
+broken = Recipe("broken")
+broken.add_step("first step", Cab("first", ["/bin/sh", "-c", "echo one; echo two >&2; exit 3"]))
+broken.add_step("after", Cab("after", ["/bin/echo", "never"]))  # one worker: never starts
 """
 
 NINJA = str(Path(sys.executable).parent / "ninja")
@@ -73,6 +77,19 @@ def test_logs_of_a_whole_run_come_in_the_order_the_steps_ran(project: Path) -> N
     (run,) = json.loads(ninja(project, "runs", "--json").stdout)["runs"]
     said = ninja(project, "logs", run["run_id"])
     assert said.stdout == "==> zeta stdout <==\nfirst\n==> alpha stdout <==\nsecond\n"
+
+
+def test_logs_are_titled_by_step_name_and_a_step_that_never_ran_is_said_so(
+    project: Path,
+) -> None:
+    # the manifest (--provenance) names the steps; without one, a log is titled by its file
+    assert ninja(project, "run", "recipe.py:broken", "--no-cache", "--provenance").returncode == 1
+    (run,) = json.loads(ninja(project, "runs", "--json").stdout)["runs"]
+    said = ninja(project, "logs", run["run_id"])
+    assert said.stdout == "==> first step stdout <==\none\n==> first step stderr <==\ntwo\n"
+    never = ninja(project, "logs", run["run_id"], "after")
+    assert never.returncode == 2
+    assert "step 'after' of run" in never.stderr and "did not run (not run)" in never.stderr
 
 
 @pytest.mark.slow

@@ -47,6 +47,7 @@ __all__ = [
     "remove_run",
     "run_logs",
     "runs_root",
+    "step_statuses",
 ]
 
 _LOCK = ".running"
@@ -299,6 +300,7 @@ def run_logs(run: LocalRun, step: str | None) -> list[tuple[str, Path]]:
     logs = run.path / "logs"
     if not logs.is_dir():
         return []
+    named = {safe_name(name): name for name in step_statuses(run)}  # titles, not file stems
     wanted = None if step is None else safe_name(step)
     by_stem: dict[str, list[tuple[str, Path, float]]] = {}
     for path in logs.iterdir():
@@ -314,10 +316,26 @@ def run_logs(run: LocalRun, step: str | None) -> list[tuple[str, Path]]:
             by_stem.setdefault(stem, []).append((stream, path, written))
     order = sorted(by_stem, key=lambda stem: (min(w for _, _, w in by_stem[stem]), stem))
     return [
-        (f"{stem} {'stdout' if stream == 'out' else 'stderr'}", path)
+        (f"{named.get(stem, stem)} {'stdout' if stream == 'out' else 'stderr'}", path)
         for stem in order
         for stream, path, _ in sorted(by_stem[stem], key=lambda item: item[0] != "out")
     ]
+
+
+def step_statuses(run: LocalRun) -> dict[str, str]:
+    """Each step's status as the run's manifest records it (none without a manifest)."""
+    from shinobi.provenance import load_manifest
+
+    try:
+        steps = load_manifest(run.path / "manifest.json")["steps"]
+    except (ValueError, KeyError, TypeError):
+        return {}
+    records = steps if isinstance(steps, list) else []
+    return {
+        str(record["name"]): str(record.get("status"))
+        for record in records
+        if isinstance(record, dict) and "name" in record
+    }
 
 
 def remove_run(run: LocalRun) -> int:

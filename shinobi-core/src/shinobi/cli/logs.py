@@ -145,7 +145,7 @@ def _local_logs(
 ) -> None:
     """The logs a local run kept; with ``follow``, until the run has ended."""
     from shinobi.errors import UsageError
-    from shinobi.local_runs import is_running
+    from shinobi.local_runs import is_running, step_statuses
 
     if not _streams(run, step, stream) and not (follow and run.running):
         _refuse_unknown_step(run, step)
@@ -154,6 +154,9 @@ def _local_logs(
             _cached_logs(root, run, step, stream, origins)
             return
         what = f"step {step!r} of run {run.run_id}" if step else f"run {run.run_id}"
+        status = step_statuses(run).get(step) if step is not None else None
+        if status in ("not run", "skipped"):
+            raise UsageError(f"{what} did not run ({status}), so it printed nothing")
         raise UsageError(
             f"{what} kept no logs (a step that printed nothing has none; step logs are in"
             f" {run.path / 'logs'})"

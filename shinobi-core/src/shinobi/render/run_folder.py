@@ -40,7 +40,8 @@ def _logs_by_step(run: LocalRun, names: Iterable[str]) -> dict[str, dict[str, st
     for title, path in run_logs(run, None):
         stem, stream = title.rsplit(" ", 1)
         by_file.setdefault(stem, {})[stream] = path.relative_to(run.path).as_posix()
-    found = {name: by_file.get(safe_name(name)) for name in names}
+    # titled by the step's name where the manifest gives it, else by the file's stem
+    found = {name: by_file.get(name) or by_file.get(safe_name(name)) for name in names}
     return {name: logs for name, logs in found.items() if logs}
 
 
