@@ -65,7 +65,7 @@ class LiveProgress(PlainProgress):
     def __init__(self, stream: IO[str], total: int) -> None:
         super().__init__(stream, total)
         self.running: dict[str, float] = {}
-        self.counts = {"done": 0, "failed": 0, "skipped": 0}
+        self.counts = {"done": 0, "failed": 0, "skipped": 0, "cancelled": 0}
         self.drawn = 0
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._tick, daemon=True, name="shinobi-progress")
@@ -82,9 +82,11 @@ class LiveProgress(PlainProgress):
         if len(self.running) > 8:
             lines.append(f"  ... and {len(self.running) - 8} more running")
         waiting = max(0, self.total - sum(self.counts.values()) - len(self.running))
+        cancelled = self.counts["cancelled"]
         lines.append(
             f"  {self.counts['done']} done, {len(self.running)} running, {waiting} waiting,"
-            f" {self.counts['failed']} failed  [{now - self.start:.1f}s]"
+            f" {self.counts['failed']} failed{f', {cancelled} cancelled' if cancelled else ''}"
+            f"  [{now - self.start:.1f}s]"
         )
         self.stream.write("\n".join(lines) + "\n")
         self.drawn = len(lines)
@@ -109,12 +111,8 @@ class LiveProgress(PlainProgress):
     def step_finished(self, result: StepResult) -> None:
         with self.lock:
             self.running.pop(result.name, None)
-            key = (
-                "failed"
-                if result.status in ("failed", "cancelled")
-                else ("skipped" if result.status == "skipped" else "done")
-            )
-            self.counts[key] += 1
+            key = result.status if result.status in self.counts else "done"
+            self.counts[key] += 1  # a cancelled step did not fail: the run was stopped
         super().step_finished(result)
 
     def close(self) -> None:
