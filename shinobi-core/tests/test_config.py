@@ -295,3 +295,11 @@ def test_an_unknown_default_backend_says_which_setting_and_file_named_it(
     config = load_config(cwd=tmp_path, environ={})
     with pytest.raises(BackendNotFound, match=r"backend.default, from project file .*shinobi.toml"):
         prepare(Recipe("r", steps=[]), None, config)
+
+
+def test_an_empty_cache_dir_is_refused_not_taken_for_the_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    with pytest.raises(ConfigError, match=r"'cache.dir' \(from environment variable .*is empty"):
+        load_config(cwd=tmp_path, environ={"SHINOBI_CACHE_DIR": ""})

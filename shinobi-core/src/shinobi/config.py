@@ -158,6 +158,14 @@ class CacheConfig(_Section):
     enabled: bool = Field(True, description="reuse results of identical steps")
     dir: str | None = Field(None, description="cache directory (shared filesystems work)")
 
+    @field_validator("dir")
+    @classmethod
+    def _not_blank(cls, value: str | None) -> str | None:
+        # "" would quietly mean the default location while `config show` said ""
+        if value is not None and not value.strip():
+            raise ValueError("is empty; name a directory, or unset it for the default location")
+        return value
+
 
 class AppConfig(_Section):
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
