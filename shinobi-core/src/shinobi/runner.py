@@ -165,6 +165,14 @@ def _signals(session: Session) -> Iterator[None]:
         if session.interrupted is None:
             session.interrupted = signum
             session.control.stop_requested.set()  # before the teardown gets going
+            if session.running_steps():  # else there is nothing to wait for
+                said = (
+                    f"ninja: {signal.Signals(signum).name}: stopping the running steps (SIGTERM,"
+                    f" then SIGKILL after {session.control.grace:g} s); interrupt again to kill"
+                    " them now"
+                )
+                with contextlib.suppress(OSError):
+                    os.write(2, f"{said}\n".encode("utf-8", "backslashreplace"))
         elif not session.control.hurry.is_set():  # again: no more waiting on the grace
             session.control.hurry.set()
             said = "ninja: interrupted again: killing the steps now (SIGKILL)"

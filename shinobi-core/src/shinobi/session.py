@@ -108,6 +108,7 @@ class Session:
     #: The Python steps running inside ninja now: no signal can stop them, so
     #: what ninja says on a second Ctrl-C names them.
     in_process: set[str] = field(default_factory=set, init=False)
+    _started: set[str] = field(default_factory=set, init=False, repr=False)
 
     def __post_init__(self) -> None:
         from shinobi.resources import Budget
@@ -163,12 +164,18 @@ class Session:
     # An observer that writes to a terminal gets EIO once the terminal is gone
     # (a dropped ssh connection, with SIGHUP on its way): that must not stop
     # the run from tearing its steps down and recording how it ended.
+    def running_steps(self) -> bool:
+        """Whether a step has started and not yet finished (what a stop waits for)."""
+        return bool(self._started)
+
     def emit_started(self, name: str, info: dict[str, Any]) -> None:
+        self._started.add(name)
         for observer in self.observers:
             with contextlib.suppress(OSError):
                 observer.step_started(name, info)
 
     def emit_finished(self, result: StepResult) -> None:
+        self._started.discard(result.name)
         for observer in self.observers:
             with contextlib.suppress(OSError):
                 observer.step_finished(result)
