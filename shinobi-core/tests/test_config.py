@@ -303,3 +303,11 @@ def test_an_empty_cache_dir_is_refused_not_taken_for_the_default(
     monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
     with pytest.raises(ConfigError, match=r"'cache.dir' \(from environment variable .*is empty"):
         load_config(cwd=tmp_path, environ={"SHINOBI_CACHE_DIR": ""})
+
+
+def test_an_endless_grace_period_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    with pytest.raises(ConfigError, match=r"'execution.grace_period' .*finite number"):
+        load_config(cwd=tmp_path, environ={"SHINOBI_EXECUTION_GRACE_PERIOD": "1e309"})

@@ -60,7 +60,10 @@ class _Section(BaseModel):
 class ExecutionConfig(_Section):
     max_workers: int = Field(1, ge=1, description="steps run at once, per recipe")
     grace_period: float = Field(
-        10.0, ge=0, description="seconds between SIGTERM and SIGKILL when stopping a step"
+        10.0,
+        ge=0,
+        allow_inf_nan=False,  # an endless grace would leave a stuck step's stop to a 2nd signal
+        description="seconds between SIGTERM and SIGKILL when stopping a step",
     )
     clear_stale_outputs: bool = Field(
         True, description="check for live writers before a step rewrites an existing output"
