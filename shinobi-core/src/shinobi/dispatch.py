@@ -149,7 +149,7 @@ def run_cab(
         else:
             outputs, error = _validate_outputs(cab, outputs)
     stale = untouched(before, started) if error is None and before else []
-    for path in optional_outputs(cab, invocation.paths, stale).values():
+    for path in optional_outputs(cab, invocation.paths, stale).values() if stale else ():
         stale.remove(path)  # the step may make it or not: leaving it is no quiet failure
     warnings += [
         f"it exited 0 but did not rewrite its output {path!r}, which is still the one an"
