@@ -341,3 +341,15 @@ def test_logs_of_a_name_that_matches_nothing_names_the_local_runs_too(project: P
     said = ninja(project, "logs", "tlak")
     assert said.returncode == 2
     assert "local runs here are of talk (`ninja runs` lists their ids)" in said.stderr
+
+
+def test_a_run_folder_named_in_bytes_that_are_not_utf8_is_listed_with_them_escaped(
+    tmp_path: Path,
+) -> None:
+    runs = tmp_path / ".shinobi" / "runs"
+    runs.mkdir(parents=True)
+    os.mkdir(os.fsencode(runs) + b"/20260101-000000-bad\xffdir")
+    (found,) = local_runs(tmp_path)
+    shown = found.to_json()
+    assert shown["run_id"] == "20260101-000000-bad\\xffdir"
+    assert "\udcff" not in json.dumps(shown, ensure_ascii=False)  # no lone surrogate left

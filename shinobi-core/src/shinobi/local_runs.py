@@ -181,12 +181,18 @@ class LocalRun:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "run_id": self.run_id,
-            "path": str(self.path),
+            "run_id": _readable(self.run_id),
+            "path": _readable(str(self.path)),
             "state": self.state,
             "recipe": self.recipe,
             "modified": self.modified,
         }
+
+
+def _readable(name: str) -> str:
+    """A file name that is not UTF-8 with its bytes escaped (``bad\\xffdir``):
+    as a lone surrogate it would be garbled by every JSON reader."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
 def _read_json(path: Path) -> dict[str, object] | None:
