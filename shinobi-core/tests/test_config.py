@@ -275,14 +275,6 @@ def test_config_show_gives_the_values_a_run_uses_where_the_setting_leaves_it_to_
     assert rows["cache.dir"]["source"] == "default location"
 
 
-def test_a_list_in_a_variable_that_is_not_json_says_how_to_write_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
-    with pytest.raises(ConfigError, match=r"SHINOBI_BACKEND_VENV_HOST_COMMANDS\).*as JSON"):
-        load_config(cwd=tmp_path, environ={"SHINOBI_BACKEND_VENV_HOST_COMMANDS": "sh"})
-
-
 def test_an_unknown_default_backend_says_which_setting_and_file_named_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -297,17 +289,21 @@ def test_an_unknown_default_backend_says_which_setting_and_file_named_it(
         prepare(Recipe("r", steps=[]), None, config)
 
 
-def test_an_empty_cache_dir_is_refused_not_taken_for_the_default(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        # a list in a variable that is not JSON: say how to write one
+        ("SHINOBI_BACKEND_VENV_HOST_COMMANDS", "sh", r"Input should be a valid list; .*as JSON"),
+        # empty would quietly mean the default location
+        ("SHINOBI_CACHE_DIR", "", r"is empty; name a directory"),
+        # an endless grace would leave stopping a stuck step to a second signal
+        ("SHINOBI_EXECUTION_GRACE_PERIOD", "1e309", r"Input should be a finite number"),
+    ],
+    ids=["list-not-json", "empty-cache-dir", "endless-grace"],
+)
+def test_a_bad_variable_is_refused_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, said: str
 ) -> None:
     monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
-    with pytest.raises(ConfigError, match=r"'cache.dir' \(from environment variable .*is empty"):
-        load_config(cwd=tmp_path, environ={"SHINOBI_CACHE_DIR": ""})
-
-
-def test_an_endless_grace_period_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
-    with pytest.raises(ConfigError, match=r"'execution.grace_period' .*finite number"):
-        load_config(cwd=tmp_path, environ={"SHINOBI_EXECUTION_GRACE_PERIOD": "1e309"})
+    with pytest.raises(ConfigError, match=rf"\(from environment variable {variable}\): {said}"):
+        load_config(cwd=tmp_path, environ={variable: value})
