@@ -17,12 +17,13 @@ from shinobi.backends.streams import StreamLog
 from shinobi.errors import ShinobiError, did_you_mean
 from shinobi.exit_guard import describe_exit, exits_refused
 from shinobi.failures import STEP_CODE_FAILURES, describe_failure, more_in_stderr, raised_line
+from shinobi.interrupted_outputs import set_aside
 from shinobi.outcome import result_of_run
 from shinobi.plan import cab_of
 from shinobi.steps.argv import path_uses, render_argv
 from shinobi.steps.outputs import collect_outputs, optional_outputs, static_outputs, wrangle
 from shinobi.steps.result import StepResult
-from shinobi.steps.types import error_field, field_values, validation_errors
+from shinobi.steps.types import error_field, field_values, fields_of, validation_errors
 from shinobi.untouched_outputs import existing_outputs, untouched
 
 if TYPE_CHECKING:
@@ -138,6 +139,13 @@ def run_cab(
     finished = time.time()
     wrangled = wrangle(cab, run.stdout, run.stderr)
     warnings = list(wrangled.warnings)
+    if run.cancelled and not backend.capabilities.remote:
+        inputs = fields_of(cab.inputs_model)
+        for path, aside in set_aside(invocation.paths, inputs, before, started):
+            warnings.append(
+                f"it was stopped while writing {path!r}: that part is now {aside!r}, so that"
+                " nothing takes it for a finished product"
+            )
     error = describe_failure(run)
     outputs: dict[str, Any] = {}
     if error is None:

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 from shinobi.backends.base import PathUse
 
-__all__ = ["MAX_ENTRIES", "existing_outputs", "untouched"]
+__all__ = ["MAX_ENTRIES", "Signature", "existing_outputs", "signature_of", "untouched"]
 
 #: Seconds by which an unchanged file must predate the step to count as untouched.
 _TICK = 0.05
@@ -65,7 +65,7 @@ def _tree_signature(path: str, st: os.stat_result) -> Signature | None:
     return (st.st_ino, hash(tuple(sorted(entries))), newest_mtime, newest_ctime)
 
 
-def _current(path: str) -> Signature | None:
+def signature_of(path: str) -> Signature | None:
     """The signature of the file or directory at ``path`` now (None: neither, or gone)."""
     try:
         st = os.stat(path)
@@ -84,7 +84,7 @@ def existing_outputs(paths: Iterable[PathUse]) -> dict[str, Signature]:
     for use in paths:
         if use.role != "output" or use.mutable or use.pattern:
             continue
-        signature = _current(use.path)
+        signature = signature_of(use.path)
         if signature is not None:
             found[use.path] = signature
     return found
@@ -96,5 +96,5 @@ def untouched(before: dict[str, Signature], started: float) -> list[str]:
     return [
         path
         for path, signature in before.items()
-        if _current(path) == signature and max(signature[2], signature[3]) < limit
+        if signature_of(path) == signature and max(signature[2], signature[3]) < limit
     ]

@@ -1,0 +1,78 @@
+"""An output an interrupted step was writing is moved aside, not left as a product.
+
+Left at its final name, the part looked whole: a tool that appends built on
+it at the next run, and the step cache stored that result.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import textwrap
+from pathlib import Path
+
+from test_interrupt import start_ninja, wait_for
+
+RECIPE = """
+from pathlib import Path
+from pydantic import BaseModel
+from shinobi.steps import Cab, File, MS, ParamMeta, Recipe
+
+class In(BaseModel):
+    out: Path
+    ms: MS
+
+class Out(BaseModel):
+    product: File | None = None
+    ms: MS | None = None
+
+APPEND = 'echo part >> "$1"; echo row >> "$2/table"; touch started; sleep 60'
+writer = Cab(
+    "writer",
+    ["/bin/sh", "-c", APPEND, "sh"],
+    In,
+    Out,
+    {{
+        "out": ParamMeta(positional=True),
+        "ms": ParamMeta(positional=True, mutable=True),
+        "product": ParamMeta(implicit="{{out}}"),
+    }},
+)
+pipe = Recipe("pipe", max_workers=1)
+pipe.add_step("write", writer, out=Path("{out}"), ms=Path("{ms}"))
+"""
+
+
+def test_a_part_written_when_stopped_is_renamed_and_an_input_rewritten_in_place_is_not(
+    tmp_path: Path,
+) -> None:
+    out, ms = tmp_path / "product.txt", tmp_path / "obs.ms"
+    ms.mkdir()
+    (ms / "table").write_text("yesterday\n")
+    (tmp_path / "recipe.py").write_text(textwrap.dedent(RECIPE.format(out=out, ms=ms)))
+    proc = start_ninja(tmp_path, "run", "recipe.py:pipe", "--json")
+    wait_for([tmp_path / "started"], proc)
+    proc.send_signal(signal.SIGINT)
+    stdout, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert not out.exists()
+    assert (tmp_path / "product.txt.interrupted").read_text() == "part\n"
+    assert (ms / "table").read_text() == "yesterday\nrow\n"  # mutable: the user's own, in place
+    (step,) = json.loads(stdout)["steps"]
+    assert step["status"] == "cancelled"
+    assert any("product.txt.interrupted" in w for w in step["warnings"]), step["warnings"]
+
+
+def test_an_output_the_stopped_step_had_not_touched_stays(tmp_path: Path) -> None:
+    out, ms = tmp_path / "product.txt", tmp_path / "obs.ms"
+    ms.mkdir()
+    out.write_text("yesterday's whole product\n")
+    source = textwrap.dedent(RECIPE.format(out=out, ms=ms)).replace('echo part >> "$1"; ', "")
+    (tmp_path / "recipe.py").write_text(source)
+    proc = start_ninja(tmp_path, "run", "recipe.py:pipe")
+    wait_for([tmp_path / "started"], proc)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert out.read_text() == "yesterday's whole product\n"
+    assert not (tmp_path / "product.txt.interrupted").exists()
