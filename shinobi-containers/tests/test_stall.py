@@ -188,3 +188,10 @@ def test_the_watchdog_waits_thirty_seconds_unless_told_otherwise() -> None:
 def test_a_stall_timeout_that_is_not_seconds_is_refused_naming_the_key(value: object) -> None:
     with pytest.raises(SettingsInvalid, match=r"backend\.apptainer\.memory_stall_timeout"):
         ContainerSettings.from_mapping("apptainer", {"memory_stall_timeout": value})
+
+
+def test_a_process_caught_half_way_out_is_passed_over(tmp_path: Path) -> None:
+    proc = fake_proc(tmp_path, UNIFIED, {5: (1, ""), 6: (5, "")})
+    (proc / "7").mkdir()
+    (proc / "7" / "stat").write_text("")  # read as it exited
+    assert descendants(5, proc) == [6]

@@ -130,10 +130,10 @@ def descendants(pid: int, proc: Path = Path("/proc")) -> list[int]:
             continue
         try:
             stat = (entry / "stat").read_text()
-        except OSError:
+            # the name in parentheses may hold spaces and parentheses; the rest does not
+            parent = int(stat.rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):  # gone, or caught half-way out
             continue
-        # the name in parentheses may hold spaces and parentheses; the rest does not
-        parent = int(stat.rpartition(")")[2].split()[1])
         children.setdefault(parent, []).append(int(entry.name))
     found, queue = [], list(children.get(pid, ()))
     while queue:
@@ -171,13 +171,13 @@ def _process_counters(pids: Iterable[int], proc: Path) -> tuple[int, int | None]
         try:
             stat = (proc / str(pid) / "stat").read_text()
             counters = (proc / str(pid) / "io").read_text()
-        except OSError:
+            ticks += int(stat.rpartition(")")[2].split()[11])  # utime, field 14
+            for line in counters.splitlines():
+                key, _, value = line.partition(":")
+                if key in ("rchar", "wchar", "write_bytes"):
+                    io += int(value)
+        except (OSError, ValueError, IndexError):  # gone, or not ours to read
             return ticks, None
-        ticks += int(stat.rpartition(")")[2].split()[11])  # utime, field 14
-        for line in counters.splitlines():
-            key, _, value = line.partition(":")
-            if key in ("rchar", "wchar", "write_bytes"):
-                io += int(value)
     return ticks, io
 
 
@@ -262,6 +262,11 @@ class StallWatch:
         )
 
     def _watch(self, client: int) -> None:
+        # a watchdog that fails must not print a traceback over the run, nor end it
+        with contextlib.suppress(Exception):
+            self._watch_until_stopped(client)
+
+    def _watch_until_stopped(self, client: int) -> None:
         cgroup, pause = None, self.interval
         while cgroup is None:  # at once, unless the engine first fetches or builds the image
             if self._stop.wait(pause):
