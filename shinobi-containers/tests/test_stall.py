@@ -17,7 +17,6 @@ from shinobi_containers.stall import (
     MemoryCgroup,
     Sample,
     StallJudge,
-    descendants,
     memory_cgroup_of,
 )
 
@@ -89,14 +88,13 @@ def test_one_sign_of_life_starts_the_window_again() -> None:
 
 
 # -- reading cgroups and /proc ----------------------------------------------------
-def fake_proc(tmp_path: Path, mountinfo: str, processes: dict[int, tuple[int, str]]) -> Path:
-    """A /proc with ``pid: (parent, cgroup file)`` entries and ``self/mountinfo``."""
+def fake_proc(tmp_path: Path, mountinfo: str, cgroups: dict[int, str]) -> Path:
+    """A /proc with each pid's ``cgroup`` file, and ``self/mountinfo``."""
     proc = tmp_path / "proc"
     (proc / "self").mkdir(parents=True)
     (proc / "self" / "mountinfo").write_text(mountinfo)
-    for pid, (parent, cgroup) in processes.items():
+    for pid, cgroup in cgroups.items():
         (proc / str(pid)).mkdir()
-        (proc / str(pid) / "stat").write_text(f"{pid} (a (tricky) name) S {parent} 1 1 0\n")
         (proc / str(pid) / "cgroup").write_text(cgroup)
     return proc
 
@@ -110,13 +108,13 @@ UNIFIED = "30 23 0:26 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw\n
 
 def test_on_a_hybrid_host_the_v1_memory_hierarchy_is_the_one_that_limits(tmp_path: Path) -> None:
     proc = fake_proc(
-        tmp_path, HYBRID, {7: (1, "12:memory:/apptainer/7\n3:cpu,cpuacct:/\n0::/user.slice\n")}
+        tmp_path, HYBRID, {7: "12:memory:/apptainer/7\n3:cpu,cpuacct:/\n0::/user.slice\n"}
     )
     assert memory_cgroup_of(7, proc) == MemoryCgroup(Path("/sys/fs/cgroup/memory/apptainer/7"), 1)
 
 
 def test_on_a_unified_host_the_v2_cgroup_is_read(tmp_path: Path) -> None:
-    proc = fake_proc(tmp_path, UNIFIED, {7: (1, "0::/system.slice/apptainer-7.scope\n")})
+    proc = fake_proc(tmp_path, UNIFIED, {7: "0::/system.slice/apptainer-7.scope\n"})
     assert memory_cgroup_of(7, proc) == MemoryCgroup(
         Path("/sys/fs/cgroup/system.slice/apptainer-7.scope"), 2
     )
@@ -124,16 +122,6 @@ def test_on_a_unified_host_the_v2_cgroup_is_read(tmp_path: Path) -> None:
 
 def test_a_process_that_is_gone_has_no_cgroup(tmp_path: Path) -> None:
     assert memory_cgroup_of(99, fake_proc(tmp_path, UNIFIED, {})) is None
-
-
-def test_descendants_are_found_through_every_generation_and_names_with_parentheses(
-    tmp_path: Path,
-) -> None:
-    proc = fake_proc(
-        tmp_path, UNIFIED, {5: (1, ""), 6: (5, ""), 7: (6, ""), 8: (6, ""), 9: (1, "")}
-    )
-    assert sorted(descendants(5, proc)) == [6, 7, 8]
-    assert descendants(9, proc) == []
 
 
 def cgroup_dir(path: Path, version: int, files: dict[str, str]) -> MemoryCgroup:
@@ -188,10 +176,3 @@ def test_the_watchdog_waits_thirty_seconds_unless_told_otherwise() -> None:
 def test_a_stall_timeout_that_is_not_seconds_is_refused_naming_the_key(value: object) -> None:
     with pytest.raises(SettingsInvalid, match=r"backend\.apptainer\.memory_stall_timeout"):
         ContainerSettings.from_mapping("apptainer", {"memory_stall_timeout": value})
-
-
-def test_a_process_caught_half_way_out_is_passed_over(tmp_path: Path) -> None:
-    proc = fake_proc(tmp_path, UNIFIED, {5: (1, ""), 6: (5, "")})
-    (proc / "7").mkdir()
-    (proc / "7" / "stat").write_text("")  # read as it exited
-    assert descendants(5, proc) == [6]

@@ -151,7 +151,6 @@ class ContainerBackend(Backend):
                 outputs=invocation.paths,
                 started=stall.start if stall is not None else None,
             )
-            stalled = stall is not None and stall.finish()
             try:
                 oom_killed = None if run.cancelled else self.oom_killed(name, spec, run, watch)
                 engine_failed = not run.cancelled and self._engine_failed(name, run)
@@ -162,8 +161,7 @@ class ContainerBackend(Backend):
         finally:
             if watch is not None:
                 watch.close()
-            if stall is not None:
-                stall.finish()
+            stalled = stall is not None and stall.finish()
         result = interpret_run(
             run,
             engine=self.name,

@@ -32,12 +32,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from shinobi.teardown import process_table
+
 __all__ = [
     "MemoryCgroup",
     "Sample",
     "StallJudge",
     "StallWatch",
-    "descendants",
     "memory_cgroup_of",
     "take_sample",
 ]
@@ -120,27 +121,6 @@ def memory_cgroup_of(pid: int, proc: Path = Path("/proc")) -> MemoryCgroup | Non
     if v2_path is not None and v2_mount is not None:
         return MemoryCgroup(v2_mount / v2_path.lstrip("/"), 2)
     return None
-
-
-def descendants(pid: int, proc: Path = Path("/proc")) -> list[int]:
-    """Every living process below ``pid``, nearest first."""
-    children: dict[int, list[int]] = {}
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            # the name in parentheses may hold spaces and parentheses; the rest does not
-            parent = int(stat.rpartition(")")[2].split()[1])
-        except (OSError, ValueError, IndexError):  # gone, or caught half-way out
-            continue
-        children.setdefault(parent, []).append(int(entry.name))
-    found, queue = [], list(children.get(pid, ()))
-    while queue:
-        child = queue.pop(0)
-        found.append(child)
-        queue.extend(children.get(child, ()))
-    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +209,8 @@ class StallWatch:
     """Watches one run's memory cgroup from a thread; kills the run if it stalls.
 
     ``start`` takes the pid of the engine's client: the payload is found among
-    its descendants, in a memory cgroup other than ninja's own.
+    its descendants (as teardown finds a step's processes), in a memory cgroup
+    other than ninja's own.
     """
 
     def __init__(self, window: float, interval: float = INTERVAL) -> None:
@@ -286,7 +267,7 @@ class StallWatch:
 def _payload_cgroup(client: int) -> MemoryCgroup | None:
     """The memory cgroup, with a limit, of the client's nearest descendant outside ours."""
     ours = memory_cgroup_of(os.getpid())
-    for pid in descendants(client):
+    for pid in process_table().family([client]):  # the client, then all below it
         cgroup = memory_cgroup_of(pid)
         if cgroup is None or cgroup == ours:
             continue
