@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable
 
 from shinobi.backends.base import PathUse
-from shinobi.untouched_outputs import Signature, signature_of
+from shinobi.untouched_outputs import Signature, signature_of, stamped_before
 
 __all__ = ["SUFFIX", "set_aside"]
 
@@ -36,13 +36,12 @@ def set_aside(
     ``before`` (their signatures as it started) and stamped after ``started``.
     Returns (path, where it went) for each."""
     given = set(inputs)
-    since = (started - 0.05) * 1e9  # timestamps tick coarsely
     moved = []
     for use in uses:
         if use.role != "output" or use.mutable or use.pattern or use.field in given:
             continue
         now = signature_of(use.path)
-        if now is None or before.get(use.path) == now or max(now[2], now[3]) < since:
+        if now is None or before.get(use.path) == now or stamped_before(now, started):
             continue  # gone, too big to tell, or not written by this step: it stays
         aside = _free_name(use.path + SUFFIX)
         try:

@@ -3,10 +3,11 @@
 A tool that fails quietly (exits 0, writes nothing: a licence server down, a
 flag it ignored) leaves the previous run's output where it was, and the
 next step, the step cache and the provenance record would all take it for
-this run's product. A file or directory a step is to write that exists before the step runs is
-therefore noted (a file: inode, size, mtime, ctime; a directory, such as a
-Measurement Set: the same of everything in it), and if it is unchanged after
-the step exited 0, the step is warned about and its result is not cached.
+this run's product. A file or directory a step is to write that exists
+before the step runs is therefore noted (a file: inode, size, mtime, ctime;
+a directory, such as a Measurement Set: the same of everything in it), and
+if it is unchanged after the step exited 0, the step is warned about and its
+result is not cached.
 
 Only an output whose timestamps are clearly older than the step's start
 counts: timestamps tick coarsely (a few milliseconds), and a file written
@@ -24,7 +25,14 @@ from collections.abc import Iterable
 
 from shinobi.backends.base import PathUse
 
-__all__ = ["MAX_ENTRIES", "Signature", "existing_outputs", "signature_of", "untouched"]
+__all__ = [
+    "MAX_ENTRIES",
+    "Signature",
+    "existing_outputs",
+    "signature_of",
+    "stamped_before",
+    "untouched",
+]
 
 #: Seconds by which an unchanged file must predate the step to count as untouched.
 _TICK = 0.05
@@ -90,11 +98,17 @@ def existing_outputs(paths: Iterable[PathUse]) -> dict[str, Signature]:
     return found
 
 
+def stamped_before(signature: Signature, started: float) -> bool:
+    """Whether everything ``signature`` covers is clearly older than ``started``
+    (the step's start): timestamps tick coarsely, so a file stamped within a
+    tick of the start may be the step's own."""
+    return max(signature[2], signature[3]) < (started - _TICK) * 1e9
+
+
 def untouched(before: dict[str, Signature], started: float) -> list[str]:
     """The outputs of ``before`` that are unchanged and older than ``started``."""
-    limit = (started - _TICK) * 1e9
     return [
         path
         for path, signature in before.items()
-        if signature_of(path) == signature and max(signature[2], signature[3]) < limit
+        if signature_of(path) == signature and stamped_before(signature, started)
     ]

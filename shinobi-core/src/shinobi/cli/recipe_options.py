@@ -319,8 +319,7 @@ def _input_key(model: Any, name: str) -> str:
 
 
 def _shown_default(info: Any) -> Any:
-    """A field's default as ``--help`` shows it: a factory's product, an enum's value."""
-
+    """A field's default as ``--help`` shows it: a factory's product, as typed."""
     try:
         default = info.get_default(call_default_factory=True)
     except Exception:  # the recipe's own factory failed (or needs the other inputs)
