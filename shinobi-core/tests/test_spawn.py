@@ -99,6 +99,81 @@ def test_the_step_sees_no_descriptor_but_its_three(
     assert os.get_inheritable(inheritable_fd)  # and ninja's process is left as it was
 
 
+def _descriptors_seen(tmp_path: Path) -> set[int]:
+    """The descriptors a step started by posix_spawn in ninja's directory has, but its three."""
+    out = tmp_path / "fds"
+    with open(out, "wb") as fh:
+        child = _start(["/bin/ls", "/proc/self/fd"], os.getcwd(), stdout=fh.fileno())
+        assert not isinstance(child, subprocess.Popen)
+        assert child.wait() == 0
+    return {int(n) for n in out.read_text().split()} - {0, 1, 2}
+
+
+def _inheritable_pipe() -> tuple[int, int]:
+    read, write = os.pipe()
+    os.set_inheritable(read, True)
+    return read, write
+
+
+def test_a_run_keeps_its_listing_but_checks_what_it_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    read, write = _inheritable_pipe()
+    with spawn.ninja_holds_main():
+        assert read not in _descriptors_seen(tmp_path)  # listed, and closed in the step
+        assert read in (spawn._listed or [])
+        os.close(read)  # gone since the listing: the step still starts
+        assert len(_descriptors_seen(tmp_path)) == 1  # only ls's own listing
+        assert read not in (spawn._listed or [])
+        reused, other = _inheritable_pipe()  # may reuse the number, no longer listed
+        try:
+            with spawn.user_code():  # code of the user's ran: listed afresh
+                pass
+            assert reused not in _descriptors_seen(tmp_path)
+            assert reused in (spawn._listed or [])
+        finally:
+            os.close(reused)
+            os.close(other)
+    os.close(write)
+
+
+def test_a_new_run_lists_the_descriptors_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with spawn.ninja_holds_main():
+        _descriptors_seen(tmp_path)
+    read, write = _inheritable_pipe()  # the caller's code between two runs
+    try:
+        with spawn.ninja_holds_main():
+            assert read not in _descriptors_seen(tmp_path)
+        assert read not in _descriptors_seen(tmp_path)  # outside a run: every spawn lists
+    finally:
+        os.close(read)
+        os.close(write)
+
+
+def test_a_thread_not_ninjas_makes_the_next_spawn_list_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with spawn.ninja_holds_main():
+        _descriptors_seen(tmp_path)
+        stop = threading.Event()
+        foreign = threading.Thread(target=stop.wait, name="left-behind")
+        foreign.start()
+        read, write = _inheritable_pipe()  # as such a thread might, while it ran
+        try:
+            assert isinstance(_start(["/bin/true"], os.getcwd()), subprocess.Popen)
+            stop.set()
+            foreign.join()
+            assert read not in _descriptors_seen(tmp_path)
+        finally:
+            os.close(read)
+            os.close(write)
+
+
 def test_exit_codes_and_signals_read_alike(tmp_path: Path, way: str) -> None:
     cwd = _cwd(tmp_path, way)
     assert _start(["/bin/sh", "-c", "exit 3"], cwd).wait() == 3

@@ -28,6 +28,17 @@ It is used only where the step gets the same world as from Popen:
   which closes everything in the child whenever it was opened. Threads that
   C code starts without Python's knowledge are beyond this check.
 
+  Listing them costs more than the rest of a spawn's own work (about 35 us
+  a step here), so while a run holds the main thread the listing is kept and
+  only its members are checked again at each spawn (usually none). A new
+  inheritable descriptor can then come only from code of the user's, so the
+  listing is made afresh whenever that may have run: when a run begins,
+  after every :func:`user_code` block, and after any spawn that found a
+  thread that is not ninja's. Code of the user's that ninja calls outside
+  those blocks (the validators of a step's models) must not make one;
+  Python opens every file non-inheritable, so only ``os.dup2`` or
+  ``set_inheritable`` there, or C code, could.
+
 One difference remains with glibc (2.36 here): its ``posix_spawn`` leaves
 the two signals it reserves for itself (32 and 33) ignored in the child, and
 no spawn attribute can reset them. Programs built on glibc install their own
@@ -44,7 +55,7 @@ import signal
 import subprocess
 import threading
 from collections.abc import Iterator, Sequence
-from typing import Protocol
+from typing import Literal, Protocol
 
 __all__ = ["Child", "ninja_holds_main", "start", "user_code"]
 
@@ -98,25 +109,41 @@ _PATH = b"PATH"
 _lock = threading.Lock()
 
 
-class _Count:
-    """How many blocks of one kind are under way, changed under :data:`_lock`."""
+#: The inheritable descriptors the last listing found while a run held the
+#: main thread; None: list them at the next spawn (see the module docstring).
+_listed: list[int] | None = None
 
-    def __init__(self) -> None:
+
+class _Count:
+    """How many blocks of one kind are under way, changed under :data:`_lock`.
+
+    ``forget`` says when the descriptor listing may be out of date from then
+    on: as the first block begins (a run: the caller's code ran before it),
+    or as any block ends (code of the user's: it may have opened one).
+    """
+
+    def __init__(self, forget: Literal["start", "end"]) -> None:
         self.value = 0
+        self._forget_on_start = forget == "start"
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
+        global _listed
         with _lock:
+            if self._forget_on_start and not self.value:
+                _listed = None
             self.value += 1
         try:
             yield
         finally:
             with _lock:
                 self.value -= 1
+                if not self._forget_on_start:
+                    _listed = None
 
 
-_users = _Count()
-_held_mains = _Count()
+_users = _Count(forget="end")
+_held_mains = _Count(forget="start")
 
 
 def user_code() -> contextlib.AbstractContextManager[None]:
@@ -162,6 +189,29 @@ def _inheritable_descriptors() -> list[int] | None:
     return found
 
 
+def _still_inheritable(fd: int) -> bool:
+    try:
+        return os.get_inheritable(fd)
+    except OSError:  # closed since it was listed
+        return False
+
+
+def _inheritable_now() -> list[int] | None:
+    """The inheritable descriptors, from the kept listing where it holds (under :data:`_lock`).
+
+    Outside a run that holds the main thread the caller's own code runs
+    between spawns, so every spawn lists them.
+    """
+    global _listed
+    if not _held_mains.value:
+        return _inheritable_descriptors()
+    if _listed is None:
+        _listed = _inheritable_descriptors()
+        return _listed
+    _listed = [fd for fd in _listed if _still_inheritable(fd)]
+    return _listed
+
+
 def _spawnable(cwd: str, env: dict[bytes, bytes]) -> bool:
     """The conditions that do not change while the spawn is prepared."""
     if not hasattr(os, "posix_spawnp"):
@@ -177,10 +227,12 @@ def _spawn(
     argv: Sequence[str], env: dict[bytes, bytes], streams: tuple[int, int, int]
 ) -> int | None:
     """The pid of ``argv`` started by posix_spawn, or None where only Popen may start it."""
+    global _listed
     with _lock:
         if _users.value or not _only_ninja_threads():
+            _listed = None
             return None
-        inheritable = _inheritable_descriptors()
+        inheritable = _inheritable_now()
         if inheritable is None:
             return None
         actions = [
