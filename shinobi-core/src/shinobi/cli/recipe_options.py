@@ -24,6 +24,8 @@ _RECIPE_KEY = "shinobi_recipe"
 #: Where the loaded FILE.py:NAME is kept, for messages that point at its --help.
 TARGET_KEY = "shinobi_target"
 _INPUTS_KEY = "shinobi_inputs"
+#: The flag (``--no-NAME``) that gives a list input with a default as empty.
+_EMPTIED_KEY = "shinobi_inputs_emptied"
 _ABOUT_KEY = "shinobi_about"
 
 
@@ -246,13 +248,18 @@ class RecipeCommand(click.Command):
                 if "--" + spelling not in names and "--" + spelling not in own:
                     names.append("--" + spelling)
             own.update(names)
-            if is_bool:
-                own.add(f"--no-{dashed[2:]}")
             required = info.is_required()
             default = None if required else _shown_default(info)
+            # a list with values by default needs a way to be given as empty
+            negated = f"--no-{dashed[2:]}"
+            emptied = is_list and default not in (None, "", [], ()) and negated not in own
+            if is_bool or emptied:
+                own.add(negated)
             help_text = info.description or ""
             if is_list:
                 help_text = f"{help_text} (repeat the option for each value)".strip()
+            if emptied:
+                help_text = f"{help_text}; {negated} for none".strip()
             if not required and default not in (None, "", [], ()):
                 help_text = f"{help_text} [default: {default}]".strip()
             if required:
@@ -271,6 +278,10 @@ class RecipeCommand(click.Command):
                 )
             option.name = f"{_INPUTS_KEY}:{name}"
             options.append(option)
+            if emptied:
+                empty = click.Option([negated], is_flag=True, default=False, hidden=True)
+                empty.name = f"{_EMPTIED_KEY}:{name}:{dashed[2:]}"
+                options.append(empty)
         return options
 
 
@@ -357,10 +368,19 @@ def recipe_values(ctx: click.Context, params: dict[str, Any]) -> tuple[Any, dict
     if recipe is None:
         raise UsageError("name a recipe as FILE.py:NAME (e.g. examples/offload_demo.py:pipe)")
     values: dict[str, Any] = {}
+    model = getattr(recipe, "inputs_model", None)
     for key in [k for k in params if k.startswith(f"{_INPUTS_KEY}:")]:
         value = params.pop(key)
         if value is None or value == ():
             continue
-        name = _input_key(getattr(recipe, "inputs_model", None), key.split(":", 1)[1])
+        name = _input_key(model, key.split(":", 1)[1])
         values[name] = list(value) if isinstance(value, tuple) else value
+    for key in [k for k in params if k.startswith(f"{_EMPTIED_KEY}:")]:
+        _, field, dashed = key.split(":")
+        if not params.pop(key):
+            continue
+        name = _input_key(model, field)
+        if name in values:
+            raise UsageError(f"give --{dashed} values or --no-{dashed}, not both")
+        values[name] = []
     return recipe, values

@@ -1,0 +1,72 @@
+"""A list input whose default has values can be given as empty: ``--no-NAME``."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from cli_in_process import in_process as _ninja
+
+RECIPE = """
+from pydantic import BaseModel, Field
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class In(BaseModel):
+    antennas: list[str] = Field(["ea01", "ea02"], description="antennas to flag")
+    spws: list[int] = []
+    ref_ant: list[str] = ["ea05"]
+
+class SayIn(BaseModel):
+    words: list[str] = []
+
+say = Cab("say", "/bin/echo", SayIn, None, {"words": ParamMeta(positional=True)})
+flag = Recipe("flag", In)
+flag.add_step("say", say, words=flag.inputs.antennas)
+"""
+
+
+@pytest.fixture
+def recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    path = tmp_path / "recipe.py"
+    path.write_text(textwrap.dedent(RECIPE))
+    monkeypatch.chdir(tmp_path)
+    return f"{path}:flag"
+
+
+def _argv(out: str) -> str:
+    """The command line the dry run shows for the step (inside its box)."""
+    return next(line for line in out.splitlines() if "/bin/echo" in line).strip("│ ")
+
+
+def test_the_default_applies_when_the_option_is_not_given(
+    recipe: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _ninja(capsys, "run", recipe, "--dryrun")
+    assert code == 0, err
+    assert _argv(out).endswith("/bin/echo ea01 ea02")
+
+
+def test_no_name_gives_the_list_as_empty(recipe: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _ninja(capsys, "run", recipe, "--no-antennas", "--dryrun")
+    assert code == 0, err
+    assert _argv(out).endswith("/bin/echo")
+
+
+def test_values_and_no_name_together_are_refused(
+    recipe: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _ninja(capsys, "run", recipe, "--antennas", "ea03", "--no-antennas", "--dryrun")
+    assert code == 2
+    assert err.count("\n") == 1 and "--antennas" in err and "--no-antennas" in err
+
+
+def test_help_says_how_to_give_none_and_only_where_there_is_a_default(
+    recipe: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = _ninja(capsys, "run", recipe, "--help")
+    assert code == 0
+    text = "".join(out.split())  # help wraps lines, even inside an option's name
+    assert "--no-antennasfornone" in text
+    assert "--no-ref-antfornone" in text
+    assert "--no-spws" not in text  # empty by default: leaving it out gives none
