@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -109,33 +110,35 @@ def _descriptors_seen(tmp_path: Path) -> set[int]:
     return {int(n) for n in out.read_text().split()} - {0, 1, 2}
 
 
-def _inheritable_pipe() -> tuple[int, int]:
+@contextlib.contextmanager
+def _inheritable_pipe() -> Iterator[int]:
+    """The read end of a pipe, made inheritable (as code of the user's might)."""
     read, write = os.pipe()
     os.set_inheritable(read, True)
-    return read, write
+    try:
+        yield read
+    finally:
+        for fd in (read, write):
+            with contextlib.suppress(OSError):  # a test may have closed it already
+                os.close(fd)
 
 
 def test_a_run_keeps_its_listing_but_checks_what_it_lists(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    read, write = _inheritable_pipe()
     with spawn.ninja_holds_main():
-        assert read not in _descriptors_seen(tmp_path)  # listed, and closed in the step
-        assert read in (spawn._listed or [])
-        os.close(read)  # gone since the listing: the step still starts
-        assert len(_descriptors_seen(tmp_path)) == 1  # only ls's own listing
-        assert read not in (spawn._listed or [])
-        reused, other = _inheritable_pipe()  # may reuse the number, no longer listed
-        try:
+        with _inheritable_pipe() as read:
+            assert read not in _descriptors_seen(tmp_path)  # listed, and closed in the step
+            assert read in (spawn._listed or [])
+            os.close(read)  # gone since the listing: the step still starts
+            assert len(_descriptors_seen(tmp_path)) == 1  # only ls's own listing
+            assert read not in (spawn._listed or [])
+        with _inheritable_pipe() as reused:  # may reuse the number, no longer listed
             with spawn.user_code():  # code of the user's ran: listed afresh
                 pass
             assert reused not in _descriptors_seen(tmp_path)
             assert reused in (spawn._listed or [])
-        finally:
-            os.close(reused)
-            os.close(other)
-    os.close(write)
 
 
 def test_a_new_run_lists_the_descriptors_again(
@@ -144,14 +147,10 @@ def test_a_new_run_lists_the_descriptors_again(
     monkeypatch.chdir(tmp_path)
     with spawn.ninja_holds_main():
         _descriptors_seen(tmp_path)
-    read, write = _inheritable_pipe()  # the caller's code between two runs
-    try:
+    with _inheritable_pipe() as read:  # the caller's code between two runs
         with spawn.ninja_holds_main():
             assert read not in _descriptors_seen(tmp_path)
         assert read not in _descriptors_seen(tmp_path)  # outside a run: every spawn lists
-    finally:
-        os.close(read)
-        os.close(write)
 
 
 def test_a_thread_not_ninjas_makes_the_next_spawn_list_again(
@@ -163,15 +162,11 @@ def test_a_thread_not_ninjas_makes_the_next_spawn_list_again(
         stop = threading.Event()
         foreign = threading.Thread(target=stop.wait, name="left-behind")
         foreign.start()
-        read, write = _inheritable_pipe()  # as such a thread might, while it ran
-        try:
+        with _inheritable_pipe() as read:  # as such a thread might, while it ran
             assert isinstance(_start(["/bin/true"], os.getcwd()), subprocess.Popen)
             stop.set()
             foreign.join()
             assert read not in _descriptors_seen(tmp_path)
-        finally:
-            os.close(read)
-            os.close(write)
 
 
 def test_exit_codes_and_signals_read_alike(tmp_path: Path, way: str) -> None:
