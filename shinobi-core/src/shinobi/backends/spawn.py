@@ -28,15 +28,15 @@ It is used only where the step gets the same world as from Popen:
   which closes everything in the child whenever it was opened. Threads that
   C code starts without Python's knowledge are beyond this check.
 
-  Listing them costs more than the rest of a spawn's own work (about 35 us
-  a step here), so while a run holds the main thread the listing is kept and
-  only its members are checked again at each spawn (usually none). A new
-  inheritable descriptor can then come only from code of the user's, so the
-  listing is made afresh whenever that may have run: when a run begins,
-  after every :func:`user_code` block, and after any spawn that found a
-  thread that is not ninja's. Code of the user's that ninja calls outside
-  those blocks (the validators of a step's models) must not make one;
-  Python opens every file non-inheritable, so only ``os.dup2`` or
+  Listing them took about 35 us a step here (a sixth of ninja's own time
+  for a short step), so while a run holds the main thread the listing is
+  kept and only its members are checked again at each spawn (usually none).
+  A new inheritable descriptor can then come only from code of the user's,
+  so the listing is made afresh whenever that may have run: when a run
+  begins, after every :func:`user_code` block, and after any spawn that
+  found a thread that is not ninja's. Code of the user's that ninja calls
+  outside those blocks (the validators of a step's models) must not make
+  one; Python opens every file non-inheritable, so only ``os.dup2`` or
   ``set_inheritable`` there, or C code, could.
 
 One difference remains with glibc (2.36 here): its ``posix_spawn`` leaves
