@@ -141,11 +141,7 @@ def run_cab(
     warnings = list(wrangled.warnings)
     if run.cancelled and not backend.capabilities.remote:
         inputs = fields_of(cab.inputs_model)
-        for path, aside in set_aside(invocation.paths, inputs, before, started):
-            warnings.append(
-                f"it was stopped while writing {path!r}: that part is now {aside!r}, so that"
-                " nothing takes it for a finished product"
-            )
+        warnings += [a.warning() for a in set_aside(invocation.paths, inputs, before, started)]
     error = describe_failure(run)
     outputs: dict[str, Any] = {}
     if error is None:
@@ -160,8 +156,9 @@ def run_cab(
     for path in optional_outputs(cab, invocation.paths, stale).values() if stale else ():
         stale.remove(path)  # the step may make it or not: leaving it is no quiet failure
     warnings += [
-        f"it exited 0 but did not rewrite its output {path!r}, which is still the one an"
-        " earlier run left (a tool failing quietly?); this result is not cached"
+        f"it exited 0 but did not rewrite its output {path!r}, which is as it was before"
+        " the step started (a tool failing quietly? if the step may leave it so, declare"
+        " that output optional); this result is not cached"
         for path in stale
     ]
     result = result_of_run(

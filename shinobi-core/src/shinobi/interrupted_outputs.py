@@ -8,48 +8,103 @@ the interrupted step made or changed is renamed to ``NAME.interrupted``
 beside it: nothing is deleted, and nothing half-written keeps a product's
 name.
 
-Only the step's own products are moved: not an input it rewrites in place
-(``mutable``), not a passthrough (the path it was given to write, which is
-also an input), not a harvest glob, and only on backends that run here.
+Only the step's own products are moved (see
+:func:`shinobi.untouched_outputs.product_paths`): never an input, whether
+rewritten in place (``mutable``), passed through (the path the step was
+given to write may be one it rewrites in place), or named again by an
+implicit output; and only on backends that run here. What a ``harvest`` glob
+matches counts file by file. A directory that was there before the step
+started, and is the same directory still, may hold more than this step's
+work (other steps' products, the user's files), so it stays where it is and
+the step is warned about instead. An output that cannot be renamed (a mount
+point, a directory ninja may not write) is warned about too.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
+from typing import NamedTuple
 
 from shinobi.backends.base import PathUse
-from shinobi.untouched_outputs import Signature, signature_of, stamped_before
+from shinobi.untouched_outputs import Found, product_paths, signature_of, stamped_before
 
-__all__ = ["SUFFIX", "set_aside"]
+__all__ = ["SUFFIX", "Aside", "set_aside"]
 
 SUFFIX = ".interrupted"
 
 
+class Aside(NamedTuple):
+    """What became of one output the step was writing when it was stopped."""
+
+    path: str
+    #: where the part now is; None: it is still at ``path``
+    moved_to: str | None
+    #: why it was not moved
+    why: str = ""
+
+    def warning(self) -> str:
+        """The step's warning about it, in the user's terms."""
+        if self.moved_to is not None:
+            return (
+                f"it was stopped while writing {self.path!r}: that part is now"
+                f" {self.moved_to!r}, so that nothing takes it for a finished product"
+            )
+        return f"it was stopped while writing {self.path!r}, {self.why}"
+
+
 def set_aside(
     uses: Iterable[PathUse],
-    inputs: Iterable[str],
-    before: dict[str, Signature],
+    inputs: Collection[str],
+    before: dict[str, Found],
     started: float,
-) -> list[tuple[str, str]]:
-    """Rename the products ``uses`` names that the step wrote: changed since
-    ``before`` (their signatures as it started) and stamped after ``started``.
-    Returns (path, where it went) for each."""
-    given = set(inputs)
-    moved = []
-    for use in uses:
-        if use.role != "output" or use.mutable or use.pattern or use.field in given:
-            continue
-        now = signature_of(use.path)
-        if now is None or before.get(use.path) == now or stamped_before(now, started):
-            continue  # gone, too big to tell, or not written by this step: it stays
-        aside = _free_name(use.path + SUFFIX)
-        try:
-            os.rename(use.path, aside)
-        except OSError:
-            continue  # left where it is; the step is reported cancelled all the same
-        moved.append((use.path, aside))
-    return moved
+) -> list[Aside]:
+    """Rename the products of ``uses`` that the stopped step wrote: made since it
+    started, or changed since ``before`` (as they were when it started) and
+    stamped after ``started``. ``inputs``: the step's input field names."""
+    paths = dict.fromkeys(product_paths(uses, inputs))
+    written = {path: how for path in paths if (how := _written(path, before, started))}
+    # one may lie inside another (a directory and a file in it): it went with it
+    return [_move(path, how) for path, how in written.items() if os.path.lexists(path)]
+
+
+def _written(path: str, before: dict[str, Found], started: float) -> str | None:
+    """How the step wrote ``path`` (one of its products) since ``started``: "made"
+    (or made anew), "changed", "changed directory"; None: it did not."""
+    try:
+        inode = os.stat(path).st_ino
+    except OSError:
+        return None  # gone, or never made
+    found = before.get(path)
+    if found is None or found.inode != inode:
+        return "made"
+    now = signature_of(path)
+    if found.signature is None or now is None:
+        return None  # too big to tell: the step is not blamed for it
+    if now == found.signature or stamped_before(now, started):
+        return None
+    return "changed directory" if found.directory else "changed"
+
+
+def _move(path: str, how: str) -> Aside:
+    if how == "changed directory":
+        return Aside(
+            path,
+            None,
+            "which was there before it started, so it is left where it is;"
+            " it may hold a partial product",
+        )
+    aside = _free_name(path + SUFFIX)
+    try:
+        os.rename(path, aside)
+    except OSError as exc:
+        return Aside(
+            path,
+            None,
+            f"which could not be renamed aside ({exc.strerror or exc}): it is unfinished;"
+            " move it away or delete it before anything uses it",
+        )
+    return Aside(path, aside)
 
 
 def _free_name(wanted: str) -> str:

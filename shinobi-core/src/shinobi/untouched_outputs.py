@@ -11,24 +11,31 @@ result is not cached.
 
 Only an output whose timestamps are clearly older than the step's start
 counts: timestamps tick coarsely (a few milliseconds), and a file written
-that close to the start cannot be told from one the step wrote. Not checked:
-a directory of more than ``MAX_ENTRIES`` entries (walking it twice would cost
-more than the check is worth), paths the step rewrites in place, and steps
-that run elsewhere, whose files this host may see through an attribute cache.
+that close to the start cannot be told from one the step wrote. The files a
+``harvest`` glob matched as the step started are checked one by one. Not
+checked: a directory of more than ``MAX_ENTRIES`` entries (walking it twice
+would cost more than the check is worth), paths the step rewrites in place
+(``mutable``, even where an implicit output names them again), and steps
+that run elsewhere, whose files this host may see through an attribute
+cache.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Iterator
+from typing import NamedTuple
 
 from shinobi.backends.base import PathUse
 
 __all__ = [
     "MAX_ENTRIES",
+    "Found",
     "Signature",
     "existing_outputs",
+    "product_paths",
     "signature_of",
     "stamped_before",
     "untouched",
@@ -86,15 +93,47 @@ def signature_of(path: str) -> Signature | None:
     return None
 
 
-def existing_outputs(paths: Iterable[PathUse]) -> dict[str, Signature]:
-    """The files and directories among a step's outputs that exist now, with their signatures."""
-    found: dict[str, Signature] = {}
-    for use in paths:
-        if use.role != "output" or use.mutable or use.pattern:
+class Found(NamedTuple):
+    """An output of a step as it was when the step started."""
+
+    inode: int
+    directory: bool
+    #: None: a directory too big (or unreadable) to sign
+    signature: Signature | None
+
+
+def product_paths(uses: Iterable[PathUse], passed_through: Collection[str] = ()) -> Iterator[str]:
+    """The paths that are the step's own products, as they are now.
+
+    A path the step rewrites in place (``mutable``) is the user's, not the
+    step's, even where an output names it again (an implicit output
+    ``"{vis}"`` of a mutable ``vis``). Outputs of the fields in
+    ``passed_through`` (passthroughs: the interrupt leaves those alone) are
+    not products either. A ``harvest`` glob stands for what it matches now.
+    """
+    uses = tuple(uses)
+    skip = set(passed_through)
+    theirs = {u.path for u in uses if u.mutable or (u.role == "output" and u.field in skip)}
+    for use in uses:
+        if use.role != "output" or use.mutable or use.field in skip:
             continue
-        signature = signature_of(use.path)
-        if signature is not None:
-            found[use.path] = signature
+        matches = sorted(glob.glob(use.path)) if use.pattern else (use.path,)
+        yield from (path for path in matches if path not in theirs)
+
+
+def existing_outputs(uses: Iterable[PathUse]) -> dict[str, Found]:
+    """The step's products (see :func:`product_paths`) that exist now, as they are."""
+    found: dict[str, Found] = {}
+    for path in product_paths(uses):
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        directory = stat.S_ISDIR(st.st_mode)
+        if directory:
+            found[path] = Found(st.st_ino, True, _tree_signature(path, st))
+        elif stat.S_ISREG(st.st_mode):
+            found[path] = Found(st.st_ino, False, _signature(st))
     return found
 
 
@@ -105,10 +144,12 @@ def stamped_before(signature: Signature, started: float) -> bool:
     return max(signature[2], signature[3]) < (started - _TICK) * 1e9
 
 
-def untouched(before: dict[str, Signature], started: float) -> list[str]:
+def untouched(before: dict[str, Found], started: float) -> list[str]:
     """The outputs of ``before`` that are unchanged and older than ``started``."""
     return [
         path
-        for path, signature in before.items()
-        if signature_of(path) == signature and stamped_before(signature, started)
+        for path, found in before.items()
+        if found.signature is not None
+        and signature_of(path) == found.signature
+        and stamped_before(found.signature, started)
     ]

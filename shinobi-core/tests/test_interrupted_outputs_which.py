@@ -1,0 +1,128 @@
+"""Which outputs an interrupted step's part is moved aside from, and what is said.
+
+Cases an audit found: an implicit output naming a mutable input's path had
+the user's Measurement Set renamed; a new directory too big to sign, and the
+files a harvest glob matches, kept their names; a directory that held other
+steps' products was moved as a whole; a rename that failed was not said.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from shinobi import interrupted_outputs
+from shinobi.backends.base import PathUse
+from shinobi.interrupted_outputs import set_aside
+from shinobi.untouched_outputs import existing_outputs, untouched
+
+
+def _aged(*paths: Path) -> None:
+    """An earlier run's: an hour old, and clearly before the step (ctime cannot be set back)."""
+    old = time.time() - 3600
+    for path in paths:
+        os.utime(path, (old, old))
+    time.sleep(0.1)
+
+
+def _started(uses: list[PathUse]) -> tuple[dict, float]:  # type: ignore[type-arg]
+    before = existing_outputs(uses)
+    time.sleep(0.06)  # timestamps tick coarsely: the step's writes come clearly after
+    return before, time.time()
+
+
+def test_an_implicit_output_naming_a_mutable_input_is_the_users(tmp_path: Path) -> None:
+    ms = tmp_path / "raw.ms"
+    ms.mkdir()
+    uses = [
+        PathUse(str(ms), "input", "vis", "dir", mutable=True),
+        PathUse(str(ms), "output", "ms", "dir"),
+    ]
+    before, started = _started(uses)
+    (ms / "HISTORY").write_text("flagged half\n")
+    assert set_aside(uses, {"vis"}, before, started) == []
+    assert (ms / "HISTORY").exists()
+
+
+def test_a_new_directory_too_big_to_sign_is_moved_all_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("shinobi.untouched_outputs.MAX_ENTRIES", 2)
+    out = tmp_path / "big.ms"
+    uses = [PathUse(str(out), "output", "ms", "dir")]
+    before, started = _started(uses)
+    out.mkdir()
+    for i in range(5):
+        (out / f"t{i}").write_text("row\n")
+    (aside,) = set_aside(uses, (), before, started)
+    assert aside.moved_to == f"{out}.interrupted"
+    assert not out.exists() and len(os.listdir(aside.moved_to)) == 5
+
+
+def test_a_directory_that_was_there_before_is_left_and_said(tmp_path: Path) -> None:
+    products = tmp_path / "products"
+    products.mkdir()
+    (products / "a.fits").write_text("another step's\n")
+    _aged(products / "a.fits", products)
+    uses = [PathUse(str(products), "output", "products", "dir")]
+    before, started = _started(uses)
+    (products / "b.fits").write_text("half\n")
+    (aside,) = set_aside(uses, (), before, started)
+    assert aside.moved_to is None
+    assert (products / "a.fits").exists()
+    assert "left where it is" in aside.warning() and str(products) in aside.warning()
+
+
+def test_a_directory_the_step_made_anew_is_moved(tmp_path: Path) -> None:
+    out = tmp_path / "out.ms"
+    out.mkdir()
+    (out / "old").write_text("yesterday\n")
+    uses = [PathUse(str(out), "output", "ms", "dir")]
+    before, started = _started(uses)
+    out.rename(tmp_path / "out.ms.bak")  # as a tool that replaces its output does
+    out.mkdir()
+    (out / "new").write_text("half\n")
+    (aside,) = set_aside(uses, (), before, started)
+    assert aside.moved_to == f"{out}.interrupted"
+
+
+def test_what_a_harvest_glob_matches_counts_file_by_file(tmp_path: Path) -> None:
+    old = tmp_path / "img-psf.fits"
+    old.write_text("an earlier run's\n")
+    _aged(old)
+    uses = [PathUse(str(tmp_path / "img-*.fits"), "output", "images", "any", pattern=True)]
+    before, started = _started(uses)
+    (tmp_path / "img-image.fits").write_text("half\n")
+    (aside,) = set_aside(uses, (), before, started)
+    assert aside.path == str(tmp_path / "img-image.fits")
+    assert old.exists()  # not written by the stopped step: it stays
+
+
+def test_a_harvested_file_left_as_an_earlier_run_left_it_is_found(tmp_path: Path) -> None:
+    old = tmp_path / "img-image.fits"
+    old.write_text("an earlier run's\n")
+    _aged(old)
+    uses = [PathUse(str(tmp_path / "img-*.fits"), "output", "images", "any", pattern=True)]
+    before, started = _started(uses)
+    assert untouched(before, started) == [str(old)]
+
+
+def test_a_rename_that_fails_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "out.txt"
+    uses = [PathUse(str(out), "output", "out", "file")]
+    before, started = _started(uses)
+    out.write_text("half\n")
+
+    def busy(src: str, dst: str) -> None:
+        raise OSError(errno.EBUSY, os.strerror(errno.EBUSY), src)
+
+    monkeypatch.setattr(interrupted_outputs.os, "rename", busy)
+    (aside,) = set_aside(uses, (), before, started)
+    assert aside.moved_to is None and out.exists()
+    warning = aside.warning()
+    assert "could not be renamed aside" in warning and os.strerror(errno.EBUSY) in warning
+    assert "unfinished" in warning
