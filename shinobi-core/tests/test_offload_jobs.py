@@ -250,28 +250,3 @@ def test_an_output_directory_missing_here_is_noted(tmp_path: Path) -> None:
         " this host: create it on storage the nodes share, or the job will fail unless the tool"
         " makes it"
     ]
-
-
-def test_writing_again_removes_only_the_scripts_an_earlier_write_left(tmp_path: Path) -> None:
-    """A step renamed since the last compile must not leave its old script to be submitted."""
-    options = CompileOptions(workdir=tmp_path, cwd=tmp_path, run_id="run")
-    jobs = compile_jobs(plan_of(pipe(), {"path": "x"}), options)
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "notes.txt").write_text("mine\n")
-
-    def scripts(*names: str) -> Workflow:
-        made = [Script(name, f"{name}.sh", f"echo {name}\n") for name in names]
-        return Workflow(engine="test", options=options, jobs=jobs, scripts=made)
-
-    scripts("make", "use").write(out)
-    (out / "by-hand.sh").write_text("echo mine\n")
-    again = scripts("make", "use_renamed").write(out)
-    assert again.removed == [str(out / "use.sh")]
-    assert sorted(p.name for p in out.iterdir()) == [
-        ".ninja-scripts",
-        "by-hand.sh",
-        "make.sh",
-        "notes.txt",
-        "use_renamed.sh",
-    ]

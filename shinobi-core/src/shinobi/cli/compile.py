@@ -9,6 +9,7 @@ the launches index, and ninja exits: nothing keeps running here.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import sys
 import threading
@@ -68,7 +69,8 @@ class _CompileCommand(MachineOutputCommand, RecipeCommand):
 @click.option(
     "--output",
     "-o",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(file_okay=False),
+    callback=lambda ctx, param, value: _output_directory(value),
     help="Write the scripts into this directory instead of printing them.",
 )
 @click.option("--json", "as_json", is_flag=True, help="With --submit, print the launch as JSON.")
@@ -135,10 +137,13 @@ def command(
         if explain:
             click.echo("\n".join(workflow.explain()))
         if output is not None:
-            if not output.resolve().parent.is_dir():  # a typo must not create directories anywhere
+            parent = output.resolve().parent
+            if not parent.exists():  # a typo must not create directories anywhere
                 raise UsageError(
                     f"cannot write the scripts to {output}: {output.parent} does not exist"
                 )
+            if not parent.is_dir():
+                raise OSError(errno.ENOTDIR, "cannot write the scripts there", str(output.parent))
             written = workflow.write(output)
             click.echo(f"wrote {counted(len(written.paths), 'script')} to {output}", err=True)
             if written.removed:
@@ -148,6 +153,15 @@ def command(
             click.echo(workflow.render(), nl=False)
     if submit:
         _submit(offload, workflow, as_json)
+
+
+def _output_directory(value: str | None) -> Path | None:
+    """``-o ""`` (an unset shell variable) must not mean the current directory."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise click.BadParameter("an empty path names no directory; use . for this one")
+    return Path(value)
 
 
 def _absolute_target(target: str) -> str:

@@ -12,6 +12,7 @@ wrapping, so two engines can never disagree about what a recipe means.
 from __future__ import annotations
 
 import os
+import stat
 from abc import abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ __all__ = [
     "OffloadRefused",
     "OffloadTarget",
     "Script",
+    "ScriptsInTheWay",
     "Workflow",
     "WrittenScripts",
     "compile_jobs",
@@ -119,22 +121,28 @@ class Workflow:
         renamed or removed): a stale script beside fresh ones is one
         ``sbatch *.sh`` away from running.
 
-        Only names ninja recorded itself (in ``WRITTEN_LIST``) are removed;
-        anything else in the directory is the user's. Plain
-        ``os.open``/``os.write``: a 100,000-job workflow is 100,000 files, and
-        buffered text files cost several times more per file.
+        ninja records what it wrote (``WRITTEN_LIST``: each name with the
+        size and modification time it left the file with), and only touches
+        those: a stale script is removed only if it is still as ninja wrote
+        it, and a file of the same name as a script, but not ninja's (the
+        user's own, a symbolic link), stops the compile before anything is
+        written. Plain ``os.open``/``os.write``: a 100,000-job workflow is
+        100,000 files, and buffered text files cost several times more per
+        file.
         """
         directory.mkdir(parents=True, exist_ok=True)
         base = str(directory)
         record = os.path.join(base, WRITTEN_LIST)
-        written = []
+        earlier = _recorded(record)
+        names = [script.file_name for script in self.scripts]
+        _refuse_foreign(base, [WRITTEN_LIST, *names], earlier)
+        written, stamps = [], []
         for script in self.scripts:
             path = os.path.join(base, script.file_name)
-            _write_file(path, script.text)
+            stamps.append(f"{script.file_name}\t{_write_file(path, script.text)}\n")
             written.append(path)
-        names = [script.file_name for script in self.scripts]
-        removed = _remove_stale(base, _recorded(record), set(names))
-        _write_file(record, "".join(f"{name}\n" for name in names))
+        removed = _remove_stale(base, earlier, set(names))
+        _write_file(record, "".join(stamps))
         return WrittenScripts(written, removed)
 
     def explain(self) -> list[str]:
@@ -173,36 +181,77 @@ class WrittenScripts:
     removed: list[str]
 
 
-def _write_file(path: str, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+def _write_file(path: str, text: str) -> str:
+    """Write ``text`` to ``path`` (never through a symbolic link); returns its stamp."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
     try:
         os.write(fd, text.encode("utf-8"))
+        return _stamp(os.fstat(fd))
     finally:
         os.close(fd)
 
 
-def _recorded(record: str) -> list[str]:
+def _stamp(st: os.stat_result) -> str:
+    """What tells a file ninja wrote from the same file changed since: size and mtime."""
+    return f"{st.st_size}\t{st.st_mtime_ns}"
+
+
+def _recorded(record: str) -> dict[str, str]:
+    """The names ``record`` lists, with the stamp each was left with ("" if none)."""
     try:
         with open(record, encoding="utf-8") as listing:
-            return listing.read().splitlines()
+            lines = listing.read().splitlines()
     except (OSError, UnicodeDecodeError):
-        return []
+        return {}
+    return {name: stamp for name, _, stamp in (line.partition("\t") for line in lines)}
 
 
-def _remove_stale(base: str, recorded: list[str], current: set[str]) -> list[str]:
-    """Remove the recorded script names not in ``current``; a name that is not a
-    plain file name, or not a regular file now, is left alone."""
+def _refuse_foreign(base: str, names: list[str], earlier: dict[str, str]) -> None:
+    """Raise before anything is written if a file a script (or the record) is to
+    replace is not one ninja wrote there: the user's own, a link, a directory."""
+    for name in names:
+        path = os.path.join(base, name)
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
+            what = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a regular file"
+            raise ScriptsInTheWay(f"{path} is {what}; ninja writes its scripts only as files")
+        if name != WRITTEN_LIST and name not in earlier:
+            raise ScriptsInTheWay(f"{path} is there already and no earlier ninja compile wrote it")
+
+
+class ScriptsInTheWay(ShinobiError):
+    """A compile's output directory holds a file where a script is to go that is not ninja's."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(
+            f"cannot write the scripts: {problem}; move it away, or write them to another"
+            " directory (-o)"
+        )
+
+
+def _remove_stale(base: str, recorded: dict[str, str], current: set[str]) -> list[str]:
+    """Remove the recorded scripts not in ``current`` that are still as ninja left
+    them; a name that is not a plain file name is left alone, and so is a file
+    changed since (an edited script, a name someone added to the record)."""
     removed = []
-    for name in recorded:
-        if name in current or not name or os.path.basename(name) != name or name[0] == ".":
+    for name, stamp in recorded.items():
+        if name in current or name in ("", WRITTEN_LIST) or os.path.basename(name) != name:
             continue
         path = os.path.join(base, name)
-        if os.path.isfile(path) and not os.path.islink(path):
-            try:
-                os.unlink(path)
-            except OSError:
-                continue
-            removed.append(path)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode) or _stamp(st) != stamp:
+            continue
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
+        removed.append(path)
     return removed
 
 

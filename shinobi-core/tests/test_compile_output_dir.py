@@ -1,0 +1,158 @@
+"""``ninja compile -o DIR``: what may be written over and removed there.
+
+An audit found a script written through a symbolic link (the file it
+pointed at, outside DIR, became a script), a file of the user's named like
+a script overwritten, a name someone added to the record deleted, and a
+dot-named step's stale script never removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from cli_in_process import in_process as _ninja
+from test_offload_fixtures import plan_of
+from test_offload_jobs import pipe
+
+from shinobi.offload.base import (
+    WRITTEN_LIST,
+    CompileOptions,
+    Script,
+    ScriptsInTheWay,
+    Workflow,
+    compile_jobs,
+)
+
+Scripts = Callable[..., Workflow]
+
+
+@pytest.fixture
+def scripts(tmp_path: Path) -> Scripts:
+    options = CompileOptions(workdir=tmp_path, cwd=tmp_path, run_id="run")
+    jobs = compile_jobs(plan_of(pipe(), {"path": "x"}), options)
+
+    def made(*names: str) -> Workflow:
+        written = [Script(name, f"{name}.sh", f"echo {name}\n") for name in names]
+        return Workflow(engine="test", options=options, jobs=jobs, scripts=written)
+
+    return made
+
+
+def test_writing_again_removes_only_the_scripts_an_earlier_write_left(
+    tmp_path: Path, scripts: Scripts
+) -> None:
+    """A step renamed since the last compile must not leave its old script to be submitted."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine\n")
+    scripts("make", "use").write(out)
+    (out / "by-hand.sh").write_text("echo mine\n")
+    again = scripts("make", "use_renamed").write(out)
+    assert again.removed == [str(out / "use.sh")]
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".ninja-scripts",
+        "by-hand.sh",
+        "make.sh",
+        "notes.txt",
+        "use_renamed.sh",
+    ]
+
+
+def test_a_link_named_like_a_script_stops_the_compile_before_it_writes(
+    tmp_path: Path, scripts: Scripts
+) -> None:
+    out, precious = tmp_path / "out", tmp_path / "important.txt"
+    out.mkdir()
+    precious.write_text("important\n")
+    (out / "use.sh").symlink_to(precious)
+    with pytest.raises(ScriptsInTheWay, match="symbolic link"):
+        scripts("make", "use").write(out)
+    assert precious.read_text() == "important\n"
+    assert sorted(p.name for p in out.iterdir()) == ["use.sh"]  # nothing written
+
+
+def test_a_file_of_the_users_named_like_a_script_is_not_overwritten(
+    tmp_path: Path, scripts: Scripts
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "use.sh").write_text("my own\n")
+    with pytest.raises(ScriptsInTheWay, match="no earlier ninja compile wrote it"):
+        scripts("make", "use").write(out)
+    assert (out / "use.sh").read_text() == "my own\n"
+    assert not (out / "make.sh").exists()
+
+
+def test_scripts_ninja_wrote_are_written_over(tmp_path: Path, scripts: Scripts) -> None:
+    out = tmp_path / "out"
+    scripts("make", "use").write(out)
+    again = scripts("make", "use").write(out)
+    assert again.removed == [] and (out / "use.sh").read_text() == "echo use\n"
+
+
+def test_only_what_is_still_as_ninja_wrote_it_is_removed(tmp_path: Path, scripts: Scripts) -> None:
+    out = tmp_path / "out"
+    scripts("make", "edited", ".hidden").write(out)
+    (out / "notes.txt").write_text("mine\n")
+    with (out / WRITTEN_LIST).open("a") as record:
+        record.write("notes.txt\n")  # a name added by hand
+    (out / "edited.sh").write_text("echo my change\n")
+    again = scripts("make").write(out)
+    assert again.removed == [str(out / ".hidden.sh")]
+    assert (out / "notes.txt").read_text() == "mine\n"
+    assert (out / "edited.sh").read_text() == "echo my change\n"
+
+
+def test_a_record_that_is_not_a_file_stops_the_compile_before_it_writes(
+    tmp_path: Path, scripts: Scripts
+) -> None:
+    out = tmp_path / "out"
+    (out / WRITTEN_LIST).mkdir(parents=True)
+    with pytest.raises(ScriptsInTheWay, match="not a regular file"):
+        scripts("make").write(out)
+    assert not (out / "make.sh").exists()
+
+
+RECIPE = """
+from pathlib import Path
+from pydantic import BaseModel
+from shinobi.steps import Cab, File, ParamMeta, Recipe
+
+class I(BaseModel):
+    out: Path
+
+class O(BaseModel):
+    out: File | None = None
+
+touch = Cab("touch", "/bin/touch", I, O, {"out": ParamMeta(positional=True)})
+r = Recipe("r")
+r.add_step("a", touch, out=Path("a.txt"))
+"""
+
+
+@pytest.fixture
+def recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    (tmp_path / "r.py").write_text(RECIPE)
+    monkeypatch.chdir(tmp_path)
+    return "r.py:r"
+
+
+def test_an_empty_output_directory_is_refused(
+    recipe: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _ninja(capsys, "compile", recipe, "-o", "")
+    assert code == 2 and "empty path" in err and err.count("\n") == 1
+    assert not (tmp_path / WRITTEN_LIST).exists()
+
+
+def test_a_file_where_the_directory_should_be_is_said_so(
+    recipe: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("shinobi_slurm")  # compiling needs an engine
+    (tmp_path / "afile").write_text("")
+    code, _, err = _ninja(capsys, "compile", recipe, "-o", "afile/sub")
+    assert code == 74, err
+    assert "afile" in err and "file stands where a directory is needed" in err
+    assert err.count("\n") == 1
