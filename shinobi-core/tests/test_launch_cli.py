@@ -39,11 +39,13 @@ def test_status_json_and_a_failed_launch_exits_1(
     assert "step 'use' failed" in data["summary"]
 
 
-def test_a_step_that_failed_while_others_run_makes_status_exit_1(
-    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("phase", ["failed", "cancelled"])
+def test_a_step_that_failed_or_was_cancelled_while_others_run_makes_status_exit_1(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str], phase: str
 ) -> None:
+    """A step cancelled from outside (scancel) means the launch cannot complete either."""
     launch(tmp_path)
-    engine.rounds = [{"make": "failed", "use": "running"}]
+    engine.rounds = [{"make": phase, "use": "running"}]
     code, out, _ = ninja(capsys, "status", "pipe")
     assert code == 1 and "running" in out
 

@@ -374,6 +374,34 @@ def test_a_job_whose_tool_did_not_make_a_required_output_fails(
     assert subprocess.run(["bash", "-c", found["lazy"]], capture_output=True).returncode == 0
 
 
+KIND_RECIPE = """
+from pydantic import BaseModel
+from shinobi.steps import MS, Cab, File, ParamMeta, Recipe
+
+class Made(BaseModel):
+    ms: MS
+    image: File
+
+mk = Cab("mk", ["/bin/sh", "-c", "echo notadir > made.ms; mkdir -p img.fits"], None, Made,
+         {"ms": ParamMeta(implicit="made.ms"), "image": ParamMeta(implicit="img.fits")})
+r = Recipe("r")
+r.add_step("mk", mk)
+"""
+
+
+def test_a_job_whose_tool_made_the_wrong_kind_of_output_fails(ninja: Ninja, tmp_path: Path) -> None:
+    """An MS that is a plain file (and a file that is a directory) fails the job, as
+    `ninja run` fails the step: the next job must not read it as the product."""
+    (tmp_path / "kind.py").write_text(KIND_RECIPE)
+    done = ninja("compile", "kind.py:r")
+    assert done.returncode == 0, done.stderr
+    script = scripts(done.stdout)["mk"]
+    ran = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert ran.returncode == 1, ran.stderr
+    assert f"{tmp_path}/made.ms is not a directory, but the output is declared" in ran.stderr
+    assert f"{tmp_path}/img.fits is a directory, but the output is declared a file" in ran.stderr
+
+
 def test_explain_says_each_note_once(ninja: Ninja, tmp_path: Path) -> None:
     """The explanation lists the notes; they are not repeated on stderr."""
     missing = tmp_path / "nowhere" / "made.ms"

@@ -280,16 +280,27 @@ def _body(job: Job, files: JobFiles) -> list[str]:
     return [*lines, *relay, *checks, *_exit_kept(job, files), leave]
 
 
-def _outputs_checked(expected: Sequence[tuple[str, str]]) -> list[str]:
-    """Fail a job whose tool exited 0 without making a required output, as
-    ``ninja run`` fails the step: its dependants must not run on nothing (or on
-    what an earlier run left)."""
+def _outputs_checked(expected: Sequence[tuple[str, str, str]]) -> list[str]:
+    """Fail a job whose tool exited 0 without making a required output, or made
+    the wrong kind (a file where an MS was declared), as ``ninja run`` fails the
+    step: its dependants must not run on nothing (or on what an earlier run
+    left)."""
     if not expected:
         return []
     lines = ['if [ "$rc" -eq 0 ]; then']
-    for field, path in expected:
+    for field, path, kind in expected:
+        quoted = shlex.quote(path)
         said = shlex.quote(f'shinobi: output "{field}": the tool did not create {path}')
-        lines.append(f"  [ -e {shlex.quote(path)} ] || {{ echo {said} >&2; rc=1; }}")
+        lines.append(f"  [ -e {quoted} ] || {{ echo {said} >&2; rc=1; }}")
+        if kind != "any":
+            test, wrong = ("! -d", "a directory") if kind == "file" else ("-d", "not a directory")
+            said = shlex.quote(
+                f'shinobi: output "{field}": {path} is {wrong}, but the output is declared'
+                f" {'a file' if kind == 'file' else 'a directory'}"
+            )
+            lines.append(
+                f"  [ ! -e {quoted} ] || [ {test} {quoted} ] || {{ echo {said} >&2; rc=1; }}"
+            )
     lines.append("fi")
     return lines
 

@@ -4,7 +4,7 @@ HANDLE is a handle.json, the folder holding one, a run id, or a recipe name
 (its latest launch here). Each round asks the engine once for every step
 (one sacct call on Slurm), so ``--watch`` costs the same for a thousand
 jobs as for two. Exit status: 0 while running or once completed, 1 when a
-step failed or the launch was cancelled.
+step failed or was cancelled, or the launch was cancelled.
 """
 
 from __future__ import annotations
@@ -61,8 +61,10 @@ def command(
         if not watch or status.final:
             break
         time.sleep(pause)
-    # a step that failed is news now, not only once the rest of the launch has ended
-    if status.state in ("failed", "cancelled") or any(s.phase == "failed" for s in status.steps):
+    # a step that failed (or was cancelled from outside) is news now, not only once
+    # the rest of the launch has ended: the launch cannot complete any more
+    ended_badly = ("failed", "cancelled")
+    if status.state in ended_badly or any(s.phase in ended_badly for s in status.steps):
         sys.exit(1)
     if status.error:  # the scheduler could not be asked: nothing shown is known
         from shinobi.cli.main import ENVIRONMENT_EXIT

@@ -69,9 +69,10 @@ class Job:
     notes: list[str] = field(default_factory=list)
     #: A path the slices of a scattered job share and rewrite: they run one at a time.
     serial: str | None = None
-    #: Per task, the required outputs the tool must leave: (field, absolute path).
-    #: ``ninja run`` fails a step that did not make one; so must its job.
-    expected: list[list[tuple[str, str]]] = field(default_factory=list)
+    #: Per task, the required outputs the tool must leave: (field, absolute path,
+    #: "file", "dir" or "any"). ``ninja run`` fails a step that did not make
+    #: one, or made the wrong kind; so must its job.
+    expected: list[list[tuple[str, str, str]]] = field(default_factory=list)
     #: Per task, the command that stops its payload when the job is cancelled
     #: or times out (None: ending the job's processes ends it); see
     #: :class:`shinobi.backends.base.Rendered`. Empty: no task needs one.
@@ -143,18 +144,32 @@ def _absolute(cwd: str, value: Any) -> str | None:
     return os.path.normpath(os.path.join(cwd, str(value)))
 
 
-def _required_outputs(cab: Any, part: PlannedStep, cwd: str) -> list[tuple[str, str]]:
-    """The paths ``part`` must leave: its required path outputs, as planned."""
+#: What a declared path kind must be on disk: a directory, not one, or either.
+_ON_DISK = {
+    "file": "file",
+    "dir": "dir",
+    "ms": "dir",
+    "File": "file",
+    "Directory": "dir",
+    "MS": "dir",
+}
+
+
+def _required_outputs(cab: Any, part: PlannedStep, cwd: str) -> list[tuple[str, str, str]]:
+    """The paths ``part`` must leave: its required path outputs, as planned, each
+    with what it must be ("file", "dir" or "any"), as ``ninja run`` checks."""
     if cab is None:
         return []
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, str, str]] = []
     for name, spec in fields_of(cab.outputs_model).items():
-        if not spec.required or (spec.path_kind is None and cab.meta(name).dtype is None):
+        dtype = cab.meta(name).dtype
+        if not spec.required or (spec.path_kind is None and dtype is None):
             continue
+        kind = _ON_DISK.get(spec.path_kind or dtype or "", "any")
         value = part.outputs.get(name)
         for item in value if isinstance(value, list | tuple) else [value]:
             if isinstance(item, str | os.PathLike):
-                found.append((name, os.path.join(cwd, os.fspath(item))))
+                found.append((name, os.path.join(cwd, os.fspath(item)), kind))
     return found
 
 
