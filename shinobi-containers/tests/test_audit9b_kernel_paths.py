@@ -45,6 +45,21 @@ def test_a_path_in_a_kernel_filesystem_is_refused_naming_step_and_field(
     assert "\n" not in said
 
 
+@pytest.mark.parametrize(("cwd", "tree"), [("/dev", "/dev"), ("/proc/sys/vm", "/proc")])
+def test_a_working_directory_in_a_kernel_filesystem_is_refused(cwd: str, tree: str) -> None:
+    """ninja's own directory is mounted for the step: from /dev that laid the host's
+    /dev, read-write, over the container's (a later audit)."""
+    with pytest.raises(MountRefused) as refused:
+        plan_mounts([], cwd, step="image", host=HOST)
+    said = str(refused.value)
+    assert f"the working directory {cwd} is under {tree}" in said
+    assert "run ninja from elsewhere" in said and "\n" not in said
+
+
+def test_a_working_directory_in_shared_memory_is_mounted() -> None:
+    assert plan_mounts([], "/dev/shm", step="image", host=HOST)
+
+
 def test_shared_memory_stays_usable() -> None:
     assert rw("/dev/shm") in plan(HOST, out("/dev/shm/run1/x.fits", kind="file"))
 

@@ -184,3 +184,15 @@ def test_a_mount_option_quotes_what_would_split_it() -> None:
     assert plain == "type=bind,source=/a b,target=/a b"
     odd = mount_option(Mount('/x,y "z":w', '/x,y "z":w', readonly=True))
     assert odd == 'type=bind,"source=/x,y ""z"":w","target=/x,y ""z"":w",readonly'
+
+
+@pytest.mark.parametrize("backend", [ApptainerBackend, SingularityBackend])
+def test_a_network_setting_apptainer_cannot_honour_is_said(
+    tmp_path: Path, backend: type[ApptainerBackend]
+) -> None:
+    """docker/podman's ``network`` was taken by apptainer and silently did nothing."""
+    engine = backend({"network": "none", "binary": "/bin/true"})
+    warnings = engine.prepare([invocation(tmp_path, image="docker://busybox")])
+    assert any("network = 'none' does nothing here" in w for w in warnings), warnings
+    quiet = backend({"binary": "/bin/true"}).prepare([invocation(tmp_path, image="docker://bb")])
+    assert not any("network" in w for w in quiet)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import signal
 
+import pytest
+
 from shinobi.backends.base import BackendRun
 from shinobi.failures import describe_failure
 from shinobi_containers.limits import LimitFlags
@@ -174,3 +176,18 @@ def test_a_command_podmans_init_cannot_start_is_said_to_be_missing() -> None:
         "docker could not start the step's command: it is not in the image (or not executable"
         " there)"
     )
+
+
+@pytest.mark.parametrize(
+    ("program", "hint"), [("wsclean", False), ("python3", True), ("/opt/bin/tool", False)]
+)
+def test_a_command_dockers_init_cannot_start_is_said_to_be_missing(
+    program: str, hint: bool
+) -> None:
+    """tini's own line ("[FATAL tini (7)] exec X failed") read as the tool's failure."""
+    stderr = f"[FATAL tini (7)] exec {program} failed: No such file or directory\n"
+    run = engine_exit("docker", 127, stderr)
+    assert run.returncode == 127
+    reason = run.reason or ""
+    assert reason.startswith(f"docker could not start the step's command: {program!r} is not in")
+    assert ("python3" in reason and "@pystep" in reason) == hint

@@ -60,6 +60,16 @@ class ApptainerBackend(ContainerBackend):
         argv += self.options.run_flags
         return [*argv, spec.image, *invocation.argv]
 
+    def prepare(self, invocations: list[Invocation]) -> list[str]:
+        warnings = super().prepare(invocations)
+        if invocations and self.options.network is not None:
+            warnings.append(
+                f"backend.{self.name}.network = {self.options.network!r} does nothing here:"
+                f" {self.name} steps share the host's network (it is a docker/podman"
+                " setting); drop it, or run these steps on docker or podman"
+            )
+        return warnings
+
     def image_reference(self, invocation: Invocation) -> str:
         """A local file as an absolute path, a URI as is, any other name from a registry.
 

@@ -217,15 +217,22 @@ class _Planner:
             if self.container_device(use):
                 continue
             spelled = needed_directory(use) if use.pattern else use.path
-            for path in dict.fromkeys((spelled, self.host.realpath(spelled))):
-                tree = _kernel_tree(path)
-                if tree is not None:
-                    raise self.refuse(
-                        f"{_describe(use)} is under {tree}, and a container has its own"
-                        f" {tree}: mounting the host's would expose the host's"
-                        f" {_KERNEL_TREES[tree]}; use a path elsewhere (under"
-                        f" {_SHARED_MEMORY} for files in memory), or run this step on native"
-                    )
+            self.refuse_in_kernel_tree(
+                spelled,
+                _describe(use),
+                f"use a path elsewhere (under {_SHARED_MEMORY} for files in memory)",
+            )
+
+    def refuse_in_kernel_tree(self, spelled: str, what: str, fix: str) -> None:
+        """Refuse ``what`` (at ``spelled``) when it lies in a kernel tree (see above)."""
+        for path in dict.fromkeys((spelled, self.host.realpath(spelled))):
+            tree = _kernel_tree(path)
+            if tree is not None:
+                raise self.refuse(
+                    f"{what} is under {tree}, and a container has its own {tree}: mounting"
+                    f" the host's would expose the host's {_KERNEL_TREES[tree]}; {fix}, or"
+                    " run this step on native"
+                )
 
     def nearest_existing(self, path: str) -> str:
         while not self.host.exists(path) and path != "/":
@@ -406,6 +413,8 @@ def plan_mounts(
     planner = _Planner(step, host)
     uses = [_absolute(use, cwd) for use in paths]
     planner.refuse_kernel_paths(uses)
+    # the step works in ninja's directory, which is mounted for it too
+    planner.refuse_in_kernel_tree(cwd, f"the working directory {cwd}", "run ninja from elsewhere")
     if not ahead:
         planner.refuse_missing_inputs(uses)
     protected = planner.protected(uses)

@@ -11,6 +11,7 @@ could not apply.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import signal
 
@@ -23,7 +24,25 @@ __all__ = ["enforcement_reason", "interpret_run", "oom_reason"]
 _KILLED = 128 + signal.SIGKILL
 #: What podman's init (catatonit) says when the command is not in the image.
 _NO_PROGRAM = "failed to exec pid1: No such file or directory"
+#: What docker's init (tini) says then, naming the program.
+_TINI_NO_PROGRAM = re.compile(
+    r"\[FATAL tini \(\d+\)\] exec (.+?) failed: (?:No such file or directory|Permission denied)"
+)
 _MAX_SIGNAL = 64
+
+
+def _missing_program(stderr: str) -> str | None:
+    """Why the container's init could not start the command, if it said so."""
+    if _NO_PROGRAM in stderr:  # podman's catatonit names no program
+        return "it is not in the image (or not executable there)"
+    found = _TINI_NO_PROGRAM.search(stderr)
+    if found is None:
+        return None
+    program = found.group(1)
+    hint = ""
+    if os.path.basename(program).startswith("python"):
+        hint = " (a @pystep runs in its image with that image's python3: use one that has it)"
+    return f"{program!r} is not in the image (or not executable there){hint}"
 
 
 def oom_reason(engine: str, memory: int | None) -> str:
@@ -120,12 +139,10 @@ def interpret_run(
             reason=oom_reason(engine, limits.memory),
             details=details,
         )
-    if _NO_PROGRAM in run.stderr:  # podman's init: as docker and apptainer say it
+    missing = _missing_program(run.stderr)
+    if missing is not None:  # the engine's init said it: not the tool's own failure
         return dataclasses.replace(
-            run,
-            returncode=127,
-            reason=f"{engine} could not start the step's command: it is not in the image"
-            " (or not executable there)",
+            run, returncode=127, reason=f"{engine} could not start the step's command: {missing}"
         )
     if code in engine_error_codes and limits.emitted and _value_refused(run.stderr):
         return dataclasses.replace(run, reason=value_reason(engine, limits, run.stderr))
