@@ -155,18 +155,14 @@ def _processes_with(tag: str) -> list[int]:
     return found
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_sigint_during_a_container_step_exits_130_and_leaves_no_container(
-    engine: str, tmp_path: Path
-) -> None:
+def _interrupted(engine: str, tmp_path: Path, recipe: str) -> tuple[int, str, str]:
+    """``ninja run recipes.py:RECIPE`` stopped by SIGINT once its step runs:
+    (exit status, stderr, the project's container-name tag)."""
     live_backend(engine)
     recipes, tag = write_project(tmp_path, engine)
     marker = tmp_path / "started"
-    # Only this run's containers count: one left by a ninja killed outright
-    # elsewhere on the machine (SIGKILL allows no teardown) is not this test's.
-    before = set(_containers(engine, "name=shinobi-")) if engine in OCI_ENGINES else set()
     proc = subprocess.Popen(
-        [NINJA, "run", f"{recipes}:nap", "--backend", engine, "--marker", str(marker)],
+        [NINJA, "run", f"{recipes}:{recipe}", "--backend", engine, "--marker", str(marker)],
         cwd=tmp_path,
         env=ninja_env(tmp_path),
         stdout=subprocess.PIPE,
@@ -178,7 +174,7 @@ def test_sigint_during_a_container_step_exits_130_and_leaves_no_container(
         while time.monotonic() < deadline and proc.poll() is None:
             if engine in OCI_ENGINES:
                 running = _containers(
-                    engine, "name=shinobi-", "label=shinobi.step=nap", "status=running"
+                    engine, "name=shinobi-", f"label=shinobi.step={recipe}", "status=running"
                 )
             else:
                 running = [str(p) for p in _processes_with(tag)]
@@ -192,11 +188,33 @@ def test_sigint_during_a_container_step_exits_130_and_leaves_no_container(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 130, stderr
+    return proc.returncode, stderr, tag
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_sigint_during_a_container_step_exits_130_and_leaves_no_container(
+    engine: str, tmp_path: Path
+) -> None:
+    # Only this run's containers count: one left by a ninja killed outright
+    # elsewhere on the machine (SIGKILL allows no teardown) is not this test's.
+    before = set(_containers(engine, "name=shinobi-")) if engine in OCI_ENGINES else set()
+    code, stderr, tag = _interrupted(engine, tmp_path, "nap")
+    assert code == 130, stderr
     assert stderr.strip().splitlines()[-1].startswith("ninja: error: stopped by SIGINT"), stderr
     if engine in OCI_ENGINES:
         assert set(_containers(engine, "name=shinobi-")) - before == set()
     assert _processes_with(tag) == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_interrupted_container_step_gets_sigterm_and_its_grace(
+    engine: str, tmp_path: Path
+) -> None:
+    """As natively: a tool that tidies up on SIGTERM (flushes its MS) gets the time.
+    docker and podman removed the container with an immediate SIGKILL (an audit)."""
+    code, stderr, _ = _interrupted(engine, tmp_path, "tidy")
+    assert code == 130, stderr
+    assert (tmp_path / "started.cleanup").read_text() == "cleaned\n", stderr
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
+from shinobi.backends.base import RunControl
 from shinobi_containers.docker import DockerBackend
 from shinobi_containers.podman import PodmanBackend
 
@@ -62,7 +64,19 @@ def test_a_failed_removal_says_what_may_still_run(tmp_path: Path) -> None:
 def test_an_interrupt_whose_removal_fails_raises_for_core_to_report(tmp_path: Path) -> None:
     backend = DockerBackend({"binary": stand_in(tmp_path, 1, "permission denied")})
     with pytest.raises(Exception, match="permission denied"):
-        backend._stop("shinobi-a")
+        backend._stop("shinobi-a", RunControl(grace=3))
+    assert calls(tmp_path) == ["stop -t 3 shinobi-a", "rm -f shinobi-a"]  # the grace first
+
+
+def test_a_second_interrupt_cuts_the_grace_short(tmp_path: Path) -> None:
+    script = tmp_path / "engine"
+    script.write_text(f"#!/bin/sh\necho \"$@\" >> '{tmp_path}/calls'\nsleep 30\n")
+    script.chmod(0o755)
+    control = RunControl(grace=30)
+    control.hurry.set()
+    started = time.monotonic()
+    DockerBackend({"binary": str(script)}).terminate("shinobi-a", control.grace, control.hurry)
+    assert time.monotonic() - started < 5
 
 
 def test_an_engine_it_cannot_reach_is_said_once_without_a_leftover_warning(

@@ -145,7 +145,7 @@ class ContainerBackend(Backend):
                 env=self.client_environment(invocation),
                 stdout_path=invocation.stdout_path,
                 stderr_path=invocation.stderr_path,
-                before_kill=lambda: self._stop(name),
+                before_kill=lambda: self._stop(name, control),
                 # an apptainer payload's background writer outlives its command
                 # (no container ends it): the output is unfinished, as natively
                 outputs=invocation.paths,
@@ -247,11 +247,19 @@ class ContainerBackend(Backend):
         """
         return run.returncode in self.engine_error_codes and self.payload_never_ran(name, run)
 
-    def _stop(self, name: str) -> None:
-        """Remove the container on interrupt; a failure is raised for core to report."""
+    def _stop(self, name: str, control: RunControl) -> None:
+        """Stop the payload on interrupt as natively (SIGTERM, the run's grace, then
+        SIGKILL), then remove the container; a failure is raised for core to report."""
+        self.terminate(name, control.grace, control.hurry)
         problem = self.remove(name, settle=False)
         if problem is not None:
             raise ContainerStopFailed(problem)
+
+    def terminate(self, name: str, grace: float, hurry: threading.Event) -> None:
+        """SIGTERM container ``name``'s payload and give it ``grace`` seconds (less
+        once ``hurry`` is set). Nothing by default: a payload that is the client's
+        own child gets SIGTERM and the grace from core's teardown."""
+        del name, grace, hurry
 
     def _new_warnings(self, spec: ContainerSpec) -> list[str]:
         """Warnings about dropped limits this backend has not given yet (one each per run)."""

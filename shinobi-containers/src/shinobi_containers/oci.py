@@ -13,7 +13,10 @@ by name when the run is interrupted.
 
 from __future__ import annotations
 
+import math
 import os
+import subprocess
+import threading
 import time
 from typing import ClassVar
 
@@ -96,6 +99,29 @@ class OciBackend(ContainerBackend):
             [self.binary, "inspect", "--format", "{{.State.StartedAt}}", name], REMOVE_TIMEOUT
         )
         return not answer.ok or answer.stdout.strip().startswith("0001-01-01")
+
+    def terminate(self, name: str, grace: float, hurry: threading.Event) -> None:
+        """``stop -t GRACE``: the engine sends the payload SIGTERM (through
+        ``--init`` to the tool), waits, then SIGKILLs it, as a native step is
+        stopped. A second interrupt (``hurry``) cuts the wait short: the removal
+        that follows kills at once."""
+        argv = [self.binary, "stop", "-t", str(math.ceil(grace)), name]
+        try:
+            client = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # the user's Ctrl-C is ninja's to handle
+            )
+        except OSError:
+            return  # the removal below says what is wrong with the engine
+        deadline = time.monotonic() + grace + REMOVE_TIMEOUT
+        while client.poll() is None:
+            if hurry.wait(0.1) or time.monotonic() > deadline:
+                client.kill()
+                client.wait()
+                return
 
     def remove(self, name: str, *, settle: bool) -> str | None:
         problem = self._remove_once(name)

@@ -3,8 +3,9 @@
 Podman's inspect reports ``OOMKilled=false`` even for a container its memory
 limit killed, so an out-of-memory kill is read from the kernel's log (the
 container's cgroup carries its ID, see :mod:`oom`) and from the exit (137)
-under a declared limit. ``rm -f`` would give a PID 1 that ignores SIGTERM ten
-seconds; ``-t 0`` kills at once, which is what an interrupt asks for.
+under a declared limit. An interrupt stops the container with the run's grace
+first (``stop -t``, as docker); ``rm -f`` would then give a PID 1 that ignores
+SIGTERM another ten seconds, so the removal after it is ``-t 0``.
 """
 
 from __future__ import annotations
