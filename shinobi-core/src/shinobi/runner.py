@@ -43,12 +43,27 @@ class Interrupted(ShinobiError):
         self.result = result
         self.undying = undying
         name = signal.Signals(signum).name
-        if undying:
-            pids = ", ".join(str(p) for p in undying)
-            message = (
-                f"stopped by {name}, but process(es) {pids} would not die (uninterruptible"
-                " I/O?); their workspaces were left in place"
-            )
+        # what a backend could not confirm stopped elsewhere (a Slurm job whose
+        # controller did not answer the scancel): the run is not over there
+        elsewhere = [
+            str(s.details["still_running"])
+            for s in every_step(result.steps)
+            if s.details.get("still_running")
+        ]
+        if undying or elsewhere:
+            said = []
+            if undying:
+                pids = ", ".join(str(p) for p in undying)
+                said.append(
+                    f"process(es) {pids} would not die (uninterruptible I/O?); their"
+                    " workspaces were left in place"
+                )
+            if elsewhere:
+                said.append(
+                    f"{', '.join(elsewhere)} may still be running: its cancellation was never"
+                    " confirmed (see the step's error for how to stop it)"
+                )
+            message = f"stopped by {name}, but " + "; and ".join(said)
             self.exit_code = 1
         else:
             ran_on = [s.name for s in every_step(result.steps) if s.details.get("ran_on")]

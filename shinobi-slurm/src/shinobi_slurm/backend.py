@@ -17,6 +17,7 @@ derived options), ``command_prefix`` (e.g. ``"ssh login01"``),
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import shutil
@@ -61,6 +62,8 @@ log = logging.getLogger("shinobi_slurm")
 
 #: Seconds to wait, after scancel, for Slurm to confirm a job is gone.
 CANCEL_WAIT = 60.0
+#: Seconds between repeated scancels of a job the controller has not yet confirmed gone.
+_CANCEL_AGAIN = 5.0
 
 
 def poll_tuning(values: Mapping[str, Any]) -> PollTuning:
@@ -308,13 +311,24 @@ class SlurmBackend(Backend):
 
         unregister = control.on_cancel(stop)
         try:
-            self._wait(watch, stopped, _Waiting(invocation.step, job_id, control.warn))
+            self._wait(
+                watch, stopped, control.hurry, _Waiting(invocation.step, job_id, control.warn)
+            )
         finally:
             unregister()
             poller.forget(watch)
-        if stopped.is_set():
-            self._wait_gone(job_id)
-        return self._result(invocation, job_id, watch, stdout, stderr, stopped.is_set())
+        gone = not stopped.is_set() or self._wait_gone(job_id, control.hurry)
+        run = self._result(invocation, job_id, watch, stdout, stderr, stopped.is_set())
+        if gone:
+            return run
+        # the run must not say every step was stopped: this job may run on
+        still = f"Slurm job {job_id}"
+        return dataclasses.replace(
+            run,
+            reason=f"interrupted, but Slurm never confirmed that job {job_id} was cancelled:"
+            f" it may still be running; check `squeue -j {job_id}` and `scancel {job_id}`",
+            details={**run.details, "still_running": still},
+        )
 
     def _cancel_unanswered(self, invocation: Invocation, exc: SlurmError) -> str:
         """Cancel the step's job that an sbatch sent but not answered may have created.
@@ -347,27 +361,49 @@ class SlurmBackend(Backend):
             f" Slurm job {', '.join(found)}"
         )
 
-    def _wait(self, watch: JobWatch, stopped: threading.Event, waiting: _Waiting) -> None:
+    def _wait(
+        self,
+        watch: JobWatch,
+        stopped: threading.Event,
+        hurry: threading.Event,
+        waiting: _Waiting,
+    ) -> None:
         cancelled_at: float | None = None
         while not watch.done.wait(0.25):
             if watch.latest is not None and not stopped.is_set():
                 waiting.saw(watch.latest)
             if stopped.is_set():
                 cancelled_at = cancelled_at or time.monotonic()
-                if time.monotonic() - cancelled_at > CANCEL_WAIT:
+                if hurry.is_set() or time.monotonic() - cancelled_at > CANCEL_WAIT:
                     return
 
-    def _wait_gone(self, job_id: str) -> None:
-        """After scancel: until squeue no longer shows the job (its processes are reaped)."""
+    def _wait_gone(self, job_id: str, hurry: threading.Event) -> bool:
+        """After scancel: whether squeue stopped showing the job (its processes are
+        reaped) within :data:`CANCEL_WAIT`, or before a second interrupt.
+
+        A controller that does not answer (the scancel itself may have failed
+        for it) is asked again, and the job cancelled again, every few seconds
+        until it does: an outage must not leave the job running while the run
+        reports it stopped.
+        """
         deadline = time.monotonic() + CANCEL_WAIT
+        cancel_again = time.monotonic() + _CANCEL_AGAIN
         while time.monotonic() < deadline:
             try:
                 state = self.commands.run("squeue", ["-h", "-j", job_id, "-o", "%T"]).strip()
-            except SlurmError:
-                return  # squeue no longer knows the job at all
+            except SlurmError as exc:
+                if not (exc.transient or exc.never_sent):
+                    return True  # squeue no longer knows the job at all
+                state = "unknown: Slurm does not answer"
             if not state:
-                return
-            time.sleep(0.3)
+                return True
+            if time.monotonic() >= cancel_again:
+                cancel_again = time.monotonic() + _CANCEL_AGAIN
+                with contextlib.suppress(SlurmError):
+                    self.commands.cancel([job_id])
+            if hurry.wait(0.3):
+                return False
+        return False
 
     def _result(
         self,
@@ -389,7 +425,9 @@ class SlurmBackend(Backend):
                     reason=f"interrupted; Slurm job {job_id} was cancelled",
                     details=details,
                 )
-            lost = watch.error or f"lost track of Slurm job {job_id}"
+            lost = f"lost track of Slurm job {job_id}"
+            if watch.error:  # the poller's account names no job: this step's may run on
+                lost = f"{watch.error}; this step's is Slurm job {job_id} (`scancel {job_id}`)"
             return BackendRun(returncode=1, stderr=f"{lost}\n", reason=lost, details=details)
         if record.started:
             self._await_logs(stdout)

@@ -190,7 +190,9 @@ class SlurmTarget(OffloadTarget):
                 commands.cancel(active)
             except SlurmError as exc:
                 away = f"; {CHECK_CONTROLLER}, then" if exc.never_sent else ";"
-                raise SlurmError(
+                # a controller that never heard the scancel is the machine's problem (74)
+                error = SlurmUnreachable if exc.never_sent else SlurmError
+                raise error(
                     f"could not cancel the {len(active)} job(s) of {handle.name} ({exc}){away}"
                     f" run `ninja cancel {handle.run_id}` again, or `scancel {shown}`"
                 ) from None

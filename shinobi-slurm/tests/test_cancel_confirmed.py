@@ -1,0 +1,95 @@
+"""After an interrupt, a job counts as stopped only once Slurm says it is gone.
+
+A live audit: with the controller down when Ctrl-C came, scancel failed, the
+wait gave up, and ninja said every step was torn down (exit 130) while the
+job ran on. The job is now cancelled again until Slurm answers, and a job
+never confirmed gone is reported as possibly still running (exit 1).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from shinobi.runner import Interrupted
+from shinobi.steps.result import RecipeResult, StepResult
+from shinobi_slurm import backend as slurm_backend
+from shinobi_slurm.backend import SlurmBackend
+
+DOWN = "slurm_load_jobs error: Unable to contact slurm controller (connect failure)"
+
+
+def _slurm(tmp_path: Path, down_for: int) -> SlurmBackend:
+    """A backend whose Slurm does not answer the first ``down_for`` squeue calls."""
+    fake = tmp_path / "slurm"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> "{tmp_path}/calls"\n'
+        'if [ "$1" = squeue ]; then\n'
+        f'  n=$(grep -c ^squeue "{tmp_path}/calls")\n'
+        f'  if [ "$n" -le {down_for} ]; then echo "{DOWN}" >&2; exit 1; fi\n'
+        "fi\n"
+        "exit 0\n"
+    )
+    fake.chmod(0o755)
+    return SlurmBackend({"command_prefix": [str(fake)]})
+
+
+def _calls(tmp_path: Path, tool: str) -> int:
+    return sum(1 for line in (tmp_path / "calls").read_text().splitlines() if line.startswith(tool))
+
+
+def test_a_job_is_cancelled_again_until_slurm_answers_that_it_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(slurm_backend, "_CANCEL_AGAIN", 0.0)
+    backend = _slurm(tmp_path, down_for=3)
+    assert backend._wait_gone("4242", threading.Event())
+    assert _calls(tmp_path, "squeue") == 4 and _calls(tmp_path, "scancel") >= 2
+
+
+def test_a_job_slurm_never_confirmed_gone_is_not_called_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(slurm_backend, "CANCEL_WAIT", 1.0)
+    assert not _slurm(tmp_path, down_for=1000)._wait_gone("4242", threading.Event())
+
+
+def test_a_second_interrupt_ends_the_wait_at_once(tmp_path: Path) -> None:
+    hurry = threading.Event()
+    hurry.set()
+    started = time.monotonic()
+    assert not _slurm(tmp_path, down_for=1000)._wait_gone("4242", hurry)
+    assert time.monotonic() - started < 5
+
+
+def test_the_run_says_which_job_may_still_run_and_exits_1() -> None:
+    step = StepResult(
+        name="image",
+        status="cancelled",
+        returncode=-15,
+        error="interrupted",
+        details={"still_running": "Slurm job 4242"},
+    )
+    stopped = Interrupted(2, RecipeResult(name="r", status="cancelled", steps=[step]), ())
+    assert stopped.exit_code == 1
+    assert "stopped by SIGINT, but Slurm job 4242 may still be running" in str(stopped)
+    assert "every step was torn down" not in str(stopped)
+
+
+def test_an_outage_that_ends_the_wait_names_the_steps_job(tmp_path: Path) -> None:
+    """'the jobs may still be running' named none: which one to scancel was a guess."""
+    from shinobi.backends.base import Invocation
+    from shinobi_slurm.poller import JobWatch
+
+    watch = JobWatch("9265", 0.0, error="lost contact with Slurm for 7 s (down)")
+    invocation = Invocation(step="s", argv=("true",), cwd=str(tmp_path))
+    out, err = str(tmp_path / "o"), str(tmp_path / "e")
+    run = _slurm(tmp_path, 0)._result(invocation, "9265", watch, out, err, stopped=False)
+    assert run.returncode == 1
+    assert run.reason == (
+        "lost contact with Slurm for 7 s (down); this step's is Slurm job 9265 (`scancel 9265`)"
+    )
