@@ -1,9 +1,11 @@
-"""After an interrupt, a job counts as stopped only once Slurm says it is gone.
+"""What a live audit of the Slurm step backend found (the thirteenth round).
 
-A live audit: with the controller down when Ctrl-C came, scancel failed, the
-wait gave up, and ninja said every step was torn down (exit 130) while the
-job ran on. The job is now cancelled again until Slurm answers, and a job
-never confirmed gone is reported as possibly still running (exit 1).
+After an interrupt, a job counts as stopped only once Slurm says it is gone:
+with the controller down when Ctrl-C came, scancel failed, the wait gave up,
+and ninja said every step was torn down (exit 130) while the job ran on. The
+job is now cancelled again until Slurm answers, and a job never confirmed
+gone is reported as possibly still running (exit 1). Also: an outage names
+the step's job, and a directory no #SBATCH line can hold is refused first.
 """
 
 from __future__ import annotations
@@ -93,3 +95,16 @@ def test_an_outage_that_ends_the_wait_names_the_steps_job(tmp_path: Path) -> Non
     assert run.reason == (
         "lost contact with Slurm for 7 s (down); this step's is Slurm job 9265 (`scancel 9265`)"
     )
+
+
+def test_a_line_break_in_the_directory_is_refused_before_any_step(tmp_path: Path) -> None:
+    """It was a step's failure (exit 1), after the steps before it had run."""
+    from shinobi.backends.base import Invocation
+    from shinobi.errors import UsageError
+
+    odd = tmp_path / "nl\ndir"
+    odd.mkdir()
+    invocation = Invocation(step="s", argv=("true",), cwd=str(odd))
+    with pytest.raises(UsageError, match="line break"):
+        _slurm(tmp_path, 0).prepare([invocation])
+    assert not (tmp_path / "calls").exists()  # nothing asked of Slurm, nothing submitted
