@@ -108,3 +108,18 @@ def test_a_line_break_in_the_directory_is_refused_before_any_step(tmp_path: Path
     with pytest.raises(UsageError, match="line break"):
         _slurm(tmp_path, 0).prepare([invocation])
     assert not (tmp_path / "calls").exists()  # nothing asked of Slurm, nothing submitted
+
+
+def test_an_arrays_tasks_are_counted_once_while_a_stale_range_line_lingers() -> None:
+    """A 300-task array showed 179 completed and 284 pending (463) while it ran."""
+    from shinobi_slurm.sacct import parse_line, without_stale_ranges
+    from shinobi_slurm.states import combine_tasks
+
+    start = "2026-01-01T00:00:00"
+    lines = [f"8465_{i}|8465{i}|COMPLETED|0:0|{start}|{start}|None" for i in range(16, 195)]
+    lines.append("8465_[16-299]|8465|PENDING|0:0|Unknown|Unknown|JobArrayTaskLimit")
+    lines += [f"8465_{i}|8465{i}|COMPLETED|0:0|{start}|{start}|None" for i in range(16)]
+    records = [r for r in map(parse_line, lines) if r is not None]
+    outcome, tasks = combine_tasks(without_stale_ranges(records), 300)
+    assert tasks == {"completed": 195, "pending": 105}
+    assert outcome.phase == "running"

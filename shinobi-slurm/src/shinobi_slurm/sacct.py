@@ -32,6 +32,7 @@ __all__ = [
     "query_jobs",
     "with_exit",
     "with_true_exit",
+    "without_stale_ranges",
 ]
 
 FIELDS = ("JobID", "JobIDRaw", "State", "ExitCode", "Start", "End", "Reason")
@@ -56,19 +57,16 @@ _EXIT = re.compile(r"^(\d+):(\d+)$")
 _UNSET = ("", "Unknown", "None", "N/A")
 
 
-def _count(ranges: str) -> int:
-    """Tasks in ``0-3,7`` (a ``%N`` throttle suffix is ignored)."""
-    total = 0
+def _ids(ranges: str) -> frozenset[int]:
+    """The tasks in ``0-3,7`` (a ``%N`` throttle suffix is ignored)."""
+    found: set[int] = set()
     for part in ranges.split("%")[0].split(","):
-        part = part.strip()
-        if not part:
-            continue
-        low, _, high = part.partition("-")
+        low, _, high = part.strip().partition("-")
         try:
-            total += (int(high) - int(low) + 1) if high else 1
+            found.update(range(int(low), int(high) + 1) if high else (int(low),))
         except ValueError:
             continue
-    return total
+    return frozenset(found)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +84,8 @@ class JobRecord:
     start: str | None
     end: str | None
     reason: str | None
+    #: the tasks a pending (or cancelled-while-pending) array line stands for
+    pending_ids: frozenset[int] = frozenset()
 
     @property
     def final(self) -> bool:
@@ -115,6 +115,28 @@ class JobRecord:
         return f"{self.exit_code}:{self.exit_signal or 0}"
 
 
+def without_stale_ranges(records: list[JobRecord]) -> list[JobRecord]:
+    """An array's lines with each task counted once.
+
+    slurmdbd can keep a pending line (``8465_[16-299]``) after some of its
+    tasks have started and got lines of their own; counted as it stands, a
+    300-task array showed 463 tasks while it ran. A task with its own line is
+    taken out of every range line, and a range left empty is dropped.
+    """
+    listed = {r.task for r in records if r.task is not None}
+    if not listed or not any(r.pending_ids & listed for r in records):
+        return records
+    kept = []
+    for record in records:
+        if record.pending_ids:
+            left = record.pending_ids - listed
+            if not left:
+                continue
+            record = dataclasses.replace(record, pending_ids=left, pending_tasks=len(left))
+        kept.append(record)
+    return kept
+
+
 def _value(text: str) -> str | None:
     text = text.strip()
     return None if text in _UNSET else text
@@ -134,11 +156,12 @@ def parse_line(line: str) -> JobRecord | None:
     exit_match = _EXIT.match(exit_text.strip())
     task_text = match.group("task")
     ranges = match.group("ranges")
+    pending = _ids(ranges) if ranges is not None else frozenset()
     return JobRecord(
         job_id=job_id.strip(),
         base=match.group("base"),
         task=int(task_text) if task_text and ranges is None else None,
-        pending_tasks=_count(ranges) if ranges is not None else 0,
+        pending_tasks=len(pending),
         state=state,
         by=by,
         exit_code=int(exit_match.group(1)) if exit_match else None,
@@ -146,6 +169,7 @@ def parse_line(line: str) -> JobRecord | None:
         start=_value(start),
         end=_value(end),
         reason=_value(reason),
+        pending_ids=pending,
     )
 
 

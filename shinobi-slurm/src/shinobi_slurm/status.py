@@ -16,7 +16,7 @@ from shinobi.launch.handle import LaunchHandle, LaunchJob
 from shinobi.launch.tracking import LaunchStatus, StepState
 from shinobi_slurm.commands import SlurmCommands, SlurmError
 from shinobi_slurm.queue import query_queue
-from shinobi_slurm.sacct import JobRecord, cut_exit, query_jobs, with_exit
+from shinobi_slurm.sacct import JobRecord, cut_exit, query_jobs, with_exit, without_stale_ranges
 from shinobi_slurm.states import NEVER_RAN, Outcome, classify, combine_tasks
 
 __all__ = ["FORGOTTEN_AFTER", "launch_statuses"]
@@ -111,6 +111,7 @@ def _step_state(
         records = [_exact_exit(record, str(kept)) for record in records]
     tasks = None
     if job.tasks:
+        records = without_stale_ranges(records)
         outcome, tasks = combine_tasks(records, job.tasks)
         record = records[0]
         started = min((r.start for r in records if r.start and r.started), default=None)
