@@ -196,3 +196,26 @@ def test_a_network_setting_apptainer_cannot_honour_is_said(
     assert any("network = 'none' does nothing here" in w for w in warnings), warnings
     quiet = backend({"binary": "/bin/true"}).prepare([invocation(tmp_path, image="docker://bb")])
     assert not any("network" in w for w in quiet)
+
+
+@pytest.mark.parametrize(
+    ("image", "said"),
+    [
+        ("Shinobi-Test/busybox", "repository name must be lowercase"),
+        ("registry.example.org/Astro/wsclean:1.7", "repository name must be lowercase"),
+        ("../bb.sif", "names a file (a SIF image?)"),
+        ("/data/images/wsclean.sif", "names a file (a SIF image?)"),
+    ],
+)
+def test_an_image_docker_could_only_fail_on_is_refused_before_the_run(
+    tmp_path: Path, image: str, said: str
+) -> None:
+    with pytest.raises(ContainerRefused, match=re.escape(said)):
+        DockerBackend({}).render(invocation(tmp_path, image=image))
+
+
+@pytest.mark.parametrize(
+    "image", ["quay.io/stimela/wsclean:1.7-RC1", "localhost:5000/astro/ddf", "busybox@sha256:ab"]
+)
+def test_valid_references_pass(tmp_path: Path, image: str) -> None:
+    assert image in PodmanBackend({}).render(invocation(tmp_path, image=image))

@@ -24,6 +24,7 @@ from shinobi.backends.base import BackendRun, Invocation, Rendered
 from shinobi_containers.cli import call
 from shinobi_containers.digest import oci_image_reference
 from shinobi_containers.engine import ContainerBackend, ContainerSpec
+from shinobi_containers.errors import ContainerRefused
 from shinobi_containers.mounts import mount_option
 
 __all__ = ["OciBackend"]
@@ -86,6 +87,28 @@ class OciBackend(ContainerBackend):
         for group in sorted(set(os.getgroups()) - {gid}):
             options += ["--group-add", str(group)]
         return options
+
+    def image_reference(self, invocation: Invocation) -> str:
+        """The image as named, refused before any step runs where docker and podman
+        could only fail on it (with "invalid reference format" and no fix)."""
+        image = super().image_reference(invocation)
+        if image.endswith((".sif", ".simg")) or image.startswith(("/", "./", "../")):
+            raise ContainerRefused(
+                f"step {invocation.step!r}: image {image!r} names a file (a SIF image?), which"
+                f" {self.name} cannot run: run this step with --backend apptainer, or name an"
+                f" image {self.name} has (`{self.name} images`)"
+            )
+        name = image.split("@", 1)[0]
+        path = name.split("/")
+        if len(path) > 1 and ("." in path[0] or ":" in path[0] or path[0] == "localhost"):
+            path = path[1:]  # a registry host: its own rules
+        path[-1] = path[-1].split(":", 1)[0]  # the tag may have capitals
+        if any(part != part.lower() for part in path):
+            raise ContainerRefused(
+                f"step {invocation.step!r}: image {image!r} is not a valid reference: a"
+                " repository name must be lowercase (only a tag may have capitals)"
+            )
+        return image
 
     def pin(self, invocation: Invocation) -> tuple[str, str]:
         reference = oci_image_reference(self.binary, self.name, self.image_reference(invocation))

@@ -152,6 +152,13 @@ def interpret_run(
         said = engine_message(run.stderr)
         if said:
             return dataclasses.replace(run, reason=f"{engine} could not run the step: {said}")
+    usage = _APPTAINER_USAGE.search(run.stderr)
+    if usage is not None:  # said before the container started: not the tool's exit 1
+        return dataclasses.replace(
+            run,
+            reason=f"{engine} could not run the step: {usage.group(0).strip()}"
+            f" (check backend.{engine}.run_flags)",
+        )
     if oom_killed is False and killed and limits.memory is not None:
         # not "usually the out-of-memory killer": the one witness there is says otherwise
         return dataclasses.replace(
@@ -169,7 +176,10 @@ _NOISE = re.compile(r"^(?:(?:Run|See) '\S+ [\w-]+ --help'|WARNING:|Usage:)")
 _NOT_HERE = re.compile(
     r"Unable to find image '([^']+)' locally|initializing source docker://([^:\s]+(?::[^:\s]+)?):"
     r'|short-name "([^"]+)" did not resolve'
+    r"|Unable to handle (\S+) uri"  # apptainer, of an image it could not fetch
 )
+#: How apptainer refuses its own command line (a bad run_flags word), exit 1.
+_APPTAINER_USAGE = re.compile(r'^Error for command "(?:exec|run)": .*$', re.MULTILINE)
 
 
 def engine_message(stderr: str) -> str:
