@@ -123,3 +123,14 @@ def test_an_arrays_tasks_are_counted_once_while_a_stale_range_line_lingers() -> 
     outcome, tasks = combine_tasks(without_stale_ranges(records), 300)
     assert tasks == {"completed": 195, "pending": 105}
     assert outcome.phase == "running"
+
+
+def test_a_slurm_tools_error_names_the_tool_once(tmp_path: Path) -> None:
+    from shinobi_slurm.commands import SlurmCommands, SlurmError
+
+    fake = tmp_path / "say"
+    fake.write_text('#!/bin/sh\necho "$1: error: Batch job submission failed: nope" >&2\nexit 1\n')
+    fake.chmod(0o755)
+    with pytest.raises(SlurmError) as failed:
+        SlurmCommands(prefix=(str(fake),)).run("sbatch", [])
+    assert str(failed.value) == "sbatch failed: Batch job submission failed: nope"

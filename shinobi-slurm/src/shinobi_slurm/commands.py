@@ -11,6 +11,7 @@ briefly away) or whether Slurm meant no.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import time
@@ -129,6 +130,8 @@ class SlurmCommands:
             ) from None
         if done.returncode != 0:
             said = _last_line(done.stderr) or _last_line(done.stdout) or f"exit {done.returncode}"
+            # "sbatch failed: sbatch: error: ..." said the tool twice
+            said = re.sub(rf"^{re.escape(tool)}: (?:error: )?", "", said)
             lowered = said.lower()
             raise SlurmError(
                 f"{tool} failed: {said}",
