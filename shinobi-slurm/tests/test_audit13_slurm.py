@@ -134,3 +134,18 @@ def test_a_slurm_tools_error_names_the_tool_once(tmp_path: Path) -> None:
     with pytest.raises(SlurmError) as failed:
         SlurmCommands(prefix=(str(fake),)).run("sbatch", [])
     assert str(failed.value) == "sbatch failed: Batch job submission failed: nope"
+
+
+def test_a_compiled_jobs_limit_is_named_from_the_status_query_itself() -> None:
+    """`ninja status` said "more than its --mem": the value came only from an extra call."""
+    from shinobi_slurm.sacct import parse_line
+    from shinobi_slurm.states import classify
+
+    start = "2026-01-01T00:00:00"
+    oom = parse_line(f"12|12|OUT_OF_MEMORY|0:125|{start}|{start}|None|100M|00:05:00")
+    late = parse_line(f"13|13|TIMEOUT|0:0|{start}|{start}|None|100M|00:01:00")
+    assert oom is not None and late is not None
+    assert "more than its 100M of memory" in (classify(oom).message or "")
+    assert "time limit of 00:01:00" in (classify(late).message or "")
+    old = parse_line(f"14|14|OUT_OF_MEMORY|0:125|{start}|{start}|None")  # seven fields
+    assert old is not None and "its --mem" in (classify(old).message or "")

@@ -35,7 +35,9 @@ __all__ = [
     "without_stale_ranges",
 ]
 
-FIELDS = ("JobID", "JobIDRaw", "State", "ExitCode", "Start", "End", "Reason")
+FIELDS = ("JobID", "JobIDRaw", "State", "ExitCode", "Start", "End", "Reason", "ReqMem", "Timelimit")
+#: The fields a line must have; the limits after them are read where present.
+_NEEDED = 7
 
 #: States after which a job never changes again.
 FINAL_STATES = frozenset(
@@ -86,6 +88,9 @@ class JobRecord:
     reason: str | None
     #: the tasks a pending (or cancelled-while-pending) array line stands for
     pending_ids: frozenset[int] = frozenset()
+    #: what the job was allowed, as words (``ReqMem``, ``Timelimit``), if sacct said
+    memory_limit: str | None = None
+    time_limit: str | None = None
 
     @property
     def final(self) -> bool:
@@ -144,9 +149,10 @@ def _value(text: str) -> str | None:
 
 def parse_line(line: str) -> JobRecord | None:
     parts = line.rstrip("\n").split("|")
-    if len(parts) < len(FIELDS):
+    if len(parts) < _NEEDED:
         return None
-    job_id, _raw, state_text, exit_text, start, end, reason = parts[: len(FIELDS)]
+    job_id, _raw, state_text, exit_text, start, end, reason = parts[:_NEEDED]
+    req_mem, time_limit = (*parts[_NEEDED : _NEEDED + 2], None, None)[:2]
     match = _JOB_ID.match(job_id.strip())
     if match is None:
         return None
@@ -170,6 +176,8 @@ def parse_line(line: str) -> JobRecord | None:
         end=_value(end),
         reason=_value(reason),
         pending_ids=pending,
+        memory_limit=_memory(req_mem),
+        time_limit=_time(time_limit),
     )
 
 

@@ -76,9 +76,9 @@ def classify(record: JobRecord, limits: Limits | None = None) -> Outcome:
 
     ``limits``, when the caller asked Slurm for them, put the number that was
     exceeded in the out-of-memory and time-limit messages, so the user knows
-    how far to raise it.
+    how far to raise it; without them, those sacct gave with the record do.
     """
-    limits = limits or Limits()
+    limits = limits or Limits(record.memory_limit, record.time_limit)
     state = record.state
     code, sig = record.exit_code or 0, record.exit_signal or 0
     if state == "COMPLETED":
