@@ -148,6 +148,16 @@ def test_an_unknown_flag_is_told_not_the_usage_line() -> None:
     )
 
 
+def test_an_image_apptainer_could_not_fetch_is_said_to_be_missing() -> None:
+    stderr = (
+        "FATAL:   Unable to handle docker://nosuch/image:1 uri: failed to get checksum for"
+        " docker://nosuch/image:1: pinging container registry: no such host\n"
+    )
+    reason = engine_exit("apptainer", 255, stderr).reason or ""
+    assert reason.startswith("apptainer could not run the step: image 'docker://nosuch/image:1'")
+    assert "is not here" in reason and reason.endswith("check its name")
+
+
 def test_an_image_that_is_not_here_is_said_before_why_it_could_not_be_fetched() -> None:
     docker = (
         "Unable to find image 'shinobi-test/busybx:latest' locally\n"
@@ -191,19 +201,6 @@ def test_a_command_dockers_init_cannot_start_is_said_to_be_missing(
     reason = run.reason or ""
     assert reason.startswith(f"docker could not start the step's command: {program!r} is not in")
     assert ("python3" in reason and "@pystep" in reason) == hint
-
-
-def test_an_image_apptainer_could_not_fetch_is_said_to_be_missing() -> None:
-    stderr = (
-        "FATAL:   Unable to handle docker://nosuch/image:1 uri: failed to get checksum for"
-        " docker://nosuch/image:1: pinging container registry registry-1.docker.io: dial tcp:"
-        " lookup registry-1.docker.io: no such host\n"
-    )
-    reason = engine_exit("apptainer", 255, stderr).reason or ""
-    assert reason.startswith(
-        "apptainer could not run the step: image 'docker://nosuch/image:1' is not here"
-    )
-    assert reason.endswith("check its name")
 
 
 def test_apptainer_refusing_its_own_command_line_is_not_the_tools_exit() -> None:

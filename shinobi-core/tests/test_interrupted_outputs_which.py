@@ -90,11 +90,16 @@ def test_a_directory_the_step_made_anew_is_moved(tmp_path: Path) -> None:
     assert aside.moved_to == f"{out}.interrupted"
 
 
-def test_what_a_harvest_glob_matches_counts_file_by_file(tmp_path: Path) -> None:
-    old = tmp_path / "img-psf.fits"
+def _harvest_with_an_earlier_match(tmp_path: Path, name: str) -> tuple[list[PathUse], Path]:
+    """A harvest glob ``img-*.fits`` that matches ``name``, an earlier run's file."""
+    old = tmp_path / name
     old.write_text("an earlier run's\n")
     _aged(old)
-    uses = [PathUse(str(tmp_path / "img-*.fits"), "output", "images", "any", pattern=True)]
+    return [PathUse(str(tmp_path / "img-*.fits"), "output", "images", "any", pattern=True)], old
+
+
+def test_what_a_harvest_glob_matches_counts_file_by_file(tmp_path: Path) -> None:
+    uses, old = _harvest_with_an_earlier_match(tmp_path, "img-psf.fits")
     before, started = _started(uses)
     (tmp_path / "img-image.fits").write_text("half\n")
     (aside,) = set_aside(uses, (), before, started)
@@ -103,10 +108,7 @@ def test_what_a_harvest_glob_matches_counts_file_by_file(tmp_path: Path) -> None
 
 
 def test_a_harvested_file_left_as_an_earlier_run_left_it_is_found(tmp_path: Path) -> None:
-    old = tmp_path / "img-image.fits"
-    old.write_text("an earlier run's\n")
-    _aged(old)
-    uses = [PathUse(str(tmp_path / "img-*.fits"), "output", "images", "any", pattern=True)]
+    uses, old = _harvest_with_an_earlier_match(tmp_path, "img-image.fits")
     before, started = _started(uses)
     assert untouched(before, started) == [str(old)]
 
