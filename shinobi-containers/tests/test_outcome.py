@@ -210,3 +210,21 @@ def test_apptainer_refusing_its_own_command_line_is_not_the_tools_exit() -> None
         'apptainer could not run the step: Error for command "exec": unknown flag: --bogus'
         " (check backend.apptainer.run_flags)"
     )
+
+
+@pytest.mark.parametrize(
+    ("engine", "code", "stderr"),
+    [
+        ("docker", 125, "docker: Error response from daemon: Minimum memory limit allowed is 6MB."),
+        ("apptainer", 255, "FATAL:   cpus value must be in range 0.01 - 2"),
+        ("docker", 125, "docker: Error response from daemon: Range of CPUs is from 0.01 to 2.00"),
+    ],
+)
+def test_a_limit_value_the_engine_refuses_is_said_with_the_values(
+    engine: str, code: int, stderr: str
+) -> None:
+    """docker and apptainer said only their own line, without the values or the remedy."""
+    run = engine_exit(engine, code, stderr, MEMORY)
+    reason = run.reason or ""
+    assert reason.startswith(f"{engine} refused the values of the declared limits (--memory")
+    assert "Declare a memory above" in reason

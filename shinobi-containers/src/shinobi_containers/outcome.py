@@ -78,12 +78,17 @@ def enforcement_reason(engine: str, limits: LimitFlags, stderr: str) -> str:
 
 #: How runc says the kernel refused a limit's value (not its controller).
 _BAD_VALUE = ("invalid argument", "unable to set memory limit")
+#: How the engines themselves refuse a value out of their range (no cgroup named):
+#: docker's memory floor and CPU count, apptainer's cpus.
+_OUT_OF_RANGE = ("minimum memory limit allowed", "range of cpus is from", "must be in range")
 
 
 def _value_refused(stderr: str) -> bool:
     """Whether the runtime could set limits here but not these values: a memory
     limit below what the container already uses, a CPU quota under a millisecond."""
     text = stderr.lower()
+    if any(words in text for words in _OUT_OF_RANGE):
+        return True
     return "cgroup" in text and any(words in text for words in _BAD_VALUE)
 
 
