@@ -244,3 +244,20 @@ def test_report_of_a_launch_points_to_status_and_logs(
         assert f"`ninja status {name}` and `ninja logs {name}`" in err
     code, _, err = ninja(capsys, "report", "nope")
     assert code == 2 and "no run manifest for 'nope'" in err
+
+
+def test_status_of_a_local_run_says_where_to_look_instead(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It said only "no launch named ...": a `ninja run` has logs and a listing of its own."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "r.py").write_text(
+        "from shinobi.steps import Cab, Recipe\n"
+        'r = Recipe("here")\n'
+        'r.add_step("t", Cab("t", ["/bin/true"]))\n'
+    )
+    assert ninja(capsys, "run", "r.py:r")[0] == 0
+    for name in ("here", next((tmp_path / ".shinobi" / "runs").iterdir()).name):
+        code, _, err = ninja(capsys, "status", name)
+        assert code == 2 and len(err.strip().splitlines()) == 1
+        assert "with `ninja run`, not a launch" in err and f"`ninja logs {name}`" in err

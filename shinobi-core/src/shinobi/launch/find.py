@@ -110,6 +110,14 @@ def find_launch(name: str, workdir: Path) -> LaunchHandle:
             f" gone: its workdir {entry.workdir} deleted or moved?); its {entry.engine} jobs"
             f" may still run: {stop_hint(entry.engine, entry.run_id)}"
         )
+    from shinobi.local_runs import local_runs
+
+    if any(name in (run.run_id, run.recipe) for run in local_runs(workdir)):
+        raise UsageError(
+            f"{name!r} names a run made here with `ninja run`, not a launch (a launch is"
+            f" what `ninja compile --submit` starts): `ninja logs {name}` shows its logs,"
+            " and `ninja runs` lists it"
+        )
     known = ", ".join(sorted({h.recipe for h in launches})) or "none"
     raise UsageError(
         f"no launch named {name!r} in {workdir} (recipes launched here: {known}); give a"
