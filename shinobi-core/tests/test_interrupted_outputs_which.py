@@ -107,10 +107,22 @@ def test_what_a_harvest_glob_matches_counts_file_by_file(tmp_path: Path) -> None
     assert old.exists()  # not written by the stopped step: it stays
 
 
-def test_a_harvested_file_left_as_an_earlier_run_left_it_is_found(tmp_path: Path) -> None:
-    uses, old = _harvest_with_an_earlier_match(tmp_path, "img-image.fits")
+def test_a_harvest_the_step_wrote_nothing_of_is_found(tmp_path: Path) -> None:
+    """An hour-old image the glob matches again passed as this run's product."""
+    uses, _ = _harvest_with_an_earlier_match(tmp_path, "img-image.fits")
     before, started = _started(uses)
-    assert untouched(before, started) == [str(old)]
+    assert untouched(before, started) == [str(tmp_path / "img-*.fits")]
+
+
+@pytest.mark.parametrize("written", ["img-image.fits", "img-residual.fits"])
+def test_a_harvest_the_step_wrote_into_is_not(tmp_path: Path, written: str) -> None:
+    """One old match beside what the step wrote (rewritten or new) is no quiet failure."""
+    uses, _ = _harvest_with_an_earlier_match(tmp_path, "img-psf.fits")
+    (tmp_path / "img-image.fits").write_text("yesterday's\n")
+    _aged(tmp_path / "img-image.fits")
+    before, started = _started(uses)
+    (tmp_path / written).write_text("today's\n")
+    assert untouched(before, started) == []
 
 
 def test_a_rename_that_fails_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

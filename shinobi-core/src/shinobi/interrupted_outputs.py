@@ -62,7 +62,7 @@ def set_aside(
     """Rename the products of ``uses`` that the stopped step wrote: made since it
     started, or changed since ``before`` (as they were when it started) and
     stamped after ``started``. ``inputs``: the step's input field names."""
-    paths = dict.fromkeys(product_paths(uses, inputs))
+    paths = dict.fromkeys(path for path, _ in product_paths(uses, inputs))
     written = {path: how for path in paths if (how := _written(path, before, started))}
     # one may lie inside another (a directory and a file in it): it went with it
     return [_move(path, how) for path, how in written.items() if os.path.lexists(path)]

@@ -100,9 +100,13 @@ class Found(NamedTuple):
     directory: bool
     #: None: a directory too big (or unreadable) to sign
     signature: Signature | None
+    #: the ``harvest`` glob it matched, if that is how the step names it
+    pattern: str | None = None
 
 
-def product_paths(uses: Iterable[PathUse], passed_through: Collection[str] = ()) -> Iterator[str]:
+def product_paths(
+    uses: Iterable[PathUse], passed_through: Collection[str] = ()
+) -> Iterator[tuple[str, str | None]]:
     """The paths that are the step's own products, as they are now.
 
     A path the step rewrites in place (``mutable``) is the user's, not the
@@ -110,6 +114,7 @@ def product_paths(uses: Iterable[PathUse], passed_through: Collection[str] = ())
     ``"{vis}"`` of a mutable ``vis``). Outputs of the fields in
     ``passed_through`` (passthroughs: the interrupt leaves those alone) are
     not products either. A ``harvest`` glob stands for what it matches now.
+    Yields (path, the glob it matched or None).
     """
     uses = tuple(uses)
     skip = set(passed_through)
@@ -117,23 +122,26 @@ def product_paths(uses: Iterable[PathUse], passed_through: Collection[str] = ())
     for use in uses:
         if use.role != "output" or use.mutable or use.field in skip:
             continue
-        matches = sorted(glob.glob(use.path)) if use.pattern else (use.path,)
-        yield from (path for path in matches if path not in theirs)
+        if not use.pattern:
+            if use.path not in theirs:
+                yield use.path, None
+            continue
+        yield from ((path, use.path) for path in sorted(glob.glob(use.path)) if path not in theirs)
 
 
 def existing_outputs(uses: Iterable[PathUse]) -> dict[str, Found]:
     """The step's products (see :func:`product_paths`) that exist now, as they are."""
     found: dict[str, Found] = {}
-    for path in product_paths(uses):
+    for path, pattern in product_paths(uses):
         try:
             st = os.stat(path)
         except OSError:
             continue
         directory = stat.S_ISDIR(st.st_mode)
         if directory:
-            found[path] = Found(st.st_ino, True, _tree_signature(path, st))
+            found[path] = Found(st.st_ino, True, _tree_signature(path, st), pattern)
         elif stat.S_ISREG(st.st_mode):
-            found[path] = Found(st.st_ino, False, _signature(st))
+            found[path] = Found(st.st_ino, False, _signature(st), pattern)
     return found
 
 
@@ -145,11 +153,25 @@ def stamped_before(signature: Signature, started: float) -> bool:
 
 
 def untouched(before: dict[str, Found], started: float) -> list[str]:
-    """The outputs of ``before`` that are unchanged and older than ``started``."""
-    return [
-        path
-        for path, found in before.items()
-        if found.signature is not None
-        and signature_of(path) == found.signature
-        and stamped_before(found.signature, started)
-    ]
+    """The outputs of ``before`` that are unchanged and older than ``started``.
+
+    A ``harvest`` glob is reported (as the glob) only when the step wrote none
+    of what it matches: an old match beside new ones (another step's file
+    the glob also catches) is no sign of a tool that failed quietly.
+    """
+    stale: list[str] = []
+    globs: dict[str, bool] = {}
+    for path, found in before.items():
+        unchanged = (
+            found.signature is not None
+            and signature_of(path) == found.signature
+            and stamped_before(found.signature, started)
+        )
+        if found.pattern is None:
+            stale += [path] if unchanged else []
+        else:
+            globs[found.pattern] = globs.get(found.pattern, True) and unchanged
+    for pattern, all_unchanged in globs.items():
+        if all_unchanged and set(glob.glob(pattern)) <= before.keys():  # and nothing new
+            stale.append(pattern)
+    return stale
