@@ -13,11 +13,11 @@ Only an output whose timestamps are clearly older than the step's start
 counts: timestamps tick coarsely (a few milliseconds), and a file written
 that close to the start cannot be told from one the step wrote. A
 ``harvest`` glob counts as one output, unchanged when the step rewrote
-nothing it matched and made no new match. Not checked: a directory of more than ``MAX_ENTRIES`` entries (walking it twice
-would cost more than the check is worth), paths the step rewrites in place
-(``mutable``, even where an implicit output names them again), and steps
-that run elsewhere, whose files this host may see through an attribute
-cache.
+nothing it matched and made no new match. Not checked: a directory of more
+than ``MAX_ENTRIES`` entries (walking it twice would cost more than the
+check is worth), paths the step rewrites in place (``mutable``, even where
+an implicit output names them again), and steps that run elsewhere, whose
+files this host may see through an attribute cache.
 """
 
 from __future__ import annotations
