@@ -18,7 +18,7 @@ from typing import Any, Literal
 from shinobi.backends.base import Invocation, PathUse
 from shinobi.graph import Node, output_refs
 from shinobi.plan import Plan, PlannedStep, cab_of, resolve_value
-from shinobi.steps.argv import Unknown
+from shinobi.steps.argv import Unknown, on_disk_kind
 from shinobi.steps.refs import OutputRef
 from shinobi.steps.types import fields_of
 
@@ -144,17 +144,6 @@ def _absolute(cwd: str, value: Any) -> str | None:
     return os.path.normpath(os.path.join(cwd, str(value)))
 
 
-#: What a declared path kind must be on disk: a directory, not one, or either.
-_ON_DISK = {
-    "file": "file",
-    "dir": "dir",
-    "ms": "dir",
-    "File": "file",
-    "Directory": "dir",
-    "MS": "dir",
-}
-
-
 def _required_outputs(cab: Any, part: PlannedStep, cwd: str) -> list[tuple[str, str, str]]:
     """The paths ``part`` must leave: its required path outputs, as planned, each
     with what it must be ("file", "dir" or "any"), as ``ninja run`` checks."""
@@ -165,7 +154,7 @@ def _required_outputs(cab: Any, part: PlannedStep, cwd: str) -> list[tuple[str, 
         dtype = cab.meta(name).dtype
         if not spec.required or (spec.path_kind is None and dtype is None):
             continue
-        kind = _ON_DISK.get(spec.path_kind or dtype or "", "any")
+        kind = on_disk_kind(spec.path_kind, dtype)
         value = part.outputs.get(name)
         for item in value if isinstance(value, list | tuple) else [value]:
             if isinstance(item, str | os.PathLike):

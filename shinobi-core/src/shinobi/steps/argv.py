@@ -19,11 +19,11 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from shinobi.backends.base import PathRole, PathUse
+from shinobi.backends.base import PathKind, PathRole, PathUse
 from shinobi.steps.cab import Cab
 from shinobi.steps.types import fields_of
 
-__all__ = ["Unknown", "format_template", "path_uses", "render_argv"]
+__all__ = ["Unknown", "format_template", "on_disk_kind", "path_uses", "render_argv"]
 
 
 class Unknown:
@@ -97,6 +97,13 @@ _KIND = {"file": "file", "dir": "dir", "ms": "dir", "any": "any"}
 _DTYPE_KIND = {"File": "file", "Directory": "dir", "MS": "dir"}
 
 
+def on_disk_kind(path_kind: str | None, dtype: str | None) -> PathKind:
+    """What a field declared ``path_kind`` (or ``dtype``) must be on disk:
+    "file", "dir" (a Directory or an MS) or "any"."""
+    kind = path_kind or _DTYPE_KIND.get(dtype or "", "any")
+    return _KIND.get(kind, "any")  # type: ignore[return-value]
+
+
 def _paths(value: Any) -> list[str]:
     if value is None or isinstance(value, _NO_PATH):
         return []
@@ -125,9 +132,9 @@ def path_uses(
     out_fields = fields_of(cab.outputs_model)
     for name, spec in in_fields.items():
         meta = cab.meta(name)
-        kind = spec.path_kind or (_DTYPE_KIND[meta.dtype] if meta.dtype else None)
-        if not kind:
+        if not (spec.path_kind or meta.dtype):
             continue
+        kind = on_disk_kind(spec.path_kind, meta.dtype)
         passthrough = (
             name in out_fields and out_fields[name].path_kind is not None and meta.writable
         )
@@ -139,7 +146,7 @@ def path_uses(
                     absolute(path),
                     role,
                     name,
-                    _KIND.get(kind, "any"),  # type: ignore[arg-type]
+                    kind,
                     meta.writable,
                     meta.mutable,
                 )
@@ -153,9 +160,9 @@ def path_uses(
             if pattern is not None:
                 uses.append(PathUse(absolute(pattern), "output", name, "any", pattern=True))
             continue
-        kind = spec.path_kind or _DTYPE_KIND.get(meta.dtype or "", "any")
+        kind = on_disk_kind(spec.path_kind, meta.dtype)
         for path in _paths(outputs.get(name)):
-            uses.append(PathUse(absolute(path), "output", name, _KIND[kind]))  # type: ignore[arg-type]
+            uses.append(PathUse(absolute(path), "output", name, kind))
     return tuple(uses)
 
 
