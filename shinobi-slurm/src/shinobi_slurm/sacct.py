@@ -37,7 +37,7 @@ __all__ = [
 
 FIELDS = ("JobID", "JobIDRaw", "State", "ExitCode", "Start", "End", "Reason", "ReqMem", "Timelimit")
 #: The fields a line must have; the limits after them are read where present.
-_NEEDED = 7
+_NEEDED = FIELDS.index("ReqMem")
 
 #: States after which a job never changes again.
 FINAL_STATES = frozenset(
@@ -78,7 +78,6 @@ class JobRecord:
     job_id: str
     base: str
     task: int | None
-    pending_tasks: int
     state: str
     by: str | None
     exit_code: int | None
@@ -91,6 +90,11 @@ class JobRecord:
     #: what the job was allowed, as words (``ReqMem``, ``Timelimit``), if sacct said
     memory_limit: str | None = None
     time_limit: str | None = None
+
+    @property
+    def pending_tasks(self) -> int:
+        """How many tasks a pending array line stands for (0: a job or one task)."""
+        return len(self.pending_ids)
 
     @property
     def final(self) -> bool:
@@ -137,7 +141,7 @@ def without_stale_ranges(records: list[JobRecord]) -> list[JobRecord]:
             left = record.pending_ids - listed
             if not left:
                 continue
-            record = dataclasses.replace(record, pending_ids=left, pending_tasks=len(left))
+            record = dataclasses.replace(record, pending_ids=left)
         kept.append(record)
     return kept
 
@@ -162,12 +166,10 @@ def parse_line(line: str) -> JobRecord | None:
     exit_match = _EXIT.match(exit_text.strip())
     task_text = match.group("task")
     ranges = match.group("ranges")
-    pending = _ids(ranges) if ranges is not None else frozenset()
     return JobRecord(
         job_id=job_id.strip(),
         base=match.group("base"),
         task=int(task_text) if task_text and ranges is None else None,
-        pending_tasks=len(pending),
         state=state,
         by=by,
         exit_code=int(exit_match.group(1)) if exit_match else None,
@@ -175,7 +177,7 @@ def parse_line(line: str) -> JobRecord | None:
         start=_value(start),
         end=_value(end),
         reason=_value(reason),
-        pending_ids=pending,
+        pending_ids=_ids(ranges) if ranges is not None else frozenset(),
         memory_limit=_memory(req_mem),
         time_limit=_time(time_limit),
     )
