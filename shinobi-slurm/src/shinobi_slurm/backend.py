@@ -231,17 +231,15 @@ class SlurmBackend(Backend):
         warn about what a job will not have."""
         parse_sbatch_opts(self.settings.get("sbatch_opts"))
         poll_tuning(self.settings)  # a setting's bad value is one line now, not a step's failure
+        planned = [
+            (i.step, self.options(i, i.stdout_path or os.devnull, i.stderr_path or os.devnull))
+            for i in invocations
+        ]
         # a path no #SBATCH line can hold (a line break in the directory) is refused
         # now, not as a step's failure once the steps before it have run
-        for invocation in invocations:
-            self.script(
-                invocation,
-                invocation.stdout_path or os.devnull,
-                invocation.stderr_path or os.devnull,
-            )
-        refuse_what_slurm_would(
-            self.commands, [(i.step, self.options(i, os.devnull, os.devnull)) for i in invocations]
-        )
+        for _, options in planned:
+            batch_script(options, [])
+        refuse_what_slurm_would(self.commands, planned)
         warnings = []
         in_venv = sorted({i.step for i in invocations if i.venv})
         if in_venv:
