@@ -7,7 +7,6 @@ scatter and loops how many slices or iterations are declared.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from shinobi.graph import same_shape
 from shinobi.plan import Plan, PlannedStep
 from shinobi.render.rows import wavefront_rows
+from shinobi.render.shell_words import shell_join, visible
 from shinobi.steps.refs import OutputRef
 from shinobi.wording import counted
 
@@ -26,8 +26,9 @@ WIDTH = 78
 def _box(title: str, tag: str, lines: list[str], indent: str) -> list[str]:
     """A box at least WIDTH wide that grows to its longest line: command lines
     are never wrapped, so they can be copied and pasted as they are."""
-    head = f"┌─ {title} "
+    head = f"┌─ {visible(title)} "
     tail = f" {tag} ─┐"
+    lines = [visible(line) for line in lines]
     inner = max(WIDTH - len(indent) - 4, len(head) + len(tail) - 3, *(len(x) for x in lines))
     fill = max(1, inner + 4 - len(head) - len(tail))
     out = [f"{indent}{head}{'─' * fill}{tail}"]
@@ -40,7 +41,7 @@ def _command(step: PlannedStep, render: Callable[[PlannedStep], list[str] | None
     """``$ argv`` as the backend would run it, or the call of a pystep; None if neither."""
     argv = render(step)
     if argv is not None:
-        return "$ " + shlex.join(argv)
+        return "$ " + shell_join(argv)
     if step.node.kind == "python":
         return _call(step)
     return None

@@ -1,0 +1,42 @@
+"""Command lines and labels that stay on one terminal line.
+
+A dry run draws each step in a box, and its command line is meant to be
+copied into a shell. ``shlex.join`` keeps a line break inside quotes, which
+is correct for a shell but splits the box in two and leaves the reader unsure
+where the value ends. Words with control characters are written in bash's
+``$'...'`` form instead, so the line is both one line and pasteable.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable
+
+__all__ = ["shell_join", "visible"]
+
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\x1b": "\\e"}
+
+
+def _escape(char: str) -> str:
+    return _NAMED.get(char) or f"\\x{ord(char):02x}"
+
+
+#: Every C0 control character and DEL, as the escape bash's ``$'...'`` reads back.
+_CONTROLS = {code: _escape(chr(code)) for code in (*range(0x20), 0x7F)}
+
+
+def visible(text: str) -> str:
+    """``text`` with control characters shown as escapes (``\\n``), so it takes one line."""
+    return text.translate(_CONTROLS)
+
+
+def _word(word: str) -> str:
+    if visible(word) == word:
+        return shlex.quote(word)
+    inner = word.replace("\\", "\\\\").replace("'", "\\'")
+    return f"$'{visible(inner)}'"
+
+
+def shell_join(argv: Iterable[str]) -> str:
+    """``argv`` as one line a POSIX shell with ``$'...'`` (bash, zsh, ksh) reads back."""
+    return " ".join(_word(str(word)) for word in argv)

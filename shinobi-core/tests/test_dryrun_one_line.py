@@ -1,0 +1,59 @@
+"""A dry run's box keeps every value on its line, and its command still pastes."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from subprocess import CompletedProcess
+
+from shinobi.render.shell_words import shell_join, visible
+
+Ninja = Callable[..., CompletedProcess[str]]
+
+RECIPE = """
+from pathlib import Path
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class In(BaseModel):
+    note: str
+    out: Path
+
+echo = Cab("echo", "/bin/echo", In, None, {"note": ParamMeta(positional=True)})
+pipe = Recipe("pipe", In)
+pipe.add_step("say", echo, note=pipe.inputs.note, out=pipe.inputs.out)
+"""
+
+AWKWARD = ["/bin/echo", "two\nlines", "tab\there", "it's", "back\\slash\n", "plain", "", "\x1b[31m"]
+
+
+def _bash_words(line: str) -> list[str]:
+    """What bash makes of ``line`` as a command's arguments."""
+    script = f'for w in {line}; do printf "%s\\0" "$w"; done'
+    out = subprocess.run(["bash", "-c", script], capture_output=True, check=True).stdout
+    return out.decode().split("\0")[:-1]
+
+
+def test_a_joined_command_is_one_line_that_bash_reads_back_word_for_word() -> None:
+    line = shell_join(AWKWARD)
+    assert "\n" not in line and "\t" not in line and "\x1b" not in line
+    assert _bash_words(line) == AWKWARD
+
+
+def test_plain_words_are_quoted_as_shlex_would() -> None:
+    assert shell_join(["a b", "c"]) == "'a b' c"
+    assert visible("a\nb\tc") == "a\\nb\\tc"
+
+
+def test_a_value_with_a_line_break_keeps_the_box_whole(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    path = recipe_file(RECIPE)
+    proc = ninja("run", f"{path}:pipe", "--note", "first\nsecond", "--out", "o", "--dryrun")
+    assert proc.returncode == 0, proc.stderr
+    box = [line for line in proc.stdout.splitlines() if line.lstrip()[:1] in "┌│└"]
+    assert box, proc.stdout
+    assert len({len(line) for line in box}) == 1, proc.stdout
+    command = next(line for line in box if "$ " in line)
+    assert "$'first\\nsecond'" in command
