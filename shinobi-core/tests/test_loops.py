@@ -390,6 +390,47 @@ def test_a_required_until_path_output_is_refused() -> None:
     assert "declare it optional (converged: File | None = None)" in message
 
 
+class Tally(BaseModel):
+    values: list[int]
+    done: File | None = None
+
+
+def test_a_pysteps_until_must_name_a_path_output_too() -> None:
+    """A pystep body has no cab, but its return annotation declares its outputs."""
+
+    @shinobi.pystep
+    def tally(values: list[int]) -> Tally:
+        return Tally(values=values)
+
+    pipe = Recipe("pipe")
+    pipe.add_loop("it", tally, max_iter=3, until="values", carry={"values": "values"}, values=[])
+    with pytest.raises(RecipeGraphError, match=r"until='values' is not a path output of 'tally'"):
+        build_graph(pipe)
+    fine = Recipe("pipe")
+    fine.add_loop("it", tally, max_iter=3, until="done", carry={"values": "values"}, values=[])
+    build_graph(fine)
+
+
+def test_a_loop_whose_body_never_names_its_until_path_is_warned_in_words(
+    tmp_path: Path,
+) -> None:
+    @shinobi.pystep
+    def tally(values: list[int]) -> Tally:
+        return Tally(values=[*values, 1])
+
+    pipe = Recipe("pipe")
+    pipe.add_loop("it", tally, max_iter=2, until="done", carry={"values": "values"}, values=[])
+    once = Recipe("once")
+    once.add_loop("it", tally, max_iter=1, until="done", carry={"values": "values"}, values=[])
+    warned = run_recipe(pipe, workdir=tmp_path, use_cache=False).warnings
+    assert any(
+        "ran all 2 iterations without converging (the last iteration gave no until path)" in w
+        for w in warned
+    ), warned
+    warned = run_recipe(once, workdir=tmp_path, use_cache=False).warnings
+    assert any("ran its only iteration without converging" in w for w in warned), warned
+
+
 def test_until_must_name_a_path_output() -> None:
     class Counted(BaseModel):
         ms: MS

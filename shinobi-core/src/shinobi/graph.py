@@ -375,19 +375,21 @@ class _Builder:
             if inner is None:
                 return
             producer, field = inner.step, wired.field
-        cab = (
-            producer if getattr(producer, "kind", None) == "cab" else getattr(producer, "cab", None)
-        )
-        if cab is None or field not in _fields(cab.outputs_model):
+        kind = getattr(producer, "kind", None)
+        cab = producer if kind == "cab" else getattr(producer, "cab", None)
+        # a pystep has no cab, but its return annotation declares its outputs alike
+        declarer = cab if cab is not None else producer if kind == "python" else None
+        if declarer is None or field not in _fields(declarer.outputs_model):
             return
-        spec_of = fields_of(cab.outputs_model)[field]
-        if spec_of.path_kind is None and cab.meta(field).dtype is None:
+        spec_of = fields_of(declarer.outputs_model)[field]
+        dtype = cab.meta(field).dtype if cab is not None else None
+        if spec_of.path_kind is None and dtype is None:
             raise self.fail(
-                f"{where}: until={spec.until!r} is not a path output of {cab.name!r}; the loop"
-                " converges when a file exists, so until must name a File, Directory or MS"
+                f"{where}: until={spec.until!r} is not a path output of {declarer.name!r}; the"
+                " loop converges when a file exists, so until must name a File, Directory or MS"
                 " output"
             )
-        if spec_of.required and spec_of.path_kind is not None:
+        if cab is not None and spec_of.required and spec_of.path_kind is not None:
             raise self.fail(
                 f"{where}: until={spec.until!r} is {cab.name!r}'s required output {field!r},"
                 " so every iteration that does not write it fails; declare it optional"

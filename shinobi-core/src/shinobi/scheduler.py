@@ -310,9 +310,15 @@ class _Wavefront:
         """Warn that ``loop`` used all its ``iterations`` when its last one did not
         leave the until file ``path``."""
         if not self.flagged(loop, iterations, path):
+            ran = "its only iteration" if iterations == 1 else f"all {iterations} iterations"
+            # a body that returns no until path (a pystep's None) names no file
+            missing = (
+                "the last iteration gave no until path"
+                if path is None
+                else (f"its until file {str(path)!r} was not written")
+            )
             self.session.warn(
-                f"loop {self.prefix + loop!r} ran all {iterations} iterations"
-                f" without converging (its until file {str(path)!r} was not written);"
+                f"loop {self.prefix + loop!r} ran {ran} without converging ({missing});"
                 " its outputs are the last iteration's"
             )
 
