@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,43 @@ def test_options_in_field_order_then_positionals() -> None:
         {"ms": "x.ms", "niter": 5, "extra": ["e1", "e2"], "prefix": "p"},
     )
     assert argv[3:] == ["--niter", "5", "--prefix", "p", "x.ms", "e1", "e2"]
+
+
+class Mode(str, Enum):
+    fast = "fast"
+    slow = "slow"
+
+
+class Weighting(Enum):
+    natural = "natural"
+    briggs = 0.5
+
+
+class Modes(BaseModel):
+    mode: Mode
+    weighting: Weighting
+    modes: list[Mode] = []
+    last: Mode | None = None
+
+
+def test_an_enum_member_is_given_as_its_value() -> None:
+    tool = Cab("tool", "tool", Modes, None, {"last": ParamMeta(positional=True, skip=False)})
+    eq = Cab("tool", "tool", Modes, None, {"mode": ParamMeta(style="equals")})
+    values = {"mode": Mode.slow, "weighting": Weighting.briggs, "modes": [Mode.fast, Mode.slow]}
+    argv = render_argv(tool, {**values, "last": Mode.fast})
+    assert argv == [
+        "tool",
+        "--mode",
+        "slow",
+        "--weighting",
+        "0.5",
+        "--modes",
+        "fast",
+        "--modes",
+        "slow",
+        "fast",
+    ]
+    assert render_argv(eq, values)[1] == "--mode=slow"
 
 
 def test_none_and_false_are_omitted_true_is_a_bare_flag() -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from enum import Enum
 from typing import Any
 
 from shinobi.backends.base import PathKind, PathRole, PathUse
@@ -60,9 +61,9 @@ def render_argv(cab: Cab, values: Mapping[str, Any]) -> list[str]:
             continue
         if meta.positional:
             if isinstance(value, _SEQUENCE):
-                positionals.extend(str(v) for v in value)
+                positionals.extend(_text(v) for v in value)
             else:
-                positionals.append(str(value))
+                positionals.append(_text(value))
             continue
         flag = meta.flag or f"{cab.flag_prefix}{name}"
         if value is True:
@@ -71,7 +72,7 @@ def render_argv(cab: Cab, values: Mapping[str, Any]) -> list[str]:
         if isinstance(value, _SEQUENCE):
             if not value:
                 continue
-            items = [str(v) for v in value]
+            items = [_text(v) for v in value]
             if meta.list_style == "comma":
                 items = [",".join(items)]
             elif meta.list_style == "repeat":
@@ -86,11 +87,22 @@ def render_argv(cab: Cab, values: Mapping[str, Any]) -> list[str]:
                 argv.extend(items)
             continue
         if meta.style == "equals":
-            argv.append(f"{flag}={value}")
+            argv.append(f"{flag}={_text(value)}")
         else:
-            argv.extend([flag, str(value)])
+            argv.extend([flag, _text(value)])
     argv.extend(positionals)
     return argv
+
+
+def _text(value: Any) -> str:
+    """A value as its command-line word: an enum member is its value.
+
+    ``str()`` of a ``class Mode(str, Enum)`` member is ``Mode.slow`` on
+    Python 3.11, a word no tool knows, though the option offered ``slow``.
+    """
+    if isinstance(value, Enum):
+        return str(value.value)
+    return str(value)
 
 
 _KIND = {"file": "file", "dir": "dir", "ms": "dir", "any": "any"}
