@@ -66,7 +66,7 @@ def test_options_in_field_order_then_positionals() -> None:
     assert argv[3:] == ["--niter", "5", "--prefix", "p", "x.ms", "e1", "e2"]
 
 
-class Mode(str, Enum):
+class Mode(str, Enum):  # noqa: UP042 (the users' spelling, whose str() differs)
     fast = "fast"
     slow = "slow"
 

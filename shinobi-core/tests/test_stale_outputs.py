@@ -6,6 +6,7 @@ the way a leaked writer from an earlier run would.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -185,3 +186,18 @@ def test_a_symlinked_output_is_matched_by_its_target(
     hold("write", real / "out.txt")
     with pytest.raises(LiveWriterError):
         OutputGuard(lambda _m: None).check(invocation(tmp_path / "link" / "out.txt"))
+
+
+def test_a_device_or_a_link_to_one_is_no_product_to_guard(
+    tmp_path: Path, hold: Callable[[str, Path], subprocess.Popen[bytes]]
+) -> None:
+    """Every host has processes writing /dev/null: a log sent there is not refused."""
+    hold("write", Path(os.devnull))
+    (tmp_path / "log.txt").symlink_to(os.devnull)
+    warnings: list[str] = []
+    OutputGuard(warnings.append).check(invocation(Path(os.devnull)))
+    OutputGuard(warnings.append).check(invocation(tmp_path / "log.txt"))
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    OutputGuard(warnings.append).check(invocation(fifo))
+    assert warnings == []

@@ -182,13 +182,21 @@ class _Canonical:
         self._dirs: dict[str, str] = {}
 
     def __call__(self, path: str) -> tuple[str, bool] | None:
-        """(canonical path, is a directory), or None when nothing is there."""
+        """(canonical path, is a directory), or None when there is no file or
+        directory there: nothing, or a device, FIFO or socket. Those are shared
+        by design (a log linked to ``/dev/null`` has writers on every host), so
+        a process writing one says nothing about a leaked step."""
         try:
             st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode):
+                target = os.stat(path)
+                if not (stat.S_ISREG(target.st_mode) or stat.S_ISDIR(target.st_mode)):
+                    return None
+                return os.path.realpath(path), stat.S_ISDIR(target.st_mode)
         except OSError:
             return None
-        if stat.S_ISLNK(st.st_mode):
-            return os.path.realpath(path), os.path.isdir(path)
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            return None
         parent, name = os.path.split(os.path.abspath(path))
         real_parent = self._dirs.get(parent)
         if real_parent is None:
