@@ -151,6 +151,8 @@ class _Wavefront:
         self.pending_deps = [len(n.deps) for n in self.nodes]
         self.slices: dict[int, list[StepResult | None]] = {}
         self.inflight: dict[int, int] = {}
+        #: Scattered steps whose slices run one at a time (see :mod:`shinobi.shared_slices`).
+        self.serial: set[int] = set()
         self.waiting: _Unit | None = None
         self.verdicts: dict[tuple[str | None, int | None], bool] = {}
         #: Steps already warned about as larger than the whole budget.
@@ -197,6 +199,8 @@ class _Wavefront:
                 ]
                 self.slices[index] = [None] * len(checked)
                 self.session.planned_slices[name] = len(checked)
+                if len(checked) > 1 and self.max_workers > 1:
+                    self.serialise_if_shared(index, name, checked)
                 if not checked:
                     self.complete(index, _gather(name, [], self.output_fields(node)))
                 for k, part in enumerate(checked):
@@ -207,6 +211,17 @@ class _Wavefront:
             self.complete(index, StepResult(name=name, status="failed", error=str(exc)))
             return
         self.push(_Unit(index, None, name, values))
+
+    def serialise_if_shared(self, index: int, name: str, parts: list[dict[str, Any]]) -> None:
+        """Hold a scatter's slices to one at a time when they would rewrite one path."""
+        from shinobi.plan import cab_of
+        from shinobi.shared_slices import slices_sharing
+
+        cab = cab_of(self.nodes[index].step)
+        reason = cab and slices_sharing(cab, name, parts, self.session.cwd)
+        if reason:
+            self.serial.add(index)
+            self.session.warn(reason)
 
     def note_handed_until(self) -> None:
         """Note, before anything runs, the until file of each loop that is handed
@@ -423,7 +438,9 @@ class _Wavefront:
         Undeclared units take no share, so the queue does not hold them back,
         except at one worker, where the recipe runs in exact declaration order.
         """
-        unit = self.waiting or self.ready[0][2]
+        unit = self.waiting or self.head()
+        if unit is None:
+            return None  # only slices of a step whose slices run one at a time
         if not unit.requested:
             self.request(unit)
         if unit.ticket is None or unit.ticket.granted:
@@ -433,8 +450,22 @@ class _Wavefront:
         self.waiting = unit
         if self.max_workers == 1:
             return None
-        free = [e for e in self.ready if e[2] is not unit and not self.draws_on_budget(e[0])]
+        free = [
+            e
+            for e in self.ready
+            if e[2] is not unit and not self.draws_on_budget(e[0]) and not self.held(e[2])
+        ]
         return min(free)[2] if free else None
+
+    def head(self) -> _Unit | None:
+        """The first ready unit in declaration order that may start now."""
+        if not self.serial:
+            return self.ready[0][2]
+        return min((e for e in self.ready if not self.held(e[2])), default=(0, 0, None))[2]
+
+    def held(self, unit: _Unit) -> bool:
+        """Whether ``unit`` is a slice that waits for its step's running slice."""
+        return unit.node in self.serial and self.inflight.get(unit.node, 0) > 0
 
     def draws_on_budget(self, index: int) -> bool:
         """Whether node ``index`` takes a share of this machine's budget.

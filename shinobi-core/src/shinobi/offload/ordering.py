@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from shinobi.backends.base import PathUse
 from shinobi.offload.jobs import Edge, EdgeKind, Job, JobGraph
 
-__all__ = ["Canonicaliser", "derive_edges", "writes"]
+__all__ = ["Canonicaliser", "derive_edges", "shared_rewritten", "writes"]
 
 _GLOB = set("*?[")
 
@@ -228,24 +228,33 @@ def _serialise_slices(job: Job, canonical: Canonicaliser) -> None:
 
     Edges order jobs; the slices of one job are tasks of one array, which start
     together unless the array is throttled. ``ninja run`` runs such slices one
-    at a time only at one worker, and the compiled job must never be less careful.
+    at a time too, and the compiled job must never be less careful.
     """
-    per_slice = [_touched(invocation.paths, canonical) for invocation in job.invocations]
-    outermost = _Outermost(set().union(*per_slice))
-    slices: dict[str, set[int]] = {}
-    written: set[str] = set()
-    for index, touched in enumerate(per_slice):
-        for path, write in touched.items():
-            root = outermost(path)
-            slices.setdefault(root, set()).add(index)
-            if write:
-                written.add(root)
-    shared = next((root for root in sorted(written) if len(slices[root]) > 1), None)
+    shared = shared_rewritten([invocation.paths for invocation in job.invocations], canonical)
     if shared is not None:
         job.serial = shared
         job.notes.append(
             f"its slices run one at a time: more than one uses {shared}, which one rewrites"
         )
+
+
+def shared_rewritten(
+    per_slice: Sequence[Iterable[PathUse]], canonical: Canonicaliser | None = None
+) -> str | None:
+    """A path (or the directory holding it) that more than one slice of a scatter
+    uses and at least one rewrites, or None: slices that share none may overlap."""
+    canonical = canonical or Canonicaliser()
+    touched = [_touched(uses, canonical) for uses in per_slice]
+    outermost = _Outermost(set().union(*touched))
+    slices: dict[str, set[int]] = {}
+    written: set[str] = set()
+    for index, paths in enumerate(touched):
+        for path, write in paths.items():
+            root = outermost(path)
+            slices.setdefault(root, set()).add(index)
+            if write:
+                written.add(root)
+    return next((root for root in sorted(written) if len(slices[root]) > 1), None)
 
 
 def _sequence(graph: JobGraph, root: str, accesses: list[_Access]) -> int:

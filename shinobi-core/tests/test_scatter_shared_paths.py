@@ -1,0 +1,103 @@
+"""Scatter slices that would rewrite one path run one at a time, even at many workers."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from shinobi.config import load_config
+from shinobi.runner import run_recipe
+from shinobi.steps import Cab, File, ParamMeta, Recipe
+
+# Records its own start and end, and appends a line to its second argument.
+SCRIPT = 'date +%s.%N > "$1.start"; sleep 0.3; echo "$1" >> "$2"; date +%s.%N > "$1.end"'
+
+
+class In(BaseModel):
+    stamp: str
+    data: File
+
+
+class Out(BaseModel):
+    product: File | None = None
+
+
+def cab(**meta: ParamMeta) -> Cab:
+    return Cab(
+        "append",
+        ["/bin/sh", "-c", SCRIPT, "append"],
+        In,
+        Out,
+        {"stamp": ParamMeta(positional=True), "data": ParamMeta(positional=True), **meta},
+    )
+
+
+class Stamps(BaseModel):
+    stamps: list[str]
+    data: File
+
+
+def fan(tool: Cab, tmp_path: Path) -> tuple[Recipe, list[str]]:
+    recipe = Recipe("fan", Stamps, max_workers=3)
+    recipe.add_step(
+        "append", tool, scatter=["stamp"], stamp=recipe.inputs.stamps, data=recipe.inputs.data
+    )
+    return recipe, [str(tmp_path / f"s{k}") for k in range(3)]
+
+
+def spans(stamps: list[str]) -> list[tuple[float, float]]:
+    read = [(Path(f"{s}.start").read_text(), Path(f"{s}.end").read_text()) for s in stamps]
+    return sorted((float(a), float(b)) for a, b in read)
+
+
+def run(recipe: Recipe, stamps: list[str], data: Path) -> Any:
+    config = load_config({"execution.max_workers": 3, "cache.enabled": False})
+    result = run_recipe(
+        recipe, {"stamps": stamps, "data": str(data)}, cwd=data.parent, config=config
+    )
+    assert result.ok, result.error
+    return result
+
+
+def test_slices_rewriting_one_input_in_place_take_turns(tmp_path: Path) -> None:
+    data = tmp_path / "data.txt"
+    data.write_text("")
+    recipe, stamps = fan(cab(data=ParamMeta(positional=True, mutable=True)), tmp_path)
+    result = run(recipe, stamps, data)
+    for a, b in itertools.pairwise(spans(stamps)):
+        assert a[1] <= b[0], "two slices rewrote data.txt at once"
+    assert sorted(data.read_text().split()) == stamps
+    assert any(
+        f"step 'append': its slices run one at a time: more than one uses {data}" in w
+        for w in result.warnings
+    ), result.warnings
+
+
+def test_slices_producing_one_output_are_named_and_take_turns(tmp_path: Path) -> None:
+    data = tmp_path / "data.txt"
+    data.write_text("")
+    recipe, stamps = fan(cab(product=ParamMeta(implicit="{data}")), tmp_path)
+    result = run(recipe, stamps, data)
+    for a, b in itertools.pairwise(spans(stamps)):
+        assert a[1] <= b[0]
+    said = [w for w in result.warnings if "both write" in w]
+    assert said and f"slices [0] and [1] both write {data}" in said[0], result.warnings
+    assert "give each slice its own output path" in said[0]
+
+
+def test_slices_that_only_read_one_file_still_overlap(tmp_path: Path) -> None:
+    data = tmp_path / "data.txt"
+    data.write_text("")
+    reader = cab(data=ParamMeta(positional=True, writable=False))
+    recipe = Recipe("fan", Stamps, max_workers=3)
+    recipe.add_step(
+        "read", reader, scatter=["stamp"], stamp=recipe.inputs.stamps, data=recipe.inputs.data
+    )
+    stamps = [str(tmp_path / f"s{k}") for k in range(3)]
+    result = run(recipe, stamps, data)
+    found = spans(stamps)
+    assert max(start for start, _ in found) < min(end for _, end in found)
+    assert not any("one at a time" in w for w in result.warnings), result.warnings
