@@ -26,13 +26,13 @@ from shinobi.backends.base import Backend, BackendRun, Invocation, PathUse, RunC
 from shinobi.cache import DigestMemo, StepCache
 from shinobi.config import load_config
 from shinobi.runner import run_recipe
-from shinobi.steps import Cab, ParamMeta, Recipe
+from shinobi.steps import Cab, File, ParamMeta, Recipe
 from shinobi.steps.result import RecipeResult
 
 RECIPE = """
 from pathlib import Path
 from pydantic import BaseModel
-from shinobi.steps import Cab, ParamMeta, Recipe
+from shinobi.steps import Cab, File, ParamMeta, Recipe
 
 class In(BaseModel):
     left: Path
@@ -594,3 +594,113 @@ def test_an_entry_from_before_globs_were_recorded_is_rerun_and_rewritten(tmp_pat
     assert "globs" in json.loads(entry.read_text())  # the same key, rewritten in place
     assert [s.status for s in run_cached(_harvesting(), tmp_path).steps] == ["cached"]
     assert counted(tmp_path) == ["run", "run"]
+
+
+class KindIn(BaseModel):
+    kind: str = "image"
+
+
+class KindOut(BaseModel):
+    products: list[File] = []
+    main: File | None = None
+
+
+def _by_kind() -> Recipe:
+    """The tool writes every kind; which ones are its outputs a skipped input decides."""
+    tool = Cab(
+        "make",
+        [
+            "/bin/sh",
+            "-c",
+            "echo run >> counter.txt; for k in image residual; do echo $k > o-$k; done",
+        ],
+        KindIn,
+        KindOut,
+        {
+            "kind": ParamMeta(skip=True),
+            "products": ParamMeta(harvest="*-{kind}"),
+            "main": ParamMeta(implicit="o-{kind}"),
+        },
+    )
+    recipe = Recipe("kinds", KindIn)
+    recipe.add_step("make", tool, kind=recipe.inputs.kind)
+    return recipe
+
+
+def test_outputs_templated_from_a_skipped_input_are_part_of_the_key(tmp_path: Path) -> None:
+    run_cached(_by_kind(), tmp_path, kind="image")
+    second = run_cached(_by_kind(), tmp_path, kind="residual")
+    assert [s.status for s in second.steps] == ["ok"]
+    made = second.steps[0].outputs
+    assert [str(p) for p in made["products"]] == ["o-residual"] and str(
+        made["main"]
+    ) == "o-residual"
+    assert [s.status for s in run_cached(_by_kind(), tmp_path, kind="image").steps] == ["cached"]
+
+
+class PassIn(BaseModel):
+    src: File
+    dst: File
+
+
+class PassOut(BaseModel):
+    dst: File
+
+
+def test_an_output_outside_the_project_is_keyed_by_where_it_is(tmp_path: Path) -> None:
+    """A copied project hits for its own outputs, not for one elsewhere it names."""
+    tool = Cab(
+        "copy",
+        "cp",
+        PassIn,
+        PassOut,
+        {"src": ParamMeta(positional=True), "dst": ParamMeta(positional=True)},
+    )
+    recipe = Recipe("copy", PassIn)
+    recipe.add_step("copy", tool, src=recipe.inputs.src, dst=recipe.inputs.dst)
+    first, second = tmp_path / "first", tmp_path / "second"
+    for place in (first, second):
+        place.mkdir()
+        (place / "in.txt").write_text("same\n")
+    config = load_config({"cache.dir": str(tmp_path / "cache")})
+    made = str(first / "out.txt")
+    assert run_recipe(recipe, {"src": "in.txt", "dst": made}, config=config, cwd=first).ok
+    # the project copied, its product with it; the original's product removed
+    (second / "out.txt").write_text("same\n")
+    os.unlink(made)
+    again = run_recipe(recipe, {"src": "in.txt", "dst": made}, config=config, cwd=second)
+    assert [s.status for s in again.steps] == ["ok"]
+    assert Path(made).read_text() == "same\n"
+
+
+def test_a_tool_named_by_its_absolute_path_in_the_project_hits_in_a_copy(tmp_path: Path) -> None:
+    """``Path(__file__).resolve().parent / "tools"`` names a different path in a copy."""
+
+    def recipe(project: Path) -> Recipe:
+        tool = Cab(
+            "up",
+            [str(project / "tools" / "up.sh")],
+            PassIn,
+            PassOut,
+            {"src": ParamMeta(positional=True), "dst": ParamMeta(positional=True)},
+        )
+        made = Recipe("up", PassIn)
+        made.add_step("up", tool, src=made.inputs.src, dst=made.inputs.dst)
+        return made
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    (first / "tools").mkdir(parents=True)
+    script = first / "tools" / "up.sh"
+    script.write_text('#!/bin/sh\necho run >> counter.txt\ntr a-z A-Z < "$1" > "$2"\n')
+    script.chmod(0o755)
+    (first / "in.txt").write_text("abc\n")
+    config = load_config({"cache.dir": str(tmp_path / "cache")})
+    inputs = {"src": "in.txt", "dst": "out.txt"}
+    assert run_recipe(recipe(first), inputs, config=config, cwd=first).ok
+    shutil.copytree(first, second, symlinks=True)
+    again = run_recipe(recipe(second), inputs, config=config, cwd=second)
+    assert [s.status for s in again.steps] == ["cached"]
+    script = second / "tools" / "up.sh"
+    script.write_text(script.read_text() + "# edited\n")
+    edited = run_recipe(recipe(second), inputs, config=config, cwd=second)
+    assert [s.status for s in edited.steps] == ["ok"]

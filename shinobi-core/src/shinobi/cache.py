@@ -44,7 +44,7 @@ import os
 import socket
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -106,6 +106,34 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
+def _project_relative(words: Sequence[str], cwd: str) -> list[str]:
+    """``words`` with every absolute path inside ``cwd`` made relative to it.
+
+    The working directory is not part of what a step is: a tool found through
+    ``Path(__file__).resolve().parent`` is named absolutely, yet a copied
+    project runs the same script (whose content is keyed on its own).
+    """
+    prefix = cwd.rstrip("/") + "/"
+    return [word[len(prefix) :] if word.startswith(prefix) else word for word in words]
+
+
+def _products(invocation: Invocation) -> list[tuple[str, str, bool]]:
+    """Where the step writes: its outputs' paths and harvest patterns.
+
+    They are part of what a step is even when no argument names them: an
+    output templated from a ``skip`` input (``obs-{kind}.fits``) changes with
+    that input while the command line does not. A path inside the working
+    directory is taken relative to it, so a copied project still hits.
+    """
+    cwd = invocation.cwd
+    products = []
+    for use in invocation.paths:
+        if use.role == "output":
+            (shown,) = _project_relative([use.path], cwd)
+            products.append((use.field, shown, use.pattern))
+    return products
+
+
 class StepCache:
     """A content-addressed store of step results under ``root`` (see the module docstring)."""
 
@@ -114,7 +142,7 @@ class StepCache:
         self.run_id = run_id
         self.host = socket.gethostname()
         self.memo = DigestMemo(self.root / "memo" / self.host)
-        self._identities: dict[int, tuple[Cab, str]] = {}
+        self._identities: dict[int, tuple[Cab, str, str]] = {}
         self._images: dict[tuple[str, str, str], str | None] = {}
         self._tools: dict[tuple[str, str], str] = {}
         self._dirs: set[str] = set()
@@ -126,13 +154,15 @@ class StepCache:
         self.read_inputs: dict[str, list[list[str]]] | None = None
 
     # -- keys ------------------------------------------------------------------
-    def _identity(self, cab: Cab) -> str:
+    def _identity(self, cab: Cab, cwd: str) -> str:
         known = self._identities.get(id(cab))
-        if known is not None and known[0] is cab:
-            return known[1]
-        text = json.dumps(cab.identity(), sort_keys=True, default=repr)
+        if known is not None and known[0] is cab and known[1] == cwd:
+            return known[2]
+        identity = cab.identity()
+        identity["command"] = _project_relative(identity["command"], cwd)
+        text = json.dumps(identity, sort_keys=True, default=repr)
         digest = hashlib.sha256(text.encode()).hexdigest()
-        self._identities[id(cab)] = (cab, digest)
+        self._identities[id(cab)] = (cab, cwd, digest)
         return digest
 
     def _image(
@@ -231,9 +261,10 @@ class StepCache:
             return None
         material = [
             FORMAT,
-            self._identity(cab),
-            invocation.argv,
+            self._identity(cab, invocation.cwd),
+            _project_relative(invocation.argv, invocation.cwd),
             inputs,
+            _products(invocation),
             self._image(invocation.image, backend, backend_name, invocation.cwd),
             scripts,
             backend_name,
