@@ -168,6 +168,7 @@ def test_clean_runs_removes_a_linked_run_folders_link_and_not_what_it_points_to(
     elsewhere = tmp_path_factory.mktemp("bigdisk") / "20260101-000000-abcdef"
     (elsewhere / "logs").mkdir(parents=True)
     (elsewhere / "logs" / "say.out").write_text("precious\n")
+    (elsewhere / ".running").write_text(json.dumps({"ended": True, "status": "ok"}))
     runs = project / ".shinobi" / "runs"
     runs.mkdir(parents=True)
     (runs / elsewhere.name).symlink_to(elsewhere)
@@ -353,3 +354,19 @@ def test_a_run_folder_named_in_bytes_that_are_not_utf8_is_listed_with_them_escap
     shown = found.to_json()
     assert shown["run_id"] == "20260101-000000-bad\\xffdir"
     assert "\udcff" not in json.dumps(shown, ensure_ascii=False)  # no lone surrogate left
+
+
+def test_clean_runs_leaves_a_folder_that_is_no_run_alone(project: Path) -> None:
+    """Only a folder ninja recorded as a run (a lock file or a manifest) is ninja's."""
+    notes = project / ".shinobi" / "runs" / "my-notes"
+    notes.mkdir(parents=True)
+    (notes / "thesis.tex").write_text("precious\n")
+    old = time.time() - 3 * 86400
+    os.utime(notes / "thesis.tex", (old, old))
+    os.utime(notes, (old, old))
+    assert "unknown" in ninja(project, "runs").stdout
+    cleaned = ninja(project, "clean", "--runs")
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert "removed 0 run folder(s)" in cleaned.stdout
+    assert f"kept {notes}: it is not a run folder" in cleaned.stderr
+    assert (notes / "thesis.tex").read_text() == "precious\n"

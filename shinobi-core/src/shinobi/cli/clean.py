@@ -86,7 +86,14 @@ def _clean_runs(root: Path, older_than: float, as_given: str | None = None) -> N
 
     removed = size = young = failed = 0
     for run in local_runs(root):
-        if run.running:
+        if not run.recorded:
+            # nothing says ninja made it: a user's own folder is never ninja's to remove
+            click.echo(
+                f"ninja: kept {run.path}: it is not a run folder (no lock file, no manifest);"
+                " remove it yourself if it is yours to remove",
+                err=True,
+            )
+        elif run.running:
             click.echo(f"ninja: kept run {run.run_id}: it is still running", err=True)
         elif as_given is None and run.state == ENDED_ABRUPTLY and age_days(run) < _SETTLING_DAYS:
             click.echo(
