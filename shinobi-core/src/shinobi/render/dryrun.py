@@ -22,6 +22,9 @@ __all__ = ["render_dryrun"]
 
 WIDTH = 78
 
+#: Paths listed in a box; ``--json`` has them all.
+_PATHS_SHOWN = 6
+
 
 def _box(title: str, tag: str, lines: list[str], indent: str) -> list[str]:
     """A box at least WIDTH wide that grows to its longest line: command lines
@@ -100,11 +103,15 @@ def _details(
         lines.append("driven by an orchestration function (it may run the tool several times)")
     touched: dict[str, None] = {}  # slices often share a path: say it once
     for use in step.paths:
-        verb = "reads" if use.role == "input" else "writes"
+        verb = "rewrites" if use.mutable else "reads" if use.role == "input" else "writes"
         extra = " (in place)" if use.mutable else ""
         extra += " (read-only)" if not use.writable else ""
         touched[f"{verb} {use.path}{extra}"] = None
-    lines.extend(touched)
+    shown = list(touched)
+    if len(shown) > _PATHS_SHOWN + 1:  # a thousand slices' paths would bury the graph
+        more = len(shown) - _PATHS_SHOWN
+        shown = [*shown[:_PATHS_SHOWN], f"... and {counted(more, 'more path')}"]
+    lines.extend(shown)
     if node.resources is not None and node.resources.declared:
         lines.append(f"footprint: {node.resources.describe()}")
     if node.loop is not None:

@@ -1,4 +1,4 @@
-"""A dry run's box keeps every value on its line, and its command still pastes."""
+"""A dry run's box: every value on its line, a command that pastes, paths in a few lines."""
 
 from __future__ import annotations
 
@@ -57,3 +57,41 @@ def test_a_value_with_a_line_break_keeps_the_box_whole(
     assert len({len(line) for line in box}) == 1, proc.stdout
     command = next(line for line in box if "$ " in line)
     assert "$'first\\nsecond'" in command
+
+
+FAN = """
+from pathlib import Path
+from pydantic import BaseModel
+from shinobi.steps import Cab, File, ParamMeta, Recipe
+
+class In(BaseModel):
+    name: str
+    log: File
+
+class Out(BaseModel):
+    made: File | None = None
+
+class Names(BaseModel):
+    names: list[str]
+    log: File
+
+tool = Cab("tool", "/bin/true", In, Out,
+           {"name": ParamMeta(positional=True), "log": ParamMeta(positional=True, mutable=True),
+            "made": ParamMeta(implicit="{name}.out")})
+fan = Recipe("fan", Names)
+fan.add_step("each", tool, scatter=["name"], name=fan.inputs.names, log=fan.inputs.log)
+"""
+
+
+def test_a_big_scatter_lists_a_few_paths_and_an_in_place_input_is_rewritten(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    path = recipe_file(FAN)
+    names = [arg for k in range(40) for arg in ("--names", f"n{k}")]
+    proc = ninja("run", f"{path}:fan", *names, "--log", "run.log", "--dryrun")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) < 30, proc.stdout
+    assert any("rewrites " in line and "run.log (in place)" in line for line in lines)
+    assert not any("reads " in line and "(in place)" in line for line in lines)
+    assert any("... and 35 more paths" in line for line in lines), proc.stdout
