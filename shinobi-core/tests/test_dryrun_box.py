@@ -95,3 +95,35 @@ def test_a_big_scatter_lists_a_few_paths_and_an_in_place_input_is_rewritten(
     assert any("rewrites " in line and "run.log (in place)" in line for line in lines)
     assert not any("reads " in line and "(in place)" in line for line in lines)
     assert any("... and 35 more paths" in line for line in lines), proc.stdout
+
+
+LOOPED = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, File, ParamMeta, Recipe
+
+class In(BaseModel):
+    flag: str = "done.flag"
+
+class Out(BaseModel):
+    done: File | None = None
+
+tool = Cab("tool", "/bin/true", In, Out, {"done": ParamMeta(implicit="{flag}")})
+looped = Recipe("looped", In)
+looped.add_loop("L", tool, max_iter=2, until="done", flag=looped.inputs.flag)
+"""
+
+
+def test_the_json_plan_says_what_the_boxes_say_of_loops_and_scatters(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    import json
+
+    fan = recipe_file(FAN, "fan.py")
+    proc = ninja("run", f"{fan}:fan", "--names", "a", "--log", "run.log", "--dryrun", "--json")
+    (each,) = json.loads(proc.stdout)["steps"]
+    assert each["scatter"] == ["name"] and len(each["slices"]) == 1
+    looped = recipe_file(LOOPED, "looped.py")
+    proc = ninja("run", f"{looped}:looped", "--dryrun", "--json")
+    first, second = json.loads(proc.stdout)["steps"]
+    assert first["loop"] == {"name": "L", "iteration": 1}
+    assert second["loop"] == {"name": "L", "iteration": 2, "skipped_if_exists": "done.flag"}

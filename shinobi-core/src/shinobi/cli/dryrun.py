@@ -63,6 +63,9 @@ def _warn_missing_programs(graph: Any, session: Any) -> None:
 
 
 def _plan_json(plan: Any, backend_of: Any, render_argv: Any) -> dict[str, Any]:
+    from shinobi.render.dryrun import guard_path
+    from shinobi.render.formats import node_facts
+
     def step_json(step: Any) -> dict[str, Any]:
         node = step.node
         entry: dict[str, Any] = {
@@ -76,8 +79,10 @@ def _plan_json(plan: Any, backend_of: Any, render_argv: Any) -> dict[str, Any]:
                 for u in step.paths
             ],
         }
-        if node.resources is not None and node.resources.declared:
-            entry["resources"] = node.resources.to_json()
+        entry.update(node_facts(node))
+        if node.guard is not None:
+            known = guard_path(plan, node.guard)
+            entry["loop"]["skipped_if_exists"] = known if known is not None else str(node.guard)
         if step.slices is not None:
             entry["slices"] = [step_json(s) for s in step.slices]
         if step.children is not None:

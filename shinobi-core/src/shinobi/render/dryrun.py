@@ -18,7 +18,7 @@ from shinobi.render.shell_words import shell_join, visible
 from shinobi.steps.refs import OutputRef
 from shinobi.wording import counted
 
-__all__ = ["render_dryrun"]
+__all__ = ["guard_path", "render_dryrun"]
 
 WIDTH = 78
 
@@ -132,14 +132,20 @@ def _iterations(plan: Plan, loop: str) -> int | None:
     return max(found) if found else None
 
 
-def _guard_path(plan: Plan | None, guard: object) -> str:
-    """The convergence path a guard tests, as far as it is known before the run."""
+def guard_path(plan: Plan | None, guard: object) -> str | None:
+    """The convergence path a loop's guard tests, when it is known before the run."""
     if plan is not None and isinstance(guard, OutputRef):
         producer = next((s for s in plan.steps if s.node.name == guard.step), None)
         value = producer.outputs.get(guard.field) if producer is not None else None
         if isinstance(value, str | PurePath):
-            return f"{value} ({guard})"
-    return str(guard)
+            return str(value)
+    return None
+
+
+def _guard_path(plan: Plan | None, guard: object) -> str:
+    """The guard's path and where it comes from, as far as it is known before the run."""
+    path = guard_path(plan, guard)
+    return f"{path} ({guard})" if path is not None else str(guard)
 
 
 def render_dryrun(

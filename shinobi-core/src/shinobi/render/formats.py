@@ -9,7 +9,7 @@ from shinobi.graph import Graph, Node
 from shinobi.render.rows import wavefront_rows
 from shinobi.wording import counted
 
-__all__ = ["FORMATS", "graph_to_data", "render_graph"]
+__all__ = ["FORMATS", "graph_to_data", "node_facts", "render_graph"]
 
 
 def graph_to_data(graph: Graph) -> dict[str, Any]:
@@ -21,18 +21,27 @@ def graph_to_data(graph: Graph) -> dict[str, Any]:
             "kind": node.kind,
             "depends_on": [graph.nodes[d].name for d in node.deps],
         }
-        if node.scatter:
-            entry["scatter"] = list(node.scatter)
-        if node.resources is not None and node.resources.declared:
-            entry["resources"] = node.resources.to_json()
-        if node.loop is not None:
-            entry["loop"] = {"name": node.loop, "iteration": node.iteration}
+        entry.update(node_facts(node))
         if node.backend:
             entry["backend"] = node.backend
         if node.subgraph is not None:
             entry["recipe"] = graph_to_data(node.subgraph)
         nodes.append(entry)
     return {"recipe": graph.recipe.name, "nodes": nodes}
+
+
+def node_facts(node: Node) -> dict[str, Any]:
+    """What a node declares beyond its name and edges, for JSON: the inputs it is
+    scattered over, its footprint, its loop and iteration. The dry run's plan
+    says the same through this one function."""
+    facts: dict[str, Any] = {}
+    if node.scatter:
+        facts["scatter"] = list(node.scatter)
+    if node.resources is not None and node.resources.declared:
+        facts["resources"] = node.resources.to_json()
+    if node.loop is not None:
+        facts["loop"] = {"name": node.loop, "iteration": node.iteration}
+    return facts
 
 
 def _quote(name: str) -> str:
