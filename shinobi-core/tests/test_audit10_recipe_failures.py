@@ -55,7 +55,8 @@ def test_a_multi_line_message_is_one_line_and_whole_in_the_stderr(tmp_path: Path
     result = _run(tmp_path, two_lines)
     assert result.status == "failed"
     assert result.error == (
-        "the orchestration function raised ValueError: the fit diverged (more in the step's stderr)"
+        "the orchestration function raised ValueError: the fit diverged"
+        " (traceback in the step's stderr)"
     )
     assert "chi2 = 1e9 at iteration 40" in result.stderr
     logs = list(tmp_path.rglob("logs/s.err"))
@@ -67,8 +68,11 @@ def test_a_multi_line_message_is_one_line_and_whole_in_the_stderr(tmp_path: Path
 @pytest.mark.parametrize(
     ("step", "expected"),
     [
-        (bare, "the orchestration function raised KeyboardInterrupt"),
-        (bare_pystep, "RuntimeError"),
+        (
+            bare,
+            "the orchestration function raised KeyboardInterrupt (traceback in the step's stderr)",
+        ),
+        (bare_pystep, "RuntimeError (traceback in the step's stderr)"),
     ],
 )
 def test_an_exception_without_a_message_names_its_type_only(

@@ -153,8 +153,14 @@ def test_a_raising_function_fails_its_step_by_name(tmp_path: Path, raised: BaseE
     result = run_recipe(broken, {"counter": str(tmp_path / "c")}, cwd=tmp_path, config=config())
     assert not result.ok
     said = type(raised).__name__
-    assert result.error == f"the orchestration function raised {said}: no luck"
+    assert result.error == (
+        f"the orchestration function raised {said}: no luck (traceback in the step's stderr)"
+    )
     assert not (tmp_path / "c").exists()
+    (log,) = tmp_path.rglob("logs/broken.err")
+    trace = log.read_text()
+    assert "in broken\n    raise raised" in trace and f"{said}: no luck" in trace
+    assert "shinobi/dispatch.py" not in trace  # ninja's own frames say nothing of the bug
 
 
 def test_a_bad_override_is_reported_with_the_field(tmp_path: Path) -> None:

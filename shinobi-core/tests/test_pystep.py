@@ -16,6 +16,8 @@ from typing import Any, ClassVar
 import pytest
 from test_venv_fixtures import made_venv
 
+import shinobi
+from shinobi import Recipe
 from shinobi.backends.base import (
     Backend,
     BackendRun,
@@ -593,3 +595,26 @@ def test_a_pystep_whose_module_cannot_be_imported_there_says_so_not_that_it_rais
     assert result.error == (
         "importing the pystep's module raised ImportError: No module named 'casacore' in this venv"
     )
+
+
+def _lookup(table: dict[str, int]) -> int:
+    return table["missing"]
+
+
+@shinobi.pystep
+def looks_up(x: int) -> int:
+    return _lookup({"present": x})
+
+
+def test_an_in_process_pysteps_exception_leaves_its_traceback_in_the_stderr_log(
+    tmp_path: Path,
+) -> None:
+    recipe = Recipe("r")
+    recipe.add_step("look", looks_up, x=1)
+    (step,) = run_recipe(recipe, cwd=tmp_path, use_cache=False).steps
+    assert step.error == "KeyError: 'missing' (traceback in the step's stderr)"
+    (log,) = tmp_path.rglob("logs/look.err")
+    trace = log.read_text()
+    assert "in looks_up\n    return _lookup(" in trace and "in _lookup\n" in trace
+    assert trace.rstrip().endswith("KeyError: 'missing'")
+    assert "pystep_runner" not in trace

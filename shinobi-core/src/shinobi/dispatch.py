@@ -16,7 +16,7 @@ from shinobi.backends.spawn import user_code
 from shinobi.backends.streams import StreamLog
 from shinobi.errors import ShinobiError, did_you_mean
 from shinobi.exit_guard import describe_exit, exits_refused
-from shinobi.failures import STEP_CODE_FAILURES, describe_failure, more_in_stderr, raised_line
+from shinobi.failures import STEP_CODE_FAILURES, describe_failure, raised_line, user_traceback
 from shinobi.interrupted_outputs import set_aside
 from shinobi.outcome import result_of_run
 from shinobi.plan import cab_of
@@ -228,7 +228,11 @@ def _run_function(session: Session, name: str, node: Node, values: dict[str, Any
         with user_code(), exits_refused():
             returned = node.step(ctx)
     except STEP_CODE_FAILURES as exc:
-        said = describe_exit(exc) if isinstance(exc, SystemExit) else f"raised {raised_line(exc)}"
+        said = (
+            describe_exit(exc)
+            if isinstance(exc, SystemExit)
+            else f"raised {raised_line(exc, traced=True)}"
+        )
         return StepResult(
             name=name,
             status="failed",
@@ -248,13 +252,13 @@ def _run_function(session: Session, name: str, node: Node, values: dict[str, Any
 
 
 def _whole_message(session: Session, name: str, exc: BaseException) -> str:
-    """The whole text of a message the one-line error cut short, added to the
-    step's stderr log (after what its ``ctx.run()`` calls wrote) and returned
-    for its result; nothing when the message was one line."""
-    text = str(exc).strip()
-    if isinstance(exc, SystemExit) or not more_in_stderr(text):
+    """The traceback of what the orchestration function raised (its whole
+    message with it), added to the step's stderr log after what its
+    ``ctx.run()`` calls wrote, and returned for its result; nothing for a
+    ``sys.exit()``, whose one line says it all."""
+    if isinstance(exc, SystemExit):
         return ""
-    whole = f"{text}\n"
+    whole = user_traceback(exc)
     _, stderr_path = session.log_paths(name)
     log = StreamLog(stderr_path, session.warn)  # appends; a failed write is warned about
     log.write(whole.encode("utf-8", "backslashreplace"))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import traceback
 
 from shinobi.backends.base import BackendRun
 
@@ -12,6 +14,7 @@ __all__ = [
     "more_in_stderr",
     "raised_line",
     "signal_name",
+    "user_traceback",
 ]
 
 #: What a step's own Python (an orchestration function, an in-process pystep)
@@ -27,15 +30,32 @@ def more_in_stderr(text: str) -> str:
     return " (more in the step's stderr)" if "\n" in text.strip() else ""
 
 
-def raised_line(exc: BaseException) -> str:
+def raised_line(exc: BaseException, traced: bool = False) -> str:
     """What a step's own Python raised, on the one line a failed step's error is:
     ``Type: first line``, just ``Type`` for an empty message (a bare ``raise
     KeyboardInterrupt``), and a pointer to the step's stderr, which holds the
-    whole text, when the message ran to more lines."""
+    whole text (``traced``: and the traceback) when there is more to read."""
     text = str(exc).strip()
-    if not text:
-        return type(exc).__name__
-    return f"{type(exc).__name__}: {text.splitlines()[0]}{more_in_stderr(text)}"
+    said = f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+    if traced:
+        return f"{said} (traceback in the step's stderr)"
+    return f"{said}{more_in_stderr(text)}"
+
+
+_OURS = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_traceback(exc: BaseException) -> str:
+    """The traceback of what a step's own code raised, from its first frame on.
+
+    The frames of ninja that called it come first and say nothing about the
+    user's bug, so they are left out; the frames below the user's (a
+    ``ctx.run()`` that failed inside ninja) stay.
+    """
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_OURS):
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, tb or exc.__traceback__))
 
 
 def signal_name(number: int) -> str:

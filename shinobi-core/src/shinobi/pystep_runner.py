@@ -30,7 +30,13 @@ from shinobi.backends.base import BackendRun, Invocation
 from shinobi.backends.spawn import user_code
 from shinobi.backends.streams import StreamLog
 from shinobi.exit_guard import describe_exit, exits_refused
-from shinobi.failures import STEP_CODE_FAILURES, describe_failure, more_in_stderr, raised_line
+from shinobi.failures import (
+    STEP_CODE_FAILURES,
+    describe_failure,
+    more_in_stderr,
+    raised_line,
+    user_traceback,
+)
 from shinobi.graph import same_shape
 from shinobi.outcome import result_of_run
 from shinobi.pyrunner.request import build_invocation
@@ -118,13 +124,20 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
     err = StreamLog(stderr_path, session.control.warn)
     unregister = session.control.on_cancel(cannot_stop)
     session.in_process.add(name)
+    in_call = True
     try:
         # user_code: steps started meanwhile get Popen (see shinobi.backends.spawn)
         with user_code(), exits_refused(), captured(out, err):
             returned = step.fn(**_anchored(step, values, session.cwd))
+        in_call = False
         outputs = field_values(step.outputs_model.model_validate(step.outputs_from(returned)))
     except STEP_CODE_FAILURES as exc:
-        if "\n" in str(exc):  # the whole message, which the one-line error points to
+        # the function's own exception: where in the user's code, as a pystep in
+        # a venv or an image shows it; a returned value that does not fit: why
+        traced = in_call and not isinstance(exc, SystemExit)
+        if traced:
+            err.write(user_traceback(exc).encode("utf-8", "backslashreplace"))
+        elif "\n" in str(exc):  # the whole message, which the one-line error points to
             err.write(f"{str(exc).rstrip()}\n".encode("utf-8", "backslashreplace"))
         result = StepResult(
             name=name,
@@ -132,7 +145,7 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
             returncode=exc.code
             if isinstance(exc, SystemExit) and isinstance(exc.code, int)
             else None,
-            error=_raised(exc),
+            error=_raised(exc, traced),
             stdout=kept_tail(out.text()),
             stderr=kept_tail(err.text()),
             backend="python",
@@ -169,11 +182,11 @@ _FAILED_AT = {
 }
 
 
-def _raised(exc: BaseException) -> str:
+def _raised(exc: BaseException, traced: bool) -> str:
     """What a step's exception says, on one line (the whole text goes to its stderr)."""
     if isinstance(exc, SystemExit):
         return describe_exit(exc)
-    return raised_line(exc)
+    return raised_line(exc, traced)
 
 
 def _anchored(step: Any, values: dict[str, Any], cwd: str) -> dict[str, Any]:
