@@ -10,6 +10,7 @@ still name the old path on their ``#!`` line: refused before the run.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -65,3 +66,29 @@ def test_a_sound_venv_tool_is_accepted(tmp_path: Path) -> None:
     tool.write_text(f"#!{venv}/bin/python\nprint('hi')\n")
     tool.chmod(0o755)
     assert VenvBackend({}).prepare([_invocation(tmp_path, venv, "tricolour")]) == []
+
+
+def _fake_venv(venv: Path) -> Path:
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).parent}\n")
+    os.symlink(sys.executable, venv / "bin" / "python")
+    tool = venv / "bin" / "tricolour"
+    tool.write_text(f"#!{venv}/bin/python\nprint('hi')\n")
+    tool.chmod(0o755)
+    return tool
+
+
+def test_a_copied_venv_s_tool_is_refused_as_running_in_the_original(tmp_path: Path) -> None:
+    """The copy's scripts start, but under the original's interpreter and packages."""
+    original = tmp_path / "original"
+    _fake_venv(original)
+    copy = tmp_path / "copy"
+    shutil.copytree(original, copy, symlinks=True)
+    with pytest.raises(VenvError) as caught:
+        VenvBackend({}).prepare([_invocation(tmp_path, copy, "tricolour")])
+    said = str(caught.value)
+    assert f"would run in another venv: its #! line names {original}/bin/python" in said
+    assert f"python3 -m venv --clear {copy}" in said
+    linked = tmp_path / "linked"
+    linked.symlink_to(original)  # the same venv by another name is still itself
+    assert VenvBackend({}).prepare([_invocation(tmp_path, linked, "tricolour")]) == []

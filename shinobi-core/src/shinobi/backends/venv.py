@@ -130,13 +130,25 @@ def _dead_interpreter(command: str, venv: str) -> str | None:
     if os.path.dirname(command) != os.path.join(venv, "bin"):
         return None
     interpreter = script_interpreter(command)
-    if interpreter is None or os.path.exists(interpreter):
+    if interpreter is None:
         return None
-    return (
-        f"{command} cannot run: its #! line names {interpreter}, which does not exist (was"
-        f" the venv moved? recreate it with `python3 -m venv --clear {venv}` and reinstall"
-        " its tools)"
-    )
+    recreate = f"recreate it with `python3 -m venv --clear {venv}` and reinstall its tools"
+    if not os.path.exists(interpreter):
+        return (
+            f"{command} cannot run: its #! line names {interpreter}, which does not exist"
+            f" (was the venv moved? {recreate})"
+        )
+    # A copied venv's scripts still start, under the original's interpreter and
+    # packages: the step would run, silently, in another venv than declared.
+    home = os.path.dirname(os.path.dirname(interpreter))
+    if os.path.isfile(os.path.join(home, "pyvenv.cfg")) and os.path.realpath(
+        home
+    ) != os.path.realpath(venv):
+        return (
+            f"{command} would run in another venv: its #! line names {interpreter}, the"
+            f" interpreter of {home} (was this venv copied from there? {recreate})"
+        )
+    return None
 
 
 def venv_environment(
