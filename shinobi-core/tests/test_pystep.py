@@ -618,3 +618,16 @@ def test_an_in_process_pysteps_exception_leaves_its_traceback_in_the_stderr_log(
     assert "in looks_up\n    return _lookup(" in trace and "in _lookup\n" in trace
     assert trace.rstrip().endswith("KeyError: 'missing'")
     assert "pystep_runner" not in trace
+
+
+@shinobi.pystep
+def unannotated(x: int):  # type: ignore[no-untyped-def]
+    return x * 2
+
+
+def test_a_value_returned_by_a_pystep_declaring_no_outputs_names_the_fix(tmp_path: Path) -> None:
+    recipe = Recipe("r")
+    recipe.add_step("unannotated", unannotated, x=2)
+    (step,) = run_recipe(recipe, cwd=tmp_path, use_cache=False).steps
+    assert step.error is not None and "unannotated_outputs" not in step.error
+    assert "returned int, but its return annotation declares no outputs" in step.error

@@ -92,7 +92,10 @@ def test_a_missing_tool_fails_loudly_instead_of_using_a_host_binary(
     assert run.reason is not None
     assert "'shinobi-decoy' is not installed in the venv" in run.reason
     assert str(made_venv) in run.reason
+    assert f"write the host's path ({decoy}) in the cab" in run.reason
     assert not (tmp_path / "decoy-ran").exists()
+    nowhere = backend.run(invocation(tmp_path, "shinobi-nowhere"), RunControl()).reason or ""
+    assert "nor found on this host's PATH" in nowhere and "host's path" not in nowhere
     assert "not installed in the venv" in (tmp_path / "step.err").read_text()
     # ... and the same refusal happens before anything runs.
     with pytest.raises(VenvError, match=r"step 'step': command 'shinobi-decoy' is not installed"):

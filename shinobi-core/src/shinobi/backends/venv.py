@@ -25,6 +25,7 @@ limit nothing here (admission control only), and nothing is isolated.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -111,12 +112,26 @@ def resolve_command(
         return ResolvedCommand((own, *argv[1:]))
     if command in host_commands:
         return ResolvedCommand(tuple(argv))
+    install = f"install it there ({os.path.join(venv, 'bin', 'pip')} install ...)"
+    host = shutil.which(command, path=_host_path(venv))
+    if host is None:  # nowhere on this host either: naming a host path would mislead
+        return ResolvedCommand(
+            tuple(argv),
+            f"command {command!r} is not installed in the venv {venv!r}, nor found on this"
+            f" host's PATH: {install}, or correct the command's name in the cab",
+        )
     return ResolvedCommand(
         tuple(argv),
-        f"command {command!r} is not installed in the venv {venv!r}: install it there"
-        f" ({os.path.join(venv, 'bin', 'pip')} install ...), write the host's path"
-        f" (e.g. /usr/bin/{command}) in the cab, or list it in backend.venv_host_commands",
+        f"command {command!r} is not installed in the venv {venv!r}: {install}, write the"
+        f" host's path ({host}) in the cab, or list it in backend.venv_host_commands",
     )
+
+
+def _host_path(venv: str) -> str:
+    """ninja's own PATH without the venv's ``bin`` (ninja may run inside that venv)."""
+    own = os.path.realpath(os.path.join(venv, "bin"))
+    parts = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    return os.pathsep.join(p for p in parts if p and os.path.realpath(p) != own)
 
 
 def _dead_interpreter(command: str, venv: str) -> str | None:

@@ -174,6 +174,12 @@ class PyStep:
             return {}
         if isinstance(value, Mapping):
             return dict(value)
+        if not self.outputs_model.model_fields:  # declared to return nothing (or not at all)
+            raise TypeError(
+                f"pystep {self.name!r} returned {type(value).__name__}, but its return"
+                " annotation declares no outputs: annotate the return type (-> float, or a"
+                " pydantic model of its outputs) or return None"
+            )
         raise TypeError(
             f"pystep {self.name!r} returned {type(value).__name__}; return a"
             f" {self.outputs_model.__name__} or a dict of its fields"
