@@ -337,3 +337,32 @@ def test_a_reader_that_goes_away_does_not_turn_a_good_run_into_a_failure(
         )
         os.close(write)
         assert done.returncode == 0, done.stderr
+
+
+NESTED_LISTS = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class In(BaseModel):
+    groups: list[list[int]] = [[1, 2], [3]]
+
+echo = Cab("echo", "/bin/echo", In, None, {"groups": ParamMeta(positional=True)})
+pipe = Recipe("pipe", In)
+pipe.add_step("say", echo, groups=pipe.inputs.groups)
+"""
+
+
+def test_a_list_of_lists_input_takes_each_inner_list_as_json(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    path = recipe_file(NESTED_LISTS)
+    shown = ninja("run", f"{path}:pipe", "--help").stdout
+    assert "[default: [1, 2] [3]]" in " ".join(shown.split()), shown
+    proc = ninja(
+        "run", f"{path}:pipe", "--groups", "[1]", "--groups", "[2, 3]", "--dryrun", "--json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    (step,) = json.loads(proc.stdout)["steps"]
+    assert step["argv"] == ["/bin/echo", "[1]", "[2, 3]"]
+    bad = ninja("run", f"{path}:pipe", "--groups", "1,2")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr

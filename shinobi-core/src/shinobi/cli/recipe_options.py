@@ -76,7 +76,15 @@ class _LiteralChoice(click.Choice):
 
 
 def _structured(core: Any) -> bool:
-    return core is dict or typing.get_origin(core) is dict or hasattr(core, "model_fields")
+    """Whether one value of this type has structure, so is given as JSON: a
+    mapping, a model, or a list inside a list (each ``--xss '[1, 2]'``)."""
+    origin = typing.get_origin(core)
+    return (
+        core is dict
+        or origin in (dict, list, tuple, set, frozenset)
+        or core in (list, tuple, set, frozenset)
+        or hasattr(core, "model_fields")
+    )
 
 
 def _click_type(annotation: Any) -> tuple[Any, bool, bool]:
@@ -349,11 +357,22 @@ def _as_typed(value: Any) -> Any:
     if isinstance(value, os.PathLike):
         return os.fspath(value)
     if isinstance(value, list | tuple | set | frozenset):
-        return " ".join(str(_as_typed(item)) for item in value)
+        return " ".join(_one_value(item) for item in value)
     dump = getattr(value, "model_dump_json", None)
     if callable(dump):
         return dump()
+    if isinstance(value, dict):
+        return _one_value(value)
     return value
+
+
+def _one_value(value: Any) -> str:
+    """One value as its option takes it: structure (a list in a list, a mapping) as JSON."""
+    import json
+
+    if isinstance(value, list | tuple | set | frozenset | dict):
+        return json.dumps(value, default=str)
+    return str(_as_typed(value))
 
 
 def recipe_values(ctx: click.Context, params: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
