@@ -39,6 +39,14 @@ fan = Recipe("fan", Words)
 echo = Cab("echo", ["/bin/echo"], Word, field_meta={"word": ParamMeta(positional=True)})
 fan.add_step("say", echo, scatter="word", word=fan.inputs.words)
 
+odd = Recipe("odd")  # two names that make the same file name safe only with a hash
+odd.add_step("cal ms", Cab("cal", ["/bin/echo", "spaced"]))
+odd.add_step("cal:ms", Cab("cal2", ["/bin/echo", "coloned"]))
+
+twice = Recipe("twice")  # the second step is served by the first's result
+twice.add_step("first", Cab("say", ["/bin/echo", "said once"]))
+twice.add_step("again", Cab("say", ["/bin/echo", "said once"]))
+
 broken = Recipe("broken")
 broken.add_step("first step", Cab("first", ["/bin/sh", "-c", "echo one; echo two >&2; exit 3"]))
 broken.add_step("after", Cab("after", ["/bin/echo", "never"]))  # one worker: never starts
@@ -370,3 +378,42 @@ def test_clean_runs_leaves_a_folder_that_is_no_run_alone(project: Path) -> None:
     assert "removed 0 run folder(s)" in cleaned.stdout
     assert f"kept {notes}: it is not a run folder" in cleaned.stderr
     assert (notes / "thesis.tex").read_text() == "precious\n"
+
+
+def test_logs_of_renamed_files_are_titled_by_step_name_without_a_manifest(project: Path) -> None:
+    assert ninja(project, "run", "recipe.py:odd", "--no-cache").returncode == 0
+    (run,) = json.loads(ninja(project, "runs", "--json").stdout)["runs"]
+    said = ninja(project, "logs", run["run_id"])
+    assert said.stdout == "==> cal ms stdout <==\nspaced\n==> cal:ms stdout <==\ncoloned\n"
+
+
+def test_logs_offers_a_near_step_name_and_tells_a_missing_stream_from_no_logs(
+    project: Path,
+) -> None:
+    assert ninja(project, "run", "recipe.py:ordered", "--no-cache").returncode == 0
+    (run,) = json.loads(ninja(project, "runs", "--json").stdout)["runs"]
+    misspelt = ninja(project, "logs", run["run_id"], "zetta")
+    assert misspelt.returncode == 2 and "did you mean 'zeta'?" in misspelt.stderr
+    stream = ninja(project, "logs", run["run_id"], "zeta", "--stream", "stderr")
+    assert stream.returncode == 2
+    assert "printed nothing to stderr; it kept a stdout log" in stream.stderr
+
+
+def test_a_step_served_by_another_steps_result_shows_that_steps_logs(
+    project: Path, tmp_path: Path
+) -> None:
+    env_cache = {"SHINOBI_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run(
+        [NINJA, "run", "recipe.py:twice"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **env_cache},
+    )
+    assert proc.returncode == 0 and "cached    again" in proc.stderr, proc.stderr
+    (run,) = json.loads(ninja(project, "runs", "--json").stdout)["runs"]
+    said = ninja(project, "logs", run["run_id"], "again")
+    assert said.returncode == 0, said.stderr
+    assert said.stdout == "said once\n"
+    assert "(the result of step 'first')" in said.stderr

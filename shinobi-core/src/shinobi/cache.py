@@ -328,6 +328,8 @@ class StepCache:
             details={
                 "cache_key": key,
                 "cached_from": data["run_id"],
+                # the step's name in that run: a step of the same command elsewhere
+                "cached_step": data["step"],
                 "cached_at": data["created"],
                 "cached_host": data["host"],
             },

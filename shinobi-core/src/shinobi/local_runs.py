@@ -306,7 +306,8 @@ def run_logs(run: LocalRun, step: str | None) -> list[tuple[str, Path]]:
     logs = run.path / "logs"
     if not logs.is_dir():
         return []
-    named = {safe_name(name): name for name in step_statuses(run)}  # titles, not file stems
+    named = _renamed_logs(logs)  # titles, not file stems
+    named.update((safe_name(name), name) for name in step_statuses(run))
     wanted = None if step is None else safe_name(step)
     by_stem: dict[str, list[tuple[str, Path, float]]] = {}
     for path in logs.iterdir():
@@ -326,6 +327,21 @@ def run_logs(run: LocalRun, step: str | None) -> list[tuple[str, Path]]:
         for stem in order
         for stream, path, _ in sorted(by_stem[stem], key=lambda item: item[0] != "out")
     ]
+
+
+def _renamed_logs(logs: Path) -> dict[str, str]:
+    """The step each renamed log file stem belongs to, as the run noted them
+    (see ``Session.log_paths``); a torn or unreadable note names none."""
+    from shinobi.session import LOG_NAMES
+
+    named: dict[str, str] = {}
+    with contextlib.suppress(OSError):
+        for line in (logs / LOG_NAMES).read_text(errors="replace").splitlines():
+            with contextlib.suppress(ValueError):
+                note = json.loads(line)
+                if isinstance(note, dict) and isinstance(note.get("file"), str):
+                    named[note["file"]] = str(note.get("step"))
+    return named
 
 
 def step_statuses(run: LocalRun) -> dict[str, str]:

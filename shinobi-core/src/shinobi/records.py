@@ -56,6 +56,8 @@ class CacheOrigins:
     def __init__(self, run_dir: Path) -> None:
         self.path = run_dir / CACHE_ORIGINS
         self.origins: dict[str, str] = {}
+        #: A step served by another step's result (of the same command): that step's name.
+        self.ran_as: dict[str, str] = {}
 
     def step_started(self, name: str, info: dict[str, Any]) -> None:
         pass
@@ -65,6 +67,9 @@ class CacheOrigins:
             origin = result.details.get("cached_from")
             if isinstance(origin, str):
                 self.origins[result.name] = origin
+                ran_as = result.details.get("cached_step")
+                if isinstance(ran_as, str) and ran_as != result.name:
+                    self.ran_as[result.name] = ran_as
 
     def warning(self, message: str) -> None:
         pass
@@ -78,7 +83,8 @@ class CacheOrigins:
         from shinobi.file_digests import write_atomically
 
         with contextlib.suppress(OSError):
-            write_atomically(self.path, json.dumps({"format": 1, "steps": self.origins}).encode())
+            record = {"format": 1, "steps": self.origins, "ran_as": self.ran_as}
+            write_atomically(self.path, json.dumps(record).encode())
 
 
 def _usable_cache_dir(session: Session, root: Path) -> bool:

@@ -24,7 +24,10 @@ if TYPE_CHECKING:
     from shinobi.config import AppConfig
     from shinobi.steps.result import StepResult
 
-__all__ = ["RunObserver", "Session", "new_run_id", "safe_name"]
+__all__ = ["LOG_NAMES", "RunObserver", "Session", "new_run_id", "safe_name"]
+
+#: In a run's ``logs/``: the step each renamed log file belongs to, a JSON object a line.
+LOG_NAMES = "names.jsonl"
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._\-\[\]]+")
 #: A scattered step's slice numbers, ``[12]`` (``[1][3]`` nested), kept as they are.
@@ -109,6 +112,7 @@ class Session:
     #: what ninja says on a second Ctrl-C names them.
     in_process: set[str] = field(default_factory=set, init=False)
     _started: set[str] = field(default_factory=set, init=False, repr=False)
+    _named: set[str] = field(default_factory=set, init=False, repr=False)
 
     def __post_init__(self) -> None:
         from shinobi.resources import Budget
@@ -158,8 +162,24 @@ class Session:
     def log_paths(self, step: str) -> tuple[str | None, str | None]:
         if self.run_dir is None:
             return None, None
-        base = f"{self.run_dir}{os.sep}logs{os.sep}{safe_name(step)}"  # per step: no pathlib
+        stem = safe_name(step)
+        if stem != step and step not in self._named:
+            self._name_logs(stem, step)
+        base = f"{self.run_dir}{os.sep}logs{os.sep}{stem}"  # per step: no pathlib
         return f"{base}.out", f"{base}.err"
+
+    def _name_logs(self, stem: str, step: str) -> None:
+        """Note which step a log file whose name had to be changed belongs to
+        (``cal ms`` → ``cal_ms-02ef…``), so ``ninja logs`` titles it by the
+        step's name without a manifest. One line, appended, for the rare step
+        named so; a failed write only costs the title."""
+        import json
+
+        self._named.add(step)
+        line = json.dumps({"file": stem, "step": step}) + "\n"
+        path = f"{self.run_dir}{os.sep}logs{os.sep}{LOG_NAMES}"
+        with contextlib.suppress(OSError), open(path, "a") as names:
+            names.write(line)
 
     # An observer that writes to a terminal gets EIO once the terminal is gone
     # (a dropped ssh connection, with SIGHUP on its way): that must not stop

@@ -157,9 +157,16 @@ def _local_logs(
         status = step_statuses(run).get(step) if step is not None else None
         if status in ("not run", "skipped"):
             raise UsageError(f"{what} did not run ({status}), so it printed nothing")
+        other = _streams(run, step, "both") if stream != "both" else []
+        if other:
+            kept = " and ".join(sorted({title.rsplit(" ", 1)[1] for title, _ in other}))
+            raise UsageError(
+                f"{what} printed nothing to {stream}; it kept a {kept} log (`--stream both`"
+                " shows every log)"
+            )
         raise UsageError(
-            f"{what} kept no logs (a step that printed nothing has none; step logs are in"
-            f" {run.path / 'logs'})"
+            f"{what} kept no logs{_closest_step(run, step)} (a step that printed nothing has"
+            f" none; step logs are in {run.path / 'logs'})"
         )
     if step is not None and not follow:
         _note_cached_slices(run, step)
@@ -180,17 +187,19 @@ def _cache_origins(run: Any, step: str | None) -> dict[str, list[str]]:
     it printed is in the logs of the run that ran it.
     """
     origins: dict[str, list[str]] = {}
-    for name, origin in _served(run):
+    for name, origin, _ in _served(run):
         wanted = step is None or name == step or name.startswith(f"{step}[")
         if wanted and isinstance(origin, str) and origin:
             origins.setdefault(origin, []).append(name)
     return origins
 
 
-def _served(run: Any) -> list[tuple[str, object]]:
-    """(step, the run that ran it) for each step ``run`` took from the cache, as its
-    manifest records them or, without one, the small file every run that took
-    steps from the cache leaves (see :mod:`shinobi.records`)."""
+def _served(run: Any) -> list[tuple[str, object, str]]:
+    """(step, the run that ran it, the step's name there) for each step ``run``
+    took from the cache, as its manifest records them or, without one, the
+    small file every run that took steps from the cache leaves (see
+    :mod:`shinobi.records`). The name there differs when another step of the
+    same command made the result."""
     import json
 
     from shinobi.provenance import load_manifest
@@ -200,17 +209,21 @@ def _served(run: Any) -> list[tuple[str, object]]:
         steps = load_manifest(run.path / "manifest.json")["steps"]
     except (ValueError, KeyError, TypeError):  # no manifest, or not one
         try:
-            recorded = json.loads((run.path / CACHE_ORIGINS).read_text())["steps"]
-        except (OSError, ValueError, KeyError, TypeError):  # none, or damaged
+            recorded = json.loads((run.path / CACHE_ORIGINS).read_text())
+            served, ran_as = recorded["steps"], recorded.get("ran_as") or {}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):  # none, or damaged
             return []
-        return [(str(n), o) for n, o in recorded.items()] if isinstance(recorded, dict) else []
-    served: list[tuple[str, object]] = []
+        if not isinstance(served, dict) or not isinstance(ran_as, dict):
+            return []
+        return [(str(n), o, str(ran_as.get(n, n))) for n, o in served.items()]
+    found: list[tuple[str, object, str]] = []
     for record in steps if isinstance(steps, list) else []:
         if isinstance(record, dict) and record.get("cached"):
             details = record.get("details")
-            origin = details.get("cached_from") if isinstance(details, dict) else None
-            served.append((str(record.get("name")), origin))
-    return served
+            details = details if isinstance(details, dict) else {}
+            name = str(record.get("name"))
+            found.append((name, details.get("cached_from"), str(details.get("cached_step", name))))
+    return found
 
 
 def _note_cached_slices(run: Any, step: str) -> None:
@@ -243,10 +256,13 @@ def _cached_logs(
             f"{what} kept no logs: {steps} of its steps were taken from the step cache of"
             f" run {ids}, which ran them ({see} shows what they printed)"
         )
+    there = next((ran_as for name, _, ran_as in _served(run) if name == step), step)
+    if there != step:  # another step of this command made the result
+        what += f" (the result of step {there!r})"
     shown = False
     for origin in origins:
         source = find_local_run(root, origin)
-        found = _streams(source, step, stream) if source is not None else []
+        found = _streams(source, there, stream) if source is not None else []
         if not found:
             continue
         click.echo(
@@ -266,6 +282,23 @@ def _cached_logs(
             f" workspace: {see} there)"
         )
         raise UsageError(f"{what} was taken from the step cache of run {ids}, which ran it: {why}")
+
+
+def _closest_step(run: Any, step: str | None) -> str:
+    """``"; did you mean 'tool'?"`` when ``step`` is near a step that kept logs.
+
+    Without a manifest a run keeps no list of its steps, so a misspelt name
+    cannot be told from a silent step; the steps that printed can still be
+    offered.
+    """
+    from shinobi.errors import did_you_mean
+    from shinobi.local_runs import run_logs
+
+    if step is None:
+        return ""
+    names = {title.rsplit(" ", 1)[0] for title, _ in run_logs(run, None)}
+    names.update(name for name, _, _ in _served(run))
+    return did_you_mean(step, names)
 
 
 def _refuse_unknown_step(run: Any, step: str | None) -> None:
