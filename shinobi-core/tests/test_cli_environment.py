@@ -116,3 +116,16 @@ def test_a_cache_dir_that_does_not_exist_is_not_an_empty_cache(
         assert proc.returncode == 2
         assert f"there is no step cache at {tmp_path / 'typo'}" in said(proc)
     assert not (tmp_path / "typo").exists()
+
+
+def test_debug_after_the_command_of_a_recipe_that_fails_to_load_says_to_put_it_first(
+    ninja: Ninja,
+) -> None:
+    proc = ninja("run", "/no/such/recipe.py:pipe", "--debug")
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    first, note = proc.stderr.splitlines()
+    assert first.startswith("ninja: error: recipe file")
+    assert note == (
+        "ninja: note: --debug is an option of ninja itself: put it first (ninja --debug run ...)"
+    )

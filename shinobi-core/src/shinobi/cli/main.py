@@ -11,6 +11,7 @@ import atexit
 import contextlib
 import errno
 import importlib
+import itertools
 import os
 import sys
 from typing import Any
@@ -141,7 +142,21 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _debug_requested(argv: list[str]) -> bool:
-    return "--debug" in argv or os.environ.get("SHINOBI_DEBUG", "") not in ("", "0")
+    """``--debug`` where it belongs, before the command, or ``SHINOBI_DEBUG`` set."""
+    leading = itertools.takewhile(lambda arg: arg.startswith("-"), argv)
+    return "--debug" in leading or os.environ.get("SHINOBI_DEBUG", "") not in ("", "0")
+
+
+def _misplaced_debug(argv: list[str]) -> str | None:
+    """A note for ``--debug`` written after the command: where a recipe failed
+    to load, click never got to refuse it, and it would pass unremarked."""
+    command = next((arg for arg in argv if not arg.startswith("-")), None)
+    if command is None or "--debug" not in argv[argv.index(command) :]:
+        return None
+    return (
+        f"ninja: note: --debug is an option of ninja itself: put it first"
+        f" (ninja --debug {command} ...)"
+    )
 
 
 _exit_hook_registered = False
@@ -262,6 +277,9 @@ def _main(args: list[str]) -> Any:
         if isinstance(exc, ShinobiError):
             with contextlib.suppress(OSError):  # stderr may be a terminal that is gone
                 click.echo(f"ninja: error: {exc}", err=True)
+                misplaced = None if debug else _misplaced_debug(args)
+                if misplaced:
+                    click.echo(misplaced, err=True)
             sys.exit(exc.exit_code)
         if isinstance(exc, KeyboardInterrupt):
             click.echo("ninja: interrupted", err=True)
