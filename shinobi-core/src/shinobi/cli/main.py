@@ -231,7 +231,25 @@ def _refusal(exc: OSError) -> str:
         return "the current directory no longer exists; cd to one that does and run again"
     where = f": {exc.filename}" if exc.filename else ""
     hint = _REFUSALS.get(exc.errno or 0, "")
+    if exc.errno == errno.ENOTDIR and isinstance(exc.filename, str):
+        blocking = _file_in_the_way(exc.filename)
+        if blocking is not None:
+            hint = f"{blocking} is a file, where a directory is needed"
     return f"{exc.strerror or exc}{where}" + (f" ({hint})" if hint else "")
+
+
+def _file_in_the_way(path: str) -> str | None:
+    """The outermost part of ``path`` that is not a directory (ENOTDIR names the
+    path asked for, not the file that stopped it)."""
+    from pathlib import Path
+
+    full = Path(os.path.abspath(path))
+    for candidate in reversed([full, *full.parents]):
+        if not os.path.lexists(candidate):
+            return None
+        if not os.path.isdir(candidate):
+            return str(candidate)
+    return None
 
 
 def main(argv: list[str] | None = None) -> Any:
