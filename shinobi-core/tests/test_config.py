@@ -208,6 +208,11 @@ def test_a_variable_with_a_misspelt_section_is_refused_and_others_are_not(
         load_config(cwd=tmp_path, environ={"SHINOBI_EXECUTON_MAX_WORKERS": "4"})
     with pytest.raises(ConfigError, match="no configuration section 'cach'"):
         load_config(cwd=tmp_path, environ={"SHINOBI_CACH_DIR": "/tmp/x"})
+    with pytest.raises(ConfigError) as caught:  # the section itself, with no key
+        load_config(cwd=tmp_path, environ={"SHINOBI_CACHE": "0"})
+    said = str(caught.value)
+    assert "SHINOBI_CACHE names the section 'cache' but no key in it" in said
+    assert "SHINOBI_CACHE_ENABLED" in said and "did you mean" not in said
     unrelated = {"SHINOBI_DEBUG": "1", "SHINOBI_TESTBED_UP": "0", "SHINOBI_TEARDOWN_TAG": "x"}
     assert load_config(cwd=tmp_path, environ=unrelated).execution.max_workers == 1
 

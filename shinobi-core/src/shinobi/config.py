@@ -327,6 +327,16 @@ def _refuse_misspelt_section(name: str, rest: str) -> None:
     import difflib
 
     head = rest.split("_", 1)[0]
+    if head.lower() in _SECTIONS:  # a section with no key: SHINOBI_CACHE=0
+        section = head.lower()
+        model = AppConfig.model_fields[section].annotation
+        keys = sorted(getattr(model, "model_fields", {}))
+        shown = ", ".join(f"SHINOBI_{section.upper()}_{key.upper()}" for key in keys[:4])
+        more = ", ..." if len(keys) > 4 else ""
+        raise ConfigError(
+            f"{name} names the section {section!r} but no key in it; variables are"
+            f" SHINOBI_<SECTION>_<KEY>, e.g. {shown}{more} (`ninja config show` lists them)"
+        )
     close = difflib.get_close_matches(head, _SECTIONS, n=1, cutoff=0.8)
     if close:
         fixed = f"SHINOBI_{close[0].upper()}{name[len('SHINOBI_') + len(head) :]}"
