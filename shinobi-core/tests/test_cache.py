@@ -704,3 +704,16 @@ def test_a_tool_named_by_its_absolute_path_in_the_project_hits_in_a_copy(tmp_pat
     script.write_text(script.read_text() + "# edited\n")
     edited = run_recipe(recipe(second), inputs, config=config, cwd=second)
     assert [s.status for s in edited.steps] == ["ok"]
+
+
+def test_cache_commands_refuse_a_configured_cache_dir_that_is_a_file(tmp_path: Path) -> None:
+    a_file = tmp_path / "not-a-dir"
+    a_file.write_text("mine\n")
+    for command in (["cache", "ls"], ["cache", "prune"]):
+        proc = ninja(tmp_path, a_file, *command)
+        assert proc.returncode == 2, proc.stderr
+        assert f"the step cache at {a_file} is not a directory" in proc.stderr
+        assert "SHINOBI_CACHE_DIR" in proc.stderr
+    assert a_file.read_text() == "mine\n"
+    fresh = ninja(tmp_path, tmp_path / "not-made-yet", "cache", "ls")
+    assert fresh.returncode == 0 and "is empty" in fresh.stdout

@@ -38,7 +38,17 @@ def _open(cache_dir: Path | None) -> StepCache:
 
     if cache_dir is not None and not cache_dir.is_dir():  # a typo, not an empty cache
         raise UsageError(f"there is no step cache at {cache_dir}; check the --cache-dir path")
-    return StepCache(cache_dir or load_config().cache_dir())
+    if cache_dir is None:
+        config = load_config()
+        cache_dir = Path(config.cache_dir())
+        # not made yet is an empty cache; a file there is a setting to mend
+        if cache_dir.exists() and not cache_dir.is_dir():
+            origin = config.sources.get("cache.dir", "the configuration")
+            raise UsageError(
+                f"the step cache at {cache_dir} is not a directory; set cache.dir (from"
+                f" {origin}) to a directory, or give --cache-dir"
+            )
+    return StepCache(cache_dir)
 
 
 def _when(stamp: float) -> str:
