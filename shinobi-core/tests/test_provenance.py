@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -403,3 +404,20 @@ def test_slices_that_never_started_are_listed_as_not_run(tmp_path: Path) -> None
         "check[2]": "not run",
         "check[3]": "not run",
     }
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ('{"format": 99}', "a run manifest of format 99, where this ninja reads format 1"),
+        ('{"format": 1, "steps": 5}', "a damaged run manifest (its steps are not a list"),
+        ("[1]", "not a shinobi run manifest (it has no format field)"),
+    ],
+)
+def test_a_manifest_ninja_cannot_read_says_why(tmp_path: Path, content: str, said: str) -> None:
+    from shinobi.provenance import load_manifest
+
+    path = tmp_path / "manifest.json"
+    path.write_text(content)
+    with pytest.raises(ValueError, match=re.escape(said)):
+        load_manifest(path)

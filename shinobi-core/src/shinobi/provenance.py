@@ -587,6 +587,14 @@ def load_manifest(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: not a readable run manifest ({exc})") from None
-    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
-        raise ValueError(f"{path}: not a shinobi run manifest (format {MANIFEST_FORMAT})")
+    if not isinstance(data, dict) or "format" not in data:
+        raise ValueError(f"{path}: not a shinobi run manifest (it has no format field)")
+    if data["format"] != MANIFEST_FORMAT:
+        raise ValueError(
+            f"{path}: a run manifest of format {data['format']!r}, where this ninja reads"
+            f" format {MANIFEST_FORMAT} (written by another version of shinobi?)"
+        )
+    steps = data.get("steps", [])
+    if not isinstance(steps, list) or not all(isinstance(step, dict) for step in steps):
+        raise ValueError(f"{path}: a damaged run manifest (its steps are not a list of records)")
     return data
