@@ -181,7 +181,9 @@ def test_clean_keeps_a_running_launch_and_says_why(
     code, out, _ = ninja(capsys, "clean", "--launches", "--force")
     assert code == 0 and "removed pipe/live" in out
     assert not (tmp_path / ".shinobi" / "pipe").exists()
-    assert "no detached launches" in ninja(capsys, "runs")[1]
+    listed = ninja(capsys, "runs")[1]
+    assert "no detached launches" in listed
+    assert f"no local runs in {tmp_path}" in listed  # both kinds said, even when neither is here
 
 
 def test_clean_needs_to_be_told_what(

@@ -66,6 +66,8 @@ def command(workdir: Path | None, everywhere: bool, as_json: bool) -> None:
         click.echo(f"local runs (ninja run), in {root / '.shinobi' / 'runs'}:")
         click.echo("\n".join(local_runs_table(local)))
         click.echo("")
+    elif not everywhere:
+        click.echo(f"no local runs in {root} (each ninja run keeps its logs there)")
     if not found:
         where = "recorded" if everywhere else f"made from {root}"
         click.echo(f"no detached launches {where} (ninja compile --submit makes one)")
