@@ -66,7 +66,7 @@ def command(workdir: Path | None, everywhere: bool, as_json: bool) -> None:
         click.echo(f"local runs (ninja run), in {root / '.shinobi' / 'runs'}:")
         click.echo("\n".join(local_runs_table(local)))
         click.echo("")
-    elif not everywhere:
+    elif not everywhere and not found:  # nothing at all: say so of both kinds
         click.echo(f"no local runs in {root} (each ninja run keeps its logs there)")
     if not found:
         where = "recorded" if everywhere else f"made from {root}"
