@@ -127,3 +127,27 @@ def test_the_json_plan_says_what_the_boxes_say_of_loops_and_scatters(
     first, second = json.loads(proc.stdout)["steps"]
     assert first["loop"] == {"name": "L", "iteration": 1}
     assert second["loop"] == {"name": "L", "iteration": 2, "skipped_if_exists": "done.flag"}
+
+
+PYSTEP = """
+import shinobi
+from shinobi import Recipe
+
+@shinobi.pystep
+def double(x: int) -> int:
+    return 2 * x
+
+pipe = Recipe("pipe")
+pipe.add_step("double", double, x=2)
+"""
+
+
+def test_a_pystep_called_here_is_planned_on_the_backend_its_run_names(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    import json
+
+    path = recipe_file(PYSTEP, "py.py")
+    (planned,) = json.loads(ninja("run", f"{path}:pipe", "--dryrun", "--json").stdout)["steps"]
+    ran = json.loads(ninja("run", f"{path}:pipe", "--json", "--no-cache").stdout)
+    assert planned["backend"] == "python" == ran["steps"][0]["backend"]

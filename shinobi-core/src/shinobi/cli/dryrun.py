@@ -33,7 +33,12 @@ def show_dryrun(
     def backend_of(step: PlannedStep) -> str:
         if step.node.kind == "recipe":
             return "recipe"
-        return choose_backend(session, step.node)
+        chosen = choose_backend(session, step.node)
+        if step.node.kind == "python":  # what the run will say: "python" for a call here
+            from shinobi.pystep_runner import placement
+
+            return placement(session, step.name, step.node, chosen) or "python"
+        return chosen
 
     def render_argv(step: PlannedStep) -> list[str] | None:
         cab = cab_of(step.node.step)
