@@ -246,3 +246,26 @@ def test_slices_that_share_a_path_one_rewrites_run_one_at_a_time(tmp_path: Path)
     )
     for recipe, serial in ((shared, str(tmp_path / "l")), (apart, None)):
         assert ordered(recipe, cwd=str(tmp_path)).jobs[0].serial == serial
+
+
+class TagIn(BaseModel):
+    tag: str
+
+
+class Named(BaseModel):
+    image: Path | None = None
+
+
+def test_slices_writing_one_output_are_named_in_the_compiled_note(tmp_path: Path) -> None:
+    """Taking turns keeps them from interleaving, not from replacing each other's product."""
+    imager = Cab(
+        name="imager",
+        command="/bin/true",
+        inputs_model=TagIn,
+        outputs_model=Named,
+        field_meta={"tag": ParamMeta(positional=True), "image": ParamMeta(implicit="img.fits")},
+    )
+    recipe = Recipe(name="r", steps=[StepRef("i", imager, {"tag": ["a", "b"]}, scatter=("tag",))])
+    (job,) = ordered(recipe, cwd=str(tmp_path)).jobs
+    assert job.serial == str(tmp_path / "img.fits")
+    assert job.notes[-1].startswith(f"slices [0] and [1] both write {tmp_path / 'img.fits'}")

@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from shinobi.backends.base import PathUse
-
 __all__ = ["slices_sharing"]
 
 
@@ -29,31 +27,4 @@ def slices_sharing(cab: Any, name: str, parts: Sequence[Mapping[str, Any]], cwd:
         for k, part in enumerate(parts)
     ]
     shared = shared_rewritten(uses)
-    if shared is None:
-        return None
-    clash = _same_product(uses)
-    if clash is not None:
-        path, first, second = clash
-        return (
-            f"step {name!r}: slices [{first}] and [{second}] both write {path}, so one"
-            " replaces the other's product; give each slice its own output path (scatter"
-            " a prefix, or name the output after the scattered input). Its slices run one"
-            " at a time"
-        )
-    return (
-        f"step {name!r}: its slices run one at a time: more than one uses {shared},"
-        " which one rewrites"
-    )
-
-
-def _same_product(uses: Sequence[Sequence[PathUse]]) -> tuple[str, int, int] | None:
-    """The first output path two slices both produce (not rewrite in place)."""
-    seen: dict[str, int] = {}
-    for index, slice_uses in enumerate(uses):
-        for use in slice_uses:
-            if use.role != "output" or use.mutable or use.pattern:
-                continue
-            first = seen.setdefault(use.path, index)
-            if first != index:
-                return use.path, first, index
-    return None
+    return None if shared is None else f"step {name!r}: {shared.note()}"

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from shinobi.backends.base import PathUse
 from shinobi.offload.jobs import Edge, EdgeKind, Job, JobGraph
 
-__all__ = ["Canonicaliser", "derive_edges", "shared_rewritten", "writes"]
+__all__ = ["Canonicaliser", "SharedPath", "derive_edges", "shared_rewritten", "writes"]
 
 _GLOB = set("*?[")
 
@@ -232,19 +232,41 @@ def _serialise_slices(job: Job, canonical: Canonicaliser) -> None:
     """
     shared = shared_rewritten([invocation.paths for invocation in job.invocations], canonical)
     if shared is not None:
-        job.serial = shared
-        job.notes.append(
-            f"its slices run one at a time: more than one uses {shared}, which one rewrites"
+        job.serial = shared.path
+        job.notes.append(shared.note())
+
+
+@dataclass(frozen=True, slots=True)
+class SharedPath:
+    """A path more than one slice of a scatter uses and at least one rewrites."""
+
+    #: The path, or the outermost used directory holding it.
+    path: str
+    #: An output two slices both produce, and those slices' numbers: each run
+    #: replaces the other's product, whatever the order.
+    clash: tuple[str, int, int] | None = None
+
+    def note(self) -> str:
+        """What this means for the slices, said of the step."""
+        if self.clash is None:
+            return (
+                f"its slices run one at a time: more than one uses {self.path}, which one rewrites"
+            )
+        path, first, second = self.clash
+        return (
+            f"slices [{first}] and [{second}] both write {path}, so one replaces the other's"
+            " product; give each slice its own output path (scatter a prefix, or name the"
+            " output after the scattered input). Its slices run one at a time"
         )
 
 
 def shared_rewritten(
     per_slice: Sequence[Iterable[PathUse]], canonical: Canonicaliser | None = None
-) -> str | None:
-    """A path (or the directory holding it) that more than one slice of a scatter
-    uses and at least one rewrites, or None: slices that share none may overlap."""
+) -> SharedPath | None:
+    """The path that makes a scatter's slices take turns, or None: they may overlap."""
     canonical = canonical or Canonicaliser()
-    touched = [_touched(uses, canonical) for uses in per_slice]
+    uses = [list(slice_uses) for slice_uses in per_slice]
+    touched = [_touched(slice_uses, canonical) for slice_uses in uses]
     outermost = _Outermost(set().union(*touched))
     slices: dict[str, set[int]] = {}
     written: set[str] = set()
@@ -254,7 +276,23 @@ def shared_rewritten(
             slices.setdefault(root, set()).add(index)
             if write:
                 written.add(root)
-    return next((root for root in sorted(written) if len(slices[root]) > 1), None)
+    shared = next((root for root in sorted(written) if len(slices[root]) > 1), None)
+    if shared is None:
+        return None
+    return SharedPath(shared, _same_product(uses))
+
+
+def _same_product(uses: Sequence[Sequence[PathUse]]) -> tuple[str, int, int] | None:
+    """The first output path two slices both produce (not rewrite in place)."""
+    seen: dict[str, int] = {}
+    for index, slice_uses in enumerate(uses):
+        for use in slice_uses:
+            if use.role != "output" or use.mutable or use.pattern:
+                continue
+            first = seen.setdefault(use.path, index)
+            if first != index:
+                return use.path, first, index
+    return None
 
 
 def _sequence(graph: JobGraph, root: str, accesses: list[_Access]) -> int:
