@@ -24,6 +24,8 @@ from shinobi.steps import Cab, File, ParamMeta, Recipe
 LEFT_WRITING = (
     '(exec > "$0"; echo part; i=0; while [ ! -e "$0.go" ] && [ $i -lt 200 ]; do'
     " sleep 0.05; i=$((i+1)); done; echo rest) &"
+    # the step ends only once the writer holds the file, however loaded the machine
+    ' while [ ! -s "$0" ]; do sleep 0.01; done'
 )
 
 

@@ -154,5 +154,5 @@ def test_a_file_where_the_directory_should_be_is_said_so(
     (tmp_path / "afile").write_text("")
     code, _, err = _ninja(capsys, "compile", recipe, "-o", "afile/sub")
     assert code == 74, err
-    assert "afile" in err and "file stands where a directory is needed" in err
+    assert f"{tmp_path / 'afile'} is a file, where a directory is needed" in err
     assert err.count("\n") == 1

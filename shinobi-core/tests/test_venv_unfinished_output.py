@@ -17,6 +17,8 @@ __all__ = ["made_venv"]
 LEFT_WRITING = (
     '(exec > "$0"; echo part; i=0; while [ ! -e "$0.go" ] && [ $i -lt 200 ]; do'
     " sleep 0.05; i=$((i+1)); done; echo rest) &"
+    # the step ends only once the writer holds the file, however loaded the machine
+    ' while [ ! -s "$0" ]; do sleep 0.01; done'
 )
 
 
