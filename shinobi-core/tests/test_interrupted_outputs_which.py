@@ -140,3 +140,14 @@ def test_a_rename_that_fails_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyP
     warning = aside.warning()
     assert "could not be renamed aside" in warning and os.strerror(errno.EBUSY) in warning
     assert "unfinished" in warning
+
+
+def test_a_device_a_fifo_or_a_link_to_one_is_never_moved(tmp_path: Path) -> None:
+    """As root, renaming a log sent to /dev/null would rename the host's /dev/null."""
+    (tmp_path / "sink").symlink_to(os.devnull)
+    os.mkfifo(tmp_path / "pipe")
+    uses = [PathUse(str(tmp_path / name), "output", name, "file") for name in ("sink", "pipe")]
+    before, started = _started(uses)
+    assert set_aside(uses, set(), before, started) == []
+    assert os.readlink(tmp_path / "sink") == os.devnull and (tmp_path / "pipe").exists()
+    assert os.path.exists(os.devnull)

@@ -17,12 +17,14 @@ matches counts file by file. A directory that was there before the step
 started, and is the same directory still, may hold more than this step's
 work (other steps' products, the user's files), so it stays where it is and
 the step is warned about instead. An output that cannot be renamed (a mount
-point, a directory ninja may not write) is warned about too.
+point, a directory ninja may not write) is warned about too. A device, FIFO
+or socket, or a link to one, is never moved.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Collection, Iterable
 from typing import NamedTuple
 
@@ -72,9 +74,15 @@ def _written(path: str, before: dict[str, Found], started: float) -> str | None:
     """How the step wrote ``path`` (one of its products) since ``started``: "made"
     (or made anew), "changed", "changed directory"; None: it did not."""
     try:
-        inode = os.stat(path).st_ino
+        st = os.stat(path)
     except OSError:
         return None  # gone, or never made
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        # a device, FIFO or socket (or a link to one: a log sent to /dev/null) is
+        # shared by design, holds no product, and renaming /dev/null as root
+        # would break the host
+        return None
+    inode = st.st_ino
     found = before.get(path)
     if found is None or found.inode != inode:
         return "made"
