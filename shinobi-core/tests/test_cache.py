@@ -717,3 +717,28 @@ def test_cache_commands_refuse_a_configured_cache_dir_that_is_a_file(tmp_path: P
     assert a_file.read_text() == "mine\n"
     fresh = ninja(tmp_path, tmp_path / "not-made-yet", "cache", "ls")
     assert fresh.returncode == 0 and "is empty" in fresh.stdout
+
+
+class SinkIn(BaseModel):
+    log: str
+
+
+class SinkOut(BaseModel):
+    log: File | None = None
+
+
+def test_a_step_whose_output_is_a_pipe_or_a_device_is_never_replayed(tmp_path: Path) -> None:
+    """What it wrote is gone (a reader took it, /dev/null swallowed it): a replay writes nothing."""
+    tool = Cab(
+        "say",
+        ["/bin/sh", "-c", 'echo run >> counter.txt; echo hi >> "$0"'],
+        SinkIn,
+        SinkOut,
+        {"log": ParamMeta(positional=True)},
+    )
+    recipe = Recipe("sink", SinkIn)
+    recipe.add_step("say", tool, log=recipe.inputs.log)
+    (tmp_path / "sink").symlink_to(os.devnull)
+    for _ in range(2):
+        assert [s.status for s in run_cached(recipe, tmp_path, log="sink").steps] == ["ok"]
+    assert counted(tmp_path) == ["run", "run"]

@@ -381,11 +381,14 @@ class StepCache:
         stopping: Stopping | None,
     ) -> list[tuple[str, str]] | None:
         """The digest of every output file, relative where it is inside the working
-        directory; None if one cannot be read, as nothing could verify it later."""
+        directory; None if one cannot be read, as nothing could verify it later,
+        or is a pipe or a device: what the step wrote there is gone (a reader
+        took it, /dev/null swallowed it), and replaying the step would write
+        nothing for the next reader."""
         files = []
         for path in self._output_files(result, invocation, cab):
             digest = self.memo.digest(path, stopping)
-            if digest.startswith("unreadable"):
+            if digest.startswith(("unreadable", "special")):
                 return None
             files.append((relative_path(path, bases), digest))
         return sorted(files)
