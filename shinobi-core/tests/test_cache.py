@@ -742,3 +742,21 @@ def test_a_step_whose_output_is_a_pipe_or_a_device_is_never_replayed(tmp_path: P
     for _ in range(2):
         assert [s.status for s in run_cached(recipe, tmp_path, log="sink").steps] == ["ok"]
     assert counted(tmp_path) == ["run", "run"]
+
+
+def test_a_part_an_interrupt_set_aside_is_no_harvest(tmp_path: Path) -> None:
+    """``img-*`` matches ``img-1.interrupted`` too: a half-written part is no product."""
+    tool = Cab(
+        "imager",
+        ["/bin/sh", "-c", 'echo a > "$0-1"; echo b > "$0-2"'],
+        PrefixIn,
+        Harvested,
+        {"prefix": ParamMeta(positional=True), "images": ParamMeta(harvest="{prefix}-*")},
+    )
+    recipe = Recipe("harvest", PrefixIn)
+    recipe.add_step("image", tool, prefix=recipe.inputs.prefix)
+    (tmp_path / "img-1.interrupted").write_text("half\n")
+    (tmp_path / "img-2.interrupted-2").write_text("half again\n")
+    result = run_cached(recipe, tmp_path)
+    assert [str(p) for p in result.steps[0].outputs["images"]] == ["img-1", "img-2"]
+    assert [s.status for s in run_cached(recipe, tmp_path).steps] == ["cached"]

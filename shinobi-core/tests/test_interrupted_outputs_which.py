@@ -151,3 +151,15 @@ def test_a_device_a_fifo_or_a_link_to_one_is_never_moved(tmp_path: Path) -> None
     assert set_aside(uses, set(), before, started) == []
     assert os.readlink(tmp_path / "sink") == os.devnull and (tmp_path / "pipe").exists()
     assert os.path.exists(os.devnull)
+
+
+def test_a_harvest_match_another_step_produced_is_not_moved(tmp_path: Path) -> None:
+    """``img*.fits`` also matches ``img-other.fits``, which a step beside this one made."""
+    uses = [PathUse(str(tmp_path / "img*.fits"), "output", "images", "file", pattern=True)]
+    before, started = _started(uses)
+    (tmp_path / "img-1.fits").write_text("part\n")
+    (tmp_path / "img-other.fits").write_text("finished\n")
+    others = {str(tmp_path / "img-other.fits")}
+    moved = set_aside(uses, set(), before, started, others)
+    assert [a.path for a in moved] == [str(tmp_path / "img-1.fits")]
+    assert (tmp_path / "img-other.fits").read_text() == "finished\n"

@@ -126,6 +126,7 @@ def run_cab(
                 hit.backend = backend_name
                 hit.argv = list(invocation.argv)
                 hit.outputs = replayed
+                session.note_products(invocation.paths)
                 return hit
     if session.control.stopping():  # asked to stop while the key was worked out: not run
         return StepResult(name=name, status="cancelled", returncode=None, error="interrupted")
@@ -141,7 +142,8 @@ def run_cab(
     warnings = list(wrangled.warnings)
     if run.cancelled and not backend.capabilities.remote:
         inputs = fields_of(cab.inputs_model)
-        warnings += [a.warning() for a in set_aside(invocation.paths, inputs, before, started)]
+        asides = set_aside(invocation.paths, inputs, before, started, session.products)
+        warnings += [a.warning() for a in asides]
     error = describe_failure(run)
     outputs: dict[str, Any] = {}
     if error is None:
@@ -175,6 +177,8 @@ def run_cab(
     note_until_changed(session, name, node, result)
     if cache is not None and key is not None and result.status == "ok" and not stale:
         cache.store(key, result, invocation, cab, session.control.stopping)
+    if result.status == "ok":
+        session.note_products(invocation.paths)
     return result
 
 

@@ -29,11 +29,12 @@ from collections.abc import Collection, Iterable
 from typing import NamedTuple
 
 from shinobi.backends.base import PathUse
+from shinobi.harvest import SET_ASIDE_SUFFIX
 from shinobi.untouched_outputs import Found, product_paths, signature_of, stamped_before
 
 __all__ = ["SUFFIX", "Aside", "set_aside"]
 
-SUFFIX = ".interrupted"
+SUFFIX = SET_ASIDE_SUFFIX
 
 
 class Aside(NamedTuple):
@@ -60,11 +61,17 @@ def set_aside(
     inputs: Collection[str],
     before: dict[str, Found],
     started: float,
+    others: Collection[str] = (),
 ) -> list[Aside]:
     """Rename the products of ``uses`` that the stopped step wrote: made since it
     started, or changed since ``before`` (as they were when it started) and
-    stamped after ``started``. ``inputs``: the step's input field names."""
-    paths = dict.fromkeys(path for path, _ in product_paths(uses, inputs))
+    stamped after ``started``. ``inputs``: the step's input field names;
+    ``others``: paths other steps produced, which a harvest glob may match."""
+    paths = dict.fromkeys(
+        path
+        for path, pattern in product_paths(uses, inputs)
+        if pattern is None or path not in others
+    )
     written = {path: how for path in paths if (how := _written(path, before, started))}
     # one may lie inside another (a directory and a file in it): it went with it
     return [_move(path, how) for path, how in written.items() if os.path.lexists(path)]

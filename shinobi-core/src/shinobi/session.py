@@ -13,12 +13,12 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from shinobi.backends.base import Backend, Invocation, RunControl
+from shinobi.backends.base import Backend, Invocation, PathUse, RunControl
 
 if TYPE_CHECKING:
     from shinobi.config import AppConfig
@@ -113,6 +113,9 @@ class Session:
     in_process: set[str] = field(default_factory=set, init=False)
     _started: set[str] = field(default_factory=set, init=False, repr=False)
     _named: set[str] = field(default_factory=set, init=False, repr=False)
+    #: The declared output paths of the steps of this run that are done (run or
+    #: cached): an interrupted step's harvest glob matching one did not write it.
+    products: set[str] = field(default_factory=set, init=False, repr=False)
 
     def __post_init__(self) -> None:
         from shinobi.resources import Budget
@@ -167,6 +170,10 @@ class Session:
             self._name_logs(stem, step)
         base = f"{self.run_dir}{os.sep}logs{os.sep}{stem}"  # per step: no pathlib
         return f"{base}.out", f"{base}.err"
+
+    def note_products(self, uses: Iterable[PathUse]) -> None:
+        """Note a finished step's declared outputs (see :attr:`products`)."""
+        self.products.update(u.path for u in uses if u.role == "output" and not u.pattern)
 
     def _name_logs(self, stem: str, step: str) -> None:
         """Note which step a log file whose name had to be changed belongs to

@@ -25,7 +25,6 @@ that opened the path since the scan can be missed, like the blind spots above.
 
 from __future__ import annotations
 
-import glob
 import os
 import stat
 import threading
@@ -35,6 +34,7 @@ from dataclasses import dataclass
 
 from shinobi.backends.base import Invocation, PathUse
 from shinobi.errors import ShinobiError
+from shinobi.harvest import harvest
 
 __all__ = [
     "SNAPSHOT_AGE",
@@ -212,7 +212,7 @@ def _checked_paths(
     for use in uses:
         if use.role != "output" and not use.mutable:
             continue
-        for candidate in glob.glob(use.path) if use.pattern else [use.path]:
+        for candidate in harvest(use.path) if use.pattern else [use.path]:
             found = canonical(candidate)
             if found is not None:
                 paths.append(found)

@@ -22,13 +22,13 @@ files this host may see through an attribute cache.
 
 from __future__ import annotations
 
-import glob
 import os
 import stat
 from collections.abc import Collection, Iterable, Iterator
 from typing import NamedTuple
 
 from shinobi.backends.base import PathUse
+from shinobi.harvest import harvest
 
 __all__ = [
     "MAX_ENTRIES",
@@ -126,7 +126,7 @@ def product_paths(
             if use.path not in theirs:
                 yield use.path, None
             continue
-        yield from ((path, use.path) for path in sorted(glob.glob(use.path)) if path not in theirs)
+        yield from ((path, use.path) for path in harvest(use.path) if path not in theirs)
 
 
 def existing_outputs(uses: Iterable[PathUse]) -> dict[str, Found]:
@@ -172,6 +172,6 @@ def untouched(before: dict[str, Found], started: float) -> list[str]:
         else:
             globs[found.pattern] = globs.get(found.pattern, True) and unchanged
     for pattern, all_unchanged in globs.items():
-        if all_unchanged and set(glob.glob(pattern)) <= before.keys():  # and nothing new
+        if all_unchanged and set(harvest(pattern)) <= before.keys():  # and nothing new
             stale.append(pattern)
     return stale

@@ -8,7 +8,6 @@ sets what it matched, and anything else falls back to the field's default.
 
 from __future__ import annotations
 
-import glob
 import os
 import stat
 from collections.abc import Iterable, Mapping
@@ -16,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shinobi.backends.base import PathUse
+from shinobi.harvest import harvest
 from shinobi.steps.argv import Unknown, format_template
 from shinobi.steps.cab import Cab
 from shinobi.steps.types import fields_of
@@ -104,7 +104,7 @@ def collect_outputs(
         meta = cab.meta(name)
         if meta.harvest:
             pattern = format_template(meta.harvest, inputs) or meta.harvest
-            matches = sorted(glob.glob(os.path.join(cwd, pattern)))
+            matches = harvest(os.path.join(cwd, pattern))
             rel = [os.path.relpath(m, cwd) if not os.path.isabs(pattern) else m for m in matches]
             values[name] = rel if spec.is_list else (rel[0] if rel else spec.default)
         if name in wrangled.values:

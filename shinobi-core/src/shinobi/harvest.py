@@ -1,0 +1,29 @@
+"""What a ``harvest`` glob matches: every path but the parts an interrupt set aside.
+
+An interrupted step's half-written output is renamed ``NAME.interrupted``
+(``-2``, ``-3``... when an earlier one is there) so that nothing takes it for
+a finished product; a glob such as ``img-*`` matches that name too, and would
+hand the part downstream and into the step cache all the same.
+"""
+
+from __future__ import annotations
+
+import glob
+import re
+
+__all__ = ["SET_ASIDE_SUFFIX", "harvest", "is_set_aside"]
+
+#: What an interrupted step's part is renamed with (see shinobi.interrupted_outputs).
+SET_ASIDE_SUFFIX = ".interrupted"
+
+_SET_ASIDE = re.compile(re.escape(SET_ASIDE_SUFFIX) + r"(?:-[0-9]+)?$")
+
+
+def is_set_aside(path: str) -> bool:
+    """Whether ``path`` is the name an interrupt gives a part it moves aside."""
+    return _SET_ASIDE.search(path) is not None
+
+
+def harvest(pattern: str) -> list[str]:
+    """The paths ``pattern`` matches, sorted, less the parts set aside."""
+    return sorted(path for path in glob.glob(pattern) if not is_set_aside(path))
