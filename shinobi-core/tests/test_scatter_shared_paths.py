@@ -101,3 +101,29 @@ def test_slices_that_only_read_one_file_still_overlap(tmp_path: Path) -> None:
     found = spans(stamps)
     assert max(start for start, _ in found) < min(end for _, end in found)
     assert not any("one at a time" in w for w in result.warnings), result.warnings
+
+
+class TagData(BaseModel):
+    stamp: str
+    data: File
+
+
+def test_a_scattered_nested_recipe_whose_steps_rewrite_one_input_takes_turns(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data.txt"
+    data.write_text("")
+    inner = Recipe("inner", TagData)
+    inner.add_step(
+        "append",
+        cab(data=ParamMeta(positional=True, mutable=True)),
+        stamp=inner.inputs.stamp,
+        data=inner.inputs.data,
+    )
+    outer = Recipe("outer", Stamps, max_workers=3)
+    outer.add_step("n", inner, scatter=["stamp"], stamp=outer.inputs.stamps, data=outer.inputs.data)
+    stamps = [str(tmp_path / f"s{k}") for k in range(3)]
+    result = run(outer, stamps, data)
+    for a, b in itertools.pairwise(spans(stamps)):
+        assert a[1] <= b[0], "two slices of the nested recipe rewrote data.txt at once"
+    assert any("step 'n': its slices run one at a time" in w for w in result.warnings)

@@ -214,11 +214,9 @@ class _Wavefront:
 
     def serialise_if_shared(self, index: int, name: str, parts: list[dict[str, Any]]) -> None:
         """Hold a scatter's slices to one at a time when they would rewrite one path."""
-        from shinobi.plan import cab_of
         from shinobi.shared_slices import slices_sharing
 
-        cab = cab_of(self.nodes[index].step)
-        reason = cab and slices_sharing(cab, name, parts, self.session.cwd)
+        reason = slices_sharing(self.nodes[index], name, parts, self.session.cwd)
         if reason:
             self.serial.add(index)
             self.session.warn(reason)
