@@ -23,19 +23,20 @@ class FakeHost:
                 self.existing.add(path)
                 path = os.path.dirname(path)
 
-    def realpath(self, path: str) -> str:
+    def realpath(self, path: str, depth: int = 0) -> str:
         parts = path.strip("/").split("/")
         resolved = ""
         for part in parts:
             resolved = f"{resolved}/{part}"
-            for _ in range(40):
-                if resolved not in self.links:
-                    break
-                resolved = self.links[resolved]
+            if resolved in self.links and depth < 40:  # a target may pass through links too
+                resolved = self.realpath(self.links[resolved], depth + 1)
         return resolved or "/"
 
     def exists(self, path: str) -> bool:
         return self.realpath(path) in self.existing
+
+    def readlink(self, path: str) -> str | None:
+        return self.links.get(path)
 
 
 def rw(path: str, source: str | None = None) -> Mount:
@@ -329,6 +330,25 @@ def test_covers_compares_whole_components() -> None:
 def test_a_symlinked_input_makes_its_target_visible_too() -> None:
     host = FakeHost(["/store/real.txt", "/d", CWD], links={"/d/link.txt": "/store/real.txt"})
     assert plan(host, inp("/d/link.txt")) == {rw("/d"), rw("/store"), rw(CWD)}
+
+
+def test_a_link_whose_target_is_reached_through_another_link_mounts_each_hop() -> None:
+    """cur.txt -> /archive/current/obs.txt, current -> 2026-11: the container needs
+    /archive/current by that name, not only the real directory."""
+    host = FakeHost(
+        ["/archive/2026-11/obs.txt", "/d", CWD],
+        links={"/d/cur.txt": "/archive/current/obs.txt", "/archive/current": "/archive/2026-11"},
+    )
+    mounts = plan(host, inp("/d/cur.txt"))
+    assert rw("/archive/current", source="/archive/2026-11") in mounts
+    assert rw("/archive/2026-11") in mounts
+
+
+def test_dotdot_after_a_link_is_read_as_the_kernel_reads_it() -> None:
+    """``ext/..`` is the parent of where ``ext`` points: an output there must reach the host."""
+    host = FakeHost(["/outside/deep", CWD], links={"/work/ext": "/outside/deep"})
+    mounts = plan(host, out("ext/../z.txt"))
+    assert rw("/outside") in mounts
 
 
 def test_a_read_only_symlinked_input_protects_its_target() -> None:

@@ -57,6 +57,8 @@ __all__ = [
 ]
 
 _GLOB = frozenset("*?[")
+#: Symlink hops followed for their directories, as the kernel's own limit (ELOOP).
+_MAX_HOPS = 40
 #: The kernel's own filesystems, and what the host's would expose in a container.
 _KERNEL_TREES = {"/proc": "processes", "/sys": "kernel settings", "/dev": "devices"}
 #: The part of /dev a host may share with a container: memory-backed files.
@@ -93,6 +95,10 @@ class HostView(Protocol):
 
     def realpath(self, path: str) -> str: ...
 
+    def readlink(self, path: str) -> str | None:
+        """The target of the symlink ``path``, absolute; None if it is no symlink."""
+        ...
+
 
 class LocalHost:
     """This machine's filesystem."""
@@ -102,6 +108,13 @@ class LocalHost:
 
     def realpath(self, path: str) -> str:
         return os.path.realpath(path)
+
+    def readlink(self, path: str) -> str | None:
+        try:
+            target = os.readlink(path)
+        except OSError:
+            return None
+        return os.path.join(os.path.dirname(path), target)
 
     def isfile(self, path: str) -> bool:
         return os.path.isfile(path)
@@ -274,30 +287,38 @@ class _Planner:
                 continue
             writable = use.writable or use.role == "output"
             needs.append(_Need(needed_directory(use), writable, use))
-            target = self.link_target(use)
-            if target is not None:
-                needs.append(_Need(target, writable, use))
+            needs.extend(_Need(target, writable, use) for target in self.link_targets(use))
         if cwd != "/":
             needs.append(_Need(cwd, True, None))
         return needs
 
-    def link_target(self, use: PathUse) -> str | None:
-        """The directory a path reached through a symlink really needs, or None.
+    def link_targets(self, use: PathUse) -> list[str]:
+        """The directories a path reached through symlinks really needs.
 
         An output is no different from an input here: a results directory
         linked to scratch space, or an output file left as a link to where it
         is kept, is written through the link, and a target the container cannot
         see makes the write fail, or land in the container's own /tmp and be
         lost with it. A dangling link counts too: writing creates its target.
+        A link whose target is reached through another link (``obs.txt ->
+        archive/current/obs.txt``, ``current -> 2026-11``) needs each hop's
+        directory under the name the link gives it, or the container stops at
+        the first name it does not have.
         """
         if use.pattern:
-            return None  # its directory is resolved (and mounted at both names) as is
+            return []  # its directory is resolved (and mounted at both names) as is
         if use.role == "input" and not self.host.exists(use.path):
-            return None  # refused, or the tool's to report missing
+            return []  # refused, or the tool's to report missing
         real = self.host.realpath(use.path)
         if real == use.path:
-            return None
-        return real if use.role == "input" and use.kind == "dir" else os.path.dirname(real)
+            return []
+        hops: list[str] = []
+        hop = self.host.readlink(use.path)
+        while hop is not None and len(hops) < _MAX_HOPS:
+            hops.append(os.path.dirname(hop))
+            hop = self.host.readlink(hop)
+        last = real if use.role == "input" and use.kind == "dir" else os.path.dirname(real)
+        return [*hops, last]
 
     def mounts_for(self, need: _Need, protected: Sequence[_Protected]) -> list[Mount]:
         existing = self.nearest_existing(need.path)
@@ -385,11 +406,26 @@ def _reassert(
             mounts.append(Mount(guard.real, guard.real, readonly=True))
 
 
-def _absolute(use: PathUse, cwd: str) -> PathUse:
-    path = os.path.normpath(os.path.join(cwd, use.path))
+def _absolute(use: PathUse, cwd: str, host: HostView) -> PathUse:
+    path = _without_dotdot(os.path.join(cwd, use.path), host)
     if path == use.path:
         return use
     return PathUse(path, use.role, use.field, use.kind, use.writable, use.mutable, use.pattern)
+
+
+def _without_dotdot(path: str, host: HostView) -> str:
+    """``path`` normalised, with ``..`` read as the kernel reads it.
+
+    ``link/..`` is the parent of where ``link`` points, not the directory
+    ``link`` sits in; normalising the text alone mounted the wrong directory,
+    and an output written there never left the container.
+    """
+    parts = path.split("/")
+    if ".." not in parts:
+        return os.path.normpath(path)
+    last = len(parts) - 1 - parts[::-1].index("..")
+    head = host.realpath("/".join(parts[: last + 1]) or "/")
+    return os.path.normpath("/".join([head, *parts[last + 1 :]]))
 
 
 def plan_mounts(
@@ -411,7 +447,7 @@ def plan_mounts(
     """
     cwd = os.path.normpath(cwd)
     planner = _Planner(step, host)
-    uses = [_absolute(use, cwd) for use in paths]
+    uses = [_absolute(use, cwd, host) for use in paths]
     planner.refuse_kernel_paths(uses)
     # the step works in ninja's directory, which is mounted for it too
     planner.refuse_in_kernel_tree(cwd, f"the working directory {cwd}", "run ninja from elsewhere")
