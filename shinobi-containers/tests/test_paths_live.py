@@ -248,6 +248,52 @@ def test_an_input_reached_through_a_symlink_is_readable(backend: Backend, area: 
     assert result.stdout == "through the link\n"
 
 
+def test_a_link_through_another_link_and_dotdot_after_a_link_reach_the_host(
+    backend: Backend, area: Path
+) -> None:
+    """current -> 2026-11 inside a link's target; an output at ``link/..``."""
+    (area / "archive" / "2026-11").mkdir(parents=True)
+    (area / "archive" / "2026-11" / "obs.txt").write_text("archived\n")
+    (area / "archive" / "current").symlink_to("2026-11")
+    work = area / "work"
+    work.mkdir()
+    (work / "cur.txt").symlink_to(area / "archive" / "current" / "obs.txt")
+    (work / "ext").symlink_to(area / "archive" / "2026-11")
+    result = run(
+        backend,
+        area,
+        "cat cur.txt > ext/../copy.txt",
+        PathUse("cur.txt", "input", "data", "file"),
+        PathUse("ext/../copy.txt", "output", "copy", "file"),
+        cwd=work,
+    )
+    assert result.returncode == 0, result.stderr
+    assert (area / "archive" / "copy.txt").read_text() == "archived\n"
+
+
+def test_a_read_only_input_that_is_a_link_is_not_replaced_quietly(
+    backend: Backend, area: Path
+) -> None:
+    """The read-only mount keeps the target; replacing the link by name fails the step."""
+    (area / "store").mkdir()
+    kept = area / "store" / "cal.txt"
+    kept.write_text("orig\n")
+    work = area / "work"
+    work.mkdir()
+    work.chmod(0o777)
+    (work / "cal.txt").symlink_to(kept)
+    result = run(
+        backend,
+        area,
+        "cat cal.txt > new && mv -f new cal.txt",
+        PathUse("cal.txt", "input", "cal", "file", writable=False),
+        cwd=work,
+    )
+    assert result.returncode != 0
+    assert result.reason is not None and "the tool replaced input 'cal'" in result.reason
+    assert kept.read_text() == "orig\n"
+
+
 def test_a_declared_environment_value_arrives_exactly_as_written(
     backend: Backend, area: Path
 ) -> None:

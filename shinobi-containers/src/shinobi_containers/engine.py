@@ -35,6 +35,7 @@ from shinobi_containers.limits import LimitFlags, dropped_warning, limit_flags, 
 from shinobi_containers.mounts import LOCAL_HOST, Mount, plan_mounts
 from shinobi_containers.oom import OomWatch
 from shinobi_containers.outcome import interpret_run
+from shinobi_containers.read_only_links import read_only_links, replaced_link
 from shinobi_containers.scripts import script_mounts, unseen_script_reason
 from shinobi_containers.settings import SETTINGS_KEYS, ContainerSettings
 from shinobi_containers.stall import StallWatch
@@ -135,6 +136,7 @@ class ContainerBackend(Backend):
         for message in self._new_warnings(spec):
             control.warn(message)
         name = new_container_name()
+        links = read_only_links(invocation)
         watch = self.watch_for_oom(spec)
         stall = self.watch_for_stall(spec)
         try:
@@ -175,6 +177,10 @@ class ContainerBackend(Backend):
         unseen = self._unseen_script(spec, result, engine_failed)
         if unseen is not None:
             result.reason = unseen
+        replaced = None if run.cancelled else replaced_link(links)
+        if replaced is not None and (result.returncode == 0 or result.reason is None):
+            result.returncode = result.returncode or 1  # the tool's 0 cannot stand for it
+            result.reason = replaced
         result.details["image"] = spec.image
         if spec.digest is not None:
             result.details["image_digest"] = spec.digest
