@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import os
 
+from pydantic import BaseModel
+
 import shinobi
+from shinobi.steps import File
 
 
 @shinobi.pystep(image=os.environ.get("SHINOBI_TEST_PYTHON_IMAGE", "shinobi-test/python:bookworm"))
@@ -22,3 +25,17 @@ def where_am_i(greeting: str) -> dict[str, str]:
         "dockerenv": str(os.path.exists("/.dockerenv")),
         "init": init,
     }
+
+
+class Written(BaseModel):
+    out: File
+
+
+@shinobi.pystep(image=os.environ.get("SHINOBI_TEST_PYTHON_IMAGE", "shinobi-test/python:bookworm"))
+def write_to(out: File) -> Written:
+    """Writes where it is told, making the directory: ``out`` is a passthrough output."""
+    from pathlib import Path
+
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text("written inside\n")
+    return Written(out=out)

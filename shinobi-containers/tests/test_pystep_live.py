@@ -67,3 +67,19 @@ def test_a_pystep_whose_module_sits_in_the_working_directory(tmp_path: Path) -> 
     )
     assert result.ok, result.error
     _assert_ran_inside(result)
+
+
+def test_a_pystep_writes_a_passthrough_output_into_a_directory_it_makes(tmp_path: Path) -> None:
+    """A path parameter it returns again is an output: it need not exist beforehand."""
+    live_backend("docker")
+    module = _load(HERE, "pystep_probe")
+    result = run_recipe(
+        module.write_to,  # type: ignore[attr-defined]
+        {"out": "new/sub/o.txt"},
+        backend="docker",
+        config=_config(),
+        cwd=tmp_path,
+        use_cache=False,
+    )
+    assert result.ok, result.error
+    assert (tmp_path / "new" / "sub" / "o.txt").read_text() == "written inside\n"

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shinobi.backends.base import Invocation, PathKind, PathUse
+from shinobi.backends.base import Invocation, PathKind, PathRole, PathUse
 from shinobi.pyrunner import RUNNER
 from shinobi.steps.types import fields_of
 
@@ -87,16 +87,24 @@ _KINDS: dict[str, PathKind] = {"file": "file", "dir": "dir", "ms": "dir", "any":
 
 
 def _path_uses(step: PyStep, values: dict[str, Any], cwd: str) -> list[PathUse]:
-    """The pystep's own path inputs, so a container sees (and may write) them."""
+    """The pystep's own path inputs, so a container sees (and may write) them.
+
+    A path parameter its return annotation names again (``out: File`` in and
+    out) is the path the function writes, as a cab's passthrough is: an
+    output, which need not exist before the step (its directory neither).
+    """
+    outputs = fields_of(step.outputs_model)
     uses: list[PathUse] = []
     for field, spec in fields_of(step.inputs_model).items():
         if spec.path_kind is None:
             continue
+        written = field in outputs and outputs[field].path_kind is not None
         value = values.get(field)
         for item in value if isinstance(value, list | tuple) else [value]:
             if item is not None:
                 path = os.path.join(cwd, str(item))
-                uses.append(PathUse(path, "input", field, _KINDS[spec.path_kind]))
+                role: PathRole = "output" if written else "input"
+                uses.append(PathUse(path, role, field, _KINDS[spec.path_kind]))
     return uses
 
 
