@@ -208,3 +208,20 @@ def test_a_read_only_passthrough_stays_an_input(tmp_path: Path) -> None:
 def test_a_misdeclared_cab_is_refused_when_it_is_made(make: Any, said: str) -> None:
     with pytest.raises(ValueError, match=said):
         make()
+
+
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        ({"X=Y": "1"}, "'X=Y' is not a valid environment variable name"),
+        ({"": "1"}, "'' is not a valid environment variable name"),
+        ({"N": 3}, "environment variable 'N' = 3 is not text"),
+        ({"N": "a\0b"}, "environment variable 'N' contains a NUL byte"),
+    ],
+)
+def test_an_environment_no_process_can_take_is_refused_with_the_cab(
+    env: dict[str, Any], said: str
+) -> None:
+    """Every backend alike: docker read X=Y=1 as X, the others refused it mid-run."""
+    with pytest.raises(ValueError, match=re.escape(f"cab 'tool': env: {said}")):
+        Cab("tool", "tool", env=env)

@@ -30,6 +30,7 @@ __all__ = [
     "MAX_CAPTURE",
     "SETTLE",
     "UnpassableArgument",
+    "bad_variable",
     "read_log",
     "run_process",
     "script_interpreter",
@@ -229,14 +230,14 @@ def _unpassable(argv: Sequence[str], env: Mapping[str, object] | None) -> Unpass
         problem = f"{what} contains a NUL byte, which no program can be passed (check its value)"
     else:
         problem = next(
-            (p for name, value in (env or {}).items() if (p := _bad_variable(name, value))), ""
+            (p for name, value in (env or {}).items() if (p := bad_variable(name, value))), ""
         )
     if not problem:
         return None
     return UnpassableArgument(f"cannot run {argv[0]!r}: {problem}")
 
 
-def _bad_variable(name: object, value: object) -> str | None:
+def bad_variable(name: object, value: object) -> str | None:
     """Why ``name=value`` cannot be in a process's environment, or None when it can."""
     if not isinstance(name, str) or not isinstance(value, str):
         return f"environment variable {name!r} = {value!r} is not text (write it as a string)"

@@ -186,6 +186,13 @@ class Cab:
             for kind, template in (("implicit", meta.implicit), ("harvest", meta.harvest)):
                 if template:
                     self._check_template(key, kind, template, inputs)
+        if self.env:  # docker would read X=Y=1 as X, another engine refuse it at run time
+            from shinobi.backends.process import bad_variable
+
+            for variable, value in self.env.items():
+                problem = bad_variable(variable, value)
+                if problem:
+                    raise ValueError(f"cab {self.name!r}: env: {problem}")
         for wrangler in self.wranglers:
             if wrangler.output is not None and wrangler.output not in outputs:
                 raise ValueError(
