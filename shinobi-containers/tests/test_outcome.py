@@ -228,3 +228,19 @@ def test_a_limit_value_the_engine_refuses_is_said_with_the_values(
     reason = run.reason or ""
     assert reason.startswith(f"{engine} refused the values of the declared limits (--memory")
     assert "Declare a memory above" in reason
+
+
+BANNER = "WARNING: IPv4 forwarding is disabled. Networking will not work.\n"
+
+
+@pytest.mark.parametrize(
+    ("stderr", "said"),
+    [
+        (BANNER, "exited with code 3"),
+        (f"{BANNER}the tool's own complaint\n", "exited with code 3: the tool's own complaint"),
+        (f"the tool's own complaint\n{BANNER}", "exited with code 3: the tool's own complaint"),
+    ],
+)
+def test_docker_s_banner_is_never_the_tool_s_last_word(stderr: str, said: str) -> None:
+    run = engine_exit("docker", 3, stderr)
+    assert describe_failure(run) == said

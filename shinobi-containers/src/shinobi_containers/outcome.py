@@ -172,7 +172,33 @@ def interpret_run(
             reason=f"killed by SIGKILL (signal 9), not by its {engine} --memory limit:"
             " no out-of-memory kill was recorded for it, so something else killed it",
         )
+    if signum is None and code != 0 and _last_line(run.stderr, banners=True) is not None:
+        # the engine's own banner last on stderr would be taken for the tool's word
+        tail = _last_line(run.stderr) or _last_line(run.stdout)
+        return dataclasses.replace(
+            run, reason=f"exited with code {code}" + (f": {tail}" if tail else "")
+        )
     return dataclasses.replace(run, signal=signum)
+
+
+#: What an engine's client prints on every run whatever the tool does (docker on
+#: a host without IPv4 forwarding), which must not pass for the tool's last word.
+_BANNERS = re.compile(r"^WARNING: IPv4 forwarding is disabled\. Networking will not work\.$")
+
+
+def _last_line(text: str, *, banners: bool = False) -> str | None:
+    """The last non-empty line of ``text`` that is not an engine banner; with
+    ``banners``, that line only if it is one (None otherwise)."""
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if not line:
+            continue
+        if _BANNERS.match(line):
+            if banners:
+                return line
+            continue
+        return None if banners else line[:300]
+    return None
 
 
 #: Lines an engine prints around its real complaint, which say nothing about it.
