@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shinobi.backends.base import RunControl
+from shinobi.backends.base import Invocation, RunControl
 from shinobi_containers.docker import DockerBackend
 from shinobi_containers.podman import PodmanBackend
 
@@ -95,3 +95,24 @@ def test_an_engine_it_cannot_reach_is_said_once_without_a_leftover_warning(
     )
     assert describe_failure(run) == f"docker could not run the step: {denied}"
     assert not [w for w in control.warnings if "may still be running" in w]
+
+
+@pytest.mark.parametrize(
+    ("backend", "message"),
+    [
+        (DockerBackend, "Cannot connect to the Docker daemon at unix:///var/run/docker.sock."),
+        (PodmanBackend, "Error: unable to connect to Podman socket: dial unix /no/sock"),
+        (PodmanBackend, "Cannot connect to Podman. Please verify your connection"),
+    ],
+)
+def test_an_engine_never_reached_leaves_no_container_to_warn_about(
+    tmp_path: Path, backend: type[DockerBackend | PodmanBackend], message: str
+) -> None:
+    warned: list[str] = []
+    control = RunControl()
+    control.on_warning = warned.append
+    engine = backend({"binary": stand_in(tmp_path, 125, message)})
+    invocation = Invocation(step="s", argv=("true",), cwd=str(tmp_path), image="busybox")
+    run = engine.run(invocation, control)
+    assert run.returncode != 0
+    assert not any("may still be running" in w for w in warned), warned

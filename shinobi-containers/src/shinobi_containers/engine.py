@@ -365,7 +365,12 @@ def _with_scripts(invocation: Invocation, mounts: tuple[Mount, ...]) -> tuple[Mo
 
 
 #: How an engine client says it could not talk to its daemon at all.
-_UNREACHABLE = ("cannot connect to the docker daemon", "permission denied while trying to connect")
+_UNREACHABLE = (
+    "cannot connect to the docker daemon",
+    "permission denied while trying to connect",
+    "cannot connect to podman",  # podman --remote, or CONTAINER_HOST, with no service there
+    "unable to connect to podman socket",
+)
 
 
 def _never_reached(run: BackendRun, engine_errors: frozenset[int]) -> bool:
