@@ -160,9 +160,16 @@ def test_prepare_refuses_impossible_mounts_before_anything_runs(tmp_path: Path) 
 
 def test_prepare_refuses_an_engine_binary_that_is_not_there(tmp_path: Path) -> None:
     backend = DockerBackend({"binary": "/nonexistent/docker"})
-    with pytest.raises(ContainerRefused, match=r"^/nonexistent/docker not found on PATH: install"):
+    with pytest.raises(ContainerRefused, match=r"^/nonexistent/docker does not exist: point"):
         backend.prepare([invocation(tmp_path)])
     assert backend.prepare([]) == []  # no step of its own: nothing to refuse
+    named = DockerBackend({"binary": "no-such-docker"})
+    with pytest.raises(ContainerRefused, match=r"^no-such-docker not found on PATH: install"):
+        named.prepare([invocation(tmp_path)])
+    (tmp_path / "docker").write_text("")  # there, but no program
+    there = DockerBackend({"binary": str(tmp_path / "docker")})
+    with pytest.raises(ContainerRefused, match=r"docker is not executable: point"):
+        there.prepare([invocation(tmp_path)])
 
 
 def test_prepare_warns_once_per_dropped_limit(

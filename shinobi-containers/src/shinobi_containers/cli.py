@@ -50,7 +50,8 @@ def call(argv: Sequence[str], timeout: float, env: Mapping[str, str] | None = No
             check=False,
         )
     except FileNotFoundError:
-        return CliAnswer(NOT_FOUND, "", f"{argv[0]}: not found on PATH")
+        where = "does not exist" if "/" in argv[0] else "not found on PATH"
+        return CliAnswer(NOT_FOUND, "", f"{argv[0]}: {where}")
     except subprocess.TimeoutExpired:
         return CliAnswer(TIMED_OUT, "", f"{argv[0]} did not answer within {timeout:g}s")
     return CliAnswer(done.returncode, done.stdout, done.stderr)

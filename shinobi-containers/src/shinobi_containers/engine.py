@@ -92,6 +92,12 @@ class ContainerBackend(Backend):
         return self.check_engine()
 
     def _not_found(self) -> str:
+        if "/" in self.binary:  # a path was given: PATH has nothing to do with it
+            what = "is not executable" if os.path.exists(self.binary) else "does not exist"
+            return (
+                f"{self.binary} {what}: point backend.{self.name}.binary at the {self.name}"
+                f" program, or leave it unset to find {self.name} on PATH"
+            )
         return (
             f"{self.binary} not found on PATH: install {self.name}, or point"
             f" backend.{self.name}.binary at it"
