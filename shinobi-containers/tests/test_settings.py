@@ -49,3 +49,13 @@ def test_a_wrong_value_is_refused_naming_the_key(key: str, value: object, expect
 def test_run_flags_with_an_unbalanced_quote_are_refused_by_name() -> None:
     with pytest.raises(SettingsInvalid, match=r"backend\.docker\.run_flags must be words"):
         ContainerSettings.from_mapping("docker", {"run_flags": '--shm-size "2g'})
+
+
+@pytest.mark.parametrize("flags", [["--name", "mine"], ["--name=mine"], "-d", ["--detach"]])
+def test_run_flags_that_take_the_container_from_ninja_are_refused(flags: object) -> None:
+    """A container named otherwise is one ninja cannot stop or remove on an interrupt."""
+    with pytest.raises(
+        SettingsInvalid, match=r"backend\.docker\.run_flags sets (--name|-d|--detach)"
+    ):
+        ContainerSettings.from_mapping("docker", {"run_flags": flags})
+    ContainerSettings.from_mapping("docker", {"run_flags": ["--rm", "--network", "none"]})

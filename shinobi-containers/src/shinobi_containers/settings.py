@@ -78,6 +78,13 @@ class ContainerSettings:
             run_flags = tuple(raw_flags)
         else:
             raise bad("run_flags", "a list of strings or one string")
+        owned = next((f for f in run_flags if f.split("=", 1)[0] in _OWN_FLAGS), None)
+        if owned is not None:
+            raise SettingsInvalid(
+                f"backend.{backend}.run_flags sets {owned.split('=', 1)[0]}, which ninja"
+                " keeps to itself: each container's name is how ninja stops and removes it,"
+                " and a detached one would outlive its step; drop it from run_flags"
+            )
         stall = settings.get("memory_stall_timeout", 30.0)
         if isinstance(stall, bool) or not isinstance(stall, int | float) or not stall >= 0:
             raise bad("memory_stall_timeout", "a number of seconds, 0 or more")
@@ -92,6 +99,10 @@ class ContainerSettings:
             memory_stall_timeout=float(stall),
         )
 
+
+#: ``run`` flags ninja relies on owning: the container's name is how it stops
+#: and removes it, and a detached container would outlive the step.
+_OWN_FLAGS = frozenset({"--name", "-d", "--detach"})
 
 #: The keys of a container backend's ``[backend.NAME]`` table.
 SETTINGS_KEYS = frozenset(f.name for f in fields(ContainerSettings))
