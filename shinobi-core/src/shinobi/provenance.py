@@ -525,7 +525,9 @@ class ManifestRecorder:
             "failed_step": result.failed_step,
         }
         if session is not None and session.interrupted is not None:
-            status = "interrupted"
+            from shinobi.teardown import interrupted_state
+
+            status = interrupted_state(session.undying, result)
             fields["signal"] = signal.Signals(session.interrupted).name
             fields["undying"] = list(session.undying)
             # stopped, not failed: no step is to blame, unless one had failed first

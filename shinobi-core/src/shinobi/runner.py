@@ -377,7 +377,11 @@ def run_prepared(
             result.warnings = list(session.warnings)
             stopped = session.interrupted  # a signal during the writing: the run had ended
             records.close(result)
-            ended = "interrupted" if stopped is not None else result.status
+            ended = result.status
+            if stopped is not None:
+                from shinobi.teardown import interrupted_state
+
+                ended = interrupted_state(session.undying, result)
         finally:
             release_run(held, ended)
     if session.interrupted is not None:

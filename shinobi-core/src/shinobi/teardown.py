@@ -42,11 +42,13 @@ if TYPE_CHECKING:
     from shinobi.steps.result import RecipeResult, StepResult
 
 __all__ = [
+    "INTERRUPTED_LEAVING",
     "KILL_WAIT",
     "TAG_VARIABLE",
     "ProcessTable",
     "StepWorkspace",
     "finish_interrupted_run",
+    "interrupted_state",
     "new_tag",
     "note_leftovers",
     "process_table",
@@ -296,6 +298,17 @@ def remove_tree(path: str) -> None:
 
 def _undying_of(steps: Sequence[StepResult]) -> set[int]:
     return {int(p) for step in every_step(steps) for p in step.details.get("undying", ())}
+
+
+#: How an interrupted run ended when something of it may still run: a process
+#: that would not die, a cluster job whose cancellation was never confirmed.
+INTERRUPTED_LEAVING = "interrupted, not all stopped"
+
+
+def interrupted_state(undying: Sequence[int], result: RecipeResult) -> str:
+    """``interrupted``, or :data:`INTERRUPTED_LEAVING` when the teardown left something."""
+    elsewhere = any(s.details.get("still_running") for s in every_step(result.steps))
+    return INTERRUPTED_LEAVING if undying or elsewhere else "interrupted"
 
 
 def finish_interrupted_run(session: Session, result: RecipeResult) -> tuple[int, ...]:

@@ -35,8 +35,10 @@ def command(workdir: Path | None, everywhere: bool, as_json: bool) -> None:
     folders of its local runs (their logs: `ninja logs RUN`).
 
     A local run's state is running, or how it ended: ok, failed, cancelled,
-    interrupted, crashed, or "ended abruptly (killed?)" when its ninja was
-    killed before it could say (its steps may still be running)."""
+    interrupted, crashed, "interrupted, not all stopped" when a process would
+    not die or a cluster job's cancellation was never confirmed, or "ended
+    abruptly (killed?)" when its ninja was killed before it could say (its
+    steps may still be running)."""
     from shinobi.launch.find import workspace, workspace_launches
     from shinobi.launch.render import local_runs_table, runs_table
     from shinobi.launch.state import statuses
