@@ -760,3 +760,27 @@ def test_a_part_an_interrupt_set_aside_is_no_harvest(tmp_path: Path) -> None:
     result = run_cached(recipe, tmp_path)
     assert [str(p) for p in result.steps[0].outputs["images"]] == ["img-1", "img-2"]
     assert [s.status for s in run_cached(recipe, tmp_path).steps] == ["cached"]
+
+
+def test_a_large_read_for_a_digest_is_said_once_before_reading_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 6 GB input took 23 s to hash with nothing on the screen: a run that looked hung."""
+    from shinobi import file_digests
+    from shinobi.file_digests import DigestMemo
+
+    monkeypatch.setattr(file_digests, "LARGE_READ", 10)
+    ms = tmp_path / "obs.ms"
+    ms.mkdir()
+    for i in range(4):
+        (ms / f"t{i}").write_text("12345")
+    (tmp_path / "small.txt").write_text("1234")
+    told: list[tuple[str, int]] = []
+    memo = DigestMemo(None)
+    memo.on_large = lambda path, read: told.append((path, read))
+    memo.digest(str(tmp_path / "small.txt"))
+    assert told == []
+    memo.digest(str(ms))
+    assert told == [(str(ms), 10)]  # once, as the second file would pass the mark
+    memo.digest(str(ms))  # remembered now: nothing more to read, nothing to say
+    assert len(told) == 1

@@ -46,6 +46,8 @@ MEMO_FORMAT = 1
 RACY_SECONDS = 2.0
 #: Memo entries kept per shard (256 shards per host); paths gone are dropped first.
 MAX_MEMO_SHARD = 5_000
+#: Bytes one digest reads before it says so (see ``DigestMemo.on_large``).
+LARGE_READ = 1 << 30
 
 _CHUNK = 1024 * 1024
 #: How a compiled program starts: one named by an absolute path is known by name.
@@ -135,6 +137,11 @@ class DigestMemo:
 
     def __init__(self, root: Path | None) -> None:
         self.root = root
+        #: Told once a digest has had :data:`LARGE_READ` bytes to read (the path
+        #: asked about, the bytes so far): hashing many gigabytes takes minutes,
+        #: and a run that says nothing meanwhile looks hung.
+        self.on_large: Callable[[str, int], None] | None = None
+        self._call = threading.local()  # each thread's digest() under way
         self._lock = threading.Lock()
         self._shards: dict[str, dict[str, list[Any]]] = {}
         self._fresh: dict[str, dict[str, list[Any]]] = {}
@@ -190,6 +197,7 @@ class DigestMemo:
             and isinstance(known[5], str)
         ):
             return "file:" + known[5]
+        self._reading(st.st_size)
         try:
             digest = hash_file(path, stopping)
             after = os.stat(path)
@@ -215,6 +223,7 @@ class DigestMemo:
         """``file:HEX``, ``dir:HEX``, ``missing``, ``special:MODE`` or
         ``unreadable:ERRNO`` for ``path`` (links followed); raises only
         :class:`DigestStopped`, when ``stopping`` is given and says so."""
+        self._call.path, self._call.read, self._call.told = path, 0, False
         try:
             st = os.stat(path)
         except FileNotFoundError:
@@ -226,6 +235,15 @@ class DigestMemo:
         if stat.S_ISREG(st.st_mode):
             return self.file(path, st, stopping)
         return f"special:{stat.S_IFMT(st.st_mode)}"
+
+    def _reading(self, size: int) -> None:
+        """Count ``size`` bytes about to be read for the digest under way; say so
+        once, before reading on, when that digest passes :data:`LARGE_READ`."""
+        call = self._call
+        call.read = getattr(call, "read", 0) + size
+        if call.read >= LARGE_READ and not getattr(call, "told", True) and self.on_large:
+            call.told = True
+            self.on_large(call.path, call.read)
 
     def _tree(self, root: str, top: os.stat_result, stopping: Stopping | None) -> str:
         """``dir:HEX``, a digest of every name and file content under ``root``.

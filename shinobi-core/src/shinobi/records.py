@@ -121,6 +121,12 @@ def attach_records(
         from shinobi.cache import StepCache
 
         cache = StepCache(config.cache_dir(), run_id=session.run_id)
+        cache.memo.on_large = lambda path, read: session.warn(
+            f"reading {path} ({read / 1e9:.1f} GB so far) to key the step cache: a large"
+            " input takes a while the first time, and is remembered after; --no-cache"
+            " skips it",
+            once=f"large-read:{path}",
+        )
         session.cache = cache
         records.closers.append(lambda _result: cache.close())
         records.aborters.append(lambda _exc: cache.close())
