@@ -384,3 +384,14 @@ def test_a_cab_whose_output_a_wrangler_judges_is_refused() -> None:
 
 def test_an_empty_recipe_has_nothing_to_offload() -> None:
     assert rules(Recipe(name="empty")) == ["empty"]
+
+
+def test_a_recipe_of_empty_nested_recipes_has_nothing_to_offload() -> None:
+    """Submitted, it made a launch of no job that stayed 'unknown' and could not be cleaned."""
+    empty = Recipe(name="inner")
+    only = Recipe(name="only", steps=[StepRef("nest", empty, {})])
+    assert rules(only) == ["empty"]
+    some = Recipe(
+        name="some", steps=[StepRef("nest", empty, {}), StepRef("t", touch, {"path": "x"})]
+    )
+    assert "empty" not in rules(some)

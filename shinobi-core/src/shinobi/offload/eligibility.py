@@ -256,7 +256,12 @@ class _Checker:
 def check_offloadable(plan: Plan) -> list[Refusal]:
     """Every reason ``plan`` cannot be offloaded; empty when it can."""
     checker = _Checker()
-    if not plan.steps:
+    if not _has_work(plan):  # a nested recipe with no steps of its own is no work either
         checker.refuse("empty", "the recipe has no steps: there is nothing to offload", "add steps")
     checker.plan(plan, "")
     return list(checker.found.values())
+
+
+def _has_work(plan: Plan) -> bool:
+    """Whether any step of ``plan``, however deeply nested, is more than a recipe."""
+    return any(step.children is None or _has_work(step.children) for step in plan.steps)
