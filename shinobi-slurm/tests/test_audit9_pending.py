@@ -50,8 +50,13 @@ def test_ordinary_queueing_is_said_only_after_a_while(monkeypatch: pytest.Monkey
     assert said == []
     monkeypatch.setattr(backend, "PENDING_NOTICE", 0.0)
     waiting.saw(_pending("Priority"))
+    waiting.saw(_pending("Resources"))
     waiting.saw(_pending("BeginTime"))
-    assert len(said) == 1 and "(BeginTime)" in said[0]
+    waiting.saw(_pending("Resources"))  # once per reason
+    assert len(said) == 3, said
+    assert "(Priority): jobs of higher priority are ahead of it" in said[0]
+    assert "(Resources): it waits for the cluster to free the CPUs or memory" in said[1]
+    assert "(BeginTime): Slurm has not started it" in said[2]
 
 
 def _lagging_accounting(tmp_path: Path) -> dict[str, str]:

@@ -128,6 +128,13 @@ STUCK_REASONS = {
 #: Seconds a job may wait, for any other reason, before the run says why it waits.
 PENDING_NOTICE = 120.0
 
+#: Ordinary queueing, said (after :data:`PENDING_NOTICE`) as such: not a fault,
+#: but a run that shows nothing for many minutes looks hung.
+QUEUED = {
+    "Resources": "it waits for the cluster to free the CPUs or memory it asks for",
+    "Priority": "jobs of higher priority are ahead of it in the queue",
+}
+
 
 class _Waiting:
     """Tells the user, once per reason, why a step's job has not started.
@@ -147,10 +154,10 @@ class _Waiting:
         reason = record.reason.split(",")[0].strip()
         why = STUCK_REASONS.get(reason)
         waited = time.monotonic() - self.since
-        if why is None and (waited < PENDING_NOTICE or reason in ("Priority", "Resources")):
+        if why is None and waited < PENDING_NOTICE:
             return
         self.said.add(record.reason)
-        why = why.format(job=self.job_id) if why else "Slurm has not started it"
+        why = why.format(job=self.job_id) if why else QUEUED.get(reason, "Slurm has not started it")
         self.warn(
             f"shinobi: step {self.step!r}: Slurm job {self.job_id} has waited {waited:.0f} s"
             f" ({record.reason}): {why}; Ctrl-C cancels it"
