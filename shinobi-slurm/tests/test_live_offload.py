@@ -277,6 +277,34 @@ def test_killing_the_submitter_leaves_the_jobs_running(
     assert ninja("runs").stdout.count(found["run_id"]) == 1
 
 
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_a_submitter_stopped_by_a_signal_exits_with_that_signal_s_code(
+    ninja: Ninja, tmp_path: Path, env: dict[str, str], signum: int, code: int
+) -> None:
+    target = f"{RECIPES}/failing.py:chain"
+    argv = [*ninja_argv(), "compile", target, "--marker", str(tmp_path / "m"), "--submit"]
+    submitter = subprocess.Popen(
+        argv,
+        cwd=tmp_path,
+        env={**env, **_slow_sbatch(tmp_path)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    journal = list((tmp_path / ".shinobi" / "chain").glob("*/submitted.jsonl"))
+    deadline = time.monotonic() + 120
+    while not (journal and journal[0].read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        journal = list((tmp_path / ".shinobi" / "chain").glob("*/submitted.jsonl"))
+    submitter.send_signal(signum)
+    _, err = submitter.communicate(timeout=120)
+    try:
+        assert submitter.returncode == code, err
+        assert "interrupted while submitting" in err
+    finally:
+        ninja("cancel", str(journal[0].parent / "handle.json"))
+
+
 def test_cancel_then_clean(ninja: Ninja, tmp_path: Path) -> None:
     launch = submit(ninja, f"{RECIPES}/sleepy.py:sleepy", "--marker", str(tmp_path / "started"))
     deadline = time.monotonic() + 300

@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import shlex
+import signal
 import sys
 import threading
 from collections.abc import Iterator
@@ -183,13 +185,14 @@ def _print_refusals(exc: Any, explain: bool) -> None:
 
 
 @contextlib.contextmanager
-def _deferred_interrupts(stop: threading.Event) -> Iterator[None]:
+def _deferred_interrupts(stop: threading.Event, received: list[int]) -> Iterator[None]:
     """While jobs are handed over, a first Ctrl-C (SIGTERM, SIGHUP) asks the
     submitter to stop once the job being submitted is on record; a second one
-    stops it at once."""
+    stops it at once. ``received`` gets each signal's number, for the exit code."""
     from shinobi.stop_signals import handled
 
     def handler(signum: int, _frame: Any) -> None:
+        received.append(signum)
         if stop.is_set():
             raise KeyboardInterrupt
         stop.set()
@@ -214,9 +217,10 @@ def _submit(offload: Any, workflow: Any, as_json: bool) -> None:
     write_handle(handle, latest=False)
     record_launch(handle)
     stop = threading.Event()
+    received: list[int] = []
     journal = JobJournal(handle, stop)
     try:
-        with _deferred_interrupts(stop):
+        with _deferred_interrupts(stop, received):
             offload.submit(workflow, handle, journal)
     except ShinobiError:
         journal.close()
@@ -235,7 +239,7 @@ def _submit(offload: Any, workflow: Any, as_json: bool) -> None:
             f" handed to {handle.engine} and will run; `ninja cancel {handle.run_id}` stops them",
             err=True,
         )
-        sys.exit(130)
+        sys.exit(128 + (received[0] if received else signal.SIGINT))  # 130, 143 or 129
     finally:
         journal.close()
     handle.state = "submitted"
@@ -251,4 +255,4 @@ def _submit(offload: Any, workflow: Any, as_json: bool) -> None:
     count = f"{len(ids)} {handle.engine} job(s)"
     click.echo(f"submitted {handle.recipe} as run {handle.run_id}: {count} ({shown})")
     click.echo(f"handle: {latest}")
-    click.echo(f"follow it with: ninja status {latest}")
+    click.echo(f"follow it with: ninja status {shlex.quote(str(latest))}")
