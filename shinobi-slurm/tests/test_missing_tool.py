@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from shinobi_slurm.commands import SlurmCommands, SlurmError
@@ -19,3 +21,16 @@ def test_a_missing_sbatch_is_not_a_refusal_of_the_step() -> None:
     said = str(raised.value)
     assert "is not installed here" in said and "sbatch_opts" not in said
     assert raised.value.exit_code == 74
+
+
+def test_a_refused_option_is_named_not_the_help_hint_after_it(tmp_path: Path) -> None:
+    """sbatch ends with 'Try "sbatch --help" for more information': the line before says what."""
+    fake = tmp_path / "sbatch"
+    fake.write_text(
+        "#!/bin/sh\necho \"sbatch: unrecognized option '--partiton=debug'\" >&2\n"
+        "echo 'Try \"sbatch --help\" for more information' >&2\nexit 1\n"
+    )
+    fake.chmod(0o755)
+    commands = SlurmCommands(prefix=("env", f"PATH={tmp_path}"))
+    with pytest.raises(SlurmError, match=r"sbatch failed: unrecognized option '--partiton=debug'$"):
+        commands.run("sbatch", ["--test-only"])

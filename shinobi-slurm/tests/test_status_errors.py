@@ -105,3 +105,20 @@ def test_a_cancel_the_controller_does_not_take_says_what_to_do(
     assert said.returncode == 74, said.stderr  # the machine's problem, as for status
     assert "could not cancel the 1 job(s) of pipe/20261130-000000-abcdef" in said.stderr
     assert "check that slurmctld runs" in said.stderr and "scancel 12" in said.stderr
+
+
+@pytest.mark.parametrize("case", ["no answer", "not installed"])
+def test_a_cancel_that_cannot_reach_slurm_at_all_exits_74(
+    ninja: Ninja, tmp_path: Path, case: str
+) -> None:
+    """A scancel that times out, or is not there, is the machine's problem as a refusal is."""
+    running = "echo '12|12|RUNNING|0:0|2026-11-30T03:47:39|Unknown|None'"
+    extra = stand_ins(tmp_path, running, "exit 0", "sleep 30")
+    settings = {"SHINOBI_BACKEND_SLURM_COMMAND_TIMEOUT": "1"}
+    if case == "not installed":  # only the stand-ins on PATH, and no scancel among them
+        (tmp_path / "bin" / "scancel").unlink()
+        settings = {}
+        extra["PATH"] = str(tmp_path / "bin")
+    said = ninja("cancel", str(handle(tmp_path, "12", created=time.time())), **extra, **settings)
+    assert said.returncode == 74, said.stderr
+    assert "could not cancel the 1 job(s)" in said.stderr

@@ -63,8 +63,14 @@ class SlurmUnreachable(SlurmError):
 
 
 def _last_line(text: str) -> str:
+    """The last line that says something: a closing ``Try "sbatch --help"`` does not,
+    the ``unrecognized option '--partiton=debug'`` before it does."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else ""
+    said = [line for line in lines if not _HELP_HINT.match(line)]
+    return (said or lines or [""])[-1]
+
+
+_HELP_HINT = re.compile(r'^Try "?\S+ --help"? for more information\.?$')
 
 
 @dataclass(frozen=True, slots=True)

@@ -189,9 +189,11 @@ class SlurmTarget(OffloadTarget):
             try:
                 commands.cancel(active)
             except SlurmError as exc:
-                away = f"; {CHECK_CONTROLLER}, then" if exc.never_sent else ";"
-                # a controller that never heard the scancel is the machine's problem (74)
-                error = SlurmUnreachable if exc.never_sent else SlurmError
+                # a controller that never heard the scancel, or never answered it, and
+                # a host without scancel are the machine's problem (74), not a refusal
+                unreachable = exc.never_sent or exc.transient or isinstance(exc, SlurmUnreachable)
+                away = f"; {CHECK_CONTROLLER}, then" if unreachable else ";"
+                error = SlurmUnreachable if unreachable else SlurmError
                 raise error(
                     f"could not cancel the {len(active)} job(s) of {handle.name} ({exc}){away}"
                     f" run `ninja cancel {handle.run_id}` again, or `scancel {shown}`"
