@@ -59,6 +59,13 @@ def test_sbatch_opts_in_every_spelling() -> None:
     ]
 
 
+def test_a_table_value_that_is_no_one_value_is_refused() -> None:
+    """It was written as ``#SBATCH --mem="['1G']"``, a Python list's repr."""
+    with pytest.raises(ConfigError, match=r"sbatch_opts: mem must be one value .* not \['1G'\]"):
+        parse_sbatch_opts({"mem": ["1G"]})
+    assert args(parse_sbatch_opts({"nodes": 2})) == ["--nodes=2"]
+
+
 def test_configured_options_win_over_derived_ones() -> None:
     derived = resource_options(Resources(cpus=2, memory="1GiB"))
     merged = merge_options(derived, parse_sbatch_opts(["--mem=4G"]))

@@ -142,8 +142,13 @@ def parse_sbatch_opts(value: Any) -> list[Option]:
             name = str(key).lstrip("-").replace("_", "-")
             if item is True:
                 options.append(Option(name))
-            elif item is not False and item is not None:
+            elif isinstance(item, str | int | float) and not isinstance(item, bool):
                 options.append(Option(name, str(item)))
+            elif item is not False and item is not None:  # a list or table: no one value
+                raise ConfigError(
+                    f"[backend.slurm] sbatch_opts: {key} must be one value (text, a number,"
+                    f" or true), not {item!r}"
+                )
         return _without_line_breaks(options)
     if not isinstance(value, str | list | tuple):
         raise ConfigError(
