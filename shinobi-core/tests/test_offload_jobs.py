@@ -250,3 +250,34 @@ def test_an_output_directory_missing_here_is_noted(tmp_path: Path) -> None:
         " this host: create it on storage the nodes share, or the job will fail unless the tool"
         " makes it"
     ]
+
+
+class FlagIn(BaseModel):
+    flag: Path
+
+
+class FlagOut(BaseModel):
+    flag: Path | None = None
+
+
+def test_an_iteration_waiting_for_the_whole_one_before_is_a_loop_edge_not_a_wired_one() -> None:
+    """``--explain`` said 'wired (declared)' of steps that share nothing but the loop."""
+    check = Cab(
+        name="check",
+        command="/bin/true",
+        inputs_model=FlagIn,
+        outputs_model=FlagOut,
+        field_meta={"flag": ParamMeta(skip=True)},
+    )
+    cycle = Recipe(name="cycle", inputs_model=LoopIn, outputs_model=LoopOut)
+    cycle.add_step("cal", body, ms=cycle.inputs.ms, flag=cycle.inputs.flag)
+    cycle.add_step("check", check, flag=Path("done.flag"))
+    cycle.set_output("flag", cycle.outputs.check.flag)
+    cycle.set_output("ms", cycle.inputs.ms)
+    recipe = Recipe(name="r", outputs_model=LoopOut)
+    recipe.add_loop("l", cycle, max_iter=2, until="flag")
+    graph = build_jobs(plan_of(recipe), "/w", "run")
+    second_check = next(j for j in graph.jobs if j.name == "l.2.check")
+    edges = {graph.jobs[e.before].name: (e.kind, e.detail) for e in second_check.edges}
+    assert edges["l.1.cal"] == ("loop", "iteration 2 waits for all of 1")
+    assert all(kind != "wired" for kind, _ in edges.values()), edges

@@ -209,6 +209,9 @@ class _Flattener:
             elif dep_node.name in guard_steps and not _wires(node, dep_node.name):
                 kind = "guard"
                 detail = ", ".join(str(r) for r in guard_refs if r.step == dep_node.name)
+            elif _earlier_iteration(node, dep_node) and not _wires(node, dep_node.name):
+                kind = "loop"  # not wired: an iteration starts once the one before is over
+                detail = f"iteration {node.iteration} waits for all of {dep_node.iteration}"
             else:
                 kind = "wired"
                 detail = (
@@ -298,6 +301,17 @@ def _last_iterations(plan: Plan) -> dict[str, int]:
         if node.loop is not None and node.iteration is not None:
             last[node.loop] = max(node.iteration, last.get(node.loop, 0))
     return last
+
+
+def _earlier_iteration(node: Node, dep: Node) -> bool:
+    """Whether ``dep`` is a step of an earlier iteration of ``node``'s own loop."""
+    return (
+        node.loop is not None
+        and dep.loop == node.loop
+        and dep.iteration is not None
+        and node.iteration is not None
+        and dep.iteration < node.iteration
+    )
 
 
 def _wires(node: Node, producer: str) -> bool:
