@@ -305,6 +305,27 @@ def test_a_submitter_stopped_by_a_signal_exits_with_that_signal_s_code(
         ninja("cancel", str(journal[0].parent / "handle.json"))
 
 
+def test_submitting_again_while_the_last_launch_runs_is_warned_about(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    first = submit(ninja, f"{RECIPES}/sleepy.py:sleepy", "--marker", str(tmp_path / "one"))
+    second = None
+    try:
+        deadline = time.monotonic() + 300
+        while status(ninja, first["run_id"])["state"] != "running":
+            assert time.monotonic() < deadline
+            time.sleep(0.5)
+        again = ninja("compile", f"{RECIPES}/sleepy.py:sleepy", "--marker", "two", "--submit")
+        assert again.returncode == 0, again.stderr
+        second = again.stdout.split(" as run ")[1].split(":")[0]
+        assert f"launch {first['run_id']} of sleepy still runs from this workspace" in again.stderr
+        assert f"ninja cancel {first['run_id']}" in again.stderr
+    finally:
+        for run_id in (first["run_id"], second):
+            if run_id:
+                ninja("cancel", run_id)
+
+
 def test_cancel_then_clean(ninja: Ninja, tmp_path: Path) -> None:
     launch = submit(ninja, f"{RECIPES}/sleepy.py:sleepy", "--marker", str(tmp_path / "started"))
     deadline = time.monotonic() + 300

@@ -157,6 +157,28 @@ def command(
         _submit(offload, workflow, as_json)
 
 
+def _warn_if_one_runs(offload: Any, handle: Any) -> None:
+    """Say so when the recipe's last launch from this workspace still runs: the
+    two work on the same paths, and ``ninja status``/``cancel`` of the recipe's
+    name will reach only the new one. (A warning: the user may mean it.)"""
+    from shinobi.errors import ShinobiError
+    from shinobi.launch.handle import HANDLE_NAME, launch_dir, read_handle
+
+    latest = launch_dir(handle.workdir, handle.recipe) / HANDLE_NAME
+    try:
+        previous = read_handle(latest)
+        if previous.engine != handle.engine or offload.status(previous).state != "running":
+            return
+    except (ShinobiError, OSError, ValueError):  # none, damaged, or Slurm away: say nothing
+        return
+    click.echo(
+        f"ninja: warning: launch {previous.run_id} of {handle.recipe} still runs from this"
+        " workspace; both work on the same paths, and its jobs are reached now by"
+        f" `ninja status {previous.run_id}` (`ninja cancel {previous.run_id}` stops it)",
+        err=True,
+    )
+
+
 def _output_directory(value: str | None) -> Path | None:
     """``-o ""`` (an unset shell variable) must not mean the current directory."""
     if value is None:
@@ -214,6 +236,7 @@ def _submit(offload: Any, workflow: Any, as_json: bool) -> None:
     from shinobi.launch.index import record_launch
 
     handle = offload.new_handle(workflow)
+    _warn_if_one_runs(offload, handle)
     write_handle(handle, latest=False)
     record_launch(handle)
     stop = threading.Event()
