@@ -14,7 +14,10 @@ from shinobi.backends import get_backend
 def test_a_missing_binary_is_named_with_the_fix(name: str, tmp_path: Path) -> None:
     status = get_backend(name, {"binary": str(tmp_path / "no-such-binary")}).check()
     assert not status.usable
-    assert "no-such-binary not found" in status.detail and f"backend.{name}.binary" in status.detail
+    assert "no-such-binary does not exist" in status.detail  # a path: PATH is not looked at
+    assert f"backend.{name}.binary" in status.detail
+    status = get_backend(name, {"binary": "no-such-binary"}).check()
+    assert not status.usable and "no-such-binary not found on PATH" in status.detail
 
 
 @pytest.mark.parametrize("name", ENGINES)
