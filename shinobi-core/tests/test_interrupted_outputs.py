@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import signal
 import textwrap
+import time
 from pathlib import Path
 
 from test_interrupt import start_ninja, wait_for
@@ -76,3 +77,59 @@ def test_an_output_the_stopped_step_had_not_touched_stays(tmp_path: Path) -> Non
     assert proc.returncode == 130, err
     assert out.read_text() == "yesterday's whole product\n"
     assert not (tmp_path / "product.txt.interrupted").exists()
+
+
+GLOBBING = """
+from pydantic import BaseModel
+import shinobi
+from shinobi.steps import Cab, File, ParamMeta, Recipe
+
+class Found(BaseModel):
+    found: list[File] = []
+
+class Made(BaseModel):
+    made: File | None = None
+
+# b starts first, then a, which finishes; b's glob *.dat also matches a's product
+b = Cab("b", ["/bin/sh", "-c", "echo part > b-1.dat; touch b-started; sleep 60"], None, Found,
+        {"found": ParamMeta(harvest="*.dat")})
+a = Cab("a", ["/bin/sh", "-c", "while [ ! -e b-started ]; do sleep 0.02; done; echo whole > a-1.dat"],
+        None, Found, {"found": ParamMeta(harvest="a-*.dat")})
+
+@shinobi.pystep
+def p() -> Made:
+    import time
+    from pathlib import Path
+    while not Path("b-started").exists():
+        time.sleep(0.02)
+    Path("p.dat").write_text("whole\\n")
+    return Made(made=Path("p.dat"))
+
+pipe = Recipe("pipe", max_workers=3)
+pipe.add_step("b", b)
+pipe.add_step("a", a)
+pipe.add_step("p", p)
+"""
+
+
+def test_what_other_steps_finished_is_not_set_aside_with_a_stopped_steps_glob(
+    tmp_path: Path,
+) -> None:
+    """a's harvest and p's return matched b's ``*.dat``: both were renamed and blamed on b."""
+    (tmp_path / "recipe.py").write_text(GLOBBING)
+    proc = start_ninja(tmp_path, "run", "recipe.py:pipe", "--provenance", "--no-cache")
+    wait_for([tmp_path / "b-started"], proc)
+    deadline = time.monotonic() + 30
+    while True:  # until a and p are recorded done
+        runs = list((tmp_path / ".shinobi" / "runs").glob("*/manifest.json"))
+        steps = json.loads(runs[0].read_text())["steps"] if runs else []
+        if {s["name"] for s in steps if s.get("status") == "ok"} >= {"a", "p"}:
+            break
+        assert time.monotonic() < deadline, steps
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert (tmp_path / "a-1.dat").read_text() == "whole\n"
+    assert (tmp_path / "p.dat").read_text() == "whole\n"
+    assert (tmp_path / "b-1.dat.interrupted").exists()

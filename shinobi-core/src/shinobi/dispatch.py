@@ -126,7 +126,7 @@ def run_cab(
                 hit.backend = backend_name
                 hit.argv = list(invocation.argv)
                 hit.outputs = replayed
-                session.note_products(invocation.paths)
+                session.note_products(invocation.paths, hit.outputs)
                 return hit
     if session.control.stopping():  # asked to stop while the key was worked out: not run
         return StepResult(name=name, status="cancelled", returncode=None, error="interrupted")
@@ -178,7 +178,7 @@ def run_cab(
     if cache is not None and key is not None and result.status == "ok" and not stale:
         cache.store(key, result, invocation, cab, session.control.stopping)
     if result.status == "ok":
-        session.note_products(invocation.paths)
+        session.note_products(invocation.paths, result.outputs)
     return result
 
 
@@ -295,7 +295,10 @@ def run_node(session: Session, name: str, node: Node, values: dict[str, Any]) ->
     if kind == "python":
         from shinobi.pystep_runner import run_pystep
 
-        return run_pystep(session, name, node, values, choose_backend(session, node))
+        result = run_pystep(session, name, node, values, choose_backend(session, node))
+        if result.ok:
+            session.note_products(outputs=result.outputs)
+        return result
     if kind == "recipe":
         from shinobi.scheduler import run_graph
 

@@ -13,7 +13,7 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -171,9 +171,17 @@ class Session:
         base = f"{self.run_dir}{os.sep}logs{os.sep}{stem}"  # per step: no pathlib
         return f"{base}.out", f"{base}.err"
 
-    def note_products(self, uses: Iterable[PathUse]) -> None:
-        """Note a finished step's declared outputs (see :attr:`products`)."""
+    def note_products(
+        self, uses: Iterable[PathUse] = (), outputs: Mapping[str, Any] | None = None
+    ) -> None:
+        """Note a finished step's products (see :attr:`products`): its declared
+        output paths, and every path among its output values (what a harvest
+        matched, what a pystep returned). A value that is no path costs nothing."""
         self.products.update(u.path for u in uses if u.role == "output" and not u.pattern)
+        for value in (outputs or {}).values():
+            for item in value if isinstance(value, list | tuple) else (value,):
+                if isinstance(item, str | os.PathLike):
+                    self.products.add(os.path.join(self.cwd, os.fspath(item)))
 
     def _name_logs(self, stem: str, step: str) -> None:
         """Note which step a log file whose name had to be changed belongs to
