@@ -39,3 +39,13 @@ def write_to(out: File) -> Written:
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     Path(out).write_text("written inside\n")
     return Written(out=out)
+
+
+@shinobi.pystep(image=os.environ.get("SHINOBI_TEST_PYTHON_IMAGE", "shinobi-test/python:bookworm"))
+def make_file(out: File) -> File:
+    """Makes the file (and directory) it is given and returns it: a plain ``-> File``."""
+    from pathlib import Path
+
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text("made inside\n")
+    return out

@@ -83,3 +83,13 @@ def test_a_pystep_writes_a_passthrough_output_into_a_directory_it_makes(tmp_path
     )
     assert result.ok, result.error
     assert (tmp_path / "new" / "sub" / "o.txt").read_text() == "written inside\n"
+    made = run_recipe(
+        module.make_file,  # type: ignore[attr-defined]
+        {"out": "other dir/sub/o.txt"},
+        backend="docker",
+        config=_config(),
+        cwd=tmp_path,
+        use_cache=False,
+    )
+    assert made.ok, made.error  # returned as a plain File: no field names it an output
+    assert (tmp_path / "other dir" / "sub" / "o.txt").read_text() == "made inside\n"

@@ -51,11 +51,14 @@ def test_run_flags_with_an_unbalanced_quote_are_refused_by_name() -> None:
         ContainerSettings.from_mapping("docker", {"run_flags": '--shm-size "2g'})
 
 
-@pytest.mark.parametrize("flags", [["--name", "mine"], ["--name=mine"], "-d", ["--detach"]])
+@pytest.mark.parametrize(
+    "flags", [["--name", "mine"], ["--name=mine"], "-d", ["--detach"], "-td", ["-it", "-dit"]]
+)
 def test_run_flags_that_take_the_container_from_ninja_are_refused(flags: object) -> None:
     """A container named otherwise is one ninja cannot stop or remove on an interrupt."""
     with pytest.raises(
-        SettingsInvalid, match=r"backend\.docker\.run_flags sets (--name|-d|--detach)"
+        SettingsInvalid, match=r"backend\.docker\.run_flags sets (--name|-[ditP]+|--detach)"
     ):
         ContainerSettings.from_mapping("docker", {"run_flags": flags})
-    ContainerSettings.from_mapping("docker", {"run_flags": ["--rm", "--network", "none"]})
+    ContainerSettings.from_mapping("docker", {"run_flags": ["--rm", "--network", "none", "-it"]})
+    ContainerSettings.from_mapping("docker", {"run_flags": ["-edummy=1"]})  # -e's value

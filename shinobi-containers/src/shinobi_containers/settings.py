@@ -8,6 +8,7 @@ one-line message naming the key, rather than failing later inside a run.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -78,7 +79,7 @@ class ContainerSettings:
             run_flags = tuple(raw_flags)
         else:
             raise bad("run_flags", "a list of strings or one string")
-        owned = next((f for f in run_flags if f.split("=", 1)[0] in _OWN_FLAGS), None)
+        owned = next((f for f in run_flags if _takes_over(f)), None)
         if owned is not None:
             raise SettingsInvalid(
                 f"backend.{backend}.run_flags sets {owned.split('=', 1)[0]}, which ninja"
@@ -103,6 +104,16 @@ class ContainerSettings:
 #: ``run`` flags ninja relies on owning: the container's name is how it stops
 #: and removes it, and a detached container would outlive the step.
 _OWN_FLAGS = frozenset({"--name", "-d", "--detach"})
+
+#: Short flags of ``run`` that take no value, and so may be bundled (``-dit``).
+_BUNDLED = re.compile(r"-[ditP]{2,}")
+
+
+def _takes_over(word: str) -> bool:
+    """Whether ``word`` is one of :data:`_OWN_FLAGS`, alone or bundled (``-td``)."""
+    flag = word.split("=", 1)[0]
+    return flag in _OWN_FLAGS or (_BUNDLED.fullmatch(flag) is not None and "d" in flag)
+
 
 #: The keys of a container backend's ``[backend.NAME]`` table.
 SETTINGS_KEYS = frozenset(f.name for f in fields(ContainerSettings))

@@ -91,7 +91,10 @@ def _path_uses(step: PyStep, values: dict[str, Any], cwd: str) -> list[PathUse]:
 
     A path parameter its return annotation names again (``out: File`` in and
     out) is the path the function writes, as a cab's passthrough is: an
-    output, which need not exist before the step (its directory neither).
+    output, which need not exist before the step (its directory neither). So
+    is one that is not there yet: a function returning a plain ``-> File``
+    may make any of its path parameters, and one that only reads a missing
+    file says so itself, as it would natively.
     """
     outputs = fields_of(step.outputs_model)
     uses: list[PathUse] = []
@@ -103,7 +106,8 @@ def _path_uses(step: PyStep, values: dict[str, Any], cwd: str) -> list[PathUse]:
         for item in value if isinstance(value, list | tuple) else [value]:
             if item is not None:
                 path = os.path.join(cwd, str(item))
-                role: PathRole = "output" if written else "input"
+                made = written or not os.path.lexists(path)
+                role: PathRole = "output" if made else "input"
                 uses.append(PathUse(path, role, field, _KINDS[spec.path_kind]))
     return uses
 
