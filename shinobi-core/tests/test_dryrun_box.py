@@ -151,3 +151,29 @@ def test_a_pystep_called_here_is_planned_on_the_backend_its_run_names(
     (planned,) = json.loads(ninja("run", f"{path}:pipe", "--dryrun", "--json").stdout)["steps"]
     ran = json.loads(ninja("run", f"{path}:pipe", "--json", "--no-cache").stdout)
     assert planned["backend"] == "python" == ran["steps"][0]["backend"]
+
+
+LONG = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class In(BaseModel):
+    names: list[str]
+
+echo = Cab("echo", "/bin/echo", In, None, {"names": ParamMeta(positional=True)})
+pipe = Recipe("pipe", In)
+pipe.add_step("say", echo, names=pipe.inputs.names)
+"""
+
+
+def test_a_very_long_command_runs_past_its_box_instead_of_widening_every_line(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    path = recipe_file(LONG, "long.py")
+    names = [arg for k in range(200) for arg in ("--names", f"field-{k:03d}.ms")]
+    proc = ninja("run", f"{path}:pipe", *names, "--dryrun")
+    assert proc.returncode == 0, proc.stderr
+    box = [line for line in proc.stdout.splitlines() if line.lstrip()[:1] in "┌│└"]
+    command = next(line for line in box if "$ /bin/echo" in line)
+    assert command.endswith("field-199.ms")  # whole, pasteable, not cut at the edge
+    assert all(len(line) <= 160 for line in box if line is not command)

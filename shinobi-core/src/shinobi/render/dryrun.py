@@ -21,21 +21,32 @@ from shinobi.wording import counted
 __all__ = ["guard_path", "render_dryrun"]
 
 WIDTH = 78
+#: The widest a box grows to fit its lines; a longer line runs on past it.
+MAX_WIDTH = 160
 
 #: Paths listed in a box; ``--json`` has them all.
 _PATHS_SHOWN = 6
 
 
 def _box(title: str, tag: str, lines: list[str], indent: str) -> list[str]:
-    """A box at least WIDTH wide that grows to its longest line: command lines
-    are never wrapped, so they can be copied and pasted as they are."""
+    """A box at least WIDTH wide that grows to its longest line, up to MAX_WIDTH.
+
+    Command lines are never wrapped, so they can be copied and pasted as they
+    are: one longer than the box runs on past its right edge, which is left
+    open on that line, rather than every line being padded to its length (a
+    command naming a thousand gathered files is many thousand columns).
+    """
     head = f"┌─ {visible(title)} "
     tail = f" {tag} ─┐"
     lines = [visible(line) for line in lines]
-    inner = max(WIDTH - len(indent) - 4, len(head) + len(tail) - 3, *(len(x) for x in lines))
+    fitting = [len(x) for x in lines if len(x) <= MAX_WIDTH - len(indent) - 4]
+    inner = max(WIDTH - len(indent) - 4, len(head) + len(tail) - 3, *fitting)
     fill = max(1, inner + 4 - len(head) - len(tail))
     out = [f"{indent}{head}{'─' * fill}{tail}"]
-    out.extend(f"{indent}│ {line.ljust(inner)} │" for line in lines)
+    out.extend(
+        f"{indent}│ {line.ljust(inner)} │" if len(line) <= inner else f"{indent}│ {line}"
+        for line in lines
+    )
     out.append(f"{indent}└{'─' * (inner + 2)}┘")
     return out
 
