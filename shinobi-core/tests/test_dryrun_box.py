@@ -177,3 +177,36 @@ def test_a_very_long_command_runs_past_its_box_instead_of_widening_every_line(
     command = next(line for line in box if "$ /bin/echo" in line)
     assert command.endswith("field-199.ms")  # whole, pasteable, not cut at the edge
     assert all(len(line) <= 160 for line in box if line is not command)
+
+
+SHARED = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, File, ParamMeta, Recipe
+
+class In(BaseModel):
+    n: str
+
+class Out(BaseModel):
+    out: File | None = None
+
+class Ns(BaseModel):
+    ns: list[str]
+
+tool = Cab("tool", "/bin/true", In, Out, {"n": ParamMeta(positional=True),
+                                          "out": ParamMeta(implicit="same.txt")})
+fan = Recipe("fan", Ns, max_workers=4)
+fan.add_step("t", tool, scatter=["n"], n=fan.inputs.ns)
+"""
+
+
+def test_the_dry_run_says_slices_will_take_turns_as_the_run_will(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    import json
+
+    path = recipe_file(SHARED, "shared.py")
+    args = ("run", f"{path}:fan", "--ns", "a", "--ns", "b")
+    text = " ".join(ninja(*args, "--dryrun").stdout.split())
+    assert "slices [0] and [1] both write" in text and "Its slices run one at a time" in text
+    (step,) = json.loads(ninja(*args, "--dryrun", "--json").stdout)["steps"]
+    assert step["slices_take_turns"].startswith("slices [0] and [1] both write")

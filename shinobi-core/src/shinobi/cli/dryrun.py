@@ -68,7 +68,7 @@ def _warn_missing_programs(graph: Any, session: Any) -> None:
 
 
 def _plan_json(plan: Any, backend_of: Any, render_argv: Any) -> dict[str, Any]:
-    from shinobi.render.dryrun import guard_path
+    from shinobi.render.dryrun import guard_path, slices_take_turns
     from shinobi.render.formats import node_facts
 
     def step_json(step: Any) -> dict[str, Any]:
@@ -90,6 +90,9 @@ def _plan_json(plan: Any, backend_of: Any, render_argv: Any) -> dict[str, Any]:
             entry["loop"]["skipped_if_exists"] = known if known is not None else str(node.guard)
         if step.slices is not None:
             entry["slices"] = [step_json(s) for s in step.slices]
+            turns = slices_take_turns(step)
+            if turns is not None:
+                entry["slices_take_turns"] = turns
         if step.children is not None:
             entry["steps"] = [step_json(s) for s in step.children.steps]
         if step.error:

@@ -18,7 +18,7 @@ from shinobi.render.shell_words import shell_join, visible
 from shinobi.steps.refs import OutputRef
 from shinobi.wording import counted
 
-__all__ = ["guard_path", "render_dryrun"]
+__all__ = ["guard_path", "render_dryrun", "slices_take_turns"]
 
 WIDTH = 78
 #: The widest a box grows to fit its lines; a longer line runs on past it.
@@ -104,6 +104,11 @@ def _details(
                 lines.append(f"{part.name}: {command}")
         if len(step.slices) > 3:
             lines.append(f"... and {counted(len(step.slices) - 3, 'more slice')}")
+        shared = slices_take_turns(step)
+        if shared is not None:  # prose, not a command: wrapped to the box
+            import textwrap
+
+            lines.extend(textwrap.wrap(shared, WIDTH - 4))
     elif node.scatter:
         lines.append(f"scatter over {', '.join(node.scatter)}: slice count known at run time")
     else:
@@ -135,6 +140,16 @@ def _details(
                 f" passing on {node.previous}'s outputs"
             )
     return lines
+
+
+def slices_take_turns(step: PlannedStep) -> str | None:
+    """Why ``step``'s slices will run one at a time (as the run will say), or None."""
+    if step.slices is None or len(step.slices) < 2:
+        return None
+    from shinobi.offload.ordering import shared_rewritten
+
+    shared = shared_rewritten([part.paths for part in step.slices])
+    return None if shared is None else shared.note()
 
 
 def _iterations(plan: Plan, loop: str) -> int | None:
