@@ -206,7 +206,7 @@ def test_the_dry_run_says_slices_will_take_turns_as_the_run_will(
 
     path = recipe_file(SHARED, "shared.py")
     args = ("run", f"{path}:fan", "--ns", "a", "--ns", "b")
-    text = " ".join(ninja(*args, "--dryrun").stdout.split())
+    text = " ".join(ninja(*args, "--dryrun").stdout.replace("│", " ").split())
     assert "slices [0] and [1] both write" in text and "Its slices run one at a time" in text
     (step,) = json.loads(ninja(*args, "--dryrun", "--json").stdout)["steps"]
     assert step["slices_take_turns"].startswith("slices [0] and [1] both write")
