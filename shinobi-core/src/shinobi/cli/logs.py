@@ -164,9 +164,16 @@ def _local_logs(
                 f"{what} printed nothing to {stream}; it kept a {kept} log (`--stream both`"
                 " shows every log)"
             )
+        if step is None:
+            raise UsageError(
+                f"{what} kept no logs (a step that printed nothing has none; step logs are in"
+                f" {run.path / 'logs'})"
+            )
+        # without a manifest a run keeps no list of its steps: a misspelt name and a
+        # silent step read alike, so neither is claimed
         raise UsageError(
-            f"{what} kept no logs{_closest_step(run, step)} (a step that printed nothing has"
-            f" none; step logs are in {run.path / 'logs'})"
+            f"run {run.run_id} kept no logs of a step {step!r}{_closest_step(run, step)} (a"
+            f" step that printed nothing has none; step logs are in {run.path / 'logs'})"
         )
     if step is not None and not follow:
         _note_cached_slices(run, step)
