@@ -346,3 +346,18 @@ def test_outputs_a_recipe_cannot_hold_fail_it_in_one_line_and_are_not_reported(
     assert not result.ok and result.outputs == {} and result.failed_step is None
     assert result.error is not None and "\n" not in result.error
     assert result.error.startswith("recipe 'r': its output 'said' is 'hello'")
+
+
+def test_a_refusal_by_ninja_inside_ctx_run_is_one_line_without_ninja_s_frames(
+    tmp_path: Path,
+) -> None:
+    @shinobi.step(flaky)
+    def elsewhere(ctx: StepContext) -> StepResult:
+        return ctx.run(backend="nosuchbackend")
+
+    result = run_recipe(elsewhere, {"counter": str(tmp_path / "c")}, cwd=tmp_path, config=config())
+    (step,) = result.steps
+    assert step.error is not None
+    assert step.error.startswith("the orchestration function raised BackendNotFound: unknown")
+    assert "traceback" not in step.error
+    assert "registry.py" not in step.stderr and "Traceback" not in step.stderr

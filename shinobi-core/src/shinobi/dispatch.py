@@ -16,7 +16,14 @@ from shinobi.backends.spawn import user_code
 from shinobi.backends.streams import StreamLog
 from shinobi.errors import ShinobiError, did_you_mean
 from shinobi.exit_guard import describe_exit, exits_refused
-from shinobi.failures import STEP_CODE_FAILURES, describe_failure, raised_line, user_traceback
+from shinobi.failures import (
+    STEP_CODE_FAILURES,
+    describe_failure,
+    more_in_stderr,
+    raised_line,
+    traced,
+    user_traceback,
+)
 from shinobi.interrupted_outputs import set_aside
 from shinobi.outcome import result_of_run
 from shinobi.plan import cab_of
@@ -235,7 +242,7 @@ def _run_function(session: Session, name: str, node: Node, values: dict[str, Any
         said = (
             describe_exit(exc)
             if isinstance(exc, SystemExit)
-            else f"raised {raised_line(exc, traced=True)}"
+            else f"raised {raised_line(exc, traced(exc))}"
         )
         return StepResult(
             name=name,
@@ -262,7 +269,10 @@ def _whole_message(session: Session, name: str, exc: BaseException) -> str:
     ``sys.exit()``, whose one line says it all."""
     if isinstance(exc, SystemExit):
         return ""
-    whole = user_traceback(exc)
+    text = str(exc).strip()
+    if not traced(exc) and not more_in_stderr(text):
+        return ""  # ninja's own one-line refusal: the error says it all
+    whole = user_traceback(exc) if traced(exc) else f"{text}\n"
     _, stderr_path = session.log_paths(name)
     log = StreamLog(stderr_path, session.warn)  # appends; a failed write is warned about
     log.write(whole.encode("utf-8", "backslashreplace"))

@@ -14,6 +14,7 @@ __all__ = [
     "more_in_stderr",
     "raised_line",
     "signal_name",
+    "traced",
     "user_traceback",
 ]
 
@@ -43,6 +44,16 @@ def raised_line(exc: BaseException, traced: bool = False) -> str:
 
 
 _OURS = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def traced(exc: BaseException) -> bool:
+    """Whether the traceback of what a step's own code raised helps: not for a
+    ``sys.exit()``, nor for ninja's own refusal of something the code asked
+    (``ctx.run(backend="slurm")`` with no shinobi-slurm), whose one line names
+    the fix and whose frames are ninja's."""
+    from shinobi.errors import ShinobiError
+
+    return not isinstance(exc, SystemExit | ShinobiError)
 
 
 def user_traceback(exc: BaseException) -> str:

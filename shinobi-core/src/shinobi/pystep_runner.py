@@ -35,6 +35,7 @@ from shinobi.failures import (
     describe_failure,
     more_in_stderr,
     raised_line,
+    traced,
     user_traceback,
 )
 from shinobi.graph import same_shape
@@ -134,8 +135,8 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
     except STEP_CODE_FAILURES as exc:
         # the function's own exception: where in the user's code, as a pystep in
         # a venv or an image shows it; a returned value that does not fit: why
-        traced = in_call and not isinstance(exc, SystemExit)
-        if traced:
+        with_trace = in_call and traced(exc)
+        if with_trace:
             err.write(user_traceback(exc).encode("utf-8", "backslashreplace"))
         elif "\n" in str(exc):  # the whole message, which the one-line error points to
             err.write(f"{str(exc).rstrip()}\n".encode("utf-8", "backslashreplace"))
@@ -145,7 +146,7 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
             returncode=exc.code
             if isinstance(exc, SystemExit) and isinstance(exc.code, int)
             else None,
-            error=_raised(exc, traced),
+            error=_raised(exc, with_trace),
             stdout=kept_tail(out.text()),
             stderr=kept_tail(err.text()),
             backend="python",
