@@ -147,3 +147,74 @@ def test_a_plugin_that_exits_at_import_is_named_when_asked_for(tmp_path: Path) -
     assert len(lines) == 1, proc.stderr
     assert "the backend 'bye' is installed but failed to load" in lines[0]
     assert "acme needs the FOO library" in lines[0] and "reinstall acme_exit" in lines[0]
+
+
+ABSTRACT = (
+    "from shinobi.backends.base import Backend as _Base\n"
+    "class Abs(_Base):\n"
+    "    name = 'abs'\n"  # no run(): abstract
+    "def func(settings=None):\n"
+    "    return None\n"
+    "print('HELLO FROM PLUGIN')\n"
+)
+
+
+def test_an_entry_point_that_is_no_usable_backend_blames_its_plugin(tmp_path: Path) -> None:
+    """It was 'internal error: TypeError: Can't instantiate abstract class' (exit 70)."""
+    _dist(
+        tmp_path,
+        "acme_unusable",
+        "[shinobi.backends]\nabstract = acme_unusable:Abs\nnotone = acme_unusable:func\n",
+        {"acme_unusable.py": ABSTRACT},
+    )
+    for name in ("abstract", "notone"):
+        proc = _run(tmp_path, name)
+        assert proc.returncode == 2, proc.stderr
+        (line,) = [x for x in proc.stderr.splitlines() if x.startswith("ninja: error:")]
+        assert f"the backend {name!r} is installed but unusable" in line, line
+        assert "acme_unusable's to mend" in line and "internal error" not in proc.stderr
+
+
+def test_backends_json_stays_json_when_a_plugin_prints_on_import(tmp_path: Path) -> None:
+    _dist(
+        tmp_path,
+        "acme_unusable",
+        "[shinobi.backends]\nabstract = acme_unusable:Abs\n",
+        {"acme_unusable.py": ABSTRACT},
+    )
+    proc = _ninja(tmp_path, "backends", "--json")
+    rows = json.loads(proc.stdout)  # the plugin's print went to stderr
+    assert any(row["name"] == "abstract" for row in rows)
+    assert "HELLO FROM PLUGIN" in proc.stderr
+
+
+def test_a_plugin_registering_native_is_the_one_blamed(tmp_path: Path) -> None:
+    """It told the user to uninstall shinobi-core (or the plugin), though native still ran."""
+    _dist(
+        tmp_path,
+        "acme_native",
+        "[shinobi.backends]\nnative = acme_native:Backend\n",
+        {"acme_native.py": _BACKEND},
+    )
+    rows = json.loads(_ninja(tmp_path, "backends", "--json", "--no-check").stdout)
+    native = {row["distribution"]: row for row in rows if row["name"] == "native"}
+    assert native["shinobi-core"]["loads"], native
+    assert not native["acme_native"]["loads"]
+    assert "uninstall acme_native" in str(native["acme_native"]["detail"])
+    assert "shinobi-core" not in str(native["acme_native"]["detail"]).split("uninstall")[1]
+
+
+def test_a_plugin_built_for_another_core_that_loads_is_listed_as_loading(tmp_path: Path) -> None:
+    install(
+        tmp_path,
+        "acme_old",
+        "[shinobi.backends]\nold = acme_old:Backend\n",
+        {"acme_old.py": _BACKEND},
+        requires=("shinobi-core>=99",),
+    )
+    (row,) = [
+        r for r in json.loads(_ninja(tmp_path, "backends", "--json").stdout) if r["name"] == "old"
+    ]
+    assert row["loads"], row
+    assert "built for another shinobi-core" in str(row["detail"])
+    assert "pip install ./shinobi-core ./acme_old" in str(row["detail"])

@@ -129,3 +129,16 @@ def test_debug_after_the_command_of_a_recipe_that_fails_to_load_says_to_put_it_f
     assert note == (
         "ninja: note: --debug is an option of ninja itself: put it first (ninja --debug run ...)"
     )
+
+
+def test_doctor_finds_a_configuration_no_run_could_use(ninja: Ninja, tmp_path: Path) -> None:
+    (tmp_path / "shinobi.toml").write_text('[backend]\ndefault = "kubernetes"\n')
+    proc = ninja("doctor")
+    assert proc.returncode == 2, proc.stderr
+    assert "problem: backend.default is 'kubernetes', which cannot be used" in proc.stdout
+    assert "backends:" in proc.stdout  # the rest of the check is still there
+    (tmp_path / "shinobi.toml").write_text("[execution]\nmax_workerz = 4\n")
+    proc = ninja("doctor", "--json")
+    assert proc.returncode == 2
+    (problem,) = json.loads(proc.stdout)["config"]["problems"]
+    assert "max_workerz" in problem

@@ -16,16 +16,16 @@ def get_backend(name: str, settings: Mapping[str, Any] | None = None) -> Backend
 
     ``settings`` defaults to the effective configuration's table for that backend.
     """
-    from shinobi.backends.registry import BACKENDS, load_plugin
+    from shinobi.backends.base import Backend
+    from shinobi.backends.registry import BACKENDS, make_plugin
 
-    cls = load_plugin(BACKENDS, name)
     if settings is not None:
-        made: Backend = cls(settings)
+        made: Backend = make_plugin(BACKENDS, name, Backend, settings)
         return made
     from shinobi.config import load_config
 
     config = load_config()
-    backend: Backend = cls(config.backend_settings(name))
+    backend: Backend = make_plugin(BACKENDS, name, Backend, config.backend_settings(name))
     config.check_backend_table(name, backend.settings_keys)
     return backend
 

@@ -31,6 +31,8 @@ __all__ = [
     "core_mismatch",
     "describe",
     "load_plugin",
+    "make_plugin",
+    "plugin_fault",
 ]
 
 BACKENDS = "shinobi.backends"
@@ -78,6 +80,8 @@ class PluginInfo:
     error: str | None = None
     #: What the user should do about ``error``, naming the distribution(s) concerned.
     fix: str | None = None
+    #: What is worth knowing of one that loads (built for another shinobi-core).
+    note: str | None = None
 
 
 @cache
@@ -132,8 +136,8 @@ def core_mismatch(dist: str) -> str | None:
         if not requirement.specifier.contains(core, prereleases=True):
             return (
                 f"{dist} needs shinobi-core{requirement.specifier} but shinobi-core {core} is"
-                f" installed; install a matching one (pip install"
-                f" 'shinobi-core{requirement.specifier}') or a {dist} built for {core}"
+                f" installed; install both from one shinobi checkout (pip install"
+                f" ./shinobi-core ./{dist}), or a {dist} built for {core}"
             )
     return None
 
@@ -183,18 +187,25 @@ def describe(group: str) -> list[PluginInfo]:
         providers = by_name[ep.name]
         error: str | None = None
         fix: str | None = None
-        if len(providers) > 1:
+        note: str | None = None
+        if (group, ep.name) in CORE_ENTRY_POINTS:
+            if dist != "shinobi-core":  # core's own name: loaded without discovery, always
+                error = f"{ep.name!r} is shinobi-core's own, so this entry point is never used"
+                fix = f"uninstall {dist}, or drop its {ep.name!r} entry point"
+        elif len(providers) > 1:
             others = ", ".join(p for p in providers if p != dist)
             error, fix = (
                 f"{ep.name!r} is also provided by {others}",
                 _uninstall_all_but_one(providers),
             )
-        elif (mismatch := core_mismatch(dist)) is not None:
-            error = f"built for another shinobi-core: {mismatch}"
         else:
             error = _load_error(group, ep.name)
-            fix = None if error is None else _reinstall(dist)
-        infos.append(PluginInfo(group, ep.name, dist, ep.value, error, fix))
+            mismatch = core_mismatch(dist)
+            if error is not None:
+                fix = mismatch or _reinstall(dist)
+            elif mismatch is not None:  # it loads: said, but not called a failure
+                note = f"built for another shinobi-core: {mismatch}"
+        infos.append(PluginInfo(group, ep.name, dist, ep.value, error, fix, note))
     return infos
 
 
@@ -263,3 +274,33 @@ def _load_failure(group: str, name: str, exc: BaseException) -> BackendNotFound:
         f"the {kind} {name!r} is installed but failed to load"
         f" ({type(exc).__name__}: {exc}); {mismatch or _reinstall(dist)}"
     )
+
+
+def plugin_fault(name: str, why: str, group: str = BACKENDS) -> BackendNotFound:
+    """The one-line error for an entry point that loads but is no usable plugin,
+    naming the distribution to blame (exit 2, like one that does not load)."""
+    kind = _KIND.get(group, "plugin")
+    providers = _providers(group, name)
+    dist = providers[0] if providers else "its distribution"
+    return BackendNotFound(
+        f"the {kind} {name!r} is installed but unusable: {why}; it is {dist}'s to mend"
+        f" (uninstall {dist}, or install a release of it that works)"
+    )
+
+
+def make_plugin(group: str, name: str, base: type, settings: Mapping[str, Any]) -> Any:
+    """The plugin ``name`` of ``group``, made with ``settings``.
+
+    What a plugin registered may not be usable: not a subclass of ``base``,
+    abstract, or a constructor that raises TypeError. That is the plugin's
+    mistake, said as such (exit 2), not an internal error of ninja.
+    """
+    cls = load_plugin(group, name)
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        raise plugin_fault(
+            name, f"it names {cls!r}, which is not a shinobi {base.__name__} class", group
+        )
+    try:
+        return cls(settings)  # type: ignore[call-arg]  # a plugin class takes its settings
+    except TypeError as exc:
+        raise plugin_fault(name, f"it cannot be made ({exc})", group) from None

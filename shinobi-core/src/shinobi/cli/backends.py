@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 
 import click
 
@@ -10,6 +12,13 @@ __all__ = ["command", "doctor"]
 
 
 def _rows(group: str, probe: bool) -> list[dict[str, object]]:
+    """One row per backend (or engine, launcher). What a plugin prints while it is
+    imported or probed goes to stderr: stdout is the table, or ``--json``'s JSON."""
+    with contextlib.redirect_stdout(sys.stderr):
+        return _probed_rows(group, probe)
+
+
+def _probed_rows(group: str, probe: bool) -> list[dict[str, object]]:
     from shinobi.backends.registry import (
         BACKENDS,
         KNOWN_PROVIDERS,
@@ -44,6 +53,8 @@ def _rows(group: str, probe: bool) -> list[dict[str, object]]:
         else:
             load_plugin(group, info.name)
             row["usable"], row["detail"] = None, "installed"
+        if info.note is not None:
+            row["detail"] = f"{row['detail']} ({info.note})"
         rows.append(row)
     names = {info.name for info in installed}
     for name, dist in KNOWN_PROVIDERS.get(group, {}).items():
@@ -98,19 +109,37 @@ def doctor(as_json: bool) -> None:
         "offload": _rows(OFFLOAD, probe=False),
         "launchers": _rows(LAUNCHERS, probe=False),
     }
-    config = load_config()
-    config_info = {
+    from shinobi.errors import ConfigError
+
+    config_info: dict[str, object] = {
         "user_file": str(user_config_path()),
         "project_file": str(project_config_path()),
-        "default_backend": config.backend.default,
-        "cache_dir": str(config.cache_dir()),
     }
+    problems: list[str] = []
+    try:
+        config = load_config()
+    except ConfigError as exc:  # one finding among the others, not the end of the check
+        problems.append(str(exc))
+    else:
+        default = config.backend.default
+        config_info["default_backend"] = default
+        config_info["cache_dir"] = str(config.cache_dir())
+        row = next((r for r in report["backends"] if r["name"] == default), None)
+        if row is None or not row["loads"]:
+            detail = row["detail"] if row is not None else "no such backend"
+            problems.append(f"backend.default is {default!r}, which cannot be used: {detail}")
+    config_info["problems"] = problems
     if as_json:
         click.echo(json.dumps({**report, "config": config_info}, indent=2))
-        return
-    _print("backends:", report["backends"])
-    _print("offload engines (ninja compile --engine):", report["offload"])
-    _print("remote launchers (ninja run --remote, planned):", report["launchers"])
-    click.echo("configuration:")
-    for key, value in config_info.items():
-        click.echo(f"  {key:<16} {value}")
+    else:
+        _print("backends:", report["backends"])
+        _print("offload engines (ninja compile --engine):", report["offload"])
+        _print("remote launchers (ninja run --remote, planned):", report["launchers"])
+        click.echo("configuration:")
+        for key, value in config_info.items():
+            if key != "problems":
+                click.echo(f"  {key:<16} {value}")
+        for problem in problems:
+            click.echo(f"  problem: {problem}")
+    if problems:  # a configuration no run could use
+        sys.exit(2)

@@ -95,12 +95,12 @@ def command(
     reason (exit 2). The recipe's own inputs are options: see them with
     `ninja compile FILE.py:NAME --help`.
     """
-    from shinobi.backends.registry import OFFLOAD, load_plugin
+    from shinobi.backends.registry import OFFLOAD, make_plugin
     from shinobi.config import load_config
     from shinobi.errors import UsageError
     from shinobi.graph import build_graph
     from shinobi.launch.find import workspace
-    from shinobi.offload.base import CompileOptions, OffloadRefused
+    from shinobi.offload.base import CompileOptions, OffloadRefused, OffloadTarget
     from shinobi.plan import check_statically
     from shinobi.runner import as_recipe, validate_recipe_inputs
     from shinobi.session import new_run_id
@@ -126,7 +126,7 @@ def command(
             container_runtime=container_runtime,
             target=_absolute_target(target),
         )
-        offload = load_plugin(OFFLOAD, engine)(config.backend_settings(engine))
+        offload = make_plugin(OFFLOAD, engine, OffloadTarget, config.backend_settings(engine))
         config.check_backend_table(engine, offload.settings_keys)
         try:
             workflow = offload.compile(plan, options)
