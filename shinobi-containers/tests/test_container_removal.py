@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -116,3 +117,31 @@ def test_an_engine_never_reached_leaves_no_container_to_warn_about(
     run = engine.run(invocation, control)
     assert run.returncode != 0
     assert not any("may still be running" in w for w in warned), warned
+
+
+def test_an_interrupted_container_that_could_not_be_removed_is_said_to_run_on(
+    tmp_path: Path,
+) -> None:
+    """A hung daemon: the run ended 'every step was torn down', exit 143, while it ran on."""
+    script = tmp_path / "engine"
+    script.write_text(
+        "#!/bin/sh\n"
+        'case "$1" in\n'
+        "  run) exec sleep 30 ;;\n"
+        "  *) echo 'docker did not answer' >&2; exit 1 ;;\n"
+        "esac\n"
+    )
+    script.chmod(0o755)
+    backend = DockerBackend({"binary": str(script)})
+    control = RunControl(grace=0.2)
+    control.on_warning = lambda _message: None
+    invocation = Invocation(step="s", argv=("true",), cwd=str(tmp_path), image="busybox")
+    results = []
+    worker = threading.Thread(target=lambda: results.append(backend.run(invocation, control)))
+    worker.start()
+    time.sleep(0.5)
+    control.cancel()
+    worker.join(timeout=60)
+    (run,) = results
+    assert run.cancelled
+    assert "rm -f shinobi-" in str(run.details.get("still_running")), run.details

@@ -142,6 +142,7 @@ class ContainerBackend(Backend):
         for message in self._new_warnings(spec):
             control.warn(message)
         name = new_container_name()
+        left: str | None = None
         links = read_only_links(invocation)
         watch = self.watch_for_oom(spec)
         stall = self.watch_for_stall(spec)
@@ -166,6 +167,8 @@ class ContainerBackend(Backend):
                 problem = self.remove(name, settle=run.cancelled)
                 if problem is not None and not _never_reached(run, self.engine_error_codes):
                     control.warn(problem)
+                    # an interrupted run must not end as a clean cancel while it may run on
+                    left = f"container {name} (`{self.binary} rm -f {name}` removes it)"
         finally:
             if watch is not None:
                 watch.close()
@@ -187,6 +190,8 @@ class ContainerBackend(Backend):
         if replaced is not None and (result.returncode == 0 or result.reason is None):
             result.returncode = result.returncode or 1  # the tool's 0 cannot stand for it
             result.reason = replaced
+        if left is not None and result.cancelled:
+            result.details["still_running"] = left
         result.details["image"] = spec.image
         if spec.digest is not None:
             result.details["image_digest"] = spec.digest
