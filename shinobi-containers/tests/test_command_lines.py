@@ -15,7 +15,7 @@ from shinobi_containers.apptainer import ApptainerBackend, SingularityBackend
 from shinobi_containers.cgroups import CgroupReach
 from shinobi_containers.docker import DockerBackend
 from shinobi_containers.engine import ContainerBackend, new_container_name
-from shinobi_containers.errors import ContainerRefused, MountRefused
+from shinobi_containers.errors import ContainerRefused, EngineUnreachable, MountRefused
 from shinobi_containers.mounts import Mount, mount_option
 from shinobi_containers.podman import PodmanBackend
 
@@ -226,3 +226,17 @@ def test_an_image_docker_could_only_fail_on_is_refused_before_the_run(
 )
 def test_valid_references_pass(tmp_path: Path, image: str) -> None:
     assert image in PodmanBackend({}).render(invocation(tmp_path, image=image))
+
+
+def test_prepare_ends_the_run_when_the_docker_daemon_does_not_answer(tmp_path: Path) -> None:
+    """It failed the first docker step mid-pipeline, exit 1 (or waited for ever on a hung one)."""
+    client = tmp_path / "docker"
+    client.write_text(
+        "#!/bin/sh\necho 'Cannot connect to the Docker daemon at unix:///x' >&2\nexit 1\n"
+    )
+    client.chmod(0o755)
+    backend = DockerBackend({"binary": str(client)})
+    with pytest.raises(EngineUnreachable) as caught:
+        backend.prepare([invocation(tmp_path)])
+    assert caught.value.exit_code == 74
+    assert "the docker daemon is not reachable (Cannot connect" in str(caught.value)

@@ -417,3 +417,19 @@ def test_a_step_served_by_another_steps_result_shows_that_steps_logs(
     assert said.returncode == 0, said.stderr
     assert said.stdout == "said once\n"
     assert "(the result of step 'first')" in said.stderr
+
+
+def test_a_run_refused_before_any_step_leaves_no_run_folder(project: Path) -> None:
+    """It left an empty folder that `ninja runs` listed as 'crashed'."""
+    env = {**os.environ, "SHINOBI_BACKEND_VENV": str(project / "no-such-venv")}
+    proc = subprocess.run(
+        [NINJA, "run", "recipe.py:talk", "-b", "venv", "--provenance"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert local_runs(project) == []
+    assert "crashed" not in ninja(project, "runs").stdout

@@ -6,6 +6,7 @@ from shinobi.backends.base import Availability, BackendRun
 from shinobi_containers.cgroups import CgroupReach, docker_reach
 from shinobi_containers.cli import call
 from shinobi_containers.engine import CHECK_TIMEOUT, ContainerSpec
+from shinobi_containers.errors import EngineUnreachable
 from shinobi_containers.oci import REMOVE_TIMEOUT, OciBackend
 from shinobi_containers.oom import OomWatch
 
@@ -16,6 +17,14 @@ class DockerBackend(OciBackend):
     """Runs each step's image with ``docker run``, as the invoking user by default."""
 
     name = "docker"
+
+    def reach_daemon(self) -> None:
+        answer = call([self.binary, "version", "--format", "{{.Server.Version}}"], CHECK_TIMEOUT)
+        if not answer.ok:
+            raise EngineUnreachable(
+                f"the docker daemon is not reachable ({answer.last_line()}); start it, or"
+                " point DOCKER_HOST at a running one; nothing was run"
+            )
 
     def check_engine(self) -> Availability:
         answer = call([self.binary, "version", "--format", "{{.Server.Version}}"], CHECK_TIMEOUT)

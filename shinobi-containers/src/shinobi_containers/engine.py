@@ -107,6 +107,8 @@ class ContainerBackend(Backend):
         """Refuse what no run could honour, before any step starts; return warnings."""
         if invocations and shutil.which(self.binary) is None:  # every step would fail on it
             raise SettingsInvalid(self._not_found())
+        if invocations:
+            self.reach_daemon()
         warnings: list[str] = []
         for invocation in invocations:
             # planned before any step has run: an input an earlier step makes is not there yet
@@ -271,6 +273,15 @@ class ContainerBackend(Backend):
         problem = self.remove(name, settle=False)
         if problem is not None:
             raise ContainerStopFailed(problem)
+
+    def reach_daemon(self) -> None:
+        """Raise :class:`EngineUnreachable` when the engine's daemon does not answer.
+
+        Nothing by default: only an engine with a daemon can be unreachable while
+        its client is installed. Found before any step, the run ends at once
+        (74) instead of failing its first container step mid-pipeline, or
+        waiting for ever on a daemon that accepts and never answers.
+        """
 
     def terminate(self, name: str, grace: float, hurry: threading.Event) -> None:
         """SIGTERM container ``name``'s payload and give it ``grace`` seconds (less

@@ -6,11 +6,12 @@ as one line (naming the problem and the fix) instead of a traceback.
 
 from __future__ import annotations
 
-from shinobi.errors import ShinobiError
+from shinobi.errors import ENVIRONMENT_EXIT, ShinobiError
 
 __all__ = [
     "ContainerRefused",
     "ContainerStopFailed",
+    "EngineUnreachable",
     "ImageUnavailable",
     "MountRefused",
     "SettingsInvalid",
@@ -31,6 +32,12 @@ class ImageUnavailable(ContainerRefused):
 
 class SettingsInvalid(ContainerRefused):
     """A ``[backend.NAME]`` setting has a value the backend cannot use."""
+
+
+class EngineUnreachable(ShinobiError):
+    """The engine's daemon did not answer: the machine's problem, not the recipe's (74)."""
+
+    exit_code = ENVIRONMENT_EXIT
 
 
 class ContainerStopFailed(ShinobiError):

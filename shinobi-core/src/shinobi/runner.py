@@ -10,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import shutil
 import signal
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -356,6 +358,7 @@ def run_prepared(
     with _signals(session):
         held = hold_run(session.run_dir, graph.recipe.name)  # clean --runs leaves it alone
         ended = "crashed"  # what `ninja runs` says of it unless it gets to say more
+        refused = True  # until the checks before the first step are passed
         try:
             plan = _plan_once(graph, values, session.cwd)
             _precheck(graph, session, plan)
@@ -363,6 +366,7 @@ def run_prepared(
                 session.warn(missing)
             _look_at_until_files(graph, session, plan)
             records = attach_records(session, graph, values, provenance)
+            refused = False
             try:
                 result = run_graph(graph, values, session)
                 if session.interrupted is not None:
@@ -384,6 +388,10 @@ def run_prepared(
                 ended = interrupted_state(session.undying, result)
         finally:
             release_run(held, ended)
+            if refused and isinstance(sys.exc_info()[1], ShinobiError):
+                # refused before any step (no image, an engine away): nothing ran and
+                # nothing was recorded, and an empty folder listed as "crashed" misleads
+                shutil.rmtree(session.run_dir, ignore_errors=True)
     if session.interrupted is not None:
         raise Interrupted(session.interrupted, result, session.undying)
     return result
