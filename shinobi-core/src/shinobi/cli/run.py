@@ -134,7 +134,7 @@ def _run(
         )
     except Interrupted as stopped:
         if as_json:  # a program reading it learns which steps ended how, as after a failure
-            _print(json_document(_result_json(stopped.result)), document=True)
+            _print(json_document(_result_json(stopped.result, stopped)), document=True)
         raise
     finally:
         with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
@@ -169,8 +169,11 @@ def _print(text: str, document: bool = False) -> None:
         os.close(devnull)
 
 
-def _result_json(result: Any) -> dict[str, Any]:
-    return {
+def _result_json(result: Any, stopped: Any = None) -> dict[str, Any]:
+    """The run's result; ``stopped`` (an Interrupted) says it as the manifest does:
+    ``interrupted`` (or ``interrupted, not all stopped``), the signal, and no step
+    to blame unless one had failed before."""
+    data = {
         "recipe": result.name,
         "status": result.status,
         "outputs": result.outputs,
@@ -179,6 +182,18 @@ def _result_json(result: Any) -> dict[str, Any]:
         "warnings": result.warnings,
         "steps": [_step_json(s) for s in result.steps],
     }
+    if stopped is not None:
+        import signal
+
+        from shinobi.steps.result import first_failed
+        from shinobi.teardown import interrupted_state
+
+        failed = first_failed(result.steps)
+        data["status"] = interrupted_state(stopped.undying, result)
+        data["signal"] = signal.Signals(stopped.signum).name
+        data["failed_step"] = failed.name if failed is not None else None
+        data["error"] = str(stopped)
+    return data
 
 
 def _step_json(step: Any) -> dict[str, Any]:
