@@ -421,3 +421,29 @@ def test_a_manifest_ninja_cannot_read_says_why(tmp_path: Path, content: str, sai
     path.write_text(content)
     with pytest.raises(ValueError, match=re.escape(said)):
         load_manifest(path)
+
+
+def test_a_secret_input_is_masked_in_the_recorded_command_line_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The inputs showed '**********' while the command line beside them held the password."""
+    from pydantic import BaseModel, SecretStr
+
+    from shinobi.runner import run_recipe
+    from shinobi.steps import Cab, Recipe
+
+    class Login(BaseModel):
+        user: str
+        pw: SecretStr
+
+    recipe = Recipe("login", Login)
+    recipe.add_step("hello", Cab("hello", ["/bin/true"]))
+    argv = ["ninja", "run", "r.py:login", "--user", "me", "--pw", "s3cret", "--x=s3cret"]
+    monkeypatch.setattr(sys, "argv", argv)
+    run_recipe(recipe, {"user": "me", "pw": "s3cret"}, cwd=tmp_path, provenance=True)
+    (manifest,) = (tmp_path / ".shinobi" / "runs").glob("*/manifest.json")
+    text = manifest.read_text()
+    assert "s3cret" not in text
+    document = json.loads(text)
+    assert document["command"][-2:] == ["**********", "--x=**********"]
+    assert document["inputs"]["user"] == "me"

@@ -27,7 +27,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
@@ -86,6 +86,25 @@ def _plain(value: Any) -> Any:
     if isinstance(value, PurePath):
         return os.fspath(value)
     return json.loads(json.dumps(value, default=_json_default))
+
+
+def _without_secrets(argv: Sequence[str], inputs: Mapping[str, Any]) -> list[str]:
+    """The command line with the value of every secret input (pydantic's
+    ``SecretStr``/``SecretBytes``, which the inputs show as ``**********``)
+    masked too: a password given as ``--pw s3cret`` must not sit in a file
+    the run leaves for others to read."""
+    from pydantic import SecretBytes, SecretStr
+
+    secrets = []
+    for value in inputs.values():
+        if isinstance(value, SecretStr):
+            secrets.append(value.get_secret_value())
+        elif isinstance(value, SecretBytes):
+            secrets.append(value.get_secret_value().decode("utf-8", "replace"))
+    shown = list(argv)
+    for secret in (s for s in secrets if s):
+        shown = [word.replace(secret, "**********") for word in shown]
+    return shown
 
 
 def render_manifest(document: Mapping[str, Any]) -> bytes:
@@ -291,7 +310,7 @@ class ManifestRecorder:
             "failed_step": None,
             "signal": None,
             "undying": [],
-            "command": list(sys.argv),
+            "command": _without_secrets(sys.argv, inputs),
             "cwd": session.cwd,
             "run_dir": str(session.run_dir),
             "backend": session.default_backend,
