@@ -366,3 +366,20 @@ def test_a_list_of_lists_input_takes_each_inner_list_as_json(
     assert step["argv"] == ["/bin/echo", "[1]", "[2, 3]"]
     bad = ninja("run", f"{path}:pipe", "--groups", "1,2")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_mermaid_labels_show_odd_step_names_as_they_are(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    """``"`` became ``'``, ``<b>`` went to Mermaid's HTML labels, ``#35;`` read as ``#``."""
+    path = recipe_file(
+        """
+from shinobi.steps import Cab, Recipe
+pipe = Recipe("pipe")
+pipe.add_step('say <b>&"hi"', Cab("a", ["/bin/true"]))
+pipe.add_step("hash#35;", Cab("b", ["/bin/true"]))
+"""
+    )
+    shown = ninja("graph", f"{path}:pipe", "--format", "mermaid").stdout
+    assert 'n0["say #lt;b#gt;#amp;#quot;hi#quot;"]' in shown
+    assert 'n1["hash#35;35;"]' in shown

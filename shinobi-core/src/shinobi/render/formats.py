@@ -75,12 +75,21 @@ def _mermaid(graph: Graph) -> str:
     lines = ["flowchart TD"]
     ids = {node.name: f"n{node.index}" for node in graph.nodes}
     for node in graph.nodes:
-        label = _marked(node).replace('"', "'")
-        lines.append(f'  {ids[node.name]}["{label}"]')
+        lines.append(f'  {ids[node.name]}["{_mermaid_text(_marked(node))}"]')
     for node in graph.nodes:
         for dep in node.deps:
             lines.append(f"  {ids[graph.nodes[dep].name]} --> {ids[node.name]}")
     return "\n".join(lines)
+
+
+#: Mermaid's entity codes for what its label syntax or its HTML labels would
+#: read as markup: ``#`` first, since every code starts with it.
+_MERMAID_CODES = {"#": "#35;", '"': "#quot;", "<": "#lt;", ">": "#gt;", "&": "#amp;"}
+
+
+def _mermaid_text(name: str) -> str:
+    """``name`` as a Mermaid label shows it: ``hello <b>`` stays text, ``#35;`` too."""
+    return "".join(_MERMAID_CODES.get(char, char) for char in name)
 
 
 def _text(graph: Graph) -> str:
