@@ -383,3 +383,34 @@ pipe.add_step("hash#35;", Cab("b", ["/bin/true"]))
     shown = ninja("graph", f"{path}:pipe", "--format", "mermaid").stdout
     assert 'n0["say #lt;b#gt;#amp;#quot;hi#quot;"]' in shown
     assert 'n1["hash#35;35;"]' in shown
+
+
+TYPED_HELP = """
+import enum
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class Level(enum.IntEnum):
+    low = 1
+    high = 2
+
+class In(BaseModel):
+    level: Level = Level.low
+    table: dict[str, int] = {}
+
+echo = Cab("echo", "/bin/echo", In, None, {"level": ParamMeta(positional=True),
+                                           "table": ParamMeta(skip=True)})
+pipe = Recipe("pipe", In)
+pipe.add_step("say", echo, level=pipe.inputs.level, table=pipe.inputs.table)
+"""
+
+
+def test_help_offers_an_int_enum_s_values_and_says_json_where_json_is_typed(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    path = recipe_file(TYPED_HELP)
+    shown = ninja("run", f"{path}:pipe", "--help").stdout
+    assert "--level [1|2]" in shown and "--table JSON" in shown
+    proc = ninja("run", f"{path}:pipe", "--level", "2", "--dryrun", "--json")
+    assert json.loads(proc.stdout)["steps"][0]["argv"] == ["/bin/echo", "2"]
+    assert ninja("run", f"{path}:pipe", "--level", "3").returncode == 2

@@ -98,6 +98,8 @@ def _click_type(annotation: Any) -> tuple[Any, bool, bool]:
         return _LiteralChoice(typing.get_args(core)), is_list, False
     if _text_enum(core):  # its values are what pydantic reads from the command line
         return click.Choice([member.value for member in core]), is_list, False
+    if _number_enum(core):  # an IntEnum: offered by its values, handed on as numbers
+        return _LiteralChoice(tuple(member.value for member in core)), is_list, False
     if core is bool:
         return click.BOOL, is_list, not is_list
     if core is int:
@@ -116,6 +118,16 @@ def _text_enum(core: Any) -> bool:
         isinstance(core, type)
         and issubclass(core, enum.Enum)
         and all(isinstance(member.value, str) for member in core)
+    )
+
+
+def _number_enum(core: Any) -> bool:
+    import enum
+
+    return (
+        isinstance(core, type)
+        and issubclass(core, enum.Enum)
+        and all(type(member.value) is int for member in core)
     )
 
 
@@ -317,6 +329,8 @@ def _metavar(name: str, ctype: Any) -> str:
     """``MODE`` hides the values a choice takes; ``[fast|slow]`` says them."""
     if isinstance(ctype, click.Choice):
         return "[" + "|".join(str(c) for c in ctype.choices) + "]"
+    if isinstance(ctype, _Json):  # a mapping, a model, a list in a list: typed as JSON
+        return "JSON"
     return name.upper()
 
 
