@@ -306,6 +306,7 @@ def test_json_result(ninja: Ninja, tmp_path: Path) -> None:
     result = json.loads(proc.stdout)
     assert result["status"] == "ok"
     assert [s["name"] for s in result["steps"]] == ["make", "use"]
+    assert (tmp_path / ".shinobi" / "runs" / result["run_id"]).is_dir()  # for logs, report
 
 
 def test_outputs_are_printed_as_paths_not_python_reprs() -> None:

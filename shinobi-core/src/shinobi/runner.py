@@ -379,6 +379,7 @@ def run_prepared(
                 records.abort(exc)
                 raise
             result.warnings = list(session.warnings)
+            result.run_id = session.run_id
             stopped = session.interrupted  # a signal during the writing: the run had ended
             records.close(result)
             ended = result.status

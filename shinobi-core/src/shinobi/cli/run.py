@@ -175,6 +175,7 @@ def _result_json(result: Any, stopped: Any = None) -> dict[str, Any]:
     to blame unless one had failed before."""
     data = {
         "recipe": result.name,
+        "run_id": result.run_id,
         "status": result.status,
         "outputs": result.outputs,
         "failed_step": result.failed_step,

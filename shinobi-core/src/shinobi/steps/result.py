@@ -92,6 +92,8 @@ class RecipeResult:
     #: What the run warned about (a step larger than the budget, a backend's
     #: notes), also for callers of ``run_recipe`` that pass no observer.
     warnings: list[str] = field(default_factory=list)
+    #: The run's id: its folder under ``.shinobi/runs``, for ``ninja logs``/``report``.
+    run_id: str | None = None
 
     @property
     def ok(self) -> bool:
