@@ -395,3 +395,29 @@ def test_a_recipe_of_empty_nested_recipes_has_nothing_to_offload() -> None:
         name="some", steps=[StepRef("nest", empty, {}), StepRef("t", touch, {"path": "x"})]
     )
     assert "empty" not in rules(some)
+
+
+class Paths(BaseModel):
+    paths: list[Path]
+
+
+class Files(BaseModel):
+    files: list[Path]
+
+
+def test_a_step_reading_what_a_scattered_nested_recipe_gathered_is_refused_not_a_crash() -> None:
+    """Scatter a field recipe, then summarise: it was an internal error (AssertionError, 70)."""
+    inner = Recipe(name="inner", inputs_model=PathIn, outputs_model=PathOut)
+    inner.add_step("t", touch, path=inner.inputs.path)
+    inner.set_output("path", inner.outputs.t.path)
+    gather = Cab(
+        name="gather",
+        command="/bin/cat",
+        inputs_model=Files,
+        field_meta={"files": ParamMeta(positional=True)},
+    )
+    pipe = Recipe(name="pipe", inputs_model=Paths)
+    pipe.add_step("field", inner, scatter=["path"], path=pipe.inputs.paths)
+    pipe.add_step("gather", gather, files=pipe.outputs.field.path)
+    said = reasons(pipe, {"paths": ["a.txt", "b.txt"]})
+    assert "field.path is gathered from a nested recipe scattered at run time" in said

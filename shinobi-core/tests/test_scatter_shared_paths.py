@@ -127,3 +127,43 @@ def test_a_scattered_nested_recipe_whose_steps_rewrite_one_input_takes_turns(
     for a, b in itertools.pairwise(spans(stamps)):
         assert a[1] <= b[0], "two slices of the nested recipe rewrote data.txt at once"
     assert any("step 'n': its slices run one at a time" in w for w in result.warnings)
+
+
+class PrefixIn(BaseModel):
+    stamp: str
+
+
+class Images(BaseModel):
+    image: File | None = None
+    products: list[File] = []
+
+
+def test_slices_harvesting_their_own_globs_in_one_directory_still_overlap(
+    tmp_path: Path,
+) -> None:
+    """``{prefix}-*.fits`` per slice wrote into the working directory: every slice of a
+    wsclean-like cab was run in turn, and compiled arrays got ``%1``."""
+    imager = Cab(
+        "imager",
+        [
+            "/bin/sh",
+            "-c",
+            'date +%s.%N > "$0.start"; sleep 0.3; touch "$0-image.fits"; date +%s.%N > "$0.end"',
+        ],
+        PrefixIn,
+        Images,
+        {
+            "stamp": ParamMeta(positional=True),
+            "image": ParamMeta(implicit="{stamp}-image.fits"),
+            "products": ParamMeta(harvest="{stamp}-*.fits"),
+        },
+    )
+    recipe = Recipe("fan", Stamps, max_workers=3)
+    recipe.add_step("image", imager, scatter=["stamp"], stamp=recipe.inputs.stamps)
+    stamps = [str(tmp_path / f"s{k}") for k in range(3)]
+    data = tmp_path / "data.txt"
+    data.write_text("")
+    result = run(recipe, stamps, data)
+    found = spans(stamps)
+    assert max(start for start, _ in found) < min(end for _, end in found)
+    assert not any("one at a time" in w for w in result.warnings), result.warnings

@@ -84,7 +84,8 @@ class _Checker:
             return f"{ref} is not known before the run"
         kind = producer.node.kind
         if kind == "recipe":
-            assert producer.children is not None
+            if producer.children is None:  # scattered: its slices, refused on their own
+                return f"{ref} is gathered from a nested recipe scattered at run time"
             wired = producer.children.graph.outputs.get(ref.field)
             # a bare reference, or references inside a list the recipe builds
             for inner in output_refs(wired):

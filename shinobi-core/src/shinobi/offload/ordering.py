@@ -266,7 +266,9 @@ def shared_rewritten(
     """The path that makes a scatter's slices take turns, or None: they may overlap."""
     canonical = canonical or Canonicaliser()
     uses = [list(slice_uses) for slice_uses in per_slice]
-    touched = [_touched(slice_uses, canonical) for slice_uses in uses]
+    # a harvest glob writes files into its directory, not the directory itself:
+    # slices harvesting a-*.fits and b-*.fits there do not rewrite a shared path
+    touched = [_touched([u for u in slice_uses if not u.pattern], canonical) for slice_uses in uses]
     outermost = _Outermost(set().union(*touched))
     slices: dict[str, set[int]] = {}
     written: set[str] = set()
