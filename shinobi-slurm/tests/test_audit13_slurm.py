@@ -90,7 +90,7 @@ def test_an_outage_that_ends_the_wait_names_the_steps_job(tmp_path: Path) -> Non
     watch = JobWatch("9265", 0.0, error="lost contact with Slurm for 7 s (down)")
     invocation = Invocation(step="s", argv=("true",), cwd=str(tmp_path))
     out, err = str(tmp_path / "o"), str(tmp_path / "e")
-    run = _slurm(tmp_path, 0)._result(invocation, "9265", watch, out, err, stopped=False)
+    run = _slurm(tmp_path, 0)._result(invocation, "9265", watch, (out, err), {}, stopped=False)
     assert run.returncode == 1
     assert run.reason == (
         "lost contact with Slurm for 7 s (down); this step's is Slurm job 9265 (`scancel 9265`)"

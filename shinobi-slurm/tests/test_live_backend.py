@@ -146,3 +146,48 @@ def test_declared_cpus_reach_the_job_and_configured_options_win(
     done = ninja("run", target, "--report", str(report), "--backend", "slurm", "--no-cache")
     assert done.returncode == 0, done.stderr
     assert report.read_text().strip() == "cpus=2"
+
+
+RETRIED = """
+from pydantic import BaseModel
+import shinobi
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class ShIn(BaseModel):
+    script: str
+
+class Said(BaseModel):
+    said: str | None = None
+
+sh = Cab("sh", ["/bin/sh", "-c"], ShIn, Said, {"script": ParamMeta(positional=True)},
+         wranglers=[shinobi.Wrangler(r"^said (.*)$", "output", output="said")])
+
+@shinobi.step(sh)
+def retried(ctx):
+    first = ctx.run(script="echo said first; echo first err >&2; exit 3")
+    assert not first.ok
+    second = ctx.run(script="echo second run")
+    # the second job's result is its own output, not the log the first one began
+    assert second.outputs.get("said") is None, second.outputs
+    return second
+
+pipe = Recipe("pipe")
+pipe.add_step("retried", retried, script="echo unused")
+"""
+
+
+def test_a_retried_step_keeps_every_attempt_in_its_logs_and_reads_only_its_own(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    """Each job's --output truncated the log: the failed attempt's words were lost."""
+    (tmp_path / "retry.py").write_text(RETRIED)
+    done = ninja("run", "retry.py:pipe", "--backend", "slurm", "--no-cache", "--json")
+    assert done.returncode == 0, done.stderr
+    import json
+
+    result = json.loads(done.stdout)
+    assert [s["status"] for s in result["steps"]] == ["ok"]
+    logs = ninja("logs", result["run_id"], "retried")
+    assert logs.stdout == (
+        "==> retried stdout <==\nsaid first\nsecond run\n==> retried stderr <==\nfirst err\n"
+    ), logs.stdout

@@ -164,6 +164,14 @@ class _Waiting:
         )
 
 
+def _size(path: str) -> int:
+    """The bytes already in the log at ``path`` (0: none yet)."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
 class SlurmBackend(Backend):
     """Runs each step as a Slurm batch job and blocks until it ends."""
 
@@ -209,6 +217,9 @@ class SlurmBackend(Backend):
             Option("comment", safe_name(invocation.step)),
             Option("output", log_path(stdout)),
             Option("error", log_path(stderr)),
+            # a step's logs gather every attempt (ctx.run() again after a failure),
+            # as a native step's do: Slurm would truncate them for each new job
+            Option("open-mode", "append"),
             Option("chdir", invocation.cwd),
             *resource_options(invocation.resources),
         ]
@@ -293,6 +304,8 @@ class SlurmBackend(Backend):
     def _run(
         self, invocation: Invocation, control: RunControl, stdout: str, stderr: str
     ) -> BackendRun:
+        # what earlier attempts (ctx.run() again) left in the logs: not this job's output
+        before = {path: _size(path) for path in (stdout, stderr)}
         try:
             job_id = self._submit(invocation, stdout, stderr)
         except SlurmError as exc:
@@ -331,7 +344,7 @@ class SlurmBackend(Backend):
             unregister()
             poller.forget(watch)
         gone = not stopped.is_set() or self._wait_gone(job_id, control.hurry)
-        run = self._result(invocation, job_id, watch, stdout, stderr, stopped.is_set())
+        run = self._result(invocation, job_id, watch, (stdout, stderr), before, stopped.is_set())
         if gone:
             return run
         # the run must not say every step was stopped: this job may run on
@@ -423,10 +436,12 @@ class SlurmBackend(Backend):
         invocation: Invocation,
         job_id: str,
         watch: JobWatch,
-        stdout: str,
-        stderr: str,
+        logs: tuple[str, str],
+        before: dict[str, int],
         stopped: bool,
     ) -> BackendRun:
+        """The step's result; ``before``: the bytes each log held before this job."""
+        stdout, stderr = logs
         details: dict[str, object] = {"slurm_job_id": job_id}
         record = watch.record
         if record is None:
@@ -444,7 +459,7 @@ class SlurmBackend(Backend):
             return BackendRun(returncode=1, stderr=f"{lost}\n", reason=lost, details=details)
         if record.started:
             self._await_logs(stdout)
-        out, err = read_log(stdout), read_log(stderr)
+        out, err = read_log(stdout, before.get(stdout, 0)), read_log(stderr, before.get(stderr, 0))
         record = with_true_exit(self.commands, record)
         outcome = classify(record, self._limits(record))
         details.update(slurm_state=record.state, slurm_exit=record.exit_text)

@@ -178,6 +178,7 @@ _NINJAS_OWN = {
     "array": "scattered steps are made arrays, one task per slice",
     "chdir": "jobs run in the directory the recipe was compiled or run from",
     "wait": "ninja submits and returns; `ninja status` follows the jobs",
+    "open-mode": "a step's log keeps every attempt's output, which truncating would lose",
 }
 
 

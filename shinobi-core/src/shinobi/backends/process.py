@@ -131,13 +131,14 @@ def _unfinished_output(
     )
 
 
-def read_log(path: str) -> str:
-    """A log file's text, at most the last :data:`MAX_CAPTURE` bytes of it."""
+def read_log(path: str, since: int = 0) -> str:
+    """A log file's text from byte ``since`` on (what one attempt of a step added
+    to a log that gathers every attempt), at most the last :data:`MAX_CAPTURE` bytes."""
     try:
         with open(path, "rb") as fh:
             fh.seek(0, os.SEEK_END)
             size = fh.tell()
-            fh.seek(max(0, size - MAX_CAPTURE))
+            fh.seek(max(since, size - MAX_CAPTURE))
             data = fh.read()
     except FileNotFoundError:
         return ""
