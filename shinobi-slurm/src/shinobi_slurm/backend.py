@@ -37,6 +37,7 @@ from shinobi.backends.base import (
     RunControl,
 )
 from shinobi.backends.process import read_log
+from shinobi.errors import ConfigError
 from shinobi.session import safe_name
 from shinobi_slurm.commands import CHECK_CONTROLLER, SlurmCommands, SlurmError
 from shinobi_slurm.poller import JobWatch, PollTuning, SacctPoller, shared_poller
@@ -69,11 +70,18 @@ _CANCEL_AGAIN = 5.0
 def poll_tuning(values: Mapping[str, Any]) -> PollTuning:
     """Polling pace from ``poll_min``, ``poll_max`` and ``outage_limit`` settings."""
     defaults = PollTuning()
-    return PollTuning(
+    tuning = PollTuning(
         first=seconds_setting(values, "poll_min", defaults.first, POLL_FLOOR),
         ceiling=seconds_setting(values, "poll_max", defaults.ceiling, POLL_FLOOR),
         outage_limit=seconds_setting(values, "outage_limit", defaults.outage_limit),
     )
+    if tuning.first > tuning.ceiling:  # rounds start at poll_min and stretch to poll_max
+        raise ConfigError(
+            f"[backend.slurm] poll_min ({tuning.first:g} s) is more than poll_max"
+            f" ({tuning.ceiling:g} s): polling starts at poll_min and stretches to poll_max;"
+            " swap them, or raise poll_max"
+        )
+    return tuning
 
 
 def _names(steps: list[str]) -> str:

@@ -90,9 +90,15 @@ class SlurmCommands:
             raise ConfigError(
                 f"[backend.slurm] command_prefix must be a string or a list, not {prefix!r}"
             )
+        timeout = seconds_setting(settings, "command_timeout", 60.0)
+        if timeout == 0:  # every call would time out at once, blaming a controller that is up
+            raise ConfigError(
+                "[backend.slurm] command_timeout must be more than 0 s: it is how long a"
+                " Slurm command may take to answer (60 when unset)"
+            )
         return cls(
             prefix=tuple(str(p) for p in prefix),
-            timeout=seconds_setting(settings, "command_timeout", 60.0),
+            timeout=timeout,
             submit_retry=seconds_setting(settings, "submit_retry", 60.0),
         )
 
