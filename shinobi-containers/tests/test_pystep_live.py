@@ -6,6 +6,7 @@ import importlib
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from live_engines import image, live_backend, settings_for
 
@@ -38,58 +39,30 @@ def _assert_ran_inside(result: object) -> None:
     assert outputs["init"] != host_init, "pid 1 is the host's: not in a container"
 
 
-def test_a_pystep_with_an_image_runs_inside_the_container(tmp_path: Path) -> None:
+def _on_docker(step: object, inputs: dict[str, str], cwd: Path) -> Any:
+    """``step`` run on docker from ``cwd``, with nothing cached; asserted to succeed."""
     live_backend("docker")
-    module = _load(HERE, "pystep_probe")
-    result = run_recipe(
-        module.where_am_i,  # type: ignore[attr-defined]
-        {"greeting": "hi"},
-        backend="docker",
-        config=_config(),
-        cwd=tmp_path,
-        use_cache=False,
-    )
+    result = run_recipe(step, inputs, backend="docker", config=_config(), cwd=cwd, use_cache=False)
     assert result.ok, result.error
-    _assert_ran_inside(result)
+    return result
+
+
+def test_a_pystep_with_an_image_runs_inside_the_container(tmp_path: Path) -> None:
+    module = _load(HERE, "pystep_probe")
+    _assert_ran_inside(_on_docker(module.where_am_i, {"greeting": "hi"}, tmp_path))  # type: ignore[attr-defined]
 
 
 def test_a_pystep_whose_module_sits_in_the_working_directory(tmp_path: Path) -> None:
-    live_backend("docker")
     (tmp_path / "in_cwd_probe.py").write_text((HERE / "pystep_probe.py").read_text())
     module = _load(tmp_path, "in_cwd_probe")
-    result = run_recipe(
-        module.where_am_i,  # type: ignore[attr-defined]
-        {"greeting": "hi"},
-        backend="docker",
-        config=_config(),
-        cwd=tmp_path,
-        use_cache=False,
-    )
-    assert result.ok, result.error
-    _assert_ran_inside(result)
+    _assert_ran_inside(_on_docker(module.where_am_i, {"greeting": "hi"}, tmp_path))  # type: ignore[attr-defined]
 
 
 def test_a_pystep_writes_a_passthrough_output_into_a_directory_it_makes(tmp_path: Path) -> None:
     """A path parameter it returns again is an output: it need not exist beforehand."""
-    live_backend("docker")
     module = _load(HERE, "pystep_probe")
-    result = run_recipe(
-        module.write_to,  # type: ignore[attr-defined]
-        {"out": "new/sub/o.txt"},
-        backend="docker",
-        config=_config(),
-        cwd=tmp_path,
-        use_cache=False,
-    )
-    assert result.ok, result.error
+    _on_docker(module.write_to, {"out": "new/sub/o.txt"}, tmp_path)  # type: ignore[attr-defined]
     assert (tmp_path / "new" / "sub" / "o.txt").read_text() == "written inside\n"
-    made = run_recipe(
-        module.make_file,  # type: ignore[attr-defined]
-        {"out": "other dir/sub/o.txt"},
-        backend="docker",
-        config=_config(),
-        cwd=tmp_path,
-        use_cache=False,
-    )
-    assert made.ok, made.error  # returned as a plain File: no field names it an output
+    # returned as a plain File: no field names it an output
+    _on_docker(module.make_file, {"out": "other dir/sub/o.txt"}, tmp_path)  # type: ignore[attr-defined]
     assert (tmp_path / "other dir" / "sub" / "o.txt").read_text() == "made inside\n"

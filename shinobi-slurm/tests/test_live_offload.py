@@ -245,9 +245,9 @@ def _slow_sbatch(tmp_path: Path) -> dict[str, str]:
     return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
 
 
-def test_killing_the_submitter_leaves_the_jobs_running(
-    ninja: Ninja, tmp_path: Path, env: dict[str, str]
-) -> None:
+def _submitter_midway(tmp_path: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], Path]:
+    """A ``compile --submit`` of the failing chain, caught once its first job is on
+    record (sbatch slowed to a second a job); returns it and its journal."""
     target = f"{RECIPES}/failing.py:chain"
     argv = [*ninja_argv(), "compile", target, "--marker", str(tmp_path / "m"), "--submit"]
     submitter = subprocess.Popen(
@@ -255,15 +255,25 @@ def test_killing_the_submitter_leaves_the_jobs_running(
         cwd=tmp_path,
         env={**env, **_slow_sbatch(tmp_path)},
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     journal = list((tmp_path / ".shinobi" / "chain").glob("*/submitted.jsonl"))
     deadline = time.monotonic() + 120
     while not (journal and journal[0].read_text().strip()) and time.monotonic() < deadline:
         time.sleep(0.05)
         journal = list((tmp_path / ".shinobi" / "chain").glob("*/submitted.jsonl"))
+    assert journal, "the submitter never recorded a job"
+    return submitter, journal[0]
+
+
+def test_killing_the_submitter_leaves_the_jobs_running(
+    ninja: Ninja, tmp_path: Path, env: dict[str, str]
+) -> None:
+    submitter, journal_path = _submitter_midway(tmp_path, env)
+    journal = [journal_path]
     submitter.send_signal(signal.SIGKILL)
-    submitter.wait()
+    submitter.communicate()
     handle = journal[0].parent / "handle.json"
     first = json.loads(journal[0].read_text().splitlines()[0])
     found = wait_final(ninja, str(handle))
@@ -281,28 +291,14 @@ def test_killing_the_submitter_leaves_the_jobs_running(
 def test_a_submitter_stopped_by_a_signal_exits_with_that_signal_s_code(
     ninja: Ninja, tmp_path: Path, env: dict[str, str], signum: int, code: int
 ) -> None:
-    target = f"{RECIPES}/failing.py:chain"
-    argv = [*ninja_argv(), "compile", target, "--marker", str(tmp_path / "m"), "--submit"]
-    submitter = subprocess.Popen(
-        argv,
-        cwd=tmp_path,
-        env={**env, **_slow_sbatch(tmp_path)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    journal = list((tmp_path / ".shinobi" / "chain").glob("*/submitted.jsonl"))
-    deadline = time.monotonic() + 120
-    while not (journal and journal[0].read_text().strip()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-        journal = list((tmp_path / ".shinobi" / "chain").glob("*/submitted.jsonl"))
+    submitter, journal = _submitter_midway(tmp_path, env)
     submitter.send_signal(signum)
     _, err = submitter.communicate(timeout=120)
     try:
         assert submitter.returncode == code, err
         assert "interrupted while submitting" in err
     finally:
-        ninja("cancel", str(journal[0].parent / "handle.json"))
+        ninja("cancel", str(journal.parent / "handle.json"))
 
 
 def test_submitting_again_while_the_last_launch_runs_is_warned_about(
