@@ -79,6 +79,7 @@ def test_sigint_cancels_the_job_and_leaves_nothing_queued(
     _, stderr = run.communicate(timeout=90)
     assert run.returncode == 130, stderr
     assert f"cancelled Slurm job {jobs[0]}" in stderr and "scancel" in stderr
+    assert "jobs on a cluster are cancelled through its scheduler" in stderr
     assert wait_dequeued(jobs) == []
     state = subprocess.run(
         ["sacct", "-X", "-P", "-n", "-j", jobs[0], "-o", "State"],

@@ -183,10 +183,15 @@ def _signals(session: Session) -> Iterator[None]:
             session.interrupted = signum
             session.control.stop_requested.set()  # before the teardown gets going
             if session.running_steps():  # else there is nothing to wait for
+                elsewhere = (  # a batch job is not a process here: its scheduler ends it
+                    "; jobs on a cluster are cancelled through its scheduler"
+                    if session.runs_elsewhere()
+                    else ""
+                )
                 said = (
                     f"ninja: {signal.Signals(signum).name}: stopping the running steps (SIGTERM,"
-                    f" then SIGKILL after {session.control.grace:g} s); interrupt again to kill"
-                    " them now"
+                    f" then SIGKILL after {session.control.grace:g} s{elsewhere}); interrupt"
+                    " again to kill them now"
                 )
                 with contextlib.suppress(OSError):
                     os.write(2, f"{said}\n".encode("utf-8", "backslashreplace"))

@@ -171,6 +171,10 @@ class Session:
         base = f"{self.run_dir}{os.sep}logs{os.sep}{stem}"  # per step: no pathlib
         return f"{base}.out", f"{base}.err"
 
+    def runs_elsewhere(self) -> bool:
+        """Whether a backend of this run runs its steps elsewhere (a Slurm job)."""
+        return any(b.capabilities.remote for b in list(self._backends.values()))
+
     def note_products(
         self, uses: Iterable[PathUse] = (), outputs: Mapping[str, Any] | None = None
     ) -> None:
