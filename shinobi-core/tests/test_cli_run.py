@@ -388,7 +388,7 @@ pipe.add_step("hash#35;", Cab("b", ["/bin/true"]))
 
 TYPED_HELP = """
 import enum
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from shinobi.steps import Cab, ParamMeta, Recipe
 
 class Level(enum.IntEnum):
@@ -398,20 +398,23 @@ class Level(enum.IntEnum):
 class In(BaseModel):
     level: Level = Level.low
     table: dict[str, int] = {}
+    niter: int = Field(3, ge=1, le=10, description="iterations")
 
 echo = Cab("echo", "/bin/echo", In, None, {"level": ParamMeta(positional=True),
-                                           "table": ParamMeta(skip=True)})
+                                           "table": ParamMeta(skip=True),
+                                           "niter": ParamMeta(skip=True)})
 pipe = Recipe("pipe", In)
 pipe.add_step("say", echo, level=pipe.inputs.level, table=pipe.inputs.table)
 """
 
 
-def test_help_offers_an_int_enum_s_values_and_says_json_where_json_is_typed(
+def test_help_offers_an_int_enum_s_values_bounds_and_json_where_json_is_typed(
     ninja: Ninja, recipe_file: Callable[..., Path]
 ) -> None:
     path = recipe_file(TYPED_HELP)
     shown = ninja("run", f"{path}:pipe", "--help").stdout
     assert "--level [1|2]" in shown and "--table JSON" in shown
+    assert "iterations (at least 1, at most 10)" in " ".join(shown.split())
     proc = ninja("run", f"{path}:pipe", "--level", "2", "--dryrun", "--json")
     assert json.loads(proc.stdout)["steps"][0]["argv"] == ["/bin/echo", "2"]
     assert ninja("run", f"{path}:pipe", "--level", "3").returncode == 2

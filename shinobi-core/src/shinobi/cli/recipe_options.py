@@ -121,6 +121,22 @@ def _text_enum(core: Any) -> bool:
     )
 
 
+#: How ``Field(ge=, gt=, le=, lt=)`` bounds read in ``--help``.
+_BOUND_WORDS = {"ge": "at least", "gt": "more than", "le": "at most", "lt": "less than"}
+
+
+def _bounds(metadata: list[Any]) -> str:
+    """``(at least 1, at most 10)`` for a field's declared bounds, or ``""``: a wrong
+    value is refused with them, so ``--help`` says them before it is typed."""
+    said = [
+        f"{words} {getattr(item, name)}"
+        for item in metadata
+        for name, words in _BOUND_WORDS.items()
+        if getattr(item, name, None) is not None
+    ]
+    return f"({', '.join(said)})" if said else ""
+
+
 def _number_enum(core: Any) -> bool:
     import enum
 
@@ -275,7 +291,7 @@ class RecipeCommand(click.Command):
             emptied = is_list and default not in (None, "", [], ()) and negated not in own
             if is_bool or emptied:
                 own.add(negated)
-            help_text = info.description or ""
+            help_text = " ".join(x for x in (info.description, _bounds(info.metadata)) if x)
             if is_list:
                 help_text = f"{help_text} (repeat the option for each value)".strip()
             if emptied:
