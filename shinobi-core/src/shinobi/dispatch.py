@@ -133,7 +133,6 @@ def run_cab(
                 hit.backend = backend_name
                 hit.argv = list(invocation.argv)
                 hit.outputs = replayed
-                session.note_products(invocation.paths, hit.outputs)
                 return hit
     if session.control.stopping():  # asked to stop while the key was worked out: not run
         return StepResult(name=name, status="cancelled", returncode=None, error="interrupted")
@@ -184,8 +183,6 @@ def run_cab(
     note_until_changed(session, name, node, result)
     if cache is not None and key is not None and result.status == "ok" and not stale:
         cache.store(key, result, invocation, cab, session.control.stopping)
-    if result.status == "ok":
-        session.note_products(invocation.paths, result.outputs)
     return result
 
 
@@ -297,6 +294,14 @@ def _made_by_function(name: str, cab: Cab, made: StepResult) -> StepResult:
 
 def run_node(session: Session, name: str, node: Node, values: dict[str, Any]) -> StepResult:
     """Run one node (or one slice of a scattered node) with its resolved inputs."""
+    result = _run_kind(session, name, node, values)
+    if result.ok:  # what it made (or the cache gave): a stopped step's glob leaves it alone
+        session.note_products(result.outputs)
+    return result
+
+
+def _run_kind(session: Session, name: str, node: Node, values: dict[str, Any]) -> StepResult:
+    """:func:`run_node` by the kind of node: a cab, a function, a pystep, a recipe."""
     kind = node.kind
     if kind == "cab":
         return run_cab(session, name, node, node.step, values, choose_backend(session, node))
@@ -305,10 +310,7 @@ def run_node(session: Session, name: str, node: Node, values: dict[str, Any]) ->
     if kind == "python":
         from shinobi.pystep_runner import run_pystep
 
-        result = run_pystep(session, name, node, values, choose_backend(session, node))
-        if result.ok:
-            session.note_products(outputs=result.outputs)
-        return result
+        return run_pystep(session, name, node, values, choose_backend(session, node))
     if kind == "recipe":
         from shinobi.scheduler import run_graph
 

@@ -13,12 +13,12 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from shinobi.backends.base import Backend, Invocation, PathUse, RunControl
+from shinobi.backends.base import Backend, Invocation, RunControl
 
 if TYPE_CHECKING:
     from shinobi.config import AppConfig
@@ -113,8 +113,8 @@ class Session:
     in_process: set[str] = field(default_factory=set, init=False)
     _started: set[str] = field(default_factory=set, init=False, repr=False)
     _named: set[str] = field(default_factory=set, init=False, repr=False)
-    #: The declared output paths of the steps of this run that are done (run or
-    #: cached): an interrupted step's harvest glob matching one did not write it.
+    #: The output paths of the steps of this run that are done (run or cached):
+    #: an interrupted step's harvest glob matching one did not write it.
     products: set[str] = field(default_factory=set, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -175,14 +175,11 @@ class Session:
         """Whether a backend of this run runs its steps elsewhere (a Slurm job)."""
         return any(b.capabilities.remote for b in list(self._backends.values()))
 
-    def note_products(
-        self, uses: Iterable[PathUse] = (), outputs: Mapping[str, Any] | None = None
-    ) -> None:
-        """Note a finished step's products (see :attr:`products`): its declared
-        output paths, and every path among its output values (what a harvest
-        matched, what a pystep returned). A value that is no path costs nothing."""
-        self.products.update(u.path for u in uses if u.role == "output" and not u.pattern)
-        for value in (outputs or {}).values():
+    def note_products(self, outputs: Mapping[str, Any]) -> None:
+        """Note a finished step's products (see :attr:`products`): every path among
+        its output values, which hold its declared paths, what a harvest matched
+        and what a pystep returned. A value that is no path costs nothing."""
+        for value in outputs.values():
             for item in value if isinstance(value, list | tuple) else (value,):
                 if isinstance(item, str | os.PathLike):
                     self.products.add(os.path.join(self.cwd, os.fspath(item)))
