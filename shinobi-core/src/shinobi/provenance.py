@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 
 from shinobi.file_digests import write_atomically
 from shinobi.session import safe_name
-from shinobi.steps.result import first_failed
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
@@ -544,14 +543,11 @@ class ManifestRecorder:
             "failed_step": result.failed_step,
         }
         if session is not None and session.interrupted is not None:
-            from shinobi.teardown import interrupted_state
+            from shinobi.teardown import interrupted_fields
 
-            status = interrupted_state(session.undying, result)
-            fields["signal"] = signal.Signals(session.interrupted).name
-            fields["undying"] = list(session.undying)
-            # stopped, not failed: no step is to blame, unless one had failed first
-            failed = first_failed(result.steps)
-            fields["failed_step"] = failed.name if failed is not None else None
+            said = interrupted_fields(session.interrupted, session.undying, result)
+            status = said.pop("status")
+            fields.update(said, undying=list(session.undying))
         self._finish(status, **fields)
 
     def abort(self, exc: BaseException) -> None:

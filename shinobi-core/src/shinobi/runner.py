@@ -44,14 +44,12 @@ class Interrupted(ShinobiError):
         self.signum = signum
         self.result = result
         self.undying = undying
+        from shinobi.teardown import still_running
+
         name = signal.Signals(signum).name
         # what a backend could not confirm stopped elsewhere (a Slurm job whose
         # controller did not answer the scancel): the run is not over there
-        elsewhere = [
-            str(s.details["still_running"])
-            for s in every_step(result.steps)
-            if s.details.get("still_running")
-        ]
+        elsewhere = still_running(result)
         if undying or elsewhere:
             said = []
             if undying:

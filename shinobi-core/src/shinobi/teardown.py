@@ -33,9 +33,9 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from shinobi.steps.result import every_step
+from shinobi.steps.result import every_step, first_failed
 
 if TYPE_CHECKING:
     from shinobi.session import Session
@@ -48,11 +48,13 @@ __all__ = [
     "ProcessTable",
     "StepWorkspace",
     "finish_interrupted_run",
+    "interrupted_fields",
     "interrupted_state",
     "new_tag",
     "note_leftovers",
     "process_table",
     "run_prefix",
+    "still_running",
     "terminate",
     "use_process_table",
 ]
@@ -305,10 +307,30 @@ def _undying_of(steps: Sequence[StepResult]) -> set[int]:
 INTERRUPTED_LEAVING = "interrupted, not all stopped"
 
 
+def still_running(result: RecipeResult) -> list[str]:
+    """What the backends could not confirm stopped elsewhere (a Slurm job whose
+    controller did not answer its scancel, a container the engine would not remove)."""
+    return [
+        str(s.details["still_running"])
+        for s in every_step(result.steps)
+        if s.details.get("still_running")
+    ]
+
+
 def interrupted_state(undying: Sequence[int], result: RecipeResult) -> str:
     """``interrupted``, or :data:`INTERRUPTED_LEAVING` when the teardown left something."""
-    elsewhere = any(s.details.get("still_running") for s in every_step(result.steps))
-    return INTERRUPTED_LEAVING if undying or elsewhere else "interrupted"
+    return INTERRUPTED_LEAVING if undying or still_running(result) else "interrupted"
+
+
+def interrupted_fields(signum: int, undying: Sequence[int], result: RecipeResult) -> dict[str, Any]:
+    """How an interrupted run is recorded, in its manifest and by ``run --json`` alike:
+    its status, the signal, and no step to blame unless one had failed first."""
+    failed = first_failed(result.steps)
+    return {
+        "status": interrupted_state(undying, result),
+        "signal": signal.Signals(signum).name,
+        "failed_step": failed.name if failed is not None else None,
+    }
 
 
 def finish_interrupted_run(session: Session, result: RecipeResult) -> tuple[int, ...]:

@@ -184,15 +184,9 @@ def _result_json(result: Any, stopped: Any = None) -> dict[str, Any]:
         "steps": [_step_json(s) for s in result.steps],
     }
     if stopped is not None:
-        import signal
+        from shinobi.teardown import interrupted_fields
 
-        from shinobi.steps.result import first_failed
-        from shinobi.teardown import interrupted_state
-
-        failed = first_failed(result.steps)
-        data["status"] = interrupted_state(stopped.undying, result)
-        data["signal"] = signal.Signals(stopped.signum).name
-        data["failed_step"] = failed.name if failed is not None else None
+        data.update(interrupted_fields(stopped.signum, stopped.undying, result))
         data["error"] = str(stopped)
     return data
 
