@@ -27,6 +27,7 @@ __all__ = [
     "check_statically",
     "checked_inputs",
     "plan_graph",
+    "plan_step",
     "preflight",
     "resolve_value",
     "resolve_wiring",
@@ -270,9 +271,11 @@ def _defaults(node: Node, values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _plan_step(
+def plan_step(
     name: str, node: Node, values: dict[str, Any], cwd: str, check: bool = True
 ) -> PlannedStep:
+    """One step (not a scatter of it) as it will run, with ``values`` as its inputs;
+    ``check``: keep what validating them says (the dry run shows it)."""
     cab = cab_of(node.step)
     if node.kind == "recipe":
         assert node.subgraph is not None
@@ -334,14 +337,13 @@ def plan_graph(
             step = PlannedStep(name, node, values, {}, error=str(exc))
         else:
             if not node.scatter:
-                step = _plan_step(name, node, values, cwd, check)
+                step = plan_step(name, node, values, cwd, check)
             else:
                 # A scattered step is its slices: the whole lists are no command line.
                 step = PlannedStep(name, node, values, {})
                 if slices is not None:
                     step.slices = [
-                        _plan_step(f"{name}[{k}]", node, v, cwd, check)
-                        for k, v in enumerate(slices)
+                        plan_step(f"{name}[{k}]", node, v, cwd, check) for k, v in enumerate(slices)
                     ]
                     step.paths = tuple(u for part in step.slices for u in part.paths)
         planned[node.name] = step

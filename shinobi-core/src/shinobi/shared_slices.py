@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from shinobi.backends.base import PathUse
-
 __all__ = ["slices_sharing"]
 
 
@@ -21,31 +19,18 @@ def slices_sharing(
     node: Any, name: str, parts: Sequence[Mapping[str, Any]], cwd: str
 ) -> str | None:
     """Why the slices of step ``name`` (one set of inputs per slice) must run one
-    at a time, as a warning; None when they may overlap (or it cannot be told:
-    a pystep's paths are its own business)."""
+    at a time, as a warning; None when they may overlap. Each slice's paths are
+    planned as the dry run plans them: a cab's own, or those of every step of a
+    nested recipe (a pystep's are its own business, and plan as none)."""
     from shinobi.offload.ordering import shared_rewritten
+    from shinobi.plan import plan_step
 
-    uses = [_uses(node, f"{name}[{k}]", part, cwd) for k, part in enumerate(parts)]
-    if any(u is None for u in uses):
-        return None
-    shared = shared_rewritten([u for u in uses if u is not None])
+    planned = [
+        plan_step(f"{name}[{k}]", node, dict(part), cwd, check=False)
+        for k, part in enumerate(parts)
+    ]
+    shared = shared_rewritten([[u for s in _every_step([p]) for u in s.paths] for p in planned])
     return None if shared is None else f"step {name!r}: {shared.note()}"
-
-
-def _uses(node: Any, name: str, values: Mapping[str, Any], cwd: str) -> list[PathUse] | None:
-    """Every path one slice reads or writes, as far as it is known before it runs:
-    a cab's own, or those of every step of a nested recipe."""
-    from shinobi.plan import cab_of, plan_graph
-    from shinobi.steps.argv import path_uses
-    from shinobi.steps.outputs import static_outputs
-
-    cab = cab_of(node.step)
-    if cab is not None:
-        return list(path_uses(cab, values, static_outputs(cab, name, values), cwd))
-    if node.kind != "recipe" or node.subgraph is None:
-        return None
-    plan = plan_graph(node.subgraph, dict(values), cwd, f"{name}.", check=False)
-    return [use for step in _every_step(plan.steps) for use in step.paths]
 
 
 def _every_step(steps: Iterable[Any]) -> Iterator[Any]:
