@@ -183,11 +183,11 @@ _FAILED_AT = {
 }
 
 
-def _raised(exc: BaseException, traced: bool) -> str:
+def _raised(exc: BaseException, with_trace: bool) -> str:
     """What a step's exception says, on one line (the whole text goes to its stderr)."""
     if isinstance(exc, SystemExit):
         return describe_exit(exc)
-    return raised_line(exc, traced)
+    return raised_line(exc, with_trace)
 
 
 def _anchored(step: Any, values: dict[str, Any], cwd: str) -> dict[str, Any]:
