@@ -172,9 +172,9 @@ def interpret_run(
             reason=f"killed by SIGKILL (signal 9), not by its {engine} --memory limit:"
             " no out-of-memory kill was recorded for it, so something else killed it",
         )
-    if signum is None and code != 0 and _last_line(run.stderr, banners=True) is not None:
+    if signum is None and code != 0 and _ends_with_banner(run.stderr):
         # the engine's own banner last on stderr would be taken for the tool's word
-        tail = _last_line(run.stderr) or _last_line(run.stdout)
+        tail = _last_tool_line(run.stderr) or _last_tool_line(run.stdout)
         return dataclasses.replace(
             run, reason=f"exited with code {code}" + (f": {tail}" if tail else "")
         )
@@ -186,19 +186,18 @@ def interpret_run(
 _BANNERS = re.compile(r"^WARNING: IPv4 forwarding is disabled\. Networking will not work\.$")
 
 
-def _last_line(text: str, *, banners: bool = False) -> str | None:
-    """The last non-empty line of ``text`` that is not an engine banner; with
-    ``banners``, that line only if it is one (None otherwise)."""
-    for line in reversed(text.splitlines()):
-        line = line.strip()
-        if not line:
-            continue
-        if _BANNERS.match(line):
-            if banners:
-                return line
-            continue
-        return None if banners else line[:300]
-    return None
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _ends_with_banner(text: str) -> bool:
+    lines = _lines(text)
+    return bool(lines) and _BANNERS.match(lines[-1]) is not None
+
+
+def _last_tool_line(text: str) -> str | None:
+    """The last line of ``text`` that is not an engine banner (cut to 300 characters)."""
+    return next((line[:300] for line in reversed(_lines(text)) if not _BANNERS.match(line)), None)
 
 
 #: Lines an engine prints around its real complaint, which say nothing about it.
