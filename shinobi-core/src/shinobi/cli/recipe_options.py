@@ -96,9 +96,9 @@ def _click_type(annotation: Any) -> tuple[Any, bool, bool]:
         return _Json(), is_list, False
     if typing.get_origin(core) is typing.Literal:
         return _LiteralChoice(typing.get_args(core)), is_list, False
-    if _text_enum(core):  # its values are what pydantic reads from the command line
+    if _enum_of(core, str):  # its values are what pydantic reads from the command line
         return click.Choice([member.value for member in core]), is_list, False
-    if _number_enum(core):  # an IntEnum: offered by its values, handed on as numbers
+    if _enum_of(core, int):  # an IntEnum: offered by its values, handed on as numbers
         return _LiteralChoice(tuple(member.value for member in core)), is_list, False
     if core is bool:
         return click.BOOL, is_list, not is_list
@@ -111,13 +111,16 @@ def _click_type(annotation: Any) -> tuple[Any, bool, bool]:
     return click.STRING, is_list, False
 
 
-def _text_enum(core: Any) -> bool:
+def _enum_of(core: Any, kind: type) -> bool:
+    """Whether ``core`` is an Enum whose every value is a ``kind`` (a bool is no int)."""
     import enum
 
     return (
         isinstance(core, type)
         and issubclass(core, enum.Enum)
-        and all(isinstance(member.value, str) for member in core)
+        and all(
+            isinstance(member.value, kind) and not isinstance(member.value, bool) for member in core
+        )
     )
 
 
@@ -135,16 +138,6 @@ def _bounds(metadata: list[Any]) -> str:
         if getattr(item, name, None) is not None
     ]
     return f"({', '.join(said)})" if said else ""
-
-
-def _number_enum(core: Any) -> bool:
-    import enum
-
-    return (
-        isinstance(core, type)
-        and issubclass(core, enum.Enum)
-        and all(type(member.value) is int for member in core)
-    )
 
 
 def _first_target(args: list[str], command: click.Command) -> str | None:
