@@ -418,3 +418,32 @@ def test_help_offers_an_int_enum_s_values_bounds_and_json_where_json_is_typed(
     proc = ninja("run", f"{path}:pipe", "--level", "2", "--dryrun", "--json")
     assert json.loads(proc.stdout)["steps"][0]["argv"] == ["/bin/echo", "2"]
     assert ninja("run", f"{path}:pipe", "--level", "3").returncode == 2
+
+
+DATED_HELP = """
+import datetime
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta
+
+class In(BaseModel):
+    day: datetime.date
+    at: datetime.datetime | None = None
+    span: datetime.timedelta = datetime.timedelta(seconds=5)
+
+echo = Cab("echo", "/bin/echo", In, None, {"day": ParamMeta(positional=True),
+                                           "at": ParamMeta(skip=True),
+                                           "span": ParamMeta(skip=True)})
+"""
+
+
+def test_help_says_how_a_date_time_or_duration_input_is_written(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    path = recipe_file(DATED_HELP)
+    shown = ninja("run", f"{path}:echo", "--help").stdout
+    assert "--day YYYY-MM-DD" in shown
+    assert "--at YYYY-MM-DDTHH:MM[:SS]" in shown and "--span SECONDS|PnDTnHnMnS" in shown
+    proc = ninja("run", f"{path}:echo", "--day", "2026-12-01", "--dryrun", "--json")
+    assert json.loads(proc.stdout)["steps"][0]["argv"] == ["/bin/echo", "2026-12-01"]
+    bad = ninja("run", f"{path}:echo", "--day", "01/12/2026")
+    assert bad.returncode == 2 and "(write it as YYYY-MM-DD)" in one_line_error(bad)

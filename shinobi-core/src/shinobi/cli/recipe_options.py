@@ -108,7 +108,38 @@ def _click_type(annotation: Any) -> tuple[Any, bool, bool]:
         return click.FLOAT, is_list, False
     if isinstance(core, type) and issubclass(core, Path):
         return _PathValue(), is_list, False
+    shape = _time_shape(core)
+    if shape is not None:
+        return _Shaped(shape), is_list, False
     return click.STRING, is_list, False
+
+
+def _time_shape(core: Any) -> str | None:
+    """How a date, time or duration input is written, for ``--help`` (None: not one).
+
+    pydantic reads these from ISO 8601 text; without the shape a user guesses
+    at ``01/12/2026`` and is told so only after typing it.
+    """
+    import datetime
+
+    shapes = (  # datetime before date: a datetime is a date too
+        (datetime.datetime, "YYYY-MM-DDTHH:MM[:SS]"),
+        (datetime.date, "YYYY-MM-DD"),
+        (datetime.time, "HH:MM[:SS]"),
+        (datetime.timedelta, "SECONDS|PnDTnHnMnS"),
+    )
+    if not isinstance(core, type):
+        return None
+    return next((shape for kind, shape in shapes if issubclass(core, kind)), None)
+
+
+class _Shaped(click.ParamType):
+    """Text of a known shape (a date, a duration), handed to pydantic as it is."""
+
+    name = "text"
+
+    def __init__(self, shape: str) -> None:
+        self.shape = shape
 
 
 def _enum_of(core: Any, kind: type) -> bool:
@@ -244,17 +275,19 @@ class RecipeCommand(click.Command):
         try:
             return super().invoke(ctx)
         except InputError as exc:  # said with the option that sets the input
-            option = self._option_of(exc.field.split(".", 1)[0])
-            shown = f" ({option})" if option else ""
+            param = self._param_of(exc.field.split(".", 1)[0])
+            shown = f" ({param.opts[0]})" if param is not None else ""
+            shape = getattr(param.type, "shape", None) if param is not None else None
+            written = f" (write it as {shape})" if shape else ""
             raise UsageError(
-                f"recipe {exc.recipe!r}, input {exc.field!r}{shown}: {exc.problem}"
+                f"recipe {exc.recipe!r}, input {exc.field!r}{shown}: {exc.problem}{written}"
             ) from None
 
-    def _option_of(self, field: str) -> str | None:
+    def _param_of(self, field: str) -> click.Parameter | None:
         for param in self.params:
             name = (param.name or "").partition(":")[2]
             if name and param.opts and field in (name, _input_key(self._model(), name)):
-                return str(param.opts[0])
+                return param
         return None
 
     def _model(self) -> Any:
@@ -340,6 +373,8 @@ def _metavar(name: str, ctype: Any) -> str:
         return "[" + "|".join(str(c) for c in ctype.choices) + "]"
     if isinstance(ctype, _Json):  # a mapping, a model, a list in a list: typed as JSON
         return "JSON"
+    if isinstance(ctype, _Shaped):
+        return ctype.shape
     return name.upper()
 
 
