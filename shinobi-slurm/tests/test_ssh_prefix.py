@@ -60,3 +60,56 @@ def test_compile_submits_through_an_ssh_hop_from_a_directory_with_a_space(
     found = wait_final(ninja, str(work / ".shinobi" / "pipe" / "handle.json"), cwd=work)
     assert found["state"] == "completed", found["summary"]
     assert (work / "made.ms").exists()
+
+
+#: A real ssh that cannot connect: nothing listens on port 1 here.
+REFUSED_HOP = "ssh -o BatchMode=yes -o ConnectTimeout=5 -p 1 127.0.0.1"
+#: A real ssh whose host is not a name at all (.invalid never resolves).
+UNNAMED_HOP = "ssh -o BatchMode=yes -o ConnectTimeout=5 nohost.invalid"
+
+
+def _real_ssh() -> None:
+    import shutil
+
+    if shutil.which("ssh") is None:
+        pytest.skip("no ssh client here")
+
+
+def test_a_hop_ssh_cannot_make_is_slurm_unreached_naming_the_hop() -> None:
+    from shinobi_slurm.commands import SlurmUnreachable
+
+    _real_ssh()
+    refused = SlurmCommands.from_settings({"command_prefix": REFUSED_HOP})
+    with pytest.raises(SlurmUnreachable) as caught:
+        refused.run("sinfo", [])
+    assert caught.value.never_sent and caught.value.transient  # the network: may pass
+    assert "Connection refused" in str(caught.value)
+    assert f"`{REFUSED_HOP} sinfo` answers" in caught.value.check
+    unnamed = SlurmCommands.from_settings({"command_prefix": UNNAMED_HOP, "submit_retry": 60})
+    with pytest.raises(SlurmUnreachable) as caught:
+        unnamed.submit([], stdin="#!/bin/sh\ntrue\n")  # a wrong name does not pass: no retry
+    assert caught.value.never_sent and not caught.value.transient
+
+
+@pytest.mark.usefixtures("slurm")
+def test_submit_cancel_and_status_through_a_hop_that_fails_exit_74_naming_it(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    _real_ssh()
+    hop = {"SHINOBI_BACKEND_SLURM_COMMAND_PREFIX": REFUSED_HOP}
+    hop["SHINOBI_BACKEND_SLURM_SUBMIT_RETRY"] = "0"
+    target = f"{EXAMPLES}/offload_demo.py:pipe"
+    refused = ninja("compile", target, "--target", "m.ms", "--submit", **hop)
+    assert refused.returncode == 74, refused.stderr
+    assert f"check that `{REFUSED_HOP} sinfo` answers" in refused.stderr
+    assert "nothing was submitted" in refused.stderr and not list(tmp_path.glob("*.ms"))
+    launched = ninja("compile", target, "--target", "m.ms", "--submit")
+    assert launched.returncode == 0, launched.stderr
+    try:
+        for command in ("status", "cancel"):
+            done = ninja(command, "pipe", **hop)
+            assert done.returncode == 74, (command, done.stderr)
+            said = done.stdout + done.stderr  # status says it under its table
+            assert f"`{REFUSED_HOP} sinfo` answers" in said, (command, said)
+    finally:
+        ninja("cancel", "pipe")

@@ -39,7 +39,7 @@ from shinobi.backends.base import (
 from shinobi.backends.process import read_log
 from shinobi.errors import ConfigError
 from shinobi.session import safe_name
-from shinobi_slurm.commands import CHECK_CONTROLLER, SlurmCommands, SlurmError
+from shinobi_slurm.commands import SlurmCommands, SlurmError
 from shinobi_slurm.poller import JobWatch, PollTuning, SacctPoller, shared_poller
 from shinobi_slurm.sacct import LIMITED_STATES, JobRecord, job_limits, with_true_exit
 from shinobi_slurm.sbatch import (
@@ -317,7 +317,7 @@ class SlurmBackend(Backend):
         try:
             job_id = self._submit(invocation, stdout, stderr)
         except SlurmError as exc:
-            fix = f"; {CHECK_CONTROLLER}, then run again" if exc.never_sent or exc.transient else ""
+            fix = f"; {exc.check}, then run again" if exc.never_sent or exc.transient else ""
             said = f"not submitted: {exc}{fix}"
             if exc.transient and not exc.never_sent:
                 said = f"{self._cancel_unanswered(invocation, exc)}{fix}"

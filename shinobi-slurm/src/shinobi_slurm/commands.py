@@ -41,6 +41,27 @@ _TRANSIENT = (
 #: Of those, the ones that prove a submission never reached the controller.
 _NEVER_SENT = ("unable to contact slurm controller", "connection refused")
 
+#: What ssh says when it never reached the host, so the Slurm tool never ran; of
+#: these, the first ones are the network's and may pass, the rest are settings.
+_SSH_NETWORK = (
+    "connection refused",
+    "connection timed out",
+    "no route to host",
+    "network is unreachable",
+    "temporary failure in name resolution",
+)
+_SSH_REFUSED = (
+    "could not resolve hostname",
+    "permission denied",
+    "host key verification failed",
+    "no such file or directory",
+    "bad configuration option",
+)
+
+#: ssh's own exit status: its failure, not the remote command's (Slurm's tools
+#: exit 1 on an error).
+_SSH_FAILED = 255
+
 #: What to look at when the controller was not reached (every such message says it).
 CHECK_CONTROLLER = "check that slurmctld runs (`sinfo` answers)"
 
@@ -50,10 +71,19 @@ class SlurmError(ShinobiError):
 
     exit_code = 1
 
-    def __init__(self, message: str, *, transient: bool = False, never_sent: bool = False) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        transient: bool = False,
+        never_sent: bool = False,
+        check: str = CHECK_CONTROLLER,
+    ) -> None:
         super().__init__(message)
         self.transient = transient
         self.never_sent = never_sent
+        #: What to look at when Slurm was not reached: the controller, or the ssh hop.
+        self.check = check
 
 
 class SlurmUnreachable(SlurmError):
@@ -140,6 +170,8 @@ class SlurmCommands:
                 f"{tool} did not answer within {self.timeout:g} s (is slurmctld up?)",
                 transient=True,
             ) from None
+        if done.returncode == _SSH_FAILED and self.remote_shell:
+            raise self._hop_failed(_last_line(done.stderr) or "ssh exited 255")
         if done.returncode != 0:
             said = _last_line(done.stderr) or _last_line(done.stdout) or f"exit {done.returncode}"
             # "sbatch failed: sbatch: error: ..." said the tool twice
@@ -151,6 +183,24 @@ class SlurmCommands:
                 never_sent=any(p in lowered for p in _NEVER_SENT),
             )
         return done.stdout
+
+    def _hop_failed(self, said: str) -> SlurmUnreachable:
+        """The ssh hop of ``command_prefix`` failed: the host was not reached, or the
+        connection broke (a command it carried may then have run).
+
+        Not a refusal of what was asked, so not the recipe's fault: exit 74,
+        naming the hop to try by hand.
+        """
+        lowered = said.lower()
+        network = any(p in lowered for p in _SSH_NETWORK)
+        never_sent = network or any(p in lowered for p in _SSH_REFUSED)
+        hop = shlex.join(self.prefix)
+        return SlurmUnreachable(
+            f"ssh to the Slurm host failed: {said}",
+            transient=network or not never_sent,
+            never_sent=never_sent,
+            check=f"check that `{hop} sinfo` answers, or fix [backend.slurm] command_prefix",
+        )
 
     def submit(self, args: Sequence[str], *, stdin: str | None = None) -> str:
         """``sbatch --parsable args``: the new job's id.
@@ -165,7 +215,8 @@ class SlurmCommands:
             try:
                 out = self.run("sbatch", ["--parsable", *args], stdin=stdin)
             except SlurmError as exc:
-                if not exc.never_sent or time.monotonic() + delay > deadline:
+                waits = exc.never_sent and exc.transient  # a wrong setting will not pass
+                if not waits or time.monotonic() + delay > deadline:
                     raise
                 time.sleep(delay)
                 delay = min(delay * 2, 10.0)

@@ -19,7 +19,7 @@ from shinobi.launch.handle import JobJournal, LaunchHandle, LaunchJob
 from shinobi.launch.tracking import LaunchStatus, LogSource
 from shinobi.offload.base import CompileOptions, OffloadTarget, Script, Workflow
 from shinobi.offload.jobs import Job, JobGraph
-from shinobi_slurm.commands import CHECK_CONTROLLER, SlurmCommands, SlurmError, SlurmUnreachable
+from shinobi_slurm.commands import SlurmCommands, SlurmError, SlurmUnreachable
 from shinobi_slurm.sbatch import job_name
 from shinobi_slurm.scripts import JobFiles, ScriptContext, job_options, job_script
 from shinobi_slurm.setting_values import POLL_FLOOR, SETTINGS_KEYS, seconds_setting
@@ -151,7 +151,7 @@ class SlurmTarget(OffloadTarget):
             return _unanswered(commands, step, exc, name)
         if exc.never_sent:  # not a refusal: the controller never heard of the job
             said = f"could not reach Slurm to submit step {step!r} ({exc})"
-            fix = f"{CHECK_CONTROLLER}, then submit again"
+            fix = f"{exc.check}, then submit again"
         else:
             said = f"Slurm refused step {step!r}: {exc}"
             fix = "fix what it names (sbatch_opts, the step's resources) and submit again"
@@ -192,7 +192,7 @@ class SlurmTarget(OffloadTarget):
                 # a controller that never heard the scancel, or never answered it, and
                 # a host without scancel are the machine's problem (74), not a refusal
                 unreachable = exc.never_sent or exc.transient or isinstance(exc, SlurmUnreachable)
-                away = f"; {CHECK_CONTROLLER}, then" if unreachable else ";"
+                away = f"; {exc.check}, then" if unreachable else ";"
                 error = SlurmUnreachable if unreachable else SlurmError
                 raise error(
                     f"could not cancel the {len(active)} job(s) of {handle.name} ({exc}){away}"
@@ -247,7 +247,7 @@ def _unanswered(commands: SlurmCommands, step: str, exc: SlurmError, name: str) 
     Every job of the launch shares ``name``, so one ``scancel --name`` finds it.
     """
     said = f"Slurm did not answer the submission of step {step!r} ({exc}), which it may have taken"
-    fix = f"{CHECK_CONTROLLER}, then submit again"
+    fix = f"{exc.check}, then submit again"
     try:
         commands.cancel_named(name)
     except SlurmError as cancel_exc:

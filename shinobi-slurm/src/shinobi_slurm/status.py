@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from shinobi.launch.handle import LaunchHandle, LaunchJob
 from shinobi.launch.tracking import LaunchStatus, StepState
-from shinobi_slurm.commands import SlurmCommands, SlurmError
+from shinobi_slurm.commands import SlurmCommands, SlurmError, SlurmUnreachable
 from shinobi_slurm.queue import query_queue
 from shinobi_slurm.sacct import JobRecord, cut_exit, query_jobs, with_exit, without_stale_ranges
 from shinobi_slurm.states import NEVER_RAN, Outcome, classify, combine_tasks
@@ -33,7 +33,9 @@ def launch_statuses(commands: SlurmCommands, handles: Sequence[LaunchHandle]) ->
     try:
         found = query_jobs(commands, ids)
     except SlurmError as exc:
-        found, error = {}, f"could not ask Slurm ({exc}); states shown as unknown"
+        away = exc.transient or exc.never_sent or isinstance(exc, SlurmUnreachable)
+        check = f"; {exc.check}" if away else ""
+        found, error = {}, f"could not ask Slurm ({exc}){check}; states shown as unknown"
     missing = [i for i in ids if i not in found]
     if missing and error is None:
         queued, away = query_queue(commands, missing)

@@ -49,11 +49,11 @@ def refuse_what_slurm_would(
         tried.add(key)
         try:
             commands.run("sbatch", ["--test-only"], stdin=batch_script(kept, ["true"]))
-        except SlurmUnreachable:
-            raise  # (no sbatch here): no answer about the step, and none to come by waiting
         except SlurmError as exc:
             if exc.transient or exc.never_sent:
                 return  # Slurm is away: the submission will say so itself
+            if isinstance(exc, SlurmUnreachable):
+                raise  # (no sbatch here): no answer about the step, and none to come by waiting
             raise SlurmWouldRefuse(
                 f"Slurm would refuse step {step!r} ({exc}{_partitions_hint(commands, exc, kept)});"
                 " nothing was submitted: fix [backend.slurm] sbatch_opts or the step's declared"
