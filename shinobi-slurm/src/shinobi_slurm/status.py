@@ -33,8 +33,8 @@ def launch_statuses(commands: SlurmCommands, handles: Sequence[LaunchHandle]) ->
     try:
         found = query_jobs(commands, ids)
     except SlurmError as exc:
-        away = exc.transient or exc.never_sent or isinstance(exc, SlurmUnreachable)
-        check = f"; {exc.check}" if away else ""
+        unreached = exc.transient or exc.never_sent or isinstance(exc, SlurmUnreachable)
+        check = f"; {exc.check}" if unreached else ""
         found, error = {}, f"could not ask Slurm ({exc}){check}; states shown as unknown"
     missing = [i for i in ids if i not in found]
     if missing and error is None:
