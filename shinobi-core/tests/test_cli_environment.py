@@ -142,3 +142,9 @@ def test_doctor_finds_a_configuration_no_run_could_use(ninja: Ninja, tmp_path: P
     assert proc.returncode == 2
     (problem,) = json.loads(proc.stdout)["config"]["problems"]
     assert "max_workerz" in problem
+    # a backend's own table with a key the backend does not read: `run` refuses it
+    (tmp_path / "shinobi.toml").write_text("[backend.native]\nbinary = 'x'\n")
+    proc = ninja("doctor", "--json")
+    assert proc.returncode == 2
+    (problem,) = json.loads(proc.stdout)["config"]["problems"]
+    assert "'backend.native.binary'" in problem and "is not a setting of the native" in problem

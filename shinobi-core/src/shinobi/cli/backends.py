@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from typing import Any
 
 import click
 
@@ -96,6 +97,37 @@ def command(as_json: bool, no_check: bool) -> None:
         _print("backends:", rows)
 
 
+def _table_problems(config: Any, report: dict[str, list[dict[str, object]]]) -> list[str]:
+    """A ``[backend.NAME]`` key no installed plugin of that name reads: the run or
+    compile that loads the plugin would refuse it, so doctor says so first.
+
+    The backend and the offload engine of one name share the table, so a key
+    either of them reads is fine.
+    """
+    from shinobi.backends.registry import BACKENDS, OFFLOAD, load_plugin
+    from shinobi.errors import ConfigError
+
+    readers: dict[str, set[str] | None] = {}
+    for group, rows in ((BACKENDS, report["backends"]), (OFFLOAD, report["offload"])):
+        for row in rows:
+            name = str(row["name"])
+            if not row["loads"] or (name in readers and readers[name] is None):
+                continue
+            keys = getattr(load_plugin(group, name), "settings_keys", None)
+            known = readers.setdefault(name, set())
+            if keys is None:  # a plugin that does not say what it reads: nothing checked
+                readers[name] = None
+            elif known is not None:
+                known.update(keys)
+    problems = []
+    for name, keys in readers.items():
+        try:
+            config.check_backend_table(name, keys)
+        except ConfigError as exc:
+            problems.append(str(exc))
+    return problems
+
+
 @click.command(short_help="Check this host: backends, offload engines, launchers, config.")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 def doctor(as_json: bool) -> None:
@@ -128,6 +160,7 @@ def doctor(as_json: bool) -> None:
         if row is None or not row["loads"]:
             detail = row["detail"] if row is not None else "no such backend"
             problems.append(f"backend.default is {default!r}, which cannot be used: {detail}")
+        problems += _table_problems(config, report)
     config_info["problems"] = problems
     if as_json:
         click.echo(json.dumps({**report, "config": config_info}, indent=2))
