@@ -249,13 +249,17 @@ def test_inputs_whose_options_would_clash_each_get_one_of_their_own(
     assert "/bin/echo 7 8" in out
 
 
-@pytest.mark.parametrize(("words", "shown"), [(["runs"], "runs"), (["cache", "ls"], "cache ls")])
-def test_debug_after_the_command_says_to_put_it_first(
-    capsys: pytest.CaptureFixture[str], words: list[str], shown: str
+@pytest.mark.parametrize(
+    ("words", "shown"),
+    [(["runs"], "runs"), (["cache", "ls"], "cache ls"), (["run"], "run"), (["compile"], "compile")],
+)
+@pytest.mark.parametrize("option", ["--debug", "--version"])
+def test_a_global_option_after_the_command_says_to_put_it_first(
+    capsys: pytest.CaptureFixture[str], words: list[str], shown: str, option: str
 ) -> None:
-    code, _, err = _ninja(capsys, *words, "--debug")
+    code, _, err = _ninja(capsys, *words, option)  # run and compile: no target yet
     assert code == 2
-    assert f"put it first (ninja --debug {shown} ...)" in err, err
+    assert f"put it first (ninja {option} {shown} ...)" in err, err
 
 
 LITERALS = """

@@ -170,7 +170,7 @@ def _register_exit_hook() -> None:
 
 
 #: Options of ``ninja`` itself, which people also write after the command.
-_GLOBAL_OPTIONS = ("--debug", "--version")
+GLOBAL_OPTIONS = ("--debug", "--version")
 
 
 def _usage_line(exc: click.UsageError) -> str:
@@ -182,7 +182,7 @@ def _usage_line(exc: click.UsageError) -> str:
     from shinobi.cli.recipe_options import TARGET_KEY
 
     message = " ".join(exc.format_message().split()).rstrip(".")
-    if isinstance(exc, click.NoSuchOption) and exc.option_name in _GLOBAL_OPTIONS:
+    if isinstance(exc, click.NoSuchOption) and exc.option_name in GLOBAL_OPTIONS:
         command = exc.ctx.command_path.partition(" ")[2] if exc.ctx is not None else ""
         name = exc.option_name
         return f"{name} is an option of ninja itself: put it first (ninja {name} {command} ...)"

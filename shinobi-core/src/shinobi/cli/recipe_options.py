@@ -249,8 +249,11 @@ class RecipeCommand(click.Command):
             _refuse_swallowed_options(self, ctx, args)
             return super().parse_args(ctx, args)
         except click.NoSuchOption as exc:
-            if _RECIPE_KEY in ctx.meta or not exc.option_name.startswith("--"):
-                exc.ctx = exc.ctx or ctx
+            from shinobi.cli.main import GLOBAL_OPTIONS
+
+            named = exc.option_name
+            if _RECIPE_KEY in ctx.meta or not named.startswith("--") or named in GLOBAL_OPTIONS:
+                exc.ctx = exc.ctx or ctx  # ninja's own options: "put it first", said by main
                 raise
             message = exc.format_message().rstrip(".")
             raise click.UsageError(
