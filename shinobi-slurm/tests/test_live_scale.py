@@ -64,3 +64,27 @@ def test_status_of_a_thousand_jobs_is_one_sacct_call(ninja: Ninja, tmp_path: Pat
     finally:
         subprocess.run(["scancel", *ids], capture_output=True, check=False)
     assert wait_dequeued(ids) == []
+
+
+PRINTS_FOR_A_WHILE = """
+from shinobi.steps import Cab, Recipe
+talk = Cab("talk", ["sh", "-c", "for i in 1 2 3 4; do echo line $i; sleep 2; done"])
+r = Recipe("talker")
+r.add_step("talk", talk)
+"""
+
+
+def test_logs_follow_reads_often_but_asks_sacct_only_every_status_interval(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    (tmp_path / "shinobi.toml").write_text("[backend.slurm]\nstatus_interval = 10\n")
+    (tmp_path / "talker.py").write_text(PRINTS_FOR_A_WHILE)
+    done = ninja("compile", "talker.py:r", "--submit", "--json")
+    assert done.returncode == 0, done.stderr
+    launch = json.loads(done.stdout)
+    extra, log = counting(tmp_path, ("sacct", "squeue"))
+    followed = ninja("logs", launch["run_id"], "--follow", timeout=200, **extra)
+    assert followed.returncode == 0, followed.stderr
+    assert "line 4" in followed.stdout
+    # about 8 s of job: one question at the start, one after 10 s (not one every 2 s)
+    assert log.read_text().split().count("sacct") <= 3, log.read_text()
