@@ -367,6 +367,27 @@ def test_resources_reach_the_node_from_every_place_they_can_be_declared() -> Non
     assert [n.resources for n in graph.nodes] == [footprint] * 5
 
 
+def test_a_function_driving_a_cab_with_resources_declares_the_cab_s_own() -> None:
+    """Every ctx.run() runs the cab: what it needs is what the step needs."""
+    footprint = Resources(cpus="all")
+    big = Cab("big", "true", TimedIn, resources=footprint)
+
+    @shinobi.step(big)
+    def decorated(ctx: Any) -> Any:
+        return ctx.run()
+
+    recipe = Recipe("r", NoIn)
+    recipe.add_step("by_step_decorator", decorated, stamp="s")
+
+    @recipe.step(big, stamp="s")
+    def by_recipe_step(ctx: Any) -> Any:
+        return ctx.run()
+
+    recipe.add_step("own_wins", decorated, stamp="s", resources=Resources(cpus=1))
+    graph = build_graph(recipe)
+    assert [n.resources for n in graph.nodes] == [footprint, footprint, Resources(cpus=1)]
+
+
 def test_add_step_resources_win_over_the_cab_s_own() -> None:
     recipe = Recipe("r", NoIn)
     cab = Cab("c", "true", TimedIn, resources=Resources(cpus=8))

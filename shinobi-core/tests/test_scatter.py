@@ -297,8 +297,20 @@ def test_scatter_on_the_decorators() -> None:
     def by_recipe(ctx: Any) -> StepResult:
         return ctx.run()
 
+    recipe.add_step("whole", driven, scatter=[], left="z", right=1)  # add_step's wins
     graph = build_graph(recipe)
-    assert [n.scatter for n in graph.nodes] == [("left",), ("x",), ("right",)]
+    assert [n.scatter for n in graph.nodes] == [("left",), ("x",), ("right",), ()]
+
+
+@pytest.mark.parametrize("scatter", [[Recipe("r", Pairs).inputs.lefts], [1], 5])
+def test_scatter_that_is_not_names_is_refused_where_it_is_declared(scatter: Any) -> None:
+    recipe = Recipe("r", Pairs)
+    with pytest.raises(TypeError, match=r"step 'b': scatter takes the names of the step's own"):
+        recipe.add_step("b", pair, scatter=scatter, left=recipe.inputs.lefts, right=1)
+    with pytest.raises(TypeError, match=r"not the reference inputs.lefts|not 1|not 5"):
+        shinobi.step(pair, scatter=scatter)
+    with pytest.raises(TypeError, match=r"^scatter takes the names of the step's own inputs"):
+        shinobi.pystep(scatter=scatter)
 
 
 def test_pystep_slices_run_and_gather(tmp_path: Path) -> None:

@@ -173,6 +173,15 @@ def output_refs(value: Any) -> Sequence[OutputRef]:
     return _refs(value, OutputRef)
 
 
+def _resources_of(step: Any) -> Any:
+    """What a step declares it needs: its own ``resources=``, else (an orchestration
+    function) those of the cab it drives, which every ``ctx.run()`` runs."""
+    own = getattr(step, "resources", None)
+    if own is None and getattr(step, "kind", None) == "function":
+        return getattr(step.cab, "resources", None)
+    return own
+
+
 def _scatter_of(step: Any) -> tuple[str, ...]:
     """The scatter a decorated step (``@shinobi.step``/``@pystep``) declares itself."""
     return tuple(getattr(step, "scatter", None) or ())
@@ -500,7 +509,7 @@ class _Builder:
                         name=item.name,
                         step=item.step,
                         wiring=dict(item.wiring),
-                        scatter=item.scatter or _scatter_of(item.step),
+                        scatter=_scatter_of(item.step) if item.scatter is None else item.scatter,
                         resources=item.resources,
                         backend=item.backend,
                         venv=item.venv,
@@ -661,7 +670,7 @@ class _Builder:
                 raise self.fail(
                     f"step {name!r}: scatter field {field_name!r} is not wired to a list"
                 )
-        resources = entry.get("resources") or getattr(step, "resources", None)
+        resources = entry.get("resources") or _resources_of(step)
         if resources is not None and not _is_resources(resources):
             raise self.fail(
                 f"step {name!r}: resources must be Resources(cpus=..., memory=...), not"

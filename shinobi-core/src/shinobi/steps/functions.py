@@ -108,6 +108,8 @@ def step(
     same arguments of ``add_step`` win over them.
     """
 
+    scatter = field_names(scatter)  # refused here, at the decorator, not when it is applied
+
     def decorate(fn: Callable[[StepContext], Any]) -> FunctionStep:
         return FunctionStep(cab, fn, backend=backend, resources=resources, scatter=scatter)
 
@@ -220,6 +222,7 @@ def pystep(
     scatter: Iterable[str] = (),
 ) -> PyStep | Callable[[Callable[..., Any]], PyStep]:
     """Make a Python function a step: ``@pystep`` or ``@pystep(image=..., venv=...)``."""
+    scatter = field_names(scatter)
 
     def decorate(f: Callable[..., Any]) -> PyStep:
         return PyStep(

@@ -24,19 +24,22 @@ class StepRef:
 
     ``wiring`` maps the step's input fields to an :class:`InputRef`, an
     :class:`OutputRef` or a literal value. ``scatter`` names inputs that are
-    lists at recipe level and fan the step out, one slice per element.
+    lists at recipe level and fan the step out, one slice per element; None
+    (not given) leaves it to the step's own default (``@shinobi.step(...,
+    scatter=)``), which ``scatter=[]`` overrides.
     """
 
     name: str
     step: Any
     wiring: dict[str, Any] = field(default_factory=dict)
-    scatter: tuple[str, ...] = ()
+    scatter: tuple[str, ...] | None = None
     resources: Resources | None = None
     backend: str | None = None
     venv: str | None = None
 
     def __post_init__(self) -> None:
-        self.scatter = field_names(self.scatter)
+        if self.scatter is not None:
+            self.scatter = field_names(self.scatter, f"step {self.name!r}: scatter")
 
 
 @dataclass(slots=True)
@@ -164,7 +167,7 @@ class Recipe:
             name=name,
             step=step,
             wiring=wiring,
-            scatter=field_names(scatter),
+            scatter=None if scatter is None else field_names(scatter, f"step {name!r}: scatter"),
             resources=resources,
             backend=backend,
             venv=venv,

@@ -8,15 +8,27 @@ from dataclasses import dataclass
 __all__ = ["InputRef", "OutputRef", "field_names"]
 
 
-def field_names(names: Iterable[str] | str | None) -> tuple[str, ...]:
+def field_names(names: Iterable[str] | str | None, what: str = "scatter") -> tuple[str, ...]:
     """Field names as a tuple; a single string is one name, not its letters.
 
     ``scatter="ms"`` is the natural way to scatter over one input; iterating
-    the string would scatter over inputs "m" and "s".
+    the string would scatter over inputs "m" and "s". Anything but names
+    (``scatter=[recipe.inputs.ms]``, a number) is refused here, naming
+    ``what``, rather than failing later inside ninja.
     """
     if names is None:
         return ()
-    return (names,) if isinstance(names, str) else tuple(names)
+    if isinstance(names, str):
+        return (names,)
+    found = tuple(names) if isinstance(names, Iterable) else (names,)
+    for name in found:
+        if not isinstance(name, str):
+            shown = f"the reference {name}" if isinstance(name, InputRef) else repr(name)
+            raise TypeError(
+                f"{what} takes the names of the step's own inputs as text (scatter=['ms']),"
+                f" not {shown}"
+            )
+    return found
 
 
 @dataclass(frozen=True, slots=True)
