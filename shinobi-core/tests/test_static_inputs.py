@@ -312,3 +312,37 @@ def test_a_validator_crash_with_a_long_message_stays_on_one_line(tmp_path: Path)
     with pytest.raises(UsageError) as raised:
         run_recipe(recipe, {"n": 2}, config=config(), cwd=tmp_path, workdir=tmp_path)
     assert str(raised.value).endswith("raised RuntimeError: first line")
+
+
+class WordIn(BaseModel):
+    word: str
+
+
+class TextIn(BaseModel):
+    path: str
+    paths: list[str] = []
+
+
+def test_a_file_output_wired_to_a_text_input_arrives_as_its_path(tmp_path: Path) -> None:
+    """pydantic refuses a Path for a str: the step failed after the ones before it ran."""
+    from shinobi.steps import File
+
+    class MadeFile(BaseModel):
+        out: File
+
+    make = Cab(
+        "make",
+        ["sh", "-c", 'echo "$1" > "w-$1.txt"', "sh"],
+        WordIn,
+        MadeFile,
+        {"word": ParamMeta(positional=True), "out": ParamMeta(implicit="w-{word}.txt")},
+    )
+    meta = {"path": ParamMeta(positional=True), "paths": ParamMeta(skip=True)}
+    cat = Cab("cat", ["cat"], TextIn, None, meta)
+    recipe = Recipe("r")
+    recipe.add_step("make", make, word="x")
+    recipe.add_step("cat", cat, path=recipe.outputs.make.out, paths=[recipe.outputs.make.out])
+    result = run_recipe(recipe, cwd=tmp_path, config=load_config({"cache.enabled": False}))
+    assert result.ok, result.error
+    shown = result.steps[1]
+    assert shown.argv == ["cat", "w-x.txt"] and shown.stdout == "x\n"

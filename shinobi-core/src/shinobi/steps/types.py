@@ -55,6 +55,8 @@ class FieldSpec:
     default: Any
     description: str | None
     annotation: Any
+    #: Text (``str``, or a list of it): a path handed to it arrives as its text.
+    is_text: bool = False
 
 
 def _unwrap(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any], bool]:
@@ -114,6 +116,7 @@ def _fields_of(model: Any) -> dict[str, FieldSpec]:
             default=default,
             description=info.description,
             annotation=info.annotation,
+            is_text=core is str,
         )
     return specs
 
