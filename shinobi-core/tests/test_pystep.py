@@ -631,3 +631,43 @@ def test_a_value_returned_by_a_pystep_declaring_no_outputs_names_the_fix(tmp_pat
     (step,) = run_recipe(recipe, cwd=tmp_path, use_cache=False).steps
     assert step.error is not None and "unannotated_outputs" not in step.error
     assert "returned int, but its return annotation declares no outputs" in step.error
+
+
+def test_an_interpreter_of_another_version_is_told_so_before_borrowing_ninja_s_packages(
+    tmp_path: Path,
+) -> None:
+    """ninja's pydantic, borrowed by another Python, failed deep in ``typing``."""
+    import json
+    import subprocess
+    import sys
+
+    from shinobi.pyrunner import RUNNER
+    from shinobi.pyrunner.request import core_paths
+
+    (tmp_path / "steps.py").write_text("def f() -> int:\n    return 1\n")
+
+    def run(core_python: list[int]) -> dict[str, Any]:
+        spec = {
+            "module_file": str(tmp_path / "steps.py"),
+            "module_name": "steps",
+            "import_root": str(tmp_path),
+            "qualname": "f",
+            "inputs": {},
+            "outputs_file": str(tmp_path / "out.json"),
+            "core_paths": core_paths(),
+            "core_python": core_python,
+        }
+        (tmp_path / "spec.json").write_text(json.dumps(spec))
+        # -S: no site directory, so shinobi and pydantic are not this interpreter's own
+        subprocess.run(
+            [sys.executable, "-I", "-S", RUNNER, str(tmp_path / "spec.json")], check=False
+        )
+        found: dict[str, Any] = json.loads((tmp_path / "out.json").read_text())
+        return found
+
+    here = list(sys.version_info[:2])
+    refused = run([here[0], here[1] + 1])
+    assert refused["stage"] == "setup"
+    assert f"is Python {here[0]}.{here[1]} and has no shinobi or pydantic" in refused["error"]
+    assert f"make it with Python {here[0]}.{here[1] + 1}" in refused["error"]
+    assert "error" not in run(here)  # the same version borrows them, as before

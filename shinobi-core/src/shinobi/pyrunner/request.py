@@ -15,6 +15,7 @@ import importlib.util
 import inspect
 import json
 import os
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -150,6 +151,8 @@ def build_invocation(
         "inputs": to_jsonable_python(values),
         "outputs_file": str(workspace / "outputs.json"),
         "core_paths": paths,
+        # the version those paths' packages were built for (see the runner)
+        "core_python": list(sys.version_info[:2]),
     }
     spec_file.write_text(json.dumps(spec, indent=1))
     shinobi_dir = os.path.dirname(os.path.dirname(os.path.abspath(RUNNER)))

@@ -41,6 +41,7 @@ def _prepare_path(spec: dict[str, Any]) -> None:
         sys.path.insert(0, root)
     missing = [n for n in ("shinobi", "pydantic") if importlib.util.find_spec(n) is None]
     if missing:
+        _refuse_another_version(spec, missing)
         sys.path.extend(p for p in spec["core_paths"] if p not in sys.path)
     try:
         import pydantic  # noqa: F401
@@ -53,6 +54,22 @@ def _prepare_path(spec: dict[str, Any]) -> None:
             f" ({exc}); install shinobi-core into that environment, or use an interpreter of"
             f" the same Python version as the one running ninja"
         ) from exc
+
+
+def _refuse_another_version(spec: dict[str, Any], missing: list[str]) -> None:
+    """ninja's own pydantic and shinobi, borrowed by an interpreter of another
+    version, fail deep inside their imports (an AttributeError in ``typing``):
+    say what it is before trying."""
+    core = tuple(spec.get("core_python", ()))
+    here = tuple(sys.version_info[:2])
+    if not core or core == here:
+        return
+    shown, theirs = ".".join(map(str, here)), ".".join(map(str, core))
+    raise RunnerError(
+        f"{sys.executable} is Python {shown} and has no {' or '.join(missing)} of its own;"
+        f" ninja's (Python {theirs}) do not load in another version: install shinobi-core"
+        f" into that environment, or make it with Python {theirs}"
+    )
 
 
 def _module_name(spec: dict[str, Any]) -> str:
