@@ -307,6 +307,59 @@ def test_a_result_the_function_builds_is_the_step_s_and_is_validated(tmp_path: P
     assert result.ok and result.steps[0].name == "o" and result.steps[0].outputs == {"said": 7}
 
 
+class MadeOut(BaseModel):
+    image: shinobi.steps.File
+
+
+made_image = Cab("made_image", ["true"], CountIn, MadeOut)
+
+
+@pytest.mark.parametrize(
+    ("made", "said"),
+    [
+        (StepResult(name="x", status="weird"), "status 'weird', which is none of ok, failed"),  # type: ignore[arg-type]
+        (StepResult(name="x", status="failed"), "returned a failed result without an error"),
+        (
+            StepResult(name="x", status="ok", outputs={"image": "never-made.fits"}),
+            "output 'image' names 'never-made.fits', which does not exist",
+        ),
+    ],
+)
+def test_a_result_the_function_builds_is_held_to_what_a_run_s_would_be(
+    tmp_path: Path, made: StepResult, said: str
+) -> None:
+    @shinobi.step(made_image)
+    def hand_made(ctx: StepContext) -> StepResult:
+        return made
+
+    recipe = Recipe("r")
+    recipe.add_step("o", hand_made, verdict="ok", n=0)
+    result = run_recipe(recipe, cwd=tmp_path, config=config())
+    (step,) = result.steps
+    assert not result.ok and step.status == "failed"
+    assert step.error is not None and said in step.error, step.error
+
+
+def test_a_function_that_cannot_take_ctx_is_refused_where_it_is_declared() -> None:
+    def no_ctx() -> None:
+        return None
+
+    def two(ctx: StepContext, extra: int) -> None:
+        return None
+
+    for fn in (no_ctx, two):
+        with pytest.raises(TypeError, match=r"must take one argument, the step's context"):
+            shinobi.step(counted)(fn)
+    recipe = Recipe("r")
+    with pytest.raises(TypeError, match=r"no_ctx' must take one argument"):
+        recipe.step(counted, verdict="ok", n=0)(no_ctx)
+
+    def defaults(ctx: StepContext, extra: int = 1, *more: Any, **kw: Any) -> None:
+        return None
+
+    shinobi.step(counted)(defaults)  # callable as fn(ctx): fine
+
+
 @pytest.mark.parametrize("kind", ["generator", "async"])
 def test_a_function_whose_call_would_not_run_its_body_is_refused(kind: str) -> None:
     def generator(ctx: StepContext) -> Any:

@@ -8,6 +8,7 @@ a :class:`BackendRun` is wrangled into a :class:`StepResult`.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -253,7 +254,7 @@ def _run_function(session: Session, name: str, node: Node, values: dict[str, Any
     if isinstance(returned, StepResult):
         if any(returned is made for made in ctx.results):
             return returned
-        return _made_by_function(name, cab, returned)
+        return _made_by_function(name, cab, returned, session.cwd)
     if ctx.results:
         return ctx.results[-1]
     return runner(values, None)
@@ -277,19 +278,44 @@ def _whole_message(session: Session, name: str, exc: BaseException) -> str:
     return whole
 
 
-def _made_by_function(name: str, cab: Cab, made: StepResult) -> StepResult:
+#: What a result an orchestration function builds itself may say it is.
+_MADE_STATUSES = ("ok", "failed", "skipped")
+
+
+def _made_by_function(name: str, cab: Cab, made: StepResult, cwd: str) -> StepResult:
     """A result the orchestration function built itself, held to what ``ctx.run``'s are.
 
-    It is the step's result whatever name it was given, and a successful one's
-    outputs must satisfy the cab's outputs model, as the cab's own would.
+    It is the step's result whatever name it was given; a failed one says why,
+    and a successful one's outputs must satisfy the cab's outputs model, its
+    paths there, as the cab's own would.
     """
     result = dataclasses.replace(made, name=name, details=dict(made.details))
-    if result.status == "ok":
+    error = None
+    if result.status not in _MADE_STATUSES:
+        error = (
+            f"status {result.status!r}, which is none of {', '.join(_MADE_STATUSES)} (or return"
+            " what ctx.run() returned)"
+        )
+    elif result.status == "failed" and not result.error:
+        result.error = "the orchestration function returned a failed result without an error"
+    elif result.status == "ok":
         result.outputs, error = _validate_outputs(cab, dict(result.outputs))
-        if error is not None:
-            result.status = "failed"
-            result.error = f"the orchestration function returned a result whose {error}"
+        error = error or _missing_output(cab, result.outputs, cwd)
+    if error is not None:
+        result.status = "failed"
+        result.error = f"the orchestration function returned a result whose {error}"
     return result
+
+
+def _missing_output(cab: Cab, outputs: dict[str, Any], cwd: str) -> str | None:
+    """The first path output of ``outputs`` that is not there, said as an error."""
+    for field, spec in fields_of(cab.outputs_model).items():
+        value = outputs.get(field)
+        paths = value if isinstance(value, list) else [value]
+        for path in paths if spec.path_kind is not None else ():
+            if isinstance(path, str | os.PathLike) and not os.path.lexists(os.path.join(cwd, path)):
+                return f"output {field!r} names {str(path)!r}, which does not exist"
+    return None
 
 
 def run_node(session: Session, name: str, node: Node, values: dict[str, Any]) -> StepResult:

@@ -41,6 +41,23 @@ def _runs_when_called(fn: Callable[..., Any], what: str) -> None:
     )
 
 
+def _takes_ctx(fn: Callable[..., Any]) -> None:
+    """Refuse, where it is declared, a function that cannot be called as ``fn(ctx)``:
+    otherwise its step fails with a TypeError after the steps before it ran."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin or an odd callable: its call decides
+        return
+    try:
+        signature.bind(object())
+    except TypeError:
+        name = getattr(fn, "__qualname__", repr(fn))
+        raise TypeError(
+            f"the orchestration function {name!r} must take one argument, the step's"
+            f" context (def {getattr(fn, '__name__', 'fn')}(ctx): ...), not {signature}"
+        ) from None
+
+
 class FunctionStep:
     """A cab driven by an orchestration function ``fn(ctx)``."""
 
@@ -56,6 +73,7 @@ class FunctionStep:
         scatter: Iterable[str] = (),
     ) -> None:
         _runs_when_called(fn, "the orchestration function")
+        _takes_ctx(fn)
         self.cab = cab
         self.fn = fn
         self.name = getattr(fn, "__name__", cab.name)
