@@ -294,6 +294,23 @@ def test_an_unknown_default_backend_says_which_setting_and_file_named_it(
         prepare(Recipe("r", steps=[]), None, config)
 
 
+def test_an_unknown_backend_a_step_names_says_which_step(tmp_path: Path) -> None:
+    from shinobi.errors import BackendNotFound
+    from shinobi.runner import prepare
+    from shinobi.steps import Cab, Recipe
+
+    inner = Recipe("inner")
+    inner.add_step("deep", Cab("c", "true"), backend="dockr")
+    recipe = Recipe("r")
+    recipe.add_step("fine", Cab("c", "true"))
+    recipe.add_step("outer", inner)
+    config = load_config({"cache.enabled": False}, cwd=tmp_path, environ={})
+    with pytest.raises(BackendNotFound, match=r"^step 'outer.deep': unknown backend 'dockr'"):
+        prepare(recipe, None, config)
+    with pytest.raises(BackendNotFound, match=r"^unknown backend 'natve'"):  # the run's own
+        prepare(Recipe("r", steps=[]), "natve", config)
+
+
 @pytest.mark.parametrize(
     ("variable", "value", "said"),
     [

@@ -156,15 +156,20 @@ def prepare(recipe: Recipe, backend: str | None, config: AppConfig) -> Graph:
     from shinobi.graph import build_graph
 
     graph = build_graph(recipe)
-    names = {backend or config.backend.default}
-    for _, node in graph.walk():
+    run_wide = backend or config.backend.default
+    names = {run_wide}
+    naming: dict[str, str] = {}  # a backend only steps name: the first step to name it
+    for path, node in graph.walk():
         if node.backend:
             names.add(node.backend)
+            naming.setdefault(node.backend, path)
     for name in sorted(names):
         try:
             check_name(BACKENDS, name)
         except BackendNotFound as exc:
-            if backend or name != config.backend.default:
+            if name != run_wide:  # the step says which: in a large recipe, say where
+                raise BackendNotFound(f"step {naming[name]!r}: {exc}") from None
+            if backend:
                 raise
             origin = config.sources.get("backend.default", "the defaults")
             raise BackendNotFound(f"{exc}; it is backend.default, from {origin}") from None
