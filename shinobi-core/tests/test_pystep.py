@@ -671,3 +671,36 @@ def test_an_interpreter_of_another_version_is_told_so_before_borrowing_ninja_s_p
     assert f"is Python {here[0]}.{here[1]} and has no shinobi or pydantic" in refused["error"]
     assert f"make it with Python {here[0]}.{here[1] + 1}" in refused["error"]
     assert "error" not in run(here)  # the same version borrows them, as before
+
+
+MISFITS = """
+import shinobi
+from shinobi.steps import Recipe
+
+@shinobi.pystep
+def here() -> int:
+    return "abc"
+
+@shinobi.pystep(venv={venv!r})
+def there() -> int:
+    return "abc"
+
+native = Recipe("native")
+native.add_step("s", here)
+in_venv = Recipe("in_venv")
+in_venv.add_step("s", there)
+"""
+
+
+@pytest.mark.parametrize("target", ["native", "in_venv"])
+def test_a_return_value_its_type_refuses_says_which_output_and_why(
+    tmp_path: Path, made_venv: Path, target: str
+) -> None:
+    source = tmp_path / "misfits.py"
+    source.write_text(MISFITS.format(venv=str(made_venv)))
+    result = run_recipe(load_target(f"{source}:{target}"), cwd=tmp_path, config=config())
+    assert not result.ok
+    assert result.steps[0].error == (
+        "the pystep returned what its return type refuses: output 'result': Input should be a"
+        " valid integer, unable to parse string as an integer (got 'abc')"
+    )

@@ -31,7 +31,7 @@ from shinobi.plan import cab_of
 from shinobi.steps.argv import path_uses, render_argv
 from shinobi.steps.outputs import collect_outputs, optional_outputs, static_outputs, wrangle
 from shinobi.steps.result import StepResult
-from shinobi.steps.types import error_field, field_values, fields_of, validation_errors
+from shinobi.steps.types import field_values, fields_of, output_problem
 from shinobi.untouched_outputs import existing_outputs, untouched
 
 if TYPE_CHECKING:
@@ -204,13 +204,10 @@ def _validate_outputs(cab: Cab, outputs: dict[str, Any]) -> tuple[dict[str, Any]
     try:
         return field_values(cab.outputs_model.model_validate(outputs)), None
     except Exception as exc:
-        errors = validation_errors(exc)
-        if errors is None:
+        said = output_problem(exc)
+        if said is None:
             raise
-        first = errors[0]
-        loc = error_field(first)
-        got = "" if first.get("type") == "missing" else f" (got {first.get('input')!r:.80})"
-        return outputs, f"output {loc!r}: {first.get('msg')}{got}"
+        return outputs, said
 
 
 def _run_function(session: Session, name: str, node: Node, values: dict[str, Any]) -> StepResult:

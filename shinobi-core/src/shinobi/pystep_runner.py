@@ -43,7 +43,13 @@ from shinobi.outcome import result_of_run
 from shinobi.pyrunner.request import build_invocation
 from shinobi.pystep_output import captured
 from shinobi.steps.result import StepResult, kept_tail
-from shinobi.steps.types import error_field, field_values, fields_of, validation_errors
+from shinobi.steps.types import (
+    error_field,
+    field_values,
+    fields_of,
+    output_problem,
+    validation_errors,
+)
 from shinobi.teardown import StepWorkspace
 
 if TYPE_CHECKING:
@@ -140,13 +146,14 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
             err.write(user_traceback(exc).encode("utf-8", "backslashreplace"))
         elif "\n" in str(exc):  # the whole message, which the one-line error points to
             err.write(f"{str(exc).rstrip()}\n".encode("utf-8", "backslashreplace"))
+        misfit = None if in_call else output_problem(exc)
         result = StepResult(
             name=name,
             status="failed",
             returncode=exc.code
             if isinstance(exc, SystemExit) and isinstance(exc.code, int)
             else None,
-            error=_raised(exc, with_trace),
+            error=f"{_FAILED_AT['outputs']} {misfit}" if misfit else _raised(exc, with_trace),
             stdout=kept_tail(out.text()),
             stderr=kept_tail(err.text()),
             backend="python",
@@ -180,6 +187,7 @@ _FAILED_AT = {
     "setup": "the Python step could not start:",
     "load": "importing the pystep's module raised",
     "call": "the pystep raised",
+    "outputs": "the pystep returned what its return type refuses:",
 }
 
 

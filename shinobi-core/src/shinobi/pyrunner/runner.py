@@ -33,6 +33,10 @@ class RunnerError(Exception):
     """A set-up problem, worded for the person reading the step's error."""
 
 
+class OutputMisfit(Exception):
+    """The function returned what its outputs model refuses (said on one line)."""
+
+
 def _prepare_path(spec: dict[str, Any]) -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
@@ -117,7 +121,15 @@ def _load_step(spec: dict[str, Any]) -> Any:
 def _call(step: Any, inputs: dict[str, Any]) -> dict[str, Any]:
     values = dict(step.inputs_model.model_validate(inputs))
     returned = step.fn(**values)
-    outputs = step.outputs_model.model_validate(step.outputs_from(returned))
+    try:
+        outputs = step.outputs_model.model_validate(step.outputs_from(returned))
+    except Exception as exc:
+        from shinobi.steps.types import output_problem
+
+        said = output_problem(exc)
+        if said is None:
+            raise
+        raise OutputMisfit(said) from exc
     dumped: dict[str, Any] = outputs.model_dump(mode="json")
     return dumped
 
@@ -144,6 +156,10 @@ def main(argv: list[str]) -> int:
     except RunnerError as exc:
         sys.stderr.write(f"shinobi: {exc}\n")
         _write(spec["outputs_file"], {"error": str(exc), "stage": "setup"})
+        return 1
+    except OutputMisfit as exc:
+        sys.stderr.write(f"shinobi: {exc}\n")
+        _write(spec["outputs_file"], {"error": str(exc), "stage": "outputs"})
         return 1
     except Exception as exc:
         traceback.print_exc()

@@ -24,6 +24,7 @@ __all__ = [
     "error_field",
     "field_values",
     "fields_of",
+    "output_problem",
     "validation_errors",
 ]
 
@@ -131,6 +132,17 @@ def validation_errors(exc: BaseException) -> list[Any] | None:
     from pydantic import ValidationError
 
     return exc.errors() if isinstance(exc, ValidationError) else None
+
+
+def output_problem(exc: BaseException) -> str | None:
+    """``output 'n': Input should be a valid integer (got 'abc')``: the first thing
+    an outputs model refused, on one line; None when ``exc`` is no such refusal."""
+    errors = validation_errors(exc)
+    if not errors:
+        return None
+    first = errors[0]
+    got = "" if first.get("type") == "missing" else f" (got {first.get('input')!r:.80})"
+    return f"output {error_field(first)!r}: {first.get('msg')}{got}"
 
 
 def error_field(error: Mapping[str, Any]) -> str:
