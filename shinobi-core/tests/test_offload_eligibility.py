@@ -64,6 +64,22 @@ def test_a_pystep_is_refused() -> None:
     assert rules(recipe) == ["pystep"]
 
 
+def test_steps_naming_no_backend_are_refused_when_the_configured_default_is_venv() -> None:
+    recipe = Recipe(
+        name="r",
+        steps=[
+            StepRef("a", touch, {"path": Path("a")}),
+            StepRef("b", touch, {"path": Path("b")}),
+            StepRef("c", touch, {"path": Path("c")}, backend="native"),  # its own: fine
+        ],
+    )
+    assert check_offloadable(plan_of(recipe)) == []
+    (refusal,) = check_offloadable(plan_of(recipe), default_backend="venv")
+    assert refusal.rule == "venv" and "the configured backend.default" in refusal.reason
+    assert refusal.reason.startswith("step 'a' (and every step that names no backend)")
+    assert "SHINOBI_BACKEND_DEFAULT=native" in refusal.fix
+
+
 def test_a_venv_step_is_refused_whether_by_venv_or_by_backend() -> None:
     by_venv = Recipe(name="r", steps=[StepRef("t", touch, {"path": Path("x")}, venv="/opt/v")])
     by_backend = Recipe(name="r", steps=[StepRef("t", touch, {"path": Path("x")}, backend="venv")])

@@ -125,6 +125,7 @@ def command(
             run_id=new_run_id(),
             container_runtime=container_runtime,
             target=_absolute_target(target),
+            default_backend=config.backend.default,
         )
         offload = make_plugin(OFFLOAD, engine, OffloadTarget, config.backend_settings(engine))
         config.check_backend_table(engine, offload.settings_keys)

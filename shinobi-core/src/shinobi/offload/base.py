@@ -70,6 +70,9 @@ class CompileOptions:
     run_id: str
     container_runtime: str = "none"
     target: str | None = None
+    #: The backend of a step that names none (``backend.default``): a venv there is
+    #: a venv every such step would lose in a job.
+    default_backend: str = "native"
 
     def run_dir(self, recipe: str) -> Path:
         from shinobi.launch.handle import run_folder
@@ -257,7 +260,7 @@ def _remove_stale(base: str, recorded: dict[str, str], current: set[str]) -> lis
 
 def compile_jobs(plan: Plan, options: CompileOptions) -> JobGraph:
     """The engine-neutral jobs of ``plan``; raises :class:`OffloadRefused` with every reason."""
-    refusals = check_offloadable(plan)
+    refusals = check_offloadable(plan, options.default_backend)
     if refusals:
         raise OffloadRefused(plan.graph.recipe.name, refusals)
     jobs = build_jobs(plan, str(options.cwd), options.run_id)

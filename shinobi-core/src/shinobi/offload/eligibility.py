@@ -61,7 +61,8 @@ def _type_name(annotation: Any) -> str:
 
 
 class _Checker:
-    def __init__(self) -> None:
+    def __init__(self, default_backend: str = "native") -> None:
+        self.default_backend = default_backend
         self.found: dict[tuple[str, str], Refusal] = {}
         self.indexes: dict[int, dict[str, PlannedStep]] = {}
 
@@ -188,14 +189,24 @@ class _Checker:
     def venv(self, node: Node, where: str) -> None:
         step = node.step
         venv = node.venv or getattr(step, "venv", None)
-        backend = node.backend or getattr(step, "backend", None)
-        if venv or backend == "venv":
-            detail = f"venv {venv!r}" if venv else "backend 'venv'"
-            self.refuse(
-                "venv",
-                f"{where} runs in a virtualenv ({detail}); an offloaded job would run without it",
-                f"give the step a container image and use --container-runtime, {_REMOTE}",
-            )
+        own = node.backend or getattr(step, "backend", None)
+        backend = own or self.default_backend
+        if not venv and backend != "venv":
+            return
+        detail = f"venv {venv!r}" if venv else "backend 'venv'"
+        fix = f"give the step a container image and use --container-runtime, {_REMOTE}"
+        configured = not venv and not own  # the configuration's choice, not the recipe's
+        if configured:
+            where = f"{where} (and every step that names no backend)"
+            detail = "backend 'venv', the configured backend.default"
+            native = "SHINOBI_BACKEND_DEFAULT=native"
+            fix = f"set backend.default to native for the compile ({native}), {fix}"
+        self.refuse(
+            "venv",
+            f"{where} runs in a virtualenv ({detail}); an offloaded job would run without it",
+            fix,
+            key="venv:default" if configured else None,
+        )
 
     def judged(self, cab: Any, where: str) -> None:
         """A cab whose output a wrangler judges fails on what it prints, which
@@ -254,9 +265,13 @@ class _Checker:
                 self.plan(step.children, f"{prefix}{step.node.name}.")
 
 
-def check_offloadable(plan: Plan) -> list[Refusal]:
-    """Every reason ``plan`` cannot be offloaded; empty when it can."""
-    checker = _Checker()
+def check_offloadable(plan: Plan, default_backend: str = "native") -> list[Refusal]:
+    """Every reason ``plan`` cannot be offloaded; empty when it can.
+
+    ``default_backend`` is where a step that names no backend runs under
+    ``ninja run`` (``backend.default``).
+    """
+    checker = _Checker(default_backend)
     if not _has_work(plan):  # a nested recipe with no steps of its own is no work either
         checker.refuse("empty", "the recipe has no steps: there is nothing to offload", "add steps")
     checker.plan(plan, "")
