@@ -784,3 +784,35 @@ def test_a_large_read_for_a_digest_is_said_once_before_reading_on(
     assert told == [(str(ms), 10)]  # once, as the second file would pass the mark
     memo.digest(str(ms))  # remembered now: nothing more to read, nothing to say
     assert len(told) == 1
+
+
+class AppendIn(BaseModel):
+    word: str
+    out: File
+
+
+class AppendOut(BaseModel):
+    out: File
+
+
+append = Cab(
+    "append",
+    ["sh", "-c", 'echo "$0" >> "$1"'],
+    AppendIn,
+    AppendOut,
+    {"word": ParamMeta(positional=True), "out": ParamMeta(positional=True)},
+)
+
+
+def test_the_same_command_on_the_same_path_twice_in_one_run_runs_twice(tmp_path: Path) -> None:
+    """The second acts on what the first left: serving it the first's entry lost a line."""
+    recipe = Recipe("twice")
+    recipe.add_step("first", append, word="x", out="log.txt")
+    recipe.add_step("second", append, word="x", out=recipe.outputs.first.out)
+    config = load_config({"cache.dir": str(tmp_path / "cache")})
+    result = run_recipe(recipe, cwd=tmp_path, config=config)
+    assert [s.status for s in result.steps] == ["ok", "ok"]
+    assert (tmp_path / "log.txt").read_text() == "x\nx\n"
+    again = run_recipe(recipe, cwd=tmp_path, config=config)  # nothing changed since
+    assert [s.status for s in again.steps] == ["cached", "cached"]
+    assert (tmp_path / "log.txt").read_text() == "x\nx\n"
