@@ -104,6 +104,20 @@ def test_first_failure_by_declaration_is_reported_and_nothing_new_starts(tmp_pat
     assert not (tmp_path / "third.start").exists()  # nothing new started after the failure
 
 
+def test_after_a_failure_no_recipe_of_the_run_starts_anything_new(tmp_path: Path) -> None:
+    """A nested recipe beside the failed step stopped too: it ran on for hours."""
+    branch = independent(tmp_path, [("nap0", 0.6, 0), ("nap1", 0.6, 0), ("nap2", 0.0, 0)], 2)
+    recipe = Recipe("pipe", NoIn, max_workers=2)
+    recipe.add_step("B", branch)
+    recipe.add_step("bad", timed, stamp=str(tmp_path / "bad"), seconds=0.1, code=9)
+    result = run_recipe(recipe, cwd=tmp_path)
+    assert not result.ok and result.failed_step == "bad"
+    assert (tmp_path / "nap0.end").exists()  # running when bad failed: allowed to finish
+    assert not (tmp_path / "nap2.start").exists()
+    nested = next(s for s in result.steps if s.name == "B")
+    assert nested.status == "cancelled" and "after a step failed" in (nested.error or "")
+
+
 def test_dependants_wait_for_their_producers(tmp_path: Path) -> None:
     class PathIn(BaseModel):
         stamp: str

@@ -514,7 +514,12 @@ class _Wavefront:
 
     @property
     def stopping(self) -> bool:
-        return self.failed or self.session.control.stopping()
+        # a failure in any recipe of the run, nested or beside this one, stops it too
+        return self.failed or self.session.step_failed.is_set() or self.session.control.stopping()
+
+    def note_failure(self) -> None:
+        self.failed = True
+        self.session.step_failed.set()
 
     def complete(self, index: int, result: StepResult) -> None:
         """Record node ``index``'s result and make ready what it unblocks.
@@ -539,7 +544,7 @@ class _Wavefront:
         self.completed += 1
         self.session.emit_finished(result)
         if not result.ok:
-            self.failed = True
+            self.note_failure()
             return
         for dependant in self.graph.dependants[index]:
             self.pending_deps[dependant] -= 1
@@ -557,7 +562,7 @@ class _Wavefront:
         self.inflight[unit.node] -= 1
         self.session.emit_finished(result)
         if not result.ok:
-            self.failed = True
+            self.note_failure()
         node = self.nodes[unit.node]
         done = [p for p in parts if p is not None]
         # After a failed slice the rest never start: the step is complete (and
@@ -690,14 +695,17 @@ class _Wavefront:
                     error=_outputs_refused(recipe.name, exc),
                 )
         status: StepStatus = "cancelled" if cancelled else ("failed" if failure else "ok")
+        error = failure.error if failure else ("interrupted" if cancelled else None)
         if failure is None and status == "ok" and self.completed < len(self.nodes):
             status = "failed"
+            if self.session.step_failed.is_set():  # a step of another recipe of the run
+                status, error = "cancelled", "stopped, as the run did after a step failed"
         return RecipeResult(
             name=recipe.name,
             status=status,
             outputs=outputs,
             steps=steps,
-            error=failure.error if failure else ("interrupted" if cancelled else None),
+            error=error,
             failed_step=failure.name if failure else None,
         )
 

@@ -116,6 +116,9 @@ class Session:
     #: The output paths of the steps of this run that are done (run or cached):
     #: an interrupted step's harvest glob matching one did not write it.
     products: set[str] = field(default_factory=set, init=False, repr=False)
+    #: Set when a step of the run failed, in whichever recipe: from then on no
+    #: recipe of the run, nested or not, starts anything new.
+    step_failed: threading.Event = field(default_factory=threading.Event, init=False)
 
     def __post_init__(self) -> None:
         from shinobi.resources import Budget
