@@ -83,6 +83,27 @@ class Modes(BaseModel):
     last: Mode | None = None
 
 
+def test_a_none_in_a_list_is_left_out_as_a_none_alone_is() -> None:
+    class In(BaseModel):
+        xs: list[str | None] = []
+        ys: list[str | None] = []
+        zs: list[str | None] = []
+        words: list[str | None] = []
+
+    cab = Cab(
+        "c",
+        "tool",
+        In,
+        field_meta={
+            "ys": ParamMeta(list_style="repeat"),
+            "zs": ParamMeta(list_style="comma"),
+            "words": ParamMeta(positional=True),
+        },
+    )
+    values = {"xs": [None], "ys": ["c", None], "zs": ["d", None], "words": ["a", None, "b"]}
+    assert render_argv(cab, values) == ["tool", "--ys", "c", "--zs", "d", "a", "b"]
+
+
 def test_an_enum_member_is_given_as_its_value() -> None:
     tool = Cab("tool", "tool", Modes, None, {"last": ParamMeta(positional=True, skip=False)})
     eq = Cab("tool", "tool", Modes, None, {"mode": ParamMeta(style="equals")})

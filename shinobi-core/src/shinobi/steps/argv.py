@@ -61,7 +61,7 @@ def render_argv(cab: Cab, values: Mapping[str, Any]) -> list[str]:
             continue
         if meta.positional:
             if isinstance(value, _SEQUENCE):
-                positionals.extend(_text(v) for v in value)
+                positionals.extend(_text(v) for v in value if v is not None)
             else:
                 positionals.append(_text(value))
             continue
@@ -70,9 +70,9 @@ def render_argv(cab: Cab, values: Mapping[str, Any]) -> list[str]:
             argv.append(flag)
             continue
         if isinstance(value, _SEQUENCE):
-            if not value:
+            items = [_text(v) for v in value if v is not None]  # None is left out, as alone
+            if not items:
                 continue
-            items = [_text(v) for v in value]
             if meta.list_style == "comma":
                 items = [",".join(items)]
             elif meta.list_style == "repeat":
