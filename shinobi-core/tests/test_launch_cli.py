@@ -148,7 +148,7 @@ def test_logs_follow_until_the_launch_ends(
 ) -> None:
     handle = launch(tmp_path)
     engine.rounds = [{"use": "running"}, {"use": "running"}, {"use": "completed"}]
-    code, out, _ = ninja(capsys, "logs", "pipe", "--follow", "--interval", "0.2")
+    code, out, _ = ninja(capsys, "logs", "pipe", "--follow", "--interval", "0.5")
     assert code == 0
     assert out.splitlines() == ["[make (stdout)] make says hello", "[use (stdout)] use says hello"]
     assert engine.status_calls == 3

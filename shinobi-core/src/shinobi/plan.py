@@ -19,7 +19,13 @@ from shinobi.graph import Graph, Node, same_shape
 from shinobi.steps.argv import Unknown, path_uses, render_argv
 from shinobi.steps.outputs import static_outputs
 from shinobi.steps.refs import InputRef, OutputRef
-from shinobi.steps.types import error_field, field_values, fields_of, validation_errors
+from shinobi.steps.types import (
+    error_field,
+    field_values,
+    fields_of,
+    refused_value,
+    validation_errors,
+)
 
 __all__ = [
     "Plan",
@@ -127,7 +133,7 @@ def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[s
         if errors is not None:
             first = errors[0]
             loc = error_field(first)
-            raise ValueError(f"{where}: input {loc!r}: {first.get('msg')}") from None
+            raise ValueError(f"{where}: input {loc!r}: {refused_value(first)}") from None
         # a validator of the model's own that raised something else
         raise ValueError(f"{where}: validating its inputs raised {exception_line(exc)}") from None
     return field_values(model)
@@ -207,7 +213,7 @@ def static_input_error(node: Node, values: Mapping[str, Any], where: str) -> str
         except ValidationError as exc:
             first = exc.errors()[0]
             if first["type"] not in _RUN_TIME_ERRORS:
-                return f"{where}: input {name!r}: {first['msg']}"
+                return f"{where}: input {name!r}: {refused_value(first)}"
         except Exception:  # a model's own code, run on a partial model: the run decides
             continue
     return None
@@ -241,7 +247,7 @@ def checked_inputs(
     name = error_field(first)
     if first["type"] == "missing":
         return None, _unwired(where, model, name)
-    return None, f"{where}: input {name!r}: {first['msg']}"
+    return None, f"{where}: input {name!r}: {refused_value(first)}"
 
 
 def _unwired(where: str, model: Any, name: str) -> str:
@@ -440,19 +446,34 @@ def _input_error(graph: Graph, inputs: Mapping[str, Any], prefix: str = "") -> s
     field validation per wired value, where a plan would render every command
     line and path too.
     """
+    made: dict[str, dict[str, Any]] = {}  # a cab step's checked inputs, when all known
+
+    def output(ref: OutputRef) -> Any:
+        """A passthrough output is the path its cab was handed: known before the run."""
+        producer = graph.nodes[graph.index[ref.step]]
+        handed = made.get(ref.step, {}).get(ref.field)
+        if handed is None or producer.scatter or getattr(producer.step, "kind", None) != "cab":
+            return _unknown(ref)
+        cab = producer.step
+        spec = fields_of(cab.outputs_model).get(ref.field)
+        passthrough = spec is not None and spec.path_kind is not None
+        return handed if passthrough and ref.field in fields_of(cab.inputs_model) else _unknown(ref)
+
     for node in graph.nodes:
         name = f"{prefix}{node.name}"
-        values = resolve_wiring(node, inputs, _unknown)
+        values = resolve_wiring(node, inputs, output)
         if node.subgraph is not None:
-            made, found = checked_inputs(node, values, f"step {name!r}")
-            if found is None and made is not None:
-                found = _input_error(node.subgraph, made, f"{name}.")
+            handed, found = checked_inputs(node, values, f"step {name!r}")
+            if found is None and handed is not None:
+                found = _input_error(node.subgraph, handed, f"{name}.")
         elif node.scatter:
             found = None
             for k, part in enumerate(_known_slices(node, values)):
                 found = found or checked_inputs(node, part, f"step '{name}[{k}]'")[1]
         else:
-            found = checked_inputs(node, values, f"step {name!r}")[1]
+            checked, found = checked_inputs(node, values, f"step {name!r}")
+            if checked is not None:
+                made[node.name] = checked
         if found is not None:
             return found
     return None

@@ -25,6 +25,7 @@ __all__ = [
     "field_values",
     "fields_of",
     "output_problem",
+    "refused_value",
     "validation_errors",
 ]
 
@@ -140,9 +141,14 @@ def output_problem(exc: BaseException) -> str | None:
     errors = validation_errors(exc)
     if not errors:
         return None
-    first = errors[0]
-    got = "" if first.get("type") == "missing" else f" (got {first.get('input')!r:.80})"
-    return f"output {error_field(first)!r}: {first.get('msg')}{got}"
+    return f"output {error_field(errors[0])!r}: {refused_value(errors[0])}"
+
+
+def refused_value(error: Mapping[str, Any]) -> str:
+    """pydantic's message for one error, with the value it refused (but for a
+    missing one): ``Input should be a valid integer (got 'made.txt')``."""
+    got = "" if error.get("type") == "missing" else f" (got {error.get('input')!r:.80})"
+    return f"{error.get('msg')}{got}"
 
 
 def error_field(error: Mapping[str, Any]) -> str:
