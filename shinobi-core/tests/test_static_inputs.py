@@ -117,7 +117,7 @@ def test_what_the_models_own_validators_decide_is_left_to_the_run(
     recipe.add_step("read", cat, src=recipe.outputs.make.out, level=0)
     result = run_recipe(recipe, cwd=tmp_path, config=config())
     assert not result.ok  # refused by the step's own check when its turn came
-    assert result.error == "step 'read': input 'level': Value error, must be positive"
+    assert result.error == "step 'read': input 'level': Value error, must be positive (got 0)"
     assert (tmp_path / "later").exists()
 
 
@@ -153,7 +153,7 @@ def test_the_dry_run_refuses_it_in_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
         "ninja: error: recipe 'r', step 'use': input 'count': Input should be a valid integer,"
-        " unable to parse string as an integer"
+        " unable to parse string as an integer (got 'lots')"
     ]
     assert not (tmp_path / "made").exists()
 
