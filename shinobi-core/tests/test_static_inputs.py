@@ -346,3 +346,23 @@ def test_a_file_output_wired_to_a_text_input_arrives_as_its_path(tmp_path: Path)
     assert result.ok, result.error
     shown = result.steps[1]
     assert shown.argv == ["cat", "w-x.txt"] and shown.stdout == "x\n"
+
+
+class CountIn(BaseModel):
+    n: int
+
+
+def test_a_passthrough_output_wired_to_a_field_of_another_type_is_refused_before_any_step(
+    tmp_path: Path,
+) -> None:
+    """The path a passthrough hands on is known before the run: the dry run refused
+    it, while the run made 'made.txt' first and failed after."""
+    count = Cab("count", "/bin/echo", CountIn, field_meta={"n": ParamMeta(positional=True)})
+    recipe = Recipe("k")
+    recipe.add_step("pre", touch, out="made.txt")
+    recipe.add_step("use", count, n=recipe.outputs.pre.out)
+    with pytest.raises(
+        UsageError, match=r"step 'use': input 'n': .*\(got PosixPath\('made.txt'\)\)"
+    ):
+        run_recipe(recipe, cwd=tmp_path, config=load_config({"cache.enabled": False}))
+    assert not (tmp_path / "made.txt").exists()
