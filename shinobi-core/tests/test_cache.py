@@ -816,3 +816,35 @@ def test_the_same_command_on_the_same_path_twice_in_one_run_runs_twice(tmp_path:
     again = run_recipe(recipe, cwd=tmp_path, config=config)  # nothing changed since
     assert [s.status for s in again.steps] == ["cached", "cached"]
     assert (tmp_path / "log.txt").read_text() == "x\nx\n"
+
+
+class PrefixIn(BaseModel):
+    prefix: str
+
+
+class Harvested(BaseModel):
+    prods: list[File] = []
+
+
+def test_a_harvest_of_a_prefix_with_glob_characters_finds_its_files(tmp_path: Path) -> None:
+    """``o [1]/img`` is a directory, not a character class: the glob found nothing."""
+    cab = Cab(
+        "hv",
+        [
+            "/bin/sh",
+            "-c",
+            'mkdir -p "$(dirname "$1")"; for i in 1 2; do : > "$1-$i.fits"; done',
+            "hv",
+        ],
+        PrefixIn,
+        Harvested,
+        {"prefix": ParamMeta(positional=True), "prods": ParamMeta(harvest="{prefix}-*.fits")},
+    )
+    recipe = Recipe("r")
+    recipe.add_step("hv", cab, prefix="o [1]/img*?")
+    config = load_config({"cache.dir": str(tmp_path / "cache")})
+    made = ["o [1]/img*?-1.fits", "o [1]/img*?-2.fits"]
+    for status in ("ok", "cached"):  # and a re-run is served it from the cache
+        result = run_recipe(recipe, cwd=tmp_path, config=config)
+        assert result.steps[0].status == status, result.error
+        assert [str(p) for p in result.steps[0].outputs["prods"]] == made

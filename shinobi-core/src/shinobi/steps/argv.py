@@ -15,7 +15,9 @@ reach the tool exactly as written.
 
 from __future__ import annotations
 
+import glob
 import os
+import string
 from collections.abc import Mapping
 from enum import Enum
 from typing import Any
@@ -168,7 +170,7 @@ def path_uses(
         if name in in_fields or not (spec.path_kind or meta.dtype or meta.harvest):
             continue
         if meta.harvest:
-            pattern = format_template(meta.harvest, inputs)
+            pattern = format_template(meta.harvest, inputs, glob_pattern=True)
             if pattern is not None:
                 uses.append(PathUse(absolute(pattern), "output", name, "any", pattern=True))
             continue
@@ -178,15 +180,22 @@ def path_uses(
     return tuple(uses)
 
 
-def format_template(template: str, inputs: Mapping[str, Any]) -> str | None:
-    """``template`` filled from ``inputs``, or None when a value is not known yet."""
-    if any(isinstance(v, Unknown) for v in inputs.values()):
-        import string
+def format_template(
+    template: str, inputs: Mapping[str, Any], *, glob_pattern: bool = False
+) -> str | None:
+    """``template`` filled from ``inputs``, or None when a value is not known yet.
 
+    With ``glob_pattern`` (a harvest pattern) the values are escaped for
+    ``glob``: a prefix ``o [1]/img`` names that directory, not a character
+    class, so ``{prefix}-*.fits`` still matches its files.
+    """
+    if any(isinstance(v, Unknown) for v in inputs.values()):
         names = {f for _, f, _, _ in string.Formatter().parse(template) if f}
         if any(isinstance(inputs.get(n), Unknown) for n in names):
             return None
     try:
+        if glob_pattern:
+            return _GlobSafe().vformat(template, (), dict(inputs))
         return template.format_map(dict(inputs))
     except KeyError as exc:
         raise ValueError(
@@ -195,3 +204,11 @@ def format_template(template: str, inputs: Mapping[str, Any]) -> str | None:
         ) from exc
     except (IndexError, ValueError) as exc:
         raise ValueError(f"cannot fill template {template!r}: {exc}") from exc
+
+
+class _GlobSafe(string.Formatter):
+    """Fills a template with each value escaped for glob; the template's own
+    wildcards stay wildcards."""
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        return glob.escape(str(super().format_field(value, format_spec)))

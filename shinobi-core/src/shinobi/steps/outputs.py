@@ -103,7 +103,7 @@ def collect_outputs(
     for name, spec in specs.items():
         meta = cab.meta(name)
         if meta.harvest:
-            pattern = format_template(meta.harvest, inputs) or meta.harvest
+            pattern = format_template(meta.harvest, inputs, glob_pattern=True) or meta.harvest
             matches = harvest(os.path.join(cwd, pattern))
             rel = [os.path.relpath(m, cwd) if not os.path.isabs(pattern) else m for m in matches]
             values[name] = rel if spec.is_list else (rel[0] if rel else spec.default)
