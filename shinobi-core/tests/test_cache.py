@@ -818,11 +818,11 @@ def test_the_same_command_on_the_same_path_twice_in_one_run_runs_twice(tmp_path:
     assert (tmp_path / "log.txt").read_text() == "x\nx\n"
 
 
-class PrefixIn(BaseModel):
+class GlobbyIn(BaseModel):
     prefix: str
 
 
-class Harvested(BaseModel):
+class GlobbyOut(BaseModel):
     prods: list[File] = []
 
 
@@ -836,8 +836,8 @@ def test_a_harvest_of_a_prefix_with_glob_characters_finds_its_files(tmp_path: Pa
             'mkdir -p "$(dirname "$1")"; for i in 1 2; do : > "$1-$i.fits"; done',
             "hv",
         ],
-        PrefixIn,
-        Harvested,
+        GlobbyIn,
+        GlobbyOut,
         {"prefix": ParamMeta(positional=True), "prods": ParamMeta(harvest="{prefix}-*.fits")},
     )
     recipe = Recipe("r")
