@@ -437,3 +437,15 @@ def test_a_step_reading_what_a_scattered_nested_recipe_gathered_is_refused_not_a
     pipe.add_step("gather", gather, files=pipe.outputs.field.path)
     said = reasons(pipe, {"paths": ["a.txt", "b.txt"]})
     assert "field.path is gathered from a nested recipe scattered at run time" in said
+
+
+def test_a_secret_input_is_refused_it_would_sit_in_clear_in_a_job_script() -> None:
+    from pydantic import SecretStr
+
+    class Secret(BaseModel):
+        path: Path
+        token: SecretStr
+
+    cab = Cab("c", ["tool"], Secret, None, {"path": ParamMeta(positional=True)})
+    recipe = Recipe(name="r", steps=[StepRef("s", cab, {"path": Path("x"), "token": "t0k"})])
+    assert rules(recipe) == ["secret"]

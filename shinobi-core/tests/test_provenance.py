@@ -447,3 +447,32 @@ def test_a_secret_input_is_masked_in_the_recorded_command_line_too(
     document = json.loads(text)
     assert document["command"][-2:] == ["**********", "--x=**********"]
     assert document["inputs"]["user"] == "me"
+
+
+def test_a_secret_input_reaches_the_tool_and_nothing_on_disk(tmp_path: Path) -> None:
+    """The tool was handed '**********', and the cache took every secret as one."""
+    from pydantic import BaseModel, SecretStr
+
+    from shinobi.config import load_config
+    from shinobi.runner import run_recipe
+    from shinobi.steps import Cab, ParamMeta, Recipe
+
+    class Login(BaseModel):
+        pw: SecretStr
+
+    said = Cab(
+        "said",
+        ["/bin/sh", "-c", 'echo "$1" > said.txt', "said"],
+        Login,
+        field_meta={"pw": ParamMeta(positional=True)},
+    )
+    recipe = Recipe("login", Login)
+    recipe.add_step("say", said, pw=recipe.inputs.pw)
+    config = load_config({"cache.dir": str(tmp_path / "cache")})
+    for secret in ("s3cret", "other1"):
+        result = run_recipe(recipe, {"pw": secret}, cwd=tmp_path, config=config, provenance=True)
+        assert result.ok and result.steps[0].status == "ok"  # a new secret is no cache hit
+        assert (tmp_path / "said.txt").read_text() == f"{secret}\n"
+        assert result.steps[0].argv[-1] == "**********"
+    on_disk = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "said.txt"]
+    assert on_disk and not [p for p in on_disk if b"s3cret" in p.read_bytes()]

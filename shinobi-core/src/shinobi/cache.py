@@ -440,7 +440,7 @@ class StepCache:
             "key": key,
             "step": result.name,
             "tool": cab.name if cab is not None else None,
-            "argv": list(invocation.argv),
+            "argv": list(result.argv or invocation.argv),  # as shown: a secret masked
             "backend": result.backend,
             "image": invocation.image,
             "image_digest": result.details.get("image_digest"),

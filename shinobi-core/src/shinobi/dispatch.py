@@ -28,7 +28,7 @@ from shinobi.failures import (
 from shinobi.interrupted_outputs import set_aside
 from shinobi.outcome import result_of_run
 from shinobi.plan import cab_of
-from shinobi.steps.argv import path_uses, render_argv
+from shinobi.steps.argv import has_secret, path_uses, render_argv
 from shinobi.steps.outputs import collect_outputs, optional_outputs, static_outputs, wrangle
 from shinobi.steps.result import StepResult
 from shinobi.steps.types import field_values, fields_of, output_problem
@@ -68,7 +68,7 @@ def build_invocation(
         name,
         node,
         cab,
-        render_argv(cab, values),
+        render_argv(cab, values, reveal=True),  # what the tool gets; records show the mask
         path_uses(cab, values, outputs, session.cwd),
     )
 
@@ -110,6 +110,8 @@ def run_cab(
     """Run ``cab`` once with ``values`` on ``backend_name`` and wrangle the result."""
     known = static_outputs(cab, name, values)
     invocation = build_invocation(session, name, node, cab, values, known)
+    # what the run shows and records: a secret input masked (the tool gets it)
+    shown_argv = render_argv(cab, values) if has_secret(values) else list(invocation.argv)
     backend = session.backend(backend_name)
     try:
         for check in session.pre_run_checks:
@@ -132,7 +134,7 @@ def run_cab(
             replayed, damaged = _validate_outputs(cab, hit.outputs)
             if damaged is None:  # an entry the outputs model refuses is a miss: run it
                 hit.backend = backend_name
-                hit.argv = list(invocation.argv)
+                hit.argv = shown_argv
                 hit.outputs = replayed
                 return hit
     if session.control.stopping():  # asked to stop while the key was worked out: not run
@@ -140,7 +142,7 @@ def run_cab(
     shown = backend_name
     if backend_name == "venv" and not invocation.venv:
         shown = "native: no venv"  # what the venv backend does then (it has warned)
-    session.emit_started(name, {"backend": shown, "argv": list(invocation.argv)})
+    session.emit_started(name, {"backend": shown, "argv": shown_argv})
     before = {} if backend.capabilities.remote else existing_outputs(invocation.paths)
     started = time.time()
     run = backend.run(invocation, session.control)
@@ -181,6 +183,7 @@ def run_cab(
         error=error,
         warnings=warnings,
     )
+    result.argv = shown_argv
     note_until_changed(session, name, node, result)
     if cache is not None and key is not None and result.status == "ok" and not stale:
         cache.store(key, result, invocation, cab, session.control.stopping)

@@ -17,7 +17,7 @@ from typing import Any
 
 from shinobi.graph import Node, output_refs
 from shinobi.plan import Plan, PlannedStep, cab_of
-from shinobi.steps.argv import Unknown
+from shinobi.steps.argv import Unknown, has_secret
 from shinobi.steps.refs import OutputRef
 from shinobi.steps.types import fields_of
 
@@ -130,6 +130,13 @@ class _Checker:
         kind = node.kind
         if step.error:
             self.refuse("plan", f"{where}: {step.error}", "fix the recipe")
+        if has_secret(step.values):
+            self.refuse(
+                "secret",
+                f"{where} is given a secret input (SecretStr), which a job script would hold"
+                " in clear on shared storage",
+                f"let the tool read the secret from a file only it can read, {_REMOTE}",
+            )
         if kind == "function":
             self.refuse(
                 "orchestration",

@@ -26,7 +26,14 @@ from shinobi.backends.base import PathKind, PathRole, PathUse
 from shinobi.steps.cab import Cab
 from shinobi.steps.types import fields_of
 
-__all__ = ["Unknown", "format_template", "on_disk_kind", "path_uses", "render_argv"]
+__all__ = [
+    "Unknown",
+    "format_template",
+    "has_secret",
+    "on_disk_kind",
+    "path_uses",
+    "render_argv",
+]
 
 
 class Unknown:
@@ -50,8 +57,14 @@ _SEQUENCE = (list, tuple)
 _NO_PATH = (Unknown, bool)
 
 
-def render_argv(cab: Cab, values: Mapping[str, Any]) -> list[str]:
-    """The argv for ``cab`` given its resolved input values."""
+def render_argv(cab: Cab, values: Mapping[str, Any], *, reveal: bool = False) -> list[str]:
+    """The argv for ``cab`` given its resolved input values.
+
+    A secret input (pydantic's ``SecretStr``) shows as ``**********``: that
+    is the argv a dry run, a record or a report shows. Only the argv the tool
+    is started with, ``reveal``, holds its value.
+    """
+    text = _revealed if reveal else _text
     argv = list(cab.command)
     positionals: list[str] = []
     for name in fields_of(cab.inputs_model):
@@ -63,16 +76,16 @@ def render_argv(cab: Cab, values: Mapping[str, Any]) -> list[str]:
             continue
         if meta.positional:
             if isinstance(value, _SEQUENCE):
-                positionals.extend(_text(v) for v in value if v is not None)
+                positionals.extend(text(v) for v in value if v is not None)
             else:
-                positionals.append(_text(value))
+                positionals.append(text(value))
             continue
         flag = meta.flag or f"{cab.flag_prefix}{name}"
         if value is True:
             argv.append(flag)
             continue
         if isinstance(value, _SEQUENCE):
-            items = [_text(v) for v in value if v is not None]  # None is left out, as alone
+            items = [text(v) for v in value if v is not None]  # None is left out, as alone
             if not items:
                 continue
             if meta.list_style == "comma":
@@ -89,11 +102,31 @@ def render_argv(cab: Cab, values: Mapping[str, Any]) -> list[str]:
                 argv.extend(items)
             continue
         if meta.style == "equals":
-            argv.append(f"{flag}={_text(value)}")
+            argv.append(f"{flag}={text(value)}")
         else:
-            argv.extend([flag, _text(value)])
+            argv.extend([flag, text(value)])
     argv.extend(positionals)
     return argv
+
+
+def has_secret(values: Mapping[str, Any]) -> bool:
+    """Whether any of ``values`` (or an element of a list of them) is a secret."""
+    return any(
+        _is_secret(v) or (isinstance(v, _SEQUENCE) and any(_is_secret(x) for x in v))
+        for v in values.values()
+    )
+
+
+def _is_secret(value: Any) -> bool:
+    return callable(getattr(value, "get_secret_value", None))
+
+
+def _revealed(value: Any) -> str:
+    """A value as the tool must get it: a secret's own text, not its mask."""
+    if _is_secret(value):
+        secret = value.get_secret_value()
+        return os.fsdecode(secret) if isinstance(secret, bytes) else str(secret)
+    return _text(value)
 
 
 def _text(value: Any) -> str:
