@@ -88,3 +88,28 @@ def test_an_output_under_proc_is_refused_before_the_run(tmp_path: Path) -> None:
     assert len(lines) == 1, lines
     assert "step 'second'" in lines[0] and "'dst'" in lines[0] and "under /proc" in lines[0]
     assert not (tmp_path / "mid").exists(), "the first step ran although the run was refused"
+
+
+def test_shared_memory_is_refused_where_the_engine_keeps_its_own() -> None:
+    """apptainer --contain skips the bind of /dev/shm: the output was lost, exit 0."""
+    with pytest.raises(MountRefused) as refused:
+        plan_mounts([out("/dev/shm/run1/x.fits", kind="file")], CWD, host=HOST, own_shm=True)
+    said = str(refused.value)
+    assert "is under /dev/shm, and this engine gives the container a /dev/shm of its own" in said
+    assert "use a path elsewhere, or run this step on docker, podman or native" in said
+
+
+@pytest.mark.parametrize("engine", ["apptainer", "singularity"])
+def test_an_output_in_shared_memory_is_refused_live_on_apptainer(
+    tmp_path: Path, engine: str
+) -> None:
+    live_backend(engine)
+    assert image(engine)
+    write_project(tmp_path, engine)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "source.txt").write_text("x")
+    target = f"/dev/shm/shinobi-{os.getpid()}/t.txt"
+    done = run_pipe(tmp_path, engine, "in/source.txt", "mid/m.txt", target)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "a /dev/shm of its own" in done.stderr
+    assert not (tmp_path / "mid").exists(), "the first step ran although the run was refused"

@@ -43,6 +43,7 @@ class ApptainerBackend(ContainerBackend):
     name = "apptainer"
     engine_error_codes: ClassVar[frozenset[int]] = frozenset({255})
     environment_prefix: ClassVar[str] = "APPTAINERENV_"
+    own_shm = True  # --contain: "Skipping /dev/shm bind mount: already mounted"
 
     def command(self, spec: ContainerSpec, name: str) -> list[str]:
         del name  # apptainer exec has no container names; the session is the handle

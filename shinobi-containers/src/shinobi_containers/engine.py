@@ -72,6 +72,9 @@ class ContainerBackend(Backend):
     engine_error_codes: ClassVar[frozenset[int]] = frozenset()
     #: Whether the engine reports a payload killed by signal N as exit 128+N.
     signal_exit_codes: ClassVar[bool] = False
+    #: The container gets a /dev/shm of its own that the host's cannot be mounted
+    #: over (see :func:`~shinobi_containers.mounts.plan_mounts`).
+    own_shm: ClassVar[bool] = False
     settings_keys = SETTINGS_KEYS
 
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
@@ -213,7 +216,13 @@ class ContainerBackend(Backend):
             )
         mounts = _with_scripts(
             invocation,
-            plan_mounts(invocation.paths, invocation.cwd, step=invocation.step, ahead=ahead),
+            plan_mounts(
+                invocation.paths,
+                invocation.cwd,
+                step=invocation.step,
+                ahead=ahead,
+                own_shm=self.own_shm,
+            ),
         )
         resources = invocation.resources
         declared = resources is not None and resources.declared

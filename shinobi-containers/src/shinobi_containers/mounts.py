@@ -158,9 +158,10 @@ def needed_directory(use: PathUse) -> str:
     return os.path.dirname(use.path) or "/"
 
 
-def _kernel_tree(path: str) -> str | None:
-    """The kernel filesystem ``path`` lies in (/proc, /sys, or /dev outside /dev/shm)."""
-    if covers(_SHARED_MEMORY, path):
+def _kernel_tree(path: str, own_shm: bool = False) -> str | None:
+    """The kernel filesystem ``path`` lies in (/proc, /sys, or /dev outside /dev/shm;
+    /dev/shm too with ``own_shm``)."""
+    if covers(_SHARED_MEMORY, path) and not own_shm:
         return None
     return next((tree for tree in _KERNEL_TREES if covers(tree, path)), None)
 
@@ -192,9 +193,12 @@ class _Need:
 
 
 class _Planner:
-    def __init__(self, step: str, host: HostView) -> None:
+    def __init__(self, step: str, host: HostView, own_shm: bool = False) -> None:
         self.step = step
         self.host = host
+        #: The engine gives the container a /dev/shm of its own and will not bind
+        #: the host's over it (apptainer --contain skips that mount with a warning).
+        self.own_shm = own_shm
 
     def refuse(self, message: str) -> MountRefused:
         return MountRefused(f"step {self.step!r}: {message}")
@@ -230,16 +234,20 @@ class _Planner:
             if self.container_device(use):
                 continue
             spelled = needed_directory(use) if use.pattern else use.path
-            self.refuse_in_kernel_tree(
-                spelled,
-                _describe(use),
-                f"use a path elsewhere (under {_SHARED_MEMORY} for files in memory)",
-            )
+            in_memory = "" if self.own_shm else f" (under {_SHARED_MEMORY} for files in memory)"
+            self.refuse_in_kernel_tree(spelled, _describe(use), f"use a path elsewhere{in_memory}")
 
     def refuse_in_kernel_tree(self, spelled: str, what: str, fix: str) -> None:
         """Refuse ``what`` (at ``spelled``) when it lies in a kernel tree (see above)."""
         for path in dict.fromkeys((spelled, self.host.realpath(spelled))):
-            tree = _kernel_tree(path)
+            tree = _kernel_tree(path, self.own_shm)
+            if tree is not None and self.own_shm and covers(_SHARED_MEMORY, path):
+                raise self.refuse(
+                    f"{what} is under {_SHARED_MEMORY}, and this engine gives the container a"
+                    f" {_SHARED_MEMORY} of its own, which the host's cannot be mounted over:"
+                    f" what the step wrote there would be lost; {fix}, or run this step on"
+                    " docker, podman or native"
+                )
             if tree is not None:
                 raise self.refuse(
                     f"{what} is under {tree}, and a container has its own {tree}: mounting"
@@ -435,18 +443,20 @@ def plan_mounts(
     step: str = "?",
     host: HostView = LOCAL_HOST,
     ahead: bool = False,
+    own_shm: bool = False,
 ) -> tuple[Mount, ...]:
     """The bind mounts that make ``paths`` and ``cwd`` visible as the cab declares them.
 
     ``ahead``: planned before earlier steps have run (a compiled job, a dry
-    run), so inputs that are not there yet will be.
+    run), so inputs that are not there yet will be. ``own_shm``: the engine
+    keeps a /dev/shm of its own (apptainer), so no path may lie in it.
 
     Raises :class:`MountRefused` when no arrangement of mounts can honour the
     declaration (see the module docstring); parents come before the mounts
     nested in them.
     """
     cwd = os.path.normpath(cwd)
-    planner = _Planner(step, host)
+    planner = _Planner(step, host, own_shm)
     uses = [_absolute(use, cwd, host) for use in paths]
     planner.refuse_kernel_paths(uses)
     # the step works in ninja's directory, which is mounted for it too
