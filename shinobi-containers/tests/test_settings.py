@@ -60,5 +60,12 @@ def test_run_flags_that_take_the_container_from_ninja_are_refused(flags: object)
         SettingsInvalid, match=r"backend\.docker\.run_flags sets (--name|-[ditP]+|--detach)"
     ):
         ContainerSettings.from_mapping("docker", {"run_flags": flags})
-    ContainerSettings.from_mapping("docker", {"run_flags": ["--rm", "--network", "none", "-it"]})
+    ContainerSettings.from_mapping("docker", {"run_flags": ["--network", "none", "-it"]})
     ContainerSettings.from_mapping("docker", {"run_flags": ["-edummy=1"]})  # -e's value
+
+
+def test_run_flags_with_rm_are_refused_it_hid_an_out_of_memory_kill() -> None:
+    """The engine removed the container before ninja read its OOM flag: exit 0."""
+    for flags in (["--rm"], "--rm=true"):
+        with pytest.raises(SettingsInvalid, match=r"sets --rm, .* an out-of-memory kill goes"):
+            ContainerSettings.from_mapping("podman", {"run_flags": flags})

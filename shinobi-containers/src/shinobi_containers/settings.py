@@ -81,10 +81,10 @@ class ContainerSettings:
             raise bad("run_flags", "a list of strings or one string")
         owned = next((f for f in run_flags if _takes_over(f)), None)
         if owned is not None:
+            flag = owned.split("=", 1)[0]
             raise SettingsInvalid(
-                f"backend.{backend}.run_flags sets {owned.split('=', 1)[0]}, which ninja"
-                " keeps to itself: each container's name is how ninja stops and removes it,"
-                " and a detached one would outlive its step; drop it from run_flags"
+                f"backend.{backend}.run_flags sets {flag}, which ninja keeps to itself:"
+                f" {_OWN_FLAGS.get(flag, _OWN_FLAGS['-d'])}; drop it from run_flags"
             )
         stall = settings.get("memory_stall_timeout", 30.0)
         if isinstance(stall, bool) or not isinstance(stall, int | float) or not stall >= 0:
@@ -101,9 +101,15 @@ class ContainerSettings:
         )
 
 
-#: ``run`` flags ninja relies on owning: the container's name is how it stops
-#: and removes it, and a detached container would outlive the step.
-_OWN_FLAGS = frozenset({"--name", "-d", "--detach"})
+#: ``run`` flags ninja relies on owning, and why.
+_OWN_FLAGS = {
+    "--name": "each container's name is how ninja stops and removes it",
+    "-d": "a detached container would outlive its step",
+    "--detach": "a detached container would outlive its step",
+    "--rm": "ninja removes each container itself once it has read whether the engine"
+    " killed it for memory; removed by the engine first, an out-of-memory kill goes unseen"
+    " and the step passes",
+}
 
 #: Short flags of ``run`` that take no value, and so may be bundled (``-dit``).
 _BUNDLED = re.compile(r"-[ditP]{2,}")
