@@ -81,10 +81,10 @@ class ContainerSettings:
             raise bad("run_flags", "a list of strings or one string")
         owned = next((f for f in run_flags if _takes_over(f)), None)
         if owned is not None:
-            flag = owned.split("=", 1)[0]
+            taken = owned.split("=", 1)[0]
             raise SettingsInvalid(
-                f"backend.{backend}.run_flags sets {flag}, which ninja keeps to itself:"
-                f" {_OWN_FLAGS.get(flag, _OWN_FLAGS['-d'])}; drop it from run_flags"
+                f"backend.{backend}.run_flags sets {taken}, which ninja keeps to itself:"
+                f" {_OWN_FLAGS.get(taken, _OWN_FLAGS['-d'])}; drop it from run_flags"
             )
         stall = settings.get("memory_stall_timeout", 30.0)
         if isinstance(stall, bool) or not isinstance(stall, int | float) or not stall >= 0:
