@@ -23,12 +23,24 @@ _finish_tar() {
     changed "made $out"
 }
 
+# What every image's tarball is made with; a cached one of another layout is
+# made again. 2: the root directory is 0755 (mktemp's 0700 kept a rootless
+# podman container from starting: "stat /run/podman-init: permission denied").
+IMAGE_LAYOUT=2
+
+# current NAME: whether $TESTBED_IMAGES/NAME.tar is there and of IMAGE_LAYOUT.
+current() {
+    [[ -s $TESTBED_IMAGES/$1.tar && -s $TESTBED_IMAGES/$1.tar.id ]] \
+        && [[ $(cat "$TESTBED_IMAGES/$1.tar.layout" 2>/dev/null) == "$IMAGE_LAYOUT" ]]
+}
+
 ensure_busybox_tar() {
-    [[ -s $TESTBED_IMAGES/busybox.tar && -s $TESTBED_IMAGES/busybox.tar.id ]] && return 0
+    current busybox && return 0
     apt_install busybox-static
     local bin rootfs applet
     bin=$(command -v busybox)
     rootfs=$(mktemp -d)
+    chmod 755 "$rootfs"
     mkdir -p "$rootfs"/{bin,sbin,usr/bin,usr/sbin,etc,root,tmp,var/tmp,proc,sys,dev}
     chmod 1777 "$rootfs/tmp" "$rootfs/var/tmp"
     cp "$bin" "$rootfs/bin/busybox"
@@ -39,6 +51,7 @@ ensure_busybox_tar() {
     printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$rootfs/etc/passwd"
     printf 'root:x:0:\nnogroup:x:65534:\n' >"$rootfs/etc/group"
     _finish_tar busybox "$rootfs"
+    echo "$IMAGE_LAYOUT" >"$TESTBED_IMAGES/busybox.tar.layout"
     rm -rf "$rootfs"
 }
 
@@ -46,13 +59,14 @@ PYTHON_IMAGE_PACKAGES=python3
 
 ensure_python_tar() {
     # The .pkgs stamp rebuilds a cached tarball made with another package set.
-    if [[ -s $TESTBED_IMAGES/python.tar && -s $TESTBED_IMAGES/python.tar.id ]] \
+    if current python \
         && [[ $(cat "$TESTBED_IMAGES/python.tar.pkgs" 2>/dev/null) == "$PYTHON_IMAGE_PACKAGES" ]]; then
         return 0
     fi
     apt_install debootstrap
     local rootfs t0
     rootfs=$(mktemp -d)
+    chmod 755 "$rootfs"
     t0=$(now)
     log "debootstrap --variant=minbase bookworm (+$PYTHON_IMAGE_PACKAGES) from $(debian_mirror)"
     debootstrap --variant=minbase --include="$PYTHON_IMAGE_PACKAGES" bookworm "$rootfs" "$(debian_mirror)" \
@@ -62,6 +76,7 @@ ensure_python_tar() {
     rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/* "${rootfs:?}"/dev/*
     _finish_tar python "$rootfs"
     echo "$PYTHON_IMAGE_PACKAGES" >"$TESTBED_IMAGES/python.tar.pkgs"
+    echo "$IMAGE_LAYOUT" >"$TESTBED_IMAGES/python.tar.layout"
     rm -rf "$rootfs"
 }
 

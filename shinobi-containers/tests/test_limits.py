@@ -60,3 +60,32 @@ def test_the_warning_names_the_flag_the_reason_and_the_settings(flag: str) -> No
     message = dropped_warning("apptainer", flag, "no delegation")
     assert flag in message and "no delegation" in message and "apptainer" in message
     assert "enforce_resources" in message and "\n" not in message
+
+
+@pytest.mark.parametrize(("engine", "refused"), [("podman", True), ("docker", False)])
+def test_always_refuses_before_the_run_what_an_engine_would_silently_ignore(
+    monkeypatch: pytest.MonkeyPatch, engine: str, refused: bool
+) -> None:
+    """Rootless podman on cgroup v1 took --memory, ignored it, and the step passed.
+
+    The engine's own probe is replaced here (this is about what ninja does with its
+    answer); docker, which refuses such a limit itself, is left to do so.
+    """
+    from shinobi.backends import get_backend
+    from shinobi.backends.base import Invocation
+    from shinobi_containers.errors import ContainerRefused
+
+    backend = get_backend(engine, {"enforce_resources": "always"})
+    reach = CgroupReach({"memory": "the memory cgroup controller is not delegated"})
+    monkeypatch.setattr(backend, "cgroup_reach", lambda: reach)
+    invocation = Invocation(
+        step="hog", argv=("true",), cwd="/tmp", image="img", resources=Resources(memory="64MiB")
+    )
+    if not refused:
+        assert "--memory" in backend.spec(invocation, pin=False).limits.flags
+        return
+    with pytest.raises(ContainerRefused) as caught:
+        backend.spec(invocation, pin=False)
+    said = str(caught.value)
+    assert "podman cannot enforce --memory on this host (the memory cgroup controller" in said
+    assert 'enforce_resources is "always"' in said and 'set it to "auto"' in said

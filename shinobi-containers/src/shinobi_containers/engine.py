@@ -75,6 +75,9 @@ class ContainerBackend(Backend):
     #: The container gets a /dev/shm of its own that the host's cannot be mounted
     #: over (see :func:`~shinobi_containers.mounts.plan_mounts`).
     own_shm: ClassVar[bool] = False
+    #: The engine takes a limit it cannot apply and runs the container without it
+    #: (rootless podman on cgroup v1), where others refuse to start it.
+    ignores_unenforceable_limits: ClassVar[bool] = False
     settings_keys = SETTINGS_KEYS
 
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
@@ -227,7 +230,9 @@ class ContainerBackend(Backend):
         resources = invocation.resources
         declared = resources is not None and resources.declared
         mode = self.options.enforce_resources
-        reach = self.cgroup_reach() if declared and mode == "auto" else UNPROBED
+        reach = self.cgroup_reach() if declared and mode != "never" else UNPROBED
+        if mode == "always" and self.ignores_unenforceable_limits:
+            self._refuse_unenforceable(invocation.step, limit_flags(resources, "auto", reach))
         limits = limit_flags(resources, mode, reach)
         if not ahead:
             limits = within_host(limits, len(os.sched_getaffinity(0)))
@@ -235,6 +240,21 @@ class ContainerBackend(Backend):
             image, digest = self._pinned(invocation)
             return ContainerSpec(invocation, image, mounts, limits, digest)
         return ContainerSpec(invocation, self.image_reference(invocation), mounts, limits)
+
+    def _refuse_unenforceable(self, step: str, possible: LimitFlags) -> None:
+        """Under ``always``, a declared limit the engine cannot apply here is refused.
+
+        Other engines refuse such a limit themselves, and the step fails saying
+        so; rootless podman on cgroup v1 takes ``--memory`` and ignores it, so
+        the step ran unlimited and passed while the setting promised it would
+        fail.
+        """
+        for flag, why in possible.dropped.items():
+            raise ContainerRefused(
+                f"step {step!r}: {self.name} cannot enforce {flag} on this host ({why}), and"
+                ' execution.enforce_resources is "always": run it where that cgroup'
+                ' controller is delegated to you, or set it to "auto" to run without that limit'
+            )
 
     def _pinned(self, invocation: Invocation) -> tuple[str, str]:
         """(what to run, the digest to report), resolved once per image per run."""

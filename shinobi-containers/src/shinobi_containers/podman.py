@@ -35,6 +35,8 @@ class PodmanBackend(OciBackend):
             return Availability(False, f"podman cannot run containers here: {answer.last_line()}")
         return Availability(True, f"podman with runtime {answer.stdout.strip()}")
 
+    ignores_unenforceable_limits = True  # rootless on cgroup v1: ignored, with a note
+
     def cgroup_reach(self) -> CgroupReach:
         return podman_reach(self.binary)
 
