@@ -21,9 +21,15 @@ class DockerBackend(OciBackend):
     def reach_daemon(self) -> None:
         answer = call([self.binary, "version", "--format", "{{.Server.Version}}"], CHECK_TIMEOUT)
         if not answer.ok:
+            said = answer.last_line()
+            fix = "start it, or point DOCKER_HOST at a running one"
+            if "permission denied" in said.lower():  # it runs; this user may not talk to it
+                fix = (
+                    "add yourself to the docker group (`sudo usermod -aG docker $USER`, then"
+                    " log in again), or use podman, which needs no daemon"
+                )
             raise EngineUnreachable(
-                f"the docker daemon is not reachable ({answer.last_line()}); start it, or"
-                " point DOCKER_HOST at a running one; nothing was run"
+                f"the docker daemon is not reachable ({said}); {fix}; nothing was run"
             )
 
     def check_engine(self) -> Availability:
