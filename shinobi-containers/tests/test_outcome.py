@@ -133,6 +133,18 @@ def test_an_engine_error_is_told_by_the_engines_complaint_not_its_help_pointer()
     )
 
 
+def test_an_image_no_registry_could_be_reached_for_is_not_blamed_on_its_name() -> None:
+    stderr = (
+        "Unable to find image 'alpine:3' locally\n"
+        'docker: Error response from daemon: Get "https://registry-1.docker.io/v2/": dial tcp:'
+        " lookup registry-1.docker.io on 10.0.0.53:53: no such host.\n"
+        "See 'docker run --help'.\n"
+    )
+    said = describe_failure(engine_exit("docker", 125, stderr)) or ""
+    assert "image 'alpine:3' is not here" in said and "check its name" not in said
+    assert "the registry could not be reached: check the network" in said
+
+
 def test_a_payload_exit_that_is_not_an_engine_error_keeps_its_own_last_line() -> None:
     run = engine_exit("docker", 3, "WARNING: IPv4 forwarding is disabled.\nbad input\n")
     assert describe_failure(run) == "exited with code 3: bad input"

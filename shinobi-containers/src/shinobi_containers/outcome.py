@@ -233,5 +233,20 @@ def engine_message(stderr: str) -> str:
     missing = _NOT_HERE.search(stderr)
     if missing:
         image = next(found for found in missing.groups() if found)
-        return f"image {image!r} is not here, and fetching it failed ({last}); check its name"
+        fix = "check its name"
+        if _OFFLINE.search(last):  # the name may be right: the registry was not reached
+            fix = (
+                "the registry could not be reached: check the network, or bring the image"
+                " here another way (`docker load` / `podman load` of a saved one, or a SIF"
+                " file for apptainer)"
+            )
+        return f"image {image!r} is not here, and fetching it failed ({last}); {fix}"
     return last
+
+
+#: How a pull that never reached its registry ends (no DNS, no route, a proxy).
+_OFFLINE = re.compile(
+    r"no such host|dial tcp|connection refused|network is unreachable|i/o timeout"
+    r"|TLS handshake timeout|temporary failure in name resolution|no route to host",
+    re.IGNORECASE,
+)
