@@ -236,9 +236,9 @@ def engine_message(stderr: str) -> str:
         fix = "check its name"
         if _OFFLINE.search(last):  # the name may be right: the registry was not reached
             fix = (
-                "the registry could not be reached: check the network, or bring the image"
-                " here another way (`docker load` / `podman load` of a saved one, or a SIF"
-                " file for apptainer)"
+                "the registry could not be reached: check the network and the image's name,"
+                " or bring the image here another way (`docker load` / `podman load` of a"
+                " saved one, or a SIF file for apptainer)"
             )
         return f"image {image!r} is not here, and fetching it failed ({last}); {fix}"
     return last
