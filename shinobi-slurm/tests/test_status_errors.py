@@ -46,6 +46,8 @@ def test_a_status_slurm_could_not_give_exits_74(
     assert shown.returncode == 74, shown.stderr
     assert "could not ask Slurm" in shown.stdout
     assert "Problem talking to the database" in shown.stdout
+    # the accounting database, not the controller (`sinfo` would answer fine)
+    assert "check that slurmdbd runs (`sacctmgr show cluster` answers)" in shown.stdout
 
 
 def test_a_job_id_that_is_not_slurms_is_a_damaged_handle(

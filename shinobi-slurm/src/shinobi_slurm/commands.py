@@ -64,6 +64,11 @@ _SSH_FAILED = 255
 
 #: What to look at when the controller was not reached (every such message says it).
 CHECK_CONTROLLER = "check that slurmctld runs (`sinfo` answers)"
+#: ... and when it was the accounting database that did not answer sacct.
+CHECK_ACCOUNTING = "check that slurmdbd runs (`sacctmgr show cluster` answers)"
+
+#: Phrases of the accounting database (slurmdbd) not answering.
+_ACCOUNTING = ("problem talking to the database", "slurmdbd")
 
 
 class SlurmError(ShinobiError):
@@ -177,10 +182,12 @@ class SlurmCommands:
             # "sbatch failed: sbatch: error: ..." said the tool twice
             said = re.sub(rf"^{re.escape(tool)}: (?:error: )?", "", said)
             lowered = said.lower()
+            accounting = any(p in lowered for p in _ACCOUNTING)  # sinfo may answer fine
             raise SlurmError(
                 f"{tool} failed: {said}",
                 transient=any(p in lowered for p in _TRANSIENT),
                 never_sent=any(p in lowered for p in _NEVER_SENT),
+                check=CHECK_ACCOUNTING if accounting else CHECK_CONTROLLER,
             )
         return done.stdout
 
