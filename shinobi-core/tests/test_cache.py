@@ -848,3 +848,33 @@ def test_a_harvest_of_a_prefix_with_glob_characters_finds_its_files(tmp_path: Pa
         result = run_recipe(recipe, cwd=tmp_path, config=config)
         assert result.steps[0].status == status, result.error
         assert [str(p) for p in result.steps[0].outputs["prods"]] == made
+
+
+def test_entries_a_read_only_cache_keeps_are_not_said_removed_and_exit_74(
+    project: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """prune printed 'removed KEY' for an entry still there, then exited 2 (bad usage)."""
+    import errno
+
+    from cli_in_process import in_process
+
+    cache = tmp_path / "cache"
+    run(project, cache)
+    (project / "joined.txt").unlink()  # one stale entry
+    monkeypatch.setenv("SHINOBI_CACHE_DIR", str(cache))
+    monkeypatch.chdir(project)
+
+    def refused(self: StepCache, entry: Any) -> None:  # as a read-only mount answers
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(StepCache, "remove", refused)
+    code, out, err = in_process(capsys, "cache", "prune")
+    assert code == 74, err
+    assert "removed " not in out.replace("removed 0 entries", "")
+    assert "could not remove 1 entry" in err and "Read-only file system" in err
+    assert "writable, or as its owner" in err
+    code, out, err = in_process(capsys, "cache", "rm", "--all")
+    assert code == 74 and "removed 0 entries" in out

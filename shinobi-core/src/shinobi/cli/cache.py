@@ -69,14 +69,14 @@ def _entries(cache: StepCache) -> list[CacheEntry]:
         raise UsageError(f"cannot read the step cache at {cache.root}: {exc}") from None
 
 
-def _remove(cache: StepCache, entries: list[CacheEntry]) -> list[str]:
-    """Remove ``entries``; what could not be removed, and why (the rest are gone)."""
-    failed = []
+def _remove(cache: StepCache, entries: list[CacheEntry]) -> dict[str, str]:
+    """Remove ``entries``; the keys of those that could not be, and why (the rest are gone)."""
+    failed = {}
     for entry in entries:
         try:
             cache.remove(entry)
         except OSError as exc:
-            failed.append(f"{entry.key[:12]}: {exc.strerror or exc}")
+            failed[entry.key] = f"{entry.key[:12]}: {exc.strerror or exc}"
     return failed
 
 
@@ -84,12 +84,19 @@ def _entry_count(count: int) -> str:
     return counted(count, "entry", "entries")
 
 
-def _unremoved(failed: list[str]) -> None:
-    """Say which entries are still there; an error, as the command did not do all it was told."""
-    from shinobi.errors import UsageError
+def _unremoved(cache: StepCache, failed: dict[str, str]) -> None:
+    """Say which entries are still there: the disk refused (a read-only or another
+    user's cache), so exit 74 as any refusal of this machine's, naming the fix."""
+    from shinobi.errors import ENVIRONMENT_EXIT, ShinobiError
+
+    class NotRemoved(ShinobiError):
+        exit_code = ENVIRONMENT_EXIT
 
     if failed:
-        raise UsageError(f"could not remove {_entry_count(len(failed))}: " + "; ".join(failed))
+        raise NotRemoved(
+            f"could not remove {_entry_count(len(failed))}: {'; '.join(failed.values())};"
+            f" remove them where the cache at {cache.root} is writable, or as its owner"
+        )
 
 
 def _as_json(entry: CacheEntry, stale: bool | None = None) -> dict[str, Any]:
@@ -216,7 +223,7 @@ def rm(cache_dir: Path | None, keys: tuple[str, ...], step: str | None, everythi
     unusable = sum(e.problem is not None for e in entries)
     note = f" ({unusable} of them damaged or from another version)" if unusable else ""
     click.echo(f"removed {_entry_count(len(entries) - len(failed))}{note}")
-    _unremoved(failed)
+    _unremoved(cache, failed)
 
 
 @group.command("prune")
@@ -248,7 +255,7 @@ def prune(
     cutoff = time.time() - parse_age(older_than) if older_than is not None else None
     host = socket.gethostname()
     doomed: list[tuple[CacheEntry, str]] = []
-    failed: list[str] = []
+    failed: dict[str, str] = {}
     try:
         for entry in cache.entries():
             why = _why_prune(cache, entry, cutoff, all_hosts or entry.host == host)
@@ -266,18 +273,19 @@ def prune(
     except OSError as exc:  # not a cache directory, or one this user cannot change
         raise UsageError(f"cannot prune the cache at {cache.root}: {exc}") from None
     verb = "would remove" if dry_run else "removed"
+    gone = [(entry, why) for entry, why in doomed if entry.key not in failed]
     if as_json:
-        rows = [{**_as_json(e), "reason": why} for e, why in doomed]
+        rows = [{**_as_json(e), "reason": why} for e, why in gone]
         click.echo(json.dumps({"dry_run": dry_run, "entries": rows}, indent=2))
-        _unremoved(failed)
+        _unremoved(cache, failed)
         return
-    for entry, why in doomed:
+    for entry, why in gone:
         click.echo(f"{verb} {entry.key[:12]}  {entry.step}  ({why})")
     click.echo(
-        f"{verb} {_entry_count(len(doomed) - len(failed))}"
+        f"{verb} {_entry_count(len(gone))}"
         + (f" and {len(leftovers)} unfinished write(s)" if leftovers else "")
     )
-    _unremoved(failed)
+    _unremoved(cache, failed)
 
 
 def _why_prune(
