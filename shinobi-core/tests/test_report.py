@@ -540,3 +540,29 @@ def test_the_report_of_a_really_sigkilled_run_links_the_logs_of_its_unfinished_s
         if pid_file.is_file():  # the step outlives its ninja: the reason the page says so
             with contextlib.suppress(OSError, ValueError):
                 os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+def test_a_report_the_disk_refuses_exits_74_and_leaves_no_partial_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk left an empty report.html and exited 2, as for a typo."""
+    import errno
+
+    import shinobi.launch.handle as handle
+
+    run_dir = write_run(
+        tmp_path / ".shinobi" / "runs", "20260101-000000-aaaaaa", [{"name": "a", "status": "ok"}]
+    )
+    page = tmp_path / "r.html"
+    code, _out, err = report(capsys, str(run_dir), "-o", str(page))
+    assert code == 0, err
+    assert page.stat().st_mode & 0o044 == 0o044  # readable by others, as any page
+    page.unlink()
+
+    def full(path: Path, text: str) -> None:  # as a full disk answers the write
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(handle, "atomic_write", full)
+    code, _out, err = report(capsys, str(run_dir), "-o", str(page))
+    assert code == 74 and not page.exists()
+    assert "No space left on device; write it elsewhere with -o PATH" in err

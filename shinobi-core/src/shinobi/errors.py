@@ -14,6 +14,7 @@ __all__ = [
     "ConfigError",
     "InputError",
     "LoadError",
+    "MachineRefused",
     "RecipeGraphError",
     "ShinobiError",
     "StepFailed",
@@ -55,6 +56,13 @@ class ShinobiError(Exception):
 
 class UsageError(ShinobiError):
     """Bad command-line input."""
+
+
+class MachineRefused(ShinobiError):
+    """This machine refused what a command was asked (a full or read-only disk,
+    another user's files): no fault of the input, so not exit 2."""
+
+    exit_code = ENVIRONMENT_EXIT
 
 
 class InputError(UsageError):

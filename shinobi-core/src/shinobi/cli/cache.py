@@ -87,13 +87,10 @@ def _entry_count(count: int) -> str:
 def _unremoved(cache: StepCache, failed: dict[str, str]) -> None:
     """Say which entries are still there: the disk refused (a read-only or another
     user's cache), so exit 74 as any refusal of this machine's, naming the fix."""
-    from shinobi.errors import ENVIRONMENT_EXIT, ShinobiError
-
-    class NotRemoved(ShinobiError):
-        exit_code = ENVIRONMENT_EXIT
+    from shinobi.errors import MachineRefused
 
     if failed:
-        raise NotRemoved(
+        raise MachineRefused(
             f"could not remove {_entry_count(len(failed))}: {'; '.join(failed.values())};"
             f" remove them where the cache at {cache.root} is writable, or as its owner"
         )

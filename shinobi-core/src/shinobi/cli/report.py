@@ -99,12 +99,20 @@ def _render(manifest_path: Path, manifest: dict[str, Any], page_dir: Path) -> st
 
 
 def _write(target: Path, page: str) -> None:
-    """Write the page at ``target``, in UTF-8 whatever the locale."""
-    from shinobi.errors import UsageError
+    """Write the page at ``target``, in UTF-8 whatever the locale, whole or not at all
+    (a full disk left an empty page behind)."""
+    from shinobi.errors import MachineRefused, UsageError
+    from shinobi.launch.handle import atomic_write
 
     if not target.parent.is_dir():  # a typo must not create directories anywhere
         raise UsageError(f"cannot write the report to {target}: {target.parent} does not exist")
     try:
-        target.write_bytes(page.encode("utf-8"))
+        atomic_write(target, page)
+        mask = os.umask(0)  # the temporary file was private; a report is made to be read
+        os.umask(mask)
+        os.chmod(target, 0o666 & ~mask)
     except OSError as exc:
-        raise UsageError(f"cannot write the report to {target}: {exc.strerror}") from None
+        raise MachineRefused(
+            f"cannot write the report to {target}: {exc.strerror or exc}; write it elsewhere"
+            " with -o PATH, or to standard output with -o -"
+        ) from None
