@@ -878,3 +878,26 @@ def test_entries_a_read_only_cache_keeps_are_not_said_removed_and_exit_74(
     assert "writable, or as its owner" in err
     code, out, err = in_process(capsys, "cache", "rm", "--all")
     assert code == 74 and "removed 0 entries" in out
+
+
+def test_a_cache_that_cannot_keep_results_is_said_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full cache disk turned the cache off without a word: every run ran everything."""
+    import errno
+
+    import shinobi.cache as cache_module
+
+    def full(path: Any, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(cache_module, "write_atomically", full)
+    recipe = Recipe("two")
+    recipe.add_step("first", append, word="a", out="a.txt")
+    recipe.add_step("second", append, word="b", out="b.txt")
+    config = load_config({"cache.dir": str(tmp_path / "cache")})
+    result = run_recipe(recipe, cwd=tmp_path, config=config)
+    assert result.ok
+    said = [w for w in result.warnings if "cannot keep results" in w]
+    assert len(said) == 1 and "No space left on device" in said[0], result.warnings
+    assert "set cache.dir (SHINOBI_CACHE_DIR)" in said[0]

@@ -43,7 +43,7 @@ import os
 import socket
 import stat
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -147,6 +147,8 @@ class StepCache:
         self._tools: dict[tuple[str, str], str] = {}
         self._dirs: set[str] = set()
         self._entries_dir = str(self.root / "entries")
+        #: Told, once a run, when the disk refuses to keep an entry (full, read-only).
+        self.on_refused: Callable[[str], None] | None = None
         #: What each step's key was made of, by step name: ``[field, path, digest]``
         #: of every input it reads. None unless the run manifest asks for it (a
         #: dict), which takes (pops) it when the step ends, so a scientist sees
@@ -465,7 +467,15 @@ class StepCache:
                 self._dirs.add(str(path.parent))
             data = json.dumps(entry, separators=(",", ":"), default=_json_default)
             write_atomically(path, data.encode())
-        except (OSError, ValueError):  # ValueError: an output JSON cannot hold
+        except OSError as exc:  # the step is done; only the entry is lost, but say so
+            if self.on_refused is not None:
+                self.on_refused(
+                    f"the step cache at {self.root} cannot keep results ({exc.strerror or exc});"
+                    " steps run now will run again next time: free space there, or set"
+                    " cache.dir (SHINOBI_CACHE_DIR) to a writable directory"
+                )
+            return
+        except ValueError:  # an output JSON cannot hold
             return
         result.details["cache_key"] = key
 

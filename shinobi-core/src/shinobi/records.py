@@ -122,11 +122,12 @@ def attach_records(
 
         cache = StepCache(config.cache_dir(), run_id=session.run_id)
         cache.memo.on_large = lambda path, read: session.warn(
-            f"reading {path} ({read / 1e9:.1f} GB so far) to key the step cache: a large"
-            " input takes a while the first time, and is remembered after; --no-cache"
+            f"reading {path} ({read / 1e9:.1f} GB so far) for the step cache: a large"
+            " file takes a while the first time, and is remembered after; --no-cache"
             " skips it",
             once=f"large-read:{path}",
         )
+        cache.on_refused = lambda said: session.warn(said, once="cache-refused")
         session.cache = cache
         records.closers.append(lambda _result: cache.close())
         records.aborters.append(lambda _exc: cache.close())
