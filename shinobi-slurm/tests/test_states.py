@@ -31,6 +31,22 @@ def test_failed_by_signal_names_it() -> None:
     assert found.message is not None and "SIGTERM" in found.message
 
 
+@pytest.mark.parametrize("exit_code", ["0:9", "137:0"])
+def test_a_kill_of_a_job_with_a_memory_limit_says_it_is_likely_memory(exit_code: str) -> None:
+    """A container engine in the job kills its payload itself: Slurm sees SIGKILL
+    (or a script exiting 137), never OUT_OF_MEMORY, and the user never heard why."""
+    from shinobi_slurm.states import Limits
+
+    record = parse_line(f"1|1|FAILED|{exit_code}|s|e|None")
+    assert record is not None
+    found = classify(record, Limits(memory="32M"))
+    assert found.message is not None
+    assert "likely out of memory: the job had 32M" in found.message
+    assert "likely" not in (classify(record).message or "")  # no limit: no guess
+    sigterm = parse_line("1|1|FAILED|0:15|s|e|None")
+    assert sigterm is not None and "memory" not in (classify(sigterm, Limits("32M")).message or "")
+
+
 def test_out_of_memory_is_flagged() -> None:
     found = outcome("1|1|OUT_OF_MEMORY|0:125|s|e|None")
     assert found.phase == "failed" and found.oom and found.returncode != 0
@@ -151,3 +167,11 @@ def test_an_array_with_a_failed_task_is_not_over_while_others_run() -> None:
     )
     assert found.phase == "running" and counts == {"failed": 1, "running": 1}
     assert found.message == "task 1: exited with code 2; 1 task(s) not finished"
+
+
+def test_a_job_log_s_last_word_is_never_a_container_engine_s_banner(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from shinobi_slurm.status import _last_line
+
+    log = tmp_path / "hog.err"
+    log.write_text("bad input\nWARNING: IPv4 forwarding is disabled. Networking will not work.\n")
+    assert _last_line(str(log)) == "bad input"

@@ -16,6 +16,7 @@ import re
 import signal
 
 from shinobi.backends.base import BackendRun
+from shinobi.failures import is_engine_banner
 from shinobi.resources import format_size
 from shinobi_containers.limits import LimitFlags
 
@@ -181,23 +182,18 @@ def interpret_run(
     return dataclasses.replace(run, signal=signum)
 
 
-#: What an engine's client prints on every run whatever the tool does (docker on
-#: a host without IPv4 forwarding), which must not pass for the tool's last word.
-_BANNERS = re.compile(r"^WARNING: IPv4 forwarding is disabled\. Networking will not work\.$")
-
-
 def _lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def _ends_with_banner(text: str) -> bool:
     lines = _lines(text)
-    return bool(lines) and _BANNERS.match(lines[-1]) is not None
+    return bool(lines) and is_engine_banner(lines[-1])
 
 
 def _last_tool_line(text: str) -> str | None:
     """The last line of ``text`` that is not an engine banner (cut to 300 characters)."""
-    return next((line[:300] for line in reversed(_lines(text)) if not _BANNERS.match(line)), None)
+    return next((line[:300] for line in reversed(_lines(text)) if not is_engine_banner(line)), None)
 
 
 #: Lines an engine prints around its real complaint, which say nothing about it.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import traceback
 
@@ -11,6 +12,7 @@ from shinobi.backends.base import BackendRun
 __all__ = [
     "STEP_CODE_FAILURES",
     "describe_failure",
+    "is_engine_banner",
     "more_in_stderr",
     "raised_line",
     "signal_name",
@@ -74,6 +76,17 @@ def signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return f"signal {number}"
+
+
+#: Lines a container engine prints on every run whatever the tool does (docker on
+#: a host without IPv4 forwarding): never a failed tool's last word, whether the
+#: step ran under a container backend or in a compiled job that wraps one.
+_ENGINE_BANNERS = re.compile(r"^WARNING: IPv4 forwarding is disabled\. Networking will not work\.$")
+
+
+def is_engine_banner(line: str) -> bool:
+    """Whether ``line`` (stripped) is one of :data:`_ENGINE_BANNERS`."""
+    return _ENGINE_BANNERS.match(line) is not None
 
 
 def _last_line(text: str) -> str:

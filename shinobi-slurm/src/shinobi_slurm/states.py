@@ -71,6 +71,22 @@ def _its(value: str | None, what: str) -> str:
     return f"its {value} {what}" if value else ""
 
 
+def _memory_hint(sig: int, limits: Limits) -> str:
+    """What a SIGKILL of a job with a memory limit usually is.
+
+    A container engine inside the job (``docker run --memory``, apptainer's
+    cgroup) kills its payload itself, so Slurm sees a job killed by SIGKILL
+    (or a script exiting 137), never OUT_OF_MEMORY.
+    """
+    if sig != _signal.SIGKILL or not limits.memory:
+        return ""
+    return (
+        f"; likely out of memory: the job had {limits.memory}, and a container engine in it"
+        " kills what uses more; declare more memory for the step"
+        " (resources=Resources(memory=...)) if so"
+    )
+
+
 def classify(record: JobRecord, limits: Limits | None = None) -> Outcome:
     """The :class:`Outcome` of one sacct record (a job or one array task).
 
@@ -85,8 +101,10 @@ def classify(record: JobRecord, limits: Limits | None = None) -> Outcome:
         return Outcome("completed", None, code)
     if state == "FAILED":
         if sig:
-            return Outcome("failed", f"killed by {_signal_name(sig)} (signal {sig})", -sig, sig)
-        return Outcome("failed", f"exited with code {code}", code or 1)
+            killed = f"killed by {_signal_name(sig)} (signal {sig})"
+            return Outcome("failed", killed + _memory_hint(sig, limits), -sig, sig)
+        killed = _memory_hint(code - 128, limits) if code == 128 + _signal.SIGKILL else ""
+        return Outcome("failed", f"exited with code {code}{killed}", code or 1)
     if state == "OUT_OF_MEMORY":
         limit = _its(limits.memory, "of memory") or "its --mem"
         return Outcome(

@@ -12,6 +12,7 @@ import os
 import time
 from collections.abc import Sequence
 
+from shinobi.failures import is_engine_banner
 from shinobi.launch.handle import LaunchHandle, LaunchJob
 from shinobi.launch.tracking import LaunchStatus, StepState
 from shinobi_slurm.commands import SlurmCommands, SlurmError, SlurmUnreachable
@@ -179,7 +180,7 @@ def _last_line(path: str, limit: int = 4096) -> str:
             text = fh.read().decode("utf-8", errors="replace")
     except OSError:
         return ""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [s for line in text.splitlines() if (s := line.strip()) and not is_engine_banner(s)]
     return lines[-1][:200] if lines else ""
 
 
