@@ -47,6 +47,40 @@ def test_three_rewriters_are_chained_and_two_readers_stay_parallel() -> None:
     assert graph.parallel_readers == ["image, inspect only read /data/obs.ms: left parallel"]
 
 
+def test_readers_a_chain_already_orders_are_not_said_to_be_left_parallel() -> None:
+    """--explain called a loop's chained iterations, which only read a path, parallel."""
+    from pydantic import BaseModel
+
+    from shinobi.steps import Cab, File, OutputRef, ParamMeta
+
+    class ChainIn(BaseModel):
+        ms: Path
+        tag: str
+        prev: str | None = None
+
+    class ChainOut(BaseModel):
+        done: File
+
+    meta = {
+        "ms": ParamMeta(positional=True, writable=False),
+        "tag": ParamMeta(skip=True),
+        "prev": ParamMeta(skip=True),
+        "done": ParamMeta(implicit="{tag}.done"),
+    }
+    looks = Cab("looks", ["/bin/true"], ChainIn, ChainOut, meta)
+    steps = [
+        StepRef("cal", rewriter("cal"), {"ms": InputRef("ms")}),  # a writer: the path is ordered
+        StepRef("first", looks, {"ms": InputRef("ms"), "tag": "first"}),
+    ]
+    for name, before in (("second", "first"), ("third", "second")):
+        wiring = {"ms": InputRef("ms"), "tag": name, "prev": OutputRef(before, "done")}
+        steps.append(StepRef(name, looks, wiring))
+    steps.append(StepRef("aside", looks, {"ms": InputRef("ms"), "tag": "aside"}))
+    graph = ordered(Recipe(name="r", inputs_model=MsIn, steps=steps), {"ms": "/data/obs.ms"})
+    # it said "first, second, third, aside ... left parallel"; only 'aside' is unordered
+    assert graph.parallel_readers == []
+
+
 def test_a_writer_after_readers_waits_for_all_of_them() -> None:
     recipe = Recipe(
         name="r",

@@ -297,6 +297,41 @@ def _same_product(uses: Sequence[Sequence[PathUse]]) -> tuple[str, int, int] | N
     return None
 
 
+#: How many readers of one path ``--explain`` checks for an order among them.
+_READERS_CHECKED = 8
+
+
+def _unordered(graph: JobGraph, jobs: list[int]) -> list[int]:
+    """Those of ``jobs`` (the first few) that no other of them waits for, nor waits for.
+
+    Readers of a path that something else already orders (the iterations of a
+    loop, a chain) are not "left parallel". Jobs are listed dependencies first,
+    so a path from one job to a later one only passes through the jobs between.
+    """
+    checked = sorted(set(jobs))[:_READERS_CHECKED]
+    ordered: set[int] = set()
+    for i, early in enumerate(checked):
+        for late in checked[i + 1 :]:
+            if _waits_on(graph, late, early):
+                ordered.update((early, late))
+    return [job for job in checked if job not in ordered]
+
+
+def _waits_on(graph: JobGraph, late: int, early: int) -> bool:
+    """Whether job ``late`` waits, through any chain of edges, for job ``early``."""
+    seen: set[int] = set()
+    todo = [late]
+    while todo:
+        for edge in graph.jobs[todo.pop()].edges:
+            before = edge.before
+            if before == early:
+                return True
+            if before > early and before not in seen:
+                seen.add(before)
+                todo.append(before)
+    return False
+
+
 def _sequence(graph: JobGraph, root: str, accesses: list[_Access]) -> int:
     added = 0
     last_write: _Access | None = None
@@ -311,10 +346,11 @@ def _sequence(graph: JobGraph, root: str, accesses: list[_Access]) -> int:
         added += 1
 
     def note_readers() -> None:
-        if len(readers) > 1:
-            names = ", ".join(graph.jobs[r.job].name for r in readers[:4])
-            if len(readers) > 4:
-                names += f" and {len(readers) - 4} more"
+        unordered = _unordered(graph, [r.job for r in readers])
+        if len(unordered) > 1:
+            names = ", ".join(graph.jobs[j].name for j in unordered[:4])
+            if len(unordered) > 4:
+                names += f" and {len(unordered) - 4} more"
             graph.parallel_readers.append(f"{names} only read {root}: left parallel")
 
     for access in accesses:
