@@ -70,3 +70,33 @@ def test_help_says_how_to_give_none_and_only_where_there_is_a_default(
     assert "--no-antennasfornone" in text
     assert "--no-ref-antfornone" in text
     assert "--no-spws" not in text  # empty by default: leaving it out gives none
+
+
+CLASHING = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class In(BaseModel):
+    no_x: bool = False  # declared first, it took --no-x, and x could not be emptied
+    x: list[str] = ["a"]
+
+class SayIn(BaseModel):
+    words: list[str] = []
+
+say = Cab("say", "/bin/echo", SayIn, None, {"words": ParamMeta(positional=True)})
+clash = Recipe("clash", In)
+clash.add_step("say", say, words=clash.inputs.x)
+"""
+
+
+def test_no_name_empties_its_list_whatever_input_is_declared_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "clash.py"
+    path.write_text(textwrap.dedent(CLASHING))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _ninja(capsys, "run", f"{path}:clash", "--no-x", "--dryrun")
+    assert code == 0, err
+    assert _argv(out).endswith("/bin/echo")
+    code, out, err = _ninja(capsys, "run", f"{path}:clash", "--help")
+    assert "--input-no-x / --no-input-no-x" in out

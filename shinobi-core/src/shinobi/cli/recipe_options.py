@@ -302,11 +302,21 @@ class RecipeCommand(click.Command):
         # --help is not among the params yet (click adds it when it parses)
         own = {opt for p in self.params for opt in getattr(p, "opts", [])}
         own.update(ctx.help_option_names)
+        fields = recipe.inputs_model.model_fields
+        # The --no-NAME that empties a list input with values by default, kept for it
+        # whatever the field order: an input `no_x` declared before `x` took it.
+        emptying = {
+            f"--no-{name.replace('_', '-')}"
+            for name, info in fields.items()
+            if _click_type(info.annotation)[1]
+            and not info.is_required()
+            and _shown_default(info) not in (None, "", [], ())
+        }
         options: list[click.Option] = []
-        for name, info in recipe.inputs_model.model_fields.items():
+        for name, info in fields.items():
             ctype, is_list, is_bool = _click_type(info.annotation)
             dashed = "--" + name.replace("_", "-")
-            while dashed in own:  # one of the command's options, or an earlier input's
+            while dashed in own or dashed in emptying:  # the command's, or another input's
                 dashed = "--input-" + dashed[2:]
             names = [dashed]
             for spelling in dict.fromkeys([name, _input_key(recipe.inputs_model, name)]):
