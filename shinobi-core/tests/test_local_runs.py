@@ -433,3 +433,30 @@ def test_a_run_refused_before_any_step_leaves_no_run_folder(project: Path) -> No
     assert proc.returncode == 2, proc.stderr
     assert local_runs(project) == []
     assert "crashed" not in ninja(project, "runs").stdout
+
+
+def test_clean_says_a_run_the_disk_kept_whole_is_not_removed(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A read-only runs folder: 'only partly removed', though nothing was."""
+    import errno
+
+    from cli_in_process import in_process
+
+    import shinobi.local_runs as runs_module
+
+    assert ninja(project, "run", "recipe.py:talk", "--no-cache").returncode == 0
+    monkeypatch.chdir(project)
+
+    def read_only(path: Any, onerror: Any) -> None:  # as rmtree on a read-only mount goes
+        for base, _, files in os.walk(path):
+            for name in files:
+                onerror(
+                    os.unlink,
+                    os.path.join(base, name),
+                    (OSError, OSError(errno.EROFS, "Read-only file system"), None),
+                )
+
+    monkeypatch.setattr(runs_module.shutil, "rmtree", read_only)
+    code, _out, err = in_process(capsys, "clean", "--runs")
+    assert code == 1 and "is not removed: cannot remove" in err and "partly" not in err

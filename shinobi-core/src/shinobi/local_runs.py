@@ -371,9 +371,10 @@ def remove_run(run: LocalRun) -> int:
     if os.path.islink(run.path):
         os.unlink(run.path)
         return 0
-    size = 0
+    size = count = 0
     for base, _, files in os.walk(run.path):
         for name in files:
+            count += 1
             with contextlib.suppress(OSError):
                 size += os.lstat(os.path.join(base, name)).st_size
     failed: list[tuple[str, BaseException]] = []
@@ -381,7 +382,11 @@ def remove_run(run: LocalRun) -> int:
     if failed:
         path, exc = failed[0]
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise OSError(f"cannot remove {path}: {reason}")
+        refused = OSError(f"cannot remove {path}: {reason}")
+        # every file still there (a read-only disk): nothing of the run was lost
+        left = sum(len(files) for _, _, files in os.walk(run.path))
+        refused.untouched = left == count  # type: ignore[attr-defined]
+        raise refused
     return size
 
 

@@ -107,7 +107,8 @@ def _clean_runs(root: Path, older_than: float, as_given: str | None = None) -> N
             try:
                 size += remove_run(run)
             except OSError as exc:
-                click.echo(f"ninja: run {run.run_id} is only partly removed: {exc}", err=True)
+                how = "not removed" if getattr(exc, "untouched", False) else "only partly removed"
+                click.echo(f"ninja: run {run.run_id} is {how}: {exc}", err=True)
                 failed += 1
                 continue
             removed += 1
