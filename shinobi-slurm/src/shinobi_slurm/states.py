@@ -75,8 +75,9 @@ def _memory_hint(sig: int, limits: Limits) -> str:
     """What a SIGKILL of a job with a memory limit usually is.
 
     A container engine inside the job (``docker run --memory``, apptainer's
-    cgroup) kills its payload itself, so Slurm sees a job killed by SIGKILL
-    (or a script exiting 137), never OUT_OF_MEMORY.
+    cgroup) kills its payload itself, and the job script ends by the signal
+    its command died of, so Slurm sees a job killed by SIGKILL, never
+    OUT_OF_MEMORY. (A tool's own exit 137 is its own: no guess there.)
     """
     if sig != _signal.SIGKILL or not limits.memory:
         return ""
@@ -103,8 +104,7 @@ def classify(record: JobRecord, limits: Limits | None = None) -> Outcome:
         if sig:
             killed = f"killed by {_signal_name(sig)} (signal {sig})"
             return Outcome("failed", killed + _memory_hint(sig, limits), -sig, sig)
-        killed = _memory_hint(code - 128, limits) if code == 128 + _signal.SIGKILL else ""
-        return Outcome("failed", f"exited with code {code}{killed}", code or 1)
+        return Outcome("failed", f"exited with code {code}", code or 1)
     if state == "OUT_OF_MEMORY":
         limit = _its(limits.memory, "of memory") or "its --mem"
         return Outcome(
