@@ -366,3 +366,27 @@ def test_a_passthrough_output_wired_to_a_field_of_another_type_is_refused_before
     ):
         run_recipe(recipe, cwd=tmp_path, config=load_config({"cache.enabled": False}))
     assert not (tmp_path / "made.txt").exists()
+
+
+class Counted(BaseModel):
+    n: int = 0
+
+
+class Named(BaseModel):
+    name: str = ""
+
+
+def test_a_recipe_output_of_the_wrong_type_is_refused_before_any_step(tmp_path: Path) -> None:
+    """set_output of a path to an int output failed the run after every step had run."""
+    recipe = Recipe("mis", outputs_model=Counted)
+    recipe.add_step("a", touch, out="outs.txt")
+    recipe.set_output("n", recipe.outputs.a.out)
+    config = load_config({"cache.enabled": False})
+    with pytest.raises(UsageError, match=r"recipe 'mis', output 'n': .*\(got PosixPath"):
+        run_recipe(recipe, cwd=tmp_path, config=config)
+    assert not (tmp_path / "outs.txt").exists()
+    named = Recipe("named", outputs_model=Named)  # a path to a str output: its text
+    named.add_step("a", touch, out="outs.txt")
+    named.set_output("name", named.outputs.a.out)
+    result = run_recipe(named, cwd=tmp_path, config=config)
+    assert result.ok and result.outputs == {"name": "outs.txt"}

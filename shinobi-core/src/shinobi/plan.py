@@ -410,7 +410,7 @@ def preflight(
                 raise ValueError(error)
             return
         plan = plan_graph(graph, inputs, cwd or os.getcwd())
-    error = _first_error(plan.steps)
+    error = _first_error(plan.steps) or recipe_output_error(graph, plan.outputs)
     if error is not None:
         raise ValueError(error)
 
@@ -476,6 +476,26 @@ def _input_error(graph: Graph, inputs: Mapping[str, Any], prefix: str = "") -> s
                 made[node.name] = checked
         if found is not None:
             return found
+    outputs = {k: resolve_value(v, inputs, output) for k, v in graph.outputs.items()}
+    return recipe_output_error(graph, outputs, prefix)
+
+
+def recipe_output_error(graph: Graph, outputs: Mapping[str, Any], prefix: str = "") -> str | None:
+    """What is wrong with a recipe's outputs known before the run (a passthrough
+    path ``set_output`` wires to an ``int``), or None: found after every step ran,
+    it failed a run that had done all its work."""
+    model = graph.recipe.outputs_model
+    validator = model.__pydantic_validator__
+    for name, value in paths_as_text(model, outputs).items():
+        if _has_unknown(value) or name not in fields_of(model):
+            continue
+        try:
+            validator.validate_assignment(_blank(model), name, value)
+        except Exception as exc:
+            errors = validation_errors(exc)
+            if errors and errors[0]["type"] not in _RUN_TIME_ERRORS:
+                where = f"recipe {prefix.rstrip('.')!r}: " if prefix else ""
+                return f"{where}output {name!r}: {refused_value(errors[0])}"
     return None
 
 

@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.spawn import ninja_holds_main
 from shinobi.errors import ShinobiError, exception_line
-from shinobi.plan import resolve_value, resolve_wiring, scatter_slices, validate_inputs
+from shinobi.plan import (
+    paths_as_text,
+    resolve_value,
+    resolve_wiring,
+    scatter_slices,
+    validate_inputs,
+)
 from shinobi.steps.refs import OutputRef
 from shinobi.steps.result import (
     RecipeResult,
@@ -684,7 +690,8 @@ class _Wavefront:
                 for k, v in self.graph.outputs.items()
             }
             try:
-                outputs = field_values(recipe.outputs_model.model_validate(outputs))
+                model = recipe.outputs_model
+                outputs = field_values(model.model_validate(dict(paths_as_text(model, outputs))))
             except Exception as exc:
                 # Every step succeeded; what they made is not what the recipe
                 # promises, and outputs that failed their model are not reported.
