@@ -119,4 +119,23 @@ def test_apptainer_gives_a_declared_home_as_home_not_as_a_variable_it_ignores(
     argv = backend.render(step)
     assert argv[argv.index("--home") + 1] == "/data/casa home"
     assert not [word for word in argv if word.endswith("ENV_HOME=/data/casa home")]
-    assert f"{backend.environment_prefix}V=kept" in argv
+    assert f"{backend.variable_prefix()}V=kept" in argv
+
+
+def test_singularity_that_is_apptainer_gets_variables_as_apptainer_wants_them(
+    tmp_path: Path,
+) -> None:
+    """SINGULARITYENV_ worked, but every step's log said APPTAINERENV_ was preferred."""
+    backend = live_backend("singularity")
+    said = tmp_path / "v.txt"
+    invocation = _invocation(
+        "singularity",
+        tmp_path,
+        f"printf '%s' \"$V\" > '{said}'",
+        env={"V": "kept $(not run)"},
+        paths=(PathUse(str(said), "output", "said", "file"),),
+    )
+    result = backend.run(invocation, RunControl(grace=2.0))
+    assert result.returncode == 0, result.stderr
+    assert said.read_text() == "kept $(not run)"
+    assert "is preferred" not in result.stderr

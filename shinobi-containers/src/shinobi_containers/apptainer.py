@@ -99,11 +99,12 @@ class ApptainerBackend(ContainerBackend):
         only warns, and the tool ran with the default home), so it goes as
         ``--home`` instead (see :meth:`command`).
         """
-        return {
-            self.environment_prefix + k: _verbatim(v)
-            for k, v in invocation.env.items()
-            if k != "HOME"
-        }
+        prefix = self.variable_prefix()
+        return {prefix + k: _verbatim(v) for k, v in invocation.env.items() if k != "HOME"}
+
+    def variable_prefix(self) -> str:
+        """The prefix of the variables that reach the container (see subclasses)."""
+        return self.environment_prefix
 
     def client_environment(self, invocation: Invocation) -> dict[str, str] | None:
         if not invocation.env:
@@ -190,6 +191,18 @@ class SingularityBackend(ApptainerBackend):
 
     name = "singularity"
     environment_prefix: ClassVar[str] = "SINGULARITYENV_"
+    _prefix: str | None = None
+
+    def variable_prefix(self) -> str:
+        """``SINGULARITYENV_`` for SingularityCE; ``APPTAINERENV_`` where ``singularity``
+        is apptainer under its old name, which takes the old prefix but notes, in
+        every step's log, that the new one is preferred."""
+        if self._prefix is None:
+            answer = call([self.binary, "--version"], CHECK_TIMEOUT)
+            apptainer = answer.ok and answer.stdout.lower().startswith("apptainer")
+            self._prefix = ApptainerBackend.environment_prefix if apptainer else None
+            self._prefix = self._prefix or self.environment_prefix
+        return self._prefix
 
 
 def _verbatim(value: str) -> str:
