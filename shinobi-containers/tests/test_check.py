@@ -35,3 +35,12 @@ def test_an_unreachable_docker_daemon_is_reported(
     assert not status.usable
     assert status.detail.startswith("the docker daemon is not reachable:")
     assert "\n" not in status.detail
+
+
+@pytest.mark.parametrize("name", ["docker", "podman", "apptainer", "singularity"])
+def test_a_binary_that_is_another_program_is_named_so(name: str) -> None:
+    """/bin/false as apptainer was 'does not run: Written by Jim Meyering'."""
+    status = get_backend(name, {"binary": "/bin/false"}).check()
+    assert not status.usable
+    assert status.detail.startswith(f"/bin/false is not {name}: `/bin/false --version` says")
+    assert f"point backend.{name}.binary at the {name} program" in status.detail

@@ -41,6 +41,7 @@ class ApptainerBackend(ContainerBackend):
     """Runs each step's image (a SIF file, or any URI apptainer accepts) with ``exec``."""
 
     name = "apptainer"
+    version_words: ClassVar[tuple[str, ...]] = ("apptainer",)
     engine_error_codes: ClassVar[frozenset[int]] = frozenset({255})
     environment_prefix: ClassVar[str] = "APPTAINERENV_"
     own_shm = True  # --contain: "Skipping /dev/shm bind mount: already mounted"
@@ -190,6 +191,7 @@ class SingularityBackend(ApptainerBackend):
     """Apptainer under its former name, for sites that install only ``singularity``."""
 
     name = "singularity"
+    version_words: ClassVar[tuple[str, ...]] = ("singularity", "apptainer")
     environment_prefix: ClassVar[str] = "SINGULARITYENV_"
     _prefix: str | None = None
 

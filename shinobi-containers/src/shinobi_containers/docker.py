@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from shinobi.backends.base import Availability, BackendRun
 from shinobi_containers.cgroups import CgroupReach, docker_reach
 from shinobi_containers.cli import call
@@ -17,6 +19,7 @@ class DockerBackend(OciBackend):
     """Runs each step's image with ``docker run``, as the invoking user by default."""
 
     name = "docker"
+    version_words: ClassVar[tuple[str, ...]] = ("docker",)
 
     def reach_daemon(self) -> None:
         answer = call([self.binary, "version", "--format", "{{.Server.Version}}"], CHECK_TIMEOUT)

@@ -30,6 +30,7 @@ from shinobi.backends.base import (
 )
 from shinobi.backends.process import run_process
 from shinobi_containers.cgroups import UNPROBED, CgroupReach
+from shinobi_containers.cli import call
 from shinobi_containers.errors import ContainerRefused, ContainerStopFailed, SettingsInvalid
 from shinobi_containers.limits import LimitFlags, dropped_warning, limit_flags, within_host
 from shinobi_containers.mounts import LOCAL_HOST, Mount, plan_mounts
@@ -92,10 +93,33 @@ class ContainerBackend(Backend):
         return self.options.binary
 
     # -- the Backend interface ---------------------------------------------------
+    #: Words ``BINARY --version`` starts with for this engine (apptainer answers
+    #: for singularity too, on hosts that install it under the old name).
+    version_words: ClassVar[tuple[str, ...]] = ()
+
     def check(self) -> Availability:
         if shutil.which(self.binary) is None:
             return Availability(False, self._not_found())
+        impostor = self._not_the_engine()
+        if impostor is not None:
+            return Availability(False, impostor)
         return self.check_engine()
+
+    def _not_the_engine(self) -> str | None:
+        """Why a configured ``binary`` is some other program (``/bin/false``, docker
+        named as podman), whose answers the engine's own check would misread."""
+        if self.binary == self.name or not self.version_words:
+            return None
+        answer = call([self.binary, "--version"], CHECK_TIMEOUT)
+        said = (answer.stdout or answer.stderr).strip().splitlines()
+        first = said[0].strip() if said else ""
+        if first.lower().startswith(self.version_words):
+            return None
+        shown = f"says {first[:80]!r}" if first else "says nothing"
+        return (
+            f"{self.binary} is not {self.name}: `{self.binary} --version` {shown}; point"
+            f" backend.{self.name}.binary at the {self.name} program, or leave it unset"
+        )
 
     def _not_found(self) -> str:
         if "/" in self.binary:  # a path was given: PATH has nothing to do with it

@@ -27,6 +27,7 @@ class PodmanBackend(OciBackend):
     """Runs each step's image with ``podman run``, as the invoking user by default."""
 
     name = "podman"
+    version_words: ClassVar[tuple[str, ...]] = ("podman",)
     remove_command: ClassVar[tuple[str, ...]] = ("rm", "-f", "-t", "0")
 
     def check_engine(self) -> Availability:
