@@ -117,13 +117,27 @@ def test_apptainer_says_a_missing_image_file_is_missing(tmp_path: Path, image: s
         ApptainerBackend({}).render(invocation(tmp_path, image=image))
 
 
+def _singularity(tmp_path: Path, says: str) -> SingularityBackend:
+    """A singularity whose ``--version`` answers ``says`` (SingularityCE, or apptainer)."""
+    fake = tmp_path / "bin" / "singularity"
+    fake.parent.mkdir(exist_ok=True)
+    fake.write_text(f"#!/bin/sh\necho '{says}'\n")
+    fake.chmod(0o755)
+    return SingularityBackend({"binary": str(fake)})
+
+
 @pytest.mark.parametrize(
-    ("backend", "prefix"),
-    [(ApptainerBackend({}), "APPTAINERENV_"), (SingularityBackend({}), "SINGULARITYENV_")],
+    ("engine", "prefix"),
+    [
+        ("apptainer", "APPTAINERENV_"),
+        ("singularity-ce version 4.1.0", "SINGULARITYENV_"),
+        ("apptainer version 1.4.5", "APPTAINERENV_"),  # apptainer under its old name
+    ],
 )
 def test_apptainer_passes_the_steps_variables_through_its_environment(
-    tmp_path: Path, backend: ApptainerBackend, prefix: str
+    tmp_path: Path, engine: str, prefix: str
 ) -> None:
+    backend = ApptainerBackend({}) if engine == "apptainer" else _singularity(tmp_path, engine)
     env = backend.client_environment(invocation(tmp_path, env={"A": "1,2 $(x)"}))
     # escaped for the script apptainer evaluates: the container sees "1,2 $(x)"
     # (test_paths_live checks that on the real engines)
