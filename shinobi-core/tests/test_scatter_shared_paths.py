@@ -6,6 +6,7 @@ import itertools
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
 from shinobi.config import load_config
@@ -167,3 +168,26 @@ def test_slices_harvesting_their_own_globs_in_one_directory_still_overlap(
     found = spans(stamps)
     assert max(start for start, _ in found) < min(end for _, end in found)
     assert not any("one at a time" in w for w in result.warnings), result.warnings
+    assert not any("harvest pattern" in w for w in result.warnings), result.warnings
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_slice_whose_harvest_glob_matches_another_slice_s_files_is_said(
+    tmp_path: Path, workers: int
+) -> None:
+    """``img-*.fits`` took ``img-deep-image.fits`` of the next slice as its own, silently."""
+    imager = Cab(
+        "imager",
+        ["/bin/sh", "-c", 'touch "$0-image.fits"'],
+        PrefixIn,
+        Images,
+        {"stamp": ParamMeta(positional=True), "products": ParamMeta(harvest="{stamp}-*.fits")},
+    )
+    recipe = Recipe("fan", Stamps, max_workers=workers)
+    recipe.add_step("image", imager, scatter=["stamp"], stamp=recipe.inputs.stamps)
+    result = run(recipe, ["img", "img-deep"], tmp_path / "data.txt")
+    (said,) = [w for w in result.warnings if "harvest pattern" in w]
+    assert said.startswith(
+        "step 'image': the harvest pattern 'img-*.fits' of slice 0 also matches the files"
+        " 'img-deep-*.fits' of slice 1 collects"
+    )

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from shinobi.backends.spawn import ninja_holds_main
 from shinobi.errors import ShinobiError, exception_line
 from shinobi.plan import (
+    cab_of,
     paths_as_text,
     resolve_value,
     resolve_wiring,
@@ -205,8 +206,8 @@ class _Wavefront:
                 ]
                 self.slices[index] = [None] * len(checked)
                 self.session.planned_slices[name] = len(checked)
-                if len(checked) > 1 and self.max_workers > 1:
-                    self.serialise_if_shared(index, name, checked)
+                if len(checked) > 1:
+                    self.check_slices(index, name, checked)
                 if not checked:
                     self.complete(index, _gather(name, [], self.output_fields(node)))
                 for k, part in enumerate(checked):
@@ -218,14 +219,28 @@ class _Wavefront:
             return
         self.push(_Unit(index, None, name, values))
 
-    def serialise_if_shared(self, index: int, name: str, parts: list[dict[str, Any]]) -> None:
-        """Hold a scatter's slices to one at a time when they would rewrite one path."""
-        from shinobi.shared_slices import slices_sharing
+    def check_slices(self, index: int, name: str, parts: list[dict[str, Any]]) -> None:
+        """Hold a scatter's slices to one at a time when they would rewrite one path,
+        and say when one's harvest glob would collect another's files.
 
-        reason = slices_sharing(self.nodes[index], name, parts, self.session.cwd)
+        Planned only where either can happen: more than one worker, or a cab
+        that harvests (one worker runs slices in turn, and plans nothing else).
+        """
+        from shinobi.shared_slices import harvests_overlapping, plan_slices, slices_sharing
+
+        node = self.nodes[index]
+        cab = cab_of(node.step)
+        harvests = cab is None or any(m.harvest for m in cab.field_meta.values())
+        if self.max_workers == 1 and not harvests:
+            return
+        uses = plan_slices(node, name, parts, self.session.cwd)
+        reason = slices_sharing(name, uses) if self.max_workers > 1 else None
         if reason:
             self.serial.add(index)
             self.session.warn(reason)
+        overlap = harvests_overlapping(name, uses, self.session.cwd) if harvests else None
+        if overlap:
+            self.session.warn(overlap)
 
     def note_handed_until(self) -> None:
         """Note, before anything runs, the until file of each loop that is handed

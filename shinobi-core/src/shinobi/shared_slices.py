@@ -12,25 +12,96 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-__all__ = ["slices_sharing"]
+__all__ = ["harvests_overlapping", "plan_slices", "slices_sharing"]
+
+#: The slices whose harvest patterns are compared pairwise (the rest are not).
+_HARVESTS_COMPARED = 100
 
 
-def slices_sharing(
+def plan_slices(
     node: Any, name: str, parts: Sequence[Mapping[str, Any]], cwd: str
-) -> str | None:
-    """Why the slices of step ``name`` (one set of inputs per slice) must run one
-    at a time, as a warning; None when they may overlap. Each slice's paths are
-    planned as the dry run plans them: a cab's own, or those of every step of a
-    nested recipe (a pystep's are its own business, and plan as none)."""
-    from shinobi.offload.ordering import shared_rewritten
+) -> list[list[Any]]:
+    """Each slice's paths, planned as the dry run plans them: a cab's own, or those
+    of every step of a nested recipe (a pystep's are its own business: none)."""
     from shinobi.plan import plan_step
 
     planned = [
         plan_step(f"{name}[{k}]", node, dict(part), cwd, check=False)
         for k, part in enumerate(parts)
     ]
-    shared = shared_rewritten([[u for s in _every_step([p]) for u in s.paths] for p in planned])
+    return [[u for s in _every_step([p]) for u in s.paths] for p in planned]
+
+
+def slices_sharing(name: str, uses: Sequence[Sequence[Any]]) -> str | None:
+    """Why the slices of step ``name`` (``uses``: each one's paths) must run one
+    at a time, as a warning; None when they may overlap."""
+    from shinobi.offload.ordering import shared_rewritten
+
+    shared = shared_rewritten(uses)
     return None if shared is None else f"step {name!r}: {shared.note()}"
+
+
+def harvests_overlapping(name: str, uses: Sequence[Sequence[Any]], cwd: str) -> str | None:
+    """A warning when one slice's harvest glob also matches what another's collects
+    (``img-*.fits`` and ``img-deep-*.fits``): the first then takes the other's
+    files as its own, in whichever order they run, and hands them on."""
+    patterns = [
+        sorted({u.path for u in slice_uses if u.pattern and u.role == "output"})
+        for slice_uses in uses[:_HARVESTS_COMPARED]
+    ]
+    for i, mine in enumerate(patterns):
+        for j, theirs in enumerate(patterns):
+            if i == j:
+                continue
+            for wide in mine:
+                narrow = next((t for t in theirs if t != wide and _overlap(wide, t)), None)
+                if narrow is not None:
+                    wide, narrow = _shown(wide, cwd), _shown(narrow, cwd)
+                    return (
+                        f"step {name!r}: the harvest pattern {wide!r} of slice {i} also matches"
+                        f" the files {narrow!r} of slice {j} collects, so slice {i} takes them"
+                        " as its own; make each slice's pattern match its files only (a"
+                        " separator no name contains, e.g. '{name}.*.fits')"
+                    )
+    return None
+
+
+def _shown(path: str, cwd: str) -> str:
+    """``path`` as the recipe wrote it: relative to the run's directory when under it."""
+    import os
+
+    inside = path.startswith(os.path.join(cwd, ""))
+    return os.path.relpath(path, cwd) if inside else path
+
+
+def _overlap(wide: str, narrow: str) -> bool:
+    """Whether a name matching ``narrow`` can match ``wide`` too (one sure witness:
+    ``narrow`` with its wildcards filled in the plainest way)."""
+    import fnmatch
+
+    return fnmatch.fnmatchcase(_plainest_match(narrow), wide)
+
+
+def _plainest_match(pattern: str) -> str:
+    """A name ``pattern`` matches: ``*`` as nothing, ``?`` as ``x``, a class as its
+    first character (``[[]`` as ``[``)."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "*":
+            i += 1
+        elif c == "?":
+            out.append("x")
+            i += 1
+        elif c == "[" and (end := pattern.find("]", i + 2)) != -1:
+            first = pattern[i + 1]
+            out.append("x" if first in "!^" else first)
+            i = end + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
 
 
 def _every_step(steps: Iterable[Any]) -> Iterator[Any]:
