@@ -901,3 +901,19 @@ def test_a_cache_that_cannot_keep_results_is_said_once(
     said = [w for w in result.warnings if "cannot keep results" in w]
     assert len(said) == 1 and "No space left on device" in said[0], result.warnings
     assert "set cache.dir (SHINOBI_CACHE_DIR)" in said[0]
+
+
+def test_a_second_ctx_run_of_a_file_writing_cab_in_one_step_runs_again(tmp_path: Path) -> None:
+    """`ctx.run(); return ctx.run()` appended once: the second call was 'cached'."""
+    import shinobi
+
+    @shinobi.step(append)
+    def twice(ctx: Any) -> Any:
+        ctx.run()
+        return ctx.run()
+
+    recipe = Recipe("r")
+    recipe.add_step("t", twice, word="x", out="log.txt")
+    config = load_config({"cache.dir": str(tmp_path / "cache")})
+    assert run_recipe(recipe, cwd=tmp_path, config=config).ok
+    assert (tmp_path / "log.txt").read_text() == "x\nx\n"

@@ -302,15 +302,11 @@ class StepCache:
             return None
         if unreplayable(data) is not None:
             return None
-        if (
-            self.run_id
-            and data.get("run_id") == self.run_id
-            and data.get("step") != name
-            and (data.get("files") or data.get("globs"))
-        ):
-            # Another step of this very run made it: the same command writing the
-            # same paths twice in one run acts on what the first one left (a tool
-            # appending to its output, an in-place rewrite), so it runs again. One
+        made_here = self.run_id and data.get("run_id") == self.run_id
+        if made_here and (data.get("files") or data.get("globs")):
+            # This very run made it (another step, or this one's earlier ctx.run()):
+            # the same command writing the same paths twice in one run acts on what
+            # the first left (an append, an in-place rewrite), so it runs again. One
             # that writes no file is replayed, as it would be from another run.
             return None
         outputs = data["outputs"]
