@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from shinobi.errors import RecipeGraphError, did_you_mean
 from shinobi.steps.refs import InputRef, OutputRef
+from shinobi.steps.types import FieldSpec, fields_of
 
 if TYPE_CHECKING:
     from shinobi.resources import Resources
@@ -658,6 +659,8 @@ class _Builder:
                 )
             wiring[key], produced = self.check_value(value, where, index, recipe_inputs)
             deps.update(index[ref.step] for ref in produced)
+            if isinstance(wiring[key], OutputRef):
+                self.check_path_to_text(wiring[key], fields_of(step.inputs_model)[key], where)
         guard = self.translate(entry.get("guard"))
         deps.update(index[ref.step] for ref in output_refs(guard))
         for field_name in entry.get("scatter", ()):
@@ -722,6 +725,23 @@ class _Builder:
             iteration=entry.get("iteration"),
             subgraph=subgraph,
         )
+
+    def check_path_to_text(self, ref: OutputRef, spec: FieldSpec, where: str) -> None:
+        """A step's path output wired to a ``str`` input: refused where it is wired.
+
+        pydantic refuses the path only when the consuming step's turn comes;
+        and taken as text it would be neither made visible to a container nor
+        keyed by its content in the step cache.
+        """
+        if not spec.is_text:
+            return
+        made = fields_of(self.steps_by_name[ref.step].outputs_model).get(ref.field)
+        if made is not None and made.path_kind is not None:
+            raise self.fail(
+                f"{where}: is declared str but wired to the path output {ref.field!r} of"
+                f" step {ref.step!r}; declare it a File (or Path), which the backend makes"
+                " visible and whose content keys the step cache"
+            )
 
     def check_output_field(self, ref: OutputRef, where: str) -> None:
         producer = self.steps_by_name[ref.step]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import PurePath
 from typing import Any
 
 from shinobi.backends.base import PathUse
@@ -97,37 +96,11 @@ def scatter_slices(node: Node, values: Mapping[str, Any]) -> list[dict[str, Any]
     return [{**values, **{name: values[name][i] for name in node.scatter}} for i in range(count)]
 
 
-def paths_as_text(model: Any, values: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``values`` with every path given to a text input as its text.
-
-    A ``File`` output wired to a ``str`` input means the path: the tool gets
-    text on its command line either way. pydantic refuses a Path for a str,
-    which failed the step only when its turn came, after the steps before it.
-    """
-    specs = fields_of(model)
-    converted: dict[str, Any] | None = None
-    for name, value in values.items():
-        spec = specs.get(name)
-        if spec is None or not spec.is_text:
-            continue
-        if isinstance(value, PurePath):
-            text: Any = str(value)
-        elif isinstance(value, list) and any(isinstance(v, PurePath) for v in value):
-            text = [str(v) if isinstance(v, PurePath) else v for v in value]
-        else:
-            continue
-        if converted is None:
-            converted = dict(values)
-        converted[name] = text
-    return values if converted is None else converted
-
-
 def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[str, Any]:
     """Values checked and coerced by the step's inputs model, defaults filled in."""
-    inputs_model = node.step.inputs_model
     try:
         # wiring names fields, so a field with an alias is wired by its name too
-        model = inputs_model.model_validate(dict(paths_as_text(inputs_model, values)), by_name=True)
+        model = node.step.inputs_model.model_validate(dict(values), by_name=True)
     except Exception as exc:
         errors = validation_errors(exc)
         if errors is not None:
@@ -198,7 +171,6 @@ def static_input_error(node: Node, values: Mapping[str, Any], where: str) -> str
     model = node.step.inputs_model
     if _reshapes_its_input(model):
         return None  # a model-level "before" validator may fill or convert anything
-    values = paths_as_text(model, values)
     validator = model.__pydantic_validator__
     for name, spec in fields_of(model).items():
         if name not in node.wiring:
@@ -234,8 +206,7 @@ def checked_inputs(
             return None, static_input_error(node, values, where)
     model = node.step.inputs_model
     try:
-        known = dict(paths_as_text(model, values))
-        return field_values(model.model_validate(known, by_name=True)), None
+        return field_values(model.model_validate(dict(values), by_name=True)), None
     except Exception as exc:
         errors = validation_errors(exc)
         if errors is None:  # a model's own code: the run decides
@@ -486,7 +457,7 @@ def recipe_output_error(graph: Graph, outputs: Mapping[str, Any], prefix: str = 
     it failed a run that had done all its work."""
     model = graph.recipe.outputs_model
     validator = model.__pydantic_validator__
-    for name, value in paths_as_text(model, outputs).items():
+    for name, value in outputs.items():
         if _has_unknown(value) or name not in fields_of(model):
             continue
         try:

@@ -32,7 +32,6 @@ from shinobi.backends.spawn import ninja_holds_main
 from shinobi.errors import ShinobiError, exception_line
 from shinobi.plan import (
     cab_of,
-    paths_as_text,
     resolve_value,
     resolve_wiring,
     scatter_slices,
@@ -705,8 +704,7 @@ class _Wavefront:
                 for k, v in self.graph.outputs.items()
             }
             try:
-                model = recipe.outputs_model
-                outputs = field_values(model.model_validate(dict(paths_as_text(model, outputs))))
+                outputs = field_values(recipe.outputs_model.model_validate(outputs))
             except Exception as exc:
                 # Every step succeeded; what they made is not what the recipe
                 # promises, and outputs that failed their model are not reported.

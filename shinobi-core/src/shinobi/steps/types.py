@@ -12,7 +12,7 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Annotated, Any, Literal
 
 __all__ = [
@@ -57,7 +57,7 @@ class FieldSpec:
     default: Any
     description: str | None
     annotation: Any
-    #: Text (``str``, or a list of it): a path handed to it arrives as its text.
+    #: Plain text (``str``, not a list of it): no place for a path.
     is_text: bool = False
 
 
@@ -118,7 +118,7 @@ def _fields_of(model: Any) -> dict[str, FieldSpec]:
             default=default,
             description=info.description,
             annotation=info.annotation,
-            is_text=core is str,
+            is_text=core is str and not is_list,
         )
     return specs
 
@@ -146,9 +146,20 @@ def output_problem(exc: BaseException) -> str | None:
 
 def refused_value(error: Mapping[str, Any]) -> str:
     """pydantic's message for one error, with the value it refused (but for a
-    missing one): ``Input should be a valid integer (got 'made.txt')``."""
+    missing one): ``Input should be a valid integer (got 'made.txt')``.
+
+    A path refused as text is a step's ``File`` output wired to a ``str``
+    field: taken as text it would be neither made visible to a container nor
+    keyed by its content in the step cache, so the fix is the declaration.
+    """
     got = "" if error.get("type") == "missing" else f" (got {error.get('input')!r:.80})"
-    return f"{error.get('msg')}{got}"
+    said = f"{error.get('msg')}{got}"
+    if error.get("type") == "string_type" and isinstance(error.get("input"), PurePath):
+        said += (
+            "; a path goes to a File (or Path) field, which the backend makes visible and"
+            " whose content keys the step cache: declare the field so"
+        )
+    return said
 
 
 def error_field(error: Mapping[str, Any]) -> str:
