@@ -56,7 +56,7 @@ def test_readers_a_chain_already_orders_are_not_said_to_be_left_parallel() -> No
     class ChainIn(BaseModel):
         ms: Path
         tag: str
-        prev: str | None = None
+        prev: Path | None = None
 
     class ChainOut(BaseModel):
         done: File

@@ -15,6 +15,7 @@ from test_venv_fixtures import made_venv
 
 import shinobi
 from shinobi.config import load_config
+from shinobi.errors import UsageError
 from shinobi.graph import build_graph
 from shinobi.resources import Resources
 from shinobi.runner import run_recipe
@@ -392,13 +393,22 @@ def test_outputs_a_recipe_cannot_hold_fail_it_in_one_line_and_are_not_reported(
     class Promised(BaseModel):
         said: int
 
+    @shinobi.step(counted)
+    def says_hello(ctx: StepContext) -> StepResult:  # what the output is, known only as it runs
+        return StepResult(name="x", status="ok", outputs={"said": None})
+
     recipe = Recipe("r", None, Promised)
-    recipe.add_step("s", counted, verdict="ok", n=0)
-    recipe.set_output("said", "hello")
+    recipe.add_step("s", says_hello, verdict="ok", n=0)
+    recipe.set_output("said", recipe.outputs.s.said)
     result = run_recipe(recipe, cwd=tmp_path, config=config())
     assert not result.ok and result.outputs == {} and result.failed_step is None
     assert result.error is not None and "\n" not in result.error
-    assert result.error.startswith("recipe 'r': its output 'said' is 'hello'")
+    assert result.error.startswith("recipe 'r': its output 'said' is None")
+    known = Recipe("r", None, Promised)  # a literal: refused before any step
+    known.add_step("s", counted, verdict="ok", n=0)
+    known.set_output("said", "hello")
+    with pytest.raises(UsageError, match=r"recipe 'r', output 'said': .*\(got 'hello'\)"):
+        run_recipe(known, cwd=tmp_path, config=config())
 
 
 def test_a_refusal_by_ninja_inside_ctx_run_is_one_line_without_ninja_s_frames(
