@@ -318,7 +318,10 @@ made_image = Cab("made_image", ["true"], CountIn, MadeOut)
 @pytest.mark.parametrize(
     ("made", "said"),
     [
-        (StepResult(name="x", status="weird"), "status 'weird', which is none of ok, failed"),  # type: ignore[arg-type]
+        (
+            StepResult(name="x", status="weird"),
+            "status 'weird', which is none of ok, cached, failed",
+        ),  # type: ignore[arg-type]
         (StepResult(name="x", status="failed"), "returned a failed result without an error"),
         (
             StepResult(name="x", status="ok", outputs={"image": "never-made.fits"}),
@@ -424,3 +427,38 @@ def test_a_refusal_by_ninja_inside_ctx_run_is_one_line_without_ninja_s_frames(
     assert step.error.startswith("the orchestration function raised BackendNotFound: unknown")
     assert "traceback" not in step.error
     assert "registry.py" not in step.stderr and "Traceback" not in step.stderr
+
+
+class Flagged(BaseModel):
+    flag: shinobi.steps.File | None = None
+
+
+flagging = Cab(
+    "flagging",
+    ["true"],
+    CountIn,
+    Flagged,
+    {
+        "verdict": ParamMeta(skip=True),
+        "n": ParamMeta(skip=True),
+        "flag": ParamMeta(implicit="{verdict}.flag"),
+    },
+)
+
+
+def test_a_result_made_from_ctx_run_s_is_taken_made_or_cached(tmp_path: Path) -> None:
+    """It failed on an optional output the tool did not make, then on 'cached'."""
+    import dataclasses
+
+    @shinobi.step(flagging)
+    def noted(ctx: StepContext) -> StepResult:
+        ran = ctx.run()
+        return dataclasses.replace(ran, warnings=[*ran.warnings, "checked"])
+
+    recipe = Recipe("r")
+    recipe.add_step("n", noted, verdict="ok", n=0)
+    cached = load_config({"cache.dir": str(tmp_path / "cache")})
+    for _ in range(2):  # made, then served by the cache
+        result = run_recipe(recipe, cwd=tmp_path, config=cached)
+        assert result.ok, result.error
+        assert "checked" in result.steps[0].warnings

@@ -278,8 +278,9 @@ def _whole_message(session: Session, name: str, exc: BaseException) -> str:
     return whole
 
 
-#: What a result an orchestration function builds itself may say it is.
-_MADE_STATUSES = ("ok", "failed", "skipped")
+#: What a result an orchestration function builds itself may say it is ("cached":
+#: one made from what ctx.run() returned, which the cache served).
+_MADE_STATUSES = ("ok", "cached", "failed", "skipped")
 
 
 def _made_by_function(name: str, cab: Cab, made: StepResult, cwd: str) -> StepResult:
@@ -298,7 +299,7 @@ def _made_by_function(name: str, cab: Cab, made: StepResult, cwd: str) -> StepRe
         )
     elif result.status == "failed" and not result.error:
         result.error = "the orchestration function returned a failed result without an error"
-    elif result.status == "ok":
+    elif result.status in ("ok", "cached"):
         result.outputs, error = _validate_outputs(cab, dict(result.outputs))
         error = error or _missing_output(cab, result.outputs, cwd)
     if error is not None:
@@ -308,8 +309,11 @@ def _made_by_function(name: str, cab: Cab, made: StepResult, cwd: str) -> StepRe
 
 
 def _missing_output(cab: Cab, outputs: dict[str, Any], cwd: str) -> str | None:
-    """The first path output of ``outputs`` that is not there, said as an error."""
+    """The first required path output of ``outputs`` that is not there, said as an
+    error (an optional one names where its product goes, made or not: docs/cabs.md)."""
     for field, spec in fields_of(cab.outputs_model).items():
+        if not spec.required:
+            continue
         value = outputs.get(field)
         paths = value if isinstance(value, list) else [value]
         for path in paths if spec.path_kind is not None else ():
