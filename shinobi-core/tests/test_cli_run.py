@@ -445,5 +445,9 @@ def test_help_says_how_a_date_time_or_duration_input_is_written(
     assert "--at YYYY-MM-DDTHH:MM[:SS]" in shown and "--span SECONDS|PnDTnHnMnS" in shown
     proc = ninja("run", f"{path}:echo", "--day", "2026-12-01", "--dryrun", "--json")
     assert json.loads(proc.stdout)["steps"][0]["argv"] == ["/bin/echo", "2026-12-01"]
+    for seconds in ("90", "1.5"):  # a number is seconds (pydantic refuses it as text)
+        said = ninja("run", f"{path}:echo", "--day", "2026-12-01", "--span", seconds, "--json")
+        assert said.returncode == 0, said.stderr
+    assert "[default: 5]" in " ".join(shown.split())
     bad = ninja("run", f"{path}:echo", "--day", "01/12/2026")
     assert bad.returncode == 2 and "(write it as YYYY-MM-DD)" in one_line_error(bad)

@@ -134,12 +134,22 @@ def _time_shape(core: Any) -> str | None:
 
 
 class _Shaped(click.ParamType):
-    """Text of a known shape (a date, a duration), handed to pydantic as it is."""
+    """Text of a known shape (a date, a duration), handed to pydantic as it is; a
+    duration given as a number of seconds goes as the number, which pydantic
+    reads as seconds (its text it refuses)."""
 
     name = "text"
 
     def __init__(self, shape: str) -> None:
         self.shape = shape
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and self.shape.startswith("SECONDS"):
+            try:
+                return float(value)
+            except ValueError:
+                return value
+        return value
 
 
 def _enum_of(core: Any, kind: type) -> bool:
@@ -420,6 +430,7 @@ def _shown_default(info: Any) -> Any:
 def _as_typed(value: Any) -> Any:
     """``value`` as it would be typed on the command line: a path as its text, a
     list as its items, a model as the JSON the option takes."""
+    import datetime
     import enum
     import os
 
@@ -427,6 +438,8 @@ def _as_typed(value: Any) -> Any:
         return value.value
     if isinstance(value, os.PathLike):
         return os.fspath(value)
+    if isinstance(value, datetime.timedelta):  # as --help says durations are typed
+        return f"{value.total_seconds():g}"
     if isinstance(value, list | tuple | set | frozenset):
         return " ".join(_one_value(item) for item in value)
     dump = getattr(value, "model_dump_json", None)
