@@ -705,3 +705,31 @@ def test_a_return_value_its_type_refuses_says_which_output_and_why(
         "the pystep returned what its return type refuses: output 'result': Input should be a"
         " valid integer, unable to parse string as an integer (got 'abc')"
     )
+
+
+SECRETS = """
+from pathlib import Path
+from pydantic import SecretStr
+import shinobi
+from shinobi.steps import Recipe
+
+@shinobi.pystep(venv={venv!r})
+def keep(token: SecretStr, where: str) -> int:
+    Path(where).write_text(token.get_secret_value())
+    return 0
+
+r = Recipe("r")
+r.add_step("keep", keep, token="hunter2", where={where!r})
+"""
+
+
+def test_a_secret_input_reaches_a_pystep_in_a_venv_as_its_value(
+    tmp_path: Path, made_venv: Path
+) -> None:
+    """The runner's spec held the mask: the function got '**********'."""
+    where = tmp_path / "got.txt"
+    source = tmp_path / "with_secret.py"  # not secrets.py: that is a module pydantic imports
+    source.write_text(SECRETS.format(venv=str(made_venv), where=str(where)))
+    result = run_recipe(load_target(f"{source}:r"), cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert where.read_text() == "hunter2"

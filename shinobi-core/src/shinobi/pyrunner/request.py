@@ -130,6 +130,15 @@ def _without_read_only_parents(uses: list[PathUse]) -> list[PathUse]:
     ]
 
 
+def _revealed(value: Any) -> Any:
+    """A secret input (pydantic's ``SecretStr``/``SecretBytes``) as its value, in
+    lists too; anything else as it is."""
+    if isinstance(value, list | tuple):
+        return [_revealed(v) for v in value]
+    reveal = getattr(value, "get_secret_value", None)
+    return reveal() if callable(reveal) else value
+
+
 def build_invocation(
     session: Session, name: str, node: Node, values: dict[str, Any], workspace: Path
 ) -> Invocation:
@@ -148,7 +157,9 @@ def build_invocation(
         "module_name": module,
         "import_root": root,
         "qualname": step.fn.__qualname__,
-        "inputs": to_jsonable_python(values),
+        # a secret crosses as its value (the mask would reach the function); the
+        # workspace is private to this user and removed when the step ends
+        "inputs": to_jsonable_python({k: _revealed(v) for k, v in values.items()}),
         "outputs_file": str(workspace / "outputs.json"),
         "core_paths": paths,
         # the version those paths' packages were built for (see the runner)
