@@ -383,3 +383,25 @@ def test_a_recipe_output_of_the_wrong_type_is_refused_before_any_step(tmp_path: 
     with pytest.raises(UsageError, match=r"recipe 'mis', output 'n': .*\(got PosixPath"):
         run_recipe(recipe, cwd=tmp_path, config=config)
     assert not (tmp_path / "outs.txt").exists()
+
+
+def test_a_passthrough_through_a_nested_recipe_s_output_is_checked_before_any_step(
+    tmp_path: Path,
+) -> None:
+    """Wired through set_output of a nested recipe, it was found after the nested ran."""
+
+    class Made(BaseModel):
+        out: Path | None = None
+
+    sub = Recipe("sub", outputs_model=Made)
+    sub.add_step("mk", touch, out="made.txt")
+    sub.set_output("out", sub.outputs.mk.out)
+    count = Cab("count", "/bin/echo", CountIn, field_meta={"n": ParamMeta(positional=True)})
+    recipe = Recipe("k")
+    recipe.add_step("s", sub)
+    recipe.add_step("use", count, n=recipe.outputs.s.out)
+    with pytest.raises(
+        UsageError, match=r"step 'use': input 'n': .*\(got PosixPath\('made.txt'\)\)"
+    ):
+        run_recipe(recipe, cwd=tmp_path, config=load_config({"cache.enabled": False}))
+    assert not (tmp_path / "made.txt").exists()

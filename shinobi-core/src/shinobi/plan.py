@@ -417,11 +417,23 @@ def _input_error(graph: Graph, inputs: Mapping[str, Any], prefix: str = "") -> s
     field validation per wired value, where a plan would render every command
     line and path too.
     """
+    return _checked(graph, inputs, prefix)[0]
+
+
+def _checked(
+    graph: Graph, inputs: Mapping[str, Any], prefix: str
+) -> tuple[str | None, dict[str, Any]]:
+    """(what :func:`_input_error` finds, the recipe's outputs as far as known)."""
     made: dict[str, dict[str, Any]] = {}  # a cab step's checked inputs, when all known
+    nested: dict[str, dict[str, Any]] = {}  # a nested recipe's outputs, as far as known
 
     def output(ref: OutputRef) -> Any:
-        """A passthrough output is the path its cab was handed: known before the run."""
+        """A passthrough output is the path its cab was handed: known before the run,
+        through a nested recipe's ``set_output`` too."""
         producer = graph.nodes[graph.index[ref.step]]
+        if ref.step in nested and not producer.scatter:
+            found = nested[ref.step].get(ref.field)
+            return _unknown(ref) if found is None else found
         handed = made.get(ref.step, {}).get(ref.field)
         if handed is None or producer.scatter or getattr(producer.step, "kind", None) != "cab":
             return _unknown(ref)
@@ -436,7 +448,7 @@ def _input_error(graph: Graph, inputs: Mapping[str, Any], prefix: str = "") -> s
         if node.subgraph is not None:
             handed, found = checked_inputs(node, values, f"step {name!r}")
             if found is None and handed is not None:
-                found = _input_error(node.subgraph, handed, f"{name}.")
+                found, nested[node.name] = _checked(node.subgraph, handed, f"{name}.")
         elif node.scatter:
             found = None
             for k, part in enumerate(_known_slices(node, values)):
@@ -446,9 +458,9 @@ def _input_error(graph: Graph, inputs: Mapping[str, Any], prefix: str = "") -> s
             if checked is not None:
                 made[node.name] = checked
         if found is not None:
-            return found
+            return found, {}
     outputs = {k: resolve_value(v, inputs, output) for k, v in graph.outputs.items()}
-    return recipe_output_error(graph, outputs, prefix)
+    return recipe_output_error(graph, outputs, prefix), outputs
 
 
 def recipe_output_error(graph: Graph, outputs: Mapping[str, Any], prefix: str = "") -> str | None:
