@@ -78,6 +78,11 @@ def test_steps_naming_no_backend_are_refused_when_the_configured_default_is_venv
     assert refusal.rule == "venv" and "the configured backend.default" in refusal.reason
     assert refusal.reason.startswith("step 'a' (and every step that names no backend)")
     assert "SHINOBI_BACKEND_DEFAULT=native" in refusal.fix
+    # a step with an image, compiled with a container runtime, runs in its image
+    boxed = Cab("boxed", ["tool"], PathIn, PathOut, {"path": ParamMeta(positional=True)}, image="i")
+    in_image = Recipe(name="r", steps=[StepRef("b", boxed, {"path": Path("b")})])
+    assert check_offloadable(plan_of(in_image), "venv", container_runtime="docker") == []
+    assert [r.rule for r in check_offloadable(plan_of(in_image), "venv")] == ["venv"]
 
 
 def test_a_venv_step_is_refused_whether_by_venv_or_by_backend() -> None:

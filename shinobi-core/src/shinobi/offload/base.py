@@ -260,7 +260,7 @@ def _remove_stale(base: str, recorded: dict[str, str], current: set[str]) -> lis
 
 def compile_jobs(plan: Plan, options: CompileOptions) -> JobGraph:
     """The engine-neutral jobs of ``plan``; raises :class:`OffloadRefused` with every reason."""
-    refusals = check_offloadable(plan, options.default_backend)
+    refusals = check_offloadable(plan, options.default_backend, options.container_runtime)
     if refusals:
         raise OffloadRefused(plan.graph.recipe.name, refusals)
     jobs = build_jobs(plan, str(options.cwd), options.run_id)

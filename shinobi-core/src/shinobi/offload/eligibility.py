@@ -61,8 +61,9 @@ def _type_name(annotation: Any) -> str:
 
 
 class _Checker:
-    def __init__(self, default_backend: str = "native") -> None:
+    def __init__(self, default_backend: str = "native", container_runtime: str = "none") -> None:
         self.default_backend = default_backend
+        self.container_runtime = container_runtime
         self.found: dict[tuple[str, str], Refusal] = {}
         self.indexes: dict[int, dict[str, PlannedStep]] = {}
 
@@ -200,6 +201,8 @@ class _Checker:
         backend = own or self.default_backend
         if not venv and backend != "venv":
             return
+        if not venv and not own and self.in_image(step):
+            return  # compiled with --container-runtime, it runs in its image, not the venv
         detail = f"venv {venv!r}" if venv else "backend 'venv'"
         fix = f"give the step a container image and use --container-runtime, {_REMOTE}"
         configured = not venv and not own  # the configuration's choice, not the recipe's
@@ -214,6 +217,11 @@ class _Checker:
             fix,
             key="venv:default" if configured else None,
         )
+
+    def in_image(self, step: Any) -> bool:
+        """Whether a compiled job runs ``step`` in its container image."""
+        cab = cab_of(step)
+        return self.container_runtime != "none" and cab is not None and bool(cab.image)
 
     def judged(self, cab: Any, where: str) -> None:
         """A cab whose output a wrangler judges fails on what it prints, which
@@ -272,13 +280,16 @@ class _Checker:
                 self.plan(step.children, f"{prefix}{step.node.name}.")
 
 
-def check_offloadable(plan: Plan, default_backend: str = "native") -> list[Refusal]:
+def check_offloadable(
+    plan: Plan, default_backend: str = "native", container_runtime: str = "none"
+) -> list[Refusal]:
     """Every reason ``plan`` cannot be offloaded; empty when it can.
 
     ``default_backend`` is where a step that names no backend runs under
-    ``ninja run`` (``backend.default``).
+    ``ninja run`` (``backend.default``); ``container_runtime`` what runs the
+    compiled jobs' images.
     """
-    checker = _Checker(default_backend)
+    checker = _Checker(default_backend, container_runtime)
     if not _has_work(plan):  # a nested recipe with no steps of its own is no work either
         checker.refuse("empty", "the recipe has no steps: there is nothing to offload", "add steps")
     checker.plan(plan, "")
