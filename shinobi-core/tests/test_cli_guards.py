@@ -54,3 +54,19 @@ def test_a_damaged_manifest_is_one_line(capsys: pytest.CaptureFixture[str], tmp_
     weird.write_text('{"format": 1, "steps": [{"name": 5}], "recipe": "x", "graph": {"nodes": 3}}')
     code, err = run(capsys, "report", str(weird), "-o", str(tmp_path / "r.html"))
     assert code == 2 and "not a readable run manifest" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", [("status", "x", "--watch"), ("logs", "x", "--follow")])
+@pytest.mark.parametrize("seconds", ["nan", "inf", "-inf"])
+def test_an_interval_that_is_no_number_of_seconds_is_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    command: tuple[str, ...],
+    seconds: str,
+) -> None:
+    """NaN passed click's range and ended in an internal error (exit 70)."""
+    monkeypatch.chdir(tmp_path)
+    code, err = run(capsys, *command, "--interval", seconds)
+    assert code == 2 and err.count("\n") == 1
+    assert "no number of seconds" in err or "not in the range" in err

@@ -15,6 +15,8 @@ from typing import Any
 
 import click
 
+from shinobi.cli.seconds import INTERVAL
+
 __all__ = ["command"]
 
 
@@ -33,7 +35,7 @@ __all__ = ["command"]
 )
 @click.option(
     "--interval",
-    type=click.FloatRange(min=0.5),
+    type=INTERVAL,
     help="Seconds between two rounds of --follow, each asking the engine whether the"
     " launch has finished (default: read every 2 s, ask at the engine's interval).",
 )

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import click
 
+from shinobi.cli.seconds import INTERVAL
+
 __all__ = ["command"]
 
 
@@ -25,7 +27,7 @@ __all__ = ["command"]
 @click.option("--watch", "-w", is_flag=True, help="Keep asking until the launch has finished.")
 @click.option(
     "--interval",
-    type=click.FloatRange(min=0.5),
+    type=INTERVAL,
     help="Seconds between two rounds of --watch (default: the engine's).",
 )
 @click.option(
