@@ -713,13 +713,17 @@ from pydantic import SecretStr
 import shinobi
 from shinobi.steps import Recipe
 
+class Cred(BaseModel):
+    pw: SecretStr
+
 @shinobi.pystep(venv={venv!r})
-def keep(token: SecretStr, where: str) -> int:
-    Path(where).write_text(token.get_secret_value())
+def keep(token: SecretStr, where: str, named: dict[str, SecretStr], cred: Cred) -> int:
+    said = [token, named["a"], cred.pw]
+    Path(where).write_text(" ".join(s.get_secret_value() for s in said))
     return 0
 
 r = Recipe("r")
-r.add_step("keep", keep, token="hunter2", where={where!r})
+r.add_step("keep", keep, token="hunter2", where={where!r}, named={{"a": "b2"}}, cred={{"pw": "c3"}})
 """
 
 
@@ -732,4 +736,4 @@ def test_a_secret_input_reaches_a_pystep_in_a_venv_as_its_value(
     source.write_text(SECRETS.format(venv=str(made_venv), where=str(where)))
     result = run_recipe(load_target(f"{source}:r"), cwd=tmp_path, config=config())
     assert result.ok, result.error
-    assert where.read_text() == "hunter2"
+    assert where.read_text() == "hunter2 b2 c3"  # in a mapping and a model too

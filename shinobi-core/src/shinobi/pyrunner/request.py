@@ -131,12 +131,17 @@ def _without_read_only_parents(uses: list[PathUse]) -> list[PathUse]:
 
 
 def _revealed(value: Any) -> Any:
-    """A secret input (pydantic's ``SecretStr``/``SecretBytes``) as its value, in
-    lists too; anything else as it is."""
+    """A secret input (pydantic's ``SecretStr``/``SecretBytes``) as its value, at any
+    depth of lists, mappings and models; anything else as it is."""
     if isinstance(value, list | tuple):
         return [_revealed(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _revealed(v) for k, v in value.items()}
     reveal = getattr(value, "get_secret_value", None)
-    return reveal() if callable(reveal) else value
+    if callable(reveal):
+        return reveal()
+    dump = getattr(value, "model_dump", None)  # a model's fields, its secrets as objects
+    return _revealed(dump()) if callable(dump) and not isinstance(value, type) else value
 
 
 def build_invocation(
