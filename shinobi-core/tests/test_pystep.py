@@ -709,7 +709,7 @@ def test_a_return_value_its_type_refuses_says_which_output_and_why(
 
 SECRETS = """
 from pathlib import Path
-from pydantic import SecretStr
+from pydantic import BaseModel, SecretStr
 import shinobi
 from shinobi.steps import Recipe
 
