@@ -191,3 +191,19 @@ def test_a_slice_whose_harvest_glob_matches_another_slice_s_files_is_said(
         "step 'image': the harvest pattern 'img-*.fits' of slice 0 also matches the files"
         " 'img-deep-*.fits' of slice 1 collects"
     )
+
+
+def test_one_harvest_pattern_for_every_slice_is_said_and_subdirectories_are_not() -> None:
+    """The same glob in every slice collected every slice's files, with no word;
+    ``img/*.fits`` beside ``img/deep/*.fits`` was warned about, though glob's ``*``
+    never crosses a ``/``."""
+    from shinobi.backends.base import PathUse
+    from shinobi.shared_slices import harvests_overlapping
+
+    def slices(*patterns: str) -> list[list[PathUse]]:
+        return [[PathUse(f"/w/{p}", "output", "made", "any", pattern=True)] for p in patterns]
+
+    said = harvests_overlapping("fx", slices("out-*.txt", "out-*.txt"), "/w")
+    assert said is not None and "'out-*.txt' of slice 0 is slice 1's too" in said
+    assert harvests_overlapping("mk", slices("img/*.fits", "img/deep/*.fits"), "/w") is None
+    assert harvests_overlapping("mk", slices("a.*.fits", "b.*.fits"), "/w") is None

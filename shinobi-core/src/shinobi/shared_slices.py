@@ -54,15 +54,21 @@ def harvests_overlapping(name: str, uses: Sequence[Sequence[Any]], cwd: str) -> 
             if i == j:
                 continue
             for wide in mine:
-                narrow = next((t for t in theirs if t != wide and _overlap(wide, t)), None)
-                if narrow is not None:
-                    wide, narrow = _shown(wide, cwd), _shown(narrow, cwd)
-                    return (
-                        f"step {name!r}: the harvest pattern {wide!r} of slice {i} also matches"
-                        f" the files {narrow!r} of slice {j} collects, so slice {i} takes them"
-                        " as its own; make each slice's pattern match its files only (a"
-                        " separator no name contains, e.g. '{name}.*.fits')"
-                    )
+                narrow = next((t for t in theirs if _overlap(wide, t)), None)
+                if narrow is None:
+                    continue
+                what = (
+                    f"is slice {j}'s too"
+                    if narrow == wide
+                    else f"also matches the files {_shown(narrow, cwd)!r} of slice {j} collects"
+                )
+                return (
+                    f"step {name!r}: the harvest pattern {_shown(wide, cwd)!r} of slice {i}"
+                    f" {what}, so slice {i} takes that slice's files as its own; make each"
+                    " slice's pattern match its own files only (name them after an input"
+                    " that differs per slice, with a separator no name contains:"
+                    " '{name}.*.fits')"
+                )
     return None
 
 
@@ -76,10 +82,14 @@ def _shown(path: str, cwd: str) -> str:
 
 def _overlap(wide: str, narrow: str) -> bool:
     """Whether a name matching ``narrow`` can match ``wide`` too (one sure witness:
-    ``narrow`` with its wildcards filled in the plainest way)."""
+    ``narrow`` with its wildcards filled in the plainest way). Compared part by part
+    of the path, as glob does: its ``*`` never crosses a ``/``."""
     import fnmatch
 
-    return fnmatch.fnmatchcase(_plainest_match(narrow), wide)
+    parts, witness = wide.split("/"), _plainest_match(narrow).split("/")
+    return len(parts) == len(witness) and all(
+        fnmatch.fnmatchcase(name, pattern) for name, pattern in zip(witness, parts, strict=True)
+    )
 
 
 def _plainest_match(pattern: str) -> str:
