@@ -405,3 +405,29 @@ def test_a_passthrough_through_a_nested_recipe_s_output_is_checked_before_any_st
     ):
         run_recipe(recipe, cwd=tmp_path, config=load_config({"cache.enabled": False}))
     assert not (tmp_path / "made.txt").exists()
+
+
+class NamedOut(BaseModel):
+    name: str = ""
+
+
+class TextsIn(BaseModel):
+    paths: list[str] = []
+
+
+def test_a_path_output_to_a_str_recipe_output_or_a_list_of_str_is_refused_at_build(
+    tmp_path: Path,
+) -> None:
+    """Every step ran, then the run failed on the recipe's output or the step's list."""
+    named = Recipe("r1", outputs_model=NamedOut)
+    named.add_step("t", touch, out="t.txt")
+    named.set_output("name", named.outputs.t.out)
+    with pytest.raises(RecipeGraphError, match=r"output 'name': is declared str but wired"):
+        run_recipe(named, cwd=tmp_path, config=load_config({"cache.enabled": False}))
+    cat = Cab("cat", "cat", TextsIn, None, {"paths": ParamMeta(positional=True)})
+    listed = Recipe("r2")
+    listed.add_step("t", touch, out="t.txt")
+    listed.add_step("cat", cat, paths=["x", listed.outputs.t.out])
+    with pytest.raises(RecipeGraphError, match=r"input 'paths': is declared list\[str\] but"):
+        run_recipe(listed, cwd=tmp_path, config=load_config({"cache.enabled": False}))
+    assert not (tmp_path / "t.txt").exists()

@@ -556,7 +556,12 @@ class _Builder:
                     f"output {name!r}: the recipe's outputs_model has no such field"
                     f"{did_you_mean(name, recipe_outputs)}"
                 )
-            outputs[name], _ = self.check_value(value, f"output {name!r}", index, recipe_inputs)
+            outputs[name], produced = self.check_value(
+                value, f"output {name!r}", index, recipe_inputs
+            )
+            if produced:
+                field = fields_of(recipe.outputs_model)[name]
+                self.check_path_to_text(outputs[name], field, f"output {name!r}")
         for name, info in _fields(recipe.outputs_model).items():
             if info.is_required() and name not in outputs:
                 raise self.fail(
@@ -659,7 +664,7 @@ class _Builder:
                 )
             wiring[key], produced = self.check_value(value, where, index, recipe_inputs)
             deps.update(index[ref.step] for ref in produced)
-            if isinstance(wiring[key], OutputRef):
+            if produced:
                 self.check_path_to_text(wiring[key], fields_of(step.inputs_model)[key], where)
         guard = self.translate(entry.get("guard"))
         deps.update(index[ref.step] for ref in output_refs(guard))
@@ -726,22 +731,28 @@ class _Builder:
             subgraph=subgraph,
         )
 
-    def check_path_to_text(self, ref: OutputRef, spec: FieldSpec, where: str) -> None:
-        """A step's path output wired to a ``str`` input: refused where it is wired.
+    def check_path_to_text(self, value: Any, spec: FieldSpec, where: str) -> None:
+        """A step's path output wired to a ``str`` field (or an item of a ``list[str]``),
+        an input or the recipe's output: refused where it is wired.
 
-        pydantic refuses the path only when the consuming step's turn comes;
-        and taken as text it would be neither made visible to a container nor
-        keyed by its content in the step cache.
+        pydantic refuses the path only when its turn comes, after the steps
+        before it ran; and taken as text it would be neither made visible to a
+        container nor keyed by its content in the step cache.
         """
         if not spec.is_text:
             return
-        made = fields_of(self.steps_by_name[ref.step].outputs_model).get(ref.field)
-        if made is not None and made.path_kind is not None:
-            raise self.fail(
-                f"{where}: is declared str but wired to the path output {ref.field!r} of"
-                f" step {ref.step!r}; declare it a File (or Path), which the backend makes"
-                " visible and whose content keys the step cache"
-            )
+        refs = [value] if not spec.is_list else list(value) if isinstance(value, list) else []
+        for ref in refs:
+            if not isinstance(ref, OutputRef) or ref.step not in self.steps_by_name:
+                continue
+            made = fields_of(self.steps_by_name[ref.step].outputs_model).get(ref.field)
+            if made is not None and made.path_kind is not None:
+                typed = "list[str]" if spec.is_list else "str"
+                raise self.fail(
+                    f"{where}: is declared {typed} but wired to the path output {ref.field!r}"
+                    f" of step {ref.step!r}; declare it a File (or Path), which the backend"
+                    " makes visible and whose content keys the step cache"
+                )
 
     def check_output_field(self, ref: OutputRef, where: str) -> None:
         producer = self.steps_by_name[ref.step]

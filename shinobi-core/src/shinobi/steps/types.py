@@ -57,7 +57,7 @@ class FieldSpec:
     default: Any
     description: str | None
     annotation: Any
-    #: Plain text (``str``, not a list of it): no place for a path.
+    #: Text (``str``, or a list of it when ``is_list``): no place for a path.
     is_text: bool = False
 
 
@@ -118,7 +118,7 @@ def _fields_of(model: Any) -> dict[str, FieldSpec]:
             default=default,
             description=info.description,
             annotation=info.annotation,
-            is_text=core is str and not is_list,
+            is_text=core is str,
         )
     return specs
 
