@@ -82,6 +82,8 @@ def test_steps_naming_no_backend_are_refused_when_the_configured_default_is_venv
     boxed = Cab("boxed", ["tool"], PathIn, PathOut, {"path": ParamMeta(positional=True)}, image="i")
     in_image = Recipe(name="r", steps=[StepRef("b", boxed, {"path": Path("b")})])
     assert check_offloadable(plan_of(in_image), "venv", container_runtime="docker") == []
+    nested = Recipe(name="outer", steps=[StepRef("inner", in_image, {})])  # runs nothing itself
+    assert check_offloadable(plan_of(nested), "venv", container_runtime="docker") == []
     assert [r.rule for r in check_offloadable(plan_of(in_image), "venv")] == ["venv"]
 
 

@@ -24,4 +24,5 @@ class _Interval(click.FloatRange):
         return seconds
 
 
-INTERVAL = _Interval(min=0.5)
+#: A day: more than a sleep can take on some platforms' time_t is not an interval.
+INTERVAL = _Interval(min=0.5, max=86400)

@@ -195,6 +195,8 @@ class _Checker:
             self.per_cycle(plan, step, where)
 
     def venv(self, node: Node, where: str) -> None:
+        if node.subgraph is not None:
+            return  # a nested recipe runs nothing itself: its steps are judged each
         step = node.step
         venv = node.venv or getattr(step, "venv", None)
         own = node.backend or getattr(step, "backend", None)
