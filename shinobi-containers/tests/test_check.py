@@ -44,3 +44,13 @@ def test_a_binary_that_is_another_program_is_named_so(name: str) -> None:
     assert not status.usable
     assert status.detail.startswith(f"/bin/false is not {name}: `/bin/false --version` says")
     assert f"point backend.{name}.binary at the {name} program" in status.detail
+
+
+def test_a_site_wrapper_that_prints_a_banner_first_is_the_engine_still(tmp_path: Path) -> None:
+    """An Lmod-style wrapper printing a line before exec'ing apptainer was refused."""
+    live_backend("apptainer")
+    wrapper = tmp_path / "apptainer"
+    wrapper.write_text('#!/bin/sh\necho "Lmod: module apptainer loaded"\nexec apptainer "$@"\n')
+    wrapper.chmod(0o755)
+    status = get_backend("apptainer", {"binary": str(wrapper)}).check()
+    assert status.usable, status.detail

@@ -30,7 +30,7 @@ from shinobi.backends.base import (
 )
 from shinobi.backends.process import run_process
 from shinobi_containers.cgroups import UNPROBED, CgroupReach
-from shinobi_containers.cli import call
+from shinobi_containers.cli import TIMED_OUT, call
 from shinobi_containers.errors import ContainerRefused, ContainerStopFailed, SettingsInvalid
 from shinobi_containers.limits import LimitFlags, dropped_warning, limit_flags, within_host
 from shinobi_containers.mounts import LOCAL_HOST, Mount, plan_mounts
@@ -111,10 +111,13 @@ class ContainerBackend(Backend):
         if self.binary == self.name or not self.version_words:
             return None
         answer = call([self.binary, "--version"], CHECK_TIMEOUT)
-        said = (answer.stdout or answer.stderr).strip().splitlines()
-        first = said[0].strip() if said else ""
-        if first.lower().startswith(self.version_words):
-            return None
+        if answer.returncode == TIMED_OUT:
+            return None  # slow is no proof of another program: the engine's check says why
+        said = [line.strip() for line in f"{answer.stdout}\n{answer.stderr}".splitlines()]
+        said = [line for line in said if line]
+        if any(line.lower().startswith(self.version_words) for line in said):
+            return None  # a site's wrapper may print a banner of its own first
+        first = said[0] if said else ""
         shown = f"says {first[:80]!r}" if first else "says nothing"
         return (
             f"{self.binary} is not {self.name}: `{self.binary} --version` {shown}; point"
