@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -84,3 +85,29 @@ def test_a_step_with_a_300_character_name_keeps_its_log(tmp_path: Path) -> None:
     said = run("logs", listed["run_id"], LONG)
     assert said.returncode == 0, said.stderr
     assert said.stdout == "hello\n"
+
+
+def test_the_logs_of_a_nested_recipe_or_a_loop_are_its_steps(tmp_path: Path) -> None:
+    """`ninja logs RUN inner` said the nested recipe 'inner' kept no logs."""
+    logs = tmp_path / "run" / "logs"
+    logs.mkdir(parents=True)
+    for name in ("inner.count[0]", "inner.count[1]", "innerx", "sc.1.cal"):
+        (logs / f"{safe_name(name)}.err").write_text(name)
+    run = LocalRun("run", tmp_path / "run", False, 0.0)
+    found = sorted(p.read_text() for _, p in run_logs(run, "inner"))
+    assert found == ["inner.count[0]", "inner.count[1]"]  # not 'innerx'
+    assert [p.read_text() for _, p in run_logs(run, "sc")] == ["sc.1.cal"]
+
+
+def test_a_ctrl_c_as_ninja_exits_leaves_no_traceback(monkeypatch: Any) -> None:
+    """A second Ctrl-C landing in the exit collection printed 'Exception ignored in
+    atexit callback' and a traceback."""
+    import gc
+
+    from shinobi.cli import collector
+
+    def interrupted() -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gc, "collect", interrupted)
+    collector.at_exit()  # returns quietly

@@ -314,8 +314,9 @@ def run_logs(run: LocalRun, step: str | None) -> list[tuple[str, Path]]:
         stem, _, stream = path.name.rpartition(".")
         if stream not in ("out", "err"):
             continue
-        # a scattered step's logs are its slices': STEP[0], STEP[1], ...
-        if wanted is None or stem == wanted or stem.startswith(f"{wanted}["):
+        # a scattered step's logs are its slices' (STEP[0], ...), and a nested
+        # recipe's or a loop's are its steps' (STEP.inner, STEP[0].inner, ...)
+        if wanted is None or stem == wanted or stem.startswith((f"{wanted}[", f"{wanted}.")):
             try:
                 written = path.stat().st_mtime
             except OSError:

@@ -152,5 +152,8 @@ def at_exit() -> None:
     while the modules are torn down skip it instead of walking it again and
     again, which took longer than the whole of a short run's own work.
     """
-    gc.collect()
-    gc.freeze()
+    try:
+        gc.collect()
+        gc.freeze()
+    except KeyboardInterrupt:  # a Ctrl-C as ninja exits: it has said all it will
+        pass
