@@ -460,3 +460,25 @@ def test_clean_says_a_run_the_disk_kept_whole_is_not_removed(
     monkeypatch.setattr(runs_module.shutil, "rmtree", read_only)
     code, _out, err = in_process(capsys, "clean", "--runs")
     assert code == 1 and "is not removed: cannot remove" in err and "partly" not in err
+
+
+def test_clean_keeps_a_run_whose_interrupt_left_something_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Slurm job whose scancel was never confirmed ran on while clean removed the
+    folder its logs were still being appended to."""
+    from cli_in_process import in_process
+
+    from shinobi.teardown import INTERRUPTED_LEAVING
+
+    runs = tmp_path / ".shinobi" / "runs"
+    left = runs / "20260101-000000-aaaaaa"
+    left.mkdir(parents=True)
+    lock = {"recipe": "r", "pid": 1, "ended": True, "status": INTERRUPTED_LEAVING}
+    (left / ".running").write_text(json.dumps(lock))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = in_process(capsys, "clean", "--runs")
+    assert code == 0 and "removed 0 run folder(s)" in out
+    assert "its interrupt left something running" in err and left.is_dir()
+    code, out, err = in_process(capsys, "clean", "--runs", "--older-than", "0d")
+    assert code == 0 and "removed 1 run folder(s)" in out and not left.exists()  # as told

@@ -55,3 +55,19 @@ def test_a_step_result_keeps_the_tail_while_wranglers_and_logs_see_everything(
     )
     (log,) = (tmp_path / ".shinobi" / "runs").glob("*/logs/talk.out")
     assert log.read_text().startswith("first rms: 0.5\n1\n2\n")
+
+
+def test_a_cancelled_step_that_may_still_run_keeps_the_backend_s_hint() -> None:
+    """The run's last line pointed at the step's error for how to stop a Slurm job,
+    and that error said only 'interrupted'."""
+    from shinobi.backends.base import BackendRun, Invocation
+    from shinobi.outcome import result_of_run
+
+    hint = "interrupted, but Slurm never confirmed that job 7 was cancelled: `scancel 7`"
+    invocation = Invocation(step="s", argv=("x",), cwd="/")
+    left = BackendRun(returncode=-15, cancelled=True, reason=hint, details={"still_running": "7"})
+    made = result_of_run("s", left, invocation, "slurm", 0.0, 1.0, outputs={}, error=None)
+    assert made.status == "cancelled" and made.error == hint
+    done = BackendRun(returncode=-15, cancelled=True, reason="stopped")
+    made = result_of_run("s", done, invocation, "slurm", 0.0, 1.0, outputs={}, error=None)
+    assert made.error == "interrupted"

@@ -36,7 +36,7 @@ def result_of_run(
         returncode=run.returncode,
         stdout=kept_tail(run.stdout),  # the wranglers have read the whole of it
         stderr=kept_tail(run.stderr),
-        error="interrupted" if run.cancelled else error,
+        error=_interrupted(run) if run.cancelled else error,
         signal=run.signal,
         warnings=list(warnings),
         backend=backend_name,
@@ -48,3 +48,12 @@ def result_of_run(
     if run.undying:
         result.details["undying"] = list(run.undying)
     return result
+
+
+def _interrupted(run: BackendRun) -> str:
+    """A cancelled step's error: ``interrupted``, or, when the backend could not
+    confirm it stopped (a Slurm job whose scancel was never confirmed), what it
+    said about how to check and stop what may still run."""
+    if run.details.get("still_running") and run.reason:
+        return run.reason
+    return "interrupted"

@@ -59,9 +59,10 @@ class Interrupted(ShinobiError):
                     " workspaces were left in place"
                 )
             if elsewhere:
+                its = "their cancellations were" if len(elsewhere) > 1 else "its cancellation was"
                 said.append(
-                    f"{', '.join(elsewhere)} may still be running: its cancellation was never"
-                    " confirmed (see the step's error for how to stop it)"
+                    f"{', '.join(elsewhere)} may still be running: {its} never confirmed (each"
+                    " step's error above says how to check and stop it)"
                 )
             message = f"stopped by {name}, but " + "; and ".join(said)
             self.exit_code = 1

@@ -78,13 +78,26 @@ def command(
 _SETTLING_DAYS = 1 / 24
 
 
+def _unsettled() -> dict[str, str]:
+    """Run states whose steps may still be running elsewhere, and why."""
+    from shinobi.local_runs import ENDED_ABRUPTLY
+    from shinobi.teardown import INTERRUPTED_LEAVING
+
+    return {
+        ENDED_ABRUPTLY: "it ended abruptly (its ninja was killed)",
+        INTERRUPTED_LEAVING: "its interrupt left something running (a process that would"
+        " not die, or a Slurm job whose cancellation was never confirmed)",
+    }
+
+
 def _clean_runs(root: Path, older_than: float, as_given: str | None = None) -> None:
     """Remove finished run folders untouched for ``older_than`` days (``as_given``
     on the command line, which the summary repeats); a running one stays, and so
     does one that ended abruptly within the last hour unless ``as_given`` says."""
-    from shinobi.local_runs import ENDED_ABRUPTLY, age_days, local_runs, remove_run
+    from shinobi.local_runs import age_days, local_runs, remove_run
 
     removed = size = young = failed = 0
+    unsettled = _unsettled()
     for run in local_runs(root):
         if not run.recorded:
             # nothing says ninja made it: a user's own folder is never ninja's to remove
@@ -95,11 +108,12 @@ def _clean_runs(root: Path, older_than: float, as_given: str | None = None) -> N
             )
         elif run.running:
             click.echo(f"ninja: kept run {run.run_id}: it is still running", err=True)
-        elif as_given is None and run.state == ENDED_ABRUPTLY and age_days(run) < _SETTLING_DAYS:
+        elif as_given is None and run.state in unsettled and age_days(run) < _SETTLING_DAYS:
+            why = unsettled[run.state]
             click.echo(
-                f"ninja: kept run {run.run_id}: it ended abruptly (its ninja was killed) and"
-                " was written to in the last hour, so steps it started may still be running"
-                " there; `ninja clean --runs --older-than 1h` removes it once they are quiet",
+                f"ninja: kept run {run.run_id}: {why} and was written to in the last hour, so"
+                " steps it started may still be running and writing their logs there; `ninja"
+                " clean --runs --older-than 1h` removes it once they are quiet",
                 err=True,
             )
         elif age_days(run) > older_than:
