@@ -166,28 +166,32 @@ def static_input_error(node: Node, values: Mapping[str, Any], where: str) -> str
     known value is checked on its own against its field (the others may not
     be known yet); what the model's own validators decide is left to the run.
     """
-    from pydantic import ValidationError
-
     model = node.step.inputs_model
     if _reshapes_its_input(model):
         return None  # a model-level "before" validator may fill or convert anything
-    validator = model.__pydantic_validator__
     for name, spec in fields_of(model).items():
         if name not in node.wiring:
             if spec.required:
                 return _unwired(where, model, name)
             continue
-        value = values.get(name)
-        if _has_unknown(value):
-            continue
-        try:
-            validator.validate_assignment(_blank(model), name, value)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            if first["type"] not in _RUN_TIME_ERRORS:
-                return f"{where}: input {name!r}: {refused_value(first)}"
-        except Exception:  # a model's own code, run on a partial model: the run decides
-            continue
+        said = _field_refusal(model, name, values.get(name))
+        if said is not None:
+            return f"{where}: input {name!r}: {said}"
+    return None
+
+
+def _field_refusal(model: Any, name: str, value: Any) -> str | None:
+    """What field ``name`` of ``model`` says of ``value`` on its own, when that is
+    known before the run; None when it takes it, or when only the run can tell
+    (an Unknown value, the disk, the model's own code run on a partial model)."""
+    if _has_unknown(value):
+        return None
+    try:
+        model.__pydantic_validator__.validate_assignment(_blank(model), name, value)
+    except Exception as exc:
+        errors = validation_errors(exc)
+        if errors and errors[0]["type"] not in _RUN_TIME_ERRORS:
+            return refused_value(errors[0])
     return None
 
 
@@ -468,17 +472,11 @@ def recipe_output_error(graph: Graph, outputs: Mapping[str, Any], prefix: str = 
     path ``set_output`` wires to an ``int``), or None: found after every step ran,
     it failed a run that had done all its work."""
     model = graph.recipe.outputs_model
-    validator = model.__pydantic_validator__
     for name, value in outputs.items():
-        if _has_unknown(value) or name not in fields_of(model):
-            continue
-        try:
-            validator.validate_assignment(_blank(model), name, value)
-        except Exception as exc:
-            errors = validation_errors(exc)
-            if errors and errors[0]["type"] not in _RUN_TIME_ERRORS:
-                where = f"recipe {prefix.rstrip('.')!r}: " if prefix else ""
-                return f"{where}output {name!r}: {refused_value(errors[0])}"
+        said = _field_refusal(model, name, value) if name in fields_of(model) else None
+        if said is not None:
+            where = f"recipe {prefix.rstrip('.')!r}: " if prefix else ""
+            return f"{where}output {name!r}: {said}"
     return None
 
 
