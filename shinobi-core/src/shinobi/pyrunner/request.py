@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.base import Invocation, PathKind, PathRole, PathUse
 from shinobi.pyrunner import RUNNER
+from shinobi.steps.argv import revealed
 from shinobi.steps.types import fields_of
 
 if TYPE_CHECKING:
@@ -130,20 +131,6 @@ def _without_read_only_parents(uses: list[PathUse]) -> list[PathUse]:
     ]
 
 
-def _revealed(value: Any) -> Any:
-    """A secret input (pydantic's ``SecretStr``/``SecretBytes``) as its value, at any
-    depth of lists, mappings and models; anything else as it is."""
-    if isinstance(value, list | tuple):
-        return [_revealed(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _revealed(v) for k, v in value.items()}
-    reveal = getattr(value, "get_secret_value", None)
-    if callable(reveal):
-        return reveal()
-    dump = getattr(value, "model_dump", None)  # a model's fields, its secrets as objects
-    return _revealed(dump()) if callable(dump) and not isinstance(value, type) else value
-
-
 def build_invocation(
     session: Session, name: str, node: Node, values: dict[str, Any], workspace: Path
 ) -> Invocation:
@@ -164,7 +151,7 @@ def build_invocation(
         "qualname": step.fn.__qualname__,
         # a secret crosses as its value (the mask would reach the function); the
         # workspace is private to this user and removed when the step ends
-        "inputs": to_jsonable_python({k: _revealed(v) for k, v in values.items()}),
+        "inputs": to_jsonable_python(revealed(values)),
         "outputs_file": str(workspace / "outputs.json"),
         "core_paths": paths,
         # the version those paths' packages were built for (see the runner)

@@ -33,6 +33,7 @@ __all__ = [
     "on_disk_kind",
     "path_uses",
     "render_argv",
+    "revealed",
 ]
 
 
@@ -121,10 +122,24 @@ def _is_secret(value: Any) -> bool:
     return callable(getattr(value, "get_secret_value", None))
 
 
-def _revealed(value: Any) -> str:
-    """A value as the tool must get it: a secret's own text, not its mask."""
+def revealed(value: Any) -> Any:
+    """``value`` with every secret (pydantic's ``SecretStr``/``SecretBytes``) as its
+    own value, at any depth of lists, mappings and models: what the tool, or a
+    pystep's function, must get; anything else as it is."""
+    if isinstance(value, list | tuple):
+        return [revealed(v) for v in value]
+    if isinstance(value, dict):
+        return {k: revealed(v) for k, v in value.items()}
     if _is_secret(value):
-        secret = value.get_secret_value()
+        return value.get_secret_value()
+    dump = getattr(value, "model_dump", None)  # a model's fields, its secrets as objects
+    return revealed(dump()) if callable(dump) and not isinstance(value, type) else value
+
+
+def _revealed(value: Any) -> str:
+    """A value as the tool must get it on its command line: a secret's own text."""
+    if _is_secret(value):
+        secret = revealed(value)
         return os.fsdecode(secret) if isinstance(secret, bytes) else str(secret)
     return _text(value)
 
