@@ -74,10 +74,9 @@ def harvests_overlapping(name: str, uses: Sequence[Sequence[Any]], cwd: str) -> 
 
 def _shown(path: str, cwd: str) -> str:
     """``path`` as the recipe wrote it: relative to the run's directory when under it."""
-    import os
+    from shinobi.cache_entries import relative_path
 
-    inside = path.startswith(os.path.join(cwd, ""))
-    return os.path.relpath(path, cwd) if inside else path
+    return relative_path(path, (cwd,))
 
 
 def _overlap(wide: str, narrow: str) -> bool:
