@@ -200,10 +200,10 @@ class SingularityBackend(ApptainerBackend):
         is apptainer under its old name, which takes the old prefix but notes, in
         every step's log, that the new one is preferred."""
         if self._prefix is None:
-            answer = call([self.binary, "--version"], CHECK_TIMEOUT)
-            apptainer = answer.ok and answer.stdout.lower().startswith("apptainer")
-            self._prefix = ApptainerBackend.environment_prefix if apptainer else None
-            self._prefix = self._prefix or self.environment_prefix
+            apptainer = self.answers_as(("apptainer",))
+            self._prefix = (
+                ApptainerBackend.environment_prefix if apptainer else self.environment_prefix
+            )
         return self._prefix
 
 

@@ -105,17 +105,27 @@ class ContainerBackend(Backend):
             return Availability(False, impostor)
         return self.check_engine()
 
+    def version_lines(self) -> list[str] | None:
+        """What ``BINARY --version`` prints, line by line (None: it did not answer)."""
+        answer = call([self.binary, "--version"], CHECK_TIMEOUT)
+        if answer.returncode == TIMED_OUT:
+            return None
+        lines = (line.strip() for line in f"{answer.stdout}\n{answer.stderr}".splitlines())
+        return [line for line in lines if line]
+
+    def answers_as(self, words: tuple[str, ...]) -> bool:
+        """Whether a line ``BINARY --version`` prints starts with one of ``words``."""
+        return any(line.lower().startswith(words) for line in self.version_lines() or ())
+
     def _not_the_engine(self) -> str | None:
         """Why a configured ``binary`` is some other program (``/bin/false``, docker
         named as podman), whose answers the engine's own check would misread."""
         if self.binary == self.name or not self.version_words:
             return None
-        answer = call([self.binary, "--version"], CHECK_TIMEOUT)
-        if answer.returncode == TIMED_OUT:
+        said = self.version_lines()
+        if said is None:
             return None  # slow is no proof of another program: the engine's check says why
-        said = [line.strip() for line in f"{answer.stdout}\n{answer.stderr}".splitlines()]
-        said = [line for line in said if line]
-        if any(line.lower().startswith(self.version_words) for line in said):
+        if self.answers_as(self.version_words):
             return None  # a site's wrapper may print a banner of its own first
         first = said[0] if said else ""
         shown = f"says {first[:80]!r}" if first else "says nothing"
