@@ -200,7 +200,7 @@ class SingularityBackend(ApptainerBackend):
         is apptainer under its old name, which takes the old prefix but notes, in
         every step's log, that the new one is preferred."""
         if self._prefix is None:
-            apptainer = self.answers_as(("apptainer",))
+            apptainer = self.answers_as(ApptainerBackend.version_words)
             self._prefix = (
                 ApptainerBackend.environment_prefix if apptainer else self.environment_prefix
             )
