@@ -312,19 +312,21 @@ class RecipeCommand(click.Command):
         # --help is not among the params yet (click adds it when it parses)
         own = {opt for p in self.params for opt in getattr(p, "opts", [])}
         own.update(ctx.help_option_names)
-        fields = recipe.inputs_model.model_fields
+        # each field's click type and default, worked out once (a default may be a
+        # factory's product)
+        fields = [
+            (name, info, *_click_type(info.annotation), _given_default(info))
+            for name, info in recipe.inputs_model.model_fields.items()
+        ]
         # The --no-NAME that empties a list input with values by default, kept for it
         # whatever the field order: an input `no_x` declared before `x` took it.
         emptying = {
             f"--no-{name.replace('_', '-')}"
-            for name, info in fields.items()
-            if _click_type(info.annotation)[1]
-            and not info.is_required()
-            and _shown_default(info) not in (None, "", [], ())
+            for name, _, _, is_list, _, default in fields
+            if is_list and _has_values(default)
         }
         options: list[click.Option] = []
-        for name, info in fields.items():
-            ctype, is_list, is_bool = _click_type(info.annotation)
+        for name, info, ctype, is_list, is_bool, default in fields:
             dashed = "--" + name.replace("_", "-")
             while dashed in own or dashed in emptying:  # the command's, or another input's
                 dashed = "--input-" + dashed[2:]
@@ -334,10 +336,9 @@ class RecipeCommand(click.Command):
                     names.append("--" + spelling)
             own.update(names)
             required = info.is_required()
-            default = None if required else _shown_default(info)
             # a list with values by default needs a way to be given as empty
             negated = f"--no-{dashed[2:]}"
-            emptied = is_list and default not in (None, "", [], ()) and negated not in own
+            emptied = is_list and _has_values(default) and negated not in own
             if is_bool or emptied:
                 own.add(negated)
             help_text = " ".join(x for x in (info.description, _bounds(info.metadata)) if x)
@@ -345,7 +346,7 @@ class RecipeCommand(click.Command):
                 help_text = f"{help_text} (repeat the option for each value)".strip()
             if emptied:
                 help_text = f"{help_text}; {negated} for none".strip()
-            if not required and default not in (None, "", [], ()):
+            if _has_values(default):
                 help_text = f"{help_text} [default: {default}]".strip()
             if required:
                 help_text = f"{help_text} [required]".strip()
@@ -416,6 +417,16 @@ def _input_key(model: Any, name: str) -> str:
     if choices:
         alias = next((c for c in choices if isinstance(c, str)), None)
     return alias if isinstance(alias, str) else name
+
+
+def _given_default(info: Any) -> Any:
+    """A field's default as ``--help`` shows it; None for a required field."""
+    return None if info.is_required() else _shown_default(info)
+
+
+def _has_values(default: Any) -> bool:
+    """Whether a shown default says something (not None, nor empty)."""
+    return default not in (None, "", [], ())
 
 
 def _shown_default(info: Any) -> Any:
