@@ -148,3 +148,9 @@ def test_doctor_finds_a_configuration_no_run_could_use(ninja: Ninja, tmp_path: P
     assert proc.returncode == 2
     (problem,) = json.loads(proc.stdout)["config"]["problems"]
     assert "'backend.native.binary'" in problem and "is not a setting of the native" in problem
+    # a workdir that is not there: every run and `ninja runs` refuse it, so doctor does
+    (tmp_path / "shinobi.toml").write_text("[execution]\nworkdir = 'no/such/dir'\n")
+    proc = ninja("doctor", "--json")
+    assert proc.returncode == 2
+    (problem,) = json.loads(proc.stdout)["config"]["problems"]
+    assert "execution.workdir is 'no/such/dir', which does not exist" in problem

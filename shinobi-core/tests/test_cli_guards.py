@@ -27,6 +27,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
         (("clean", "--runs", "--older-than", ""), "write an age like 30d"),
         (("cache", "prune", "--older-than", ""), "write an age like 30d"),
         (("clean", "--launches", "--older-than", "3"), "applies to run folders: add --runs"),
+        (("clean", "--runs", "--force"), "applies to launches still running: add --launches"),
         (("cache", "rm", "--step", "nosuch"), "no cache entry is for a step 'nosuch'"),
         (("cache", "rm", "--step", "x", "--all"), "give only one"),
         (("cache", "rm", ""), "an empty key names every entry"),

@@ -161,6 +161,10 @@ def doctor(as_json: bool) -> None:
             detail = row["detail"] if row is not None else "no such backend"
             problems.append(f"backend.default is {default!r}, which cannot be used: {detail}")
         problems += _table_problems(config, report)
+        try:
+            config.execution.workdir_path()  # what every run, `runs` and `clean` check first
+        except ConfigError as exc:
+            problems.append(str(exc))
     config_info["problems"] = problems
     if as_json:
         click.echo(json.dumps({**report, "config": config_info}, indent=2))

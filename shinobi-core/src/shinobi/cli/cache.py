@@ -225,7 +225,12 @@ def rm(cache_dir: Path | None, keys: tuple[str, ...], step: str | None, everythi
 
 @group.command("prune")
 @cache_dir_option
-@click.option("--older-than", "older_than", help="Also remove entries older than this (30d, 12h).")
+@click.option(
+    "--older-than",
+    "older_than",
+    metavar="AGE",
+    help="Also remove entries older than AGE: 30d, 12h, 2w (a bare number is days).",
+)
 @click.option(
     "--all-hosts", is_flag=True, help="Check entries made on other hosts too (shared cache)."
 )

@@ -62,6 +62,8 @@ def command(
         )
     if older_than is not None and not runs:
         raise UsageError("--older-than applies to run folders: add --runs")
+    if force and not launches:  # run folders still in use are never removed, forced or not
+        raise UsageError("--force applies to launches still running: add --launches")
     from shinobi.cli.ages import parse_age
 
     days = parse_age(older_than) / 86400 if older_than is not None else 0.0

@@ -24,7 +24,10 @@ __all__ = ["command"]
 @click.argument("name", metavar="NAME")
 @click.argument("step", required=False)
 @click.option(
-    "--follow", "-f", is_flag=True, help="Keep printing new output until the launch has finished."
+    "--follow",
+    "-f",
+    is_flag=True,
+    help="Keep printing new output until the run or launch has finished.",
 )
 @click.option(
     "--stream",
@@ -53,7 +56,11 @@ def command(
     interval: float | None,
     workdir: Path | None,
 ) -> None:
-    """Print the logs of the run or launch NAME, or of its step STEP."""
+    """Print the logs of the run or launch NAME, or of its step STEP.
+
+    NAME is a local run's id (or any unique start of it) or a launch: its
+    handle.json, its folder, its run id or its recipe's name.
+    """
     from shinobi.errors import UsageError
     from shinobi.launch.find import find_launch, workspace
     from shinobi.launch.tracking import tracker_for

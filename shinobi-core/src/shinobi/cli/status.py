@@ -39,7 +39,10 @@ __all__ = ["command"]
 def command(
     handle: str, as_json: bool, watch: bool, interval: float | None, workdir: Path | None
 ) -> None:
-    """Show every step of the launch HANDLE and a summary."""
+    """Show every step of the launch HANDLE and a summary.
+
+    HANDLE is a handle.json, its folder, a run id or a recipe name.
+    """
     from shinobi.launch.find import find_launch, workspace
     from shinobi.launch.render import status_lines
     from shinobi.launch.tracking import tracker_for

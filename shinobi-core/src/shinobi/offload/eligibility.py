@@ -233,7 +233,7 @@ class _Checker:
             self.refuse(
                 "wrangler",
                 f"{where}: {cab.name!r} fails the step when its output matches"
-                f" {judging[0].pattern!r}, which a compiled job cannot check",
+                f" {judging[0].shown}, which a compiled job cannot check",
                 f"make the tool exit non-zero on that error instead, {_REMOTE}",
                 key=f"wrangler:{cab.name}",
             )

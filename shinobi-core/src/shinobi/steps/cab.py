@@ -82,10 +82,22 @@ class Wrangler:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "regex", re.compile(self.pattern))
-        _one_of(f"wrangler {self.pattern!r}", "action", self.action, ("output", "error", "warning"))
-        _one_of(f"wrangler {self.pattern!r}", "stream", self.stream, ("stdout", "stderr", "both"))
+        what = f"wrangler {self.shown}"
+        _one_of(what, "action", self.action, ("output", "error", "warning"))
+        _one_of(what, "stream", self.stream, ("stdout", "stderr", "both"))
         if self.action == "output" and not self.output:
-            raise ValueError(f"wrangler {self.pattern!r}: action 'output' needs output=FIELD")
+            raise ValueError(f"{what}: action 'output' needs output=FIELD")
+
+    @property
+    def shown(self) -> str:
+        """The pattern as the user wrote it in a raw string, for messages.
+
+        A plain repr doubles every backslash (``'([\\\\d.]+)'``), which reads as a
+        different regular expression to whoever compares it with their recipe.
+        """
+        if "'" in self.pattern or self.pattern.endswith("\\") or not self.pattern.isprintable():
+            return repr(self.pattern)  # no raw string can hold it as it is
+        return f"r'{self.pattern}'"
 
 
 def _command_words(name: str, command: object) -> tuple[str, ...]:
@@ -196,7 +208,7 @@ class Cab:
         for wrangler in self.wranglers:
             if wrangler.output is not None and wrangler.output not in outputs:
                 raise ValueError(
-                    f"cab {self.name!r}: wrangler {wrangler.pattern!r} sets output"
+                    f"cab {self.name!r}: wrangler {wrangler.shown} sets output"
                     f" {wrangler.output!r}, which outputs_model does not have"
                     f"{did_you_mean(wrangler.output, outputs)}"
                 )

@@ -110,11 +110,10 @@ def collect_outputs(
         if name in wrangled.values:
             values[name] = wrangled.values[name]
         if isinstance(values.get(name), Unknown):
-            unmatched = [w.pattern for w in cab.wranglers if w.output == name]
+            unmatched = [w.shown for w in cab.wranglers if w.output == name]
             if spec.required and unmatched and name not in wrangled.values:
                 problems.append(
-                    f"output {name!r}: no line the tool printed matched its wrangler"
-                    f" {unmatched[0]!r}"
+                    f"output {name!r}: no line the tool printed matched its wrangler {unmatched[0]}"
                 )
             values[name] = spec.default
         value = values.get(name)
