@@ -45,9 +45,8 @@ def job_ids_of(call: str) -> set[str]:
     return set(words[words.index("-j") + 1].split(","))
 
 
-def test_sigint_cancels_the_job_and_leaves_nothing_queued(
-    tmp_path: Path, env: dict[str, str]
-) -> None:
+def started_sleepy(tmp_path: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+    """A ``ninja run --backend slurm`` of one long step, and its job once it runs."""
     marker = tmp_path / "started"
     run = subprocess.Popen(
         [
@@ -75,6 +74,14 @@ def test_sigint_cancels_the_job_and_leaves_nothing_queued(
     ).stdout.splitlines()
     jobs = [line.split("|")[0] for line in mine if line.split("|")[1] == str(tmp_path)]
     assert len(jobs) == 1, mine
+    return run, jobs[0]
+
+
+def test_sigint_cancels_the_job_and_leaves_nothing_queued(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    run, job = started_sleepy(tmp_path, env)
+    jobs = [job]
     run.send_signal(signal.SIGINT)
     _, stderr = run.communicate(timeout=90)
     assert run.returncode == 130, stderr
@@ -88,6 +95,26 @@ def test_sigint_cancels_the_job_and_leaves_nothing_queued(
         check=True,
     ).stdout.split()
     assert state[0] == "CANCELLED"
+
+
+def test_a_killed_ninja_leaves_its_running_jobs_named_in_the_run_folder(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """SIGKILL gives ninja no chance to cancel or record anything: the ledger,
+    written at submission, is what still names the job that goes on running."""
+    run, job = started_sleepy(tmp_path, env)
+    run.kill()
+    run.communicate(timeout=30)
+    try:
+        (ledger,) = (tmp_path / ".shinobi" / "runs").glob("*/slurm/jobs.tsv")
+        assert ledger.read_text() == f"{job}\tsleep\n"
+        queued = subprocess.run(
+            ["squeue", "-h", "-j", job, "-o", "%T"], capture_output=True, text=True, check=True
+        ).stdout.split()
+        assert queued == ["RUNNING"]  # still running: nobody cancelled it
+    finally:
+        subprocess.run(["scancel", job], check=False)
+    assert wait_dequeued([job]) == []
 
 
 def test_concurrent_steps_share_one_sacct_call_per_round(ninja: Ninja, tmp_path: Path) -> None:

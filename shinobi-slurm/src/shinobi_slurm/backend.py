@@ -57,7 +57,7 @@ from shinobi_slurm.setting_values import POLL_FLOOR, SETTINGS_KEYS, seconds_sett
 from shinobi_slurm.states import Limits, classify
 from shinobi_slurm.trial import refuse_what_slurm_would
 
-__all__ = ["SlurmBackend", "job_name", "poll_tuning"]
+__all__ = ["JOBS_LEDGER", "SlurmBackend", "job_name", "poll_tuning"]
 
 log = logging.getLogger("shinobi_slurm")
 
@@ -170,6 +170,27 @@ class _Waiting:
             f"shinobi: step {self.step!r}: Slurm job {self.job_id} has waited {waited:.0f} s"
             f" ({record.reason}): {why}; Ctrl-C cancels it"
         )
+
+
+#: In a run's folder, under ``slurm/``: every job the run submitted, one
+#: ``JOBID<TAB>STEP`` line each, written the moment sbatch answered.
+JOBS_LEDGER = "jobs.tsv"
+
+
+def _note_submitted(ledger: Path, job_id: str, step: str, warn: Callable[[str], None]) -> None:
+    """Add a job to the run's ledger as soon as it exists.
+
+    The step's result records its job only when the step ends; a ninja killed
+    outright (SIGKILL, an out-of-memory login node, a closed laptop) never
+    gets there, and its jobs go on running with nothing on disk naming them
+    but this. A ledger that cannot be written is said, never fatal: the job
+    runs either way, and the run's job name still finds it.
+    """
+    try:
+        with open(ledger, "a", encoding="utf-8") as fh:
+            fh.write(f"{job_id}\t{step}\n")
+    except OSError as exc:
+        warn(f"could not note Slurm job {job_id} (step {step!r}) in {ledger}: {exc}")
 
 
 def _size(path: str) -> int:
@@ -298,16 +319,21 @@ class SlurmBackend(Backend):
             if temp is not None:
                 shutil.rmtree(temp, ignore_errors=True)
 
-    def _submit(self, invocation: Invocation, stdout: str, stderr: str) -> str:
+    def _submit(
+        self, invocation: Invocation, stdout: str, stderr: str, warn: Callable[[str], None]
+    ) -> str:
         for path in (stdout, stderr):
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         text = self.script(invocation, stdout, stderr)
-        if invocation.scratch_dir:
-            script = Path(invocation.scratch_dir) / "slurm" / f"{safe_name(invocation.step)}.sbatch"
-            script.parent.mkdir(parents=True, exist_ok=True)
-            script.write_text(text, encoding="utf-8")
-            return self.commands.submit([str(script)])
-        return self.commands.submit([], stdin=text)
+        if not invocation.scratch_dir:
+            return self.commands.submit([], stdin=text)
+        folder = Path(invocation.scratch_dir) / "slurm"
+        script = folder / f"{safe_name(invocation.step)}.sbatch"
+        folder.mkdir(parents=True, exist_ok=True)
+        script.write_text(text, encoding="utf-8")
+        job_id = self.commands.submit([str(script)])
+        _note_submitted(folder / JOBS_LEDGER, job_id, invocation.step, warn)
+        return job_id
 
     def _run(
         self, invocation: Invocation, control: RunControl, stdout: str, stderr: str
@@ -315,7 +341,7 @@ class SlurmBackend(Backend):
         # what earlier attempts (ctx.run() again) left in the logs: not this job's output
         before = {path: _size(path) for path in (stdout, stderr)}
         try:
-            job_id = self._submit(invocation, stdout, stderr)
+            job_id = self._submit(invocation, stdout, stderr, control.warn)
         except SlurmError as exc:
             fix = f"; {exc.check}, then run again" if exc.never_sent or exc.transient else ""
             said = f"not submitted: {exc}{fix}"
