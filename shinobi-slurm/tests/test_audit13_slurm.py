@@ -40,6 +40,11 @@ def _slurm(tmp_path: Path, down_for: int) -> SlurmBackend:
     return SlurmBackend({"command_prefix": [str(fake)]})
 
 
+def _slurm_as_is(tmp_path: Path) -> SlurmBackend:
+    """A backend on the fake Slurm already written in ``tmp_path``."""
+    return SlurmBackend({"command_prefix": [str(tmp_path / "slurm")]})
+
+
 def _calls(tmp_path: Path, tool: str) -> int:
     return sum(1 for line in (tmp_path / "calls").read_text().splitlines() if line.startswith(tool))
 
@@ -92,9 +97,20 @@ def test_an_outage_that_ends_the_wait_names_the_steps_job(tmp_path: Path) -> Non
     out, err = str(tmp_path / "o"), str(tmp_path / "e")
     run = _slurm(tmp_path, 0)._result(invocation, "9265", watch, (out, err), {}, stopped=False)
     assert run.returncode == 1
+    # the step failed: its job must not run on beside the next run's
     assert run.reason == (
-        "lost contact with Slurm for 7 s (down); this step's is Slurm job 9265 (`scancel 9265`)"
+        "lost contact with Slurm for 7 s (down); cancelled this step's Slurm job 9265,"
+        " so it does not run on unseen"
     )
+    assert (tmp_path / "calls").read_text().splitlines() == ["scancel 9265"]
+    (tmp_path / "slurm").write_text(f"#!/bin/sh\necho '{DOWN}' >&2\nexit 1\n")
+    run = _slurm_as_is(tmp_path)._result(invocation, "9265", watch, (out, err), {}, stopped=False)
+    assert run.reason is not None
+    assert run.reason.startswith(
+        "lost contact with Slurm for 7 s (down); this step's Slurm job 9265 may still be running"
+        " and could not be cancelled ("
+    )
+    assert run.reason.endswith("`scancel 9265` before running again")
 
 
 def test_a_line_break_in_the_directory_is_refused_before_any_step(tmp_path: Path) -> None:

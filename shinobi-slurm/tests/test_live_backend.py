@@ -147,6 +147,29 @@ def test_a_brief_accounting_outage_does_not_fail_the_run(ninja: Ninja, tmp_path:
     assert len(log.read_text().splitlines()) > 3
 
 
+def test_an_outage_past_its_limit_fails_the_step_and_cancels_its_job(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    """Accounting (slurmdbd) never answers: the wait ends, and the job it can no
+    longer follow is cancelled through slurmctld rather than left to run unseen."""
+    extra, _ = wrapped_sacct(tmp_path, fail_first=10**6)
+    done = ninja(
+        "run",
+        f"{RECIPES}/sleepy.py:sleepy",
+        "--marker",
+        str(tmp_path / "started"),
+        "--backend",
+        "slurm",
+        SHINOBI_BACKEND_SLURM_OUTAGE_LIMIT="3",
+        **extra,
+    )
+    assert done.returncode == 1, done.stderr
+    (ledger,) = (tmp_path / ".shinobi" / "runs").glob("*/slurm/jobs.tsv")
+    job = ledger.read_text().split()[0]
+    assert f"cancelled this step's Slurm job {job}, so it does not run on unseen" in done.stderr
+    assert wait_dequeued([job]) == []
+
+
 def test_a_failing_step_reports_its_exit_code_and_words(ninja: Ninja, tmp_path: Path) -> None:
     done = ninja(
         "run", f"{RECIPES}/failing.py:chain", "--marker", str(tmp_path / "m"), "--backend", "slurm"

@@ -60,9 +60,12 @@ def test_one_sacct_call_per_round_covers_every_job() -> None:
     watches = [poller.watch(i) for i in ids]
     wait_all(watches)
     assert all(w.record is not None and w.record.state == "COMPLETED" for w in watches)
-    full = [call for call in slurm.calls if sorted(call) == sorted(ids)]
+    full = [n for n, call in enumerate(slurm.calls) if sorted(call) == sorted(ids)]
     assert full, "no round asked about every job at once"
-    assert len(slurm.calls) <= 20, "a round must be one call for all jobs, not one per job"
+    # Once every watch is in, each round is one call for all of them, not one
+    # per job (how many partial rounds ran while the watches were being added
+    # depends on the machine's load, so they are not counted).
+    assert all(sorted(call) == sorted(ids) for call in slurm.calls[full[0] :]), slurm.calls
 
 
 def test_intervals_grow_while_nothing_changes_and_reset_on_change() -> None:

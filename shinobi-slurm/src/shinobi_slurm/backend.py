@@ -489,7 +489,7 @@ class SlurmBackend(Backend):
                 )
             lost = f"lost track of Slurm job {job_id}"
             if watch.error:  # the poller's account names no job: this step's may run on
-                lost = f"{watch.error}; this step's is Slurm job {job_id} (`scancel {job_id}`)"
+                lost = f"{watch.error}; {self._cancel_lost(job_id)}"
             return BackendRun(returncode=1, stderr=f"{lost}\n", reason=lost, details=details)
         if record.started:
             self._await_logs(stdout)
@@ -513,6 +513,23 @@ class SlurmBackend(Backend):
             cancelled=stopped,
             details=details,
         )
+
+    def _cancel_lost(self, job_id: str) -> str:
+        """Cancel the job of a step whose wait ended without word from accounting.
+
+        The step is reported failed, so its job must not run on unseen: the
+        next run would submit the same step beside it, both writing the same
+        outputs. scancel asks slurmctld, which usually still answers when
+        slurmdbd (accounting) is what is down.
+        """
+        try:
+            self.commands.cancel([job_id])
+        except SlurmError as exc:
+            return (
+                f"this step's Slurm job {job_id} may still be running and could not be"
+                f" cancelled ({exc}): `scancel {job_id}` before running again"
+            )
+        return f"cancelled this step's Slurm job {job_id}, so it does not run on unseen"
 
     def _limits(self, record: JobRecord) -> Limits | None:
         """What the job was allowed, for a job stopped for going over it (one sacct call)."""
