@@ -145,7 +145,19 @@ def test_the_last_run_is_the_result_when_the_function_returns_something_else(
     assert attempts(counter) == 3
 
 
-@pytest.mark.parametrize("raised", [RuntimeError("no luck"), KeyboardInterrupt("no luck")])
+class Abort(BaseException):
+    """Neither an Exception nor an exit: how libraries unwind (pytest's Failed, trio's Cancelled)."""
+
+
+@pytest.mark.parametrize(
+    "raised",
+    [
+        RuntimeError("no luck"),
+        KeyboardInterrupt("no luck"),
+        Abort("no luck"),
+        GeneratorExit("no luck"),
+    ],
+)
 def test_a_raising_function_fails_its_step_by_name(tmp_path: Path, raised: BaseException) -> None:
     @shinobi.step(flaky)
     def broken(ctx: StepContext) -> None:

@@ -517,10 +517,18 @@ def test_sys_exit_in_a_pystep_fails_that_step_and_ninja_goes_on(tmp_path: Path) 
     def interrupts(x: int = 1) -> int:
         raise KeyboardInterrupt("by hand")
 
+    class Abort(BaseException):
+        pass
+
+    @shinobi.pystep
+    def aborts(x: int = 1) -> int:
+        raise Abort("from a library")
+
     for step, said in (
         (leaves, "called sys.exit(3)"),
         (explains, "ValueError: first line"),
         (interrupts, "KeyboardInterrupt: by hand"),
+        (aborts, "Abort: from a library"),
     ):
         recipe = Recipe("r")
         recipe.add_step("s", step)

@@ -21,10 +21,13 @@ __all__ = [
 ]
 
 #: What a step's own Python (an orchestration function, an in-process pystep)
-#: may raise that fails that step and not ninja: any exception, ``sys.exit()``,
-#: and a ``KeyboardInterrupt`` it raises itself (a real Ctrl-C reaches only the
-#: main thread, which runs no step).
-STEP_CODE_FAILURES = (Exception, SystemExit, KeyboardInterrupt)
+#: may raise that fails that step and not ninja: anything at all. That is any
+#: exception, ``sys.exit()``, a ``KeyboardInterrupt`` it raises itself (a real
+#: Ctrl-C reaches only the main thread, which runs no step), and the other
+#: ``BaseException`` kinds libraries use to unwind (``GeneratorExit``, a test
+#: framework's ``Failed``, an async library's ``Cancelled``). Ninja itself
+#: raises none of them through a step's code.
+STEP_CODE_FAILURES = (BaseException,)
 
 
 def more_in_stderr(text: str) -> str:
