@@ -92,3 +92,23 @@ def test_a_copied_venv_s_tool_is_refused_as_running_in_the_original(tmp_path: Pa
     linked = tmp_path / "linked"
     linked.symlink_to(original)  # the same venv by another name is still itself
     assert VenvBackend({}).prepare([_invocation(tmp_path, linked, "tricolour")]) == []
+
+
+def test_a_copied_venv_s_sh_launcher_is_refused_as_running_in_the_original(
+    tmp_path: Path,
+) -> None:
+    """pip writes a ``/bin/sh`` launcher instead of a ``#!`` line when the venv's
+    path has a space (or is too long): its second line names the Python."""
+    original = tmp_path / "original venv ü"
+    tool = _fake_venv(original)
+    tool.write_text(
+        f"#!/bin/sh\n'''exec' \"{original}/bin/python\" \"$0\" \"$@\"\n' '''\nprint('hi')\n"
+    )
+    assert VenvBackend({}).prepare([_invocation(tmp_path, original, "tricolour")]) == []
+    copy = tmp_path / "copy of venv"
+    shutil.copytree(original, copy, symlinks=True)
+    with pytest.raises(VenvError) as caught:
+        VenvBackend({}).prepare([_invocation(tmp_path, copy, "tricolour")])
+    assert f"would run in another venv: its #! line names {original}/bin/python" in str(
+        caught.value
+    )

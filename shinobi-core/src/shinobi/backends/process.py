@@ -159,15 +159,36 @@ def _located(program: str, cwd: str, path: str | None) -> str | None:
     return shutil.which(program, mode=os.F_OK, path=path)
 
 
+#: The second line of the launcher pip (distlib) writes instead of a ``#!``
+#: line when the interpreter's path has a space or is too long for the
+#: kernel's ``#!`` limit: ``'''exec' "/venv dir/bin/python" "$0" "$@"``.
+_SH_LAUNCHER = b"'''exec' "
+
+
 def script_interpreter(script: str) -> str | None:
-    """The interpreter a ``#!`` line names (None: no such line, or unreadable)."""
+    """The interpreter a script starts (None: none named, or unreadable).
+
+    That is what its ``#!`` line names, or for pip's ``/bin/sh`` launcher the
+    Python its second line execs, which is what a copied or moved venv gets
+    wrong in the same way.
+    """
     try:
         with open(script, "rb") as fh:
             head = fh.readline(512)
+            second = fh.readline(4096) if head.rstrip() == b"#!/bin/sh" else b""
     except OSError:
         return None
     if not head.startswith(b"#!"):
         return None
+    if second.startswith(_SH_LAUNCHER):
+        import shlex
+
+        try:
+            words = shlex.split(os.fsdecode(second))
+        except ValueError:  # not the launcher after all
+            words = []
+        if len(words) > 1 and words[0] == "exec":
+            return words[1]
     words = head[2:].split()
     return os.fsdecode(words[0]) if words else None
 
