@@ -158,6 +158,44 @@ def test_inputs_named_like_the_commands_options_get_their_own_and_errors_name_th
     assert json.loads(ran.stdout)["steps"][0]["argv"] == ["/bin/echo", "here"]
 
 
+NEGATED = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class EchoIn(BaseModel):
+    msg: str = "hi"
+    cache: bool = True
+
+echo = Cab("echo", "/bin/echo", EchoIn, field_meta={"msg": ParamMeta(positional=True)})
+
+class In(BaseModel):
+    cache: bool = True
+
+negated = Recipe("negated", In)
+negated.add_step("e", echo, cache=negated.inputs.cache)
+"""
+
+
+def test_a_bool_input_whose_no_flag_is_the_command_s_gets_its_own(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    """A bool input `cache` took --cache/--no-cache: ninja's --no-cache then set
+    the input to False and left the step cache on."""
+    path = recipe_file(NEGATED)
+    shown = ninja("run", f"{path}:negated", "--help")
+    assert shown.returncode == 0
+    assert "--input-cache / --no-input-cache" in shown.stdout
+    assert shown.stdout.count("--no-cache") == 1
+    for _ in range(2):  # the second run would be served from the cache
+        ran = ninja("run", f"{path}:negated", "--no-cache", "--json")
+        assert ran.returncode == 0, ran.stderr
+        (step,) = json.loads(ran.stdout)["steps"]
+        assert step["status"] == "ok"
+        assert step["argv"] == ["/bin/echo", "--cache", "hi"]
+    ran = ninja("run", f"{path}:negated", "--no-input-cache", "--no-cache", "--json")
+    assert json.loads(ran.stdout)["steps"][0]["argv"] == ["/bin/echo", "hi"]
+
+
 STRUCTURED = """
 from pydantic import BaseModel
 from shinobi.steps import Cab, ParamMeta, Recipe, StepRef

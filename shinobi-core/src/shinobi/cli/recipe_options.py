@@ -328,7 +328,9 @@ class RecipeCommand(click.Command):
         options: list[click.Option] = []
         for name, info, ctype, is_list, is_bool, default in fields:
             dashed = "--" + name.replace("_", "-")
-            while dashed in own or dashed in emptying:  # the command's, or another input's
+            taken = own | emptying  # the command's, or another input's
+            # a bool's --no-NAME is its own too: `cache` must not take ninja's --no-cache
+            while dashed in taken or (is_bool and f"--no-{dashed[2:]}" in taken):
                 dashed = "--input-" + dashed[2:]
             names = [dashed]
             for spelling in dict.fromkeys([name, _input_key(recipe.inputs_model, name)]):
