@@ -15,6 +15,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from shinobi.errors import RecipeGraphError, did_you_mean
+from shinobi.steps.recipe import half_reference
 from shinobi.steps.refs import InputRef, OutputRef
 from shinobi.steps.types import FieldSpec, fields_of
 
@@ -618,6 +619,9 @@ class _Builder:
         Every reference is checked first (inputs and steps exist), then every
         output it names (the step has it).
         """
+        half = half_reference(value)
+        if half is not None:
+            raise self.fail(f"{where}: {half}")
         value = self.translate(value)
         refs = refs_in(value)
         for ref in refs:

@@ -176,8 +176,20 @@ def static_input_error(node: Node, values: Mapping[str, Any], where: str) -> str
             continue
         said = _field_refusal(model, name, values.get(name))
         if said is not None:
-            return f"{where}: input {name!r}: {said}"
+            unset = _unset_input(node.wiring[name], values.get(name))
+            return f"{where}: input {name!r}: {said}{unset}"
     return None
+
+
+def _unset_input(wired: Any, value: Any) -> str:
+    """Where a refused None came from, when it is a recipe input left unset."""
+    if value is not None or not isinstance(wired, InputRef):
+        return ""
+    option = "--" + wired.field.replace("_", "-")
+    return (
+        f"; it is the recipe's input {wired.field!r}, which is None (not given?):"
+        f" give it a value ({option} on the command line), or let this input take None"
+    )
 
 
 def _field_refusal(model: Any, name: str, value: Any) -> str | None:
@@ -222,7 +234,8 @@ def checked_inputs(
     name = error_field(first)
     if first["type"] == "missing":
         return None, _unwired(where, model, name)
-    return None, f"{where}: input {name!r}: {refused_value(first)}"
+    unset = _unset_input(node.wiring.get(name), values.get(name))
+    return None, f"{where}: input {name!r}: {refused_value(first)}{unset}"
 
 
 def _unwired(where: str, model: Any, name: str) -> str:

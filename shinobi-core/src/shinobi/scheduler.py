@@ -159,6 +159,8 @@ class _Wavefront:
         self.inflight: dict[int, int] = {}
         #: Scattered steps whose slices run one at a time (see :mod:`shinobi.shared_slices`).
         self.serial: set[int] = set()
+        #: The steps each step waits for, besides its wiring (see :mod:`shinobi.step_turns`).
+        self.turns: dict[int, set[int]] = {}
         self.waiting: _Unit | None = None
         self.verdicts: dict[tuple[str | None, int | None], bool] = {}
         #: Steps already warned about as larger than the whole budget.
@@ -240,6 +242,16 @@ class _Wavefront:
         overlap = harvests_overlapping(name, uses, self.session.cwd) if harvests else None
         if overlap:
             self.session.warn(overlap)
+
+    def note_turns(self) -> None:
+        """With several workers, have steps that share a path one writes take turns."""
+        if self.max_workers == 1 or len(self.nodes) < 2:
+            return  # one worker runs them in that order anyway
+        from shinobi.step_turns import step_turns
+
+        self.turns, warnings = step_turns(self.graph, self.inputs, self.session.cwd, self.prefix)
+        for warning in warnings:
+            self.session.warn(warning)
 
     def note_handed_until(self) -> None:
         """Note, before anything runs, the until file of each loop that is handed
@@ -477,13 +489,17 @@ class _Wavefront:
 
     def head(self) -> _Unit | None:
         """The first ready unit in declaration order that may start now."""
-        if not self.serial:
+        if not (self.serial or self.turns):
             return self.ready[0][2]
         return min((e for e in self.ready if not self.held(e[2])), default=(0, 0, None))[2]
 
     def held(self, unit: _Unit) -> bool:
-        """Whether ``unit`` is a slice that waits for its step's running slice."""
-        return unit.node in self.serial and self.inflight.get(unit.node, 0) > 0
+        """Whether ``unit`` waits: a slice for its step's running slice, or a step for
+        one it takes turns with (a path they share) to finish."""
+        if unit.node in self.serial and self.inflight.get(unit.node, 0) > 0:
+            return True
+        waits = self.turns.get(unit.node)
+        return waits is not None and any(self.results[i] is None for i in waits)
 
     def draws_on_budget(self, index: int) -> bool:
         """Whether node ``index`` takes a share of this machine's budget.
@@ -613,6 +629,7 @@ class _Wavefront:
         # at once (an empty scatter, a skipped iteration) makes its dependants
         # ready itself, and they must not be found again by this loop.
         self.note_handed_until()
+        self.note_turns()
         roots = [index for index, count in enumerate(self.pending_deps) if count == 0]
         for index in roots:
             if not self.stopping:

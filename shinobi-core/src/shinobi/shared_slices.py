@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-__all__ = ["harvests_overlapping", "plan_slices", "slices_sharing"]
+__all__ = ["every_planned_step", "harvests_overlapping", "plan_slices", "slices_sharing"]
 
 #: The slices whose harvest patterns are compared pairwise (the rest are not).
 _HARVESTS_COMPARED = 100
@@ -29,7 +29,7 @@ def plan_slices(
         plan_step(f"{name}[{k}]", node, dict(part), cwd, check=False)
         for k, part in enumerate(parts)
     ]
-    return [[u for s in _every_step([p]) for u in s.paths] for p in planned]
+    return [[u for s in every_planned_step([p]) for u in s.paths] for p in planned]
 
 
 def slices_sharing(name: str, uses: Sequence[Sequence[Any]]) -> str | None:
@@ -113,10 +113,10 @@ def _plainest_match(pattern: str) -> str:
     return "".join(out)
 
 
-def _every_step(steps: Iterable[Any]) -> Iterator[Any]:
+def every_planned_step(steps: Iterable[Any]) -> Iterator[Any]:
     """Each planned step, its slices and the steps of its nested recipe, depth first."""
     for step in steps:
         yield step
-        yield from _every_step(step.slices or ())
+        yield from every_planned_step(step.slices or ())
         if step.children is not None:
-            yield from _every_step(step.children.steps)
+            yield from every_planned_step(step.children.steps)

@@ -184,11 +184,11 @@ def script_interpreter(script: str) -> str | None:
         import shlex
 
         try:
-            words = shlex.split(os.fsdecode(second))
+            launched = shlex.split(os.fsdecode(second))
         except ValueError:  # not the launcher after all
-            words = []
-        if len(words) > 1 and words[0] == "exec":
-            return words[1]
+            launched = []
+        if len(launched) > 1 and launched[0] == "exec":
+            return launched[1]
     words = head[2:].split()
     return os.fsdecode(words[0]) if words else None
 

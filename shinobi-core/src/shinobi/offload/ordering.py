@@ -1,8 +1,9 @@
 """Ordering edges that in-place mutation needs and wiring does not show.
 
 Self-calibration rewrites one Measurement Set in place, step after step, and
-nothing wires those steps together: locally they run one at a time anyway,
-but a cluster would start them all at once. So every path a job touches is
+nothing wires those steps together: a cluster would start them all at once,
+as would a local run with several workers (which keeps the same order: see
+:mod:`shinobi.step_turns`). So every path a job touches is
 canonicalised (``Path.resolve()`` semantics, on this host) and two jobs that
 touch the same path -- or one a path inside the other's, since an MS is a
 directory -- are ordered when at least one of them writes it:
@@ -24,13 +25,21 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from shinobi.backends.base import PathUse
 from shinobi.offload.jobs import Edge, EdgeKind, Job, JobGraph
 
-__all__ = ["Canonicaliser", "SharedPath", "derive_edges", "shared_rewritten", "writes"]
+__all__ = [
+    "Canonicaliser",
+    "SharedPath",
+    "Turn",
+    "derive_edges",
+    "path_turns",
+    "shared_rewritten",
+    "writes",
+]
 
 _GLOB = set("*?[")
 
@@ -191,19 +200,21 @@ def _touched(uses: Iterable[PathUse], canonical: Canonicaliser) -> dict[str, boo
     return touched
 
 
-def derive_edges(graph: JobGraph) -> int:
-    """Add the mutation-ordering edges to ``graph``'s jobs; returns how many were added."""
-    canonical = Canonicaliser()
-    per_job: list[dict[str, bool]] = []
+def _shared_groups(
+    per_job: Sequence[Iterable[PathUse]], canonical: Canonicaliser
+) -> Iterator[tuple[str, list[_Access]]]:
+    """Each outermost used path that more than one job uses and one writes, with
+    every job's access to it, in job order."""
+    touched_by: list[dict[str, bool]] = []
     used: set[str] = set()
-    for job in graph.jobs:
-        touched = _touched(job.paths, canonical)
-        per_job.append(touched)
+    for uses in per_job:
+        touched = _touched(uses, canonical)
+        touched_by.append(touched)
         used.update(touched)
 
     outermost = _Outermost(used)
     groups: dict[str, dict[int, _Access]] = {}
-    for index, touched in enumerate(per_job):
+    for index, touched in enumerate(touched_by):
         for path, write in touched.items():
             group = groups.setdefault(outermost(path), {})
             access = group.get(index)
@@ -211,12 +222,76 @@ def derive_edges(graph: JobGraph) -> int:
                 group[index] = _Access(index, path, write)
             elif write and not access.write:
                 group[index] = _Access(index, path, True)
-
-    added = 0
     for root, group in groups.items():
-        if len(group) < 2 or not any(a.write for a in group.values()):
-            continue
-        added += _sequence(graph, root, [group[i] for i in sorted(group)])
+        if len(group) > 1 and any(a.write for a in group.values()):
+            yield root, [group[i] for i in sorted(group)]
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A step that must wait for another, for a path they share and one writes."""
+
+    before: int
+    after: int
+    kind: EdgeKind
+    #: The shared path (or the outermost used directory holding it).
+    path: str
+    #: Both produce this very output: the later replaces the earlier's product.
+    same_output: bool
+
+
+def path_turns(per_step: Sequence[Iterable[PathUse]]) -> list[Turn]:
+    """The order a local run with several workers keeps among steps sharing a path.
+
+    ``per_step``: each step's paths, the steps listed in the order the local
+    scheduler starts them at one worker. The rules are those that order the
+    jobs of a compiled run (see the module docstring), so a recipe gives the
+    same data locally and on a cluster.
+    """
+    steps = [list(uses) for uses in per_step]
+    turns: list[Turn] = []
+
+    def link(before: _Access, after: _Access, kind: EdgeKind) -> None:
+        same = kind == "mutate-then-mutate" and bool(
+            {u.path for u in steps[before.job] if _produces(u)}
+            & {u.path for u in steps[after.job] if _produces(u)}
+        )
+        turns.append(Turn(before.job, after.job, kind, before.path, same))
+
+    for _, accesses in _shared_groups(steps, Canonicaliser()):
+        _sequence(accesses, link, lambda readers: None)
+    return turns
+
+
+def _produces(use: PathUse) -> bool:
+    """Whether a use makes its path anew (an output), rather than changing it in place."""
+    return use.role == "output" and not use.mutable and not use.pattern
+
+
+def derive_edges(graph: JobGraph) -> int:
+    """Add the mutation-ordering edges to ``graph``'s jobs; returns how many were added."""
+    added = 0
+
+    def link(before: _Access, after: _Access, kind: EdgeKind) -> None:
+        nonlocal added
+        job = graph.jobs[after.job]
+        if job.waits_for(before.job):
+            return
+        job.edges.append(Edge(before.job, kind, _detail(before, after)))
+        added += 1
+
+    canonical = Canonicaliser()
+    for root, accesses in _shared_groups([job.paths for job in graph.jobs], canonical):
+
+        def note_readers(readers: list[_Access], root: str = root) -> None:
+            unordered = _unordered(graph, [r.job for r in readers])
+            if len(unordered) > 1:
+                names = ", ".join(graph.jobs[j].name for j in unordered[:4])
+                if len(unordered) > 4:
+                    names += f" and {len(unordered) - 4} more"
+                graph.parallel_readers.append(f"{names} only read {root}: left parallel")
+
+        _sequence(accesses, link, note_readers)
     for job in graph.jobs:
         if job.scattered and len(job.invocations) > 1:
             _serialise_slices(job, canonical)
@@ -289,7 +364,7 @@ def _same_product(uses: Sequence[Sequence[PathUse]]) -> tuple[str, int, int] | N
     seen: dict[str, int] = {}
     for index, slice_uses in enumerate(uses):
         for use in slice_uses:
-            if use.role != "output" or use.mutable or use.pattern:
+            if not _produces(use):
                 continue
             first = seen.setdefault(use.path, index)
             if first != index:
@@ -332,30 +407,20 @@ def _waits_on(graph: JobGraph, late: int, early: int) -> bool:
     return False
 
 
-def _sequence(graph: JobGraph, root: str, accesses: list[_Access]) -> int:
-    added = 0
+def _sequence(
+    accesses: list[_Access],
+    link: Callable[[_Access, _Access, EdgeKind], None],
+    note_readers: Callable[[list[_Access]], None],
+) -> None:
+    """Walk one shared path's accesses in order, linking each to what it must wait for.
+
+    ``note_readers`` hears every run of readers between two writes.
+    """
     last_write: _Access | None = None
     readers: list[_Access] = []
-
-    def link(before: _Access, after: _Access, kind: EdgeKind) -> None:
-        nonlocal added
-        job = graph.jobs[after.job]
-        if job.waits_for(before.job):
-            return
-        job.edges.append(Edge(before.job, kind, _detail(before, after)))
-        added += 1
-
-    def note_readers() -> None:
-        unordered = _unordered(graph, [r.job for r in readers])
-        if len(unordered) > 1:
-            names = ", ".join(graph.jobs[j].name for j in unordered[:4])
-            if len(unordered) > 4:
-                names += f" and {len(unordered) - 4} more"
-            graph.parallel_readers.append(f"{names} only read {root}: left parallel")
-
     for access in accesses:
         if access.write:
-            note_readers()
+            note_readers(readers)
             if readers:
                 for reader in readers:
                     link(reader, access, "read-then-mutate")
@@ -366,5 +431,4 @@ def _sequence(graph: JobGraph, root: str, accesses: list[_Access]) -> int:
             if last_write is not None:
                 link(last_write, access, "mutate-then-read")
             readers.append(access)
-    note_readers()
-    return added
+    note_readers(readers)

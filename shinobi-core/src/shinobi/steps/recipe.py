@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from shinobi.steps.cab import Cab
     from shinobi.steps.functions import FunctionStep
 
-__all__ = ["LoopHandle", "LoopSpec", "Recipe", "StepRef"]
+__all__ = ["LoopHandle", "LoopSpec", "Recipe", "StepRef", "half_reference"]
 
 
 @dataclass(slots=True)
@@ -90,6 +90,29 @@ class _OutputsProxy:
 
     def __getitem__(self, name: str) -> _StepOutputs:
         return _StepOutputs(name)
+
+
+def half_reference(value: Any) -> str | None:
+    """What is wrong with ``value`` when it holds a proxy instead of a reference.
+
+    ``recipe.outputs.image`` (the step, its output not named) or
+    ``recipe.inputs`` would otherwise reach validation as an object, and the
+    error would show its repr rather than the fix.
+    """
+    if isinstance(value, _StepOutputs):
+        return (
+            f"it names step {value._step!r} but none of its outputs: write"
+            f" .outputs.{value._step}.FIELD (the output's name)"
+        )
+    if isinstance(value, _OutputsProxy):
+        return "it is .outputs itself: write .outputs.STEP.FIELD"
+    if isinstance(value, _InputsProxy):
+        return "it is .inputs itself: write .inputs.FIELD (the recipe input's name)"
+    if isinstance(value, list | tuple):
+        return next((said for v in value if (said := half_reference(v))), None)
+    if isinstance(value, dict):
+        return next((said for v in value.values() if (said := half_reference(v))), None)
+    return None
 
 
 class LoopHandle:

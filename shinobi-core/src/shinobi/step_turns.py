@@ -1,0 +1,62 @@
+"""Steps that share a path one of them writes take turns when several workers run.
+
+Two steps that both write ``same.txt``, or one that rewrites an MS another
+reads, are not wired to each other, so the graph alone would let a run with
+``max_workers`` above 1 start them together: a race whose winner decides the
+data. ``ninja compile`` orders such jobs (see
+:mod:`shinobi.offload.ordering`); a local run keeps the very same order, so a
+recipe gives the same result on a laptop and on a cluster. At one worker the
+steps already run one at a time in that order, and nothing is planned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from shinobi.graph import Graph
+
+__all__ = ["step_turns"]
+
+
+def step_turns(
+    graph: Graph, values: Mapping[str, Any], cwd: str, prefix: str = ""
+) -> tuple[dict[int, set[int]], list[str]]:
+    """For each step that must wait, the steps it waits for (node indices), and
+    a warning for each pair that produces the very same output.
+
+    Paths known only once the run makes them cannot be compared beforehand;
+    those steps keep only their wiring's order, as in a compiled run.
+    """
+    from shinobi.errors import ShinobiError
+    from shinobi.offload.ordering import path_turns
+    from shinobi.plan import plan_graph
+    from shinobi.shared_slices import every_planned_step
+
+    try:
+        plan = plan_graph(graph, values, cwd, prefix, check=False)
+    except (ShinobiError, ValueError):  # the step that cannot be planned fails when it runs
+        return {}, []
+    order = graph.topological_order()
+    # a harvest glob writes files into its directory, not the directory itself:
+    # steps harvesting a-*.fits and b-*.fits there share no path (as slices do not)
+    per_step = [
+        [u for step in every_planned_step([plan.steps[i]]) for u in step.paths if not u.pattern]
+        for i in order
+    ]
+    waits: dict[int, set[int]] = {}
+    clashes: dict[tuple[int, int], list[str]] = {}  # a pair: the outputs both produce
+    for turn in path_turns(per_step):
+        before, after = order[turn.before], order[turn.after]
+        waits.setdefault(after, set()).add(before)
+        if turn.same_output:
+            clashes.setdefault((before, after), []).append(turn.path)
+    warnings = []
+    for (before, after), paths in clashes.items():
+        first, second = (f"{prefix}{graph.nodes[i].name}" for i in (before, after))
+        warnings.append(
+            f"steps {first!r} and {second!r} both write {', '.join(paths)}, so the product of"
+            f" {second!r} replaces that of {first!r}: give each its own output path"
+            f" ({second!r} waits for {first!r}, as a compiled run orders them)"
+        )
+    return waits, warnings

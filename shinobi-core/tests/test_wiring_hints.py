@@ -1,0 +1,84 @@
+"""Wiring mistakes whose errors showed an object's repr or a bare None, not the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from shinobi.errors import RecipeGraphError, UsageError
+from shinobi.graph import build_graph
+from shinobi.runner import run_recipe
+from shinobi.steps import Cab, File, ParamMeta, Recipe
+
+
+class TouchIn(BaseModel):
+    out: File
+
+
+class TouchOut(BaseModel):
+    out: File
+
+
+touch = Cab("touch", "/bin/touch", TouchIn, TouchOut, {"out": ParamMeta(positional=True)})
+
+
+class CatIn(BaseModel):
+    f: File
+
+
+cat = Cab("cat", "/bin/cat", CatIn, None, {"f": ParamMeta(positional=True)})
+
+
+class Named(BaseModel):
+    target: str = "t.txt"
+
+
+def test_a_step_named_without_its_output_says_how_to_name_one() -> None:
+    recipe = Recipe("r", Named)
+    recipe.add_step("t", touch, out=recipe.inputs.target)
+    recipe.add_step("c", cat, f=recipe.outputs.t)
+    with pytest.raises(RecipeGraphError) as caught:
+        build_graph(recipe)
+    assert str(caught.value) == (
+        "recipe 'r', step 'c', input 'f': it names step 't' but none of its outputs:"
+        " write .outputs.t.FIELD (the output's name)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("wired", "said"),
+    [
+        (lambda r: r.inputs, "it is .inputs itself: write .inputs.FIELD"),
+        (lambda r: [r.outputs], "it is .outputs itself: write .outputs.STEP.FIELD"),
+    ],
+)
+def test_a_proxy_itself_wired_says_what_to_write(wired, said) -> None:  # type: ignore[no-untyped-def]
+    recipe = Recipe("r", Named)
+    recipe.add_step("t", touch, out=wired(recipe))
+    with pytest.raises(RecipeGraphError, match="step 't', input 'out': " + said):
+        build_graph(recipe)
+
+
+class Optional(BaseModel):
+    n: int | None = None
+
+
+class CountIn(BaseModel):
+    n: int = 3
+
+
+count = Cab("count", "/bin/echo", CountIn, None)
+
+
+def test_an_unset_optional_recipe_input_names_itself_and_the_fix(tmp_path: Path) -> None:
+    recipe = Recipe("r", Optional)
+    recipe.add_step("c", count, n=recipe.inputs.n)
+    with pytest.raises(UsageError) as caught:
+        run_recipe(recipe, cwd=tmp_path)
+    assert str(caught.value).endswith(
+        "input 'n': Input should be a valid integer (got None); it is the recipe's input 'n',"
+        " which is None (not given?): give it a value (--n on the command line), or let this"
+        " input take None"
+    )
