@@ -155,8 +155,11 @@ def _processes_with(tag: str) -> list[int]:
     return found
 
 
-def _interrupted(engine: str, tmp_path: Path, recipe: str) -> tuple[int, str, str]:
-    """``ninja run recipes.py:RECIPE`` stopped by SIGINT once its step runs:
+def _interrupted(
+    engine: str, tmp_path: Path, recipe: str, again_after: float | None = None
+) -> tuple[int, str, str]:
+    """``ninja run recipes.py:RECIPE`` stopped by SIGINT once its step runs (and
+    by a second one ``again_after`` seconds later, within the grace):
     (exit status, stderr, the project's container-name tag)."""
     live_backend(engine)
     recipes, tag = write_project(tmp_path, engine)
@@ -183,6 +186,9 @@ def _interrupted(engine: str, tmp_path: Path, recipe: str) -> tuple[int, str, st
             time.sleep(0.1)
         assert proc.poll() is None and marker.exists(), proc.communicate(timeout=5)
         proc.send_signal(signal.SIGINT)
+        if again_after is not None:
+            time.sleep(again_after)
+            proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
@@ -201,6 +207,19 @@ def test_sigint_during_a_container_step_exits_130_and_leaves_no_container(
     code, stderr, tag = _interrupted(engine, tmp_path, "nap")
     assert code == 130, stderr
     assert stderr.strip().splitlines()[-1].startswith("ninja: error: stopped by SIGINT"), stderr
+    if engine in OCI_ENGINES:
+        assert set(_containers(engine, "name=shinobi-")) - before == set()
+    assert _processes_with(tag) == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_second_interrupt_kills_a_payload_deaf_to_sigterm(engine: str, tmp_path: Path) -> None:
+    """podman: the second Ctrl-C removed the container record while conmon kept
+    its payload running, and ninja said every step was torn down (an audit)."""
+    before = set(_containers(engine, "name=shinobi-")) if engine in OCI_ENGINES else set()
+    code, stderr, tag = _interrupted(engine, tmp_path, "deaf", again_after=1.0)
+    assert code == 130, stderr
+    assert "every step was torn down" in stderr
     if engine in OCI_ENGINES:
         assert set(_containers(engine, "name=shinobi-")) - before == set()
     assert _processes_with(tag) == []

@@ -31,6 +31,9 @@ __all__ = ["OciBackend"]
 
 #: Seconds to wait for ``rm -f`` (it kills, so this is generous).
 REMOVE_TIMEOUT = 60.0
+#: Seconds the engine gets to SIGKILL a payload after a second interrupt: the
+#: user asked for it now, and the removal that follows tries again anyway.
+HURRIED_KILL_TIMEOUT = 2.0
 #: Seconds an interrupted run keeps checking for a container created as it was cut.
 SETTLE_SECONDS = 3.0
 
@@ -144,6 +147,10 @@ class OciBackend(ContainerBackend):
             if hurry.wait(0.1) or time.monotonic() > deadline:
                 client.kill()
                 client.wait()
+                # The engine's stop is cut off half way: SIGKILL the payload through
+                # the engine itself. podman's `rm -f` of a container left "stopping"
+                # removes its record while conmon keeps the payload running.
+                call([self.binary, "kill", "--signal", "KILL", name], HURRIED_KILL_TIMEOUT)
                 return
 
     def remove(self, name: str, *, settle: bool) -> str | None:
