@@ -178,8 +178,9 @@ def test_clean_keeps_a_running_launch_and_says_why(
     )
     assert not (tmp_path / ".shinobi" / "pipe" / "old").exists()
     assert (tmp_path / ".shinobi" / "pipe" / "live" / "handle.json").exists()
-    code, out, _ = ninja(capsys, "clean", "--launches", "--force")
+    code, out, err = ninja(capsys, "clean", "--launches", "--force")
     assert code == 0 and "removed pipe/live" in out
+    assert "pipe/live was running: its jobs go on" in err  # and how to stop them
     assert not (tmp_path / ".shinobi" / "pipe").exists()
     listed = ninja(capsys, "runs")[1]
     assert "no detached launches" in listed

@@ -45,3 +45,33 @@ def test_a_cached_step_shows_the_logs_of_the_run_that_ran_it(
     assert code == 0, err
     assert out.strip() == "hello from the first run"
     assert f"these are the logs of run {first}" in err
+
+
+SPACED = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class I(BaseModel):
+    msg: str = "hello"
+
+say = Cab("say", ["echo"], I, None, {"msg": ParamMeta(positional=True)})
+r = Recipe("r")
+r.add_step("first step", say)
+"""
+
+
+def test_the_command_suggested_for_another_workspace_s_logs_can_be_pasted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A step name with a space was not quoted: pasted, it was two arguments."""
+    monkeypatch.setenv("SHINOBI_CACHE_DIR", str(tmp_path / "cache"))
+    for place in ("one", "two"):
+        (tmp_path / place).mkdir()
+        (tmp_path / place / "r.py").write_text(textwrap.dedent(SPACED))
+        monkeypatch.chdir(tmp_path / place)
+        assert in_process(capsys, "run", "r.py:r")[0] == 0
+    (first,) = local_runs(tmp_path / "one")
+    (second,) = local_runs(tmp_path / "two")
+    code, _, err = in_process(capsys, "logs", second.run_id, "first step")
+    assert code == 2
+    assert f"`ninja logs {first.run_id} 'first step'`" in err

@@ -181,7 +181,7 @@ def test_a_directive_with_a_line_break_is_refused_not_written(option: Option) ->
 
 
 @pytest.mark.parametrize(
-    "value", [{"comment": "one\ntwo"}, ["--comment='one\ntwo'"], "--comment='/a\rb'"]
+    "value", [{"reservation": "one\ntwo"}, ["--reservation='one\ntwo'"], "--reservation='/a\rb'"]
 )
 def test_configured_options_with_a_line_break_are_a_configuration_error(value: object) -> None:
     with pytest.raises(ConfigError, match=r"^\[backend.slurm\] sbatch_opts: .* holds a line break"):
@@ -219,6 +219,7 @@ def test_compile_refuses_a_workdir_or_cwd_with_a_line_break(ninja: Ninja, tmp_pa
         (["--kill-on-invalid-dep=no"], "--kill-on-invalid-dep"),
         (["-D /tmp"], "--chdir"),
         (["--wait"], "--wait"),
+        (["--comment=mine"], "--comment"),
     ],
 )
 def test_configured_options_ninja_sets_itself_are_refused(value: object, named: str) -> None:

@@ -179,6 +179,8 @@ _NINJAS_OWN = {
     "chdir": "jobs run in the directory the recipe was compiled or run from",
     "wait": "ninja submits and returns; `ninja status` follows the jobs",
     "open-mode": "a step's log keeps every attempt's output, which truncating would lose",
+    "comment": "each job's comment names its step, by which ninja finds a job whose"
+    " submission went unanswered",
 }
 
 

@@ -169,6 +169,12 @@ def _clean_launches(root: Path, force: bool) -> int:
             continue
         files = remove_launch(launch)
         click.echo(f"removed {launch.name} ({status.state}): {files} file(s)")
+        if not status.final:  # forced: its jobs are not stopped, only its record goes
+            click.echo(
+                f"ninja: {launch.name} was {status.state}: its jobs go on, and nothing of"
+                f" ninja's follows them now; {stop_hint(launch.engine, launch.run_id)}",
+                err=True,
+            )
     if not handles and not forgotten:
         click.echo(f"no launches to clean in {root}")
     elif forgotten:

@@ -9,6 +9,7 @@ line with the step it came from when several streams are followed.
 
 from __future__ import annotations
 
+import shlex
 import time
 from pathlib import Path
 from typing import Any
@@ -258,7 +259,8 @@ def _note_cached_slices(run: Any, step: str) -> None:
         were, them = ("was", "it") if len(names) == 1 else ("were", "them")
         click.echo(
             f"ninja: note: {shown} of run {run.run_id} {were} taken from the step cache of run"
-            f" {origin}, which ran {them} (`ninja logs {origin} {step}` shows what it printed)",
+            f" {origin}, which ran {them} (`ninja logs {origin} {shlex.quote(step)}` shows what"
+            " it printed)",
             err=True,
         )
 
@@ -273,7 +275,7 @@ def _cached_logs(
 
     what = f"step {step!r} of run {run.run_id}" if step else f"run {run.run_id}"
     ids = ", ".join(origins)
-    see = f"`ninja logs {next(iter(origins))}{f' {step}' if step else ''}`"
+    see = f"`ninja logs {next(iter(origins))}{f' {shlex.quote(step)}' if step else ''}`"
     if step is None:  # another run's every log would be more than was asked for
         steps = sum(len(names) for names in origins.values())
         raise UsageError(
