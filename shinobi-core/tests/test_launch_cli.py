@@ -264,3 +264,31 @@ def test_status_of_a_local_run_says_where_to_look_instead(
         code, _, err = ninja(capsys, "status", name)
         assert code == 2 and len(err.strip().splitlines()) == 1
         assert "with `ninja run`, not a launch" in err and f"`ninja logs {name}`" in err
+
+
+def test_one_damaged_handle_hides_no_other_launch(
+    engine: type[FakeTarget],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The engine refuses a batch holding a damaged handle: `runs` and `clean` failed
+    for every launch, naming no handle file."""
+    from shinobi.errors import UsageError
+
+    launch(tmp_path, run_id="good", created=1.0)
+    launch(tmp_path, run_id="bad", created=2.0)
+    answer = FakeTarget.status_many
+
+    def refusing(self: FakeTarget, handles: list) -> list:  # type: ignore[type-arg]
+        if any(h.run_id == "bad" for h in handles):
+            raise UsageError("a launch handle names 'abc' as a job id: the handle is damaged")
+        return answer(self, handles)
+
+    monkeypatch.setattr(FakeTarget, "status_many", refusing)
+    code, out, _ = ninja(capsys, "runs")
+    assert code == 0
+    assert "good" in out and "completed" in out
+    assert "the handle is damaged" in out and "bad/handle.json" in out
+    code, out, _ = ninja(capsys, "clean", "--launches", "--force")
+    assert "removed pipe/good (completed)" in out and "removed pipe/bad" in out

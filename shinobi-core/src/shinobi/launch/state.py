@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from shinobi.errors import BackendNotFound
+from shinobi.errors import BackendNotFound, UsageError
 from shinobi.launch.handle import LaunchHandle
 from shinobi.launch.tracking import LaunchStatus, tracker_for
 
@@ -29,6 +29,19 @@ def statuses(handles: Sequence[LaunchHandle]) -> list[LaunchStatus]:
             answers = tracker_for(members[0]).status_many(members)
         except BackendNotFound as exc:
             answers = [LaunchStatus(handle=h, error=str(exc)) for h in members]
+        except UsageError:  # a damaged handle among them: each on its own, to say which
+            answers = [_alone(h) for h in members]
         for i, answer in zip(indices, answers, strict=True):
             found[i] = answer
     return [s for s in found if s is not None]
+
+
+def _alone(handle: LaunchHandle) -> LaunchStatus:
+    """One launch's state, or why its handle cannot give one (named by its path), so
+    one damaged handle does not hide every other launch from ``runs`` and ``clean``."""
+    try:
+        (answer,) = tracker_for(handle).status_many([handle])
+    except UsageError as exc:
+        where = f" ({handle.path})" if handle.path is not None else ""
+        return LaunchStatus(handle=handle, error=f"{exc}{where}")
+    return answer
