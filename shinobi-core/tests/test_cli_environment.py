@@ -46,6 +46,20 @@ def test_a_file_where_the_workspace_needs_a_directory(
     assert (tmp_path / ".shinobi").read_text() == "not a directory"
 
 
+def test_a_workspace_linked_to_a_disk_that_is_not_there(
+    ninja: Ninja, recipe_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    """Run records moved to a bigger disk, not mounted today: an internal error (70)."""
+    path = recipe_file(TOUCH)
+    (tmp_path / ".shinobi").symlink_to(tmp_path / "unmounted")
+    proc = ninja("run", f"{path}:pipe")
+    assert proc.returncode == 74
+    assert said(proc).endswith(
+        f"(it is a symbolic link to {tmp_path / 'unmounted'}, which does not exist: mount or"
+        " create that, or remove the link)"
+    )
+
+
 def test_a_current_directory_that_was_removed(ninja: Ninja, tmp_path: Path) -> None:
     gone = tmp_path / "gone"
     gone.mkdir()

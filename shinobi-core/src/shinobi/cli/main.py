@@ -220,6 +220,7 @@ _REFUSALS = {
     errno.EMFILE: "raise the open-file limit (ulimit -n)",
     errno.ENFILE: "the system's open-file table is full",
     errno.EIO: "the disk or network file system reported an error",
+    errno.EEXIST: "",  # said by _refusal: a dangling link, or a file in the way
 }
 
 
@@ -235,7 +236,22 @@ def _refusal(exc: OSError) -> str:
         blocking = _file_in_the_way(exc.filename)
         if blocking is not None:
             hint = f"{blocking} is a file, where a directory is needed"
+    if exc.errno == errno.EEXIST and isinstance(exc.filename, str):
+        hint = _why_it_exists(exc.filename)
     return f"{exc.strerror or exc}{where}" + (f" ({hint})" if hint else "")
+
+
+def _why_it_exists(path: str) -> str:
+    """What stands at ``path``, which ninja had to create: a symbolic link to nowhere
+    (records moved to a disk that is not mounted), or a file."""
+    if os.path.islink(path) and not os.path.exists(path):
+        return (
+            f"it is a symbolic link to {os.readlink(path)}, which does not exist: mount or"
+            " create that, or remove the link"
+        )
+    if os.path.lexists(path) and not os.path.isdir(path):
+        return "a file stands where a directory is needed"
+    return ""
 
 
 def _file_in_the_way(path: str) -> str | None:
