@@ -390,3 +390,25 @@ def test_a_failing_array_task_is_named_with_what_it_said(ninja: Ninja, tmp_path:
     assert "nowhere/b.out" in convert["detail"]
     assert by_step["combine"]["phase"] == "cancelled"
     assert by_step["combine"]["detail"] == "never ran: convert did not succeed"
+
+
+def test_cancel_while_accounting_is_down_does_not_claim_jobs_it_could_not_see(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    """With sacct failing, every job is "unknown" and scancel says nothing of ended
+    ones: "cancelled 2 Slurm job(s)" was said of a launch that had long completed."""
+    launch = submit(ninja, f"{EXAMPLES}/offload_demo.py:pipe", "--target", "m.ms")
+    assert wait_final(ninja, launch["handle"])["state"] == "completed"
+    bin_dir = tmp_path / "down"
+    bin_dir.mkdir()
+    sacct = bin_dir / "sacct"
+    sacct.write_text(
+        "#!/bin/sh\necho 'sacct: error: Problem talking to the database: Connection refused' >&2\n"
+        "exit 1\n"
+    )
+    sacct.chmod(0o755)
+    done = ninja("cancel", "pipe", PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    assert done.returncode == 0, done.stderr
+    assert "cancelled" not in done.stdout
+    assert "asked scancel to cancel 2 Slurm job(s)" in done.stdout
+    assert "the state of 2 of them was unknown" in done.stdout

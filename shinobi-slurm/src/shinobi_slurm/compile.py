@@ -198,7 +198,16 @@ class SlurmTarget(OffloadTarget):
                     f"could not cancel the {len(active)} job(s) of {handle.name} ({exc}){away}"
                     f" run `ninja cancel {handle.run_id}` again, or `scancel {shown}`"
                 ) from None
-            said.append(f"cancelled {len(active)} Slurm job(s) with scancel: {shown}")
+            unseen = sum(1 for s in status.steps if s.job_id and s.phase == "unknown")
+            if unseen:  # scancel says nothing of a job that had already ended
+                why = f" ({status.error})" if status.error else ""
+                said.append(
+                    f"asked scancel to cancel {len(active)} Slurm job(s): {shown}; the state of"
+                    f" {unseen} of them was unknown{why}, so some may have ended before:"
+                    f" `ninja status {handle.run_id}` says once Slurm answers"
+                )
+            else:
+                said.append(f"cancelled {len(active)} Slurm job(s) with scancel: {shown}")
         if handle.state == "submitting":
             commands.cancel_named(str(handle.extra.get("job_name", job_name(handle.run_id))))
             said.append(
