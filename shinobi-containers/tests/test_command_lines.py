@@ -226,6 +226,8 @@ def test_a_network_setting_apptainer_cannot_honour_is_said(
         ("registry.example.org/Astro/wsclean:1.7", "repository name must be lowercase"),
         ("../bb.sif", "names a file (a SIF image?)"),
         ("/data/images/wsclean.sif", "names a file (a SIF image?)"),
+        # the fix for `ninja compile` too, where --backend is no option
+        ("bb.sif", "`ninja compile --container-runtime apptainer`"),
     ],
 )
 def test_an_image_docker_could_only_fail_on_is_refused_before_the_run(

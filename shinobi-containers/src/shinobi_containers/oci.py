@@ -98,7 +98,8 @@ class OciBackend(ContainerBackend):
         if image.endswith((".sif", ".simg")) or image.startswith(("/", "./", "../")):
             raise ContainerRefused(
                 f"step {invocation.step!r}: image {image!r} names a file (a SIF image?), which"
-                f" {self.name} cannot run: run this step with --backend apptainer, or name an"
+                f" {self.name} cannot run: run it with apptainer (`ninja run --backend"
+                " apptainer`, `ninja compile --container-runtime apptainer`), or name an"
                 f" image {self.name} has (`{self.name} images`)"
             )
         name = image.split("@", 1)[0]
