@@ -474,3 +474,28 @@ def test_a_result_made_from_ctx_run_s_is_taken_made_or_cached(tmp_path: Path) ->
         result = run_recipe(recipe, cwd=tmp_path, config=cached)
         assert result.ok, result.error
         assert "checked" in result.steps[0].warnings
+
+
+def test_a_step_name_given_to_the_decorator_of_a_cab_with_a_name_input_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The input was silently taken for the step's name, and then reported unwired."""
+
+    class NameIn(BaseModel):
+        name: str
+
+    imager = Cab("imager", ["/bin/echo"], NameIn, None, {"name": ParamMeta(flag="-name")})
+    recipe = Recipe("r")
+    with pytest.raises(ValueError, match=r"step\(name='img2'\) names the step, but cab 'imager'"):
+
+        @recipe.step(imager, name="img2")
+        def image(ctx: StepContext) -> StepResult:
+            return ctx.run()
+
+    def image2(ctx: StepContext) -> StepResult:  # the way the refusal names
+        return ctx.run()
+
+    recipe.add_step("image", shinobi.step(imager)(image2), name="img2")
+    result = run_recipe(recipe, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert result.steps[0].stdout == "-name img2\n"

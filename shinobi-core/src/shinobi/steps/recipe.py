@@ -242,8 +242,20 @@ class Recipe:
         backend: str | None = None,
         **wiring: Any,
     ) -> Callable[[Callable[..., Any]], FunctionStep]:
-        """Decorator: add an orchestration function ``fn(ctx)`` driving ``cab`` as a step."""
+        """Decorator: add an orchestration function ``fn(ctx)`` driving ``cab`` as a step.
+
+        ``name`` names the step (default: the function's name). A cab with an
+        input called ``name`` too cannot have it wired here: that is refused,
+        rather than the input silently taken for the step's name.
+        """
         from shinobi.steps.functions import FunctionStep
+
+        if name is not None and "name" in getattr(cab.inputs_model, "model_fields", {}):
+            raise ValueError(
+                f"recipe {self.name!r}: step(name={name!r}) names the step, but cab"
+                f" {cab.name!r} has an input 'name' too, which cannot be wired here: write"
+                f" recipe.add_step(STEP, shinobi.step({cab.name})(fn), name={name!r}) instead"
+            )
 
         def decorate(fn: Callable[..., Any]) -> FunctionStep:
             bound = FunctionStep(cab, fn, backend=backend, resources=resources)
