@@ -5,6 +5,7 @@ internal error."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -168,3 +169,21 @@ def test_doctor_finds_a_configuration_no_run_could_use(ninja: Ninja, tmp_path: P
     assert proc.returncode == 2
     (problem,) = json.loads(proc.stdout)["config"]["problems"]
     assert "execution.workdir is 'no/such/dir', which does not exist" in problem
+
+
+@pytest.mark.parametrize("command", [["config", "show"], ["cache", "ls", "--stale"], ["runs"]])
+def test_a_reader_that_went_away_is_no_failure(tmp_path: Path, command: list[str]) -> None:
+    """`ninja config show | head -1` exited 1, which says a step failed; some
+    commands exited 0 and some 1, depending on when the reader left."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "shinobi.cli", *command],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "SHINOBI_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # gone before ninja writes a word
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 0, err
+    assert "rror" not in err and "Traceback" not in err, err

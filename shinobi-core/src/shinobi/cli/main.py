@@ -268,6 +268,15 @@ def _file_in_the_way(path: str) -> str | None:
     return None
 
 
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null once its reader went away, so that nothing more,
+    not even the flush at exit, fails on it."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
 def main(argv: list[str] | None = None) -> Any:
     """Run the CLI and turn every user-facing error into one line and an exit code.
 
@@ -283,9 +292,21 @@ def main(argv: list[str] | None = None) -> Any:
         collector.command_ended(saved)
 
 
+def _reader_gone() -> bool:
+    """Whether click ended the command because stdout's reader went away (EPIPE):
+    it then wraps stdout and exits 1, which says a step failed. (Named, not
+    imported: click deprecates importing the wrapper.)"""
+    return type(sys.stdout).__name__.lstrip("_") == "PacifyFlushWrapper"
+
+
 def _main(args: list[str]) -> Any:
     try:
         return cli.main(args=args, prog_name="ninja", standalone_mode=False)
+    except SystemExit as exc:
+        if exc.code == 1 and _reader_gone():  # `ninja runs | head -1`: no failure
+            _quiet_stdout()
+            sys.exit(0)
+        raise
     except click.exceptions.Abort:
         click.echo("ninja: aborted", err=True)
         sys.exit(130)
@@ -300,6 +321,9 @@ def _main(args: list[str]) -> Any:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except BrokenPipeError:  # the same, raised past click
+        _quiet_stdout()
+        sys.exit(0)
     except Exception as exc:
         from shinobi.errors import ShinobiError
 
