@@ -106,6 +106,21 @@ def test_a_loop_that_never_converges_is_said_so(ninja: Ninja, tmp_path: Path) ->
     assert again["summary"] == "completed: 6 completed"
 
 
+def test_a_loop_whose_until_file_was_there_before_is_not_taken_as_converged(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    """A flag left by an earlier run made the status call a loop that never
+    converged a plain success; `ninja run` warned, as the job scripts skip nothing."""
+    ms, flag = tmp_path / "obs.ms", tmp_path / "converged"
+    flag.write_text("from yesterday\n")
+    launch = submit(ninja, f"{RECIPES}/loops.py:short", "--ms", str(ms), "--flag", str(flag))
+    found = wait_final(ninja, launch["handle"])
+    assert found["state"] == "completed" and found["exit"] == 0, found["summary"]
+    assert found["summary"].endswith("; loop 'cal' did not converge")
+    flag.write_text("written now\n")  # as the loop would have, converging
+    assert status(ninja, launch["handle"])["summary"] == "completed: 6 completed"
+
+
 def test_the_selfcal_example_converges_at_cycle_3_on_the_cluster(
     ninja: Ninja, tmp_path: Path
 ) -> None:

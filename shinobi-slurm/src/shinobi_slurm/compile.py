@@ -89,6 +89,8 @@ class SlurmTarget(OffloadTarget):
             if job.loop_end is not None:
                 loop, iterations, until = job.loop_end
                 details.update(loop=loop, iterations=iterations, until=until)
+                if files.loop_before is not None:  # the until file as it was before the loop
+                    details["until_before"] = files.loop_before
             jobs.append(
                 LaunchJob(
                     step=job.name,

@@ -9,6 +9,7 @@ its convergence flag is reported as skipped (its script left a marker).
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from collections.abc import Sequence
 
@@ -82,14 +83,37 @@ def _say_if_unconverged(status: LaunchStatus, job: LaunchJob, state: StepState) 
     markers, the file is looked for on this host, which shares the workdir.
     """
     until = job.details.get("until")
-    if state.phase != "completed" or not until or os.path.exists(str(until)):
+    if state.phase != "completed" or not until:
         return
+    if os.path.exists(str(until)) and not _as_before(str(until), job.details.get("until_before")):
+        return  # written (or rewritten) by this run: converged
     state.detail = (
         f"loop {job.details.get('loop')!r} ran all {job.details.get('iterations')} iterations"
         f" without converging (its until file {until!r} was not written); its outputs are the"
         " last iteration's"
     )
     status.notes.append(f"loop {job.details.get('loop')!r} did not converge")
+
+
+def _as_before(until: str, before: object) -> bool:
+    """Whether the until file is just as the loop's first job recorded it before the
+    loop ran (inode, size and time to the nanosecond, in ``stat``'s words as the
+    job script wrote them): a flag left by an earlier run, not this run's."""
+    if not isinstance(before, str):
+        return False  # a handle from before the record was kept
+    try:
+        with open(before, encoding="utf-8") as fh:
+            recorded = fh.read().strip()
+        now = subprocess.run(
+            ["stat", "-c", "%i %s %y", "--", until],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return recorded == now
 
 
 def _step_state(
