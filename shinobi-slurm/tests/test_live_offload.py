@@ -106,6 +106,37 @@ def test_a_loop_that_never_converges_is_said_so(ninja: Ninja, tmp_path: Path) ->
     assert again["summary"] == "completed: 6 completed"
 
 
+LAZY = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, File, ParamMeta, Recipe
+
+class In(BaseModel):
+    out: File
+
+class Out(BaseModel):
+    out: File
+
+lazy_cab = Cab("lazy", ["/bin/sh", "-c", "echo working", "sh"], In, Out)
+lazy = Recipe("lazy", In, Out)
+lazy.add_step("lazy", lazy_cab, out=lazy.inputs.out)
+lazy.set_output("out", lazy.outputs.lazy.out)
+"""
+
+
+def test_a_job_whose_tool_made_no_output_is_not_said_to_exit_1(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    """The job script's own output check fails the job with 1; it read as the
+    tool's "exited with code 1", while the tool had exited 0."""
+    (tmp_path / "lazy.py").write_text(LAZY)
+    launch = submit(ninja, f"{tmp_path}/lazy.py:lazy", "--out", str(tmp_path / "never.txt"))
+    found = wait_final(ninja, launch["handle"])
+    assert found["state"] == "failed"
+    assert steps(found)["lazy"]["detail"] == (
+        f'the tool exited 0, but output "out": the tool did not create {tmp_path}/never.txt'
+    )
+
+
 def test_a_loop_whose_until_file_was_there_before_is_not_taken_as_converged(
     ninja: Ninja, tmp_path: Path
 ) -> None:

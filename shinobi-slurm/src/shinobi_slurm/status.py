@@ -168,11 +168,19 @@ def _step_state(
         state.detail = "the loop had converged: exited without doing any work"
     if state.phase == "failed" and job.stderr:
         said = _last_line(_failed_log(job.stderr, records) if job.tasks else job.stderr)
-        if said:
+        if said.startswith(_OUTPUT_CHECK) and state.detail == "exited with code 1":
+            # the job script's own check failed it, after the tool exited 0
+            state.detail = f"the tool exited 0, but {said[len('shinobi: ') :]}"
+        elif said:
             state.detail = f"{state.detail}: {said}"
     if state.detail and state.detail.startswith("never ran"):
         state.started = None
     return state
+
+
+#: How the job script's check of a step's declared outputs starts what it says
+#: (see ``scripts``): its ``exit 1`` is the check's, not the tool's.
+_OUTPUT_CHECK = 'shinobi: output "'
 
 
 def _exact_exit(record: JobRecord, kept: str) -> JobRecord:
