@@ -124,3 +124,25 @@ def test_a_cancel_that_cannot_reach_slurm_at_all_exits_74(
     said = ninja("cancel", str(handle(tmp_path, "12", created=time.time())), **extra, **settings)
     assert said.returncode == 74, said.stderr
     assert "could not cancel the 1 job(s)" in said.stderr
+
+
+def test_a_job_held_after_submission_says_why_it_waits(ninja: Ninja, tmp_path: Path) -> None:
+    """Accounting gives a job held after submission no reason ("None"), so it read
+    as plainly pending for ever; the queue says it is held."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sacct").write_text(
+        "#!/bin/sh\necho '12|12|PENDING|0:0|Unknown|Unknown|None|0|1G|01:00:00'\n"
+    )
+    (bin_dir / "squeue").write_text("#!/bin/sh\necho '12|PENDING|JobHeldUser'\n")
+    for tool in ("sacct", "squeue"):
+        (bin_dir / tool).chmod(0o755)
+    shown = ninja(
+        "status",
+        str(handle(tmp_path, "12", created=time.time())),
+        "--json",
+        PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+    )
+    (step,) = json.loads(shown.stdout)["steps"]
+    assert step["phase"] == "pending"
+    assert step["detail"] == "waiting: JobHeldUser"

@@ -8,6 +8,7 @@ its convergence flag is reported as skipped (its script left a marker).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import time
@@ -39,8 +40,13 @@ def launch_statuses(commands: SlurmCommands, handles: Sequence[LaunchHandle]) ->
         check = f"; {exc.check}" if unreached else ""
         found, error = {}, f"could not ask Slurm ({exc}){check}; states shown as unknown"
     missing = [i for i in ids if i not in found]
-    if missing and error is None:
-        queued, away = query_queue(commands, missing)
+    # Accounting forgets why a job held after its submission waits (its reason
+    # reads None); the queue still says (JobHeldUser), and that needs acting on.
+    unexplained = [i for i, records in found.items() if any(_waits_unsaid(r) for r in records)]
+    if (missing or unexplained) and error is None:
+        queued, away = query_queue(commands, [*missing, *unexplained])
+        for job_id in unexplained:
+            found[job_id] = _with_reasons(found[job_id], queued.pop(job_id, []))
         found.update(queued)
         if away is not None:  # accounting answered, the controller did not
             error = f"could not ask Slurm's controller ({away}); states may be out of date"
@@ -48,6 +54,22 @@ def launch_statuses(commands: SlurmCommands, handles: Sequence[LaunchHandle]) ->
     return [
         _launch_status(h, found, error, error is None and now - h.created > FORGOTTEN_AFTER)
         for h in handles
+    ]
+
+
+def _waits_unsaid(record: JobRecord) -> bool:
+    return record.state == "PENDING" and not record.reason
+
+
+def _with_reasons(records: list[JobRecord], queued: list[JobRecord]) -> list[JobRecord]:
+    """``records`` with the reason the queue gives for each that waits without one."""
+    said = {q.job_id: q.reason for q in queued if q.reason}
+    if not said:
+        return records
+    only = next(iter(said.values())) if len(said) == 1 else None
+    return [
+        dataclasses.replace(r, reason=said.get(r.job_id, only)) if _waits_unsaid(r) else r
+        for r in records
     ]
 
 
