@@ -170,3 +170,22 @@ def test_a_submission_refused_before_any_job_leaves_no_launch(
     assert "no such partition" in err
     assert list_launches(tmp_path) == []
     assert not list((tmp_path / ".shinobi").glob("pipe/*/handle.json"))
+
+
+def test_an_index_of_launches_that_cannot_be_written_leaves_no_launch(
+    engine: type[FakeTarget],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """It said only "No such file or directory", and `ninja runs` then listed a
+    launch that never submitted anything."""
+    submitted: list[str] = []
+    monkeypatch.setattr(FakeTarget, "submit", lambda *args: submitted.append("job"))
+    (tmp_path / "state").write_text("a file where a directory is needed")
+    code, out, err = ninja(capsys, "compile", f"{DEMO}:pipe", "--engine", "fake", "--submit")
+    assert code == 74 and out == ""
+    assert "cannot record the launch in ninja's index of launches" in err
+    assert "nothing was submitted" in err and "XDG_STATE_HOME" in err
+    assert submitted == []
+    assert not list((tmp_path / ".shinobi").glob("pipe/*/handle.json"))

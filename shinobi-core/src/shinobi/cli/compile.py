@@ -239,7 +239,19 @@ def _submit(offload: Any, workflow: Any, as_json: bool) -> None:
     handle = offload.new_handle(workflow)
     _warn_if_one_runs(offload, handle)
     write_handle(handle, latest=False)
-    record_launch(handle)
+    try:
+        record_launch(handle)
+    except OSError as exc:  # nothing submitted yet: no launch to leave behind
+        with contextlib.suppress(OSError):  # its files go; the index it cannot reach
+            remove_launch(handle)
+        from shinobi.errors import MachineRefused
+        from shinobi.launch.index import index_path
+
+        raise MachineRefused(
+            f"cannot record the launch in ninja's index of launches, {index_path()}"
+            f" ({exc.strerror or exc}); nothing was submitted: make that directory writable,"
+            " or point XDG_STATE_HOME somewhere writable"
+        ) from None
     stop = threading.Event()
     received: list[int] = []
     journal = JobJournal(handle, stop)
