@@ -82,3 +82,13 @@ def test_an_unset_optional_recipe_input_names_itself_and_the_fix(tmp_path: Path)
         " which is None (not given?): give it a value (--n on the command line), or let this"
         " input take None"
     )
+
+
+def test_resources_on_the_top_level_recipe_are_refused_not_ignored() -> None:
+    """Refused on a nested recipe, they were silently ignored on the one run."""
+    from shinobi.resources import Resources
+
+    recipe = Recipe("r", Named, resources=Resources(cpus=1))
+    recipe.add_step("t", touch, out=recipe.inputs.target)
+    with pytest.raises(RecipeGraphError, match="resources are declared on the recipe"):
+        build_graph(recipe)

@@ -856,5 +856,11 @@ def _qualified_names(graph: Graph) -> list[str]:
 
 def build_graph(recipe: Recipe) -> Graph:
     """Validate ``recipe`` and return its graph; raises :class:`RecipeGraphError`."""
+    if getattr(recipe, "resources", None) is not None:  # refused when nested too
+        raise RecipeGraphError(
+            f"recipe {recipe.name!r}: resources are declared on the recipe, which would"
+            " ignore them; declare them on the steps inside it that do the work (a recipe is"
+            " not a unit of execution)"
+        )
     builder = _Builder(recipe, recipe.name)
     return builder.build(recipe.name)
