@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from pydantic import BaseModel
 from test_venv_fixtures import made_venv
 
 import shinobi
@@ -745,3 +746,24 @@ def test_a_secret_input_reaches_a_pystep_in_a_venv_as_its_value(
     result = run_recipe(load_target(f"{source}:r"), cwd=tmp_path, config=config())
     assert result.ok, result.error
     assert where.read_text() == "hunter2 b2 c3"  # in a mapping and a model too
+
+
+class Measured(BaseModel):
+    rms: float | None = None
+
+
+def test_a_returned_key_no_output_has_fails_the_step_naming_it(tmp_path: Path) -> None:
+    """It was dropped: a misspelt optional output silently became None."""
+    import shinobi
+
+    @shinobi.pystep
+    def measure(x: int = 1) -> Measured:
+        return {"rsm": 0.5}  # type: ignore[return-value]
+
+    recipe = Recipe("r")
+    recipe.add_step("m", measure)
+    result = run_recipe(recipe, cwd=tmp_path)
+    assert not result.ok
+    assert "returned 'rsm', which Measured has no field for (its outputs: rms); did you" in (
+        result.error or ""
+    )

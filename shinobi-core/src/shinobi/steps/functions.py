@@ -193,6 +193,7 @@ class PyStep:
         if value is None:
             return {}
         if isinstance(value, Mapping):
+            self._refuse_unknown_keys(value)
             return dict(value)
         if not self.outputs_model.model_fields:  # declared to return nothing (or not at all)
             raise TypeError(
@@ -204,6 +205,22 @@ class PyStep:
             f"pystep {self.name!r} returned {type(value).__name__}; return a"
             f" {self.outputs_model.__name__} or a dict of its fields"
         )
+
+    def _refuse_unknown_keys(self, value: Mapping[Any, Any]) -> None:
+        """A returned key no output has would be dropped by validation: a misspelt
+        optional output would silently be None."""
+        fields = self.outputs_model.model_fields
+        known = set(fields) | {f.alias for f in fields.values() if f.alias}
+        unknown = [key for key in value if key not in known]
+        if unknown:
+            from shinobi.errors import did_you_mean
+
+            shown = ", ".join(repr(key) for key in unknown)
+            raise TypeError(
+                f"pystep {self.name!r} returned {shown}, which {self.outputs_model.__name__}"
+                f" has no field for (its outputs: {', '.join(fields) or 'none'})"
+                f"{did_you_mean(str(unknown[0]), list(fields))}"
+            )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
