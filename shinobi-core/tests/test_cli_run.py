@@ -284,6 +284,7 @@ def test_syntax_error_names_the_line(ninja: Ninja, recipe_file: Callable[..., Pa
         ("import os\nos._exit(0)\n", ":2: importing the recipe file called os._exit(0), which"),
         ("x = {}['missing']\n", ":1: importing the recipe file raised KeyError: 'missing'"),
         ("from shinobi.steps import Cab as pipe\n", ":pipe is a type, not a Recipe"),
+        ("pipe = 3\n", ":pipe is an int, not a Recipe"),
     ],
 )
 def test_a_recipe_file_that_fails_to_import_is_one_line(

@@ -92,3 +92,11 @@ def test_resources_on_the_top_level_recipe_are_refused_not_ignored() -> None:
     recipe.add_step("t", touch, out=recipe.inputs.target)
     with pytest.raises(RecipeGraphError, match="resources are declared on the recipe"):
         build_graph(recipe)
+
+
+def test_an_output_set_twice_is_refused() -> None:
+    """The second call silently replaced the first, while a step name used twice is refused."""
+    recipe = Recipe("r", Named)
+    recipe.set_output("f", recipe.inputs.target)
+    with pytest.raises(ValueError, match="output 'f' is already set"):
+        recipe.set_output("f", recipe.inputs.target)

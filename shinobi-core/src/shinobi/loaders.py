@@ -201,7 +201,10 @@ def load_target(target: str) -> Any:
 
 def _what(value: Any) -> str:
     """``a type`` (any class), ``a function``, ``a str``: what a target that is no step names."""
-    return "a type" if isinstance(value, type) else f"a {type(value).__name__}"
+    if isinstance(value, type):
+        return "a type"
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
 def _is_runnable(value: Any) -> bool:

@@ -199,7 +199,16 @@ class Recipe:
         return ref
 
     def set_output(self, name: str, ref: Any) -> None:
-        """Expose a step's output (or a recipe input) as the recipe's output ``name``."""
+        """Expose a step's output (or a recipe input) as the recipe's output ``name``.
+
+        Once per output, as a step name is once per recipe: a second call would
+        silently replace the first wiring.
+        """
+        if name in self.output_wiring:
+            raise ValueError(
+                f"recipe {self.name!r}: output {name!r} is already set (to"
+                f" {self.output_wiring[name]!r}); set each output once"
+            )
         self.output_wiring[name] = ref
 
     def add_loop(
