@@ -6,8 +6,12 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from shinobi.backends.base import PathUse
+from shinobi.offload.ordering import Turn, path_turns
 from shinobi.runner import run_recipe
 from shinobi.steps import Cab, File, ParamMeta, Recipe
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 class WriteIn(BaseModel):
@@ -74,3 +78,59 @@ def test_steps_with_their_own_outputs_still_run_together(tmp_path: Path) -> None
     assert result.ok, result.error
     assert sorted((tmp_path / "log.txt").read_text().split("\n")[:2]) == ["start a", "start b"]
     assert result.warnings == []
+
+
+def _uses(*specs: tuple[str, str]) -> list[PathUse]:
+    """PathUses from (path, how): how is 'w' (an output), 'r' (an input) or 'g' (a harvest)."""
+    return [
+        PathUse(path=path, role="input" if how == "r" else "output", field="f", pattern=how == "g")
+        for path, how in specs
+    ]
+
+
+def _order(turns: list[Turn]) -> set[tuple[int, int]]:
+    return {(t.before, t.after) for t in turns}
+
+
+def test_writers_of_files_side_by_side_stay_parallel_and_a_reader_of_the_folder_waits(
+    tmp_path: Path,
+) -> None:
+    """All writers into one folder a step reads were put in line, locally and compiled."""
+    d = tmp_path / "d"
+    turns = path_turns(
+        [
+            _uses((f"{d}/a.txt", "w")),
+            _uses((f"{d}/b.txt", "w")),
+            _uses((f"{d}/c.txt", "w")),
+            _uses((str(d), "r")),
+        ]
+    )
+    assert _order(turns) == {(0, 3), (1, 3), (2, 3)}
+    assert {t.kind for t in turns} == {"mutate-then-read"}
+
+
+def test_a_harvest_is_ordered_with_the_files_it_matches_only(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    turns = path_turns(
+        [
+            _uses((f"{out}/img-*.fits", "g")),  # makes out/img-1.fits, out/img-2.fits...
+            _uses((f"{out}/img-1.fits", "r")),  # reads one: after the harvest
+            _uses((f"{out}/notes.txt", "w")),  # another file there: no order
+            _uses((f"{out}/psf-*.fits", "g")),  # another glob there: no order
+            _uses((str(out), "r")),  # the whole folder: after every writer in it
+        ]
+    )
+    assert _order(turns) == {(0, 1), (0, 4), (2, 4), (3, 4)}
+
+
+def test_a_loop_s_cycles_are_not_warned_about_for_their_shared_until_file(
+    tmp_path: Path,
+) -> None:
+    """Every cycle writes the until file by design, and the cycles are wired in turn:
+    at several workers each pair of cycles was warned about."""
+    from shinobi.loaders import load_target
+
+    selfcal = load_target(f"{EXAMPLES}/selfcal_loop.py:selfcal")
+    result = run_recipe(selfcal, {"ms": str(tmp_path / "obs.ms")}, cwd=tmp_path, max_workers=4)
+    assert result.ok, result.error
+    assert not [w for w in result.warnings if "both write" in w]

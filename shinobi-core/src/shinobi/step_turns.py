@@ -38,11 +38,8 @@ def step_turns(
     except (ShinobiError, ValueError):  # the step that cannot be planned fails when it runs
         return {}, []
     order = graph.topological_order()
-    # a harvest glob writes files into its directory, not the directory itself:
-    # steps harvesting a-*.fits and b-*.fits there share no path (as slices do not)
     per_step = [
-        [u for step in every_planned_step([plan.steps[i]]) for u in step.paths if not u.pattern]
-        for i in order
+        [use for step in every_planned_step([plan.steps[i]]) for use in step.paths] for i in order
     ]
     waits: dict[int, set[int]] = {}
     clashes: dict[tuple[int, int], list[str]] = {}  # a pair: the outputs both produce
@@ -53,6 +50,8 @@ def step_turns(
             clashes.setdefault((before, after), []).append(turn.path)
     warnings = []
     for (before, after), paths in clashes.items():
+        if _wired(graph, before, after):  # a loop's cycles: one after the other by design
+            continue
         first, second = (f"{prefix}{graph.nodes[i].name}" for i in (before, after))
         warnings.append(
             f"steps {first!r} and {second!r} both write {', '.join(paths)}, so the product of"
@@ -60,3 +59,17 @@ def step_turns(
             f" ({second!r} waits for {first!r}, as a compiled run orders them)"
         )
     return waits, warnings
+
+
+def _wired(graph: Graph, before: int, after: int) -> bool:
+    """Whether node ``after`` waits for node ``before`` through its wiring."""
+    seen: set[int] = set()
+    todo = [after]
+    while todo:
+        for dep in graph.nodes[todo.pop()].deps:
+            if dep == before:
+                return True
+            if dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
+    return False

@@ -12,17 +12,23 @@ directory -- are ordered when at least one of them writes it:
 * mutate-then-read: a reader waits for the writer before it;
 * read-then-mutate: a writer waits for every reader of the old contents.
 
-Readers between two writes stay parallel. A job "writes" a path it declares
-MUTABLE or produces as an output (unless it promised ``writable=False``);
-everything else is a read. "Before" is the order the local scheduler would
-use, so the derived edges never form a cycle with the wired ones.
+Readers between two writes stay parallel, and so do writers of two files
+side by side in a folder (a reader of the folder waits for both). A job
+"writes" a path it declares MUTABLE or produces as an output (unless it
+promised ``writable=False``); everything else is a read. A harvest glob
+writes the files it matches in its folder, not the folder. "Before" is the
+order the local scheduler would use, so the derived edges never form a cycle
+with the wired ones.
 
-The work is linear in the number of path uses (times path depth): paths are
-grouped under their outermost used ancestor instead of compared pairwise.
+Paths are grouped under their outermost used ancestor, and within a group
+each access is compared with the paths it overlaps (its own, those above it,
+those inside it), not with every other: linear in the path uses times path
+depth, plus the paths inside a folder for a step that uses the folder whole.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -148,6 +154,9 @@ class _Access:
     job: int
     path: str
     write: bool
+    #: A harvest glob (absolute, its folder canonical): it makes the files that
+    #: match in ``path``, its folder, and leaves the rest of the folder alone.
+    glob: str | None = None
 
 
 class _Outermost:
@@ -200,31 +209,36 @@ def _touched(uses: Iterable[PathUse], canonical: Canonicaliser) -> dict[str, boo
     return touched
 
 
+def _accesses(job: int, uses: Iterable[PathUse], canonical: Canonicaliser) -> list[_Access]:
+    """A job's accesses: one per canonical path it touches (a write if any use of
+    it may change it), and one per harvest glob."""
+    touched: dict[str, bool] = {}
+    globs: dict[str, _Access] = {}
+    for use in uses:
+        folder = _concrete(use)
+        path = canonical(folder)
+        if use.pattern:  # the glob, anchored at its folder's canonical spelling
+            glob = path.rstrip(os.sep) + use.path[len(folder) :]
+            globs.setdefault(glob, _Access(job, path, writes(use), glob))
+        else:
+            touched[path] = touched.get(path, False) or writes(use)
+    return [_Access(job, path, write) for path, write in touched.items()] + list(globs.values())
+
+
 def _shared_groups(
     per_job: Sequence[Iterable[PathUse]], canonical: Canonicaliser
 ) -> Iterator[tuple[str, list[_Access]]]:
     """Each outermost used path that more than one job uses and one writes, with
-    every job's access to it, in job order."""
-    touched_by: list[dict[str, bool]] = []
-    used: set[str] = set()
-    for uses in per_job:
-        touched = _touched(uses, canonical)
-        touched_by.append(touched)
-        used.update(touched)
-
-    outermost = _Outermost(used)
-    groups: dict[str, dict[int, _Access]] = {}
-    for index, touched in enumerate(touched_by):
-        for path, write in touched.items():
-            group = groups.setdefault(outermost(path), {})
-            access = group.get(index)
-            if access is None:
-                group[index] = _Access(index, path, write)
-            elif write and not access.write:
-                group[index] = _Access(index, path, True)
-    for root, group in groups.items():
-        if len(group) > 1 and any(a.write for a in group.values()):
-            yield root, [group[i] for i in sorted(group)]
+    every access to it or to a path inside it, in job order."""
+    by_job = [_accesses(index, uses, canonical) for index, uses in enumerate(per_job)]
+    outermost = _Outermost({access.path for accesses in by_job for access in accesses})
+    groups: dict[str, list[_Access]] = {}
+    for accesses in by_job:
+        for access in accesses:
+            groups.setdefault(outermost(access.path), []).append(access)
+    for root, accesses in groups.items():
+        if len({a.job for a in accesses}) > 1 and any(a.write for a in accesses):
+            yield root, accesses
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,8 +272,8 @@ def path_turns(per_step: Sequence[Iterable[PathUse]]) -> list[Turn]:
         )
         turns.append(Turn(before.job, after.job, kind, before.path, same))
 
-    for _, accesses in _shared_groups(steps, Canonicaliser()):
-        _sequence(accesses, link, lambda readers: None)
+    for root, accesses in _shared_groups(steps, Canonicaliser()):
+        _sequence(root, accesses, link, lambda path, readers: None)
     return turns
 
 
@@ -281,17 +295,17 @@ def derive_edges(graph: JobGraph) -> int:
         added += 1
 
     canonical = Canonicaliser()
+
+    def note_readers(path: str, readers: list[_Access]) -> None:
+        unordered = _unordered(graph, [r.job for r in readers])
+        if len(unordered) > 1:
+            names = ", ".join(graph.jobs[j].name for j in unordered[:4])
+            if len(unordered) > 4:
+                names += f" and {len(unordered) - 4} more"
+            graph.parallel_readers.append(f"{names} only read {path}: left parallel")
+
     for root, accesses in _shared_groups([job.paths for job in graph.jobs], canonical):
-
-        def note_readers(readers: list[_Access], root: str = root) -> None:
-            unordered = _unordered(graph, [r.job for r in readers])
-            if len(unordered) > 1:
-                names = ", ".join(graph.jobs[j].name for j in unordered[:4])
-                if len(unordered) > 4:
-                    names += f" and {len(unordered) - 4} more"
-                graph.parallel_readers.append(f"{names} only read {root}: left parallel")
-
-        _sequence(accesses, link, note_readers)
+        _sequence(root, accesses, link, note_readers)
     for job in graph.jobs:
         if job.scattered and len(job.invocations) > 1:
             _serialise_slices(job, canonical)
@@ -408,27 +422,90 @@ def _waits_on(graph: JobGraph, late: int, early: int) -> bool:
 
 
 def _sequence(
+    root: str,
     accesses: list[_Access],
     link: Callable[[_Access, _Access, EdgeKind], None],
-    note_readers: Callable[[list[_Access]], None],
+    note_readers: Callable[[str, list[_Access]], None],
 ) -> None:
-    """Walk one shared path's accesses in order, linking each to what it must wait for.
+    """Walk the accesses under ``root`` in job order, linking each to what it must wait for.
 
-    ``note_readers`` hears every run of readers between two writes.
+    Only accesses whose paths overlap are ordered: the same path, or one inside
+    the other (an MS and a table in it). Writers of two files side by side in a
+    folder stay parallel; a reader of the folder waits for both. A writer waits
+    for the readers of what it changes since the last write (or for that
+    write), a reader for the last write. A harvest glob writes the files it
+    matches, not its folder: it is ordered with those files, with readers and
+    writers of the folder as a whole, and not with other globs there.
+    ``note_readers`` hears, per path, every run of readers between two writes.
     """
-    last_write: _Access | None = None
-    readers: list[_Access] = []
+    last_write: dict[str, _Access] = {}
+    readers: dict[str, list[_Access]] = {}
+    inside: dict[str, set[str]] = {}  # a used path -> the used paths within it
+    globs: dict[str, list[_Access]] = {}  # a folder -> the globs that write into it
+    floor = len(root)
+
+    def above(path: str) -> list[str]:
+        found = []
+        while len(path) > floor:
+            parent = os.path.dirname(path)
+            if parent == path:
+                break
+            path = parent
+            found.append(path)
+        return found
+
+    def matched(path: str, glob: _Access) -> bool:
+        """Whether ``path`` is, or lies in, a file ``glob`` makes."""
+        assert glob.glob is not None
+        return any(
+            fnmatch.fnmatchcase(p, glob.glob)
+            for p in [path, *above(path)]
+            if len(p) > len(glob.path)
+        )
+
+    def after_write(before: _Access, access: _Access) -> None:
+        if before.job != access.job:
+            kind: EdgeKind = "mutate-then-mutate" if access.write else "mutate-then-read"
+            link(before, access, kind)
+
+    def after_state(other: str, access: _Access) -> None:
+        """Order ``access`` after what was last done to ``other``, a path it overlaps."""
+        waiting = [r for r in readers[other] if r.job != access.job] if access.write else []
+        for reader in waiting:
+            link(reader, access, "read-then-mutate")
+        before = last_write.get(other)
+        if before is not None and not waiting:
+            after_write(before, access)
+
     for access in accesses:
+        path = access.path
+        if path not in readers:
+            readers[path] = []
+            for parent in above(path):
+                inside.setdefault(parent, set()).add(path)
+        if access.glob is not None:  # the folder's own state, and the files it makes
+            for other in [path, *(p for p in above(path) if p in readers)]:
+                after_state(other, access)
+            for other in inside.get(path, ()):
+                if matched(other, access):
+                    after_state(other, access)
+            globs.setdefault(path, []).append(access)
+            continue
+        ancestors = above(path)
+        overlapping = [path, *(p for p in ancestors if p in readers), *inside.get(path, ())]
+        for other in overlapping:
+            after_state(other, access)
+        for folder in [path, *inside.get(path, ())]:  # globs writing in this folder or below
+            for glob in globs.get(folder, ()):
+                after_write(glob, access)
+        for folder in ancestors:  # globs above that make this very file
+            for glob in globs.get(folder, ()):
+                if matched(path, glob):
+                    after_write(glob, access)
         if access.write:
-            note_readers(readers)
-            if readers:
-                for reader in readers:
-                    link(reader, access, "read-then-mutate")
-            elif last_write is not None:
-                link(last_write, access, "mutate-then-mutate")
-            last_write, readers = access, []
+            note_readers(path, readers[path])
+            last_write[path], readers[path] = access, []
         else:
-            if last_write is not None:
-                link(last_write, access, "mutate-then-read")
-            readers.append(access)
-    note_readers(readers)
+            readers[path].append(access)
+    for path, waiting in readers.items():
+        note_readers(path, waiting)
