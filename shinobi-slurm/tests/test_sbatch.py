@@ -211,7 +211,7 @@ def test_compile_refuses_a_workdir_or_cwd_with_a_line_break(ninja: Ninja, tmp_pa
     ("value", "named"),
     [
         (["--dependency=afterok:1"], "--dependency"),
-        (["--depend=afterok:1"], "--depend"),
+        (["--depend=afterok:1"], r"--depend \(--dependency\)"),
         (["-J", "mine"], "--job-name"),
         ({"output": "slurm-%j.out"}, "--output"),
         (["-e x.err"], "--error"),
@@ -220,6 +220,8 @@ def test_compile_refuses_a_workdir_or_cwd_with_a_line_break(ninja: Ninja, tmp_pa
         (["-D /tmp"], "--chdir"),
         (["--wait"], "--wait"),
         (["--comment=mine"], "--comment"),
+        (["--jo=other"], r"--jo \(--job-name\)"),  # sbatch's own abbreviations
+        (["--com=x"], r"--com \(--comment\)"),
     ],
 )
 def test_configured_options_ninja_sets_itself_are_refused(value: object, named: str) -> None:

@@ -14,6 +14,9 @@ from shinobi_slurm.backend import SlurmBackend
         ({"poll_max": "soon"}, "poll_max must be a number of seconds"),
         ({"outage_limit": "never"}, "outage_limit must be a number of seconds"),
         ({"command_timeout": -1}, "command_timeout must not be negative"),
+        # an internal error (OverflowError) when a command ran; nan: never give up
+        ({"command_timeout": "inf"}, "command_timeout must be a finite number of seconds"),
+        ({"outage_limit": float("nan")}, "outage_limit must be a finite number of seconds"),
         # every call timed out at once, blaming a controller that was up
         ({"command_timeout": 0}, "command_timeout must be more than 0 s"),
         ({"poll_min": 5, "poll_max": 1}, r"poll_min \(5 s\) is more than poll_max \(1 s\)"),

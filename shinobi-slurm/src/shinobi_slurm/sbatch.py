@@ -193,13 +193,15 @@ def _without_line_breaks(options: list[Option]) -> list[Option]:
             (
                 name
                 for name in _NINJAS_OWN
-                if name == option.name or (len(option.name) >= 4 and name.startswith(option.name))
+                # sbatch takes any unambiguous start of a long option (`--jo` is --job-name)
+                if name == option.name or (len(option.name) >= 2 and name.startswith(option.name))
             ),
             None,
         )
         if owned is not None:
             raise ConfigError(
-                f"[backend.slurm] sbatch_opts: --{option.name} is set by ninja on every job"
+                f"[backend.slurm] sbatch_opts: --{option.name}"
+                f"{'' if owned == option.name else f' (--{owned})'} is set by ninja on every job"
                 f" ({_NINJAS_OWN[owned]}); remove it from sbatch_opts"
             )
         if line_break_in(option):

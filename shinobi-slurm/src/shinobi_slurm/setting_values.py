@@ -8,6 +8,7 @@ first used it.
 
 from __future__ import annotations
 
+import math
 import shlex
 from collections.abc import Mapping
 from typing import Any
@@ -50,6 +51,10 @@ def seconds_setting(
         raise ConfigError(
             f"[backend.slurm] {key} must be a number of seconds, not {value!r}"
         ) from None
+    if not math.isfinite(seconds):  # nan compares false with everything: no limit at all
+        raise ConfigError(
+            f"[backend.slurm] {key} must be a finite number of seconds, not {value!r}"
+        )
     if seconds < 0:
         raise ConfigError(f"[backend.slurm] {key} must not be negative, not {value!r}")
     if seconds < minimum:
