@@ -242,3 +242,23 @@ def test_a_retried_step_keeps_every_attempt_in_its_logs_and_reads_only_its_own(
     assert logs.stdout == (
         "==> retried stdout <==\nsaid first\nsecond run\n==> retried stderr <==\nfirst err\n"
     ), logs.stdout
+
+
+KILLED = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, Recipe
+
+killed_cab = Cab("killed", ["/bin/sh", "-c", "kill -KILL $$"])
+killed = Recipe("killed")
+killed.add_step("k", killed_cab)
+"""
+
+
+def test_a_job_killed_outright_is_not_blamed_on_memory(ninja: Ninja, tmp_path: Path) -> None:
+    """No container engine runs in a `ninja run --backend slurm` job: a SIGKILL there is
+    someone's kill -9 or scancel, which was said to be "likely out of memory"."""
+    (tmp_path / "killed.py").write_text(KILLED)
+    done = ninja("run", f"{tmp_path}/killed.py:killed", "--backend", "slurm", "--no-cache")
+    assert done.returncode == 1, done.stderr
+    assert "killed by SIGKILL (signal 9)" in done.stderr
+    assert "out of memory" not in done.stderr

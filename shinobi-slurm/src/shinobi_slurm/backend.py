@@ -495,7 +495,8 @@ class SlurmBackend(Backend):
             self._await_logs(stdout)
         out, err = read_log(stdout, before.get(stdout, 0)), read_log(stderr, before.get(stderr, 0))
         record = with_true_exit(self.commands, record)
-        outcome = classify(record, self._limits(record))
+        # `ninja run --backend slurm` runs the tool itself in the job, never an engine
+        outcome = classify(record, self._limits(record), contained=False)
         details.update(slurm_state=record.state, slurm_exit=record.exit_text)
         reason: str | None = None
         if outcome.phase != "completed":

@@ -88,12 +88,15 @@ def _memory_hint(sig: int, limits: Limits) -> str:
     )
 
 
-def classify(record: JobRecord, limits: Limits | None = None) -> Outcome:
+def classify(record: JobRecord, limits: Limits | None = None, *, contained: bool = True) -> Outcome:
     """The :class:`Outcome` of one sacct record (a job or one array task).
 
     ``limits``, when the caller asked Slurm for them, put the number that was
     exceeded in the out-of-memory and time-limit messages, so the user knows
     how far to raise it; without them, those sacct gave with the record do.
+    ``contained``: the job may run its tool in a container engine, whose own
+    memory kill Slurm sees as a SIGKILL (see :func:`_memory_hint`); a job that
+    runs its tool itself is killed for memory by Slurm, as OUT_OF_MEMORY.
     """
     limits = limits or Limits(record.memory_limit, record.time_limit)
     state = record.state
@@ -103,7 +106,8 @@ def classify(record: JobRecord, limits: Limits | None = None) -> Outcome:
     if state == "FAILED":
         if sig:
             killed = f"killed by {_signal_name(sig)} (signal {sig})"
-            return Outcome("failed", killed + _memory_hint(sig, limits), -sig, sig)
+            hint = _memory_hint(sig, limits) if contained else ""
+            return Outcome("failed", killed + hint, -sig, sig)
         return Outcome("failed", f"exited with code {code}", code or 1)
     if state == "OUT_OF_MEMORY":
         limit = _its(limits.memory, "of memory") or "its --mem"
