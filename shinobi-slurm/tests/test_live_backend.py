@@ -167,6 +167,7 @@ def test_an_outage_past_its_limit_fails_the_step_and_cancels_its_job(
     (ledger,) = (tmp_path / ".shinobi" / "runs").glob("*/slurm/jobs.tsv")
     job = ledger.read_text().split()[0]
     assert f"cancelled this step's Slurm job {job}, so it does not run on unseen" in done.stderr
+    assert "check that slurmdbd runs (`sacctmgr show cluster` answers)" in done.stderr
     assert wait_dequeued([job]) == []
 
 

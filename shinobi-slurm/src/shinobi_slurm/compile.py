@@ -202,11 +202,10 @@ class SlurmTarget(OffloadTarget):
                 ) from None
             unseen = sum(1 for s in status.steps if s.job_id and s.phase == "unknown")
             if unseen:  # scancel says nothing of a job that had already ended
-                why = f" ({status.error})" if status.error else ""
                 said.append(
                     f"asked scancel to cancel {len(active)} Slurm job(s): {shown}; the state of"
-                    f" {unseen} of them was unknown{why}, so some may have ended before:"
-                    f" `ninja status {handle.run_id}` says once Slurm answers"
+                    f" {unseen} of them was unknown (Slurm's accounting did not answer), so some"
+                    f" may have ended before: `ninja status {handle.run_id}` says once it answers"
                 )
             else:
                 said.append(f"cancelled {len(active)} Slurm job(s) with scancel: {shown}")

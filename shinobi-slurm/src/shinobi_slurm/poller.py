@@ -140,15 +140,18 @@ class SacctPoller:
         if started is None:
             log.warning(
                 "shinobi: cannot ask Slurm about its jobs (%s); they keep running, asking"
-                " again (for up to %.0f s)",
+                " again (for up to %.0f s); %s",
                 exc,
                 self.tuning.outage_limit,
+                exc.check,
             )
             started = now
         limit = self.tuning.outage_limit if exc.transient else min(self.tuning.outage_limit, 30.0)
         if now - started > limit:
             # what became of each job is the waiting step's to say (it cancels its own)
-            self._fail_all(f"lost contact with Slurm for {now - started:.0f} s ({exc})")
+            self._fail_all(
+                f"lost contact with Slurm for {now - started:.0f} s ({exc}; {exc.check})"
+            )
         return started
 
     def _fail_all(self, message: str) -> None:

@@ -203,7 +203,7 @@ def query_jobs(commands: SlurmCommands, job_ids: Iterable[str]) -> dict[str, lis
     if damaged:
         raise UsageError(
             f"a launch handle names {damaged[0]!r} as a Slurm job id, which it is not: the"
-            " handle is damaged (`ninja runs` lists this workspace's launches)"
+            " handle is damaged (`ninja clean --launches --force` removes damaged launches)"
         )
     ids.sort(key=int)
     out = commands.run(
