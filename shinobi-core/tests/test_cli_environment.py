@@ -59,6 +59,11 @@ def test_a_workspace_linked_to_a_disk_that_is_not_there(
         f"(it is a symbolic link to {tmp_path / 'unmounted'}, which does not exist: mount or"
         " create that, or remove the link)"
     )
+    # the other commands must not take the runs for none (and clean must not clean nothing)
+    for command in (["runs"], ["clean", "--runs"], ["clean", "--launches"], ["logs", "last"]):
+        proc = ninja(*command)
+        assert proc.returncode == 74, (command, proc.stderr)
+        assert "is a symbolic link to" in said(proc), command
 
 
 def test_a_current_directory_that_was_removed(ninja: Ninja, tmp_path: Path) -> None:

@@ -63,6 +63,28 @@ def runs_root(workdir: Path) -> Path:
     return workdir / ".shinobi" / "runs"
 
 
+def dangling_link(path: str | os.PathLike[str]) -> str | None:
+    """What is wrong with ``path`` when it is a symbolic link to nowhere, else None."""
+    if os.path.islink(path) and not os.path.exists(path):
+        return (
+            f"it is a symbolic link to {os.readlink(path)}, which does not exist: mount or"
+            " create that, or remove the link"
+        )
+    return None
+
+
+def refuse_unreachable_records(workdir: Path) -> None:
+    """Refuse a workspace whose records sit behind a link to nowhere (run records
+    moved to a disk that is not mounted today): listing them as none would hide
+    every run and launch, and cleaning would find nothing to clean."""
+    from shinobi.errors import MachineRefused
+
+    for path in (workdir / ".shinobi", runs_root(workdir)):
+        said = dangling_link(path)
+        if said is not None:
+            raise MachineRefused(f"{path}: {said}")
+
+
 def hold_run(run_dir: Path, recipe: str) -> int | None:
     """Mark ``run_dir`` as in progress until :func:`release_run` or this process ends.
 
@@ -254,6 +276,7 @@ def local_runs(workdir: Path) -> list[LocalRun]:
     """
     root = runs_root(workdir)
     if not root.is_dir():
+        refuse_unreachable_records(workdir)
         return []
     runs = [_describe(p) for p in root.iterdir() if p.is_dir()]
     return sorted(runs, key=lambda r: (r.run_id[:15], r.started or 0.0, r.run_id))
@@ -273,6 +296,8 @@ def find_local_run(workdir: Path, name: str, *, by_recipe: bool = False) -> Loca
     start of an id matches.
     """
     root = runs_root(workdir)
+    if not root.is_dir():
+        refuse_unreachable_records(workdir)
     if not root.is_dir() or not is_run_name(name):
         return None
     exact = root / name

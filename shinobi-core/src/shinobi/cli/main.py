@@ -244,11 +244,11 @@ def _refusal(exc: OSError) -> str:
 def _why_it_exists(path: str) -> str:
     """What stands at ``path``, which ninja had to create: a symbolic link to nowhere
     (records moved to a disk that is not mounted), or a file."""
-    if os.path.islink(path) and not os.path.exists(path):
-        return (
-            f"it is a symbolic link to {os.readlink(path)}, which does not exist: mount or"
-            " create that, or remove the link"
-        )
+    from shinobi.local_runs import dangling_link
+
+    said = dangling_link(path)
+    if said is not None:
+        return said
     if os.path.lexists(path) and not os.path.isdir(path):
         return "a file stands where a directory is needed"
     return ""

@@ -39,6 +39,9 @@ def handle_files(workdir: Path) -> list[Path]:
     """Every per-launch handle under ``<workdir>/.shinobi/<recipe>/<run-id>/``."""
     root = workdir / ".shinobi"
     if not root.is_dir():
+        from shinobi.local_runs import refuse_unreachable_records
+
+        refuse_unreachable_records(workdir)
         return []
     return sorted(root.glob(f"*/*/{HANDLE_NAME}"))
 
