@@ -292,3 +292,29 @@ def test_one_damaged_handle_hides_no_other_launch(
     assert "the handle is damaged" in out and "bad/handle.json" in out
     code, out, _ = ninja(capsys, "clean", "--launches", "--force")
     assert "removed pipe/good (completed)" in out and "removed pipe/bad" in out
+
+
+def test_a_handle_that_cannot_be_read_is_said_once_and_clean_force_removes_it(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It vanished from `runs` (with advice fit for another command, printed twice)
+    and `clean --launches --force` said there was nothing to clean."""
+    launch(tmp_path, run_id="good", created=1.0)
+    launch(tmp_path, run_id="bad", created=2.0)
+    bad = tmp_path / ".shinobi" / "pipe" / "bad" / "handle.json"
+    bad.write_text(bad.read_text().replace('"created": 2.0', '"created": "yesterday"'))
+    code, out, err = ninja(capsys, "runs")
+    assert code == 0 and "good" in out
+    said = [line for line in (out + err).splitlines() if "is damaged" in line]
+    assert len(said) == 1, out + err
+    assert f"launch handle {bad} is damaged" in said[0]
+    assert "`ninja clean --launches --force` removes it" in said[0]
+    code, out, err = ninja(capsys, "clean", "--launches")
+    assert code == 1 and f"kept the damaged launch handle {bad}" in err
+    assert bad.exists()
+    code, out, err = ninja(capsys, "clean", "--launches", "--force")
+    assert code == 0, err
+    assert f"removed the damaged launch handle {bad}" in out
+    assert not bad.parent.exists()
+    code, out, err = ninja(capsys, "runs")
+    assert "damaged" not in out + err

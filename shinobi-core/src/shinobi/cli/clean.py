@@ -74,6 +74,24 @@ def command(
         sys.exit(1)
 
 
+def _remove_damaged(path: Path) -> str:
+    """Remove a handle that cannot be read: its run's folder when it is a run's own
+    (``.shinobi/RECIPE/RUN/handle.json``), else the file; it is forgotten by the index."""
+    import shutil
+
+    from shinobi.launch.index import forget_launches
+
+    folder = path.parent
+    if folder.parent.parent.name == ".shinobi":
+        shutil.rmtree(folder, ignore_errors=True)
+        removed = f"its folder {folder}"
+    else:
+        path.unlink(missing_ok=True)
+        removed = "the file"
+    forget_launches([path])
+    return removed
+
+
 #: How long a run that ended abruptly stays, unless ``--older-than`` says otherwise:
 #: its ninja was killed, not its steps (a Slurm job, a tool left orphaned), which
 #: may still write their logs, or an sbatch script, into its folder.
@@ -147,7 +165,7 @@ def _clean_runs(root: Path, older_than: float, as_given: str | None = None) -> N
 def _clean_launches(root: Path, force: bool) -> int:
     """Remove finished launches; returns how many were kept because they run on."""
     from shinobi.launch.cleanup import remove_launch
-    from shinobi.launch.find import stop_hint, workspace_launches
+    from shinobi.launch.find import damaged_handles, stop_hint, workspace_launches
     from shinobi.launch.index import forget_launches, list_launches
     from shinobi.launch.state import statuses
 
@@ -175,7 +193,18 @@ def _clean_launches(root: Path, force: bool) -> int:
                 f" ninja's follows them now; {stop_hint(launch.engine, launch.run_id)}",
                 err=True,
             )
-    if not handles and not forgotten:
+    damaged = damaged_handles(root)
+    for exc in damaged:
+        if not force:
+            kept += 1
+            click.echo(
+                f"ninja: kept the damaged launch handle {exc.path} ({exc.detail}): its jobs, if"
+                " any run, cannot be told; pass --force to remove it",
+                err=True,
+            )
+            continue
+        click.echo(f"removed the damaged launch handle {exc.path}: {_remove_damaged(exc.path)}")
+    if not handles and not forgotten and not damaged:
         click.echo(f"no launches to clean in {root}")
     elif forgotten:
         click.echo(

@@ -13,11 +13,12 @@ import os
 from pathlib import Path
 
 from shinobi.errors import UsageError
-from shinobi.launch.handle import HANDLE_NAME, LaunchHandle, read_handle
+from shinobi.launch.handle import HANDLE_NAME, DamagedHandle, LaunchHandle, read_handle
 from shinobi.launch.index import list_launches
 
 __all__ = [
     "all_launches",
+    "damaged_handles",
     "find_launch",
     "handle_files",
     "stop_hint",
@@ -47,30 +48,44 @@ def handle_files(workdir: Path) -> list[Path]:
 
 
 def workspace_launches(workdir: Path) -> tuple[list[LaunchHandle], list[str]]:
-    """The workspace's launches (oldest first) and notes about entries that are gone."""
+    """The workspace's launches (oldest first) and notes about entries that are gone
+    or damaged."""
     seen: dict[str, LaunchHandle] = {}
     notes: list[str] = []
+    damaged = damaged_handles(workdir, seen)
     for entry in list_launches(workdir):
-        key = os.path.realpath(entry.handle)
         if not os.path.exists(entry.handle):
             notes.append(
                 f"launch {entry.recipe}/{entry.run_id}: its handle {entry.handle} is gone"
                 " (deleted by hand?); `ninja clean --launches` forgets it"
             )
-            continue
-        try:
-            seen[key] = read_handle(entry.handle)
-        except UsageError as exc:
-            notes.append(str(exc))
-    for path in handle_files(workdir):
-        key = os.path.realpath(path)
-        if key in seen:
-            continue
-        try:
-            seen[key] = read_handle(path)
-        except UsageError as exc:
-            notes.append(str(exc))
+    for exc in damaged:
+        notes.append(
+            f"launch handle {exc.path} is damaged ({exc.detail}): its launch cannot be shown;"
+            " `ninja clean --launches --force` removes it"
+        )
     return sorted(seen.values(), key=lambda h: h.created), notes
+
+
+def damaged_handles(
+    workdir: Path, read: dict[str, LaunchHandle] | None = None
+) -> list[DamagedHandle]:
+    """The workspace's handle files (indexed or found) that cannot be read, once each;
+    ``read`` gathers those that can, by real path."""
+    read = {} if read is None else read
+    damaged: dict[str, DamagedHandle] = {}
+    paths = [Path(e.handle) for e in list_launches(workdir) if os.path.exists(e.handle)]
+    for path in [*paths, *handle_files(workdir)]:
+        key = os.path.realpath(path)
+        if key in read or key in damaged:
+            continue
+        try:
+            read[key] = read_handle(path)
+        except DamagedHandle as exc:
+            damaged[key] = exc
+        except UsageError:  # gone since it was listed
+            continue
+    return list(damaged.values())
 
 
 def find_launch(name: str, workdir: Path) -> LaunchHandle:

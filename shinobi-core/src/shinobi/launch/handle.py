@@ -26,6 +26,7 @@ __all__ = [
     "HANDLE_NAME",
     "HANDLE_VERSION",
     "JOURNAL_NAME",
+    "DamagedHandle",
     "JobJournal",
     "LaunchHandle",
     "LaunchJob",
@@ -271,6 +272,15 @@ def _merge_journal(handle: LaunchHandle) -> None:
             job.job_id = ids[job.step]
 
 
+class DamagedHandle(UsageError):
+    """A handle file that is there but cannot be read as one: ``path`` and why."""
+
+    def __init__(self, path: Path, detail: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.detail = detail
+
+
 def read_handle(path: str | Path) -> LaunchHandle:
     """A handle from its file; a missing or damaged file is a one-line UsageError."""
     path = Path(path)
@@ -281,18 +291,22 @@ def read_handle(path: str | Path) -> LaunchHandle:
             f"no launch handle at {str(path)!r}; `ninja runs` lists this workspace's launches"
         ) from None
     except (OSError, ValueError) as exc:
-        raise UsageError(
+        raise DamagedHandle(
+            path,
+            str(exc),
             f"cannot read the launch handle {str(path)!r} ({exc}); it is damaged or not a"
-            " handle file"
+            " handle file",
         ) from None
     try:
         if not isinstance(data, dict):
             raise TypeError(f"a {type(data).__name__}, not an object")
         handle = LaunchHandle.from_json(data, path)
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
-        raise UsageError(
+        raise DamagedHandle(
+            path,
+            str(exc),
             f"{str(path)!r} is not a shinobi launch handle ({exc}); name a handle.json that"
-            " `ninja compile --submit` wrote"
+            " `ninja compile --submit` wrote",
         ) from None
     _follow_a_move(handle, path)
     if handle.state == "submitting":
