@@ -100,3 +100,30 @@ def test_no_name_empties_its_list_whatever_input_is_declared_first(
     assert _argv(out).endswith("/bin/echo")
     code, out, err = _ninja(capsys, "run", f"{path}:clash", "--help")
     assert "--input-no-x / --no-input-no-x" in out
+
+
+NAMED_CACHE = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class In(BaseModel):
+    cache: list[str] = ["a"]
+
+say = Cab("say", "/bin/echo", In, None, {"cache": ParamMeta(positional=True)})
+show = Recipe("show", In)
+show.add_step("say", say, cache=show.inputs.cache)
+"""
+
+
+def test_a_list_whose_no_name_is_ninja_s_own_option_can_still_be_emptied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--no-cache` is ninja's: the list `cache` could not be given as empty."""
+    path = tmp_path / "named.py"
+    path.write_text(textwrap.dedent(NAMED_CACHE))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _ninja(capsys, "run", f"{path}:show", "--no-input-cache", "--dryrun")
+    assert code == 0, err
+    assert _argv(out).endswith("/bin/echo")
+    code, out, _ = _ninja(capsys, "run", f"{path}:show", "--help")
+    assert "--no-input-cachefornone" in "".join(out.split())  # help wraps at the dashes

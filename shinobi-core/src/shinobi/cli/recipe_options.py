@@ -328,9 +328,12 @@ class RecipeCommand(click.Command):
         options: list[click.Option] = []
         for name, info, ctype, is_list, is_bool, default in fields:
             dashed = "--" + name.replace("_", "-")
-            taken = own | emptying  # the command's, or another input's
-            # a bool's --no-NAME is its own too: `cache` must not take ninja's --no-cache
-            while dashed in taken or (is_bool and f"--no-{dashed[2:]}" in taken):
+            # a bool's --no-NAME is its own too, as is a list's that has values by
+            # default: `cache` must not take ninja's --no-cache, nor lose its own
+            negates = is_bool or (is_list and _has_values(default))
+            mine = f"--no-{dashed[2:]}" if is_list and _has_values(default) else None
+            taken = own | (emptying - {mine})  # the command's, or another input's
+            while dashed in taken or (negates and f"--no-{dashed[2:]}" in taken):
                 dashed = "--input-" + dashed[2:]
             names = [dashed]
             for spelling in dict.fromkeys([name, _input_key(recipe.inputs_model, name)]):
