@@ -100,3 +100,30 @@ def test_an_output_set_twice_is_refused() -> None:
     recipe.set_output("f", recipe.inputs.target)
     with pytest.raises(ValueError, match="output 'f' is already set"):
         recipe.set_output("f", recipe.inputs.target)
+
+
+def test_a_step_that_does_not_exist_is_said_so_even_without_its_output() -> None:
+    recipe = Recipe("r", Named)
+    recipe.add_step("t", touch, out=recipe.inputs.target)
+    recipe.add_step("c", cat, f=recipe.outputs.tt)
+    with pytest.raises(RecipeGraphError) as caught:
+        build_graph(recipe)
+    assert str(caught.value).endswith(
+        "input 'f': it names step 'tt', which does not exist; did you mean 't'?"
+    )
+
+
+def test_an_input_named_like_an_add_step_keyword_is_not_taken_for_it() -> None:
+    """A cab input `backend` given to add_step became the step's backend
+    ("unknown backend 'casa'"), or silently chose one."""
+    from shinobi.steps import StepRef
+
+    class Tool(BaseModel):
+        backend: str
+
+    tool = Cab("tool", ["/bin/echo"], Tool, None)
+    recipe = Recipe("r")
+    with pytest.raises(ValueError, match="backend= is add_step's own, but the step has an input"):
+        recipe.add_step("e", tool, backend="casa")
+    recipe.steps.append(StepRef("e", tool, {"backend": "casa"}))  # the way it names
+    assert build_graph(recipe).nodes[0].backend is None

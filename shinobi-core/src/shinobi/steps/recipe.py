@@ -92,13 +92,33 @@ class _OutputsProxy:
         return _StepOutputs(name)
 
 
-def half_reference(value: Any) -> str | None:
+def _refuse_keyword_inputs(recipe: str, name: str, step: Any, *keywords: Any) -> None:
+    """Refuse an ``add_step`` keyword given for a step that has an input of that name."""
+    fields = getattr(getattr(step, "inputs_model", None), "model_fields", {})
+    given = zip(("scatter", "resources", "backend", "venv"), keywords, strict=True)
+    for keyword, value in given:
+        if value is not None and keyword in fields:
+            raise ValueError(
+                f"recipe {recipe!r}, step {name!r}: {keyword}= is add_step's own, but the step"
+                f" has an input {keyword!r} too, which cannot be wired here: wire it with"
+                f" recipe.steps.append(StepRef({name!r}, step, {{{keyword!r}: ...}}))"
+            )
+
+
+def half_reference(value: Any, steps: list[str] | None = None) -> str | None:
     """What is wrong with ``value`` when it holds a proxy instead of a reference.
 
     ``recipe.outputs.image`` (the step, its output not named) or
     ``recipe.inputs`` would otherwise reach validation as an object, and the
-    error would show its repr rather than the fix.
+    error would show its repr rather than the fix. ``steps``: the names a step
+    may have here, to say so when the one named is not among them.
     """
+    if isinstance(value, _StepOutputs) and steps is not None and value._step not in steps:
+        from shinobi.errors import did_you_mean
+
+        return (
+            f"it names step {value._step!r}, which does not exist{did_you_mean(value._step, steps)}"
+        )
     if isinstance(value, _StepOutputs):
         return (
             f"it names step {value._step!r} but none of its outputs: write"
@@ -109,9 +129,9 @@ def half_reference(value: Any) -> str | None:
     if isinstance(value, _InputsProxy):
         return "it is .inputs itself: write .inputs.FIELD (the recipe input's name)"
     if isinstance(value, list | tuple):
-        return next((said for v in value if (said := half_reference(v))), None)
+        return next((said for v in value if (said := half_reference(v, steps))), None)
     if isinstance(value, dict):
-        return next((said for v in value.values() if (said := half_reference(v))), None)
+        return next((said for v in value.values() if (said := half_reference(v, steps))), None)
     return None
 
 
@@ -184,8 +204,12 @@ class Recipe:
         """Append a step; keyword arguments wire its inputs.
 
         ``name`` and ``step`` are positional only, so a tool input called
-        ``name`` or ``step`` (wsclean's ``-name``) is wired like any other.
+        ``name`` or ``step`` (wsclean's ``-name``) is wired like any other. An
+        input called like one of the other keywords (``backend``, ``scatter``,
+        ``resources``, ``venv``) cannot be wired here: given, it is refused
+        rather than taken for the keyword.
         """
+        _refuse_keyword_inputs(self.name, name, step, scatter, resources, backend, venv)
         ref = StepRef(
             name=name,
             step=step,
