@@ -619,7 +619,7 @@ class _Builder:
         Every reference is checked first (inputs and steps exist), then every
         output it names (the step has it).
         """
-        half = half_reference(value, list(index) + list(self.loops))
+        half = half_reference(value, index, self.loops)
         if half is not None:
             raise self.fail(f"{where}: {half}")
         value = self.translate(value)

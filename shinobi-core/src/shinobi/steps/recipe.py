@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -105,33 +105,34 @@ def _refuse_keyword_inputs(recipe: str, name: str, step: Any, *keywords: Any) ->
             )
 
 
-def half_reference(value: Any, steps: list[str] | None = None) -> str | None:
+def half_reference(value: Any, *steps: Collection[str]) -> str | None:
     """What is wrong with ``value`` when it holds a proxy instead of a reference.
 
     ``recipe.outputs.image`` (the step, its output not named) or
     ``recipe.inputs`` would otherwise reach validation as an object, and the
-    error would show its repr rather than the fix. ``steps``: the names a step
-    may have here, to say so when the one named is not among them.
+    error would show its repr rather than the fix. ``steps``: collections of
+    the names a step may have here (looked up, never copied: this runs for
+    every wiring of every step), to say so when the one named is in none.
     """
-    if isinstance(value, _StepOutputs) and steps is not None and value._step not in steps:
-        from shinobi.errors import did_you_mean
-
-        return (
-            f"it names step {value._step!r}, which does not exist{did_you_mean(value._step, steps)}"
-        )
     if isinstance(value, _StepOutputs):
+        name = value._step
+        if steps and not any(name in names for names in steps):
+            from shinobi.errors import did_you_mean
+
+            known = [known for names in steps for known in names]
+            return f"it names step {name!r}, which does not exist{did_you_mean(name, known)}"
         return (
-            f"it names step {value._step!r} but none of its outputs: write"
-            f" .outputs.{value._step}.FIELD (the output's name)"
+            f"it names step {name!r} but none of its outputs: write"
+            f" .outputs.{name}.FIELD (the output's name)"
         )
     if isinstance(value, _OutputsProxy):
         return "it is .outputs itself: write .outputs.STEP.FIELD"
     if isinstance(value, _InputsProxy):
         return "it is .inputs itself: write .inputs.FIELD (the recipe input's name)"
     if isinstance(value, list | tuple):
-        return next((said for v in value if (said := half_reference(v, steps))), None)
+        return next((said for v in value if (said := half_reference(v, *steps))), None)
     if isinstance(value, dict):
-        return next((said for v in value.values() if (said := half_reference(v, steps))), None)
+        return next((said for v in value.values() if (said := half_reference(v, *steps))), None)
     return None
 
 
