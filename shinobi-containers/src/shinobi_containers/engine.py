@@ -115,7 +115,7 @@ class ContainerBackend(Backend):
 
     def answers_as(self, words: tuple[str, ...]) -> bool:
         """Whether a line ``BINARY --version`` prints starts with one of ``words``."""
-        return any(line.lower().startswith(words) for line in self.version_lines() or ())
+        return _starts_with(self.version_lines(), words)
 
     def _not_the_engine(self) -> str | None:
         """Why a configured ``binary`` is some other program (``/bin/false``, docker
@@ -125,7 +125,7 @@ class ContainerBackend(Backend):
         said = self.version_lines()
         if said is None:
             return None  # slow is no proof of another program: the engine's check says why
-        if self.answers_as(self.version_words):
+        if _starts_with(said, self.version_words):
             return None  # a site's wrapper may print a banner of its own first
         first = said[0] if said else ""
         shown = f"says {first[:80]!r}" if first else "says nothing"
@@ -469,3 +469,8 @@ def _never_reached(run: BackendRun, engine_errors: frozenset[int]) -> bool:
     """
     said = run.stderr.lower()
     return run.returncode in engine_errors and any(text in said for text in _UNREACHABLE)
+
+
+def _starts_with(lines: list[str] | None, words: tuple[str, ...]) -> bool:
+    """Whether one of ``lines`` (a ``--version`` answer) starts with one of ``words``."""
+    return any(line.lower().startswith(words) for line in lines or ())

@@ -298,7 +298,8 @@ def find_local_run(workdir: Path, name: str, *, by_recipe: bool = False) -> Loca
     root = runs_root(workdir)
     if not root.is_dir():
         refuse_unreachable_records(workdir)
-    if not root.is_dir() or not is_run_name(name):
+        return None
+    if not is_run_name(name):
         return None
     exact = root / name
     if exact.is_dir():

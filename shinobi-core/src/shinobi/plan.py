@@ -174,21 +174,24 @@ def static_input_error(node: Node, values: Mapping[str, Any], where: str) -> str
             if spec.required:
                 return _unwired(where, model, name)
             continue
-        said = _field_refusal(model, name, values.get(name))
+        value = values.get(name)
+        said = _field_refusal(model, name, value)
         if said is not None:
-            unset = _unset_input(node.wiring[name], values.get(name))
-            return f"{where}: input {name!r}: {said}{unset}"
+            return _refused_input(node, where, name, said, value)
     return None
 
 
-def _unset_input(wired: Any, value: Any) -> str:
-    """Where a refused None came from, when it is a recipe input left unset."""
+def _refused_input(node: Node, where: str, name: str, said: str, value: Any) -> str:
+    """Input ``name``'s refusal as said, and where a refused None came from when it
+    is a recipe input left unset."""
+    wired = node.wiring.get(name)
     if value is not None or not isinstance(wired, InputRef):
-        return ""
+        return f"{where}: input {name!r}: {said}"
     option = "--" + wired.field.replace("_", "-")
     return (
-        f"; it is the recipe's input {wired.field!r}, which is None (not given?):"
-        f" give it a value ({option} on the command line), or let this input take None"
+        f"{where}: input {name!r}: {said}; it is the recipe's input {wired.field!r}, which is"
+        f" None (not given?): give it a value ({option} on the command line), or let this"
+        " input take None"
     )
 
 
@@ -234,8 +237,7 @@ def checked_inputs(
     name = error_field(first)
     if first["type"] == "missing":
         return None, _unwired(where, model, name)
-    unset = _unset_input(node.wiring.get(name), values.get(name))
-    return None, f"{where}: input {name!r}: {refused_value(first)}{unset}"
+    return None, _refused_input(node, where, name, refused_value(first), values.get(name))
 
 
 def _unwired(where: str, model: Any, name: str) -> str:

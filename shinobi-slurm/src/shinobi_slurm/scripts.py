@@ -52,7 +52,7 @@ from shinobi_slurm.sbatch import (
     resource_options,
 )
 
-__all__ = ["JobFiles", "ScriptContext", "job_options", "job_script"]
+__all__ = ["STAT_FORMAT", "JobFiles", "ScriptContext", "job_options", "job_script"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +105,8 @@ class JobFiles:
 
 
 #: A file's record: inode, size and modification time to the nanosecond.
-_STAT = "stat -c '%i %s %y'"
+STAT_FORMAT = "%i %s %y"
+_STAT = f"stat -c '{STAT_FORMAT}'"
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from shinobi.launch.tracking import LaunchStatus, StepState
 from shinobi_slurm.commands import SlurmCommands, SlurmError, SlurmUnreachable
 from shinobi_slurm.queue import query_queue
 from shinobi_slurm.sacct import JobRecord, cut_exit, query_jobs, with_exit, without_stale_ranges
+from shinobi_slurm.scripts import STAT_FORMAT
 from shinobi_slurm.states import NEVER_RAN, Outcome, classify, combine_tasks
 
 __all__ = ["FORGOTTEN_AFTER", "launch_statuses"]
@@ -127,7 +128,7 @@ def _as_before(until: str, before: object) -> bool:
         with open(before, encoding="utf-8") as fh:
             recorded = fh.read().strip()
         now = subprocess.run(
-            ["stat", "-c", "%i %s %y", "--", until],
+            ["stat", "-c", STAT_FORMAT, "--", until],
             capture_output=True,
             text=True,
             timeout=30,

@@ -328,12 +328,13 @@ class RecipeCommand(click.Command):
         options: list[click.Option] = []
         for name, info, ctype, is_list, is_bool, default in fields:
             dashed = "--" + name.replace("_", "-")
-            # a bool's --no-NAME is its own too, as is a list's that has values by
-            # default: `cache` must not take ninja's --no-cache, nor lose its own
-            negates = is_bool or (is_list and _has_values(default))
-            mine = f"--no-{dashed[2:]}" if is_list and _has_values(default) else None
+            # a list with values by default needs a way to be given as empty
+            emptiable = is_list and _has_values(default)
+            # a bool's --no-NAME is its own too, as is such a list's: `cache` must
+            # not take ninja's --no-cache, nor lose its own
+            mine = f"--no-{dashed[2:]}" if emptiable else None
             taken = own | (emptying - {mine})  # the command's, or another input's
-            while dashed in taken or (negates and f"--no-{dashed[2:]}" in taken):
+            while dashed in taken or ((is_bool or emptiable) and f"--no-{dashed[2:]}" in taken):
                 dashed = "--input-" + dashed[2:]
             names = [dashed]
             for spelling in dict.fromkeys([name, _input_key(recipe.inputs_model, name)]):
@@ -341,9 +342,8 @@ class RecipeCommand(click.Command):
                     names.append("--" + spelling)
             own.update(names)
             required = info.is_required()
-            # a list with values by default needs a way to be given as empty
             negated = f"--no-{dashed[2:]}"
-            emptied = is_list and _has_values(default) and negated not in own
+            emptied = emptiable and negated not in own
             if is_bool or emptied:
                 own.add(negated)
             help_text = " ".join(x for x in (info.description, _bounds(info.metadata)) if x)

@@ -50,32 +50,36 @@ def handle_files(workdir: Path) -> list[Path]:
 def workspace_launches(workdir: Path) -> tuple[list[LaunchHandle], list[str]]:
     """The workspace's launches (oldest first) and notes about entries that are gone
     or damaged."""
-    seen: dict[str, LaunchHandle] = {}
-    notes: list[str] = []
-    damaged = damaged_handles(workdir, seen)
-    for entry in list_launches(workdir):
-        if not os.path.exists(entry.handle):
-            notes.append(
-                f"launch {entry.recipe}/{entry.run_id}: its handle {entry.handle} is gone"
-                " (deleted by hand?); `ninja clean --launches` forgets it"
-            )
-    for exc in damaged:
-        notes.append(
-            f"launch handle {exc.path} is damaged ({exc.detail}): its launch cannot be shown;"
-            " `ninja clean --launches --force` removes it"
-        )
-    return sorted(seen.values(), key=lambda h: h.created), notes
+    entries = list_launches(workdir)
+    read, damaged = _read_handles(workdir, [Path(e.handle) for e in entries])
+    notes = [
+        f"launch {entry.recipe}/{entry.run_id}: its handle {entry.handle} is gone"
+        " (deleted by hand?); `ninja clean --launches` forgets it"
+        for entry in entries
+        if not os.path.exists(entry.handle)
+    ]
+    notes += [
+        f"launch handle {exc.path} is damaged ({exc.detail}): its launch cannot be shown;"
+        " `ninja clean --launches --force` removes it"
+        for exc in damaged
+    ]
+    return sorted(read, key=lambda h: h.created), notes
 
 
-def damaged_handles(
-    workdir: Path, read: dict[str, LaunchHandle] | None = None
-) -> list[DamagedHandle]:
-    """The workspace's handle files (indexed or found) that cannot be read, once each;
-    ``read`` gathers those that can, by real path."""
-    read = {} if read is None else read
+def damaged_handles(workdir: Path) -> list[DamagedHandle]:
+    """The workspace's handle files (indexed or found) that cannot be read, once each."""
+    indexed = [Path(e.handle) for e in list_launches(workdir)]
+    return _read_handles(workdir, indexed)[1]
+
+
+def _read_handles(
+    workdir: Path, indexed: list[Path]
+) -> tuple[list[LaunchHandle], list[DamagedHandle]]:
+    """The handles of ``indexed`` and under ``workdir`` that read, and those damaged,
+    each file once (by its real path); an indexed one that is gone is neither."""
+    read: dict[str, LaunchHandle] = {}
     damaged: dict[str, DamagedHandle] = {}
-    paths = [Path(e.handle) for e in list_launches(workdir) if os.path.exists(e.handle)]
-    for path in [*paths, *handle_files(workdir)]:
+    for path in [*(p for p in indexed if p.exists()), *handle_files(workdir)]:
         key = os.path.realpath(path)
         if key in read or key in damaged:
             continue
@@ -85,7 +89,7 @@ def damaged_handles(
             damaged[key] = exc
         except UsageError:  # gone since it was listed
             continue
-    return list(damaged.values())
+    return list(read.values()), list(damaged.values())
 
 
 def find_launch(name: str, workdir: Path) -> LaunchHandle:

@@ -212,16 +212,15 @@ def _touched(uses: Iterable[PathUse], canonical: Canonicaliser) -> dict[str, boo
 def _accesses(job: int, uses: Iterable[PathUse], canonical: Canonicaliser) -> list[_Access]:
     """A job's accesses: one per canonical path it touches (a write if any use of
     it may change it), and one per harvest glob."""
-    touched: dict[str, bool] = {}
+    uses = list(uses)
     globs: dict[str, _Access] = {}
     for use in uses:
-        folder = _concrete(use)
-        path = canonical(folder)
         if use.pattern:  # the glob, anchored at its folder's canonical spelling
+            folder = _concrete(use)
+            path = canonical(folder)
             glob = path.rstrip(os.sep) + use.path[len(folder) :]
             globs.setdefault(glob, _Access(job, path, writes(use), glob))
-        else:
-            touched[path] = touched.get(path, False) or writes(use)
+    touched = _touched([use for use in uses if not use.pattern], canonical)
     return [_Access(job, path, write) for path, write in touched.items()] + list(globs.values())
 
 
@@ -248,7 +247,7 @@ class Turn:
     before: int
     after: int
     kind: EdgeKind
-    #: The shared path (or the outermost used directory holding it).
+    #: The earlier step's path: the shared one, or one holding or inside the later's.
     path: str
     #: Both produce this very output: the later replaces the earlier's product.
     same_output: bool
@@ -479,20 +478,21 @@ def _sequence(
 
     for access in accesses:
         path = access.path
+        ancestors = above(path)
         if path not in readers:
             readers[path] = []
-            for parent in above(path):
+            for parent in ancestors:
                 inside.setdefault(parent, set()).add(path)
+        used_above = [p for p in ancestors if p in readers]
         if access.glob is not None:  # the folder's own state, and the files it makes
-            for other in [path, *(p for p in above(path) if p in readers)]:
+            for other in [path, *used_above]:
                 after_state(other, access)
             for other in inside.get(path, ()):
                 if matched(other, access):
                     after_state(other, access)
             globs.setdefault(path, []).append(access)
             continue
-        ancestors = above(path)
-        overlapping = [path, *(p for p in ancestors if p in readers), *inside.get(path, ())]
+        overlapping = [path, *used_above, *inside.get(path, ())]
         for other in overlapping:
             after_state(other, access)
         for folder in [path, *inside.get(path, ())]:  # globs writing in this folder or below
