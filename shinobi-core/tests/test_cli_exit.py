@@ -56,6 +56,22 @@ def test_cyclic_garbage_is_still_finalised_at_exit(before: str, then: str, print
     assert proc.stdout.endswith(printed)
 
 
+def test_a_programs_garbage_is_finalised_before_ninja_freezes_the_libraries(
+    recipe_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    # A program that calls main() without argv hands ninja its process, heap
+    # and all: what it left as garbage is collected before the libraries are
+    # frozen (only the console script, which has run nothing yet, skips that).
+    recipe_file(COLLECTOR_RECIPE)
+    then = "sys.argv = ['ninja', 'run', 'recipe.py:recipe', '--dryrun']\nmain()"
+    code = _CYCLE.format(before="gc.disable()", then=then)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("finalised\n"), proc.stdout
+
+
 COLLECTOR_RECIPE = """
 import gc
 from pathlib import Path
