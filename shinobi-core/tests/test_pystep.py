@@ -30,7 +30,7 @@ from shinobi.backends.process import run_process
 from shinobi.config import load_config
 from shinobi.graph import build_graph
 from shinobi.loaders import load_target
-from shinobi.pyrunner import RUNNER
+from shinobi.pyrunner import BOOT, RUNNER
 from shinobi.runner import run_recipe
 from shinobi.scheduler import run_graph
 from shinobi.session import Session
@@ -295,7 +295,7 @@ def test_in_a_container_runtime_with_an_image_it_runs_out_of_process(
     assert result.ok, result.error
     (invocation,) = fake.seen
     assert invocation.image == "shinobi-test/python:bookworm"
-    assert invocation.argv[:2] == ("python3", RUNNER)
+    assert invocation.argv[:2] == ("python3", BOOT)
     assert invocation.argv[2].endswith("spec.json")
     roles = {(u.field, u.role, u.writable) for u in invocation.paths}
     workspace = invocation.scratch_dir
@@ -681,6 +681,55 @@ def test_an_interpreter_of_another_version_is_told_so_before_borrowing_ninja_s_p
     assert f"is Python {here[0]}.{here[1]} and has no shinobi or pydantic" in refused["error"]
     assert f"make it with Python {here[0]}.{here[1] + 1}" in refused["error"]
     assert "error" not in run(here)  # the same version borrows them, as before
+
+
+OLD_PYTHON_STEP = """
+import shinobi
+from shinobi import Recipe
+
+
+@shinobi.pystep(venv={venv!r})
+def double(x: int = 2) -> int:
+    return 2 * x
+
+
+recipe = Recipe("old")
+recipe.add_step("double", double)
+"""
+
+
+@pytest.mark.parametrize("version", [(2, 7, 18), (3, 6, 15), (3, 10, 13)])
+def test_a_venv_of_a_python_too_old_for_pysteps_is_named_not_a_syntax_error(
+    ninja: Any, recipe_file: Callable[..., Path], tmp_path: Path, version: tuple[int, ...]
+) -> None:
+    """CASA 5's Python 2.7 or an old 3.6 venv failed to parse the runner: a
+    SyntaxError in ninja's own code. Stood in for by this interpreter told, on
+    start-up, that it is that version (a sitecustomize), as an old venv's
+    ``bin/python3``."""
+    import sys
+
+    pretend = tmp_path / "pretend"
+    pretend.mkdir()
+    (pretend / "sitecustomize.py").write_text(
+        f"import sys\nsys.version_info = {(*version, 'final', 0)!r}\n"
+    )
+    venv = tmp_path / "oldvenv"
+    (venv / "bin").mkdir(parents=True)
+    python = venv / "bin" / "python3"
+    python.write_text(f'#!/bin/sh\nPYTHONPATH={pretend} exec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    recipe_file(OLD_PYTHON_STEP.format(venv=str(venv)))
+    done = ninja("run", "recipe.py:recipe")
+    assert done.returncode == 1, done.stderr
+    shown = f"{version[0]}.{version[1]}"
+    said = [line for line in done.stderr.splitlines() if line.startswith("ninja: error:")]
+    assert said == [
+        "ninja: error: step 'double' failed: the Python step could not start:"
+        f" {sys.executable} is Python {shown}, and a @pystep needs Python 3.11 or newer"
+        " where it runs: make the venv (or image) with a newer Python, or make the step a"
+        " Cab, whose command line runs under any Python"
+    ], done.stderr
+    assert "SyntaxError" not in done.stderr
 
 
 MISFITS = """

@@ -10,7 +10,7 @@ Where a pystep runs follows from its resolved backend:
   but no image, a cluster backend): in this process, as a function call.
 
 Out of process, the step is an ordinary :class:`Invocation`
-(``python3 RUNNER SPEC.json``, see :mod:`shinobi.pyrunner.request`) that
+(``python3 BOOT SPEC.json``, see :mod:`shinobi.pyrunner.request`) that
 the backend runs like any tool: the inputs cross as JSON in a per-step
 workspace, the runner (:mod:`shinobi.pyrunner.runner`) writes the outputs
 back there, and the workspace is removed only once the backend has returned

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["RUNNER"]
+__all__ = ["BOOT", "RUNNER"]
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
 
 #: ``python3 RUNNER SPEC.json`` runs the pystep described by SPEC.json.
-RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runner.py")
+RUNNER = os.path.join(_HERE, "runner.py")
+
+#: ``python3 BOOT SPEC.json``: the same, once the interpreter is new enough.
+BOOT = os.path.join(_HERE, "boot.py")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.base import Invocation, PathKind, PathRole, PathUse
-from shinobi.pyrunner import RUNNER
+from shinobi.pyrunner import BOOT, RUNNER
 from shinobi.steps.argv import revealed
 from shinobi.steps.types import fields_of
 
@@ -174,7 +174,7 @@ def build_invocation(
     stdout_path, stderr_path = session.log_paths(name)
     return Invocation(
         step=name,
-        argv=("python3", RUNNER, str(spec_file)),
+        argv=("python3", BOOT, str(spec_file)),
         cwd=session.cwd,
         paths=tuple(uses),
         resources=node.resources,
