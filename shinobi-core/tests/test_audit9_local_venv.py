@@ -112,3 +112,21 @@ def test_a_copied_venv_s_sh_launcher_is_refused_as_running_in_the_original(
     assert f"would run in another venv: its #! line names {original}/bin/python" in str(
         caught.value
     )
+
+
+def test_ninja_backends_says_a_copied_or_moved_venv_is_not_ready(tmp_path: Path) -> None:
+    """``ninja backends`` said "ready" of a venv whose every tool a run then refused."""
+    original = tmp_path / "original"
+    _fake_venv(original)
+    (original / "bin" / "activate").write_text("# no #! line: sourced, not run\n")
+    sound = VenvBackend({"venv": str(original)}).check()
+    assert sound.usable and sound.detail == f"ready; backend.venv is {original}"
+    copy = tmp_path / "copy"
+    shutil.copytree(original, copy, symlinks=True)
+    copied = VenvBackend({"venv": str(copy)}).check()
+    assert not copied.usable
+    assert f"would run in another venv: its #! line names {original}/bin/python" in copied.detail
+    shutil.rmtree(original)  # now the copy's scripts name a Python that is gone
+    moved = VenvBackend({"venv": str(copy)}).check()
+    assert not moved.usable
+    assert f"its #! line names {original}/bin/python, which does not exist" in moved.detail

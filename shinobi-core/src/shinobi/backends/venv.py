@@ -166,6 +166,35 @@ def _dead_interpreter(command: str, venv: str) -> str | None:
     return None
 
 
+#: How many of a venv's ``bin`` entries ``ninja backends`` reads, looking for a
+#: script that names another venv's interpreter (or a missing one).
+_SCRIPTS_LOOKED_AT = 64
+
+
+def _moved_or_copied(venv: str) -> str | None:
+    """Why ``venv``'s own scripts would not run as its own (it was moved, or copied
+    from another venv), judged by the scripts in its ``bin``; None if sound.
+
+    A run refuses such a venv when a step uses one of its tools; ``ninja
+    backends`` reads its scripts to say so beforehand, rather than "ready".
+    """
+    bin_dir = os.path.join(venv, "bin")
+    try:
+        with os.scandir(bin_dir) as entries:
+            names = sorted(
+                entry.name
+                for _, entry in zip(range(_SCRIPTS_LOOKED_AT), entries, strict=False)
+                if entry.is_file(follow_symlinks=False)
+            )
+    except OSError:
+        return None
+    for name in names:
+        problem = _dead_interpreter(os.path.join(bin_dir, name), venv)
+        if problem is not None:
+            return problem
+    return None
+
+
 def venv_environment(
     venv: str, declared: Mapping[str, str], base: Mapping[str, str] | None = None
 ) -> dict[str, str]:
@@ -234,7 +263,7 @@ class VenvBackend(Backend):
                 True, "ready; a step names its venv with venv=, or set backend.venv"
             )
         venv = os.path.abspath(os.path.expanduser(str(configured)))
-        problem = venv_problem(venv)
+        problem = venv_problem(venv) or _moved_or_copied(venv)
         if problem is not None:
             return Availability(False, problem)
         return Availability(True, f"ready; backend.venv is {venv}")
