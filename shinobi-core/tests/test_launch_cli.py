@@ -155,6 +155,18 @@ def test_logs_follow_until_the_launch_ends(
     assert handle.jobs[0].stdout
 
 
+def test_logs_followed_to_the_end_of_a_silent_launch_say_so(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    handle = launch(tmp_path)
+    for job in handle.jobs:
+        Path(str(job.stdout)).unlink()  # jobs that printed nothing
+    engine.rounds = [{"use": "running"}, {"use": "completed"}]
+    code, out, err = ninja(capsys, "logs", "pipe", "--follow", "--interval", "0.5")
+    assert code == 2 and out == ""  # as without --follow, not a silent success
+    assert "launch pipe has no log yet, or left none" in err and engine.status_calls == 2
+
+
 def test_cancel_asks_the_engine(
     engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -25,6 +25,8 @@ ordered.add_step("zeta", Cab("zeta", ["/bin/sh", "-c", "echo first; sleep 0.05"]
 ordered.add_step("alpha", Cab("alpha", ["/bin/echo", "second"]))  # one worker: after zeta
 nap = Recipe("nap")
 nap.add_step("nap", Cab("nap", ["/bin/sh", "-c", "echo start; sleep 30"]))
+hush = Recipe("hush")
+hush.add_step("hush", Cab("hush", ["/bin/sleep", "1.5"]))
 
 from pydantic import BaseModel
 from shinobi.steps import ParamMeta
@@ -329,6 +331,30 @@ def test_runs_says_a_failed_run_failed_without_a_manifest(project: Path) -> None
     assert ninja(project, "run", "recipe.py:talk", "--no-cache", "--no-provenance").returncode == 0
     listed = json.loads(ninja(project, "runs", "--json").stdout)["runs"]
     assert sorted((r["recipe"], r["state"]) for r in listed) == [("bad", "failed"), ("talk", "ok")]
+
+
+@pytest.mark.slow
+def test_logs_followed_to_the_end_of_a_silent_run_say_it_kept_none(project: Path) -> None:
+    # it ended in silence with status 0, where the same command after the run said why
+    going = subprocess.Popen(
+        [NINJA, "run", "recipe.py:hush", "--no-cache"],
+        cwd=project,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while not [r for r in local_runs(project) if r.running]:
+            assert time.monotonic() < deadline, "the hush run never started"
+            time.sleep(0.05)
+        (run,) = local_runs(project)
+        followed = ninja(project, "logs", run.run_id, "--follow")
+        assert followed.returncode == 2 and followed.stdout == ""
+        assert f"run {run.run_id} kept no logs" in followed.stderr
+        assert going.wait(timeout=30) == 0
+    finally:
+        going.kill()
+        going.wait(timeout=30)
 
 
 @pytest.mark.slow

@@ -106,14 +106,17 @@ def command(
                     click.echo(f"==> {source.title} <==")
                 click.echo(text, nl=not text.endswith("\n"))
 
+    def said_nothing() -> UsageError:  # as a local run says it, rather than printing nothing
+        what = f"step {step!r} of launch {name}" if step else f"launch {name}"
+        return UsageError(
+            f"{what} has no log yet, or left none (a job that has not started, or that"
+            " printed nothing, has none); `ninja status` shows where each job is"
+        )
+
     if not follow:
         read_all()
-        if not shown:  # as a local run says it, rather than printing nothing
-            what = f"step {step!r} of launch {name}" if step else f"launch {name}"
-            raise UsageError(
-                f"{what} has no log yet, or left none (a job that has not started, or that"
-                " printed nothing, has none); `ninja status` shows where each job is"
-            )
+        if not shown:
+            raise said_nothing()
         return
     # The logs are files here, cheap to read often; whether the launch has
     # finished is a call to the scheduler every user of the cluster shares.
@@ -127,6 +130,8 @@ def command(
             next_ask = time.monotonic() + ask_every
         read_all()
         if finished:
+            if not shown:  # followed to its end in silence: say so, as without --follow
+                raise said_nothing()
             return
         time.sleep(pause)
 
@@ -162,37 +167,11 @@ def _local_logs(
     root: Path, run: Any, step: str | None, stream: str, follow: bool, pause: float
 ) -> None:
     """The logs a local run kept; with ``follow``, until the run has ended."""
-    from shinobi.errors import UsageError
-    from shinobi.local_runs import is_running, step_statuses
+    from shinobi.local_runs import is_running
 
     if not _streams(run, step, stream) and not (follow and run.running):
-        _refuse_unknown_step(run, step)
-        origins = _cache_origins(run, step)
-        if origins:
-            _cached_logs(root, run, step, stream, origins)
-            return
-        what = f"step {step!r} of run {run.run_id}" if step else f"run {run.run_id}"
-        status = step_statuses(run).get(step) if step is not None else None
-        if status in ("not run", "skipped"):
-            raise UsageError(f"{what} did not run ({status}), so it printed nothing")
-        other = _streams(run, step, "both") if stream != "both" else []
-        if other:
-            kept = " and ".join(sorted({title.rsplit(" ", 1)[1] for title, _ in other}))
-            raise UsageError(
-                f"{what} printed nothing to {stream}; it kept a {kept} log (`--stream both`"
-                " shows every log)"
-            )
-        if step is None:
-            raise UsageError(
-                f"{what} kept no logs (a step that printed nothing has none; step logs are in"
-                f" {run.path / 'logs'})"
-            )
-        # without a manifest a run keeps no list of its steps: a misspelt name and a
-        # silent step read alike, so neither is claimed
-        raise UsageError(
-            f"run {run.run_id} kept no logs of a step {step!r}{_closest_step(run, step)} (a"
-            f" step that printed nothing has none; step logs are in {run.path / 'logs'})"
-        )
+        _nothing_printed(root, run, step, stream)
+        return
     if step is not None and not follow:
         _note_cached_slices(run, step)
     offsets: dict[Path, int] = {}
@@ -200,8 +179,44 @@ def _local_logs(
         ended = not follow or not is_running(run.path)  # read once more after it ended
         _echo_logs(_streams(run, step, stream), offsets, follow)
         if ended:
-            return
+            break
         time.sleep(pause)
+    if follow and not any(offsets.values()):  # followed to its end in silence
+        _nothing_printed(root, run, step, stream)
+
+
+def _nothing_printed(root: Path, run: Any, step: str | None, stream: str) -> None:
+    """Show the cached logs that stand for a run's (or step's), or say why it has none."""
+    from shinobi.errors import UsageError
+    from shinobi.local_runs import step_statuses
+
+    _refuse_unknown_step(run, step)
+    origins = _cache_origins(run, step)
+    if origins:
+        _cached_logs(root, run, step, stream, origins)
+        return
+    what = f"step {step!r} of run {run.run_id}" if step else f"run {run.run_id}"
+    status = step_statuses(run).get(step) if step is not None else None
+    if status in ("not run", "skipped"):
+        raise UsageError(f"{what} did not run ({status}), so it printed nothing")
+    other = _streams(run, step, "both") if stream != "both" else []
+    if other:
+        kept = " and ".join(sorted({title.rsplit(" ", 1)[1] for title, _ in other}))
+        raise UsageError(
+            f"{what} printed nothing to {stream}; it kept a {kept} log (`--stream both`"
+            " shows every log)"
+        )
+    if step is None:
+        raise UsageError(
+            f"{what} kept no logs (a step that printed nothing has none; step logs are in"
+            f" {run.path / 'logs'})"
+        )
+    # without a manifest a run keeps no list of its steps: a misspelt name and a
+    # silent step read alike, so neither is claimed
+    raise UsageError(
+        f"run {run.run_id} kept no logs of a step {step!r}{_closest_step(run, step)} (a"
+        f" step that printed nothing has none; step logs are in {run.path / 'logs'})"
+    )
 
 
 def _cache_origins(run: Any, step: str | None) -> dict[str, list[str]]:
