@@ -490,3 +490,24 @@ def test_help_says_how_a_date_time_or_duration_input_is_written(
     assert "[default: 1234567]" in " ".join(shown.split())  # whole, not 1.23457e+06
     bad = ninja("run", f"{path}:echo", "--day", "01/12/2026")
     assert bad.returncode == 2 and "(write it as YYYY-MM-DD)" in one_line_error(bad)
+
+
+STOPS_EARLY = """
+from shinobi.steps import Cab, Recipe
+
+broken = Recipe("broken")
+broken.add_step("first", Cab("first", ["/bin/sh", "-c", "exit 3"]))
+broken.add_step("second", Cab("second", ["/bin/echo", "never"]))  # one worker: never starts
+"""
+
+
+def test_run_json_lists_the_steps_a_failure_left_unstarted_as_not_run(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    # A program reading --json saw only the steps that ended, not the whole recipe.
+    path = recipe_file(STOPS_EARLY)
+    ran = ninja("run", f"{path}:broken", "--json", "-j", "1", "--no-cache")
+    assert ran.returncode == 1
+    steps = json.loads(ran.stdout)["steps"]
+    assert [(s["name"], s["status"]) for s in steps] == [("first", "failed"), ("second", "not run")]
+    assert steps[1] == {**steps[1], "returncode": None, "argv": None, "started": None}

@@ -134,13 +134,13 @@ def _run(
         )
     except Interrupted as stopped:
         if as_json:  # a program reading it learns which steps ended how, as after a failure
-            _print(json_document(_result_json(stopped.result, stopped)), document=True)
+            _print(json_document(_result_json(stopped.result, graph, stopped)), document=True)
         raise
     finally:
         with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
             progress.close()
     if as_json:
-        _print(json_document(_result_json(result)), document=True)
+        _print(json_document(_result_json(result, graph)), document=True)
     else:
         for name, value in result.outputs.items():
             _print(f"{name} = {_shown(value)}")
@@ -169,10 +169,17 @@ def _print(text: str, document: bool = False) -> None:
         os.close(devnull)
 
 
-def _result_json(result: Any, stopped: Any = None) -> dict[str, Any]:
+def _result_json(result: Any, graph: Any, stopped: Any = None) -> dict[str, Any]:
     """The run's result; ``stopped`` (an Interrupted) says it as the manifest does:
     ``interrupted`` (or ``interrupted, not all stopped``), the signal, and no step
-    to blame unless one had failed before."""
+    to blame unless one had failed before.
+
+    Every step of the recipe is listed, as in the manifest: those the run
+    ended without starting (after a failure, or an interrupt) as ``not run``,
+    after the steps that ended, so a program reading it sees the whole recipe.
+    """
+    ended = {s.name for s in result.steps}
+    unreached = [node.name for node in graph.nodes if node.name not in ended]
     data = {
         "recipe": result.name,
         "run_id": result.run_id,
@@ -181,7 +188,7 @@ def _result_json(result: Any, stopped: Any = None) -> dict[str, Any]:
         "failed_step": result.failed_step,
         "error": result.error,
         "warnings": result.warnings,
-        "steps": [_step_json(s) for s in result.steps],
+        "steps": [_step_json(s) for s in result.steps] + [_not_run(n) for n in unreached],
     }
     if stopped is not None:
         from shinobi.teardown import interrupted_fields
@@ -189,6 +196,21 @@ def _result_json(result: Any, stopped: Any = None) -> dict[str, Any]:
         data.update(interrupted_fields(stopped.signum, stopped.undying, result))
         data["error"] = str(stopped)
     return data
+
+
+def _not_run(name: str) -> dict[str, Any]:
+    """A step the run never started, in the shape of one that ended."""
+    return {
+        "name": name,
+        "status": "not run",
+        "returncode": None,
+        "error": None,
+        "warnings": [],
+        "backend": None,
+        "argv": None,
+        "started": None,
+        "finished": None,
+    }
 
 
 def _step_json(step: Any) -> dict[str, Any]:
