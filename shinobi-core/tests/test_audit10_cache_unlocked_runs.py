@@ -116,3 +116,32 @@ def test_clean_removes_a_quiet_abruptly_ended_run_or_when_told(tmp_path: Path) -
     )
     assert told.exit_code == 0, told.output
     assert not fresh.exists()
+
+
+def test_clean_keeps_a_killed_run_whose_batch_jobs_may_run_on_however_quiet(
+    tmp_path: Path,
+) -> None:
+    # `ninja run --backend slurm` SIGKILLed: its jobs (listed in slurm/jobs.tsv)
+    # may run for days and print nothing for hours; after one quiet hour the
+    # folder, with the only list of them, was removed.
+    import os
+    import time
+
+    from shinobi.local_runs import JOBS_LEDGER
+
+    run_dir = _killed_run(tmp_path, "20260101-000000-aaaaaa")
+    (run_dir / "slurm").mkdir()
+    (run_dir / "slurm" / JOBS_LEDGER).write_text("4242\tcalibrate\n")
+    then = time.time() - 3 * 86400
+    for path in (run_dir, run_dir / "logs"):
+        os.utime(path, (then, then))
+    result = CliRunner().invoke(clean_command, ["--runs", "--workdir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert run_dir.exists()
+    assert "after submitting batch jobs, listed in slurm/jobs.tsv there" in result.output
+    assert "--older-than 1h" in result.output and "removed 0 run folder(s)" in result.output
+    told = CliRunner().invoke(
+        clean_command, ["--runs", "--older-than", "1h", "--workdir", str(tmp_path)]
+    )
+    assert told.exit_code == 0, told.output
+    assert not run_dir.exists()

@@ -98,10 +98,11 @@ def test_sigint_cancels_the_job_and_leaves_nothing_queued(
 
 
 def test_a_killed_ninja_leaves_its_running_jobs_named_in_the_run_folder(
-    tmp_path: Path, env: dict[str, str]
+    tmp_path: Path, env: dict[str, str], ninja: Ninja
 ) -> None:
     """SIGKILL gives ninja no chance to cancel or record anything: the ledger,
-    written at submission, is what still names the job that goes on running."""
+    written at submission, is what still names the job that goes on running,
+    and ``ninja clean --runs`` keeps it however long the job stays quiet."""
     run, job = started_sleepy(tmp_path, env)
     run.kill()
     run.communicate(timeout=30)
@@ -112,6 +113,15 @@ def test_a_killed_ninja_leaves_its_running_jobs_named_in_the_run_folder(
             ["squeue", "-h", "-j", job, "-o", "%T"], capture_output=True, text=True, check=True
         ).stdout.split()
         assert queued == ["RUNNING"]  # still running: nobody cancelled it
+        folder = ledger.parent.parent
+        quiet = time.time() - 7200  # two hours without a word from the job
+        for path in (folder, folder / "logs"):
+            if path.exists():
+                os.utime(path, (quiet, quiet))
+        cleaned = ninja("clean", "--runs")
+        assert cleaned.returncode == 0, cleaned.stderr
+        assert ledger.exists(), "clean removed the only list of a job still running"
+        assert "after submitting batch jobs, listed in slurm/jobs.tsv" in cleaned.stderr
     finally:
         subprocess.run(["scancel", job], check=False)
     assert wait_dequeued([job]) == []

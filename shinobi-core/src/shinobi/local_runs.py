@@ -35,6 +35,7 @@ from pathlib import Path
 
 __all__ = [
     "ENDED_ABRUPTLY",
+    "JOBS_LEDGER",
     "LocalRun",
     "age_days",
     "describe_run",
@@ -42,6 +43,7 @@ __all__ = [
     "hold_run",
     "is_run_name",
     "is_running",
+    "jobs_ledgers",
     "local_runs",
     "release_run",
     "remove_run",
@@ -56,6 +58,12 @@ _LOCK = ".running"
 _HELD: dict[int, dict[str, object]] = {}
 #: The state of a run that holds no lock and never recorded how it ended.
 ENDED_ABRUPTLY = "ended abruptly (killed?)"
+
+#: A backend whose steps run outside ninja (batch jobs) lists every job it
+#: submitted in ``<run folder>/<backend>/jobs.tsv`` (``JOBID<TAB>STEP``) the moment
+#: the engine accepts it: those jobs outlive a ninja killed outright, and
+#: ``ninja clean --runs`` keeps their run's folder (see :func:`jobs_ledgers`).
+JOBS_LEDGER = "jobs.tsv"
 
 
 def runs_root(workdir: Path) -> Path:
@@ -415,6 +423,18 @@ def remove_run(run: LocalRun) -> int:
         refused.untouched = left == count  # type: ignore[attr-defined]
         raise refused
     return size
+
+
+def jobs_ledgers(run: LocalRun) -> list[Path]:
+    """The run's non-empty ledgers of batch jobs (:data:`JOBS_LEDGER`), relative to its folder."""
+    found = []
+    for ledger in sorted(run.path.glob(f"*/{JOBS_LEDGER}")):
+        try:
+            if ledger.stat().st_size:
+                found.append(ledger.relative_to(run.path))
+        except OSError:
+            continue
+    return found
 
 
 def age_days(run: LocalRun) -> float:

@@ -38,6 +38,7 @@ from shinobi.backends.base import (
 )
 from shinobi.backends.process import read_log
 from shinobi.errors import ConfigError
+from shinobi.local_runs import JOBS_LEDGER
 from shinobi.session import safe_name
 from shinobi_slurm.commands import SlurmCommands, SlurmError
 from shinobi_slurm.poller import JobWatch, PollTuning, SacctPoller, shared_poller
@@ -172,9 +173,9 @@ class _Waiting:
         )
 
 
-#: In a run's folder, under ``slurm/``: every job the run submitted, one
-#: ``JOBID<TAB>STEP`` line each, written the moment sbatch answered.
-JOBS_LEDGER = "jobs.tsv"
+# JOBS_LEDGER, in a run's folder under ``slurm/``: every job the run submitted,
+# one ``JOBID<TAB>STEP`` line each, written the moment sbatch answered (core's
+# convention, which ``ninja clean --runs`` reads).
 
 
 def _note_submitted(ledger: Path, job_id: str, step: str, warn: Callable[[str], None]) -> None:

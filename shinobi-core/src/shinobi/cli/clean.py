@@ -27,8 +27,9 @@ __all__ = ["command"]
     "--runs",
     is_flag=True,
     help="Remove the folders of finished local runs (.shinobi/runs: logs, manifests). A run"
-    " that ended abruptly (its ninja killed) within the last hour is kept unless --older-than"
-    " says otherwise: steps it started may still be running and writing there.",
+    " that ended abruptly (its ninja killed) within the last hour, or after submitting batch"
+    " jobs (ninja run --backend slurm), is kept unless --older-than says otherwise: steps it"
+    " started may still be running and writing there.",
 )
 @click.option(
     "--older-than",
@@ -114,7 +115,7 @@ def _clean_runs(root: Path, older_than: float, as_given: str | None = None) -> N
     """Remove finished run folders untouched for ``older_than`` days (``as_given``
     on the command line, which the summary repeats); a running one stays, and so
     does one that ended abruptly within the last hour unless ``as_given`` says."""
-    from shinobi.local_runs import age_days, local_runs, remove_run
+    from shinobi.local_runs import age_days, jobs_ledgers, local_runs, remove_run
 
     removed = size = young = failed = 0
     unsettled = _unsettled()
@@ -128,6 +129,15 @@ def _clean_runs(root: Path, older_than: float, as_given: str | None = None) -> N
             )
         elif run.running:
             click.echo(f"ninja: kept run {run.run_id}: it is still running", err=True)
+        elif as_given is None and run.state in unsettled and jobs_ledgers(run):
+            listed = " and ".join(str(ledger) for ledger in jobs_ledgers(run))
+            click.echo(
+                f"ninja: kept run {run.run_id}: {unsettled[run.state]} after submitting batch"
+                f" jobs, listed in {listed} there, which may still be queued or running and"
+                " writing there; once none is (cancel those that are), `ninja clean --runs"
+                " --older-than 1h` removes it",
+                err=True,
+            )
         elif as_given is None and run.state in unsettled and age_days(run) < _SETTLING_DAYS:
             why = unsettled[run.state]
             click.echo(
