@@ -69,6 +69,23 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def _running_in_background(project: Path, target: str) -> subprocess.Popen[bytes]:
+    """``ninja run TARGET`` started in ``project``, once its run is under way."""
+    going = subprocess.Popen(
+        [NINJA, "run", target, "--no-cache"],
+        cwd=project,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 20
+    while not [r for r in local_runs(project) if r.running]:
+        if time.monotonic() > deadline:
+            going.kill()
+            pytest.fail(f"the run of {target} never started")
+        time.sleep(0.05)
+    return going
+
+
 def test_a_held_run_is_running_until_released(tmp_path: Path) -> None:
     run_dir = tmp_path / ".shinobi" / "runs" / "20260101-000000-abcdef"
     run_dir.mkdir(parents=True)
@@ -121,18 +138,9 @@ def test_runs_lists_and_logs_reads_a_local_run(project: Path) -> None:
 @pytest.mark.slow
 def test_clean_runs_keeps_a_run_in_progress_and_recent_ones_when_asked(project: Path) -> None:
     assert ninja(project, "run", "recipe.py:talk", "--no-cache").returncode == 0
-    going = subprocess.Popen(
-        [NINJA, "run", "recipe.py:nap", "--no-cache"],
-        cwd=project,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    going = _running_in_background(project, "recipe.py:nap")
     try:
         runs = project / ".shinobi" / "runs"
-        deadline = time.monotonic() + 20
-        while len([r for r in local_runs(project) if r.running]) < 1:
-            assert time.monotonic() < deadline, "the nap run never started"
-            time.sleep(0.1)
         kept = ninja(project, "clean", "--runs", "--older-than", "1d")  # as cache prune reads it
         assert kept.returncode == 0
         assert "removed 0 run folder(s)" in kept.stdout
@@ -336,17 +344,8 @@ def test_runs_says_a_failed_run_failed_without_a_manifest(project: Path) -> None
 @pytest.mark.slow
 def test_logs_followed_to_the_end_of_a_silent_run_say_it_kept_none(project: Path) -> None:
     # it ended in silence with status 0, where the same command after the run said why
-    going = subprocess.Popen(
-        [NINJA, "run", "recipe.py:hush", "--no-cache"],
-        cwd=project,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    going = _running_in_background(project, "recipe.py:hush")
     try:
-        deadline = time.monotonic() + 20
-        while not [r for r in local_runs(project) if r.running]:
-            assert time.monotonic() < deadline, "the hush run never started"
-            time.sleep(0.05)
         (run,) = local_runs(project)
         followed = ninja(project, "logs", run.run_id, "--follow")
         assert followed.returncode == 2 and followed.stdout == ""
