@@ -97,6 +97,25 @@ def test_sigint_cancels_the_job_and_leaves_nothing_queued(
     assert state[0] == "CANCELLED"
 
 
+def test_ctrl_c_during_an_accounting_outage_asks_the_controller_not_accounting(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """slurmdbd away, slurmctld up: the cancelled job's end never reaches sacct, and
+    ninja sat out CANCEL_WAIT (a minute) for it before asking squeue."""
+    extra, _ = wrapped_sacct(tmp_path, fail_first=10**6)
+    run, job = started_sleepy(tmp_path, {**env, **extra})
+    run.send_signal(signal.SIGINT)
+    try:
+        _, stderr = run.communicate(timeout=30)  # well inside CANCEL_WAIT
+    finally:
+        run.kill()
+        subprocess.run(["scancel", job], check=False)
+    assert run.returncode == 130, stderr
+    assert f"cancelled Slurm job {job}" in stderr
+    assert "never confirmed" not in stderr  # the controller did confirm it
+    assert wait_dequeued([job]) == []
+
+
 def test_a_killed_ninja_leaves_its_running_jobs_named_in_the_run_folder(
     tmp_path: Path, env: dict[str, str], ninja: Ninja
 ) -> None:

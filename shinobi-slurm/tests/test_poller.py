@@ -94,7 +94,10 @@ def test_intervals_grow_while_nothing_changes_and_reset_on_change() -> None:
 
 
 def test_a_brief_outage_is_waited_out(caplog: pytest.LogCaptureFixture) -> None:
+    during: list[float | None] = []
+
     def answer(call: int, ids: list[str]) -> str:
+        during.append(poller.outage_since)  # what a cancelled step sees as it is asked
         if call <= 3:
             raise SlurmError("sacct failed: Problem talking to the database", transient=True)
         return lines(ids, "COMPLETED")
@@ -109,6 +112,9 @@ def test_a_brief_outage_is_waited_out(caplog: pytest.LogCaptureFixture) -> None:
     said = [r.getMessage() for r in caplog.records]
     assert len(said) == 2, said
     assert "keep running" in said[0] and "answers again" in said[1]
+    # accounting is known to be down from the first failure until it answers again
+    assert during[0] is None and all(since is not None for since in during[1:4]), during
+    assert poller.outage_since is None
 
 
 def test_an_outage_longer_than_the_limit_ends_the_wait() -> None:

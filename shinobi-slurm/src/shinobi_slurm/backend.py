@@ -373,7 +373,11 @@ class SlurmBackend(Backend):
         unregister = control.on_cancel(stop)
         try:
             self._wait(
-                watch, stopped, control.hurry, _Waiting(invocation.step, job_id, control.warn)
+                watch,
+                stopped,
+                control.hurry,
+                _Waiting(invocation.step, job_id, control.warn),
+                lambda: poller.outage_since is not None,
             )
         finally:
             unregister()
@@ -428,14 +432,26 @@ class SlurmBackend(Backend):
         stopped: threading.Event,
         hurry: threading.Event,
         waiting: _Waiting,
+        accounting_down: Callable[[], bool],
     ) -> None:
+        """Until the job's final record, or after a cancel, until accounting has it.
+
+        A cancelled job's end is waited for in accounting only while accounting
+        answers: during an outage the controller, asked next (:meth:`_wait_gone`),
+        is what can say the job is gone, and a Ctrl-C must not sit out
+        :data:`CANCEL_WAIT` for a record that cannot come.
+        """
         cancelled_at: float | None = None
         while not watch.done.wait(0.25):
             if watch.latest is not None and not stopped.is_set():
                 waiting.saw(watch.latest)
             if stopped.is_set():
                 cancelled_at = cancelled_at or time.monotonic()
-                if hurry.is_set() or time.monotonic() - cancelled_at > CANCEL_WAIT:
+                if (
+                    hurry.is_set()
+                    or accounting_down()
+                    or time.monotonic() - cancelled_at > CANCEL_WAIT
+                ):
                     return
 
     def _wait_gone(self, job_id: str, hurry: threading.Event) -> bool:

@@ -71,6 +71,8 @@ class SacctPoller:
         self._wake = threading.Event()
         self._hurry = False
         self._thread: threading.Thread | None = None
+        #: When accounting stopped answering, while it does not (None when it does).
+        self.outage_since: float | None = None
 
     def watch(self, job_id: str) -> JobWatch:
         """Start watching ``job_id``; wait on the returned ``done`` event."""
@@ -112,7 +114,7 @@ class SacctPoller:
             try:
                 found = query_jobs(self.commands, ids)
             except SlurmError as exc:
-                outage = self._outage(exc, outage)
+                outage = self.outage_since = self._outage(exc, outage)
                 interval = min(self.tuning.ceiling, max(interval, 1.0) * self.tuning.growth)
                 self._sleep(interval)
                 continue
@@ -122,7 +124,7 @@ class SacctPoller:
                 log.warning(
                     "shinobi: Slurm accounting answers again after %.0f s", self.clock() - outage
                 )
-                outage = None
+                outage = self.outage_since = None
             changed = self._update(found)
             if changed or self._hurry:
                 interval = self.tuning.first
