@@ -439,6 +439,15 @@ def think(seconds: float) -> int:
 
 pipe = Recipe("pipe")
 pipe.add_step("think", think, seconds=2.0)
+
+@shinobi.pystep(scatter=["seconds"])
+def ponder(seconds: float) -> int:
+    Path(f"pondering{seconds}").touch()
+    time.sleep(seconds)
+    return 1
+
+fan = Recipe("fan", max_workers=2)
+fan.add_step("ponder", ponder, seconds=[2.0, 2.1, 2.2])  # the third never starts
 """
 
 
@@ -456,6 +465,23 @@ def test_an_in_process_pystep_is_named_as_running_on_not_claimed_torn_down(
         "ninja: error: stopped by SIGINT; every step was torn down but the Python step(s)"
         " 'think', which ran inside ninja to their end"
     )
+
+
+@pytest.mark.slow
+def test_scattered_in_process_pysteps_are_named_as_running_on_not_claimed_torn_down(
+    tmp_path: Path,
+) -> None:
+    # their slices ran to their end, but the stopped step kept no slices to say so
+    (tmp_path / "recipe.py").write_text(PYSTEP_RECIPE)
+    proc = start_ninja(tmp_path, "run", "recipe.py:fan", "--no-cache")
+    wait_for([tmp_path / "pondering2.0", tmp_path / "pondering2.1"], proc)
+    err = signal_and_wait(proc, signal.SIGINT)
+    assert proc.returncode == 130, err
+    assert err.splitlines()[-1] == (
+        "ninja: error: stopped by SIGINT; every step was torn down but the Python step(s)"
+        " 'ponder[0]', 'ponder[1]', which ran inside ninja to their end"
+    )
+    assert not (tmp_path / "pondering2.2").exists()
 
 
 @pytest.mark.slow

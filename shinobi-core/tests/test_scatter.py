@@ -572,8 +572,11 @@ def test_a_scattered_step_the_run_stopped_midway_is_recorded_and_not_blamed(
     result = run_recipe(recipe, {"stamps": stamps}, cwd=tmp_path, config=config(3))
     assert not result.ok and result.failed_step == "first"
     step = {s.name: s for s in result.steps}["slices"]
-    assert step.status == "cancelled"
+    assert step.status == "cancelled" and step.returncode is None
     assert step.error == "stopped after 2 of 4 slices, as the run did"
+    # the two that ran are kept, as the manifest keeps them (they made their files)
+    assert step.slices is not None
+    assert [(p.name, p.status) for p in step.slices] == [("slices[0]", "ok"), ("slices[1]", "ok")]
 
 
 SCATTERED_PYSTEP = """

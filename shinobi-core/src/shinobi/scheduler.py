@@ -610,14 +610,12 @@ class _Wavefront:
             self.complete(unit.node, _gather(name, done, self.output_fields(node)))
         elif self.inflight[unit.node] == 0 and self.stopping:
             # The run stopped at another step: the slices still waiting never start.
-            self.complete(
-                unit.node,
-                StepResult(
-                    name=name,
-                    status="cancelled",
-                    error=f"stopped after {len(done)} of {len(parts)} slices, as the run did",
-                ),
-            )
+            # Those that ended are kept, as the manifest keeps them: what they made
+            # is there, and a pystep slice that ran to its end must be said so.
+            stopped = _gather(name, done, self.output_fields(node))
+            stopped.status, stopped.returncode, stopped.outputs = "cancelled", None, {}
+            stopped.error = f"stopped after {len(done)} of {len(parts)} slices, as the run did"
+            self.complete(unit.node, stopped)
 
     def check_interrupt(self) -> None:
         session = self.session
