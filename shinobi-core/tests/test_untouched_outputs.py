@@ -131,3 +131,32 @@ def test_an_optional_output_left_as_an_earlier_run_left_it_draws_no_warning(
     _an_earlier_product(tmp_path)
     result = _run(tmp_path, "true", optional=True)
     assert result.status == "ok" and result.warnings == [], result.warnings
+
+
+# -- an output that is a symbolic link: a data set exposed under a new name --------
+def _an_earlier_link(tmp_path: Path) -> Path:
+    ms = _an_earlier_ms(tmp_path)
+    view = tmp_path / "view.ms"
+    view.symlink_to(ms)
+    old = time.time() - 3600
+    os.utime(view, (old, old), follow_symlinks=False)
+    time.sleep(0.1)
+    return view
+
+
+@pytest.mark.parametrize(
+    ("script", "warned"),
+    [
+        ('rm -f "$0" && ln -s obs.ms "$0"', False),  # the link made again: the tool's work
+        ('echo today > "$0/table.dat"', False),  # written through the link
+        ("true", True),  # nothing done: still the quiet failure it was
+    ],
+    ids=["relinked", "through-link", "untouched"],
+)
+def test_a_link_output_is_untouched_only_when_neither_it_nor_its_target_changed(
+    tmp_path: Path, script: str, warned: bool
+) -> None:
+    _an_earlier_link(tmp_path)
+    result = _run(tmp_path, script, out="view.ms", kind=MS)
+    assert result.status == "ok"
+    assert bool(result.warnings) is warned, result.warnings

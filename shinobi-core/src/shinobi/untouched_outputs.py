@@ -80,6 +80,30 @@ def _tree_signature(path: str, st: os.stat_result) -> Signature | None:
     return (st.st_ino, hash(tuple(sorted(entries))), newest_mtime, newest_ctime)
 
 
+def _with_link(path: str, signature: Signature | None) -> Signature | None:
+    """``signature`` (of what ``path`` leads to) with the link itself, if ``path`` is one.
+
+    A tool that exposes a data set under a new name re-creates the link and
+    leaves its target as it was: the target alone would call that output
+    untouched. A new link is a new inode and a new change time.
+    """
+    if signature is None:
+        return None
+    try:
+        link = os.lstat(path)
+    except OSError:
+        return signature
+    if not stat.S_ISLNK(link.st_mode):
+        return signature
+    own = (link.st_ino, link.st_mtime_ns, link.st_ctime_ns)
+    return (
+        signature[0],
+        hash((signature[1], own)),
+        max(signature[2], link.st_mtime_ns),
+        max(signature[3], link.st_ctime_ns),
+    )
+
+
 def signature_of(path: str) -> Signature | None:
     """The signature of the file or directory at ``path`` now (None: neither, or gone)."""
     try:
@@ -87,9 +111,9 @@ def signature_of(path: str) -> Signature | None:
     except OSError:
         return None
     if stat.S_ISREG(st.st_mode):
-        return _signature(st)
+        return _with_link(path, _signature(st))
     if stat.S_ISDIR(st.st_mode):
-        return _tree_signature(path, st)
+        return _with_link(path, _tree_signature(path, st))
     return None
 
 
@@ -139,9 +163,11 @@ def existing_outputs(uses: Iterable[PathUse]) -> dict[str, Found]:
             continue
         directory = stat.S_ISDIR(st.st_mode)
         if directory:
-            found[path] = Found(st.st_ino, True, _tree_signature(path, st), pattern)
+            found[path] = Found(
+                st.st_ino, True, _with_link(path, _tree_signature(path, st)), pattern
+            )
         elif stat.S_ISREG(st.st_mode):
-            found[path] = Found(st.st_ino, False, _signature(st), pattern)
+            found[path] = Found(st.st_ino, False, _with_link(path, _signature(st)), pattern)
     return found
 
 
