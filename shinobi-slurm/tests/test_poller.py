@@ -147,3 +147,47 @@ def test_a_job_nobody_knows_is_reported_not_waited_for_ever() -> None:
     watch = poller.watch("5")
     wait_all([watch])
     assert watch.error is not None and "no record of job 5" in watch.error
+
+
+def test_a_launch_too_big_for_one_argument_is_asked_about_in_a_few_calls() -> None:
+    """A single ``-j`` list of 20,000 eight-digit ids is over the kernel's 128 KiB per
+    argument: ``ninja status`` failed with "Argument list too long" (exit 70)."""
+    from shinobi_slurm.queue import query_queue
+    from shinobi_slurm.sacct import ID_LIST_LIMIT, query_jobs
+
+    ids = [str(10_000_000 + k) for k in range(20_000)]
+    slurm = ScriptedSlurm(lambda call, asked: lines(asked, "COMPLETED"))
+    found = query_jobs(slurm, ids)  # type: ignore[arg-type]
+    assert sorted(found) == sorted(ids)
+    assert len(slurm.calls) == 2, [len(c) for c in slurm.calls]
+    assert all(len(",".join(call)) <= ID_LIST_LIMIT for call in slurm.calls)
+    assert len(query_jobs(slurm, ids[:1000])) == 1000 and len(slurm.calls) == 3  # one call
+
+    class Queue:
+        def __init__(self) -> None:
+            self.calls: list[str] = []
+
+        def run(self, tool: str, args: list[str], *, stdin: str | None = None) -> str:
+            listed = args[args.index("-j") + 1]
+            self.calls.append(listed)
+            return "".join(f"{i}|PENDING|Priority\n" for i in listed.split(","))
+
+    queue = Queue()
+    queued, error = query_queue(queue, ids)  # type: ignore[arg-type]
+    assert error is None and len(queued) == 20_000 and len(queue.calls) == 2
+
+
+def test_scancel_is_given_its_jobs_in_batches_a_command_line_holds() -> None:
+    from shinobi_slurm.commands import CANCEL_BATCH, SlurmCommands
+
+    given: list[list[str]] = []
+
+    class Recording(SlurmCommands):
+        def run(self, tool: str, args: Sequence[str], *, stdin: str | None = None) -> str:
+            given.append(list(args))
+            return ""
+
+    ids = [str(k) for k in range(CANCEL_BATCH + 5)]
+    Recording().cancel(ids)
+    assert [len(batch) for batch in given] == [CANCEL_BATCH, 5]
+    assert [job for batch in given for job in batch] == ids

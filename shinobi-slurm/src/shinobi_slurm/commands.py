@@ -108,6 +108,10 @@ def _last_line(text: str) -> str:
 _HELP_HINT = re.compile(r'^Try "?\S+ --help"? for more information\.?$')
 
 
+#: Job ids per ``scancel`` call.
+CANCEL_BATCH = 10_000
+
+
 @dataclass(frozen=True, slots=True)
 class SlurmCommands:
     """How to run sbatch, sacct, scancel and squeue here (``prefix``: e.g. an ssh hop)."""
@@ -234,9 +238,10 @@ class SlurmCommands:
             return job_id
 
     def cancel(self, job_ids: Sequence[str]) -> None:
-        """``scancel`` the given jobs, all in one call."""
-        if job_ids:
-            self.run("scancel", list(job_ids))
+        """``scancel`` the given jobs: one call, one more per :data:`CANCEL_BATCH` jobs
+        (a command line holds at most 2 MiB, some 100,000 job ids)."""
+        for start in range(0, len(job_ids), CANCEL_BATCH):
+            self.run("scancel", list(job_ids[start : start + CANCEL_BATCH]))
 
     def cancel_named(self, name: str) -> None:
         """``scancel --name``: every job of a launch, including any its handle lacks."""

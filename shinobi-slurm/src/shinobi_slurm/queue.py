@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from shinobi_slurm.commands import SlurmCommands, SlurmError
-from shinobi_slurm.sacct import JobRecord, parse_line
+from shinobi_slurm.sacct import JobRecord, id_lists, parse_line
 
 __all__ = ["query_queue"]
 
@@ -24,12 +24,14 @@ def query_queue(
     ids = sorted({str(j) for j in job_ids}, key=int)
     if not ids:
         return {}, None
-    try:
-        out = commands.run("squeue", ["-h", "-r", "-j", ",".join(ids), "-o", "%i|%T|%r"])
-    except SlurmError as exc:
-        if "invalid job id" in str(exc).lower():
-            return {}, None  # an answer: the queue holds none of them
-        return {}, str(exc)  # the controller is away: nothing can be told from it
+    out = ""
+    for listed in id_lists(ids):
+        try:
+            out += commands.run("squeue", ["-h", "-r", "-j", listed, "-o", "%i|%T|%r"]) + "\n"
+        except SlurmError as exc:
+            if "invalid job id" in str(exc).lower():
+                continue  # an answer: the queue holds none of them
+            return {}, str(exc)  # the controller is away: nothing can be told from it
     found: dict[str, list[JobRecord]] = {}
     for line in out.splitlines():
         parts = line.strip().split("|")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from shinobi.errors import UsageError
@@ -27,6 +27,7 @@ __all__ = [
     "controller_exit",
     "controller_record",
     "cut_exit",
+    "id_lists",
     "job_limits",
     "parse_sacct",
     "query_jobs",
@@ -194,8 +195,29 @@ def parse_sacct(text: str) -> list[JobRecord]:
     return records
 
 
+#: The longest ``-j`` list one call is given. The kernel refuses a single
+#: argument over 128 KiB (MAX_ARG_STRLEN): a launch of some 18,000 jobs or more.
+ID_LIST_LIMIT = 100_000
+
+
+def id_lists(ids: Sequence[str], limit: int = ID_LIST_LIMIT) -> list[str]:
+    """``ids`` as comma-separated lists, each at most ``limit`` characters: one for
+    any launch of up to about ten thousand jobs, one more for each as many again."""
+    lists: list[str] = []
+    start, size = 0, 0
+    for end, job in enumerate(ids):
+        if size and size + 1 + len(job) > limit:
+            lists.append(",".join(ids[start:end]))
+            start, size = end, 0
+        size += len(job) + (1 if size else 0)
+    if start < len(ids):
+        lists.append(",".join(ids[start:]))
+    return lists
+
+
 def query_jobs(commands: SlurmCommands, job_ids: Iterable[str]) -> dict[str, list[JobRecord]]:
-    """Records of every job in ``job_ids`` (array tasks included), by job id: ONE sacct call."""
+    """Records of every job in ``job_ids`` (array tasks included), by job id: one sacct
+    call (one more per :data:`ID_LIST_LIMIT` characters of ids)."""
     ids = sorted({str(j) for j in job_ids})
     if not ids:
         return {}
@@ -206,13 +228,11 @@ def query_jobs(commands: SlurmCommands, job_ids: Iterable[str]) -> dict[str, lis
             " handle is damaged (`ninja clean --launches --force` removes damaged launches)"
         )
     ids.sort(key=int)
-    out = commands.run(
-        "sacct",
-        ["-X", "-P", "-n", "-j", ",".join(ids), "-o", ",".join(FIELDS)],
-    )
     found: dict[str, list[JobRecord]] = {}
-    for record in parse_sacct(out):
-        found.setdefault(record.base, []).append(record)
+    for listed in id_lists(ids):
+        out = commands.run("sacct", ["-X", "-P", "-n", "-j", listed, "-o", ",".join(FIELDS)])
+        for record in parse_sacct(out):
+            found.setdefault(record.base, []).append(record)
     return found
 
 
