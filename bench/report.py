@@ -50,15 +50,23 @@ def machine() -> dict[str, Any]:
 
 
 def _git(repo: Path, *args: str) -> str:
-    proc = subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=False
-    )
+    """git's answer, or "" without one (no git here, or not a checkout)."""
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, text=True, check=False
+        )
+    except OSError:
+        return ""
     return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+#: The code the figures measure: core, the Slurm plugin (compile, status) and the suite.
+MEASURED = ("shinobi-core/src", "shinobi-slurm/src", "bench")
 
 
 def provenance(repo: Path) -> dict[str, Any]:
     """The commit measured, and whether the measured code differed from it."""
-    changed = _git(repo, "status", "--porcelain", "--", "shinobi-core/src", "bench")
+    changed = _git(repo, "status", "--porcelain", "--", *MEASURED)
     paths = [line[3:] for line in changed.splitlines() if line]
     return {
         "commit": _git(repo, "rev-parse", "HEAD") or "unknown",
@@ -82,7 +90,7 @@ def _number(value: float | None, unit: str) -> str:
     return f"{text} {unit}"
 
 
-def print_table(report: Report, targets: list[Target]) -> None:
+def print_table(report: Report, targets: list[Target], quick: bool = False) -> None:
     """One row per figure: the wall-time median, the same from CPU time, the target,
     and pass / MISS (judged on wall time) or the reason it was not measured."""
     by_figure = {t.figure: t for t in targets}
@@ -126,6 +134,11 @@ def print_table(report: Report, targets: list[Target]) -> None:
         f"\ntargets: {statuses.count('pass')} pass, {statuses.count('miss')} miss,"
         f" {statuses.count('not measured')} not measured (judged on the wall-time median)"
     )
+    if quick:
+        print(
+            "(--quick: one sample each, and the 10,000/100,000-step targets judged on"
+            " 1,000/10,000 steps: a check of the suite, not of the targets)"
+        )
 
 
 def write_results(

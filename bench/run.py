@@ -52,7 +52,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="one repetition of everything, for checking the suite itself; writes no results",
+        help="one sample of each figure (two of start-up), with the large recipes ten times"
+        " smaller: a check of the suite itself, whose verdicts say nothing of the targets;"
+        " writes no results",
     )
     parser.add_argument(
         "--output",
@@ -105,6 +107,13 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    if not (args.quick or args.no_write) and not os.access(args.output.parent, os.W_OK):
+        print(
+            f"bench: cannot write the results to {args.output}: {args.output.parent} is not a"
+            " writable directory (give --output, or --no-write)",
+            file=sys.stderr,
+        )
+        return 2
     _isolate_this_process()
     from cached import measure_cached_rerun
     from planning import measure_build_graph, measure_compile, measure_dryrun
@@ -151,12 +160,15 @@ def main(argv: list[str] | None = None) -> int:
     except CommandFailed as exc:
         print(f"bench: a measured command failed, so no figure is reported: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("bench: interrupted; nothing was written", file=sys.stderr)
+        return 130
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
     every = targets(RUN_SIZES[1], *large, CACHED_STEPS)
     found = [t for t in every if t.figure in report.figures]
-    print_table(report, found)
+    print_table(report, found, quick=args.quick)
     print(f"(measured in {time.monotonic() - begun:.0f} s)")
     if not (args.quick or args.no_write):
         settings = {"repetitions": reps, "sections": sorted(wanted), "statistic": "median"}
