@@ -146,6 +146,9 @@ class StepCache:
         self._images: dict[tuple[str, str, str], str | None] = {}
         self._tools: dict[tuple[str, str], str] = {}
         self._dirs: set[str] = set()
+        #: working_bases of each working directory, resolved once (a realpath per step
+        #: stored was a tenth of storing a small step's entry)
+        self._bases: dict[str, tuple[str, ...]] = {}
         self._entries_dir = str(self.root / "entries")
         #: Told, once a run, when the disk refuses to keep an entry (full, read-only).
         self.on_refused: Callable[[str], None] | None = None
@@ -415,7 +418,9 @@ class StepCache:
         anything when ``stopping`` says so while an output is being hashed:
         the step stays done, only not remembered."""
         cwd = invocation.cwd
-        bases = working_bases(cwd)
+        bases = self._bases.get(cwd)
+        if bases is None:
+            bases = self._bases[cwd] = working_bases(cwd)
         try:
             files = self._recorded_files(result, invocation, cab, bases, stopping)
         except DigestStopped:

@@ -78,11 +78,17 @@ def write_atomically(path: Path, data: bytes, *, fsync: bool = False) -> None:
     """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
+        # a bare descriptor: a buffered file asks whether it is a terminal and
+        # allocates a buffer first, and a run stores an entry for every step
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
             if fsync:
-                fh.flush()
-                os.fsync(fh.fileno())
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
