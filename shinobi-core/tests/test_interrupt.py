@@ -484,6 +484,47 @@ def test_scattered_in_process_pysteps_are_named_as_running_on_not_claimed_torn_d
     assert not (tmp_path / "pondering2.2").exists()
 
 
+ORCHESTRATION_RECIPE = """
+import time
+from pathlib import Path
+import shinobi
+from shinobi.steps import Cab, Recipe
+
+echo = Cab("echo", ["/bin/echo", "made"])
+
+@shinobi.step(echo)
+def mull(ctx):
+    ctx.run()
+    Path("mulling").touch()
+    time.sleep(2.0)  # its own Python, between two tools: nothing to signal
+    return ctx.run()
+
+pipe = Recipe("pipe")
+pipe.add_step("mull", mull)
+"""
+
+
+@pytest.mark.slow
+def test_an_orchestration_function_s_own_python_is_named_on_an_interrupt(
+    tmp_path: Path,
+) -> None:
+    # ninja said nothing at the Ctrl-C, waited in silence, then claimed to have
+    # torn every step down
+    (tmp_path / "recipe.py").write_text(ORCHESTRATION_RECIPE)
+    proc = start_ninja(tmp_path, "run", "recipe.py:pipe", "--no-cache")
+    wait_for([tmp_path / "mulling"], proc)
+    err = signal_and_wait(proc, signal.SIGINT)
+    assert proc.returncode == 130, err
+    assert (
+        "step 'mull' is an orchestration function: its own Python runs inside ninja and"
+        " cannot be stopped, so ninja waits for it to return"
+    ) in err
+    assert err.splitlines()[-1] == (
+        "ninja: error: stopped by SIGINT; every step was torn down but the Python step(s)"
+        " 'mull', which ran inside ninja to their end"
+    )
+
+
 @pytest.mark.slow
 def test_a_second_interrupt_names_the_python_steps_it_cannot_kill(tmp_path: Path) -> None:
     (tmp_path / "recipe.py").write_text(PYSTEP_RECIPE)

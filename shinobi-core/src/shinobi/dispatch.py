@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.base import Invocation, PathUse
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from shinobi.graph import Node
     from shinobi.session import Session
     from shinobi.steps.cab import Cab
+    from shinobi.steps.functions import StepContext
 
 __all__ = ["build_invocation", "choose_backend", "invocation_for", "run_cab", "run_node"]
 
@@ -231,6 +233,37 @@ def _run_function(session: Session, name: str, node: Node, values: dict[str, Any
         return run_cab(session, name, node, cab, checked, choose_backend(session, node, backend))
 
     ctx = StepContext(name, values, runner)
+
+    def cannot_stop() -> tuple[int, ...]:
+        session.warn(
+            f"step {name!r} is an orchestration function: its own Python runs inside ninja"
+            " and cannot be stopped, so ninja waits for it to return (the tools it runs are"
+            " stopped, and it can start no more)"
+        )
+        return ()
+
+    unregister = session.control.on_cancel(cannot_stop)
+    session.in_process.add(name)
+    try:
+        result = _call_function(session, name, node, cab, ctx, runner, values)
+    finally:
+        session.in_process.discard(name)
+        unregister()
+    if session.control.cancelled.is_set():  # it ran on after the stop: not torn down
+        result.details["ran_on"] = True
+    return result
+
+
+def _call_function(
+    session: Session,
+    name: str,
+    node: Node,
+    cab: Cab,
+    ctx: StepContext,
+    runner: Callable[[dict[str, Any], str | None], StepResult],
+    values: dict[str, Any],
+) -> StepResult:
+    """The orchestration function's call, and the step result it makes."""
     started = time.time()
     try:
         # user_code: steps started meanwhile get Popen (see shinobi.backends.spawn)
