@@ -13,6 +13,7 @@ import resource
 import statistics
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -107,6 +108,11 @@ def bench_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+#: Seconds after which a measured command is killed: a regression that makes a
+#: 100,000-step recipe quadratic must end the suite with a message, not hang it.
+COMMAND_TIMEOUT = 900.0
+
+
 def run_timed(
     argv: Sequence[str],
     *,
@@ -133,9 +139,19 @@ def run_timed(
             stdout=out,
             stderr=err,
         )
-        _, status, usage = os.wait4(proc.pid, 0)
+        watchdog = threading.Timer(COMMAND_TIMEOUT, proc.kill)  # wait4 has no timeout
+        watchdog.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            watchdog.cancel()
         elapsed = time.perf_counter() - started
         proc.returncode = os.waitstatus_to_exitcode(status)
+        if elapsed >= COMMAND_TIMEOUT:
+            raise CommandFailed(
+                f"{' '.join(argv)} did not finish in {COMMAND_TIMEOUT:.0f} s and was killed:"
+                " far past every target (a cost that grows faster than the recipe?)"
+            )
         if proc.returncode != 0:
             err.seek(0)
             tail = err.read().decode(errors="replace").strip().splitlines()[-3:]
