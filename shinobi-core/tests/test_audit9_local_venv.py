@@ -117,7 +117,8 @@ def test_a_copied_venv_s_sh_launcher_is_refused_as_running_in_the_original(
 def test_ninja_backends_says_a_copied_or_moved_venv_is_not_ready(tmp_path: Path) -> None:
     """``ninja backends`` said "ready" of a venv whose every tool a run then refused."""
     original = tmp_path / "original"
-    _fake_venv(original)
+    tool = _fake_venv(original)
+    shutil.copy(tool, original / "bin" / "pip")  # pip's script: what the check reads
     (original / "bin" / "activate").write_text("# no #! line: sourced, not run\n")
     sound = VenvBackend({"venv": str(original)}).check()
     assert sound.usable and sound.detail == f"ready; backend.venv is {original}"
@@ -130,3 +131,32 @@ def test_ninja_backends_says_a_copied_or_moved_venv_is_not_ready(tmp_path: Path)
     moved = VenvBackend({"venv": str(copy)}).check()
     assert not moved.usable
     assert f"its #! line names {original}/bin/python, which does not exist" in moved.detail
+
+
+#: uv's launcher in a --relocatable venv: it works its Python out as it runs.
+RELOCATABLE = (
+    "#!/bin/sh\n"
+    """'''exec' "$(dirname -- "$(realpath -- "$0")")"/'python' "$0" "$@"\n"""
+    "' '''\n"
+    "print('hi')\n"
+)
+
+
+def test_ninja_backends_and_a_run_accept_venvs_whose_scripts_it_cannot_judge(
+    tmp_path: Path,
+) -> None:
+    """A relocatable venv and an installed Python (pyenv's, no pyvenv.cfg) were
+    called moved, with a fix that would have wiped the installed Python."""
+    relocatable = tmp_path / "relo"
+    tool = _fake_venv(relocatable)
+    tool.write_text(RELOCATABLE)
+    shutil.copy(tool, relocatable / "bin" / "pip")
+    assert VenvBackend({"venv": str(relocatable)}).check().usable
+    assert VenvBackend({}).prepare([_invocation(tmp_path, relocatable, "tricolour")]) == []
+    installed = tmp_path / "pyenv-3.12"
+    (installed / "bin").mkdir(parents=True)
+    os.symlink(sys.executable, installed / "bin" / "python")
+    gdb = installed / "bin" / "python3.12-gdb.py"
+    gdb.write_text("#!/usr/bin/no-such-python\n")
+    gdb.chmod(0o755)
+    assert VenvBackend({"venv": str(installed)}).check().usable

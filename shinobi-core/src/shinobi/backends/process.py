@@ -188,7 +188,9 @@ def script_interpreter(script: str) -> str | None:
         except ValueError:  # not the launcher after all
             launched = []
         if len(launched) > 1 and launched[0] == "exec":
-            return launched[1]
+            # uv's relocatable launcher works its Python out when it runs
+            # ("$(dirname -- ...)/python"): no path here to judge
+            return None if "$" in launched[1] or "`" in launched[1] else launched[1]
     words = head[2:].split()
     return os.fsdecode(words[0]) if words else None
 

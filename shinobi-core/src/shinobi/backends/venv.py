@@ -156,9 +156,7 @@ def _dead_interpreter(command: str, venv: str) -> str | None:
     # A copied venv's scripts still start, under the original's interpreter and
     # packages: the step would run, silently, in another venv than declared.
     home = os.path.dirname(os.path.dirname(interpreter))
-    if os.path.isfile(os.path.join(home, "pyvenv.cfg")) and os.path.realpath(
-        home
-    ) != os.path.realpath(venv):
+    if os.path.isfile(os.path.join(home, "pyvenv.cfg")) and not _same_directory(home, venv):
         return (
             f"{command} would run in another venv: its #! line names {interpreter}, the"
             f" interpreter of {home} (was this venv copied from there? {recreate})"
@@ -166,33 +164,37 @@ def _dead_interpreter(command: str, venv: str) -> str | None:
     return None
 
 
-#: How many of a venv's ``bin`` entries ``ninja backends`` reads, looking for a
-#: script that names another venv's interpreter (or a missing one).
-_SCRIPTS_LOOKED_AT = 64
+#: The scripts ``ninja backends`` reads in a venv: pip's own, which pip writes
+#: with the venv's interpreter (any other script there may be anyone's, naming
+#: any Python, and is judged only when a step runs it).
+_PIP_SCRIPTS = ("pip", "pip3")
 
 
 def _moved_or_copied(venv: str) -> str | None:
     """Why ``venv``'s own scripts would not run as its own (it was moved, or copied
-    from another venv), judged by the scripts in its ``bin``; None if sound.
+    from another venv), judged by its pip; None if sound, or if it cannot tell.
 
     A run refuses such a venv when a step uses one of its tools; ``ninja
-    backends`` reads its scripts to say so beforehand, rather than "ready".
+    backends`` says so beforehand, rather than "ready". Only a directory with
+    a ``pyvenv.cfg`` is judged: an installed Python (pyenv's, one built from
+    source) is no venv to remake.
     """
-    bin_dir = os.path.join(venv, "bin")
-    try:
-        with os.scandir(bin_dir) as entries:
-            names = sorted(
-                entry.name
-                for _, entry in zip(range(_SCRIPTS_LOOKED_AT), entries, strict=False)
-                if entry.is_file(follow_symlinks=False)
-            )
-    except OSError:
+    if not os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
         return None
-    for name in names:
-        problem = _dead_interpreter(os.path.join(bin_dir, name), venv)
-        if problem is not None:
-            return problem
+    for name in _PIP_SCRIPTS:
+        script = os.path.join(venv, "bin", name)
+        if os.path.isfile(script):
+            return _dead_interpreter(script, venv)
     return None
+
+
+def _same_directory(one: str, other: str) -> bool:
+    """Whether two paths are one directory: by inode, which also sees through a
+    bind mount (``/net/home`` and ``/home`` on a cluster), not only links."""
+    try:
+        return os.path.samefile(one, other)
+    except OSError:
+        return os.path.realpath(one) == os.path.realpath(other)
 
 
 def venv_environment(
