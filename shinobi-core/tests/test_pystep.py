@@ -698,9 +698,21 @@ recipe.add_step("double", double)
 """
 
 
-@pytest.mark.parametrize("version", [(2, 7, 18), (3, 6, 15), (3, 10, 13)])
+@pytest.mark.parametrize(
+    ("version", "python_name"),
+    [
+        ((2, 7, 18), "python3"),
+        ((2, 7, 18), "python"),  # virtualenv's 2.7 venv (CASA 5's) has no python3
+        ((3, 6, 15), "python3"),
+        ((3, 10, 13), "python3"),
+    ],
+)
 def test_a_venv_of_a_python_too_old_for_pysteps_is_named_not_a_syntax_error(
-    ninja: Any, recipe_file: Callable[..., Path], tmp_path: Path, version: tuple[int, ...]
+    ninja: Any,
+    recipe_file: Callable[..., Path],
+    tmp_path: Path,
+    version: tuple[int, ...],
+    python_name: str,
 ) -> None:
     """CASA 5's Python 2.7 or an old 3.6 venv failed to parse the runner: a
     SyntaxError in ninja's own code. Stood in for by this interpreter told, on
@@ -715,7 +727,7 @@ def test_a_venv_of_a_python_too_old_for_pysteps_is_named_not_a_syntax_error(
     )
     venv = tmp_path / "oldvenv"
     (venv / "bin").mkdir(parents=True)
-    python = venv / "bin" / "python3"
+    python = venv / "bin" / python_name
     python.write_text(f'#!/bin/sh\nPYTHONPATH={pretend} exec {sys.executable} "$@"\n')
     python.chmod(0o755)
     recipe_file(OLD_PYTHON_STEP.format(venv=str(venv)))

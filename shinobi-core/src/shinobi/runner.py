@@ -278,10 +278,11 @@ def _look_at_until_files(graph: Graph, session: Session, plan: Callable[[], Any]
 
 
 def _interpreter_in(session: Session, step: str, venv: str) -> Any:
-    """What a pystep in ``venv`` runs, as far as it is known before the run: python3."""
+    """What a pystep in ``venv`` runs, as far as it is known before the run: its Python."""
     from shinobi.backends.base import Invocation
+    from shinobi.pyrunner.request import interpreter
 
-    return Invocation(step=step, argv=("python3",), cwd=session.cwd, venv=venv)
+    return Invocation(step=step, argv=(interpreter(venv, session.cwd),), cwd=session.cwd, venv=venv)
 
 
 def run_recipe(

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from shinobi.session import Session
     from shinobi.steps.functions import PyStep
 
-__all__ = ["build_invocation", "core_paths", "source_of"]
+__all__ = ["build_invocation", "core_paths", "interpreter", "source_of"]
 
 #: Distributions the runner needs besides the standard library.
 _NEEDED = (
@@ -131,6 +131,19 @@ def _without_read_only_parents(uses: list[PathUse]) -> list[PathUse]:
     ]
 
 
+def interpreter(venv: str | None, cwd: str) -> str:
+    """The command that starts the step's Python: ``python3``, or ``python`` in a venv
+    that has no ``python3`` (virtualenv's of Python 2.7, kept for CASA 5), so
+    :data:`BOOT` runs under the venv's own and names its version."""
+    if venv:
+        bin_dir = os.path.join(cwd, os.path.expanduser(venv), "bin")
+        if not os.path.exists(os.path.join(bin_dir, "python3")) and os.path.exists(
+            os.path.join(bin_dir, "python")
+        ):
+            return "python"
+    return "python3"
+
+
 def build_invocation(
     session: Session, name: str, node: Node, values: dict[str, Any], workspace: Path
 ) -> Invocation:
@@ -172,14 +185,15 @@ def build_invocation(
     ]
     uses = _without_read_only_parents(uses)
     stdout_path, stderr_path = session.log_paths(name)
+    venv = session.venv_of(node)
     return Invocation(
         step=name,
-        argv=("python3", BOOT, str(spec_file)),
+        argv=(interpreter(venv, session.cwd), BOOT, str(spec_file)),
         cwd=session.cwd,
         paths=tuple(uses),
         resources=node.resources,
         image=step.image,
-        venv=session.venv_of(node),
+        venv=venv,
         run_id=session.run_id,
         stdout_path=stdout_path,
         stderr_path=stderr_path,
