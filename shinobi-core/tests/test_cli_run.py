@@ -498,6 +498,13 @@ from shinobi.steps import Cab, Recipe
 broken = Recipe("broken")
 broken.add_step("first", Cab("first", ["/bin/sh", "-c", "exit 3"]))
 broken.add_step("second", Cab("second", ["/bin/echo", "never"]))  # one worker: never starts
+
+inner = Recipe("inner")
+inner.add_step("i1", Cab("i1", ["/bin/sh", "-c", "exit 5"]))
+inner.add_step("i2", Cab("i2", ["/bin/echo", "never"]))
+outer = Recipe("outer")
+outer.add_step("nest", inner)
+outer.add_step("later", inner)
 """
 
 
@@ -511,3 +518,19 @@ def test_run_json_lists_the_steps_a_failure_left_unstarted_as_not_run(
     steps = json.loads(ran.stdout)["steps"]
     assert [(s["name"], s["status"]) for s in steps] == [("first", "failed"), ("second", "not run")]
     assert steps[1] == {**steps[1], "returncode": None, "argv": None, "started": None}
+
+
+def test_run_json_lists_a_nested_recipe_s_unstarted_steps_too(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    path = recipe_file(STOPS_EARLY)
+    ran = ninja("run", f"{path}:outer", "--json", "-j", "1", "--no-cache")
+    assert ran.returncode == 1
+
+    def shown(entries: list[dict[str, Any]]) -> list[Any]:
+        return [(e["name"], e["status"], shown(e.get("steps", []))) for e in entries]
+
+    assert shown(json.loads(ran.stdout)["steps"]) == [
+        ("nest", "failed", [("nest.i1", "failed", []), ("nest.i2", "not run", [])]),
+        ("later", "not run", [("later.i1", "not run", []), ("later.i2", "not run", [])]),
+    ]

@@ -178,8 +178,6 @@ def _result_json(result: Any, graph: Any, stopped: Any = None) -> dict[str, Any]
     ended without starting (after a failure, or an interrupt) as ``not run``,
     after the steps that ended, so a program reading it sees the whole recipe.
     """
-    ended = {s.name for s in result.steps}
-    unreached = [node.name for node in graph.nodes if node.name not in ended]
     data = {
         "recipe": result.name,
         "run_id": result.run_id,
@@ -188,7 +186,7 @@ def _result_json(result: Any, graph: Any, stopped: Any = None) -> dict[str, Any]
         "failed_step": result.failed_step,
         "error": result.error,
         "warnings": result.warnings,
-        "steps": [_step_json(s) for s in result.steps] + [_not_run(n) for n in unreached],
+        "steps": _steps_json(result.steps, graph),
     }
     if stopped is not None:
         from shinobi.teardown import interrupted_fields
@@ -198,9 +196,19 @@ def _result_json(result: Any, graph: Any, stopped: Any = None) -> dict[str, Any]
     return data
 
 
-def _not_run(name: str) -> dict[str, Any]:
-    """A step the run never started, in the shape of one that ended."""
-    return {
+def _steps_json(results: list[Any], graph: Any, prefix: str = "") -> list[dict[str, Any]]:
+    """The results of ``graph``'s steps that ended, then its steps that never started
+    (a nested recipe's too, whose names ``prefix`` starts)."""
+    nodes = {f"{prefix}{node.name}": node for node in graph.nodes}
+    entries = [_step_json(step, nodes.get(step.name)) for step in results]
+    ended = {step.name for step in results}
+    return entries + [_not_run(name, node) for name, node in nodes.items() if name not in ended]
+
+
+def _not_run(name: str, node: Any) -> dict[str, Any]:
+    """A step the run never started, in the shape of one that ended: a nested
+    recipe with its steps (none started), a scatter with no slices."""
+    entry: dict[str, Any] = {
         "name": name,
         "status": "not run",
         "returncode": None,
@@ -211,11 +219,17 @@ def _not_run(name: str) -> dict[str, Any]:
         "started": None,
         "finished": None,
     }
+    if node.scatter:
+        entry["slices"] = []
+    if node.subgraph is not None:
+        entry["steps"] = [_not_run(f"{name}.{n.name}", n) for n in node.subgraph.nodes]
+    return entry
 
 
-def _step_json(step: Any) -> dict[str, Any]:
+def _step_json(step: Any, node: Any = None) -> dict[str, Any]:
     """One step's result, with its slices and a nested recipe's steps, as the dry run
-    shows them: a scattered step's command lines are its slices'."""
+    shows them: a scattered step's command lines are its slices'. A nested recipe
+    lists its steps that never started too, when its ``node`` is known."""
     entry: dict[str, Any] = {
         "name": step.name,
         "status": step.status,
@@ -231,7 +245,12 @@ def _step_json(step: Any) -> dict[str, Any]:
         entry["slices"] = [_step_json(s) for s in step.slices]
     inner = step.details.get("steps")
     if isinstance(inner, list):
-        entry["steps"] = [_step_json(s) for s in inner]
+        subgraph = getattr(node, "subgraph", None)
+        entry["steps"] = (
+            _steps_json(inner, subgraph, f"{step.name}.")
+            if subgraph is not None
+            else [_step_json(s) for s in inner]
+        )
     return entry
 
 
