@@ -47,13 +47,19 @@ def test_a_plain_directory_is_still_not_a_virtualenv(tmp_path: Path) -> None:
     assert "is not a virtualenv" in (venv_problem(str(tmp_path)) or "")
 
 
+def _script_beside_python(root: Path, name: str, text: str) -> Path:
+    """``root/bin/NAME`` holding ``text``, executable, beside a ``bin/python``."""
+    (root / "bin").mkdir(parents=True)
+    os.symlink(sys.executable, root / "bin" / "python")
+    script = root / "bin" / name
+    script.write_text(text)
+    script.chmod(0o755)
+    return script
+
+
 def test_a_moved_venv_s_tool_is_refused_before_the_run(tmp_path: Path) -> None:
     venv = tmp_path / "moved"
-    (venv / "bin").mkdir(parents=True)
-    os.symlink(sys.executable, venv / "bin" / "python")
-    tool = venv / "bin" / "tricolour"
-    tool.write_text("#!/old/place/venv/bin/python\nprint('hi')\n")
-    tool.chmod(0o755)
+    _script_beside_python(venv, "tricolour", "#!/old/place/venv/bin/python\nprint('hi')\n")
     with pytest.raises(VenvError, match="#! line names /old/place/venv/bin/python"):
         VenvBackend({}).prepare([_invocation(tmp_path, venv, "tricolour")])
 
@@ -154,9 +160,5 @@ def test_ninja_backends_and_a_run_accept_venvs_whose_scripts_it_cannot_judge(
     assert VenvBackend({"venv": str(relocatable)}).check().usable
     assert VenvBackend({}).prepare([_invocation(tmp_path, relocatable, "tricolour")]) == []
     installed = tmp_path / "pyenv-3.12"
-    (installed / "bin").mkdir(parents=True)
-    os.symlink(sys.executable, installed / "bin" / "python")
-    gdb = installed / "bin" / "python3.12-gdb.py"
-    gdb.write_text("#!/usr/bin/no-such-python\n")
-    gdb.chmod(0o755)
+    _script_beside_python(installed, "python3.12-gdb.py", "#!/usr/bin/no-such-python\n")
     assert VenvBackend({"venv": str(installed)}).check().usable

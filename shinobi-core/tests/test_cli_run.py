@@ -509,14 +509,19 @@ outer.add_step("later", inner)
 """
 
 
+def _stopped_early(ninja: Ninja, path: Path, target: str) -> list[dict[str, Any]]:
+    """The steps ``ninja run --json`` lists for a run a failure stopped."""
+    ran = ninja("run", f"{path}:{target}", "--json", "-j", "1", "--no-cache")
+    assert ran.returncode == 1
+    steps: list[dict[str, Any]] = json.loads(ran.stdout)["steps"]
+    return steps
+
+
 def test_run_json_lists_the_steps_a_failure_left_unstarted_as_not_run(
     ninja: Ninja, recipe_file: Callable[..., Path]
 ) -> None:
     # A program reading --json saw only the steps that ended, not the whole recipe.
-    path = recipe_file(STOPS_EARLY)
-    ran = ninja("run", f"{path}:broken", "--json", "-j", "1", "--no-cache")
-    assert ran.returncode == 1
-    steps = json.loads(ran.stdout)["steps"]
+    steps = _stopped_early(ninja, recipe_file(STOPS_EARLY), "broken")
     assert [(s["name"], s["status"]) for s in steps] == [("first", "failed"), ("second", "not run")]
     assert steps[1] == {**steps[1], "returncode": None, "argv": None, "started": None}
 
@@ -524,14 +529,10 @@ def test_run_json_lists_the_steps_a_failure_left_unstarted_as_not_run(
 def test_run_json_lists_a_nested_recipe_s_unstarted_steps_too(
     ninja: Ninja, recipe_file: Callable[..., Path]
 ) -> None:
-    path = recipe_file(STOPS_EARLY)
-    ran = ninja("run", f"{path}:outer", "--json", "-j", "1", "--no-cache")
-    assert ran.returncode == 1
-
     def shown(entries: list[dict[str, Any]]) -> list[Any]:
         return [(e["name"], e["status"], shown(e.get("steps", []))) for e in entries]
 
-    assert shown(json.loads(ran.stdout)["steps"]) == [
+    assert shown(_stopped_early(ninja, recipe_file(STOPS_EARLY), "outer")) == [
         ("nest", "failed", [("nest.i1", "failed", []), ("nest.i2", "not run", [])]),
         ("later", "not run", [("later.i1", "not run", []), ("later.i2", "not run", [])]),
     ]
