@@ -15,6 +15,7 @@ import gc
 import importlib.util
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -96,6 +97,10 @@ def _isolate_this_process() -> None:
     os.environ.update(clean)
 
 
+def _stopped(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     bindir = Path(sys.executable).parent
@@ -121,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     from startup import count_heavy_imports, measure_startup
     from status import measure_status_calls
 
+    signal.signal(signal.SIGTERM, _stopped)  # like Ctrl-C: the scratch folder is removed
     reps = _reps(args.quick)
     wanted = set(args.only or SECTIONS)
     report = Report()
@@ -136,25 +142,39 @@ def main(argv: list[str] | None = None) -> int:
         count = reps["runs_large"]
         return lambda: measure_own_work(report, RUN_SIZES[1], workers, count, workdir)
 
-    plan: list[tuple[str, Callable[[], None]]] = [
-        ("startup", lambda: measure_startup(report, bindir, reps["startup"], workdir)),
-        ("startup", lambda: count_heavy_imports(report, bindir, workdir)),
-        *[("runs", runs(steps, workers)) for steps in RUN_SIZES for workers in (1, 2)],
-        *[("runs", own_work(workers)) for workers in (1, 2)],
-        ("dryrun", lambda: measure_dryrun(report, bindir, large, reps["plan_large"], workdir)),
-        ("graph", lambda: measure_build_graph(report, large, reps["plan_small"])),
-        ("compile", lambda: measure_compile(report, bindir, large, reps["plan_large"], workdir)),
+    # (section, what it measures, as the progress line says it, how)
+    plan: list[tuple[str, str, Callable[[], None]]] = [
+        ("startup", "start-up", lambda: measure_startup(report, bindir, reps["startup"], workdir)),
+        ("startup", "modules --help loads", lambda: count_heavy_imports(report, bindir, workdir)),
+        *[
+            ("runs", f"{steps} steps at -j {workers}", runs(steps, workers))
+            for steps in RUN_SIZES
+            for workers in (1, 2)
+        ],
+        *[("runs", f"own work at -j {workers}", own_work(workers)) for workers in (1, 2)],
+        (
+            "dryrun",
+            "--dryrun",
+            lambda: measure_dryrun(report, bindir, large, reps["plan_large"], workdir),
+        ),
+        ("graph", "build_graph", lambda: measure_build_graph(report, large, reps["plan_small"])),
+        (
+            "compile",
+            "ninja compile",
+            lambda: measure_compile(report, bindir, large, reps["plan_large"], workdir),
+        ),
         (
             "cache",
+            "the cached re-run",
             lambda: measure_cached_rerun(report, bindir, CACHED_STEPS, reps["cache"], workdir),
         ),
-        ("status", lambda: measure_status_calls(report, bindir, workdir)),
+        ("status", "status calls", lambda: measure_status_calls(report, bindir, workdir)),
     ]
     begun = time.monotonic()
     try:
-        for section, measure in plan:
+        for section, what, measure in plan:
             if section in wanted:
-                print(f"bench: measuring {section} ...", file=sys.stderr, flush=True)
+                print(f"bench: measuring {section}: {what} ...", file=sys.stderr, flush=True)
                 measure()
                 gc.collect()  # no in-process figure pays for the previous one's garbage
     except CommandFailed as exc:

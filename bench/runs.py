@@ -180,7 +180,11 @@ def measure_runs(
         where = f"{steps} steps, -j {workers}, {text}"
         ratios, overheads = _over_floor(samples[name], samples["floor"], steps)
         report.add(Figure.of(f"{key}.{name}", where, "s", samples[name]))
-        report.add(Figure.of(f"{key}.{name}.ratio", f"{where} / floor", "x", ratios))
+        ratio = Figure.of(f"{key}.{name}.ratio", f"{where} / floor", "x", ratios)
+        below = sum(1 for t in ratios.timings if t.wall < 1)
+        if below:  # a run cannot beat the bare loop it contains: that floor was disturbed
+            ratio.note = f"{below} sample(s) below 1: a disturbed floor; measure again"
+        report.add(ratio)
         report.add(
             Figure.of(f"{key}.{name}.overhead", f"{where}, over floor", "ms/step", overheads)
         )
