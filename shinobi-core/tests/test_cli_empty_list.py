@@ -89,16 +89,29 @@ clash.add_step("say", say, words=clash.inputs.x)
 """
 
 
+def _emptied_then_help(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    source: str,
+    recipe: str,
+    emptying: str,
+) -> str:
+    """Dry-run ``recipe`` of ``source`` with ``emptying`` given, which must leave the
+    echo with no words; then its ``--help``, returned."""
+    path = tmp_path / "recipe.py"
+    path.write_text(textwrap.dedent(source))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _ninja(capsys, "run", f"{path}:{recipe}", emptying, "--dryrun")
+    assert code == 0, err
+    assert _argv(out).endswith("/bin/echo")
+    return _ninja(capsys, "run", f"{path}:{recipe}", "--help")[1]
+
+
 def test_no_name_empties_its_list_whatever_input_is_declared_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = tmp_path / "clash.py"
-    path.write_text(textwrap.dedent(CLASHING))
-    monkeypatch.chdir(tmp_path)
-    code, out, err = _ninja(capsys, "run", f"{path}:clash", "--no-x", "--dryrun")
-    assert code == 0, err
-    assert _argv(out).endswith("/bin/echo")
-    code, out, err = _ninja(capsys, "run", f"{path}:clash", "--help")
+    out = _emptied_then_help(tmp_path, monkeypatch, capsys, CLASHING, "clash", "--no-x")
     assert "--input-no-x / --no-input-no-x" in out
 
 
@@ -119,11 +132,5 @@ def test_a_list_whose_no_name_is_ninja_s_own_option_can_still_be_emptied(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`--no-cache` is ninja's: the list `cache` could not be given as empty."""
-    path = tmp_path / "named.py"
-    path.write_text(textwrap.dedent(NAMED_CACHE))
-    monkeypatch.chdir(tmp_path)
-    code, out, err = _ninja(capsys, "run", f"{path}:show", "--no-input-cache", "--dryrun")
-    assert code == 0, err
-    assert _argv(out).endswith("/bin/echo")
-    code, out, _ = _ninja(capsys, "run", f"{path}:show", "--help")
+    out = _emptied_then_help(tmp_path, monkeypatch, capsys, NAMED_CACHE, "show", "--no-input-cache")
     assert "--no-input-cachefornone" in "".join(out.split())  # help wraps at the dashes
