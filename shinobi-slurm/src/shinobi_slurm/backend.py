@@ -38,6 +38,9 @@ from shinobi.backends.base import (
 )
 from shinobi.backends.process import read_log
 from shinobi.errors import ConfigError
+
+# the ledger of a run's jobs, <run folder>/slurm/jobs.tsv: core's convention, which
+# `ninja clean --runs` reads
 from shinobi.local_runs import JOBS_LEDGER
 from shinobi.session import safe_name
 from shinobi_slurm.commands import SlurmCommands, SlurmError
@@ -171,11 +174,6 @@ class _Waiting:
             f"shinobi: step {self.step!r}: Slurm job {self.job_id} has waited {waited:.0f} s"
             f" ({record.reason}): {why}; Ctrl-C cancels it"
         )
-
-
-# JOBS_LEDGER, in a run's folder under ``slurm/``: every job the run submitted,
-# one ``JOBID<TAB>STEP`` line each, written the moment sbatch answered (core's
-# convention, which ``ninja clean --runs`` reads).
 
 
 def _note_submitted(ledger: Path, job_id: str, step: str, warn: Callable[[str], None]) -> None:

@@ -75,24 +75,6 @@ def command(
         sys.exit(1)
 
 
-def _remove_damaged(path: Path) -> str:
-    """Remove a handle that cannot be read: its run's folder when it is a run's own
-    (``.shinobi/RECIPE/RUN/handle.json``), else the file; it is forgotten by the index."""
-    import shutil
-
-    from shinobi.launch.index import forget_launches
-
-    folder = path.parent
-    if folder.parent.parent.name == ".shinobi":
-        shutil.rmtree(folder, ignore_errors=True)
-        removed = f"its folder {folder}"
-    else:
-        path.unlink(missing_ok=True)
-        removed = "the file"
-    forget_launches([path])
-    return removed
-
-
 #: How long a run that ended abruptly stays, unless ``--older-than`` says otherwise:
 #: its ninja was killed, not its steps (a Slurm job, a tool left orphaned), which
 #: may still write their logs, or an sbatch script, into its folder.
@@ -129,8 +111,8 @@ def _clean_runs(root: Path, older_than: float, as_given: str | None = None) -> N
             )
         elif run.running:
             click.echo(f"ninja: kept run {run.run_id}: it is still running", err=True)
-        elif as_given is None and run.state in unsettled and jobs_ledgers(run):
-            listed = " and ".join(str(ledger) for ledger in jobs_ledgers(run))
+        elif as_given is None and run.state in unsettled and (ledgers := jobs_ledgers(run)):
+            listed = " and ".join(str(ledger) for ledger in ledgers)
             click.echo(
                 f"ninja: kept run {run.run_id}: {unsettled[run.state]} after submitting batch"
                 f" jobs, listed in {listed} there, which may still be queued or running and"
@@ -174,7 +156,7 @@ def _clean_runs(root: Path, older_than: float, as_given: str | None = None) -> N
 
 def _clean_launches(root: Path, force: bool) -> int:
     """Remove finished launches; returns how many were kept because they run on."""
-    from shinobi.launch.cleanup import remove_launch
+    from shinobi.launch.cleanup import remove_damaged_handle, remove_launch
     from shinobi.launch.find import damaged_handles, stop_hint, workspace_launches
     from shinobi.launch.index import forget_launches, list_launches
     from shinobi.launch.state import statuses
@@ -213,7 +195,9 @@ def _clean_launches(root: Path, force: bool) -> int:
                 err=True,
             )
             continue
-        click.echo(f"removed the damaged launch handle {exc.path}: {_remove_damaged(exc.path)}")
+        click.echo(
+            f"removed the damaged launch handle {exc.path}: {remove_damaged_handle(exc.path)}"
+        )
     if not handles and not forgotten and not damaged:
         click.echo(f"no launches to clean in {root}")
     elif forgotten:

@@ -15,7 +15,7 @@ from pathlib import Path
 from shinobi.launch.handle import HANDLE_NAME, LaunchHandle, launch_dir
 from shinobi.launch.index import forget_launches
 
-__all__ = ["remove_launch"]
+__all__ = ["remove_damaged_handle", "remove_launch"]
 
 
 def remove_launch(handle: LaunchHandle) -> int:
@@ -33,6 +33,21 @@ def remove_launch(handle: LaunchHandle) -> int:
     if handle.path is not None:
         paths.append(handle.path)
     forget_launches(paths)
+    return removed
+
+
+def remove_damaged_handle(path: Path) -> str:
+    """Remove a handle that cannot be read: its run's folder when it is a run's own
+    (``.shinobi/RECIPE/RUN/handle.json``), else the file; the index forgets it.
+    Returns what was removed, as the user is told it."""
+    folder = path.parent
+    if folder.parent.parent.name == ".shinobi":
+        shutil.rmtree(folder, ignore_errors=True)
+        removed = f"its folder {folder}"
+    else:
+        path.unlink(missing_ok=True)
+        removed = "the file"
+    forget_launches([path])
     return removed
 
 
