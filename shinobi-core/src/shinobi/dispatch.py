@@ -233,22 +233,13 @@ def _run_function(session: Session, name: str, node: Node, values: dict[str, Any
         return run_cab(session, name, node, cab, checked, choose_backend(session, node, backend))
 
     ctx = StepContext(name, values, runner)
-
-    def cannot_stop() -> tuple[int, ...]:
-        session.warn(
-            f"step {name!r} is an orchestration function: its own Python runs inside ninja"
-            " and cannot be stopped, so ninja waits for it to return (the tools it runs are"
-            " stopped, and it can start no more)"
-        )
-        return ()
-
-    unregister = session.control.on_cancel(cannot_stop)
-    session.in_process.add(name)
-    try:
+    why = (
+        f"step {name!r} is an orchestration function: its own Python runs inside ninja"
+        " and cannot be stopped, so ninja waits for it to return (the tools it runs are"
+        " stopped, and it can start no more)"
+    )
+    with session.python_inside(name, why):
         result = _call_function(session, name, node, cab, ctx, runner, values)
-    finally:
-        session.in_process.discard(name)
-        unregister()
     if session.control.cancelled.is_set():  # it ran on after the stop: not torn down
         result.details["ran_on"] = True
     return result

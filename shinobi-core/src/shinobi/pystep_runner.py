@@ -117,65 +117,59 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
     session.emit_started(name, {"backend": "python"})
     started = time.time()
 
-    def cannot_stop() -> tuple[int, ...]:
-        session.warn(
-            f"step {name!r} is Python running inside ninja and cannot be stopped; waiting for"
-            " it to return (a pystep with venv= or image= runs in a process of its own, which"
-            " can be)"
-        )
-        return ()
-
+    why = (
+        f"step {name!r} is Python running inside ninja and cannot be stopped; waiting for"
+        " it to return (a pystep with venv= or image= runs in a process of its own, which"
+        " can be)"
+    )
     # What the function prints goes to the step's logs, as a tool's output does.
     stdout_path, stderr_path = session.log_paths(name)
     out = StreamLog(stdout_path, session.control.warn)
     err = StreamLog(stderr_path, session.control.warn)
-    unregister = session.control.on_cancel(cannot_stop)
-    session.in_process.add(name)
     in_call = True
-    try:
-        # user_code: steps started meanwhile get Popen (see shinobi.backends.spawn)
-        with user_code(), exits_refused(), captured(out, err):
-            returned = step.fn(**_anchored(step, values, session.cwd))
-        in_call = False
-        outputs = field_values(step.outputs_model.model_validate(step.outputs_from(returned)))
-    except STEP_CODE_FAILURES as exc:
-        # the function's own exception: where in the user's code, as a pystep in
-        # a venv or an image shows it; a returned value that does not fit: why
-        with_trace = in_call and traced(exc)
-        if with_trace:
-            err.write(user_traceback(exc).encode("utf-8", "backslashreplace"))
-        elif "\n" in str(exc):  # the whole message, which the one-line error points to
-            err.write(f"{str(exc).rstrip()}\n".encode("utf-8", "backslashreplace"))
-        misfit = None if in_call else output_problem(exc)
-        result = StepResult(
-            name=name,
-            status="failed",
-            returncode=exc.code
-            if isinstance(exc, SystemExit) and isinstance(exc.code, int)
-            else None,
-            error=f"{_FAILED_AT['outputs']} {misfit}" if misfit else _raised(exc, with_trace),
-            stdout=kept_tail(out.text()),
-            stderr=kept_tail(err.text()),
-            backend="python",
-            started=started,
-            finished=time.time(),
-        )
-    else:
-        result = StepResult(
-            name=name,
-            status="ok",
-            outputs=outputs,
-            stdout=kept_tail(out.text()),
-            stderr=kept_tail(err.text()),
-            backend="python",
-            started=started,
-            finished=time.time(),
-        )
-    finally:
-        session.in_process.discard(name)
-        unregister()
-        out.close()
-        err.close()
+    with session.python_inside(name, why):
+        try:
+            # user_code: steps started meanwhile get Popen (see shinobi.backends.spawn)
+            with user_code(), exits_refused(), captured(out, err):
+                returned = step.fn(**_anchored(step, values, session.cwd))
+            in_call = False
+            outputs = field_values(step.outputs_model.model_validate(step.outputs_from(returned)))
+        except STEP_CODE_FAILURES as exc:
+            # the function's own exception: where in the user's code, as a pystep in
+            # a venv or an image shows it; a returned value that does not fit: why
+            with_trace = in_call and traced(exc)
+            if with_trace:
+                err.write(user_traceback(exc).encode("utf-8", "backslashreplace"))
+            elif "\n" in str(exc):  # the whole message, which the one-line error points to
+                err.write(f"{str(exc).rstrip()}\n".encode("utf-8", "backslashreplace"))
+            misfit = None if in_call else output_problem(exc)
+            result = StepResult(
+                name=name,
+                status="failed",
+                returncode=exc.code
+                if isinstance(exc, SystemExit) and isinstance(exc.code, int)
+                else None,
+                error=f"{_FAILED_AT['outputs']} {misfit}" if misfit else _raised(exc, with_trace),
+                stdout=kept_tail(out.text()),
+                stderr=kept_tail(err.text()),
+                backend="python",
+                started=started,
+                finished=time.time(),
+            )
+        else:
+            result = StepResult(
+                name=name,
+                status="ok",
+                outputs=outputs,
+                stdout=kept_tail(out.text()),
+                stderr=kept_tail(err.text()),
+                backend="python",
+                started=started,
+                finished=time.time(),
+            )
+        finally:
+            out.close()
+            err.close()
     if session.control.cancelled.is_set():
         result.details["ran_on"] = True
     return result

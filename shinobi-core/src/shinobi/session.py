@@ -13,7 +13,7 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -129,6 +129,23 @@ class Session:
         self.budget = Budget.for_this_process(execution.cpus, execution.memory)
         if self.run_dir is not None:
             (self.run_dir / "logs").mkdir(parents=True, exist_ok=True)
+
+    @contextlib.contextmanager
+    def python_inside(self, name: str, why: str) -> Iterator[None]:
+        """While step ``name`` runs Python in ninja's own process: no signal stops it,
+        so a stop says ``why`` at once (a warning) and a second Ctrl-C names it."""
+
+        def cannot_stop() -> tuple[int, ...]:
+            self.warn(why)
+            return ()
+
+        unregister = self.control.on_cancel(cannot_stop)
+        self.in_process.add(name)
+        try:
+            yield
+        finally:
+            self.in_process.discard(name)
+            unregister()
 
     @property
     def default_backend(self) -> str:
