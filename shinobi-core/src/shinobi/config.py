@@ -140,8 +140,11 @@ class BackendConfig(BaseModel):
 
     default: str = Field("native", description="backend for steps that name none")
     venv: str | None = Field(None, description="virtualenv used by the venv backend")
+    # A default, not ``default_factory=list``: pydantic reads a factory's
+    # signature, and the builtin's costs ~3 ms of every command's start-up (it
+    # compiles the tokenizer's pattern). Pydantic copies the list per instance.
     venv_host_commands: list[str] = Field(
-        default_factory=list,
+        [],
         description="bare commands a venv step may take from the host's PATH",
     )
     run_as_host_user: bool = Field(
