@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import PosixPath
 from typing import TYPE_CHECKING, Any
 
 from shinobi.errors import RecipeGraphError, did_you_mean
@@ -129,6 +130,9 @@ class Graph:
 _REFS = (OutputRef, InputRef)
 #: What a wiring value may nest references in; cheaper in isinstance() than a union.
 _CONTAINERS = (list, tuple, dict)
+#: Wiring values that can hold no reference, by exact type (a subclass takes the
+#: long way): most of a large recipe's values, checked with one set lookup.
+_PLAIN = frozenset({str, int, float, bool, type(None), PosixPath})
 
 
 def _refs(value: Any, kinds: Any) -> Sequence[Any]:
@@ -619,7 +623,10 @@ class _Builder:
         Every reference is checked first (inputs and steps exist), then every
         output it names (the step has it).
         """
-        half = half_reference(value, index, self.loops)
+        kind = type(value)
+        if kind in _PLAIN:
+            return value, ()
+        half = None if kind is OutputRef else half_reference(value, index, self.loops)
         if half is not None:
             raise self.fail(f"{where}: {half}")
         value = self.translate(value)
@@ -667,11 +674,13 @@ class _Builder:
                     f"{where}: {step.name!r} has no input {key!r}{did_you_mean(key, inputs)}"
                 )
             wiring[key], produced = self.check_value(value, where, index, recipe_inputs)
-            deps.update(index[ref.step] for ref in produced)
             if produced:
+                deps.update(index[ref.step] for ref in produced)
                 self.check_path_to_text(wiring[key], fields_of(step.inputs_model)[key], where)
-        guard = self.translate(entry.get("guard"))
-        deps.update(index[ref.step] for ref in output_refs(guard))
+        guard = entry.get("guard")
+        if guard is not None:
+            guard = self.translate(guard)
+            deps.update(index[ref.step] for ref in output_refs(guard))
         for field_name in entry.get("scatter", ()):
             if field_name not in inputs:
                 raise self.fail(
@@ -717,7 +726,9 @@ class _Builder:
         previous = entry.get("previous")
         if previous is not None:
             deps.add(index[previous])
-        deps.update(index[before] for before in entry.get("after", ()))
+        after = entry.get("after")
+        if after:
+            deps.update(index[before] for before in after)
         return Node(
             index=i,
             name=name,
