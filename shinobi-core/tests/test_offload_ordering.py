@@ -303,3 +303,34 @@ def test_slices_writing_one_output_are_named_in_the_compiled_note(tmp_path: Path
     (job,) = ordered(recipe, cwd=str(tmp_path)).jobs
     assert job.serial == str(tmp_path / "img.fits")
     assert job.notes[-1].startswith(f"slices [0] and [1] both write {tmp_path / 'img.fits'}")
+
+
+def test_one_path_short_form_orders_exactly_as_the_general_walk() -> None:
+    """Every sequence of up to five accesses by three jobs to one path: the short
+    form a large compile takes links and notes exactly what the general walk does."""
+    import itertools
+
+    from shinobi.offload import ordering
+
+    def walk(how: Any, accesses: list[Any]) -> tuple[list[Any], list[Any]]:
+        links: list[Any] = []
+        notes: list[Any] = []
+        how(
+            "/d/f",
+            accesses,
+            lambda before, after, kind: links.append((before.job, after.job, kind)),
+            lambda path, readers: notes.append((path, [r.job for r in readers])),
+        )
+        return links, notes
+
+    compared = 0
+    for length in range(1, 6):
+        for shape in itertools.product(
+            [(j, w) for j in range(3) for w in (False, True)], repeat=length
+        ):
+            accesses = [ordering._Access(job, "/d/f", write) for job, write in sorted(shape)]
+            assert walk(ordering._sequence_one_path, accesses) == walk(
+                ordering._sequence, accesses
+            ), accesses
+            compared += 1
+    assert compared > 7000
