@@ -71,6 +71,21 @@ def test_status_watch_asks_once_per_round_until_the_end(
     ]
 
 
+def test_a_launch_is_named_by_a_unique_start_of_its_run_id(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    launch(tmp_path, run_id="20260130-101500-3fa9c1", created=1.0)
+    launch(tmp_path, run_id="20260130-111500-77aa01", created=2.0)
+    engine.rounds = [{"make": "completed", "use": "running"}]
+    code, out, err = ninja(capsys, "status", "20260130-10")
+    assert code == 0, err
+    assert "launch pipe/20260130-101500-3fa9c1" in out
+    code, _, err = ninja(capsys, "status", "20260130-1")
+    assert code == 2
+    assert "'20260130-1' starts the run ids of 2 launches" in err and "give more of it" in err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_an_unknown_launch_names_what_there_is(
     engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

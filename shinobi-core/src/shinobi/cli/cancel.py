@@ -18,7 +18,8 @@ __all__ = ["command"]
     " default: execution.workdir if configured, else the current directory.",
 )
 def command(handle: str, workdir: Path | None) -> None:
-    """Cancel the launch HANDLE (a handle.json, its folder, a run id or a recipe name)."""
+    """Cancel the launch HANDLE (a handle.json, its folder, a run id or a unique start
+    of one, or a recipe name)."""
     from shinobi.launch.find import find_launch, workspace
     from shinobi.launch.tracking import tracker_for
 

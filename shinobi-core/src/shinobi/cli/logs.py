@@ -60,7 +60,7 @@ def command(
     """Print the logs of the run or launch NAME, or of its step STEP.
 
     NAME is a local run's id (or any unique start of it) or a launch: its
-    handle.json, its folder, its run id or its recipe's name.
+    handle.json, its folder, its run id (or a unique start of it) or its recipe's name.
     """
     from shinobi.errors import UsageError
     from shinobi.launch.find import find_launch, workspace

@@ -41,7 +41,8 @@ def command(
 ) -> None:
     """Show every step of the launch HANDLE and a summary.
 
-    HANDLE is a handle.json, its folder, a run id or a recipe name.
+    HANDLE is a handle.json, its folder, a run id (or a unique start of one) or a
+    recipe name.
     """
     from shinobi.launch.find import find_launch, workspace
     from shinobi.launch.render import status_lines

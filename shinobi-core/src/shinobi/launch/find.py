@@ -1,7 +1,7 @@
 """Finding launches: what ``ninja status HANDLE`` and ``ninja logs NAME`` accept.
 
 A launch can be named by its handle file, by the folder holding one, by its
-run id, or by its recipe's name (the latest launch of that recipe in this
+run id (or a unique start of it), or by its recipe's name (the latest launch of that recipe in this
 workspace). A workspace's launches are the union of the index entries for
 it and the handle files actually under ``<workdir>/.shinobi/``, so a lost
 index does not hide a launch and a moved workdir does not resurrect one.
@@ -121,6 +121,9 @@ def find_launch(name: str, workdir: Path) -> LaunchHandle:
     by_recipe = [h for h in launches if h.recipe == name]
     if by_recipe:
         return by_recipe[-1]
+    started = _by_start_of_run_id(name, launches)
+    if started is not None:
+        return started
     entries = [e for e in reversed(list_launches()) if e.run_id == name]
     for entry in entries:
         if os.path.exists(entry.handle):
@@ -145,6 +148,19 @@ def find_launch(name: str, workdir: Path) -> LaunchHandle:
         f"no launch named {name!r} in {workdir} (recipes launched here: {known}); give a"
         " handle.json path, a run id or a recipe name, or --workdir"
     )
+
+
+def _by_start_of_run_id(name: str, launches: list[LaunchHandle]) -> LaunchHandle | None:
+    """The launch whose run id ``name`` starts, as a local run is named by the start
+    of its id; None when none does. Raises when it starts several."""
+    started = [h for h in launches if h.run_id.startswith(name)]
+    ids = sorted({h.run_id for h in started})
+    if len(ids) > 1:
+        shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+        raise UsageError(
+            f"{name!r} starts the run ids of {len(ids)} launches ({shown}); give more of it"
+        )
+    return started[-1] if started else None
 
 
 def stop_hint(engine: str, run_id: str) -> str:
