@@ -132,6 +132,57 @@ def test_a_failed_run_names_the_step_and_its_exit(tmp_path: Path) -> None:
     assert [s["name"] for s in manifest["steps"]] == ["first", "second", "other", "after"]
 
 
+def _disk_full_at_the_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The manifest's last write meets a full disk (those while the run goes on are
+    skipped on error by design)."""
+
+    def full(path: Any, *args: Any, **kwargs: Any) -> None:
+        raise OSError(28, "No space left on device", str(path))
+
+    real_finish = provenance.ManifestRecorder._finish
+
+    def finish(self: Any, *args: Any, **kwargs: Any) -> None:
+        monkeypatch.setattr(provenance, "write_atomically", full)
+        real_finish(self, *args, **kwargs)
+
+    monkeypatch.setattr(provenance.ManifestRecorder, "_finish", finish)
+
+
+def test_a_failed_run_whose_manifest_cannot_be_written_still_says_which_step_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _disk_full_at_the_end(monkeypatch)
+    result = go(tmp_path, pipeline("echo broken >&2; exit 4"))
+    assert not result.ok and result.failed_step == "second"
+    assert any(
+        "records could not all be written (No space left on device)" in w for w in result.warnings
+    )
+
+
+def test_a_record_that_cannot_be_written_costs_the_others_nothing() -> None:
+    from shinobi.records import Records
+
+    records = Records()
+    closed: list[str] = []
+
+    def full(_result: Any) -> None:
+        closed.append("manifest")
+        raise OSError(28, "No space left on device")
+
+    records.closers += [full, lambda _result: closed.append("cache origins")]
+    with pytest.raises(OSError, match="No space left"):
+        records.close(None)  # type: ignore[arg-type]
+    assert closed == ["manifest", "cache origins"]
+
+
+def test_a_successful_run_whose_manifest_cannot_be_written_fails_with_the_disk_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _disk_full_at_the_end(monkeypatch)
+    with pytest.raises(OSError, match="No space left on device"):
+        go(tmp_path, pipeline())
+
+
 def test_a_step_killed_by_a_signal_is_recorded_with_the_signal(tmp_path: Path) -> None:
     go(tmp_path, pipeline("kill -KILL $$"))
     (manifest,) = manifests(tmp_path)

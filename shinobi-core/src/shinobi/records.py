@@ -36,8 +36,16 @@ class Records:
         self.aborters: list[Callable[[BaseException], None]] = []
 
     def close(self, result: RecipeResult) -> None:
+        """Finalise every record; the first that could not be written (a full
+        disk) is raised once all were tried, so one does not cost the others."""
+        failure: OSError | None = None
         for closer in self.closers:
-            closer(result)
+            try:
+                closer(result)
+            except OSError as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure
 
     def abort(self, exc: BaseException) -> None:
         for aborter in self.aborters:

@@ -23,6 +23,7 @@ from shinobi.steps.result import every_step, first_failed
 if TYPE_CHECKING:
     from shinobi.config import AppConfig
     from shinobi.graph import Graph
+    from shinobi.records import Records
     from shinobi.session import RunObserver, Session
     from shinobi.steps.recipe import Recipe
     from shinobi.steps.result import RecipeResult
@@ -328,6 +329,23 @@ def run_recipe(
     )
 
 
+def _close_records(records: Records, result: RecipeResult, session: Session) -> None:
+    """Finalise the run's records. One that cannot be written (a full disk) ends a
+    run that succeeded with that error; of a run that failed, it is a warning, and
+    the step that failed stays what the run's last line names."""
+    try:
+        records.close(result)
+    except OSError as exc:
+        if result.ok:
+            raise
+        where = session.run_dir or "the run folder"
+        session.warn(
+            f"the run's records could not all be written ({exc.strerror or exc}): its"
+            f" manifest may be incomplete; free space or fix permissions in {where}"
+        )
+        result.warnings = list(session.warnings)
+
+
 def run_prepared(
     graph: Graph,
     values: dict[str, Any],
@@ -391,7 +409,7 @@ def run_prepared(
             result.warnings = list(session.warnings)
             result.run_id = session.run_id
             stopped = session.interrupted  # a signal during the writing: the run had ended
-            records.close(result)
+            _close_records(records, result, session)
             ended = result.status
             if stopped is not None:
                 from shinobi.teardown import interrupted_state
