@@ -494,7 +494,7 @@ def test_help_says_how_a_date_time_or_duration_input_is_written(
 
 
 STOPS_EARLY = """
-from shinobi.steps import Cab, Recipe
+from shinobi.steps import Cab, ParamMeta, Recipe
 
 broken = Recipe("broken")
 broken.add_step("first", Cab("first", ["/bin/sh", "-c", "exit 3"]))
@@ -506,6 +506,15 @@ inner.add_step("i2", Cab("i2", ["/bin/echo", "never"]))
 outer = Recipe("outer")
 outer.add_step("nest", inner)
 outer.add_step("later", inner)
+
+from pydantic import BaseModel
+
+class Code(BaseModel):
+    code: int
+
+exits = Cab("exits", ["/bin/sh", "-c", 'exit "$0"'], Code, None, {"code": ParamMeta(positional=True)})
+fans = Recipe("fans")
+fans.add_step("each", exits, code=[0, 4, 0, 0], scatter=["code"])  # one worker: [2], [3] never start
 """
 
 
@@ -524,6 +533,19 @@ def test_run_json_lists_the_steps_a_failure_left_unstarted_as_not_run(
     steps = _stopped_early(ninja, recipe_file(STOPS_EARLY), "broken")
     assert [(s["name"], s["status"]) for s in steps] == [("first", "failed"), ("second", "not run")]
     assert steps[1] == {**steps[1], "returncode": None, "argv": None, "started": None}
+
+
+def test_run_json_lists_the_slices_a_failure_left_unstarted_as_not_run(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    (step,) = _stopped_early(ninja, recipe_file(STOPS_EARLY), "fans")
+    assert step["status"] == "failed"
+    assert [(s["name"], s["status"], s["returncode"]) for s in step["slices"]] == [
+        ("each[0]", "ok", 0),
+        ("each[1]", "failed", 4),
+        ("each[2]", "not run", None),
+        ("each[3]", "not run", None),
+    ]
 
 
 def test_run_json_lists_a_nested_recipe_s_unstarted_steps_too(

@@ -607,15 +607,19 @@ class _Wavefront:
         if len(done) == len(parts) or (
             self.inflight[unit.node] == 0 and any(not p.ok for p in done)
         ):
-            self.complete(unit.node, _gather(name, done, self.output_fields(node)))
+            gathered = _gather(name, done, self.output_fields(node))
         elif self.inflight[unit.node] == 0 and self.stopping:
             # The run stopped at another step: the slices still waiting never start.
             # Those that ended are kept, as the manifest keeps them: what they made
             # is there, and a pystep slice that ran to its end must be said so.
-            stopped = _gather(name, done, self.output_fields(node))
-            stopped.status, stopped.returncode, stopped.outputs = "cancelled", None, {}
-            stopped.error = f"stopped after {len(done)} of {len(parts)} slices, as the run did"
-            self.complete(unit.node, stopped)
+            gathered = _gather(name, done, self.output_fields(node))
+            gathered.status, gathered.returncode, gathered.outputs = "cancelled", None, {}
+            gathered.error = f"stopped after {len(done)} of {len(parts)} slices, as the run did"
+        else:
+            return
+        if len(done) < len(parts):  # which slices never started: k is slice name[k]
+            gathered.details["slices_not_run"] = [k for k, p in enumerate(parts) if p is None]
+        self.complete(unit.node, gathered)
 
     def check_interrupt(self) -> None:
         session = self.session

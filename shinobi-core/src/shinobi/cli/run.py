@@ -205,9 +205,9 @@ def _steps_json(results: list[Any], graph: Any, prefix: str = "") -> list[dict[s
     return entries + [_not_run(name, node) for name, node in nodes.items() if name not in ended]
 
 
-def _not_run(name: str, node: Any) -> dict[str, Any]:
-    """A step the run never started, in the shape of one that ended: a nested
-    recipe with its steps (none started), a scatter with no slices."""
+def _not_run(name: str, node: Any = None) -> dict[str, Any]:
+    """A step (or slice) the run never started, in the shape of one that ended: a
+    nested recipe with its steps (none started), a scatter with no slices."""
     entry: dict[str, Any] = {
         "name": name,
         "status": "not run",
@@ -219,6 +219,8 @@ def _not_run(name: str, node: Any) -> dict[str, Any]:
         "started": None,
         "finished": None,
     }
+    if node is None:
+        return entry
     if node.scatter:
         entry["slices"] = []
     if node.subgraph is not None:
@@ -243,6 +245,9 @@ def _step_json(step: Any, node: Any = None) -> dict[str, Any]:
     }
     if step.slices is not None:
         entry["slices"] = [_step_json(s) for s in step.slices]
+        # those a failure or an interrupt kept from starting, as the manifest lists them
+        never = step.details.get("slices_not_run")
+        entry["slices"] += [_not_run(f"{step.name}[{k}]") for k in never or ()]
     inner = step.details.get("steps")
     if isinstance(inner, list):
         subgraph = getattr(node, "subgraph", None)
