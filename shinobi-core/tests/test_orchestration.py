@@ -99,6 +99,41 @@ def test_ctx_run_may_be_called_again_to_retry(tmp_path: Path) -> None:
     assert result.outputs == {"said": "hello venv=none"}
 
 
+def test_the_function_is_said_started_before_its_own_python_runs(tmp_path: Path) -> None:
+    """A function's Python before its first ctx.run() may take a while: the run shows
+    the step running from its start, not from the first tool's."""
+    events: list[tuple[str, ...]] = []
+
+    class Watch:
+        def step_started(self, name: str, info: dict[str, Any]) -> None:
+            events.append(("started", name, str(info.get("backend"))))
+
+        def step_finished(self, result: StepResult) -> None:
+            events.append(("finished", result.name, result.status))
+
+        def warning(self, message: str) -> None:
+            pass
+
+    @shinobi.step(flaky)
+    def prepare_then_run(ctx: StepContext) -> StepResult:
+        events.append(("python", ctx.name))
+        return ctx.run(succeed_at=1)
+
+    recipe = Recipe("r", In, Out)
+    recipe.add_step("prep", prepare_then_run, counter=recipe.inputs.counter)
+    counter = str(tmp_path / "count")
+    result = run_recipe(
+        recipe, {"counter": counter}, cwd=tmp_path, config=config(), observers=[Watch()]
+    )
+    assert result.ok, result.error
+    assert events == [
+        ("started", "prep", "function"),
+        ("python", "prep"),
+        ("started", "prep", "native"),
+        ("finished", "prep", "ok"),
+    ]
+
+
 def test_the_function_can_post_process_and_override_inputs(tmp_path: Path) -> None:
     @shinobi.step(flaky)
     def shout(ctx: StepContext) -> StepResult:

@@ -238,6 +238,8 @@ def _run_function(session: Session, name: str, node: Node, values: dict[str, Any
         " and cannot be stopped, so ninja waits for it to return (the tools it runs are"
         " stopped, and it can start no more)"
     )
+    # said now, not at its first ctx.run(): Python before it may take a while
+    session.emit_started(name, {"backend": "function"})
     with session.python_inside(name, why):
         result = _call_function(session, name, node, cab, ctx, runner, values)
     if session.control.cancelled.is_set():  # it ran on after the stop: not torn down
