@@ -431,3 +431,23 @@ def test_a_path_output_to_a_str_recipe_output_or_a_list_of_str_is_refused_at_bui
     with pytest.raises(RecipeGraphError, match=r"input 'paths': is declared list\[str\] but"):
         run_recipe(listed, cwd=tmp_path, config=load_config({"cache.enabled": False}))
     assert not (tmp_path / "t.txt").exists()
+
+
+class LabelsIn(BaseModel):
+    labels: dict[str, str] = {}
+
+
+def test_a_path_output_to_a_value_of_a_dict_of_str_is_refused_at_build(tmp_path: Path) -> None:
+    """Every step before it ran, then pydantic refused the path as text."""
+    env = Cab("env", "/usr/bin/env", LabelsIn, None, {"labels": ParamMeta(skip=True)})
+    recipe = Recipe("r3")
+    recipe.add_step("t", touch, out="t.txt")
+    recipe.add_step("env", env, labels={"plain": "x", "made": recipe.outputs.t.out})
+    with pytest.raises(
+        RecipeGraphError, match=r"input 'labels': is declared a mapping to str but wired"
+    ):
+        run_recipe(recipe, cwd=tmp_path, config=load_config({"cache.enabled": False}))
+    assert not (tmp_path / "t.txt").exists()
+    fine = Recipe("r4")  # text values, and a mapping of anything, are left alone
+    fine.add_step("env", env, labels={"plain": "x"})
+    assert run_recipe(fine, cwd=tmp_path, config=load_config({"cache.enabled": False})).ok

@@ -747,27 +747,39 @@ class _Builder:
         )
 
     def check_path_to_text(self, value: Any, spec: FieldSpec, where: str) -> None:
-        """A step's path output wired to a ``str`` field (or an item of a ``list[str]``),
-        an input or the recipe's output: refused where it is wired.
+        """A step's path output wired to a ``str`` field (an item of a ``list[str]``, a
+        value of a ``dict[str, str]``), an input or the recipe's output: refused
+        where it is wired.
 
         pydantic refuses the path only when its turn comes, after the steps
         before it ran; and taken as text it would be neither made visible to a
         container nor keyed by its content in the step cache.
         """
-        if not spec.is_text:
+        if spec.text_values:
+            refs = list(value.values()) if isinstance(value, dict) else []
+        elif spec.is_text:
+            refs = [value] if not spec.is_list else list(value) if isinstance(value, list) else []
+        else:
             return
-        refs = [value] if not spec.is_list else list(value) if isinstance(value, list) else []
         for ref in refs:
             if not isinstance(ref, OutputRef) or ref.step not in self.steps_by_name:
                 continue
             made = fields_of(self.steps_by_name[ref.step].outputs_model).get(ref.field)
-            if made is not None and made.path_kind is not None:
-                typed = "list[str]" if spec.is_list else "str"
+            if made is None or made.path_kind is None:
+                continue
+            if spec.text_values:  # a mapping's values are never paths to shinobi
                 raise self.fail(
-                    f"{where}: is declared {typed} but wired to the path output {ref.field!r}"
-                    f" of step {ref.step!r}; declare it a File (or Path), which the backend"
-                    " makes visible and whose content keys the step cache"
+                    f"{where}: is declared a mapping to str but wired to the path output"
+                    f" {ref.field!r} of step {ref.step!r}; give the path an input of its own"
+                    " declared File (or Path), which the backend makes visible and whose"
+                    " content keys the step cache"
                 )
+            typed = "list[str]" if spec.is_list else "str"
+            raise self.fail(
+                f"{where}: is declared {typed} but wired to the path output {ref.field!r}"
+                f" of step {ref.step!r}; declare it a File (or Path), which the backend"
+                " makes visible and whose content keys the step cache"
+            )
 
     def check_output_field(self, ref: OutputRef, where: str) -> None:
         producer = self.steps_by_name[ref.step]

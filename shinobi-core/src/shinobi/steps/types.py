@@ -59,6 +59,8 @@ class FieldSpec:
     annotation: Any
     #: Text (``str``, or a list of it when ``is_list``): no place for a path.
     is_text: bool = False
+    #: A mapping whose values are text (``dict[str, str]``): no place for a path either.
+    text_values: bool = False
 
 
 def _unwrap(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any], bool]:
@@ -119,8 +121,18 @@ def _fields_of(model: Any) -> dict[str, FieldSpec]:
             description=info.description,
             annotation=info.annotation,
             is_text=core is str,
+            text_values=_maps_to_text(core),
         )
     return specs
+
+
+def _maps_to_text(annotation: Any) -> bool:
+    """Whether ``annotation`` is a mapping (``dict``, ``Mapping``) whose values are ``str``."""
+    import collections.abc
+
+    mappings = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
+    args = typing.get_args(annotation)
+    return typing.get_origin(annotation) in mappings and len(args) == 2 and args[1] is str
 
 
 def validation_errors(exc: BaseException) -> list[Any] | None:
