@@ -7,13 +7,15 @@ step before it had run.
 
 from __future__ import annotations
 
+import collections
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Optional
 
 import pytest
-from pydantic import BaseModel, FilePath, field_validator
+from pydantic import BaseModel, Field, FilePath, create_model, field_validator
 
 from shinobi.config import load_config
 from shinobi.errors import RecipeGraphError, UsageError
@@ -435,6 +437,50 @@ def test_a_path_output_to_a_str_recipe_output_or_a_list_of_str_is_refused_at_bui
 
 class LabelsIn(BaseModel):
     labels: dict[str, str] = {}
+
+
+@pytest.mark.parametrize(
+    "annotation",
+    [
+        dict[str, Optional[str]],  # noqa: UP045 (the spelling under test)
+        dict[str, Annotated[str, Field(min_length=1)]],
+        collections.OrderedDict[str, str],
+        Mapping[str, str] | None,
+    ],
+    ids=["optional", "annotated", "ordered", "mapping"],
+)
+def test_a_path_output_to_any_mapping_of_text_is_refused_at_build(
+    tmp_path: Path, annotation: Any
+) -> None:
+    model = create_model("M", m=(annotation, None))
+    cab = Cab("env", "/usr/bin/env", model, None, {"m": ParamMeta(skip=True)})
+    recipe = Recipe("r5")
+    recipe.add_step("t", touch, out="t.txt")
+    recipe.add_step("env", cab, m={"k": recipe.outputs.t.out})
+    with pytest.raises(RecipeGraphError, match=r"input 'm': is declared a mapping to str"):
+        run_recipe(recipe, cwd=tmp_path, config=load_config({"cache.enabled": False}))
+
+
+def test_a_path_output_in_a_list_value_or_a_recipe_output_mapping_is_refused(
+    tmp_path: Path,
+) -> None:
+    class ListsIn(BaseModel):
+        m: dict[str, list[str]] = {}
+
+    class Mapped(BaseModel):
+        m: dict[str, str] | None = None
+
+    cab = Cab("env", "/usr/bin/env", ListsIn, None, {"m": ParamMeta(skip=True)})
+    listed = Recipe("r6")
+    listed.add_step("t", touch, out="t.txt")
+    listed.add_step("env", cab, m={"k": ["x", listed.outputs.t.out]})
+    with pytest.raises(RecipeGraphError, match=r"input 'm': is declared a mapping to str"):
+        run_recipe(listed, cwd=tmp_path, config=load_config({"cache.enabled": False}))
+    out = Recipe("r7", outputs_model=Mapped)
+    out.add_step("t", touch, out="t.txt")
+    out.set_output("m", {"k": out.outputs.t.out})
+    with pytest.raises(RecipeGraphError, match=r"give the path an output of its own"):
+        run_recipe(out, cwd=tmp_path, config=load_config({"cache.enabled": False}))
 
 
 def test_a_path_output_to_a_value_of_a_dict_of_str_is_refused_at_build(tmp_path: Path) -> None:

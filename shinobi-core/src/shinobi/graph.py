@@ -566,7 +566,7 @@ class _Builder:
             )
             if produced:
                 field = fields_of(recipe.outputs_model)[name]
-                self.check_path_to_text(outputs[name], field, f"output {name!r}")
+                self.check_path_to_text(outputs[name], field, f"output {name!r}", "output")
         for name, info in _fields(recipe.outputs_model).items():
             if info.is_required() and name not in outputs:
                 raise self.fail(
@@ -746,7 +746,9 @@ class _Builder:
             subgraph=subgraph,
         )
 
-    def check_path_to_text(self, value: Any, spec: FieldSpec, where: str) -> None:
+    def check_path_to_text(
+        self, value: Any, spec: FieldSpec, where: str, role: str = "input"
+    ) -> None:
         """A step's path output wired to a ``str`` field (an item of a ``list[str]``, a
         value of a ``dict[str, str]``), an input or the recipe's output: refused
         where it is wired.
@@ -755,8 +757,9 @@ class _Builder:
         before it ran; and taken as text it would be neither made visible to a
         container nor keyed by its content in the step cache.
         """
-        if spec.text_values:
-            refs = list(value.values()) if isinstance(value, dict) else []
+        if spec.text_values:  # a value may be a list of text: its items count
+            values = list(value.values()) if isinstance(value, dict) else []
+            refs = [v for item in values for v in (item if isinstance(item, list) else [item])]
         elif spec.is_text:
             refs = [value] if not spec.is_list else list(value) if isinstance(value, list) else []
         else:
@@ -770,7 +773,7 @@ class _Builder:
             if spec.text_values:  # a mapping's values are never paths to shinobi
                 raise self.fail(
                     f"{where}: is declared a mapping to str but wired to the path output"
-                    f" {ref.field!r} of step {ref.step!r}; give the path an input of its own"
+                    f" {ref.field!r} of step {ref.step!r}; give the path an {role} of its own"
                     " declared File (or Path), which the backend makes visible and whose"
                     " content keys the step cache"
                 )

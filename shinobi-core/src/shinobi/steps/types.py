@@ -127,12 +127,15 @@ def _fields_of(model: Any) -> dict[str, FieldSpec]:
 
 
 def _maps_to_text(annotation: Any) -> bool:
-    """Whether ``annotation`` is a mapping (``dict``, ``Mapping``) whose values are ``str``."""
+    """Whether ``annotation`` is a mapping (``dict``, ``Mapping``, ``OrderedDict``...)
+    whose values are text: ``str``, or a list of it, optional or annotated."""
     import collections.abc
 
-    mappings = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
+    origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
-    return typing.get_origin(annotation) in mappings and len(args) == 2 and args[1] is str
+    if not (isinstance(origin, type) and issubclass(origin, collections.abc.Mapping)):
+        return False
+    return len(args) == 2 and _unwrap(args[1], [])[0] is str
 
 
 def validation_errors(exc: BaseException) -> list[Any] | None:
