@@ -103,6 +103,32 @@ def test_a_step_that_ran_and_printed_nothing_still_kept_no_logs(
     assert code == 2 and "kept no logs" in err and "cache" not in err
 
 
+def test_a_log_that_holds_nothing_is_no_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A log made on the step's first byte, whose write the disk then refused."""
+    run = write_run(tmp_path, RAN, [{"name": "fill", "status": "failed"}])
+    (run / "logs" / "fill.out").write_bytes(b"")
+    for args in ([RAN], [RAN, "fill"]):
+        code, out, err = logs(capsys, *args, "--workdir", str(tmp_path))
+        assert (code, out) == (2, ""), err
+        assert err.count("\n") == 1 and "kept no logs" in err
+
+
+def test_a_start_of_a_run_id_that_a_launch_shares_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from test_launch_fixtures import launch
+
+    write_run(tmp_path, RAN, [{"name": "up", "status": "ok"}])
+    launch(tmp_path, run_id="20260101-000000-cccccc")
+    code, out, err = logs(capsys, "20260101-000000", "--workdir", str(tmp_path))
+    assert (code, out) == (2, "")
+    assert f"starts the id of the run {RAN} and of 1 launch (20260101-000000-cccccc)" in err
+    code, _, err = logs(capsys, RAN, "--workdir", str(tmp_path))  # the whole id is the run's
+    assert "kept no logs" in err
+
+
 @pytest.mark.parametrize("name", [".", "..", ".shinobi/runs", f"./{RAN}"])
 def test_a_name_that_is_not_a_run_id_is_refused_on_one_line(
     workdir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str

@@ -69,6 +69,8 @@ def command(
 
     root = workspace(workdir)
     run = find_local_run(root, name)
+    if run is not None and run.run_id != name:  # by the start of its id: one of a launch too?
+        _refuse_a_shared_start(name, run.run_id, root)
     if run is None:
         try:
             launch = find_launch(name, root)
@@ -163,6 +165,22 @@ def _streams(run: Any, step: str | None, stream: str) -> list[tuple[str, Path]]:
     return [(t, p) for t, p in run_logs(run, step) if t.rsplit(" ", 1)[1] in kinds[stream]]
 
 
+def _refuse_a_shared_start(name: str, run_id: str, root: Path) -> None:
+    """``name`` starts the id of a local run: refused if it starts a launch's too, as
+    a start that several runs share is (``ninja status`` would take the launch)."""
+    from shinobi.errors import UsageError
+    from shinobi.launch.find import launch_ids_starting
+    from shinobi.wording import counted
+
+    launches = launch_ids_starting(name, root)
+    if launches:
+        shown = ", ".join(launches[:5]) + (" and more" if len(launches) > 5 else "")
+        many = counted(len(launches), "launch", "launches")
+        raise UsageError(
+            f"{name!r} starts the id of the run {run_id} and of {many} ({shown}); give more of it"
+        )
+
+
 def _local_logs(
     root: Path, run: Any, step: str | None, stream: str, follow: bool, pause: float
 ) -> None:
@@ -181,8 +199,8 @@ def _local_logs(
         if ended:
             break
         time.sleep(pause)
-    if follow and not any(offsets.values()):  # followed to its end in silence
-        _nothing_printed(root, run, step, stream)
+    if not any(offsets.values()):  # its logs hold nothing (a write the disk refused), or
+        _nothing_printed(root, run, step, stream)  # it was followed to its end in silence
 
 
 def _nothing_printed(root: Path, run: Any, step: str | None, stream: str) -> None:

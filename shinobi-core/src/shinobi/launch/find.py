@@ -21,6 +21,7 @@ __all__ = [
     "damaged_handles",
     "find_launch",
     "handle_files",
+    "launch_ids_starting",
     "stop_hint",
     "workspace",
     "workspace_launches",
@@ -148,6 +149,12 @@ def find_launch(name: str, workdir: Path) -> LaunchHandle:
         f"no launch named {name!r} in {workdir} (recipes launched here: {known}); give a"
         " handle.json path, a run id or a recipe name, or --workdir"
     )
+
+
+def launch_ids_starting(name: str, workdir: Path) -> list[str]:
+    """The run ids of the workspace's launches that ``name`` is the start of."""
+    launches, _ = workspace_launches(workdir)
+    return sorted({h.run_id for h in launches if h.run_id.startswith(name)})
 
 
 def _by_start_of_run_id(name: str, launches: list[LaunchHandle]) -> LaunchHandle | None:
