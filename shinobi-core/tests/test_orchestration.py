@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,7 @@ def test_the_function_is_said_started_before_its_own_python_runs(tmp_path: Path)
     @shinobi.step(flaky)
     def prepare_then_run(ctx: StepContext) -> StepResult:
         events.append(("python", ctx.name))
+        time.sleep(0.3)  # its own work, before any tool
         return ctx.run(succeed_at=1)
 
     recipe = Recipe("r", In, Out)
@@ -132,6 +134,9 @@ def test_the_function_is_said_started_before_its_own_python_runs(tmp_path: Path)
         ("started", "prep", "native"),
         ("finished", "prep", "ok"),
     ]
+    (step,) = result.steps  # it took the function's time, not only its tool's
+    assert step.started is not None and step.finished is not None
+    assert step.finished - step.started >= 0.3
 
 
 def test_the_function_can_post_process_and_override_inputs(tmp_path: Path) -> None:

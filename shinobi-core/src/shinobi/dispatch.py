@@ -239,9 +239,14 @@ def _run_function(session: Session, name: str, node: Node, values: dict[str, Any
         " stopped, and it can start no more)"
     )
     # said now, not at its first ctx.run(): Python before it may take a while
+    started = time.time()
     session.emit_started(name, {"backend": "function"})
     with session.python_inside(name, why):
-        result = _call_function(session, name, node, cab, ctx, runner, values)
+        made = _call_function(session, name, node, cab, ctx, runner, values)
+    # the step took the function's time, not that of the ctx.run() it returned
+    # (a copy: the function may keep the results it was given)
+    result = dataclasses.replace(made, started=started, finished=time.time())
+    result.details = dict(made.details)
     if session.control.cancelled.is_set():  # it ran on after the stop: not torn down
         result.details["ran_on"] = True
     return result
