@@ -515,6 +515,11 @@ class Code(BaseModel):
 exits = Cab("exits", ["/bin/sh", "-c", 'exit "$0"'], Code, None, {"code": ParamMeta(positional=True)})
 fans = Recipe("fans")
 fans.add_step("each", exits, code=[0, 4, 0, 0], scatter=["code"])  # one worker: [2], [3] never start
+
+one = Recipe("one", Code)
+one.add_step("s", exits, code=one.inputs.code)
+nested_fans = Recipe("nested_fans")
+nested_fans.add_step("sub", one, code=[0, 4, 0], scatter=["code"])
 """
 
 
@@ -546,6 +551,16 @@ def test_run_json_lists_the_slices_a_failure_left_unstarted_as_not_run(
         ("each[2]", "not run", None),
         ("each[3]", "not run", None),
     ]
+
+
+def test_run_json_gives_an_unstarted_slice_of_a_nested_recipe_its_steps(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    (step,) = _stopped_early(ninja, recipe_file(STOPS_EARLY), "nested_fans")
+    never = step["slices"][-1]
+    assert (never["name"], never["status"]) == ("sub[2]", "not run")
+    assert [(s["name"], s["status"]) for s in never["steps"]] == [("sub[2].s", "not run")]
+    assert "slices" not in never  # a slice is not itself scattered
 
 
 def test_run_json_lists_a_nested_recipe_s_unstarted_steps_too(

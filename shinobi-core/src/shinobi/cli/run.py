@@ -205,9 +205,10 @@ def _steps_json(results: list[Any], graph: Any, prefix: str = "") -> list[dict[s
     return entries + [_not_run(name, node) for name, node in nodes.items() if name not in ended]
 
 
-def _not_run(name: str, node: Any = None) -> dict[str, Any]:
-    """A step (or slice) the run never started, in the shape of one that ended: a
-    nested recipe with its steps (none started), a scatter with no slices."""
+def _not_run(name: str, node: Any, *, a_slice: bool = False) -> dict[str, Any]:
+    """A step (or ``a_slice`` of one) the run never started, in the shape of one
+    that ended: a nested recipe with its steps (none started), a scatter with no
+    slices."""
     entry: dict[str, Any] = {
         "name": name,
         "status": "not run",
@@ -221,7 +222,7 @@ def _not_run(name: str, node: Any = None) -> dict[str, Any]:
     }
     if node is None:
         return entry
-    if node.scatter:
+    if node.scatter and not a_slice:
         entry["slices"] = []
     if node.subgraph is not None:
         entry["steps"] = [_not_run(f"{name}.{n.name}", n) for n in node.subgraph.nodes]
@@ -247,7 +248,7 @@ def _step_json(step: Any, node: Any = None) -> dict[str, Any]:
         entry["slices"] = [_step_json(s) for s in step.slices]
         # those a failure or an interrupt kept from starting, as the manifest lists them
         never = step.details.get("slices_not_run")
-        entry["slices"] += [_not_run(f"{step.name}[{k}]") for k in never or ()]
+        entry["slices"] += [_not_run(f"{step.name}[{k}]", node, a_slice=True) for k in never or ()]
     inner = step.details.get("steps")
     if isinstance(inner, list):
         subgraph = getattr(node, "subgraph", None)
