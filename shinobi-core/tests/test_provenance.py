@@ -159,6 +159,22 @@ def test_a_failed_run_whose_manifest_cannot_be_written_still_says_which_step_fai
     )
 
 
+def test_a_write_the_disk_refuses_names_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """os.write says what went wrong, not where: ninja's one line named no place."""
+    from shinobi.file_digests import write_atomically
+
+    def full(fd: int, data: Any) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full)
+    with pytest.raises(OSError) as raised:
+        write_atomically(tmp_path / "manifest.json", b"{}")
+    assert raised.value.filename == str(tmp_path / "manifest.json")
+    assert list(tmp_path.iterdir()) == []  # no temporary file left
+
+
 def test_a_record_that_cannot_be_written_costs_the_others_nothing() -> None:
     from shinobi.records import Records
 
