@@ -9,6 +9,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from shinobi import recipe_modules as _recipe_modules
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -67,3 +69,7 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(__all__)
+
+
+# A process that imports shinobi finds recipe modules by name: see shinobi.recipe_modules.
+_recipe_modules.install()

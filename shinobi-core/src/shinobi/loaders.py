@@ -74,7 +74,9 @@ def _import_file(path: Path) -> Any:
         raise LoadError(f"{str(path)!r} is a directory; name the recipe's .py file in it")
     if not path.is_file():
         raise LoadError(f"recipe file {str(path)!r} does not exist; check the path")
-    module_name = f"shinobi_recipe_{abs(hash(str(path.resolve())))}"
+    from shinobi.recipe_modules import module_name as name_of
+
+    module_name = name_of(path)  # a worker process finds the file by it (multiprocessing)
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise LoadError(f"cannot load {str(path)!r} as Python; recipe files end in .py")

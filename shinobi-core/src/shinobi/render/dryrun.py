@@ -13,6 +13,7 @@ from typing import Any
 
 from shinobi.graph import same_shape
 from shinobi.plan import Plan, PlannedStep
+from shinobi.recipe_modules import PREFIX as RECIPE_PREFIX
 from shinobi.render.rows import wavefront_rows
 from shinobi.render.shell_words import shell_join, visible
 from shinobi.steps.refs import OutputRef
@@ -65,10 +66,8 @@ def _call(step: PlannedStep) -> str:
     """A pystep as the call it makes: ``python: upper(s='a')`` (arguments shortened)."""
     fn = step.node.step.fn
     module = fn.__module__
-    # a recipe file is imported under a made-up module name, which says nothing
-    name = (
-        fn.__qualname__ if module.startswith("shinobi_recipe_") else f"{module}.{fn.__qualname__}"
-    )
+    # a recipe file's module name (its path, hex-encoded) says nothing to a reader
+    name = fn.__qualname__ if module.startswith(RECIPE_PREFIX) else f"{module}.{fn.__qualname__}"
     shown = ", ".join(f"{k}={_plain(v)!r}" for k, v in step.values.items() if k in step.node.wiring)
     if len(shown) > 60:
         shown = shown[:57] + "..."
