@@ -86,6 +86,17 @@ def test_a_launch_is_named_by_a_unique_start_of_its_run_id(
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("command", ["cancel", "status", "logs"])
+def test_an_empty_name_names_no_launch(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """`ninja cancel "$RUN"` with RUN unset cancelled the workspace's launch ("" is ".")."""
+    launch(tmp_path)
+    code, _, err = ninja(capsys, command, "", "--workdir", str(tmp_path))
+    assert code == 2 and "name is empty (an unset shell variable?)" in err
+    assert len(err.strip().splitlines()) == 1 and engine.cancelled == []
+
+
 def test_an_unknown_launch_names_what_there_is(
     engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

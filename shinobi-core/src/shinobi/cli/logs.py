@@ -67,6 +67,11 @@ def command(
     from shinobi.launch.tracking import tracker_for
     from shinobi.local_runs import find_local_run, is_run_name
 
+    if not name.strip():  # `ninja logs "$UNSET"`: no run is named so
+        raise UsageError(
+            "the run's name is empty (an unset shell variable?); give a run id, a launch or a"
+            " recipe name (`ninja runs` lists them)"
+        )
     root = workspace(workdir)
     run = find_local_run(root, name)
     if run is not None and run.run_id != name:  # by the start of its id: one of a launch too?

@@ -32,7 +32,7 @@ __all__ = ["command"]
 )
 @click.option(
     "--workdir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="The workspace a run id or recipe name refers to;"
     " default: execution.workdir if configured, else the current directory.",
 )

@@ -95,6 +95,11 @@ def _read_handles(
 
 def find_launch(name: str, workdir: Path) -> LaunchHandle:
     """The launch ``name`` designates; a one-line UsageError naming the fix otherwise."""
+    if not name.strip():  # Path("") is the current directory: `ninja cancel "$UNSET"`
+        raise UsageError(
+            "the launch's name is empty (an unset shell variable?); give a handle.json, a run"
+            " id or a recipe name (`ninja runs` lists this workspace's launches)"
+        )
     path = Path(name).expanduser()
     if path.is_file():
         return read_handle(path)
