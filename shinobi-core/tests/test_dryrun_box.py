@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -210,3 +211,29 @@ def test_the_dry_run_says_slices_will_take_turns_as_the_run_will(
     assert "slices [0] and [1] both write" in text and "Its slices run one at a time" in text
     (step,) = json.loads(ninja(*args, "--dryrun", "--json").stdout)["steps"]
     assert step["slices_take_turns"].startswith("slices [0] and [1] both write")
+
+
+def test_with_workers_the_dry_run_keeps_the_turns_of_steps_sharing_a_rewritten_path(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    """Three steps rewriting one MS in place and two readers were drawn as a fan-out
+    of five, though the run (and a compiled workflow) orders them."""
+    example = Path(__file__).parents[2] / "examples" / "inplace_ms.py"
+    ms = str(tmp_path / "x.ms")
+    args = ("run", f"{example}:selfcal_ms", "--ms", ms, "--dryrun")
+    drawn = ninja(*args, "-j", "4")
+    assert drawn.returncode == 0, drawn.stderr
+    rows = [line for line in drawn.stdout.splitlines() if line.startswith("── ")]
+    assert rows == [
+        "── row 1",
+        "── row 2 (after flag)",
+        "── row 3 (after gaincal)",
+        "── row 4: fan-out of 2 (after applycal)",
+    ]
+    assert "waits its turn after gaincal: a path they share, one rewrites" in drawn.stdout
+    planned = ninja(*args, "-j", "4", "--json")
+    steps = {s["name"]: s for s in json.loads(planned.stdout)["steps"]}
+    assert steps["image"]["waits_for_turn"] == ["applycal"] and steps["image"]["depends_on"] == []
+    assert "waits_for_turn" not in steps["flag"]
+    one = ninja(*args)  # one worker: the steps run one at a time, in this order, anyway
+    assert "── row 1: fan-out of 5" in one.stdout and "waits its turn" not in one.stdout

@@ -93,14 +93,6 @@ class Graph:
     def node(self, name: str) -> Node:
         return self.nodes[self.index[name]]
 
-    def levels(self) -> list[int]:
-        """Each node's wavefront depth: 0 for nodes with no dependencies."""
-        depth = [0] * len(self.nodes)
-        for i in self.topological_order():
-            deps = self.nodes[i].deps
-            depth[i] = 1 + max((depth[d] for d in deps), default=-1)
-        return depth
-
     def topological_order(self) -> list[int]:
         """Node indices, dependencies first, ties by declaration order."""
         import heapq

@@ -12,11 +12,14 @@ steps already run one at a time in that order, and nothing is planned.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shinobi.graph import Graph
 
-__all__ = ["step_turns"]
+if TYPE_CHECKING:
+    from shinobi.plan import Plan
+
+__all__ = ["plan_turns", "step_turns"]
 
 
 def step_turns(
@@ -29,25 +32,13 @@ def step_turns(
     those steps keep only their wiring's order, as in a compiled run.
     """
     from shinobi.errors import ShinobiError
-    from shinobi.offload.ordering import path_turns
     from shinobi.plan import plan_graph
-    from shinobi.shared_slices import every_planned_step
 
     try:
         plan = plan_graph(graph, values, cwd, prefix, check=False)
     except (ShinobiError, ValueError):  # the step that cannot be planned fails when it runs
         return {}, []
-    order = graph.topological_order()
-    per_step = [
-        [use for step in every_planned_step([plan.steps[i]]) for use in step.paths] for i in order
-    ]
-    waits: dict[int, set[int]] = {}
-    clashes: dict[tuple[int, int], list[str]] = {}  # a pair: the outputs both produce
-    for turn in path_turns(per_step):
-        before, after = order[turn.before], order[turn.after]
-        waits.setdefault(after, set()).add(before)
-        if turn.same_output:
-            clashes.setdefault((before, after), []).append(turn.path)
+    waits, clashes = _turns(plan)
     warnings = []
     for (before, after), paths in clashes.items():
         if _wired(graph, before, after):  # a loop's cycles: one after the other by design
@@ -59,6 +50,37 @@ def step_turns(
             f" ({second!r} waits for {first!r}, as a compiled run orders them)"
         )
     return waits, warnings
+
+
+def plan_turns(plan: Plan, max_workers: int) -> dict[int, set[int]]:
+    """The turns a run keeps among ``plan``'s steps (node indices, as :func:`step_turns`):
+    none at one worker, the recipe's own ``max_workers`` else ``max_workers``.
+
+    For a dry run, which shows the order the run will keep from the plan it drew.
+    """
+    workers = plan.graph.recipe.max_workers or max_workers
+    if workers == 1 or len(plan.graph.nodes) < 2:
+        return {}
+    return _turns(plan)[0]
+
+
+def _turns(plan: Plan) -> tuple[dict[int, set[int]], dict[tuple[int, int], list[str]]]:
+    """Each waiting step's turns, and for each pair the outputs both produce."""
+    from shinobi.offload.ordering import path_turns
+    from shinobi.shared_slices import every_planned_step
+
+    order = plan.graph.topological_order()
+    per_step = [
+        [use for step in every_planned_step([plan.steps[i]]) for use in step.paths] for i in order
+    ]
+    waits: dict[int, set[int]] = {}
+    clashes: dict[tuple[int, int], list[str]] = {}  # a pair: the outputs both produce
+    for turn in path_turns(per_step):
+        before, after = order[turn.before], order[turn.after]
+        waits.setdefault(after, set()).add(before)
+        if turn.same_output:
+            clashes.setdefault((before, after), []).append(turn.path)
+    return waits, clashes
 
 
 def _wired(graph: Graph, before: int, after: int) -> bool:

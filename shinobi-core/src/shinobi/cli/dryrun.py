@@ -50,10 +50,15 @@ def show_dryrun(
         invocation = invocation_for(session, step.name, step.node, cab, step.argv, step.paths)
         return backend.render(invocation)
 
+    from shinobi.step_turns import plan_turns
+
+    def turns_of(planned: Any) -> dict[int, set[int]]:  # the order -j N keeps (step_turns)
+        return plan_turns(planned, config.execution.max_workers)
+
     if as_json:
-        emit(json_document(_plan_json(plan, backend_of, render_argv)))
+        emit(json_document(_plan_json(plan, backend_of, render_argv, turns_of)))
     else:
-        lines = render_dryrun(plan, backend_of, render_argv)
+        lines = render_dryrun(plan, backend_of, render_argv, turns_of=turns_of)
         total = sum(1 for _ in graph.walk())
         lines.append(f"{total} step{'' if total == 1 else 's'}; dry run: nothing was executed")
         click.echo("\n".join(lines))
@@ -67,17 +72,28 @@ def _warn_missing_programs(graph: Any, session: Any) -> None:
         click.echo(f"ninja: warning: {missing}", err=True)
 
 
-def _plan_json(plan: Any, backend_of: Any, render_argv: Any) -> dict[str, Any]:
+def _plan_json(plan: Any, backend_of: Any, render_argv: Any, turns_of: Any) -> dict[str, Any]:
     from shinobi.render.dryrun import guard_path, slices_take_turns
     from shinobi.render.formats import node_facts
 
-    def step_json(step: Any) -> dict[str, Any]:
+    def steps_json(planned: Any) -> list[dict[str, Any]]:
+        turns = turns_of(planned)
+        entries = []
+        for step in planned.steps:
+            entry = step_json(step, planned.graph)
+            waits = sorted(turns.get(step.node.index, ()))
+            if waits:  # besides its wiring: a path it shares with them, one rewrites
+                entry["waits_for_turn"] = [planned.graph.nodes[i].name for i in waits]
+            entries.append(entry)
+        return entries
+
+    def step_json(step: Any, graph: Any) -> dict[str, Any]:
         node = step.node
         entry: dict[str, Any] = {
             "name": step.name,
             "kind": node.kind,
             "backend": backend_of(step),
-            "depends_on": [plan.graph.nodes[d].name for d in node.deps],
+            "depends_on": [graph.nodes[d].name for d in node.deps],
             "argv": render_argv(step),
             "paths": [
                 {"path": u.path, "role": u.role, "writable": u.writable, "mutable": u.mutable}
@@ -89,14 +105,14 @@ def _plan_json(plan: Any, backend_of: Any, render_argv: Any) -> dict[str, Any]:
             known = guard_path(plan, node.guard)
             entry["loop"]["skipped_if_exists"] = known if known is not None else str(node.guard)
         if step.slices is not None:
-            entry["slices"] = [step_json(s) for s in step.slices]
+            entry["slices"] = [step_json(s, graph) for s in step.slices]
             turns = slices_take_turns(step)
             if turns is not None:
                 entry["slices_take_turns"] = turns
         if step.children is not None:
-            entry["steps"] = [step_json(s) for s in step.children.steps]
+            entry["steps"] = steps_json(step.children)
         if step.error:
             entry["error"] = step.error
         return entry
 
-    return {"recipe": plan.graph.recipe.name, "steps": [step_json(s) for s in plan.steps]}
+    return {"recipe": plan.graph.recipe.name, "steps": steps_json(plan)}

@@ -7,7 +7,7 @@ scatter and loops how many slices or iterations are declared.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import PurePath
 from typing import Any
 
@@ -178,12 +178,19 @@ def render_dryrun(
     backend_of: Callable[[PlannedStep], str],
     render_argv: Callable[[PlannedStep], list[str] | None],
     indent: str = "",
+    turns_of: Callable[[Plan], Mapping[int, set[int]]] | None = None,
 ) -> list[str]:
-    """The dry-run drawing of ``plan`` as lines of text."""
+    """The dry-run drawing of ``plan`` as lines of text.
+
+    ``turns_of`` gives the waits a run keeps besides the wiring, for steps that
+    share a path one of them rewrites (see :mod:`shinobi.step_turns`): the rows
+    show them as they show a dependency, and the step's box says so.
+    """
     graph = plan.graph
     by_index = {s.node.index: s for s in plan.steps}
     lines: list[str] = []
-    rows = wavefront_rows(graph)
+    turns = turns_of(plan) if turns_of is not None else {}
+    rows = wavefront_rows(graph, turns)
     for number, row in enumerate(rows, 1):
         after = ", ".join(graph.nodes[i].name for i in row.after)
         label = f"row {number}"
@@ -198,14 +205,20 @@ def render_dryrun(
             tag = f"{node.kind} · {backend_of(step)}"
             if len(node.deps) > 1:
                 tag = f"fan-in of {len(node.deps)} · {tag}"
-            lines.extend(_box(step.name, tag, _details(step, render_argv, plan), indent))
+            details = _details(step, render_argv, plan)
+            waits = sorted(turns.get(index, ()))
+            if waits:
+                shared = ", ".join(graph.nodes[i].name for i in waits)
+                details.append(f"waits its turn after {shared}: a path they share, one rewrites")
+            lines.extend(_box(step.name, tag, details, indent))
+            inner = indent + "    "
             if step.children is not None:
-                lines.extend(render_dryrun(step.children, backend_of, render_argv, indent + "    "))
+                lines.extend(render_dryrun(step.children, backend_of, render_argv, inner, turns_of))
             # A scattered recipe runs once per slice: draw the first few.
             for part in (step.slices or [])[:3]:
                 if part.children is not None:
                     lines.append(f"{indent}    ── {part.name}")
                     lines.extend(
-                        render_dryrun(part.children, backend_of, render_argv, indent + "    ")
+                        render_dryrun(part.children, backend_of, render_argv, inner, turns_of)
                     )
     return lines

@@ -6,6 +6,7 @@ fan-out); a step fed by several others is a fan-in.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from shinobi.graph import Graph
@@ -20,13 +21,21 @@ class Row:
     members: list[int]
 
 
-def wavefront_rows(graph: Graph) -> list[Row]:
-    depth = graph.levels()
+def wavefront_rows(graph: Graph, turns: Mapping[int, set[int]] | None = None) -> list[Row]:
+    """The rows of ``graph``; ``turns`` (see :mod:`shinobi.step_turns`) are waits
+    besides the wiring, which the rows keep as they keep a dependency."""
+    after = [node.deps for node in graph.nodes]
+    if turns:
+        for index, waits in turns.items():
+            after[index] = tuple(sorted({*after[index], *waits}))
+    depth = [0] * len(graph.nodes)
+    for i in graph.topological_order():  # turns only ever wait for a step before
+        depth[i] = 1 + max((depth[d] for d in after[i]), default=-1)
     rows: dict[tuple[int, tuple[int, ...]], Row] = {}
     for index in sorted(range(len(graph.nodes)), key=lambda i: (depth[i], i)):
-        key = (depth[index], graph.nodes[index].deps)
+        key = (depth[index], after[index])
         row = rows.get(key)
         if row is None:
-            row = rows[key] = Row(depth[index], graph.nodes[index].deps, [])
+            row = rows[key] = Row(depth[index], after[index], [])
         row.members.append(index)
     return list(rows.values())
