@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import os
 import shlex
 import signal
 import sys
@@ -152,6 +153,15 @@ def command(
             if written.removed:
                 stale = counted(len(written.removed), "script")
                 click.echo(f"removed {stale} an earlier compile wrote there", err=True)
+            if written.kept:
+                names = ", ".join(os.path.basename(p) for p in written.kept[:5])
+                more = f" and {len(written.kept) - 5} more" if len(written.kept) > 5 else ""
+                click.echo(
+                    f"ninja: note: kept {names}{more}: an earlier compile wrote it there, it was"
+                    " changed since, and this compile has no such job; remove it if it is stale"
+                    " (submitting the folder's scripts would submit it too)",
+                    err=True,
+                )
         elif not submit and not explain:
             click.echo(workflow.render(), nl=False)
     if submit:

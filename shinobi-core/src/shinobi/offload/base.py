@@ -144,9 +144,13 @@ class Workflow:
             path = os.path.join(base, script.file_name)
             stamps.append(f"{script.file_name}\t{_write_file(path, script.text)}\n")
             written.append(path)
-        removed = _remove_stale(base, earlier, set(names))
+        removed, kept = _remove_stale(base, earlier, set(names))
+        # an edited stale script stays on the record: every compile says it is there
+        stamps += [
+            f"{os.path.basename(path)}\t{earlier[os.path.basename(path)]}\n" for path in kept
+        ]
         _write_file(record, "".join(stamps))
-        return WrittenScripts(written, removed)
+        return WrittenScripts(written, removed, kept)
 
     def explain(self) -> list[str]:
         """Why every edge exists, which readers stay parallel, and what was noted."""
@@ -178,10 +182,12 @@ WRITTEN_LIST = ".ninja-scripts"
 
 @dataclass(frozen=True, slots=True)
 class WrittenScripts:
-    """The scripts ``Workflow.write`` wrote, and the stale ones it removed."""
+    """The scripts ``Workflow.write`` wrote, the stale ones it removed, and the stale
+    ones it left because they were changed since an earlier compile wrote them."""
 
     paths: list[str]
     removed: list[str]
+    kept: list[str] = field(default_factory=list)
 
 
 def _write_file(path: str, text: str) -> str:
@@ -235,11 +241,15 @@ class ScriptsInTheWay(ShinobiError):
         )
 
 
-def _remove_stale(base: str, recorded: dict[str, str], current: set[str]) -> list[str]:
+def _remove_stale(
+    base: str, recorded: dict[str, str], current: set[str]
+) -> tuple[list[str], list[str]]:
     """Remove the recorded scripts not in ``current`` that are still as ninja left
     them; a name that is not a plain file name is left alone, and so is a file
-    changed since (an edited script, a name someone added to the record)."""
-    removed = []
+    changed since (an edited script, a name someone added to the record), which
+    is returned as kept: (removed, kept)."""
+    removed: list[str] = []
+    kept: list[str] = []
     for name, stamp in recorded.items():
         if name in current or name in ("", WRITTEN_LIST) or os.path.basename(name) != name:
             continue
@@ -248,14 +258,17 @@ def _remove_stale(base: str, recorded: dict[str, str], current: set[str]) -> lis
             st = os.lstat(path)
         except OSError:
             continue
-        if not stat.S_ISREG(st.st_mode) or _stamp(st) != stamp:
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        if _stamp(st) != stamp:
+            kept.append(path)
             continue
         try:
             os.unlink(path)
         except OSError:
             continue
         removed.append(path)
-    return removed
+    return removed, kept
 
 
 def compile_jobs(plan: Plan, options: CompileOptions) -> JobGraph:
