@@ -109,6 +109,26 @@ def test_a_mutable_input_that_is_not_a_path_is_refused() -> None:
     assert "MUTABLE but not a path" in reasons(recipe)
 
 
+def test_a_mutable_str_is_refused_with_the_declaration_that_fixes_it() -> None:
+    """A str is no live Python object: it is a path the compiler cannot see as one."""
+
+    class StrIn(BaseModel):
+        ms: str
+        passes: int = 1
+
+    cab = Cab(
+        name="m",
+        command="/bin/true",
+        inputs_model=StrIn,
+        field_meta={"ms": ParamMeta(mutable=True), "passes": ParamMeta(mutable=True)},
+    )
+    recipe = Recipe(name="r", steps=[StepRef("m", cab, {"ms": "same.ms"})])
+    said = reasons(recipe)
+    assert "input 'ms' is MUTABLE but not a path: it is declared str" in said
+    assert "declare it a Path (or File, Directory, MS)" in said
+    assert "input 'passes' is MUTABLE but not a path: an int: a live Python object" in said
+
+
 def test_a_mutable_path_is_fine() -> None:
     recipe = Recipe(name="r", steps=[StepRef("cal", rewriter("cal"), {})])
     assert rules(recipe) == []
