@@ -92,6 +92,12 @@ def test_cancelled_by_a_user_while_still_pending_never_started() -> None:
     assert record is not None and not record.started
 
 
+def test_a_pending_job_has_not_started_whatever_start_time_slurm_expects() -> None:
+    """`ninja status` showed Slurm's estimated start as a pending job's START."""
+    record = parse_line("1|1|PENDING|0:0|2026-11-30T04:04:02|Unknown|Priority")
+    assert record is not None and not record.started
+
+
 def test_a_dependent_job_that_completed_within_a_second_did_start() -> None:
     """Slurm keeps Reason=Dependency on a completed dependent job."""
     record = parse_line("1|1|COMPLETED|0:0|2026-11-30T04:04:02|2026-11-30T04:04:02|Dependency")

@@ -109,9 +109,9 @@ class JobRecord:
         was cancelled, and it keeps the reason it waited for (Dependency,
         Priority, ...). A job that ran may keep that reason too (a dependent
         job that completed still says Dependency), so only a cancelled one is
-        judged by it.
+        judged by it. A pending job's Start is when Slurm expects to start it.
         """
-        if self.start is None:
+        if self.start is None or self.state == "PENDING":
             return False
         pending_then_cancelled = (
             self.state == "CANCELLED" and self.start == self.end and self.reason is not None
