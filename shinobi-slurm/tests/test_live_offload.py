@@ -458,3 +458,19 @@ def test_cancel_while_accounting_is_down_does_not_claim_jobs_it_could_not_see(
     assert "cancelled" not in done.stdout
     assert "asked scancel to cancel 2 Slurm job(s)" in done.stdout
     assert "the state of 2 of them was unknown" in done.stdout
+
+
+def test_cancel_of_jobs_slurm_has_no_record_of_says_so(ninja: Ninja, tmp_path: Path) -> None:
+    """Accounting answered, and knew none of them: cancel said it "did not answer"."""
+    launch = submit(ninja, f"{EXAMPLES}/offload_demo.py:pipe", "--target", "m.ms")
+    assert wait_final(ninja, launch["handle"])["state"] == "completed"
+    handle = Path(launch["handle"])
+    data = json.loads(handle.read_text())
+    for number, job in enumerate(data["jobs"]):  # ids no Slurm here ever gave
+        job["job_id"] = str(99999990 + number)
+    data["created"] = time.time()
+    handle.write_text(json.dumps(data))
+    done = ninja("cancel", str(handle))
+    assert done.returncode == 0, done.stderr
+    assert "Slurm has no record of 2 of them" in done.stdout, done.stdout
+    assert "did not answer" not in done.stdout

@@ -201,11 +201,17 @@ class SlurmTarget(OffloadTarget):
                     f" run `ninja cancel {handle.run_id}` again, or `scancel {shown}`"
                 ) from None
             unseen = sum(1 for s in status.steps if s.job_id and s.phase == "unknown")
-            if unseen:  # scancel says nothing of a job that had already ended
+            if unseen and status.error is not None:  # scancel is silent on an ended job
                 said.append(
                     f"asked scancel to cancel {len(active)} Slurm job(s): {shown}; the state of"
                     f" {unseen} of them was unknown (Slurm's accounting did not answer), so some"
                     f" may have ended before: `ninja status {handle.run_id}` says once it answers"
+                )
+            elif unseen:  # accounting answered, and knows nothing of them
+                said.append(
+                    f"asked scancel to cancel {len(active)} Slurm job(s): {shown}; Slurm has no"
+                    f" record of {unseen} of them (purged from its accounting, or never"
+                    " this cluster's), so there was nothing of those to cancel"
                 )
             else:
                 said.append(f"cancelled {len(active)} Slurm job(s) with scancel: {shown}")
