@@ -81,6 +81,9 @@ def _import_file(path: Path) -> Any:
     if spec is None or spec.loader is None:
         raise LoadError(f"cannot load {str(path)!r} as Python; recipe files end in .py")
     module = importlib.util.module_from_spec(spec)
+    # a script's: `from . import x` is refused as having no parent package, not
+    # looked up in shinobi.recipe_modules, whose name it bears only to be found
+    module.__package__ = ""
     sys.modules[module_name] = module
     directory = str(path.resolve().parent)
     added = directory not in sys.path

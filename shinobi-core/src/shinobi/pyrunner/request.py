@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.base import Invocation, PathKind, PathRole, PathUse
 from shinobi.pyrunner import BOOT, RUNNER
-from shinobi.recipe_modules import path_of
+from shinobi.recipe_modules import is_recipe_module
 from shinobi.steps.argv import revealed
 from shinobi.steps.types import fields_of
 
@@ -74,7 +74,7 @@ def source_of(step: PyStep) -> tuple[str, str, str]:
     source = os.path.abspath(source)
     module = getattr(fn, "__module__", None) or "__shinobi_pystep__"
     root = os.path.dirname(source)
-    if path_of(module) is not None:  # a recipe file's: its name finds it in any process
+    if is_recipe_module(module):  # a recipe file's: its name finds it in any process
         return source, module, root
     parts = module.split(".")
     if os.path.basename(source) == "__init__.py":

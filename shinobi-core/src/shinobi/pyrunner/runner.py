@@ -88,6 +88,10 @@ def _load_step(spec: dict[str, Any]) -> Any:
     if module_spec is None or module_spec.loader is None:
         raise RunnerError(f"cannot import {spec['module_file']!r} as Python")
     module = importlib.util.module_from_spec(module_spec)
+    from shinobi.recipe_modules import is_recipe_module  # importable: see _prepare_path
+
+    if is_recipe_module(name):  # a script's, as in ninja (see shinobi.loaders)
+        module.__package__ = ""
     sys.modules[name] = module
     module_spec.loader.exec_module(module)
     qualname = str(spec["qualname"])
