@@ -145,10 +145,8 @@ class Workflow:
             stamps.append(f"{script.file_name}\t{_write_file(path, script.text)}\n")
             written.append(path)
         removed, kept = _remove_stale(base, earlier, set(names))
-        # an edited stale script stays on the record: every compile says it is there
-        stamps += [
-            f"{os.path.basename(path)}\t{earlier[os.path.basename(path)]}\n" for path in kept
-        ]
+        # an edited stale script is said now, and is then no longer ninja's: a later
+        # compile of that step stops rather than write over the edit
         _write_file(record, "".join(stamps))
         return WrittenScripts(written, removed, kept)
 
