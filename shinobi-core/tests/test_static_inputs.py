@@ -476,6 +476,16 @@ def test_a_path_output_in_a_list_value_or_a_recipe_output_mapping_is_refused(
     listed.add_step("env", cab, m={"k": ["x", listed.outputs.t.out]})
     with pytest.raises(RecipeGraphError, match=r"input 'm': is declared a mapping to str"):
         run_recipe(listed, cwd=tmp_path, config=load_config({"cache.enabled": False}))
+
+    class TuplesIn(BaseModel):
+        m: dict[str, tuple[str, ...]] = {}
+
+    tupled = Recipe("r6t")
+    tupled.add_step("t", touch, out="t.txt")
+    env = Cab("env", "/usr/bin/env", TuplesIn, None, {"m": ParamMeta(skip=True)})
+    tupled.add_step("env", env, m={"k": (tupled.outputs.t.out,)})
+    with pytest.raises(RecipeGraphError, match=r"input 'm': is declared a mapping to str"):
+        run_recipe(tupled, cwd=tmp_path, config=load_config({"cache.enabled": False}))
     out = Recipe("r7", outputs_model=Mapped)
     out.add_step("t", touch, out="t.txt")
     out.set_output("m", {"k": out.outputs.t.out})

@@ -751,7 +751,8 @@ class _Builder:
         """
         if spec.text_values:  # a value may be a list of text: its items count
             values = list(value.values()) if isinstance(value, dict) else []
-            refs = [v for item in values for v in (item if isinstance(item, list) else [item])]
+            nested = (list, tuple, set, frozenset)
+            refs = [v for item in values for v in (item if isinstance(item, nested) else [item])]
         elif spec.is_text:
             refs = [value] if not spec.is_list else list(value) if isinstance(value, list) else []
         else:
