@@ -235,5 +235,18 @@ def test_with_workers_the_dry_run_keeps_the_turns_of_steps_sharing_a_rewritten_p
     steps = {s["name"]: s for s in json.loads(planned.stdout)["steps"]}
     assert steps["image"]["waits_for_turn"] == ["applycal"] and steps["image"]["depends_on"] == []
     assert "waits_for_turn" not in steps["flag"]
+    looped = ninja(  # wired steps that also share a path: their turns are their wiring
+        "run",
+        f"{example.with_name('selfcal_loop.py')}:selfcal",
+        "--ms",
+        ms,
+        "--dryrun",
+        "-j",
+        "4",
+        "--json",
+    )
+    assert looped.returncode == 0, looped.stderr
+    for step in json.loads(looped.stdout)["steps"]:
+        assert not set(step.get("waits_for_turn", [])) & set(step["depends_on"]), step
     one = ninja(*args)  # one worker: the steps run one at a time, in this order, anyway
     assert "── row 1: fan-out of 5" in one.stdout and "waits its turn" not in one.stdout

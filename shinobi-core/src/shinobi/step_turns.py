@@ -53,15 +53,19 @@ def step_turns(
 
 
 def plan_turns(plan: Plan, max_workers: int) -> dict[int, set[int]]:
-    """The turns a run keeps among ``plan``'s steps (node indices, as :func:`step_turns`):
-    none at one worker, the recipe's own ``max_workers`` else ``max_workers``.
+    """The turns a run keeps among ``plan``'s steps besides their wiring (node
+    indices, as :func:`step_turns`): none at one worker, the recipe's own
+    ``max_workers`` else ``max_workers``. A turn the step's own dependency
+    already keeps is left out.
 
     For a dry run, which shows the order the run will keep from the plan it drew.
     """
     workers = plan.graph.recipe.max_workers or max_workers
     if workers == 1 or len(plan.graph.nodes) < 2:
         return {}
-    return _turns(plan)[0]
+    nodes = plan.graph.nodes
+    besides = {i: waits - set(nodes[i].deps) for i, waits in _turns(plan)[0].items()}
+    return {i: waits for i, waits in besides.items() if waits}
 
 
 def _turns(plan: Plan) -> tuple[dict[int, set[int]], dict[tuple[int, int], list[str]]]:
