@@ -126,7 +126,22 @@ def test_a_mutable_str_is_refused_with_the_declaration_that_fixes_it() -> None:
     said = reasons(recipe)
     assert "input 'ms' is MUTABLE but not a path: it is declared str" in said
     assert "declare it a Path (or File, Directory, MS)" in said
-    assert "input 'passes' is MUTABLE but not a path: an int: a live Python object" in said
+    assert "input 'passes' is MUTABLE but not a path: it is declared int, a live Python" in said
+
+
+def test_a_mutable_list_of_str_is_refused_with_the_list_declaration_that_fixes_it() -> None:
+    class ListIn(BaseModel):
+        tables: list[str] = []
+
+    cab = Cab(
+        name="m",
+        command="/bin/true",
+        inputs_model=ListIn,
+        field_meta={"tables": ParamMeta(mutable=True)},
+    )
+    said = reasons(Recipe(name="r", steps=[StepRef("m", cab, {"tables": ["a.tab"]})]))
+    assert "input 'tables' is MUTABLE but not a path: it is declared list[str]" in said
+    assert "declare it list[Path] (or File, Directory, MS)" in said
 
 
 def test_a_mutable_path_is_fine() -> None:
@@ -175,7 +190,7 @@ def test_a_non_path_output_crossing_steps_is_refused_even_with_a_default() -> No
         steps=[StepRef("p", producer, {}), StepRef("c", consumer, {"ok": OutputRef("p", "ok")})],
     )
     assert rules(recipe) == ["crossing"]
-    assert "not a path (a bool value)" in reasons(recipe)
+    assert "not a path (it is declared bool)" in reasons(recipe)
 
 
 def test_a_harvested_path_crossing_steps_is_refused() -> None:

@@ -60,12 +60,6 @@ def _type_name(annotation: Any) -> str:
     return str(getattr(annotation, "__name__", None) or annotation).replace("typing.", "")
 
 
-def _a(annotation: Any) -> str:
-    """``a str``, ``an int``: a type's name with its article."""
-    name = _type_name(annotation)
-    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
-
-
 class _Checker:
     def __init__(self, default_backend: str = "native", container_runtime: str = "none") -> None:
         self.default_backend = default_backend
@@ -114,7 +108,7 @@ class _Checker:
             return f"{ref} is set by a wrangler from the tool's output, known only after it runs"
         if spec.path_kind is None and meta.dtype is None:
             return (
-                f"{ref} is not a path ({_a(spec.annotation)} value); only"
+                f"{ref} is not a path (it is declared {_type_name(spec.annotation)}); only"
                 " filesystem paths can cross between offloaded steps"
             )
         if meta.harvest:
@@ -252,14 +246,19 @@ class _Checker:
                 continue
             if spec.path_kind is not None or meta.dtype is not None:
                 continue
-            if spec.is_text and not spec.is_list:  # a path written as text, most likely
+            if spec.is_text:  # a path (or a list of them) written as text, most likely
+                declared = "list[str]" if spec.is_list else "str"
                 said = (
-                    "it is declared str, so the compiler cannot tell it names a file, nor"
-                    " order the jobs that rewrite it"
+                    f"it is declared {declared}, so the compiler cannot tell it names files, nor"
+                    " order the jobs that rewrite them"
                 )
-                fix = "declare it a Path (or File, Directory, MS)"
+                kind = "list[Path]" if spec.is_list else "a Path"
+                fix = f"declare it {kind} (or File, Directory, MS)"
             else:
-                said = f"{_a(spec.annotation)}: a live Python object cannot cross a node boundary"
+                said = (
+                    f"it is declared {_type_name(spec.annotation)}, a live Python object that"
+                    " cannot cross a node boundary"
+                )
                 fix = f"make it a path the tool rewrites in place, {_REMOTE}"
             self.refuse(
                 "mutable", f"{where}, input {name!r} is MUTABLE but not a path: {said}", fix
