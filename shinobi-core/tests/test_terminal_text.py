@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shinobi.render.terminal_text import for_terminal
+from shinobi.render.terminal_text import columns, for_terminal, padded
 
 RECIPE = r"""
 from pydantic import BaseModel
@@ -60,3 +60,18 @@ def test_a_failed_step_s_output_is_echoed_without_them(tmp_path: Path) -> None:
     assert "cleared \x1b[31mred\x1b[0m" in proc.stderr
     log = next((tmp_path / ".shinobi" / "runs").glob("*/logs/loud.err")).read_text()
     assert "\x1b]0;pwned\x07" in log  # the log keeps what the tool wrote
+
+
+def test_wide_names_line_up_in_a_table_and_a_box() -> None:
+    """A CJK step name put `ninja status` columns and a dry-run box out of line."""
+    from shinobi.launch.render import _table
+    from shinobi.render.dryrun import _box
+
+    assert columns("日本") == 4 and columns("e\u0301") == 1 and columns("plain") == 5
+    assert padded("日本", 6) == "日本  "
+    lines = _table(["STEP", "STATE"], [["日本語", "running"], ["plain", "pending"]])
+    starts = {columns(line.split("running")[0]) for line in lines if "running" in line}
+    starts |= {columns(line.split("pending")[0]) for line in lines if "pending" in line}
+    assert len(starts) == 1
+    box = _box("日本語のステップ", "cab · native", ["$ /bin/echo '観測'", "plain"], "")
+    assert len({columns(line) for line in box}) == 1

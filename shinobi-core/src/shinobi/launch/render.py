@@ -6,6 +6,7 @@ import time
 from typing import TYPE_CHECKING
 
 from shinobi.launch.tracking import LaunchStatus, StepState
+from shinobi.render.terminal_text import columns, padded
 
 if TYPE_CHECKING:
     from shinobi.local_runs import LocalRun
@@ -18,13 +19,13 @@ def format_time(epoch: float) -> str:
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [len(h) for h in header]
+    widths = [columns(h) for h in header]
     for row in rows:
         for i, cell in enumerate(row[:-1]):
-            widths[i] = max(widths[i], len(cell))
+            widths[i] = max(widths[i], columns(cell))
     lines = []
     for row in [header, *rows]:
-        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
+        cells = [padded(cell, widths[i]) for i, cell in enumerate(row[:-1])]
         lines.append("  ".join([*cells, row[-1]]).rstrip())
     return lines
 

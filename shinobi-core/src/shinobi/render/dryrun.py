@@ -16,6 +16,7 @@ from shinobi.plan import Plan, PlannedStep
 from shinobi.recipe_modules import PREFIX as RECIPE_PREFIX
 from shinobi.render.rows import wavefront_rows
 from shinobi.render.shell_words import shell_join, visible
+from shinobi.render.terminal_text import columns
 from shinobi.steps.refs import OutputRef
 from shinobi.wording import counted
 
@@ -40,13 +41,15 @@ def _box(title: str, tag: str, lines: list[str], indent: str) -> list[str]:
     head = f"┌─ {visible(title)} "
     tail = f" {tag} ─┐"
     lines = [visible(line) for line in lines]
-    fitting = [len(x) for x in lines if len(x) <= MAX_WIDTH - len(indent) - 4]
-    inner = max(WIDTH - len(indent) - 4, len(head) + len(tail) - 3, *fitting)
-    fill = max(1, inner + 4 - len(head) - len(tail))
+    widths = [columns(x) for x in lines]  # a wide (CJK) character takes two columns
+    fitting = [w for w in widths if w <= MAX_WIDTH - len(indent) - 4]
+    ends = columns(head) + columns(tail)
+    inner = max(WIDTH - len(indent) - 4, ends - 3, *fitting)
+    fill = max(1, inner + 4 - ends)
     out = [f"{indent}{head}{'─' * fill}{tail}"]
     out.extend(
-        f"{indent}│ {line.ljust(inner)} │" if len(line) <= inner else f"{indent}│ {line}"
-        for line in lines
+        f"{indent}│ {line}{' ' * (inner - w)} │" if w <= inner else f"{indent}│ {line}"
+        for line, w in zip(lines, widths, strict=True)
     )
     out.append(f"{indent}└{'─' * (inner + 2)}┘")
     return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["for_terminal"]
+__all__ = ["columns", "for_terminal", "padded"]
 
 _SEQUENCE = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: kept only when it sets colours (final "m")
@@ -35,3 +35,21 @@ def for_terminal(text: str) -> str:
     if text.isprintable():  # nearly every line: no work
         return text
     return _SEQUENCE.sub(_kept, text)
+
+
+def columns(text: str) -> int:
+    """How many terminal columns ``text`` takes: a wide (CJK) character two, a
+    combining mark none; what lines up a table or a box whatever the names."""
+    if text.isascii():  # nearly every line: its length
+        return len(text)
+    import unicodedata
+
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
+    )
+
+
+def padded(text: str, width: int) -> str:
+    """``text`` with spaces after it to fill ``width`` columns (see :func:`columns`)."""
+    return text + " " * (width - columns(text))
