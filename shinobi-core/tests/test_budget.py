@@ -457,3 +457,15 @@ def test_run_recipe_callers_see_the_oversized_warning_in_the_result(tmp_path: Pa
     result = run_recipe(recipe, config=config, cwd=tmp_path)
     assert result.ok, result.error
     assert any("more than this run's whole budget" in w for w in result.warnings)
+
+
+def test_a_step_served_from_the_cache_is_not_warned_about_as_oversized(tmp_path: Path) -> None:
+    """It never runs, so it does not run alone: the warning was said of it anyway."""
+    recipe = Recipe("huge", NoIn, max_workers=2)
+    recipe.add_step("huge", timed, stamp="huge", seconds=0.0, resources=Resources(cpus=64))
+    config = load_config({"execution.cpus": 2, "cache.dir": str(tmp_path / "cache")})
+    first = run_recipe(recipe, config=config, cwd=tmp_path)
+    assert any("step 'huge' declares" in w and "runs alone" in w for w in first.warnings)
+    again = run_recipe(recipe, config=config, cwd=tmp_path)
+    assert again.ok and [s.status for s in again.steps] == ["cached"], again.error
+    assert not any("whole budget" in w for w in again.warnings), again.warnings

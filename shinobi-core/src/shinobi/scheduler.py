@@ -535,9 +535,11 @@ class _Wavefront:
             and unit.node not in self.oversized  # once per step, not once per slice
         ):
             self.oversized.add(unit.node)
-            self.session.warn(
-                f"step {unit.name!r} declares {node.resources.describe()}, more than"
-                f" this run's whole budget ({self.session.budget.describe()}); it runs alone"
+            name = f"{self.prefix}{node.name}"
+            self.session.warn_when_started(
+                name,
+                f"step {name!r} declares {node.resources.describe()}, more than"
+                f" this run's whole budget ({self.session.budget.describe()}); it runs alone",
             )
 
     def take(self, unit: _Unit) -> None:

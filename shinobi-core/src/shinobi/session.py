@@ -112,6 +112,8 @@ class Session:
     #: what ninja says on a second Ctrl-C names them.
     in_process: set[str] = field(default_factory=set, init=False)
     _started: set[str] = field(default_factory=set, init=False, repr=False)
+    #: Warnings said only if the step they are about starts (see warn_when_started).
+    _on_start: dict[str, str] = field(default_factory=dict, init=False, repr=False)
     _named: set[str] = field(default_factory=set, init=False, repr=False)
     #: The output paths of the steps of this run that are done (run or cached):
     #: an interrupted step's harvest glob matching one did not write it.
@@ -224,7 +226,20 @@ class Session:
         """Whether a step has started and not yet finished (what a stop waits for)."""
         return bool(self._started)
 
+    def warn_when_started(self, step: str, message: str) -> None:
+        """Say ``message`` when ``step`` (or its first slice) starts, not before: a
+        step the cache serves never starts, and the warning is not about it then."""
+        with self._lock:
+            self._on_start[step] = message
+
     def emit_started(self, name: str, info: dict[str, Any]) -> None:
+        if self._on_start:
+            with self._lock:  # the step's own, or its scatter's (NAME[k])
+                said = self._on_start.pop(name, None) or self._on_start.pop(
+                    name.rpartition("[")[0], None
+                )
+            if said is not None:
+                self.warn(said)
         self._started.add(name)
         for observer in self.observers:
             with contextlib.suppress(OSError):
