@@ -261,8 +261,8 @@ def _call_function(
     runner: Callable[[dict[str, Any], str | None], StepResult],
     values: dict[str, Any],
 ) -> StepResult:
-    """The orchestration function's call, and the step result it makes."""
-    started = time.time()
+    """The orchestration function's call, and the step result it makes (its
+    times are the caller's: from the function's start to its end)."""
     try:
         # user_code: steps started meanwhile get Popen (see shinobi.backends.spawn)
         with user_code(), exits_refused():
@@ -279,8 +279,6 @@ def _call_function(
             returncode=None,
             error=f"the orchestration function {said}",
             stderr=_whole_message(session, name, exc),
-            started=started,
-            finished=time.time(),
         )
     if isinstance(returned, StepResult):
         if any(returned is made for made in ctx.results):

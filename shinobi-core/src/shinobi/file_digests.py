@@ -90,13 +90,10 @@ def write_atomically(path: Path, data: bytes, *, fsync: bool = False) -> None:
         finally:
             os.close(fd)
         os.replace(tmp, path)
-    except OSError as exc:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
-        if exc.filename is None:  # os.write and os.fsync say what, not where
+        if isinstance(exc, OSError) and exc.filename is None:  # os.write says what, not where
             raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
-        raise
-    except BaseException:
-        tmp.unlink(missing_ok=True)
         raise
 
 

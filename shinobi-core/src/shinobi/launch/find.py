@@ -1,8 +1,8 @@
 """Finding launches: what ``ninja status HANDLE`` and ``ninja logs NAME`` accept.
 
 A launch can be named by its handle file, by the folder holding one, by its
-run id (or a unique start of it), or by its recipe's name (the latest launch of that recipe in this
-workspace). A workspace's launches are the union of the index entries for
+run id (or a unique start of it), or by its recipe's name (the latest launch
+of that recipe in this workspace). A workspace's launches are the union of the index entries for
 it and the handle files actually under ``<workdir>/.shinobi/``, so a lost
 index does not hide a launch and a moved workdir does not resurrect one.
 """
@@ -158,15 +158,22 @@ def find_launch(name: str, workdir: Path) -> LaunchHandle:
 
 def launch_ids_starting(name: str, workdir: Path) -> list[str]:
     """The run ids of the workspace's launches that ``name`` is the start of."""
-    launches, _ = workspace_launches(workdir)
-    return sorted({h.run_id for h in launches if h.run_id.startswith(name)})
+    return _ids(_starting(name, workspace_launches(workdir)[0]))
+
+
+def _starting(name: str, launches: list[LaunchHandle]) -> list[LaunchHandle]:
+    return [h for h in launches if h.run_id.startswith(name)]
+
+
+def _ids(launches: list[LaunchHandle]) -> list[str]:
+    return sorted({h.run_id for h in launches})
 
 
 def _by_start_of_run_id(name: str, launches: list[LaunchHandle]) -> LaunchHandle | None:
     """The launch whose run id ``name`` starts, as a local run is named by the start
     of its id; None when none does. Raises when it starts several."""
-    started = [h for h in launches if h.run_id.startswith(name)]
-    ids = sorted({h.run_id for h in started})
+    started = _starting(name, launches)
+    ids = _ids(started)
     if len(ids) > 1:
         shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
         raise UsageError(

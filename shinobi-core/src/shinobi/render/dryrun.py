@@ -13,7 +13,7 @@ from typing import Any
 
 from shinobi.graph import same_shape
 from shinobi.plan import Plan, PlannedStep
-from shinobi.recipe_modules import PREFIX as RECIPE_PREFIX
+from shinobi.recipe_modules import is_recipe_module
 from shinobi.render.rows import wavefront_rows
 from shinobi.render.shell_words import shell_join, visible
 from shinobi.render.terminal_text import columns
@@ -69,8 +69,8 @@ def _call(step: PlannedStep) -> str:
     """A pystep as the call it makes: ``python: upper(s='a')`` (arguments shortened)."""
     fn = step.node.step.fn
     module = fn.__module__
-    # a recipe file's module name (its path, hex-encoded) says nothing to a reader
-    name = fn.__qualname__ if module.startswith(RECIPE_PREFIX) else f"{module}.{fn.__qualname__}"
+    # a recipe file's module name (its stem and a digest of its path) adds nothing here
+    name = fn.__qualname__ if is_recipe_module(module) else f"{module}.{fn.__qualname__}"
     shown = ", ".join(f"{k}={_plain(v)!r}" for k, v in step.values.items() if k in step.node.wiring)
     if len(shown) > 60:
         shown = shown[:57] + "..."
