@@ -23,10 +23,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+
+#: typing.TYPE_CHECKING, without importing typing: see shinobi/__init__.py.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:  # not imported for it: `import shinobi` imports this module
     from pathlib import Path
+    from typing import Any
 
 __all__ = ["PREFIX", "RecipeFinder", "install", "is_recipe_module", "module_name", "path_of"]
 

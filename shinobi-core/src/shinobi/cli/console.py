@@ -12,7 +12,11 @@ first, and only then is the command line imported. A program that calls
 
 from __future__ import annotations
 
-from typing import Any
+#: typing.TYPE_CHECKING, without importing typing: see shinobi/__init__.py.
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["main"]
 
@@ -24,10 +28,10 @@ def main() -> Any:
     of milliseconds) ends ninja as one later would, with status 130 and one
     line, not with a traceback through the import machinery.
     """
-    from shinobi.cli import collector
-
-    collector.own_process_starting()
     try:
+        from shinobi.cli import collector
+
+        collector.own_process_starting()
         from shinobi.cli.main import main as run
     except KeyboardInterrupt:
         import sys
