@@ -24,7 +24,7 @@ from shinobi.backends.base import Invocation, PathKind, PathRole, PathUse
 from shinobi.pyrunner import BOOT, RUNNER
 from shinobi.recipe_modules import is_recipe_module
 from shinobi.steps.argv import revealed
-from shinobi.steps.types import fields_of
+from shinobi.steps.types import fields_of, paths_within
 
 if TYPE_CHECKING:
     from shinobi.graph import Node
@@ -104,17 +104,26 @@ def _path_uses(step: PyStep, values: dict[str, Any], cwd: str) -> list[PathUse]:
     outputs = fields_of(step.outputs_model)
     uses: list[PathUse] = []
     for field, spec in fields_of(step.inputs_model).items():
+        value = values.get(field)
         if spec.path_kind is None:
+            if spec.nested_paths:  # inside a mapping or a model (dict[str, File])
+                uses.extend(
+                    _use(os.path.join(cwd, p), False, field, "any") for p in paths_within(value)
+                )
             continue
         written = field in outputs and outputs[field].path_kind is not None
-        value = values.get(field)
         for item in value if isinstance(value, list | tuple) else [value]:
             if item is not None:
-                path = os.path.join(cwd, str(item))
-                made = written or not os.path.lexists(path)
-                role: PathRole = "output" if made else "input"
-                uses.append(PathUse(path, role, field, _KINDS[spec.path_kind]))
+                uses.append(
+                    _use(os.path.join(cwd, str(item)), written, field, _KINDS[spec.path_kind])
+                )
     return uses
+
+
+def _use(path: str, written: bool, field: str, kind: PathKind) -> PathUse:
+    made = written or not os.path.lexists(path)
+    role: PathRole = "output" if made else "input"
+    return PathUse(path, role, field, kind)
 
 
 def _without_read_only_parents(uses: list[PathUse]) -> list[PathUse]:

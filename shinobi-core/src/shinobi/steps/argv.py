@@ -24,7 +24,7 @@ from typing import Any
 
 from shinobi.backends.base import PathKind, PathRole, PathUse
 from shinobi.steps.cab import Cab
-from shinobi.steps.types import fields_of
+from shinobi.steps.types import fields_of, paths_within
 
 __all__ = [
     "Unknown",
@@ -195,6 +195,11 @@ def path_uses(
     for name, spec in in_fields.items():
         meta = cab.meta(name)
         if not (spec.path_kind or meta.dtype):
+            if spec.nested_paths:  # inside a mapping or a model: still read, keyed, mounted
+                uses.extend(
+                    PathUse(absolute(path), "input", name, "any", meta.writable, meta.mutable)
+                    for path in paths_within(inputs.get(name))
+                )
             continue
         kind = on_disk_kind(spec.path_kind, meta.dtype)
         passthrough = (

@@ -205,12 +205,27 @@ class Cab:
                 problem = bad_variable(variable, value)
                 if problem:
                     raise ValueError(f"cab {self.name!r}: env: {problem}")
+        self._check_command_line_forms()
         for wrangler in self.wranglers:
             if wrangler.output is not None and wrangler.output not in outputs:
                 raise ValueError(
                     f"cab {self.name!r}: wrangler {wrangler.shown} sets output"
                     f" {wrangler.output!r}, which outputs_model does not have"
                     f"{did_you_mean(wrangler.output, outputs)}"
+                )
+
+    def _check_command_line_forms(self) -> None:
+        """A mapping or model input the command line would get is refused: its word
+        would be Python's repr (``{'k': PosixPath('m1')}``), which no tool reads."""
+        from shinobi.steps.types import fields_of
+
+        for name, spec in fields_of(self.inputs_model).items():
+            if spec.structured and not self.meta(name).skip:
+                raise ValueError(
+                    f"cab {self.name!r}: input {name!r} is a mapping or a model, which has no"
+                    " command-line form (the tool would get Python's repr of it); give each"
+                    " value an input of its own, or mark it ParamMeta(skip=True) to use it"
+                    " only in templates"
                 )
 
     def _check_template(self, key: str, kind: str, template: str, inputs: set[str]) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Annotated, Any, Literal
@@ -25,6 +25,7 @@ __all__ = [
     "field_values",
     "fields_of",
     "output_problem",
+    "paths_within",
     "refused_value",
     "validation_errors",
 ]
@@ -61,6 +62,12 @@ class FieldSpec:
     is_text: bool = False
     #: A mapping whose values are text (``dict[str, str]``): no place for a path either.
     text_values: bool = False
+    #: Paths held deeper than the field's own type or a list of it (a mapping's
+    #: values, a model's fields, a tuple's members, a union with a path): found
+    #: in the value by :func:`paths_within`.
+    nested_paths: bool = False
+    #: A mapping or a model: ``str()`` of it is Python's repr, no command-line word.
+    structured: bool = False
 
 
 def _unwrap(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any], bool]:
@@ -122,8 +129,61 @@ def _fields_of(model: Any) -> dict[str, FieldSpec]:
             annotation=info.annotation,
             is_text=core is str,
             text_values=_maps_to_text(core),
+            nested_paths=kind is None and _holds_path(info.annotation, set()),
+            structured=_is_structured(core),
         )
     return specs
+
+
+def _holds_path(annotation: Any, seen: set[int]) -> bool:
+    """Whether a value of ``annotation`` can hold a path anywhere inside it."""
+    if id(annotation) in seen:  # a model that refers to itself
+        return False
+    seen.add(id(annotation))
+    if isinstance(annotation, type):
+        if issubclass(annotation, PurePath):
+            return True
+        fields = getattr(annotation, "model_fields", None)  # a pydantic model's
+        return isinstance(fields, dict) and any(
+            _holds_path(info.annotation, seen) for info in fields.values()
+        )
+    return any(_holds_path(arg, seen) for arg in typing.get_args(annotation))
+
+
+def _is_structured(core: Any) -> bool:
+    import collections.abc
+
+    origin = typing.get_origin(core) or core
+    if not isinstance(origin, type):
+        return False
+    return issubclass(origin, collections.abc.Mapping) or isinstance(
+        getattr(origin, "model_fields", None), dict
+    )
+
+
+#: Deeper than any declared shape goes: a value that refers to itself ends here.
+_MAX_DEPTH = 32
+
+
+def paths_within(value: Any, depth: int = 0) -> Iterator[str]:
+    """Every path held in ``value``: a mapping's values, a list's, tuple's or set's
+    members (a set's in sorted order, so a cache key does not depend on hashing),
+    a model's fields, at any depth."""
+    if depth > _MAX_DEPTH or value is None or isinstance(value, str | bool):
+        return
+    if isinstance(value, PurePath):
+        yield str(value)
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from paths_within(item, depth + 1)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from paths_within(item, depth + 1)
+    elif isinstance(value, set | frozenset):
+        yield from sorted(p for item in value for p in paths_within(item, depth + 1))
+    elif isinstance(getattr(type(value), "model_fields", None), dict):
+        for _, item in value:
+            yield from paths_within(item, depth + 1)
 
 
 def _maps_to_text(annotation: Any) -> bool:
