@@ -79,10 +79,24 @@ def test_a_file_of_the_users_named_like_a_script_is_not_overwritten(
     out = tmp_path / "out"
     out.mkdir()
     (out / "use.sh").write_text("my own\n")
-    with pytest.raises(ScriptsInTheWay, match="no earlier ninja compile wrote it"):
+    with pytest.raises(ScriptsInTheWay, match="is not as a ninja compile left it"):
         scripts("make", "use").write(out)
     assert (out / "use.sh").read_text() == "my own\n"
     assert not (out / "make.sh").exists()
+
+
+def test_a_script_edited_since_it_was_written_is_not_written_over(
+    tmp_path: Path, scripts: Scripts
+) -> None:
+    """An edit to a script a compile still writes (a tuned #SBATCH line) was
+    lost without a word when the compile ran again."""
+    out = tmp_path / "out"
+    scripts("make", "use").write(out)
+    with (out / "use.sh").open("a") as script:
+        script.write("# my edit\n")
+    with pytest.raises(ScriptsInTheWay, match=r"use.sh is there already and is not as a ninja"):
+        scripts("make", "use").write(out)
+    assert (out / "use.sh").read_text() == "echo use\n# my edit\n"
 
 
 def test_scripts_ninja_wrote_are_written_over(tmp_path: Path, scripts: Scripts) -> None:
@@ -105,7 +119,7 @@ def test_only_what_is_still_as_ninja_wrote_it_is_removed(tmp_path: Path, scripts
     assert (out / "edited.sh").read_text() == "echo my change\n"
     # what was left is said; it is then the user's: a compile of that step stops
     assert str(out / "edited.sh") in again.kept
-    with pytest.raises(ScriptsInTheWay, match="no earlier ninja compile wrote it"):
+    with pytest.raises(ScriptsInTheWay, match="is not as a ninja compile left it"):
         scripts("make", "edited").write(out)
     assert (out / "edited.sh").read_text() == "echo my change\n"
 

@@ -215,7 +215,8 @@ def _recorded(record: str) -> dict[str, str]:
 
 def _refuse_foreign(base: str, names: list[str], earlier: dict[str, str]) -> None:
     """Raise before anything is written if a file a script (or the record) is to
-    replace is not one ninja wrote there: the user's own, a link, a directory."""
+    replace is not one ninja wrote there as it is now: the user's own, a script
+    edited since, a link, a directory."""
     for name in names:
         path = os.path.join(base, name)
         try:
@@ -225,8 +226,15 @@ def _refuse_foreign(base: str, names: list[str], earlier: dict[str, str]) -> Non
         if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
             what = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a regular file"
             raise ScriptsInTheWay(f"{path} is {what}; ninja writes its scripts only as files")
-        if name != WRITTEN_LIST and name not in earlier:
-            raise ScriptsInTheWay(f"{path} is there already and no earlier ninja compile wrote it")
+        if name == WRITTEN_LIST:
+            continue
+        stamp = earlier.get(name)
+        # a record without stamps (an older ninja's) cannot tell an edit: taken as written
+        if stamp is None or (stamp and _stamp(st) != stamp):
+            raise ScriptsInTheWay(
+                f"{path} is there already and is not as a ninja compile left it (a file of"
+                " yours, or a script edited since)"
+            )
 
 
 class ScriptsInTheWay(ShinobiError):
