@@ -491,3 +491,31 @@ def test_a_secret_input_is_refused_it_would_sit_in_clear_in_a_job_script() -> No
     cab = Cab("c", ["tool"], Secret, None, {"path": ParamMeta(positional=True)})
     recipe = Recipe(name="r", steps=[StepRef("s", cab, {"path": Path("x"), "token": "t0k"})])
     assert rules(recipe) == ["secret"]
+
+
+class RmsOut(BaseModel):
+    rms: float
+
+
+class MaybeRmsOut(BaseModel):
+    rms: float | None = None
+
+
+def test_a_required_output_only_a_wrangler_fills_is_refused() -> None:
+    """``ninja run`` fails the step when no printed line matched; a compiled job
+    cannot read what the tool printed and completed instead (an audit's case)."""
+
+    def recipe(outputs: type[BaseModel]) -> Recipe:
+        measure = Cab(
+            name="measure",
+            command="/bin/echo",
+            outputs_model=outputs,
+            wranglers=[Wrangler(r"final rms: ([\d.]+)", "output", output="rms")],
+        )
+        return Recipe(name="r", steps=[StepRef("m", measure, {})])
+
+    assert rules(recipe(RmsOut)) == ["wrangler"]
+    said = reasons(recipe(RmsOut))
+    assert "output 'rms' is required and only its wrangler" in said
+    assert "give the output a default" in said
+    assert rules(recipe(MaybeRmsOut)) == []

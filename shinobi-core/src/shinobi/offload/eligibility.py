@@ -227,7 +227,9 @@ class _Checker:
 
     def judged(self, cab: Any, where: str) -> None:
         """A cab whose output a wrangler judges fails on what it prints, which
-        only ninja reads: a job would pass on what ``ninja run`` fails."""
+        only ninja reads: a job would pass on what ``ninja run`` fails. So does
+        one whose required output only a wrangler fills: ``ninja run`` fails
+        the step when no line matched."""
         judging = [w for w in cab.wranglers if w.action == "error"]
         if judging:
             self.refuse(
@@ -236,6 +238,19 @@ class _Checker:
                 f" {judging[0].shown}, which a compiled job cannot check",
                 f"make the tool exit non-zero on that error instead, {_REMOTE}",
                 key=f"wrangler:{cab.name}",
+            )
+        outputs = fields_of(cab.outputs_model)
+        for wrangler in cab.wranglers:
+            spec = outputs.get(wrangler.output or "")
+            if wrangler.action != "output" or spec is None or not spec.required:
+                continue
+            self.refuse(
+                "wrangler",
+                f"{where}: {cab.name!r} output {spec.name!r} is required and only its wrangler"
+                f" {wrangler.shown} fills it, from what the tool prints, which a compiled job"
+                " cannot read: the job would pass where `ninja run` fails the step",
+                f"give the output a default (`{spec.name}: ... | None = None`), {_REMOTE}",
+                key=f"wrangler:{cab.name}:{spec.name}",
             )
 
     def mutable(self, cab: Any, where: str) -> None:
