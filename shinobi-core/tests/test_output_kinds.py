@@ -59,3 +59,20 @@ def test_a_missing_output_still_says_the_tool_did_not_create_it(tmp_path: Path) 
         "failed",
         "output 'out': the tool did not create 'product'",
     )
+
+
+def test_a_required_harvest_that_matched_nothing_names_its_pattern(tmp_path: Path) -> None:
+    """It failed with pydantic's "Input is not a valid path ... (got None)"."""
+
+    class Images(BaseModel):
+        image: File
+
+    meta = {"script": ParamMeta(positional=True), "image": ParamMeta(harvest="img-*.fits")}
+    recipe = Recipe("r")
+    recipe.add_step("shoot", Cab("shoot", "sh -c", MakeIn, Images, meta), script="true")
+    step = run_recipe(recipe, cwd=tmp_path, use_cache=False).steps[0]
+    assert (step.status, step.error) == (
+        "failed",
+        "output 'image': nothing matched its harvest pattern 'img-*.fits' (the tool made no"
+        " such file)",
+    )

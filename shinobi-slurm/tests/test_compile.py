@@ -374,6 +374,40 @@ def test_a_job_whose_tool_did_not_make_a_required_output_fails(
     assert subprocess.run(["bash", "-c", found["lazy"]], capture_output=True).returncode == 0
 
 
+HARVEST_RECIPE = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, File, ParamMeta, Recipe
+
+class In(BaseModel):
+    prefix: str = "img [1]"
+
+class Made(BaseModel):
+    image: File
+
+shoot = Cab("shoot", ["/bin/true"], In, Made,
+            {"prefix": ParamMeta(skip=True), "image": ParamMeta(harvest="{prefix}-*.fits")})
+r = Recipe("r")
+r.add_step("shoot", shoot)
+"""
+
+
+def test_a_job_whose_required_harvest_matched_nothing_fails(ninja: Ninja, tmp_path: Path) -> None:
+    """An audit's case: the job completed where `ninja run` fails the step."""
+    (tmp_path / "shoot.py").write_text(HARVEST_RECIPE)
+    done = ninja("compile", "shoot.py:r")
+    assert done.returncode == 0, done.stderr
+    script = scripts(done.stdout)["shoot"]
+    ran = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert ran.returncode == 1
+    assert 'output "image": nothing matched its harvest pattern' in ran.stderr
+    (tmp_path / "img 1-7.fits").touch()  # the value's brackets are literal, not a class
+    again = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert again.returncode == 1, again.stderr
+    (tmp_path / "img [1]-7.fits").touch()
+    made = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+
+
 KIND_RECIPE = """
 from pydantic import BaseModel
 from shinobi.steps import MS, Cab, File, ParamMeta, Recipe

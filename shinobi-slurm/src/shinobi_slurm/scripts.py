@@ -291,6 +291,12 @@ def _outputs_checked(expected: Sequence[tuple[str, str, str]]) -> list[str]:
     lines = ['if [ "$rc" -eq 0 ]; then']
     for field, path, kind in expected:
         quoted = shlex.quote(path)
+        if kind == "glob":  # a harvest pattern: something must match it
+            said = shlex.quote(
+                f'shinobi: output "{field}": nothing matched its harvest pattern {path}'
+            )
+            lines.append(f"  compgen -G {quoted} > /dev/null || {{ echo {said} >&2; rc=1; }}")
+            continue
         said = shlex.quote(f'shinobi: output "{field}": the tool did not create {path}')
         lines.append(f"  [ -e {quoted} ] || {{ echo {said} >&2; rc=1; }}")
         if kind != "any":

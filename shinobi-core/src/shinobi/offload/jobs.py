@@ -18,7 +18,7 @@ from typing import Any, Literal
 from shinobi.backends.base import Invocation, PathUse
 from shinobi.graph import Node, output_refs
 from shinobi.plan import Plan, PlannedStep, cab_of, resolve_value
-from shinobi.steps.argv import Unknown, on_disk_kind
+from shinobi.steps.argv import Unknown, format_template, on_disk_kind
 from shinobi.steps.refs import OutputRef
 from shinobi.steps.types import fields_of
 
@@ -146,12 +146,20 @@ def _absolute(cwd: str, value: Any) -> str | None:
 
 def _required_outputs(cab: Any, part: PlannedStep, cwd: str) -> list[tuple[str, str, str]]:
     """The paths ``part`` must leave: its required path outputs, as planned, each
-    with what it must be ("file", "dir" or "any"), as ``ninja run`` checks."""
+    with what it must be ("file", "dir" or "any"), as ``ninja run`` checks; a
+    required single output a harvest glob collects, as the pattern, "glob"
+    (something must match it)."""
     if cab is None:
         return []
     found: list[tuple[str, str, str]] = []
     for name, spec in fields_of(cab.outputs_model).items():
-        dtype = cab.meta(name).dtype
+        meta = cab.meta(name)
+        if meta.harvest and spec.required and not spec.is_list:
+            pattern = format_template(meta.harvest, part.values, glob_pattern=True)
+            if pattern is not None:
+                found.append((name, os.path.join(cwd, pattern), "glob"))
+            continue
+        dtype = meta.dtype
         if not spec.required or (spec.path_kind is None and dtype is None):
             continue
         kind = on_disk_kind(spec.path_kind, dtype)

@@ -107,6 +107,11 @@ def collect_outputs(
             matches = harvest(os.path.join(cwd, pattern))
             rel = [os.path.relpath(m, cwd) if not os.path.isabs(pattern) else m for m in matches]
             values[name] = rel if spec.is_list else (rel[0] if rel else spec.default)
+            if not rel and spec.required and not spec.is_list:
+                problems.append(
+                    f"output {name!r}: nothing matched its harvest pattern {pattern!r} (the"
+                    " tool made no such file)"
+                )
         if name in wrangled.values:
             values[name] = wrangled.values[name]
         if isinstance(values.get(name), Unknown):
