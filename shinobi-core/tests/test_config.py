@@ -191,6 +191,25 @@ def test_a_misspelt_section_is_blamed_on_its_file_with_the_nearest_name(
     assert "'executon' (from project file" in said and "did you mean 'execution'?" in said
 
 
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [
+        ("max_workers = 2", "'execution.max_workers'"),
+        ("workdir = '/tmp'", "'execution.workdir'"),
+        ("cache_dir = 'x'", "'cache.dir'"),  # was "did you mean 'cache'?", a section
+        ("enabled = true", "'provenance.enabled' or 'cache.enabled'"),
+    ],
+)
+def test_a_sections_key_written_at_the_top_names_its_section(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, written: str, meant: str
+) -> None:
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    (tmp_path / "shinobi.toml").write_text(written + "\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(cwd=tmp_path, environ={})
+    assert str(info.value).endswith(f"not a setting; did you mean {meant}?")
+
+
 def test_a_variable_for_a_text_setting_is_taken_as_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -432,7 +432,8 @@ def _refusal(exc: ValidationError, sources: Mapping[str, str]) -> ConfigError:
     kind = first.get("type")
     message = str(first.get("msg"))
     if kind == "extra_forbidden":  # a misspelt key or section
-        message = "not a setting" + did_you_mean(loc[-1], _known_keys(loc[:-1]))
+        near = _homed(loc[-1]) if len(loc) == 1 else ""
+        message = "not a setting" + (near or did_you_mean(loc[-1], _known_keys(loc[:-1])))
     elif kind == "value_error":
         message = message.removeprefix("Value error, ")
     elif kind in ("model_type", "dict_type"):  # `execution = 3`: a section given a value
@@ -441,6 +442,27 @@ def _refusal(exc: ValidationError, sources: Mapping[str, str]) -> ConfigError:
     if origin.startswith("environment") and kind in ("list_type", "dict_type", "tuple_type"):
         message += """; an environment variable holds a list as JSON, e.g. '["sh", "git"]'"""
     return ConfigError(f"configuration key {'.'.join(loc)!r} (from {origin}): {message}")
+
+
+def _homed(key: str) -> str:
+    """``"; did you mean 'execution.max_workers'?"`` for a section's key written at
+    the top level (``max_workers``, ``workdir``), or glued to its section's name
+    (``cache_dir``); "" when ``key`` is none of those."""
+    import difflib
+
+    homes: dict[str, list[str]] = {}
+    for section in _SECTIONS:
+        for name in _known_keys([section]):
+            homes.setdefault(name, []).append(f"{section}.{name}")
+    head, _, rest = key.partition("_")
+    if head in _SECTIONS and rest in _known_keys([head]):
+        found = [f"{head}.{rest}"]
+    else:
+        close = difflib.get_close_matches(key, list(homes), n=1, cutoff=0.8)
+        found = homes[close[0]] if close else []
+    if not found:
+        return ""
+    return "; did you mean " + " or ".join(repr(f) for f in found) + "?"
 
 
 def _refuse_venv_table(merged: Mapping[str, Any], sources: Mapping[str, str]) -> None:
