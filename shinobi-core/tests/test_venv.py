@@ -138,6 +138,21 @@ def test_a_directory_that_is_not_a_venv_is_refused(tmp_path: Path) -> None:
         backend.prepare([invocation(tmp_path, HELLO, venv=str(tmp_path / "nope"))])
 
 
+def test_the_commands_a_venv_problem_suggests_can_be_pasted_for_a_path_with_a_space(
+    tmp_path: Path,
+) -> None:
+    """Pasting `python3 -m venv /a/no such venv` made three venvs: no, such, venv."""
+    backend = VenvBackend({})
+    missing = tmp_path / "no such venv"
+    with pytest.raises(ShinobiError, match=f"`python3 -m venv '{missing}'`"):
+        backend.prepare([invocation(tmp_path, HELLO, venv=str(missing))])
+    broken = tmp_path / "ve nv"
+    (broken / "bin").mkdir(parents=True)
+    (broken / "bin" / "python").symlink_to(tmp_path / "gone")
+    run = backend.run(invocation(tmp_path, HELLO, venv=str(broken)), RunControl())
+    assert f"`python3 -m venv --clear '{broken}'`" in (run.reason or "") + run.stderr
+
+
 def test_no_venv_anywhere_runs_natively_with_a_warning(tmp_path: Path) -> None:
     backend = VenvBackend({})
     control = RunControl()

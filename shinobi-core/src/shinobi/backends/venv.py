@@ -25,6 +25,7 @@ limit nothing here (admission control only), and nothing is isolated.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -64,14 +65,17 @@ def venv_problem(venv: str) -> str | None:
                 f"the venv {venv!r} is not a directory; name the directory a virtualenv was"
                 " made in (`python3 -m venv DIR`)"
             )
-        return f"the venv {venv!r} does not exist; create it with `python3 -m venv {venv}`"
+        return (
+            f"the venv {venv!r} does not exist; create it with"
+            f" `python3 -m venv {shlex.quote(venv)}`"
+        )
     bin_dir = os.path.join(venv, "bin")
     pythons = [os.path.join(bin_dir, n) for n in ("python", "python3")]
     if any(is_executable(p) for p in pythons):
         return None
     return _broken_venv(venv, pythons) or (
         f"{venv!r} is not a virtualenv (no executable bin/python); create one with"
-        f" `python3 -m venv {venv}`"
+        f" `python3 -m venv {shlex.quote(venv)}`"
     )
 
 
@@ -82,7 +86,7 @@ def _broken_venv(venv: str, pythons: list[str]) -> str | None:
     is, so the remedy for a venv whose Python was removed or upgraded away,
     or one whose creation was interrupted, is ``--clear``.
     """
-    remedy = f"recreate it with `python3 -m venv --clear {venv}` and reinstall its tools"
+    remedy = _recreate(venv)
     for python in pythons:
         if os.path.islink(python) and not os.path.exists(python):
             target = os.path.realpath(python)
@@ -90,6 +94,11 @@ def _broken_venv(venv: str, pythons: list[str]) -> str | None:
     if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
         return f"the venv {venv!r} is incomplete (it has no bin/python); {remedy}"
     return None
+
+
+def _recreate(venv: str) -> str:
+    """The remedy for a venv that no longer runs, as a command to paste (quoted)."""
+    return f"recreate it with `python3 -m venv --clear {shlex.quote(venv)}` and reinstall its tools"
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +121,7 @@ def resolve_command(
         return ResolvedCommand((own, *argv[1:]))
     if command in host_commands:
         return ResolvedCommand(tuple(argv))
-    install = f"install it there ({os.path.join(venv, 'bin', 'pip')} install ...)"
+    install = f"install it there ({shlex.quote(os.path.join(venv, 'bin', 'pip'))} install ...)"
     host = shutil.which(command, path=_host_path(venv))
     if host is None:  # nowhere on this host either: naming a host path would mislead
         return ResolvedCommand(
@@ -147,7 +156,7 @@ def _dead_interpreter(command: str, venv: str) -> str | None:
     interpreter = script_interpreter(command)
     if interpreter is None:
         return None
-    recreate = f"recreate it with `python3 -m venv --clear {venv}` and reinstall its tools"
+    recreate = _recreate(venv)
     if not os.path.exists(interpreter):
         return (
             f"{command} cannot run: its #! line names {interpreter}, which does not exist"
