@@ -200,7 +200,9 @@ def _last_tool_line(text: str) -> str | None:
 _NOISE = re.compile(r"^(?:(?:Run|See) '\S+ [\w-]+ --help'|WARNING:|Usage:)")
 #: How docker and podman say an image was not here, before trying a registry.
 _NOT_HERE = re.compile(
-    r"Unable to find image '([^']+)' locally|initializing source docker://([^:\s]+(?::[^:\s]+)?):"
+    # podman's name runs to the first colon a space follows: a registry's port
+    # (localhost:5999/x:1) has colons of its own
+    r"Unable to find image '([^']+)' locally|initializing source docker://(\S+?):\s"
     r'|short-name "([^"]+)" did not resolve'
     r"|Unable to handle (\S+) uri"  # apptainer, of an image it could not fetch
 )
