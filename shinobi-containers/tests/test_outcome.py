@@ -190,7 +190,7 @@ def test_an_image_that_is_not_here_is_said_before_why_it_could_not_be_fetched() 
     assert "image 'localhost/shinobi-test/busybx:latest' is not here" in reason
     ported = (  # an audit's: the registry's port took the tag's place in the name
         "Error: initializing source docker://localhost:5999/nope:1: pinging container"
-        " registry localhost:5999: Get \"https://localhost:5999/v2/\": connection refused\n"
+        ' registry localhost:5999: Get "https://localhost:5999/v2/": connection refused\n'
     )
     reason = engine_exit("docker", 125, ported).reason or ""
     assert "image 'localhost:5999/nope:1' is not here" in reason

@@ -219,6 +219,8 @@ def test_compile_refuses_a_workdir_or_cwd_with_a_line_break(ninja: Ninja, tmp_pa
         (["--kill-on-invalid-dep=no"], "--kill-on-invalid-dep"),
         (["-D /tmp"], "--chdir"),
         (["--wait"], "--wait"),
+        (["-W"], "--wait"),  # was "unknown short option"
+        (["--test-only"], "--test-only"),  # sbatch then submits nothing and names no job
         (["--comment=mine"], "--comment"),
         (["--jo=other"], r"--jo \(--job-name\)"),  # sbatch's own abbreviations
         (["--com=x"], r"--com \(--comment\)"),
@@ -232,4 +234,8 @@ def test_configured_options_ninja_sets_itself_are_refused(value: object, named: 
     assert [o.argument() for o in parse_sbatch_opts(["--hold", "-p debug"])] == [
         "--hold",
         "--partition=debug",
+    ]
+    assert [o.argument() for o in parse_sbatch_opts(["-H", "-x", "n1"])] == [
+        "--hold",  # a flag: the word after it is not its value
+        "--exclude=n1",
     ]

@@ -49,18 +49,27 @@ _SHORT = {
     "-C": "constraint",
     "-D": "chdir",
     "-G": "gpus",
+    "-H": "hold",
     "-J": "job-name",
+    "-L": "licenses",
+    "-M": "clusters",
     "-N": "nodes",
+    "-O": "overcommit",
+    "-W": "wait",
     "-a": "array",
+    "-b": "begin",
     "-c": "cpus-per-task",
     "-d": "dependency",
     "-e": "error",
+    "-k": "no-kill",
     "-n": "ntasks",
     "-o": "output",
     "-p": "partition",
     "-q": "qos",
+    "-s": "oversubscribe",
     "-t": "time",
     "-w": "nodelist",
+    "-x": "exclude",
 }
 
 #: Long options that never take a separate value (``--exclusive debug`` is two words).
@@ -123,7 +132,7 @@ def _parse_one(text: str, following: str | None) -> tuple[Option, bool]:
             )
         if rest:
             return Option(name, rest.lstrip("=")), False
-        if following is not None and not following.startswith("-"):
+        if name not in _FLAGS and following is not None and not following.startswith("-"):
             return Option(name, following), True
         return Option(name), False
     raise ConfigError(
@@ -178,6 +187,7 @@ _NINJAS_OWN = {
     "array": "scattered steps are made arrays, one task per slice",
     "chdir": "jobs run in the directory the recipe was compiled or run from",
     "wait": "ninja submits and returns; `ninja status` follows the jobs",
+    "test-only": "sbatch would only judge each job, submit none and answer no job id",
     "open-mode": "a step's log keeps every attempt's output, which truncating would lose",
     "comment": "each job's comment names its step, by which ninja finds a job whose"
     " submission went unanswered",
