@@ -115,6 +115,12 @@ def test_pending_says_what_it_waits_for() -> None:
     assert found.phase == "pending" and found.message == "waiting: Dependency"
 
 
+def test_pending_for_a_reason_slurm_will_not_clear_names_the_fix() -> None:
+    """`run --backend slurm` said how to release a held job; `ninja status` did not."""
+    found = outcome("7|7|PENDING|0:0|Unknown|Unknown|JobHeldUser")
+    assert found.message == "waiting: JobHeldUser: it is held: `scontrol release 7` lets it start"
+
+
 def test_running() -> None:
     assert outcome("1|1|RUNNING|0:0|s|Unknown|None").phase == "running"
 

@@ -145,4 +145,4 @@ def test_a_job_held_after_submission_says_why_it_waits(ninja: Ninja, tmp_path: P
     )
     (step,) = json.loads(shown.stdout)["steps"]
     assert step["phase"] == "pending"
-    assert step["detail"] == "waiting: JobHeldUser"
+    assert step["detail"] == "waiting: JobHeldUser: it is held: `scontrol release 12` lets it start"

@@ -58,7 +58,7 @@ from shinobi_slurm.sbatch import (
     with_environment,
 )
 from shinobi_slurm.setting_values import POLL_FLOOR, SETTINGS_KEYS, seconds_setting
-from shinobi_slurm.states import Limits, classify
+from shinobi_slurm.states import STUCK_REASONS, Limits, classify
 from shinobi_slurm.trial import refuse_what_slurm_would
 
 __all__ = ["JOBS_LEDGER", "SlurmBackend", "job_name", "poll_tuning"]
@@ -123,19 +123,6 @@ def _last_line(text: str) -> str:
             return line.strip()[:300]
     return ""
 
-
-#: Pending reasons Slurm will not clear by itself: said as soon as they are seen.
-STUCK_REASONS = {
-    "JobHeldUser": "it is held: `scontrol release {job}` lets it start",
-    "JobHeldAdmin": "an administrator holds it",
-    "PartitionDown": "its partition is down",
-    "PartitionInactive": "its partition is inactive",
-    "ReqNodeNotAvail": "the nodes it needs are not available (down, drained or reserved)",
-    "NodeDown": "a node it needs is down",
-    "BadConstraints": "no node meets its constraints",
-    "InvalidAccount": "its account is not valid",
-    "InvalidQOS": "its QOS is not valid",
-}
 
 #: Seconds a job may wait, for any other reason, before the run says why it waits.
 PENDING_NOTICE = 120.0

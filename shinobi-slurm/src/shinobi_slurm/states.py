@@ -13,7 +13,20 @@ from dataclasses import dataclass
 from shinobi.launch.tracking import StepPhase
 from shinobi_slurm.sacct import JobRecord
 
-__all__ = ["NEVER_RAN", "Limits", "Outcome", "classify", "combine_tasks"]
+__all__ = ["NEVER_RAN", "STUCK_REASONS", "Limits", "Outcome", "classify", "combine_tasks"]
+
+#: Pending reasons Slurm will not clear by itself: said as soon as they are seen.
+STUCK_REASONS = {
+    "JobHeldUser": "it is held: `scontrol release {job}` lets it start",
+    "JobHeldAdmin": "an administrator holds it",
+    "PartitionDown": "its partition is down",
+    "PartitionInactive": "its partition is inactive",
+    "ReqNodeNotAvail": "the nodes it needs are not available (down, drained or reserved)",
+    "NodeDown": "a node it needs is down",
+    "BadConstraints": "no node meets its constraints",
+    "InvalidAccount": "its account is not valid",
+    "InvalidQOS": "its QOS is not valid",
+}
 
 #: What a job Slurm cancelled because a job it waits for failed is reported as.
 NEVER_RAN = "never ran: a job it waits for did not succeed"
@@ -160,6 +173,9 @@ def classify(record: JobRecord, limits: Limits | None = None, *, contained: bool
         reason = record.reason
         if reason == "DependencyNeverSatisfied":
             return Outcome("pending", "a job it waits for did not succeed; Slurm will cancel it")
+        why = STUCK_REASONS.get(reason or "")  # one Slurm will not clear: say the fix
+        if why is not None:
+            return Outcome("pending", f"waiting: {reason}: {why.format(job=record.job_id)}")
         return Outcome("pending", f"waiting: {reason}" if reason else None)
     return Outcome("unknown", f"Slurm reports {state or 'nothing'}")
 
