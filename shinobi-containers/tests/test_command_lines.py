@@ -117,6 +117,19 @@ def test_apptainer_says_a_missing_image_file_is_missing(tmp_path: Path, image: s
         ApptainerBackend({}).render(invocation(tmp_path, image=image))
 
 
+def test_apptainer_says_a_plain_directory_is_no_image(tmp_path: Path) -> None:
+    """apptainer itself said only "destination /dev doesn't exist in container"."""
+    from shinobi_containers.errors import ImageUnavailable
+
+    (tmp_path / "sp ace").mkdir()
+    with pytest.raises(ImageUnavailable, match=r"is a directory but no container's root"):
+        ApptainerBackend({}).render(invocation(tmp_path, image="sp ace"))
+    (tmp_path / "sandbox" / ".singularity.d").mkdir(parents=True)  # apptainer build --sandbox
+    assert str(tmp_path / "sandbox") in ApptainerBackend({}).render(
+        invocation(tmp_path, image="sandbox")
+    )
+
+
 def _singularity(tmp_path: Path, says: str) -> SingularityBackend:
     """A singularity whose ``--version`` answers ``says`` (SingularityCE, or apptainer)."""
     fake = tmp_path / "bin" / "singularity"

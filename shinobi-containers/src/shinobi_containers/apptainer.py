@@ -84,6 +84,12 @@ class ApptainerBackend(ContainerBackend):
         if "://" in image or image.startswith(_TRANSPORTS):
             return image
         path = os.path.normpath(os.path.join(invocation.cwd, image))
+        if os.path.isdir(path) and not _root_filesystem(path):
+            raise ImageUnavailable(
+                f"the image {path} is a directory but no container's root filesystem (it has"
+                " no .singularity.d, bin or usr); name a SIF file, a sandbox (`apptainer build"
+                " --sandbox`) or a registry image"
+            )
         if os.path.exists(path):
             return path
         if os.path.isabs(image) or image.startswith(("./", "../")) or image.endswith(_FILES):
@@ -173,6 +179,12 @@ class ApptainerBackend(ContainerBackend):
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _root_filesystem(path: str) -> bool:
+    """Whether the directory ``path`` may be a sandbox apptainer runs: apptainer's
+    own mark, or at least the top of a root filesystem."""
+    return any(os.path.isdir(os.path.join(path, part)) for part in (".singularity.d", "bin", "usr"))
 
 
 def _complaint(answer: CliAnswer) -> str:
