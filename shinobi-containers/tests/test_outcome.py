@@ -43,7 +43,14 @@ def test_exit_137_under_a_memory_limit_is_out_of_memory() -> None:
 
 def test_a_sigkill_death_under_a_memory_limit_is_out_of_memory() -> None:
     run = BackendRun(returncode=-9, signal=signal.SIGKILL)
-    assert interpret_run(run, engine="apptainer", limits=MEMORY).oom
+    found = interpret_run(run, engine="apptainer", limits=MEMORY)
+    # recorded as docker and podman record it (an audit found -9 against 137)
+    assert found.oom and found.returncode == 137 and found.signal == signal.SIGKILL
+
+
+def test_an_engine_client_killed_by_a_signal_is_recorded_as_128_plus_n() -> None:
+    found = interpret_run(BackendRun(returncode=-15), engine="apptainer", limits=NONE)
+    assert (found.returncode, found.signal, found.oom) == (143, signal.SIGTERM, False)
 
 
 def test_exit_137_without_a_memory_limit_is_only_a_sigkill() -> None:

@@ -2,10 +2,11 @@
 
 A container runtime reports its payload's death as an exit code: 137 for
 SIGKILL, 128+N for signal N (docker and podman, whose --init reports the
-signal that way). Those numbers alone do not tell the user what happened, so
-they are turned into the account the rest of shinobi reads: ``oom`` with a
-reason, a ``signal`` number, or the cause and remedy of a limit the runtime
-could not apply.
+signal that way; apptainer's client dies of it, and is recorded the same way,
+so one recipe gives one record on every engine). Those numbers alone do not
+tell the user what happened, so they are turned into the account the rest of
+shinobi reads: ``oom`` with a reason, a ``signal`` number, or the cause and
+remedy of a limit the runtime could not apply.
 """
 
 from __future__ import annotations
@@ -128,6 +129,10 @@ def interpret_run(
     """
     if run.cancelled or (run.returncode == 0 and not oom_killed):
         return run
+    if run.returncode < 0:  # the engine's client itself died of the signal (apptainer's,
+        # killed with its cgroup): recorded as docker and podman record the payload's death
+        died = -run.returncode
+        run = dataclasses.replace(run, returncode=128 + died, signal=run.signal or died)
     code = run.returncode
     killed = code == _KILLED or run.signal == signal.SIGKILL
     signum = run.signal
