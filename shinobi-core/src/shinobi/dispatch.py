@@ -48,12 +48,32 @@ def choose_backend(session: Session, node: Node, override: str | None = None) ->
     """ctx.run(backend=) > the step's own backend= > --backend > config default.
 
     A step that declares a venv (``venv=``) but no backend of its own is asking
-    to run in that venv: where the run's backend is native, it gets ``venv``.
+    to run in that venv: where the run's backend is native, it gets ``venv``,
+    and so it does where the run's backend runs images and the step names
+    none (a recipe mixing image steps and venv steps runs under ``--backend
+    docker``; the venv step was refused for want of an image, or a pystep ran
+    in ninja's own Python, its venv ignored).
     """
     chosen = override or node.backend or session.default_backend
-    if chosen == "native" and node.venv and not override and not node.backend:
+    if not node.venv or override or node.backend:
+        return chosen
+    if chosen == "native":
+        return "venv"
+    if getattr(node.step, "image", None) is None and _runs_images(session, chosen):
+        session.warn(
+            f"step {node.name!r} names no image but a venv, so it runs in its venv rather"
+            f" than in a {chosen} container",
+            once=f"venv-not-image:{node.name}",
+        )
         return "venv"
     return chosen
+
+
+def _runs_images(session: Session, backend_name: str) -> bool:
+    try:
+        return bool(session.backend(backend_name).capabilities.images)
+    except ShinobiError:  # not installed: the run says so where it picks the backend
+        return False
 
 
 def build_invocation(
