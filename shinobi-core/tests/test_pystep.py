@@ -76,6 +76,15 @@ def double(x: int) -> int:
     return 2 * x
 
 
+@shinobi.pystep(venv={venv!r})
+def leaves(code: int) -> int:
+    sys.exit(code)
+
+
+exiting = Recipe("exiting")
+exiting.add_step("leaves", leaves, code=5)
+
+
 class In(BaseModel):
     note: Path = Path("note.txt")
 
@@ -143,6 +152,18 @@ def test_natively_a_pystep_is_a_call_in_this_process(
     assert result.ok, result.error
     assert result.outputs["pid"] == os.getpid()
     assert result.steps[0].backend == "python"
+
+
+@pytest.mark.parametrize("where", ["native", "venv"])
+def test_sys_exit_is_said_alike_in_this_process_and_in_a_venv(
+    steps: Callable[[str], Any], tmp_path: Path, where: str
+) -> None:
+    """In another interpreter it read "exited with code 5", hiding that the
+    function asked to end (an audit saw it in containers)."""
+    recipe = steps("exiting")
+    recipe.steps[0].backend = where
+    step = run_recipe(recipe, cwd=tmp_path, config=config()).steps[0]
+    assert (step.status, step.error, step.returncode) == ("failed", "called sys.exit(5)", 5)
 
 
 def test_with_venv_it_runs_under_the_venv_s_interpreter(

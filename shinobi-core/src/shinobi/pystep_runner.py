@@ -267,6 +267,8 @@ def _result(
         said = str(reply["error"]).strip()
         what = _FAILED_AT.get(str(reply.get("stage")), "the pystep raised")
         error = f"{what} {said.splitlines()[0] if said else '?'}{more_in_stderr(said)}"
+        if reply.get("stage") == "exit":  # "called sys.exit(5)", as in this process
+            error = said
     elif error is None:
         if "outputs" not in reply:
             error = "the pystep runner exited without writing its outputs"

@@ -169,6 +169,9 @@ def main(argv: list[str]) -> int:
         traceback.print_exc()
         _write(spec["outputs_file"], {"error": f"{type(exc).__name__}: {exc}", "stage": stage})
         return 1
+    except SystemExit as exc:  # said as a call in ninja's own process says it
+        _write(spec["outputs_file"], {"error": f"called sys.exit({exc.code!r})", "stage": "exit"})
+        return exc.code if isinstance(exc.code, int) and exc.code else 1
     _write(spec["outputs_file"], {"outputs": outputs})
     return 0
 
