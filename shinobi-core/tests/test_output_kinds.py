@@ -76,3 +76,33 @@ def test_a_required_harvest_that_matched_nothing_names_its_pattern(tmp_path: Pat
         "output 'image': nothing matched its harvest pattern 'img-*.fits' (the tool made no"
         " such file)",
     )
+
+
+def test_a_harvest_in_a_folder_whose_name_is_a_glob_finds_the_files(tmp_path: Path) -> None:
+    """In ``obs [1]`` the folder's name was read as a pattern: the list came back
+    empty, a step downstream ran on nothing, and a required one failed."""
+    from shinobi.config import load_config
+
+    class Images(BaseModel):
+        image: File
+        every: list[File] = []
+
+    meta = {
+        "script": ParamMeta(positional=True),
+        "image": ParamMeta(harvest="img-*.fits"),
+        "every": ParamMeta(harvest="img-*.fits"),
+    }
+    recipe = Recipe("r")
+    shoot = Cab("shoot", "sh -c", MakeIn, Images, meta)
+    recipe.add_step("shoot", shoot, script="touch img-a.fits img-b.fits")
+    here = tmp_path / "obs [1]"
+    here.mkdir()
+    config = load_config({"cache.dir": str(tmp_path / "cache")})
+    statuses = []
+    for _ in range(2):
+        step = run_recipe(recipe, cwd=here, config=config).steps[0]
+        statuses.append(step.status)
+        assert step.error is None
+        assert step.outputs["image"] == Path("img-a.fits")
+        assert step.outputs["every"] == [Path("img-a.fits"), Path("img-b.fits")]
+    assert statuses == ["ok", "cached"]  # the entry's glob record matches again

@@ -386,25 +386,32 @@ class Made(BaseModel):
 
 shoot = Cab("shoot", ["/bin/true"], In, Made,
             {"prefix": ParamMeta(skip=True), "image": ParamMeta(harvest="{prefix}-*.fits")})
-r = Recipe("r")
-r.add_step("shoot", shoot)
+r = Recipe("r", In)
+r.add_step("shoot", shoot, prefix=r.inputs.prefix)
 """
 
 
-def test_a_job_whose_required_harvest_matched_nothing_fails(ninja: Ninja, tmp_path: Path) -> None:
-    """An audit's case: the job completed where `ninja run` fails the step."""
-    (tmp_path / "shoot.py").write_text(HARVEST_RECIPE)
-    done = ninja("compile", "shoot.py:r")
+@pytest.mark.parametrize("prefix", ["img [1]", "a\\b"])
+def test_a_job_whose_required_harvest_matched_nothing_fails(
+    ninja: Ninja, tmp_path: Path, prefix: str
+) -> None:
+    """An audit's case: the job completed where `ninja run` fails the step. The
+    folder's name (``obs [1]``) and the value's brackets or backslash are literal."""
+    here = tmp_path / "obs [1]"
+    here.mkdir()
+    (here / "shoot.py").write_text(HARVEST_RECIPE)
+    done = ninja("compile", "shoot.py:r", "--prefix", prefix, cwd=here)
     assert done.returncode == 0, done.stderr
     script = scripts(done.stdout)["shoot"]
-    ran = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    ran = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=here)
     assert ran.returncode == 1
     assert 'output "image": nothing matched its harvest pattern' in ran.stderr
-    (tmp_path / "img 1-7.fits").touch()  # the value's brackets are literal, not a class
-    again = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    (here / "img 1-7.fits").touch()  # the value's brackets are literal, not a class
+    (here / "ab-7.fits").touch()  # nor is its backslash an escape
+    again = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=here)
     assert again.returncode == 1, again.stderr
-    (tmp_path / "img [1]-7.fits").touch()
-    made = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    (here / f"{prefix}-7.fits").touch()
+    made = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=here)
     assert made.returncode == 0, made.stderr
 
 

@@ -68,7 +68,7 @@ from shinobi.file_digests import (
     unreadable_digest,
     write_atomically,
 )
-from shinobi.harvest import harvest
+from shinobi.harvest import anchored, harvest
 from shinobi.steps.result import StepResult
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def _harvested(pattern: str, cwd: str) -> list[str] | None:
     """What the harvest glob ``pattern`` (relative to ``cwd``, or absolute) matches
     now; None, which matches no record, for a pattern no path can hold."""
     try:
-        matches = harvest(os.path.join(cwd, pattern))
+        matches = harvest(anchored(cwd, pattern))
     except ValueError:  # a NUL byte, in a damaged entry
         return None
     return [relative_path(match, (cwd,)) for match in matches]

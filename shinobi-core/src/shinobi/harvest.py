@@ -9,9 +9,10 @@ hand the part downstream and into the step cache all the same.
 from __future__ import annotations
 
 import glob
+import os
 import re
 
-__all__ = ["SET_ASIDE_SUFFIX", "harvest", "is_set_aside"]
+__all__ = ["SET_ASIDE_SUFFIX", "anchored", "harvest", "is_set_aside"]
 
 #: What an interrupted step's part is renamed with (see shinobi.interrupted_outputs).
 SET_ASIDE_SUFFIX = ".interrupted"
@@ -27,3 +28,10 @@ def is_set_aside(path: str) -> bool:
 def harvest(pattern: str) -> list[str]:
     """The paths ``pattern`` matches, sorted, less the parts set aside."""
     return sorted(path for path in glob.glob(pattern) if not is_set_aside(path))
+
+
+def anchored(directory: str, pattern: str) -> str:
+    """``pattern`` (relative to ``directory``, or absolute) as one glob, the
+    directory's own name taken literally: a project in ``obs [1]`` or ``run*``
+    must not make its harvest match nothing, or another folder's files."""
+    return os.path.join(glob.escape(directory), pattern)

@@ -295,7 +295,9 @@ def _outputs_checked(expected: Sequence[tuple[str, str, str]]) -> list[str]:
             said = shlex.quote(
                 f'shinobi: output "{field}": nothing matched its harvest pattern {path}'
             )
-            lines.append(f"  compgen -G {quoted} > /dev/null || {{ echo {said} >&2; rc=1; }}")
+            # bash reads a backslash in a pattern as an escape, Python's glob as a character
+            pattern = shlex.quote(path.replace("\\", "\\\\"))
+            lines.append(f"  compgen -G {pattern} > /dev/null || {{ echo {said} >&2; rc=1; }}")
             continue
         said = shlex.quote(f'shinobi: output "{field}": the tool did not create {path}')
         lines.append(f"  [ -e {quoted} ] || {{ echo {said} >&2; rc=1; }}")

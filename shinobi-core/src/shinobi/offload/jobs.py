@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from shinobi.backends.base import Invocation, PathUse
 from shinobi.graph import Node, output_refs
+from shinobi.harvest import anchored
 from shinobi.plan import Plan, PlannedStep, cab_of, resolve_value
 from shinobi.steps.argv import Unknown, format_template, on_disk_kind
 from shinobi.steps.refs import OutputRef
@@ -157,7 +158,7 @@ def _required_outputs(cab: Any, part: PlannedStep, cwd: str) -> list[tuple[str, 
         if meta.harvest and spec.required and not spec.is_list:
             pattern = format_template(meta.harvest, part.values, glob_pattern=True)
             if pattern is not None:
-                found.append((name, os.path.join(cwd, pattern), "glob"))
+                found.append((name, anchored(cwd, pattern), "glob"))
             continue
         dtype = meta.dtype
         if not spec.required or (spec.path_kind is None and dtype is None):

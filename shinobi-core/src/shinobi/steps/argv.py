@@ -23,6 +23,7 @@ from enum import Enum
 from typing import Any
 
 from shinobi.backends.base import PathKind, PathRole, PathUse
+from shinobi.harvest import anchored
 from shinobi.steps.cab import Cab
 from shinobi.steps.types import fields_of, paths_within
 
@@ -225,7 +226,8 @@ def path_uses(
         if meta.harvest:
             pattern = format_template(meta.harvest, inputs, glob_pattern=True)
             if pattern is not None:
-                uses.append(PathUse(absolute(pattern), "output", name, "any", pattern=True))
+                glob_path = anchored(cwd, pattern)  # the folder's name taken literally
+                uses.append(PathUse(glob_path, "output", name, "any", pattern=True))
             continue
         kind = on_disk_kind(spec.path_kind, meta.dtype)
         for path in _paths(outputs.get(name)):

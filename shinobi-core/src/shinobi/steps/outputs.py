@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shinobi.backends.base import PathUse
-from shinobi.harvest import harvest
+from shinobi.harvest import anchored, harvest
 from shinobi.steps.argv import Unknown, format_template
 from shinobi.steps.cab import Cab
 from shinobi.steps.types import fields_of
@@ -104,12 +104,13 @@ def collect_outputs(
         meta = cab.meta(name)
         if meta.harvest:
             pattern = format_template(meta.harvest, inputs, glob_pattern=True) or meta.harvest
-            matches = harvest(os.path.join(cwd, pattern))
+            matches = harvest(anchored(cwd, pattern))
             rel = [os.path.relpath(m, cwd) if not os.path.isabs(pattern) else m for m in matches]
             values[name] = rel if spec.is_list else (rel[0] if rel else spec.default)
             if not rel and spec.required and not spec.is_list:
+                shown = format_template(meta.harvest, inputs) or pattern  # as written
                 problems.append(
-                    f"output {name!r}: nothing matched its harvest pattern {pattern!r} (the"
+                    f"output {name!r}: nothing matched its harvest pattern {shown!r} (the"
                     " tool made no such file)"
                 )
         if name in wrangled.values:
