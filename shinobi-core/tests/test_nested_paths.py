@@ -108,3 +108,41 @@ def test_a_pysteps_paths_inside_a_mapping_are_shown_to_its_backend(tmp_path: Pat
         (str(tmp_path / "there"), "input"),
         (str(tmp_path / "later"), "output"),  # not there yet: the function may make it
     ]
+
+
+class Region(BaseModel):
+    ra: float
+    dec: float
+
+    def __str__(self) -> str:
+        return f"{self.ra},{self.dec}"
+
+
+class RegionIn(BaseModel):
+    centre: Region
+
+
+def test_a_model_that_chose_its_own_text_is_a_command_line_word() -> None:
+    """The refusal must not break a model with a ``__str__`` (it gave --centre 1.5,-30.0)."""
+    from shinobi.steps.argv import render_argv
+
+    cab = Cab("point", "echo", RegionIn)
+    assert render_argv(cab, dict(RegionIn(centre={"ra": 1.5, "dec": -30}))) == [
+        "echo",
+        "--centre",
+        "1.5,-30.0",
+    ]
+
+
+class SetIn(BaseModel):
+    files: set[File]
+
+
+def test_a_set_of_paths_is_words_and_paths_in_a_stable_order() -> None:
+    """A set was one word, "{PosixPath('a.txt')}", and one bogus path."""
+    from shinobi.steps.argv import render_argv
+
+    cab = Cab("cat", "cat", SetIn, None, {"files": ParamMeta(positional=True)})
+    values = dict(SetIn(files={"b.txt", "a.txt"}))
+    assert render_argv(cab, values) == ["cat", "a.txt", "b.txt"]
+    assert [u.path for u in path_uses(cab, values, {}, "/w")] == ["/w/a.txt", "/w/b.txt"]

@@ -56,7 +56,14 @@ class Unknown:
 #: isinstance() against these is cheaper than against ``A | B`` written inline,
 #: which builds the union on every call (this runs for every value of every step).
 _SEQUENCE = (list, tuple)
+_SET = (set, frozenset)
 _NO_PATH = (Unknown, bool)
+
+
+def _listed(value: Any) -> Any:
+    """A set as a list in a stable order (its own follows hashing, which changes from
+    one process to the next: a command line, and a cache key, must not)."""
+    return sorted(value, key=str) if isinstance(value, _SET) else value
 
 
 def render_argv(cab: Cab, values: Mapping[str, Any], *, reveal: bool = False) -> list[str]:
@@ -70,7 +77,7 @@ def render_argv(cab: Cab, values: Mapping[str, Any], *, reveal: bool = False) ->
     argv = list(cab.command)
     positionals: list[str] = []
     for name in fields_of(cab.inputs_model):
-        value = values.get(name)
+        value = _listed(values.get(name))
         if value is None or value is False:
             continue
         meta = cab.meta(name)
@@ -168,6 +175,7 @@ def on_disk_kind(path_kind: str | None, dtype: str | None) -> PathKind:
 
 
 def _paths(value: Any) -> list[str]:
+    value = _listed(value)
     if value is None or isinstance(value, _NO_PATH):
         return []
     if isinstance(value, _SEQUENCE):

@@ -151,14 +151,20 @@ def _holds_path(annotation: Any, seen: set[int]) -> bool:
 
 
 def _is_structured(core: Any) -> bool:
+    """A mapping, or a model whose text is its repr: one that defines ``__str__``
+    has chosen its command-line word (``Region`` as ``1.5,-30.0``)."""
     import collections.abc
 
     origin = typing.get_origin(core) or core
     if not isinstance(origin, type):
         return False
-    return issubclass(origin, collections.abc.Mapping) or isinstance(
-        getattr(origin, "model_fields", None), dict
-    )
+    if issubclass(origin, collections.abc.Mapping):
+        return True
+    if not isinstance(getattr(origin, "model_fields", None), dict):
+        return False
+    from pydantic import BaseModel
+
+    return origin.__str__ is BaseModel.__str__
 
 
 #: Deeper than any declared shape goes: a value that refers to itself ends here.
