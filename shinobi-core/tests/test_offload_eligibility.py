@@ -497,6 +497,10 @@ class RmsOut(BaseModel):
     rms: float
 
 
+class ImageOut(BaseModel):
+    image: Path
+
+
 class MaybeRmsOut(BaseModel):
     rms: float | None = None
 
@@ -515,6 +519,14 @@ def test_a_required_output_only_a_wrangler_fills_is_refused() -> None:
         return Recipe(name="r", steps=[StepRef("m", measure, {})])
 
     assert rules(recipe(RmsOut)) == ["wrangler"]
+    overriding = Cab(  # known without the wrangler: it only overrides a template
+        name="mk",
+        command="/bin/true",
+        outputs_model=ImageOut,
+        field_meta={"image": ParamMeta(implicit="img.fits")},
+        wranglers=[Wrangler(r"^image written to (\S+)$", "output", output="image")],
+    )
+    assert rules(Recipe(name="r2", steps=[StepRef("mk", overriding, {})])) == []
     said = reasons(recipe(RmsOut))
     assert "output 'rms' is required and only its wrangler" in said
     assert "give the output a default" in said
