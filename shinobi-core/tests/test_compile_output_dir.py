@@ -175,3 +175,56 @@ def test_a_file_where_the_directory_should_be_is_said_so(
     assert code == 74, err
     assert f"{tmp_path / 'afile'} is a file, where a directory is needed" in err
     assert err.count("\n") == 1
+
+
+def test_a_script_nobody_edited_is_written_over_after_a_copy_or_a_touch(
+    tmp_path: Path, scripts: Scripts
+) -> None:
+    """Size and mtime alone stopped a compile into a copied (cp -r, tar, git checkout)
+    or touched directory, though every script was as ninja wrote it."""
+    import os
+    import shutil
+
+    out = tmp_path / "out"
+    scripts("make", "use").write(out)
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy, copy_function=shutil.copy)  # new mtimes, same content
+    os.utime(out / "use.sh", (1, 1))
+    for directory in (out, copy):
+        assert scripts("make", "use").write(directory).kept == []
+    (out / "use.sh").write_text("echo mus\n")  # an edit of the same size still stops it
+    with pytest.raises(ScriptsInTheWay, match="is not as a ninja compile left it"):
+        scripts("make", "use").write(out)
+
+
+def test_a_short_write_is_finished_or_refused_never_left_as_a_script(
+    tmp_path: Path, scripts: Scripts, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One os.write() that wrote part of a script (a file-size limit, a full disk)
+    left a truncated script, recorded as ninja's own, and said "wrote"."""
+    import errno
+    import os
+
+    real = os.write
+    monkeypatch.setattr(os, "write", lambda fd, data: real(fd, bytes(data[:3])))
+    out = tmp_path / "out"
+    scripts("make").write(out)
+    assert (out / "make.sh").read_text() == "echo make\n"  # every byte, three at a time
+
+    calls: list[int] = []
+
+    def full_at_the_second(fd: int, data: bytes) -> int:
+        calls.append(fd)
+        if len(calls) == 2:
+            real(fd, bytes(data[:4]))
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, bytes(data))
+
+    monkeypatch.setattr(os, "write", full_at_the_second)
+    other = tmp_path / "other"
+    with pytest.raises(OSError, match="No space left") as info:
+        scripts("make", "use").write(other)
+    assert info.value.filename == str(other / "use.sh")  # the error names the script
+    assert not (other / "use.sh").exists()  # no half script is left to be submitted
+    monkeypatch.setattr(os, "write", real)
+    assert scripts("make", "use").write(other).kept == []  # make.sh was recorded as ninja's

@@ -213,6 +213,7 @@ _REFUSALS = {
     errno.ENOTDIR: "a file stands where a directory is needed",
     errno.EISDIR: "a directory stands where a file is needed",
     errno.ENOSPC: "free some space there",
+    errno.EFBIG: "a file-size limit stopped it: see `ulimit -f`",
     errno.EDQUOT: "free some space there, or ask for a larger quota",
     errno.EROFS: "point --workdir (or the setting that names it) somewhere writable",
     errno.ENAMETOOLONG: "use a shorter path",

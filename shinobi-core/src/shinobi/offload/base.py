@@ -11,6 +11,8 @@ wrapping, so two engines can never disagree about what a recipe means.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import stat
 from abc import abstractmethod
@@ -140,10 +142,20 @@ class Workflow:
         names = [script.file_name for script in self.scripts]
         _refuse_foreign(base, [WRITTEN_LIST, *names], earlier)
         written, stamps = [], []
-        for script in self.scripts:
-            path = os.path.join(base, script.file_name)
-            stamps.append(f"{script.file_name}\t{_write_file(path, script.text)}\n")
-            written.append(path)
+        try:
+            for script in self.scripts:
+                path = os.path.join(base, script.file_name)
+                stamps.append(f"{script.file_name}\t{_write_file(path, script.text)}\n")
+                written.append(path)
+        except OSError:
+            # what is there stays ninja's: the scripts written so far, and the
+            # earlier compile's not reached (a compile after more space is made
+            # writes over them, rather than stop at scripts it does not know)
+            done = {os.path.basename(p) for p in written}
+            rest = [f"{n}\t{t}\n" for n, t in earlier.items() if n and n not in done]
+            with contextlib.suppress(OSError):
+                _write_file(record, "".join(stamps + rest))
+            raise
         removed, kept = _remove_stale(base, earlier, set(names))
         # an edited stale script is said now, and is then no longer ninja's: a later
         # compile of that step stops rather than write over the edit
@@ -189,18 +201,46 @@ class WrittenScripts:
 
 
 def _write_file(path: str, text: str) -> str:
-    """Write ``text`` to ``path`` (never through a symbolic link); returns its stamp."""
+    """Write ``text`` to ``path`` (never through a symbolic link); returns its stamp.
+
+    Every byte, or an OSError: a short write (a full disk, a file-size limit)
+    must not leave a script that ends mid-command, recorded as ninja's own.
+    """
+    data = text.encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
     try:
-        os.write(fd, text.encode("utf-8"))
-        return _stamp(os.fstat(fd))
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        return f"{_stamp(os.fstat(fd))}\t{hashlib.sha256(data).hexdigest()}"
+    except OSError as exc:  # the part written is no script: it goes, and the error names it
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise OSError(exc.errno, exc.strerror, path) from None
     finally:
         os.close(fd)
 
 
 def _stamp(st: os.stat_result) -> str:
-    """What tells a file ninja wrote from the same file changed since: size and mtime."""
+    """A file's size and mtime: what tells at a glance a file ninja wrote is unchanged."""
     return f"{st.st_size}\t{st.st_mtime_ns}"
+
+
+def _as_left(path: str, st: os.stat_result, recorded: str) -> bool:
+    """Whether the file at ``path`` is as a compile left it (``recorded``: its stamp
+    and content digest). Its size and mtime, or else its content: a copy, a tar
+    restore, a checkout or ``touch`` change the mtime of a file nobody edited."""
+    size, _, rest = recorded.partition("\t")
+    mtime, _, digest = rest.partition("\t")
+    if _stamp(st) == f"{size}\t{mtime}":
+        return True
+    if not digest or str(st.st_size) != size:  # an older record has no digest
+        return False
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest() == digest
+    except OSError:
+        return False
 
 
 def _recorded(record: str) -> dict[str, str]:
@@ -230,7 +270,7 @@ def _refuse_foreign(base: str, names: list[str], earlier: dict[str, str]) -> Non
             continue
         stamp = earlier.get(name)
         # a record without stamps (an older ninja's) cannot tell an edit: taken as written
-        if stamp is None or (stamp and _stamp(st) != stamp):
+        if stamp is None or (stamp and not _as_left(path, st, stamp)):
             raise ScriptsInTheWay(
                 f"{path} is there already and is not as a ninja compile left it (a file of"
                 " yours, or a script edited since)"
@@ -266,7 +306,7 @@ def _remove_stale(
             continue
         if not stat.S_ISREG(st.st_mode):
             continue
-        if _stamp(st) != stamp:
+        if not _as_left(path, st, stamp):
             kept.append(path)
             continue
         try:
