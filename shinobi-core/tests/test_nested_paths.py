@@ -146,3 +146,44 @@ def test_a_set_of_paths_is_words_and_paths_in_a_stable_order() -> None:
     values = dict(SetIn(files={"b.txt", "a.txt"}))
     assert render_argv(cab, values) == ["cat", "a.txt", "b.txt"]
     assert [u.path for u in path_uses(cab, values, {}, "/w")] == ["/w/a.txt", "/w/b.txt"]
+
+
+def test_paths_in_fields_typed_loosely_are_found_in_the_value() -> None:
+    """``dict[str, Any]`` holding a Path was replayed from the cache after the file
+    changed: only annotations naming a path were walked."""
+    import dataclasses
+    from typing import Any, NamedTuple
+
+    from typing_extensions import TypedDict
+
+    class Typed(TypedDict):
+        f: Path
+
+    @dataclasses.dataclass
+    class Pairing:
+        f: Path
+
+    class Named(NamedTuple):
+        f: Path
+
+    class Loose(BaseModel):
+        a: dict[str, Any] = {}
+        b: dict = {}  # type: ignore[type-arg]
+        c: Typed | None = None
+        d: Pairing | None = None
+        e: Named | None = None
+        g: Any = None
+        n: list[int] = []
+
+    specs = fields_of(Loose)
+    assert [n for n, s in specs.items() if s.nested_paths] == ["a", "b", "c", "d", "e", "g"]
+    loose = Loose(
+        a={"x": Path("a1"), "y": "text"},
+        b={"x": [Path("b1")]},
+        c={"f": Path("c1")},
+        d=Pairing(Path("d1")),
+        e=Named(Path("e1")),
+        g=Path("g1"),
+    )
+    found = [p for name, spec in specs.items() for p in paths_within(getattr(loose, name))]
+    assert found == ["a1", "b1", "c1", "d1", "e1", "g1"]  # text is text, not a path

@@ -135,19 +135,46 @@ def _fields_of(model: Any) -> dict[str, FieldSpec]:
     return specs
 
 
+#: Containers that say nothing of what they hold when written bare (``dict``).
+_OPEN_CONTAINERS = (dict, list, tuple, set, frozenset)
+
+
 def _holds_path(annotation: Any, seen: set[int]) -> bool:
-    """Whether a value of ``annotation`` can hold a path anywhere inside it."""
+    """Whether a value of ``annotation`` can hold a path anywhere inside it.
+
+    ``Any``, ``object`` and a bare ``dict`` (or list...) can: what they hold is
+    looked at in the value (only a ``Path`` object counts as a path there).
+    """
+    if annotation is Any or annotation is object:
+        return True
     if id(annotation) in seen:  # a model that refers to itself
         return False
     seen.add(id(annotation))
     if isinstance(annotation, type):
         if issubclass(annotation, PurePath):
             return True
+        if annotation in _OPEN_CONTAINERS:
+            return True
         fields = getattr(annotation, "model_fields", None)  # a pydantic model's
-        return isinstance(fields, dict) and any(
-            _holds_path(info.annotation, seen) for info in fields.values()
-        )
+        if isinstance(fields, dict):
+            return any(_holds_path(info.annotation, seen) for info in fields.values())
+        return any(_holds_path(hint, seen) for hint in _declared_hints(annotation))
     return any(_holds_path(arg, seen) for arg in typing.get_args(annotation))
+
+
+def _declared_hints(cls: type) -> list[Any]:
+    """The field types of a TypedDict, a dataclass or a NamedTuple (else none)."""
+    import dataclasses
+
+    typed_dict = issubclass(cls, dict) and hasattr(
+        cls, "__total__"
+    )  # typing's or typing_extensions'
+    if not (typed_dict or dataclasses.is_dataclass(cls) or hasattr(cls, "_fields")):
+        return []
+    try:
+        return list(typing.get_type_hints(cls).values())
+    except Exception:  # a hint that names what cannot be found: look at the value, then
+        return [Any]
 
 
 def _is_structured(core: Any) -> bool:
@@ -190,6 +217,9 @@ def paths_within(value: Any, depth: int = 0) -> Iterator[str]:
     elif isinstance(getattr(type(value), "model_fields", None), dict):
         for _, item in value:
             yield from paths_within(item, depth + 1)
+    elif hasattr(type(value), "__dataclass_fields__"):
+        for name in type(value).__dataclass_fields__:
+            yield from paths_within(getattr(value, name, None), depth + 1)
 
 
 def _maps_to_text(annotation: Any) -> bool:
