@@ -34,7 +34,7 @@ from shinobi.pyrunner import BOOT, RUNNER
 from shinobi.runner import run_recipe
 from shinobi.scheduler import run_graph
 from shinobi.session import Session
-from shinobi.steps import StepResult
+from shinobi.steps import File, StepResult
 
 __all__ = ["made_venv"]
 
@@ -518,6 +518,32 @@ def test_in_this_process_relative_paths_are_the_run_s(
     assert result.ok and result.outputs["pid"] == os.getpid()
     assert (run_dir / "note.txt").read_text() == "from the recipe"
     assert not (elsewhere / "note.txt").exists()
+
+
+class FilePair(BaseModel):
+    a: File
+
+
+def test_in_this_process_relative_paths_inside_a_mapping_or_model_are_the_run_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a path field itself was anchored: a dict[str, File] read ninja's own
+    directory's file, silently."""
+
+    @shinobi.pystep
+    def read(files: dict[str, File], pair: FilePair) -> str:
+        return files["k"].read_text() + pair.a.read_text()
+
+    elsewhere, run_dir = tmp_path / "elsewhere", tmp_path / "run"
+    for folder, text in ((elsewhere, "WRONG"), (run_dir, "run")):
+        folder.mkdir()
+        (folder / "x.txt").write_text(text)
+    monkeypatch.chdir(elsewhere)
+    recipe = Recipe("r")
+    recipe.add_step("read", read, files={"k": Path("x.txt")}, pair={"a": "x.txt"})
+    result = run_recipe(recipe, cwd=run_dir, config=config())
+    assert result.ok, result.error
+    assert result.steps[0].outputs["result"] == "runrun"
 
 
 def test_sys_exit_in_a_pystep_fails_that_step_and_ninja_goes_on(tmp_path: Path) -> None:

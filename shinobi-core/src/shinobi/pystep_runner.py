@@ -20,6 +20,7 @@ would not die.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -204,9 +205,13 @@ def _anchored(step: Any, values: dict[str, Any], cwd: str) -> dict[str, Any]:
     anchored = dict(values)
     for field, spec in fields_of(step.inputs_model).items():
         value = values.get(field)
-        if spec.path_kind is None or value is None:
+        if value is None:
             continue
-        if isinstance(value, list | tuple):
+        if spec.nested_paths:  # inside a mapping, a model, a dataclass...
+            anchored[field] = _anchor_within(value, cwd, 0)
+        elif spec.path_kind is None:
+            continue
+        elif isinstance(value, list | tuple):
             anchored[field] = same_shape(value, [_anchor(v, cwd) for v in value])
         else:
             anchored[field] = _anchor(value, cwd)
@@ -216,6 +221,30 @@ def _anchored(step: Any, values: dict[str, Any], cwd: str) -> dict[str, Any]:
 def _anchor(value: Any, cwd: str) -> Any:
     if isinstance(value, PurePath) and not value.is_absolute():
         return Path(cwd) / value
+    return value
+
+
+def _anchor_within(value: Any, cwd: str, depth: int) -> Any:
+    """``value`` with every relative path inside it anchored, rebuilt in its own
+    kind (a model copied, not changed: the caller's values stay as they were)."""
+    import dataclasses
+
+    if depth > 32 or isinstance(value, str | bytes):
+        return value
+    if isinstance(value, PurePath):
+        return _anchor(value, cwd)
+    inner = functools.partial(_anchor_within, cwd=cwd, depth=depth + 1)
+    if isinstance(value, dict):
+        return {key: inner(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return same_shape(value, [inner(item) for item in value])
+    if isinstance(value, set | frozenset):
+        return type(value)(inner(item) for item in value)
+    if isinstance(getattr(type(value), "model_fields", None), dict):
+        return value.model_copy(update={name: inner(item) for name, item in value})
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {f.name: inner(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return dataclasses.replace(value, **changes)
     return value
 
 
