@@ -77,7 +77,7 @@ def double(x: int) -> int:
 
 
 @shinobi.pystep(venv={venv!r})
-def leaves(code: int) -> int:
+def leaves(code: object) -> int:
     sys.exit(code)
 
 
@@ -154,16 +154,22 @@ def test_natively_a_pystep_is_a_call_in_this_process(
     assert result.steps[0].backend == "python"
 
 
+@pytest.mark.parametrize(
+    ("code", "status"), [(5, 5), (0, 1), (None, 1), ("bad thing", 1), (300, 1)]
+)
 @pytest.mark.parametrize("where", ["native", "venv"])
-def test_sys_exit_is_said_alike_in_this_process_and_in_a_venv(
-    steps: Callable[[str], Any], tmp_path: Path, where: str
+def test_sys_exit_is_said_and_recorded_alike_in_this_process_and_in_a_venv(
+    steps: Callable[[str], Any], tmp_path: Path, where: str, code: object, status: int
 ) -> None:
     """In another interpreter it read "exited with code 5", hiding that the
-    function asked to end (an audit saw it in containers)."""
+    function asked to end (an audit saw it in containers); and the codes
+    differed: 0 natively, 1 in a venv for sys.exit(0), 300 against 44."""
     recipe = steps("exiting")
     recipe.steps[0].backend = where
+    recipe.steps[0].wiring["code"] = code
     step = run_recipe(recipe, cwd=tmp_path, config=config()).steps[0]
-    assert (step.status, step.error, step.returncode) == ("failed", "called sys.exit(5)", 5)
+    said = f"called sys.exit({code!r})"
+    assert (step.status, step.error, step.returncode) == ("failed", said, status)
 
 
 def test_with_venv_it_runs_under_the_venv_s_interpreter(

@@ -147,9 +147,7 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
             result = StepResult(
                 name=name,
                 status="failed",
-                returncode=exc.code
-                if isinstance(exc, SystemExit) and isinstance(exc.code, int)
-                else None,
+                returncode=_exit_status(exc) if isinstance(exc, SystemExit) else None,
                 error=f"{_FAILED_AT['outputs']} {misfit}" if misfit else _raised(exc, with_trace),
                 stdout=kept_tail(out.text()),
                 stderr=kept_tail(err.text()),
@@ -184,6 +182,13 @@ _FAILED_AT = {
     "call": "the pystep raised",
     "outputs": "the pystep returned what its return type refuses:",
 }
+
+
+def _exit_status(exc: SystemExit) -> int:
+    """The exit code ``sys.exit()`` gives the step: as the same call gives a pystep
+    in another interpreter (whose process can only end so), so one recipe gives
+    one record; a failure is never 0, and a code beyond 255 is 1."""
+    return exc.code if isinstance(exc.code, int) and 0 < exc.code < 256 else 1
 
 
 def _raised(exc: BaseException, with_trace: bool) -> str:

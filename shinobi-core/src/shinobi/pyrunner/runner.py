@@ -171,7 +171,9 @@ def main(argv: list[str]) -> int:
         return 1
     except SystemExit as exc:  # said as a call in ninja's own process says it
         _write(spec["outputs_file"], {"error": f"called sys.exit({exc.code!r})", "stage": "exit"})
-        return exc.code if isinstance(exc.code, int) and exc.code else 1
+        # the status a process can have: a failure is never 0 (sys.exit(0), sys.exit(None)
+        # or sys.exit("text") failed the step too), and beyond 255 it would wrap
+        return exc.code if isinstance(exc.code, int) and 0 < exc.code < 256 else 1
     _write(spec["outputs_file"], {"outputs": outputs})
     return 0
 
