@@ -210,6 +210,23 @@ def test_compile_refuses_a_workdir_or_cwd_with_a_line_break(ninja: Ninja, tmp_pa
 @pytest.mark.parametrize(
     ("value", "named"),
     [
+        (["--wait"], "--wait"),
+        (["-W"], "--wait"),  # was "unknown short option"
+        (["--test-only"], "--test-only"),  # sbatch then submits nothing and names no job
+    ],
+)
+def test_configured_options_that_change_what_submitting_is_are_refused(
+    value: object, named: str
+) -> None:
+    """Not "set by ninja on every job": ninja sets neither; they are refused for
+    what they would do."""
+    with pytest.raises(ConfigError, match=rf"sbatch_opts: {named} cannot be used with ninja"):
+        parse_sbatch_opts(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [
         (["--dependency=afterok:1"], "--dependency"),
         (["--depend=afterok:1"], r"--depend \(--dependency\)"),
         (["-J", "mine"], "--job-name"),
@@ -218,9 +235,6 @@ def test_compile_refuses_a_workdir_or_cwd_with_a_line_break(ninja: Ninja, tmp_pa
         (["--array=0-1"], "--array"),
         (["--kill-on-invalid-dep=no"], "--kill-on-invalid-dep"),
         (["-D /tmp"], "--chdir"),
-        (["--wait"], "--wait"),
-        (["-W"], "--wait"),  # was "unknown short option"
-        (["--test-only"], "--test-only"),  # sbatch then submits nothing and names no job
         (["--comment=mine"], "--comment"),
         (["--jo=other"], r"--jo \(--job-name\)"),  # sbatch's own abbreviations
         (["--com=x"], r"--com \(--comment\)"),

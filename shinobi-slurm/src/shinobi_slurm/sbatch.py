@@ -186,11 +186,16 @@ _NINJAS_OWN = {
     "kill-on-invalid-dep": "a job whose predecessor failed must not run",
     "array": "scattered steps are made arrays, one task per slice",
     "chdir": "jobs run in the directory the recipe was compiled or run from",
-    "wait": "ninja submits and returns; `ninja status` follows the jobs",
-    "test-only": "sbatch would only judge each job, submit none and answer no job id",
     "open-mode": "a step's log keeps every attempt's output, which truncating would lose",
     "comment": "each job's comment names its step, by which ninja finds a job whose"
     " submission went unanswered",
+}
+
+
+#: Options that would change what submitting is, and why a configured one may not.
+_NOT_FOR_NINJA = {
+    "wait": "ninja submits and returns; `ninja status` follows the jobs",
+    "test-only": "sbatch would only judge each job, submit none and answer no job id",
 }
 
 
@@ -202,17 +207,21 @@ def _without_line_breaks(options: list[Option]) -> list[Option]:
         owned = next(
             (
                 name
-                for name in _NINJAS_OWN
+                for name in (*_NINJAS_OWN, *_NOT_FOR_NINJA)
                 # sbatch takes any unambiguous start of a long option (`--jo` is --job-name)
                 if name == option.name or (len(option.name) >= 2 and name.startswith(option.name))
             ),
             None,
         )
         if owned is not None:
+            named = f"--{option.name}{'' if owned == option.name else f' (--{owned})'}"
+            said = (
+                f"is set by ninja on every job ({_NINJAS_OWN[owned]})"
+                if owned in _NINJAS_OWN
+                else f"cannot be used with ninja ({_NOT_FOR_NINJA[owned]})"
+            )
             raise ConfigError(
-                f"[backend.slurm] sbatch_opts: --{option.name}"
-                f"{'' if owned == option.name else f' (--{owned})'} is set by ninja on every job"
-                f" ({_NINJAS_OWN[owned]}); remove it from sbatch_opts"
+                f"[backend.slurm] sbatch_opts: {named} {said}; remove it from sbatch_opts"
             )
         if line_break_in(option):
             shown = option.name if option.value is None else f"{option.name}={option.value}"
