@@ -63,7 +63,7 @@ def choose_backend(session: Session, node: Node, override: str | None = None) ->
         session.warn(
             f"step {node.name!r} names no image but a venv, so it runs in its venv rather"
             f" than in a {chosen} container",
-            once=f"venv-not-image:{node.name}",
+            once=f"venv-not-image:{id(node)}",  # a nested recipe may hold another of that name
         )
         return "venv"
     return chosen
