@@ -198,6 +198,8 @@ def test_a_misspelt_section_is_blamed_on_its_file_with_the_nearest_name(
         ("workdir = '/tmp'", "'execution.workdir'"),
         ("cache_dir = 'x'", "'cache.dir'"),  # was "did you mean 'cache'?", a section
         ("enabled = true", "'provenance.enabled' or 'cache.enabled'"),
+        ("execution_maxworkers = 3", "'execution.max_workers'"),  # was 'execution'
+        ("cache_enable = false", "'cache.enabled'"),  # was no suggestion
     ],
 )
 def test_a_sections_key_written_at_the_top_names_its_section(
@@ -348,3 +350,12 @@ def test_a_bad_variable_is_refused_naming_it(
     monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
     with pytest.raises(ConfigError, match=rf"\(from environment variable {variable}\): {said}"):
         load_config(cwd=tmp_path, environ={variable: value})
+
+
+def test_a_sections_key_under_another_section_names_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    (tmp_path / "shinobi.toml").write_text("[backend]\nmax_workers = 2\n")
+    with pytest.raises(ConfigError, match=r"did you mean 'execution.max_workers'\?"):
+        load_config(cwd=tmp_path, environ={})

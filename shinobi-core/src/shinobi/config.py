@@ -407,8 +407,9 @@ def _refuse_unknown_backend_keys(config: AppConfig, sources: Mapping[str, str]) 
             if table
             else (f"configuration key 'backend.{key}' is not a setting")
         )
+        near = did_you_mean(key, known) or ("" if table else _homed(key))  # [backend] max_workers
         raise ConfigError(
-            f"{what} (from {origin}){did_you_mean(key, known)} (a backend's own settings go"
+            f"{what} (from {origin}){near} (a backend's own settings go"
             " in its table, [backend.NAME], e.g. [backend.slurm] sbatch_opts)"
         )
 
@@ -455,8 +456,9 @@ def _homed(key: str) -> str:
         for name in _known_keys([section]):
             homes.setdefault(name, []).append(f"{section}.{name}")
     head, _, rest = key.partition("_")
-    if head in _SECTIONS and rest in _known_keys([head]):
-        found = [f"{head}.{rest}"]
+    glued = difflib.get_close_matches(rest, _known_keys([head]), n=1, cutoff=0.7)
+    if head in _SECTIONS and rest and glued:  # cache_dir, execution_maxworkers
+        found = [f"{head}.{glued[0]}"]
     else:
         close = difflib.get_close_matches(key, list(homes), n=1, cutoff=0.8)
         found = homes[close[0]] if close else []
