@@ -187,7 +187,8 @@ _FAILED_AT = {
 def _exit_status(exc: SystemExit) -> int:
     """The exit code ``sys.exit()`` gives the step: as the same call gives a pystep
     in another interpreter (whose process can only end so), so one recipe gives
-    one record; a failure is never 0, and a code beyond 255 is 1."""
+    one record; a failure is never 0, and a code beyond 255 is 1. The runner
+    (``shinobi.pyrunner.runner``) keeps its own copy: it may meet an older shinobi."""
     return exc.code if isinstance(exc.code, int) and 0 < exc.code < 256 else 1
 
 

@@ -14,7 +14,11 @@ It then imports the function's module by file path, validates the inputs
 (JSON, paths as strings) against the step's inputs model, calls the
 function, and writes ``{"outputs": ...}`` or ``{"error": ...}`` as JSON to
 the file the spec names. Exit status: 0 when the function returned, 1 when
-it (or the set-up) raised; the traceback goes to stderr.
+it (or the set-up) raised; the traceback goes to stderr. A ``sys.exit(N)``
+ends it with N (1 to 255; 1 for anything else), and its record and status are
+those ``shinobi.exit_guard.describe_exit`` and ``pystep_runner._exit_status``
+give a call in ninja's own process: they are written out here rather than
+imported, since the shinobi this interpreter finds may be its own, older one.
 """
 
 from __future__ import annotations
@@ -169,7 +173,7 @@ def main(argv: list[str]) -> int:
         traceback.print_exc()
         _write(spec["outputs_file"], {"error": f"{type(exc).__name__}: {exc}", "stage": stage})
         return 1
-    except SystemExit as exc:  # said as a call in ninja's own process says it
+    except SystemExit as exc:  # said as a call in ninja's own process says it (docstring)
         _write(spec["outputs_file"], {"error": f"called sys.exit({exc.code!r})", "stage": "exit"})
         # the status a process can have: a failure is never 0 (sys.exit(0), sys.exit(None)
         # or sys.exit("text") failed the step too), and beyond 255 it would wrap
