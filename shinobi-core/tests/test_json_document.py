@@ -51,3 +51,20 @@ def test_run_json_of_a_nan_output_parses(
         "floor": "-Infinity",
         "snr": 4.5,
     }
+
+
+def test_the_manifest_of_a_nan_output_is_strict_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The manifest is read by programs too (``ninja report``, a user's own script):
+    a NaN output was written there as a bare ``NaN``, which strict parsers refuse."""
+    (tmp_path / "r.py").write_text(textwrap.dedent(RECIPE))
+    monkeypatch.chdir(tmp_path)
+    code, _, err = in_process(capsys, "run", "r.py:measure", "--provenance", "--no-cache")
+    assert code == 0, err
+    (manifest,) = (tmp_path / ".shinobi" / "runs").glob("*/manifest.json")
+    document = _strict(manifest.read_text())
+    assert isinstance(document, dict)
+    (step,) = document["steps"]
+    assert step["outputs"]["result"]["flux"] == "NaN"
+    assert step["outputs"]["result"]["floor"] == "-Infinity"

@@ -352,6 +352,31 @@ def test_a_file_output_wired_to_a_text_input_is_refused_naming_the_declaration(
     assert not (tmp_path / "w-x.txt").exists()
 
 
+def test_a_text_input_the_cab_declares_a_file_takes_a_file_output(tmp_path: Path) -> None:
+    """``ParamMeta(dtype="File")`` makes a ``str`` field a path (docs/cabs.md): a path
+    output wired to it runs, where the bare ``str`` is refused (above)."""
+    from shinobi.steps import File
+
+    class MadeFile(BaseModel):
+        out: File
+
+    make = Cab(
+        "make",
+        ["sh", "-c", 'echo "$1" > "w-$1.txt"', "sh"],
+        WordIn,
+        MadeFile,
+        {"word": ParamMeta(positional=True), "out": ParamMeta(implicit="w-{word}.txt")},
+    )
+    meta = {"path": ParamMeta(positional=True, dtype="File"), "paths": ParamMeta(skip=True)}
+    cat = Cab("cat", ["cat"], TextIn, None, meta)
+    recipe = Recipe("r")
+    recipe.add_step("make", make, word="x")
+    recipe.add_step("cat", cat, path=recipe.outputs.make.out)
+    result = run_recipe(recipe, cwd=tmp_path, config=load_config({"cache.enabled": False}))
+    assert result.ok, result.error
+    assert result.steps[1].stdout.strip() == "x"
+
+
 class CountIn(BaseModel):
     n: int
 

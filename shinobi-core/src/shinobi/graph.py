@@ -668,7 +668,8 @@ class _Builder:
             wiring[key], produced = self.check_value(value, where, index, recipe_inputs)
             if produced:
                 deps.update(index[ref.step] for ref in produced)
-                self.check_path_to_text(wiring[key], fields_of(step.inputs_model)[key], where)
+                if not _declared_path(step, key):
+                    self.check_path_to_text(wiring[key], fields_of(step.inputs_model)[key], where)
         guard = entry.get("guard")
         if guard is not None:
             guard = self.translate(guard)
@@ -855,6 +856,12 @@ def _not_a_name(step: str, setting: str, value: Any) -> str:
         f"step {step!r}: {setting}= must be {what}, as text when the recipe is built,"
         f" not {shown} (to choose it per run, {instead})"
     )
+
+
+def _declared_path(step: Any, field: str) -> bool:
+    """Whether a cab declares its input ``field`` a path through ``ParamMeta(dtype=...)``:
+    a ``str`` field so declared is a path to every consumer (argv, cache, containers)."""
+    return getattr(step, "kind", None) == "cab" and step.meta(field).dtype is not None
 
 
 def _is_resources(value: Any) -> bool:

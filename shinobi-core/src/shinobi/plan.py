@@ -8,6 +8,7 @@ inputs, passthroughs, implicit templates, defaults). Both go through
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,7 +69,20 @@ def resolve_value(value: Any, inputs: Mapping[str, Any], output: Callable[[Outpu
 def resolve_wiring(
     node: Node, inputs: Mapping[str, Any], output: Callable[[OutputRef], Any]
 ) -> dict[str, Any]:
-    return {k: resolve_value(v, inputs, output) for k, v in node.wiring.items()}
+    values = {k: resolve_value(v, inputs, output) for k, v in node.wiring.items()}
+    if node.kind == "cab":
+        for name in node.step.text_paths() & values.keys():
+            values[name] = _as_text(values[name])
+    return values
+
+
+def _as_text(value: Any) -> Any:
+    """A path (or a list of them) as the text a ``str`` field declared a path takes."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, list | tuple):
+        return same_shape(value, [_as_text(v) for v in value])
+    return value
 
 
 def scatter_slices(node: Node, values: Mapping[str, Any]) -> list[dict[str, Any]] | None:

@@ -33,6 +33,7 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from shinobi.file_digests import write_atomically
+from shinobi.json_values import finite, finite_float
 from shinobi.session import safe_name
 
 if TYPE_CHECKING:
@@ -76,6 +77,8 @@ def _plain(value: Any) -> Any:
     since this runs for every step of a run.
     """
     kind = type(value)
+    if kind is float:  # NaN and infinities as strict JSON has them (a manifest is read by programs)
+        return finite_float(value)
     if kind in _SCALARS:
         return value
     if kind is list or kind is tuple:
@@ -84,7 +87,7 @@ def _plain(value: Any) -> Any:
         return {key: _plain(item) for key, item in value.items()}
     if isinstance(value, PurePath):
         return os.fspath(value)
-    return json.loads(json.dumps(value, default=_json_default))
+    return finite(json.loads(json.dumps(value, default=_json_default)))
 
 
 def _without_secrets(argv: Sequence[str], inputs: Mapping[str, Any]) -> list[str]:

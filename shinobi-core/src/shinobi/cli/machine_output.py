@@ -38,32 +38,14 @@ def emit(text: str) -> None:
 
 
 def json_document(data: Any) -> str:
-    """``data`` as strict JSON, for a document a program parses.
-
-    Python's ``json`` writes ``NaN`` and ``Infinity``, which are not JSON and
-    which strict parsers (``jq``, browsers, most languages) refuse; a step's
-    outputs may well hold them (a flux that could not be measured). They are
-    written as the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"``, as
-    protobuf's JSON mapping does, so the value is kept and the document parses.
-    Anything else JSON has no type for is written as its ``str()``.
-    """
+    """``data`` as strict JSON, for a document a program parses (see
+    :mod:`shinobi.json_values`); anything else JSON has no type for is written
+    as its ``str()``."""
     import json
 
-    return json.dumps(_finite(data), indent=2, default=str, allow_nan=False)
+    from shinobi.json_values import finite
 
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float):
-        if value != value:
-            return "NaN"
-        if value in (float("inf"), float("-inf")):
-            return "Infinity" if value > 0 else "-Infinity"
-        return value
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
+    return json.dumps(finite(data), indent=2, default=str, allow_nan=False)
 
 
 def _flush(*streams: Any) -> None:

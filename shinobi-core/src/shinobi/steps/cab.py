@@ -253,6 +253,22 @@ class Cab:
     def meta(self, name: str) -> ParamMeta:
         return self.field_meta.get(name, _DEFAULT_META)
 
+    def text_paths(self) -> frozenset[str]:
+        """The ``str`` (or ``list[str]``) inputs ``ParamMeta(dtype=...)`` declares paths.
+
+        A path value wired to one (a step's File output) is handed to the model
+        as its text, which the field accepts, instead of being refused: to
+        ninja the field is a path either way. Worked out once per cab.
+        """
+        found: frozenset[str] | None = self.__dict__.get("_text_paths")
+        if found is None:
+            from shinobi.steps.types import fields_of
+
+            specs = fields_of(self.inputs_model).items()
+            found = frozenset(n for n, s in specs if s.is_text and self.meta(n).dtype)
+            self.__dict__["_text_paths"] = found
+        return found
+
     def identity(self) -> dict[str, Any]:
         """What makes two cabs the same tool, for the step cache."""
         from shinobi.steps.models import model_signature
