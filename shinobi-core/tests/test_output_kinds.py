@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from shinobi.runner import run_recipe
 from shinobi.steps import MS, Cab, Directory, File, ParamMeta, Recipe
@@ -106,3 +106,27 @@ def test_a_harvest_in_a_folder_whose_name_is_a_glob_finds_the_files(tmp_path: Pa
         assert step.outputs["image"] == Path("img-a.fits")
         assert step.outputs["every"] == [Path("img-a.fits"), Path("img-b.fits")]
     assert statuses == ["ok", "cached"]  # the entry's glob record matches again
+
+
+def test_an_output_with_an_alias_is_filled_and_wired_by_its_name(tmp_path: Path) -> None:
+    """A cab's outputs model (and a recipe's) with ``Field(alias=...)`` failed every
+    run: "output 'Made': Field required", as outputs are gathered by field name."""
+
+    class Named(BaseModel):
+        name: str
+
+    class Made(BaseModel):
+        made: Path = Field(alias="Made")
+
+    class Out(BaseModel):
+        out: Path = Field(alias="OUT")
+
+    meta = {"name": ParamMeta(positional=True), "made": ParamMeta(implicit="{name}")}
+    cab = Cab("touch", ["touch"], Named, Made, meta)
+    recipe = Recipe("r", None, Out)
+    recipe.add_step("t", cab, name="x.txt")
+    recipe.set_output("out", recipe.outputs.t.made)
+    result = run_recipe(recipe, cwd=tmp_path, use_cache=False)
+    assert result.ok, result.error
+    assert result.steps[0].outputs == {"made": Path("x.txt")}
+    assert result.outputs == {"out": Path("x.txt")}

@@ -43,7 +43,7 @@ Ninja = Callable[..., subprocess.CompletedProcess[str]]
 STEPS = '''
 import os, sys
 from pathlib import Path
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 import shinobi
 from shinobi import Recipe
 
@@ -117,6 +117,21 @@ unfinished = Recipe("unfinished")
 unfinished.add_step("half", half, x=7)
 
 
+class Aliased(BaseModel):
+    rms: float = Field(alias="RMS")
+
+
+@shinobi.pystep(venv={venv!r})
+def measured(how: str) -> Aliased:
+    if how == "model":
+        return Aliased(RMS=1.5)
+    return {{"rms": 1.5}} if how == "name" else {{"RMS": 1.5}}
+
+
+measuring = Recipe("measuring")
+measuring.add_step("measured", measured, how="model")
+
+
 class Many(BaseModel):
     xs: list[int]
 
@@ -170,6 +185,21 @@ def test_sys_exit_is_said_and_recorded_alike_in_this_process_and_in_a_venv(
     step = run_recipe(recipe, cwd=tmp_path, config=config()).steps[0]
     said = f"called sys.exit({code!r})"
     assert (step.status, step.error, step.returncode) == ("failed", said, status)
+
+
+@pytest.mark.parametrize("how", ["model", "name", "alias"])
+@pytest.mark.parametrize("where", ["native", "venv"])
+def test_a_return_model_with_an_aliased_field_gives_its_output(
+    steps: Callable[[str], Any], tmp_path: Path, where: str, how: str
+) -> None:
+    """Returned as the model, or as a dict by field name or by alias: every form
+    failed ("output 'RMS': Field required"), in this process and in a venv."""
+    recipe = steps("measuring")
+    recipe.steps[0].backend = where
+    recipe.steps[0].wiring["how"] = how
+    step = run_recipe(recipe, cwd=tmp_path, config=config()).steps[0]
+    assert step.ok, step.error
+    assert step.outputs == {"rms": 1.5}
 
 
 def test_with_venv_it_runs_under_the_venv_s_interpreter(

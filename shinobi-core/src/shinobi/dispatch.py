@@ -227,7 +227,7 @@ def note_until_changed(session: Session, name: str, node: Node, result: StepResu
 
 def _validate_outputs(cab: Cab, outputs: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     try:
-        return field_values(cab.outputs_model.model_validate(outputs)), None
+        return field_values(cab.outputs_model.model_validate(outputs, by_name=True)), None
     except Exception as exc:
         said = output_problem(exc)
         if said is None:

@@ -134,7 +134,9 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
             with user_code(), exits_refused(), captured(out, err):
                 returned = step.fn(**_anchored(step, values, session.cwd))
             in_call = False
-            outputs = field_values(step.outputs_model.model_validate(step.outputs_from(returned)))
+            outputs = field_values(
+                step.outputs_model.model_validate(step.outputs_from(returned), by_name=True)
+            )
         except STEP_CODE_FAILURES as exc:
             # the function's own exception: where in the user's code, as a pystep in
             # a venv or an image shows it; a returned value that does not fit: why
@@ -309,7 +311,9 @@ def _result(
             error = "the pystep runner exited without writing its outputs"
         else:
             try:
-                outputs = field_values(node.step.outputs_model.model_validate(reply["outputs"]))
+                outputs = field_values(
+                    node.step.outputs_model.model_validate(reply["outputs"], by_name=True)
+                )
             except ValueError as exc:
                 errors = validation_errors(exc) or [{"msg": str(exc).splitlines()[0]}]
                 error = (

@@ -725,7 +725,7 @@ class _Wavefront:
                 for k, v in self.graph.outputs.items()
             }
             try:
-                outputs = field_values(recipe.outputs_model.model_validate(outputs))
+                outputs = field_values(recipe.outputs_model.model_validate(outputs, by_name=True))
             except Exception as exc:
                 # Every step succeeded; what they made is not what the recipe
                 # promises, and outputs that failed their model are not reported.

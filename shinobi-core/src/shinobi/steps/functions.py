@@ -189,12 +189,12 @@ class PyStep:
         if self.wraps_result:
             return {"result": value}
         if isinstance(value, BaseModel):
-            return value.model_dump()
+            return self._by_alias(value.model_dump())
         if value is None:
             return {}
         if isinstance(value, Mapping):
             self._refuse_unknown_keys(value)
-            return dict(value)
+            return self._by_alias(dict(value))
         if not self.outputs_model.model_fields:  # declared to return nothing (or not at all)
             raise TypeError(
                 f"pystep {self.name!r} returned {type(value).__name__}, but its return"
@@ -205,6 +205,16 @@ class PyStep:
             f"pystep {self.name!r} returned {type(value).__name__}; return a"
             f" {self.outputs_model.__name__} or a dict of its fields"
         )
+
+    def _by_alias(self, values: dict[str, Any]) -> dict[str, Any]:
+        """``values`` keyed as the outputs model validates by default: by a field's
+        alias where it has one. (The interpreter a pystep runs in may have a
+        pydantic older than ``model_validate(by_name=True)``.)"""
+        fields = self.outputs_model.model_fields
+        aliases = {n: f.alias for n, f in fields.items() if isinstance(f.alias, str)}
+        if not aliases:
+            return values
+        return {aliases.get(k, k): v for k, v in values.items()}
 
     def _refuse_unknown_keys(self, value: Mapping[Any, Any]) -> None:
         """A returned key no output has would be dropped by validation: a misspelt
