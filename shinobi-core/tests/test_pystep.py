@@ -911,3 +911,32 @@ def test_a_returned_key_no_output_has_fails_the_step_naming_it(tmp_path: Path) -
     assert "returned 'rsm', which Measured has no field for (its outputs: rms); did you" in (
         result.error or ""
     )
+
+
+def test_a_venv_with_pydantic_1_is_named_as_the_problem(tmp_path: Path) -> None:
+    """pydantic 1 in the step's venv shadows ninja's, and the runner failed in its
+    own code ("has no attribute 'model_validate'"), worded as the user's function
+    raising. (The venv's "pydantic 1" here is a package of that name and version.)"""
+    venv = tmp_path / "v1"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (site,) = venv.glob("lib/python*/site-packages")
+    (site / "pydantic").mkdir()
+    (site / "pydantic" / "__init__.py").write_text('VERSION = "1.10.27"\n')
+    source = tmp_path / "old.py"
+    source.write_text(
+        textwrap.dedent(
+            f"""
+            import shinobi
+
+            @shinobi.pystep(venv={str(venv)!r})
+            def cube(x: int = 2) -> int:
+                return x ** 3
+            """
+        )
+    )
+    step = run_recipe(load_target(f"{source}:cube"), cwd=tmp_path, config=config()).steps[0]
+    assert step.status == "failed"
+    assert step.error is not None
+    assert "has pydantic 1.10.27" in step.error, step.error
+    assert "pip install 'pydantic>=2'" in step.error
+    assert "the pystep raised" not in step.error

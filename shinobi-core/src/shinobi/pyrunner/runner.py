@@ -52,7 +52,7 @@ def _prepare_path(spec: dict[str, Any]) -> None:
         _refuse_another_version(spec, missing)
         sys.path.extend(p for p in spec["core_paths"] if p not in sys.path)
     try:
-        import pydantic  # noqa: F401
+        import pydantic
 
         import shinobi  # noqa: F401
     except ImportError as exc:
@@ -62,6 +62,21 @@ def _prepare_path(spec: dict[str, Any]) -> None:
             f" ({exc}); install shinobi-core into that environment, or use an interpreter of"
             f" the same Python version as the one running ninja"
         ) from exc
+    _refuse_pydantic_1(str(getattr(pydantic, "VERSION", "?")), pydantic.__file__)
+
+
+def _refuse_pydantic_1(version: str, where: str | None) -> None:
+    """The environment's own pydantic 1 is found before ninja's: a pystep's models
+    then fail inside the runner (``has no attribute 'model_validate'``), which
+    read as the user's function failing. Say what it is instead."""
+    if not version.startswith("1."):
+        return
+    site = os.path.dirname(os.path.dirname(where)) if where else "that environment"
+    raise RunnerError(
+        f"{sys.executable} has pydantic {version} (in {site}), and a pystep needs pydantic 2:"
+        f" upgrade it there (pip install 'pydantic>=2'), or run the pystep in an"
+        f" environment without pydantic 1"
+    )
 
 
 def _refuse_another_version(spec: dict[str, Any], missing: list[str]) -> None:
