@@ -96,3 +96,28 @@ def test_what_loads_before_the_ctrl_c_guard_is_only_the_package_shells() -> None
     loaded = proc.stdout.split()
     heavy = {"typing", "re", "enum", "collections", "contextlib", "pathlib", "click", "pydantic"}
     assert heavy.isdisjoint(loaded), loaded
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--version"], "shinobi, version "),
+        (["run", "nowhere.py:r"], "shinobi: error: recipe file 'nowhere.py' does not exist"),
+        (["backends", "--bogus"], "(see 'shinobi backends --help')"),
+    ],
+)
+def test_called_as_shinobi_it_names_itself_so(tmp_path: Path, args: list[str], said: str) -> None:
+    """docs/cli.md: where the ``ninja`` build tool took the name, the program is
+    ``shinobi``; its messages said ``ninja``, and ``ninja ... --help`` ran the
+    build tool."""
+    code = (
+        "import sys\n"
+        f"sys.argv = ['/somewhere/bin/shinobi', *{args!r}]\n"
+        "from shinobi.cli.console import main\n"
+        "main()\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert said in proc.stdout + proc.stderr
+    assert "ninja" not in proc.stdout + proc.stderr

@@ -121,7 +121,7 @@ def _unavailable(name: str) -> click.Command:
     cls=LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-@click.version_option(package_name="shinobi-core", prog_name="ninja")
+@click.version_option(package_name="shinobi-core")  # named as invoked (see _program)
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
@@ -154,8 +154,8 @@ def _misplaced_debug(argv: list[str]) -> str | None:
     if command is None or "--debug" not in argv[argv.index(command) :]:
         return None
     return (
-        f"ninja: note: --debug is an option of ninja itself: put it first"
-        f" (ninja --debug {command} ...)"
+        f"{_prog}: note: --debug is an option of {_prog} itself: put it first"
+        f" ({_prog} --debug {command} ...)"
     )
 
 
@@ -185,9 +185,9 @@ def _usage_line(exc: click.UsageError) -> str:
     if isinstance(exc, click.NoSuchOption) and exc.option_name in GLOBAL_OPTIONS:
         command = exc.ctx.command_path.partition(" ")[2] if exc.ctx is not None else ""
         name = exc.option_name
-        return f"{name} is an option of ninja itself: put it first (ninja {name} {command} ...)"
+        return f"{name} is an option of {_prog} itself: put it first ({_prog} {name} {command} ...)"
     ctx = exc.ctx
-    path = ctx.command_path if ctx is not None else "ninja"
+    path = ctx.command_path if ctx is not None else _prog
     if ctx is not None and TARGET_KEY in ctx.meta:  # a recipe's inputs are in its own --help
         path = f"{path} {ctx.meta[TARGET_KEY]}"
     return f"{message} (see '{path} --help')"
@@ -278,6 +278,16 @@ def _quiet_stdout() -> None:
         os.close(devnull)
 
 
+#: The name ninja was called by, for its messages: ``shinobi`` too (the same
+#: program, for a machine where the ``ninja`` build tool took that name).
+_prog = "ninja"
+
+
+def _program(argv0: str) -> str:
+    """``shinobi`` when called by that name, else ``ninja`` (``python -m shinobi.cli`` too)."""
+    return "shinobi" if os.path.basename(argv0).startswith("shinobi") else "ninja"
+
+
 def main(argv: list[str] | None = None) -> Any:
     """Run the CLI and turn every user-facing error into one line and an exit code.
 
@@ -285,7 +295,9 @@ def main(argv: list[str] | None = None) -> Any:
     the command owns its process; a program that passes ``argv`` gets its
     process back as it was, garbage collector included.
     """
+    global _prog
     _register_exit_hook()
+    _prog = _program(sys.argv[0]) if argv is None and sys.argv else "ninja"
     saved = collector.command_started(own_process=argv is None)
     try:
         return _main(list(sys.argv[1:] if argv is None else argv))
@@ -302,20 +314,20 @@ def _reader_gone() -> bool:
 
 def _main(args: list[str]) -> Any:
     try:
-        return cli.main(args=args, prog_name="ninja", standalone_mode=False)
+        return cli.main(args=args, prog_name=_prog, standalone_mode=False)
     except SystemExit as exc:
         if exc.code == 1 and _reader_gone():  # `ninja runs | head -1`: no failure
             _quiet_stdout()
             sys.exit(0)
         raise
     except click.exceptions.Abort:
-        click.echo("ninja: aborted", err=True)
+        click.echo(f"{_prog}: aborted", err=True)
         sys.exit(130)
     except click.UsageError as exc:
         if _asked_for_help(exc) and exc.ctx is not None:  # `ninja`, `ninja cache`
             click.echo(exc.ctx.get_help(), err=True)  # the help, not an error line
         else:
-            click.echo(f"ninja: error: {_usage_line(exc)}", err=True)
+            click.echo(f"{_prog}: error: {_usage_line(exc)}", err=True)
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
@@ -335,21 +347,21 @@ def _main(args: list[str]) -> Any:
             traceback.print_exc()
         if isinstance(exc, ShinobiError):
             with contextlib.suppress(OSError):  # stderr may be a terminal that is gone
-                click.echo(f"ninja: error: {exc}", err=True)
+                click.echo(f"{_prog}: error: {exc}", err=True)
                 misplaced = None if debug else _misplaced_debug(args)
                 if misplaced:
                     click.echo(misplaced, err=True)
             sys.exit(exc.exit_code)
         if isinstance(exc, KeyboardInterrupt):
-            click.echo("ninja: interrupted", err=True)
+            click.echo(f"{_prog}: interrupted", err=True)
             sys.exit(130)
         if isinstance(exc, OSError) and exc.errno in _REFUSALS:
             with contextlib.suppress(OSError):
-                click.echo(f"ninja: error: {_refusal(exc)}", err=True)
+                click.echo(f"{_prog}: error: {_refusal(exc)}", err=True)
             sys.exit(ENVIRONMENT_EXIT)
         hint = "" if debug else "rerun with --debug for the traceback, and "
         click.echo(
-            f"ninja: internal error: {type(exc).__name__}: {exc} ({hint}please report it)",
+            f"{_prog}: internal error: {type(exc).__name__}: {exc} ({hint}please report it)",
             err=True,
         )
         sys.exit(70)
