@@ -71,3 +71,17 @@ def test_an_interval_that_is_no_number_of_seconds_is_refused_in_one_line(
     code, err = run(capsys, *command, "--interval", seconds)
     assert code == 2 and err.count("\n") == 1
     assert "no number of seconds" in err or "not in the range" in err  # 1e12: OverflowError
+
+
+@pytest.mark.parametrize("before", [True, False])
+def test_remote_is_said_to_be_planned_wherever_it_is_written(
+    capsys: pytest.CaptureFixture[str], before: bool
+) -> None:
+    """The README and ``ninja doctor`` call ``--remote`` planned; the run answered
+    "No such option; a recipe's inputs go after FILE.py:NAME", a wrong fix."""
+    example = str(Path(__file__).resolve().parents[2] / "examples" / "offload_demo.py") + ":pipe"
+    args = ["--remote", "host", example] if before else [example, "--remote", "host"]
+    code, err = run(capsys, "run", *args)
+    assert code == 2
+    assert "--remote is planned, not implemented yet" in err
+    assert "inputs go after" not in err

@@ -182,6 +182,11 @@ def _usage_line(exc: click.UsageError) -> str:
     from shinobi.cli.recipe_options import TARGET_KEY
 
     message = " ".join(exc.format_message().split()).rstrip(".")
+    if isinstance(exc, click.NoSuchOption) and exc.option_name == "--remote":
+        return (
+            "--remote is planned, not implemented yet (shinobi-remote has no launcher):"
+            f" run on this machine, or offload with --backend slurm or '{_prog} compile'"
+        )
     if isinstance(exc, click.NoSuchOption) and exc.option_name in GLOBAL_OPTIONS:
         command = exc.ctx.command_path.partition(" ")[2] if exc.ctx is not None else ""
         name = exc.option_name

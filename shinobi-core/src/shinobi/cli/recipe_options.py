@@ -262,7 +262,8 @@ class RecipeCommand(click.Command):
             from shinobi.cli.main import GLOBAL_OPTIONS
 
             named = exc.option_name
-            if _RECIPE_KEY in ctx.meta or not named.startswith("--") or named in GLOBAL_OPTIONS:
+            said_by_main = (*GLOBAL_OPTIONS, "--remote")  # "put it first", "planned"
+            if _RECIPE_KEY in ctx.meta or not named.startswith("--") or named in said_by_main:
                 exc.ctx = exc.ctx or ctx  # ninja's own options: "put it first", said by main
                 raise
             message = exc.format_message().rstrip(".")
