@@ -250,3 +250,36 @@ def test_with_workers_the_dry_run_keeps_the_turns_of_steps_sharing_a_rewritten_p
         assert not set(step.get("waits_for_turn", [])) & set(step["depends_on"]), step
     one = ninja(*args)  # one worker: the steps run one at a time, in this order, anyway
     assert "── row 1: fan-out of 5" in one.stdout and "waits its turn" not in one.stdout
+
+
+TWICE = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, File, ParamMeta, Recipe
+
+class In(BaseModel):
+    n: str
+
+class Out(BaseModel):
+    out: File | None = None
+
+tool = Cab("tool", "/bin/true", In, Out, {"n": ParamMeta(positional=True),
+                                          "out": ParamMeta(implicit="same.txt")})
+inner = Recipe("inner")
+inner.add_step("a", tool, n="x")
+inner.add_step("b", tool, n="y")
+outer = Recipe("outer")
+outer.add_step("nest", inner)
+"""
+
+
+def test_the_dry_run_warns_of_two_steps_writing_one_output_at_one_worker(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    """docs/running.md promised the warning before the run; a dry run (and a run at
+    one worker) said nothing, though the second step replaces the first's product."""
+    path = recipe_file(TWICE, "twice.py")
+    for target, first, second in (("inner", "a", "b"), ("outer", "nest.a", "nest.b")):
+        proc = ninja("run", f"{path}:{target}", "--dryrun")
+        assert proc.returncode == 0, proc.stderr
+        said = f"warning: steps '{first}' and '{second}' both write"
+        assert said in proc.stderr, proc.stderr

@@ -19,7 +19,7 @@ from shinobi.graph import Graph
 if TYPE_CHECKING:
     from shinobi.plan import Plan
 
-__all__ = ["plan_turns", "step_turns"]
+__all__ = ["clash_warnings", "plan_turns", "step_turns"]
 
 
 def step_turns(
@@ -39,6 +39,18 @@ def step_turns(
     except (ShinobiError, ValueError):  # the step that cannot be planned fails when it runs
         return {}, []
     waits, clashes = _turns(plan)
+    return waits, _clash_warnings(graph, clashes, prefix)
+
+
+def clash_warnings(plan: Plan, prefix: str = "") -> list[str]:
+    """A warning for each pair of ``plan``'s steps that produce the very same output,
+    for a dry run (a run says them as :func:`step_turns` plans its turns)."""
+    return _clash_warnings(plan.graph, _turns(plan)[1], prefix)
+
+
+def _clash_warnings(
+    graph: Graph, clashes: Mapping[tuple[int, int], list[str]], prefix: str
+) -> list[str]:
     warnings = []
     for (before, after), paths in clashes.items():
         if _wired(graph, before, after):  # a loop's cycles: one after the other by design
@@ -49,7 +61,7 @@ def step_turns(
             f" {second!r} replaces that of {first!r}: give each its own output path"
             f" ({second!r} waits for {first!r}, as a compiled run orders them)"
         )
-    return waits, warnings
+    return warnings
 
 
 def plan_turns(plan: Plan, max_workers: int) -> dict[int, set[int]]:

@@ -62,7 +62,20 @@ def show_dryrun(
         total = sum(1 for _ in graph.walk())
         lines.append(f"{total} step{'' if total == 1 else 's'}; dry run: nothing was executed")
         click.echo("\n".join(lines))
+    _warn_clashes(plan)
     _warn_missing_programs(graph, session)
+
+
+def _warn_clashes(plan: Any, prefix: str = "") -> None:
+    """Steps that produce the very same output, as the run warns of them (with
+    several workers: at one it plans no turns, and says nothing)."""
+    from shinobi.step_turns import clash_warnings
+
+    for warning in clash_warnings(plan, prefix):
+        click.echo(f"ninja: warning: {warning}", err=True)
+    for step in plan.steps:
+        if step.children is not None:
+            _warn_clashes(step.children, f"{step.name}.")
 
 
 def _warn_missing_programs(graph: Any, session: Any) -> None:
