@@ -336,3 +336,30 @@ def test_a_required_recipe_output_that_nothing_sets_is_refused_before_anything_r
         build_graph(unset)
     unset.set_output("out", unset.outputs.a.result)
     build_graph(unset)
+
+
+def test_a_proxy_of_another_recipe_is_refused_naming_both() -> None:
+    """``B.add_step("s", tool, src=A.inputs.target)`` (a copy-paste slip) ran with B's
+    own value, silently: a reference carried only the field's name."""
+    first = Recipe("first", In, ToolOut)
+    first.add_step("a", tool, src=first.inputs.target)
+    second = Recipe("second", In, ToolOut)
+    second.add_step("a", tool, src=first.inputs.target)
+    with pytest.raises(RecipeGraphError, match=r"wired to first\.inputs\.target, a reference of"):
+        build_graph(second)
+    third = Recipe("third", In, ToolOut)
+    third.add_step("a", tool)
+    third.add_step("b", tool, src=first.outputs.a.result)
+    with pytest.raises(RecipeGraphError, match=r"first\.outputs\.a\.result, a reference of"):
+        build_graph(third)
+    fourth = Recipe("fourth", In, ToolOut)
+    fourth.add_step("a", tool)
+    fourth.set_output("result", first.outputs.a.result)
+    with pytest.raises(RecipeGraphError, match=r"output 'result': it is wired to first\."):
+        build_graph(fourth)
+    # references made by hand, and each recipe's own, are as before
+    own = Recipe("own", In, ToolOut)
+    own.add_step("a", tool, src=InputRef("target"))
+    own.add_step("b", tool, src=own.outputs.a.result)
+    own.set_output("result", own.outputs.b.result)
+    assert [n.deps for n in build_graph(own).nodes] == [(), (0,)]

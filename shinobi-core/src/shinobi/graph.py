@@ -624,6 +624,8 @@ class _Builder:
         value = self.translate(value)
         refs = refs_in(value)
         for ref in refs:
+            if ref.recipe is not None and ref.recipe != self.recipe.name:
+                raise self.fail(_foreign(where, ref, self.recipe.name))
             if isinstance(ref, InputRef):
                 if ref.field not in recipe_inputs:
                     raise self.fail(
@@ -855,6 +857,19 @@ def _not_a_name(step: str, setting: str, value: Any) -> str:
     return (
         f"step {step!r}: {setting}= must be {what}, as text when the recipe is built,"
         f" not {shown} (to choose it per run, {instead})"
+    )
+
+
+def _foreign(where: str, ref: InputRef | OutputRef, recipe: str) -> str:
+    """A proxy of another recipe wired here: it would silently be read as this one's."""
+    if isinstance(ref, InputRef):
+        written, mine = f"{ref.recipe}.inputs.{ref.field}", f".inputs.{ref.field}"
+    else:
+        written, mine = f"{ref.recipe}.outputs.{ref.step}.{ref.field}", ".outputs"
+    return (
+        f"{where}: it is wired to {written}, a reference of recipe {ref.recipe!r}, not of"
+        f" {recipe!r}; wire it with the proxies of recipe {recipe!r} itself ({mine}), or"
+        f" nest {ref.recipe!r} as a step"
     )
 
 

@@ -56,40 +56,47 @@ class LoopSpec:
 
 
 class _InputsProxy:
-    """``recipe.inputs.X`` -> ``InputRef("X")``."""
+    """``recipe.inputs.X`` -> ``InputRef("X")``, marked as the recipe's."""
 
-    __slots__ = ()
+    __slots__ = ("_recipe",)
+
+    def __init__(self, recipe: str) -> None:
+        self._recipe = recipe
 
     def __getattr__(self, name: str) -> InputRef:
         if name.startswith("__"):
             raise AttributeError(name)
-        return InputRef(field=name)
+        return InputRef(field=name, recipe=self._recipe)
 
 
 class _StepOutputs:
-    __slots__ = ("_step",)
+    __slots__ = ("_recipe", "_step")
 
-    def __init__(self, step: str) -> None:
+    def __init__(self, recipe: str | None, step: str) -> None:
+        self._recipe = recipe
         self._step = step
 
     def __getattr__(self, name: str) -> OutputRef:
         if name.startswith("__"):
             raise AttributeError(name)
-        return OutputRef(step=self._step, field=name)
+        return OutputRef(step=self._step, field=name, recipe=self._recipe)
 
 
 class _OutputsProxy:
-    """``recipe.outputs.STEP.FIELD`` -> ``OutputRef("STEP", "FIELD")``."""
+    """``recipe.outputs.STEP.FIELD`` -> ``OutputRef("STEP", "FIELD")``, marked as the recipe's."""
 
-    __slots__ = ()
+    __slots__ = ("_recipe",)
+
+    def __init__(self, recipe: str) -> None:
+        self._recipe = recipe
 
     def __getattr__(self, name: str) -> _StepOutputs:
         if name.startswith("__"):
             raise AttributeError(name)
-        return _StepOutputs(name)
+        return _StepOutputs(self._recipe, name)
 
     def __getitem__(self, name: str) -> _StepOutputs:
-        return _StepOutputs(name)
+        return _StepOutputs(self._recipe, name)
 
 
 def _refuse_keyword_inputs(recipe: str, name: str, step: Any, *keywords: Any) -> None:
@@ -139,9 +146,9 @@ def half_reference(value: Any, *steps: Collection[str]) -> str | None:
 class LoopHandle:
     """What :meth:`Recipe.add_loop` returns: ``.outputs.X`` is the final iteration's X."""
 
-    def __init__(self, spec: LoopSpec) -> None:
+    def __init__(self, spec: LoopSpec, recipe: str | None = None) -> None:
         self.spec = spec
-        self.outputs = _StepOutputs(spec.name)
+        self.outputs = _StepOutputs(recipe, spec.name)
 
     @property
     def name(self) -> str:
@@ -187,8 +194,8 @@ class Recipe:
         self.max_workers = max_workers
         self.resources = resources
         self.description = description
-        self.inputs = _InputsProxy()
-        self.outputs = _OutputsProxy()
+        self.inputs = _InputsProxy(name)
+        self.outputs = _OutputsProxy(name)
 
     def add_step(
         self,
@@ -264,7 +271,7 @@ class Recipe:
             inputs=inputs,
         )
         self.steps.append(spec)
-        return LoopHandle(spec)
+        return LoopHandle(spec, self.name)
 
     def step(
         self,

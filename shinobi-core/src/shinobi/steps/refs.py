@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["InputRef", "OutputRef", "field_names"]
 
@@ -36,6 +36,9 @@ class InputRef:
     """A value taken from one of the enclosing recipe's own inputs."""
 
     field: str
+    #: The recipe whose ``inputs`` proxy made it (None: made by hand), so a
+    #: proxy of another recipe wired here is refused, not read as this one's.
+    recipe: str | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return f"inputs.{self.field}"
@@ -47,6 +50,8 @@ class OutputRef:
 
     step: str
     field: str
+    #: As :attr:`InputRef.recipe`, for the ``outputs`` proxy.
+    recipe: str | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return f"{self.step}.{self.field}"
