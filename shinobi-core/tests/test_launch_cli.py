@@ -217,9 +217,12 @@ def test_clean_keeps_a_running_launch_and_says_why(
     assert not (tmp_path / ".shinobi" / "pipe" / "old").exists()
     assert (tmp_path / ".shinobi" / "pipe" / "live" / "handle.json").exists()
     code, out, err = ninja(capsys, "clean", "--launches", "--force")
-    assert code == 0 and "removed pipe/live" in out
+    assert code == 0 and "removed the record of pipe/live" in out
     assert "pipe/live was running: its jobs go on" in err  # and how to stop them
-    assert not (tmp_path / ".shinobi" / "pipe").exists()
+    # its jobs still write their logs into its folder: only the handle goes
+    assert "is kept" in err
+    assert not (tmp_path / ".shinobi" / "pipe" / "live" / "handle.json").exists()
+    assert (tmp_path / ".shinobi" / "pipe" / "live").is_dir()
     listed = ninja(capsys, "runs")[1]
     assert "no detached launches" in listed
     assert f"no local runs in {tmp_path}" in listed  # both kinds said, even when neither is here
@@ -329,7 +332,7 @@ def test_one_damaged_handle_hides_no_other_launch(
     assert "good" in out and "completed" in out
     assert "the handle is damaged" in out and "bad/handle.json" in out
     code, out, _ = ninja(capsys, "clean", "--launches", "--force")
-    assert "removed pipe/good (completed)" in out and "removed pipe/bad" in out
+    assert "removed pipe/good (completed)" in out and "removed the record of pipe/bad" in out
 
 
 def test_a_handle_that_cannot_be_read_is_said_once_and_clean_force_removes_it(

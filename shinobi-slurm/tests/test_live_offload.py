@@ -395,14 +395,54 @@ def test_cancel_then_clean(ninja: Ninja, tmp_path: Path) -> None:
     assert "no detached launches" in ninja("runs").stdout
 
 
-def test_clean_force_removes_a_running_launch(ninja: Ninja, tmp_path: Path) -> None:
-    launch = submit(ninja, f"{RECIPES}/sleepy.py:sleepy", "--marker", str(tmp_path / "started"))
+CHAIN = """
+from pathlib import Path
+from pydantic import BaseModel
+from shinobi.steps import Cab, File, ParamMeta, Recipe
+
+class In(BaseModel):
+    src: File | None = None
+    out: Path
+
+class Out(BaseModel):
+    out: File
+
+slow = Cab("slow", ["sh", "-c", 'sleep 3; echo one > "$0"'], In, Out,
+           {"out": ParamMeta(positional=True), "src": ParamMeta(skip=True)})
+copy = Cab("copy", ["sh", "-c", 'cat "$0" > "$1"'], In, Out,
+           {"src": ParamMeta(positional=True), "out": ParamMeta(positional=True)})
+chain = Recipe("chain")
+chain.add_step("slow", slow, out="a.txt")
+chain.add_step("copy", copy, src=chain.outputs.slow.out, out="b.txt")
+"""
+
+
+def test_clean_force_removes_only_the_record_of_a_running_launch(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    """The forced clean deleted the launch's folder: a job queued behind the running
+    one then failed ("could not open its --output file"), though the command said
+    its jobs go on."""
+    (tmp_path / "chain.py").write_text(CHAIN)
+    launch = submit(ninja, f"{tmp_path}/chain.py:chain")
+    ids = [j["job_id"] for j in launch["jobs"]]
     try:
         forced = ninja("clean", "--launches", "--force")
         assert forced.returncode == 0, forced.stderr
-        assert not (tmp_path / ".shinobi" / "sleepy").exists()
+        assert "its jobs go on" in forced.stderr and "is kept" in forced.stderr
+        assert not Path(launch["handle"]).exists()
+        assert "no detached launches" in ninja("runs").stdout
+        assert wait_dequeued(ids, timeout=120) == []
+        states = subprocess.run(
+            ["sacct", "-X", "-P", "-n", "-j", ",".join(ids), "-o", "State"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        assert states == ["COMPLETED", "COMPLETED"], states
+        assert (tmp_path / "b.txt").read_text() == "one\n"
     finally:
-        subprocess.run(["scancel", *(j["job_id"] for j in launch["jobs"])], check=False)
+        subprocess.run(["scancel", *ids], check=False)
 
 
 def test_logs_show_and_follow_a_launch(ninja: Ninja, tmp_path: Path) -> None:

@@ -177,14 +177,21 @@ def _clean_launches(root: Path, force: bool) -> int:
                 err=True,
             )
             continue
-        files = remove_launch(launch)
-        click.echo(f"removed {launch.name} ({status.state}): {files} file(s)")
-        if not status.final:  # forced: its jobs are not stopped, only its record goes
-            click.echo(
-                f"ninja: {launch.name} was {status.state}: its jobs go on, and nothing of"
-                f" ninja's follows them now; {stop_hint(launch.engine, launch.run_id)}",
-                err=True,
-            )
+        if status.final:
+            files = remove_launch(launch)
+            click.echo(f"removed {launch.name} ({status.state}): {files} file(s)")
+            continue
+        # forced: its jobs are not stopped, only its record goes; they still
+        # write their logs into its folder
+        remove_launch(launch, record_only=True)
+        click.echo(f"removed the record of {launch.name} ({status.state})")
+        click.echo(
+            f"ninja: {launch.name} was {status.state}: its jobs go on, and nothing of"
+            f" ninja's follows them now; {stop_hint(launch.engine, launch.run_id)}. Its"
+            f" folder {launch.run_dir} is kept (its jobs write their logs there): delete it"
+            " once they have ended",
+            err=True,
+        )
     damaged = damaged_handles(root)
     for exc in damaged:
         if not force:

@@ -18,11 +18,22 @@ from shinobi.launch.index import forget_launches
 __all__ = ["remove_damaged_handle", "remove_launch"]
 
 
-def remove_launch(handle: LaunchHandle) -> int:
-    """Delete ``handle``'s run folder (scripts, logs, handle), forget it; count the files."""
+def remove_launch(handle: LaunchHandle, *, record_only: bool = False) -> int:
+    """Delete ``handle``'s run folder (scripts, logs, handle), forget it; count the files.
+
+    ``record_only``: the launch may still run (a forced clean), and its jobs
+    write their logs into that folder and read its loop and exit files, so
+    only the handle goes; deleting the folder would fail every job still
+    queued ("could not open its --output file").
+    """
     run_dir = handle.run_dir
-    removed = sum(1 for p in run_dir.rglob("*") if p.is_file()) if run_dir.is_dir() else 0
-    shutil.rmtree(run_dir, ignore_errors=True)
+    if record_only:
+        own = run_dir / HANDLE_NAME
+        removed = 1 if own.is_file() else 0
+        own.unlink(missing_ok=True)
+    else:
+        removed = sum(1 for p in run_dir.rglob("*") if p.is_file()) if run_dir.is_dir() else 0
+        shutil.rmtree(run_dir, ignore_errors=True)
     latest = launch_dir(handle.workdir, handle.recipe) / HANDLE_NAME
     if _names_run(latest, handle.run_id):
         latest.unlink(missing_ok=True)
