@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_in_process import in_process as ninja
@@ -48,6 +49,34 @@ def test_a_step_that_failed_or_was_cancelled_while_others_run_makes_status_exit_
     engine.rounds = [{"make": phase, "use": "running"}]
     code, out, _ = ninja(capsys, "status", "pipe")
     assert code == 1 and "running" in out
+
+
+@pytest.mark.parametrize("went", ["failed", "cancelled"])
+def test_a_job_array_with_a_failed_task_makes_status_exit_1_while_it_runs(
+    engine: type[FakeTarget],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    went: str,
+) -> None:
+    """An array whose task failed (or was scancel'ed) while another still ran showed
+    "running", exit 0, and the summary named no failure: its dependants never run."""
+    from shinobi.launch.tracking import LaunchStatus, StepState
+
+    def answer(self: FakeTarget, handle: Any) -> LaunchStatus:
+        tasks = {went: 1, "running": 1}
+        steps = [
+            StepState("make", "running", "task 0: exited with code 4", tasks=tasks),
+            StepState("use", "pending"),
+        ]
+        return LaunchStatus(handle=handle, steps=steps)
+
+    monkeypatch.setattr(FakeTarget, "_answer", answer)
+    launch(tmp_path)
+    code, out, _ = ninja(capsys, "status", "pipe")
+    assert code == 1
+    if went == "failed":
+        assert "step 'make' has a failed task: task 0: exited with code 4" in out
 
 
 def test_status_watch_asks_once_per_round_until_the_end(

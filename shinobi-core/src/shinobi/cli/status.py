@@ -69,8 +69,7 @@ def command(
         time.sleep(pause)
     # a step that failed (or was cancelled from outside) is news now, not only once
     # the rest of the launch has ended: the launch cannot complete any more
-    ended_badly = ("failed", "cancelled")
-    if status.state in ended_badly or any(s.phase in ended_badly for s in status.steps):
+    if status.state in ("failed", "cancelled") or any(s.went_wrong for s in status.steps):
         sys.exit(1)
     if status.error:  # the scheduler could not be asked: nothing shown is known
         from shinobi.cli.main import ENVIRONMENT_EXIT

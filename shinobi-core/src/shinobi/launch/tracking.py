@@ -60,6 +60,14 @@ class StepState:
     def final(self) -> bool:
         return self.phase in FINAL
 
+    @property
+    def went_wrong(self) -> bool:
+        """Failed or cancelled; or, a job array still running, a task of it did
+        (the step cannot complete any more: that is news now, not at its end)."""
+        if self.phase in ("failed", "cancelled"):
+            return True
+        return bool(self.tasks and (self.tasks.get("failed") or self.tasks.get("cancelled")))
+
     def to_json(self) -> dict[str, Any]:
         return {
             "step": self.step,
@@ -110,7 +118,8 @@ class LaunchStatus:
         return found
 
     def failures(self) -> list[StepState]:
-        return [s for s in self.steps if s.phase == "failed"]
+        """Failed steps, and job arrays still running with a failed task."""
+        return [s for s in self.steps if s.phase == "failed" or (s.tasks or {}).get("failed")]
 
     def summary(self) -> str:
         """One line: the overall state, the counts, and the first failure with its cause."""
@@ -121,7 +130,8 @@ class LaunchStatus:
         failed = self.failures()
         if failed:
             first = failed[0]
-            line += f"; step {first.step!r} failed: {first.detail or first.engine_state}"
+            how = "failed" if first.phase == "failed" else "has a failed task"
+            line += f"; step {first.step!r} {how}: {first.detail or first.engine_state}"
             if len(failed) > 1:
                 line += f" (and {len(failed) - 1} more)"
         for note in self.notes:
