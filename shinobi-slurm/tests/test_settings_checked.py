@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
+from conftest import EXAMPLES, Ninja
 
 from shinobi.errors import ConfigError
 from shinobi_slurm.backend import SlurmBackend
@@ -40,3 +44,23 @@ def test_watching_a_launch_without_a_pause_is_refused() -> None:
     with pytest.raises(ConfigError, match=r"status_interval must be at least 0\.5 s, not 0"):
         SlurmTarget({"status_interval": 0}).poll_interval()
     assert SlurmTarget({"status_interval": 2}).poll_interval() == 2.0
+
+
+@pytest.mark.parametrize(
+    ("setting", "said"),
+    [
+        ("status_interval = 0", r"status_interval must be at least 0\.5 s"),
+        ('poll_min = "fast"', "poll_min must be a number of seconds"),
+        ("outage_limit = -1", "outage_limit must not be negative"),
+    ],
+)
+def test_compile_submit_refuses_what_status_would_before_submitting(
+    ninja: Ninja, tmp_path: Path, setting: str, said: str
+) -> None:
+    """compile --submit took these, and ninja status of the launch then refused
+    them: a launch nothing could follow. Refused first, nothing submitted."""
+    (tmp_path / "shinobi.toml").write_text(f"[backend.slurm]\n{setting}\n")
+    done = ninja("compile", f"{EXAMPLES}/offload_demo.py:pipe", "--target", "m.ms", "--submit")
+    assert done.returncode == 2, done.stderr
+    assert re.search(said, done.stderr), done.stderr
+    assert not list(tmp_path.glob(".shinobi/pipe/**/handle.json"))

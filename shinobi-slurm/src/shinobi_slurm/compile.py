@@ -115,6 +115,12 @@ class SlurmTarget(OffloadTarget):
         )
 
     def submit(self, workflow: Workflow, handle: LaunchHandle, journal: JobJournal) -> None:
+        # ninja status and ninja run read these: one they would refuse is refused
+        # here, before a launch exists that status could not follow
+        from shinobi_slurm.backend import poll_tuning
+
+        self.poll_interval()
+        poll_tuning(self.settings)
         graph = workflow.jobs
         context = ScriptContext.of(graph, workflow.options, self.settings)
         (workflow.run_dir / "logs").mkdir(parents=True, exist_ok=True)
