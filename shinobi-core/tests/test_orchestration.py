@@ -237,6 +237,27 @@ def test_an_override_the_cab_does_not_have_fails_the_step_with_a_suggestion(
     assert not result.ok
     assert "'flaky' has no input 'succeed_at_'; did you mean 'succeed_at'?" in (result.error or "")
     assert not (tmp_path / "c").exists()  # the tool never ran with its defaults
+    # ninja's refusal of what the code asked, in one line: no traceback through ninja
+    assert "Traceback" not in result.steps[0].stderr
+
+
+def test_an_override_its_model_refuses_is_one_line_and_still_a_value_error(
+    tmp_path: Path,
+) -> None:
+    caught: list[str] = []
+
+    @shinobi.step(flaky)
+    def wrong(ctx: StepContext) -> StepResult:
+        try:
+            ctx.run(succeed_at="soon")
+        except ValueError as exc:  # what code written for the old ValueError catches
+            caught.append(str(exc))
+        return ctx.run(succeed_at="later")
+
+    result = run_recipe(wrong, {"counter": str(tmp_path / "c")}, cwd=tmp_path, config=config())
+    assert not result.ok
+    assert caught and "step 'wrong': input 'succeed_at'" in caught[0]
+    assert "Traceback" not in result.steps[0].stderr
 
 
 def test_backend_on_the_decorator_and_on_ctx_run(made_venv: Path, tmp_path: Path) -> None:

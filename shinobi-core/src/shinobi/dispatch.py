@@ -242,14 +242,18 @@ def _run_function(session: Session, name: str, node: Node, values: dict[str, Any
     fields = cab.inputs_model.model_fields
 
     def runner(vals: dict[str, Any], backend: str | None) -> StepResult:
+        from shinobi.errors import CallRefused
         from shinobi.plan import validate_inputs
 
         for key in vals:  # a misspelt override would otherwise be dropped by validation
             if key not in fields:
-                raise ValueError(
+                raise CallRefused(
                     f"ctx.run(): {cab.name!r} has no input {key!r}{did_you_mean(key, fields)}"
                 )
-        checked = validate_inputs(node, vals, f"step {name!r}")
+        try:
+            checked = validate_inputs(node, vals, f"step {name!r}")
+        except ValueError as exc:
+            raise CallRefused(f"ctx.run(): {exc}") from None
         return run_cab(session, name, node, cab, checked, choose_backend(session, node, backend))
 
     ctx = StepContext(name, values, runner)

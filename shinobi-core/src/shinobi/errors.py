@@ -11,6 +11,7 @@ from collections.abc import Iterable
 __all__ = [
     "ENVIRONMENT_EXIT",
     "BackendNotFound",
+    "CallRefused",
     "ConfigError",
     "InputError",
     "LoadError",
@@ -94,6 +95,12 @@ class RecipeGraphError(ShinobiError):
 
 class BackendNotFound(ShinobiError):
     """A backend name is unknown or its distribution is not installed."""
+
+
+class CallRefused(ShinobiError, ValueError):
+    """What a step's own code asked of ninja, refused (``ctx.run()`` with an input
+    the cab has not, or a value its model refuses): one line naming the fix, no
+    traceback through ninja's frames. A ValueError too, for code that catches one."""
 
 
 class StepFailed(ShinobiError):
