@@ -386,7 +386,7 @@ def test_a_required_until_path_output_is_refused() -> None:
     body.set_output("ms", body.inputs.ms)
     body.set_output("converged", body.outputs.assess.converged)
     message = loop_error(body=body)
-    assert "until='converged' is 'strict''s required output 'converged'" in message
+    assert "until='converged' is a required output of 'strict' ('converged')" in message
     assert "declare it optional (converged: File | None = None)" in message
 
 
@@ -874,3 +874,22 @@ def test_a_loop_body_recipe_s_own_input_defaults_apply_as_when_nested(tmp_path: 
     assert result.ok, result.error
     assert result.outputs["out"] == Path("made-by-default")
     assert [s.status for s in result.steps] == ["ok", "skipped"]
+
+
+def test_a_step_named_like_a_loop_iteration_is_refused_naming_the_iteration() -> None:
+    """It was "the name is used twice (steps 1 and 3)": the user declared two things."""
+    recipe = Recipe("count")
+    recipe.add_step("up.2", counter, value=0, marker="m", cycle=9)
+    recipe.add_loop(
+        "up",
+        counter,
+        max_iter=3,
+        until="done",
+        carry={"value": "value"},
+        index_input="cycle",
+        value=0,
+        marker="m",
+    )
+    with pytest.raises(RecipeGraphError) as info:
+        build_graph(recipe)
+    assert "'up.2': the name is how ninja names iteration 2 of loop 'up'" in str(info.value)

@@ -398,7 +398,7 @@ class _Builder:
             )
         if cab is not None and spec_of.required and spec_of.path_kind is not None:
             raise self.fail(
-                f"{where}: until={spec.until!r} is {cab.name!r}'s required output {field!r},"
+                f"{where}: until={spec.until!r} is a required output of {cab.name!r} ({field!r}),"
                 " so every iteration that does not write it fails; declare it optional"
                 f" ({field}: File | None = None): its existence is the convergence test"
             )
@@ -530,6 +530,13 @@ class _Builder:
         for i, entry in enumerate(entries):
             name = entry["name"]
             if name in index:
+                unrolled = entry if entry.get("loop") else entries[index[name]]
+                if unrolled.get("loop"):  # one of them is named by unrolling a loop
+                    raise self.fail(
+                        f"step {name!r}: the name is how ninja names iteration"
+                        f" {unrolled['iteration']} of loop {unrolled['loop']!r}; give the step"
+                        " another name"
+                    )
                 raise self.fail(
                     f"step {name!r}: the name is used twice (steps {index[name] + 1} and"
                     f" {i + 1}); give each step a unique name"
