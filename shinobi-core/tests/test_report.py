@@ -183,6 +183,18 @@ def test_a_run_without_a_manifest_is_a_one_line_error(project: Path) -> None:
     assert made.stderr.count("\n") == 1 and "--provenance" in made.stderr
 
 
+def test_a_run_made_without_provenance_is_said_so(project: Path) -> None:
+    """It was told to "give a run id from .shinobi/runs", which is what it gave."""
+    made = ninja(project, "run", "recipe.py:good", "--names", "ann")
+    assert made.returncode == 0, made.stderr
+    run_id = only_run(project).name
+    for target in (run_id, run_id[:-2], str(only_run(project))):
+        said = ninja(project, "report", target)
+        assert said.returncode == 2
+        assert f"run {run_id!r} was made without provenance" in said.stderr, said.stderr
+        assert "--provenance" in said.stderr
+
+
 def test_the_page_renders_an_interrupted_manifest_with_steps_still_running() -> None:
     manifest = {
         "format": 1,

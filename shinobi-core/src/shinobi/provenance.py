@@ -595,6 +595,16 @@ def resolve_manifest(target: str, workdir: Path | None = None) -> Path:
                 f"{target!r} matches {len(with_manifest)} runs ({names}{more}); give more of"
                 " the run id"
             )
+    run_dir = candidate if candidate.is_dir() else runs / target
+    if not run_dir.is_dir() and runs.is_dir():
+        found = [p for p in runs.iterdir() if p.name.startswith(target) and p.is_dir()]
+        run_dir = found[0] if len(found) == 1 else run_dir
+    if run_dir.is_dir():  # a run, made without provenance
+        raise FileNotFoundError(
+            f"run {run_dir.name!r} was made without provenance, so it has no manifest to"
+            " report: run the recipe again with `ninja run --provenance` (or set"
+            " provenance.enabled in shinobi.toml); `ninja logs` shows its logs"
+        )
     raise FileNotFoundError(
         f"no run manifest for {target!r}: give a run id from {runs} (runs with provenance"
         " enabled have one: `ninja run --provenance`), a run directory or a manifest.json path"
