@@ -145,6 +145,8 @@ def test_clean_runs_keeps_a_run_in_progress_and_recent_ones_when_asked(project: 
         assert kept.returncode == 0
         assert "removed 0 run folder(s)" in kept.stdout
         assert "kept 1 touched in the last 1d" in kept.stdout
+        bare = ninja(project, "clean", "--runs", "--older-than", "1")  # a bare number is days
+        assert "kept 1 touched in the last 1 day(s)" in bare.stdout
         cleaned = ninja(project, "clean", "--runs")
         assert cleaned.returncode == 0 and "removed 1 run folder(s)" in cleaned.stdout
         assert "is still running" in cleaned.stderr

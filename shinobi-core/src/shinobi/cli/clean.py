@@ -148,7 +148,10 @@ def _clean_runs(root: Path, older_than: float, as_given: str | None = None) -> N
             young += 1
     said = f"removed {removed} run folder(s) ({size / 1e6:.1f} MB)"
     if young:
-        said += f"; kept {young} touched in the last {as_given or f'{older_than:g} day(s)'}"
+        shown = as_given.strip() if as_given else ""
+        if not shown or shown[-1].isdigit():  # a bare number is days
+            shown = f"{older_than:g} day(s)"
+        said += f"; kept {young} touched in the last {shown}"
     click.echo(said)
     if failed:
         sys.exit(1)

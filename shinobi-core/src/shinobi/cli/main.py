@@ -187,6 +187,8 @@ def _usage_line(exc: click.UsageError) -> str:
             "--remote is planned, not implemented yet (shinobi-remote has no launcher):"
             f" run on this machine, or offload with --backend slurm or '{_prog} compile'"
         )
+    if isinstance(exc, click.NoSuchOption) and exc.option_name == "--version":
+        return f"--version is an option of {_prog} itself: {_prog} --version"
     if isinstance(exc, click.NoSuchOption) and exc.option_name in GLOBAL_OPTIONS:
         command = exc.ctx.command_path.partition(" ")[2] if exc.ctx is not None else ""
         name = exc.option_name
