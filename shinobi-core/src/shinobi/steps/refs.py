@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 __all__ = ["InputRef", "OutputRef", "field_names"]
 
@@ -38,7 +39,7 @@ class InputRef:
     field: str
     #: The recipe whose ``inputs`` proxy made it (None: made by hand), so a
     #: proxy of another recipe wired here is refused, not read as this one's.
-    recipe: str | None = field(default=None, compare=False, repr=False)
+    recipe: str | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return f"inputs.{self.field}"
@@ -51,7 +52,7 @@ class OutputRef:
     step: str
     field: str
     #: As :attr:`InputRef.recipe`, for the ``outputs`` proxy.
-    recipe: str | None = field(default=None, compare=False, repr=False)
+    recipe: str | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return f"{self.step}.{self.field}"
