@@ -325,23 +325,28 @@ class TextIn(BaseModel):
     paths: list[str] = []
 
 
-def test_a_file_output_wired_to_a_text_input_is_refused_naming_the_declaration(
-    tmp_path: Path,
-) -> None:
-    """pydantic refused the Path for a str only when the step's turn came; taken as
-    text it would not be mounted for a container nor keyed by content in the cache."""
+def _word_file_maker() -> Cab:
+    """A cab that writes ``w-WORD.txt`` and declares it as its File output."""
     from shinobi.steps import File
 
     class MadeFile(BaseModel):
         out: File
 
-    make = Cab(
+    return Cab(
         "make",
         ["sh", "-c", 'echo "$1" > "w-$1.txt"', "sh"],
         WordIn,
         MadeFile,
         {"word": ParamMeta(positional=True), "out": ParamMeta(implicit="w-{word}.txt")},
     )
+
+
+def test_a_file_output_wired_to_a_text_input_is_refused_naming_the_declaration(
+    tmp_path: Path,
+) -> None:
+    """pydantic refused the Path for a str only when the step's turn came; taken as
+    text it would not be mounted for a container nor keyed by content in the cache."""
+    make = _word_file_maker()
     meta = {"path": ParamMeta(positional=True), "paths": ParamMeta(skip=True)}
     cat = Cab("cat", ["cat"], TextIn, None, meta)
     recipe = Recipe("r")
@@ -355,18 +360,7 @@ def test_a_file_output_wired_to_a_text_input_is_refused_naming_the_declaration(
 def test_a_text_input_the_cab_declares_a_file_takes_a_file_output(tmp_path: Path) -> None:
     """``ParamMeta(dtype="File")`` makes a ``str`` field a path (docs/cabs.md): a path
     output wired to it runs, where the bare ``str`` is refused (above)."""
-    from shinobi.steps import File
-
-    class MadeFile(BaseModel):
-        out: File
-
-    make = Cab(
-        "make",
-        ["sh", "-c", 'echo "$1" > "w-$1.txt"', "sh"],
-        WordIn,
-        MadeFile,
-        {"word": ParamMeta(positional=True), "out": ParamMeta(implicit="w-{word}.txt")},
-    )
+    make = _word_file_maker()
     meta = {"path": ParamMeta(positional=True, dtype="File"), "paths": ParamMeta(skip=True)}
     cat = Cab("cat", ["cat"], TextIn, None, meta)
     recipe = Recipe("r")
