@@ -43,6 +43,7 @@ __all__ = [
     "Turn",
     "derive_edges",
     "path_turns",
+    "produces",
     "shared_rewritten",
     "writes",
 ]
@@ -266,8 +267,8 @@ def path_turns(per_step: Sequence[Iterable[PathUse]]) -> list[Turn]:
 
     def link(before: _Access, after: _Access, kind: EdgeKind) -> None:
         same = kind == "mutate-then-mutate" and bool(
-            {u.path for u in steps[before.job] if _produces(u)}
-            & {u.path for u in steps[after.job] if _produces(u)}
+            {u.path for u in steps[before.job] if produces(u)}
+            & {u.path for u in steps[after.job] if produces(u)}
         )
         turns.append(Turn(before.job, after.job, kind, before.path, same))
 
@@ -276,7 +277,7 @@ def path_turns(per_step: Sequence[Iterable[PathUse]]) -> list[Turn]:
     return turns
 
 
-def _produces(use: PathUse) -> bool:
+def produces(use: PathUse) -> bool:
     """Whether a use makes its path anew (an output), rather than changing it in place."""
     return use.role == "output" and not use.mutable and not use.pattern
 
@@ -379,7 +380,7 @@ def _same_product(uses: Sequence[Sequence[PathUse]]) -> tuple[str, int, int] | N
     seen: dict[str, int] = {}
     for index, slice_uses in enumerate(uses):
         for use in slice_uses:
-            if not _produces(use):
+            if not produces(use):
                 continue
             first = seen.setdefault(use.path, index)
             if first != index:
