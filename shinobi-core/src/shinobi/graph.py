@@ -677,7 +677,7 @@ class _Builder:
             wiring[key], produced = self.check_value(value, where, index, recipe_inputs)
             if produced:
                 deps.update(index[ref.step] for ref in produced)
-                if not _declared_path(step, key):
+                if not (kind == "cab" and key in step.text_paths()):  # a declared path
                     self.check_path_to_text(wiring[key], fields_of(step.inputs_model)[key], where)
         guard = entry.get("guard")
         if guard is not None:
@@ -878,12 +878,6 @@ def _foreign(where: str, ref: InputRef | OutputRef, recipe: str) -> str:
         f" {recipe!r}; wire it with the proxies of recipe {recipe!r} itself ({mine}), or"
         f" nest {ref.recipe!r} as a step"
     )
-
-
-def _declared_path(step: Any, field: str) -> bool:
-    """Whether a cab declares its input ``field`` a path through ``ParamMeta(dtype=...)``:
-    a ``str`` field so declared is a path to every consumer (argv, cache, containers)."""
-    return getattr(step, "kind", None) == "cab" and step.meta(field).dtype is not None
 
 
 def _is_resources(value: Any) -> bool:
