@@ -583,8 +583,10 @@ def resolve_manifest(target: str, workdir: Path | None = None) -> Path:
     by_id = runs / target / "manifest.json"
     if by_id.is_file():
         return by_id
-    if runs.is_dir():
-        matches = sorted(p for p in runs.iterdir() if p.name.startswith(target))
+    matches = (
+        sorted(p for p in runs.iterdir() if p.name.startswith(target)) if runs.is_dir() else []
+    )
+    if matches:
         with_manifest = [p / "manifest.json" for p in matches if (p / "manifest.json").is_file()]
         if len(with_manifest) == 1:
             return with_manifest[0]
@@ -595,10 +597,10 @@ def resolve_manifest(target: str, workdir: Path | None = None) -> Path:
                 f"{target!r} matches {len(with_manifest)} runs ({names}{more}); give more of"
                 " the run id"
             )
+    folders = [p for p in matches if p.is_dir()]
     run_dir = candidate if candidate.is_dir() else runs / target
-    if not run_dir.is_dir() and runs.is_dir():
-        found = [p for p in runs.iterdir() if p.name.startswith(target) and p.is_dir()]
-        run_dir = found[0] if len(found) == 1 else run_dir
+    if not run_dir.is_dir() and len(folders) == 1:
+        run_dir = folders[0]
     if run_dir.is_dir():  # a run, made without provenance
         raise FileNotFoundError(
             f"run {run_dir.name!r} was made without provenance, so it has no manifest to"
