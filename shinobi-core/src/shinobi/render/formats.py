@@ -58,28 +58,86 @@ def _marked(node: Node) -> str:
     return f"{node.name} [scatter {', '.join(node.scatter)}]" if node.scatter else node.name
 
 
+def _entries(node: Node, path: str) -> list[str]:
+    """The drawn nodes an edge into ``node`` reaches: ``node`` itself, or for a nested
+    recipe the steps of it that wait on nothing inside it (its first row)."""
+    if node.subgraph is None:
+        return [path]
+    inner = node.subgraph.nodes
+    return [e for n in inner if not n.deps for e in _entries(n, f"{path}.{n.name}")]
+
+
+def _exits(node: Node, path: str) -> list[str]:
+    """The drawn nodes an edge out of ``node`` leaves from: ``node``, or the steps of a
+    nested recipe that nothing inside it waits on (its last steps)."""
+    if node.subgraph is None:
+        return [path]
+    graph = node.subgraph
+    return [
+        e
+        for n in graph.nodes
+        if not graph.dependants[n.index]
+        for e in _exits(n, f"{path}.{n.name}")
+    ]
+
+
 def _dot(graph: Graph) -> str:
+    """Graphviz: a nested recipe is a cluster of its own steps, named by their dotted
+    paths; an edge into or out of it goes to its first steps or from its last ones."""
     lines = [f"digraph {_quote(graph.recipe.name)} {{", "  rankdir=TB;", "  node [shape=box];"]
-    for node in graph.nodes:
-        # a real line break: json.dumps writes it as \n, which dot reads as one
-        label = node.name + (f"\n[scatter {', '.join(node.scatter)}]" if node.scatter else "")
-        lines.append(f"  {_quote(node.name)} [label={_quote(label)}];")
-    for node in graph.nodes:
-        for dep in node.deps:
-            lines.append(f"  {_quote(graph.nodes[dep].name)} -> {_quote(node.name)};")
+    lines += _dot_body(graph, "", "  ")
     lines.append("}")
     return "\n".join(lines)
 
 
-def _mermaid(graph: Graph) -> str:
-    lines = ["flowchart TD"]
-    ids = {node.name: f"n{node.index}" for node in graph.nodes}
+def _dot_body(graph: Graph, prefix: str, indent: str) -> list[str]:
+    lines = []
     for node in graph.nodes:
-        lines.append(f'  {ids[node.name]}["{_mermaid_text(_marked(node))}"]')
+        path = prefix + node.name
+        if node.subgraph is not None:
+            lines.append(f"{indent}subgraph {_quote('cluster_' + path)} {{")
+            lines.append(f"{indent}  label={_quote(_recipe_label(node, node.subgraph))};")
+            lines += _dot_body(node.subgraph, f"{path}.", indent + "  ")
+            lines.append(f"{indent}}}")
+            continue
+        # a real line break: json.dumps writes it as \n, which dot reads as one
+        label = node.name + (f"\n[scatter {', '.join(node.scatter)}]" if node.scatter else "")
+        lines.append(f"{indent}{_quote(path)} [label={_quote(label)}];")
     for node in graph.nodes:
         for dep in node.deps:
-            lines.append(f"  {ids[graph.nodes[dep].name]} --> {ids[node.name]}")
-    return "\n".join(lines)
+            upstream = graph.nodes[dep]
+            for tail in _exits(upstream, prefix + upstream.name):
+                for head in _entries(node, prefix + node.name):
+                    lines.append(f"{indent}{_quote(tail)} -> {_quote(head)};")
+    return lines
+
+
+def _recipe_label(node: Node, inner: Graph) -> str:
+    """How a nested recipe is titled: its step name, and the recipe's where they differ."""
+    name = inner.recipe.name
+    return node.name if name == node.name else f"{node.name} (recipe {name})"
+
+
+def _mermaid(graph: Graph) -> str:
+    """Mermaid: a nested recipe is a subgraph, which an edge may join as a whole."""
+    return "\n".join(["flowchart TD", *_mermaid_body(graph, "n", "  ")])
+
+
+def _mermaid_body(graph: Graph, prefix: str, indent: str) -> list[str]:
+    lines = []
+    ids = [f"{prefix}{node.index}" for node in graph.nodes]
+    for node in graph.nodes:
+        if node.subgraph is not None:
+            title = _mermaid_text(_recipe_label(node, node.subgraph))
+            lines.append(f'{indent}subgraph {ids[node.index]}["{title}"]')
+            lines += _mermaid_body(node.subgraph, f"{ids[node.index]}_", indent + "  ")
+            lines.append(f"{indent}end")
+        else:
+            lines.append(f'{indent}{ids[node.index]}["{_mermaid_text(_marked(node))}"]')
+    for node in graph.nodes:
+        for dep in node.deps:
+            lines.append(f"{indent}{ids[dep]} --> {ids[node.index]}")
+    return lines
 
 
 #: Mermaid's entity codes for what its label syntax or its HTML labels would
@@ -93,12 +151,29 @@ def _mermaid_text(name: str) -> str:
 
 
 def _text(graph: Graph) -> str:
-    lines = [f"recipe {graph.recipe.name}: {counted(len(graph.nodes), 'step')}"]
+    total = sum(1 for _, node in graph.walk() if node.subgraph is None)
+    shown = len(graph.nodes)
+    heading = f"recipe {graph.recipe.name}: {counted(shown, 'step')}"
+    if total != shown:
+        heading += f"; {total} with nested recipes expanded"
+    return "\n".join([heading, *_text_rows(graph, "  ")])
+
+
+def _text_rows(graph: Graph, indent: str) -> list[str]:
+    """The rows of ``graph``; each nested recipe's own rows follow its row, indented."""
+    lines = []
     for number, row in enumerate(wavefront_rows(graph), 1):
         after = ", ".join(graph.nodes[i].name for i in row.after) or "start"
         names = ", ".join(_marked(graph.nodes[i]) for i in row.members)
-        lines.append(f"  {number:>3}. after {after}: {names}")
-    return "\n".join(lines)
+        lines.append(f"{indent}{number:>3}. after {after}: {names}")
+        for i in row.members:
+            node = graph.nodes[i]
+            if node.subgraph is not None:
+                inner = node.subgraph
+                title = f"{_recipe_label(node, inner)}: {counted(len(inner.nodes), 'step')}"
+                lines.append(f"{indent}     {title}")
+                lines += _text_rows(inner, indent + "     ")
+    return lines
 
 
 FORMATS = {
