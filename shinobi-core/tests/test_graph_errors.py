@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from shinobi.graph import RecipeGraphError, build_graph
-from shinobi.steps import Cab, InputRef, OutputRef, ParamMeta, Recipe, StepRef
+from shinobi.steps import Cab, File, InputRef, OutputRef, ParamMeta, Recipe, StepRef
 
 
 class In(BaseModel):
@@ -363,3 +363,69 @@ def test_a_proxy_of_another_recipe_is_refused_naming_both() -> None:
     own.add_step("b", tool, src=own.outputs.a.result)
     own.set_output("result", own.outputs.b.result)
     assert [n.deps for n in build_graph(own).nodes] == [(), (0,)]
+
+
+class Needs(BaseModel):
+    result: File
+    count: int
+
+
+class Named(BaseModel):
+    prefix: str = "img"
+
+
+class Takes(BaseModel):
+    result: File
+
+
+def test_a_cab_step_with_a_required_output_nothing_fills_is_refused() -> None:
+    """It failed every run after the tool ran, with pydantic's "not a valid path (got None)"."""
+    bare = Recipe("r")
+    bare.add_step("make", Cab("maker", "maker", Named, Needs))
+    with pytest.raises(RecipeGraphError) as caught:
+        build_graph(bare)
+    assert str(caught.value) == (
+        "recipe 'r', step 'make': nothing fills the required output 'result' of cab 'maker';"
+        " give it an input 'result' of the same name (a passthrough), ParamMeta(implicit=...)"
+        " or ParamMeta(harvest=...), a wrangler with output='result', or a default"
+    )
+    half = Recipe("r")
+    half.add_step(
+        "make", Cab("maker", "maker", Named, Needs, {"result": ParamMeta(implicit="{prefix}")})
+    )
+    with pytest.raises(RecipeGraphError, match="required output 'count' of cab 'maker'; give it"):
+        build_graph(half)
+
+
+def test_every_way_of_filling_a_required_output_is_accepted() -> None:
+    import shinobi
+
+    fillers = [
+        Cab("t", "t", Takes, Takes, {"result": ParamMeta(positional=True)}),  # passthrough
+        Cab("t", "t", Named, Takes, {"result": ParamMeta(implicit="{prefix}.fits")}),
+        Cab("t", "t", Named, Takes, {"result": ParamMeta(harvest="*.fits")}),
+        Cab(
+            "t",
+            "t",
+            Named,
+            Takes,
+            wranglers=[shinobi.Wrangler(r"(\S+)", "output", output="result")],
+        ),
+    ]
+    for number, cab in enumerate(fillers):
+        ok = Recipe("r")
+        ok.add_step("s", cab, **({"result": f"x{number}"} if number == 0 else {}))
+        build_graph(ok)
+
+
+def test_an_orchestration_function_may_fill_what_its_cab_cannot() -> None:
+    """Its own StepResult may carry the output; the graph leaves that to the run."""
+    import shinobi
+
+    @shinobi.step(Cab("maker", "maker", Named, Takes))
+    def made(ctx: Any) -> Any:
+        return ctx.run()
+
+    ok = Recipe("r")
+    ok.add_step("make", made)
+    build_graph(ok)

@@ -469,11 +469,11 @@ from pydantic import BaseModel
 from shinobi.steps import Cab, ParamMeta, Recipe, MS, File
 
 class In(BaseModel):
-    ms: str = "x.ms"
+    ms: File = "x.ms"
     cycle: int = 0
 
 class Out(BaseModel):
-    ms: str
+    ms: File | None = None  # the input's path, passed through
     converged: File | None = None
 
 tool = Cab("tool", ["/bin/touch", "ran"], In, Out)

@@ -22,6 +22,7 @@ from shinobi.steps.types import FieldSpec, fields_of
 
 if TYPE_CHECKING:
     from shinobi.resources import Resources
+    from shinobi.steps.cab import Cab
     from shinobi.steps.recipe import LoopSpec, Recipe
 
 __all__ = [
@@ -679,6 +680,8 @@ class _Builder:
                 deps.update(index[ref.step] for ref in produced)
                 if not (kind == "cab" and key in step.text_paths()):  # a declared path
                     self.check_path_to_text(wiring[key], fields_of(step.inputs_model)[key], where)
+        if kind == "cab":
+            self.check_outputs_filled(name, step)
         guard = entry.get("guard")
         if guard is not None:
             guard = self.translate(guard)
@@ -746,6 +749,23 @@ class _Builder:
             loop=entry.get("loop"),
             iteration=entry.get("iteration"),
             subgraph=subgraph,
+        )
+
+    def check_outputs_filled(self, name: str, cab: Cab) -> None:
+        """A cab run as a step must be able to fill every required output it declares."""
+        unfilled = cab.unfilled_output()
+        if unfilled is None:
+            return
+        spec = fields_of(cab.outputs_model)[unfilled]
+        passthrough = (
+            f"an input {unfilled!r} of the same name (a passthrough), "
+            if spec.path_kind is not None
+            else ""
+        )
+        raise self.fail(
+            f"step {name!r}: nothing fills the required output {unfilled!r} of cab"
+            f" {cab.name!r}; give it {passthrough}ParamMeta(implicit=...) or"
+            f" ParamMeta(harvest=...), a wrangler with output={unfilled!r}, or a default"
         )
 
     def check_path_to_text(

@@ -253,6 +253,34 @@ class Cab:
     def meta(self, name: str) -> ParamMeta:
         return self.field_meta.get(name, _DEFAULT_META)
 
+    def unfilled_output(self) -> str | None:
+        """The first required output no rule of :mod:`shinobi.steps.outputs` fills: not
+        a passthrough, no implicit or harvest template, no output wrangler.
+
+        Run as a step of its own the cab would fail every time, after the tool
+        ran, with pydantic's word for a missing value; the graph refuses it
+        first. An ``@step`` function wrapping the cab may fill it in the result
+        it returns, so the cab itself is not refused. Worked out once per cab.
+        """
+        if "_unfilled" not in self.__dict__:
+            from shinobi.steps.types import fields_of
+
+            inputs = fields_of(self.inputs_model)
+            wrangled = {w.output for w in self.wranglers if w.action == "output"}
+            self.__dict__["_unfilled"] = next(
+                (
+                    name
+                    for name, spec in fields_of(self.outputs_model).items()
+                    if spec.required
+                    and not (self.meta(name).implicit or self.meta(name).harvest)
+                    and name not in wrangled
+                    and not (spec.path_kind is not None and name in inputs)
+                ),
+                None,
+            )
+        unfilled: str | None = self.__dict__["_unfilled"]
+        return unfilled
+
     def text_paths(self) -> frozenset[str]:
         """The ``str`` (or ``list[str]``) inputs ``ParamMeta(dtype=...)`` declares paths.
 
