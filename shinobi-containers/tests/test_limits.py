@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from shinobi.resources import Resources
@@ -89,3 +91,52 @@ def test_always_refuses_before_the_run_what_an_engine_would_silently_ignore(
     said = str(caught.value)
     assert "podman cannot enforce --memory on this host (the memory cgroup controller" in said
     assert 'enforce_resources is "always"' in said and 'set it to "auto"' in said
+
+
+LIMITED = """
+from shinobi.resources import Resources
+from shinobi.steps import Cab, Recipe
+
+work = Cab("work", ["nproc"], image="busybox", resources=Resources(cpus=1.5, memory="100MiB"))
+pipe = Recipe("pipe")
+pipe.add_step("a", work)
+pipe.add_step("b", work)
+"""
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_dry_run_warns_of_a_limit_the_run_would_drop(
+    tmp_path: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    as_json: bool,
+) -> None:
+    """The run warned once; the dry run showed the command without --cpus and said nothing."""
+    from shinobi.cli.main import main
+    from shinobi_containers.podman import PodmanBackend
+
+    monkeypatch.setattr(PodmanBackend, "cgroup_reach", lambda self: NO_CPU)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "r.py").write_text(LIMITED)
+    code = 0
+    try:
+        main(["run", "r.py:pipe", "--backend", "podman", "--dryrun", *(["--json"] * as_json)])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "--memory" in out and "--cpus" not in out
+    assert err.count("ninja: warning: podman cannot enforce --cpus on this host") == 1, err
+    assert "not delegated to this user" in err
+
+
+def test_every_limit_the_engine_can_apply_draws_no_warning(tmp_path: Any) -> None:
+    from shinobi.backends.base import Invocation
+    from shinobi_containers.podman import PodmanBackend
+
+    backend = PodmanBackend({"binary": "true"})
+    backend.cgroup_reach = lambda: CgroupReach()  # type: ignore[method-assign]
+    invocation = Invocation(
+        step="s", argv=("true",), cwd=str(tmp_path), image="img", resources=Resources(cpus=1)
+    )
+    assert backend.render_for_job(invocation).warnings == ()

@@ -171,11 +171,15 @@ class ContainerBackend(Backend):
         client needs set by ``env`` (a script has no ``client_environment``),
         and what stops its container (see :meth:`stop_command`)."""
         name = new_container_name()
-        command = self.command(self.spec(invocation, pin=False, ahead=True), name)
+        spec = self.spec(invocation, pin=False, ahead=True)
+        command = self.command(spec, name)
         variables = self.client_variables(invocation)
         prefix = ["env", *(f"{k}={v}" for k, v in variables.items())] if variables else []
         stop = self.stop_command(name)
-        return Rendered([*prefix, *command], [*prefix, *stop] if stop else None)
+        dropped = tuple(
+            dropped_warning(self.name, f, why) for f, why in spec.limits.dropped.items()
+        )
+        return Rendered([*prefix, *command], [*prefix, *stop] if stop else None, dropped)
 
     def stop_command(self, name: str) -> list[str] | None:
         """The command that ends container ``name`` when its client was killed

@@ -21,6 +21,10 @@ mount on the command line differs per engine. The rules, in order:
 * mounts are identity mounts (host path == container path) of the real,
   symlink-resolved directory; a path reached through a symlink is mounted at
   its spelled path too when nothing else makes that spelling resolve;
+* no mount covers a directory the image keeps its own software or settings in
+  (/usr/bin, /usr/lib, /etc, /opt, ...: :data:`IMAGE_TREES`), since the host's
+  would replace the image's programs and libraries: a path whose mount would
+  be one, and a working directory that is one, are refused;
 * nothing under /proc, /sys or /dev (but /dev/shm) is mounted: such a path is
   refused, since the host's kernel filesystem would be laid read-write over
   the container's own; a device every container has itself (/dev/null,
@@ -45,6 +49,7 @@ from shinobi.backends.base import PathUse
 from shinobi_containers.errors import MountRefused
 
 __all__ = [
+    "IMAGE_TREES",
     "LOCAL_HOST",
     "HostView",
     "LocalHost",
@@ -61,6 +66,39 @@ _GLOB = frozenset("*?[")
 _MAX_HOPS = 40
 #: The kernel's own filesystems, and what the host's would expose in a container.
 _KERNEL_TREES = {"/proc": "processes", "/sys": "kernel settings", "/dev": "devices"}
+#: Directories an image fills with its own programs, libraries and settings. A
+#: mount at one of them, or at a directory above one (/usr), would lay the host's
+#: over the image's: the step would run the host's programs with the image's
+#: libraries, or fail to start at all ("a shared library is likely missing").
+#: Directories below them (/usr/share/casacore) are mounted as any other.
+IMAGE_TREES = frozenset(
+    {
+        "/bin",
+        "/sbin",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/libx32",
+        "/usr/bin",
+        "/usr/sbin",
+        "/usr/lib",
+        "/usr/lib32",
+        "/usr/lib64",
+        "/usr/libx32",
+        "/usr/libexec",
+        "/usr/include",
+        "/usr/share",
+        "/usr/local/bin",
+        "/usr/local/sbin",
+        "/usr/local/lib",
+        "/etc",
+        "/opt",
+        "/var/lib",
+        "/nix",
+        "/gnu",
+    }
+)
+_IMAGE_TREES_IN_ORDER = tuple(sorted(IMAGE_TREES))
 #: The part of /dev a host may share with a container: memory-backed files.
 _SHARED_MEMORY = "/dev/shm"
 #: Devices every container has of its own, the same as the host's: no mount needed.
@@ -334,6 +372,8 @@ class _Planner:
             use = need.use
             if use is None:
                 return []
+            if use.path == "/":
+                raise self.refuse(f"{_describe(use)} is / itself; name a path under it")
             if use.role == "output":
                 first = "/" + need.path.strip("/").split("/")[0]
                 raise self.refuse(
@@ -347,6 +387,9 @@ class _Planner:
                 " container; move it into a directory"
             )
         real = self.host.realpath(existing)
+        hidden = _image_tree(existing) or _image_tree(real)
+        if hidden is not None:
+            raise self.refuse_image_tree(need, existing, hidden)
         if need.writable and need.use is not None and _is_write_target(need.use):
             writable = True
         elif need.writable and any(covers(g.real, real) for g in protected):
@@ -359,6 +402,38 @@ class _Planner:
         if existing != real:
             mounts.append(Mount(real, existing, readonly=not writable))
         return mounts
+
+    def refuse_image_tree(self, need: _Need, directory: str, hidden: str) -> MountRefused:
+        """A need whose directory would cover the image's ``hidden`` (see
+        :data:`IMAGE_TREES`). Even an input file mounted by itself is refused: the
+        image may have its own file at that path (the host's ``python3`` in
+        place of the image's), or a symlink there that the engine follows
+        (busybox's ``/usr/bin/env`` is ``/bin/busybox``, its shell too)."""
+        shadow = (
+            f"mounting {directory} would lay the host's {hidden} over the image's own,"
+            " replacing its programs, libraries or settings"
+        )
+        use = need.use
+        if use is None:
+            return self.refuse(
+                f"the working directory {need.path} is a directory of the image's own;"
+                f" {shadow}; run ninja from a directory of your own"
+            )
+        where = (
+            "write it under a directory of your own"
+            if _is_write_target(use)
+            else "copy it to a directory of your own"
+        )
+        return self.refuse(
+            f"{_describe(use)} is in {directory}, and {shadow}; {where}, or run this step on native"
+        )
+
+
+def _image_tree(path: str) -> str | None:
+    """The directory of :data:`IMAGE_TREES` a mount at ``path`` would cover, if any."""
+    if path in IMAGE_TREES:
+        return path
+    return next((tree for tree in _IMAGE_TREES_IN_ORDER if covers(path, tree)), None)
 
 
 def _depth(mount: Mount) -> tuple[int, str]:

@@ -78,7 +78,7 @@ class OciBackend(ContainerBackend):
         """
         rendered = super().render_for_job(invocation)
         argv = rendered.argv
-        return Rendered([*argv[:2], "--rm", *argv[2:]], rendered.stop)
+        return Rendered([*argv[:2], "--rm", *argv[2:]], rendered.stop, rendered.warnings)
 
     def stop_command(self, name: str) -> list[str]:
         return [self.binary, *self.remove_command, name]

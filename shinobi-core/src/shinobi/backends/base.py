@@ -98,10 +98,14 @@ class Rendered:
     limit, for a payload that ending the job's own processes does not end:
     a container that the engine's daemon owns outlives its killed client.
     None: the payload is among the job's processes and ends with them.
+    ``warnings`` are what a run of the step here would warn of before it
+    starts (a declared limit the engine cannot apply on this host): a dry
+    run says them too, or the command it shows would drop a flag unsaid.
     """
 
     argv: list[str]
     stop: list[str] | None = None
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,9 @@ def show_dryrun(
             return placement(session, step.name, step.node, chosen) or "python"
         return chosen
 
+    #: what the backends would warn of as the run starts, each said once
+    warnings: dict[str, None] = {}
+
     def render_argv(step: PlannedStep) -> list[str] | None:
         cab = cab_of(step.node.step)
         if cab is None or step.argv is None:
@@ -48,7 +51,9 @@ def show_dryrun(
         if type(backend).render is Backend.render:  # the argv itself: no invocation to build
             return list(step.argv)
         invocation = invocation_for(session, step.name, step.node, cab, step.argv, step.paths)
-        return backend.render(invocation)
+        rendered = backend.render_for_job(invocation)
+        warnings.update(dict.fromkeys(rendered.warnings))
+        return rendered.argv
 
     from shinobi.step_turns import plan_turns
 
@@ -62,6 +67,8 @@ def show_dryrun(
         total = sum(1 for _ in graph.walk())
         lines.append(f"{total} step{'' if total == 1 else 's'}; dry run: nothing was executed")
         click.echo("\n".join(lines))
+    for warning in warnings:
+        click.echo(f"ninja: warning: {warning}", err=True)
     _warn_clashes(plan)
     _warn_missing_programs(graph, session)
 

@@ -1,0 +1,96 @@
+"""No mount lays the host's /usr/bin, /usr/lib, /etc, ... over the image's own.
+
+An input's directory is mounted for it and an output's nearest existing one:
+for ``--src /usr/bin/env`` that was the host's /usr/bin, read-write, over the
+image's (apptainer: "exec /usr/bin/sh failed: a shared library is likely
+missing in the image"), and for an output in ``/usr/x/`` all of /usr. Such a
+path is refused before the run, saying why and what to do. Mounting the file
+alone is no way out: the image may have a file of its own there, or a link the
+engine follows (busybox's ``/usr/bin/env`` is its ``/bin/busybox``, its shell).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from live_engines import live_backend
+from test_bind_mounts import CWD, FakeHost, inp, out, plan, rw
+from test_cli_live import run_pipe, write_project
+
+from shinobi.backends.base import PathUse
+from shinobi_containers.mounts import MountRefused, plan_mounts
+
+HOST = FakeHost(
+    ["/usr/bin/env", "/usr/lib/os-release", "/etc/hosts", "/opt/data/x.fits", CWD],
+    links={"/bin": "/usr/bin"},
+)
+
+
+@pytest.mark.parametrize(
+    ("use", "said"),
+    [
+        (
+            out("/usr/x/o.txt", field="dst"),
+            "output 'dst' (/usr/x/o.txt) is in /usr, and mounting /usr would lay the host's"
+            " /usr/bin over the image's own, replacing its programs, libraries or settings;"
+            " write it under a directory of your own, or run this step on native",
+        ),
+        (out("/etc/new.conf", field="dst"), "is in /etc, and mounting /etc would lay"),
+        (out("/bin/x/o.txt", field="dst"), "write it under a directory of your own"),
+        (PathUse("/opt/*.log", "output", "dst", pattern=True), "harvest pattern 'dst'"),
+        (
+            inp("/usr/bin/env", field="dst"),
+            "input 'dst' (/usr/bin/env) is in /usr/bin, and mounting /usr/bin would lay the"
+            " host's /usr/bin over the image's own, replacing its programs, libraries or"
+            " settings; copy it to a directory of your own, or run this step on native",
+        ),
+        (inp("/bin/env", field="dst"), "input 'dst' (/bin/env) is in /bin"),
+        (inp("/etc/hosts", field="dst", writable=False), "copy it to a directory of your own"),
+        (inp("/etc", field="dst", kind="dir"), "input 'dst' (/etc) is in /etc"),
+    ],
+)
+def test_a_path_whose_mount_would_cover_an_image_tree_is_refused(use: PathUse, said: str) -> None:
+    with pytest.raises(MountRefused) as refused:
+        plan_mounts([use], CWD, step="image", host=HOST)
+    text = str(refused.value)
+    assert text.startswith("step 'image': ") and said in text and "\n" not in text
+
+
+def test_a_directory_below_an_image_tree_is_mounted_as_any_other() -> None:
+    assert plan(HOST, inp("/opt/data/x.fits")) == {rw("/opt/data"), rw(CWD)}
+
+
+@pytest.mark.parametrize("cwd", ["/etc", "/usr", "/var"])
+def test_a_working_directory_that_covers_an_image_tree_is_refused(cwd: str) -> None:
+    host = FakeHost(["/etc", "/usr/bin", "/var/lib"])
+    with pytest.raises(MountRefused) as refused:
+        plan_mounts([], cwd, step="image", host=host)
+    assert f"the working directory {cwd} is a directory of the image's own" in str(refused.value)
+    assert "run ninja from a directory of your own" in str(refused.value)
+
+
+def test_an_output_in_usr_is_refused_before_anything_runs(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Live, through the CLI: one line, exit 2, and no step has run."""
+    live_backend("docker")
+    work = tmp_path_factory.mktemp("image-trees")
+    write_project(work, "docker")
+    (work / "in").mkdir()
+    (work / "in" / "source.txt").write_text("x")
+    target = f"/usr/shinobi-no-such-{os.getpid()}/t.txt"
+    done = run_pipe(work, "docker", "in/source.txt", "mid/m.txt", target)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "is in /usr, and mounting /usr would lay" in lines[0], lines
+    assert not (work / "mid").exists(), "the first step ran although the run was refused"
+
+
+def test_an_output_that_is_the_root_itself_is_not_told_to_create_it() -> None:
+    """It said "create / first, or write under an existing directory"."""
+    with pytest.raises(MountRefused) as refused:
+        plan_mounts([out("/", field="target")], CWD, step="touch", host=HOST)
+    assert (
+        str(refused.value) == "step 'touch': output 'target' (/) is / itself; name a path under it"
+    )
