@@ -565,13 +565,13 @@ def test_a_signal_before_the_first_step_stops_the_run_and_is_recorded(
     from shinobi.local_runs import local_runs
     from shinobi.steps import Cab, Recipe
 
-    real = runner._precheck
+    real = runner.precheck_backends
 
     def precheck(*args: object) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
         real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(runner, "_precheck", precheck)
+    monkeypatch.setattr(runner, "precheck_backends", precheck)
     recipe = Recipe("r")
     recipe.add_step("make", Cab("make", ["/bin/touch", "made"]))
     config = load_config({"cache.enabled": False, "provenance.enabled": True})

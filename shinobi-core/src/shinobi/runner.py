@@ -13,7 +13,7 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Interrupted",
     "as_recipe",
+    "precheck_backends",
     "prepare",
     "run_prepared",
     "run_recipe",
@@ -229,11 +230,17 @@ def _plan_once(graph: Graph, values: dict[str, Any], cwd: str) -> Callable[[], A
     return plan
 
 
-def _precheck(graph: Graph, session: Session, plan: Callable[[], Any]) -> None:
+def precheck_backends(
+    graph: Graph,
+    session: Session,
+    plan: Callable[[], Any],
+    only: Collection[str] | None = None,
+) -> None:
     """Let backends that check invocations (mounts, images) refuse before anything runs.
 
     Only backends that override :meth:`Backend.prepare` cost a static plan, so
-    native runs pay nothing for it.
+    native runs pay nothing for it. ``only`` limits the check to the backends
+    it names (a dry run checks what needs no engine: a venv and its tools).
     """
     from shinobi.backends.base import Backend
     from shinobi.dispatch import choose_backend, invocation_for
@@ -246,6 +253,8 @@ def _precheck(graph: Graph, session: Session, plan: Callable[[], Any]) -> None:
             yield from step.slices or [step]
 
     names = {choose_backend(session, node) for _, node in graph.walk()}
+    if only is not None:
+        names &= set(only)
     checking = {n for n in names if type(session.backend(n)).prepare is not Backend.prepare}
     if not checking:
         return
@@ -389,7 +398,7 @@ def run_prepared(
         refused = True  # until the checks before the first step are passed
         try:
             plan = _plan_once(graph, values, session.cwd)
-            _precheck(graph, session, plan)
+            precheck_backends(graph, session, plan)
             for missing in missing_programs(graph, session):
                 session.warn(missing)
             _look_at_until_files(graph, session, plan)

@@ -29,6 +29,7 @@ def show_dryrun(
     session = Session(config=config, cwd=os.getcwd(), backend_name=backend)
     if plan is None:
         plan = plan_graph(graph, inputs, session.cwd)
+    _check_local_backends(graph, session, plan)
 
     def backend_of(step: PlannedStep) -> str:
         if step.node.kind == "recipe":
@@ -71,6 +72,18 @@ def show_dryrun(
         click.echo(f"ninja: warning: {warning}", err=True)
     _warn_clashes(plan)
     _warn_missing_programs(graph, session)
+
+
+def _check_local_backends(graph: Any, session: Any, plan: Any) -> None:
+    """Refuse what the run would refuse of the backends that need no engine to check
+    (a venv that is not there, a tool it lacks), and say what they would warn of;
+    engines' own checks (is the daemon up?) are left to the run, so a dry run
+    works on a laptop without docker. Their commands are checked as they are drawn."""
+    from shinobi.runner import precheck_backends
+
+    precheck_backends(graph, session, lambda: plan, only=("native", "venv"))
+    for warning in session.warnings:
+        click.echo(f"ninja: warning: {warning}", err=True)
 
 
 def _warn_clashes(plan: Any, prefix: str = "") -> None:
