@@ -84,6 +84,24 @@ def test_the_journal_fills_in_what_a_killed_submitter_handed_over(tmp_path: Path
     assert [j.job_id for j in back.jobs] == ["31", None]
 
 
+def test_a_launch_becomes_the_latest_once_its_first_job_is_accepted(tmp_path: Path) -> None:
+    """A submitter killed after handing over jobs left the latest handle naming the
+    launch before, while the recipe's name found the new one (a later audit)."""
+    write_handle(make(tmp_path))
+    newer = make(tmp_path, run_id="20260202-000000-000000", state="submitting")
+    for job in newer.jobs:
+        job.job_id = None
+    write_handle(newer, latest=False)
+    latest = tmp_path / ".shinobi" / "pipe" / "handle.json"
+    journal = JobJournal(newer)
+    assert read_handle(latest).run_id == "20260101-000000-abcdef"  # nothing accepted yet
+    journal.record(LaunchJob("make", "41"))
+    journal.close()  # and the submitter dies here
+    back = read_handle(latest)
+    assert back.run_id == "20260202-000000-000000" and back.state == "submitting"
+    assert [j.job_id for j in back.jobs] == ["41", None]
+
+
 @pytest.mark.parametrize(
     ("content", "words"),
     [

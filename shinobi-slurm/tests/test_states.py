@@ -189,3 +189,36 @@ def test_a_job_log_s_last_word_is_never_a_container_engine_s_banner(tmp_path) ->
     log = tmp_path / "hog.err"
     log.write_text("bad input\nWARNING: IPv4 forwarding is disabled. Networking will not work.\n")
     assert _last_line(str(log)) == "bad input"
+
+
+@pytest.mark.parametrize(
+    ("nodes", "said"), [("None assigned", "before it started"), ("node1", "while running")]
+)
+def test_a_job_cancelled_by_hand_in_the_second_it_was_due_is_told_by_its_nodes(
+    nodes: str, said: str
+) -> None:
+    """scancel of a job pending for no reason: Start = End and Reason None, as for a job
+    cancelled in the second it started; it read "while running" with a START time."""
+    line = (
+        f"1|1|CANCELLED by 0|0:0|2026-11-30T04:04:02|2026-11-30T04:04:02|None|1G|00:10:00|{nodes}"
+    )
+    found = outcome(line)
+    assert found.message == f"cancelled by root (uid 0) {said}"
+    record = parse_line(line)
+    assert record is not None and record.started == (said == "while running")
+
+
+@pytest.mark.parametrize("contained", [False, True])
+def test_a_sigkill_blames_a_container_engine_only_where_one_ran(contained: bool) -> None:
+    """A compiled job without an image was told "a container engine in it kills what
+    uses more"; there was none, and the SIGKILL was someone's kill -9."""
+    from shinobi.launch.handle import LaunchJob
+    from shinobi_slurm.status import _step_state
+
+    line = "7|7|FAILED|0:9|2026-11-30T04:04:02|2026-11-30T04:04:09|None|96M|00:10:00|node1"
+    record = parse_line(line)
+    assert record is not None
+    job = LaunchJob(step="k", job_id="7", details={"contained": True} if contained else {})
+    state = _step_state(job, {"7": [record]}, None, old=False)
+    assert state.detail is not None and state.detail.startswith("killed by SIGKILL (signal 9)")
+    assert ("a container engine in it" in state.detail) == contained

@@ -84,6 +84,8 @@ class SlurmTarget(OffloadTarget):
         for job in workflow.jobs.jobs:
             files = JobFiles.of(run_dir, job)
             details: dict[str, object] = {"exit_code": files.exit_code}
+            if job.image and options.container_runtime != "none":
+                details["contained"] = True  # its tool runs in a container engine
             if job.guard:
                 details.update(guard=job.guard, skipped=files.skipped)
             if job.loop_end is not None:

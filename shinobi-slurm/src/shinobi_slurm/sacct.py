@@ -36,8 +36,19 @@ __all__ = [
     "without_stale_ranges",
 ]
 
-FIELDS = ("JobID", "JobIDRaw", "State", "ExitCode", "Start", "End", "Reason", "ReqMem", "Timelimit")
-#: The fields a line must have; the limits after them are read where present.
+FIELDS = (
+    "JobID",
+    "JobIDRaw",
+    "State",
+    "ExitCode",
+    "Start",
+    "End",
+    "Reason",
+    "ReqMem",
+    "Timelimit",
+    "NodeList",
+)
+#: The fields a line must have; the limits and nodes after them are read where present.
 _NEEDED = FIELDS.index("ReqMem")
 
 #: States after which a job never changes again.
@@ -91,6 +102,8 @@ class JobRecord:
     #: what the job was allowed, as words (``ReqMem``, ``Timelimit``), if sacct said
     memory_limit: str | None = None
     time_limit: str | None = None
+    #: whether Slurm gave the job a node (False: "None assigned"); None: not said
+    had_node: bool | None = None
 
     @property
     def pending_tasks(self) -> int:
@@ -110,8 +123,10 @@ class JobRecord:
         Priority, ...). A job that ran may keep that reason too (a dependent
         job that completed still says Dependency), so only a cancelled one is
         judged by it. A pending job's Start is when Slurm expects to start it.
+        A job cancelled while it waited for no reason (``None``) is told by its
+        node list instead: "None assigned".
         """
-        if self.start is None or self.state == "PENDING":
+        if self.start is None or self.state == "PENDING" or self.had_node is False:
             return False
         pending_then_cancelled = (
             self.state == "CANCELLED" and self.start == self.end and self.reason is not None
@@ -157,7 +172,7 @@ def parse_line(line: str) -> JobRecord | None:
     if len(parts) < _NEEDED:
         return None
     job_id, _raw, state_text, exit_text, start, end, reason = parts[:_NEEDED]
-    req_mem, time_limit = (*parts[_NEEDED : _NEEDED + 2], None, None)[:2]
+    req_mem, time_limit, node_list = (*parts[_NEEDED : _NEEDED + 3], None, None, None)[:3]
     match = _JOB_ID.match(job_id.strip())
     if match is None:
         return None
@@ -181,6 +196,7 @@ def parse_line(line: str) -> JobRecord | None:
         pending_ids=_ids(ranges) if ranges is not None else frozenset(),
         memory_limit=_memory(req_mem),
         time_limit=_time(time_limit),
+        had_node=None if node_list is None else node_list.strip() not in ("", "None assigned"),
     )
 
 

@@ -180,7 +180,9 @@ def classify(record: JobRecord, limits: Limits | None = None, *, contained: bool
     return Outcome("unknown", f"Slurm reports {state or 'nothing'}")
 
 
-def combine_tasks(records: list[JobRecord], size: int) -> tuple[Outcome, dict[str, int]]:
+def combine_tasks(
+    records: list[JobRecord], size: int, *, contained: bool = True
+) -> tuple[Outcome, dict[str, int]]:
     """One outcome for a job array of ``size`` tasks, and its tasks counted by phase.
 
     Failed tasks win (the first one is named), then tasks still to run; an
@@ -191,7 +193,7 @@ def combine_tasks(records: list[JobRecord], size: int) -> tuple[Outcome, dict[st
     first_cancelled: Outcome | None = None
     seen = 0
     for record in records:
-        outcome = classify(record)
+        outcome = classify(record, contained=contained)
         # 9_[0-3] stands for tasks that never started: pending, or cancelled as one
         # (an array whose dependency failed), never running or done
         tasks = record.pending_tasks or 1

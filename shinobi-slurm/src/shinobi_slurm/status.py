@@ -160,16 +160,18 @@ def _step_state(
     if kept:
         records = [_exact_exit(record, str(kept)) for record in records]
     tasks = None
+    # a container engine's own memory kill reads as SIGKILL (see states._memory_hint)
+    contained = bool(job.details.get("contained"))
     if job.tasks:
         records = without_stale_ranges(records)
-        outcome, tasks = combine_tasks(records, job.tasks)
+        outcome, tasks = combine_tasks(records, job.tasks, contained=contained)
         record = records[0]
         started = min((r.start for r in records if r.start and r.started), default=None)
         ends = [r.end for r in records if r.end]
         finished = max(ends) if ends and outcome.phase not in ("running", "pending") else None
     else:
         record = records[-1]
-        outcome = classify(record)
+        outcome = classify(record, contained=contained)
         if outcome.phase in ("completed", "failed", "cancelled") and not record.final:
             outcome = Outcome("running", "ending (accounting not final yet)")
         started = record.start if record.started else None

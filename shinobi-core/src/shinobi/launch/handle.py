@@ -212,8 +212,9 @@ def atomic_write(path: Path, text: str) -> None:
 def write_handle(handle: LaunchHandle, *, latest: bool = True) -> Path:
     """Write the launch's own handle (and, with ``latest``, the recipe's); returns the former.
 
-    A launch still submitting is written without ``latest``, so a failed
-    submission never replaces the handle of the recipe's last good launch.
+    A launch still submitting is written without ``latest`` until the engine
+    accepted its first job (see :class:`JobJournal`), so a submission that
+    fails before never replaces the handle of the recipe's last launch.
     """
     text = json.dumps(handle.to_json(), indent=2, sort_keys=False) + "\n"
     own = handle.run_dir / HANDLE_NAME
@@ -234,6 +235,9 @@ class JobJournal:
     """
 
     def __init__(self, handle: LaunchHandle, stop: threading.Event | None = None) -> None:
+        self._handle = handle
+        #: whether the recipe's latest handle names this launch yet (from its first job)
+        self._published = False
         self.path = handle.run_dir / JOURNAL_NAME
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
@@ -248,6 +252,11 @@ class JobJournal:
         """
         self._fh.write(json.dumps({"step": job.step, "job_id": job.job_id}) + "\n")
         self._fh.flush()
+        if not self._published:
+            # from its first job on this is the launch the recipe's name finds, and a
+            # submitter killed now would leave the latest handle naming the one before
+            self._published = True
+            write_handle(self._handle)
         if self._stop is not None and self._stop.is_set():
             raise KeyboardInterrupt
 
