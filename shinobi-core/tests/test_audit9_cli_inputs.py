@@ -118,6 +118,27 @@ def test_an_aliased_input_refused_by_its_model_names_its_option(
     assert "(--count)" in err, err
 
 
+@pytest.mark.parametrize("option", ["--count", "--n"])
+def test_an_alias_stays_an_option_when_the_model_also_takes_names(
+    tmp_path: Path, recipe: str, capsys: pytest.CaptureFixture[str], option: str
+) -> None:
+    """With populate_by_name the alias option (``--nMax``) was gone, as running.md
+    promises both; a value it refuses names the option too."""
+    path = tmp_path / "by_name.py"
+    path.write_text(
+        RECIPE.replace(
+            'class CountIn(BaseModel):\n    count: int = Field(1, alias="n")',
+            "class CountIn(BaseModel):\n    model_config = {'populate_by_name': True}\n"
+            '    count: int = Field(1, alias="n", gt=0)',
+        )
+    )
+    code, out, err = _ninja(capsys, "run", f"{path}:counted", option, "5", "--dryrun")
+    assert code == 0, err
+    assert "/bin/echo 5" in out, out
+    code, _, err = _ninja(capsys, "run", f"{path}:counted", option, "0", "--dryrun")
+    assert code == 2 and "(--count)" in err, err
+
+
 def test_an_empty_path_is_refused_instead_of_meaning_this_directory(
     recipe: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

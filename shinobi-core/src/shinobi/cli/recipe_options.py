@@ -300,7 +300,11 @@ class RecipeCommand(click.Command):
     def _param_of(self, field: str) -> click.Parameter | None:
         for param in self.params:
             name = (param.name or "").partition(":")[2]
-            if name and param.opts and field in (name, _input_key(self._model(), name)):
+            if (
+                name
+                and param.opts
+                and field in (name, _input_key(self._model(), name), _alias(self._model(), name))
+            ):
                 return param
         return None
 
@@ -338,7 +342,7 @@ class RecipeCommand(click.Command):
             while dashed in taken or ((is_bool or emptiable) and f"--no-{dashed[2:]}" in taken):
                 dashed = "--input-" + dashed[2:]
             names = [dashed]
-            for spelling in dict.fromkeys([name, _input_key(recipe.inputs_model, name)]):
+            for spelling in dict.fromkeys([name, _alias(recipe.inputs_model, name) or name]):
                 if "--" + spelling not in names and "--" + spelling not in own:
                     names.append("--" + spelling)
             own.update(names)
@@ -414,15 +418,22 @@ def _input_key(model: Any, name: str) -> str:
     A pydantic model validates by alias, so a value keyed by the field's own
     name would be dropped without a word and the default used instead.
     """
-    info = getattr(model, "model_fields", {}).get(name)
     config = getattr(model, "model_config", {})
-    if info is None or config.get("validate_by_name") or config.get("populate_by_name"):
+    if config.get("validate_by_name") or config.get("populate_by_name"):
         return name
+    return _alias(model, name) or name
+
+
+def _alias(model: Any, name: str) -> str | None:
+    """Field ``name``'s alias, a name of its own on the command line (``--nMax``)."""
+    info = getattr(model, "model_fields", {}).get(name)
+    if info is None:
+        return None
     alias = info.validation_alias if info.validation_alias is not None else info.alias
     choices = getattr(alias, "choices", None)  # AliasChoices: its first plain name
     if choices:
         alias = next((c for c in choices if isinstance(c, str)), None)
-    return alias if isinstance(alias, str) else name
+    return alias if isinstance(alias, str) else None
 
 
 def _given_default(info: Any) -> Any:
