@@ -187,7 +187,7 @@ def test_a_loop_that_never_converges_runs_max_iter_times(tmp_path: Path) -> None
 
 class Count(BaseModel):
     value: int
-    done: Path
+    done: Path | None = None  # where the flag goes, made or not: the until test
 
 
 class CountIn(BaseModel):
@@ -388,6 +388,30 @@ def test_a_required_until_path_output_is_refused() -> None:
     message = loop_error(body=body)
     assert "until='converged' is a required output of 'strict' ('converged')" in message
     assert "declare it optional (converged: File | None = None)" in message
+
+
+class StrictOut(BaseModel):
+    ms: MS
+    converged: File
+
+
+@shinobi.pystep
+def judge(ms: MS, cycle: int = 0) -> StrictOut:
+    return StrictOut(ms=ms, converged=Path("c.flag"))
+
+
+def test_a_required_until_output_of_a_pystep_or_a_recipe_body_is_refused_too() -> None:
+    """Only a cab's was: a pystep's or a recipe's loop could never converge."""
+    message = loop_error(body=judge)
+    assert "until='converged' is a required output of 'judge' ('converged')" in message
+    body = Recipe("cycle", CycleIn, StrictOut)
+    body.add_step(
+        "assess", assess, ms=body.inputs.ms, cycle=body.inputs.cycle, need=body.inputs.need
+    )
+    body.set_output("ms", body.inputs.ms)
+    body.set_output("converged", body.outputs.assess.converged)
+    message = loop_error(body=body)
+    assert "until='converged' is a required output of recipe 'cycle' ('converged')" in message
 
 
 class Tally(BaseModel):

@@ -34,7 +34,7 @@ from shinobi.pyrunner import BOOT, RUNNER
 from shinobi.runner import run_recipe
 from shinobi.scheduler import run_graph
 from shinobi.session import Session
-from shinobi.steps import File, StepResult
+from shinobi.steps import Cab, File, ParamMeta, StepResult
 
 __all__ = ["made_venv"]
 
@@ -940,3 +940,32 @@ def test_a_venv_with_pydantic_1_is_named_as_the_problem(tmp_path: Path) -> None:
     assert "has pydantic 1.10.27" in step.error, step.error
     assert "pip install 'pydantic>=2'" in step.error
     assert "the pystep raised" not in step.error
+
+
+@shinobi.pystep
+def names_a_mask(prefix: str = "img") -> File:
+    return Path(f"{prefix}.mask")  # never written
+
+
+@shinobi.pystep
+def may_name_a_mask(prefix: str = "img") -> File | None:
+    return Path(f"{prefix}.mask")
+
+
+def test_a_path_a_pystep_returns_but_never_made_fails_that_step(tmp_path: Path) -> None:
+    """The step that read it took the blame ("cat: img.mask: No such file")."""
+    reader = Cab("use", "cat", ReadIn, None, {"mask": ParamMeta(positional=True)})
+    recipe = Recipe("r")
+    recipe.add_step("make", names_a_mask)
+    recipe.add_step("use", reader, mask=recipe.outputs.make.result)
+    result = run_recipe(recipe, cwd=tmp_path, config=config())
+    make = result.steps[0]
+    assert not result.ok and make.name == "make" and make.status == "failed"
+    assert make.error == "the pystep's output 'result' names 'img.mask', which does not exist"
+    optional = Recipe("r")
+    optional.add_step("make", may_name_a_mask)  # where it goes, made or not: fine
+    assert run_recipe(optional, cwd=tmp_path, config=config()).ok
+
+
+class ReadIn(BaseModel):
+    mask: File

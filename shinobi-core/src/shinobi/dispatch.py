@@ -8,7 +8,6 @@ a :class:`BackendRun` is wrangled into a :class:`StepResult`.
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -30,7 +29,13 @@ from shinobi.interrupted_outputs import set_aside
 from shinobi.outcome import result_of_run
 from shinobi.plan import cab_of
 from shinobi.steps.argv import has_secret, path_uses, render_argv
-from shinobi.steps.outputs import collect_outputs, optional_outputs, static_outputs, wrangle
+from shinobi.steps.outputs import (
+    collect_outputs,
+    missing_output,
+    optional_outputs,
+    static_outputs,
+    wrangle,
+)
 from shinobi.steps.result import StepResult
 from shinobi.steps.types import field_values, fields_of, output_problem
 from shinobi.untouched_outputs import existing_outputs, untouched
@@ -354,25 +359,11 @@ def _made_by_function(name: str, cab: Cab, made: StepResult, cwd: str) -> StepRe
         result.error = "the orchestration function returned a failed result without an error"
     elif result.status in ("ok", "cached"):
         result.outputs, error = _validate_outputs(cab, dict(result.outputs))
-        error = error or _missing_output(cab, result.outputs, cwd)
+        error = error or missing_output(cab.outputs_model, result.outputs, cwd)
     if error is not None:
         result.status = "failed"
         result.error = f"the orchestration function returned a result whose {error}"
     return result
-
-
-def _missing_output(cab: Cab, outputs: dict[str, Any], cwd: str) -> str | None:
-    """The first required path output of ``outputs`` that is not there, said as an
-    error (an optional one names where its product goes, made or not: docs/cabs.md)."""
-    for field, spec in fields_of(cab.outputs_model).items():
-        if not spec.required:
-            continue
-        value = outputs.get(field)
-        paths = value if isinstance(value, list) else [value]
-        for path in paths if spec.path_kind is not None else ():
-            if isinstance(path, str | os.PathLike) and not os.path.lexists(os.path.join(cwd, path)):
-                return f"output {field!r} names {str(path)!r}, which does not exist"
-    return None
 
 
 def run_node(session: Session, name: str, node: Node, values: dict[str, Any]) -> StepResult:

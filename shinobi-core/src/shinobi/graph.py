@@ -376,6 +376,9 @@ class _Builder:
         body, field = spec.body, spec.until
         producer: Any = body
         if getattr(body, "kind", None) == "recipe":
+            declared = fields_of(body.outputs_model).get(field)
+            if declared is not None and declared.required and declared.path_kind is not None:
+                raise self.fail(_required_until(spec.until, f"recipe {body.name!r}", field, where))
             wired = body.output_wiring.get(field)
             if not isinstance(wired, OutputRef):
                 return
@@ -397,12 +400,9 @@ class _Builder:
                 " loop converges when a file exists, so until must name a File, Directory or MS"
                 " output"
             )
-        if cab is not None and spec_of.required and spec_of.path_kind is not None:
-            raise self.fail(
-                f"{where}: until={spec.until!r} is a required output of {cab.name!r} ({field!r}),"
-                " so every iteration that does not write it fails; declare it optional"
-                f" ({field}: File | None = None): its existence is the convergence test"
-            )
+        required = spec_of.required if cab is not None else field in declarer.required_outputs()
+        if required and spec_of.path_kind is not None:
+            raise self.fail(_required_until(spec.until, repr(declarer.name), field, where))
 
     def unroll(self, spec: LoopSpec) -> list[dict[str, Any]]:
         """The loop as plain step entries, iteration by iteration."""
@@ -868,6 +868,15 @@ def _name_problem(name: object) -> str | None:
     if bad is not None:
         return f"holds the control character {bad.group()!r}"
     return None
+
+
+def _required_until(until: str, declarer: str, field: str, where: str) -> str:
+    """A loop's until output that every iteration must make: none could go on."""
+    return (
+        f"{where}: until={until!r} is a required output of {declarer} ({field!r}), so every"
+        " iteration that does not write it fails; declare it optional"
+        f" ({field}: File | None = None): its existence is the convergence test"
+    )
 
 
 def _not_a_name(step: str, setting: str, value: Any) -> str:

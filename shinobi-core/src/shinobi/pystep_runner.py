@@ -43,6 +43,7 @@ from shinobi.graph import same_shape
 from shinobi.outcome import result_of_run
 from shinobi.pyrunner.request import build_invocation
 from shinobi.pystep_output import captured
+from shinobi.steps.outputs import missing_output
 from shinobi.steps.result import StepResult, kept_tail
 from shinobi.steps.types import (
     error_field,
@@ -99,8 +100,18 @@ def run_pystep(
     """Run the pystep of ``node`` with its validated inputs ``values``."""
     elsewhere = placement(session, name, node, backend_name)
     if elsewhere is None:
-        return _run_here(session, name, node, values)
-    return _run_elsewhere(session, name, node, values, elsewhere)
+        result = _run_here(session, name, node, values)
+    else:
+        result = _run_elsewhere(session, name, node, values, elsewhere)
+    if result.ok:  # a path it returned but never made fails it, not the step that reads it
+        step = node.step
+        missing = missing_output(
+            step.outputs_model, result.outputs, session.cwd, step.required_outputs()
+        )
+        if missing is not None:
+            result.status = "failed"
+            result.error = f"the pystep's {missing}"
+    return result
 
 
 def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -> StepResult:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, get_args, overload
 
 from shinobi.steps.refs import field_names
 
@@ -181,6 +181,19 @@ class PyStep:
         else:
             self.wraps_result = True
             self.outputs_model = create_model(f"{self.name}_outputs", result=(ret, None))
+
+    def required_outputs(self) -> frozenset[str]:
+        """The outputs the function must make: its return model's required fields, or
+        ``result`` when the return annotation does not admit None (``-> File``; the
+        field itself defaults to None, as a function declared to return nothing
+        returns)."""
+        from shinobi.steps.types import fields_of
+
+        if self.wraps_result:
+            ret = self.outputs_model.model_fields["result"].annotation
+            admits_none = ret is None or ret is Any or type(None) in get_args(ret)
+            return frozenset() if admits_none else frozenset({"result"})
+        return frozenset(n for n, spec in fields_of(self.outputs_model).items() if spec.required)
 
     def outputs_from(self, value: Any) -> dict[str, Any]:
         """The output fields of a return value."""

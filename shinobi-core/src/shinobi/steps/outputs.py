@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +20,14 @@ from shinobi.steps.argv import Unknown, format_template
 from shinobi.steps.cab import Cab
 from shinobi.steps.types import fields_of
 
-__all__ = ["WrangledOutput", "collect_outputs", "optional_outputs", "static_outputs", "wrangle"]
+__all__ = [
+    "WrangledOutput",
+    "collect_outputs",
+    "missing_output",
+    "optional_outputs",
+    "static_outputs",
+    "wrangle",
+]
 
 
 def static_outputs(cab: Cab, step: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -171,3 +178,25 @@ def _made_as_declared(kind: str, path: str) -> str | None:
         return None
     made = "a directory" if is_dir else "not a directory"
     return f"{{path!r}} is {made}, but the output is declared {wanted[1]}"
+
+
+def missing_output(
+    outputs_model: Any,
+    outputs: Mapping[str, Any],
+    cwd: str,
+    required: Collection[str] | None = None,
+) -> str | None:
+    """The first required path output of ``outputs`` that is not there, said as an
+    error, for outputs a step's code names rather than a tool's run (an
+    orchestration function's result, a pystep's return): an optional one names
+    where its product goes, made or not (docs/cabs.md). ``required`` names the
+    required ones where the model's defaults do not say it."""
+    for field_name, spec in fields_of(outputs_model).items():
+        if not (spec.required if required is None else field_name in required):
+            continue
+        value = outputs.get(field_name)
+        paths = value if isinstance(value, list) else [value]
+        for path in paths if spec.path_kind is not None else ():
+            if isinstance(path, str | os.PathLike) and not os.path.lexists(os.path.join(cwd, path)):
+                return f"output {field_name!r} names {str(path)!r}, which does not exist"
+    return None
