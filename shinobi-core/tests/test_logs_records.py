@@ -165,3 +165,33 @@ def test_a_real_cached_step_shows_the_logs_of_its_first_run(
     page = (tmp_path / ".shinobi" / "runs" / second / "report.html").read_text()
     assert f'cached from run <a href="../{first}/">{first}</a>' in page
     assert f'<a href="../{first}/logs/say.out">stdout</a>' in page
+
+
+LATIN = """
+from shinobi.steps import Cab, Recipe
+
+latin = Recipe("latin")
+latin.add_step("say", Cab("say", ["bash", "-c", "printf 'T=12\\\\xb0C caf\\\\xe9\\\\n'; printf abc | gzip -c"]))
+"""
+
+
+def test_logs_prints_the_bytes_a_step_wrote_as_they_are(tmp_path: Path) -> None:
+    """Latin-1 text and binary output came out as UTF-8 replacement characters, with
+    a newline added: `ninja logs RUN STEP > file` was not the step's output."""
+    import sys
+
+    (tmp_path / "r.py").write_text(LATIN)
+    ninja = [sys.executable, "-m", "shinobi.cli"]
+    ran = subprocess.run([*ninja, "run", "r.py:latin", "--no-cache"], cwd=tmp_path, check=False)
+    assert ran.returncode == 0
+    (run,) = (tmp_path / ".shinobi" / "runs").iterdir()
+    written = (run / "logs" / "say.out").read_bytes()
+    assert written.startswith(b"T=12\xb0C caf\xe9\n") and len(written) > 12
+    shown = subprocess.run(
+        [*ninja, "logs", run.name, "say", "--stream", "stdout"],
+        cwd=tmp_path,
+        capture_output=True,
+        check=False,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout == written

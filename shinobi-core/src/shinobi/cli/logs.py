@@ -152,14 +152,17 @@ def _echo_logs(found: list[tuple[str, Path]], offsets: dict[Path, int], prefix: 
             offsets[path] = fh.tell()
         if not data:
             continue
-        text = data.decode("utf-8", errors="replace")
         if prefix and len(found) > 1:
-            for line in text.splitlines():
+            for line in data.decode("utf-8", errors="replace").splitlines():
                 click.echo(f"[{title}] {line}")
             continue
+        # the bytes the step wrote, as they are: `ninja logs RUN STEP > file` is its log
+        # (text in another encoding, binary output), not a UTF-8 rendering of it
         if len(found) > 1:
             click.echo(f"==> {title} <==")
-        click.echo(text, nl=not text.endswith("\n"))
+        click.echo(data, nl=False)
+        if len(found) > 1 and not data.endswith(b"\n"):
+            click.echo("")  # the next title on a line of its own
 
 
 def _streams(run: Any, step: str | None, stream: str) -> list[tuple[str, Path]]:
