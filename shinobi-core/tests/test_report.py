@@ -183,6 +183,17 @@ def test_a_run_without_a_manifest_is_a_one_line_error(project: Path) -> None:
     assert made.stderr.count("\n") == 1 and "--provenance" in made.stderr
 
 
+def test_a_folder_that_is_no_run_is_said_to_be_none(project: Path) -> None:
+    """`ninja report .` was "run '' was made without provenance", and its fix."""
+    made = ninja(project, "run", "recipe.py:good", "--names", "ann")
+    assert made.returncode == 0, made.stderr
+    for target in (".", ".shinobi/runs", str(project.parent)):
+        said = ninja(project, "report", target)
+        assert said.returncode == 2 and said.stderr.count("\n") == 1, said.stderr
+        assert f"{target!r} is not a run folder" in said.stderr and "`ninja runs`" in said.stderr
+        assert "provenance" not in said.stderr
+
+
 def test_a_run_made_without_provenance_is_said_so(project: Path) -> None:
     """It was told to "give a run id from .shinobi/runs", which is what it gave."""
     made = ninja(project, "run", "recipe.py:good", "--names", "ann")

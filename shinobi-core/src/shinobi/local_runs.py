@@ -36,6 +36,7 @@ from pathlib import Path
 __all__ = [
     "ENDED_ABRUPTLY",
     "JOBS_LEDGER",
+    "RUN_RECORD",
     "LocalRun",
     "age_days",
     "describe_run",
@@ -52,7 +53,9 @@ __all__ = [
     "step_statuses",
 ]
 
-_LOCK = ".running"
+#: The record every run folder keeps (its lock while it runs, then how it ended).
+RUN_RECORD = ".running"
+_LOCK = RUN_RECORD
 #: What each lock this process holds says (recipe, pid), by descriptor, so
 #: :func:`release_run` can add how the run ended to it.
 _HELD: dict[int, dict[str, object]] = {}

@@ -601,6 +601,11 @@ def resolve_manifest(target: str, workdir: Path | None = None) -> Path:
     run_dir = candidate if candidate.is_dir() else runs / target
     if not run_dir.is_dir() and len(folders) == 1:
         run_dir = folders[0]
+    if run_dir.is_dir() and not _looks_like_a_run(run_dir):
+        raise FileNotFoundError(
+            f"{target!r} is not a run folder (it holds no run's records): give a run id"
+            " (`ninja runs` lists this workspace's runs), a run folder or a manifest.json path"
+        )
     if run_dir.is_dir():  # a run, made without provenance
         raise FileNotFoundError(
             f"run {run_dir.name!r} was made without provenance, so it has no manifest to"
@@ -611,6 +616,13 @@ def resolve_manifest(target: str, workdir: Path | None = None) -> Path:
         f"no run manifest for {target!r}: give a run id from {runs} (runs with provenance"
         " enabled have one: `ninja run --provenance`), a run directory or a manifest.json path"
     )
+
+
+def _looks_like_a_run(folder: Path) -> bool:
+    """Whether ``folder`` is a run's: every run keeps its lock record and its logs folder."""
+    from shinobi.local_runs import RUN_RECORD
+
+    return (folder / RUN_RECORD).exists() or (folder / "logs").is_dir()
 
 
 def load_manifest(path: Path) -> dict[str, Any]:
