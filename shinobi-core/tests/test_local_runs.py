@@ -258,6 +258,20 @@ def test_a_released_run_says_how_it_ended(tmp_path: Path) -> None:
     ]
 
 
+def test_a_runs_last_activity_is_when_it_ended(tmp_path: Path) -> None:
+    """A quiet run's end rewrites its record in place, which moves only the record's
+    time: `ninja runs` (and `clean --older-than`) took its start for its last activity."""
+    run_dir = tmp_path / ".shinobi" / "runs" / "20260101-000000-aaaaaa"
+    (run_dir / "logs").mkdir(parents=True)
+    held = hold_run(run_dir, "pipe")
+    long_ago = time.time() - 3600
+    for path in (run_dir, run_dir / "logs", run_dir / ".running"):
+        os.utime(path, (long_ago, long_ago))
+    release_run(held, "ok")
+    (run,) = local_runs(tmp_path)
+    assert time.time() - run.modified < 60
+
+
 def test_a_run_that_holds_no_lock_and_never_said_how_it_ended_ended_abruptly(
     tmp_path: Path,
 ) -> None:

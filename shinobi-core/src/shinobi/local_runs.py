@@ -253,8 +253,11 @@ def _describe(path: Path) -> LocalRun:
         recipe = recipe if isinstance(recipe, str) else lock.get("recipe")
         if not ended and lock.get("ended") is True:
             ended, status = True, lock.get("status")
+    # the folder's own time moves as files come and go; the run's record and manifest
+    # are rewritten in place as it ends, which moves only their own
+    watched = (path, path / "logs", path / _LOCK, path / "manifest.json")
     try:
-        modified = max(p.stat().st_mtime for p in (path, path / "logs") if p.exists())
+        modified = max(p.stat().st_mtime for p in watched if p.exists())
     except OSError:
         modified = 0.0
     started = lock.get("started") if lock is not None else None

@@ -130,7 +130,7 @@ def attach_records(
 
         cache = StepCache(config.cache_dir(), run_id=session.run_id)
         cache.memo.on_large = lambda path, read: session.warn(
-            f"reading {path} ({read / 1e9:.1f} GB so far) for the step cache: a large"
+            f"reading {path} ({read / 1e9:.1f} GB) for the step cache: a large"
             " file takes a while the first time, and is remembered after; --no-cache"
             " skips it",
             once=f"large-read:{path}",
