@@ -446,25 +446,25 @@ def test_a_backend_that_runs_only_commands_runs_the_pystep_here_and_says_so(
     ]
 
 
-def test_a_pystep_defined_inside_a_function_cannot_cross(made_venv: Path, tmp_path: Path) -> None:
+def test_a_pystep_defined_inside_a_function_cannot_cross(made_venv: Path) -> None:
+    """Refused where it is declared now (test_pystep_declarations), not when it runs."""
     import shinobi
 
-    @shinobi.pystep(venv=str(made_venv))
     def local(x: int) -> int:
         return x
 
-    result = run_recipe(local, {"x": 1}, cwd=tmp_path, config=config())
-    assert not result.ok
-    assert "must be defined at module level" in (result.error or "")
+    with pytest.raises(TypeError, match="define it at module level"):
+        shinobi.pystep(venv=str(made_venv))(local)
+
+
+def takes_anything(x: Any) -> None:
+    return None
 
 
 def test_inputs_that_are_not_json_are_refused(made_venv: Path, tmp_path: Path) -> None:
     import shinobi
 
-    @shinobi.pystep(venv=str(made_venv))
-    def takes(x: Any) -> None:
-        return None
-
+    takes = shinobi.pystep(venv=str(made_venv))(takes_anything)
     result = run_recipe(takes, {"x": object()}, cwd=tmp_path, config=config())
     assert not result.ok
     assert "cannot cross to another interpreter as JSON" in (result.error or "")

@@ -156,6 +156,13 @@ class PyStep:
         from pydantic import BaseModel, create_model
 
         _runs_when_called(fn, "the pystep")
+        if (venv or image) and "<locals>" in fn.__qualname__:
+            outer = fn.__qualname__.rsplit(".<locals>", 1)[0].rsplit(".", 1)[-1]
+            raise TypeError(
+                f"pystep {fn.__name__!r} is defined inside {outer}(), but a pystep with"
+                f" {'venv' if venv else 'image'}= runs in another interpreter, which imports"
+                " it by its module-level name: define it at module level"
+            )
         self.fn = fn
         self.name = fn.__name__
         self.image = image
@@ -168,6 +175,11 @@ class PyStep:
         for pname, param in inspect.signature(fn).parameters.items():
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 raise TypeError(f"pystep {self.name!r}: *args/**kwargs cannot be inputs")
+            if param.kind is param.POSITIONAL_ONLY:
+                raise TypeError(
+                    f"pystep {self.name!r}: parameter {pname!r} is positional-only (before"
+                    " /), but a step's inputs are passed by name; drop the /"
+                )
             annotation = hints.get(pname, Any)
             default = ... if param.default is param.empty else param.default
             fields[pname] = (annotation, default)
@@ -250,12 +262,34 @@ class PyStep:
 
 
 def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The function's type hints, resolved: they become its steps' input and output
+    models. One that cannot be resolved (a name imported only under
+    ``TYPE_CHECKING``, a class local to a function, under ``from __future__
+    import annotations``) is refused here, naming it: left as text, it made a
+    model pydantic refused at run time in words about a model the user never
+    wrote, or a return model read as a plain value."""
     import typing
 
     try:
         return typing.get_type_hints(fn, include_extras=True)
-    except Exception:
-        return dict(getattr(fn, "__annotations__", {}))
+    except Exception as exc:
+        raw = dict(getattr(fn, "__annotations__", {}))
+        where, hint, why = "its type hints", None, exc
+        for name, written in raw.items():
+            if not isinstance(written, str):
+                continue
+            try:
+                eval(written, dict(getattr(fn, "__globals__", {})))  # as get_type_hints does
+            except Exception as failed:
+                where = "its return" if name == "return" else f"parameter {name!r}"
+                hint, why = written, failed
+                break
+        shown = f"the type hint {hint!r} of {where}" if hint is not None else where
+        raise TypeError(
+            f"pystep {fn.__name__!r}: {shown} cannot be resolved ({type(why).__name__}:"
+            f" {why}); import what it names at module level (not only under TYPE_CHECKING),"
+            " and define the classes it names at module level"
+        ) from None
 
 
 @overload
