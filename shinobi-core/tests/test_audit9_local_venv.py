@@ -47,6 +47,20 @@ def test_a_plain_directory_is_still_not_a_virtualenv(tmp_path: Path) -> None:
     assert "is not a virtualenv" in (venv_problem(str(tmp_path)) or "")
 
 
+def test_a_venvs_bin_directory_is_told_to_name_the_venv(tmp_path: Path) -> None:
+    """It said to make a venv inside that bin with `python3 -m venv VENV/bin`."""
+    import subprocess
+    import sys
+
+    venv = tmp_path / "ve"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    assert venv_problem(str(venv / "bin")) == (
+        f"{str(venv / 'bin')!r} is the bin directory of the virtualenv {str(venv)!r};"
+        f" name {str(venv)!r} itself"
+    )
+    assert venv_problem(str(venv / "bin") + "/") is not None
+
+
 def _script_beside_python(root: Path, name: str, text: str) -> Path:
     """``root/bin/NAME`` holding ``text``, executable, beside a ``bin/python``."""
     (root / "bin").mkdir(parents=True)

@@ -73,6 +73,9 @@ def venv_problem(venv: str) -> str | None:
     pythons = [os.path.join(bin_dir, n) for n in ("python", "python3")]
     if any(is_executable(p) for p in pythons):
         return None
+    parent = os.path.dirname(os.path.normpath(venv))
+    if os.path.basename(os.path.normpath(venv)) == "bin" and venv_problem(parent) is None:
+        return f"{venv!r} is the bin directory of the virtualenv {parent!r}; name {parent!r} itself"
     return _broken_venv(venv, pythons) or (
         f"{venv!r} is not a virtualenv (no executable bin/python); create one with"
         f" `python3 -m venv {shlex.quote(venv)}`"
