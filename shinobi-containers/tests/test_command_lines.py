@@ -113,7 +113,9 @@ def test_apptainer_takes_uris_as_they_are_and_names_from_a_registry(tmp_path: Pa
 def test_apptainer_says_a_missing_image_file_is_missing(tmp_path: Path, image: str) -> None:
     from shinobi_containers.errors import ImageUnavailable
 
-    with pytest.raises(ImageUnavailable, match=r"^the image file .*wsclen.* does not exist"):
+    with pytest.raises(
+        ImageUnavailable, match=r"^step '.*': the image file .*wsclen.* does not exist"
+    ):
         ApptainerBackend({}).render(invocation(tmp_path, image=image))
 
 

@@ -213,6 +213,50 @@ def test_a_command_podmans_init_cannot_start_is_said_to_be_missing() -> None:
     )
 
 
+@pytest.mark.parametrize("engine", ["podman", "apptainer"])
+def test_every_engine_names_the_command_that_is_not_in_the_image(engine: str) -> None:
+    """podman said "it is not in the image" and apptainer gave its raw FATAL line."""
+    stderr = {
+        "podman": "ERROR (catatonit:6): failed to exec pid1: No such file or directory\n",
+        "apptainer": 'FATAL:   "nosuchtool": executable file not found in $PATH\n',
+    }[engine]
+    codes = {"podman": frozenset({125, 126, 127}), "apptainer": frozenset({255})}[engine]
+    run = interpret_run(
+        BackendRun(returncode=127 if engine == "podman" else 255, stderr=stderr),
+        engine=engine,
+        limits=NONE,
+        engine_error_codes=codes,
+        program="nosuchtool",
+    )
+    assert run.returncode == 127
+    assert run.reason == (
+        f"{engine} could not start the step's command: 'nosuchtool' is not in the image (or"
+        " not executable there)"
+    )
+    python = interpret_run(
+        BackendRun(returncode=127, stderr=stderr.replace("nosuchtool", "python3")),
+        engine=engine,
+        limits=NONE,
+        program="python3",
+    )
+    assert "@pystep runs in its image" in (python.reason or "")
+
+
+def test_podmans_refusal_of_a_cpu_quota_under_a_millisecond_gives_values_and_remedy() -> None:
+    stderr = "Error: CPU cfs quota cannot be less than 1ms (i.e. 1000)\n"
+    tiny = LimitFlags(flags=("--cpus", "0.001"), cpus=0.001)
+    run = interpret_run(
+        BackendRun(returncode=126, stderr=stderr),
+        engine="podman",
+        limits=tiny,
+        engine_error_codes=frozenset({125, 126, 127}),
+    )
+    assert (run.reason or "").startswith(
+        "podman refused the values of the declared limits (--cpus 0.001): "
+    )
+    assert "at least 0.01 cpus" in (run.reason or "")
+
+
 @pytest.mark.parametrize(
     ("program", "hint"), [("wsclean", False), ("python3", True), ("/opt/bin/tool", False)]
 )

@@ -86,7 +86,8 @@ class ApptainerBackend(ContainerBackend):
         path = os.path.normpath(os.path.join(invocation.cwd, image))
         if os.path.isdir(path) and not _root_filesystem(path):
             raise ImageUnavailable(
-                f"the image {path} is a directory but no container's root filesystem (it has"
+                f"step {invocation.step!r}: the image {path} is a directory but no container's"
+                " root filesystem (it has"
                 " no .singularity.d, bin or usr); name a SIF file, a sandbox (`apptainer build"
                 " --sandbox`) or a registry image"
             )
@@ -94,7 +95,8 @@ class ApptainerBackend(ContainerBackend):
             return path
         if os.path.isabs(image) or image.startswith(("./", "../")) or image.endswith(_FILES):
             raise ImageUnavailable(
-                f"the image file {path} does not exist; check the path (an image from a"
+                f"step {invocation.step!r}: the image file {path} does not exist; check the path"
+                " (an image from a"
                 " registry is named without one: ubuntu:22.04 or docker://ubuntu:22.04)"
             )
         return f"docker://{image}"

@@ -229,6 +229,7 @@ class ContainerBackend(Backend):
             oom_killed=True if stalled and not run.cancelled else oom_killed,
             signal_exit_codes=self.signal_exit_codes,
             engine_error_codes=self.engine_error_codes if engine_failed else frozenset(),
+            program=invocation.argv[0] if invocation.argv else None,
         )
         if result.oom and stalled and stall is not None:
             result.reason = f"{result.reason}. {stall.account()}"

@@ -30,17 +30,23 @@ _NO_PROGRAM = "failed to exec pid1: No such file or directory"
 _TINI_NO_PROGRAM = re.compile(
     r"\[FATAL tini \(\d+\)\] exec (.+?) failed: (?:No such file or directory|Permission denied)"
 )
+#: What apptainer says when the command is not in the image, naming it.
+_APPTAINER_NO_PROGRAM = re.compile(r'FATAL:\s+"(.+?)": executable file not found in \$PATH')
 _MAX_SIGNAL = 64
 
 
-def _missing_program(stderr: str) -> str | None:
-    """Why the container's init could not start the command, if it said so."""
+def _missing_program(stderr: str, program: str | None) -> str | None:
+    """Why the container's init could not start the command, if it said so;
+    ``program`` is the command the step runs, for an engine that does not name it."""
     if _NO_PROGRAM in stderr:  # podman's catatonit names no program
+        return _not_in_image(program)
+    found = _TINI_NO_PROGRAM.search(stderr) or _APPTAINER_NO_PROGRAM.search(stderr)
+    return None if found is None else _not_in_image(found.group(1))
+
+
+def _not_in_image(program: str | None) -> str:
+    if program is None:
         return "it is not in the image (or not executable there)"
-    found = _TINI_NO_PROGRAM.search(stderr)
-    if found is None:
-        return None
-    program = found.group(1)
     hint = ""
     if os.path.basename(program).startswith("python"):
         hint = " (a @pystep runs in its image with that image's python3: use one that has it)"
@@ -81,8 +87,13 @@ def enforcement_reason(engine: str, limits: LimitFlags, stderr: str) -> str:
 #: How runc says the kernel refused a limit's value (not its controller).
 _BAD_VALUE = ("invalid argument", "unable to set memory limit")
 #: How the engines themselves refuse a value out of their range (no cgroup named):
-#: docker's memory floor and CPU count, apptainer's cpus.
-_OUT_OF_RANGE = ("minimum memory limit allowed", "range of cpus is from", "must be in range")
+#: docker's memory floor and CPU count, apptainer's cpus, podman's CPU quota.
+_OUT_OF_RANGE = (
+    "minimum memory limit allowed",
+    "range of cpus is from",
+    "must be in range",
+    "cfs quota cannot be less than",
+)
 
 
 def _value_refused(stderr: str) -> bool:
@@ -116,8 +127,11 @@ def interpret_run(
     oom_killed: bool | None = None,
     signal_exit_codes: bool = False,
     engine_error_codes: frozenset[int] = frozenset(),
+    program: str | None = None,
 ) -> BackendRun:
     """``run`` with ``oom``, ``signal`` and ``reason`` filled in from how it ended.
+
+    ``program`` is the command the step runs in the container (``argv[0]``).
 
     ``oom_killed`` is the verdict of the runtime or the kernel's log, where
     there is one; only without one (None) is an exit by SIGKILL under a
@@ -150,7 +164,7 @@ def interpret_run(
             reason=oom_reason(engine, limits.memory),
             details=details,
         )
-    missing = _missing_program(run.stderr)
+    missing = _missing_program(run.stderr, program)
     if missing is not None:  # the engine's init said it: not the tool's own failure
         return dataclasses.replace(
             run, returncode=127, reason=f"{engine} could not start the step's command: {missing}"
