@@ -116,22 +116,24 @@ def test_the_dry_run_prints_the_whole_engine_command(tmp_path: Path) -> None:
     assert "docker run --rm --name shinobi-" in drawn.stdout.replace("│ ", "").replace("\n", "")
 
 
-def test_a_refused_mount_stops_the_run_before_anything_runs(tmp_path: Path) -> None:
+def refused_target(work: Path, target: str) -> str:
+    """The one error line of the docker pipe run with ``target`` as the second step's
+    output, asserting the run was refused (exit 2) before its first step ran."""
     live_backend("docker")
-    write_project(tmp_path, "docker")
-    (tmp_path / "in").mkdir()
-    (tmp_path / "in" / "source.txt").write_text("x")
-    done = run_pipe(
-        tmp_path,
-        "docker",
-        "in/source.txt",
-        "mid/m.txt",
-        f"/shinobi-no-such-top-{os.getpid()}/t.txt",
-    )
+    write_project(work, "docker")
+    (work / "in").mkdir()
+    (work / "in" / "source.txt").write_text("x")
+    done = run_pipe(work, "docker", "in/source.txt", "mid/m.txt", target)
     assert done.returncode == 2, (done.stdout, done.stderr)
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "no existing parent directory" in lines[0]
-    assert not (tmp_path / "mid").exists(), "the first step ran although the run was refused"
+    assert len(lines) == 1, lines
+    assert not (work / "mid").exists(), "the first step ran although the run was refused"
+    return lines[0]
+
+
+def test_a_refused_mount_stops_the_run_before_anything_runs(tmp_path: Path) -> None:
+    said = refused_target(tmp_path, f"/shinobi-no-such-top-{os.getpid()}/t.txt")
+    assert "no existing parent directory" in said
 
 
 def _containers(engine: str, *filters: str) -> list[str]:

@@ -51,6 +51,7 @@ from shinobi_containers.errors import MountRefused
 __all__ = [
     "IMAGE_TREES",
     "LOCAL_HOST",
+    "ROOT_PROGRAM_TREES",
     "HostView",
     "LocalHost",
     "Mount",
@@ -66,6 +67,8 @@ _GLOB = frozenset("*?[")
 _MAX_HOPS = 40
 #: The kernel's own filesystems, and what the host's would expose in a container.
 _KERNEL_TREES = {"/proc": "processes", "/sys": "kernel settings", "/dev": "devices"}
+#: The directories at the root that hold programs and libraries (or link to /usr's).
+ROOT_PROGRAM_TREES = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 #: Directories an image fills with its own programs, libraries and settings. A
 #: mount at one of them, or at a directory above one (/usr), would lay the host's
 #: over the image's: the step would run the host's programs with the image's
@@ -73,12 +76,7 @@ _KERNEL_TREES = {"/proc": "processes", "/sys": "kernel settings", "/dev": "devic
 #: Directories below them (/usr/share/casacore) are mounted as any other.
 IMAGE_TREES = frozenset(
     {
-        "/bin",
-        "/sbin",
-        "/lib",
-        "/lib32",
-        "/lib64",
-        "/libx32",
+        *ROOT_PROGRAM_TREES,
         "/usr/bin",
         "/usr/sbin",
         "/usr/lib",

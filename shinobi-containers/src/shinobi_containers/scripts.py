@@ -59,7 +59,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from shinobi_containers.mounts import HostView, Mount, covers
+from shinobi_containers.mounts import ROOT_PROGRAM_TREES, HostView, Mount, covers
 
 __all__ = [
     "FileView",
@@ -72,12 +72,7 @@ __all__ = [
 #: Where software is installed: an image keeps its own programs here.
 _INSTALLED = (
     "/usr",
-    "/bin",
-    "/sbin",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
+    *ROOT_PROGRAM_TREES,
     "/opt",
     "/etc",
     "/var",
