@@ -429,3 +429,14 @@ def test_an_orchestration_function_may_fill_what_its_cab_cannot() -> None:
     ok = Recipe("r")
     ok.add_step("make", made)
     build_graph(ok)
+
+
+class MaybeNote(BaseModel):
+    note: File | None  # required, but None fills it
+
+
+def test_an_output_none_can_fill_is_not_refused() -> None:
+    """``Optional[File]`` with no default: the run fills it with None, as it always did."""
+    ok = Recipe("r")
+    ok.add_step("check", Cab("check", ["true"], Named, MaybeNote))
+    build_graph(ok)

@@ -400,6 +400,22 @@ def judge(ms: MS, cycle: int = 0) -> StrictOut:
     return StrictOut(ms=ms, converged=Path("c.flag"))
 
 
+class MaybeConverged(BaseModel):
+    ms: MS
+    converged: File | None  # required, but a cycle that has not converged returns None
+
+
+@shinobi.pystep
+def judge_or_none(ms: MS, cycle: int = 0) -> MaybeConverged:
+    return MaybeConverged(ms=ms, converged=None)
+
+
+def test_an_until_output_a_body_may_return_as_none_is_not_refused() -> None:
+    recipe = Recipe("pipe", PipeIn)
+    recipe.add_loop("selfcal", judge_or_none, max_iter=2, until="converged", ms="x.ms")
+    build_graph(recipe)
+
+
 def test_a_required_until_output_of_a_pystep_or_a_recipe_body_is_refused_too() -> None:
     """Only a cab's was: a pystep's or a recipe's loop could never converge."""
     message = loop_error(body=judge)

@@ -377,7 +377,12 @@ class _Builder:
         producer: Any = body
         if getattr(body, "kind", None) == "recipe":
             declared = fields_of(body.outputs_model).get(field)
-            if declared is not None and declared.required and declared.path_kind is not None:
+            if (
+                declared is not None
+                and declared.required
+                and not declared.nullable
+                and declared.path_kind is not None
+            ):
                 raise self.fail(_required_until(spec.until, f"recipe {body.name!r}", field, where))
             wired = body.output_wiring.get(field)
             if not isinstance(wired, OutputRef):

@@ -272,6 +272,7 @@ class Cab:
                     name
                     for name, spec in fields_of(self.outputs_model).items()
                     if spec.required
+                    and not spec.nullable  # None fills it
                     and not (self.meta(name).implicit or self.meta(name).harvest)
                     and name not in wrangled
                     and not (spec.path_kind is not None and name in inputs)

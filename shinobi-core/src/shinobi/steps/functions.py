@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, get_args, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from shinobi.steps.refs import field_names
 
@@ -202,10 +202,13 @@ class PyStep:
         from shinobi.steps.types import fields_of
 
         if self.wraps_result:
-            ret = self.outputs_model.model_fields["result"].annotation
-            admits_none = ret is None or ret is Any or type(None) in get_args(ret)
-            return frozenset() if admits_none else frozenset({"result"})
-        return frozenset(n for n, spec in fields_of(self.outputs_model).items() if spec.required)
+            nullable = fields_of(self.outputs_model)["result"].nullable
+            return frozenset() if nullable else frozenset({"result"})
+        return frozenset(
+            n
+            for n, spec in fields_of(self.outputs_model).items()
+            if spec.required and not spec.nullable
+        )
 
     def outputs_from(self, value: Any) -> dict[str, Any]:
         """The output fields of a return value."""
@@ -288,7 +291,7 @@ def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
         raise TypeError(
             f"pystep {fn.__name__!r}: {shown} cannot be resolved ({type(why).__name__}:"
             f" {why}); import what it names at module level (not only under TYPE_CHECKING),"
-            " and define the classes it names at module level"
+            " and define the classes it names at module level, above the pystep"
         ) from None
 
 

@@ -68,6 +68,8 @@ class FieldSpec:
     nested_paths: bool = False
     #: A mapping or a model: ``str()`` of it is Python's repr, no command-line word.
     structured: bool = False
+    #: None is a value it takes (``File | None``, with or without a default).
+    nullable: bool = False
 
 
 def _unwrap(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any], bool]:
@@ -131,8 +133,21 @@ def _fields_of(model: Any) -> dict[str, FieldSpec]:
             text_values=_maps_to_text(core),
             nested_paths=kind is None and _holds_path(info.annotation, set()),
             structured=_is_structured(core),
+            nullable=_admits_none(info.annotation),
         )
     return specs
+
+
+def _admits_none(annotation: Any) -> bool:
+    """Whether ``annotation`` takes None: Any, None itself, or a union with None in it."""
+    if annotation is Any or annotation is None or annotation is type(None):
+        return True
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:
+        return _admits_none(typing.get_args(annotation)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_admits_none(arg) for arg in typing.get_args(annotation))
+    return False
 
 
 #: Containers that say nothing of what they hold when written bare (``dict``).
