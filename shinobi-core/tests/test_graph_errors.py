@@ -431,6 +431,25 @@ def test_an_orchestration_function_may_fill_what_its_cab_cannot() -> None:
     build_graph(ok)
 
 
+def test_ctx_run_of_a_cab_nothing_fills_says_so(tmp_path: Any) -> None:
+    """It failed with pydantic's "Input is not a valid path (got None)"."""
+    import shinobi
+    from shinobi.config import load_config
+    from shinobi.runner import run_recipe
+
+    @shinobi.step(Cab("maker", ["true"], Named, Takes))
+    def made(ctx: Any) -> Any:
+        return ctx.run()
+
+    recipe = Recipe("r")
+    recipe.add_step("make", made)
+    result = run_recipe(recipe, cwd=tmp_path, config=load_config({"cache.enabled": False}))
+    (step,) = result.steps
+    assert step.status == "failed" and step.error is not None
+    assert step.error.startswith("nothing fills the required output 'result' of cab 'maker';")
+    assert step.error.endswith("or have the function return a result that gives it")
+
+
 class MaybeNote(BaseModel):
     note: File | None  # required, but None fills it
 

@@ -188,6 +188,10 @@ def run_cab(
             error = f"the tool reported an error: {wrangled.errors[0]}"
         elif problems:
             error = problems[0]
+        elif (unfilled := cab.unfilled_output()) is not None and outputs.get(unfilled) is None:
+            # run by an @step function (the graph refuses such a cab as a step of its own)
+            error = f"{cab.unfilled_message(unfilled)}; or have the function return a result"
+            error += " that gives it"
         else:
             outputs, error = _validate_outputs(cab, outputs)
     stale = untouched(before, started) if error is None and before else []

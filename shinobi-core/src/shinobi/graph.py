@@ -759,19 +759,8 @@ class _Builder:
     def check_outputs_filled(self, name: str, cab: Cab) -> None:
         """A cab run as a step must be able to fill every required output it declares."""
         unfilled = cab.unfilled_output()
-        if unfilled is None:
-            return
-        spec = fields_of(cab.outputs_model)[unfilled]
-        passthrough = (
-            f"an input {unfilled!r} of the same name (a passthrough), "
-            if spec.path_kind is not None
-            else ""
-        )
-        raise self.fail(
-            f"step {name!r}: nothing fills the required output {unfilled!r} of cab"
-            f" {cab.name!r}; give it {passthrough}ParamMeta(implicit=...) or"
-            f" ParamMeta(harvest=...), a wrangler with output={unfilled!r}, or a default"
-        )
+        if unfilled is not None:
+            raise self.fail(f"step {name!r}: {cab.unfilled_message(unfilled)}")
 
     def check_path_to_text(
         self, value: Any, spec: FieldSpec, where: str, role: str = "input"

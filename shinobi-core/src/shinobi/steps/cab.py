@@ -282,6 +282,21 @@ class Cab:
         unfilled: str | None = self.__dict__["_unfilled"]
         return unfilled
 
+    def unfilled_message(self, output: str) -> str:
+        """Why ``output`` (see :meth:`unfilled_output`) is never filled, and the ways to fill it."""
+        from shinobi.steps.types import fields_of
+
+        passthrough = (
+            f"an input {output!r} of the same name (a passthrough), "
+            if fields_of(self.outputs_model)[output].path_kind is not None
+            else ""
+        )
+        return (
+            f"nothing fills the required output {output!r} of cab {self.name!r}; give it"
+            f" {passthrough}ParamMeta(implicit=...) or ParamMeta(harvest=...), a wrangler with"
+            f" output={output!r}, or a default"
+        )
+
     def text_paths(self) -> frozenset[str]:
         """The ``str`` (or ``list[str]``) inputs ``ParamMeta(dtype=...)`` declares paths.
 
