@@ -103,3 +103,27 @@ def test_a_recipe_without_nesting_is_drawn_as_before() -> None:
     assert '"make" -> "use";' in render_graph(graph, "dot")
     assert "n0 --> n1" in render_graph(graph, "mermaid")
     assert json.loads(render_graph(graph, "json"))["nodes"][1]["depends_on"] == ["make"]
+
+
+def test_an_empty_nested_recipe_is_a_box_its_edges_go_through() -> None:
+    """Its cluster drew nothing and took both edges with it."""
+    outer = Recipe("outer")
+    outer.add_step("prep", TOOL, name="prep")
+    outer.add_step("flag", Recipe("placeholder"))
+    outer.add_step("image", TOOL, name="image")
+    graph = build_graph(outer)
+    graph.nodes[1].deps, graph.nodes[2].deps = (0,), (1,)  # the order, as wiring would give it
+    dot = render_graph(graph, "dot")
+    assert '"flag" [label="flag (recipe placeholder): no steps"];' in dot
+    assert '"prep" -> "flag";' in dot and '"flag" -> "image";' in dot
+
+
+def test_a_scattered_nested_recipe_keeps_its_scatter_mark() -> None:
+    class Many(BaseModel):
+        src: list[File]
+
+    outer = Recipe("outer", Many)
+    outer.add_step("cal", _pipeline().steps[1].step, scatter=["src"], src=outer.inputs.src)
+    graph = build_graph(outer)
+    assert 'label="cal (recipe calibrate) [scatter src]";' in render_graph(graph, "dot")
+    assert 'subgraph n0["cal (recipe calibrate) [scatter src]"]' in render_graph(graph, "mermaid")

@@ -53,16 +53,19 @@ def _quote(name: str) -> str:
     return json.dumps(name, ensure_ascii=False)
 
 
-def _marked(node: Node) -> str:
-    """A node's name, with the inputs it is scattered over (the graph shows one node)."""
-    return f"{node.name} [scatter {', '.join(node.scatter)}]" if node.scatter else node.name
+def _marked(node: Node, name: str | None = None) -> str:
+    """A node's name (or ``name``), with the inputs it is scattered over (the graph shows
+    one node)."""
+    name = node.name if name is None else name
+    return f"{name} [scatter {', '.join(node.scatter)}]" if node.scatter else name
 
 
 def _entries(node: Node, path: str) -> list[str]:
     """The drawn nodes an edge into ``node`` reaches: ``node`` itself, or for a nested
     recipe the steps of it that wait on nothing inside it (its first row)."""
-    if node.subgraph is None:
+    if not _drawn_as_cluster(node):
         return [path]
+    assert node.subgraph is not None
     inner = node.subgraph.nodes
     return [e for n in inner if not n.deps for e in _entries(n, f"{path}.{n.name}")]
 
@@ -70,9 +73,10 @@ def _entries(node: Node, path: str) -> list[str]:
 def _exits(node: Node, path: str) -> list[str]:
     """The drawn nodes an edge out of ``node`` leaves from: ``node``, or the steps of a
     nested recipe that nothing inside it waits on (its last steps)."""
-    if node.subgraph is None:
+    if not _drawn_as_cluster(node):
         return [path]
     graph = node.subgraph
+    assert graph is not None
     return [
         e
         for n in graph.nodes
@@ -94,14 +98,20 @@ def _dot_body(graph: Graph, prefix: str, indent: str) -> list[str]:
     lines = []
     for node in graph.nodes:
         path = prefix + node.name
-        if node.subgraph is not None:
+        scatter = f"[scatter {', '.join(node.scatter)}]" if node.scatter else ""
+        if _drawn_as_cluster(node):
+            assert node.subgraph is not None
+            title = " ".join(filter(None, [_recipe_label(node, node.subgraph), scatter]))
             lines.append(f"{indent}subgraph {_quote('cluster_' + path)} {{")
-            lines.append(f"{indent}  label={_quote(_recipe_label(node, node.subgraph))};")
+            lines.append(f"{indent}  label={_quote(title)};")
             lines += _dot_body(node.subgraph, f"{path}.", indent + "  ")
             lines.append(f"{indent}}}")
             continue
+        name = node.name
+        if node.subgraph is not None:  # a recipe of no steps: a box, or its edges would go
+            name = f"{_recipe_label(node, node.subgraph)}: no steps"
         # a real line break: json.dumps writes it as \n, which dot reads as one
-        label = node.name + (f"\n[scatter {', '.join(node.scatter)}]" if node.scatter else "")
+        label = name + (f"\n{scatter}" if scatter else "")
         lines.append(f"{indent}{_quote(path)} [label={_quote(label)}];")
     for node in graph.nodes:
         for dep in node.deps:
@@ -110,6 +120,11 @@ def _dot_body(graph: Graph, prefix: str, indent: str) -> list[str]:
                 for head in _entries(node, prefix + node.name):
                     lines.append(f"{indent}{_quote(tail)} -> {_quote(head)};")
     return lines
+
+
+def _drawn_as_cluster(node: Node) -> bool:
+    """A nested recipe with steps is drawn as a cluster of them; one with none, as a box."""
+    return node.subgraph is not None and bool(node.subgraph.nodes)
 
 
 def _recipe_label(node: Node, inner: Graph) -> str:
@@ -128,7 +143,7 @@ def _mermaid_body(graph: Graph, prefix: str, indent: str) -> list[str]:
     ids = [f"{prefix}{node.index}" for node in graph.nodes]
     for node in graph.nodes:
         if node.subgraph is not None:
-            title = _mermaid_text(_recipe_label(node, node.subgraph))
+            title = _mermaid_text(_marked(node, _recipe_label(node, node.subgraph)))
             lines.append(f'{indent}subgraph {ids[node.index]}["{title}"]')
             lines += _mermaid_body(node.subgraph, f"{ids[node.index]}_", indent + "  ")
             lines.append(f"{indent}end")
