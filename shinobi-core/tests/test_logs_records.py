@@ -195,3 +195,24 @@ def test_logs_prints_the_bytes_a_step_wrote_as_they_are(tmp_path: Path) -> None:
     )
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout == written
+
+
+def test_followed_logs_print_whole_lines_each_titled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A UTF-8 character cut between two reads came out as two replacement characters,
+    and a line cut between two reads as two lines."""
+    from shinobi.cli.logs import _echo_logs
+
+    out = tmp_path / "s.out"
+    out.write_bytes("r\u00e9s".encode()[:2])  # "r" and the first byte of "é"
+    offsets: dict[Path, int] = {}
+    partial: dict[Path, bytes] = {}
+    _echo_logs([("s stdout", out)], offsets, True, partial, final=False)
+    assert capsys.readouterr().out == ""
+    with out.open("ab") as fh:
+        fh.write("r\u00e9sum\u00e9 1\nhalf".encode()[2:])
+    _echo_logs([("s stdout", out)], offsets, True, partial, final=False)
+    assert capsys.readouterr().out == "[s stdout] r\u00e9sum\u00e9 1\n"
+    _echo_logs([("s stdout", out)], offsets, True, partial, final=True)
+    assert capsys.readouterr().out == "[s stdout] half\n"

@@ -143,18 +143,38 @@ def command(
         time.sleep(pause)
 
 
-def _echo_logs(found: list[tuple[str, Path]], offsets: dict[Path, int], prefix: bool) -> None:
-    """Print what each of ``found`` holds past ``offsets`` (moved on), titled when several."""
+def _echo_logs(
+    found: list[tuple[str, Path]],
+    offsets: dict[Path, int],
+    prefix: bool,
+    partial: dict[Path, bytes] | None = None,
+    final: bool = True,
+) -> None:
+    """Print what each of ``found`` holds past ``offsets`` (moved on), titled when several.
+
+    ``prefix`` (a followed run whose logs interleave): each line is printed with
+    its log's title, whole: the part of a line not yet ended waits in
+    ``partial`` for the rest (a UTF-8 character cut between two reads came out
+    as two replacement characters), until the ``final`` read.
+    """
     for title, path in found:
         with path.open("rb") as fh:
             fh.seek(offsets.get(path, 0))
             data = fh.read()
             offsets[path] = fh.tell()
-        if not data:
+        if prefix:
+            if partial is not None:
+                data = partial.pop(path, b"") + data
+            lines = data.split(b"\n")
+            rest = lines.pop()  # what follows the last line break: b"" when it ended one
+            if rest and partial is not None and not final:
+                partial[path] = rest
+            elif rest:
+                lines.append(rest)
+            for line in lines:
+                click.echo(f"[{title}] {line.decode('utf-8', errors='replace')}")
             continue
-        if prefix and len(found) > 1:
-            for line in data.decode("utf-8", errors="replace").splitlines():
-                click.echo(f"[{title}] {line}")
+        if not data:
             continue
         # the bytes the step wrote, as they are: `ninja logs RUN STEP > file` is its log
         # (text in another encoding, binary output), not a UTF-8 rendering of it
@@ -201,9 +221,15 @@ def _local_logs(
     if step is not None and not follow:
         _note_cached_slices(run, step)
     offsets: dict[Path, int] = {}
+    # followed, the lines of several logs interleave as they come: each says whose
+    # it is, from the first (the other logs may not be there yet)
+    several = step is None or stream == "both" or len(_streams(run, step, stream)) > 1
+    partial: dict[Path, bytes] = {}
     while True:
         ended = not follow or not is_running(run.path)  # read once more after it ended
-        _echo_logs(_streams(run, step, stream), offsets, follow)
+        found = _streams(run, step, stream)
+        prefix = follow and (several or len(found) > 1)
+        _echo_logs(found, offsets, prefix, partial, final=ended)
         if ended:
             break
         time.sleep(pause)
