@@ -187,6 +187,22 @@ def test_logs_of_a_launch_and_of_one_step(
     assert out == "use says hello\n"
 
 
+def test_logs_of_a_launch_are_the_bytes_its_jobs_wrote(
+    engine: type[FakeTarget], tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """Latin-1 and binary bytes came out as replacement characters, with a newline added."""
+    handle = launch(tmp_path)
+    written = b"caf\xe9 \xc3\xa9t\xc3\xa9\n\xffbin"
+    Path(str(handle.jobs[1].stdout)).write_bytes(written)
+    try:
+        from shinobi.cli.main import main
+
+        main(["logs", "pipe", "use"])
+    except SystemExit as exc:
+        assert not exc.code
+    assert capsysbinary.readouterr().out == written
+
+
 def test_logs_of_a_launch_that_wrote_none_yet_say_so(
     engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -9,6 +9,7 @@ line with the step it came from when several streams are followed.
 
 from __future__ import annotations
 
+import os
 import shlex
 import time
 from pathlib import Path
@@ -91,15 +92,27 @@ def command(
     if run is not None:
         _local_logs(root, run, step, stream, follow, interval or 1.0)
         return
+    from shinobi.launch.tracking import LaunchTracker
+
     tracker = tracker_for(launch)
     sources = [s for s in tracker.log_sources(launch, step) if stream in ("both", s.stream)]
     offsets = [0] * len(sources)
     prefix = follow and len(sources) > 1
+    # logs in files on this host (the default reader) are printed byte for byte, as a
+    # local run's are; a launcher that reads them from elsewhere gives text
+    on_this_host = type(tracker).read_log is LaunchTracker.read_log
+    at: dict[Path, int] = {}
+    partial: dict[Path, bytes] = {}
 
     shown = False
 
-    def read_all() -> None:
+    def read_all(final: bool = True) -> None:
         nonlocal shown
+        if on_this_host:
+            found = [(s.title, Path(s.location)) for s in sources if os.path.exists(s.location)]
+            _echo_logs(found, at, prefix, partial, final)
+            shown = shown or any(at.values())
+            return
         for i, source in enumerate(sources):
             text, offsets[i] = tracker.read_log(launch, source, offsets[i])
             if not text:
@@ -135,7 +148,7 @@ def command(
         if time.monotonic() >= next_ask:
             finished = tracker.status(launch).final
             next_ask = time.monotonic() + ask_every
-        read_all()
+        read_all(final=finished)
         if finished:
             if not shown:  # followed to its end in silence: say so, as without --follow
                 raise said_nothing()
