@@ -21,8 +21,22 @@ from shinobi.backends.base import PathUse
 from shinobi_containers.mounts import MountRefused, plan_mounts
 
 HOST = FakeHost(
-    ["/usr/bin/env", "/usr/lib/os-release", "/etc/hosts", "/opt/data/x.fits", CWD],
-    links={"/bin": "/usr/bin"},
+    [
+        "/usr/bin/env",
+        "/usr/lib/os-release",
+        "/usr/lib/x86_64-linux-gnu/libz.so",
+        "/etc/hosts",
+        "/etc/alternatives/awk.1.gz",
+        "/usr/share/man/mawk.1.gz",
+        "/usr/share/casacore/data/leap.tbl",
+        "/opt/data/x.fits",
+        CWD,
+    ],
+    links={
+        "/bin": "/usr/bin",
+        "/usr/share/man/awk.1.gz": "/etc/alternatives/awk.1.gz",
+        "/etc/alternatives/awk.1.gz": "/usr/share/man/mawk.1.gz",
+    },
 )
 
 
@@ -47,6 +61,12 @@ HOST = FakeHost(
         (inp("/bin/env", field="dst"), "input 'dst' (/bin/env) is in /bin"),
         (inp("/etc/hosts", field="dst", writable=False), "copy it to a directory of your own"),
         (inp("/etc", field="dst", kind="dir"), "input 'dst' (/etc) is in /etc"),
+        # inside a tree of programs, libraries or settings, too: the image's alternatives
+        (
+            inp("/usr/share/man/awk.1.gz", field="dst"),
+            "mounting /etc/alternatives would lay the host's /etc/alternatives over the image's",
+        ),
+        (inp("/usr/lib/x86_64-linux-gnu/libz.so", field="dst"), "is in /usr/lib/x86_64-linux-gnu"),
     ],
 )
 def test_a_path_whose_mount_would_cover_an_image_tree_is_refused(use: PathUse, said: str) -> None:
@@ -56,8 +76,10 @@ def test_a_path_whose_mount_would_cover_an_image_tree_is_refused(use: PathUse, s
     assert text.startswith("step 'image': ") and said in text and "\n" not in text
 
 
-def test_a_directory_below_an_image_tree_is_mounted_as_any_other() -> None:
+def test_a_directory_below_a_data_tree_is_mounted_as_any_other() -> None:
     assert plan(HOST, inp("/opt/data/x.fits")) == {rw("/opt/data"), rw(CWD)}
+    deep = plan(HOST, inp("/usr/share/casacore/data/leap.tbl"))
+    assert deep == {rw("/usr/share/casacore/data"), rw(CWD)}
 
 
 @pytest.mark.parametrize("cwd", ["/etc", "/usr", "/var"])

@@ -22,7 +22,8 @@ mount on the command line differs per engine. The rules, in order:
   symlink-resolved directory; a path reached through a symlink is mounted at
   its spelled path too when nothing else makes that spelling resolve;
 * no mount covers a directory the image keeps its own software or settings in
-  (/usr/bin, /usr/lib, /etc, /opt, ...: :data:`IMAGE_TREES`), since the host's
+  (/usr/bin, /usr/lib, /etc, /opt, ...: :data:`IMAGE_TREES`), nor lies in one of
+  its programs, libraries or settings (:data:`PROGRAM_TREES`), since the host's
   would replace the image's programs and libraries: a path whose mount would
   be one, and a working directory that is one, are refused;
 * nothing under /proc, /sys or /dev (but /dev/shm) is mounted: such a path is
@@ -49,8 +50,10 @@ from shinobi.backends.base import PathUse
 from shinobi_containers.errors import MountRefused
 
 __all__ = [
+    "DATA_TREES",
     "IMAGE_TREES",
     "LOCAL_HOST",
+    "PROGRAM_TREES",
     "ROOT_PROGRAM_TREES",
     "HostView",
     "LocalHost",
@@ -69,12 +72,12 @@ _MAX_HOPS = 40
 _KERNEL_TREES = {"/proc": "processes", "/sys": "kernel settings", "/dev": "devices"}
 #: The directories at the root that hold programs and libraries (or link to /usr's).
 ROOT_PROGRAM_TREES = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-#: Directories an image fills with its own programs, libraries and settings. A
-#: mount at one of them, or at a directory above one (/usr), would lay the host's
-#: over the image's: the step would run the host's programs with the image's
-#: libraries, or fail to start at all ("a shared library is likely missing").
-#: Directories below them (/usr/share/casacore) are mounted as any other.
-IMAGE_TREES = frozenset(
+#: Directories an image fills with its own programs, libraries and settings: no
+#: mount may be at one, above one (/usr) or inside one (/etc/alternatives,
+#: /usr/lib/x86_64-linux-gnu). The host's would replace the image's: the step
+#: would run the host's programs with the image's libraries, or fail to start at
+#: all ("a shared library is likely missing"), or find the host's alternatives.
+PROGRAM_TREES = frozenset(
     {
         *ROOT_PROGRAM_TREES,
         "/usr/bin",
@@ -85,18 +88,19 @@ IMAGE_TREES = frozenset(
         "/usr/libx32",
         "/usr/libexec",
         "/usr/include",
-        "/usr/share",
         "/usr/local/bin",
         "/usr/local/sbin",
         "/usr/local/lib",
         "/etc",
-        "/opt",
-        "/var/lib",
-        "/nix",
-        "/gnu",
     }
 )
+#: Directories an image keeps its own data and installed trees in: no mount may be
+#: at one or above one, but a directory inside (/usr/share/casacore/data,
+#: /opt/data) is mounted as any other.
+DATA_TREES = frozenset({"/usr/share", "/opt", "/var/lib", "/nix", "/gnu"})
+IMAGE_TREES = PROGRAM_TREES | DATA_TREES
 _IMAGE_TREES_IN_ORDER = tuple(sorted(IMAGE_TREES))
+_PROGRAM_TREES_IN_ORDER = tuple(sorted(PROGRAM_TREES))
 #: The part of /dev a host may share with a container: memory-backed files.
 _SHARED_MEMORY = "/dev/shm"
 #: Devices every container has of its own, the same as the host's: no mount needed.
@@ -407,8 +411,9 @@ class _Planner:
         image may have its own file at that path (the host's ``python3`` in
         place of the image's), or a symlink there that the engine follows
         (busybox's ``/usr/bin/env`` is ``/bin/busybox``, its shell too)."""
+        laid = directory if covers(hidden, directory) else hidden
         shadow = (
-            f"mounting {directory} would lay the host's {hidden} over the image's own,"
+            f"mounting {directory} would lay the host's {laid} over the image's own,"
             " replacing its programs, libraries or settings"
         )
         use = need.use
@@ -428,10 +433,12 @@ class _Planner:
 
 
 def _image_tree(path: str) -> str | None:
-    """The directory of :data:`IMAGE_TREES` a mount at ``path`` would cover, if any."""
+    """The directory of :data:`IMAGE_TREES` a mount at ``path`` would cover (or, for
+    :data:`PROGRAM_TREES`, lie in), if any."""
     if path in IMAGE_TREES:
         return path
-    return next((tree for tree in _IMAGE_TREES_IN_ORDER if covers(path, tree)), None)
+    inside = next((tree for tree in _PROGRAM_TREES_IN_ORDER if covers(tree, path)), None)
+    return inside or next((tree for tree in _IMAGE_TREES_IN_ORDER if covers(path, tree)), None)
 
 
 def _depth(mount: Mount) -> tuple[int, str]:
