@@ -438,6 +438,10 @@ def test_a_cab_whose_output_a_wrangler_judges_is_refused() -> None:
     solver = Cab(name="solve", command="/bin/echo", wranglers=[Wrangler(r"^ERROR:", "error")])
     recipe = Recipe(name="r", steps=[StepRef("solve", solver, {})])
     assert rules(recipe) == ["wrangler"] and "'^ERROR:'" in reasons(recipe)
+    # every step that uses it is named, as every reason is listed (only the first was)
+    twice = Recipe(name="r", steps=[StepRef("flag", solver, {}), StepRef("image", solver, {})])
+    assert rules(twice) == ["wrangler", "wrangler"]
+    assert "step 'flag'" in reasons(twice) and "step 'image'" in reasons(twice)
 
 
 def test_an_empty_recipe_has_nothing_to_offload() -> None:

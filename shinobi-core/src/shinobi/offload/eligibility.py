@@ -237,7 +237,7 @@ class _Checker:
                 f"{where}: {cab.name!r} fails the step when its output matches"
                 f" {judging[0].shown}, which a compiled job cannot check",
                 f"make the tool exit non-zero on that error instead, {_REMOTE}",
-                key=f"wrangler:{cab.name}",
+                key=f"wrangler:{cab.name}:{where}",  # each step, loop iterations as one
             )
         outputs, inputs = fields_of(cab.outputs_model), fields_of(cab.inputs_model)
         for wrangler in cab.wranglers:
@@ -253,7 +253,7 @@ class _Checker:
                 f" {wrangler.shown} fills it, from what the tool prints, which a compiled job"
                 " cannot read: the job would pass where `ninja run` fails the step",
                 f"give the output a default (`{spec.name}: ... | None = None`), {_REMOTE}",
-                key=f"wrangler:{cab.name}:{spec.name}",
+                key=f"wrangler:{cab.name}:{spec.name}:{where}",
             )
 
     def mutable(self, cab: Any, where: str) -> None:
