@@ -139,6 +139,25 @@ def test_an_alias_stays_an_option_when_the_model_also_takes_names(
     assert code == 2 and "(--count)" in err, err
 
 
+def test_an_input_named_json_by_its_alias_is_given_as_input_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``json_: str = Field(alias="json")`` got only ``--json-``/``--json_``: the alias
+    was dropped for colliding with ninja's --json, with no --input-json in its place."""
+    path = tmp_path / "al.py"
+    path.write_text(
+        RECIPE.replace(
+            'class CountIn(BaseModel):\n    count: int = Field(1, alias="n")',
+            "class CountIn(BaseModel):\n    model_config = {'populate_by_name': True}\n"
+            '    count: int = Field(1, alias="n")\n    json_: str = Field("j", alias="json")',
+        ).replace("words=[counted.inputs.count]", "words=[counted.inputs.json_]")
+    )
+    code, out, err = _ninja(capsys, "run", f"{path}:counted", "--help")
+    assert code == 0 and "--input-json, --json_" in out and "--json-" not in out, out
+    code, out, err = _ninja(capsys, "run", f"{path}:counted", "--input-json", "7", "--dryrun")
+    assert code == 0 and "/bin/echo 7" in out, err
+
+
 def test_an_empty_path_is_refused_instead_of_meaning_this_directory(
     recipe: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

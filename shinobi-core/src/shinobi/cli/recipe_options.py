@@ -332,7 +332,8 @@ class RecipeCommand(click.Command):
         }
         options: list[click.Option] = []
         for name, info, ctype, is_list, is_bool, default in fields:
-            dashed = "--" + name.replace("_", "-")
+            # `json_` is how a model says `json` without shadowing BaseModel.json
+            dashed = "--" + (name.rstrip("_") or name).replace("_", "-")
             # a list with values by default needs a way to be given as empty
             emptiable = is_list and _has_values(default)
             # a bool's --no-NAME is its own too, as is such a list's: `cache` must
@@ -342,9 +343,13 @@ class RecipeCommand(click.Command):
             while dashed in taken or ((is_bool or emptiable) and f"--no-{dashed[2:]}" in taken):
                 dashed = "--input-" + dashed[2:]
             names = [dashed]
-            for spelling in dict.fromkeys([name, _alias(recipe.inputs_model, name) or name]):
-                if "--" + spelling not in names and "--" + spelling not in own:
-                    names.append("--" + spelling)
+            alias = _alias(recipe.inputs_model, name)
+            for spelling in dict.fromkeys([name, alias or name]):
+                option = "--" + spelling
+                if spelling == alias and option in own:  # the command's: an input's own name
+                    option = "--input-" + spelling
+                if option not in names and option not in own:
+                    names.append(option)
             own.update(names)
             required = info.is_required()
             negated = f"--no-{dashed[2:]}"
