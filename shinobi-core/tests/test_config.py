@@ -125,6 +125,16 @@ def test_a_misspelt_backend_key_or_table_is_refused_with_a_suggestion(
     assert said in str(info.value)
 
 
+def test_a_variable_with_a_misspelt_backend_names_the_one_meant(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It read as a global key, and got the advice to use a table the user had meant."""
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    with pytest.raises(ConfigError) as info:
+        load_config(cwd=tmp_path, environ={"SHINOBI_BACKEND_DOKCER_NETWORK": "none"})
+    assert "did you mean SHINOBI_BACKEND_DOCKER_NETWORK?" in str(info.value)
+
+
 def test_a_backend_table_key_the_backend_does_not_read_is_refused_when_it_loads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -408,10 +408,24 @@ def _refuse_unknown_backend_keys(config: AppConfig, sources: Mapping[str, str]) 
             else (f"configuration key 'backend.{key}' is not a setting")
         )
         near = did_you_mean(key, known) or ("" if table else _homed(key))  # [backend] max_workers
+        if not near and not table and origin.startswith("environment variable"):
+            near = _misspelt_backend_variable(key, backends)
         raise ConfigError(
             f"{what} (from {origin}){near} (a backend's own settings go"
             " in its table, [backend.NAME], e.g. [backend.slurm] sbatch_opts)"
         )
+
+
+def _misspelt_backend_variable(key: str, backends: set[str]) -> str:
+    """``SHINOBI_BACKEND_DOKCER_NETWORK`` reads as the global key ``dokcer_network``:
+    the variable the user meant, when its first word is near a backend's name."""
+    import difflib
+
+    head, _, rest = key.partition("_")
+    close = difflib.get_close_matches(head, sorted(backends), n=1) if rest else []
+    if not close:
+        return ""
+    return f"; did you mean SHINOBI_BACKEND_{close[0].upper()}_{rest.upper()}?"
 
 
 def _origin(loc: list[str], sources: Mapping[str, str]) -> str:
