@@ -523,3 +523,18 @@ def test_clean_keeps_a_run_whose_interrupt_left_something_running(
     assert "its interrupt left something running" in err and left.is_dir()
     code, out, err = in_process(capsys, "clean", "--runs", "--older-than", "0d")
     assert code == 0 and "removed 1 run folder(s)" in out and not left.exists()  # as told
+
+
+def test_runs_of_the_records_folder_itself_names_the_workdir_meant(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ninja runs --workdir .shinobi` said there were no runs, and that they are kept there."""
+    from shinobi.cli.main import main
+
+    (tmp_path / ".shinobi" / "runs" / "20260101-000000-aaaaaa").mkdir(parents=True)
+    try:
+        main(["runs", "--workdir", str(tmp_path / ".shinobi")])
+    except SystemExit as exc:
+        assert not exc.code
+    said = capsys.readouterr().out
+    assert f"--workdir names the directory that holds .shinobi, here {tmp_path}" in said

@@ -69,7 +69,16 @@ def command(workdir: Path | None, everywhere: bool, as_json: bool) -> None:
         click.echo("\n".join(local_runs_table(local)))
         click.echo("")
     elif not everywhere and not found:  # nothing at all: say so of both kinds
-        click.echo(f"no local runs in {root} (each ninja run keeps its logs there)")
+        if root.name == ".shinobi" and (root / "runs").is_dir():  # --workdir .shinobi
+            click.echo(
+                f"no local runs in {root}: --workdir names the directory that holds"
+                f" .shinobi, here {root.parent}"
+            )
+        else:
+            click.echo(
+                f"no local runs in {root} (each ninja run keeps its logs in"
+                f" {root / '.shinobi' / 'runs'})"
+            )
     if not found:
         where = "recorded" if everywhere else f"made from {root}"
         click.echo(f"no detached launches {where} (ninja compile --submit makes one)")
