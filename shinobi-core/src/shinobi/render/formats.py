@@ -63,24 +63,22 @@ def _marked(node: Node, name: str | None = None) -> str:
 def _entries(node: Node, path: str) -> list[str]:
     """The drawn nodes an edge into ``node`` reaches: ``node`` itself, or for a nested
     recipe the steps of it that wait on nothing inside it (its first row)."""
-    if not _drawn_as_cluster(node):
+    cluster = _cluster_of(node)
+    if cluster is None:
         return [path]
-    assert node.subgraph is not None
-    inner = node.subgraph.nodes
-    return [e for n in inner if not n.deps for e in _entries(n, f"{path}.{n.name}")]
+    return [e for n in cluster.nodes if not n.deps for e in _entries(n, f"{path}.{n.name}")]
 
 
 def _exits(node: Node, path: str) -> list[str]:
     """The drawn nodes an edge out of ``node`` leaves from: ``node``, or the steps of a
     nested recipe that nothing inside it waits on (its last steps)."""
-    if not _drawn_as_cluster(node):
+    cluster = _cluster_of(node)
+    if cluster is None:
         return [path]
-    graph = node.subgraph
-    assert graph is not None
     return [
         e
-        for n in graph.nodes
-        if not graph.dependants[n.index]
+        for n in cluster.nodes
+        if not cluster.dependants[n.index]
         for e in _exits(n, f"{path}.{n.name}")
     ]
 
@@ -99,16 +97,16 @@ def _dot_body(graph: Graph, prefix: str, indent: str) -> list[str]:
     for node in graph.nodes:
         path = prefix + node.name
         scatter = f"[scatter {', '.join(node.scatter)}]" if node.scatter else ""
-        if _drawn_as_cluster(node):
-            assert node.subgraph is not None
-            title = " ".join(filter(None, [_recipe_label(node, node.subgraph), scatter]))
+        cluster = _cluster_of(node)
+        if cluster is not None:
+            title = " ".join(filter(None, [_recipe_label(node, cluster), scatter]))
             lines.append(f"{indent}subgraph {_quote('cluster_' + path)} {{")
             lines.append(f"{indent}  label={_quote(title)};")
-            lines += _dot_body(node.subgraph, f"{path}.", indent + "  ")
+            lines += _dot_body(cluster, f"{path}.", indent + "  ")
             lines.append(f"{indent}}}")
             continue
         name = node.name
-        if node.subgraph is not None:  # a recipe of no steps: a box, or its edges would go
+        if node.subgraph is not None:  # a recipe of no steps
             name = f"{_recipe_label(node, node.subgraph)}: no steps"
         # a real line break: json.dumps writes it as \n, which dot reads as one
         label = name + (f"\n{scatter}" if scatter else "")
@@ -122,9 +120,10 @@ def _dot_body(graph: Graph, prefix: str, indent: str) -> list[str]:
     return lines
 
 
-def _drawn_as_cluster(node: Node) -> bool:
-    """A nested recipe with steps is drawn as a cluster of them; one with none, as a box."""
-    return node.subgraph is not None and bool(node.subgraph.nodes)
+def _cluster_of(node: Node) -> Graph | None:
+    """The graph of a nested recipe drawn as a cluster of its steps; None for a step, and
+    for a recipe of no steps (drawn as a box, or the edges through it would go)."""
+    return node.subgraph if node.subgraph is not None and node.subgraph.nodes else None
 
 
 def _recipe_label(node: Node, inner: Graph) -> str:
