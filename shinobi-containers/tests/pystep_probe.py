@@ -49,3 +49,10 @@ def make_file(out: File) -> File:
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     Path(out).write_text("made inside\n")
     return out
+
+
+@shinobi.pystep(image=os.environ.get("SHINOBI_TEST_PYTHON_IMAGE", "shinobi-test/python:bookworm"))
+def beside_the_cwd() -> list[str]:
+    """What the step sees of the directory that holds its working directory."""
+    parent = os.path.dirname(os.getcwd())
+    return sorted(os.listdir(parent)) if os.path.isdir(parent) else []

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from test_bind_mounts import CWD, FakeHost, inp, out, plan, rw
+from test_bind_mounts import CWD, FakeHost, inp, out, plan, ro, rw
 from test_cli_live import refused_target
 
 from shinobi.backends.base import PathUse
@@ -107,3 +107,47 @@ def test_an_output_that_is_the_root_itself_is_not_told_to_create_it() -> None:
     assert (
         str(refused.value) == "step 'touch': output 'target' (/) is / itself; name a path under it"
     )
+
+
+def test_a_pysteps_working_directory_is_mounted_itself_not_its_parent() -> None:
+    """Declared as an output, the working directory got its parent mounted: the user's
+    home, writable; from /scratch, /opt/proj or /tmp the step was refused."""
+    for cwd in ("/scratch", "/opt/proj", "/home/alice/proj"):
+        host = FakeHost([cwd, f"{cwd}/.shinobi/runs/r/pysteps/ws"])
+        uses = [
+            PathUse(cwd, "input", "cwd", "dir", mutable=True),
+            PathUse(f"{cwd}/.shinobi/runs/r/pysteps/ws", "input", "workspace", "dir", mutable=True),
+        ]
+        assert plan(host, *uses, cwd=cwd) == {rw(cwd)}
+
+
+def test_a_read_only_input_an_earlier_step_makes_behind_a_link_is_protected_where_it_lies() -> None:
+    """Planned ahead (a compiled job), its read-only mount named the path through the
+    results link, which apptainer skips without a word: the tool could write it."""
+    host = FakeHost(["/root/p", "/scratch/x/out/prod"], links={"/root/p/results": "/scratch/x/out"})
+    made_later = inp("/root/p/results/prod/listing.txt", field="src", writable=False)
+    beside = out("/root/p/results/prod/summary.txt", field="dst")  # the folder is writable
+    mounts = set(plan_mounts([made_later, beside], "/root/p", step="b", host=host, ahead=True))
+    assert ro("/scratch/x/out/prod/listing.txt") in mounts
+    assert not any(m.target == "/root/p/results/prod/listing.txt" for m in mounts)
+
+
+@pytest.mark.parametrize("link", ["/var/lib/mx", "../../var/lib/mx"])
+def test_a_directory_input_linked_into_a_data_tree_mounts_the_directory(link: str) -> None:
+    """The link's target directory was taken for a file: its parent, /var/lib, refused."""
+    target = os.path.normpath(os.path.join("/root/p", link))
+    host = FakeHost(["/root/p", "/var/lib/mx/geodetic"], links={"/root/p/meas": target})
+    mounts = plan(host, inp("/root/p/meas", field="measures", kind="dir"), cwd="/root/p")
+    assert rw("/var/lib/mx") in mounts and not any(m.target == "/var/lib" for m in mounts)
+
+
+def test_a_directory_rewritten_in_place_mounts_itself_not_its_parent() -> None:
+    """Its passthrough output asked for its parent: /var/lib refused, /usr/share/pkg
+    exposed writable for /usr/share/pkg/data."""
+    for path in ("/var/lib/mx", "/usr/share/pkg/data"):
+        host = FakeHost([path, CWD])
+        uses = [
+            inp(path, field="measures", kind="dir", mutable=True),
+            out(path, field="measures", kind="dir"),
+        ]
+        assert plan(host, *uses) == {rw(path), rw(CWD)}

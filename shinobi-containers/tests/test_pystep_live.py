@@ -66,3 +66,17 @@ def test_a_pystep_writes_a_passthrough_output_into_a_directory_it_makes(tmp_path
     # returned as a plain File: no field names it an output
     _on_docker(module.make_file, {"out": "other dir/sub/o.txt"}, tmp_path)  # type: ignore[attr-defined]
     assert (tmp_path / "other dir" / "sub" / "o.txt").read_text() == "made inside\n"
+
+
+def test_a_pystep_sees_its_working_directory_and_not_the_folder_around_it(
+    tmp_path: Path,
+) -> None:
+    """The working directory was declared an output, so its parent (a user's home,
+    .ssh and all) was mounted writable; from a directory right under / the step
+    was refused ("create / first")."""
+    work = tmp_path / "proj"
+    work.mkdir()
+    (tmp_path / "secret.txt").write_text("not the step's")
+    module = _load(HERE, "pystep_probe")
+    result = _on_docker(module.beside_the_cwd, {}, work)  # type: ignore[attr-defined]
+    assert "secret.txt" not in result.outputs["result"]

@@ -310,8 +310,9 @@ class _Planner:
                     f"input {use.field!r} is declared both mutable and writable: false;"
                     " drop one of the two"
                 )
-            real = self.host.realpath(use.path) if self.host.exists(use.path) else use.path
-            found.append(_Protected(use, real))
+            # resolved through the links of its existing parents even when an earlier step
+            # makes it (planned ahead): apptainer skips a mount whose target passes a link
+            found.append(_Protected(use, self.host.realpath(use.path)))
         return found
 
     def refuse_writes_into(self, uses: Sequence[PathUse], protected: Sequence[_Protected]) -> None:
@@ -330,8 +331,14 @@ class _Planner:
 
     def needs(self, uses: Sequence[PathUse], cwd: str) -> list[_Need]:
         needs = []
+        # a directory input given back as the output of the same name (a passthrough, an
+        # MS rewritten in place): the directory itself is what the step writes in
+        in_place = {u.path for u in uses if u.role == "input" and u.kind == "dir"}
         for use in uses:
             if self.container_device(use):
+                continue
+            if use.role == "output" and not use.pattern and use.path in in_place:
+                needs.append(_Need(use.path, True, use))
                 continue
             writable = use.writable or use.role == "output"
             needs.append(_Need(needed_directory(use), writable, use))
@@ -363,8 +370,12 @@ class _Planner:
         hops: list[str] = []
         hop = self.host.readlink(use.path)
         while hop is not None and len(hops) < _MAX_HOPS:
+            hop = _without_dotdot(hop, self.host)
+            following = self.host.readlink(hop)
+            if following is None and hop == real:
+                break  # the end of the chain: `last` below makes it visible
             hops.append(os.path.dirname(hop))
-            hop = self.host.readlink(hop)
+            hop = following
         last = real if use.role == "input" and use.kind == "dir" else os.path.dirname(real)
         return [*hops, last]
 

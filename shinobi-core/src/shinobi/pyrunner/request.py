@@ -188,8 +188,9 @@ def build_invocation(
     # dependencies, read-only (not a whole source checkout shinobi may sit in).
     sites = {d for n, d in _locations().items() if n != "shinobi"}
     uses = [
-        PathUse(str(workspace), "output", "workspace", "dir"),
-        PathUse(session.cwd, "output", "cwd", "dir"),
+        # directories the step writes in, not into their parents: mounted themselves
+        PathUse(str(workspace), "input", "workspace", "dir", mutable=True),
+        PathUse(session.cwd, "input", "cwd", "dir", mutable=True),
         PathUse(root, "input", "source", "dir", writable=False),
         PathUse(shinobi_dir, "input", "shinobi", "dir", writable=False),
         *(PathUse(d, "input", "site", "dir", writable=False) for d in sorted(sites)),
