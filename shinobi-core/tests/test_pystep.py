@@ -356,12 +356,13 @@ def test_in_a_container_runtime_with_an_image_it_runs_out_of_process(
     assert invocation.argv[2].endswith("spec.json")
     roles = {(u.field, u.role, u.writable) for u in invocation.paths}
     workspace = invocation.scratch_dir
-    assert any(u.path == workspace and u.role == "output" for u in invocation.paths)
+    # directories it writes in, themselves: declared outputs, their parents were mounted
+    assert any(u.path == workspace and u.role == "input" and u.mutable for u in invocation.paths)
     assert ("shinobi", "input", False) in roles
     # steps.py sits in the working directory, which holds the writable workspace:
     # its directory is a plain input, not a read-only one a container must refuse.
     assert ("source", "input", True) in roles
-    assert ("cwd", "output", True) in roles
+    assert ("cwd", "input", True) in roles
     assert any(u.field == "note" and u.path == str(tmp_path / "note.txt") for u in invocation.paths)
     assert fake.workspace_during_run is True
     assert workspace is not None and not os.path.exists(workspace)
