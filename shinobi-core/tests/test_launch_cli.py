@@ -79,6 +79,21 @@ def test_a_job_array_with_a_failed_task_makes_status_exit_1_while_it_runs(
         assert "step 'make' has a failed task: task 0: exited with code 4" in out
 
 
+def test_status_watch_json_is_one_document_per_line(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Pretty-printed documents one after another were neither JSON nor JSON Lines."""
+    launch(tmp_path)
+    engine.rounds = [
+        {"make": "running", "use": "pending"},
+        {"make": "completed", "use": "completed"},
+    ]
+    code, out, _ = ninja(capsys, "status", "pipe", "--watch", "--json", "--interval", "0.5")
+    assert code == 0
+    states = [json.loads(line)["state"] for line in out.splitlines()]
+    assert states == ["running", "completed"]
+
+
 def test_status_watch_asks_once_per_round_until_the_end(
     engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

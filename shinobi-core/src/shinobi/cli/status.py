@@ -23,7 +23,12 @@ __all__ = ["command"]
 
 @click.command(short_help="Show the state of a detached launch from its handle.")
 @click.argument("handle", metavar="HANDLE")
-@click.option("--json", "as_json", is_flag=True, help="Print the state as JSON.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the state as JSON; with --watch, one document per line each time it changes.",
+)
 @click.option("--watch", "-w", is_flag=True, help="Keep asking until the launch has finished.")
 @click.option(
     "--interval",
@@ -55,7 +60,9 @@ def command(
     shown = None
     while True:
         status = tracker.status(launch)
-        if as_json:
+        if as_json and watch:  # JSON Lines: one whole document per line, for a reader
+            text = json.dumps(status.to_json(), separators=(",", ":"))
+        elif as_json:
             text = json.dumps(status.to_json(), indent=2)
         else:
             text = "\n".join(status_lines(status))
