@@ -292,3 +292,23 @@ def test_a_job_killed_outright_is_not_blamed_on_memory(ninja: Ninja, tmp_path: P
     assert done.returncode == 1, done.stderr
     assert "killed by SIGKILL (signal 9)" in done.stderr
     assert "out of memory" not in done.stderr
+
+
+MISSING_TOOL = """
+from shinobi.steps import Cab, Recipe
+
+missing = Recipe("missing")
+missing.add_step("m", Cab("m", ["nosuchtool-on-the-nodes"]))
+"""
+
+
+def test_a_tool_missing_on_the_node_is_said_so(ninja: Ninja, tmp_path: Path) -> None:
+    """It read "exited with code 127: /var/lib/slurm/.../slurm_script: line 9: exec: ...:
+    not found", naming Slurm's own copy of the script and nothing to do."""
+    (tmp_path / "missing.py").write_text(MISSING_TOOL)
+    done = ninja("run", f"{tmp_path}/missing.py:missing", "--backend", "slurm", "--no-cache")
+    assert done.returncode == 1, done.stderr
+    assert (
+        "command not found on the compute node: 'nosuchtool-on-the-nodes' (is it installed on"
+        " the nodes, and on their PATH?)"
+    ) in done.stderr

@@ -502,9 +502,14 @@ class SlurmBackend(Backend):
         details.update(slurm_state=record.state, slurm_exit=record.exit_text)
         reason: str | None = None
         if outcome.phase != "completed":
-            tail = _last_line(err) or _last_line(out)
-            tail = f": {tail}" if tail and outcome.message and "exited" in outcome.message else ""
+            said = _last_line(err) or _last_line(out)
+            tail = f": {said}" if said and outcome.message and "exited" in outcome.message else ""
             reason = f"{outcome.message}{tail} (Slurm job {job_id}, {record.state})"
+            if outcome.returncode == 127 and said and "not found" in said:  # the job's shell
+                reason = (
+                    f"command not found on the compute node: {invocation.argv[0]!r} (is it"
+                    f" installed on the nodes, and on their PATH?) (Slurm job {job_id})"
+                )
         returncode = outcome.returncode if outcome.returncode is not None else 1
         return BackendRun(
             returncode=returncode,
