@@ -222,3 +222,21 @@ def test_a_sigkill_blames_a_container_engine_only_where_one_ran(contained: bool)
     state = _step_state(job, {"7": [record]}, None, old=False)
     assert state.detail is not None and state.detail.startswith("killed by SIGKILL (signal 9)")
     assert ("a container engine in it" in state.detail) == contained
+
+
+def test_out_of_memory_under_a_configured_mem_says_to_raise_that() -> None:
+    """'Declare more memory for the step' sent the user to a declaration --mem overrides."""
+    from shinobi_slurm.sbatch import memory_configured
+
+    line = "7|7|OUT_OF_MEMORY|0:125|2026-11-30T04:04:02|2026-11-30T04:04:09|None|50M|00:10:00|n1"
+    record = parse_line(line)
+    assert record is not None
+    said = classify(record, memory_configured=True).message or ""
+    assert said.endswith(
+        "raise --mem in [backend.slurm] sbatch_opts, which sets it for every"
+        " job (a step's own declaration gives way to it)"
+    )
+    assert "resources=Resources" in (classify(record).message or "")
+    assert memory_configured({"sbatch_opts": ["--mem=50M"]})
+    assert memory_configured({"sbatch_opts": {"mem-per-cpu": "1G"}})
+    assert not memory_configured({"sbatch_opts": ["--partition=debug"]})

@@ -52,6 +52,7 @@ from shinobi_slurm.sbatch import (
     exec_lines,
     job_name,
     log_path,
+    memory_configured,
     merge_options,
     parse_sbatch_opts,
     resource_options,
@@ -498,7 +499,12 @@ class SlurmBackend(Backend):
         out, err = read_log(stdout, before.get(stdout, 0)), read_log(stderr, before.get(stderr, 0))
         record = with_true_exit(self.commands, record)
         # `ninja run --backend slurm` runs the tool itself in the job, never an engine
-        outcome = classify(record, self._limits(record), contained=False)
+        outcome = classify(
+            record,
+            self._limits(record),
+            contained=False,
+            memory_configured=memory_configured(self.settings),
+        )
         details.update(slurm_state=record.state, slurm_exit=record.exit_text)
         reason: str | None = None
         if outcome.phase != "completed":

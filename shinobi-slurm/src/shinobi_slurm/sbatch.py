@@ -35,6 +35,7 @@ __all__ = [
     "job_name",
     "line_break_in",
     "log_path",
+    "memory_configured",
     "merge_options",
     "overridden_by",
     "parse_sbatch_opts",
@@ -138,6 +139,16 @@ def _parse_one(text: str, following: str | None) -> tuple[Option, bool]:
     raise ConfigError(
         f"[backend.slurm] sbatch_opts: {text!r} is not an option; write e.g. '--partition=debug'"
     )
+
+
+def memory_configured(settings: Mapping[str, Any]) -> bool:
+    """Whether ``sbatch_opts`` sets every job's memory (``--mem``, ``--mem-per-cpu``,
+    ``--mem-per-gpu``), in place of what a step declares."""
+    try:
+        options = parse_sbatch_opts(settings.get("sbatch_opts"))
+    except ConfigError:  # refused with its own words where the options are used
+        return False
+    return any(option.name in ("mem", "mem-per-cpu", "mem-per-gpu") for option in options)
 
 
 def parse_sbatch_opts(value: Any) -> list[Option]:

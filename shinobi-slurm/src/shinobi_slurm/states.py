@@ -101,7 +101,13 @@ def _memory_hint(sig: int, limits: Limits) -> str:
     )
 
 
-def classify(record: JobRecord, limits: Limits | None = None, *, contained: bool = True) -> Outcome:
+def classify(
+    record: JobRecord,
+    limits: Limits | None = None,
+    *,
+    contained: bool = True,
+    memory_configured: bool = False,
+) -> Outcome:
     """The :class:`Outcome` of one sacct record (a job or one array task).
 
     ``limits``, when the caller asked Slurm for them, put the number that was
@@ -110,6 +116,8 @@ def classify(record: JobRecord, limits: Limits | None = None, *, contained: bool
     ``contained``: the job may run its tool in a container engine, whose own
     memory kill Slurm sees as a SIGKILL (see :func:`_memory_hint`); a job that
     runs its tool itself is killed for memory by Slurm, as OUT_OF_MEMORY.
+    ``memory_configured``: ``[backend.slurm] sbatch_opts`` set the job's memory,
+    which a step's own declaration gives way to: raising that is the remedy.
     """
     limits = limits or Limits(record.memory_limit, record.time_limit)
     state = record.state
@@ -124,10 +132,16 @@ def classify(record: JobRecord, limits: Limits | None = None, *, contained: bool
         return Outcome("failed", f"exited with code {code}", code or 1)
     if state == "OUT_OF_MEMORY":
         limit = _its(limits.memory, "of memory") or "its --mem"
+        remedy = (
+            "raise --mem in [backend.slurm] sbatch_opts, which sets it for every job (a"
+            " step's own declaration gives way to it)"
+            if memory_configured
+            else "declare more memory for the step (resources=Resources(memory=...))"
+        )
         return Outcome(
             "failed",
             f"out of memory: Slurm stopped it for using more than {limit} (OUT_OF_MEMORY);"
-            " declare more memory for the step (resources=Resources(memory=...))",
+            f" {remedy}",
             code or 137,
             None,
             oom=True,
@@ -181,7 +195,7 @@ def classify(record: JobRecord, limits: Limits | None = None, *, contained: bool
 
 
 def combine_tasks(
-    records: list[JobRecord], size: int, *, contained: bool = True
+    records: list[JobRecord], size: int, *, contained: bool = True, memory_configured: bool = False
 ) -> tuple[Outcome, dict[str, int]]:
     """One outcome for a job array of ``size`` tasks, and its tasks counted by phase.
 
@@ -193,7 +207,7 @@ def combine_tasks(
     first_cancelled: Outcome | None = None
     seen = 0
     for record in records:
-        outcome = classify(record, contained=contained)
+        outcome = classify(record, contained=contained, memory_configured=memory_configured)
         # 9_[0-3] stands for tasks that never started: pending, or cancelled as one
         # (an array whose dependency failed), never running or done
         tasks = record.pending_tasks or 1

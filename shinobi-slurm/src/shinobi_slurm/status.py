@@ -162,16 +162,19 @@ def _step_state(
     tasks = None
     # a container engine's own memory kill reads as SIGKILL (see states._memory_hint)
     contained = bool(job.details.get("contained"))
+    configured = bool(job.details.get("memory_configured"))
     if job.tasks:
         records = without_stale_ranges(records)
-        outcome, tasks = combine_tasks(records, job.tasks, contained=contained)
+        outcome, tasks = combine_tasks(
+            records, job.tasks, contained=contained, memory_configured=configured
+        )
         record = records[0]
         started = min((r.start for r in records if r.start and r.started), default=None)
         ends = [r.end for r in records if r.end]
         finished = max(ends) if ends and outcome.phase not in ("running", "pending") else None
     else:
         record = records[-1]
-        outcome = classify(record, contained=contained)
+        outcome = classify(record, contained=contained, memory_configured=configured)
         if outcome.phase in ("completed", "failed", "cancelled") and not record.final:
             outcome = Outcome("running", "ending (accounting not final yet)")
         started = record.start if record.started else None
