@@ -369,3 +369,22 @@ def test_a_sections_key_under_another_section_names_its_own(
     (tmp_path / "shinobi.toml").write_text("[backend]\nmax_workers = 2\n")
     with pytest.raises(ConfigError, match=r"did you mean 'execution.max_workers'\?"):
         load_config(cwd=tmp_path, environ={})
+
+
+def test_a_plugins_word_on_its_setting_is_told_where_the_setting_was_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plugin sees merged values: its "[backend.slurm] poll_max must be ..." named no
+    file, as configuration.md promises every bad value does."""
+    from shinobi.config import said_where
+
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    (tmp_path / "shinobi.toml").write_text('[backend.slurm]\npoll_max = "fast"\n')
+    load_config(cwd=tmp_path, environ={"SHINOBI_BACKEND_SLURM_SBATCH_OPTS": "[1"})
+    said = said_where("[backend.slurm] poll_max must be a number of seconds, not 'fast'")
+    assert said.endswith(f"(poll_max is set in project file {tmp_path / 'shinobi.toml'})")
+    said = said_where("[backend.slurm] sbatch_opts: '[1' is not an option")
+    assert said.endswith(
+        "(sbatch_opts is set in environment variable SHINOBI_BACKEND_SLURM_SBATCH_OPTS)"
+    )
+    assert said_where("no key here") == "no key here"

@@ -13,6 +13,7 @@ Environment variables are ``SHINOBI_<SECTION>_<KEY>``, e.g.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +30,7 @@ __all__ = [
     "ProvenanceConfig",
     "load_config",
     "project_config_path",
+    "said_where",
     "user_config_path",
 ]
 
@@ -531,4 +533,24 @@ def load_config(
         raise _refusal(exc, sources) from None
     config.sources = sources
     _refuse_unknown_backend_keys(config, sources)
+    _LOADED.clear()
+    _LOADED.update(sources)
     return config
+
+
+#: Where each key of the configuration this process loaded last was set (see
+#: :func:`said_where`).
+_LOADED: dict[str, str] = {}
+_BACKEND_KEY = re.compile(r"^\[backend\.([\w-]+)\] ([\w-]+)")
+
+
+def said_where(message: str) -> str:
+    """``message`` with the layer that set the key it begins with, when it is a
+    plugin's word about one of its settings (``[backend.slurm] poll_max must be
+    ...``): a plugin sees the merged values, not which file or variable gave them."""
+    found = _BACKEND_KEY.match(message)
+    if found is None:
+        return message
+    name, key = found.groups()
+    origin = _LOADED.get(f"backend.{name}.{key}") or _LOADED.get(f"backend.{key}")
+    return f"{message} ({key} is set in {origin})" if origin else message

@@ -345,7 +345,7 @@ def _main(args: list[str]) -> Any:
         _quiet_stdout()
         sys.exit(0)
     except Exception as exc:
-        from shinobi.errors import ShinobiError
+        from shinobi.errors import ConfigError, ShinobiError
 
         debug = _debug_requested(args)
         if debug:  # the traceback, then the same line and exit status as without
@@ -353,8 +353,13 @@ def _main(args: list[str]) -> Any:
 
             traceback.print_exc()
         if isinstance(exc, ShinobiError):
+            said = str(exc)
+            if isinstance(exc, ConfigError):  # a plugin's word on a setting: whose file
+                from shinobi.config import said_where
+
+                said = said_where(said)
             with contextlib.suppress(OSError):  # stderr may be a terminal that is gone
-                click.echo(f"{_prog}: error: {exc}", err=True)
+                click.echo(f"{_prog}: error: {said}", err=True)
                 misplaced = None if debug else _misplaced_debug(args)
                 if misplaced:
                     click.echo(misplaced, err=True)
