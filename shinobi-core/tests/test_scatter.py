@@ -638,3 +638,19 @@ def test_a_scattered_step_whose_every_slice_is_cached_is_cached(tmp_path: Path) 
     assert step.status == "cached" and step.ok
     partly = run_recipe(recipe, {"stamps": ["a", "c"]}, cwd=tmp_path, config=config)
     assert [s.status for s in partly.steps] == ["ok"]  # one slice ran
+
+
+def test_a_slice_that_failed_speaks_for_the_step_before_one_an_interrupt_cancelled() -> None:
+    """Ctrl-C after slice 1 failed: slice 0 came first in order, cancelled, and the run's
+    records said the step was cancelled, with no failed step (interrupts.md: named)."""
+    from shinobi.scheduler import _gather
+    from shinobi.steps.result import StepResult
+
+    slices = [
+        StepResult(name="s[0]", status="cancelled", error="interrupted"),
+        StepResult(name="s[1]", status="failed", returncode=3, error="exited with code 3"),
+        StepResult(name="s[2]", status="cancelled", error="interrupted"),
+    ]
+    gathered = _gather("s", slices)
+    assert gathered.status == "failed" and gathered.returncode == 3
+    assert gathered.error == "slice 's[1]': exited with code 3"
