@@ -473,6 +473,29 @@ def test_slices_that_never_started_are_listed_as_not_run(tmp_path: Path) -> None
     }
 
 
+def test_slices_are_listed_in_number_order(tmp_path: Path) -> None:
+    """Sorted as text, s[10] came before s[2], in the manifest and the report."""
+    from shinobi.steps import Cab, ParamMeta, Recipe
+
+    class NIn(BaseModel):
+        n: int
+
+    class Ns(BaseModel):
+        ns: list[int]
+
+    echo = Cab("echo", ["/bin/echo"], NIn, None, {"n": ParamMeta(positional=True)})
+    recipe = Recipe("r", Ns)
+    recipe.add_step("say", echo, scatter=["n"], n=recipe.inputs.ns)
+    config = load_config({"cache.enabled": False, "provenance.enabled": True})
+    result = run_recipe(
+        recipe, {"ns": list(range(12))}, cwd=tmp_path, workdir=tmp_path, config=config
+    )
+    assert result.ok, result.error
+    (manifest,) = (tmp_path / ".shinobi" / "runs").glob("*/manifest.json")
+    names = [s["name"] for s in json.loads(manifest.read_text())["steps"]]
+    assert names == ["say", *(f"say[{i}]" for i in range(12))]
+
+
 @pytest.mark.parametrize(
     ("content", "said"),
     [

@@ -481,7 +481,7 @@ class ManifestRecorder:
         last = len(self.order)
         steps = sorted(
             self.steps.values(),
-            key=lambda r: (self.order.get(r["node"], last), r["slice_of"] is not None, r["name"]),
+            key=lambda r: (self.order.get(r["node"], last), _slice_number(r), r["name"]),
         )
         document = dict(self.document)
         document["steps"] = [dict(record) for record in steps]
@@ -565,6 +565,15 @@ def _signal_name(number: int | None) -> str | None:
         return signal.Signals(number).name
     except ValueError:
         return None
+
+
+def _slice_number(record: Mapping[str, Any]) -> int:
+    """Where a record goes among its step's: the step first (-1), then its slices in
+    number order (``s[2]`` before ``s[10]``, which text order reverses)."""
+    if record["slice_of"] is None:
+        return -1
+    index = str(record["name"]).rpartition("[")[2].rstrip("]")
+    return int(index) if index.isdigit() else 0
 
 
 def resolve_manifest(target: str, workdir: Path | None = None) -> Path:
