@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
 from shinobi.render.progress import LiveProgress
 from shinobi.steps import StepResult
@@ -21,3 +22,46 @@ def test_cancelled_steps_are_counted_as_cancelled_not_failed() -> None:
         view.close()
     summary = [line for line in stream.getvalue().splitlines() if "done," in line][-1]
     assert "1 done" in summary and "0 failed, 2 cancelled" in summary
+
+
+def _summary(view: LiveProgress, stream: io.StringIO) -> str:
+    with view.lock:
+        view._draw()
+    return [line for line in stream.getvalue().splitlines() if "done," in line][-1]
+
+
+def test_slices_count_as_work_done_and_their_step_as_no_longer_waiting() -> None:
+    """A 20-slice step read '0 done, 4 running, 0 waiting' with three steps to go, and
+    the run ended at '24 done' for 4 steps: slices were done, totals were steps."""
+    stream = io.StringIO()
+    view = LiveProgress(stream, total=4)  # first, fan (scattered), after1, after2
+    try:
+        view.step_finished(StepResult(name="first", status="ok"))
+        for k in range(4):
+            view.step_started(f"fan[{k}]", {})
+        assert "1 done, 4 running, 2 waiting" in _summary(view, stream)
+        parts = [StepResult(name=f"fan[{k}]", status="ok") for k in range(4)]
+        for part in parts:
+            view.step_finished(part)
+        view.step_finished(StepResult(name="fan", status="ok", slices=parts))  # gathered
+        assert "5 done, 0 running, 2 waiting" in _summary(view, stream)
+    finally:
+        view.close()
+
+
+def test_the_live_lines_fit_the_terminal(monkeypatch: Any) -> None:
+    """A wrapped line took two rows, and the redraw moved up one too few to erase it."""
+    import os
+    import shutil
+
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda *a, **k: os.terminal_size((40, 20)))
+    stream = io.StringIO()
+    view = LiveProgress(stream, total=1)
+    try:
+        view.step_started("calibrate_the_very_long_named_measurement_set_step", {})
+        with view.lock:
+            view._draw()
+    finally:
+        view.close()
+    drawn = [line for line in stream.getvalue().split("\n") if "running" in line]
+    assert drawn and all(len(line.split("\x1b[J")[-1]) <= 39 for line in drawn)

@@ -120,7 +120,8 @@ def _run(
     from shinobi.render.progress import make_progress
     from shinobi.runner import Interrupted, run_prepared
 
-    progress = make_progress(len(graph.nodes))
+    # the steps that run something, nested recipes' included (a recipe runs nothing)
+    progress = make_progress(sum(1 for _, node in graph.walk() if node.subgraph is None))
     try:
         result = run_prepared(
             graph,

@@ -7,6 +7,8 @@ per step start and finish instead, which is what a log reader wants.
 
 from __future__ import annotations
 
+import re
+import shutil
 import sys
 import threading
 import time
@@ -59,13 +61,30 @@ class PlainProgress:
         pass
 
 
+#: A slice's index in a unit's name (``fan[3]``, ``cal[2].solve``): its step is the rest.
+_SLICE_INDEX = re.compile(r"\[\d+\](?=\.|$)")
+
+
+def _is_aggregate(result: StepResult) -> bool:
+    """A scattered step's gathered result, or a nested recipe's: its parts were counted."""
+    return result.slices is not None or "steps" in result.details
+
+
 class LiveProgress(PlainProgress):
-    """A redrawn view of running steps, with finished ones scrolling above it."""
+    """A redrawn view of running steps, with finished ones scrolling above it.
+
+    ``total`` is the number of steps that run a tool (nested recipes' steps
+    included). The summary counts what ran in units of work, a slice each,
+    and what waits in steps, since a step's slices are known only as it
+    starts.
+    """
 
     def __init__(self, stream: IO[str], total: int) -> None:
         super().__init__(stream, total)
         self.running: dict[str, float] = {}
         self.counts = {"done": 0, "failed": 0, "skipped": 0, "cancelled": 0}
+        #: the steps (slices folded into theirs) that have started or finished
+        self.seen: set[str] = set()
         self.drawn = 0
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._tick, daemon=True, name="shinobi-progress")
@@ -81,14 +100,17 @@ class LiveProgress(PlainProgress):
         lines = [f"  running {name}  {now - t:6.1f}s" for name, t in list(self.running.items())[:8]]
         if len(self.running) > 8:
             lines.append(f"  ... and {len(self.running) - 8} more running")
-        waiting = max(0, self.total - sum(self.counts.values()) - len(self.running))
+        waiting = max(0, self.total - len(self.seen))
         cancelled = self.counts["cancelled"]
         lines.append(
             f"  {self.counts['done']} done, {len(self.running)} running, {waiting} waiting,"
             f" {self.counts['failed']} failed{f', {cancelled} cancelled' if cancelled else ''}"
             f"  [{now - self.start:.1f}s]"
         )
-        self.stream.write("\n".join(lines) + "\n")
+        # one row each, however narrow the terminal: a wrapped line would take two,
+        # and the next redraw would move up too few to erase them
+        width = max(20, shutil.get_terminal_size().columns - 1)
+        self.stream.write("\n".join(line[:width] for line in lines) + "\n")
         self.drawn = len(lines)
         self.stream.flush()
 
@@ -107,12 +129,15 @@ class LiveProgress(PlainProgress):
     def step_started(self, name: str, info: dict[str, Any]) -> None:
         with self.lock:
             self.running[name] = time.monotonic()
+            self.seen.add(_SLICE_INDEX.sub("", name))
 
     def step_finished(self, result: StepResult) -> None:
         with self.lock:
             self.running.pop(result.name, None)
-            key = result.status if result.status in self.counts else "done"
-            self.counts[key] += 1  # a cancelled step did not fail: the run was stopped
+            if not _is_aggregate(result):
+                self.seen.add(_SLICE_INDEX.sub("", result.name))
+                key = result.status if result.status in self.counts else "done"
+                self.counts[key] += 1  # a cancelled step did not fail: the run was stopped
         super().step_finished(result)
 
     def close(self) -> None:
