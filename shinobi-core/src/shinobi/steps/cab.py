@@ -14,7 +14,10 @@ if TYPE_CHECKING:
 
     from shinobi.resources import Resources
 
-__all__ = ["Cab", "ParamMeta", "Wrangler"]
+__all__ = ["Cab", "OutputRule", "ParamMeta", "Wrangler"]
+
+#: How an output gets its value (see :meth:`Cab.output_rules`).
+OutputRule = Literal["passthrough", "implicit", "after", "default"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,34 +256,48 @@ class Cab:
     def meta(self, name: str) -> ParamMeta:
         return self.field_meta.get(name, _DEFAULT_META)
 
-    def unfilled_output(self) -> str | None:
-        """The first required output no rule of :mod:`shinobi.steps.outputs` fills: not
-        a passthrough, no implicit or harvest template, no output wrangler.
-
-        Run as a step of its own the cab would fail every time, after the tool
-        ran, with pydantic's word for a missing value; the graph refuses it
-        first. An ``@step`` function wrapping the cab may fill it in the result
-        it returns, so the cab itself is not refused. Worked out once per cab.
-        """
-        if "_unfilled" not in self.__dict__:
+    def output_rules(self) -> dict[str, OutputRule | None]:
+        """How each output gets its value, the one rule set :mod:`shinobi.steps.outputs`
+        applies: ``passthrough`` (a path input of the same name), ``implicit`` (a
+        template), ``after`` (a harvest glob or an output wrangler, once the tool
+        ran), ``default`` (an optional one), or None: nothing fills it. Worked out
+        once per cab."""
+        rules: dict[str, OutputRule | None] | None = self.__dict__.get("_output_rules")
+        if rules is None:
             from shinobi.steps.types import fields_of
 
             inputs = fields_of(self.inputs_model)
             wrangled = {w.output for w in self.wranglers if w.action == "output"}
-            self.__dict__["_unfilled"] = next(
-                (
-                    name
-                    for name, spec in fields_of(self.outputs_model).items()
-                    if spec.required
-                    and not spec.nullable  # None fills it
-                    and not (self.meta(name).implicit or self.meta(name).harvest)
-                    and name not in wrangled
-                    and not (spec.path_kind is not None and name in inputs)
-                ),
-                None,
-            )
-        unfilled: str | None = self.__dict__["_unfilled"]
-        return unfilled
+            rules = {}
+            for name, spec in fields_of(self.outputs_model).items():
+                meta = self.meta(name)
+                if name in inputs and spec.path_kind is not None:
+                    rules[name] = "passthrough"
+                elif meta.implicit:
+                    rules[name] = "implicit"
+                elif meta.harvest or name in wrangled:
+                    rules[name] = "after"
+                elif not spec.required:
+                    rules[name] = "default"
+                else:
+                    rules[name] = None
+            self.__dict__["_output_rules"] = rules
+        return rules
+
+    def unfilled_output(self) -> str | None:
+        """The first required output no rule fills (see :meth:`output_rules`), that
+        None does not fill either.
+
+        Run as a step of its own the cab would fail every time, after the tool
+        ran, with pydantic's word for a missing value; the graph refuses it
+        first. An ``@step`` function wrapping the cab may fill it in the result
+        it returns, so the cab itself is not refused.
+        """
+        from shinobi.steps.types import fields_of
+
+        specs = fields_of(self.outputs_model)
+        rules = self.output_rules()
+        return next((n for n, r in rules.items() if r is None and not specs[n].nullable), None)
 
     def unfilled_message(self, output: str) -> str:
         """Why ``output`` (see :meth:`unfilled_output`) is never filled, and the ways to fill it."""

@@ -32,24 +32,22 @@ __all__ = [
 
 def static_outputs(cab: Cab, step: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """Outputs knowable without running; the rest are :class:`Unknown`."""
-    in_fields = fields_of(cab.inputs_model)
-    wrangled = {w.output for w in cab.wranglers if w.action == "output"}
+    specs = fields_of(cab.outputs_model)
     result: dict[str, Any] = {}
-    for name, spec in fields_of(cab.outputs_model).items():
-        meta = cab.meta(name)
-        if name in in_fields and spec.path_kind is not None:
+    for name, rule in cab.output_rules().items():
+        if rule == "passthrough":
             result[name] = inputs.get(name)
-        elif meta.implicit:
+        elif rule == "implicit":
+            template = cab.meta(name).implicit
+            assert template is not None  # what makes the rule
             try:
-                value = format_template(meta.implicit, inputs)
+                value = format_template(template, inputs)
             except ValueError as exc:  # said where: the step and its output
                 raise ValueError(f"step {step!r}, output {name!r}: {exc}") from None
             result[name] = Unknown(step, name) if value is None else value
-        elif meta.harvest or name in wrangled:
-            result[name] = Unknown(step, name)
-        elif not spec.required:
-            result[name] = spec.default
-        else:
+        elif rule == "default":
+            result[name] = specs[name].default
+        else:  # known once the tool ran, or never
             result[name] = Unknown(step, name)
     return result
 
