@@ -111,6 +111,10 @@ class Graph:
                     heapq.heappush(ready, j)
         return order
 
+    def working_steps(self) -> int:
+        """How many steps run something: nested recipes' steps, not the recipes."""
+        return sum(1 for _, node in self.walk() if node.subgraph is None)
+
     def walk(self, prefix: str = "") -> Iterator[tuple[str, Node]]:
         """Every node, nested recipes included, with its dotted path."""
         for node in self.nodes:

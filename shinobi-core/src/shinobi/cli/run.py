@@ -120,8 +120,7 @@ def _run(
     from shinobi.render.progress import make_progress
     from shinobi.runner import Interrupted, run_prepared
 
-    # the steps that run something, nested recipes' included (a recipe runs nothing)
-    progress = make_progress(sum(1 for _, node in graph.walk() if node.subgraph is None))
+    progress = make_progress(graph.working_steps())
     try:
         result = run_prepared(
             graph,

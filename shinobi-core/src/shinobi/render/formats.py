@@ -165,7 +165,7 @@ def _mermaid_text(name: str) -> str:
 
 
 def _text(graph: Graph) -> str:
-    total = sum(1 for _, node in graph.walk() if node.subgraph is None)
+    total = graph.working_steps()
     shown = len(graph.nodes)
     heading = f"recipe {graph.recipe.name}: {counted(shown, 'step')}"
     if total != shown:
