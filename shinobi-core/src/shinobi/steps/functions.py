@@ -201,13 +201,9 @@ class PyStep:
         returns)."""
         from shinobi.steps.types import fields_of
 
-        if self.wraps_result:
-            nullable = fields_of(self.outputs_model)["result"].nullable
-            return frozenset() if nullable else frozenset({"result"})
+        specs = fields_of(self.outputs_model).items()
         return frozenset(
-            n
-            for n, spec in fields_of(self.outputs_model).items()
-            if spec.required and not spec.nullable
+            n for n, spec in specs if (spec.required or self.wraps_result) and not spec.nullable
         )
 
     def outputs_from(self, value: Any) -> dict[str, Any]:
