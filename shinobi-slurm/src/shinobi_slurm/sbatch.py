@@ -148,7 +148,7 @@ def memory_configured(settings: Mapping[str, Any]) -> bool:
         options = parse_sbatch_opts(settings.get("sbatch_opts"))
     except ConfigError:  # refused with its own words where the options are used
         return False
-    return any(option.name in ("mem", "mem-per-cpu", "mem-per-gpu") for option in options)
+    return any(o.name == "mem" or "mem" in _REPLACES.get(o.name, ()) for o in options)
 
 
 def parse_sbatch_opts(value: Any) -> list[Option]:
