@@ -176,9 +176,7 @@ class ContainerBackend(Backend):
         variables = self.client_variables(invocation)
         prefix = ["env", *(f"{k}={v}" for k, v in variables.items())] if variables else []
         stop = self.stop_command(name)
-        dropped = tuple(
-            dropped_warning(self.name, f, why) for f, why in spec.limits.dropped.items()
-        )
+        dropped = tuple(self._dropped_warnings(spec).values())
         return Rendered([*prefix, *command], [*prefix, *stop] if stop else None, dropped)
 
     def stop_command(self, name: str) -> list[str] | None:
@@ -360,14 +358,20 @@ class ContainerBackend(Backend):
         own child gets SIGTERM and the grace from core's teardown."""
         del name, grace, hurry
 
+    def _dropped_warnings(self, spec: ContainerSpec) -> dict[str, str]:
+        """The warning about each limit of ``spec`` this host cannot apply, by flag."""
+        return {
+            flag: dropped_warning(self.name, flag, why) for flag, why in spec.limits.dropped.items()
+        }
+
     def _new_warnings(self, spec: ContainerSpec) -> list[str]:
         """Warnings about dropped limits this backend has not given yet (one each per run)."""
         fresh = []
         with self._lock:
-            for flag, why in spec.limits.dropped.items():
+            for flag, warning in self._dropped_warnings(spec).items():
                 if flag not in self._warned:
                     self._warned.add(flag)
-                    fresh.append(dropped_warning(self.name, flag, why))
+                    fresh.append(warning)
         return fresh
 
     # -- what each engine spells its own way --------------------------------------
