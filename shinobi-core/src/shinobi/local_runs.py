@@ -55,7 +55,6 @@ __all__ = [
 
 #: The record every run folder keeps (its lock while it runs, then how it ended).
 RUN_RECORD = ".running"
-_LOCK = RUN_RECORD
 #: What each lock this process holds says (recipe, pid), by descriptor, so
 #: :func:`release_run` can add how the run ended to it.
 _HELD: dict[int, dict[str, object]] = {}
@@ -102,7 +101,7 @@ def hold_run(run_dir: Path, recipe: str) -> int | None:
     The lock file also says which recipe ran, for runs that keep no manifest.
     """
     try:
-        fd = os.open(run_dir / _LOCK, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = os.open(run_dir / RUN_RECORD, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError:
         return None  # a run that cannot mark itself still runs; clean then goes by age
     record: dict[str, object] = {"recipe": recipe, "pid": os.getpid(), "started": time.time()}
@@ -148,7 +147,7 @@ def is_running(run_dir: Path) -> bool:
     """Whether the ninja that ran ``run_dir`` still holds it (or, where the file
     system takes no locks, whether its record says it may still be going)."""
     try:
-        fd = os.open(run_dir / _LOCK, os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(run_dir / RUN_RECORD, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return False
     try:
@@ -156,7 +155,7 @@ def is_running(run_dir: Path) -> bool:
     except BlockingIOError:
         return True
     except OSError:  # no locks here: only the record can tell
-        return _unlocked_run_goes_on(_read_json(run_dir / _LOCK))
+        return _unlocked_run_goes_on(_read_json(run_dir / RUN_RECORD))
     finally:
         os.close(fd)
     return False
@@ -241,7 +240,7 @@ def _describe(path: Path) -> LocalRun:
     manifest (with ``--provenance``), the manifest's word first."""
     running = is_running(path)
     manifest = _read_json(path / "manifest.json")
-    lock = _read_json(path / _LOCK)
+    lock = _read_json(path / RUN_RECORD)
     recipe: object = None
     status: object = None
     if manifest is not None:
@@ -255,7 +254,7 @@ def _describe(path: Path) -> LocalRun:
             ended, status = True, lock.get("status")
     # the folder's own time moves as files come and go; the run's record and manifest
     # are rewritten in place as it ends, which moves only their own
-    watched = (path, path / "logs", path / _LOCK, path / "manifest.json")
+    watched = (path, path / "logs", path / RUN_RECORD, path / "manifest.json")
     try:
         modified = max(p.stat().st_mtime for p in watched if p.exists())
     except OSError:
