@@ -37,16 +37,26 @@ def for_terminal(text: str) -> str:
     return _SEQUENCE.sub(_kept, text)
 
 
+#: Characters that may not take exactly one column: all but Latin (to U+02FF),
+#: the dashes, quotes and ellipsis of general punctuation, arrows and the
+#: box-drawing set (none of them wide or combining). Only these are looked up,
+#: so a dry-run box's edges cost a regular-expression scan, not a Python loop.
+_MAYBE_ODD = re.compile(r"[^\x00-\u02ff\u2010-\u2027\u2190-\u21ff\u2500-\u257f]")
+
+
 def columns(text: str) -> int:
     """How many terminal columns ``text`` takes: a wide (CJK) character two, a
     combining mark none; what lines up a table or a box whatever the names."""
     if text.isascii():  # nearly every line: its length
         return len(text)
+    odd = _MAYBE_ODD.findall(text)
+    if not odd:
+        return len(text)
     import unicodedata
 
-    return sum(
-        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
-        for c in text
+    return len(text) + sum(
+        -1 if unicodedata.combining(c) else 1 if unicodedata.east_asian_width(c) in "WF" else 0
+        for c in odd
     )
 
 
