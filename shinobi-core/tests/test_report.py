@@ -589,3 +589,48 @@ def test_a_report_the_disk_refuses_exits_74_and_leaves_no_partial_page(
     code, _out, err = report(capsys, str(run_dir), "-o", str(page))
     assert code == 74 and not page.exists()
     assert "No space left on device; write it elsewhere with -o PATH" in err
+
+
+def test_o_writes_into_a_named_pipe_and_leaves_it_a_pipe(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`-o FIFO` replaced the pipe with a file (and `-o /dev/null` as root the
+    machine's own device): the page goes into what is there."""
+    import stat
+    import threading
+
+    run_dir = write_run(tmp_path / ".shinobi" / "runs", "20260101-000000-aaaaaa", [])
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    read: list[bytes] = []
+    reader = threading.Thread(target=lambda: read.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    code, _out, err = report(capsys, str(run_dir), "-o", str(fifo))
+    reader.join(10)
+    assert code == 0, err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert read and read[0].startswith(b"<!DOCTYPE html>")
+
+
+def test_o_refuses_a_file_that_is_not_a_report_and_rewrites_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = write_run(tmp_path / ".shinobi" / "runs", "20260101-000000-aaaaaa", [])
+    script = tmp_path / "keep.py"
+    script.write_text("print('my analysis')\n")
+    code, _out, err = report(capsys, str(run_dir), "-o", str(script))
+    assert code == 2 and "is there already and is not a report ninja wrote" in err
+    assert script.read_text() == "print('my analysis')\n"
+    page = tmp_path / "page.html"
+    assert report(capsys, str(run_dir), "-o", str(page))[0] == 0
+    assert report(capsys, str(run_dir), "-o", str(page))[0] == 0  # its own page: rewritten
+
+
+def test_an_empty_run_name_is_refused_not_read_as_the_start_of_every_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_run(tmp_path / ".shinobi" / "runs", "20260101-000000-aaaaaa", [])
+    monkeypatch.chdir(tmp_path)
+    code, _out, err = report(capsys, "")
+    assert code == 2 and "the run's name is empty" in err
+    assert not list(tmp_path.rglob("report.html"))

@@ -581,6 +581,11 @@ def resolve_manifest(target: str, workdir: Path | None = None) -> Path:
 
     Raises FileNotFoundError with a message naming what was tried.
     """
+    if not target.strip():  # Path("") is the current directory; every id starts with ""
+        raise FileNotFoundError(
+            "the run's name is empty (an unset shell variable?); give a run id, a run folder"
+            " or a manifest.json (`ninja runs` lists them)"
+        )
     candidate = Path(target)
     if candidate.is_file():
         return candidate

@@ -36,20 +36,18 @@ def command(run: str, output: Path | None, workdir: Path | None) -> None:
     written (with `-o -`, to the current directory).
     """
     manifest_path, manifest = _load(run, workdir)
-    to_stdout = output is not None and str(output) == "-"
-    if to_stdout:
-        target = None
-        page_dir = Path.cwd()
-    else:
-        target = (output or manifest_path.parent / "report.html").resolve()
-        page_dir = target.parent
-    page = _render(manifest_path, manifest, page_dir)
-    if target is None:
+    if output is not None and str(output) == "-":
+        page = _render(manifest_path, manifest, Path.cwd())
         sys.stdout.flush()  # the page in UTF-8 whatever the locale says
         sys.stdout.buffer.write(page.encode("utf-8"))
         sys.stdout.buffer.flush()
         return
-    _write(target, page)
+    if output is not None and _is_stream(output):  # a pipe, a terminal, /dev/null
+        _write_into(output, _render(manifest_path, manifest, Path.cwd()))
+        return
+    target = (output or manifest_path.parent / "report.html").resolve()
+    _refuse_foreign(target)
+    _write(target, _render(manifest_path, manifest, target.parent))
     click.echo(str(target))
 
 
@@ -96,6 +94,54 @@ def _render(manifest_path: Path, manifest: dict[str, Any], page_dir: Path) -> st
         raise UsageError(
             f"{manifest_path}: not a readable run manifest ({type(exc).__name__}: {exc})"
         ) from None
+
+
+def _is_stream(output: Path) -> bool:
+    """Whether ``output`` is something other than a file or directory: a FIFO, a
+    device (``/dev/stdout``, ``/dev/null``) or a socket. The page is written into
+    it; replacing it with a file (what writing a file whole does) would remove a
+    named pipe someone reads, or the machine's own ``/dev/null``."""
+    import stat
+
+    try:
+        mode = os.stat(output).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _write_into(output: Path, page: str) -> None:
+    from shinobi.errors import MachineRefused
+
+    try:
+        with open(output, "wb") as stream:
+            stream.write(page.encode("utf-8"))
+    except OSError as exc:
+        raise MachineRefused(
+            f"cannot write the report to {output}: {exc.strerror or exc}; write it elsewhere"
+            " with -o PATH, or to standard output with -o -"
+        ) from None
+
+
+def _refuse_foreign(target: Path) -> None:
+    """A one-line error when ``target`` is a file ninja did not write as a report:
+    ``-o`` pointing at a user's script or notes must not replace it."""
+    from shinobi.errors import UsageError
+    from shinobi.render.report_html import GENERATOR
+
+    try:
+        with open(target, "rb") as page:
+            start = page.read(4096)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return  # nothing there (a directory is the writer's own error)
+    except OSError:
+        return  # unreadable: writing will say why
+    if GENERATOR.encode() in start or b"<title>shinobi run " in start:
+        return  # a report ninja wrote before (older ones carry the title only)
+    raise UsageError(
+        f"{target} is there already and is not a report ninja wrote; remove it first, or"
+        " write the report elsewhere with -o PATH (or to standard output with -o -)"
+    )
 
 
 def _write(target: Path, page: str) -> None:

@@ -21,7 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["OnDisk", "RunOrigin", "render_report"]
+__all__ = ["GENERATOR", "OnDisk", "RunOrigin", "render_report"]
+
+#: What marks a page as a report ninja wrote: `ninja report -o` writes over
+#: such a page, and over nothing else a user keeps.
+GENERATOR = '<meta name="generator" content="shinobi report">'
 
 #: Step logs by step name, then stream (``stdout``, ``stderr``): paths inside a run folder.
 StepLogs = Mapping[str, Mapping[str, str]]
@@ -494,7 +498,7 @@ def render_report(
     warnings = "".join(f"<li>{_e(w)}</li>" for w in manifest.get("warnings") or [])
     end_of_run = _stamp(manifest.get("finished")) or (disk.last_activity if stale else None)
     return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{GENERATOR}'
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
         + _summary(manifest, state, disk)
         + (f"<h2>Warnings</h2><ul>{warnings}</ul>" if warnings else "")
