@@ -654,3 +654,24 @@ def test_a_slice_that_failed_speaks_for_the_step_before_one_an_interrupt_cancell
     gathered = _gather("s", slices)
     assert gathered.status == "failed" and gathered.returncode == 3
     assert gathered.error == "slice 's[1]': exited with code 3"
+
+
+def test_a_scattered_steps_error_names_the_other_failed_slices_too() -> None:
+    """h[0] exited 3 and h[1] was killed by the OOM killer: the run's last line named
+    h[0] only, and the kill the user must act on was in the progress lines alone."""
+    from shinobi.scheduler import _gather
+    from shinobi.steps.result import StepResult
+
+    oom = "killed by SIGKILL (usually the out-of-memory killer)"
+    slices = [
+        StepResult(name="h[0]", status="failed", returncode=3, error="exited with code 3"),
+        StepResult(name="h[1]", status="failed", returncode=-9, signal=9, error=oom),
+        StepResult(name="h[2]", status="ok"),
+    ]
+    assert _gather("h", slices).error == (f"slice 'h[0]': exited with code 3; slice 'h[1]': {oom}")
+    many = [
+        StepResult(name=f"m[{i}]", status="failed", error=f"exited with code {i}") for i in range(6)
+    ]
+    error = _gather("m", many).error or ""
+    assert "slice 'm[2]': exited with code 2" in error and "m[3]" not in error
+    assert error.endswith("; and 3 more failed slices")

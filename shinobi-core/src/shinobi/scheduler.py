@@ -46,6 +46,7 @@ from shinobi.steps.result import (
     joined_tail,
 )
 from shinobi.steps.types import error_field, field_values, validation_errors
+from shinobi.wording import counted
 
 if TYPE_CHECKING:
     from shinobi.graph import Graph, Node
@@ -135,13 +136,31 @@ def _gather(name: str, slices: list[StepResult], fields: Iterable[str] = ()) -> 
         returncode=failed.returncode if failed else 0,
         stdout=joined_tail([s.stdout for s in slices]),
         stderr=joined_tail([s.stderr for s in slices]),
-        error=f"slice {failed.name!r}: {failed.error}" if failed else None,
+        error=_slices_error(failed, slices) if failed else None,
         signal=failed.signal if failed else None,
         backend=slices[0].backend if slices else None,
         started=min(starts) if starts else None,
         finished=max(ends) if ends else None,
         slices=slices,
     )
+
+
+#: How many more failed slices a scattered step's error names after the first.
+_MORE_FAILURES_NAMED = 2
+
+
+def _slices_error(failed: StepResult, slices: list[StepResult]) -> str:
+    """The error of a scattered step: its first failed slice's, and the others'
+    after it. A summary naming one exit code hid an out-of-memory kill in the
+    next slice, which is the one the user must act on."""
+    error = f"slice {failed.name!r}: {failed.error}"
+    others = [s for s in slices if s.status == "failed" and s is not failed]
+    if not others:
+        return error
+    named = "; ".join(f"slice {s.name!r}: {s.error}" for s in others[:_MORE_FAILURES_NAMED])
+    rest = len(others) - _MORE_FAILURES_NAMED
+    more = f"; and {counted(rest, 'more failed slice')}" if rest > 0 else ""
+    return f"{error}; {named}{more}"
 
 
 def _declares(node: Node) -> bool:
