@@ -400,6 +400,10 @@ made_image = Cab("made_image", ["true"], CountIn, MadeOut)
             StepResult(name="x", status="ok", outputs={"image": "never-made.fits"}),
             "output 'image' names 'never-made.fits', which does not exist",
         ),
+        (  # skipped without the required output: the recipe's outputs model was blamed
+            StepResult(name="x", status="skipped"),
+            "returned a result whose output 'image': Field required",
+        ),
     ],
 )
 def test_a_result_the_function_builds_is_held_to_what_a_run_s_would_be(

@@ -349,8 +349,10 @@ def _made_by_function(name: str, cab: Cab, made: StepResult, cwd: str) -> StepRe
     """A result the orchestration function built itself, held to what ``ctx.run``'s are.
 
     It is the step's result whatever name it was given; a failed one says why,
-    and a successful one's outputs must satisfy the cab's outputs model, its
-    paths there, as the cab's own would.
+    and a successful or skipped one's outputs must satisfy the cab's outputs
+    model, its paths there, as the cab's own would (a skipped step's
+    dependants and the recipe's outputs still take them: a missing one was
+    blamed on the recipe's outputs model, far from the function that left it out).
     """
     result = dataclasses.replace(made, name=name, details=dict(made.details))
     error = None
@@ -361,7 +363,7 @@ def _made_by_function(name: str, cab: Cab, made: StepResult, cwd: str) -> StepRe
         )
     elif result.status == "failed" and not result.error:
         result.error = "the orchestration function returned a failed result without an error"
-    elif result.status in ("ok", "cached"):
+    elif result.status in ("ok", "cached", "skipped"):  # skipped: its dependants still run
         result.outputs, error = _validate_outputs(cab, dict(result.outputs))
         error = error or missing_output(cab.outputs_model, result.outputs, cwd)
     if error is not None:
