@@ -163,3 +163,33 @@ def test_a_harvest_match_another_step_produced_is_not_moved(tmp_path: Path) -> N
     moved = set_aside(uses, set(), before, started, others)
     assert [a.path for a in moved] == [str(tmp_path / "img-1.fits")]
     assert (tmp_path / "img-other.fits").read_text() == "finished\n"
+
+
+def test_a_passthrough_output_the_step_made_is_moved_like_a_product(tmp_path: Path) -> None:
+    """`out: Path` given to write, stopped half-way: `partial` kept the final
+    name, with no word of it anywhere (an implicit output was moved)."""
+    out = tmp_path / "pt out.bin"
+    uses = [PathUse(str(out), "input", "out", "file"), PathUse(str(out), "output", "out", "file")]
+    before, started = _started(uses)
+    out.write_text("partial")
+    (aside,) = set_aside(uses, {"out"}, before, started)
+    assert aside.moved_to == f"{out}.interrupted" and not out.exists()
+
+
+def test_a_passthrough_output_that_was_there_is_left_and_said(tmp_path: Path) -> None:
+    out = tmp_path / "table.txt"
+    out.write_text("the user's rows\n")
+    _aged(out)
+    uses = [PathUse(str(out), "input", "out", "file"), PathUse(str(out), "output", "out", "file")]
+    before, started = _started(uses)
+    with out.open("a") as table:
+        table.write("half a row")
+    (aside,) = set_aside(uses, {"out"}, before, started)
+    assert aside.moved_to is None and out.exists()
+    assert "may be unfinished" in aside.warning() and str(out) in aside.warning()
+    untouched_use = tmp_path / "untouched.txt"
+    untouched_use.write_text("kept\n")
+    _aged(untouched_use)
+    uses = [PathUse(str(untouched_use), "output", "t", "file")]
+    before, started = _started(uses)
+    assert set_aside(uses, {"t"}, before, started) == []  # not written: nothing to say

@@ -10,9 +10,10 @@ name.
 
 Only the step's own products are moved (see
 :func:`shinobi.untouched_outputs.product_paths`): never an input, whether
-rewritten in place (``mutable``), passed through (the path the step was
-given to write may be one it rewrites in place), or named again by an
-implicit output; and only on backends that run here. What a ``harvest`` glob
+rewritten in place (``mutable``) or named again by an implicit output; and
+only on backends that run here. A passthrough (the path the step was given to
+write) is moved when the step made it, and only warned about when it was
+there before (it may be one the tool rewrites in place). What a ``harvest`` glob
 matches counts file by file. A directory that was there before the step
 started, and is the same directory still, may hold more than this step's
 work (other steps' products, the user's files), so it stays where it is and
@@ -74,7 +75,36 @@ def set_aside(
     )
     written = {path: how for path in paths if (how := _written(path, before, started))}
     # one may lie inside another (a directory and a file in it): it went with it
-    return [_move(path, how) for path, how in written.items() if os.path.lexists(path)]
+    asides = [_move(path, how) for path, how in written.items() if os.path.lexists(path)]
+    return asides + _given(uses, inputs, before, started)
+
+
+def _given(
+    uses: Iterable[PathUse], inputs: Collection[str], before: dict[str, Found], started: float
+) -> list[Aside]:
+    """The passthrough outputs the stopped step wrote: a path it was given to
+    write. One it made (nothing was there when it started) is moved aside as a
+    product is; one that was there may be a file it rewrites in place, so it
+    stays, and the step is warned about it: a half-written output under its
+    final name, with no word of it, passed for a finished one."""
+    uses = tuple(uses)
+    products = {path for path, _ in product_paths(uses, inputs)}
+    asides = []
+    for path in dict.fromkeys(path for path, _ in product_paths(uses)):
+        how = None if path in products else _written(path, before, started)
+        if how is None or not os.path.lexists(path):
+            continue
+        if how == "made":
+            asides.append(_move(path, how))
+        else:
+            asides.append(Aside(path, None, _GIVEN_AND_THERE))
+    return asides
+
+
+_GIVEN_AND_THERE = (
+    "the path it was given to write, which was there before it started, so it is left"
+    " where it is; it may be unfinished: check it, or run the step again"
+)
 
 
 def _written(path: str, before: dict[str, Found], started: float) -> str | None:
