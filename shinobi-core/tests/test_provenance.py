@@ -287,9 +287,33 @@ def test_step_events_do_not_each_rewrite_the_manifest(
     for i in range(200):
         recipe.add_step(f"s{i}", Cab("noop", ["noop", str(i)]))
     run_recipe(recipe, config=load_config({"cache.enabled": False}), cwd=tmp_path, provenance=True)
-    assert len(writes) == 2  # at the start and at the end; the flusher would add timed ones
+    # at the start, at the first step's start (at once), at the end; no timed ones between
+    assert len(writes) == 3
     (manifest,) = manifests(tmp_path)
     assert len(manifest["steps"]) == 200
+
+
+def test_a_steps_start_reaches_the_manifest_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ninja killed in the first second of its step (SIGKILL, the OOM killer) left a
+    manifest saying no step had started, while the tool and its logs were there."""
+    monkeypatch.setattr(provenance, "FLUSH_INTERVAL", 3600.0)
+    seen: list[str] = []
+
+    def watching(self: NativeBackend, invocation: Invocation, control: RunControl) -> BackendRun:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and "running" not in seen:
+            for manifest in manifests(tmp_path):
+                seen.extend(s["status"] for s in manifest["steps"] if s["name"] == "long")
+            time.sleep(0.02)
+        return BackendRun(returncode=0)
+
+    monkeypatch.setattr(NativeBackend, "run", watching)
+    recipe = Recipe("one")
+    recipe.add_step("long", Cab("long", ["sleep", "5"]))
+    run_recipe(recipe, config=load_config({"cache.enabled": False}), cwd=tmp_path, provenance=True)
+    assert "running" in seen  # the initial manifest lists it as pending
 
 
 def test_the_image_digest_a_backend_reports_is_recorded(

@@ -282,6 +282,8 @@ class ManifestRecorder:
         #: The run's step cache, which hashed each step's inputs for its key.
         self.cache: Any = None
         self.stop = threading.Event()
+        #: Set by a step's start: the flusher writes at once rather than at its next tick.
+        self.wake = threading.Event()
         self.logs_dir = path.parent / "logs"
         self.thread = threading.Thread(target=self._flusher, daemon=True, name="shinobi-manifest")
 
@@ -392,6 +394,7 @@ class ManifestRecorder:
                 started_at=_iso(now),
             )
             self.dirty = True
+        self.wake.set()
 
     def _program(self, backend: Any, argv: Any) -> str | None:
         """The file a native step's program is, links resolved (``wsclean`` on PATH
@@ -499,19 +502,28 @@ class ManifestRecorder:
 
         A manifest of 100,000 steps takes seconds to serialise: rewriting it
         every :data:`FLUSH_INTERVAL` would keep a core busy, so the pause after
-        a write is at least nine times what the write took.
+        a write is at least nine times what the write took. A step's start is
+        written at once when no pause is running: a ninja killed (SIGKILL, the
+        OOM killer) in its first second left a manifest saying no step had
+        started, while the step's tool and its logs were there.
         """
-        pause = FLUSH_INTERVAL
-        while not self.stop.wait(pause):
+        while True:
+            self.wake.wait(FLUSH_INTERVAL)
+            self.wake.clear()
+            if self.stop.is_set():
+                return
             if self.dirty:
                 started = time.monotonic()
                 # A full disk must not kill the run; the final write reports it.
                 with contextlib.suppress(OSError):
                     self.write()
                 pause = max(FLUSH_INTERVAL, 9 * (time.monotonic() - started))
+                if self.stop.wait(pause):
+                    return
 
     def _finish(self, status: str, **fields: Any) -> None:
         self.stop.set()
+        self.wake.set()
         self.thread.join()
         now = time.time()
         with self.lock:
