@@ -334,3 +334,21 @@ def test_one_path_short_form_orders_exactly_as_the_general_walk() -> None:
             ), accesses
             compared += 1
     assert compared > 7000
+
+
+def test_readers_of_an_ms_and_of_a_table_in_it_are_said_to_be_left_parallel() -> None:
+    """--explain named no reader when one read the MS and the other a table of it:
+    each was alone on its own path, though they ran side by side after the writer."""
+    recipe = Recipe(
+        name="r",
+        inputs_model=MsIn,
+        steps=[
+            StepRef("flag", rewriter("flag"), {"ms": InputRef("ms")}),
+            StepRef("col", column_reader("col"), {"column": Path("/data/obs.ms/CORRECTED")}),
+            StepRef("image", reader("image"), {"ms": InputRef("ms")}),
+        ],
+    )
+    graph = ordered(recipe, {"ms": "/data/obs.ms"})
+    assert graph.parallel_readers == [
+        "col, image only read /data/obs.ms (or paths in it): left parallel"
+    ]

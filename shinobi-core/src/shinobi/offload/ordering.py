@@ -295,23 +295,34 @@ def derive_edges(graph: JobGraph) -> int:
         added += 1
 
     canonical = Canonicaliser()
+    readers_here: list[_Access] = []  # every reader of the group being ordered
 
     def note_readers(path: str, readers: list[_Access]) -> None:
-        if len(readers) < 2:  # most paths: nothing to say, and no walk of the edges
-            return
-        unordered = _unordered(graph, [r.job for r in readers])
-        if len(unordered) > 1:
-            names = ", ".join(graph.jobs[j].name for j in unordered[:4])
-            if len(unordered) > 4:
-                names += f" and {len(unordered) - 4} more"
-            graph.parallel_readers.append(f"{names} only read {path}: left parallel")
+        readers_here.extend(readers)
+        if len(readers) > 1:  # most paths: nothing to say, and no walk of the edges
+            _note_parallel(graph, path, [r.job for r in readers])
 
     for root, accesses in _shared_groups([job.paths for job in graph.jobs], canonical):
+        readers_here.clear()
+        said = len(graph.parallel_readers)
         _order(root, accesses, link, note_readers)
+        if len(graph.parallel_readers) == said and len({r.job for r in readers_here}) > 1:
+            # readers of an MS and of a table in it, each alone on its own path
+            _note_parallel(graph, f"{root} (or paths in it)", [r.job for r in readers_here])
     for job in graph.jobs:
         if job.scattered and len(job.invocations) > 1:
             _serialise_slices(job, canonical)
     return added
+
+
+def _note_parallel(graph: JobGraph, what: str, readers: list[int]) -> None:
+    """Say which of the jobs ``readers``, which only read ``what``, nothing orders."""
+    unordered = _unordered(graph, readers)
+    if len(unordered) > 1:
+        names = ", ".join(graph.jobs[j].name for j in unordered[:4])
+        if len(unordered) > 4:
+            names += f" and {len(unordered) - 4} more"
+        graph.parallel_readers.append(f"{names} only read {what}: left parallel")
 
 
 def _serialise_slices(job: Job, canonical: Canonicaliser) -> None:
