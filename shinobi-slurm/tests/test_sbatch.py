@@ -37,7 +37,7 @@ def args(options: list[Option]) -> list[str]:
         (Resources(cpus=0.1), ["--cpus-per-task=1"]),
         (Resources(memory="64MiB"), ["--mem=64M"]),
         (Resources(memory="1GB"), ["--mem=954M"]),
-        (Resources(memory=1000), ["--mem=1M"]),
+        (Resources(memory="1.5MiB"), ["--mem=2M"]),
         (Resources(cpus="all", memory="2GiB"), ["--exclusive", "--mem=2048M"]),
         (None, []),
     ],

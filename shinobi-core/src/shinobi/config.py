@@ -51,10 +51,6 @@ DEFAULT_ENV_ALLOW = [
 ]
 
 
-#: A memory budget below this is a number written without its unit.
-_SMALLEST_BUDGET = 1024**2
-
-
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
@@ -114,18 +110,14 @@ class ExecutionConfig(_Section):
         """
         if value is None:
             return None
-        from shinobi.resources import parse_size
+        from shinobi.resources import parse_size, refuse_unitless
 
         if not isinstance(value, int | float | str):
             raise ValueError(f"not a size: {value!r} (write e.g. '64GiB' or a number of bytes)")
         size = parse_size(value)  # raises ValueError with the accepted forms
         if size == 0:
             raise ValueError("a run's memory budget must be more than 0 bytes")
-        if size < _SMALLEST_BUDGET:  # `memory = 64` meant gigabytes, not 64 bytes
-            raise ValueError(
-                f"a run's memory budget of {size} bytes is too small to be meant; a bare number"
-                " is bytes: write the unit, e.g. '64GiB'"
-            )
+        refuse_unitless(size, "a run's memory budget")  # `memory = 64` meant gigabytes
         return value if isinstance(value, str) else size
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "detect_memory",
     "format_size",
     "parse_size",
+    "refuse_unitless",
 ]
 
 
@@ -72,6 +73,25 @@ def parse_size(value: int | float | str) -> int:
             " PB/PiB: SI units are powers of 1000, IEC units powers of 1024)"
         )
     return math.ceil(Fraction(number) * factor)
+
+
+#: A memory size below this is a number written without its unit: ``memory=16``
+#: meant 16 GiB, not 16 bytes, and no program fits in less than a MiB anyway.
+SMALLEST_MEMORY = 1024**2
+
+
+def refuse_unitless(size: int, what: str) -> None:
+    """Refuse a memory size too small to be meant (raises ValueError), where it is written.
+
+    A bare number is bytes, so ``16`` slips through parsing and only fails
+    later: a container runtime refuses it mid-run, Slurm rounds it up to
+    ``--mem=1M``. ``what`` names the setting ("a run's memory budget").
+    """
+    if 0 < size < SMALLEST_MEMORY:
+        raise ValueError(
+            f"{what} of {size} bytes is too small to be meant (a bare number"
+            " is bytes): write the unit, e.g. '64GiB'"
+        )
 
 
 def format_size(size: int) -> str:
@@ -125,6 +145,8 @@ class Resources:
                 f"Resources(memory={memory!r}): memory must be more than 0 (leave it out"
                 " to declare none)"
             )
+        if size is not None:
+            refuse_unitless(size, f"Resources(memory={memory!r}): a step's memory")
         object.__setattr__(self, "memory", size)
 
     @property
