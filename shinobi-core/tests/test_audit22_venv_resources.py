@@ -2,16 +2,21 @@
 
 ``Resources(memory=16)`` was 16 bytes (a container refused it mid-run, Slurm
 made it ``--mem=1M``); the configuration already refused such a budget.
+``ninja backends`` judged a venv by its pip, which ``uv venv`` does not install.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from shinobi.backends.venv import VenvBackend
 from shinobi.resources import Resources
 
 Ninja = Callable[..., subprocess.CompletedProcess[str]]
@@ -47,3 +52,36 @@ def test_a_unitless_memory_stops_the_run_where_it_is_declared(
     assert "16 bytes is too small to be meant" in done.stderr
     assert 'add_step("big"' in done.stderr
     assert "mem=16B" not in done.stdout
+
+
+def _pipless_venv(venv: Path) -> None:
+    """A venv as ``uv venv`` makes it: a ``pyvenv.cfg``, ``bin/python`` and the
+    installed tools' console scripts, but no ``bin/pip``."""
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).parent}\nuv = 0.13.9\n")
+    os.symlink(sys.executable, venv / "bin" / "python")
+    (venv / "bin" / "activate").write_text("# no #! line: sourced, not run\n")
+    for name, text in (
+        ("tabulate", f"#!{venv}/bin/python\nprint('hi')\n"),
+        ("helper", "#!/bin/sh\necho hi\n"),  # not a console script: not judged
+    ):
+        (venv / "bin" / name).write_text(text)
+        (venv / "bin" / name).chmod(0o755)
+
+
+def test_ninja_backends_says_a_copied_venv_without_pip_is_not_ready(tmp_path: Path) -> None:
+    """``ninja backends`` read bin/pip only, so a copied ``uv venv`` was "ready"
+    and the run then refused its every tool."""
+    original = tmp_path / "vA"
+    _pipless_venv(original)
+    sound = VenvBackend({"venv": str(original)}).check()
+    assert sound.usable, sound.detail
+    copy = tmp_path / "vMoved"
+    shutil.copytree(original, copy, symlinks=True)
+    copied = VenvBackend({"venv": str(copy)}).check()
+    assert not copied.usable
+    assert f"would run in another venv: its #! line names {original}/bin/python" in copied.detail
+    shutil.rmtree(original)
+    moved = VenvBackend({"venv": str(copy)}).check()
+    assert not moved.usable
+    assert "which does not exist" in moved.detail

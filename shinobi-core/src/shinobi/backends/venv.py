@@ -176,27 +176,34 @@ def _dead_interpreter(command: str, venv: str) -> str | None:
     return None
 
 
-#: The scripts ``ninja backends`` reads in a venv: pip's own, which pip writes
-#: with the venv's interpreter (any other script there may be anyone's, naming
-#: any Python, and is judged only when a step runs it).
-_PIP_SCRIPTS = ("pip", "pip3")
-
-
 def _moved_or_copied(venv: str) -> str | None:
     """Why ``venv``'s own scripts would not run as its own (it was moved, or copied
-    from another venv), judged by its pip; None if sound, or if it cannot tell.
+    from another venv); None if sound, or if it cannot tell.
 
-    A run refuses such a venv when a step uses one of its tools; ``ninja
-    backends`` says so beforehand, rather than "ready". Only a directory with
-    a ``pyvenv.cfg`` is judged: an installed Python (pyenv's, one built from
-    source) is no venv to remake.
+    The test is the run's (``_dead_interpreter``), on every script in ``bin``
+    whose ``#!`` names a Python: the console scripts installers write with the
+    venv's interpreter. Not pip's alone, which a venv made by ``uv venv`` does
+    not have. A venv with no such script has nothing a moved copy breaks.
+    Only a directory with a ``pyvenv.cfg`` is judged: an installed Python
+    (pyenv's, one built from source) is no venv to remake.
     """
     if not os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
         return None
-    for name in _PIP_SCRIPTS:
-        script = os.path.join(venv, "bin", name)
-        if os.path.isfile(script):
-            return _dead_interpreter(script, venv)
+    bin_dir = os.path.join(venv, "bin")
+    try:
+        names = sorted(os.listdir(bin_dir))
+    except OSError:
+        return None
+    for name in names:
+        script = os.path.join(bin_dir, name)
+        if os.path.islink(script) or not os.path.isfile(script):
+            continue  # bin/python and its aliases: links, not scripts
+        interpreter = script_interpreter(script)
+        if interpreter is None or not os.path.basename(interpreter).startswith("python"):
+            continue
+        problem = _dead_interpreter(script, venv)
+        if problem is not None:
+            return problem
     return None
 
 
