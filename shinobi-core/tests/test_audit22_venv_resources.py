@@ -85,3 +85,27 @@ def test_ninja_backends_says_a_copied_venv_without_pip_is_not_ready(tmp_path: Pa
     moved = VenvBackend({"venv": str(copy)}).check()
     assert not moved.usable
     assert "which does not exist" in moved.detail
+
+
+@pytest.mark.parametrize(
+    "declared",
+    [
+        'recipe.add_step("cal", Cab("t", ["tabulate"]), venv="VENV", backend="native")',
+        '@shinobi.pystep(venv="VENV", backend="native")\ndef cal() -> None:\n    pass\n'
+        'recipe.add_step("cal", cal)',
+        '@shinobi.pystep(venv="VENV")\ndef cal() -> None:\n    pass\n'
+        'recipe.add_step("cal", cal, backend="native")',
+    ],
+)
+def test_a_venv_with_backend_native_is_said_to_be_ignored(
+    declared: str, ninja: Ninja, recipe_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    """Such a step ran without its venv, silently, and failed with
+    ModuleNotFoundError or "command not found"."""
+    head = "import shinobi\nfrom shinobi.steps import Cab, Recipe\nrecipe = Recipe('pipe')\n"
+    recipe_file(head + declared.replace("VENV", str(tmp_path / "v")) + "\n")
+    done = ninja("run", "recipe.py:recipe", "--dry-run")
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    said = [line for line in done.stderr.splitlines() if "venv is ignored" in line]
+    assert len(said) == 1, done.stderr
+    assert "step 'cal'" in said[0] and "backend 'native'" in said[0]

@@ -61,6 +61,8 @@ def choose_backend(session: Session, node: Node, override: str | None = None) ->
     """
     chosen = override or node.backend or session.default_backend
     if not node.venv or override or node.backend:
+        if node.venv and chosen == "native":
+            _warn_venv_ignored(session, node)
         return chosen
     if chosen == "native":
         return "venv"
@@ -72,6 +74,20 @@ def choose_backend(session: Session, node: Node, override: str | None = None) ->
         )
         return "venv"
     return chosen
+
+
+def _warn_venv_ignored(session: Session, node: Node) -> None:
+    """Say that a step naming both a venv and the native backend runs without the venv.
+
+    Native runs the command as written, in ninja's environment: the step then
+    failed with ``ModuleNotFoundError`` or "command not found" and nothing
+    said why, where slurm and the container backends say they drop the venv.
+    """
+    session.warn(
+        f"step {node.name!r} declares venv={node.venv!r} but backend 'native', so the venv"
+        " is ignored: the step runs without it (leave backend= out to run it in its venv)",
+        once=f"venv-ignored:{id(node)}",  # a nested recipe may hold another of that name
+    )
 
 
 def _runs_images(session: Session, backend_name: str) -> bool:
