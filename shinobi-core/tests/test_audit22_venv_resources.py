@@ -109,3 +109,29 @@ def test_a_venv_with_backend_native_is_said_to_be_ignored(
     said = [line for line in done.stderr.splitlines() if "venv is ignored" in line]
     assert len(said) == 1, done.stderr
     assert "step 'cal'" in said[0] and "backend 'native'" in said[0]
+
+
+def _advice(venv: Path) -> str:
+    """What the venv backend says of a step whose command ``venv`` lacks."""
+    from shinobi.backends.base import Invocation
+    from shinobi.backends.venv import VenvError
+
+    step = Invocation(step="cal", argv=("no-such-tool-x",), cwd=str(venv), venv=str(venv))
+    with pytest.raises(VenvError) as caught:
+        VenvBackend({}).prepare([step])
+    return str(caught.value)
+
+
+def test_the_advice_for_a_missing_command_installs_with_what_the_venv_has(
+    tmp_path: Path,
+) -> None:
+    """It said ``VENV/bin/pip install ...`` of a ``uv venv``, which has no pip."""
+    venv = tmp_path / "v"
+    _pipless_venv(venv)
+    python = venv / "bin" / "python"
+    assert f"(uv pip install --python {python} ...)" in _advice(venv)
+    (venv / "lib" / "python3.11" / "site-packages" / "pip").mkdir(parents=True)
+    assert f"({python} -m pip install ...)" in _advice(venv)
+    (venv / "bin" / "pip").write_text(f"#!{python}\n")
+    (venv / "bin" / "pip").chmod(0o755)
+    assert f"({venv}/bin/pip install ...)" in _advice(venv)

@@ -24,6 +24,7 @@ limit nothing here (admission control only), and nothing is isolated.
 
 from __future__ import annotations
 
+import glob
 import os
 import shlex
 import shutil
@@ -124,7 +125,7 @@ def resolve_command(
         return ResolvedCommand((own, *argv[1:]))
     if command in host_commands:
         return ResolvedCommand(tuple(argv))
-    install = f"install it there ({shlex.quote(os.path.join(venv, 'bin', 'pip'))} install ...)"
+    install = f"install it there ({_installer(venv)} ...)"
     host = shutil.which(command, path=_host_path(venv))
     if host is None:  # nowhere on this host either: naming a host path would mislead
         return ResolvedCommand(
@@ -137,6 +138,23 @@ def resolve_command(
         f"command {command!r} is not installed in the venv {venv!r}: {install}, write the"
         f" host's path ({host}) in the cab, or list it in backend.venv_host_commands",
     )
+
+
+def _installer(venv: str) -> str:
+    """The command that installs a package into ``venv``, by what the venv has, to paste.
+
+    ``VENV/bin/pip`` where there is one; else pip as a module of the venv's
+    Python (its launcher removed); else uv's, for a venv without pip (what
+    ``uv venv`` and ``python3 -m venv --without-pip`` make).
+    """
+    bin_dir = os.path.join(venv, "bin")
+    pip = os.path.join(bin_dir, "pip")
+    if is_executable(pip):
+        return f"{shlex.quote(pip)} install"
+    python = shlex.quote(os.path.join(bin_dir, "python"))
+    if glob.glob(os.path.join(glob.escape(venv), "lib*", "python*", "site-packages", "pip")):
+        return f"{python} -m pip install"
+    return f"uv pip install --python {python}"
 
 
 def _host_path(venv: str) -> str:
