@@ -19,7 +19,7 @@ from shinobi.backends.base import Invocation, PathUse
 from shinobi.graph import Node, output_refs
 from shinobi.harvest import anchored
 from shinobi.plan import Plan, PlannedStep, cab_of, resolve_value
-from shinobi.steps.argv import Unknown, format_template, on_disk_kind
+from shinobi.steps.argv import Unknown, harvest_glob, on_disk_kind
 from shinobi.steps.refs import OutputRef
 from shinobi.steps.types import fields_of
 
@@ -156,7 +156,7 @@ def _required_outputs(cab: Any, part: PlannedStep, cwd: str) -> list[tuple[str, 
     for name, spec in fields_of(cab.outputs_model).items():
         meta = cab.meta(name)
         if meta.harvest and spec.required and not spec.is_list:
-            pattern = format_template(meta.harvest, part.values, glob_pattern=True)
+            pattern = harvest_glob(meta.harvest, part.values)
             if pattern is not None:
                 found.append((name, anchored(cwd, pattern), "glob"))
             continue

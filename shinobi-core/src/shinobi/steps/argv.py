@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import string
 from collections.abc import Mapping
 from enum import Enum
@@ -29,7 +30,9 @@ from shinobi.steps.types import fields_of, paths_within
 
 __all__ = [
     "Unknown",
+    "UnsetInput",
     "format_template",
+    "harvest_glob",
     "has_secret",
     "on_disk_kind",
     "path_uses",
@@ -158,9 +161,7 @@ def _text(value: Any) -> str:
     ``str()`` of a ``class Mode(str, Enum)`` member is ``Mode.slow`` on
     Python 3.11, a word no tool knows, though the option offered ``slow``.
     """
-    if isinstance(value, Enum):
-        return str(value.value)
-    return str(value)
+    return str(_enum_value(value))
 
 
 _KIND = {"file": "file", "dir": "dir", "ms": "dir", "any": "any"}
@@ -232,7 +233,7 @@ def path_uses(
         if name in in_fields or not (spec.path_kind or meta.dtype or meta.harvest):
             continue
         if meta.harvest:
-            pattern = format_template(meta.harvest, inputs, glob_pattern=True)
+            pattern = harvest_glob(meta.harvest, inputs)
             if pattern is not None:
                 glob_path = anchored(cwd, pattern)  # the folder's name taken literally
                 uses.append(PathUse(glob_path, "output", name, "any", pattern=True))
@@ -243,35 +244,98 @@ def path_uses(
     return tuple(uses)
 
 
+def harvest_glob(template: str, inputs: Mapping[str, Any]) -> str | None:
+    """A harvest template as the glob it collects, or None: not known yet, or
+    naming an input that is not set (an optional output left absent; a required
+    one :func:`~shinobi.steps.outputs.static_outputs` refused)."""
+    try:
+        return format_template(template, inputs, glob_pattern=True)
+    except UnsetInput:
+        return None
+
+
+class UnsetInput(ValueError):
+    """A template names an input that is not set (None): no path can be made of it.
+
+    Filled in, it would name a file ``None-image.fits`` (or fail on ``None.stem``);
+    the caller decides whether the output is then absent (an optional one) or
+    the step is refused (a required one).
+    """
+
+    def __init__(self, template: str, field: str) -> None:
+        self.template = template
+        self.field = field
+        unset = f"input {field!r}" if field.isidentifier() else f"{{{field}}}"
+        super().__init__(f"cannot fill template {template!r}: {unset} is not set (give it a value)")
+
+
 def format_template(
     template: str, inputs: Mapping[str, Any], *, glob_pattern: bool = False
 ) -> str | None:
     """``template`` filled from ``inputs``, or None when a value is not known yet.
 
-    With ``glob_pattern`` (a harvest pattern) the values are escaped for
-    ``glob``: a prefix ``o [1]/img`` names that directory, not a character
-    class, so ``{prefix}-*.fits`` still matches its files.
+    Each value is filled as argv gives it (an enum member as its value). One that
+    is None raises :class:`UnsetInput`. With ``glob_pattern`` (a harvest
+    pattern) the values are escaped for ``glob``: a prefix ``o [1]/img`` names
+    that directory, not a character class, so ``{prefix}-*.fits`` still matches
+    its files.
     """
     if any(isinstance(v, Unknown) for v in inputs.values()):
         names = {f for _, f, _, _ in string.Formatter().parse(template) if f}
         if any(isinstance(inputs.get(n), Unknown) for n in names):
             return None
     try:
-        if glob_pattern:
-            return _GlobSafe().vformat(template, (), dict(inputs))
-        return template.format_map(dict(inputs))
+        return (_GLOB_FILLER if glob_pattern else _FILLER).vformat(template, (), dict(inputs))
+    except _Unset as exc:
+        raise UnsetInput(template, exc.args[0]) from None
     except KeyError as exc:
         raise ValueError(
             f"cannot fill template {template!r}: input {exc.args[0]!r} has no value"
             " (wire it, or give it a default)"
         ) from exc
-    except (IndexError, ValueError) as exc:
+    except (IndexError, ValueError, AttributeError, TypeError) as exc:
         raise ValueError(f"cannot fill template {template!r}: {exc}") from exc
 
 
-class _GlobSafe(string.Formatter):
+class _Filler(string.Formatter):
+    """Fills a template as argv words are made: an enum member is its value, and
+    None (an input not set) is refused rather than written as ``None``."""
+
+    def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
+        root = _root(field_name)
+        if root in kwargs and kwargs[root] is None:
+            raise _Unset(root)
+        found = super().get_field(field_name, args, kwargs)
+        if found[0] is None:  # {obj.attr} whose attr is None
+            raise _Unset(field_name)
+        return found
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        return str(super().format_field(value, format_spec))
+
+
+class _GlobSafe(_Filler):
     """Fills a template with each value escaped for glob; the template's own
     wildcards stay wildcards."""
 
     def format_field(self, value: Any, format_spec: str) -> str:
-        return glob.escape(str(super().format_field(value, format_spec)))
+        return glob.escape(super().format_field(value, format_spec))
+
+
+class _Unset(Exception):
+    """Raised by :class:`_Filler` for the field that is None (the template is
+    added where it is known)."""
+
+
+_FILLER = _Filler()
+_GLOB_FILLER = _GlobSafe()
+
+
+def _root(field_name: str) -> str:
+    """The input a template field names: ``ms`` of ``ms.stem`` or ``ms[0]``."""
+    return re.split(r"[.\[]", field_name, maxsplit=1)[0]
+
+
+def _enum_value(value: Any) -> Any:
+    """An enum member as its value, as on the command line (see :func:`_text`)."""
+    return value.value if isinstance(value, Enum) else value

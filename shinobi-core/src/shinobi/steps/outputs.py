@@ -16,7 +16,7 @@ from typing import Any
 
 from shinobi.backends.base import PathUse
 from shinobi.harvest import anchored, harvest
-from shinobi.steps.argv import Unknown, format_template
+from shinobi.steps.argv import Unknown, UnsetInput, format_template
 from shinobi.steps.cab import Cab
 from shinobi.steps.types import fields_of
 
@@ -37,18 +37,19 @@ def static_outputs(cab: Cab, step: str, inputs: Mapping[str, Any]) -> dict[str, 
     for name, rule in cab.output_rules().items():
         if rule == "passthrough":
             result[name] = inputs.get(name)
-        elif rule == "implicit":
-            template = cab.meta(name).implicit
-            assert template is not None  # what makes the rule
-            try:
-                value = format_template(template, inputs)
-            except ValueError as exc:  # said where: the step and its output
-                raise ValueError(f"step {step!r}, output {name!r}: {exc}") from None
-            result[name] = Unknown(step, name) if value is None else value
         elif rule == "default":
             result[name] = specs[name].default
-        else:  # known once the tool ran, or never
-            result[name] = Unknown(step, name)
+        else:  # implicit: known now; else known once the tool ran (or never)
+            template = cab.meta(name).implicit or cab.meta(name).harvest
+            try:
+                value = format_template(template, inputs) if template else None
+            except ValueError as exc:
+                if not (isinstance(exc, UnsetInput) and not specs[name].required):
+                    raise ValueError(f"step {step!r}, output {name!r}: {exc}") from None
+                result[name] = specs[name].default  # optional, named after no value: absent
+                continue
+            known = rule == "implicit" and value is not None
+            result[name] = value if known else Unknown(step, name)
     return result
 
 
@@ -107,7 +108,7 @@ def collect_outputs(
     specs = fields_of(cab.outputs_model)
     for name, spec in specs.items():
         meta = cab.meta(name)
-        if meta.harvest:
+        if meta.harvest and not _unset(meta.harvest, inputs):
             pattern = format_template(meta.harvest, inputs, glob_pattern=True) or meta.harvest
             matches = harvest(anchored(cwd, pattern))
             rel = [os.path.relpath(m, cwd) if not os.path.isabs(pattern) else m for m in matches]
@@ -135,6 +136,16 @@ def collect_outputs(
             if problem is not None:
                 problems.append(f"output {name!r}: {problem.format(path=str(path))}")
     return values, problems
+
+
+def _unset(template: str, inputs: Mapping[str, Any]) -> bool:
+    """Whether ``template`` names an input that is not set: an optional output
+    :func:`static_outputs` left absent (a required one it refused)."""
+    try:
+        format_template(template, inputs)
+    except UnsetInput:
+        return True
+    return False
 
 
 def optional_outputs(cab: Cab, uses: Iterable[PathUse], paths: Iterable[str]) -> dict[str, str]:
