@@ -4,6 +4,7 @@ is not set, an enum member, a positional field."""
 from __future__ import annotations
 
 import textwrap
+from enum import Enum
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,37 @@ def test_the_cli_says_so_on_one_line_with_exit_2(
         "ninja: error: recipe 'imager', step 'imager', output 'image': cannot fill template"
         " '{name}-image.fits': input 'name' is not set (give it a value)"
     ]
+
+
+class Band(str, Enum):  # noqa: UP042 -- as users write it; str() of a member is "Band.S"
+    L = "L"
+    S = "S"
+
+
+class _Banded(BaseModel):
+    band: Band = Band.S
+
+
+class _Products(BaseModel):
+    image: File
+    cubes: list[File] = []
+
+
+def test_an_enum_member_fills_a_template_with_its_value_as_on_the_command_line(
+    tmp_path: Path,
+) -> None:
+    meta = {
+        "band": ParamMeta(positional=True),
+        "image": ParamMeta(implicit="img-{band}.fits"),
+        "cubes": ParamMeta(harvest="cube-{band}-*.fits"),
+    }
+    script = 'touch "img-$0.fits" "cube-$0-1.fits"'
+    cab = Cab("img", ["sh", "-c", script], _Banded, _Products, meta)
+    result = run_recipe(_one_step(cab), cwd=tmp_path, use_cache=False)
+    assert result.ok, result.error
+    assert result.steps[0].argv == ["sh", "-c", script, "S"]
+    outputs = result.steps[0].outputs
+    assert (str(outputs["image"]), [str(c) for c in outputs["cubes"]]) == (
+        "img-S.fits",
+        ["cube-S-1.fits"],
+    )

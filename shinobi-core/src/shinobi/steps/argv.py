@@ -311,7 +311,7 @@ class _Filler(string.Formatter):
         return found
 
     def format_field(self, value: Any, format_spec: str) -> str:
-        return str(super().format_field(value, format_spec))
+        return str(super().format_field(_enum_value(value), format_spec))
 
 
 class _GlobSafe(_Filler):
