@@ -151,3 +151,16 @@ def test_an_enum_member_fills_a_template_with_its_value_as_on_the_command_line(
         "img-S.fits",
         ["cube-S-1.fits"],
     )
+
+
+@pytest.mark.parametrize("template", ["{}.fits", "{0}.fits", "{0[1]}.fits"])
+@pytest.mark.parametrize("kind", ["implicit", "harvest"])
+def test_a_positional_field_is_refused_where_the_cab_is_declared(kind: str, template: str) -> None:
+    field = template.split("}")[0] + "}"
+    with pytest.raises(ValueError) as info:
+        Cab("img", "true", _Unset, _Image, {"image": ParamMeta(**{kind: template})})
+    assert str(info.value) == (
+        f"cab 'img', 'image': the {kind} template {template!r} has a positional field"
+        f" {field}, which no input fills; name the input instead, e.g. {{ms}} (write {{{{"
+        " for a literal brace)"
+    )

@@ -242,12 +242,19 @@ class Cab:
 
         where = f"cab {self.name!r}, {key!r}: the {kind} template {template!r}"
         try:
-            names = [name for _, name, _, _ in string.Formatter().parse(template) if name]
+            fields = string.Formatter().parse(template)
+            names = [name for _, name, _, _ in fields if name is not None]
         except ValueError as exc:  # an unmatched brace
             raise ValueError(f"{where} is not a template ({exc}; write {{{{ for a brace)") from None
         for name in names:
             root = re.split(r"[.\[]", name, maxsplit=1)[0]
-            if root and not root.isdigit() and root not in inputs:
+            if not root or root.isdigit():  # {} or {0}: filled by position, and nothing is
+                example = f", e.g. {{{min(inputs)}}}" if inputs else ""
+                raise ValueError(
+                    f"{where} has a positional field {{{name}}}, which no input fills; name"
+                    f" the input instead{example} (write {{{{ for a literal brace)"
+                )
+            if root not in inputs:
                 raise ValueError(
                     f"{where} names {root!r}, which is not an input of the cab"
                     f"{did_you_mean(root, inputs)}"
