@@ -58,6 +58,36 @@ def _takes_ctx(fn: Callable[..., Any]) -> None:
         ) from None
 
 
+def bound_cab(cab: object, how: str = "@shinobi.step(...)") -> Cab:
+    """``cab``, refused unless it is a :class:`Cab`: an orchestration function
+    drives one tool through ``ctx.run()``, and anything else (a pystep, another
+    orchestration function, a recipe, a name) would fail only once the recipe
+    is built or run, as an internal error. ``how`` is what was written."""
+    from shinobi.steps.cab import Cab
+
+    if isinstance(cab, Cab):
+        return cab
+    raise TypeError(
+        f"{how} binds an orchestration function to a Cab, but was given {_described(cab)}"
+    )
+
+
+def _described(thing: object) -> str:
+    """What was given in place of a cab, and what to write instead."""
+    from shinobi.steps.recipe import Recipe
+
+    name = getattr(thing, "name", None) or getattr(thing, "__name__", None)
+    if isinstance(thing, FunctionStep):
+        return f"the orchestration function {name!r}; bind its cab: @shinobi.step({name}.cab)"
+    if isinstance(thing, PyStep):
+        return f"the pystep {name!r}, a step of its own: add it with recipe.add_step()"
+    if isinstance(thing, Recipe):
+        return f"the recipe {name!r}; add a nested recipe with recipe.add_step()"
+    if callable(thing):
+        return f"the function {name!r}; write @shinobi.step(CAB), naming the cab it drives"
+    return f"{thing!r} ({type(thing).__name__}); declare a Cab(...) for the tool and pass it"
+
+
 class FunctionStep:
     """A cab driven by an orchestration function ``fn(ctx)``."""
 
@@ -72,9 +102,9 @@ class FunctionStep:
         resources: Resources | None = None,
         scatter: Iterable[str] = (),
     ) -> None:
+        self.cab = bound_cab(cab, "FunctionStep(...)")
         _runs_when_called(fn, "the orchestration function")
         _takes_ctx(fn)
-        self.cab = cab
         self.fn = fn
         self.name = getattr(fn, "__name__", cab.name)
         self.backend = backend
@@ -126,6 +156,7 @@ def step(
     same arguments of ``add_step`` win over them.
     """
 
+    bound_cab(cab)  # refused here, at the decorator, not when the recipe is built
     scatter = field_names(scatter)  # refused here, at the decorator, not when it is applied
 
     def decorate(fn: Callable[[StepContext], Any]) -> FunctionStep:

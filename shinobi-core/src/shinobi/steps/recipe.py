@@ -289,8 +289,9 @@ class Recipe:
         input called ``name`` too cannot have it wired here: that is refused,
         rather than the input silently taken for the step's name.
         """
-        from shinobi.steps.functions import FunctionStep
+        from shinobi.steps.functions import FunctionStep, bound_cab
 
+        bound_cab(cab, f"recipe {self.name!r}: @recipe.step(...)")
         if name is not None and "name" in getattr(cab.inputs_model, "model_fields", {}):
             raise ValueError(
                 f"recipe {self.name!r}: step(name={name!r}) names the step, but cab"
