@@ -570,10 +570,8 @@ class _Builder:
                     f"output {name!r}: the recipe's outputs_model has no such field"
                     f"{did_you_mean(name, recipe_outputs)}"
                 )
-            outputs[name], produced = self.check_value(
-                value, f"output {name!r}", index, recipe_inputs
-            )
-            if produced:
+            outputs[name], _ = self.check_value(value, f"output {name!r}", index, recipe_inputs)
+            if type(outputs[name]) not in _PLAIN:  # a reference, or a container of them
                 field = fields_of(recipe.outputs_model)[name]
                 self.check_path_to_text(outputs[name], field, f"output {name!r}", "output")
         for name, info in _fields(recipe.outputs_model).items():
@@ -685,10 +683,10 @@ class _Builder:
                     f"{where}: {step.name!r} has no input {key!r}{did_you_mean(key, inputs)}"
                 )
             wiring[key], produced = self.check_value(value, where, index, recipe_inputs)
-            if produced:
-                deps.update(index[ref.step] for ref in produced)
-                if not (kind == "cab" and key in step.text_paths()):  # a declared path
-                    self.check_path_to_text(wiring[key], fields_of(step.inputs_model)[key], where)
+            deps.update(index[ref.step] for ref in produced)
+            referred = type(wiring[key]) not in _PLAIN  # a reference, or a container of them
+            if referred and not (kind == "cab" and key in step.text_paths()):  # a declared path
+                self.check_path_to_text(wiring[key], fields_of(step.inputs_model)[key], where)
         if kind == "cab":
             self.check_outputs_filled(name, step)
         guard = entry.get("guard")
@@ -786,24 +784,35 @@ class _Builder:
         else:
             return
         for ref in refs:
-            if not isinstance(ref, OutputRef) or ref.step not in self.steps_by_name:
-                continue
-            made = fields_of(self.steps_by_name[ref.step].outputs_model).get(ref.field)
-            if made is None or made.path_kind is None:
+            path = self.path_named(ref)
+            if path is None:
                 continue
             if spec.text_values:  # a mapping's values are never paths to shinobi
                 raise self.fail(
-                    f"{where}: is declared a mapping to str but wired to the path output"
-                    f" {ref.field!r} of step {ref.step!r}; give the path an {role} of its own"
-                    " declared File (or Path), which the backend makes visible and whose"
-                    " content keys the step cache"
+                    f"{where}: is declared a mapping to str but wired to {path}; give the"
+                    f" path an {role} of its own declared File (or Path), which the backend"
+                    " makes visible and whose content keys the step cache"
                 )
             typed = "list[str]" if spec.is_list else "str"
             raise self.fail(
-                f"{where}: is declared {typed} but wired to the path output {ref.field!r}"
-                f" of step {ref.step!r}; declare it a File (or Path), which the backend"
-                " makes visible and whose content keys the step cache"
+                f"{where}: is declared {typed} but wired to {path}; declare it a File (or"
+                " Path), which the backend makes visible and whose content keys the step cache"
             )
+
+    def path_named(self, ref: Any) -> str | None:
+        """What ``ref`` names, said for a message, when it is a path: a step's path
+        output, or a path input of the recipe (``src: File``); else None."""
+        if isinstance(ref, InputRef):
+            given = fields_of(self.recipe.inputs_model).get(ref.field)
+            if given is None or given.path_kind is None:
+                return None
+            return f"the recipe's path input {ref.field!r}"
+        if not isinstance(ref, OutputRef) or ref.step not in self.steps_by_name:
+            return None
+        made = fields_of(self.steps_by_name[ref.step].outputs_model).get(ref.field)
+        if made is None or made.path_kind is None:
+            return None
+        return f"the path output {ref.field!r} of step {ref.step!r}"
 
     def check_output_field(self, ref: OutputRef, where: str) -> None:
         producer = self.steps_by_name[ref.step]
