@@ -49,7 +49,7 @@ def build_model(name: str, fields: Mapping[str, tuple[Any, bool, Any]]) -> type[
 
     definitions: dict[str, Any] = {}
     for field_name, spec in fields.items():
-        dtype, required, default = spec
+        dtype, required, default = _field_spec(name, field_name, spec)
         annotation = resolve(dtype)
         if required:
             definitions[field_name] = (annotation, ...)
@@ -57,6 +57,18 @@ def build_model(name: str, fields: Mapping[str, tuple[Any, bool, Any]]) -> type[
             definitions[field_name] = (annotation | None, default)
     model: type[Any] = create_model(name, **definitions)
     return model
+
+
+def _field_spec(model: str, field_name: str, spec: Any) -> tuple[Any, bool, Any]:
+    """``spec`` as ``(dtype, required, default)``, or a ValueError naming the model
+    and field: unpacked blindly, a pair said only "not enough values to unpack"."""
+    if isinstance(spec, tuple | list) and len(spec) == 3:
+        dtype, required, default = spec
+        return dtype, required, default
+    raise ValueError(
+        f"model {model!r}, field {field_name!r}: expected (dtype, required, default),"
+        f" e.g. ('File', False, None), not {spec!r}"
+    )
 
 
 def split_target(target: str) -> tuple[Path, str]:

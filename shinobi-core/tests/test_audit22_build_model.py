@@ -1,0 +1,27 @@
+"""``build_model`` says which model and field has a malformed spec, and what a
+spec is, instead of Python's "not enough values to unpack"."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from shinobi.loaders import build_model
+
+
+@pytest.mark.parametrize("spec", [("str", False), "str", ("str", True, None, 1)])
+def test_a_spec_that_is_no_triple_names_the_model_and_field(spec: object) -> None:
+    with pytest.raises(ValueError) as info:
+        build_model("In", {"x": spec})  # type: ignore[dict-item]
+    assert str(info.value) == (
+        "model 'In', field 'x': expected (dtype, required, default), e.g. ('File', False,"
+        f" None), not {spec!r}"
+    )
+
+
+def test_a_triple_builds_the_model() -> None:
+    model = build_model("In", {"x": ("str", False, "a"), "n": ("int", True, None)})
+    assert model(n=1).x == "a"
+    with pytest.raises(ValueError, match=re.escape("n\n  Field required")):
+        model()
