@@ -30,9 +30,14 @@ _ABOUT_KEY = "shinobi_about"
 
 
 class _Json(click.ParamType):
-    """A value with structure (a mapping, a model): given on the command line as JSON."""
+    """A value with structure (a mapping, a model, a list in a list): given on the
+    command line as JSON. ``core`` is its type, which the example in a refusal
+    follows: a list input's example is a list, not a mapping."""
 
     name = "json"
+
+    def __init__(self, core: Any = dict) -> None:
+        self.core = core
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if not isinstance(value, str):
@@ -42,7 +47,39 @@ class _Json(click.ParamType):
         try:
             return json.loads(value)
         except ValueError as exc:
-            self.fail(f"{value!r} is not JSON ({exc}); give it as JSON, e.g. '{{\"a\": 1}}'")
+            each = "each value" if getattr(param, "multiple", False) else "it"
+            example = _json_example(self.core)
+            self.fail(f"{value!r} is not JSON ({exc}); give {each} as JSON, e.g. '{example}'")
+
+
+def _json_example(core: Any) -> str:
+    """A JSON value of type ``core``, for a message: ``["a", "b"]`` for a list of
+    text, ``{"a": 1}`` for a mapping, ``{"FIELD": ...}`` for a model."""
+    import json
+
+    origin = typing.get_origin(core) or core
+    args = typing.get_args(core)
+    if origin in (list, tuple, set, frozenset):
+        item = args[0] if args else str
+        return json.dumps([_json_item(item, 1), _json_item(item, 2)])
+    fields = getattr(core, "model_fields", None)
+    if fields:
+        name, info = next(iter(fields.items()))
+        return json.dumps({name: _json_item(info.annotation, 1)})
+    return json.dumps({"a": _json_item(args[1] if len(args) == 2 else int, 1)})
+
+
+def _json_item(kind: Any, n: int) -> Any:
+    """The ``n``th example value of ``kind``: a number for a number, else text."""
+    import json
+
+    if kind is bool:
+        return n == 1
+    if kind in (int, float):
+        return kind(n)
+    if typing.get_origin(kind) in (list, dict) or hasattr(kind, "model_fields"):
+        return json.loads(_json_example(kind))
+    return "ab"[n - 1]
 
 
 class _PathValue(click.ParamType):
@@ -93,7 +130,7 @@ def _click_type(annotation: Any) -> tuple[Any, bool, bool]:
 
     core, _, is_list = _unwrap(annotation, [])
     if _structured(core):
-        return _Json(), is_list, False
+        return _Json(core), is_list, False
     if typing.get_origin(core) is typing.Literal:
         return _LiteralChoice(typing.get_args(core)), is_list, False
     if _enum_of(core, str):  # its values are what pydantic reads from the command line
