@@ -13,7 +13,13 @@ import os
 from pathlib import Path
 
 from shinobi.errors import UsageError
-from shinobi.launch.handle import HANDLE_NAME, DamagedHandle, LaunchHandle, read_handle
+from shinobi.launch.handle import (
+    HANDLE_NAME,
+    DamagedHandle,
+    LaunchHandle,
+    holds_launches,
+    read_handle,
+)
 from shinobi.launch.index import list_launches
 
 __all__ = [
@@ -38,14 +44,17 @@ def workspace(workdir: str | Path | None = None) -> Path:
 
 
 def handle_files(workdir: Path) -> list[Path]:
-    """Every per-launch handle under ``<workdir>/.shinobi/<recipe>/<run-id>/``."""
+    """Every per-launch handle under ``<workdir>/.shinobi/<recipe>/<run-id>/``; none
+    under ``.shinobi/runs``, which holds local runs (and, maybe, a user's own files)."""
     root = workdir / ".shinobi"
     if not root.is_dir():
         from shinobi.local_runs import refuse_unreachable_records
 
         refuse_unreachable_records(workdir)
         return []
-    return sorted(root.glob(f"*/*/{HANDLE_NAME}"))
+    return sorted(
+        p for p in root.glob(f"*/*/{HANDLE_NAME}") if holds_launches(p.parent.parent.name)
+    )
 
 
 def workspace_launches(workdir: Path) -> tuple[list[LaunchHandle], list[str]]:

@@ -31,6 +31,7 @@ __all__ = [
     "LaunchHandle",
     "LaunchJob",
     "atomic_write",
+    "holds_launches",
     "launch_dir",
     "read_handle",
     "run_folder",
@@ -55,6 +56,13 @@ def _safe(name: str) -> str:
 #: Folders of ``.shinobi`` that are not a recipe's, and where a recipe of that
 #: name keeps its launches instead (``+`` is in no name :func:`_safe` makes).
 _TAKEN = {"runs": "runs+recipe"}
+
+
+def holds_launches(folder: str) -> bool:
+    """Whether ``<workdir>/.shinobi/<folder>`` may hold launches: a folder taken by
+    something else (``runs``, the local runs) never does, so a handle.json found there
+    is a user's file, not a launch for ``ninja clean --launches`` to remove."""
+    return folder not in _TAKEN
 
 
 def launch_dir(workdir: str | Path, recipe: str) -> Path:
