@@ -32,3 +32,50 @@ def test_clean_launches_force_leaves_a_users_folder_under_runs_alone(
     assert code == 0, err
     assert "removed pipe/good" in out and "mystuff" not in out + err
     assert (mine / "notes").read_text() == "mine\n" and (mine / "handle.json").exists()
+
+
+# -- 2. and 3. a cache dir that names no directory ------------------------------
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``tmp_path`` as cwd, holding a file an `rm --all` there would delete, and no config."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "no-config.toml"))
+    monkeypatch.delenv("SHINOBI_CACHE_DIR", raising=False)
+    mine = tmp_path / "entries" / "ab" / "ab12.json"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("{}")
+    (tmp_path / "somefile").write_text("mine\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("command", [["ls"], ["rm", "--all"], ["prune"]])
+def test_an_empty_cache_dir_option_is_refused_not_the_current_directory(
+    workspace: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """`--cache-dir "$UNSET"` listed "1 entry in ." and `rm --all` deleted ./entries/...,
+    where SHINOBI_CACHE_DIR= and cache.dir = "" are refused."""
+    code, out, err = ninja(capsys, "cache", *command, "--cache-dir", "")
+    assert code == 2, out + err
+    assert "--cache-dir is empty; name a directory" in err and len(err.splitlines()) == 1
+    assert (workspace / "entries" / "ab" / "ab12.json").exists()
+
+
+@pytest.mark.parametrize("command", [["ls"], ["rm", "--all"], ["prune"]])
+def test_a_cache_dir_under_a_file_is_refused_naming_the_file(
+    workspace: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: list[str],
+) -> None:
+    """SHINOBI_CACHE_DIR=somefile/sub said "the step cache ... is empty", exit 0: a
+    directory that cannot exist is a setting to mend, as one that is a file."""
+    monkeypatch.setenv("SHINOBI_CACHE_DIR", str(workspace / "somefile" / "sub"))
+    code, out, err = ninja(capsys, "cache", *command)
+    assert code == 2, out + err
+    assert f"cannot be a directory: {workspace / 'somefile'} is a file" in err
+    assert "SHINOBI_CACHE_DIR" in err and "empty" not in out + err
+    monkeypatch.delenv("SHINOBI_CACHE_DIR")
+    code, out, err = ninja(capsys, "cache", *command, "--cache-dir", "somefile/sub")
+    assert code == 2 and f"({workspace / 'somefile'} is a file)" in err

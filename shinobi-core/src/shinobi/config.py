@@ -29,6 +29,7 @@ __all__ = [
     "ExecutionConfig",
     "ProvenanceConfig",
     "load_config",
+    "not_blank_dir",
     "project_config_path",
     "said_where",
     "user_config_path",
@@ -162,9 +163,16 @@ class CacheConfig(_Section):
     @classmethod
     def _not_blank(cls, value: str | None) -> str | None:
         # "" would quietly mean the default location while `config show` said ""
-        if value is not None and not value.strip():
-            raise ValueError("is empty; name a directory, or unset it for the default location")
-        return value
+        return not_blank_dir(value, "unset it for the default location")
+
+
+def not_blank_dir(value: str | None, instead: str) -> str | None:
+    """``value``, a directory's name, unless it is blank: ValueError saying so, and
+    ``instead`` (what to do when no directory is meant). A blank name is an unset
+    shell variable, and as a path it is the current directory, which nobody meant."""
+    if value is not None and not value.strip():
+        raise ValueError(f"is empty; name a directory, or {instead}")
+    return value
 
 
 class AppConfig(_Section):

@@ -8,6 +8,7 @@ with a cluster.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import time
 from pathlib import Path
@@ -24,29 +25,52 @@ if TYPE_CHECKING:
 __all__ = ["group"]
 
 
+def _given_dir(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
+    """``--cache-dir`` as a Path, refused when blank as ``cache.dir`` is: ``Path("")``
+    is the current directory, where `rm --all` would delete files not the cache's."""
+    from shinobi.config import not_blank_dir
+    from shinobi.errors import UsageError
+
+    try:
+        not_blank_dir(value, "leave it out for the configured cache")
+    except ValueError as exc:
+        raise UsageError(f"--cache-dir {exc} (an unset shell variable?)") from None
+    return None if value is None else Path(value)
+
+
 cache_dir_option = click.option(
     "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(file_okay=False),
+    callback=_given_dir,
     help="The cache to work on (default: config cache.dir).",
 )
 
 
 def _open(cache_dir: Path | None) -> StepCache:
     from shinobi.cache import StepCache
+    from shinobi.cli.main import file_in_the_way
     from shinobi.config import load_config
     from shinobi.errors import UsageError
 
     if cache_dir is not None and not cache_dir.is_dir():  # a typo, not an empty cache
-        raise UsageError(f"there is no step cache at {cache_dir}; check the --cache-dir path")
+        blocking = file_in_the_way(str(cache_dir))
+        why = f" ({blocking} is a file)" if blocking else ""
+        raise UsageError(f"there is no step cache at {cache_dir}{why}; check the --cache-dir path")
     if cache_dir is None:
         config = load_config()
         cache_dir = Path(config.cache_dir())
-        # not made yet is an empty cache; a file there is a setting to mend
-        if cache_dir.exists() and not cache_dir.is_dir():
+        # not made yet is an empty cache; a file there, or in the way, is a setting to mend
+        blocking = file_in_the_way(str(cache_dir))
+        if blocking is not None:
             origin = config.sources.get("cache.dir", "the configuration")
+            what = (
+                "is not a directory"
+                if blocking == os.path.abspath(cache_dir)
+                else f"cannot be a directory: {blocking} is a file"
+            )
             raise UsageError(
-                f"the step cache at {cache_dir} is not a directory; set cache.dir (from"
-                f" {origin}) to a directory, or give --cache-dir"
+                f"the step cache at {cache_dir} {what}; set cache.dir (from {origin}) to a"
+                " directory, or give --cache-dir"
             )
     return StepCache(cache_dir)
 

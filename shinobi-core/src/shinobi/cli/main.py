@@ -21,7 +21,7 @@ import click
 from shinobi.cli import collector
 from shinobi.errors import ENVIRONMENT_EXIT
 
-__all__ = ["COMMANDS", "ENVIRONMENT_EXIT", "cli", "main"]
+__all__ = ["COMMANDS", "ENVIRONMENT_EXIT", "cli", "file_in_the_way", "main"]
 
 #: name -> (module, attribute, one-line help). The help is here so that
 #: ``ninja --help`` lists every command without importing any of them.
@@ -241,7 +241,7 @@ def _refusal(exc: OSError) -> str:
     where = f": {exc.filename}" if exc.filename else ""
     hint = _REFUSALS.get(exc.errno or 0, "")
     if exc.errno == errno.ENOTDIR and isinstance(exc.filename, str):
-        blocking = _file_in_the_way(exc.filename)
+        blocking = file_in_the_way(exc.filename)
         if blocking is not None:
             hint = f"{blocking} is a file, where a directory is needed"
     if exc.errno == errno.EEXIST and isinstance(exc.filename, str):
@@ -262,7 +262,7 @@ def _why_it_exists(path: str) -> str:
     return ""
 
 
-def _file_in_the_way(path: str) -> str | None:
+def file_in_the_way(path: str) -> str | None:
     """The outermost part of ``path`` that is not a directory (ENOTDIR names the
     path asked for, not the file that stopped it)."""
     from pathlib import Path
