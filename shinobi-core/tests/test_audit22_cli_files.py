@@ -79,3 +79,40 @@ def test_a_cache_dir_under_a_file_is_refused_naming_the_file(
     monkeypatch.delenv("SHINOBI_CACHE_DIR")
     code, out, err = ninja(capsys, "cache", *command, "--cache-dir", "somefile/sub")
     assert code == 2 and f"({workspace / 'somefile'} is a file)" in err
+
+
+# -- 4. the logs of a run whose steps came from a run since removed ---------------
+
+CACHED = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta
+
+class I(BaseModel):
+    msg: str = "hello from the first run"
+
+say = Cab("say", ["echo"], I, None, {"msg": ParamMeta(positional=True)})
+"""
+
+
+def test_logs_of_a_run_served_by_a_removed_run_say_it_is_gone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ninja logs NEWRUN` pointed to `ninja logs X` for run X that `clean --runs` had
+    removed, where `ninja logs NEWRUN STEP` said X is not here."""
+    from shinobi.local_runs import local_runs, remove_run
+
+    (tmp_path / "r.py").write_text(CACHED)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SHINOBI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "no-config.toml"))
+    assert ninja(capsys, "run", "r.py:say")[0] == 0
+    (first,) = local_runs(tmp_path)
+    assert ninja(capsys, "run", "r.py:say")[0] == 0
+    (second,) = [run for run in local_runs(tmp_path) if run.run_id != first.run_id]
+    code, _, err = ninja(capsys, "logs", second.run_id)
+    assert code == 2 and f"(`ninja logs {first.run_id}` shows what they printed)" in err
+    remove_run(first)
+    code, _, err = ninja(capsys, "logs", second.run_id)
+    assert code == 2 and len(err.splitlines()) == 1
+    assert f"run {first.run_id} is not here (removed by `ninja clean --runs`" in err
+    assert "shows what they printed" not in err

@@ -355,13 +355,16 @@ def _cached_logs(
 
     what = f"step {step!r} of run {run.run_id}" if step else f"run {run.run_id}"
     ids = ", ".join(origins)
-    see = f"`ninja logs {next(iter(origins))}{f' {shlex.quote(step)}' if step else ''}`"
     if step is None:  # another run's every log would be more than was asked for
         steps = sum(len(names) for names in origins.values())
-        raise UsageError(
+        said = (
             f"{what} kept no logs: {steps} of its steps were taken from the step cache of"
-            f" run {ids}, which ran them ({see} shows what they printed)"
+            f" run {ids}, which ran them"
         )
+        gone = [origin for origin in origins if find_local_run(root, origin) is None]
+        if gone:
+            raise UsageError(f"{said}; {_not_here(gone, step)}")
+        raise UsageError(f"{said} ({_see(next(iter(origins)), step)} shows what they printed)")
     there = next((ran_as for name, _, ran_as in _served(run) if name == step), step)
     if there != step:  # another step of this command made the result
         what += f" (the result of step {there!r})"
@@ -384,10 +387,23 @@ def _cached_logs(
             f"run {ids} kept no {'logs' if stream == 'both' else stream} of it either (a"
             " step that printed nothing has none)"
             if len(here) == len(origins)
-            else f"run {ids} is not here (removed by `ninja clean --runs`, or of another"
-            f" workspace: {see} there)"
+            else _not_here(list(origins), step)
         )
         raise UsageError(f"{what} was taken from the step cache of run {ids}, which ran it: {why}")
+
+
+def _see(origin: str, step: str | None) -> str:
+    """The command that shows what ``origin`` printed (for ``step``)."""
+    return f"`ninja logs {origin}{f' {shlex.quote(step)}' if step else ''}`"
+
+
+def _not_here(origins: list[str], step: str | None) -> str:
+    """Why the logs of ``origins``, runs that served steps from the cache, cannot be
+    shown: their folders are gone from this workspace."""
+    return (
+        f"run {', '.join(origins)} is not here (removed by `ninja clean --runs`, or of"
+        f" another workspace: {_see(origins[0], step)} there)"
+    )
 
 
 def _closest_step(run: Any, step: str | None) -> str:
