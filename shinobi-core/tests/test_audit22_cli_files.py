@@ -116,3 +116,65 @@ def test_logs_of_a_run_served_by_a_removed_run_say_it_is_gone(
     assert code == 2 and len(err.splitlines()) == 1
     assert f"run {first.run_id} is not here (removed by `ninja clean --runs`" in err
     assert "shows what they printed" not in err
+
+
+# -- 5. a log the disk refused ---------------------------------------------------------
+
+
+def _run_with_refused_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A run folder whose step 'after' wrote its stdout to a full disk (/dev/full), left
+    as the 0-byte log a full disk leaves; the run ended as a run does."""
+    from shinobi.backends.streams import StreamLog
+    from shinobi.local_runs import hold_run, release_run, runs_root
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "no-config.toml"))
+    folder = runs_root(tmp_path) / "20261202-120000-abcdef"
+    (folder / "logs").mkdir(parents=True)
+    held = hold_run(folder, "full")
+    log = folder / "logs" / "after.out"
+    log.symlink_to("/dev/full")
+    warned: list[str] = []
+    stream = StreamLog(str(log), warned.append)
+    stream.write(b"after says hello\n")
+    stream.close()
+    release_run(held, "ok")
+    assert warned and "No space left on device" in warned[0]
+    log.unlink()
+    log.write_bytes(b"")
+    return folder
+
+
+def test_logs_of_a_step_whose_log_the_disk_refused_say_it_was_cut_off(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run folder did not record that the log was incomplete, and `ninja logs RUN
+    after` said "kept no logs of a step 'after'; did you mean 'after'?"."""
+    folder = _run_with_refused_log(tmp_path, monkeypatch)
+    code, out, err = ninja(capsys, "logs", folder.name, "after")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert "did you mean" not in err
+    assert f"writing its log {folder / 'logs' / 'after.out'} failed" in err
+    assert "No space left on device" in err
+
+
+def test_a_log_cut_off_part_way_is_shown_with_a_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = _run_with_refused_log(tmp_path, monkeypatch)
+    (folder / "logs" / "after.out").write_bytes(b"the first half\n")
+    code, out, err = ninja(capsys, "logs", folder.name, "after")
+    assert code == 0 and out == "the first half\n"
+    assert f"the log {folder / 'logs' / 'after.out'} was cut off by a write error" in err
+
+
+def test_an_empty_log_no_record_explains_is_not_offered_as_its_own_correction(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run whose record could not note the failure either: the step's name is not
+    suggested back; the empty log is said to be one."""
+    folder = _run_with_refused_log(tmp_path, monkeypatch)
+    (folder / ".running").write_text('{"recipe": "full", "ended": true, "status": "ok"}')
+    code, _, err = ninja(capsys, "logs", folder.name, "after")
+    assert code == 2 and "did you mean" not in err
+    assert f"kept no logs: its log {folder / 'logs' / 'after.out'} is empty" in err

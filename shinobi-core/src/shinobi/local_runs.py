@@ -12,6 +12,11 @@ that holds no lock and never wrote its end was killed (SIGKILL, a crash of
 the machine) or is older than this record: the steps it started may even
 still be running, so it must not look like a run that finished.
 
+A step log that could not be written whole (a full disk) is named in the
+record too, under ``cut_logs`` (the log's path in the folder, and the error),
+the moment the write fails: ``ninja logs`` then says the log was cut off
+rather than showing what is left of it as all the step printed.
+
 Some file systems take no locks at all (Lustre mounted without ``flock``, an
 NFS mount without a lock daemon: ``flock`` fails with ENOSYS or ENOLCK). A
 run there still writes its record, marked ``unlocked``, and is taken as
@@ -29,6 +34,7 @@ import json
 import os
 import shutil
 import socket
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +45,7 @@ __all__ = [
     "RUN_RECORD",
     "LocalRun",
     "age_days",
+    "cut_logs",
     "describe_run",
     "find_local_run",
     "hold_run",
@@ -46,6 +53,7 @@ __all__ = [
     "is_running",
     "jobs_ledgers",
     "local_runs",
+    "note_cut_log",
     "release_run",
     "remove_run",
     "run_logs",
@@ -58,6 +66,10 @@ RUN_RECORD = ".running"
 #: What each lock this process holds says (recipe, pid), by descriptor, so
 #: :func:`release_run` can add how the run ended to it.
 _HELD: dict[int, dict[str, object]] = {}
+#: The folder of each run this process holds, by the descriptor of its record.
+_FOLDERS: dict[int, str] = {}
+#: Step logs are written from reader threads: one note of a cut log at a time.
+_HELD_LOCK = threading.Lock()
 #: The state of a run that holds no lock and never recorded how it ended.
 ENDED_ABRUPTLY = "ended abruptly (killed?)"
 
@@ -118,7 +130,52 @@ def hold_run(run_dir: Path, recipe: str) -> int | None:
         os.close(fd)
         return None
     _HELD[fd] = record
+    _FOLDERS[fd] = os.path.abspath(run_dir)
     return fd
+
+
+def _rewrite(fd: int, record: dict[str, object]) -> None:
+    """Write ``record`` over the held record file: in place first, then cut to its
+    length, so a full disk has the space the old record took (truncating first
+    would hand it to whoever fills the disk)."""
+    data = json.dumps(record).encode()
+    os.pwrite(fd, data, 0)
+    os.ftruncate(fd, len(data))
+
+
+def note_cut_log(log: str, error: str) -> None:
+    """Record, in the record of the run this process holds that ``log`` belongs to,
+    that writing ``log`` failed with ``error``: what the log holds is not all the
+    step printed. Called only when a write fails; a log of no run held here (or a
+    record that cannot be rewritten now) is left to the warning already given,
+    and the run's end writes the note again."""
+    path = os.path.abspath(log)
+    with _HELD_LOCK:
+        for fd, folder in _FOLDERS.items():
+            record = _HELD.get(fd)
+            if record is None or not path.startswith(folder + os.sep):
+                continue
+            cut = record.setdefault("cut_logs", {})
+            if isinstance(cut, dict):
+                cut[os.path.relpath(path, folder)] = error
+            with contextlib.suppress(OSError):
+                _rewrite(fd, record)
+            return
+
+
+def cut_logs(run: LocalRun, step: str | None = None) -> dict[Path, str]:
+    """The logs of ``run`` (or of its ``step``) that its record says were cut off by a
+    write error, and the error; none for a run that noted none (or an older ninja's).
+    A log that could not even be created is among them, though it is no file."""
+    from shinobi.session import safe_name
+
+    record = _read_json(run.path / RUN_RECORD) or {}
+    cut = record.get("cut_logs")
+    if not isinstance(cut, dict):
+        return {}
+    wanted = None if step is None else safe_name(step)
+    found = {run.path / str(name): str(error) for name, error in cut.items()}
+    return {path: error for path, error in found.items() if _of_step(path.stem, wanted)}
 
 
 def release_run(fd: int | None, status: str | None = None) -> None:
@@ -132,13 +189,13 @@ def release_run(fd: int | None, status: str | None = None) -> None:
     """
     if fd is None:
         return
-    record = _HELD.pop(fd, None)
+    with _HELD_LOCK:
+        record = _HELD.pop(fd, None)
+        _FOLDERS.pop(fd, None)
     try:
         if record is not None:
-            ended = json.dumps({**record, "ended": True, "status": status}).encode()
             with contextlib.suppress(OSError):
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, ended, 0)
+                _rewrite(fd, {**record, "ended": True, "status": status})
     finally:
         os.close(fd)
 
@@ -353,9 +410,7 @@ def run_logs(run: LocalRun, step: str | None) -> list[tuple[str, Path]]:
         stem, _, stream = path.name.rpartition(".")
         if stream not in ("out", "err"):
             continue
-        # a scattered step's logs are its slices' (STEP[0], ...), and a nested
-        # recipe's or a loop's are its steps' (STEP.inner, STEP[0].inner, ...)
-        if wanted is None or stem == wanted or stem.startswith((f"{wanted}[", f"{wanted}.")):
+        if _of_step(stem, wanted):
             try:
                 written = path.stat().st_mtime
             except OSError:
@@ -367,6 +422,13 @@ def run_logs(run: LocalRun, step: str | None) -> list[tuple[str, Path]]:
         for stem in order
         for stream, path, _ in sorted(by_stem[stem], key=lambda item: item[0] != "out")
     ]
+
+
+def _of_step(stem: str, wanted: str | None) -> bool:
+    """Whether the log file ``stem`` is of the step whose file name is ``wanted``
+    (every log, for None): a scattered step's logs are its slices' (STEP[0], ...),
+    and a nested recipe's or a loop's are its steps' (STEP.inner, STEP[0].inner)."""
+    return wanted is None or stem == wanted or stem.startswith((f"{wanted}[", f"{wanted}."))
 
 
 def _renamed_logs(logs: Path) -> dict[str, str]:

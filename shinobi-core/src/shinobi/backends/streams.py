@@ -81,6 +81,9 @@ class StreamLog:
             except OSError as exc:
                 self._failed = True
                 self._warn(f"cannot write the log {self.path}: {exc.strerror}")
+                from shinobi.local_runs import note_cut_log
+
+                note_cut_log(self.path, exc.strerror or str(exc))  # for `ninja logs` to say
 
     def text(self) -> str:
         with self._lock:

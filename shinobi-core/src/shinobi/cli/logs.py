@@ -248,6 +248,42 @@ def _local_logs(
         time.sleep(pause)
     if not any(offsets.values()):  # its logs hold nothing (a write the disk refused), or
         _nothing_printed(root, run, step, stream)  # it was followed to its end in silence
+    for path, error in _cut(run, step, stream).items():
+        click.echo(
+            f"ninja: note: the log {path} was cut off by a write error ({error}): what the"
+            " step printed after that is missing",
+            err=True,
+        )
+
+
+def _cut(run: Any, step: str | None, stream: str) -> dict[Path, str]:
+    """The logs of ``run`` (or ``step``) for ``stream`` that a write error cut off, and
+    the error, as the run recorded them."""
+    from shinobi.local_runs import cut_logs
+
+    suffixes = {"both": (".out", ".err"), "stdout": (".out",), "stderr": (".err",)}[stream]
+    return {p: e for p, e in cut_logs(run, step).items() if p.suffix in suffixes}
+
+
+def _refuse_lost(run: Any, step: str | None, stream: str, what: str) -> None:
+    """Say so when the logs asked for hold nothing because writing them failed: the
+    step printed, but nothing of it was kept (a full disk, say)."""
+    from shinobi.errors import UsageError
+
+    lost = _cut(run, step, stream)
+    empty = [path for _, path in _streams(run, step, stream)]  # made on the first byte
+    if lost:
+        path, error = next(iter(lost.items()))
+        more = f" and {len(lost) - 1} more" if len(lost) > 1 else ""
+        raise UsageError(
+            f"{what} kept no logs: writing its log {path}{more} failed ({error}), so"
+            " nothing of what it printed was kept; free the space and run it again to see it"
+        )
+    if empty:
+        raise UsageError(
+            f"{what} kept no logs: its log {empty[0]} is empty, and a log is made on the"
+            " first byte printed, so writing it failed (a full disk?) and nothing was kept"
+        )
 
 
 def _nothing_printed(root: Path, run: Any, step: str | None, stream: str) -> None:
@@ -261,6 +297,7 @@ def _nothing_printed(root: Path, run: Any, step: str | None, stream: str) -> Non
         _cached_logs(root, run, step, stream, origins)
         return
     what = f"step {step!r} of run {run.run_id}" if step else f"run {run.run_id}"
+    _refuse_lost(run, step, stream, what)
     status = step_statuses(run).get(step) if step is not None else None
     if status in ("not run", "skipped"):
         raise UsageError(f"{what} did not run ({status}), so it printed nothing")
@@ -420,6 +457,7 @@ def _closest_step(run: Any, step: str | None) -> str:
         return ""
     names = {title.rsplit(" ", 1)[0] for title, _ in run_logs(run, None)}
     names.update(name for name, _, _ in _served(run))
+    names.discard(step)  # never "did you mean" the very name given
     return did_you_mean(step, names)
 
 
