@@ -10,6 +10,7 @@ briefly away) or whether Slurm meant no.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shlex
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shinobi.errors import ENVIRONMENT_EXIT, ConfigError, ShinobiError
+from shinobi_slurm.sbatch import without_owned
 from shinobi_slurm.setting_values import seconds_setting, shell_words
 
 __all__ = ["CHECK_CONTROLLER", "SlurmCommands", "SlurmError", "SlurmUnreachable"]
@@ -108,6 +110,25 @@ def _last_line(text: str) -> str:
 _HELP_HINT = re.compile(r'^Try "?\S+ --help"? for more information\.?$')
 
 
+log = logging.getLogger("shinobi_slurm")
+
+#: The sbatch variables already warned about in this process: said once, not per job.
+_WARNED: set[str] = set()
+
+
+def _environment(tool: str) -> dict[str, str] | None:
+    """The environment ``tool`` runs in: for sbatch, without the ``SBATCH_*`` variables
+    that would replace an option ninja sets itself (see :func:`~.sbatch.without_owned`)."""
+    if tool != "sbatch":
+        return None
+    kept, warnings = without_owned(os.environ)
+    for warning in warnings:
+        if warning not in _WARNED:
+            _WARNED.add(warning)
+            log.warning("shinobi: %s", warning)
+    return kept if warnings else None
+
+
 #: Job ids per ``scancel`` call.
 CANCEL_BATCH = 10_000
 
@@ -160,6 +181,7 @@ class SlurmCommands:
             done = subprocess.run(
                 argv,
                 input=stdin,
+                env=_environment(tool),
                 capture_output=True,
                 text=True,
                 timeout=self.timeout,

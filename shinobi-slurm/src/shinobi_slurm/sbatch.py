@@ -38,11 +38,13 @@ __all__ = [
     "memory_configured",
     "merge_options",
     "overridden_by",
+    "owned_environment",
     "parse_sbatch_opts",
     "payload_line",
     "relay_lines",
     "resource_options",
     "with_environment",
+    "without_owned",
 ]
 
 _SHORT = {
@@ -210,6 +212,46 @@ _NOT_FOR_NINJA = {
 }
 
 
+#: sbatch's input environment variable for an owned option, where it is not
+#: ``SBATCH_<OPTION>`` (``--array`` is ``SBATCH_ARRAY_INX``).
+_ENVIRONMENT_NAMES = {"array": "SBATCH_ARRAY_INX"}
+
+
+def owned_environment() -> dict[str, str]:
+    """sbatch's input environment variables for the options ninja owns, each with its option.
+
+    Slurm lets such a variable beat an ``#SBATCH`` line: ``SBATCH_ARRAY_INX=0-3``
+    in the submitter's shell ran every step four times, ``SBATCH_JOB_NAME`` hid
+    a run's jobs from ``scancel -n``. The names follow the options ninja refuses
+    in ``sbatch_opts`` (those sbatch reads no variable for are simply absent).
+    """
+    return {
+        _ENVIRONMENT_NAMES.get(name, "SBATCH_" + name.upper().replace("-", "_")): name
+        for name in (*_NINJAS_OWN, *_NOT_FOR_NINJA)
+    }
+
+
+def without_owned(environ: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """``environ`` for sbatch, without the variables of :func:`owned_environment`,
+    and a one-line warning for each that was set."""
+    owned = owned_environment()
+    kept = {k: v for k, v in environ.items() if k not in owned}
+    warnings = [
+        f"{name} is ignored: --{option} {_why_owned(option)}; set other sbatch options in"
+        " [backend.slurm] sbatch_opts"
+        for name, option in owned.items()
+        if name in environ
+    ]
+    return kept, warnings
+
+
+def _why_owned(option: str) -> str:
+    """Why ninja will not take ``option`` from the user (in sbatch_opts or the environment)."""
+    if option in _NINJAS_OWN:
+        return f"is set by ninja on every job ({_NINJAS_OWN[option]})"
+    return f"cannot be used with ninja ({_NOT_FOR_NINJA[option]})"
+
+
 def _without_line_breaks(options: list[Option]) -> list[Option]:
     """``options``, unless one holds a line break (each becomes an ``#SBATCH`` line) or
     replaces one ninja sets itself, which would silently undo what it is for."""
@@ -226,13 +268,9 @@ def _without_line_breaks(options: list[Option]) -> list[Option]:
         )
         if owned is not None:
             named = f"--{option.name}{'' if owned == option.name else f' (--{owned})'}"
-            said = (
-                f"is set by ninja on every job ({_NINJAS_OWN[owned]})"
-                if owned in _NINJAS_OWN
-                else f"cannot be used with ninja ({_NOT_FOR_NINJA[owned]})"
-            )
             raise ConfigError(
-                f"[backend.slurm] sbatch_opts: {named} {said}; remove it from sbatch_opts"
+                f"[backend.slurm] sbatch_opts: {named} {_why_owned(owned)}; remove it from"
+                " sbatch_opts"
             )
         if line_break_in(option):
             shown = option.name if option.value is None else f"{option.name}={option.value}"
