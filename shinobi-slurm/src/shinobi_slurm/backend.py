@@ -52,7 +52,7 @@ from shinobi_slurm.sbatch import (
     exec_lines,
     job_name,
     log_path,
-    memory_configured,
+    memory_option,
     merge_options,
     parse_sbatch_opts,
     resource_options,
@@ -178,6 +178,13 @@ def _note_submitted(ledger: Path, job_id: str, step: str, warn: Callable[[str], 
             fh.write(f"{job_id}\t{step}\n")
     except OSError as exc:
         warn(f"could not note Slurm job {job_id} (step {step!r}) in {ledger}: {exc}")
+
+
+def _configured_memory(settings: Mapping[str, Any]) -> str | bool:
+    """The memory option of ``sbatch_opts`` (``--mem-per-cpu=64M``), for the hint of a job
+    out of memory; False when the step's declaration set the job's memory."""
+    option = memory_option(settings)
+    return option.argument() if option is not None else False
 
 
 def _size(path: str) -> int:
@@ -503,7 +510,7 @@ class SlurmBackend(Backend):
             record,
             self._limits(record),
             contained=False,
-            memory_configured=memory_configured(self.settings),
+            memory_configured=_configured_memory(self.settings),
         )
         details.update(slurm_state=record.state, slurm_exit=record.exit_text)
         reason: str | None = None

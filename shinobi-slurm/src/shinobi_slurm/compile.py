@@ -20,7 +20,7 @@ from shinobi.launch.tracking import LaunchStatus, LogSource
 from shinobi.offload.base import CompileOptions, OffloadTarget, Script, Workflow
 from shinobi.offload.jobs import Job, JobGraph
 from shinobi_slurm.commands import SlurmCommands, SlurmError, SlurmUnreachable
-from shinobi_slurm.sbatch import job_name, memory_configured
+from shinobi_slurm.sbatch import job_name, memory_option
 from shinobi_slurm.scripts import JobFiles, ScriptContext, job_options, job_script
 from shinobi_slurm.setting_values import POLL_FLOOR, SETTINGS_KEYS, seconds_setting
 from shinobi_slurm.trial import refuse_what_slurm_would
@@ -80,15 +80,16 @@ class SlurmTarget(OffloadTarget):
     def new_handle(self, workflow: Workflow) -> LaunchHandle:
         options = workflow.options
         run_dir = str(workflow.run_dir)
-        configured_memory = memory_configured(self.settings)
+        configured_memory = memory_option(self.settings)
         jobs = []
         for job in workflow.jobs.jobs:
             files = JobFiles.of(run_dir, job)
             details: dict[str, object] = {"exit_code": files.exit_code}
             if job.image and options.container_runtime != "none":
                 details["contained"] = True  # its tool runs in a container engine
-            if configured_memory:
+            if configured_memory is not None:
                 details["memory_configured"] = True  # sbatch_opts, not the step, set it
+                details["memory_option"] = configured_memory.argument()  # which, to raise
             if job.guard:
                 details.update(guard=job.guard, skipped=files.skipped)
             if job.loop_end is not None:

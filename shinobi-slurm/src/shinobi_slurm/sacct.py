@@ -47,6 +47,7 @@ FIELDS = (
     "ReqMem",
     "Timelimit",
     "NodeList",
+    "AllocTRES",
 )
 #: The fields a line must have; the limits and nodes after them are read where present.
 _NEEDED = FIELDS.index("ReqMem")
@@ -99,7 +100,8 @@ class JobRecord:
     reason: str | None
     #: the tasks a pending (or cancelled-while-pending) array line stands for
     pending_ids: frozenset[int] = frozenset()
-    #: what the job was allowed, as words (``ReqMem``, ``Timelimit``), if sacct said
+    #: what the job was allowed, as words (``AllocTRES``'s memory, else ``ReqMem``;
+    #: ``Timelimit``), if sacct said
     memory_limit: str | None = None
     time_limit: str | None = None
     #: whether Slurm gave the job a node (False: "None assigned"); None: not said
@@ -172,7 +174,9 @@ def parse_line(line: str) -> JobRecord | None:
     if len(parts) < _NEEDED:
         return None
     job_id, _raw, state_text, exit_text, start, end, reason = parts[:_NEEDED]
-    req_mem, time_limit, node_list = (*parts[_NEEDED : _NEEDED + 3], None, None, None)[:3]
+    req_mem, time_limit, node_list, tres = (*parts[_NEEDED : _NEEDED + 4], None, None, None, None)[
+        :4
+    ]
     match = _JOB_ID.match(job_id.strip())
     if match is None:
         return None
@@ -194,7 +198,7 @@ def parse_line(line: str) -> JobRecord | None:
         end=_value(end),
         reason=_value(reason),
         pending_ids=_ids(ranges) if ranges is not None else frozenset(),
-        memory_limit=_memory(req_mem),
+        memory_limit=_allocated_memory(tres) or _memory(req_mem),
         time_limit=_time(time_limit),
         had_node=None if node_list is None else node_list.strip() not in ("", "None assigned"),
     )
@@ -342,24 +346,45 @@ def job_limits(commands: SlurmCommands, job_id: str) -> tuple[str | None, str | 
     said = _controller(commands, job_id)
     if said is not None:
         per_node, per_cpu = _field(said, "MinMemoryNode"), _field(said, "MinMemoryCPU")
-        memory = _memory(per_node) or _memory(f"{per_cpu}c" if per_cpu else None)
+        per_cpu_words = _memory(f"{per_cpu}c" if per_cpu else None)
+        allocated = _allocated_memory(_field(said, "TRES"))
+        if allocated and per_cpu_words:  # 4G in all, as 512M for each of 8 CPUs
+            memory: str | None = f"{allocated} ({per_cpu_words})"
+        else:
+            memory = allocated or _memory(per_node) or per_cpu_words
         limits = memory, _time(_field(said, "TimeLimit"))
         if limits != (None, None):
             return limits
     try:
-        out = commands.run("sacct", ["-X", "-P", "-n", "-j", job_id, "-o", "ReqMem,Timelimit"])
+        out = commands.run(
+            "sacct", ["-X", "-P", "-n", "-j", job_id, "-o", "ReqMem,Timelimit,AllocTRES"]
+        )
     except SlurmError:
         return None, None
     lines = [line for line in out.splitlines() if line.strip()]
     if not lines:
         return None, None
-    memory, _, time = lines[0].partition("|")
-    return _memory(memory), _time(time)
+    memory, time, tres = (*lines[0].split("|"), "", "")[:3]
+    return _allocated_memory(tres) or _memory(memory), _time(time)
 
 
 def _time(text: str | None) -> str | None:
     value = _value(text or "")
     return None if value is None or value in _NO_TIME_LIMIT else value
+
+
+def _allocated_memory(tres: str | None) -> str | None:
+    """The memory Slurm gave a job, from its TRES (``cpu=8,mem=4G,node=1``).
+
+    ``ReqMem`` is what was asked, which for a job given more CPUs than it asked
+    for (``--exclusive``) is one CPU's DefMemPerCPU: a whole-node job killed at
+    4G was said to have "512M of memory".
+    """
+    for item in (tres or "").split(","):
+        key, _, value = item.partition("=")
+        if key.strip() == "mem":
+            return _memory(value)
+    return None
 
 
 def _memory(text: str | None) -> str | None:

@@ -2,7 +2,8 @@
 
 A declared footprint becomes ``--cpus-per-task`` (CPUs rounded up to whole
 ones) and ``--mem`` (rounded up to whole MiB, Slurm's ``M``);
-``cpus="all"`` asks for the whole node with ``--exclusive`` rather than
+``cpus="all"`` asks for the whole node with ``--exclusive`` (and, unless the
+step declares its memory, ``--mem=0``: all of the node's) rather than
 inventing a number. Options configured in ``[backend.slurm] sbatch_opts``
 win over derived ones (``--mem-per-cpu`` there also replaces a derived
 ``--mem``, which Slurm would otherwise reject as conflicting).
@@ -36,6 +37,7 @@ __all__ = [
     "line_break_in",
     "log_path",
     "memory_configured",
+    "memory_option",
     "merge_options",
     "overridden_by",
     "owned_environment",
@@ -146,11 +148,21 @@ def _parse_one(text: str, following: str | None) -> tuple[Option, bool]:
 def memory_configured(settings: Mapping[str, Any]) -> bool:
     """Whether ``sbatch_opts`` sets every job's memory (``--mem``, ``--mem-per-cpu``,
     ``--mem-per-gpu``), in place of what a step declares."""
+    return memory_option(settings) is not None
+
+
+def memory_option(settings: Mapping[str, Any]) -> Option | None:
+    """The option of ``sbatch_opts`` that sets every job's memory, if one does.
+
+    An out-of-memory hint names it: "raise --mem" to a user who had set
+    ``--mem-per-cpu`` led to a job sbatch refused (the two exclude each other).
+    """
     try:
         options = parse_sbatch_opts(settings.get("sbatch_opts"))
     except ConfigError:  # refused with its own words where the options are used
-        return False
-    return any(o.name == "mem" or "mem" in _REPLACES.get(o.name, ()) for o in options)
+        return None
+    found = [o for o in options if o.name == "mem" or "mem" in _REPLACES.get(o.name, ())]
+    return found[-1] if found else None
 
 
 def parse_sbatch_opts(value: Any) -> list[Option]:
@@ -301,7 +313,7 @@ def job_name(run_id: str) -> str:
 
 
 def resource_options(resources: Resources | None) -> list[Option]:
-    """``--cpus-per-task`` / ``--mem`` (or ``--exclusive``) for a declared footprint."""
+    """``--cpus-per-task`` / ``--mem`` (``--exclusive``, ``--mem=0``) for a declared footprint."""
     if resources is None:
         return []
     options = []
@@ -311,6 +323,11 @@ def resource_options(resources: Resources | None) -> list[Option]:
         options.append(Option("cpus-per-task", str(max(1, math.ceil(resources.cpus)))))
     if resources.memory is not None:
         options.append(Option("mem", f"{max(1, math.ceil(resources.memory / 1024**2))}M"))
+    elif resources.cpus == "all":
+        # --exclusive alone gives every CPU but only DefMemPerCPU of memory for each
+        # (4G of an 8G node), and the "whole node" job was killed for memory: --mem=0
+        # is all of the node's (a memory option in sbatch_opts replaces it, as any)
+        options.append(Option("mem", "0"))
     return options
 
 

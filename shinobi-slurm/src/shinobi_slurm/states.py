@@ -80,8 +80,37 @@ class Limits:
 
 
 def _its(value: str | None, what: str) -> str:
-    """``its 64M of memory`` when the limit is known, else nothing."""
-    return f"its {value} {what}" if value else ""
+    """``its 64M of memory`` when the limit is known, else nothing; a share the
+    value ends with stays after it (``its 4G of memory (512M per CPU)``)."""
+    if not value:
+        return ""
+    amount, paren, share = value.partition(" (")
+    return f"its {amount} {what}{' (' if paren else ''}{share}"
+
+
+#: What a configured memory option is a share of.
+_SHARES = {"--mem-per-cpu": "per CPU", "--mem-per-gpu": "per GPU"}
+
+
+def _out_of_memory(limits: Limits, configured: bool | str) -> str:
+    """The message of a job Slurm stopped for memory: the limit it had, and what to raise.
+
+    ``configured`` is the memory option of ``sbatch_opts`` (``--mem-per-cpu=64M``;
+    True for a launch recorded before the option was kept, read as ``--mem``).
+    """
+    option = "--mem" if configured is True else configured or ""
+    name, _, value = option.partition("=")
+    memory = limits.memory
+    if memory and value and name in _SHARES and "(" not in memory:
+        memory = f"{memory} ({value} {_SHARES[name]})"
+    limit = _its(memory, "of memory") or f"its {name or '--mem'}"
+    remedy = (
+        f"raise {name}{f' (now {value})' if value else ''} in [backend.slurm] sbatch_opts,"
+        " which sets it for every job (a step's own declaration gives way to it)"
+        if option
+        else "declare more memory for the step (resources=Resources(memory=...))"
+    )
+    return f"out of memory: Slurm stopped it for using more than {limit} (OUT_OF_MEMORY); {remedy}"
 
 
 def _memory_hint(sig: int, limits: Limits) -> str:
@@ -106,7 +135,7 @@ def classify(
     limits: Limits | None = None,
     *,
     contained: bool = True,
-    memory_configured: bool = False,
+    memory_configured: bool | str = False,
 ) -> Outcome:
     """The :class:`Outcome` of one sacct record (a job or one array task).
 
@@ -118,6 +147,7 @@ def classify(
     runs its tool itself is killed for memory by Slurm, as OUT_OF_MEMORY.
     ``memory_configured``: ``[backend.slurm] sbatch_opts`` set the job's memory,
     which a step's own declaration gives way to: raising that is the remedy.
+    Given as the option (``--mem-per-cpu=64M``), the hint names that option.
     """
     limits = limits or Limits(record.memory_limit, record.time_limit)
     state = record.state
@@ -131,20 +161,8 @@ def classify(
             return Outcome("failed", killed + hint, -sig, sig)
         return Outcome("failed", f"exited with code {code}", code or 1)
     if state == "OUT_OF_MEMORY":
-        limit = _its(limits.memory, "of memory") or "its --mem"
-        remedy = (
-            "raise --mem in [backend.slurm] sbatch_opts, which sets it for every job (a"
-            " step's own declaration gives way to it)"
-            if memory_configured
-            else "declare more memory for the step (resources=Resources(memory=...))"
-        )
         return Outcome(
-            "failed",
-            f"out of memory: Slurm stopped it for using more than {limit} (OUT_OF_MEMORY);"
-            f" {remedy}",
-            code or 137,
-            None,
-            oom=True,
+            "failed", _out_of_memory(limits, memory_configured), code or 137, None, oom=True
         )
     if state == "TIMEOUT":
         limit = f"its time limit of {limits.time}" if limits.time else "its time limit"
@@ -195,7 +213,11 @@ def classify(
 
 
 def combine_tasks(
-    records: list[JobRecord], size: int, *, contained: bool = True, memory_configured: bool = False
+    records: list[JobRecord],
+    size: int,
+    *,
+    contained: bool = True,
+    memory_configured: bool | str = False,
 ) -> tuple[Outcome, dict[str, int]]:
     """One outcome for a job array of ``size`` tasks, and its tasks counted by phase.
 

@@ -162,7 +162,9 @@ def _step_state(
     tasks = None
     # a container engine's own memory kill reads as SIGKILL (see states._memory_hint)
     contained = bool(job.details.get("contained"))
-    configured = bool(job.details.get("memory_configured"))
+    configured = str(job.details.get("memory_option") or "") or bool(
+        job.details.get("memory_configured")
+    )
     if job.tasks:
         records = without_stale_ranges(records)
         outcome, tasks = combine_tasks(
