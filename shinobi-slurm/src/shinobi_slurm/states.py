@@ -53,6 +53,9 @@ class Outcome:
     returncode: int | None = None
     signal: int | None = None
     oom: bool = False
+    #: For a job array: the out-of-memory tasks when the task ``message`` names is not
+    #: one, said after it (and after what that task printed last).
+    also: str | None = None
 
 
 def _signal_name(number: int) -> str:
@@ -212,6 +215,20 @@ def classify(
     return Outcome("unknown", f"Slurm reports {state or 'nothing'}")
 
 
+def _out_of_memory_tasks(found: list[tuple[int, Outcome]]) -> str | None:
+    """``task 2: out of memory: ...`` for the tasks of an array Slurm stopped for memory.
+
+    Only the first failed task was named: an array whose task 1 exited 7 and
+    whose task 2 ran out of memory said nothing of memory, nor how to fix it.
+    """
+    if not found:
+        return None
+    found.sort(key=lambda pair: pair[0])
+    task, outcome = found[0]
+    others = f" (and {len(found) - 1} more task(s) out of memory)" if len(found) > 1 else ""
+    return f"task {task}: {outcome.message}{others}"
+
+
 def combine_tasks(
     records: list[JobRecord],
     size: int,
@@ -226,6 +243,7 @@ def combine_tasks(
     """
     counts: dict[str, int] = {}
     first_failed: tuple[int, Outcome] | None = None
+    out_of_memory: list[tuple[int, Outcome]] = []
     first_cancelled: Outcome | None = None
     seen = 0
     for record in records:
@@ -243,6 +261,8 @@ def combine_tasks(
             first_failed is None or (record.task or 0) < first_failed[0]
         ):
             first_failed = (record.task or 0, outcome)
+        if outcome.oom:
+            out_of_memory.append((record.task or 0, outcome))
         if outcome.phase == "cancelled" and first_cancelled is None:
             first_cancelled = outcome
     if seen < size:
@@ -254,9 +274,14 @@ def combine_tasks(
         message = f"task {task}: {outcome.message}"
         if failed > 1:
             message += f" ({failed} of {size} tasks failed)"
+        also = None if outcome.oom else _out_of_memory_tasks(out_of_memory)
         if active:  # the array is not over until its last task is
-            return Outcome("running", f"{message}; {active} task(s) not finished"), counts
-        return Outcome("failed", message, outcome.returncode, outcome.signal, outcome.oom), counts
+            running = f"{message}; {active} task(s) not finished"
+            return Outcome("running", running, also=also), counts
+        oom = outcome.oom or also is not None
+        return Outcome(
+            "failed", message, outcome.returncode, outcome.signal, oom, also=also
+        ), counts
     if active:
         if counts.get("running") or counts.get("completed"):
             return Outcome("running"), counts

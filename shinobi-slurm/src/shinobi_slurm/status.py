@@ -203,6 +203,8 @@ def _step_state(
             state.detail = f"the tool exited 0, but {said[len('shinobi: ') :]}"
         elif said:
             state.detail = f"{state.detail}: {said}"
+    if outcome.also:
+        state.detail = f"{state.detail}; {outcome.also}" if state.detail else outcome.also
     if state.detail and state.detail.startswith("never ran"):
         state.started = None
     return state
