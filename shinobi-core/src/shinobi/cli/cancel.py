@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+from shinobi.errors import UsageError
+
+if TYPE_CHECKING:
+    from shinobi.local_runs import LocalRun
 
 __all__ = ["command"]
 
@@ -20,9 +26,31 @@ __all__ = ["command"]
 def command(handle: str, workdir: Path | None) -> None:
     """Cancel the launch HANDLE (a handle.json, its folder, a run id or a unique start
     of one, or a recipe name)."""
-    from shinobi.launch.find import find_launch, workspace
+    from shinobi.launch.find import LocalRunNamed, find_launch, workspace
     from shinobi.launch.tracking import tracker_for
 
-    launch = find_launch(handle, workspace(workdir))
+    try:
+        launch = find_launch(handle, workspace(workdir))
+    except LocalRunNamed as exc:
+        raise UsageError(f"{exc}; {_how_to_stop(exc.runs)}") from None
     for line in tracker_for(launch).cancel(launch):
         click.echo(f"{launch.name}: {line}")
+
+
+def _how_to_stop(runs: list[LocalRun]) -> str:
+    """How to stop a ``ninja run`` that ``ninja cancel`` was given: ``cancel`` stops
+    launches only, and a run on a batch backend has jobs that run until stopped."""
+    from shinobi.launch.find import stop_hint
+    from shinobi.local_runs import jobs_ledgers
+
+    running = [run for run in runs if run.running]
+    run = (running or runs)[-1]
+    engines = sorted({ledger.parent.name for ledger in jobs_ledgers(run)})
+    jobs = "; ".join(f"its {e} jobs: {stop_hint(e, run.run_id)}" for e in engines)
+    if running:
+        also = f" (and cancels its {', '.join(engines)} jobs)" if engines else ""
+        said = f"run {run.run_id} is running: Ctrl-C in the terminal of its `ninja run`"
+        return f"{said} stops it{also}" + (f"; from elsewhere, {jobs}" if jobs else "")
+    if jobs:
+        return f"run {run.run_id} has ended; if a job of it is left, {jobs}"
+    return f"run {run.run_id} has ended: there is nothing to cancel"

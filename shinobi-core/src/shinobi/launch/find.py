@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shinobi.errors import UsageError
 from shinobi.launch.handle import (
@@ -22,7 +23,11 @@ from shinobi.launch.handle import (
 )
 from shinobi.launch.index import list_launches
 
+if TYPE_CHECKING:
+    from shinobi.local_runs import LocalRun
+
 __all__ = [
+    "LocalRunNamed",
     "all_launches",
     "damaged_handles",
     "find_launch",
@@ -32,6 +37,18 @@ __all__ = [
     "workspace",
     "workspace_launches",
 ]
+
+
+class LocalRunNamed(UsageError):
+    """A launch was asked for by the name of a run made here with ``ninja run``.
+
+    ``runs`` are the runs the name matched, for a command that can say more
+    about them (``ninja cancel``: how to stop one).
+    """
+
+    def __init__(self, message: str, runs: list[LocalRun]) -> None:
+        super().__init__(message)
+        self.runs = runs
 
 
 def workspace(workdir: str | Path | None = None) -> Path:
@@ -152,11 +169,13 @@ def find_launch(name: str, workdir: Path) -> LaunchHandle:
         )
     from shinobi.local_runs import local_runs
 
-    if any(name in (run.run_id, run.recipe) for run in local_runs(workdir)):
-        raise UsageError(
+    runs = [run for run in local_runs(workdir) if name in (run.run_id, run.recipe)]
+    if runs:
+        raise LocalRunNamed(
             f"{name!r} names a run made here with `ninja run`, not a launch (a launch is"
             f" what `ninja compile --submit` starts): `ninja logs {name}` shows its logs,"
-            " and `ninja runs` lists it"
+            " and `ninja runs` lists it",
+            runs,
         )
     known = ", ".join(sorted({h.recipe for h in launches})) or "none"
     raise UsageError(
