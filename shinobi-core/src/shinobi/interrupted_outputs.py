@@ -88,10 +88,15 @@ def _given(
     stays, and the step is warned about it: a half-written output under its
     final name, with no word of it, passed for a finished one."""
     uses = tuple(uses)
-    products = {path for path, _ in product_paths(uses, inputs)}
+    rewritten = {u.path for u in uses if u.mutable}  # the user's, whatever names them again
+    given = (
+        u.path
+        for u in uses
+        if u.role == "output" and u.field in inputs and not u.pattern and u.path not in rewritten
+    )
     asides = []
-    for path in dict.fromkeys(path for path, _ in product_paths(uses)):
-        how = None if path in products else _written(path, before, started)
+    for path in dict.fromkeys(given):
+        how = _written(path, before, started)
         if how is None or not os.path.lexists(path):
             continue
         if how == "made":

@@ -111,16 +111,21 @@ def _is_stream(output: Path) -> bool:
 
 
 def _write_into(output: Path, page: str) -> None:
-    from shinobi.errors import MachineRefused
-
     try:
         with open(output, "wb") as stream:
             stream.write(page.encode("utf-8"))
     except OSError as exc:
-        raise MachineRefused(
-            f"cannot write the report to {output}: {exc.strerror or exc}; write it elsewhere"
-            " with -o PATH, or to standard output with -o -"
-        ) from None
+        raise _unwritable(output, exc) from None
+
+
+def _unwritable(target: Path, exc: OSError) -> Exception:
+    """The one-line error for a report that could not be written at ``target``."""
+    from shinobi.errors import MachineRefused
+
+    return MachineRefused(
+        f"cannot write the report to {target}: {exc.strerror or exc}; write it elsewhere"
+        " with -o PATH, or to standard output with -o -"
+    )
 
 
 def _refuse_foreign(target: Path) -> None:
@@ -147,7 +152,7 @@ def _refuse_foreign(target: Path) -> None:
 def _write(target: Path, page: str) -> None:
     """Write the page at ``target``, in UTF-8 whatever the locale, whole or not at all
     (a full disk left an empty page behind)."""
-    from shinobi.errors import MachineRefused, UsageError
+    from shinobi.errors import UsageError
     from shinobi.launch.handle import atomic_write
 
     if not target.parent.is_dir():  # a typo must not create directories anywhere
@@ -158,7 +163,4 @@ def _write(target: Path, page: str) -> None:
         os.umask(mask)
         os.chmod(target, 0o666 & ~mask)
     except OSError as exc:
-        raise MachineRefused(
-            f"cannot write the report to {target}: {exc.strerror or exc}; write it elsewhere"
-            " with -o PATH, or to standard output with -o -"
-        ) from None
+        raise _unwritable(target, exc) from None

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 import string
 from collections.abc import Mapping
 from enum import Enum
@@ -25,7 +24,7 @@ from typing import Any
 
 from shinobi.backends.base import PathKind, PathRole, PathUse
 from shinobi.harvest import anchored
-from shinobi.steps.cab import Cab
+from shinobi.steps.cab import Cab, template_root
 from shinobi.steps.types import fields_of, paths_within
 
 __all__ = [
@@ -302,7 +301,7 @@ class _Filler(string.Formatter):
     None (an input not set) is refused rather than written as ``None``."""
 
     def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
-        root = _root(field_name)
+        root = template_root(field_name)
         if root in kwargs and kwargs[root] is None:
             raise _Unset(root)
         found = super().get_field(field_name, args, kwargs)
@@ -329,11 +328,6 @@ class _Unset(Exception):
 
 _FILLER = _Filler()
 _GLOB_FILLER = _GlobSafe()
-
-
-def _root(field_name: str) -> str:
-    """The input a template field names: ``ms`` of ``ms.stem`` or ``ms[0]``."""
-    return re.split(r"[.\[]", field_name, maxsplit=1)[0]
 
 
 def _enum_value(value: Any) -> Any:

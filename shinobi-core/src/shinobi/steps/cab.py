@@ -14,7 +14,13 @@ if TYPE_CHECKING:
 
     from shinobi.resources import Resources
 
-__all__ = ["Cab", "OutputRule", "ParamMeta", "Wrangler"]
+__all__ = ["Cab", "OutputRule", "ParamMeta", "Wrangler", "template_root"]
+
+
+def template_root(field_name: str) -> str:
+    """The input a template field names: ``ms`` of ``ms.stem`` or ``ms[0]``."""
+    return re.split(r"[.\[]", field_name, maxsplit=1)[0]
+
 
 #: How an output gets its value (see :meth:`Cab.output_rules`).
 OutputRule = Literal["passthrough", "implicit", "after", "default"]
@@ -247,7 +253,7 @@ class Cab:
         except ValueError as exc:  # an unmatched brace
             raise ValueError(f"{where} is not a template ({exc}; write {{{{ for a brace)") from None
         for name in names:
-            root = re.split(r"[.\[]", name, maxsplit=1)[0]
+            root = template_root(name)
             if not root or root.isdigit():  # {} or {0}: filled by position, and nothing is
                 example = f", e.g. {{{min(inputs)}}}" if inputs else ""
                 raise ValueError(

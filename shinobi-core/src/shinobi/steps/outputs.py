@@ -108,8 +108,7 @@ def collect_outputs(
     specs = fields_of(cab.outputs_model)
     for name, spec in specs.items():
         meta = cab.meta(name)
-        if meta.harvest and not _unset(meta.harvest, inputs):
-            pattern = format_template(meta.harvest, inputs, glob_pattern=True) or meta.harvest
+        if meta.harvest and (pattern := _harvest_pattern(meta.harvest, inputs)) is not None:
             matches = harvest(anchored(cwd, pattern))
             rel = [os.path.relpath(m, cwd) if not os.path.isabs(pattern) else m for m in matches]
             values[name] = rel if spec.is_list else (rel[0] if rel else spec.default)
@@ -138,14 +137,14 @@ def collect_outputs(
     return values, problems
 
 
-def _unset(template: str, inputs: Mapping[str, Any]) -> bool:
-    """Whether ``template`` names an input that is not set: an optional output
-    :func:`static_outputs` left absent (a required one it refused)."""
+def _harvest_pattern(template: str, inputs: Mapping[str, Any]) -> str | None:
+    """The glob a harvest ``template`` collects with ``inputs``, or None when it names
+    an input that is not set: an optional output :func:`static_outputs` left absent
+    (a required one it refused)."""
     try:
-        format_template(template, inputs)
+        return format_template(template, inputs, glob_pattern=True) or template
     except UnsetInput:
-        return True
-    return False
+        return None
 
 
 def optional_outputs(cab: Cab, uses: Iterable[PathUse], paths: Iterable[str]) -> dict[str, str]:
