@@ -226,7 +226,7 @@ def test_a_sigkill_blames_a_container_engine_only_where_one_ran(contained: bool)
 
 def test_out_of_memory_under_a_configured_mem_says_to_raise_that() -> None:
     """'Declare more memory for the step' sent the user to a declaration --mem overrides."""
-    from shinobi_slurm.sbatch import memory_configured
+    from shinobi_slurm.sbatch import memory_option
 
     line = "7|7|OUT_OF_MEMORY|0:125|2026-11-30T04:04:02|2026-11-30T04:04:09|None|50M|00:10:00|n1"
     record = parse_line(line)
@@ -237,6 +237,6 @@ def test_out_of_memory_under_a_configured_mem_says_to_raise_that() -> None:
         " job (a step's own declaration gives way to it)"
     )
     assert "resources=Resources" in (classify(record).message or "")
-    assert memory_configured({"sbatch_opts": ["--mem=50M"]})
-    assert memory_configured({"sbatch_opts": {"mem-per-cpu": "1G"}})
-    assert not memory_configured({"sbatch_opts": ["--partition=debug"]})
+    assert memory_option({"sbatch_opts": ["--mem=50M"]}) is not None
+    assert memory_option({"sbatch_opts": {"mem-per-cpu": "1G"}}) is not None
+    assert memory_option({"sbatch_opts": ["--partition=debug"]}) is None

@@ -87,9 +87,8 @@ class SlurmTarget(OffloadTarget):
             details: dict[str, object] = {"exit_code": files.exit_code}
             if job.image and options.container_runtime != "none":
                 details["contained"] = True  # its tool runs in a container engine
-            if configured_memory is not None:
-                details["memory_configured"] = True  # sbatch_opts, not the step, set it
-                details["memory_option"] = configured_memory.argument()  # which, to raise
+            if configured_memory is not None:  # sbatch_opts, not the step, set it: which
+                details["memory_option"] = configured_memory.argument()
             if job.guard:
                 details.update(guard=job.guard, skipped=files.skipped)
             if job.loop_end is not None:

@@ -36,7 +36,6 @@ __all__ = [
     "job_name",
     "line_break_in",
     "log_path",
-    "memory_configured",
     "memory_option",
     "merge_options",
     "overridden_by",
@@ -145,14 +144,9 @@ def _parse_one(text: str, following: str | None) -> tuple[Option, bool]:
     )
 
 
-def memory_configured(settings: Mapping[str, Any]) -> bool:
-    """Whether ``sbatch_opts`` sets every job's memory (``--mem``, ``--mem-per-cpu``,
-    ``--mem-per-gpu``), in place of what a step declares."""
-    return memory_option(settings) is not None
-
-
 def memory_option(settings: Mapping[str, Any]) -> Option | None:
-    """The option of ``sbatch_opts`` that sets every job's memory, if one does.
+    """The option of ``sbatch_opts`` that sets every job's memory (``--mem``,
+    ``--mem-per-cpu``, ``--mem-per-gpu``), in place of what a step declares, if one does.
 
     An out-of-memory hint names it: "raise --mem" to a user who had set
     ``--mem-per-cpu`` led to a job sbatch refused (the two exclude each other).

@@ -162,6 +162,7 @@ def _step_state(
     tasks = None
     # a container engine's own memory kill reads as SIGKILL (see states._memory_hint)
     contained = bool(job.details.get("contained"))
+    # the sbatch_opts memory option; a launch recorded before it was kept says only that one was
     configured = str(job.details.get("memory_option") or "") or bool(
         job.details.get("memory_configured")
     )
