@@ -238,14 +238,15 @@ def run_cab(
 
 
 def note_until_changed(session: Session, name: str, node: Node, result: StepResult) -> None:
-    """Record, for a step of a loop, whether the loop's until file has changed since
+    """Record, for a step of a loop, whether its cycle's until file has changed since
     before the loop (see :mod:`shinobi.stale_until`); a cached result keeps its own."""
     if node.loop is None or result.status == "cached" or "until_changed" in result.details:
         return
     from shinobi.stale_until import until_changed
 
     prefix = name[: len(name) - len(node.name)]  # a nested recipe's path
-    changed = until_changed(session.until_before.get(f"{prefix}{node.loop}"))
+    noted = session.until_before.get(f"{prefix}{node.loop}", {})
+    changed = until_changed(noted.get(node.iteration or 0))
     if changed is not None:
         result.details["until_changed"] = changed
 

@@ -278,13 +278,17 @@ def precheck_backends(
 
 
 def _look_at_until_files(graph: Graph, session: Session, plan: Callable[[], Any]) -> None:
-    """Note every loop's until file as it is before the run (see :mod:`shinobi.stale_until`)."""
+    """Note where each cycle's until file is, for the scheduler to look at as its
+    loop starts, and warn of loops sharing one (see :mod:`shinobi.stale_until`)."""
     if not any(node.until for _, node in graph.walk()):
         return  # no loop: nothing to plan
-    from shinobi.stale_until import signature, until_files
+    from shinobi.stale_until import shared_until_warnings, until_files
 
-    for found in until_files(plan(), session.cwd):
-        session.until_before[found.loop] = (found.path, signature(found.path))
+    found = until_files(plan(), session.cwd)
+    for until in found:
+        session.until_planned.setdefault(until.loop, {})[until.iteration] = until.path
+    for warning in shared_until_warnings(found):
+        session.warn(warning)
 
 
 def _interpreter_in(session: Session, step: str, venv: str) -> Any:

@@ -216,6 +216,8 @@ class _Wavefront:
         node = self.nodes[index]
         name = f"{self.prefix}{node.name}"
         values = resolve_wiring(node, self.inputs, self.output_of)
+        if node.loop is not None and node.iteration == 1:
+            self.note_until_before(node.loop)
         if node.guard is not None and self.converged_before(node):
             self.complete(index, self.skipped(node, name))
             return
@@ -275,22 +277,31 @@ class _Wavefront:
         for warning in warnings:
             self.session.warn(warning)
 
-    def note_handed_until(self) -> None:
-        """Note, before anything runs, the until file of each loop that is handed
-        its path (see :attr:`Graph.handed_until`), as the runner notes those
-        steps produce: a flag an earlier run left must not end this run's loop.
-        """
-        if not self.graph.handed_until:
-            return
-        from shinobi.stale_until import signature
+    def note_until_before(self, loop: str) -> None:
+        """Note each cycle's until file of ``loop`` as it is right before the loop's
+        first cycle (when its first step is ready), so a flag an earlier run left
+        does not end it, and one an earlier loop of this run wrote neither.
 
-        for loop, value in self.graph.handed_until.items():
-            path = resolve_value(value, self.inputs, self.output_of)
-            if isinstance(path, str | os.PathLike):
-                full = os.path.join(self.session.cwd, os.fspath(path))
-                self.session.until_before.setdefault(
-                    f"{self.prefix}{loop}", (full, signature(full))
-                )
+        The paths are the plan's (see :attr:`Session.until_planned`), or for a
+        loop handed its path (:attr:`Graph.handed_until`), that path in every cycle.
+        """
+        key = f"{self.prefix}{loop}"
+        if key in self.session.until_before:
+            return  # another step of the first cycle was ready first
+        from shinobi.graph import output_refs
+        from shinobi.stale_until import as_before
+
+        paths = dict(self.session.until_planned.get(key, {}))
+        handed = self.graph.handed_until.get(loop)
+        known = handed is not None and all(
+            self.results[self.graph.index[ref.step]] is not None for ref in output_refs(handed)
+        )
+        path = resolve_value(handed, self.inputs, self.output_of) if known else None
+        if isinstance(path, str | os.PathLike):
+            full = os.path.join(self.session.cwd, os.fspath(path))
+            cycles = {n.iteration for n in self.nodes if n.loop == loop and n.iteration}
+            paths = dict.fromkeys(cycles, full)
+        self.session.until_before[key] = as_before(paths)
 
     def converged_before(self, node: Node) -> bool:
         """Whether ``node``'s loop had converged before ``node``'s iteration.
@@ -308,9 +319,10 @@ class _Wavefront:
     def converged(self, node: Node) -> bool:
         """Whether the loop's until file is there, and a cycle of this run made it.
 
-        A file exactly as it was before the run (one an earlier run left)
-        counts only if the cycle before was skipped, or a cached step of it
-        recorded that it had changed the file (see :mod:`shinobi.stale_until`).
+        A file exactly as it was before the loop (one an earlier run, or an
+        earlier loop, left) counts only if the cycle before was skipped, or a
+        cached step of it recorded that it had changed the file (see
+        :mod:`shinobi.stale_until`).
         """
         path = resolve_value(node.guard, self.inputs, self.output_of)
         return self.flagged(str(node.loop), (node.iteration or 0) - 1, path)
@@ -324,7 +336,7 @@ class _Wavefront:
         full = os.path.join(self.session.cwd, str(path))
         if not os.path.exists(full):
             return False
-        before = self.session.until_before.get(f"{self.prefix}{loop}")
+        before = self.session.until_before.get(f"{self.prefix}{loop}", {}).get(iteration)
         if before is None or before[0] != full or until_changed(before):
             return True
         cycle = [
@@ -654,7 +666,6 @@ class _Wavefront:
         # The roots are listed before any is made ready: a root that completes
         # at once (an empty scatter, a skipped iteration) makes its dependants
         # ready itself, and they must not be found again by this loop.
-        self.note_handed_until()
         self.note_turns()
         roots = [index for index, count in enumerate(self.pending_deps) if count == 0]
         for index in roots:

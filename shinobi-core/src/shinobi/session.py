@@ -103,8 +103,11 @@ class Session:
     warnings: list[str] = field(default_factory=list, init=False)
     interrupted: int | None = field(default=None, init=False)
     undying: tuple[int, ...] = field(default=(), init=False)
-    #: dotted loop name -> (its until file, that file's signature before the run)
-    until_before: dict[str, tuple[str, Any]] = field(default_factory=dict, init=False)
+    #: dotted loop name -> cycle -> its until file, where the plan knows it
+    until_planned: dict[str, dict[int, str]] = field(default_factory=dict, init=False)
+    #: dotted loop name -> cycle -> (its until file, that file's signature right
+    #: before the loop's first cycle); see :mod:`shinobi.stale_until`
+    until_before: dict[str, dict[int, tuple[str, Any]]] = field(default_factory=dict, init=False)
     #: How many slices each scattered step was given, once known (full names):
     #: a run that stops early still lists those that never started.
     planned_slices: dict[str, int] = field(default_factory=dict, init=False)

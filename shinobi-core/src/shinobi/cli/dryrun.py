@@ -71,6 +71,7 @@ def show_dryrun(
     for warning in warnings:
         click.echo(f"ninja: warning: {warning}", err=True)
     _warn_clashes(plan)
+    _warn_shared_until(plan, session.cwd)
     _warn_missing_programs(graph, session)
 
 
@@ -96,6 +97,14 @@ def _warn_clashes(plan: Any, prefix: str = "") -> None:
     for step in plan.steps:
         if step.children is not None:
             _warn_clashes(step.children, f"{step.name}.")
+
+
+def _warn_shared_until(plan: Any, cwd: str) -> None:
+    """Loops that share an until file, as the run warns of them."""
+    from shinobi.stale_until import shared_until_warnings, until_files
+
+    for warning in shared_until_warnings(until_files(plan, cwd)):
+        click.echo(f"ninja: warning: {warning}", err=True)
 
 
 def _warn_missing_programs(graph: Any, session: Any) -> None:

@@ -332,6 +332,7 @@ def build_jobs(plan: Plan, cwd: str, run_id: str) -> JobGraph:
     from shinobi.stale_until import until_files
 
     graph = JobGraph(recipe=plan.graph.recipe.name, cwd=cwd, run_id=run_id)
-    found = {u.loop: u.path for u in until_files(plan, cwd)}
+    # an offloaded loop's until path is the same in every cycle: its first cycle's
+    found = {u.loop: u.path for u in until_files(plan, cwd) if u.iteration == 1}
     _Flattener(graph, found).flatten(plan, "", [])
     return graph
