@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 __all__ = [
+    "CACHE_DISABLED",
     "CommandFailed",
     "Samples",
     "Timing",
@@ -87,6 +88,11 @@ def timed(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Timing:
     cpu, wall = cpu_seconds(), time.perf_counter()
     call(*args, **kwargs)
     return Timing(time.perf_counter() - wall, cpu_seconds() - cpu)
+
+
+#: What a measured ``ninja run`` with the step cache disabled gets in its environment:
+#: no entry looked up, none stored (``--no-cache`` runs every step, but stores them).
+CACHE_DISABLED = {"SHINOBI_CACHE_ENABLED": "0"}
 
 
 def bench_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

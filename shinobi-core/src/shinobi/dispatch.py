@@ -170,7 +170,8 @@ def run_cab(
         hit: StepResult | None = None
         try:  # hashing a large input takes a while: a Ctrl-C must not wait for it
             key = cache.key(cab, invocation, backend_name, backend, stopping)
-            hit = cache.lookup(key, name, session.cwd, stopping) if key else None
+            if key and not session.refresh_cache:  # refreshing: run, and store anew
+                hit = cache.lookup(key, name, session.cwd, stopping)
         except DigestStopped:  # the check below makes the step cancelled
             key = None
         if hit is not None:

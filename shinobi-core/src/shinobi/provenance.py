@@ -182,6 +182,13 @@ def installed_versions() -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
+def _cache_setting(session: Session) -> dict[str, bool]:
+    """Whether the run used the step cache, and whether it only stored
+    (``ninja run --no-cache``: every step ran, its result replaced the entry)."""
+    enabled = session.use_cache and session.cache is not None
+    return {"enabled": enabled, "refreshed": enabled and session.refresh_cache}
+
+
 def _host() -> dict[str, Any]:
     try:
         import getpass
@@ -324,7 +331,7 @@ class ManifestRecorder:
             "environment": allowed_environment(config.provenance.env_allow),
             "config": {
                 "execution": _plain(config.execution.model_dump()),
-                "cache": {"enabled": session.use_cache and session.cache is not None},
+                "cache": _cache_setting(session),
             },
             "graph": {"nodes": list(nodes.values())},
             "steps": [],

@@ -131,8 +131,8 @@ def attach_records(
         cache = StepCache(config.cache_dir(), run_id=session.run_id)
         cache.memo.on_large = lambda path, read: session.warn(
             f"reading {path} ({read / 1e9:.1f} GB) for the step cache: a large"
-            " file takes a while the first time, and is remembered after; --no-cache"
-            " skips it",
+            " file takes a while the first time, and is remembered after;"
+            " cache.enabled = false (SHINOBI_CACHE_ENABLED=0) skips it",
             once=f"large-read:{path}",
         )
         cache.on_refused = lambda said: session.warn(said, once="cache-refused")

@@ -311,8 +311,14 @@ def run_recipe(
     observers: list[RunObserver] | None = None,
     use_cache: bool | None = None,
     provenance: bool | None = None,
+    refresh_cache: bool = False,
 ) -> RecipeResult:
     """Run ``recipe`` here and return its result; raises :class:`Interrupted` on a signal.
+
+    ``use_cache`` False keeps the step cache out of the run (nothing read,
+    nothing stored); None follows ``cache.enabled``. ``refresh_cache`` runs
+    every step without reading the cache and stores the new results in place
+    of the old (what ``ninja run --no-cache`` does), when the cache is in use.
 
     A recipe that cannot run as wired (see :func:`shinobi.plan.preflight`) is
     refused with a :class:`~shinobi.errors.UsageError` before anything runs.
@@ -339,6 +345,7 @@ def run_recipe(
         observers=observers,
         use_cache=use_cache,
         provenance=provenance,
+        refresh_cache=refresh_cache,
     )
 
 
@@ -370,8 +377,10 @@ def run_prepared(
     observers: list[RunObserver] | None = None,
     use_cache: bool | None = None,
     provenance: bool | None = None,
+    refresh_cache: bool = False,
 ) -> RecipeResult:
-    """Run a graph :func:`prepare` built, with inputs already validated.
+    """Run a graph :func:`prepare` built, with inputs already validated
+    (``use_cache`` and ``refresh_cache`` as for :func:`run_recipe`).
 
     The CLI builds and checks the graph before it runs anything (to refuse a
     bad recipe with a usage error); this runs that same graph rather than
@@ -390,6 +399,7 @@ def run_prepared(
         backend_name=backend,
         observers=list(observers or []),
         use_cache=config.cache.enabled if use_cache is None else use_cache,
+        refresh_cache=refresh_cache,
     )
     session.run_dir = runs_root(base.resolve()) / session.run_id
     (session.run_dir / "logs").mkdir(parents=True, exist_ok=True)

@@ -92,6 +92,12 @@ class Session:
     run_dir: Path | None = None
     observers: list[RunObserver] = field(default_factory=list)
     use_cache: bool = True
+    #: Run every step without looking in the cache, and store what it makes,
+    #: replacing the entries it bypassed (``ninja run --no-cache``): otherwise the
+    #: next plain run replays the result that was bypassed, which is what a
+    #: change the key cannot see (a script named inside ``sh -c``) needs to end.
+    #: Moot when :attr:`use_cache` is false (no cache at all).
+    refresh_cache: bool = False
     cache: Any = None
     pre_run_checks: list[Callable[[Invocation], None]] = field(default_factory=list)
     control: RunControl = field(init=False)

@@ -145,7 +145,7 @@ def group() -> None:
     A step whose tool, arguments, input contents, image and backend are all
     unchanged is not run again: its recorded result is reused, provided the
     outputs it left are still there unchanged. `ninja run --no-cache` runs
-    every step regardless.
+    every step regardless, and stores the new results in place of the old.
     """
 
 

@@ -51,7 +51,9 @@ class _RunCommand(MachineOutputCommand, RecipeCommand):
     help="Print the result (or the dry-run plan) as JSON on stdout, and all else on stderr.",
 )
 @click.option(
-    "--no-cache", is_flag=True, help="Run every step even when an identical result is cached."
+    "--no-cache",
+    is_flag=True,
+    help="Run every step, ignoring cached results, and store the new ones.",
 )
 @click.option(
     "--provenance/--no-provenance",
@@ -129,7 +131,7 @@ def _run(
             config=config,
             workdir=workdir,
             observers=[progress],
-            use_cache=False if no_cache else None,
+            refresh_cache=no_cache,  # stores what it ran: the next run replays that
             provenance=provenance,
         )
     except Interrupted as stopped:
