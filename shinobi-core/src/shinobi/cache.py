@@ -114,7 +114,25 @@ def _project_relative(words: Sequence[str], cwd: str) -> list[str]:
     project runs the same script (whose content is keyed on its own).
     """
     prefix = cwd.rstrip("/") + "/"
-    return [word[len(prefix) :] if word.startswith(prefix) else word for word in words]
+    return [_inside(word, prefix) for word in words]
+
+
+def _inside(word: str, prefix: str) -> str:
+    """``word`` relative to the working directory ``prefix`` when it lies inside it.
+
+    A path that starts with the prefix yet climbs out of it (``CWD/../out/x``,
+    what ``--dst ../out/x`` becomes) stays absolute: a copied project writing
+    to its own ``../out/x`` must not share the key of the original's, whose
+    entry would hand it the original's file as a hit.
+    """
+    if not word.startswith(prefix):
+        return word
+    rel = word[len(prefix) :]
+    if os.pardir in rel:  # rare: only then is the path normalised to see where it ends
+        climbed = os.path.normpath(rel)
+        if climbed == os.pardir or climbed.startswith(os.pardir + os.sep):
+            return word
+    return rel
 
 
 def _products(invocation: Invocation) -> list[tuple[str, str, bool]]:
