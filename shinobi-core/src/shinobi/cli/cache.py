@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import time
 from pathlib import Path
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
     from shinobi.cache import CacheEntry, StepCache
 
 __all__ = ["group"]
+
+#: What may follow a step's name in the name an entry was recorded for: slice
+#: numbers (``[5]``, ``[1][3]``), then a nested recipe's ``.step`` (see :func:`_is_step`).
+_STEP_TAIL = re.compile(r"(?:\[[0-9]+\])*(?:\..+)?", re.DOTALL)
 
 
 def _given_dir(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
@@ -120,7 +125,9 @@ def _unremoved(cache: StepCache, failed: dict[str, str]) -> None:
         )
 
 
-def _as_json(entry: CacheEntry, stale: bool | None = None) -> dict[str, Any]:
+def _as_json(entry: CacheEntry, stale: bool | None = None, checked: bool = False) -> dict[str, Any]:
+    """``entry`` as ``--json`` gives it; with ``checked``, its ``stale`` state too
+    (None: made on another host, and not looked at)."""
     data: dict[str, Any] = {
         "key": entry.key,
         "step": entry.step,
@@ -133,7 +140,7 @@ def _as_json(entry: CacheEntry, stale: bool | None = None) -> dict[str, Any]:
         "bytes": entry.size,
         "problem": entry.problem,
     }
-    if stale is not None:
+    if checked:
         data["stale"] = stale
     return data
 
@@ -149,26 +156,52 @@ def group() -> None:
     """
 
 
+all_hosts_option = click.option(
+    "--all-hosts", is_flag=True, help="Check entries made on other hosts too (shared cache)."
+)
+
+
+def _checked_here(entry: CacheEntry, all_hosts: bool, host: str) -> bool:
+    """Whether ``ls --stale`` and ``prune`` look at ``entry``'s outputs: those of
+    an entry made on another host are usually not visible here, and would look
+    gone, so only with --all-hosts. An unusable entry is stale wherever it was made."""
+    return all_hosts or entry.host == host or entry.problem is not None
+
+
 @group.command("ls")
 @cache_dir_option
-@click.option("--stale", "check", is_flag=True, help="Also say which entries can no longer hit.")
+@click.option(
+    "--stale",
+    "check",
+    is_flag=True,
+    help="Also say which entries can no longer hit (of this host's, unless --all-hosts).",
+)
+@all_hosts_option
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON.")
-def ls(cache_dir: Path | None, check: bool, as_json: bool) -> None:
-    """List cached step results, newest first."""
+def ls(cache_dir: Path | None, check: bool, all_hosts: bool, as_json: bool) -> None:
+    """List cached step results, newest first.
+
+    With --stale, an entry made on another host is shown as not checked (null
+    in --json), as `prune` leaves it alone, unless --all-hosts is given.
+    """
     cache = _open(cache_dir)
     entries = sorted(_entries(cache), key=lambda e: e.created, reverse=True)
-    stale = {e.key: cache.is_stale(e) for e in entries} if check else {}
+    stale: dict[str, bool | None] = {}
     if check:
+        host = socket.gethostname()
+        for e in entries:
+            stale[e.key] = cache.is_stale(e) if _checked_here(e, all_hosts, host) else None
         cache.close()  # what was read to tell is remembered, as a run remembers it
     if as_json:
-        rows = [_as_json(e, stale.get(e.key) if check else None) for e in entries]
+        rows = [_as_json(e, stale.get(e.key), checked=check) for e in entries]
         click.echo(json.dumps({"cache_dir": str(cache.root), "entries": rows}, indent=2))
         return
     if not entries:
         click.echo(f"the step cache in {cache.root} is empty")
         return
+    marks = {True: "  STALE", False: "  ok", None: "  not checked here (--all-hosts checks it)"}
     for entry in entries:
-        mark = ("  STALE" if stale.get(entry.key) else "  ok") if check else ""
+        mark = marks[stale[entry.key]] if check else ""
         if entry.problem is not None:
             mark += f"  (unusable: {entry.problem})"
         click.echo(
@@ -180,11 +213,11 @@ def ls(cache_dir: Path | None, check: bool, as_json: bool) -> None:
 
 def _is_step(recorded: str, step: str) -> bool:
     """Whether an entry recorded for ``recorded`` belongs to ``step``: the step
-    itself, or a slice of it when it is scattered (``hash`` takes ``hash[5]``)."""
-    if recorded == step:
-        return True
-    head, bracket, rest = recorded.partition("[")
-    return bool(bracket) and head == step and rest[:-1].isdigit() and rest.endswith("]")
+    itself, a slice of it when it is scattered (``hash`` takes ``hash[5]``), or a
+    step inside it when it is a nested recipe (``sub`` takes ``sub.a``, ``sub[2].a``)."""
+    if not recorded.startswith(step):
+        return False
+    return _STEP_TAIL.fullmatch(recorded, len(step)) is not None
 
 
 def _matching(cache: StepCache, keys: tuple[str, ...], step: str | None) -> list[CacheEntry]:
@@ -214,7 +247,8 @@ def _matching(cache: StepCache, keys: tuple[str, ...], step: str | None) -> list
                 f"{key!r} matches {len(found)} cache entries; give more of the key"
                 " (`ninja cache ls` shows them)"
             )
-        chosen.extend(found)
+        if all(e.key != found[0].key for e in chosen):  # two prefixes of one key
+            chosen.extend(found)
     return chosen
 
 
@@ -223,7 +257,8 @@ def _matching(cache: StepCache, keys: tuple[str, ...], step: str | None) -> list
 @click.argument("keys", nargs=-1)
 @click.option(
     "--step",
-    help="Remove every entry recorded for the step of this name (every slice of a scattered one).",
+    help="Remove every entry recorded for the step of this name (every slice of a scattered"
+    " one, every step of a nested recipe).",
 )
 @click.option("--all", "everything", is_flag=True, help="Remove every entry.")
 def rm(cache_dir: Path | None, keys: tuple[str, ...], step: str | None, everything: bool) -> None:
@@ -255,9 +290,7 @@ def rm(cache_dir: Path | None, keys: tuple[str, ...], step: str | None, everythi
     metavar="AGE",
     help="Also remove entries older than AGE: 30d, 12h, 2w (a bare number is days).",
 )
-@click.option(
-    "--all-hosts", is_flag=True, help="Check entries made on other hosts too (shared cache)."
-)
+@all_hosts_option
 @click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was removed as JSON.")
 def prune(
@@ -284,7 +317,7 @@ def prune(
     failed: dict[str, str] = {}
     try:
         for entry in cache.entries():
-            why = _why_prune(cache, entry, cutoff, all_hosts or entry.host == host)
+            why = _why_prune(cache, entry, cutoff, _checked_here(entry, all_hosts, host))
             if why is not None:
                 doomed.append((entry, why))
         leftovers = cache.leftovers()
