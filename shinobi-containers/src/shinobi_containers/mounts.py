@@ -19,8 +19,9 @@ mount on the command line differs per engine. The rules, in order:
   input is re-mounted read-only at its own path, so both promises hold;
   declaring a write inside a ``writable: false`` input is refused;
 * mounts are identity mounts (host path == container path) of the real,
-  symlink-resolved directory; a path reached through a symlink is mounted at
-  its spelled path too when nothing else makes that spelling resolve;
+  symlink-resolved directory; a path reached through symlinks is mounted at
+  each name it takes on the way (every link followed, in its parent
+  directories too, hop after hop) when nothing else makes that name resolve;
 * no mount covers a directory the image keeps its own software or settings in
   (/usr/bin, /usr/lib, /etc, /opt, ...: :data:`IMAGE_TREES`), nor lies in one of
   its programs, libraries or settings (:data:`PROGRAM_TREES`), since the host's
@@ -355,29 +356,39 @@ class _Planner:
         is kept, is written through the link, and a target the container cannot
         see makes the write fail, or land in the container's own /tmp and be
         lost with it. A dangling link counts too: writing creates its target.
-        A link whose target is reached through another link (``obs.txt ->
-        archive/current/obs.txt``, ``current -> 2026-11``) needs each hop's
-        directory under the name the link gives it, or the container stops at
-        the first name it does not have.
+        A link anywhere along the path counts, not only its last name: with
+        ``s2 -> /scratch/s2`` and ``/scratch/s2/cur -> real``, ``s2/cur/x.txt``
+        leaves the working directory's mount through ``s2``, and the container
+        then needs ``/scratch/s2/cur`` by that name. So each name the path takes
+        on the way (:meth:`spellings`) has its directory mounted under that
+        name, or the container stops at the first name it does not have.
         """
-        if use.pattern:
-            return []  # its directory is resolved (and mounted at both names) as is
         if use.role == "input" and not self.host.exists(use.path):
             return []  # refused, or the tool's to report missing
-        real = self.host.realpath(use.path)
-        if real == use.path:
-            return []
-        hops: list[str] = []
-        hop = self.host.readlink(use.path)
-        while hop is not None and len(hops) < _MAX_HOPS:
-            hop = _without_dotdot(hop, self.host)
-            following = self.host.readlink(hop)
-            if following is None and hop == real:
-                break  # the end of the chain: `last` below makes it visible
-            hops.append(os.path.dirname(hop))
-            hop = following
-        last = real if use.role == "input" and use.kind == "dir" else os.path.dirname(real)
-        return [*hops, last]
+        if use.pattern:
+            return self.spellings(needed_directory(use))[1:]
+        whole = use.role == "input" and use.kind == "dir"
+        return [name if whole else os.path.dirname(name) for name in self.spellings(use.path)[1:]]
+
+    def spellings(self, path: str) -> list[str]:
+        """``path``, then each name it becomes as the kernel resolves it: at every
+        symlink met, parents included, the rest of the path is joined to the link's
+        target and resolved again from its start, until no link is left (or
+        :data:`_MAX_HOPS` were followed). The last one is the real path."""
+        if self.host.realpath(path) == path:
+            return [path]  # no link anywhere along it
+        names = [path]
+        rest = path.strip("/").split("/")
+        resolved = ""  # the part of the latest name walked: no links in it
+        while rest:
+            name = f"{resolved}/{rest.pop(0)}"
+            target = self.host.readlink(name)
+            if target is None or len(names) > _MAX_HOPS:
+                resolved = name
+                continue
+            names.append(_without_dotdot(os.path.join(target, *rest), self.host))
+            rest, resolved = names[-1].strip("/").split("/"), ""
+        return names
 
     def mounts_for(self, need: _Need, protected: Sequence[_Protected]) -> list[Mount]:
         existing = self.nearest_existing(need.path)
