@@ -351,8 +351,14 @@ class RecipeCommand(click.Command):
         return recipe.inputs_model if recipe is not None else None
 
     def _input_options(self, recipe: Any, ctx: click.Context) -> list[click.Option]:
-        # --help is not among the params yet (click adds it when it parses)
-        own = {opt for p in self.params for opt in getattr(p, "opts", [])}
+        # --help is not among the params yet (click adds it when it parses); a
+        # flag's second name (--no-provenance) is the command's too, or an input
+        # `no_provenance` would take it over
+        own = {
+            opt
+            for p in self.params
+            for opt in (*getattr(p, "opts", []), *getattr(p, "secondary_opts", []))
+        }
         own.update(ctx.help_option_names)
         # each field's click type and default, worked out once (a default may be a
         # factory's product)
