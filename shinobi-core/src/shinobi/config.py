@@ -118,7 +118,7 @@ class ExecutionConfig(_Section):
         size = parse_size(value)  # raises ValueError with the accepted forms
         if size == 0:
             raise ValueError("a run's memory budget must be more than 0 bytes")
-        refuse_unitless(size, "a run's memory budget")  # `memory = 64` meant gigabytes
+        refuse_unitless(size, "a run's memory budget", value)  # `memory = 64` meant gigabytes
         return value if isinstance(value, str) else size
 
 

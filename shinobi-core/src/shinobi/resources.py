@@ -80,18 +80,32 @@ def parse_size(value: int | float | str) -> int:
 SMALLEST_MEMORY = 1024**2
 
 
-def refuse_unitless(size: int, what: str) -> None:
+def refuse_unitless(size: int, what: str, written: object) -> None:
     """Refuse a memory size too small to be meant (raises ValueError), where it is written.
 
     A bare number is bytes, so ``16`` slips through parsing and only fails
     later: a container runtime refuses it mid-run, Slurm rounds it up to
-    ``--mem=1M``. ``what`` names the setting ("a run's memory budget").
+    ``--mem=1M``. ``what`` names the setting ("a run's memory budget");
+    ``written`` is the value as given, so a size written with its unit
+    (``"1M"``) is told the least it may be, not to write the unit it has.
     """
-    if 0 < size < SMALLEST_MEMORY:
+    if not 0 < size < SMALLEST_MEMORY:
+        return
+    least = format_size(SMALLEST_MEMORY)
+    if _bare(written):
         raise ValueError(
-            f"{what} of {size} bytes is too small to be meant (a bare number"
-            " is bytes): write the unit, e.g. '64GiB'"
+            f"{what} of {size} bytes is too small to be meant (a bare number is bytes):"
+            f" write the unit, e.g. '64GiB' (the least is {least})"
         )
+    raise ValueError(f"{what} of {size} bytes is too small to be meant: give at least {least}")
+
+
+def _bare(written: object) -> bool:
+    """Whether a size was written as a number without a unit (``16``, ``"16"``)."""
+    if isinstance(written, str):
+        match = _SIZE.match(written)
+        return match is not None and not match.group(2)
+    return True
 
 
 def format_size(size: int) -> str:
@@ -146,7 +160,7 @@ class Resources:
                 " to declare none)"
             )
         if size is not None:
-            refuse_unitless(size, f"Resources(memory={memory!r}): a step's memory")
+            refuse_unitless(size, f"Resources(memory={memory!r}): a step's memory", memory)
         object.__setattr__(self, "memory", size)
 
     @property
