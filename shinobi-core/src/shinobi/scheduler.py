@@ -246,22 +246,30 @@ class _Wavefront:
 
     def check_slices(self, index: int, name: str, parts: list[dict[str, Any]]) -> None:
         """Hold a scatter's slices to one at a time when they would rewrite one path,
-        and say when one's harvest glob would collect another's files.
+        and say when two write the same output or one's harvest glob would collect
+        another's files.
 
-        Planned only where either can happen: more than one worker, or a cab
-        that harvests (one worker runs slices in turn, and plans nothing else).
+        One worker runs slices in turn, so there only the warnings are left: two
+        slices writing one output still replace each other's product.
         """
-        from shinobi.shared_slices import harvests_overlapping, plan_slices, slices_sharing
+        from shinobi.shared_slices import (
+            harvests_overlapping,
+            plan_slices,
+            slices_clashing,
+            slices_sharing,
+        )
 
         node = self.nodes[index]
         cab = cab_of(node.step)
         harvests = cab is None or any(m.harvest for m in cab.field_meta.values())
-        if self.max_workers == 1 and not harvests:
-            return
         uses = plan_slices(node, name, parts, self.session.cwd)
-        reason = slices_sharing(name, uses) if self.max_workers > 1 else None
+        if self.max_workers > 1:
+            reason = slices_sharing(name, uses)
+            if reason:
+                self.serial.add(index)
+        else:
+            reason = slices_clashing(name, uses)
         if reason:
-            self.serial.add(index)
             self.session.warn(reason)
         overlap = harvests_overlapping(name, uses, self.session.cwd) if harvests else None
         if overlap:

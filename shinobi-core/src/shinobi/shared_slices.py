@@ -12,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-__all__ = ["every_planned_step", "harvests_overlapping", "plan_slices", "slices_sharing"]
+__all__ = [
+    "every_planned_step",
+    "harvests_overlapping",
+    "plan_slices",
+    "slices_clashing",
+    "slices_sharing",
+]
 
 #: The slices whose harvest patterns are compared pairwise (the rest are not).
 _HARVESTS_COMPARED = 100
@@ -39,6 +45,17 @@ def slices_sharing(name: str, uses: Sequence[Sequence[Any]]) -> str | None:
 
     shared = shared_rewritten(uses)
     return None if shared is None else f"step {name!r}: {shared.note()}"
+
+
+def slices_clashing(name: str, uses: Sequence[Sequence[Any]]) -> str | None:
+    """A warning when two slices of step ``name`` produce the very same output, or
+    None. One worker runs slices in turn, so only this case of
+    :func:`slices_sharing` matters there: the second still replaces the first's
+    product."""
+    from shinobi.offload.ordering import SharedPath, same_product
+
+    clash = same_product(uses)
+    return None if clash is None else f"step {name!r}: {SharedPath(clash[0], clash).note()}"
 
 
 def harvests_overlapping(name: str, uses: Sequence[Sequence[Any]], cwd: str) -> str | None:

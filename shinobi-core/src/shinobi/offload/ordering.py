@@ -44,6 +44,7 @@ __all__ = [
     "derive_edges",
     "path_turns",
     "produces",
+    "same_product",
     "shared_rewritten",
     "writes",
 ]
@@ -383,10 +384,10 @@ def shared_rewritten(
     shared = next((root for root in sorted(written) if len(slices[root]) > 1), None)
     if shared is None:
         return None
-    return SharedPath(shared, _same_product(uses))
+    return SharedPath(shared, same_product(uses))
 
 
-def _same_product(uses: Sequence[Sequence[PathUse]]) -> tuple[str, int, int] | None:
+def same_product(uses: Sequence[Sequence[PathUse]]) -> tuple[str, int, int] | None:
     """The first output path two slices both produce (not rewrite in place)."""
     seen: dict[str, int] = {}
     for index, slice_uses in enumerate(uses):
