@@ -256,6 +256,36 @@ def _graph_nodes(graph: Graph, prefix: str = "") -> list[dict[str, Any]]:
     return nodes
 
 
+def _repeated_steps(graph: Graph) -> tuple[set[str], dict[str, list[str]]]:
+    """The graph nodes a scatter repeats, and what each scattered nested recipe repeats.
+
+    A step inside a scattered nested recipe runs as ``sub[0].first``,
+    ``sub[1].first``, ...; its node's own name (``sub.first``) is a template no
+    step ever has, so it is never listed as a step. Returned: those template
+    names, and for each scattered nested recipe (by its node's name) the names
+    of its steps relative to it (``first``, ``L.1``, ``inner.a``), down to and
+    including a scattered recipe inside it, whose steps are its own.
+    """
+    repeated: set[str] = set()
+    scattered: dict[str, list[str]] = {}
+
+    def walk(inner: Graph, prefix: str, into: list[str] | None, relative: str) -> None:
+        for node in inner.nodes:
+            name = f"{prefix}{node.name}"
+            if into is not None:
+                repeated.add(name)
+                into.append(f"{relative}{node.name}")
+            if node.subgraph is None:
+                continue
+            if node.scatter:
+                walk(node.subgraph, f"{name}.", scattered.setdefault(name, []), "")
+            else:
+                walk(node.subgraph, f"{name}.", into, f"{relative}{node.name}.")
+
+    walk(graph, "", None, "")
+    return repeated, scattered
+
+
 def _program_file(name: str, cwd: str) -> str | None:
     """The file the program ``name`` is (a path against ``cwd``, else looked up on
     PATH), links resolved, or None when there is none."""
@@ -284,6 +314,10 @@ class ManifestRecorder:
         self.lock = threading.Lock()
         self.dirty = False
         self.planned_slices: dict[str, int] = {}
+        #: The nodes a scatter repeats, and each scattered nested recipe's steps
+        #: (see :func:`_repeated_steps`).
+        self.repeated: set[str] = set()
+        self.scattered: dict[str, list[str]] = {}
         self.cwd = os.getcwd()  # where the steps run: the session's, once started
         self.programs: dict[str, str | None] = {}
         #: The run's step cache, which hashed each step's inputs for its key.
@@ -338,13 +372,15 @@ class ManifestRecorder:
             "warnings": [],
         }
         recorder = cls(session.run_dir / "manifest.json", document, nodes)
+        recorder.repeated, recorder.scattered = _repeated_steps(graph)
         recorder.planned_slices = session.planned_slices  # filled in as the run goes
         recorder.cwd = session.cwd
         recorder.cache = session.cache
         if session.cache is not None:  # it keeps what each key read only when asked
             session.cache.read_inputs = {}
         for name in nodes:  # every step is listed from the start: pending until it runs
-            recorder._record(name)
+            if name not in recorder.repeated:  # a scatter's slices are listed as planned
+                recorder._record(name)
         recorder.write()
         recorder.thread.start()
         return recorder
@@ -547,14 +583,28 @@ class ManifestRecorder:
         """
         reached = {record["node"] for record in self.steps.values()}
         for name in self.nodes:
-            if name not in reached:
+            if name not in reached and name not in self.repeated:
                 self._record(name)
         for name, count in self.planned_slices.items():  # slices that never started
             for index in range(count):
                 self._record(f"{name}[{index}]")
+        for name in self.scattered.keys() - self.repeated:  # and their steps
+            self._slice_steps(name, name)
         for name, record in self.steps.items():
             if record["status"] == "pending":
                 self.steps[name] = {**record, "status": "not run"}
+
+    def _slice_steps(self, node: str, step: str) -> None:
+        """Every step of each planned slice of the scattered nested recipe ``step``
+        (graph node ``node``), listed (lock held): those a failure or a signal kept
+        from starting stay pending, to be marked not run. A scattered recipe
+        inside it is followed into the slices it planned in its turn."""
+        for index in range(self.planned_slices.get(step, 0)):
+            for relative in self.scattered[node]:
+                inner = f"{step}[{index}].{relative}"
+                self._record(inner)
+                if f"{node}.{relative}" in self.scattered:
+                    self._slice_steps(f"{node}.{relative}", inner)
 
     def close(self, result: RecipeResult, session: Session | None = None) -> None:
         """The run ended (successfully, with a failure, or interrupted)."""

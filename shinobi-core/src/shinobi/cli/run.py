@@ -225,8 +225,8 @@ def _not_run(name: str, node: Any, *, a_slice: bool = False) -> dict[str, Any]:
     if node is None:
         return entry
     if node.scatter and not a_slice:
-        entry["slices"] = []
-    if node.subgraph is not None:
+        entry["slices"] = []  # its steps are its slices' (sub[0].first): none planned
+    elif node.subgraph is not None:
         entry["steps"] = [_not_run(f"{name}.{n.name}", n) for n in node.subgraph.nodes]
     return entry
 
@@ -247,7 +247,8 @@ def _step_json(step: Any, node: Any = None) -> dict[str, Any]:
         "finished": step.finished,
     }
     if step.slices is not None:
-        entry["slices"] = [_step_json(s) for s in step.slices]
+        # a slice of a nested recipe lists the steps a failure kept from starting too
+        entry["slices"] = [_step_json(s, node) for s in step.slices]
         # those a failure or an interrupt kept from starting, as the manifest lists them
         never = step.details.get("slices_not_run")
         entry["slices"] += [_not_run(f"{step.name}[{k}]", node, a_slice=True) for k in never or ()]
