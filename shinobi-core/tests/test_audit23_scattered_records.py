@@ -11,6 +11,7 @@ scattered recipe its template steps.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -89,11 +90,16 @@ def _load(tmp_path: Path, name: str) -> Recipe:
     return recipe
 
 
-def _manifest_steps(tmp_path: Path, recipe: Recipe, inputs: dict[str, Any]) -> dict[str, str]:
+def _manifest(tmp_path: Path, recipe: Recipe, inputs: dict[str, Any]) -> dict[str, Any]:
     config = load_config({"cache.enabled": False, "provenance.enabled": True})
     run_recipe(recipe, inputs, cwd=tmp_path, workdir=tmp_path, config=config)
     (manifest,) = (tmp_path / ".shinobi" / "runs").glob("*/manifest.json")
-    return {s["name"]: s["status"] for s in json.loads(manifest.read_text())["steps"]}
+    found: dict[str, Any] = json.loads(manifest.read_text())
+    return found
+
+
+def _manifest_steps(tmp_path: Path, recipe: Recipe, inputs: dict[str, Any]) -> dict[str, str]:
+    return {s["name"]: s["status"] for s in _manifest(tmp_path, recipe, inputs)["steps"]}
 
 
 def test_a_scattered_nested_recipe_lists_only_its_slices_steps(tmp_path: Path) -> None:
@@ -123,6 +129,18 @@ def test_the_steps_a_failed_slice_left_unstarted_are_not_run(tmp_path: Path) -> 
         "sub[2].first": "not run",
         "sub[2].second": "not run",
     }
+
+
+def test_the_report_counts_no_template_step_as_not_run(tmp_path: Path) -> None:
+    """``ninja report`` added every graph node the manifest had no record of as
+    not run: ``sub.first`` again, beside the slices' real steps."""
+    from shinobi.render.report_html import render_report
+
+    manifest = _manifest(tmp_path, _load(tmp_path, "r"), {"xs": ["a", "bad", "c"]})
+    page = render_report(manifest)
+    shown = re.findall(r"<summary><b>([^<]*)</b> <span[^>]*>([^<]*)", page)
+    assert ("sub[2].second", "not run") in shown, shown
+    assert not [name for name, _ in shown if name.startswith("sub.")], shown
 
 
 def test_a_scatter_inside_a_slice_lists_its_own_slices_steps(tmp_path: Path) -> None:

@@ -474,6 +474,20 @@ def _run_state(manifest: Mapping[str, Any], disk: OnDisk) -> str:
     return disk.state if recorded == "running" and disk.state else recorded
 
 
+#: What the graph says of a step a scatter repeats: its runs are its slices'.
+_PER_SLICE = "run per slice"
+
+
+def _repeated_by_scatter(nodes: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The graph nodes inside a scattered nested recipe (``sub.first``): each runs as
+    its slices' steps (``sub[0].first``), never under its own name, so the run did
+    not leave it unstarted."""
+    scattered = tuple(f"{node['name']}." for node in nodes if node.get("scatter"))
+    if not scattered:
+        return set()
+    return {name for node in nodes if (name := str(node["name"])).startswith(scattered)}
+
+
 def render_report(
     manifest: Mapping[str, Any], log_base: str = "", disk: OnDisk | None = None
 ) -> str:
@@ -488,10 +502,12 @@ def render_report(
     # Steps the run never reached still belong in the report: pending while it
     # goes on, not run once it has ended.
     unreached = "pending" if state == "running" else "not run"
+    repeated = _repeated_by_scatter(nodes)
     for node in nodes:
-        if str(node["name"]) not in recorded:
+        if str(node["name"]) not in recorded | repeated:
             steps.append({**node, "status": unreached, "logs": {}})
     status = {str(s["name"]): str(s.get("status")) for s in steps}
+    status.update(dict.fromkeys(repeated, _PER_SLICE))
     recipe_name = (manifest.get("recipe") or {}).get("name", "")
     title = f"shinobi run {manifest.get('run_id', '')} — {recipe_name}"
     legend = " ".join(_badge(s) for s in _COLOURS)
