@@ -166,6 +166,10 @@ def doctor(as_json: bool) -> None:
         except ConfigError as exc:
             problems.append(str(exc))
     config_info["problems"] = problems
+    if problems:  # said first: a reader that goes away meanwhile does not undo it
+        from shinobi.cli.main import settle_exit_status
+
+        settle_exit_status(2)
     if as_json:
         click.echo(json.dumps({**report, "config": config_info}, indent=2))
     else:

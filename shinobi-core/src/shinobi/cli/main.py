@@ -21,7 +21,7 @@ import click
 from shinobi.cli import collector
 from shinobi.errors import ENVIRONMENT_EXIT
 
-__all__ = ["COMMANDS", "ENVIRONMENT_EXIT", "cli", "file_in_the_way", "main"]
+__all__ = ["COMMANDS", "ENVIRONMENT_EXIT", "cli", "file_in_the_way", "main", "settle_exit_status"]
 
 #: name -> (module, attribute, one-line help). The help is here so that
 #: ``ninja --help`` lists every command without importing any of them.
@@ -306,10 +306,28 @@ def main(argv: list[str] | None = None) -> Any:
     _register_exit_hook()
     _prog = _program(sys.argv[0]) if argv is None and sys.argv else "ninja"
     saved = collector.command_started(own_process=argv is None)
+    settle_exit_status(0)  # a program may call main() more than once
     try:
         return _main(list(sys.argv[1:] if argv is None else argv))
     finally:
         collector.command_ended(saved)
+
+
+#: The exit status the running command settled on before printing what led to
+#: it (see :func:`settle_exit_status`); 0 until it does.
+_settled_status = 0
+
+
+def settle_exit_status(status: int) -> None:
+    """Say the command's exit status before printing what decided it (a failed
+    run's stderr tail, an interrupted run's JSON, a failed launch's table).
+
+    A reader that goes away meanwhile (``| head -1``, ``| grep -q``) ends the
+    printing, not the command's word: it still exits with ``status``, where a
+    command that had nothing to report exits 0.
+    """
+    global _settled_status
+    _settled_status = status
 
 
 def _reader_gone() -> bool:
@@ -325,7 +343,7 @@ def _main(args: list[str]) -> Any:
     except SystemExit as exc:
         if exc.code == 1 and _reader_gone():  # `ninja runs | head -1`: no failure
             _quiet_stdout()
-            sys.exit(0)
+            sys.exit(_settled_status)
         raise
     except click.exceptions.Abort:
         click.echo(f"{_prog}: aborted", err=True)
@@ -343,7 +361,7 @@ def _main(args: list[str]) -> Any:
         sys.exit(exc.exit_code)
     except BrokenPipeError:  # the same, raised past click
         _quiet_stdout()
-        sys.exit(0)
+        sys.exit(_settled_status)
     except Exception as exc:
         from shinobi.errors import ConfigError, ShinobiError
 

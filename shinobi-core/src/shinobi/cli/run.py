@@ -119,6 +119,7 @@ def _run(
     provenance: bool | None,
     workdir: Path | None,
 ) -> None:
+    from shinobi.cli.main import settle_exit_status
     from shinobi.render.progress import make_progress
     from shinobi.runner import Interrupted, run_prepared
 
@@ -135,12 +136,15 @@ def _run(
             provenance=provenance,
         )
     except Interrupted as stopped:
+        settle_exit_status(stopped.exit_code)
         if as_json:  # a program reading it learns which steps ended how, as after a failure
             _print(json_document(_result_json(stopped.result, graph, stopped)), document=True)
         raise
     finally:
         with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
             progress.close()
+    if not result.ok:
+        settle_exit_status(1)  # what is printed next cannot undo it
     if as_json:
         _print(json_document(_result_json(result, graph)), document=True)
     else:

@@ -13,10 +13,14 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from shinobi.cli.seconds import INTERVAL
+
+if TYPE_CHECKING:
+    from shinobi.launch.tracking import LaunchStatus
 
 __all__ = ["command"]
 
@@ -49,6 +53,7 @@ def command(
     HANDLE is a handle.json, its folder, a run id (or a unique start of one) or a
     recipe name.
     """
+    from shinobi.cli.main import settle_exit_status
     from shinobi.launch.find import find_launch, workspace
     from shinobi.launch.render import status_lines
     from shinobi.launch.tracking import tracker_for
@@ -60,6 +65,7 @@ def command(
     shown = None
     while True:
         status = tracker.status(launch)
+        settle_exit_status(_exit_status(status))  # a reader gone while it prints keeps it
         if as_json and watch:  # JSON Lines: one whole document per line, for a reader
             text = json.dumps(status.to_json(), separators=(",", ":"))
         elif as_json:
@@ -74,11 +80,19 @@ def command(
         if not watch or status.final:
             break
         time.sleep(pause)
+    code = _exit_status(status)
+    if code:
+        sys.exit(code)
+
+
+def _exit_status(status: LaunchStatus) -> int:
+    """The exit status ``status`` calls for (see the module's docstring)."""
     # a step that failed (or was cancelled from outside) is news now, not only once
     # the rest of the launch has ended: the launch cannot complete any more
     if status.state in ("failed", "cancelled") or any(s.went_wrong for s in status.steps):
-        sys.exit(1)
+        return 1
     if status.error:  # the scheduler could not be asked: nothing shown is known
         from shinobi.cli.main import ENVIRONMENT_EXIT
 
-        sys.exit(ENVIRONMENT_EXIT)
+        return ENVIRONMENT_EXIT
+    return 0
