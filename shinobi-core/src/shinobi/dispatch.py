@@ -393,9 +393,20 @@ def _made_by_function(name: str, cab: Cab, made: StepResult, cwd: str) -> StepRe
 def run_node(session: Session, name: str, node: Node, values: dict[str, Any]) -> StepResult:
     """Run one node (or one slice of a scattered node) with its resolved inputs."""
     result = _run_kind(session, name, node, values)
+    if result.status == "failed" and session.control.stopped_before(result.finished):
+        result = _stopped_by_interrupt(result)
     if result.ok:  # what it made (or the cache gave): a stopped step's glob leaves it alone
         session.note_products(result.outputs)
     return result
+
+
+def _stopped_by_interrupt(result: StepResult) -> StepResult:
+    """A step that failed after the run was asked to stop: Python code that ran on
+    (an orchestration function whose ``ctx.run()`` came back cancelled, a pystep
+    whose subprocess died of the same Ctrl-C) failed because of the stop, so it
+    is cancelled, and the run's error does not blame it as having failed first."""
+    error = f"interrupted; it then failed: {result.error}" if result.error else "interrupted"
+    return dataclasses.replace(result, status="cancelled", error=error)
 
 
 def _run_kind(session: Session, name: str, node: Node, values: dict[str, Any]) -> StepResult:

@@ -187,7 +187,7 @@ def _signals(session: Session) -> Iterator[None]:
     def handler(signum: int, _frame: Any) -> None:
         if session.interrupted is None:
             session.interrupted = signum
-            session.control.stop_requested.set()  # before the teardown gets going
+            session.control.request_stop()  # before the teardown gets going
             if session.running_steps():  # else there is nothing to wait for
                 elsewhere = (  # a batch job is not a process here: its scheduler ends it
                     "; jobs on a cluster are cancelled through its scheduler"

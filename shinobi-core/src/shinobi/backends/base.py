@@ -9,6 +9,7 @@ cluster, and what keeps plugins independent of the kernel's internals.
 from __future__ import annotations
 
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -143,6 +144,9 @@ class RunControl:
         #: between is cancelled, not a success (a tool that exits 0 on SIGTERM
         #: leaves a partial product), and no step starts.
         self.stop_requested = threading.Event()
+        #: When :meth:`request_stop` was called (``time.time()``): a step that
+        #: failed after it failed because of the stop, and is not to blame.
+        self.stop_requested_at: float | None = None
         #: Set by a second interrupt: stoppers skip what is left of the grace period.
         self.hurry = threading.Event()
         self._lock = threading.Lock()
@@ -166,6 +170,18 @@ class RunControl:
                 self._stoppers.pop(key, None)
 
         return unregister
+
+    def request_stop(self) -> None:
+        """Ask the run to stop (the signal handler does), noting when."""
+        if self.stop_requested_at is None:
+            self.stop_requested_at = time.time()
+        self.stop_requested.set()
+
+    def stopped_before(self, finished: float | None) -> bool:
+        """Whether a stop was asked for before ``finished`` (a step's end; None:
+        it just ended): a step that failed then was stopped, it did not fail first."""
+        asked = self.stop_requested_at
+        return asked is not None and (finished is None or finished >= asked)
 
     def stopping(self) -> bool:
         """Whether the run is being stopped (asked to, or already tearing down)."""

@@ -1,0 +1,131 @@
+"""Interrupts: what a step that failed because of the stop is called, the
+warnings an orchestration function's stopped ``ctx.run()`` made, and a harvest
+glob that also matches the step's own input."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from shinobi.runner import Interrupted, run_recipe
+from shinobi.steps.result import RecipeResult, StepResult
+
+
+def _interrupt_once(seen: Path) -> None:
+    """SIGINT to this process (the run's main thread) once ``seen`` exists."""
+
+    def wait_then_signal() -> None:
+        deadline = time.monotonic() + 30
+        while not seen.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=wait_then_signal, daemon=True).start()
+
+
+def _interrupted(recipe: object, tmp_path: Path, seen: Path) -> Interrupted:
+    from shinobi.config import load_config
+
+    config = load_config({"execution.grace_period": 0.5, "cache.enabled": False})
+    _interrupt_once(seen)
+    with pytest.raises(Interrupted) as caught:
+        run_recipe(recipe, config=config, cwd=tmp_path)
+    return caught.value
+
+
+def _sh() -> object:
+    from pydantic import BaseModel
+
+    from shinobi.steps import Cab, File, ParamMeta
+
+    class ShIn(BaseModel):
+        script: str
+        out: File
+
+    class ShOut(BaseModel):
+        out: File
+
+    meta = {"script": ParamMeta(positional=True), "out": ParamMeta(positional=True)}
+    return Cab("sh", ["/bin/sh", "-c"], ShIn, ShOut, meta)
+
+
+def test_a_function_that_fails_because_its_tool_was_stopped_is_not_blamed(
+    tmp_path: Path,
+) -> None:
+    """It raised once its ctx.run() came back cancelled: the stop's doing, not a
+    failure that came before it, which the message and failed_step would name."""
+    import shinobi
+    from shinobi.steps import Recipe
+
+    @shinobi.step(_sh())
+    def strict(ctx):  # type: ignore[no-untyped-def]
+        res = ctx.run(script='echo part > "$0"; sleep 30')
+        if res.status != "ok":
+            raise RuntimeError(f"imaging failed: {res.status}")
+        return res
+
+    recipe = Recipe("o3")
+    recipe.add_step("strict", strict, script="x", out="orch.out")
+    stopped = _interrupted(recipe, tmp_path, tmp_path / "orch.out")
+    assert "had failed before" not in str(stopped), stopped
+    (step,) = stopped.result.steps
+    assert step.status == "cancelled" and "imaging failed" in (step.error or "")
+    from shinobi.teardown import interrupted_fields
+
+    assert interrupted_fields(signal.SIGINT, (), stopped.result)["failed_step"] is None
+
+
+def test_a_pystep_that_fails_after_the_stop_is_cancelled(tmp_path: Path) -> None:
+    """An in-process pystep whose subprocess died of the same Ctrl-C raises after it."""
+    import shinobi
+    from shinobi.steps import Recipe
+
+    started, stop_seen = tmp_path / "started", tmp_path / "stop-seen"
+
+    @shinobi.pystep
+    def conv(seconds: float) -> int:
+        started.touch()
+        deadline = time.monotonic() + seconds
+        while not stop_seen.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        raise RuntimeError("its tool died with SIGINT")
+
+    def stop_seen_later() -> None:  # the pystep fails once the stop was asked for
+        while not started.exists():
+            time.sleep(0.02)
+        time.sleep(0.3)
+        stop_seen.touch()
+
+    threading.Thread(target=stop_seen_later, daemon=True).start()
+    recipe = Recipe("pc")
+    recipe.add_step("conv", conv, seconds=20.0)
+    stopped = _interrupted(recipe, tmp_path, started)
+    assert "had failed before" not in str(stopped), stopped
+    assert [s.status for s in stopped.result.steps] == ["cancelled"]
+
+
+def test_a_step_that_failed_before_the_stop_is_still_named(tmp_path: Path) -> None:
+    """The other side: a failure that came first stays the run's failed step."""
+    from shinobi.backends.base import RunControl
+
+    control = RunControl()
+    before = time.time()
+    time.sleep(0.01)
+    control.request_stop()
+    assert not control.stopped_before(before)
+    assert control.stopped_before(time.time()) and control.stopped_before(None)
+    assert not RunControl().stopped_before(None)  # no stop asked for: nothing changes
+    result = RecipeResult(
+        "r", "cancelled", steps=[StepResult("bad", "failed", error="exited with code 4")]
+    )
+    assert "step 'bad' had failed before" in str(Interrupted(signal.SIGINT, result, ()))
+
+
+if sys.platform != "linux":  # pragma: no cover
+    pytestmark = pytest.mark.skip("signals and /proc, as ninja's teardown uses them")
