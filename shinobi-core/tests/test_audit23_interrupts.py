@@ -76,6 +76,7 @@ def test_a_function_that_fails_because_its_tool_was_stopped_is_not_blamed(
     assert "had failed before" not in str(stopped), stopped
     (step,) = stopped.result.steps
     assert step.status == "cancelled" and "imaging failed" in (step.error or "")
+    assert any("orch.out.interrupted" in w for w in step.warnings), step.warnings
     from shinobi.teardown import interrupted_fields
 
     assert interrupted_fields(signal.SIGINT, (), stopped.result)["failed_step"] is None
@@ -125,6 +126,29 @@ def test_a_step_that_failed_before_the_stop_is_still_named(tmp_path: Path) -> No
         "r", "cancelled", steps=[StepResult("bad", "failed", error="exited with code 4")]
     )
     assert "step 'bad' had failed before" in str(Interrupted(signal.SIGINT, result, ()))
+
+
+@pytest.mark.parametrize("calls", [1, 2])
+def test_a_function_s_stopped_call_warns_of_its_set_aside_part_once(
+    tmp_path: Path, calls: int
+) -> None:
+    """A second ctx.run() after the stopped one made the step's result its own:
+    the warning that the first one's partial output was renamed was lost."""
+    import shinobi
+    from shinobi.steps import Recipe
+
+    @shinobi.step(_sh())
+    def again(ctx):  # type: ignore[no-untyped-def]
+        made = ctx.run(script='echo part > "$0"; sleep 30')
+        return ctx.run(script='echo second > "$0"') if calls == 2 else made
+
+    recipe = Recipe("o2")
+    recipe.add_step("again", again, script="x", out="orch.out")
+    stopped = _interrupted(recipe, tmp_path, tmp_path / "orch.out")
+    (step,) = stopped.result.steps
+    renamed = [w for w in step.warnings if "orch.out.interrupted" in w]
+    assert len(renamed) == 1, step.warnings
+    assert (tmp_path / "orch.out.interrupted").read_text() == "part\n"
 
 
 if sys.platform != "linux":  # pragma: no cover

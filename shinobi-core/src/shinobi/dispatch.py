@@ -298,9 +298,17 @@ def _run_function(session: Session, name: str, node: Node, values: dict[str, Any
     # (a copy: the function may keep the results it was given)
     result = dataclasses.replace(made, started=started, finished=time.time())
     result.details = dict(made.details)
+    result.warnings = _every_warning(made, ctx.results)
     if session.control.cancelled.is_set():  # it ran on after the stop: not torn down
         result.details["ran_on"] = True
     return result
+
+
+def _every_warning(made: StepResult, calls: list[StepResult]) -> list[str]:
+    """The warnings of the step's result and of every ``ctx.run()`` it made, each
+    once: the step's result is one call's (or the function's own), and an earlier
+    call's warning (its partial output set aside as ``.interrupted``) is the step's too."""
+    return list(dict.fromkeys([w for call in calls for w in call.warnings] + made.warnings))
 
 
 def _call_function(
