@@ -116,14 +116,19 @@ def hold_run(run_dir: Path, recipe: str) -> int | None:
         fd = os.open(run_dir / RUN_RECORD, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError:
         return None  # a run that cannot mark itself still runs; clean then goes by age
-    record: dict[str, object] = {"recipe": recipe, "pid": os.getpid(), "started": time.time()}
+    record: dict[str, object] = {
+        "recipe": recipe,
+        "pid": os.getpid(),
+        "host": socket.gethostname(),  # whose pid: `ninja cancel` says how to stop it
+        "started": time.time(),
+    }
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:  # another ninja holds it: not this run's folder
         os.close(fd)
         return None
     except OSError:  # no locks on this file system: the record says who runs it
-        record.update(unlocked=True, host=socket.gethostname())
+        record.update(unlocked=True)
     try:
         os.write(fd, json.dumps(record).encode())
     except OSError:
@@ -256,6 +261,20 @@ class LocalRun:
     recorded: bool = True
     #: When it started, from its lock file (None for a run that left none).
     started: float | None = None
+    #: The pid of its ninja while it runs, and that ninja's host (None: not
+    #: running, or a record of an older ninja that named no host).
+    pid: int | None = None
+    host: str | None = None
+
+    @property
+    def stop_hint(self) -> str | None:
+        """What stops the running run from a shell when Ctrl-C cannot reach it (a
+        run in the background or under nohup ignores SIGINT): ```kill -TERM <pid>```,
+        and where, when its ninja runs on another host."""
+        if not self.running or self.pid is None:
+            return None
+        elsewhere = self.host is not None and self.host != socket.gethostname()
+        return f"`kill -TERM {self.pid}`" + (f" on {self.host}" if elsewhere else "")
 
     @property
     def state(self) -> str:
@@ -273,6 +292,7 @@ class LocalRun:
             "run_id": _readable(self.run_id),
             "path": _readable(str(self.path)),
             "state": self.state,
+            "pid": self.pid,
             "recipe": self.recipe,
             "modified": self.modified,
         }
@@ -317,6 +337,8 @@ def _describe(path: Path) -> LocalRun:
     except OSError:
         modified = 0.0
     started = lock.get("started") if lock is not None else None
+    pid = lock.get("pid") if lock is not None and running else None
+    host = lock.get("host") if lock is not None else None
     return LocalRun(
         path.name,
         path,
@@ -327,6 +349,8 @@ def _describe(path: Path) -> LocalRun:
         ended,
         manifest is not None or lock is not None,
         started if isinstance(started, float) else None,
+        pid if type(pid) is int and pid > 0 else None,
+        host if isinstance(host, str) else None,
     )
 
 

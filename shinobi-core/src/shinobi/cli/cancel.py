@@ -50,6 +50,8 @@ def _how_to_stop(runs: list[LocalRun]) -> str:
     if running:
         also = f" (and cancels its {', '.join(engines)} jobs)" if engines else ""
         said = f"run {run.run_id} is running: Ctrl-C in the terminal of its `ninja run`"
+        if run.stop_hint is not None:  # a run in the background ignores the Ctrl-C
+            said += f", or {run.stop_hint},"
         return f"{said} stops it{also}" + (f"; from elsewhere, {jobs}" if jobs else "")
     if jobs:
         return f"run {run.run_id} has ended; if a job of it is left, {jobs}"

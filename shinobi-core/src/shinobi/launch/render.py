@@ -88,8 +88,13 @@ def runs_table(statuses: list[LaunchStatus]) -> list[str]:
     return _table(header, rows)
 
 
+def _state(run: LocalRun) -> str:
+    """A run's state, and while it runs, its ninja's pid (which `kill -TERM` stops)."""
+    return f"running (pid {run.pid})" if run.running and run.pid is not None else run.state
+
+
 def local_runs_table(runs: list[LocalRun]) -> list[str]:
     """The run folders ``ninja run`` left here: id, recipe, last activity, state."""
     header = ["RUN", "RECIPE", "LAST ACTIVITY", "STATE"]
-    rows = [[r.run_id, r.recipe or "-", format_time(r.modified), r.state] for r in runs]
+    rows = [[r.run_id, r.recipe or "-", format_time(r.modified), _state(r)] for r in runs]
     return _table(header, rows)
