@@ -1,6 +1,6 @@
 """Interrupts: what a step that failed because of the stop is called, the
 warnings an orchestration function's stopped ``ctx.run()`` made, and a harvest
-glob that also matches the step's own input."""
+glob (or an implicit output) that also matches the step's own input."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from shinobi.backends.base import PathUse
 from shinobi.runner import Interrupted, run_recipe
 from shinobi.steps.result import RecipeResult, StepResult
 
@@ -149,6 +150,64 @@ def test_a_function_s_stopped_call_warns_of_its_set_aside_part_once(
     renamed = [w for w in step.warnings if "orch.out.interrupted" in w]
     assert len(renamed) == 1, step.warnings
     assert (tmp_path / "orch.out.interrupted").read_text() == "part\n"
+
+
+def _written_after_start(uses: list[PathUse]) -> tuple[dict, float]:  # type: ignore[type-arg]
+    from shinobi.untouched_outputs import existing_outputs
+
+    before = existing_outputs(uses)
+    time.sleep(0.06)  # timestamps tick coarsely: the step's writes come clearly after
+    return before, time.time()
+
+
+def test_a_harvest_glob_that_matches_the_step_s_input_leaves_it(tmp_path: Path) -> None:
+    """``{prefix}*`` with prefix ``obs`` matched the input ``obs.txt`` the tool appends
+    to: the interrupt renamed the user's input, and the next run had none."""
+    from shinobi.interrupted_outputs import set_aside
+
+    obs = tmp_path / "obs.txt"
+    obs.write_text("# data\n")
+    old = time.time() - 3600
+    os.utime(obs, (old, old))
+    uses = [
+        PathUse(str(obs), "input", "data", "file"),
+        PathUse(str(tmp_path / "obs*"), "output", "products", "any", pattern=True),
+    ]
+    before, started = _written_after_start(uses)
+    with obs.open("a") as appended:
+        appended.write("# processed\n")
+    (tmp_path / "obs-prod.txt").write_text("p\n")
+    asides = {a.path: a for a in set_aside(uses, {"data", "prefix"}, before, started)}
+    assert obs.read_text() == "# data\n# processed\n"  # where it was
+    kept = asides[str(obs)]
+    assert kept.moved_to is None and "also one of its inputs" in kept.warning()
+    assert asides[str(tmp_path / "obs-prod.txt")].moved_to == str(
+        tmp_path / "obs-prod.txt.interrupted"
+    )
+
+
+def test_an_implicit_output_naming_an_input_leaves_it_if_it_was_there(tmp_path: Path) -> None:
+    """An input there before the step is the user's; one the step made (a path it
+    was handed to write) is its product, moved as before."""
+    from shinobi.interrupted_outputs import set_aside
+
+    there, made = tmp_path / "there.txt", tmp_path / "made.txt"
+    there.write_text("mine\n")
+    old = time.time() - 3600
+    os.utime(there, (old, old))
+    uses = [
+        PathUse(str(there), "input", "data", "file"),
+        PathUse(str(there), "output", "same", "file"),
+        PathUse(str(made), "input", "out", "any"),
+        PathUse(str(made), "output", "product", "file"),
+    ]
+    before, started = _written_after_start(uses)
+    with there.open("a") as appended:
+        appended.write("half\n")
+    made.write_text("half\n")
+    asides = {a.path: a for a in set_aside(uses, {"data", "out"}, before, started)}
+    assert asides[str(there)].moved_to is None and there.read_text() == "mine\nhalf\n"
+    assert asides[str(made)].moved_to == str(made) + ".interrupted"
 
 
 if sys.platform != "linux":  # pragma: no cover

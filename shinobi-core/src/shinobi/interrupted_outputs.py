@@ -10,7 +10,9 @@ name.
 
 Only the step's own products are moved (see
 :func:`shinobi.untouched_outputs.product_paths`): never an input, whether
-rewritten in place (``mutable``) or named again by an implicit output; and
+rewritten in place (``mutable``), or there when the step started and named
+again by an implicit output or matched by a ``harvest`` glob (warned about,
+if the step changed it); and
 only on backends that run here. A passthrough (the path the step was given to
 write) is moved when the step made it, and only warned about when it was
 there before (it may be one the tool rewrites in place). What a ``harvest`` glob
@@ -67,16 +69,33 @@ def set_aside(
     """Rename the products of ``uses`` that the stopped step wrote: made since it
     started, or changed since ``before`` (as they were when it started) and
     stamped after ``started``. ``inputs``: the step's input field names;
-    ``others``: paths other steps produced, which a harvest glob may match."""
+    ``others``: paths other steps produced, which a harvest glob may match.
+
+    An input of the step that was there when it started (``obs.txt``, which its
+    glob ``obs*`` or an implicit output matches too) is the user's, or an
+    earlier step's: it stays, and is warned about. One the step was handed to
+    write and made (``out: Path``, named again by an implicit output) is moved."""
+    uses = tuple(uses)
     paths = dict.fromkeys(
         path
         for path, pattern in product_paths(uses, inputs)
         if pattern is None or path not in others
     )
     written = {path: how for path in paths if (how := _written(path, before, started))}
+    theirs = {u.path for u in uses if u.role == "input" and u.path in before}
     # one may lie inside another (a directory and a file in it): it went with it
-    asides = [_move(path, how) for path, how in written.items() if os.path.lexists(path)]
+    asides = [
+        Aside(path, None, _AN_INPUT) if path in theirs else _move(path, how)
+        for path, how in written.items()
+        if os.path.lexists(path)
+    ]
     return asides + _given(uses, inputs, before, started)
+
+
+_AN_INPUT = (
+    "which is also one of its inputs, so it is left where it is (only the step's own"
+    " products are moved); it may hold a partial write: check it before running again"
+)
 
 
 def _given(
