@@ -187,13 +187,14 @@ def run_cab(
     if backend_name == "venv" and not invocation.venv:
         shown = "native: no venv"  # what the venv backend does then (it has warned)
     session.emit_started(name, {"backend": shown, "argv": shown_argv})
-    before = {} if backend.capabilities.remote else existing_outputs(invocation.paths)
+    elsewhere = backend.capabilities.remote
+    before = existing_outputs(invocation.paths, elsewhere=elsewhere)
     started = time.time()
     run = backend.run(invocation, session.control)
     finished = time.time()
     wrangled = wrangle(cab, run.stdout, run.stderr)
     warnings = list(wrangled.warnings)
-    if run.cancelled and not backend.capabilities.remote:
+    if run.cancelled and not elsewhere:
         inputs = fields_of(cab.inputs_model)
         asides = set_aside(invocation.paths, inputs, before, started, session.products)
         warnings += [a.warning() for a in asides]
@@ -211,7 +212,7 @@ def run_cab(
             error += " that gives it"
         else:
             outputs, error = _validate_outputs(cab, outputs)
-    stale = untouched(before, started) if error is None and before else []
+    stale = untouched(before, started, elsewhere=elsewhere) if error is None and before else []
     for path in optional_outputs(cab, invocation.paths, stale).values() if stale else ():
         stale.remove(path)  # the step may make it or not: leaving it is no quiet failure
     warnings += [

@@ -15,13 +15,21 @@ that close to the start cannot be told from one the step wrote. A
 ``harvest`` glob counts as one output, unchanged when the step rewrote
 nothing it matched and made no new match. Not checked: a directory of more
 than ``MAX_ENTRIES`` entries (walking it twice would cost more than the
-check is worth), paths the step rewrites in place (``mutable``, even where
-an implicit output names them again), and steps that run elsewhere, whose
-files this host may see through an attribute cache.
+check is worth), and paths the step rewrites in place (``mutable``, even
+where an implicit output names them again).
+
+A step that runs elsewhere (a Slurm job) writes through a network
+filesystem, which this host may answer a ``stat`` about from its attribute
+cache, stale for up to a minute. Such a step's files are opened before they
+are looked at again: an open revalidates the cached attributes (NFS's
+close-to-open consistency; cluster filesystems are coherent anyway). Its
+directories are not checked: every entry would need the same, and an
+answer from the cache would warn of a product the job did write.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Collection, Iterable, Iterator
@@ -153,8 +161,12 @@ def product_paths(
         yield from ((path, use.path) for path in harvest(use.path) if path not in theirs)
 
 
-def existing_outputs(uses: Iterable[PathUse]) -> dict[str, Found]:
-    """The step's products (see :func:`product_paths`) that exist now, as they are."""
+def existing_outputs(uses: Iterable[PathUse], *, elsewhere: bool = False) -> dict[str, Found]:
+    """The step's products (see :func:`product_paths`) that exist now, as they are.
+
+    ``elsewhere``: the step runs on another host, and only its files are
+    noted (see the module docstring).
+    """
     found: dict[str, Found] = {}
     for path, pattern in product_paths(uses):
         try:
@@ -162,6 +174,8 @@ def existing_outputs(uses: Iterable[PathUse]) -> dict[str, Found]:
         except OSError:
             continue
         directory = stat.S_ISDIR(st.st_mode)
+        if directory and elsewhere:
+            continue
         if directory:
             found[path] = Found(
                 st.st_ino, True, _with_link(path, _tree_signature(path, st)), pattern
@@ -178,16 +192,20 @@ def stamped_before(signature: Signature, started: float) -> bool:
     return max(signature[2], signature[3]) < (started - _TICK) * 1e9
 
 
-def untouched(before: dict[str, Found], started: float) -> list[str]:
+def untouched(before: dict[str, Found], started: float, *, elsewhere: bool = False) -> list[str]:
     """The outputs of ``before`` that are unchanged and older than ``started``.
 
     A ``harvest`` glob is reported (as the glob) only when the step wrote none
     of what it matches: an old match beside new ones (another step's file
     the glob also catches) is no sign of a tool that failed quietly.
+    ``elsewhere``: the step ran on another host, and each file is opened
+    first, so that what is looked at is not a cached answer.
     """
     stale: list[str] = []
     globs: dict[str, bool] = {}
     for path, found in before.items():
+        if elsewhere:
+            _revalidate(path)
         unchanged = (
             found.signature is not None
             and signature_of(path) == found.signature
@@ -201,3 +219,10 @@ def untouched(before: dict[str, Found], started: float) -> list[str]:
         if all_unchanged and set(harvest(pattern)) <= before.keys():  # and nothing new
             stale.append(pattern)
     return stale
+
+
+def _revalidate(path: str) -> None:
+    """Open and close ``path``, so a network filesystem's client asks the
+    server for its attributes (the open of close-to-open consistency)."""
+    with contextlib.suppress(OSError):  # gone or unreadable: the stat that follows says so
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
