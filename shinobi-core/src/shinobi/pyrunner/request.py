@@ -2,8 +2,9 @@
 
 The spec names the function (its module's file, module name and qualified
 name), the inputs as JSON (paths as strings), where to write the outputs,
-and the import directories of the shinobi running now, which the runner
-appends only where the target interpreter lacks shinobi or pydantic. The
+and the import directories of the shinobi running now, in which the runner
+finds shinobi, pydantic and pydantic's dependencies (and nothing else) only
+where the target interpreter lacks shinobi or pydantic. The
 invocation's paths let a container see the workspace, the working
 directory, the function's module, shinobi itself and the pystep's own path
 inputs.
@@ -33,7 +34,9 @@ if TYPE_CHECKING:
 
 __all__ = ["build_invocation", "core_paths", "interpreter", "source_of"]
 
-#: Distributions the runner needs besides the standard library.
+#: Top-level modules the runner needs besides the standard library: shinobi,
+#: pydantic and pydantic's own requirements. The runner lends a venv only these
+#: from ninja's environment, never the rest of it.
 _NEEDED = (
     "shinobi",
     "pydantic",
@@ -61,8 +64,8 @@ def _locations() -> dict[str, str]:
 def core_paths() -> list[str]:
     """The import directories holding this shinobi and its dependencies.
 
-    The runner appends them to a foreign interpreter's path only when it
-    lacks shinobi or pydantic.
+    The runner finds :data:`_NEEDED` there for a foreign interpreter only
+    when it lacks shinobi or pydantic.
     """
     return list(dict.fromkeys(_locations().values()))
 
@@ -179,6 +182,7 @@ def build_invocation(
         "inputs": to_jsonable_python(revealed(values)),
         "outputs_file": str(workspace / "outputs.json"),
         "core_paths": paths,
+        "core_modules": list(_NEEDED),
         # the version those paths' packages were built for (see the runner)
         "core_python": list(sys.version_info[:2]),
     }

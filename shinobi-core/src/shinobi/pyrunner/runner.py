@@ -6,9 +6,13 @@ it starts with the standard library only and makes its import path first:
 
 1. the directory of the step's source file (so the module's own siblings
    import), in front;
-2. only when ``shinobi`` or ``pydantic`` cannot be found, the site
-   directories of the shinobi that launched it, *appended*: the interpreter's
-   own packages keep winning, which is the point of running in a venv.
+2. only when ``shinobi`` or ``pydantic`` cannot be found, a finder *after*
+   the interpreter's own (:class:`_CoreFinder`) that finds, in the site
+   directories of the shinobi that launched it, just the packages the runner
+   needs (``spec["core_modules"]``: shinobi, pydantic and pydantic's own
+   dependencies). The interpreter's own packages keep winning, and anything
+   else the function imports is found in the interpreter's environment or
+   not at all, as its ``python`` would: that is the point of running in a venv.
 
 It then imports the function's module by file path, validates the inputs
 (JSON, paths as strings) against the step's inputs model, calls the
@@ -23,6 +27,8 @@ imported, since the shinobi this interpreter finds may be its own, older one.
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import importlib.util
 import json
 import os
@@ -41,6 +47,28 @@ class OutputMisfit(Exception):
     """The function returned what its outputs model refuses (said on one line)."""
 
 
+class _CoreFinder(importlib.abc.MetaPathFinder):
+    """Finds only the named top-level packages, only in ninja's import directories.
+
+    Appending ninja's whole site directories to ``sys.path`` would lend the
+    step every package ninja's environment has (click, numpy, ...), so a
+    function importing one the venv lacks would work here and fail in the
+    venv's own ``python``. Submodules need nothing from here: they are found
+    through their package's ``__path__``.
+    """
+
+    def __init__(self, names: list[str], paths: list[str]) -> None:
+        self.names = frozenset(names)
+        self.paths = list(paths)
+
+    def find_spec(
+        self, fullname: str, path: Any = None, target: Any = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if path is not None or fullname not in self.names:
+            return None
+        return importlib.machinery.PathFinder.find_spec(fullname, self.paths)
+
+
 def _prepare_path(spec: dict[str, Any]) -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
@@ -50,7 +78,7 @@ def _prepare_path(spec: dict[str, Any]) -> None:
     missing = [n for n in ("shinobi", "pydantic") if importlib.util.find_spec(n) is None]
     if missing:
         _refuse_another_version(spec, missing)
-        sys.path.extend(p for p in spec["core_paths"] if p not in sys.path)
+        sys.meta_path.append(_CoreFinder(spec["core_modules"], spec["core_paths"]))
     try:
         import pydantic
 
