@@ -830,17 +830,32 @@ def test_a_venv_of_a_python_too_old_for_pysteps_is_named_not_a_syntax_error(
     python.write_text(f'#!/bin/sh\nPYTHONPATH={pretend} exec {sys.executable} "$@"\n')
     python.chmod(0o755)
     recipe_file(OLD_PYTHON_STEP.format(venv=str(venv)))
+    # refused before the run, the venv's python asked its version (no pyvenv.cfg)
     done = ninja("run", "recipe.py:recipe")
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 2, done.stderr
     shown = f"{version[0]}.{version[1]}"
-    said = [line for line in done.stderr.splitlines() if line.startswith("ninja: error:")]
-    assert said == [
-        "ninja: error: step 'double' failed: the Python step could not start:"
-        f" {sys.executable} is Python {shown}, and a @pystep needs Python 3.11 or newer"
+    assert done.stderr.splitlines() == [
+        f"ninja: error: step 'double': the venv {str(venv)!r} is Python {shown}, and a"
+        " @pystep needs Python 3.11 or newer where it runs: make the venv with a newer"
+        " Python, or make the step a Cab, whose command line runs under any Python"
+    ], done.stderr
+    # the runner's own start says so too (an image's python3, which nothing checks before)
+    import json
+
+    from shinobi.pyrunner import BOOT
+
+    outputs = tmp_path / "out.json"
+    (tmp_path / "spec.json").write_text(json.dumps({"outputs_file": str(outputs)}))
+    started = subprocess.run(
+        [str(python), BOOT, str(tmp_path / "spec.json")], capture_output=True, text=True
+    )
+    assert started.returncode == 1
+    assert json.loads(outputs.read_text())["error"] == (
+        f"{sys.executable} is Python {shown}, and a @pystep needs Python 3.11 or newer"
         " where it runs: make the venv (or image) with a newer Python, or make the step a"
         " Cab, whose command line runs under any Python"
-    ], done.stderr
-    assert "SyntaxError" not in done.stderr
+    )
+    assert "SyntaxError" not in done.stderr + started.stderr
 
 
 MISFITS = """

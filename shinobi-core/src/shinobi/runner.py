@@ -292,11 +292,14 @@ def _look_at_until_files(graph: Graph, session: Session, plan: Callable[[], Any]
 
 
 def _interpreter_in(session: Session, step: str, venv: str) -> Any:
-    """What a pystep in ``venv`` runs, as far as it is known before the run: its Python."""
+    """What a pystep in ``venv`` runs, as far as it is known before the run: its Python
+    starting the runner, which the venv backend checks is a Python a pystep runs under."""
     from shinobi.backends.base import Invocation
+    from shinobi.pyrunner import BOOT
     from shinobi.pyrunner.request import interpreter
 
-    return Invocation(step=step, argv=(interpreter(venv, session.cwd),), cwd=session.cwd, venv=venv)
+    argv = (interpreter(venv, session.cwd), BOOT)
+    return Invocation(step=step, argv=argv, cwd=session.cwd, venv=venv)
 
 
 def run_recipe(

@@ -28,6 +28,8 @@ import glob
 import os
 import shlex
 import shutil
+import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,9 +50,11 @@ from shinobi.programs import is_executable
 __all__ = [
     "VenvBackend",
     "VenvError",
+    "pystep_venv_problem",
     "resolve_command",
     "venv_environment",
     "venv_problem",
+    "venv_python_version",
 ]
 
 
@@ -98,6 +102,88 @@ def _broken_venv(venv: str, pythons: list[str]) -> str | None:
     if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
         return f"the venv {venv!r} is incomplete (it has no bin/python); {remedy}"
     return None
+
+
+def venv_python_version(venv: str) -> tuple[int, int] | None:
+    """The venv's Python (major, minor), or None when it cannot be told.
+
+    Read from ``pyvenv.cfg`` (``version`` as ``venv`` writes it, ``version_info``
+    as virtualenv and uv do), so knowing it costs no process; only a venv
+    without one (an old virtualenv's) is asked by running its interpreter.
+    """
+    try:
+        with open(os.path.join(venv, "pyvenv.cfg")) as fh:
+            config = dict(
+                (k.strip().lower(), v.strip()) for k, _, v in (line.partition("=") for line in fh)
+            )
+    except (OSError, UnicodeDecodeError):
+        config = {}
+    for key in ("version", "version_info"):
+        parts = config.get(key, "").split(".")
+        if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+            return int(parts[0]), int(parts[1])
+    said = _ask_venv_python(venv, "import sys; print('%d.%d' % sys.version_info[:2])")
+    if said is None or said.count(".") != 1:
+        return None
+    major, minor = said.split(".")
+    return (int(major), int(minor)) if major.isdigit() and minor.isdigit() else None
+
+
+def _ask_venv_python(venv: str, code: str) -> str | None:
+    """What ``code`` prints under the venv's own interpreter (activated), or None."""
+    from shinobi.pyrunner.request import interpreter
+
+    python = os.path.join(venv, "bin", interpreter(venv, venv))
+    try:
+        done = subprocess.run(
+            [python, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=venv_environment(venv, {}),
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def pystep_venv_problem(venv: str) -> str | None:
+    """Why a @pystep cannot run in ``venv``, known before the run; None when it can
+    (or when it cannot be told, which the step itself then says).
+
+    Without this the pre-flight passed such a venv and the step failed only
+    when it started, after the steps upstream of it had run.
+    """
+    from shinobi.pyrunner.boot import MINIMUM
+
+    version = venv_python_version(venv)
+    if version is None:
+        return None
+    shown = ".".join(map(str, version))
+    if version < MINIMUM:
+        least = ".".join(map(str, MINIMUM))
+        return (
+            f"the venv {venv!r} is Python {shown}, and a @pystep needs Python"
+            f" {least} or newer where it runs: make the venv with a newer Python,"
+            " or make the step a Cab, whose command line runs under any Python"
+        )
+    ours = tuple(sys.version_info[:2])
+    if version == ours:
+        return None  # ninja's shinobi and pydantic load there, if it lacks its own
+    code = (
+        "import importlib.util as u;"
+        " print(' or '.join(n for n in ('shinobi', 'pydantic') if u.find_spec(n) is None))"
+    )
+    missing = _ask_venv_python(venv, code)
+    if not missing:
+        return None
+    theirs = ".".join(map(str, ours))
+    return (
+        f"the venv {venv!r} is Python {shown} and has no {missing} of its own; ninja's"
+        f" (Python {theirs}) do not load in another version: install shinobi-core into"
+        f" that venv, or make it with Python {theirs}"
+    )
 
 
 def _recreate(venv: str) -> str:
@@ -308,24 +394,27 @@ class VenvBackend(Backend):
         return Availability(True, f"ready; backend.venv is {venv}")
 
     def problem(self, invocation: Invocation, venv: str) -> str | None:
-        """Why ``invocation`` cannot run in ``venv`` (an unusable venv, a missing tool)."""
+        """Why ``invocation`` cannot run in ``venv`` (an unusable venv, a missing tool,
+        or, for a pystep's runner, a Python it cannot run under)."""
         problem = venv_problem(venv)
         if problem is None:
             resolved = resolve_command(invocation.argv, venv, self.host_commands)
             problem = resolved.problem or _dead_interpreter(resolved.argv[0], venv)
+        if problem is None and _runs_a_pystep(invocation):
+            problem = pystep_venv_problem(venv)
         return problem
 
     def prepare(self, invocations: list[Invocation]) -> list[str]:
         """Refuse a run whose venvs or tools are missing; warn about steps with no venv."""
         unvenved: list[str] = []
         # One look per (venv, command): a scatter of thousands names a handful of tools.
-        looked: dict[tuple[str, str], str | None] = {}
+        looked: dict[tuple[str, str, bool], str | None] = {}
         for invocation in invocations:
             venv = self.venv_for(invocation)
             if venv is None:
                 unvenved.append(invocation.step)
                 continue
-            seen = (venv, invocation.argv[0])
+            seen = (venv, invocation.argv[0], _runs_a_pystep(invocation))
             if seen not in looked:
                 looked[seen] = self.problem(invocation, venv)
             problem = looked[seen]
@@ -359,6 +448,13 @@ class VenvBackend(Backend):
             stderr_path=invocation.stderr_path,
             outputs=invocation.paths,
         )
+
+
+def _runs_a_pystep(invocation: Invocation) -> bool:
+    """Whether ``invocation`` starts the pystep runner (``python3 BOOT ...``)."""
+    from shinobi.pyrunner import BOOT
+
+    return invocation.argv[1:2] == (BOOT,)
 
 
 def _no_venv_warning(who: str) -> str:
