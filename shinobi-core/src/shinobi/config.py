@@ -18,7 +18,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from shinobi.errors import ConfigError, did_you_mean
 
@@ -54,6 +61,36 @@ DEFAULT_ENV_ALLOW = [
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _not_a_boolean_for_a_number(cls, value: object, info: ValidationInfo) -> object:
+        """Refuse true/false for a number, which pydantic's lax mode reads as 1 and 0.
+
+        ``max_workers = true`` ran one worker and ``SHINOBI_EXECUTION_GRACE_PERIOD=false``
+        (a variable's value is read as JSON) killed steps with no grace at all,
+        silently; such a value is a key set to the wrong thing, not a number.
+        """
+        if isinstance(value, bool) and info.field_name is not None:
+            field = cls.model_fields.get(info.field_name)
+            if field is not None and _a_number(field.annotation):
+                raise ValueError(f"{str(value).lower()} is not a number; write a number")
+        return value
+
+
+def _kinds(annotation: Any) -> set[Any]:
+    """The types a field of this type may hold: a union's members, or the type."""
+    import types
+    import typing
+
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    return set(typing.get_args(annotation) if union else (annotation,))
+
+
+def _a_number(annotation: Any) -> bool:
+    """Whether a field of this type holds a number (an int or a float, not a bool)."""
+    kinds = _kinds(annotation)
+    return bool({int, float} & kinds) and bool not in kinds
 
 
 class ExecutionConfig(_Section):
@@ -368,16 +405,12 @@ def _table_key(section: str, key: str) -> str:
 def _wants_text(section: str, key: str) -> bool:
     """Whether ``section.key`` holds text, so a variable's value is taken as it is:
     a cache directory called ``123`` or a venv called ``null`` is still text."""
-    import types
-    import typing
-
     model: Any = AppConfig.model_fields[section].annotation
     info = getattr(model, "model_fields", {}).get(key)
     if info is None:
         return False
-    union = typing.get_origin(info.annotation) in (typing.Union, types.UnionType)
-    kinds = typing.get_args(info.annotation) if union else (info.annotation,)
-    return str in kinds and not ({int, float, bool} & set(kinds))
+    kinds = _kinds(info.annotation)
+    return str in kinds and not ({int, float, bool} & kinds)
 
 
 def _known_keys(section: list[str]) -> list[str]:

@@ -1,0 +1,58 @@
+"""Configuration values of the wrong kind are refused naming the key and its layer.
+
+``true``/``false`` were taken as the numbers 1 and 0 (pydantic's lax mode):
+``max_workers = true`` ran one worker, ``SHINOBI_EXECUTION_GRACE_PERIOD=false``
+stopped steps with an immediate SIGKILL.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shinobi.config import load_config
+from shinobi.errors import ConfigError
+
+
+@pytest.fixture(autouse=True)
+def _no_user_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+
+
+@pytest.mark.parametrize("key", ["max_workers", "cpus", "grace_period"])
+def test_a_boolean_for_a_number_in_a_file_is_refused(tmp_path: Path, key: str) -> None:
+    project = tmp_path / "shinobi.toml"
+    project.write_text(f"[execution]\n{key} = true\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(cwd=tmp_path, environ={})
+    assert str(caught.value) == (
+        f"configuration key 'execution.{key}' (from project file {project}):"
+        " true is not a number; write a number"
+    )
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("SHINOBI_EXECUTION_CPUS", "true"),
+        ("SHINOBI_EXECUTION_GRACE_PERIOD", "false"),
+        ("SHINOBI_EXECUTION_MAX_WORKERS", "true"),
+    ],
+)
+def test_a_boolean_for_a_number_in_a_variable_is_refused(
+    tmp_path: Path, variable: str, value: str
+) -> None:
+    with pytest.raises(ConfigError, match=f"\\(from environment variable {variable}\\): {value}"):
+        load_config(cwd=tmp_path, environ={variable: value})
+
+
+def test_numbers_and_booleans_where_they_belong_still_read(tmp_path: Path) -> None:
+    environ = {
+        "SHINOBI_EXECUTION_CPUS": "2",
+        "SHINOBI_EXECUTION_GRACE_PERIOD": "0",
+        "SHINOBI_CACHE_ENABLED": "false",
+    }
+    config = load_config(cwd=tmp_path, environ=environ)
+    assert config.execution.cpus == 2.0 and config.execution.grace_period == 0.0
+    assert config.cache.enabled is False
