@@ -56,3 +56,17 @@ def test_numbers_and_booleans_where_they_belong_still_read(tmp_path: Path) -> No
     config = load_config(cwd=tmp_path, environ=environ)
     assert config.execution.cpus == 2.0 and config.execution.grace_period == 0.0
     assert config.cache.enabled is False
+
+
+def test_an_unknown_backend_key_holding_a_table_names_its_file(tmp_path: Path) -> None:
+    """Sources are recorded per leaf (``backend.native.env.FOO``): the table's key
+    ``backend.native.env`` itself has none, and was said to come "from configuration"."""
+    project = tmp_path / "shinobi.toml"
+    project.write_text('[backend.native]\nenv = {FOO = "1"}\n')
+    config = load_config(cwd=tmp_path, environ={})
+    with pytest.raises(ConfigError) as caught:
+        config.check_backend_table("native", [])
+    assert str(caught.value).startswith(
+        f"configuration key 'backend.native.env' (from project file {project})"
+        " is not a setting of the native backend"
+    )

@@ -244,7 +244,8 @@ class AppConfig(_Section):
         allowed = set(known)
         for key in table:
             if key not in allowed:
-                source = self.sources.get(f"backend.{name}.{key}", "configuration")
+                # a table's value (env = {...}) was recorded by its keys: found by prefix
+                source = _origin(["backend", name, key], self.sources)
                 listing = ", ".join(sorted(allowed)) or "none"
                 raise ConfigError(
                     f"configuration key 'backend.{name}.{key}' (from {source}) is not a setting"
