@@ -89,9 +89,10 @@ def test_the_version_is_read_from_pyvenv_cfg_or_asked_of_the_python(tmp_path: Pa
     uv = tmp_path / "uv"
     uv.mkdir()
     (uv / "pyvenv.cfg").write_text("home = /x\nimplementation = CPython\nversion_info = 3.12.1\n")
-    assert venv_python_version(str(uv)) == (3, 12)
+    assert venv_python_version(str(uv)) == (3, 12, 1)
     # no pyvenv.cfg (an old virtualenv's): its python is asked
     old = tmp_path / "old"
     (old / "bin").mkdir(parents=True)
     (old / "bin" / "python3").symlink_to(sys.executable)
-    assert venv_python_version(str(old)) == tuple(sys.version_info[:2])
+    assert venv_python_version(str(old)) == tuple(sys.version_info[:3])
+    assert venv_python_version(str(old), ask=False) is None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from shinobi.backends.base import Invocation, PathUse
 from shinobi.backends.spawn import user_code
 from shinobi.backends.streams import StreamLog
+from shinobi.backends.venv import venv_ran_in
 from shinobi.errors import ShinobiError, did_you_mean
 from shinobi.exit_guard import describe_exit, exits_refused
 from shinobi.failures import (
@@ -186,7 +187,8 @@ def run_cab(
     shown = backend_name
     if backend_name == "venv" and not invocation.venv:
         shown = "native: no venv"  # what the venv backend does then (it has warned)
-    session.emit_started(name, {"backend": shown, "argv": shown_argv})
+    venv = venv_ran_in(backend, invocation)
+    session.emit_started(name, {"backend": shown, "argv": shown_argv, "venv": venv})
     elsewhere = backend.capabilities.remote
     before = existing_outputs(invocation.paths, elsewhere=elsewhere)
     started = time.time()

@@ -320,6 +320,8 @@ class ManifestRecorder:
         self.scattered: dict[str, list[str]] = {}
         self.cwd = os.getcwd()  # where the steps run: the session's, once started
         self.programs: dict[str, str | None] = {}
+        #: venv -> its Python version, looked up once per run (see _venv_python)
+        self.venv_pythons: dict[str, str | None] = {}
         #: The run's step cache, which hashed each step's inputs for its key.
         self.cache: Any = None
         self.stop = threading.Event()
@@ -400,6 +402,8 @@ class ManifestRecorder:
                 "image": base.get("image"),
                 "image_digest": None,
                 "program": None,
+                "venv": None,
+                "venv_python": None,
                 "input_digests": None,
                 "resources": base.get("resources"),
                 "status": "pending",
@@ -433,6 +437,8 @@ class ManifestRecorder:
                 backend=info.get("backend"),
                 argv=_plain(info.get("argv")),
                 program=self._program(info.get("backend"), info.get("argv")),
+                venv=info.get("venv"),
+                venv_python=self._venv_python(info.get("venv")),
                 started=now,
                 started_at=_iso(now),
             )
@@ -456,6 +462,18 @@ class ManifestRecorder:
         if name not in self.programs:
             self.programs[name] = _program_file(name, self.cwd)
         return self.programs[name]
+
+    def _venv_python(self, venv: Any) -> str | None:
+        """The Python version of the venv a step ran in (``3.11.7``), as its
+        ``pyvenv.cfg`` says; None when it has none. Read once per venv and run."""
+        if not isinstance(venv, str):
+            return None
+        if venv not in self.venv_pythons:
+            from shinobi.backends.venv import venv_python_version
+
+            version = venv_python_version(venv, ask=False)  # a file's word: no process
+            self.venv_pythons[venv] = ".".join(map(str, version)) if version else None
+        return self.venv_pythons[venv]
 
     def _input_digests(self, name: str) -> list[dict[str, str]] | None:
         """The content digest of every input the step ``name`` read, as its cache key

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from shinobi.backends.base import BackendRun, Invocation
 from shinobi.backends.spawn import user_code
 from shinobi.backends.streams import StreamLog
+from shinobi.backends.venv import venv_ran_in
 from shinobi.exit_guard import describe_exit, exits_refused
 from shinobi.failures import (
     STEP_CODE_FAILURES,
@@ -287,9 +288,12 @@ def _run_elsewhere(
                 error=f"its inputs cannot cross to another interpreter as JSON: {exc}",
                 backend=backend_name,
             )
-        session.emit_started(name, {"backend": backend_name, "argv": list(invocation.argv)})
+        backend = session.backend(backend_name)
+        venv = venv_ran_in(backend, invocation)
+        argv = list(invocation.argv)
+        session.emit_started(name, {"backend": backend_name, "argv": argv, "venv": venv})
         started = time.time()
-        run = session.backend(backend_name).run(invocation, session.control)
+        run = backend.run(invocation, session.control)
         finished = time.time()
         return _result(name, node, run, invocation, workspace, backend_name, started, finished)
     finally:

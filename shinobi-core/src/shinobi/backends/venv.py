@@ -55,6 +55,7 @@ __all__ = [
     "venv_environment",
     "venv_problem",
     "venv_python_version",
+    "venv_ran_in",
 ]
 
 
@@ -104,12 +105,14 @@ def _broken_venv(venv: str, pythons: list[str]) -> str | None:
     return None
 
 
-def venv_python_version(venv: str) -> tuple[int, int] | None:
-    """The venv's Python (major, minor), or None when it cannot be told.
+def venv_python_version(venv: str, *, ask: bool = True) -> tuple[int, ...] | None:
+    """The venv's Python version (``(3, 11, 7)``; at least major and minor), or None
+    when it cannot be told.
 
     Read from ``pyvenv.cfg`` (``version`` as ``venv`` writes it, ``version_info``
     as virtualenv and uv do), so knowing it costs no process; only a venv
-    without one (an old virtualenv's) is asked by running its interpreter.
+    without one (an old virtualenv's) is asked by running its interpreter,
+    and only with ``ask``.
     """
     try:
         with open(os.path.join(venv, "pyvenv.cfg")) as fh:
@@ -118,15 +121,15 @@ def venv_python_version(venv: str) -> tuple[int, int] | None:
             )
     except (OSError, UnicodeDecodeError):
         config = {}
-    for key in ("version", "version_info"):
-        parts = config.get(key, "").split(".")
-        if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
-            return int(parts[0]), int(parts[1])
-    said = _ask_venv_python(venv, "import sys; print('%d.%d' % sys.version_info[:2])")
-    if said is None or said.count(".") != 1:
-        return None
-    major, minor = said.split(".")
-    return (int(major), int(minor)) if major.isdigit() and minor.isdigit() else None
+    said = config.get("version") or config.get("version_info")
+    if said is None and ask:
+        said = _ask_venv_python(venv, "import sys; print('%d.%d.%d' % sys.version_info[:3])")
+    numbers = []
+    for part in (said or "").split("."):
+        if not part.isdigit():
+            break
+        numbers.append(int(part))
+    return tuple(numbers) if len(numbers) >= 2 else None
 
 
 def _ask_venv_python(venv: str, code: str) -> str | None:
@@ -160,6 +163,7 @@ def pystep_venv_problem(venv: str) -> str | None:
     version = venv_python_version(venv)
     if version is None:
         return None
+    version = version[:2]
     shown = ".".join(map(str, version))
     if version < MINIMUM:
         least = ".".join(map(str, MINIMUM))
@@ -448,6 +452,12 @@ class VenvBackend(Backend):
             stderr_path=invocation.stderr_path,
             outputs=invocation.paths,
         )
+
+
+def venv_ran_in(backend: Backend, invocation: Invocation) -> str | None:
+    """The venv ``invocation`` runs in on ``backend`` (absolute), for the step's
+    record; None when the backend is not the venv backend, or no venv is declared."""
+    return backend.venv_for(invocation) if isinstance(backend, VenvBackend) else None
 
 
 def _runs_a_pystep(invocation: Invocation) -> bool:
