@@ -106,7 +106,10 @@ def test_a_cancel_the_controller_does_not_take_says_what_to_do(
     said = ninja("cancel", str(handle(tmp_path, "12", created=time.time())), **extra)
     assert said.returncode == 74, said.stderr  # the machine's problem, as for status
     assert "could not cancel the 1 job(s) of pipe/20261130-000000-abcdef" in said.stderr
-    assert "check that slurmctld runs" in said.stderr and "scancel 12" in said.stderr
+    assert (
+        "check that slurmctld runs" in said.stderr
+        and "scancel --name=shinobi-20261130-000000-abcdef 12" in said.stderr
+    )
 
 
 @pytest.mark.parametrize("case", ["no answer", "not installed"])

@@ -259,11 +259,18 @@ class SlurmCommands:
                 raise SlurmError(f"sbatch answered {out.strip()!r}, not a job id")
             return job_id
 
-    def cancel(self, job_ids: Sequence[str]) -> None:
+    def cancel(self, job_ids: Sequence[str], name: str | None = None) -> None:
         """``scancel`` the given jobs: one call, one more per :data:`CANCEL_BATCH` jobs
-        (a command line holds at most 2 MiB, some 100,000 job ids)."""
+        (a command line holds at most 2 MiB, some 100,000 job ids).
+
+        With ``name``, only those of the jobs named so are cancelled (scancel
+        silently leaves a listed job of another name alone): a launch's handle
+        names its jobs by id, and after a controller reset or a MaxJobId wrap
+        an id may be another user's job.
+        """
+        named = [f"--name={name}"] if name else []
         for start in range(0, len(job_ids), CANCEL_BATCH):
-            self.run("scancel", list(job_ids[start : start + CANCEL_BATCH]))
+            self.run("scancel", [*named, *job_ids[start : start + CANCEL_BATCH]])
 
     def cancel_named(self, name: str) -> None:
         """``scancel --name``: every job of a launch, including any its handle lacks."""

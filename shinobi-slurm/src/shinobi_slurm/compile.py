@@ -20,7 +20,7 @@ from shinobi.launch.tracking import LaunchStatus, LogSource
 from shinobi.offload.base import CompileOptions, OffloadTarget, Script, Workflow
 from shinobi.offload.jobs import Job, JobGraph
 from shinobi_slurm.commands import SlurmCommands, SlurmError, SlurmUnreachable
-from shinobi_slurm.sbatch import job_name, memory_option
+from shinobi_slurm.sbatch import job_name, launch_job_name, memory_option
 from shinobi_slurm.scripts import JobFiles, ScriptContext, job_options, job_script
 from shinobi_slurm.setting_values import POLL_FLOOR, SETTINGS_KEYS, seconds_setting
 from shinobi_slurm.trial import refuse_what_slurm_would
@@ -197,10 +197,12 @@ class SlurmTarget(OffloadTarget):
         active = [s.job_id for s in status.steps if s.job_id and not s.final]
         said = []
         commands = self.commands
+        name = launch_job_name(handle)
         if active:
             shown = " ".join(active[:10]) + (" ..." if len(active) > 10 else "")
             try:
-                commands.cancel(active)
+                # only jobs of the launch's name: an id Slurm reused is another job now
+                commands.cancel(active, name)
             except SlurmError as exc:
                 # a controller that never heard the scancel, or never answered it, and
                 # a host without scancel are the machine's problem (74), not a refusal
@@ -209,7 +211,7 @@ class SlurmTarget(OffloadTarget):
                 error = SlurmUnreachable if unreachable else SlurmError
                 raise error(
                     f"could not cancel the {len(active)} job(s) of {handle.name} ({exc}){away}"
-                    f" run `ninja cancel {handle.run_id}` again, or `scancel {shown}`"
+                    f" run `ninja cancel {handle.run_id}` again, or `scancel --name={name} {shown}`"
                 ) from None
             unseen = sum(1 for s in status.steps if s.job_id and s.phase == "unknown")
             if unseen and status.error is not None:  # scancel is silent on an ended job
@@ -227,10 +229,10 @@ class SlurmTarget(OffloadTarget):
             else:
                 said.append(f"cancelled {len(active)} Slurm job(s) with scancel: {shown}")
         if handle.state == "submitting":
-            commands.cancel_named(str(handle.extra.get("job_name", job_name(handle.run_id))))
+            commands.cancel_named(name)
             said.append(
                 "the launch was still submitting when its submitter stopped: also cancelled"
-                f" every job named {handle.extra.get('job_name')}"
+                f" every job named {name}"
             )
         if not said:
             said.append(f"nothing to cancel: every job of {handle.name} has already ended")

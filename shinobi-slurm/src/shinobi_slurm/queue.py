@@ -8,6 +8,7 @@ constant number of calls however many jobs there are.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 
 from shinobi_slurm.commands import SlurmCommands, SlurmError
@@ -27,18 +28,19 @@ def query_queue(
     out = ""
     for listed in id_lists(ids):
         try:
-            out += commands.run("squeue", ["-h", "-r", "-j", listed, "-o", "%i|%T|%r"]) + "\n"
+            out += commands.run("squeue", ["-h", "-r", "-j", listed, "-o", "%i|%T|%r|%j"]) + "\n"
         except SlurmError as exc:
             if "invalid job id" in str(exc).lower():
                 continue  # an answer: the queue holds none of them
             return {}, str(exc)  # the controller is away: nothing can be told from it
     found: dict[str, list[JobRecord]] = {}
     for line in out.splitlines():
-        parts = line.strip().split("|")
-        if len(parts) != 3:
+        parts = line.strip().split("|", 3)  # the name last: it may hold a "|"
+        if len(parts) < 3:
             continue
-        job_id, state, reason = parts
+        job_id, state, reason = parts[:3]
         record = parse_line(f"{job_id}|{job_id}|{state}||Unknown|Unknown|{reason}")
         if record is not None:
-            found.setdefault(record.base, []).append(record)
+            name = parts[3] if len(parts) > 3 else None  # a reused id is told by it
+            found.setdefault(record.base, []).append(dataclasses.replace(record, name=name))
     return found, None

@@ -48,9 +48,13 @@ FIELDS = (
     "Timelimit",
     "NodeList",
     "AllocTRES",
+    "JobName",
 )
 #: The fields a line must have; the limits and nodes after them are read where present.
 _NEEDED = FIELDS.index("ReqMem")
+#: Where the job's name starts: last, so a ``|`` in another user's job name
+#: cannot shift the fields before it.
+_NAME_AT = FIELDS.index("JobName")
 
 #: States after which a job never changes again.
 FINAL_STATES = frozenset(
@@ -106,6 +110,9 @@ class JobRecord:
     time_limit: str | None = None
     #: whether Slurm gave the job a node (False: "None assigned"); None: not said
     had_node: bool | None = None
+    #: the job's name (``--job-name``); None: not said. A launch's handle names its
+    #: jobs by id, and a reused id (controller reset, MaxJobId wrap) is told by it.
+    name: str | None = None
 
     @property
     def pending_tasks(self) -> int:
@@ -201,7 +208,20 @@ def parse_line(line: str) -> JobRecord | None:
         memory_limit=_allocated_memory(tres) or _memory(req_mem),
         time_limit=_time(time_limit),
         had_node=None if node_list is None else node_list.strip() not in ("", "None assigned"),
+        name=_name(parts[_NAME_AT:]),
     )
+
+
+#: The name accounting gives a job whose record was written before its name was:
+#: for a moment after submission, sacct reads "allocation" for every job.
+_NAMELESS = "allocation"
+
+
+def _name(parts: list[str]) -> str | None:
+    """The ``JobName`` field (the last: rejoined, should the name hold a ``|``);
+    None when the line has none, or accounting does not know it yet."""
+    name = "|".join(parts) if parts else None
+    return None if name == _NAMELESS else name
 
 
 def parse_sacct(text: str) -> list[JobRecord]:

@@ -19,11 +19,14 @@ import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shinobi.errors import ConfigError, UsageError
 from shinobi.resources import Resources
 from shinobi_slurm.setting_values import shell_words
+
+if TYPE_CHECKING:
+    from shinobi.launch.handle import LaunchHandle
 
 __all__ = [
     "SIGNAL_RELAY",
@@ -34,6 +37,7 @@ __all__ = [
     "directive",
     "exec_lines",
     "job_name",
+    "launch_job_name",
     "line_break_in",
     "log_path",
     "memory_option",
@@ -306,6 +310,11 @@ def job_name(run_id: str) -> str:
     return f"shinobi-{run_id}" if run_id else "shinobi"
 
 
+def launch_job_name(handle: LaunchHandle) -> str:
+    """The name every job of a launch was submitted with, as its handle recorded it."""
+    return str(handle.extra.get("job_name") or job_name(handle.run_id))
+
+
 def resource_options(resources: Resources | None) -> list[Option]:
     """``--cpus-per-task`` / ``--mem`` (``--exclusive``, ``--mem=0``) for a declared footprint."""
     if resources is None:
@@ -442,10 +451,13 @@ def _refuse_undecodable(script: str) -> None:
 #: Signals whose default action does not end a process (SIGCHLD, SIGCONT, the
 #: stop signals, SIGURG, SIGWINCH: 17-23 and 28) are not relayed: SIGSTOP
 #: would suspend the job for ever. Their exit status is kept as it is.
+#: The signal is sent by a ``/bin/sh`` that replaces the script (same pid):
+#: bash itself ignores a SIGQUIT sent to it, so a tool that died of SIGQUIT
+#: read "exited with code 131"; should the signal not end it, it exits as before.
 SIGNAL_RELAY = (
     "rc=$?",
     'case "$rc" in 129|13[0-9]|14[0-4]|15[2-5]|15[7-9]|1[6-8][0-9]|19[0-2])'
-    ' kill -s "$((rc - 128))" "$$" ;; esac',
+    """ exec /bin/sh -c 'kill -s "$1" "$$"; exit "$2"' sh "$((rc - 128))" "$rc" ;; esac""",
     'exit "$rc"',
 )
 

@@ -270,10 +270,11 @@ def combine_tasks(
     active = counts.get("running", 0) + counts.get("pending", 0) + counts.get("unknown", 0)
     if first_failed is not None:
         task, outcome = first_failed
-        failed = counts.get("failed", 0)
+        failed, cancelled = counts.get("failed", 0), counts.get("cancelled", 0)
         message = f"task {task}: {outcome.message}"
-        if failed > 1:
-            message += f" ({failed} of {size} tasks failed)"
+        if failed > 1 or cancelled:  # the tasks a cancel stopped are not the failed ones
+            also_cancelled = f", {cancelled} cancelled" if cancelled else ""
+            message += f" ({failed} of {size} tasks failed{also_cancelled})"
         also = None if outcome.oom else _out_of_memory_tasks(out_of_memory)
         if active:  # the array is not over until its last task is
             running = f"{message}; {active} task(s) not finished"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import subprocess
 import time
 from collections.abc import Sequence
@@ -20,6 +21,7 @@ from shinobi.launch.tracking import LaunchStatus, StepState
 from shinobi_slurm.commands import SlurmCommands, SlurmError, SlurmUnreachable
 from shinobi_slurm.queue import query_queue
 from shinobi_slurm.sacct import JobRecord, cut_exit, query_jobs, with_exit, without_stale_ranges
+from shinobi_slurm.sbatch import launch_job_name
 from shinobi_slurm.scripts import STAT_FORMAT
 from shinobi_slurm.states import NEVER_RAN, Outcome, classify, combine_tasks
 
@@ -77,7 +79,8 @@ def _with_reasons(records: list[JobRecord], queued: list[JobRecord]) -> list[Job
 def _launch_status(
     handle: LaunchHandle, found: dict[str, list[JobRecord]], error: str | None, old: bool
 ) -> LaunchStatus:
-    steps = [_step_state(job, found, error, old) for job in handle.jobs]
+    name = launch_job_name(handle)
+    steps = [_step_state(job, found, error, old, name) for job in handle.jobs]
     by_name = {s.step: s for s in steps}
     for job, state in zip(handle.jobs, steps, strict=True):
         # Accounting can briefly lack the "Dependency" reason of a job Slurm cancelled
@@ -140,11 +143,28 @@ def _as_before(until: str, before: object) -> bool:
 
 
 def _step_state(
-    job: LaunchJob, found: dict[str, list[JobRecord]], error: str | None, old: bool
+    job: LaunchJob,
+    found: dict[str, list[JobRecord]],
+    error: str | None,
+    old: bool,
+    name: str | None = None,
 ) -> StepState:
+    """The step's state from its job's records; ``name``: the launch's job name, which
+    a record of the job must bear (None: not checked)."""
     if job.job_id is None:
         return StepState(job.step, "cancelled", "never submitted (the submitter stopped)")
-    records = found.get(job.job_id, [])
+    listed = found.get(job.job_id, [])
+    # a job of another name holds the id now (controller reset, MaxJobId wrap): not ours
+    records = [r for r in listed if None in (r.name, name) or r.name == name]
+    if listed and not records:
+        return StepState(
+            job.step,
+            "cancelled",
+            f"Slurm has no record of this job: job {job.job_id} is now another job"
+            f" ({listed[0].name!r}, not {name!r}; Slurm reused the id after a controller reset"
+            " or a job id wrap): how it ended cannot be known",
+            job_id=job.job_id,
+        )
     if not records and old:  # neither accounting nor the queue, long after submission
         return StepState(
             job.step,
@@ -245,8 +265,18 @@ def _last_line(path: str, limit: int = 4096) -> str:
             text = fh.read().decode("utf-8", errors="replace")
     except OSError:
         return ""
-    lines = [s for line in text.splitlines() if (s := line.strip()) and not is_engine_banner(s)]
+    lines = [
+        s
+        for line in text.splitlines()
+        if (s := line.strip()) and not is_engine_banner(s) and not _JOB_REPORT.match(s)
+    ]
     return lines[-1][:200] if lines else ""
+
+
+#: What bash prints of a command in the job script that died of a signal
+#: ("/var/spool/slurmd/job00336/slurm_script: line 10:  4242 Segmentation fault
+#: (core dumped) tool ..."): the shell's report, not what the tool said last.
+_JOB_REPORT = re.compile(r"^\S*slurm_script: line \d+: +\d+ ")
 
 
 def _task_states(records: list[JobRecord]) -> str:

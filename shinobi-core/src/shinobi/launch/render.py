@@ -39,9 +39,7 @@ def _short(stamp: str | None) -> str:
 def _step_row(step: StepState) -> list[str]:
     phase: str = step.phase
     if step.tasks:
-        done = step.tasks.get("completed", 0)
-        total = sum(step.tasks.values())
-        phase = f"{phase} ({done}/{total} tasks)"
+        phase = f"{phase} ({_task_counts(step.tasks)})"
     return [
         step.step,
         step.job_id or "-",
@@ -51,6 +49,17 @@ def _step_row(step: StepState) -> list[str]:
         _short(step.finished),
         step.detail or "",
     ]
+
+
+def _task_counts(tasks: dict[str, int]) -> str:
+    """``2 of 3 tasks done, 1 cancelled``: an array's tasks that completed, and those cancelled.
+
+    "failed (2/3 tasks)" read as two tasks failed when two had succeeded.
+    """
+    total = sum(tasks.values())
+    said = f"{tasks.get('completed', 0)} of {total} tasks done"
+    cancelled = tasks.get("cancelled", 0)
+    return f"{said}, {cancelled} cancelled" if cancelled else said
 
 
 def status_lines(status: LaunchStatus) -> list[str]:
