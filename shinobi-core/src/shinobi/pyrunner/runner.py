@@ -6,10 +6,10 @@ it starts with the standard library only and makes its import path first:
 
 1. the directory of the step's source file (so the module's own siblings
    import), in front;
-2. only when ``shinobi`` or ``pydantic`` cannot be found, a finder *after*
-   the interpreter's own (:class:`_CoreFinder`) that finds, in the site
-   directories of the shinobi that launched it, just the packages the runner
-   needs (``spec["core_modules"]``: shinobi, pydantic and pydantic's own
+2. only when ``shinobi`` or ``pydantic`` cannot be found, a directory
+   *appended* (:func:`_lend_core`) that links, in the site directories of
+   the shinobi that launched it, just the packages the runner needs
+   (``spec["core_modules"]``: shinobi, pydantic and pydantic's own
    dependencies). The interpreter's own packages keep winning, and anything
    else the function imports is found in the interpreter's environment or
    not at all, as its ``python`` would: that is the point of running in a venv.
@@ -27,7 +27,6 @@ imported, since the shinobi this interpreter finds may be its own, older one.
 
 from __future__ import annotations
 
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import json
@@ -47,26 +46,30 @@ class OutputMisfit(Exception):
     """The function returned what its outputs model refuses (said on one line)."""
 
 
-class _CoreFinder(importlib.abc.MetaPathFinder):
-    """Finds only the named top-level packages, only in ninja's import directories.
+def _lend_core(spec: dict[str, Any]) -> str:
+    """A directory holding links to just the packages the runner needs
+    (``spec["core_modules"]``) in ninja's import directories; returns it.
 
     Appending ninja's whole site directories to ``sys.path`` would lend the
     step every package ninja's environment has (click, numpy, ...), so a
     function importing one the venv lacks would work here and fail in the
-    venv's own ``python``. Submodules need nothing from here: they are found
-    through their package's ``__path__``.
+    venv's own ``python``. A directory on ``sys.path``, unlike an import hook,
+    is also what a ``multiprocessing`` worker started by ``spawn`` inherits.
+    It lives in the step's private workspace, removed when the step ends.
     """
-
-    def __init__(self, names: list[str], paths: list[str]) -> None:
-        self.names = frozenset(names)
-        self.paths = list(paths)
-
-    def find_spec(
-        self, fullname: str, path: Any = None, target: Any = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        if path is not None or fullname not in self.names:
-            return None
-        return importlib.machinery.PathFinder.find_spec(fullname, self.paths)
+    lent = os.path.join(os.path.dirname(spec["outputs_file"]), "lent")
+    os.makedirs(lent, exist_ok=True)
+    for name in spec["core_modules"]:
+        found = importlib.machinery.PathFinder.find_spec(name, spec["core_paths"])
+        if found is None or found.origin is None:
+            continue
+        source = found.origin
+        if found.submodule_search_locations is not None:  # a package: its directory
+            source = os.path.dirname(source)
+        link = os.path.join(lent, os.path.basename(source))
+        if not os.path.lexists(link):
+            os.symlink(source, link)
+    return lent
 
 
 def _prepare_path(spec: dict[str, Any]) -> None:
@@ -78,7 +81,7 @@ def _prepare_path(spec: dict[str, Any]) -> None:
     missing = [n for n in ("shinobi", "pydantic") if importlib.util.find_spec(n) is None]
     if missing:
         _refuse_another_version(spec, missing)
-        sys.meta_path.append(_CoreFinder(spec["core_modules"], spec["core_paths"]))
+        sys.path.append(_lend_core(spec))
     try:
         import pydantic
 
