@@ -270,7 +270,14 @@ class SlurmCommands:
         """
         named = [f"--name={name}"] if name else []
         for start in range(0, len(job_ids), CANCEL_BATCH):
-            self.run("scancel", [*named, *job_ids[start : start + CANCEL_BATCH]])
+            try:
+                self.run("scancel", [*named, *job_ids[start : start + CANCEL_BATCH]])
+            except SlurmError as exc:
+                # With a filter, scancel fails on an id the controller no longer
+                # knows (without one it is silent): that job has ended, and the
+                # others listed were still cancelled.
+                if not (named and "invalid job id specified" in str(exc).lower()):
+                    raise
 
     def cancel_named(self, name: str) -> None:
         """``scancel --name``: every job of a launch, including any its handle lacks."""
