@@ -2,7 +2,8 @@
 
 Each call appends one line (the tool and its arguments) to the file named by
 ``BENCH_SHIM_LOG`` and answers for the job ids listed in ``BENCH_SHIM_JOBS``
-(one per line) as a Slurm whose jobs have all completed would: ``sacct``
+(one per line), named ``BENCH_SHIM_JOB_NAME``, as a Slurm whose jobs have all
+completed would: ``sacct``
 prints one ``-P`` line per asked job with the fields ``-o`` names, and
 ``squeue`` prints nothing, since finished jobs have left the queue. The
 answers only need to be plausible enough for ``ninja status`` to read them;
@@ -20,7 +21,6 @@ __all__ = ["install", "main"]
 
 #: What a completed job looks like, field by field; unlisted fields are empty.
 _COMPLETED = {
-    "JobName": "bench",
     "State": "COMPLETED",
     "ExitCode": "0:0",
     "DerivedExitCode": "0:0",
@@ -46,13 +46,13 @@ def _option(args: Sequence[str], short: str, long: str) -> str | None:
     return None
 
 
-def _sacct(args: Sequence[str], jobs: list[str]) -> str:
+def _sacct(args: Sequence[str], jobs: list[str], name: str) -> str:
     fields = (_option(args, "-o", "--format") or "JobID,State,ExitCode").split(",")
     lines = []
     if "-n" not in args and "--noheader" not in args:
         lines.append("|".join(fields))
     for job in jobs:
-        row = {"JobID": job, "JobIDRaw": job, **_COMPLETED}
+        row = {"JobID": job, "JobIDRaw": job, "JobName": name, **_COMPLETED}
         lines.append("|".join(row.get(f.split("%")[0], "") for f in fields))
     return "".join(f"{line}\n" for line in lines)
 
@@ -64,7 +64,7 @@ def main(tool: str, args: Sequence[str]) -> int:
     asked = _option(args, "-j", "--jobs")
     jobs = [j for j in asked.split(",") if j in set(known)] if asked else known
     if tool == "sacct":
-        sys.stdout.write(_sacct(args, jobs))
+        sys.stdout.write(_sacct(args, jobs, os.environ.get("BENCH_SHIM_JOB_NAME", "")))
     return 0
 
 

@@ -43,6 +43,12 @@ def _missing_reason() -> str | None:
     return None
 
 
+def _job_name(jobs: int) -> str:
+    """The name the launch of ``jobs`` jobs gives them (and the stand-in answers with:
+    ``ninja status`` takes a job of another name for an id Slurm has reused)."""
+    return f"shinobi-bench-{jobs}"
+
+
 def _write_handle(workdir: Path, jobs: int) -> tuple[Path, list[str]]:
     """A submitted Slurm launch of ``jobs`` one-job steps, as ``ninja compile --submit`` leaves."""
     from shinobi.launch.handle import LaunchHandle, LaunchJob, write_handle
@@ -64,7 +70,7 @@ def _write_handle(workdir: Path, jobs: int) -> tuple[Path, list[str]]:
             )
             for i, job_id in enumerate(ids)
         ],
-        extra={"job_name": f"shinobi-{run_id}"},
+        extra={"job_name": _job_name(jobs)},
     )
     return write_handle(handle), ids
 
@@ -77,7 +83,13 @@ def _calls_in_one_round(bindir: Path, workdir: Path, jobs: int) -> list[str]:
     handle, ids = _write_handle(workdir / f"launch-{jobs}", jobs)
     listing.write_text("\n".join(ids) + "\n")
     log.write_text("")
-    env = bench_env({"BENCH_SHIM_LOG": str(log), "BENCH_SHIM_JOBS": str(listing)})
+    env = bench_env(
+        {
+            "BENCH_SHIM_LOG": str(log),
+            "BENCH_SHIM_JOBS": str(listing),
+            "BENCH_SHIM_JOB_NAME": _job_name(jobs),
+        }
+    )
     env["PATH"] = f"{shim}{os.pathsep}{env.get('PATH', '')}"
     proc = subprocess.run(
         [str(bindir / "ninja"), "status", str(handle), "--json"],
