@@ -12,10 +12,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from shinobi.backends.base import Invocation, PathUse
+from shinobi.backends.base import Backend, Invocation, PathUse
 from shinobi.backends.spawn import user_code
 from shinobi.backends.streams import StreamLog
-from shinobi.backends.venv import venv_ran_in
 from shinobi.errors import ShinobiError, did_you_mean
 from shinobi.exit_guard import describe_exit, exits_refused
 from shinobi.failures import (
@@ -187,7 +186,7 @@ def run_cab(
     shown = backend_name
     if backend_name == "venv" and not invocation.venv:
         shown = "native: no venv"  # what the venv backend does then (it has warned)
-    venv = venv_ran_in(backend, invocation)
+    venv = _venv_of(backend, invocation)
     session.emit_started(name, {"backend": shown, "argv": shown_argv, "venv": venv})
     elsewhere = backend.capabilities.remote
     before = existing_outputs(invocation.paths, elsewhere=elsewhere)
@@ -239,6 +238,16 @@ def run_cab(
     if cache is not None and key is not None and result.status == "ok" and not stale:
         cache.store(key, result, invocation, cab, session.control.stopping)
     return result
+
+
+def _venv_of(backend: Backend, invocation: Invocation) -> str | None:
+    """The venv the step runs in, for its record; the venv backend's module is
+    imported only for a step that runs on it (a run of native steps never needs it)."""
+    if backend.name != "venv":
+        return None
+    from shinobi.backends.venv import venv_ran_in
+
+    return venv_ran_in(backend, invocation)
 
 
 def note_until_changed(session: Session, name: str, node: Node, result: StepResult) -> None:
