@@ -65,7 +65,8 @@ def command(
     shown = None
     while True:
         status = tracker.status(launch)
-        settle_exit_status(_exit_status(status))  # a reader gone while it prints keeps it
+        code = _exit_status(status)
+        settle_exit_status(code)  # a reader gone while it prints keeps it
         if as_json and watch:  # JSON Lines: one whole document per line, for a reader
             text = json.dumps(status.to_json(), separators=(",", ":"))
         elif as_json:
@@ -80,7 +81,6 @@ def command(
         if not watch or status.final:
             break
         time.sleep(pause)
-    code = _exit_status(status)
     if code:
         sys.exit(code)
 
