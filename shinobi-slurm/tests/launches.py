@@ -44,19 +44,41 @@ def steps(found: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {s["step"]: s for s in found["steps"]}
 
 
+UNFINISHED = frozenset({"PENDING", "RUNNING", "COMPLETING", "REQUEUED", "SUSPENDED", "RESIZING"})
+
+
+def accounted(job_ids: list[str], fields: str, timeout: float = 60) -> dict[str, list[str]]:
+    """``fields`` of each job as Slurm accounting recorded them, once every job is final.
+
+    slurmdbd learns of a job's end a moment after squeue stops listing it: right after
+    the job leaves the queue sacct may still say RUNNING, with End "Unknown"."""
+    deadline = time.monotonic() + timeout
+    while True:
+        out = subprocess.run(
+            ["sacct", "-X", "-P", "-n", "-j", ",".join(job_ids), "-o", f"JobID,State,{fields}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        rows = {}
+        for line in out.splitlines():
+            job, state, *rest = line.split("|")
+            rows[job] = [state.split()[0], *rest]
+        final = len(rows) == len(job_ids) and not UNFINISHED & {r[0] for r in rows.values()}
+        if final or time.monotonic() >= deadline:
+            return rows
+        time.sleep(0.5)
+
+
+def sacct_states(job_ids: list[str]) -> list[str]:
+    """Each job's final State, in the order of ``job_ids``."""
+    rows = accounted(job_ids, "JobName")
+    return [rows[job][0] if job in rows else "MISSING" for job in job_ids]
+
+
 def sacct_times(job_ids: list[str]) -> dict[str, tuple[str, str]]:
     """(Start, End) of each job as Slurm accounting recorded them."""
-    out = subprocess.run(
-        ["sacct", "-X", "-P", "-n", "-j", ",".join(job_ids), "-o", "JobID,Start,End"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    times = {}
-    for line in out.splitlines():
-        job, start, end = line.split("|")
-        times[job] = (start, end)
-    return times
+    return {job: (row[1], row[2]) for job, row in accounted(job_ids, "Start,End").items()}
 
 
 def queued(job_ids: list[str]) -> list[str]:

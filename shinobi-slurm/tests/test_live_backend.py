@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES, RECIPES, Ninja, ninja_argv
-from launches import wait_dequeued
+from launches import sacct_states, wait_dequeued
 
 pytestmark = pytest.mark.usefixtures("slurm")
 
@@ -88,13 +88,7 @@ def test_sigint_cancels_the_job_and_leaves_nothing_queued(
     assert f"cancelled Slurm job {jobs[0]}" in stderr and "scancel" in stderr
     assert "jobs on a cluster are cancelled through its scheduler" in stderr
     assert wait_dequeued(jobs) == []
-    state = subprocess.run(
-        ["sacct", "-X", "-P", "-n", "-j", jobs[0], "-o", "State"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    assert state[0] == "CANCELLED"
+    assert sacct_states(jobs) == ["CANCELLED"]
 
 
 def test_ctrl_c_during_an_accounting_outage_asks_the_controller_not_accounting(

@@ -15,7 +15,16 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES, RECIPES, Ninja, ninja_argv
-from launches import queued, sacct_times, status, steps, submit, wait_dequeued, wait_final
+from launches import (
+    queued,
+    sacct_states,
+    sacct_times,
+    status,
+    steps,
+    submit,
+    wait_dequeued,
+    wait_final,
+)
 
 pytestmark = pytest.mark.usefixtures("slurm")
 
@@ -433,12 +442,7 @@ def test_clean_force_removes_only_the_record_of_a_running_launch(
         assert not Path(launch["handle"]).exists()
         assert "no detached launches" in ninja("runs").stdout
         assert wait_dequeued(ids, timeout=120) == []
-        states = subprocess.run(
-            ["sacct", "-X", "-P", "-n", "-j", ",".join(ids), "-o", "State"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.split()
+        states = sacct_states(ids)
         assert states == ["COMPLETED", "COMPLETED"], states
         assert (tmp_path / "b.txt").read_text() == "one\n"
     finally:
