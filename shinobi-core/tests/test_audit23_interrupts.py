@@ -19,13 +19,15 @@ from shinobi.steps.result import RecipeResult, StepResult
 
 
 def _interrupt_once(seen: Path) -> None:
-    """SIGINT to this process (the run's main thread) once ``seen`` exists."""
+    """SIGINT to this process (the run's main thread) once ``seen`` exists; then a
+    file ``signalled`` beside ``seen`` says the signal was sent."""
 
     def wait_then_signal() -> None:
         deadline = time.monotonic() + 30
         while not seen.exists() and time.monotonic() < deadline:
             time.sleep(0.02)
         os.kill(os.getpid(), signal.SIGINT)
+        (seen.parent / "signalled").touch()
 
     threading.Thread(target=wait_then_signal, daemon=True).start()
 
@@ -99,9 +101,11 @@ def test_a_pystep_that_fails_after_the_stop_is_cancelled(tmp_path: Path) -> None
         raise RuntimeError("its tool died with SIGINT")
 
     def stop_seen_later() -> None:  # the pystep fails once the stop was asked for
-        while not started.exists():
+        signalled = tmp_path / "signalled"
+        deadline = time.monotonic() + 30
+        while not signalled.exists() and time.monotonic() < deadline:
             time.sleep(0.02)
-        time.sleep(0.3)
+        time.sleep(1.0)  # what is left is the main thread running its signal handler
         stop_seen.touch()
 
     threading.Thread(target=stop_seen_later, daemon=True).start()

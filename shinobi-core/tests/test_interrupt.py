@@ -125,6 +125,21 @@ def signal_and_wait(proc: subprocess.Popen[str], signum: int) -> str:
     return err
 
 
+def signal_release_and_wait(proc: subprocess.Popen[str], signum: int, cwd: Path) -> str:
+    """:func:`signal_and_wait` for a run whose Python step waits for a ``release`` file:
+    it is written once ninja has had time to handle the signal, so the step is
+    still running when ninja does, however slowly the run got there."""
+    try:
+        os.killpg(proc.pid, signum)
+        time.sleep(1.5)
+        (cwd / "release").touch()
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return err
+
+
 def write_recipe(tmp_path: Path, tag: str, workers: int = 2) -> tuple[Path, Path]:
     markers = tmp_path / "markers"
     markers.mkdir()
@@ -431,23 +446,28 @@ from pathlib import Path
 import shinobi
 from shinobi.steps import Recipe
 
+def held(seconds: float) -> None:  # until the test releases it, after its signals
+    end = time.monotonic() + seconds
+    while not Path("release").exists() and time.monotonic() < end:
+        time.sleep(0.05)
+
 @shinobi.pystep
 def think(seconds: float) -> int:
     Path("thinking").touch()
-    time.sleep(seconds)
+    held(seconds)
     return 1
 
 pipe = Recipe("pipe")
-pipe.add_step("think", think, seconds=2.0)
+pipe.add_step("think", think, seconds=60.0)
 
 @shinobi.pystep(scatter=["seconds"])
 def ponder(seconds: float) -> int:
     Path(f"pondering{seconds}").touch()
-    time.sleep(seconds)
+    held(seconds)
     return 1
 
 fan = Recipe("fan", max_workers=2)
-fan.add_step("ponder", ponder, seconds=[2.0, 2.1, 2.2])  # the third never starts
+fan.add_step("ponder", ponder, seconds=[60.0, 60.1, 60.2])  # the third never starts
 """
 
 
@@ -458,7 +478,7 @@ def test_an_in_process_pystep_is_named_as_running_on_not_claimed_torn_down(
     (tmp_path / "recipe.py").write_text(PYSTEP_RECIPE)
     proc = start_ninja(tmp_path, "run", "recipe.py:pipe", "--no-cache")
     wait_for([tmp_path / "thinking"], proc)
-    err = signal_and_wait(proc, signal.SIGINT)
+    err = signal_release_and_wait(proc, signal.SIGINT, tmp_path)
     assert proc.returncode == 130, err
     assert "'think' is Python running inside ninja and cannot be stopped" in err
     assert err.splitlines()[-1] == (
@@ -474,14 +494,14 @@ def test_scattered_in_process_pysteps_are_named_as_running_on_not_claimed_torn_d
     # their slices ran to their end, but the stopped step kept no slices to say so
     (tmp_path / "recipe.py").write_text(PYSTEP_RECIPE)
     proc = start_ninja(tmp_path, "run", "recipe.py:fan", "--no-cache")
-    wait_for([tmp_path / "pondering2.0", tmp_path / "pondering2.1"], proc)
-    err = signal_and_wait(proc, signal.SIGINT)
+    wait_for([tmp_path / "pondering60.0", tmp_path / "pondering60.1"], proc)
+    err = signal_release_and_wait(proc, signal.SIGINT, tmp_path)
     assert proc.returncode == 130, err
     assert err.splitlines()[-1] == (
         "ninja: error: stopped by SIGINT; every step was torn down but the Python step(s)"
         " 'ponder[0]', 'ponder[1]', which ran inside ninja to their end"
     )
-    assert not (tmp_path / "pondering2.2").exists()
+    assert not (tmp_path / "pondering60.2").exists()
 
 
 ORCHESTRATION_RECIPE = """
@@ -496,7 +516,9 @@ echo = Cab("echo", ["/bin/echo", "made"])
 def mull(ctx):
     ctx.run()
     Path("mulling").touch()
-    time.sleep(2.0)  # its own Python, between two tools: nothing to signal
+    end = time.monotonic() + 60  # its own Python, between two tools: nothing to signal
+    while not Path("release").exists() and time.monotonic() < end:
+        time.sleep(0.05)
     return ctx.run()
 
 pipe = Recipe("pipe")
@@ -513,7 +535,7 @@ def test_an_orchestration_function_s_own_python_is_named_on_an_interrupt(
     (tmp_path / "recipe.py").write_text(ORCHESTRATION_RECIPE)
     proc = start_ninja(tmp_path, "run", "recipe.py:pipe", "--no-cache")
     wait_for([tmp_path / "mulling"], proc)
-    err = signal_and_wait(proc, signal.SIGINT)
+    err = signal_release_and_wait(proc, signal.SIGINT, tmp_path)
     assert proc.returncode == 130, err
     assert (
         "step 'mull' is an orchestration function: its own Python runs inside ninja and"
@@ -532,7 +554,7 @@ def test_a_second_interrupt_names_the_python_steps_it_cannot_kill(tmp_path: Path
     wait_for([tmp_path / "thinking"], proc)
     os.killpg(proc.pid, signal.SIGINT)
     time.sleep(0.3)
-    err = signal_and_wait(proc, signal.SIGINT)
+    err = signal_release_and_wait(proc, signal.SIGINT, tmp_path)
     assert proc.returncode == 130, err
     assert (
         "ninja: interrupted again: killing the steps now (SIGKILL); Python step(s) 'think' run"
@@ -657,6 +679,22 @@ recipe.add_step("read", read, src="big.bin")
 """
 
 
+def _wait_reading(proc: subprocess.Popen[str], path: Path, timeout: float = 120) -> None:
+    """Until ``proc`` has ``path`` open: a timer would guess how long start-up takes on a
+    loaded machine, and a signal in the first half second meets a ninja not yet running."""
+    fds, wanted = Path(f"/proc/{proc.pid}/fd"), os.path.realpath(path)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if any(os.path.realpath(fds / fd) == wanted for fd in os.listdir(fds)):
+                return
+        except FileNotFoundError:  # an fd closed while it was looked at
+            pass
+        assert proc.poll() is None, proc.communicate()[1]
+        assert time.monotonic() < deadline, f"ninja never opened {path}"
+        time.sleep(0.05)
+
+
 def test_a_stop_while_a_large_input_is_hashed_does_not_wait_for_the_hash(tmp_path: Path) -> None:
     """A 64 GB input takes minutes to hash for the step cache; a Ctrl-C must
     end the run at once, the step never started and nothing remembered."""
@@ -664,7 +702,7 @@ def test_a_stop_while_a_large_input_is_hashed_does_not_wait_for_the_hash(tmp_pat
     os.truncate(tmp_path / "big.bin", 64 * 1024**3)  # sparse: costs no disk, all of it read
     (tmp_path / "recipe.py").write_text(BIG_INPUT)
     proc = start_ninja(tmp_path, "run", "recipe.py:recipe")
-    time.sleep(1.5)  # started, and hashing (which alone takes minutes)
+    _wait_reading(proc, tmp_path / "big.bin")  # hashing it (which alone takes minutes)
     err = signal_and_wait(proc, signal.SIGINT)
     assert proc.returncode == 130, err
     assert "stopped by SIGINT" in err and "Traceback" not in err

@@ -520,6 +520,18 @@ nap.add_step("after", Cab("after", ["/bin/true"]))
 """
 
 
+def _says_running(tmp_path: Path, step: str) -> bool:
+    """Whether the run's manifest, as last written, has ``step`` running."""
+    for manifest in tmp_path.glob(".shinobi/runs/*/manifest.json"):
+        try:
+            steps = json.loads(manifest.read_text())["steps"]
+        except (ValueError, KeyError):  # caught mid-write
+            continue
+        if any(s.get("name") == step and s.get("status") == "running" for s in steps):
+            return True
+    return False
+
+
 @pytest.mark.slow
 def test_the_report_of_a_really_sigkilled_run_links_the_logs_of_its_unfinished_step(
     tmp_path: Path,
@@ -543,7 +555,9 @@ def test_the_report_of_a_really_sigkilled_run_links_the_logs_of_its_unfinished_s
         while not (pid_file.is_file() and list(tmp_path.glob(".shinobi/runs/*/logs/nap.err"))):
             assert time.monotonic() < deadline, "the nap step never started"
             time.sleep(0.1)
-        time.sleep(1)  # the manifest's next write, which says the step is running
+        while not _says_running(tmp_path, "nap"):  # the manifest's write is asynchronous
+            assert time.monotonic() < deadline, "the manifest never said nap runs"
+            time.sleep(0.05)
         going.kill()
         going.wait(timeout=30)
         run_dir = only_run(tmp_path)

@@ -76,12 +76,17 @@ def test_a_step_ends_with_its_leader_though_a_daemon_holds_its_output(tmp_path: 
     What it prints after the step ended still reaches the step's log.
     """
     marker = tmp_path / "daemon.pid"
-    script = f"(sleep 1; echo late; sleep 30) & echo $! > {marker}; echo early"
+    go = tmp_path / "go"  # the daemon prints only once the test says so: no race with a timer
+    script = (
+        f"(while [ ! -e {go} ]; do sleep 0.05; done; echo late; sleep 30) &"
+        f" echo $! > {marker}; echo early"
+    )
     started = time.monotonic()
     try:
         out, _ = logged(tmp_path, script)
-        assert time.monotonic() - started < 1.0  # not held by the daemon's pipe
+        assert time.monotonic() - started < 15  # not held for the daemon's 30 s
         assert out.read_text() == "early\n"
+        go.touch()
         deadline = time.monotonic() + 10
         while out.read_text() != "early\nlate\n":
             assert time.monotonic() < deadline, out.read_text()

@@ -102,7 +102,7 @@ def _alive(job_id: str) -> bool:
 
 def _named_in_accounting(job_id: str, name: str) -> None:
     """Wait until sacct has the job's name (it reads "allocation" for a moment)."""
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # slurmdbd may be busy with the suite
     while time.monotonic() < deadline:
         said = subprocess.run(
             ["sacct", "-X", "-P", "-n", "-j", job_id, "-o", "JobName"],

@@ -416,7 +416,9 @@ class In(BaseModel):
 class Out(BaseModel):
     out: File
 
-slow = Cab("slow", ["sh", "-c", 'sleep 3; echo one > "$0"'], In, Out,
+# runs until the test says "go" (at most 5 minutes): still running when it is cleaned
+slow = Cab("slow", ["sh", "-c", 'for i in $(seq 1500); do [ -e go ] && break; sleep 0.2; done;'
+           ' echo one > "$0"'], In, Out,
            {"out": ParamMeta(positional=True), "src": ParamMeta(skip=True)})
 copy = Cab("copy", ["sh", "-c", 'cat "$0" > "$1"'], In, Out,
            {"src": ParamMeta(positional=True), "out": ParamMeta(positional=True)})
@@ -441,6 +443,7 @@ def test_clean_force_removes_only_the_record_of_a_running_launch(
         assert "its jobs go on" in forced.stderr and "is kept" in forced.stderr
         assert not Path(launch["handle"]).exists()
         assert "no detached launches" in ninja("runs").stdout
+        (tmp_path / "go").touch()
         assert wait_dequeued(ids, timeout=120) == []
         states = sacct_states(ids)
         assert states == ["COMPLETED", "COMPLETED"], states

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -83,8 +84,12 @@ def test_logs_follow_reads_often_but_asks_sacct_only_every_status_interval(
     assert done.returncode == 0, done.stderr
     launch = json.loads(done.stdout)
     extra, log = counting(tmp_path, ("sacct", "squeue"))
+    started = time.monotonic()
     followed = ninja("logs", launch["run_id"], "--follow", timeout=200, **extra)
+    elapsed = time.monotonic() - started
     assert followed.returncode == 0, followed.stderr
     assert "line 4" in followed.stdout
-    # about 8 s of job: one question at the start, one after 10 s (not one every 2 s)
-    assert log.read_text().split().count("sacct") <= 3, log.read_text()
+    # about 8 s of job: one question at the start, then one per 10 s (not one every 2 s);
+    # a job that starts late, or accounting slow to record its end, adds a round
+    calls = log.read_text().split().count("sacct")
+    assert calls <= 2 + int(elapsed // 10), (calls, elapsed, log.read_text())

@@ -27,10 +27,13 @@ def _late_sbatch(tmp_path: Path) -> dict[str, str]:
     script = bin_dir / "sbatch"
     script.write_text(
         f'#!/bin/sh\n{real.strip()} "$@"; rc=$?\n'
-        'case " $* " in *--test-only*) exit "$rc" ;; esac\nsleep 5\nexit "$rc"\n'
+        'case " $* " in *--test-only*) exit "$rc" ;; esac\nsleep 60\nexit "$rc"\n'
     )
     script.chmod(0o755)
-    (tmp_path / "shinobi.toml").write_text("[backend.slurm]\ncommand_timeout = 2\n")
+    # The timeout holds for every Slurm command ninja runs (the trial submission, squeue,
+    # scancel): short enough to give up on the late sbatch, long enough for a controller
+    # busy with the rest of the suite to answer the others.
+    (tmp_path / "shinobi.toml").write_text("[backend.slurm]\ncommand_timeout = 15\n")
     return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
 
 
