@@ -26,13 +26,21 @@ from shinobi.session import Session
 from shinobi.steps import Cab, ParamMeta, Recipe, StepResult
 
 GiB = 1024**3
-SCRIPT = 'date +%s.%N > "$1.start"; sleep "$2"; date +%s.%N > "$1.end"'
+#: Stamps its start and end; given a partner ($3), it first waits (up to 10 s) for the
+#: partner to have started too, so two steps the scheduler runs together overlap however
+#: slowly their processes start, and two it runs one after the other do not.
+SCRIPT = (
+    'date +%s.%N > "$1.start"; t=0;'
+    ' while [ -n "$3" ] && [ ! -e "$3.start" ] && [ $t -lt 200 ]; do sleep 0.05; t=$((t+1)); done;'
+    ' sleep "$2"; date +%s.%N > "$1.end"'
+)
 
 
 class TimedIn(BaseModel):
     stamp: str
     seconds: float = 0.2
     after: str | None = None
+    meet: str | None = None  # a partner's stamp, waited for
 
 
 class TimedOut(BaseModel):
@@ -52,6 +60,7 @@ timed = Cab(
         "stamp": ParamMeta(positional=True),
         "seconds": ParamMeta(positional=True),
         "after": ParamMeta(skip=True),
+        "meet": ParamMeta(positional=True),
     },
 )
 
@@ -100,8 +109,16 @@ def overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
 
-def add(recipe: Recipe, tmp_path: Path, name: str, seconds: float = 0.2, **extra: Any) -> None:
-    recipe.add_step(name, timed, stamp=str(tmp_path / name), seconds=seconds, **extra)
+def add(
+    recipe: Recipe,
+    tmp_path: Path,
+    name: str,
+    seconds: float = 0.2,
+    meet: str | None = None,
+    **extra: Any,
+) -> None:
+    partner = str(tmp_path / meet) if meet is not None else None
+    recipe.add_step(name, timed, stamp=str(tmp_path / name), seconds=seconds, meet=partner, **extra)
 
 
 # -- the budget on its own -------------------------------------------------------
@@ -195,9 +212,9 @@ def test_waiters_are_woken_when_granted() -> None:
 
 def test_two_steps_of_two_cpus_on_three_never_overlap(tmp_path: Path) -> None:
     recipe = Recipe("r", NoIn, max_workers=4)
-    add(recipe, tmp_path, "a", resources=Resources(cpus=2))
+    add(recipe, tmp_path, "a", meet="free", resources=Resources(cpus=2))
     add(recipe, tmp_path, "b", resources=Resources(cpus=2))
-    add(recipe, tmp_path, "free", seconds=0.4)  # undeclared: slots only
+    add(recipe, tmp_path, "free", seconds=0.4, meet="a")  # undeclared: slots only
     run(recipe, tmp_path, cpus=3)
     a, b, free = (span(tmp_path, n) for n in ("a", "b", "free"))
     assert not overlap(a, b)
@@ -217,8 +234,16 @@ def test_steps_a_backend_runs_elsewhere_take_no_share_of_this_machine(tmp_path: 
         capabilities = replace(NativeBackend.capabilities, remote=True)
 
     recipe = Recipe("r", NoIn, max_workers=4)
-    for name in ("a", "b"):
-        add(recipe, tmp_path, name, seconds=0.5, resources=Resources(cpus=2), backend="faraway")
+    for name, other in (("a", "b"), ("b", "a")):
+        add(
+            recipe,
+            tmp_path,
+            name,
+            seconds=0.5,
+            meet=other,
+            resources=Resources(cpus=2),
+            backend="faraway",
+        )
     config = load_config({"execution.cpus": 3, "execution.max_workers": 4})
     session = Session(config=config, cwd=str(tmp_path))
     session._backends["faraway"] = Faraway()
@@ -243,8 +268,8 @@ def test_steps_a_backend_runs_elsewhere_take_no_share_of_this_machine(tmp_path: 
 
 def test_two_steps_that_fit_together_do_overlap(tmp_path: Path) -> None:
     recipe = Recipe("r", NoIn, max_workers=4)
-    add(recipe, tmp_path, "a", seconds=0.5, resources=Resources(cpus=1, memory="1GiB"))
-    add(recipe, tmp_path, "b", seconds=0.5, resources=Resources(cpus=2, memory="1GiB"))
+    add(recipe, tmp_path, "a", meet="b", resources=Resources(cpus=1, memory="1GiB"))
+    add(recipe, tmp_path, "b", meet="a", resources=Resources(cpus=2, memory="1GiB"))
     run(recipe, tmp_path, cpus=3)
     assert overlap(span(tmp_path, "a"), span(tmp_path, "b"))
 
