@@ -47,8 +47,11 @@ Two designs were weighed:
 
 "The script" is ``argv[0]`` when written as a path, and, when ``argv[0]`` is
 an interpreter (``python3``, ``bash``, ``perl``, ... possibly behind ``env``),
-its first argument that is not an option, unless an option such as ``-c``
-or ``-m`` says the program comes from elsewhere.
+its first argument that is not an option nor an option's value (python's
+``-W ignore``, the shells' ``-o pipefail``; ``-eu`` is two flags), unless an
+option such as ``-c`` or ``-m`` says the program comes from elsewhere. When
+both the interpreter and its script are unseen, a failure naming the script is
+blamed on the script: a shell that cannot open it names itself too.
 """
 
 from __future__ import annotations
@@ -97,10 +100,51 @@ _ENVIRONMENT_TREES = frozenset(
     {"bin", "Scripts", "lib", "lib64", "include", "share", "libexec", "etc", "pkgs"}
 )
 _INTERPRETER = re.compile(
-    r"(?:python|pypy|perl|ruby|Rscript|julia|node|bash|sh|dash|zsh|ksh|lua|tclsh|php)[\d.]*"
+    r"(python|pypy|perl|ruby|Rscript|julia|node|bash|sh|dash|zsh|ksh|lua|tclsh|php)[\d.]*"
 )
-#: Single-letter options saying the program comes inline or from a module, not a file.
-_INLINE = frozenset("cmeE")
+
+
+@dataclass(frozen=True, slots=True)
+class _Options:
+    """How an interpreter reads the options before its script, so that an option's
+    value is not taken for the script, and a flag cluster (``bash -eu``) is flags.
+
+    ``value``: letters taking a value, glued (``-Wignore``) or the next word
+    (``-W ignore``); ``glued``: letters whose value is only ever the rest of their
+    word (perl's ``-Ilib``, ``-l``); ``inline``: letters saying the program comes
+    inline, from a module or from stdin, so no script file follows; ``plus``:
+    whether ``+o name`` is an option too (the shells).
+    """
+
+    value: str = ""
+    glued: str = ""
+    inline: str = ""
+    long_value: frozenset[str] = frozenset()
+    long_inline: frozenset[str] = frozenset()
+    plus: bool = False
+
+
+_SHELL = _Options(
+    value="oO", inline="cs", long_value=frozenset({"--rcfile", "--init-file"}), plus=True
+)
+#: Each interpreter's options, from its manual; a letter not named here is a flag.
+_OPTIONS = {
+    "python": _Options(value="WX", inline="cm", long_value=frozenset({"--check-hash-based-pycs"})),
+    "perl": _Options(glued="0CdDFiIlmMVx", inline="eE"),
+    "ruby": _Options(value="rICE", inline="e"),
+    "node": _Options(
+        value="rC",
+        inline="ep",
+        long_value=frozenset({"--require", "--import", "--loader", "--conditions"}),
+        long_inline=frozenset({"--eval", "--print"}),
+    ),
+    "Rscript": _Options(inline="e"),
+    "julia": _Options(value="CJLtpH", inline="eE"),
+    "lua": _Options(value="l", inline="e"),
+    "php": _Options(value="cdz", inline="r"),
+    **dict.fromkeys(("bash", "sh", "dash", "zsh", "ksh"), _SHELL),
+}
+_OPTIONS["pypy"] = _OPTIONS["python"]
 #: Exit codes of a program that could not be started: the shell's and the
 #: runtime's 126/127, and an interpreter that could not open its script (2).
 _NOT_STARTED = frozenset({2, 126, 127})
@@ -141,15 +185,43 @@ def _unwrap_env(argv: Sequence[str]) -> list[str]:
     return rest
 
 
-def _script_argument(arguments: Sequence[str]) -> str | None:
-    """An interpreter's script: its first argument that is not an option."""
-    for word in arguments:
+def _cluster(letters: str, options: _Options) -> str:
+    """What one option word's letters (``eu`` of ``-eu``) say: "inline" (no script
+    file follows), "next" (the next word is the last letter's value) or "" (flags)."""
+    for index, letter in enumerate(letters):
+        if letter in options.inline:
+            return "inline"
+        if letter in options.glued:
+            return ""
+        if letter in options.value:
+            return "" if letters[index + 1 :] else "next"
+    return ""
+
+
+def _script_argument(arguments: Sequence[str], options: _Options) -> str | None:
+    """An interpreter's script: its first argument that is not an option, nor an
+    option's value; None when an option says the program comes from elsewhere."""
+    words = iter(arguments)
+    for word in words:
         if word == "--":
+            return next(words, None)
+        if word == "-":
+            return None  # the program comes from stdin
+        if word.startswith("--"):
+            name = word.split("=", 1)[0]
+            if name in options.long_inline:
+                return None
+            if name in options.long_value and "=" not in word:
+                next(words, None)
             continue
-        if word.startswith("-") and not word.startswith("--") and _INLINE & set(word[1:]):
-            return None  # python -c / -m, sh -c, perl -e: no script file
-        if not word.startswith("-"):
-            return word
+        if word.startswith("-") or (options.plus and word.startswith("+")):
+            said = _cluster(word[1:], options)
+            if said == "inline":
+                return None
+            if said == "next":
+                next(words, None)
+            continue
+        return word
     return None
 
 
@@ -164,8 +236,9 @@ def command_scripts(argv: Sequence[str], cwd: str) -> list[tuple[str, str]]:
     program = words[0]
     if "/" in program:  # a bare name is looked up on the image's PATH
         found.append((program, os.path.normpath(os.path.join(cwd, program))))
-    if _INTERPRETER.fullmatch(os.path.basename(program)):
-        script = _script_argument(words[1:])
+    interpreter = _INTERPRETER.fullmatch(os.path.basename(program))
+    if interpreter is not None:
+        script = _script_argument(words[1:], _OPTIONS.get(interpreter[1], _Options()))
         if script is not None:
             found.append((script, os.path.normpath(os.path.join(cwd, script))))
     return found
@@ -272,13 +345,20 @@ def unseen_script_reason(
     if returncode not in _NOT_STARTED and not engine_failed:
         return None
     program = _unwrap_env(argv)[:1]
-    for word, path in command_scripts(argv, cwd):
+    for word, path in _script_first(command_scripts(argv, cwd), program):
         script = _describe_script(word, path, host)
         if script is None or _mount_for(script, mounts) is None:
             continue
         if _blamed(script, [word] == program, stderr):
             return _unseen_reason(script, engine, returncode)
     return _interpreter_reason(argv, cwd, host, engine, returncode, stderr)
+
+
+def _script_first(found: list[tuple[str, str]], program: list[str]) -> list[tuple[str, str]]:
+    """An interpreter's script before the interpreter: a shell that cannot open its
+    script names itself first (``/bin/sh: 0: cannot open x.sh``), and the script is
+    what is missing; an interpreter the image lacks is never named with its script."""
+    return sorted(found, key=lambda pair: [pair[0]] == program)
 
 
 def _exec_failed(script: Script, stderr: str) -> bool:
