@@ -15,7 +15,7 @@ import secrets
 import shutil
 import threading
 from abc import abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -31,9 +31,14 @@ from shinobi.backends.base import (
 from shinobi.backends.process import run_process
 from shinobi_containers.cgroups import UNPROBED, CgroupReach
 from shinobi_containers.cli import TIMED_OUT, call
-from shinobi_containers.errors import ContainerRefused, ContainerStopFailed, SettingsInvalid
+from shinobi_containers.errors import (
+    ContainerRefused,
+    ContainerStopFailed,
+    MountRefused,
+    SettingsInvalid,
+)
 from shinobi_containers.limits import LimitFlags, dropped_warning, limit_flags, within_host
-from shinobi_containers.mounts import LOCAL_HOST, Mount, plan_mounts
+from shinobi_containers.mounts import LOCAL_HOST, Mount, plan_mounts, unquotable_path
 from shinobi_containers.oom import OomWatch
 from shinobi_containers.outcome import interpret_run
 from shinobi_containers.read_only_links import read_only_links, replaced_link
@@ -267,6 +272,7 @@ class ContainerBackend(Backend):
                 own_shm=self.own_shm,
             ),
         )
+        self._refuse_unquotable(invocation.step, mounts)
         resources = invocation.resources
         declared = resources is not None and resources.declared
         mode = self.options.enforce_resources
@@ -280,6 +286,17 @@ class ContainerBackend(Backend):
             image, digest = self._pinned(invocation)
             return ContainerSpec(invocation, image, mounts, limits, digest)
         return ContainerSpec(invocation, self.image_reference(invocation), mounts, limits)
+
+    def _refuse_unquotable(self, step: str, mounts: Sequence[Mount]) -> None:
+        """A path the engine's ``--mount`` record would garble is refused before the run,
+        rather than mounting another path or failing with the engine's parse error."""
+        path = unquotable_path(mounts)
+        if path is not None:
+            raise MountRefused(
+                f"step {step!r}: {path!r} holds a carriage return before a newline, which"
+                f" {self.name}'s --mount option cannot carry (it reads it as a newline);"
+                " rename that path, or run the step on the native backend"
+            )
 
     def _refuse_unenforceable(self, step: str, possible: LimitFlags) -> None:
         """Under ``always``, a declared limit the engine cannot apply here is refused.

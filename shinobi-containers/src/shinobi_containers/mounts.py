@@ -64,6 +64,7 @@ __all__ = [
     "mount_option",
     "needed_directory",
     "plan_mounts",
+    "unquotable_path",
 ]
 
 _GLOB = frozenset("*?[")
@@ -578,13 +579,32 @@ def plan_mounts(
 def mount_option(mount: Mount) -> str:
     """``mount`` as the ``--mount`` value docker, podman and apptainer all accept.
 
-    The value is a CSV record, so a path holding a comma, a quote or a colon is
-    quoted the CSV way rather than breaking the option apart, which is why
-    ``--mount`` is used instead of ``-v``/``--bind`` (whose ``:`` cannot be escaped).
+    The value is a CSV record, so a path holding a comma, a quote, a colon or a
+    line end is quoted the CSV way rather than breaking the option apart, which
+    is why ``--mount`` is used instead of ``-v``/``--bind`` (whose ``:`` cannot be
+    escaped). The writer quotes only the characters of its own line terminator,
+    so it is given ``\r\n`` and the record's ending is cut off afterwards: with
+    none, a path holding a newline went unquoted and the engines read two records.
     """
     fields = ["type=bind", f"source={mount.source}", f"target={mount.target}"]
     if mount.readonly:
         fields.append("readonly")
     buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="").writerow(fields)
-    return buffer.getvalue()
+    csv.writer(buffer, lineterminator=_CRLF).writerow(fields)
+    return buffer.getvalue().removesuffix(_CRLF)
+
+
+_CRLF = "\r\n"
+
+
+def unquotable_path(mounts: Sequence[Mount]) -> str | None:
+    """A mounted path no ``--mount`` record can carry, or None.
+
+    The engines parse the record with Go's CSV reader, which turns a quoted
+    ``\r\n`` into ``\n``: the engine would mount another path (or none).
+    """
+    for mount in mounts:
+        for path in (mount.source, mount.target):
+            if _CRLF in path:
+                return path
+    return None

@@ -1,0 +1,76 @@
+"""A line end in a mounted path (audit 24, report 6, defect 2).
+
+The ``--mount`` record was quoted for ``,`` and ``"`` but not for a newline:
+the CSV writer was given no line terminator, and it quotes only the
+characters of its own. An input, output or working directory with a newline
+in its name failed on every engine with the engine's raw parse error. A quoted
+newline is read back by all four engines; a quoted ``\\r\\n`` is not (Go's
+CSV reader turns it into ``\\n``), so such a path is refused before the run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from live_engines import ENGINES, image, live_backend
+
+from shinobi.backends.base import Invocation, PathUse, RunControl
+from shinobi_containers.docker import DockerBackend
+from shinobi_containers.errors import MountRefused
+from shinobi_containers.mounts import Mount, mount_option, unquotable_path
+
+
+@pytest.mark.parametrize("odd", ["\n", "\r", "x\n,y"])
+def test_a_path_with_a_line_end_is_quoted(odd: str) -> None:
+    path = f"/data/a{odd}b"
+    field = f"source={path}".replace('"', '""')
+    assert f'"{field}"' in mount_option(Mount(path, path))
+
+
+def test_a_plain_record_has_no_line_end() -> None:
+    assert mount_option(Mount("/a", "/a")) == "type=bind,source=/a,target=/a"
+
+
+def test_a_carriage_return_before_a_newline_is_refused_before_the_run(tmp_path: Path) -> None:
+    path = tmp_path / "a\r\nb"
+    path.mkdir()
+    assert unquotable_path([Mount(str(path), str(path))]) == str(path)
+    invocation = Invocation(step="s", argv=("true",), cwd=str(path), image="i")
+    with pytest.raises(MountRefused, match="docker's --mount option cannot carry") as refused:
+        DockerBackend().spec(invocation, pin=False, ahead=True)
+    assert "\n" not in str(refused.value) and repr(str(path)) in str(refused.value)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_input_output_and_working_directory_with_a_newline_work(
+    engine: str, tmp_path: Path
+) -> None:
+    backend = live_backend(engine)
+    tmp_path.chmod(0o777)
+    area = tmp_path / "only\nnewline"
+    area.mkdir()
+    area.chmod(0o777)
+    source = area / "in\nput.txt"
+    source.write_text("payload\n")
+    target = area / "out\ndir" / "re\nsult.txt"
+    invocation = Invocation(
+        step="newline",
+        argv=(
+            "/bin/sh",
+            "-c",
+            'mkdir -p "${2%/*}" && cp "$1" "$2"',
+            "sh",
+            str(source),
+            str(target),
+        ),
+        cwd=str(area),
+        paths=(
+            PathUse(str(source), "input", "src", "file", writable=False),
+            PathUse(str(target), "output", "dst", "file"),
+        ),
+        image=image(engine),
+    )
+    result = backend.run(invocation, RunControl(grace=2.0))
+    assert result.returncode == 0, result.stderr
+    assert target.read_text() == "payload\n"
