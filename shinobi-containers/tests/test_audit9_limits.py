@@ -55,5 +55,5 @@ def test_a_limit_value_the_kernel_refuses_is_not_blamed_on_delegation(
         recipe, backend=engine, config=config_for(engine), cwd=tmp_path, use_cache=False
     )
     error = result.steps[0].error or ""
-    assert "refused the values of the declared limits" in error, error
+    assert "refused the value of the declared limit" in error, error
     assert "not available to this user" not in error and "enforce_resources" not in error

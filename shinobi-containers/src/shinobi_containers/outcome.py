@@ -105,6 +105,30 @@ def _value_refused(stderr: str) -> bool:
     return "cgroup" in text and any(words in text for words in _BAD_VALUE)
 
 
+#: How the engines name the limit whose value they refused: runc the cgroup file it
+#: could not write, docker, podman and apptainer their own range.
+_REFUSED_LIMIT = {
+    "--cpus": ("cpu.cfs_", "cpu.max", "range of cpus", "cpus value", "cfs quota"),
+    "--memory": ("memory",),
+}
+_REMEDY = {
+    "--cpus": "Declare at least 0.01 cpus",
+    "--memory": "Declare a memory above what the tool needs just to start",
+}
+
+
+def _refused_flag(limits: LimitFlags, stderr: str) -> str | None:
+    """The one declared limit the engine's words name, or None when they name none
+    of them (or both): the remedy should be about the limit that was refused."""
+    text = stderr.lower()
+    named = [
+        flag
+        for flag, words in _REFUSED_LIMIT.items()
+        if flag in limits.flags and any(word in text for word in words)
+    ]
+    return named[0] if len(named) == 1 else None
+
+
 def value_reason(engine: str, limits: LimitFlags, stderr: str) -> str:
     """The account of limits whose values, not whose kind, the host refused.
 
@@ -113,6 +137,13 @@ def value_reason(engine: str, limits: LimitFlags, stderr: str) -> str:
     """
     flags = " ".join(limits.flags)
     said = engine_message(stderr)
+    flag = _refused_flag(limits, stderr)
+    if flag is not None:
+        value = limits.flags[limits.flags.index(flag) + 1]
+        return (
+            f"{engine} refused the value of the declared limit {flag} {value}: {said}."
+            f" {_REMEDY[flag]}"
+        )
     return (
         f"{engine} refused the values of the declared limits ({flags}): {said}. Declare"
         " a memory above what the tool needs just to start, and at least 0.01 cpus"
@@ -245,7 +276,7 @@ def engine_message(stderr: str) -> str:
     for line in reversed(stderr.splitlines()):
         text = line.strip()
         if text and not _NOISE.match(text):
-            last = text[:300]
+            last = _shortened(text)
             break
     missing = _NOT_HERE.search(stderr)
     if missing:
@@ -259,6 +290,24 @@ def engine_message(stderr: str) -> str:
             )
         return f"image {image!r} is not here, and fetching it failed ({last}); {fix}"
     return last
+
+
+#: The longest engine line said as it is, and how much of its start a longer one keeps.
+_LONGEST = 300
+_KEPT_START = 100
+
+
+def _shortened(line: str) -> str:
+    """``line`` cut to :data:`_LONGEST` characters in the middle, not at the end.
+
+    An engine's last clause is its reason (runc's ``...: invalid argument``),
+    and comes after a path holding a 64-digit container id: a line cut at its
+    end lost the reason and kept the id.
+    """
+    if len(line) <= _LONGEST:
+        return line
+    gap = " ... "
+    return line[:_KEPT_START] + gap + line[-(_LONGEST - _KEPT_START - len(gap)) :]
 
 
 #: How a pull that never reached its registry ends (no DNS, no route, a proxy).
