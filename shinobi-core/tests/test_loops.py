@@ -46,7 +46,7 @@ calibrate = Cab(
     ["/bin/sh", "-c", 'echo "calibrate $2" >> "$1/log"; echo x >> "$1/gain"', "cal"],
     CalIn,
     CalOut,
-    {**positional, "ms": ParamMeta(positional=True, mutable=True)},
+    {"cycle": positional["cycle"], "ms": ParamMeta(positional=True, mutable=True)},
 )
 
 

@@ -186,22 +186,18 @@ class Cab:
         self._check_declarations()
 
     def _check_declarations(self) -> None:
-        """A field_meta key that looks like a misspelt field, and a wrangler target
-        that is no output, are refused: either would be ignored, and a flag or an
-        output silently lost. (A key far from every field is left alone: one
-        ``field_meta`` mapping is often shared by several cabs.)"""
+        """A field_meta key that names no field, and a wrangler target that is no
+        output, are refused: either would be ignored, and a flag or an output
+        silently lost (an implicit output the tool wrote would come back None)."""
         from shinobi.errors import did_you_mean
 
         inputs = set(self.inputs_model.model_fields)
         outputs = set(self.outputs_model.model_fields)
         for key in self.field_meta:
-            if key in inputs or key in outputs:
-                continue
-            near = did_you_mean(key, inputs | outputs)  # only for a key that names no field
-            if near:
+            if key not in inputs and key not in outputs:
                 raise ValueError(
                     f"cab {self.name!r}: field_meta names {key!r}, which is neither an input nor"
-                    f" an output{near}"
+                    f" an output{did_you_mean(key, inputs | outputs) or self._fields_shown()}"
                 )
         for key, meta in self.field_meta.items():
             for kind, template in (("implicit", meta.implicit), ("harvest", meta.harvest)):
@@ -223,13 +219,29 @@ class Cab:
                     f"{did_you_mean(wrangler.output, outputs)}"
                 )
 
+    def _fields_shown(self) -> str:
+        """``"; its fields: a, b"``: what a field_meta key may name, when no field is
+        close enough to suggest."""
+        names = sorted({*self.inputs_model.model_fields, *self.outputs_model.model_fields})
+        return f"; its fields: {', '.join(names)}" if names else "; it has no fields"
+
     def _check_command_line_forms(self) -> None:
         """A mapping or model input the command line would get is refused: its word
-        would be Python's repr (``{'k': PosixPath('m1')}``), which no tool reads."""
+        would be Python's repr (``{'k': PosixPath('m1')}``), which no tool reads.
+        So is a positional bool: its word would be ``True``, which no tool reads
+        either (a bool is a flag, present or absent)."""
         from shinobi.steps.types import fields_of
 
         for name, spec in fields_of(self.inputs_model).items():
-            if spec.structured and not self.meta(name).skip:
+            meta = self.meta(name)
+            if spec.is_bool and meta.positional and not meta.skip:
+                raise ValueError(
+                    f"cab {self.name!r}: input {name!r} is a bool marked positional, so True would"
+                    " reach the tool as the word 'True'; drop positional=True so that"
+                    " True gives its flag (spelt with ParamMeta(flag=...)), or type the field"
+                    " str or Literal if the tool really wants a word"
+                )
+            if spec.structured and not meta.skip:
                 raise ValueError(
                     f"cab {self.name!r}: input {name!r} is a mapping or a model, which has no"
                     " command-line form (the tool would get Python's repr of it); give each"
