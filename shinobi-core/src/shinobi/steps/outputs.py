@@ -9,6 +9,7 @@ sets what it matched, and anything else falls back to the field's default.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from typing import Any
 from shinobi.backends.base import PathUse
 from shinobi.harvest import anchored, harvest
 from shinobi.steps.argv import Unknown, UnsetInput, format_template
-from shinobi.steps.cab import Cab
+from shinobi.steps.cab import Cab, Wrangler
 from shinobi.steps.types import fields_of
 
 __all__ = [
@@ -63,32 +64,60 @@ class WrangledOutput:
 
 
 def wrangle(cab: Cab, stdout: str, stderr: str) -> WrangledOutput:
+    """What the cab's wranglers find in what its tool printed.
+
+    A ``stream="both"`` wrangler reads stdout's lines, then stderr's: the two
+    pipes' interleaving in time is not recorded (nor could it be for a batch
+    job's or a container's logs), so an output's last match in that order wins.
+    Where that took stderr's value over a different one on stdout, a warning
+    says so rather than let the choice pass unseen.
+    """
     found = WrangledOutput()
     if not cab.wranglers:
         return found
     streams = {"stdout": stdout.splitlines(), "stderr": stderr.splitlines()}
+    doubts: dict[str, str | None] = {}  # output -> the warning about its value, if any
     for wrangler in cab.wranglers:
-        lines = (
-            streams["stdout"] + streams["stderr"]
-            if wrangler.stream == "both"
-            else streams[wrangler.stream]
-        )
-        for line in lines:
-            match = wrangler.regex.search(line)
-            if match is None:
-                continue
-            if wrangler.action == "error":
-                found.errors.append(line.strip())
-            elif wrangler.action == "warning":
-                found.warnings.append(line.strip())
-            else:
-                assert wrangler.output is not None
-                groups = match.groupdict()
-                value = groups.get(wrangler.output)
-                if value is None:
-                    value = match.group(1) if match.groups() else match.group(0)
-                found.values[wrangler.output] = value
+        names = ("stdout", "stderr") if wrangler.stream == "both" else (wrangler.stream,)
+        last: dict[str, str] = {}  # stream -> this wrangler's last value on it
+        for stream in names:
+            for line in streams[stream]:
+                match = wrangler.regex.search(line)
+                if match is None:
+                    continue
+                if wrangler.action == "error":
+                    found.errors.append(line.strip())
+                elif wrangler.action == "warning":
+                    found.warnings.append(line.strip())
+                else:
+                    last[stream] = _matched_value(match, wrangler.output)
+        if wrangler.output is not None and last:
+            found.values[wrangler.output] = [last[s] for s in names if s in last][-1]
+            doubts[wrangler.output] = _both_streams_doubt(wrangler, last)
+    found.warnings.extend(doubt for doubt in doubts.values() if doubt is not None)
     return found
+
+
+def _matched_value(match: re.Match[str], output: str | None) -> str:
+    """The group named like the output, else the first group, else the whole match."""
+    value = match.groupdict().get(output) if output is not None else None
+    if value is None:
+        value = match.group(1) if match.groups() else match.group(0)
+    return value
+
+
+def _both_streams_doubt(wrangler: Wrangler, last: Mapping[str, str]) -> str | None:
+    """The warning for an output wrangler that matched on both streams with different
+    values: stderr's was taken only because it is read second, which may not be
+    the tool's last word in time."""
+    if "stdout" not in last or "stderr" not in last or last["stdout"] == last["stderr"]:
+        return None
+    return (
+        f"output {wrangler.output!r} took {last['stderr']!r} from stderr over {last['stdout']!r}"
+        f" from stdout: its wrangler {wrangler.shown} matched on both, and reads stdout's lines"
+        " first, then stderr's; give the wrangler stream='stdout' or stream='stderr' to read"
+        " the one that has it"
+    )
 
 
 def collect_outputs(
