@@ -159,8 +159,8 @@ class DigestMemo:
     def _shard_of(path: str) -> str:
         directory = os.path.dirname(path)
         shard = _SHARDS.get(directory)
-        if shard is None:
-            digest = hashlib.sha1(directory.encode(), usedforsecurity=False)
+        if shard is None:  # fsencode: a name that is not UTF-8 (lat\xe9in) hashes too
+            digest = hashlib.sha1(os.fsencode(directory), usedforsecurity=False)
             shard = _SHARDS[directory] = digest.hexdigest()[:2]
         return shard
 
@@ -298,8 +298,8 @@ class DigestMemo:
                     lines.append(f"{name}\0{content}")
                 else:
                     lines.append(f"{name}\0special")
-        lines.sort()
-        return "dir:" + hashlib.sha256("\n".join(lines).encode()).hexdigest()
+        lines.sort()  # the names' own bytes: a strict encode() refuses one not UTF-8
+        return "dir:" + hashlib.sha256(os.fsencode("\n".join(lines))).hexdigest()
 
     def save(self) -> None:
         """Merge what this run learnt into the memo (last writer wins per path)."""
