@@ -58,6 +58,8 @@ from shinobi.cache_entries import (
     unreplayable,
     working_bases,
 )
+from shinobi.cache_limits import FIELD as LIMITS_FIELD
+from shinobi.cache_limits import Limits, limits_satisfy
 from shinobi.file_digests import (
     MEMO_FORMAT,
     RACY_SECONDS,
@@ -307,13 +309,20 @@ class StepCache:
 
     # -- lookup and store ----------------------------------------------------
     def lookup(
-        self, key: str, name: str, cwd: str, stopping: Stopping | None = None
+        self,
+        key: str,
+        name: str,
+        cwd: str,
+        stopping: Stopping | None = None,
+        limits: Limits | None = None,
     ) -> StepResult | None:
         """The stored result for ``key`` if its outputs are still there, unchanged.
 
         An entry that is torn, damaged or of another format is a miss: the
-        step runs, and rewrites it. Raises :class:`DigestStopped` when
-        ``stopping`` says so while an output is being hashed.
+        step runs, and rewrites it. So is one made without ``limits``, the
+        limits the run demands be applied (see :mod:`shinobi.cache_limits`).
+        Raises :class:`DigestStopped` when ``stopping`` says so while an
+        output is being hashed.
         """
         try:
             data = json.loads(read_small(self._entry_path(key)))
@@ -323,6 +332,8 @@ class StepCache:
             return None
         if unreplayable(data) is not None:
             return None
+        if limits is not None and not limits_satisfy(data.get(LIMITS_FIELD), limits):
+            return None  # made without the limits this run must apply: run it under them
         made_here = self.run_id and data.get("run_id") == self.run_id
         if made_here and (data.get("files") or data.get("globs")):
             # This very run made it (another step, or this one's earlier ctx.run()):
@@ -430,11 +441,13 @@ class StepCache:
         invocation: Invocation,
         cab: Cab | None = None,
         stopping: Stopping | None = None,
+        limits: Limits | None = None,
     ) -> None:
         """Record a successful ``result``; a failure to write only loses the entry,
         and an output that cannot be read means nothing is recorded. Nor is
         anything when ``stopping`` says so while an output is being hashed:
-        the step stays done, only not remembered."""
+        the step stays done, only not remembered. ``limits``: those its run
+        applied, None if it did not apply what the step declares."""
         cwd = invocation.cwd
         bases = self._bases.get(cwd)
         if bases is None:
@@ -466,6 +479,7 @@ class StepCache:
             "image": invocation.image,
             "image_digest": result.details.get("image_digest"),
             "until_changed": result.details.get("until_changed"),
+            LIMITS_FIELD: limits,
             "outputs": outputs,
             "anchored": anchors,
             "returncode": result.returncode,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from shinobi.backends.base import Backend, Invocation, PathUse
 from shinobi.backends.spawn import user_code
 from shinobi.backends.streams import StreamLog
+from shinobi.cache_limits import applied_limits, demanded_limits
 from shinobi.errors import ShinobiError, did_you_mean
 from shinobi.exit_guard import describe_exit, exits_refused
 from shinobi.failures import (
@@ -171,7 +172,8 @@ def run_cab(
         try:  # hashing a large input takes a while: a Ctrl-C must not wait for it
             key = cache.key(cab, invocation, backend_name, backend, stopping)
             if key and not session.refresh_cache:  # refreshing: run, and store anew
-                hit = cache.lookup(key, name, session.cwd, stopping)
+                demanded = demanded_limits(backend, invocation)
+                hit = cache.lookup(key, name, session.cwd, stopping, demanded)
         except DigestStopped:  # the check below makes the step cancelled
             key = None
         if hit is not None:
@@ -236,7 +238,8 @@ def run_cab(
     result.argv = shown_argv
     note_until_changed(session, name, node, result)
     if cache is not None and key is not None and result.status == "ok" and not stale:
-        cache.store(key, result, invocation, cab, session.control.stopping)
+        limits = applied_limits(backend, invocation)
+        cache.store(key, result, invocation, cab, session.control.stopping, limits)
     return result
 
 
