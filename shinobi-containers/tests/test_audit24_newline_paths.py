@@ -10,6 +10,7 @@ CSV reader turns it into ``\\n``), so such a path is refused before the run.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -35,11 +36,33 @@ def test_a_plain_record_has_no_line_end() -> None:
 def test_a_carriage_return_before_a_newline_is_refused_before_the_run(tmp_path: Path) -> None:
     path = tmp_path / "a\r\nb"
     path.mkdir()
-    assert unquotable_path([Mount(str(path), str(path))]) == str(path)
+    assert unquotable_path([Mount(str(path), str(path))]) == (
+        str(path),
+        "holds a carriage return before a newline, which",
+    )
     invocation = Invocation(step="s", argv=("true",), cwd=str(path), image="i")
-    with pytest.raises(MountRefused, match="docker's --mount option cannot carry") as refused:
+    with pytest.raises(MountRefused, match="which docker cannot carry") as refused:
         DockerBackend().spec(invocation, pin=False, ahead=True)
     assert "\n" not in str(refused.value) and repr(str(path)) in str(refused.value)
+
+
+def test_a_path_that_is_not_utf8_is_refused_before_the_run(tmp_path: Path) -> None:
+    """The engines read the record as UTF-8 and mount U+FFFD's path, which is not there."""
+    path = os.fsdecode(os.fsencode(tmp_path) + b"/lat\xe9in")
+    os.mkdir(path)
+    invocation = Invocation(step="s", argv=("true",), cwd=path, image="i")
+    with pytest.raises(MountRefused, match="is not UTF-8") as refused:
+        DockerBackend().spec(invocation, pin=False, ahead=True)
+    assert "which docker cannot carry" in str(refused.value)
+    assert "rename that path, or run the step on the native backend" in str(refused.value)
+
+
+def test_a_command_word_that_is_not_utf8_is_refused_too(tmp_path: Path) -> None:
+    """Mounted through its parent folder, the path still reaches the engine as UTF-8 text."""
+    odd = os.fsdecode(b"/data/lat\xe9in/in")
+    invocation = Invocation(step="s", argv=("cat", odd), cwd=str(tmp_path), image="i")
+    with pytest.raises(MountRefused, match="is not UTF-8"):
+        DockerBackend().spec(invocation, pin=False, ahead=True)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -272,7 +272,7 @@ class ContainerBackend(Backend):
                 own_shm=self.own_shm,
             ),
         )
-        self._refuse_unquotable(invocation.step, mounts)
+        self._refuse_unquotable(invocation, mounts)
         resources = invocation.resources
         declared = resources is not None and resources.declared
         mode = self.options.enforce_resources
@@ -287,15 +287,17 @@ class ContainerBackend(Backend):
             return ContainerSpec(invocation, image, mounts, limits, digest)
         return ContainerSpec(invocation, self.image_reference(invocation), mounts, limits)
 
-    def _refuse_unquotable(self, step: str, mounts: Sequence[Mount]) -> None:
-        """A path the engine's ``--mount`` record would garble is refused before the run,
-        rather than mounting another path or failing with the engine's parse error."""
-        path = unquotable_path(mounts)
-        if path is not None:
+    def _refuse_unquotable(self, invocation: Invocation, mounts: Sequence[Mount]) -> None:
+        """A path the engine would garble (in a ``--mount`` record, or as UTF-8 text) is
+        refused before the run, rather than mounting or naming another path, or failing
+        with the engine's parse error."""
+        found = unquotable_path(mounts, (*invocation.argv, invocation.cwd))
+        if found is not None:
+            path, why = found
             raise MountRefused(
-                f"step {step!r}: {path!r} holds a carriage return before a newline, which"
-                f" {self.name}'s --mount option cannot carry (it reads it as a newline);"
-                " rename that path, or run the step on the native backend"
+                f"step {invocation.step!r}: {path!r} {why} {self.name} cannot carry (the"
+                " container would see another path); rename that path, or run the step on"
+                " the native backend"
             )
 
     def _refuse_unenforceable(self, step: str, possible: LimitFlags) -> None:

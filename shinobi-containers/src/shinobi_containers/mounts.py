@@ -597,14 +597,22 @@ def mount_option(mount: Mount) -> str:
 _CRLF = "\r\n"
 
 
-def unquotable_path(mounts: Sequence[Mount]) -> str | None:
-    """A mounted path no ``--mount`` record can carry, or None.
+def unquotable_path(mounts: Sequence[Mount], words: Sequence[str] = ()) -> tuple[str, str] | None:
+    """A mounted path, or a word of the command, no engine can carry; with why; or None.
 
-    The engines parse the record with Go's CSV reader, which turns a quoted
-    ``\r\n`` into ``\n``: the engine would mount another path (or none).
+    The engines parse a ``--mount`` record with Go's CSV reader, which turns a
+    quoted ``\r\n`` into ``\n``; and they hand mounts, the command line and the
+    working directory on as UTF-8 text, which turns a byte of another encoding
+    (``lat\xe9in``, kept by Python as a surrogate) into U+FFFD: either way the
+    container would see another path, or none.
     """
     for mount in mounts:
         for path in (mount.source, mount.target):
             if _CRLF in path:
-                return path
+                return path, "holds a carriage return before a newline, which"
+    for word in (*(p for m in mounts for p in (m.source, m.target)), *words):
+        try:
+            word.encode()
+        except UnicodeEncodeError:
+            return word, "is not UTF-8 (a byte of another encoding in its name), which"
     return None
