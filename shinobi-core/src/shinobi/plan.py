@@ -15,7 +15,7 @@ from typing import Any
 
 from shinobi.backends.base import PathUse
 from shinobi.errors import exception_line
-from shinobi.graph import Graph, Node, same_shape
+from shinobi.graph import Graph, Node, output_refs, same_shape
 from shinobi.steps.argv import Unknown, path_uses, render_argv
 from shinobi.steps.outputs import static_outputs
 from shinobi.steps.refs import InputRef, OutputRef
@@ -323,7 +323,8 @@ def plan_step(
         inputs = made if made is not None else values
         child = plan_graph(node.subgraph, inputs, cwd, f"{name}.", check=check and made is not None)
         error = error if check else None
-        return PlannedStep(name, node, values, dict(child.outputs), children=child, error=error)
+        outs = {**_unset_outputs(node), **child.outputs}
+        return PlannedStep(name, node, values, outs, children=child, error=error)
     # all known: the command line is rendered from what the model makes of the
     # values (a validator may rewrite one), as the run will render it
     made, error = checked_inputs(node, values, f"step {name!r}")
@@ -370,8 +371,9 @@ def plan_graph(
         node = graph.nodes[i]
         name = f"{prefix}{node.name}"
         values = _defaults(node, resolve_wiring(node, plan.inputs, output))
+        unset = _unset_error(graph, node, values, name, prefix) if check else None
         try:
-            slices = scatter_slices(node, values) if node.scatter else None
+            slices = scatter_slices(node, values) if node.scatter and not unset else None
         except ValueError as exc:
             step = PlannedStep(name, node, values, {}, error=str(exc))
         else:
@@ -385,6 +387,8 @@ def plan_graph(
                         plan_step(f"{name}[{k}]", node, v, cwd, check) for k, v in enumerate(slices)
                     ]
                     step.paths = tuple(u for part in step.slices for u in part.paths)
+        if unset is not None:
+            step.error = unset  # before what the input's own check says of the same value
         planned[node.name] = step
         by_index[i] = step
     plan.steps = [s for s in by_index if s is not None]
@@ -464,6 +468,9 @@ def _checked(
         """A passthrough output is the path its cab was handed: known before the run,
         through a nested recipe's ``set_output`` too."""
         producer = graph.nodes[graph.index[ref.step]]
+        if _never_set(graph, ref) is not None:
+            # always the outputs model's default; a scatter's count is not known here
+            return _unknown(ref) if producer.scatter else _unset_outputs(producer)[ref.field]
         if ref.step in nested and not producer.scatter:
             found = nested[ref.step].get(ref.field)
             return _unknown(ref) if found is None else found
@@ -478,6 +485,9 @@ def _checked(
     for node in graph.nodes:
         name = f"{prefix}{node.name}"
         values = resolve_wiring(node, inputs, output)
+        found = _unset_error(graph, node, values, name, prefix)
+        if found is not None:
+            return found, {}
         if node.subgraph is not None:
             handed, found = checked_inputs(node, values, f"step {name!r}")
             if found is None and handed is not None:
@@ -496,6 +506,74 @@ def _checked(
     return recipe_output_error(graph, outputs, prefix), outputs
 
 
+def _never_set(graph: Graph, ref: OutputRef) -> Node | None:
+    """The nested recipe step ``ref`` names when its recipe never sets ``ref.field``
+    (no ``set_output`` for it), else None: its value is then the outputs model's
+    default in every run, known before any."""
+    i = graph.index.get(ref.step)
+    producer = graph.nodes[i] if i is not None else None
+    if producer is None or producer.subgraph is None:
+        return None
+    return None if ref.field in producer.subgraph.outputs else producer
+
+
+def _unset_outputs(node: Node) -> dict[str, Any]:
+    """A nested recipe step's outputs its recipe never sets, each its model's default
+    (what the run gives them)."""
+    assert node.subgraph is not None
+    return {
+        name: spec.default
+        for name, spec in fields_of(node.step.outputs_model).items()
+        if name not in node.subgraph.outputs
+    }
+
+
+def _unset_error(
+    graph: Graph, node: Node, values: Mapping[str, Any], name: str, prefix: str
+) -> str | None:
+    """What is wrong with an input wired to an output its nested recipe never sets,
+    when the input refuses the default that output always is; said so, as the
+    input's own refusal of None would leave the cause (a missing ``set_output``
+    inside the sub-recipe) to be guessed."""
+    model = node.step.inputs_model
+    if _reshapes_its_input(model):
+        return None  # a model-level "before" validator may fill or convert anything
+    for key, wired in node.wiring.items():
+        unset = _unset_refs(graph, wired)
+        if not unset or not _refuses(model, key, values.get(key), key in node.scatter):
+            continue
+        return f"step {name!r}: input {key!r} {_never_set_said(*unset[0], prefix)}"
+    return None
+
+
+def _unset_refs(graph: Graph, wired: Any) -> list[tuple[OutputRef, Node]]:
+    """The references in a wiring value to outputs their nested recipe never sets,
+    each with its nested recipe step."""
+    return [(ref, p) for ref in output_refs(wired) if (p := _never_set(graph, ref)) is not None]
+
+
+def _never_set_said(ref: OutputRef, producer: Node, prefix: str) -> str:
+    """What a value wired to an output its nested recipe never sets is, and the fix."""
+    inner = producer.step.name
+    default = _unset_outputs(producer)[ref.field]
+    return (
+        f"is wired to {prefix}{ref}, which recipe {inner!r} never sets, so it is always"
+        f" {default!r} (add {inner}.set_output({ref.field!r}, ...))"
+    )
+
+
+def _refuses(model: Any, name: str, value: Any, scattered: bool) -> bool:
+    """Whether field ``name`` refuses ``value`` before the run; a scattered one
+    takes its members (and refuses what is no list)."""
+    if not scattered:
+        return _field_refusal(model, name, value) is not None
+    if _has_unknown(value) and not isinstance(value, list | tuple):
+        return False
+    if not isinstance(value, list | tuple):
+        return True
+    return any(_field_refusal(model, name, part) is not None for part in value)
+
+
 def recipe_output_error(graph: Graph, outputs: Mapping[str, Any], prefix: str = "") -> str | None:
     """What is wrong with a recipe's outputs known before the run (a passthrough
     path ``set_output`` wires to an ``int``), or None: found after every step ran,
@@ -505,6 +583,9 @@ def recipe_output_error(graph: Graph, outputs: Mapping[str, Any], prefix: str = 
         said = _field_refusal(model, name, value) if name in fields_of(model) else None
         if said is not None:
             where = f"recipe {prefix.rstrip('.')!r}: " if prefix else ""
+            unset = _unset_refs(graph, graph.outputs[name])
+            if unset:
+                return f"{where}output {name!r} {_never_set_said(*unset[0], prefix)}"
             return f"{where}output {name!r}: {said}"
     return None
 
