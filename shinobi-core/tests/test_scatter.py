@@ -260,7 +260,7 @@ def test_a_scattered_value_that_is_not_a_list_at_run_time_fails_the_step(tmp_pat
     recipe.add_step("fan", stamp, scatter=["stamp"], stamp=recipe.outputs.up.said)
     result = run_recipe(recipe, cwd=tmp_path, config=config())
     assert not result.ok
-    assert result.error == "step 'fan': scattered input 'stamp' must be a list at run time, got str"
+    assert result.error == "scattered input 'stamp' must be a list at run time, got str"
 
 
 def test_lengths_from_upstream_that_disagree_name_fields_and_lengths(tmp_path: Path) -> None:

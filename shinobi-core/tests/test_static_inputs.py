@@ -119,7 +119,7 @@ def test_what_the_models_own_validators_decide_is_left_to_the_run(
     recipe.add_step("read", cat, src=recipe.outputs.make.out, level=0)
     result = run_recipe(recipe, cwd=tmp_path, config=config())
     assert not result.ok  # refused by the step's own check when its turn came
-    assert result.error == "step 'read': input 'level': Value error, must be positive (got 0)"
+    assert result.error == "input 'level': Value error, must be positive (got 0)"
     assert (tmp_path / "later").exists()
 
 

@@ -163,6 +163,18 @@ def _slices_error(failed: StepResult, slices: list[StepResult]) -> str:
     return f"{error}; {named}{more}"
 
 
+def _unnamed(error: str, *names: str) -> str:
+    """A refusal of a step's inputs without the step's name in front (as qualified,
+    or as declared): the failed step's result is named, and whoever reports it
+    ("step 'b' failed: ...") names it once. A slice's name (``step 'b[1]'``)
+    stays: it says which slice."""
+    for step in names:
+        lead = f"step {step!r}: "
+        if error.startswith(lead):
+            return error[len(lead) :]
+    return error
+
+
 def _declares(node: Node) -> bool:
     return node.resources is not None and node.resources.declared
 
@@ -240,7 +252,8 @@ class _Wavefront:
                 return
             values = validate_inputs(node, values, f"step {name!r}")
         except ValueError as exc:
-            self.complete(index, StepResult(name=name, status="failed", error=str(exc)))
+            error = _unnamed(str(exc), name, node.name)
+            self.complete(index, StepResult(name=name, status="failed", error=error))
             return
         self.push(_Unit(index, None, name, values))
 
