@@ -36,6 +36,7 @@ import shutil
 import socket
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +44,7 @@ __all__ = [
     "ENDED_ABRUPTLY",
     "JOBS_LEDGER",
     "RUN_RECORD",
+    "STEP_LIST",
     "LocalRun",
     "age_days",
     "cut_logs",
@@ -54,6 +56,8 @@ __all__ = [
     "jobs_ledgers",
     "local_runs",
     "note_cut_log",
+    "note_steps",
+    "recorded_steps",
     "release_run",
     "remove_run",
     "run_logs",
@@ -63,6 +67,9 @@ __all__ = [
 
 #: The record every run folder keeps (its lock while it runs, then how it ended).
 RUN_RECORD = ".running"
+#: Every step a run has (nested ones as ``PARENT.STEP``), a JSON list written as it
+#: starts: beside the record, which ``ninja runs`` reads for every run, not in it.
+STEP_LIST = ".steps"
 #: What each lock this process holds says (recipe, pid), by descriptor, so
 #: :func:`release_run` can add how the run ended to it.
 _HELD: dict[int, dict[str, object]] = {}
@@ -181,6 +188,25 @@ def cut_logs(run: LocalRun, step: str | None = None) -> dict[Path, str]:
     wanted = None if step is None else safe_name(step)
     found = {run.path / str(name): str(error) for name, error in cut.items()}
     return {path: error for path, error in found.items() if _of_step(path.stem, wanted)}
+
+
+def note_steps(run_dir: Path, names: Iterable[str]) -> None:
+    """Keep the names of a run's steps, so that ``ninja logs RUN STEP`` can tell a
+    step that printed nothing from a name the run has no step of (without
+    ``--provenance`` nothing else lists them). A run that cannot write it still
+    runs; its logs then cannot tell the two apart."""
+    with contextlib.suppress(OSError):
+        (run_dir / STEP_LIST).write_text(json.dumps(list(names)))
+
+
+def recorded_steps(run: LocalRun) -> list[str] | None:
+    """The steps ``run`` noted as it started (:func:`note_steps`); None when it noted
+    none (an older ninja's run, a disk that refused the note)."""
+    with contextlib.suppress(OSError, ValueError):
+        names = json.loads((run.path / STEP_LIST).read_text())
+        if isinstance(names, list) and all(isinstance(n, str) for n in names):
+            return names
+    return None
 
 
 def release_run(fd: int | None, status: str | None = None) -> None:

@@ -389,7 +389,7 @@ def run_prepared(
     bad recipe with a usage error); this runs that same graph rather than
     building a 100,000-node graph twice.
     """
-    from shinobi.local_runs import hold_run, release_run, runs_root
+    from shinobi.local_runs import hold_run, note_steps, release_run, runs_root
     from shinobi.programs import missing_programs
     from shinobi.records import attach_records
     from shinobi.scheduler import run_graph
@@ -411,6 +411,7 @@ def run_prepared(
     # are written (they are finished, and say what happened).
     with _signals(session):
         held = hold_run(session.run_dir, graph.recipe.name)  # clean --runs leaves it alone
+        note_steps(session.run_dir, (path for path, _ in graph.walk()))
         ended = "crashed"  # what `ninja runs` says of it unless it gets to say more
         refused = True  # until the checks before the first step are passed
         try:

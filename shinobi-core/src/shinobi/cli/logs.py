@@ -10,6 +10,7 @@ line with the step it came from when several streams are followed.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import time
 from pathlib import Path
@@ -313,8 +314,8 @@ def _nothing_printed(root: Path, run: Any, step: str | None, stream: str) -> Non
             f"{what} kept no logs (a step that printed nothing has none; step logs are in"
             f" {run.path / 'logs'})"
         )
-    # without a manifest a run keeps no list of its steps: a misspelt name and a
-    # silent step read alike, so neither is claimed
+    # a step of the run that printed nothing, or (a run of an older ninja, which
+    # kept no list of its steps) a misspelt name, which reads alike: neither is claimed
     raise UsageError(
         f"run {run.run_id} kept no logs of a step {step!r}{_closest_step(run, step)} (a"
         f" step that printed nothing has none; step logs are in {run.path / 'logs'})"
@@ -446,9 +447,9 @@ def _not_here(origins: list[str], step: str | None) -> str:
 def _closest_step(run: Any, step: str | None) -> str:
     """``"; did you mean 'tool'?"`` when ``step`` is near a step that kept logs.
 
-    Without a manifest a run keeps no list of its steps, so a misspelt name
-    cannot be told from a silent step; the steps that printed can still be
-    offered.
+    A run of an older ninja without a manifest kept no list of its steps, so a
+    misspelt name cannot be told from a silent step; the steps that printed can
+    still be offered.
     """
     from shinobi.errors import did_you_mean
     from shinobi.local_runs import run_logs
@@ -462,26 +463,45 @@ def _closest_step(run: Any, step: str | None) -> str:
 
 
 def _refuse_unknown_step(run: Any, step: str | None) -> None:
-    """Say so when ``step`` is not a step of ``run`` at all, where its manifest tells.
+    """Say so when ``step`` is not a step of ``run`` at all, where the run tells: its
+    manifest, or the list of steps it noted as it started.
 
-    (A run without ``--provenance`` keeps no list of its steps: its silent
-    steps and misspelt names read alike.)
+    (A run of an older ninja that kept neither has no list of its steps: its
+    silent steps and misspelt names read alike.)
     """
     from shinobi.errors import UsageError, did_you_mean
-    from shinobi.provenance import load_manifest
 
-    if step is None:
-        return
-    try:
-        names = [str(s["name"]) for s in load_manifest(run.path / "manifest.json")["steps"]]
-    except (ValueError, KeyError, TypeError):  # no manifest, or not one
-        return
-    if any(n == step or n.startswith(f"{step}[") for n in names):
+    names = _steps_of(run) if step is not None else None
+    if step is None or names is None or _names_a_step(step, names):
         return
     listing = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
     raise UsageError(
         f"run {run.run_id} has no step {step!r}{did_you_mean(step, names)} (its steps: {listing})"
     )
+
+
+def _steps_of(run: Any) -> list[str] | None:
+    """The steps of ``run`` as its manifest lists them, else as it noted them when it
+    started; None when it kept neither."""
+    from shinobi.local_runs import recorded_steps
+    from shinobi.provenance import load_manifest
+
+    try:
+        return [str(s["name"]) for s in load_manifest(run.path / "manifest.json")["steps"]]
+    except (ValueError, KeyError, TypeError):  # no manifest, or not one
+        return recorded_steps(run)
+
+
+def _names_a_step(step: str, names: list[str]) -> bool:
+    """Whether ``step`` names one of ``names`` or a part of it: a slice (``b[1]``, a
+    step of one, ``sub[0].a``), a nested recipe or a loop (``sub``, ``loop.2``),
+    whose logs are those of the steps inside."""
+    base = _SLICE.sub("", step)
+    return any(n == base or n.startswith(f"{base}.") for n in (_SLICE.sub("", n) for n in names))
+
+
+#: A slice's index in a step's name.
+_SLICE = re.compile(r"\[\d+\]")
 
 
 def _local_runs_here(root: Path) -> str:
