@@ -176,7 +176,7 @@ def test_a_scatter_is_one_array_and_its_gatherer_waits_for_all(
     assert done.returncode == 0, done.stderr
     found = scripts(done.stdout)
     assert "#SBATCH --array=0-2" in found["convert"]
-    assert re.search(r"--output=\S+/logs/convert\.%a\.out", found["convert"])
+    assert re.search(r"--output=\S+/logs/convert\[%a\]\.out", found["convert"])
     for index, source in enumerate("abc"):
         assert f"  {index}) /bin/sh -c " in found["convert"]
         assert f" convert {source} ;;" in found["convert"]

@@ -52,7 +52,13 @@ from shinobi_slurm.sbatch import (
     resource_options,
 )
 
-__all__ = ["STAT_FORMAT", "JobFiles", "ScriptContext", "job_options", "job_script"]
+__all__ = ["STAT_FORMAT", "TASK", "JobFiles", "ScriptContext", "job_options", "job_script"]
+
+
+#: What follows an array job's name in its tasks' files (Slurm puts the task for
+#: ``%a``). Not ``.%a``: the logs of task 0 of ``x`` and of a step named ``x.0``
+#: were one file.
+TASK = "[%a]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +76,7 @@ class JobFiles:
     stderr: str
     skipped: str
     #: Where the job leaves an exit code above 127, which Slurm's accounting keeps
-    #: only modulo 128 (a task's file ends in ``.<task>``).
+    #: only modulo 128 (an array's holds ``%a`` where the task goes, as its logs do).
     exit_code: str = ""
     #: Where the verdict of the job's loop iteration is published (None outside loops).
     verdict: str | None = None
@@ -83,7 +89,9 @@ class JobFiles:
         # os.path.join per file was a tenth of rendering 10,000 scripts.
         base = run_dir if run_dir.endswith("/") else f"{run_dir}/"
         stem = safe_name(job.name)
-        task = ".%a" if job.tasks else ""
+        # STEP[k], as `ninja run` names a slice: the graph refuses a step named so
+        # beside a scattered STEP, where STEP.k may be another step's own name
+        task = TASK if job.tasks else ""
         logs = f"{base}logs/{stem}"
         verdict = loop_before = None
         node = job.node
@@ -98,7 +106,7 @@ class JobFiles:
             stdout=f"{logs}{task}.out",
             stderr=f"{logs}{task}.err",
             skipped=f"{base}skipped/{stem}",
-            exit_code=f"{base}exits/{stem}",
+            exit_code=f"{base}exits/{stem}{task}",
             verdict=verdict,
             loop_before=loop_before,
         )
@@ -244,7 +252,10 @@ def _guard(job: Job, files: JobFiles) -> list[str]:
 def _exit_kept(job: Job, files: JobFiles) -> list[str]:
     """Keep an exit code sacct would report modulo 128: a C tool's ``exit(-1)``
     would read as 127, "command not found" (``ninja status`` reads the file)."""
-    path = shlex.quote(files.exit_code) + ('."$SLURM_ARRAY_TASK_ID"' if job.tasks else "")
+    before, task, after = files.exit_code.partition("%a")
+    path = shlex.quote(before)
+    if task:
+        path += '"$SLURM_ARRAY_TASK_ID"' + shlex.quote(after)
     directory = shlex.quote(os.path.dirname(files.exit_code))
     return [
         'if [ "$rc" -gt 127 ]; then',

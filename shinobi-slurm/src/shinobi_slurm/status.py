@@ -241,13 +241,19 @@ def _exact_exit(record: JobRecord, kept: str) -> JobRecord:
     accounting has it modulo 128, so a tool's ``exit 255`` would read 127."""
     if not cut_exit(record):
         return record
-    path = kept if record.task is None else f"{kept}.{record.task}"
+    path = kept if record.task is None else _task_file(kept, record.task)
     try:
         with open(path, encoding="ascii") as fh:
             code = int(fh.read().strip())
     except (OSError, ValueError):
         return record
     return with_exit(record, code)  # another run's file (an old run folder) is not taken
+
+
+def _task_file(pattern: str, task: int) -> str:
+    """An array task's exit file: ``%a`` is the task (a launch recorded before the
+    files were named ``STEP[%a]`` gave ``exits/STEP``, whose tasks were ``STEP.<task>``)."""
+    return pattern.replace("%a", str(task)) if "%a" in pattern else f"{pattern}.{task}"
 
 
 def _failed_log(pattern: str, records: list[JobRecord]) -> str:
