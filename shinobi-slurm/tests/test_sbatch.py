@@ -133,7 +133,7 @@ def test_a_script_has_directives_then_comments_then_body() -> None:
 @pytest.mark.parametrize(
     ("value", "said"),
     [
-        (["--account=o'brien"], "balance its quotes"),
+        (["--account o'brien"], "balance its quotes"),  # OPTION VALUE: the value is split
         ("--comment 'nightly", "balance its quotes"),
         (5, "must be a list of options"),
     ],

@@ -101,6 +101,7 @@ _FLAGS = frozenset(
 )
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_FIRST_SPACE = re.compile(r"[ \t]+")
 
 #: Configured options that make a derived one meaningless or invalid.
 _REPLACES = {
@@ -148,6 +149,36 @@ def _parse_one(text: str, following: str | None) -> tuple[Option, bool]:
     )
 
 
+def _entry_words(text: str) -> list[str]:
+    """The sbatch arguments a list entry of ``sbatch_opts`` is: itself, as in an argv.
+
+    Not split at spaces: ``"--export=ALL,GREETING=hello world"`` is one
+    argument, which splitting made two and refused ("'world' is not an
+    option"). An entry ``"--time 02:00:00"`` (an option that takes a value,
+    and one word of value) is still read as the option and its value; any
+    other entry holding two arguments is refused rather than guessed at.
+    """
+    entry = text.strip()
+    head, *more = _FIRST_SPACE.split(entry, maxsplit=1)
+    attached = "=" in head if head.startswith("--") else len(head) > 2
+    if not more or attached or not head.startswith("-"):
+        return [entry]
+    name = _parse_one(head, None)[0].name
+    words = shell_words("sbatch_opts", more[0])
+    if name in _FLAGS:
+        raise ConfigError(
+            f"[backend.slurm] sbatch_opts: {text!r} is more than one argument (--{name}"
+            " takes no value); give each argument its own entry of the list"
+        )
+    if len(words) != 1 or words[0].startswith("-"):
+        raise ConfigError(
+            f"[backend.slurm] sbatch_opts: {text!r} is more than one argument; an entry of"
+            f" the list is one sbatch argument: write '--{name}=VALUE' (spaces in VALUE"
+            " are kept), one entry per option"
+        )
+    return [head, words[0]]
+
+
 def memory_option(settings: Mapping[str, Any]) -> Option | None:
     """The option of ``sbatch_opts`` that sets every job's memory (``--mem``,
     ``--mem-per-cpu``, ``--mem-per-gpu``), in place of what a step declares, if one does.
@@ -164,8 +195,9 @@ def memory_option(settings: Mapping[str, Any]) -> Option | None:
 
 
 def parse_sbatch_opts(value: Any) -> list[Option]:
-    """``sbatch_opts`` from settings: a list (``["--partition=debug", "-t 10"]``), one
-    string, or a table (``{partition = "debug", exclusive = true}``)."""
+    """``sbatch_opts`` from settings: a list (``["--partition=debug", "-t 10"]``, an
+    entry per argument, see :func:`_entry_words`), one string split as a shell
+    would, or a table (``{partition = "debug", exclusive = true}``)."""
     if value is None or value == "" or value == []:
         return []
     if isinstance(value, Mapping):
@@ -187,9 +219,10 @@ def parse_sbatch_opts(value: Any) -> list[Option]:
             "[backend.slurm] sbatch_opts must be a list of options, one string or a table,"
             f" not {value!r}"
         )
-    words: list[str] = []
-    for item in [value] if isinstance(value, str) else value:
-        words.extend(shell_words("sbatch_opts", str(item)))
+    if isinstance(value, str):
+        words = shell_words("sbatch_opts", value)
+    else:  # a list: each entry is one argument
+        words = [word for item in value for word in _entry_words(str(item))]
     options = []
     i = 0
     while i < len(words):
