@@ -9,12 +9,12 @@ constant number of calls however many jobs there are.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from shinobi_slurm.commands import SlurmCommands, SlurmError
 from shinobi_slurm.sacct import JobRecord, id_lists, parse_line
 
-__all__ = ["query_queue"]
+__all__ = ["query_queue", "query_queue_named"]
 
 
 def query_queue(
@@ -44,3 +44,28 @@ def query_queue(
             name = parts[3] if len(parts) > 3 else None  # a reused id is told by it
             found.setdefault(record.base, []).append(dataclasses.replace(record, name=name))
     return found, None
+
+
+def query_queue_named(commands: SlurmCommands, names: Sequence[str]) -> list[tuple[JobRecord, str]]:
+    """Every job the controller holds (queued, running, or ended within ``MinJobAge``)
+    named one of ``names``, each with its script: one squeue call.
+
+    The queue's half of :func:`~shinobi_slurm.sacct.query_named`: a job that
+    waits is not in accounting yet (slurmdbd hears of it later), and a stopped
+    submitter's unrecorded job most likely waits.
+    """
+    if not names:
+        return []
+    out = commands.run(
+        "squeue", ["-h", "-r", "-t", "all", "-n", ",".join(names), "-o", "%i|%T|%r|%o"]
+    )
+    found = []
+    for line in out.splitlines():
+        parts = line.strip().split("|", 3)  # the script last: it may hold a "|"
+        if len(parts) < 4:
+            continue
+        job_id, state, reason, script = parts
+        record = parse_line(f"{job_id}|{job_id}|{state}||Unknown|Unknown|{reason}")
+        if record is not None:
+            found.append((record, script))
+    return found

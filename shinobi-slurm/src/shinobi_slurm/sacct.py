@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -31,6 +32,7 @@ __all__ = [
     "job_limits",
     "parse_sacct",
     "query_jobs",
+    "query_named",
     "with_exit",
     "with_true_exit",
     "without_stale_ranges",
@@ -273,6 +275,38 @@ def query_jobs(commands: SlurmCommands, job_ids: Iterable[str]) -> dict[str, lis
         out = commands.run("sacct", ["-X", "-P", "-n", "-j", listed, "-o", ",".join(FIELDS)])
         for record in parse_sacct(out):
             found.setdefault(record.base, []).append(record)
+    return found
+
+
+#: What ``query_named`` asks: the fields before the name, then how the job was submitted.
+_NAMED_FIELDS = (*FIELDS[:_NAME_AT], "SubmitLine")
+
+
+def query_named(
+    commands: SlurmCommands, names: Sequence[str], since: float
+) -> list[tuple[JobRecord, str]]:
+    """Every job named one of ``names`` submitted after ``since`` (epoch seconds),
+    each with its ``SubmitLine`` (``sbatch --parsable SCRIPT``): one sacct call.
+
+    For a launch whose submitter stopped between sbatch's answer and its
+    record of the job: the job's name is the launch's, and its submit line
+    names its script, which names its step (accounting does not keep a job's
+    ``--comment`` unless the site asks it to). Without ``-j``, sacct lists
+    only jobs since midnight unless told a start.
+    """
+    if not names:
+        return []
+    start = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(since))
+    out = commands.run(
+        "sacct",
+        ["-X", "-P", "-n", "-S", start, f"--name={','.join(names)}", "-o", ",".join(_NAMED_FIELDS)],
+    )
+    found = []
+    for line in out.splitlines():
+        parts = line.split("|")
+        record = parse_line("|".join(parts[:_NAME_AT])) if len(parts) > _NAME_AT else None
+        if record is not None:  # the submit line last: rejoined, should it hold a "|"
+            found.append((record, "|".join(parts[_NAME_AT:])))
     return found
 
 

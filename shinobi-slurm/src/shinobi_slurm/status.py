@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import shlex
 import subprocess
 import time
 from collections.abc import Sequence
@@ -19,8 +20,15 @@ from shinobi.failures import is_engine_banner
 from shinobi.launch.handle import LaunchHandle, LaunchJob
 from shinobi.launch.tracking import LaunchStatus, StepState
 from shinobi_slurm.commands import SlurmCommands, SlurmError, SlurmUnreachable
-from shinobi_slurm.queue import query_queue
-from shinobi_slurm.sacct import JobRecord, cut_exit, query_jobs, with_exit, without_stale_ranges
+from shinobi_slurm.queue import query_queue, query_queue_named
+from shinobi_slurm.sacct import (
+    JobRecord,
+    cut_exit,
+    query_jobs,
+    query_named,
+    with_exit,
+    without_stale_ranges,
+)
 from shinobi_slurm.sbatch import launch_job_name
 from shinobi_slurm.scripts import STAT_FORMAT
 from shinobi_slurm.states import NEVER_RAN, Outcome, classify, combine_tasks
@@ -42,6 +50,9 @@ def launch_statuses(commands: SlurmCommands, handles: Sequence[LaunchHandle]) ->
         unreached = exc.transient or exc.never_sent or isinstance(exc, SlurmUnreachable)
         check = f"; {exc.check}" if unreached else ""
         found, error = {}, f"could not ask Slurm ({exc}){check}; states shown as unknown"
+    recovered: dict[str, str] = {}
+    if error is None:
+        recovered, error = _found_by_name(commands, handles, found)
     missing = [i for i in ids if i not in found]
     # Accounting forgets why a job held after its submission waits (its reason
     # reads None); the queue still says (JobHeldUser), and that needs acting on.
@@ -54,10 +65,88 @@ def launch_statuses(commands: SlurmCommands, handles: Sequence[LaunchHandle]) ->
         if away is not None:  # accounting answered, the controller did not
             error = f"could not ask Slurm's controller ({away}); states may be out of date"
     now = time.time()
+    old = [error is None and now - h.created > FORGOTTEN_AFTER for h in handles]
     return [
-        _launch_status(h, found, error, error is None and now - h.created > FORGOTTEN_AFTER)
-        for h in handles
+        _launch_status(_with_found(h, recovered), found, error, aged)
+        for h, aged in zip(handles, old, strict=True)
     ]
+
+
+def _found_by_name(
+    commands: SlurmCommands, handles: Sequence[LaunchHandle], found: dict[str, list[JobRecord]]
+) -> tuple[dict[str, str], str | None]:
+    """The jobs Slurm took that a stopped submitter never recorded, by their script:
+    made only when some launch was left half-submitted, one sacct call and at most
+    one squeue call for all such launches.
+
+    sbatch answers before ninja records the job: a submitter killed in between
+    left a queued or running job that status called "never submitted". Every
+    job of a launch bears its name, and its submit line names its script
+    (:func:`~shinobi_slurm.sacct.query_named`); a job still waiting is not in
+    accounting yet, so what sacct does not place the queue is asked for. The
+    records found join ``found``; the answer maps each script to its job id.
+    """
+    stopped = [h for h in handles if h.state == "submitting" and any(not j.job_id for j in h.jobs)]
+    if not stopped:
+        return {}, None
+    names = sorted({launch_job_name(h) for h in stopped})
+    known = {j.job_id for h in stopped for j in h.jobs if j.job_id}
+    unplaced = {j.script for h in stopped for j in h.jobs if not j.job_id and j.script}
+    recovered: dict[str, str] = {}
+    try:  # a minute's margin: the handle is written a moment before the first sbatch
+        accounted = query_named(commands, names, min(h.created for h in stopped) - 60)
+        _place([(r, _script_of(line)) for r, line in accounted], known, found, recovered)
+        if unplaced - recovered.keys():
+            queued = query_queue_named(commands, names)
+            _place(queued, known | set(recovered.values()), found, recovered)
+    except SlurmError as exc:
+        unreached = exc.transient or exc.never_sent or isinstance(exc, SlurmUnreachable)
+        check = f"; {exc.check}" if unreached else ""
+        return {}, f"could not ask Slurm for the jobs the submitter did not record ({exc}){check}"
+    return recovered, None
+
+
+def _place(
+    named: Sequence[tuple[JobRecord, str | None]],
+    known: set[str],
+    found: dict[str, list[JobRecord]],
+    recovered: dict[str, str],
+) -> None:
+    """Add to ``found`` and ``recovered`` the records of jobs by ``script``, but not
+    those of a job already ``known`` (recorded, or placed by the other source)."""
+    for record, script in named:
+        if record.base in known or not script:
+            continue
+        if recovered.setdefault(script, record.base) == record.base:
+            found.setdefault(record.base, []).append(record)
+
+
+def _script_of(submit_line: str) -> str | None:
+    """The script of ``sbatch --parsable SCRIPT`` (how ``commands.submit`` submits),
+    quoted or not (an ssh ``command_prefix`` quotes it for the login host's shell)."""
+    _, flag, script = submit_line.strip().partition(" --parsable ")
+    if not flag:
+        return None
+    if script.startswith("'"):
+        try:
+            words = shlex.split(script)
+        except ValueError:
+            return None
+        return words[0] if len(words) == 1 else None
+    return script
+
+
+def _with_found(handle: LaunchHandle, recovered: dict[str, str]) -> LaunchHandle:
+    """``handle`` with the job ids found by name for jobs its submitter did not record."""
+    if not recovered or handle.state != "submitting":
+        return handle
+    jobs = [
+        dataclasses.replace(job, job_id=recovered[job.script])
+        if not job.job_id and job.script in recovered
+        else job
+        for job in handle.jobs
+    ]
+    return dataclasses.replace(handle, jobs=jobs)
 
 
 def _waits_unsaid(record: JobRecord) -> bool:
