@@ -116,9 +116,7 @@ def test_a_script_quoted_for_an_ssh_hop_is_placed_too() -> None:
 
 
 @pytest.mark.usefixtures("slurm")
-def test_status_of_a_half_recorded_launch_finds_its_held_job(
-    ninja: Ninja, tmp_path: Path
-) -> None:
+def test_status_of_a_half_recorded_launch_finds_its_held_job(ninja: Ninja, tmp_path: Path) -> None:
     (tmp_path / "shinobi.toml").write_text('[backend.slurm]\nsbatch_opts = ["--hold"]\n')
     launch = submit(ninja, f"{RECIPES}/collide.py:col", cwd=tmp_path)
     try:
