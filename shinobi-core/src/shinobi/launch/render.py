@@ -72,8 +72,8 @@ def status_lines(status: LaunchStatus) -> list[str]:
         lines.append(f"handle {handle.path}")
     if handle.state == "submitting":
         lines.append(
-            "note: the submitter stopped before it finished submitting; jobs it did not"
-            " hand over are missing below"
+            "note: the submitter stopped before it finished submitting; a step whose job"
+            " neither it recorded nor the scheduler knows shows as never submitted"
         )
     header = ["STEP", "JOB", "STATE", "ENGINE", "START", "END", "DETAIL"]
     lines.extend(_table(header, [_step_row(s) for s in status.steps]))
