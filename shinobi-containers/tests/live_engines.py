@@ -14,12 +14,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from shinobi.backends.base import Backend
+from shinobi.backends.base import Backend, Invocation, PathUse, RunControl
 from shinobi.testing.plugin import require_backend
 
 __all__ = [
     "ENGINES",
     "OCI_ENGINES",
+    "copied_through",
     "engine_facts",
     "image",
     "live_backend",
@@ -97,3 +98,28 @@ def shinobi_containers_of(engine: str, run_id: str | None = None) -> list[str]:
 def unprivileged_user() -> dict[str, Any]:
     user: dict[str, Any] = _summary().get("users", {}).get("unprivileged", {})
     return user or {"name": "shinobi-user", "uid": 1500, "gid": 1500}
+
+
+def copied_through(backend: Backend, step: str, source: Path, target: Path, cwd: Path) -> None:
+    """Copy ``source`` to ``target`` (making its folder) in a container of ``backend``,
+    run from ``cwd``, and check the copy: paths reach it through mounts and argv alone."""
+    invocation = Invocation(
+        step=step,
+        argv=(
+            "/bin/sh",
+            "-c",
+            'mkdir -p "${2%/*}" && cp "$1" "$2"',
+            "sh",
+            str(source),
+            str(target),
+        ),
+        cwd=str(cwd),
+        paths=(
+            PathUse(str(source), "input", "src", "file", writable=False),
+            PathUse(str(target), "output", "dst", "file"),
+        ),
+        image=image(backend.name),
+    )
+    result = backend.run(invocation, RunControl(grace=2.0))
+    assert result.returncode == 0, result.stderr
+    assert target.read_text() == source.read_text()

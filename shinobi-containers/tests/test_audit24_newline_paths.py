@@ -14,9 +14,9 @@ import os
 from pathlib import Path
 
 import pytest
-from live_engines import ENGINES, image, live_backend
+from live_engines import ENGINES, copied_through, live_backend
 
-from shinobi.backends.base import Invocation, PathUse, RunControl
+from shinobi.backends.base import Invocation
 from shinobi_containers.docker import DockerBackend
 from shinobi_containers.errors import MountRefused
 from shinobi_containers.mounts import Mount, mount_option, unquotable_path
@@ -77,23 +77,4 @@ def test_an_input_output_and_working_directory_with_a_newline_work(
     source = area / "in\nput.txt"
     source.write_text("payload\n")
     target = area / "out\ndir" / "re\nsult.txt"
-    invocation = Invocation(
-        step="newline",
-        argv=(
-            "/bin/sh",
-            "-c",
-            'mkdir -p "${2%/*}" && cp "$1" "$2"',
-            "sh",
-            str(source),
-            str(target),
-        ),
-        cwd=str(area),
-        paths=(
-            PathUse(str(source), "input", "src", "file", writable=False),
-            PathUse(str(target), "output", "dst", "file"),
-        ),
-        image=image(engine),
-    )
-    result = backend.run(invocation, RunControl(grace=2.0))
-    assert result.returncode == 0, result.stderr
-    assert target.read_text() == "payload\n"
+    copied_through(backend, "newline", source, target, area)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from live_engines import ENGINES, OCI_ENGINES, image, live_backend
+from live_engines import ENGINES, OCI_ENGINES, copied_through, image, live_backend
 
 from shinobi.backends.base import Backend, BackendRun, Invocation, PathUse, RunControl
 from shinobi_containers.errors import MountRefused
@@ -205,26 +205,7 @@ def test_awkward_paths_survive_mounts_and_argv(backend: Backend, area: Path) -> 
     source = inputs / f"{AWKWARD}.txt"
     source.write_text("payload\n")
     target = area / f"out {AWKWARD}" / "result $(x).txt"
-    invocation = Invocation(
-        step="awkward",
-        argv=(
-            "/bin/sh",
-            "-c",
-            'mkdir -p "${2%/*}" && cp "$1" "$2"',
-            "sh",
-            str(source),
-            str(target),
-        ),
-        cwd=str(area),
-        paths=(
-            PathUse(str(source), "input", "src", "file", writable=False),
-            PathUse(str(target), "output", "dst", "file"),
-        ),
-        image=image(backend.name),
-    )
-    result = backend.run(invocation, RunControl(grace=2.0))
-    assert result.returncode == 0, result.stderr
-    assert target.read_text() == "payload\n"
+    copied_through(backend, "awkward", source, target, area)
     assert not (area / "pwned").exists() and not Path("pwned").exists()
 
 

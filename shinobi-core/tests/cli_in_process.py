@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import AnyStr
+
 import pytest
 
 from shinobi.cli.main import main
@@ -9,8 +11,9 @@ from shinobi.cli.main import main
 __all__ = ["in_process"]
 
 
-def in_process(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """``ninja ARGS`` through :func:`main`: (exit status, stdout, stderr)."""
+def in_process(capsys: pytest.CaptureFixture[AnyStr], *args: str) -> tuple[int, AnyStr, AnyStr]:
+    """``ninja ARGS`` through :func:`main`: (exit status, stdout, stderr), as text with
+    ``capsys``, as bytes with ``capsysbinary`` (``ninja logs`` prints a tool's own bytes)."""
     try:
         main(list(args))
         code = 0

@@ -11,8 +11,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from cli_in_process import in_process
 
-from shinobi.cli.main import main
 from shinobi.file_digests import DigestMemo
 
 COPY = """
@@ -64,25 +64,13 @@ def test_digests_of_a_non_utf8_file_and_of_a_folder_holding_one(tmp_path: Path) 
     assert (DigestMemo(tmp_path / "memo").digest(name), memo.digest(inner)) == first
 
 
-def _ninja(capsysbinary: pytest.CaptureFixture[bytes], *args: str) -> tuple[int, bytes, bytes]:
-    """``ninja ARGS`` in process: (exit status, stdout, stderr) as bytes, for
-    `ninja logs` prints the tool's own bytes, which need not be UTF-8."""
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsysbinary.readouterr()
-    return code, out, err
-
-
 def test_a_non_utf8_path_runs_is_cached_and_is_recorded(
     latin: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
     """Spawn, cache key, manifest, --json, `ninja logs` and `ninja report` all take it."""
     src, out = str(latin / "in"), str(latin / "o" / "o")
     args = ("run", "r.py:rec", "--src", src, "--out", out, "--json")
-    code, printed, err = _ninja(capsysbinary, *args, "--provenance")
+    code, printed, err = in_process(capsysbinary, *args, "--provenance")
     assert code == 0, err
     document = json.loads(printed)
     assert document["outputs"]["out"] == out  # JSON escapes it; it reads back the same
@@ -91,13 +79,13 @@ def test_a_non_utf8_path_runs_is_cached_and_is_recorded(
     manifest = json.loads(Path(".shinobi/runs", run, "manifest.json").read_text())
     assert src in json.dumps(manifest["steps"], ensure_ascii=False)
 
-    code, logs, err = _ninja(capsysbinary, "logs", run)
+    code, logs, err = in_process(capsysbinary, "logs", run)
     assert code == 0, err
     assert b"copying " + os.fsencode(src) in logs  # the tool's own bytes
-    code, _, err = _ninja(capsysbinary, "report", run, "-o", "report.html")
+    code, _, err = in_process(capsysbinary, "report", run, "-o", "report.html")
     assert code == 0, err
     assert Path("report.html").is_file()
 
-    code, again, err = _ninja(capsysbinary, *args)
+    code, again, err = in_process(capsysbinary, *args)
     assert code == 0, err
     assert _statuses(again) == {"cp": "cached"}

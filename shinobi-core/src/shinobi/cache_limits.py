@@ -73,8 +73,7 @@ def _dropped_some(backend: Backend, invocation: Invocation) -> bool:
 def applied_limits(backend: Backend, invocation: Invocation) -> Limits | None:
     """The limits the run of ``invocation`` on ``backend`` applied, for the entry;
     None when it did not apply what the step declares."""
-    resources = invocation.resources
-    if resources is None or not resources.declared:
+    if not _declares(invocation):
         return {"cpus": None, "memory": None}  # nothing to apply
     if not backend.capabilities.enforces_resources:
         return None
@@ -82,7 +81,8 @@ def applied_limits(backend: Backend, invocation: Invocation) -> Limits | None:
         policy = _policy(backend)
         if policy == "never" or (policy == "auto" and _dropped_some(backend, invocation)):
             return None
-    return _limits(resources)
+    assert invocation.resources is not None
+    return _limits(invocation.resources)
 
 
 def demanded_limits(backend: Backend, invocation: Invocation) -> Limits | None:

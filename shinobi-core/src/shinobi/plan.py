@@ -536,13 +536,14 @@ def _unset_error(
     input's own refusal of None would leave the cause (a missing ``set_output``
     inside the sub-recipe) to be guessed."""
     model = node.step.inputs_model
-    if _reshapes_its_input(model):
-        return None  # a model-level "before" validator may fill or convert anything
     for key, wired in node.wiring.items():
         unset = _unset_refs(graph, wired)
-        if not unset or not _refuses(model, key, values.get(key), key in node.scatter):
+        if not unset:  # nearly every input: the model is not looked at for it
             continue
-        return f"step {name!r}: input {key!r} {_never_set_said(*unset[0], prefix)}"
+        if _reshapes_its_input(model):
+            return None  # a model-level "before" validator may fill or convert anything
+        if _refuses(model, key, values.get(key), key in node.scatter):
+            return f"step {name!r}: input {key!r} {_never_set_said(*unset[0], prefix)}"
     return None
 
 

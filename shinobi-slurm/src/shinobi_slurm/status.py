@@ -47,9 +47,8 @@ def launch_statuses(commands: SlurmCommands, handles: Sequence[LaunchHandle]) ->
     try:
         found = query_jobs(commands, ids)
     except SlurmError as exc:
-        unreached = exc.transient or exc.never_sent or isinstance(exc, SlurmUnreachable)
-        check = f"; {exc.check}" if unreached else ""
-        found, error = {}, f"could not ask Slurm ({exc}){check}; states shown as unknown"
+        found = {}
+        error = f"could not ask Slurm ({exc}){_what_to_check(exc)}; states shown as unknown"
     recovered: dict[str, str] = {}
     if error is None:
         recovered, error = _found_by_name(commands, handles, found)
@@ -70,6 +69,13 @@ def launch_statuses(commands: SlurmCommands, handles: Sequence[LaunchHandle]) ->
         _launch_status(_with_found(h, recovered), found, error, aged)
         for h, aged in zip(handles, old, strict=True)
     ]
+
+
+def _what_to_check(exc: SlurmError) -> str:
+    """``"; CHECK"`` naming what to try by hand when Slurm could not be reached (or
+    timed out), not when it answered with a refusal; else ``""``."""
+    unreached = exc.transient or exc.never_sent or isinstance(exc, SlurmUnreachable)
+    return f"; {exc.check}" if unreached else ""
 
 
 def _found_by_name(
@@ -100,9 +106,8 @@ def _found_by_name(
             queued = query_queue_named(commands, names)
             _place(queued, known | set(recovered.values()), found, recovered)
     except SlurmError as exc:
-        unreached = exc.transient or exc.never_sent or isinstance(exc, SlurmUnreachable)
-        check = f"; {exc.check}" if unreached else ""
-        return {}, f"could not ask Slurm for the jobs the submitter did not record ({exc}){check}"
+        said = f"could not ask Slurm for the jobs the submitter did not record ({exc})"
+        return {}, f"{said}{_what_to_check(exc)}"
     return recovered, None
 
 
