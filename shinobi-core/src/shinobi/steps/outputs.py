@@ -201,20 +201,29 @@ _KINDS = {"file": (False, "a File"), "dir": (True, "a Directory"), "ms": (True, 
 
 def _made_as_declared(kind: str, path: str) -> str | None:
     """Why the output at ``path`` is not what its declared kind says (with a
-    ``{path}`` placeholder for the path as the step named it), or None.
+    ``{path}`` placeholder for the path as the step named it), or None."""
+    if not os.path.exists(path):
+        return "the tool did not create {path!r}"
+    wrong = _wrong_kind(kind, path)
+    return None if wrong is None else "{path!r} " + wrong
 
-    A tool that made a directory where a File was declared (or a file where
+
+def _wrong_kind(kind: str, path: str) -> str | None:
+    """How what is at ``path`` differs from its declared kind ("is a directory, but
+    the output is declared a File"), or None when it fits or is not there.
+
+    A step that made a directory where a File was declared (or a file where
     a Directory or an MS was) has not made the product the next step reads.
     """
     try:
         is_dir = stat.S_ISDIR(os.stat(path).st_mode)
     except OSError:
-        return "the tool did not create {path!r}"
+        return None
     wanted = _KINDS.get(kind)
     if wanted is None or wanted[0] == is_dir:
         return None
     made = "a directory" if is_dir else "not a directory"
-    return f"{{path!r}} is {made}, but the output is declared {wanted[1]}"
+    return f"is {made}, but the output is declared {wanted[1]}"
 
 
 def missing_output(
@@ -223,17 +232,24 @@ def missing_output(
     cwd: str,
     required: Collection[str] | None = None,
 ) -> str | None:
-    """The first required path output of ``outputs`` that is not there, said as an
-    error, for outputs a step's code names rather than a tool's run (an
-    orchestration function's result, a pystep's return): an optional one names
-    where its product goes, made or not (docs/cabs.md). ``required`` names the
-    required ones where the model's defaults do not say it."""
+    """The first required path output of ``outputs`` that is not there, or not of
+    its declared kind, said as an error, for outputs a step's code names rather
+    than a tool's run (an orchestration function's result, a pystep's return):
+    an optional one names where its product goes, made or not (docs/cabs.md).
+    ``required`` names the required ones where the model's defaults do not say it.
+    The kind is checked as a cab's outputs are (:func:`collect_outputs`)."""
     for field_name, spec in fields_of(outputs_model).items():
         if not (spec.required if required is None else field_name in required):
             continue
         value = outputs.get(field_name)
         paths = value if isinstance(value, list) else [value]
         for path in paths if spec.path_kind is not None else ():
-            if isinstance(path, str | os.PathLike) and not os.path.lexists(os.path.join(cwd, path)):
+            if not isinstance(path, str | os.PathLike):
+                continue
+            full = os.path.join(cwd, path)
+            if not os.path.lexists(full):
                 return f"output {field_name!r} names {str(path)!r}, which does not exist"
+            wrong = _wrong_kind(spec.path_kind, full)
+            if wrong is not None:
+                return f"output {field_name!r}: {str(path)!r} {wrong}"
     return None
