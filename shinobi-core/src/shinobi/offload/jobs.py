@@ -148,14 +148,14 @@ def _absolute(cwd: str, value: Any) -> str | None:
 def _required_outputs(cab: Any, part: PlannedStep, cwd: str) -> list[tuple[str, str, str]]:
     """The paths ``part`` must leave: its required path outputs, as planned, each
     with what it must be ("file", "dir" or "any"), as ``ninja run`` checks; a
-    required single output a harvest glob collects, as the pattern, "glob"
-    (something must match it)."""
+    required output a harvest glob collects (one file or a list), as the
+    pattern, "glob" (something must match it)."""
     if cab is None:
         return []
     found: list[tuple[str, str, str]] = []
     for name, spec in fields_of(cab.outputs_model).items():
         meta = cab.meta(name)
-        if meta.harvest and spec.required and not spec.is_list:
+        if meta.harvest and spec.required:
             pattern = harvest_glob(meta.harvest, part.values)
             if pattern is not None:
                 found.append((name, anchored(cwd, pattern), "glob"))

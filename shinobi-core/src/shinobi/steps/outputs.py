@@ -141,7 +141,7 @@ def collect_outputs(
             matches = harvest(anchored(cwd, pattern))
             rel = [os.path.relpath(m, cwd) if not os.path.isabs(pattern) else m for m in matches]
             values[name] = rel if spec.is_list else (rel[0] if rel else spec.default)
-            if not rel and spec.required and not spec.is_list:
+            if not rel and spec.required:  # a required list wants one file at least
                 shown = format_template(meta.harvest, inputs) or pattern  # as written
                 problems.append(
                     f"output {name!r}: nothing matched its harvest pattern {shown!r} (the"
