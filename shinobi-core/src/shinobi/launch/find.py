@@ -10,6 +10,7 @@ index does not hide a launch and a moved workdir does not resurrect one.
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -218,10 +219,21 @@ def stop_hint(engine: str, run_id: str) -> str:
 
 
 def _ambiguous(name: str, paths: list[Path]) -> LaunchHandle:
-    recipes = ", ".join(sorted({p.parent.parent.name for p in paths}))
+    """Refuse a folder of several recipes' launches, naming the recipes as
+    :func:`find_launch` takes them (shell-quoted), not by their folders, whose
+    names are made file-safe (``cal ms`` lives in ``cal_ms-<hash>``)."""
+    recipes = ", ".join(sorted({shlex.quote(_recipe_of(p)) for p in paths}))
     raise UsageError(
         f"{name!r} holds launches of several recipes ({recipes}); name one of them or its handle"
     )
+
+
+def _recipe_of(path: Path) -> str:
+    """The recipe a handle file records; its folder's name if it cannot be read."""
+    try:
+        return read_handle(path).recipe
+    except UsageError:
+        return path.parent.parent.name
 
 
 def all_launches() -> tuple[list[LaunchHandle], list[str]]:

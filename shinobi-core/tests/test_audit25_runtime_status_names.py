@@ -1,0 +1,32 @@
+"""``ninja status .`` over launches of several recipes names the recipes as
+``ninja status NAME`` accepts them: it listed their folders under ``.shinobi``,
+whose names are made file-safe (``cal ms`` is ``cal_ms-<hash>``), and status
+refused every name it had just listed."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from cli_in_process import in_process as ninja
+from test_launch_fixtures import FakeTarget, engine, launch
+
+__all__ = ["engine"]  # the fixture, imported so pytest finds it
+
+
+@pytest.mark.parametrize("command", ["status", "logs"])
+def test_a_folder_of_several_recipes_lists_names_that_are_accepted(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    launch(tmp_path, recipe="cal ms", run_id="run1")
+    launch(tmp_path, recipe="runs", run_id="run2", created=2.0)  # its folder is runs+recipe
+    code, _, err = ninja(capsys, command, ".")
+    assert code == 2
+    listed = re.search(r"launches of several recipes \((.*)\); name one", err)
+    assert listed is not None, err
+    assert listed.group(1) == "'cal ms', runs"
+    for name, run_id in (("cal ms", "run1"), ("runs", "run2")):
+        code, out, err = ninja(capsys, "status", name)
+        assert code == 0, err
+        assert f"launch {name}/{run_id}" in out
