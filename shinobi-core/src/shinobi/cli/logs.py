@@ -169,7 +169,9 @@ def _echo_logs(
     ``prefix`` (a followed run whose logs interleave): each line is printed with
     its log's title, whole: the part of a line not yet ended waits in
     ``partial`` for the rest (a UTF-8 character cut between two reads came out
-    as two replacement characters), until the ``final`` read.
+    as two replacement characters), until the ``final`` read. Either way the
+    step's own bytes pass as they are, not decoded: a followed log is the same
+    log (text in another encoding, binary output).
     """
     for title, path in found:
         with path.open("rb") as fh:
@@ -186,7 +188,7 @@ def _echo_logs(
             elif rest:
                 lines.append(rest)
             for line in lines:
-                click.echo(f"[{title}] {line.decode('utf-8', errors='replace')}")
+                click.echo(_titled(title) + line)
             continue
         if not data:
             continue
@@ -197,6 +199,16 @@ def _echo_logs(
         click.echo(data, nl=False)
         if len(found) > 1 and not data.endswith(b"\n"):
             click.echo("")  # the next title on a line of its own
+
+
+def _titled(title: str) -> bytes:
+    """``[TITLE] `` as the bytes a followed line starts with: a name read from a
+    file name that is not UTF-8 gives its bytes back as they were."""
+    text = f"[{title}] "
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no file name decodes to
+        return text.encode("utf-8", "backslashreplace")
 
 
 def _streams(run: Any, step: str | None, stream: str) -> list[tuple[str, Path]]:
