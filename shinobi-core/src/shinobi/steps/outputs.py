@@ -239,17 +239,17 @@ def missing_output(
     ``required`` names the required ones where the model's defaults do not say it.
     The kind is checked as a cab's outputs are (:func:`collect_outputs`)."""
     for field_name, spec in fields_of(outputs_model).items():
-        if not (spec.required if required is None else field_name in required):
+        kind = spec.path_kind
+        if kind is None or not (spec.required if required is None else field_name in required):
             continue
         value = outputs.get(field_name)
-        paths = value if isinstance(value, list) else [value]
-        for path in paths if spec.path_kind is not None else ():
+        for path in value if isinstance(value, list) else [value]:
             if not isinstance(path, str | os.PathLike):
                 continue
             full = os.path.join(cwd, path)
             if not os.path.lexists(full):
                 return f"output {field_name!r} names {str(path)!r}, which does not exist"
-            wrong = _wrong_kind(spec.path_kind, full)
+            wrong = _wrong_kind(kind, full)
             if wrong is not None:
                 return f"output {field_name!r}: {str(path)!r} {wrong}"
     return None
