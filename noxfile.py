@@ -8,6 +8,7 @@ tells the tests which ones are up through SHINOBI_TESTBED_ENGINES; in CI
 
     nox                     lint, types, boundaries, build, docs, then every suite
     nox -s slurm -- -k dep  one suite, arguments after -- go to pytest
+    nox -s integration      core + slurm + containers together (tests/integration)
     nox -s bench            the benchmarks (not run by default)
 
 SHINOBI_TESTBED_UP=0 skips testbed/up.sh and uses the engines that
@@ -39,6 +40,7 @@ nox.options.sessions = [
     "core",
     "containers",
     "slurm",
+    "integration",
 ]
 
 ROOT = Path(__file__).resolve().parent
@@ -47,6 +49,8 @@ CORE = "shinobi-core"
 PLUGINS = ["shinobi-containers", "shinobi-slurm", "shinobi-k8s", "shinobi-remote"]
 DISTRIBUTIONS = [CORE, *PLUGINS]
 TEST_DEPS = ["pytest", "pytest-timeout"]
+#: Tests that need several distributions installed together (see the integration session).
+INTEGRATION = ROOT / "tests" / "integration"
 TESTBED_SUMMARY = Path(
     os.environ.get("TESTBED_CACHE", "/var/cache/shinobi-testbed"), "engines.json"
 )
@@ -185,12 +189,16 @@ def _run_suite(session: nox.Session, dist: str, engines: list[str]) -> None:
             session.warn(f"Its engines ({', '.join(engines)}) are not brought up.")
         session.warn(banner)
         session.skip(f"{dist} has no implementation yet: {reason}")
-    tests = ROOT / dist / "tests"
+    _run_tests(session, [CORE, dist], engines, ROOT / dist / "tests")
+
+
+def _run_tests(session: nox.Session, dists: list[str], engines: list[str], tests: Path) -> None:
+    """Install `dists`, bring up `engines`, run pytest on `tests` from its package's directory."""
     if not tests.is_dir():
-        session.error(f"{dist} declares entry points but has no tests directory ({tests})")
+        session.error(f"{session.name}: no tests directory ({tests})")
 
     session.install(*CONSTRAINTS, *TEST_DEPS)
-    _install_distributions(session, *dict.fromkeys([CORE, dist]))
+    _install_distributions(session, *dict.fromkeys(dists))
     up = _bring_up(session, engines)
     env = {
         "SHINOBI_TESTBED_ENGINES": ",".join(up),
@@ -201,17 +209,19 @@ def _run_suite(session: nox.Session, dist: str, engines: list[str]) -> None:
     junit.unlink(missing_ok=True)
     _RAN_TESTS.append(session.name)
     try:
-        with session.chdir(ROOT / dist):
-            session.run("pytest", "tests", f"--junitxml={junit}", *session.posargs, env=env)
+        with session.chdir(tests.parent):
+            session.run("pytest", tests.name, f"--junitxml={junit}", *session.posargs, env=env)
     finally:
         if _count(junit) == 0:
-            session.warn(f"{dist}: pytest collected no tests in {tests}")
+            session.warn(f"{session.name}: pytest collected no tests in {tests}")
         facts = _testbed_engines()
         used = [_describe_engine(e, facts.get(e, {})) for e in up]
-        session.log(f"{dist}: live engines used: {'; '.join(used) if used else 'none'}")
+        session.log(f"{session.name}: live engines used: {'; '.join(used) if used else 'none'}")
         missing = sorted(set(engines) - set(up))
         if missing:
-            session.warn(f"{dist}: engines NOT up, their live tests skipped: {', '.join(missing)}")
+            session.warn(
+                f"{session.name}: engines NOT up, their live tests skipped: {', '.join(missing)}"
+            )
 
 
 # ---------------------------------------------------------------- suites
@@ -233,6 +243,15 @@ def containers(session: nox.Session) -> None:
 def slurm(session: nox.Session) -> None:
     """shinobi-slurm against a live one-node Slurm with accounting."""
     _run_suite(session, "shinobi-slurm", ["slurm"])
+
+
+@nox.session
+def integration(session: nox.Session) -> None:
+    """tests/integration: core, slurm and containers together against live Slurm and docker
+    (``ninja compile --engine slurm --container-runtime docker``, submitted)."""
+    _run_tests(
+        session, [CORE, "shinobi-slurm", "shinobi-containers"], ["slurm", "docker"], INTEGRATION
+    )
 
 
 @nox.session

@@ -166,17 +166,6 @@ def test_an_empty_output_directory_is_refused(
     assert not (tmp_path / WRITTEN_LIST).exists()
 
 
-def test_a_file_where_the_directory_should_be_is_said_so(
-    recipe: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    pytest.importorskip("shinobi_slurm")  # compiling needs an engine
-    (tmp_path / "afile").write_text("")
-    code, _, err = _ninja(capsys, "compile", recipe, "-o", "afile/sub")
-    assert code == 74, err
-    assert f"{tmp_path / 'afile'} is a file, where a directory is needed" in err
-    assert err.count("\n") == 1
-
-
 def test_a_script_nobody_edited_is_written_over_after_a_copy_or_a_touch(
     tmp_path: Path, scripts: Scripts
 ) -> None:
