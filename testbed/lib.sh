@@ -204,14 +204,42 @@ stop_engine_daemons() {
     rm -f "$order"
 }
 
-# wait_for SECONDS WHAT CMD...: poll CMD until it succeeds.
+# engine_logs: where to look when $ENGINE does not answer.
+engine_logs() { echo "the logs in $TESTBED_STATE/$ENGINE/"; }
+
+# wait_for SECONDS WHAT CMD...: poll CMD until it succeeds, for SECONDS at most.
 wait_for() {
     local timeout=$1 what=$2; shift 2
     local deadline=$((SECONDS + timeout))
-    until "$@" >/dev/null 2>&1; do
-        ((SECONDS < deadline)) || die "timed out after ${timeout}s waiting for $what"
+    until poll_once "$((deadline - SECONDS))" "$@" >/dev/null 2>&1; do
+        ((SECONDS < deadline)) || die "timed out after ${timeout}s waiting for $what: look at $(engine_logs)"
         sleep 0.3
     done
+}
+
+# poll_once SECONDS CMD...: run CMD once. A program is killed after SECONDS
+# (at least 1), so a daemon that takes the connection and never answers
+# cannot hang wait_for; a shell function must bound its own commands.
+poll_once() {
+    local left=$1; shift
+    ((left > 0)) || left=1
+    if [[ $(type -t "$1") == function ]]; then
+        "$@"
+    else
+        timeout --kill-after=5 "$left" "$@"
+    fi
+}
+
+# bounded SECONDS WHAT HINT CMD...: run CMD (a program), killed after SECONDS.
+# One that does not finish dies with WHAT and HINT (what to look at);
+# otherwise CMD's own exit status is returned.
+bounded() {
+    local seconds=$1 what=$2 hint=$3 rc=0; shift 3
+    timeout --kill-after=5 "$seconds" "$@" || rc=$?
+    if ((rc == 124 || rc == 137)); then
+        die "$what did not finish within ${seconds}s: look at $hint"
+    fi
+    return "$rc"
 }
 
 # ---------------------------------------------------------------- users

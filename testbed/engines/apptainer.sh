@@ -90,7 +90,7 @@ build_sif() {
 apptainer_memory_limit_works() {
     local rc=0
     # (In a subshell, so that its stderr also swallows bash's "Killed".)
-    (apptainer -s exec --memory 64M "$SIF_PYTHON" \
+    (timeout 120 apptainer -s exec --memory 64M "$SIF_PYTHON" \
         python3 -c 'x = b"x" * (300 * 1024 * 1024)') >/dev/null 2>&1 || rc=$?
     [[ $rc == 137 ]]
 }
@@ -114,10 +114,11 @@ up_apptainer() {
     build_sif python "$SIF_PYTHON"
 
     log "verifying: apptainer exec, as root and as $TESTBED_USER; --memory"
-    [[ $(apptainer -s exec "$SIF_BUSYBOX" sh -c 'echo ok') == ok ]] || die "apptainer exec failed"
+    [[ $(timeout 120 apptainer -s exec "$SIF_BUSYBOX" sh -c 'echo ok') == ok ]] \
+        || die "apptainer exec failed or took over 120s: look at apptainer's error above and $conf"
     [[ $(setpriv --reuid="$TESTBED_USER" --regid="$TESTBED_USER" --init-groups \
-        env HOME=/tmp apptainer -s exec "$SIF_PYTHON" python3 -c 'print("ok")') == ok ]] \
-        || die "apptainer exec as $TESTBED_USER failed"
+        env HOME=/tmp timeout 120 apptainer -s exec "$SIF_PYTHON" python3 -c 'print("ok")') == ok ]] \
+        || die "apptainer exec as $TESTBED_USER failed or took over 120s: look at apptainer's error above and $conf"
     local memory=false
     apptainer_memory_limit_works && memory=true
 

@@ -10,7 +10,7 @@ DOCKER_FLAGS=(
 
 up_docker() {
     apt_install docker.io containerd runc
-    if ! docker info >/dev/null 2>&1; then
+    if ! timeout 20 docker info >/dev/null 2>&1; then
         start_daemon dockerd dockerd "${DOCKER_FLAGS[@]}"
         wait_for 60 "dockerd to answer" docker info
     fi
@@ -19,10 +19,11 @@ up_docker() {
     import_image docker python "$IMAGE_PYTHON"
 
     log "verifying: docker run --rm --network none"
-    [[ $(docker run --rm --network none "$IMAGE_BUSYBOX" sh -c 'echo ok') == ok ]] \
-        || die "docker run of $IMAGE_BUSYBOX failed"
-    [[ $(docker run --rm --network none "$IMAGE_PYTHON" python3 -c 'print("ok")') == ok ]] \
-        || die "docker run of $IMAGE_PYTHON failed"
+    # (timeout: a wedged dockerd takes the request and never answers)
+    [[ $(timeout 120 docker run --rm --network none "$IMAGE_BUSYBOX" sh -c 'echo ok') == ok ]] \
+        || die "docker run of $IMAGE_BUSYBOX failed or took over 120s: look at $(engine_logs)"
+    [[ $(timeout 120 docker run --rm --network none "$IMAGE_PYTHON" python3 -c 'print("ok")') == ok ]] \
+        || die "docker run of $IMAGE_PYTHON failed or took over 120s: look at $(engine_logs)"
 
     summary_set docker \
         socket=/var/run/docker.sock \

@@ -31,10 +31,10 @@ EOF
     import_image podman python "$PODMAN_PYTHON"
 
     log "verifying: podman run --rm --network none"
-    [[ $(podman run --rm --network none "$PODMAN_BUSYBOX" sh -c 'echo ok') == ok ]] \
-        || die "podman run of $PODMAN_BUSYBOX failed"
-    [[ $(podman run --rm --network none "$PODMAN_PYTHON" python3 -c 'print("ok")') == ok ]] \
-        || die "podman run of $PODMAN_PYTHON failed"
+    [[ $(timeout 120 podman run --rm --network none "$PODMAN_BUSYBOX" sh -c 'echo ok') == ok ]] \
+        || die "podman run of $PODMAN_BUSYBOX failed or took over 120s: look at podman's error above and /etc/containers/containers.conf"
+    [[ $(timeout 120 podman run --rm --network none "$PODMAN_PYTHON" python3 -c 'print("ok")') == ok ]] \
+        || die "podman run of $PODMAN_PYTHON failed or took over 120s: look at podman's error above and /etc/containers/containers.conf"
 
     summary_set podman \
         "images.busybox=$PODMAN_BUSYBOX" "images.python=$PODMAN_PYTHON" \

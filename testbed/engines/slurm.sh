@@ -116,21 +116,27 @@ EOF
     fi
 }
 
-slurm_node_state() { sinfo -h -N -n "$(hostname -s)" -o %T 2>/dev/null; }
+slurm_node_state() { timeout 20 sinfo -h -N -n "$(hostname -s)" -o %T 2>/dev/null; }
 slurm_node_usable() { [[ $(slurm_node_state) =~ ^(idle|mixed|allocated|completing)$ ]]; }
 
 # sacct_state JOBID: the first word of the job's final State, or nothing yet.
-sacct_state() { sacct -n -X -P -j "$1" -o State 2>/dev/null | awk '{ print $1; exit }'; }
+sacct_state() { timeout 20 sacct -n -X -P -j "$1" -o State 2>/dev/null | awk '{ print $1; exit }'; }
 sacct_final() { [[ $(sacct_state "$1") =~ ^(COMPLETED|FAILED|OUT_OF_MEMORY|CANCELLED|TIMEOUT)$ ]]; }
+
+# What to look at when a job does not start or end.
+SLURM_HINT="squeue, sinfo -N -l and $TESTBED_STATE/slurm/{slurmctld,slurmd}.log"
 
 slurm_verify() {
     log "verifying: srun, sbatch --wrap + sacct"
-    srun --time=1 true || die "srun true failed"
+    # srun waits for its job to start, for ever if the node never takes it.
+    bounded 60 "srun --time=1 true" "$SLURM_HINT" srun --time=1 true \
+        || die "srun true failed: look at $SLURM_HINT"
     local jid state
-    jid=$(sbatch --parsable --time=1 --output=/dev/null --wrap true) || die "sbatch failed"
+    jid=$(bounded 30 "sbatch --wrap true" "$SLURM_HINT" \
+        sbatch --parsable --time=1 --output=/dev/null --wrap true) || die "sbatch failed: look at $SLURM_HINT"
     wait_for 60 "sacct to record job $jid" sacct_final "$jid"
     state=$(sacct_state "$jid")
-    [[ $state == COMPLETED ]] || die "job $jid ended $state, not COMPLETED"
+    [[ $state == COMPLETED ]] || die "job $jid ended $state, not COMPLETED: look at $SLURM_HINT"
 }
 
 up_slurm() {
@@ -150,8 +156,8 @@ up_slurm() {
 
     start_daemon slurmdbd slurmdbd -D
     wait_for 60 "slurmdbd" sacctmgr -n list cluster
-    if ! sacctmgr -n -P list cluster format=cluster | grep -qx "$SLURM_CLUSTER"; then
-        sacctmgr -i add cluster "$SLURM_CLUSTER" >/dev/null
+    if ! bounded 30 "sacctmgr list cluster" "$(engine_logs)" sacctmgr -n -P list cluster format=cluster | grep -qx "$SLURM_CLUSTER"; then
+        bounded 30 "sacctmgr add cluster" "$(engine_logs)" sacctmgr -i add cluster "$SLURM_CLUSTER" >/dev/null
         changed "registered cluster $SLURM_CLUSTER with slurmdbd"
     fi
     start_daemon slurmctld slurmctld -D
@@ -161,7 +167,7 @@ up_slurm() {
     local state
     state=$(slurm_node_state)
     if [[ $state =~ ^(down|drain|fail) ]]; then
-        scontrol update nodename="$(hostname -s)" state=resume
+        bounded 30 "scontrol update" "$(engine_logs)" scontrol update nodename="$(hostname -s)" state=resume
         changed "resumed node $(hostname -s) (it was $state)"
     fi
     wait_for 60 "the node to be idle" slurm_node_usable
