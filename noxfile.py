@@ -1,4 +1,5 @@
-"""Checks and test suites for the shinobi monorepo: `pip install nox uv && nox`.
+"""Checks and test suites for the shinobi monorepo: `.ci/run` (or, in a virtualenv,
+`pip install -c constraints.txt nox uv && nox`).
 
 Each package's suite runs in a fresh venv holding shinobi-core plus that one
 distribution, installed from its directory as a user would (not editable).
@@ -45,6 +46,10 @@ nox.options.sessions = [
 
 ROOT = Path(__file__).resolve().parent
 CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
+# The build backend (hatchling, in every distribution's build-system.requires)
+# is pinned by constraints.txt too: uv builds each local distribution, in
+# `session.install` and `uv build`, under these build constraints.
+os.environ.setdefault("UV_BUILD_CONSTRAINT", CONSTRAINTS[1])
 CORE = "shinobi-core"
 PLUGINS = ["shinobi-containers", "shinobi-slurm", "shinobi-k8s", "shinobi-remote"]
 DISTRIBUTIONS = [CORE, *PLUGINS]
