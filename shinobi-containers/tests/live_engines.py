@@ -7,9 +7,14 @@ name the same images on every machine the testbed sets up.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
+import site
 import subprocess
+import sysconfig
+import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -24,7 +29,9 @@ __all__ = [
     "engine_facts",
     "image",
     "live_backend",
+    "reachable_sites",
     "settings_for",
+    "shared_sites",
     "shinobi_containers_of",
     "unprivileged_user",
 ]
@@ -98,6 +105,48 @@ def shinobi_containers_of(engine: str, run_id: str | None = None) -> list[str]:
 def unprivileged_user() -> dict[str, Any]:
     user: dict[str, Any] = _summary().get("users", {}).get("unprivileged", {})
     return user or {"name": "shinobi-user", "uid": 1500, "gid": 1500}
+
+
+def reachable_sites(into: Path, sites: list[str] | None = None) -> list[str]:
+    """This environment's site directories (or ``sites``), copied under ``into`` so that
+    any user can import from them; the copies' paths, for ``site.addsitedir``.
+
+    A test run as the unprivileged user imports shinobi from here, but a clone (and
+    its .nox venvs) under /root, mode 700, is out of that user's reach. A ``.pth``
+    line naming a directory (an editable install's source) is copied too and
+    pointed at its copy.
+    """
+    if sites is None:
+        sites = [sysconfig.get_paths()["purelib"], *site.getsitepackages()]
+    into.chmod(0o755)
+    copies = []
+    for number, found in enumerate(dict.fromkeys(s for s in sites if os.path.isdir(s))):
+        copy = into / f"site-{number}"
+        shutil.copytree(found, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        for pth in copy.glob("*.pth"):
+            pth.write_text("".join(_reachable_line(line, into) for line in pth.open()))
+        copies.append(str(copy))
+    for path in [into, *into.rglob("*")]:
+        path.chmod(path.stat().st_mode | 0o444 | (0o111 if path.is_dir() else 0))
+    return copies
+
+
+@cache
+def shared_sites() -> tuple[str, ...]:
+    """:func:`reachable_sites` of this environment, copied once per test process."""
+    into = Path(tempfile.mkdtemp(prefix="shinobi-sites-", dir="/tmp"))
+    atexit.register(shutil.rmtree, into, True)
+    return tuple(reachable_sites(into))
+
+
+def _reachable_line(line: str, into: Path) -> str:
+    """A .pth line, a directory in it replaced by a copy under ``into``."""
+    named = line.strip()
+    if not named or named.startswith(("#", "import")) or not os.path.isdir(named):
+        return line
+    copy = into / f"src-{len(list(into.glob('src-*')))}"
+    shutil.copytree(named, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    return f"{copy}\n"
 
 
 def copied_through(backend: Backend, step: str, source: Path, target: Path, cwd: Path) -> None:
