@@ -5,6 +5,8 @@ plugins at once (``ninja compile --engine slurm --container-runtime docker``)
 is tested here, in the ``integration`` nox session. Live tests ask for the
 engines they use through the ``slurm`` and ``docker`` fixtures: outside CI an
 engine that is not reachable skips them, in CI (``CI=true``) it fails them.
+The checks of the repository's own ground (the testbed scripts' time limits,
+what .ci/run pins) belong to no package, so they live here too.
 """
 
 from __future__ import annotations
