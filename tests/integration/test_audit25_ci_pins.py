@@ -36,15 +36,27 @@ def test_constraints_pin_the_ci_tools_and_every_build_backend() -> None:
     assert not missing, f"add to constraints.txt: {sorted(missing)}"
 
 
-def test_ci_installs_nox_and_uv_pinned_into_a_virtualenv_of_its_own() -> None:
+def _readme_test_command() -> str:
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"full test suite.*?```bash\n(.*?)\n```", readme, re.S)
+    assert block, "README.md lost its test command"
+    return block.group(1).strip()
+
+
+def test_ci_runs_the_readme_command_pinned_in_a_virtualenv_of_its_own() -> None:
+    command = _readme_test_command()
+    words = shlex.split(command.split("&&")[0])
+    assert words[:2] == ["pip", "install"], command
+    assert "-c" in words and words[words.index("-c") + 1] == "constraints.txt", command
     script = (ROOT / ".ci" / "run").read_text()
-    commands = [line for line in script.splitlines() if not line.lstrip().startswith("#")]
-    installs = [shlex.split(line) for line in commands if re.search(r"\bpip3?\"? install\b", line)]
-    assert installs, "no pip install in .ci/run"
-    for words in installs:
-        assert words[0] == "$venv/bin/pip", words  # never the system's pip
-        assert "-c" in words and words[words.index("-c") + 1] == "constraints.txt", words
-    assert "python3 -m venv" in script and '"$venv/bin/nox"' in script
+    lines = [line.strip() for line in script.splitlines() if not line.lstrip().startswith("#")]
+    runs = [n for n, line in enumerate(lines) if line.startswith(command)]
+    assert runs, f".ci/run does not run the README's test command {command!r}"
+    activated = [
+        n for n, line in enumerate(lines) if line.startswith('source "$venv/bin/activate"')
+    ]
+    assert activated and activated[0] < runs[0], "the command must run in .ci/run's own venv"
+    assert "python3 -m venv" in script  # never the system's pip (Debian: externally managed)
 
 
 def test_nox_builds_the_distributions_under_the_pinned_build_backend() -> None:
