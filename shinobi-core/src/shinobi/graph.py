@@ -278,7 +278,6 @@ class _Builder:
 
     # -- loops ---------------------------------------------------------------
     def check_loop(self, spec: LoopSpec) -> None:
-        from shinobi.steps.recipe import LoopSpec as _LoopSpec
         from shinobi.steps.recipe import Recipe as _Recipe
 
         where = f"loop {spec.name!r}"
@@ -300,6 +299,7 @@ class _Builder:
                 f"{where}: until={spec.until!r} is not an output of the body"
                 f"{did_you_mean(spec.until, outs)}"
             )
+        self.check_body_steps(spec, where)
         self.check_until(spec, where)
         if not isinstance(spec.carry, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in spec.carry.items()
@@ -347,26 +347,39 @@ class _Builder:
                     f"{where}: the body's input {name!r} is required but iteration 1 gets no"
                     f" value (pass {name}=... to add_loop)"
                 )
-        if _scatter_of(body):
-            raise self.fail(f"{where}: the body scatters; a loop body may not contain scatter")
         if isinstance(body, _Recipe):
-            for inner in body.steps:
-                if isinstance(inner, _LoopSpec) or isinstance(inner.step, _Recipe):
-                    name = inner.name
-                    raise self.fail(
-                        f"{where}: body step {name!r} is a nested recipe or loop; a loop body"
-                        " may contain only cabs and pysteps"
-                    )
-                if inner.scatter or _scatter_of(inner.step):
-                    raise self.fail(
-                        f"{where}: body step {inner.name!r} scatters; a loop body may not"
-                        " contain scatter"
-                    )
             for out in outs:
                 if out not in body.output_wiring:
                     raise self.fail(
                         f"{where}: the body never sets its output {out!r} (use set_output)"
                     )
+
+    def check_body_steps(self, spec: LoopSpec, where: str) -> None:
+        """Refuse a body that scatters or holds a nested recipe or loop.
+
+        Checked before the until output is traced through the body's steps,
+        which assumes each of them is a plain step, so a loop nested in a
+        loop gets this refusal rather than an internal error.
+        """
+        from shinobi.steps.recipe import LoopSpec as _LoopSpec
+        from shinobi.steps.recipe import Recipe as _Recipe
+
+        body = spec.body
+        if _scatter_of(body):
+            raise self.fail(f"{where}: the body scatters; a loop body may not contain scatter")
+        if not isinstance(body, _Recipe):
+            return
+        for inner in body.steps:
+            if isinstance(inner, _LoopSpec) or isinstance(inner.step, _Recipe):
+                raise self.fail(
+                    f"{where}: body step {inner.name!r} is a nested recipe or loop; a loop body"
+                    " may contain only cabs and pysteps"
+                )
+            if inner.scatter or _scatter_of(inner.step):
+                raise self.fail(
+                    f"{where}: body step {inner.name!r} scatters; a loop body may not"
+                    " contain scatter"
+                )
 
     def check_until(self, spec: LoopSpec, where: str) -> None:
         """The until path must be an optional output where the tool may not write it.
