@@ -135,11 +135,45 @@ def _wrapper_models(step: Any) -> tuple[Any, Any]:
     )
 
 
+def _input_spellings(model: Any) -> set[str]:
+    """Every key an inputs model reads: field names, plain aliases, alias choices."""
+    known: set[str] = set()
+    for name, info in getattr(model, "model_fields", {}).items():
+        known.add(name)
+        for alias in (info.alias, info.validation_alias):
+            choices = getattr(alias, "choices", [alias])  # AliasChoices: each plain name
+            known.update(c for c in choices if isinstance(c, str))
+    return known
+
+
+def refuse_unknown_inputs(recipe: Recipe, values: Mapping[str, Any]) -> None:
+    """Refuse a value for an input the recipe does not have.
+
+    A pydantic model ignores keys it does not know, so a misspelt input would
+    run the recipe on that input's default; the command line refuses an
+    unknown option, and the Python API refuses the key alike. A model that
+    keeps extra keys (``extra="allow"``) takes any.
+    """
+    from shinobi.errors import did_you_mean
+
+    model = recipe.inputs_model
+    if getattr(model, "model_config", {}).get("extra") == "allow":
+        return
+    known = _input_spellings(model)
+    for key in values:
+        if key not in known:
+            fields = list(getattr(model, "model_fields", {}))
+            hint = did_you_mean(str(key), fields) or f" (its inputs: {', '.join(fields) or 'none'})"
+            raise UsageError(f"recipe {recipe.name!r} has no input {key!r}{hint}")
+
+
 def validate_recipe_inputs(recipe: Recipe, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The recipe's inputs as its inputs model validates them; any it refuses, refused."""
     from pydantic import ValidationError
 
     from shinobi.steps.types import error_field, field_values
 
+    refuse_unknown_inputs(recipe, values)
     try:
         # by name too: an aliased field given by its name must not fall back to its default
         return field_values(recipe.inputs_model.model_validate(dict(values), by_name=True))
