@@ -20,6 +20,8 @@ from shinobi.steps.argv import Unknown, path_uses, render_argv
 from shinobi.steps.outputs import static_outputs
 from shinobi.steps.refs import InputRef, OutputRef
 from shinobi.steps.types import (
+    EMPTY_PATH,
+    empty_path_in,
     error_field,
     field_values,
     fields_of,
@@ -123,7 +125,11 @@ def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[s
             raise ValueError(f"{where}: input {loc!r}: {refused_value(first)}") from None
         # a validator of the model's own that raised something else
         raise ValueError(f"{where}: validating its inputs raised {exception_line(exc)}") from None
-    return field_values(model)
+    made = field_values(model)
+    empty = empty_path_in(values, made)
+    if empty is not None:
+        raise ValueError(f"{where}: input {empty!r}: {EMPTY_PATH}")
+    return made
 
 
 #: Validation failures that depend on the filesystem or on the model's own code
@@ -215,12 +221,16 @@ def _field_refusal(model: Any, name: str, value: Any) -> str | None:
     (an Unknown value, the disk, the model's own code run on a partial model)."""
     if _has_unknown(value):
         return None
+    blank = _blank(model)
     try:
-        model.__pydantic_validator__.validate_assignment(_blank(model), name, value)
+        model.__pydantic_validator__.validate_assignment(blank, name, value)
     except Exception as exc:
         errors = validation_errors(exc)
         if errors and errors[0]["type"] not in _RUN_TIME_ERRORS:
             return refused_value(errors[0])
+        return None
+    if empty_path_in({name: value}, {name: getattr(blank, name, None)}) is not None:
+        return EMPTY_PATH
     return None
 
 
@@ -237,21 +247,30 @@ def checked_inputs(
     for value in values.values():
         if _has_unknown(value):
             return None, static_input_error(node, values, where)
-    model = node.step.inputs_model
     try:
-        return field_values(model.model_validate(dict(values), by_name=True)), None
+        made = field_values(node.step.inputs_model.model_validate(dict(values), by_name=True))
     except Exception as exc:
-        errors = validation_errors(exc)
-        if errors is None:  # a model's own code: the run decides
-            return None, None
-        wrong = [e for e in errors if e["type"] not in _RUN_TIME_ERRORS]
+        return None, _model_refusal(node, values, where, exc)
+    empty = empty_path_in(values, made)
+    if empty is not None:  # pydantic took "" for Path(".")
+        return None, f"{where}: input {empty!r}: {EMPTY_PATH}"
+    return made, None
+
+
+def _model_refusal(node: Node, values: Mapping[str, Any], where: str, exc: Exception) -> str | None:
+    """What the inputs model's refusal ``exc`` says is wrong before the run, or None
+    when only the run can tell (the model's own code, the disk)."""
+    errors = validation_errors(exc)
+    if errors is None:  # a model's own code: the run decides
+        return None
+    wrong = [e for e in errors if e["type"] not in _RUN_TIME_ERRORS]
     if not wrong:
-        return None, None
+        return None
     first = wrong[0]
     name = error_field(first)
     if first["type"] == "missing":
-        return None, _unwired(where, model, name)
-    return None, _refused_input(node, where, name, refused_value(first), values.get(name))
+        return _unwired(where, node.step.inputs_model, name)
+    return _refused_input(node, where, name, refused_value(first), values.get(name))
 
 
 def _unwired(where: str, model: Any, name: str) -> str:

@@ -135,15 +135,31 @@ def _wrapper_models(step: Any) -> tuple[Any, Any]:
     )
 
 
-def _input_spellings(model: Any) -> set[str]:
-    """Every key an inputs model reads: field names, plain aliases, alias choices."""
-    known: set[str] = set()
+def _input_spellings(model: Any) -> dict[str, str]:
+    """Every key an inputs model reads (field names, plain aliases, alias choices),
+    with the field each one sets."""
+    known: dict[str, str] = {}
     for name, info in getattr(model, "model_fields", {}).items():
-        known.add(name)
+        known[name] = name
         for alias in (info.alias, info.validation_alias):
             choices = getattr(alias, "choices", [alias])  # AliasChoices: each plain name
-            known.update(c for c in choices if isinstance(c, str))
+            known.update((c, name) for c in choices if isinstance(c, str))
     return known
+
+
+def _refuse_empty_paths(recipe: Recipe, values: Mapping[str, Any], made: dict[str, Any]) -> None:
+    """Refuse a path given as "", which pydantic takes for the current directory.
+
+    The command line refuses ``--out ""``; a value given from Python, or a
+    blank deep in a JSON mapping, is refused alike.
+    """
+    from shinobi.steps.types import EMPTY_PATH, empty_path_in
+
+    spelled = _input_spellings(recipe.inputs_model)
+    by_key = {key: made[name] for key, name in spelled.items() if key in values and name in made}
+    empty = empty_path_in(values, by_key)
+    if empty is not None:
+        raise InputError(recipe.name, empty, EMPTY_PATH)
 
 
 def refuse_unknown_inputs(recipe: Recipe, values: Mapping[str, Any]) -> None:
@@ -176,7 +192,7 @@ def validate_recipe_inputs(recipe: Recipe, values: Mapping[str, Any]) -> dict[st
     refuse_unknown_inputs(recipe, values)
     try:
         # by name too: an aliased field given by its name must not fall back to its default
-        return field_values(recipe.inputs_model.model_validate(dict(values), by_name=True))
+        made = field_values(recipe.inputs_model.model_validate(dict(values), by_name=True))
     except ValidationError as exc:
         first = exc.errors()[0]
         raise InputError(recipe.name, error_field(first), first["msg"]) from None
@@ -184,6 +200,8 @@ def validate_recipe_inputs(recipe: Recipe, values: Mapping[str, Any]) -> dict[st
         raise UsageError(
             f"recipe {recipe.name!r}: validating its inputs raised {exception_line(exc)}"
         ) from None
+    _refuse_empty_paths(recipe, values, made)
+    return made
 
 
 def prepare(recipe: Recipe, backend: str | None, config: AppConfig) -> Graph:

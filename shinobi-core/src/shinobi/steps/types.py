@@ -16,11 +16,13 @@ from pathlib import Path, PurePath
 from typing import Annotated, Any, Literal
 
 __all__ = [
+    "EMPTY_PATH",
     "MS",
     "Directory",
     "FieldSpec",
     "File",
     "PathType",
+    "empty_path_in",
     "error_field",
     "field_values",
     "fields_of",
@@ -235,6 +237,53 @@ def paths_within(value: Any, depth: int = 0) -> Iterator[str]:
     elif hasattr(type(value), "__dataclass_fields__"):
         for name in type(value).__dataclass_fields__:
             yield from paths_within(getattr(value, name, None), depth + 1)
+
+
+#: What is said of a path given as "": pydantic reads it as ``Path(".")``.
+EMPTY_PATH = "an empty path names no file; give a path (use . for this directory)"
+
+
+def empty_path_in(given: Mapping[str, Any], made: Mapping[str, Any]) -> str | None:
+    """The dotted field (``targets.a``) where ``given`` held ``""`` that validation
+    made a path, or None.
+
+    pydantic reads ``""`` as ``Path(".")``, so an empty path (an unset variable,
+    a blank in a JSON mapping) would silently name the current directory. The
+    given value is walked beside the validated one, so whatever the declared
+    type (a list, a mapping's values, a model's fields, a union), only a place
+    that did become a path counts: ``""`` taken as text is text.
+    """
+    for name, value in given.items():
+        if name in made:
+            where = _empty_path_at(value, made[name], 0)
+            if where is not None:
+                return ".".join([str(name), *where])
+    return None
+
+
+def _empty_path_at(given: Any, made: Any, depth: int) -> list[str] | None:
+    """The keys down to a "" in ``given`` that ``made`` holds as a path, or None."""
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(given, str):
+        return [] if given == "" and isinstance(made, PurePath) else None
+    pairs: list[tuple[Any, Any, Any]] = []
+    if isinstance(given, Mapping):
+        if isinstance(made, Mapping):
+            pairs = [(k, v, made[k]) for k, v in given.items() if k in made]
+        elif isinstance(getattr(type(made), "model_fields", None), dict):
+            pairs = [(k, v, getattr(made, k)) for k, v in given.items() if hasattr(made, k)]
+    elif (
+        isinstance(given, list | tuple)
+        and isinstance(made, list | tuple)
+        and len(given) == len(made)
+    ):
+        pairs = [(i, v, m) for i, (v, m) in enumerate(zip(given, made, strict=True))]
+    for key, value, became in pairs:
+        where = _empty_path_at(value, became, depth + 1)
+        if where is not None:
+            return [str(key), *where]
+    return None
 
 
 def _maps_to_text(annotation: Any) -> bool:
