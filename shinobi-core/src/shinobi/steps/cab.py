@@ -112,8 +112,9 @@ class Wrangler:
 def _command_words(name: str, command: object) -> tuple[str, ...]:
     """``command`` as argv words; a path counts as one word (the program).
 
-    Anything else is refused here, naming the cab: a number in an argv list
-    would otherwise fail only when the step runs, as an internal error.
+    Anything else is refused here, naming the cab: a number in an argv list,
+    or a blank first word, would otherwise fail only when the step runs, as an
+    internal error.
     """
     if isinstance(command, str):
         try:
@@ -135,6 +136,11 @@ def _command_words(name: str, command: object) -> tuple[str, ...]:
         raise ValueError(
             f"cab {name!r}: its command {said}; give a string such as 'wsclean -j 4', or a"
             " list of strings such as ['wsclean', '-j', '4']"
+        )
+    if not str(words[0]).strip():  # no process can be started from a blank program name
+        raise ValueError(
+            f"cab {name!r}: its command's first word (the program) is {words[0]!r}; name the"
+            " program first, such as ['wsclean', '-j', '4']"
         )
     return words  # type: ignore[return-value]  # every word was checked to be a str
 
