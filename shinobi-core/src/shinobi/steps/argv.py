@@ -287,6 +287,12 @@ def format_template(
         return (_GLOB_FILLER if glob_pattern else _FILLER).vformat(template, (), dict(inputs))
     except _Unset as exc:
         raise UnsetInput(template, exc.args[0]) from None
+    except _NoKey as exc:
+        root, key = exc.args
+        keys = f" (its keys: {', '.join(map(repr, exc.keys)) or 'none'})" if exc.listed else ""
+        raise ValueError(
+            f"cannot fill template {template!r}: input {root!r} has no key {key!r}{keys}"
+        ) from None
     except KeyError as exc:
         raise ValueError(
             f"cannot fill template {template!r}: input {exc.args[0]!r} has no value"
@@ -304,7 +310,13 @@ class _Filler(string.Formatter):
         root = template_root(field_name)
         if root in kwargs and kwargs[root] is None:
             raise _Unset(root)
-        found = super().get_field(field_name, args, kwargs)
+        try:
+            found = super().get_field(field_name, args, kwargs)
+        except KeyError as exc:
+            if root not in kwargs:
+                raise  # the input itself is missing
+            one_deep = field_name == f"{root}[{exc.args[0]}]"
+            raise _NoKey(root, exc.args[0], kwargs[root] if one_deep else None) from None
         if found[0] is None:  # {obj.attr} whose attr is None
             raise _Unset(field_name)
         return found
@@ -324,6 +336,17 @@ class _GlobSafe(_Filler):
 class _Unset(Exception):
     """Raised by :class:`_Filler` for the field that is None (the template is
     added where it is known)."""
+
+
+class _NoKey(Exception):
+    """Raised by :class:`_Filler` for ``{d[k]}`` whose input ``d`` is there but has
+    no key ``k``: the key is what is missing, not an input named ``k``."""
+
+    def __init__(self, root: str, key: Any, value: Any) -> None:
+        super().__init__(root, key)
+        #: The keys it has, when the missing key is one of the input's own.
+        self.listed = isinstance(value, Mapping)
+        self.keys = list(value) if isinstance(value, Mapping) else []
 
 
 _FILLER = _Filler()
