@@ -27,6 +27,7 @@ from shinobi.steps.types import (
     fields_of,
     refused_value,
     validation_errors,
+    wordless,
 )
 
 __all__ = [
@@ -129,7 +130,32 @@ def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[s
     empty = empty_path_in(values, made)
     if empty is not None:
         raise ValueError(f"{where}: input {empty!r}: {EMPTY_PATH}")
+    refused = wordless_input(node, made, where)
+    if refused is not None:
+        raise ValueError(refused)
     return made
+
+
+def wordless_input(node: Node, values: Mapping[str, Any], where: str) -> str | None:
+    """The refusal of a cab's input whose value has no command-line word, or None.
+
+    A mapping or a model given to a field typed ``Any`` or a union would reach
+    the tool as Python's repr (``{'k': 1}``); a field declared so is refused
+    where the cab is made, this one only once its value is known.
+    """
+    cab = cab_of(node.step)
+    if cab is None:
+        return None
+    for name, value in values.items():
+        items = value if isinstance(value, list | tuple | set | frozenset) else (value,)
+        what = next((w for w in map(wordless, items) if w is not None), None)
+        if what is not None and not cab.meta(name).skip:
+            return (
+                f"{where}: input {name!r} is given {what}, which has no command-line form (the"
+                " tool would get Python's repr of it); give each of its values an input of its"
+                " own, or mark the input ParamMeta(skip=True) to use it only in templates"
+            )
+    return None
 
 
 #: Validation failures that depend on the filesystem or on the model's own code
@@ -198,6 +224,10 @@ def static_input_error(node: Node, values: Mapping[str, Any], where: str) -> str
         said = _field_refusal(model, name, value)
         if said is not None:
             return _refused_input(node, where, name, said, value)
+        if not _has_unknown(value):
+            said = wordless_input(node, {name: value}, where)
+            if said is not None:
+                return said
     return None
 
 
@@ -254,7 +284,7 @@ def checked_inputs(
     empty = empty_path_in(values, made)
     if empty is not None:  # pydantic took "" for Path(".")
         return None, f"{where}: input {empty!r}: {EMPTY_PATH}"
-    return made, None
+    return made, wordless_input(node, made, where)
 
 
 def _model_refusal(node: Node, values: Mapping[str, Any], where: str, exc: Exception) -> str | None:

@@ -30,6 +30,7 @@ __all__ = [
     "paths_within",
     "refused_value",
     "validation_errors",
+    "wordless",
 ]
 
 
@@ -209,6 +210,21 @@ def _is_structured(core: Any) -> bool:
     from pydantic import BaseModel
 
     return origin.__str__ is BaseModel.__str__
+
+
+#: Values whose command-line word is plainly their text: checked first, as most are.
+_PLAIN = (str, int, float, PurePath)
+
+
+def wordless(value: Any) -> str | None:
+    """What ``value`` is ("a mapping", "a model") when it has no command-line word,
+    else None: ``str()`` of it is Python's repr, which no tool reads. A field typed
+    ``Any`` or a union lets one through the check made where the cab is declared."""
+    if value is None or isinstance(value, _PLAIN):
+        return None
+    if _is_structured(type(value)):
+        return "a model" if hasattr(type(value), "model_fields") else "a mapping"
+    return None
 
 
 #: Deeper than any declared shape goes: a value that refers to itself ends here.
