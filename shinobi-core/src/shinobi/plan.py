@@ -28,6 +28,7 @@ from shinobi.steps.types import (
     refused_value,
     validation_errors,
     wordless,
+    with_path_defaults,
 )
 
 __all__ = [
@@ -117,7 +118,8 @@ def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[s
     """Values checked and coerced by the step's inputs model, defaults filled in."""
     try:
         # wiring names fields, so a field with an alias is wired by its name too
-        model = node.step.inputs_model.model_validate(dict(values), by_name=True)
+        given = with_path_defaults(node.step.inputs_model, values)
+        model = node.step.inputs_model.model_validate(given, by_name=True)
     except Exception as exc:
         errors = validation_errors(exc)
         if errors is not None:

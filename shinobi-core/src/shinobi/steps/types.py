@@ -31,6 +31,7 @@ __all__ = [
     "refused_value",
     "validation_errors",
     "wordless",
+    "with_path_defaults",
 ]
 
 
@@ -366,3 +367,21 @@ def field_values(model: Any) -> dict[str, Any]:
     this runs for every step of a run, so it goes straight to the iterator.
     """
     return dict(iter(model))
+
+
+def with_path_defaults(model: Any, values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with the default of every path field not given added to them.
+
+    pydantic does not validate a default, so ``ms: MS = "obs.ms"`` left unwired
+    would reach a template (``{ms.stem}``) or a pystep as the ``str`` it was
+    written as, where the same value wired becomes a ``Path``; the dry run, which
+    hands defaults over as values, showed the path. Handed over as a value, the
+    default is coerced as a wired one is, so the run does what the dry run said.
+    """
+    given = dict(values)
+    infos = model.model_fields
+    for name, spec in fields_of(model).items():
+        unset = name not in given and infos[name].alias not in given
+        if unset and spec.path_kind is not None and spec.default is not None:
+            given[name] = spec.default
+    return given
