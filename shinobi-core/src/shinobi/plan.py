@@ -16,7 +16,7 @@ from typing import Any
 from shinobi.backends.base import PathUse
 from shinobi.errors import exception_line
 from shinobi.graph import Graph, Node, output_refs, same_shape
-from shinobi.steps.argv import Unknown, path_uses, render_argv
+from shinobi.steps.argv import Unknown, joined_list_problem, path_uses, render_argv
 from shinobi.steps.outputs import static_outputs
 from shinobi.steps.refs import InputRef, OutputRef
 from shinobi.steps.types import (
@@ -27,8 +27,8 @@ from shinobi.steps.types import (
     fields_of,
     refused_value,
     validation_errors,
-    wordless,
     with_path_defaults,
+    wordless,
 )
 
 __all__ = [
@@ -132,7 +132,7 @@ def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[s
     empty = empty_path_in(values, made)
     if empty is not None:
         raise ValueError(f"{where}: input {empty!r}: {EMPTY_PATH}")
-    refused = wordless_input(node, made, where)
+    refused = wordless_input(node, made, where) or _joined_list_error(node, made, where)
     if refused is not None:
         raise ValueError(refused)
     return made
@@ -158,6 +158,13 @@ def wordless_input(node: Node, values: Mapping[str, Any], where: str) -> str | N
                 " own, or mark the input ParamMeta(skip=True) to use it only in templates"
             )
     return None
+
+
+def _joined_list_error(node: Node, values: Mapping[str, Any], where: str) -> str | None:
+    """:func:`joined_list_problem` of ``node``'s cab (if it runs one), naming the step."""
+    cab = cab_of(node.step)
+    said = joined_list_problem(cab, values) if cab is not None else None
+    return f"{where}: {said}" if said is not None else None
 
 
 #: Validation failures that depend on the filesystem or on the model's own code
@@ -278,7 +285,8 @@ def checked_inputs(
     """
     for value in values.values():
         if _has_unknown(value):
-            return None, static_input_error(node, values, where)
+            found = static_input_error(node, values, where)
+            return None, found or _joined_list_error(node, values, where)
     try:
         made = field_values(node.step.inputs_model.model_validate(dict(values), by_name=True))
     except Exception as exc:
@@ -286,7 +294,7 @@ def checked_inputs(
     empty = empty_path_in(values, made)
     if empty is not None:  # pydantic took "" for Path(".")
         return None, f"{where}: input {empty!r}: {EMPTY_PATH}"
-    return made, wordless_input(node, made, where)
+    return made, wordless_input(node, made, where) or _joined_list_error(node, made, where)
 
 
 def _model_refusal(node: Node, values: Mapping[str, Any], where: str, exc: Exception) -> str | None:

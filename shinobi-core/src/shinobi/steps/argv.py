@@ -33,6 +33,7 @@ __all__ = [
     "format_template",
     "harvest_glob",
     "has_secret",
+    "joined_list_problem",
     "on_disk_kind",
     "path_uses",
     "render_argv",
@@ -118,6 +119,31 @@ def render_argv(cab: Cab, values: Mapping[str, Any], *, reveal: bool = False) ->
             argv.extend([flag, text(value)])
     argv.extend(positionals)
     return argv
+
+
+def joined_list_problem(cab: Cab, values: Mapping[str, Any]) -> str | None:
+    """What is wrong with a list ``list_style="comma"`` would join, or None.
+
+    An element holding the comma itself would reach the tool as two
+    (``["CS001,CS002", "RS106"]`` as ``CS001,CS002,RS106``): a different list,
+    which nothing on the command line could tell apart, so it is refused.
+    """
+    for name in fields_of(cab.inputs_model):
+        meta = cab.meta(name)
+        value = _listed(values.get(name))
+        if meta.list_style != "comma" or meta.positional or meta.skip:
+            continue
+        if not isinstance(value, _SEQUENCE):
+            continue
+        for item in value:
+            if item is not None and not isinstance(item, Unknown) and "," in _text(item):
+                return (
+                    f"input {name!r}: element {_text(item)!r} holds a comma, which"
+                    " list_style='comma' joins the elements with, so the tool would read it"
+                    " as more than one; split it into elements of its own, or give the field"
+                    " list_style='repeat' or 'spread' if the tool takes those"
+                )
+    return None
 
 
 def has_secret(values: Mapping[str, Any]) -> bool:

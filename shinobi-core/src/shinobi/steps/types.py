@@ -30,8 +30,8 @@ __all__ = [
     "paths_within",
     "refused_value",
     "validation_errors",
-    "wordless",
     "with_path_defaults",
+    "wordless",
 ]
 
 
