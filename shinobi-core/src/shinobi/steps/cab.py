@@ -224,6 +224,23 @@ class Cab:
                     f" {wrangler.output!r}, which outputs_model does not have"
                     f"{did_you_mean(wrangler.output, outputs)}"
                 )
+        self._check_wrangled_types()
+
+    def _check_wrangled_types(self) -> None:
+        """An output wrangler into a mapping or a model is refused: a match is text,
+        which such a field never takes, so every run whose tool printed a matching
+        line would fail, after the tool ran."""
+        from shinobi.steps.types import fields_of
+
+        specs = fields_of(self.outputs_model)
+        for wrangler in self.wranglers:
+            if wrangler.output is not None and specs[wrangler.output].structured:
+                raise ValueError(
+                    f"cab {self.name!r}: wrangler {wrangler.shown} sets output"
+                    f" {wrangler.output!r}, a mapping or a model, which the text it matches can"
+                    " never be; type the output str (or int, float...), or a list of it to"
+                    " collect every match"
+                )
 
     def _fields_shown(self) -> str:
         """``"; its fields: a, b"``: what a field_meta key may name, when no field is

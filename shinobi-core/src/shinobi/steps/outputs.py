@@ -56,9 +56,9 @@ def static_outputs(cab: Cab, step: str, inputs: Mapping[str, Any]) -> dict[str, 
 
 @dataclass(slots=True)
 class WrangledOutput:
-    """What the wranglers found in a tool's output."""
+    """What the wranglers found in a tool's output: a list output's every match."""
 
-    values: dict[str, str] = field(default_factory=dict)
+    values: dict[str, str | list[str]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -70,16 +70,19 @@ def wrangle(cab: Cab, stdout: str, stderr: str) -> WrangledOutput:
     pipes' interleaving in time is not recorded (nor could it be for a batch
     job's or a container's logs), so an output's last match in that order wins.
     Where that took stderr's value over a different one on stdout, a warning
-    says so rather than let the choice pass unseen.
+    says so rather than let the choice pass unseen. A list output (``list[str]``)
+    gets every match instead, in that order, so no choice is made.
     """
     found = WrangledOutput()
     if not cab.wranglers:
         return found
     streams = {"stdout": stdout.splitlines(), "stderr": stderr.splitlines()}
     doubts: dict[str, str | None] = {}  # output -> the warning about its value, if any
+    specs = fields_of(cab.outputs_model)
     for wrangler in cab.wranglers:
         names = ("stdout", "stderr") if wrangler.stream == "both" else (wrangler.stream,)
         last: dict[str, str] = {}  # stream -> this wrangler's last value on it
+        every: list[str] = []  # this wrangler's every value, for a list output
         for stream in names:
             for line in streams[stream]:
                 match = wrangler.regex.search(line)
@@ -91,7 +94,13 @@ def wrangle(cab: Cab, stdout: str, stderr: str) -> WrangledOutput:
                     found.warnings.append(line.strip())
                 else:
                     last[stream] = _matched_value(match, wrangler.output)
-        if wrangler.output is not None and last:
+                    every.append(last[stream])
+        if wrangler.output is None or not last:
+            continue
+        if specs[wrangler.output].is_list:
+            before = found.values.get(wrangler.output, [])
+            found.values[wrangler.output] = [*before, *every]  # another wrangler's, then its
+        else:
             found.values[wrangler.output] = [last[s] for s in names if s in last][-1]
             doubts[wrangler.output] = _both_streams_doubt(wrangler, last)
     found.warnings.extend(doubt for doubt in doubts.values() if doubt is not None)
