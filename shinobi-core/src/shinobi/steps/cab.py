@@ -251,8 +251,8 @@ class Cab:
     def _check_command_line_forms(self) -> None:
         """A mapping or model input the command line would get is refused: its word
         would be Python's repr (``{'k': PosixPath('m1')}``), which no tool reads.
-        So is a positional bool: its word would be ``True``, which no tool reads
-        either (a bool is a flag, present or absent)."""
+        So is a positional bool, and a list of bools: its word would be ``True``,
+        which no tool reads either (a bool is a flag, present or absent)."""
         from shinobi.steps.types import fields_of
 
         for name, spec in fields_of(self.inputs_model).items():
@@ -263,6 +263,13 @@ class Cab:
                     " reach the tool as the word 'True'; drop positional=True so that"
                     " True gives its flag (spelt with ParamMeta(flag=...)), or type the field"
                     " str or Literal if the tool really wants a word"
+                )
+            if spec.is_bool and spec.is_list and not meta.skip:
+                raise ValueError(
+                    f"cab {self.name!r}: input {name!r} is a list of bools, so each True would"
+                    " reach the tool as the word 'True' (a bool is a flag, present or absent);"
+                    " type it a list of str or Literal with the words the tool reads, or mark"
+                    " it ParamMeta(skip=True) to use it only in templates"
                 )
             if spec.structured and not meta.skip:
                 raise ValueError(

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, MutableSequence, MutableSet, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Annotated, Any, Literal
@@ -76,6 +77,11 @@ class FieldSpec:
     nullable: bool = False
 
 
+#: What a field holds a list of, as pydantic takes it: ``Sequence[bool]`` is as much
+#: a list of bools as ``list[bool]`` is.
+_LISTS = (list, tuple, set, frozenset, Sequence, MutableSequence, AbstractSet, MutableSet)
+
+
 def _unwrap(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any], bool]:
     """Strip Optional and Annotated; report whether the core type is a list."""
     is_list = False
@@ -90,7 +96,7 @@ def _unwrap(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any], bool]
             if len(members) != 1:
                 return annotation, metadata, is_list
             annotation = members[0]
-        elif origin in (list, tuple, set, frozenset) and not is_list:
+        elif origin in _LISTS and not is_list:
             args = typing.get_args(annotation)
             is_list = True
             annotation = args[0] if args else Any
