@@ -159,6 +159,7 @@ def _clean_runs(root: Path, older_than: float, as_given: str | None = None) -> N
 
 def _clean_launches(root: Path, force: bool) -> int:
     """Remove finished launches; returns how many were kept because they run on."""
+    from shinobi.errors import UsageError
     from shinobi.launch.cleanup import remove_damaged_handle, remove_launch
     from shinobi.launch.find import damaged_handles, stop_hint, workspace_launches
     from shinobi.launch.index import forget_launches, list_launches
@@ -180,13 +181,17 @@ def _clean_launches(root: Path, force: bool) -> int:
                 err=True,
             )
             continue
+        try:
+            files = remove_launch(launch, record_only=not status.final, workspace=root)
+        except UsageError as outside:
+            kept += 1
+            click.echo(f"ninja: error: {outside}", err=True)
+            continue
         if status.final:
-            files = remove_launch(launch)
             click.echo(f"removed {launch.name} ({status.state}): {files} file(s)")
             continue
         # forced: its jobs are not stopped, only its record goes; they still
         # write their logs into its folder
-        remove_launch(launch, record_only=True)
         click.echo(f"removed the record of {launch.name} ({status.state})")
         click.echo(
             f"ninja: {launch.name} was {status.state}: its jobs go on, and nothing of"
@@ -205,9 +210,13 @@ def _clean_launches(root: Path, force: bool) -> int:
                 err=True,
             )
             continue
-        click.echo(
-            f"removed the damaged launch handle {exc.path}: {remove_damaged_handle(exc.path)}"
-        )
+        try:
+            removed = remove_damaged_handle(exc.path, root)
+        except UsageError as refused:
+            kept += 1
+            click.echo(f"ninja: error: {refused}", err=True)
+            continue
+        click.echo(f"removed the damaged launch handle {exc.path}: {removed}")
     if not handles and not forgotten and not damaged:
         click.echo(f"no launches to clean in {root}")
     elif forgotten:

@@ -9,17 +9,25 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 from pathlib import Path
 
+from shinobi.errors import UsageError
 from shinobi.launch.handle import HANDLE_NAME, LaunchHandle, launch_dir
 from shinobi.launch.index import forget_launches
 
 __all__ = ["remove_damaged_handle", "remove_launch"]
 
 
-def remove_launch(handle: LaunchHandle, *, record_only: bool = False) -> int:
+def remove_launch(
+    handle: LaunchHandle, *, record_only: bool = False, workspace: Path | None = None
+) -> int:
     """Delete ``handle``'s run folder (scripts, logs, handle), forget it; count the files.
+
+    ``workspace``: the one being cleaned; a launch whose folder lies outside its
+    ``.shinobi`` is refused (UsageError), since deleting it would clean another
+    workspace (the one a copied handle still names), never this one.
 
     ``record_only``: the launch may still run (a forced clean), and its jobs
     write their logs into that folder and read its loop and exit files, so
@@ -27,6 +35,8 @@ def remove_launch(handle: LaunchHandle, *, record_only: bool = False) -> int:
     queued ("could not open its --output file").
     """
     run_dir = handle.run_dir
+    if workspace is not None:
+        _refuse_outside(handle, workspace)
     if record_only:
         own = run_dir / HANDLE_NAME
         removed = 1 if own.is_file() else 0
@@ -47,10 +57,16 @@ def remove_launch(handle: LaunchHandle, *, record_only: bool = False) -> int:
     return removed
 
 
-def remove_damaged_handle(path: Path) -> str:
+def remove_damaged_handle(path: Path, workspace: Path | None = None) -> str:
     """Remove a handle that cannot be read: its run's folder when it is a run's own
     (``.shinobi/RECIPE/RUN/handle.json``), else the file; the index forgets it.
-    Returns what was removed, as the user is told it."""
+    Returns what was removed, as the user is told it. One outside ``workspace``'s
+    ``.shinobi`` (an index entry naming another's) is refused (UsageError)."""
+    if workspace is not None and not _inside(path, workspace):
+        raise UsageError(
+            f"the damaged launch handle {path} is not under {workspace / '.shinobi'}, the"
+            " workspace being cleaned; remove it from its own workspace (--workdir)"
+        )
     folder = path.parent
     if folder.parent.parent.name == ".shinobi":
         shutil.rmtree(folder, ignore_errors=True)
@@ -60,6 +76,21 @@ def remove_damaged_handle(path: Path) -> str:
         removed = "the file"
     forget_launches([path])
     return removed
+
+
+def _refuse_outside(handle: LaunchHandle, workspace: Path) -> None:
+    if not _inside(handle.run_dir, workspace):
+        raise UsageError(
+            f"launch {handle.name}: its folder {handle.run_dir} is not under"
+            f" {workspace / '.shinobi'}, the workspace being cleaned; clean it from its own"
+            " workspace (--workdir)"
+        )
+
+
+def _inside(path: Path, workspace: Path) -> bool:
+    """Whether ``path`` lies under ``<workspace>/.shinobi`` (links resolved)."""
+    root = os.path.realpath(workspace / ".shinobi")
+    return os.path.commonpath([root, os.path.realpath(path)]) == root
 
 
 def _names_run(path: Path, run_id: str) -> bool:

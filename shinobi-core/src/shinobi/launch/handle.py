@@ -332,20 +332,41 @@ def read_handle(path: str | Path) -> LaunchHandle:
 
 
 def _follow_a_move(handle: LaunchHandle, path: Path) -> None:
-    """A workdir moved (or renamed) with its launches: the paths recorded in the
-    handle are the old ones, and the logs sit beside the handle read now."""
+    """Root the handle's paths at the launch folder it was found in.
+
+    The handle records absolute paths (its workdir, each job's script, logs,
+    exit and skip files) as they were at submit time. A workspace moved, or
+    copied (``cp -a proj proj-copy``), keeps those paths; read as recorded they
+    would name the original's files, so the copy's ``clean --launches`` would
+    delete the original's launch and its ``status`` read another exit file.
+    The folder the handle sits in is the launch's own, wherever it is now.
+    """
+    here = _found_in(handle, path)
     recorded = handle.run_dir
-    if recorded.exists():
+    if here is None or str(here) == str(recorded):
         return
+    if os.path.realpath(here) == os.path.realpath(recorded):
+        return
+    old, new = f"{recorded}{os.sep}", f"{here}{os.sep}"
+
+    def moved(value: object) -> object:
+        if isinstance(value, str) and value.startswith(old):
+            return new + value[len(old) :]
+        return value
+
+    for job in handle.jobs:
+        for attribute in ("script", "stdout", "stderr"):
+            setattr(job, attribute, moved(getattr(job, attribute)))
+        # the engine's own files of the run folder (an exit code above 127, a skip
+        # marker); a path elsewhere, such as a loop's until file, is the user's
+        job.details = {key: moved(value) for key, value in job.details.items()}
+    handle.workdir = str(here.parent.parent.parent)
+
+
+def _found_in(handle: LaunchHandle, path: Path) -> Path | None:
+    """The run folder of the handle at ``path``: its own folder, or beside the
+    recipe's latest-handle copy; None when there is no such folder."""
     here = path.resolve().parent
     if here.name != _safe(handle.run_id):  # the recipe's latest-handle copy
         here = here / _safe(handle.run_id)
-    if not here.is_dir():
-        return
-    old, new = f"{recorded}{os.sep}", f"{here}{os.sep}"
-    for job in handle.jobs:
-        for attribute in ("script", "stdout", "stderr"):
-            value = getattr(job, attribute)
-            if isinstance(value, str) and value.startswith(old):
-                setattr(job, attribute, new + value[len(old) :])
-    handle.workdir = str(here.parent.parent.parent)
+    return here if here.is_dir() else None
