@@ -172,9 +172,10 @@ def test_an_empty_log_no_record_explains_is_not_offered_as_its_own_correction(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A run whose record could not note the failure either: the step's name is not
-    suggested back; the empty log is said to be one."""
+    suggested back; the empty log is said to be one. (No record of a failed write,
+    so it is not blamed on one: Slurm leaves such logs for every quiet step.)"""
     folder = _run_with_refused_log(tmp_path, monkeypatch)
     (folder / ".running").write_text('{"recipe": "full", "ended": true, "status": "ok"}')
     code, _, err = ninja(capsys, "logs", folder.name, "after")
     assert code == 2 and "did you mean" not in err
-    assert f"kept no logs: its log {folder / 'logs' / 'after.out'} is empty" in err
+    assert f"kept no logs (its log {folder / 'logs' / 'after.out'} is empty)" in err

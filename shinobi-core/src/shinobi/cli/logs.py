@@ -280,11 +280,15 @@ def _cut(run: Any, step: str | None, stream: str) -> dict[Path, str]:
 
 def _refuse_lost(run: Any, step: str | None, stream: str, what: str) -> None:
     """Say so when the logs asked for hold nothing because writing them failed: the
-    step printed, but nothing of it was kept (a full disk, say)."""
+    step printed, but nothing of it was kept (a full disk, say).
+
+    Only the run's record of a failed write says so. An empty log does not: Slurm
+    makes a job's logs empty as it starts (``--backend slurm``), so a quiet step
+    leaves one there, where a native step leaves none.
+    """
     from shinobi.errors import UsageError
 
     lost = _cut(run, step, stream)
-    empty = [path for _, path in _streams(run, step, stream)]  # made on the first byte
     if lost:
         path, error = next(iter(lost.items()))
         more = f" and {len(lost) - 1} more" if len(lost) > 1 else ""
@@ -292,17 +296,24 @@ def _refuse_lost(run: Any, step: str | None, stream: str, what: str) -> None:
             f"{what} kept no logs: writing its log {path}{more} failed ({error}), so"
             " nothing of what it printed was kept; free the space and run it again to see it"
         )
-    if empty:
-        raise UsageError(
-            f"{what} kept no logs: its log {empty[0]} is empty, and a log is made on the"
-            " first byte printed, so writing it failed (a full disk?) and nothing was kept"
-        )
+
+
+def _printed(logs: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
+    """The logs that hold something (an empty one is a step's that printed nothing)."""
+    kept = []
+    for title, path in logs:
+        try:
+            if path.stat().st_size:
+                kept.append((title, path))
+        except OSError:
+            continue
+    return kept
 
 
 def _nothing_printed(root: Path, run: Any, step: str | None, stream: str) -> None:
     """Show the cached logs that stand for a run's (or step's), or say why it has none."""
     from shinobi.errors import UsageError
-    from shinobi.local_runs import step_statuses
+    from shinobi.local_runs import is_running, step_statuses
 
     _refuse_unknown_step(run, step)
     origins = _cache_origins(run, step)
@@ -314,12 +325,23 @@ def _nothing_printed(root: Path, run: Any, step: str | None, stream: str) -> Non
     status = step_statuses(run).get(step) if step is not None else None
     if status in ("not run", "skipped"):
         raise UsageError(f"{what} did not run ({status}), so it printed nothing")
-    other = _streams(run, step, "both") if stream != "both" else []
+    other = _printed(_streams(run, step, "both")) if stream != "both" else []
     if other:
         kept = " and ".join(sorted({title.rsplit(" ", 1)[1] for title, _ in other}))
         raise UsageError(
             f"{what} printed nothing to {stream}; it kept a {kept} log (`--stream both`"
             " shows every log)"
+        )
+    if is_running(run.path):  # asked now: a run followed to its end was running
+        named = f"{run.run_id} {shlex.quote(step)}" if step is not None else run.run_id
+        raise UsageError(
+            f"{what} has printed nothing yet (the run is still going; `ninja logs --follow"
+            f" {named}` shows what it prints as it comes)"
+        )
+    empty = _streams(run, step, stream)  # a Slurm job's, made as it started
+    if step is not None and empty:
+        raise UsageError(
+            f"{what} printed nothing, so it kept no logs (its log {empty[0][1]} is empty)"
         )
     if step is None:
         raise UsageError(
