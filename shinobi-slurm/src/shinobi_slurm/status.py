@@ -97,7 +97,7 @@ def _found_by_name(
         return {}, None
     names = sorted({launch_job_name(h) for h in stopped})
     known = {j.job_id for h in stopped for j in h.jobs if j.job_id}
-    unplaced = {j.script for h in stopped for j in h.jobs if not j.job_id and j.script}
+    unplaced = {_tail(j.script) for h in stopped for j in h.jobs if not j.job_id and j.script}
     recovered: dict[str, str] = {}
     try:  # a minute's margin: the handle is written a moment before the first sbatch
         accounted = query_named(commands, names, min(h.created for h in stopped) - 60)
@@ -122,7 +122,7 @@ def _place(
     for record, script in named:
         if record.base in known or not script:
             continue
-        if recovered.setdefault(script, record.base) == record.base:
+        if recovered.setdefault(_tail(script), record.base) == record.base:
             found.setdefault(record.base, []).append(record)
 
 
@@ -141,13 +141,20 @@ def _script_of(submit_line: str) -> str | None:
     return script
 
 
+def _tail(script: str) -> str:
+    """``<run-id>/scripts/<job>.sbatch``: a job's script as its launch names it, the
+    same after the workspace moved, where sbatch's submit line keeps the old path
+    and the handle is read where it is now (the run id makes it unique)."""
+    return "/".join(script.rsplit("/", 3)[-3:])
+
+
 def _with_found(handle: LaunchHandle, recovered: dict[str, str]) -> LaunchHandle:
     """``handle`` with the job ids found by name for jobs its submitter did not record."""
     if not recovered or handle.state != "submitting":
         return handle
     jobs = [
-        dataclasses.replace(job, job_id=recovered[job.script])
-        if not job.job_id and job.script in recovered
+        dataclasses.replace(job, job_id=recovered[_tail(job.script)])
+        if not job.job_id and job.script and _tail(job.script) in recovered
         else job
         for job in handle.jobs
     ]
