@@ -128,11 +128,8 @@ def joined_list_problem(cab: Cab, values: Mapping[str, Any]) -> str | None:
     (``["CS001,CS002", "RS106"]`` as ``CS001,CS002,RS106``): a different list,
     which nothing on the command line could tell apart, so it is refused.
     """
-    for name in fields_of(cab.inputs_model):
-        meta = cab.meta(name)
+    for name in cab.comma_lists():
         value = _listed(values.get(name))
-        if meta.list_style != "comma" or meta.positional or meta.skip:
-            continue
         if not isinstance(value, _SEQUENCE):
             continue
         for item in value:

@@ -385,6 +385,21 @@ class Cab:
             self.__dict__["_text_paths"] = found
         return found
 
+    def comma_lists(self) -> tuple[str, ...]:
+        """The inputs joined with commas on the command line (``list_style="comma"``,
+        not positional, not skipped): worked out once per cab, as every step's
+        inputs are checked against it before the step runs."""
+        found: tuple[str, ...] | None = self.__dict__.get("_comma_lists")
+        if found is None:
+            from shinobi.steps.types import fields_of
+
+            metas = ((n, self.meta(n)) for n in fields_of(self.inputs_model))
+            found = tuple(
+                n for n, m in metas if m.list_style == "comma" and not m.positional and not m.skip
+            )
+            self.__dict__["_comma_lists"] = found
+        return found
+
     def identity(self) -> dict[str, Any]:
         """What makes two cabs the same tool, for the step cache."""
         from shinobi.steps.models import model_signature

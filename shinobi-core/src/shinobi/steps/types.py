@@ -385,9 +385,23 @@ def with_path_defaults(model: Any, values: Mapping[str, Any]) -> dict[str, Any]:
     default is coerced as a wired one is, so the run does what the dry run said.
     """
     given = dict(values)
-    infos = model.model_fields
-    for name, spec in fields_of(model).items():
-        unset = name not in given and infos[name].alias not in given
-        if unset and spec.path_kind is not None and spec.default is not None:
-            given[name] = spec.default
+    for name, alias, default in _path_defaults(model):
+        if name not in given and alias not in given:
+            given[name] = default
     return given
+
+
+#: model -> its path fields with a default: (name, alias, default), memoised.
+_PATH_DEFAULTS: dict[Any, tuple[tuple[str, str | None, Any], ...]] = {}
+
+
+def _path_defaults(model: Any) -> tuple[tuple[str, str | None, Any], ...]:
+    found = _PATH_DEFAULTS.get(model)
+    if found is None:
+        infos = model.model_fields
+        found = _PATH_DEFAULTS[model] = tuple(
+            (name, infos[name].alias, spec.default)
+            for name, spec in fields_of(model).items()
+            if spec.path_kind is not None and spec.default is not None
+        )
+    return found
