@@ -290,6 +290,8 @@ def _empty_path_at(given: Any, made: Any, depth: int) -> list[str] | None:
         return None
     if isinstance(given, str):
         return [] if given == "" and isinstance(made, PurePath) else None
+    if given is None or isinstance(given, _PLAIN):  # most values: no abc Mapping check
+        return None
     pairs: list[tuple[Any, Any, Any]] = []
     if isinstance(given, Mapping):
         if isinstance(made, Mapping):
