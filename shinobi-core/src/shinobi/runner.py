@@ -135,27 +135,16 @@ def _wrapper_models(step: Any) -> tuple[Any, Any]:
     )
 
 
-def _input_spellings(model: Any) -> dict[str, str]:
-    """Every key an inputs model reads (field names, plain aliases, alias choices),
-    with the field each one sets."""
-    known: dict[str, str] = {}
-    for name, info in getattr(model, "model_fields", {}).items():
-        known[name] = name
-        for alias in (info.alias, info.validation_alias):
-            choices = getattr(alias, "choices", [alias])  # AliasChoices: each plain name
-            known.update((c, name) for c in choices if isinstance(c, str))
-    return known
-
-
 def _refuse_empty_paths(recipe: Recipe, values: Mapping[str, Any], made: dict[str, Any]) -> None:
     """Refuse a path given as "", which pydantic takes for the current directory.
 
     The command line refuses ``--out ""``; a value given from Python, or a
     blank deep in a JSON mapping, is refused alike.
     """
+    from shinobi.nested_keys import input_spellings
     from shinobi.steps.types import EMPTY_PATH, empty_path_in
 
-    spelled = _input_spellings(recipe.inputs_model)
+    spelled = input_spellings(recipe.inputs_model)
     by_key = {key: made[name] for key, name in spelled.items() if key in values and name in made}
     empty = empty_path_in(values, by_key)
     if empty is not None:
@@ -163,24 +152,46 @@ def _refuse_empty_paths(recipe: Recipe, values: Mapping[str, Any], made: dict[st
 
 
 def refuse_unknown_inputs(recipe: Recipe, values: Mapping[str, Any]) -> None:
-    """Refuse a value for an input the recipe does not have.
+    """Refuse a value for an input the recipe does not have, or a key a model
+    input does not have (``{"solve": {"solnt": 10}}``).
 
     A pydantic model ignores keys it does not know, so a misspelt input would
     run the recipe on that input's default; the command line refuses an
-    unknown option, and the Python API refuses the key alike. A model that
-    keeps extra keys (``extra="allow"``) takes any.
+    unknown option, and the Python API refuses the key alike. An inputs model
+    that keeps extra keys (``extra="allow"``) takes any; a model inside an
+    input keeps what it says about them (see :mod:`shinobi.nested_keys`).
     """
+    _refuse_unknown_top_keys(recipe, values)
+    _refuse_unknown_nested_keys(recipe, values)
+
+
+def _refuse_unknown_top_keys(recipe: Recipe, values: Mapping[str, Any]) -> None:
+    """Refuse a key that is no input's name nor alias (``{"mgs": "hi"}``)."""
     from shinobi.errors import did_you_mean
+    from shinobi.nested_keys import input_spellings
 
     model = recipe.inputs_model
     if getattr(model, "model_config", {}).get("extra") == "allow":
         return
-    known = _input_spellings(model)
+    known = input_spellings(model)
     for key in values:
         if key not in known:
             fields = list(getattr(model, "model_fields", {}))
             hint = did_you_mean(str(key), fields) or f" (its inputs: {', '.join(fields) or 'none'})"
             raise UsageError(f"recipe {recipe.name!r} has no input {key!r}{hint}")
+
+
+def _refuse_unknown_nested_keys(recipe: Recipe, values: Mapping[str, Any]) -> None:
+    """Refuse a key a model inside an input would drop (``solve.solnt``), said as
+    an input error so the command line names the option that gave it."""
+    from shinobi.errors import did_you_mean
+    from shinobi.nested_keys import unknown_key
+
+    nested = unknown_key(recipe.inputs_model, values)
+    if nested is not None:
+        key, known = nested.path[-1], nested.known
+        hint = did_you_mean(key, known) or f" (its keys: {', '.join(known) or 'none'})"
+        raise InputError(recipe.name, ".".join(nested.path), f"no such key{hint}")
 
 
 def validate_recipe_inputs(recipe: Recipe, values: Mapping[str, Any]) -> dict[str, Any]:
