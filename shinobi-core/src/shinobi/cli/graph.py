@@ -18,6 +18,7 @@ class _GraphCommand(MachineOutputCommand, RecipeCommand):
     to stderr); the other formats are for people and print as they always did."""
 
     machine_options = (("--format", "json"),)
+    needs_inputs = False  # the graph is the recipe's, whatever its inputs
 
 
 @click.command(

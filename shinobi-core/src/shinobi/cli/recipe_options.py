@@ -309,6 +309,10 @@ def _aliases(model: Any, name: str) -> list[str]:
 class RecipeCommand(click.Command):
     """A command whose options include the target recipe's inputs."""
 
+    #: Whether the command uses the inputs' values: ``ninja graph`` runs nothing,
+    #: so its ``--help`` must not mark an input without a default [required].
+    needs_inputs: typing.ClassVar[bool] = True
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # The command object outlives one invocation (tests, embedding): drop the
         # options the previous target added before adding this target's.
@@ -326,7 +330,7 @@ class RecipeCommand(click.Command):
             _refuse_ambiguous_aliases(recipe)
             ctx.meta[_RECIPE_KEY] = recipe
             ctx.meta[TARGET_KEY] = target
-            ctx.meta[_ABOUT_KEY] = _about(step, target)
+            ctx.meta[_ABOUT_KEY] = _about(step, target, self.needs_inputs)
             self.params = [*self.params, *self._input_options(recipe, ctx)]
         try:
             _refuse_swallowed_options(self, ctx, args)
@@ -442,7 +446,7 @@ class RecipeCommand(click.Command):
                 help_text = f"{help_text}; {negated} for none".strip()
             if _has_values(default):
                 help_text = f"{help_text} [default: {default}]".strip()
-            if required:
+            if required and self.needs_inputs:
                 help_text = f"{help_text} [required]".strip()
             if is_bool:
                 flags = [f"{n}/--no-{n[2:]}" for n in names[:1]]
@@ -465,10 +469,10 @@ class RecipeCommand(click.Command):
         return options
 
 
-def _about(step: Any, target: str) -> str:
+def _about(step: Any, target: str, needs_inputs: bool = True) -> str:
     """What ``--help`` says about the target: its kind and name, what it says about
-    itself (a Recipe's or Cab's ``description``, a pystep's docstring), and where
-    its inputs are among the options."""
+    itself (a Recipe's or Cab's ``description``, a pystep's docstring), where
+    its inputs are among the options, and whether this command needs them."""
     import inspect
 
     text = getattr(step, "description", None)
@@ -479,7 +483,10 @@ def _about(step: Any, target: str) -> str:
     head = f"{target} is the {kind} {getattr(step, 'name', '')!r}" + (
         f": {about}." if about else "."
     )
-    return f"{head} Its inputs are the options after this command's own, below."
+    where = "Its inputs are the options after this command's own, below"
+    if not needs_inputs:
+        return f"{head} {where}; all are optional here, as this command runs nothing."
+    return f"{head} {where}."
 
 
 _KINDS = {"recipe": "recipe", "cab": "cab", "python": "pystep", "function": "step"}
