@@ -138,6 +138,12 @@ class ExecutionConfig(_Section):
             )
         return path.resolve()
 
+    @field_validator("workdir")
+    @classmethod
+    def _workdir_not_blank(cls, value: str | None) -> str | None:
+        # "" (SHINOBI_EXECUTION_WORKDIR=$UNSET in a job script) was the cwd, wherever the job ran
+        return not_blank_dir(value, "unset it to keep .shinobi/ in the current directory")
+
     @field_validator("memory", mode="before")
     @classmethod
     def _a_size(cls, value: object) -> str | int | None:
@@ -182,6 +188,12 @@ class BackendConfig(BaseModel):
     run_as_host_user: bool = Field(
         True, description="docker/podman run as the invoking user, so outputs are yours"
     )
+
+    @field_validator("venv")
+    @classmethod
+    def _venv_not_blank(cls, value: str | None) -> str | None:
+        # "" ran venv steps natively, with a warning only once they were planned
+        return not_blank_dir(value, "unset it (a step names its own with venv=)")
 
 
 class ProvenanceConfig(_Section):
