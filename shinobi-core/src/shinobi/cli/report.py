@@ -17,7 +17,8 @@ __all__ = ["command"]
 @click.option(
     "--output",
     "-o",
-    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    type=click.Path(dir_okay=False, allow_dash=True),
+    callback=lambda ctx, param, value: _output_file(value),
     help="Where the HTML goes (default: report.html in the run's folder; - for stdout).",
 )
 @click.option(
@@ -49,6 +50,25 @@ def command(run: str, output: Path | None, workdir: Path | None) -> None:
     _refuse_foreign(target)
     _write(target, _render(manifest_path, manifest, target.parent))
     click.echo(str(target))
+
+
+def _output_file(value: str | None) -> Path | None:
+    """``-o``'s file, refusing what names none: a path ending in ``/`` (a folder) and ``""``.
+
+    ``Path`` drops a trailing slash: ``-o reports/`` wrote an HTML file called
+    ``reports`` where the user meant a folder (an existing folder is click's refusal
+    already), and ``-o ""`` (an unset shell variable) was the current directory.
+    """
+    if value is None:
+        return None
+    if not value.strip():
+        raise click.BadParameter("an empty path names no file; name the report's file")
+    if value.endswith(("/", os.sep)):
+        raise click.BadParameter(
+            f"{value} names a folder, and there is none there; create it and name a file"
+            f" in it (-o {value}report.html), or name a file"
+        )
+    return Path(value)
 
 
 def _load(run: str, workdir: Path | None) -> tuple[Path, dict[str, Any]]:
