@@ -29,7 +29,7 @@ def show_dryrun(
     session = Session(config=config, cwd=os.getcwd(), backend_name=backend)
     if plan is None:
         plan = plan_graph(graph, inputs, session.cwd)
-    _check_local_backends(graph, session, plan)
+    told = _check_local_backends(graph, session, plan)
 
     def backend_of(step: PlannedStep) -> str:
         if step.node.kind == "recipe":
@@ -62,56 +62,58 @@ def show_dryrun(
         return plan_turns(planned, config.execution.max_workers)
 
     if as_json:
-        emit(json_document(_plan_json(plan, backend_of, render_argv, turns_of)))
+        document = _plan_json(plan, backend_of, render_argv, turns_of)
     else:
         lines = render_dryrun(plan, backend_of, render_argv, turns_of=turns_of)
         total = sum(1 for _ in graph.walk())
         lines.append(f"{total} step{'' if total == 1 else 's'}; dry run: nothing was executed")
         click.echo("\n".join(lines))
-    for warning in warnings:
+    said = [*warnings, *_plan_warnings(plan, graph, session)]
+    for warning in said:
         click.echo(f"ninja: warning: {warning}", err=True)
-    _warn_clashes(plan)
-    _warn_shared_until(plan, session.cwd)
-    _warn_missing_programs(graph, session)
+    if as_json:  # what stderr said, for a check that reads only the plan (as a run's JSON)
+        document["warnings"] = [*told, *said]
+        emit(json_document(document))
 
 
-def _check_local_backends(graph: Any, session: Any, plan: Any) -> None:
+def _check_local_backends(graph: Any, session: Any, plan: Any) -> list[str]:
     """Refuse what the run would refuse of the backends that need no engine to check
     (a venv that is not there, a tool it lacks), and say what they would warn of;
     engines' own checks (is the daemon up?) are left to the run, so a dry run
-    works on a laptop without docker. Their commands are checked as they are drawn."""
+    works on a laptop without docker. Their commands are checked as they are drawn.
+    Returns the warnings it said."""
     from shinobi.runner import precheck_backends
 
     precheck_backends(graph, session, lambda: plan, only=("native", "venv"))
-    for warning in session.warnings:
+    told = list(session.warnings)
+    for warning in told:
         click.echo(f"ninja: warning: {warning}", err=True)
+    return told
 
 
-def _warn_clashes(plan: Any, prefix: str = "") -> None:
+def _plan_warnings(plan: Any, graph: Any, session: Any) -> list[str]:
+    """What the run would warn of before its first step: steps writing one file,
+    loops sharing an until file, programs not found."""
+    from shinobi.programs import missing_programs
+    from shinobi.stale_until import shared_until_warnings, until_files
+
+    return [
+        *_clashes(plan),
+        *shared_until_warnings(until_files(plan, session.cwd)),
+        *missing_programs(graph, session),
+    ]
+
+
+def _clashes(plan: Any, prefix: str = "") -> list[str]:
     """Steps that produce the very same output, as the run warns of them (with
     several workers: at one it plans no turns, and says nothing)."""
     from shinobi.step_turns import clash_warnings
 
-    for warning in clash_warnings(plan, prefix):
-        click.echo(f"ninja: warning: {warning}", err=True)
+    found = list(clash_warnings(plan, prefix))
     for step in plan.steps:
         if step.children is not None:
-            _warn_clashes(step.children, f"{step.name}.")
-
-
-def _warn_shared_until(plan: Any, cwd: str) -> None:
-    """Loops that share an until file, as the run warns of them."""
-    from shinobi.stale_until import shared_until_warnings, until_files
-
-    for warning in shared_until_warnings(until_files(plan, cwd)):
-        click.echo(f"ninja: warning: {warning}", err=True)
-
-
-def _warn_missing_programs(graph: Any, session: Any) -> None:
-    from shinobi.programs import missing_programs
-
-    for missing in missing_programs(graph, session):
-        click.echo(f"ninja: warning: {missing}", err=True)
+            found += _clashes(step.children, f"{step.name}.")
+    return found
 
 
 def _plan_json(plan: Any, backend_of: Any, render_argv: Any, turns_of: Any) -> dict[str, Any]:
