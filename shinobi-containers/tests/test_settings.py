@@ -34,7 +34,7 @@ def test_unrelated_keys_are_ignored() -> None:
     ("key", "value", "expected"),
     [
         ("enforce_resources", "sometimes", '"auto", "always" or "never"'),
-        ("run_as_host_user", "yes", "true or false"),
+        ("run_as_host_user", "maybe", "true or false"),
         ("run_flags", 3, "a list of strings"),
         ("network", "", "a non-empty string"),
     ],

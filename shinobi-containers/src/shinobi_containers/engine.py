@@ -86,6 +86,11 @@ class ContainerBackend(Backend):
     ignores_unenforceable_limits: ClassVar[bool] = False
     settings_keys = SETTINGS_KEYS
 
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any]) -> None:
+        """Refuse what :meth:`__init__` would (for ``ninja doctor``)."""
+        ContainerSettings.from_mapping(cls.name, settings)
+
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
         super().__init__(settings)
         self.options = ContainerSettings.from_mapping(self.name, self.settings)

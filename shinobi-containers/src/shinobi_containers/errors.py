@@ -6,7 +6,7 @@ as one line (naming the problem and the fix) instead of a traceback.
 
 from __future__ import annotations
 
-from shinobi.errors import ENVIRONMENT_EXIT, ShinobiError
+from shinobi.errors import ENVIRONMENT_EXIT, ConfigError, ShinobiError
 
 __all__ = [
     "ContainerRefused",
@@ -30,8 +30,11 @@ class ImageUnavailable(ContainerRefused):
     """The step's image is missing, or cannot be pinned to a digest."""
 
 
-class SettingsInvalid(ContainerRefused):
-    """A ``[backend.NAME]`` setting has a value the backend cannot use."""
+class SettingsInvalid(ContainerRefused, ConfigError):
+    """A ``[backend.NAME]`` setting has a value the backend cannot use.
+
+    A :class:`ConfigError`, so the CLI names the file or variable that set it.
+    """
 
 
 class EngineUnreachable(ShinobiError):

@@ -49,16 +49,19 @@ class ContainerSettings:
     @classmethod
     def from_mapping(cls, backend: str, settings: Mapping[str, Any]) -> ContainerSettings:
         def bad(key: str, expected: str) -> SettingsInvalid:
+            # the CLI adds the file or variable that set it (shinobi.config.said_where)
             return SettingsInvalid(
-                f"backend.{backend}.{key} must be {expected}, not {settings[key]!r};"
-                " fix it in your configuration"
+                f"backend.{backend}.{key} must be {expected}, not {settings[key]!r}"
             )
 
         def flag(key: str, default: bool) -> bool:
-            value = settings.get(key, default)
-            if not isinstance(value, bool):
-                raise bad(key, "true or false")
-            return value
+            # read as the global keys are: 0, "yes", "off" mean what they mean there
+            from shinobi.config import config_bool
+
+            try:
+                return config_bool(settings.get(key, default))
+            except ValueError:
+                raise bad(key, "true or false (or yes/no, on/off, 1/0)") from None
 
         def text(key: str, default: str | None) -> str | None:
             value = settings.get(key, default)

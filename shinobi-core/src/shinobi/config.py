@@ -35,6 +35,7 @@ __all__ = [
     "CacheConfig",
     "ExecutionConfig",
     "ProvenanceConfig",
+    "config_bool",
     "load_config",
     "not_blank_dir",
     "project_config_path",
@@ -213,6 +214,24 @@ class CacheConfig(_Section):
     def _not_blank(cls, value: str | None) -> str | None:
         # "" would quietly mean the default location while `config show` said ""
         return not_blank_dir(value, "unset it for the default location")
+
+
+def config_bool(value: object) -> bool:
+    """``value`` read as a yes/no setting, as the global keys read theirs.
+
+    ``SHINOBI_CACHE_ENABLED=0`` and ``run_as_host_user = "yes"`` are read by
+    pydantic's rules (true/false, 1/0, yes/no, on/off, ...); a plugin's table
+    reads its own switches with this, so one word means the same in every layer
+    and key. ValueError, saying what is accepted, for anything else.
+    """
+    if isinstance(value, bool):
+        return value
+    from pydantic import TypeAdapter
+
+    try:
+        return TypeAdapter(bool).validate_python(value)
+    except ValidationError:
+        raise ValueError(f"must be true or false (or yes/no, on/off, 1/0), not {value!r}") from None
 
 
 def not_blank_dir(value: str | None, instead: str) -> str | None:
@@ -587,16 +606,20 @@ def load_config(
 #: Where each key of the configuration this process loaded last was set (see
 #: :func:`said_where`).
 _LOADED: dict[str, str] = {}
-_BACKEND_KEY = re.compile(r"^\[backend\.([\w-]+)\] ([\w-]+)")
+#: A plugin's word on one of its settings: ``[backend.slurm] poll_max ...`` or
+#: ``backend.docker.init ...``.
+_BACKEND_KEY = re.compile(r"^(?:\[backend\.([\w-]+)\] |backend\.([\w-]+)\.)([\w-]+)")
 
 
 def said_where(message: str) -> str:
     """``message`` with the layer that set the key it begins with, when it is a
     plugin's word about one of its settings (``[backend.slurm] poll_max must be
-    ...``): a plugin sees the merged values, not which file or variable gave them."""
+    ...``, ``backend.docker.init must be ...``): a plugin sees the merged values,
+    not which file or variable gave them."""
     found = _BACKEND_KEY.match(message)
     if found is None:
         return message
-    name, key = found.groups()
+    bracketed, dotted, key = found.groups()
+    name = bracketed or dotted
     origin = _LOADED.get(f"backend.{name}.{key}") or _LOADED.get(f"backend.{key}")
     return f"{message} ({key} is set in {origin})" if origin else message

@@ -204,6 +204,15 @@ class SlurmBackend(Backend):
     )
     settings_keys = SETTINGS_KEYS
 
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any]) -> None:
+        """Refuse each value a run (or ``ninja compile``) would, for ``ninja doctor``:
+        its check() asks only whether Slurm answers, so a bad poll_max passed it."""
+        parse_sbatch_opts(settings.get("sbatch_opts"))
+        SlurmCommands.from_settings(settings)
+        poll_tuning(settings)
+        seconds_setting(settings, "status_interval", 5.0, POLL_FLOOR)
+
     @property
     def commands(self) -> SlurmCommands:
         return SlurmCommands.from_settings(self.settings)

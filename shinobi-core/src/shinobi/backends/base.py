@@ -234,6 +234,19 @@ class Backend(ABC):
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
         self.settings: Mapping[str, Any] = dict(settings or {})
 
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any]) -> None:
+        """Refuse a value in ``settings`` this backend cannot use, as its run would.
+
+        ``ninja doctor`` and ``ninja backends`` ask this, so a bad
+        ``[backend.NAME]`` value is found before a run loads the backend. Raise
+        :class:`shinobi.errors.ConfigError` whose message starts with
+        ``[backend.NAME] KEY`` (or ``backend.NAME.KEY``): ninja adds the file or
+        variable that set it. Read switches with :func:`shinobi.config.config_bool`.
+        The default checks nothing.
+        """
+        return None
+
     def check(self) -> Availability:
         """Whether this engine is usable on this host, and why not."""
         return Availability(True, "ready")

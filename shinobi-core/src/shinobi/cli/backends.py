@@ -45,10 +45,12 @@ def _probed_rows(group: str, probe: bool) -> list[dict[str, object]]:
             from shinobi.errors import ShinobiError
 
             try:
-                status = get_backend(info.name).check()
+                backend = get_backend(info.name)
+                backend.check_settings(backend.settings)  # what a run would refuse of them
+                status = backend.check()
                 row["usable"], row["detail"] = status.usable, status.detail
             except ShinobiError as exc:  # e.g. its configuration table is wrong
-                row["usable"], row["detail"] = False, str(exc)
+                row["usable"], row["detail"] = False, _where(exc)
             except Exception as exc:  # a plugin's check() must not take doctor down
                 row["usable"], row["detail"] = False, f"check() raised {exc!r}"
         else:
@@ -72,6 +74,14 @@ def _probed_rows(group: str, probe: bool) -> list[dict[str, object]]:
                 }
             )
     return rows
+
+
+def _where(exc: Exception) -> str:
+    """A refusal's line, with the file or variable that set the value it is about."""
+    from shinobi.config import said_where
+    from shinobi.errors import ConfigError
+
+    return said_where(str(exc)) if isinstance(exc, ConfigError) else str(exc)
 
 
 def _print(title: str, rows: list[dict[str, object]]) -> None:
@@ -125,6 +135,27 @@ def _table_problems(config: Any, report: dict[str, list[dict[str, object]]]) -> 
             config.check_backend_table(name, keys)
         except ConfigError as exc:
             problems.append(str(exc))
+    return problems + _value_problems(config, report["backends"])
+
+
+def _value_problems(config: Any, rows: list[dict[str, object]]) -> list[str]:
+    """A backend's value its backend would refuse (``poll_max = "fast"``), asked of
+    each installed backend (``Backend.check_settings``): its engine's check passed
+    it, and the next run on it was refused."""
+    from shinobi.backends.registry import BACKENDS, load_plugin
+
+    problems = []
+    for row in rows:
+        if not row["loads"]:
+            continue
+        name = str(row["name"])
+        check = getattr(load_plugin(BACKENDS, name), "check_settings", None)
+        if check is None:
+            continue
+        try:
+            check(config.backend_settings(name))
+        except Exception as exc:  # a plugin's check must not take doctor down either
+            problems.append(_where(exc))
     return problems
 
 
