@@ -97,6 +97,8 @@ class ContainerBackend(Backend):
         self._lock = threading.Lock()
         self._warned: set[str] = set()
         self._pins: dict[str, tuple[str, str]] = {}
+        #: What :meth:`refuse_impostor` found ("" once the binary proved the engine).
+        self._impostor: str | None = None
 
     @property
     def binary(self) -> str:
@@ -144,6 +146,21 @@ class ContainerBackend(Backend):
             f" backend.{self.name}.binary at the {self.name} program, or leave it unset"
         )
 
+    def refuse_impostor(self) -> None:
+        """Raise what ``ninja backends`` says when ``binary`` is some other program.
+
+        Its answers were read as the engine's: ``/bin/false`` made the docker
+        backend report its (running) daemon unreachable, and podman's steps
+        fail one by one. Asked once per backend (a step of an orchestration
+        function or a pystep is not among the steps :meth:`prepare` is shown).
+        """
+        with self._lock:
+            if self._impostor is None:
+                self._impostor = self._not_the_engine() or ""
+            said = self._impostor
+        if said:
+            raise SettingsInvalid(said)
+
     def _not_found(self) -> str:
         if "/" in self.binary:  # a path was given: PATH has nothing to do with it
             what = "is not executable" if os.path.exists(self.binary) else "does not exist"
@@ -161,6 +178,7 @@ class ContainerBackend(Backend):
         if invocations and shutil.which(self.binary) is None:  # every step would fail on it
             raise SettingsInvalid(self._not_found())
         if invocations:
+            self.refuse_impostor()
             self.reach_daemon()
         warnings: list[str] = []
         for invocation in invocations:
@@ -195,6 +213,7 @@ class ContainerBackend(Backend):
         return None
 
     def run(self, invocation: Invocation, control: RunControl) -> BackendRun:
+        self.refuse_impostor()
         spec = self.spec(invocation, pin=self.options.pin_image)
         for message in self._new_warnings(spec):
             control.warn(message)
