@@ -38,7 +38,13 @@ from shinobi_containers.errors import (
     SettingsInvalid,
 )
 from shinobi_containers.limits import LimitFlags, dropped_warning, limit_flags, within_host
-from shinobi_containers.mounts import LOCAL_HOST, Mount, plan_mounts, unquotable_path
+from shinobi_containers.mounts import (
+    CONTAINER_DEVICES,
+    LOCAL_HOST,
+    Mount,
+    plan_mounts,
+    unquotable_path,
+)
 from shinobi_containers.oom import OomWatch
 from shinobi_containers.outcome import interpret_run
 from shinobi_containers.read_only_links import read_only_links, replaced_link
@@ -46,7 +52,13 @@ from shinobi_containers.scripts import script_mounts, unseen_script_reason
 from shinobi_containers.settings import SETTINGS_KEYS, ContainerSettings
 from shinobi_containers.stall import StallWatch
 
-__all__ = ["CHECK_TIMEOUT", "ContainerBackend", "ContainerSpec", "new_container_name"]
+__all__ = [
+    "CHECK_TIMEOUT",
+    "ContainerBackend",
+    "ContainerSpec",
+    "new_container_name",
+    "visible_paths",
+]
 
 #: Seconds ``check()`` waits for an engine before calling it unusable.
 CHECK_TIMEOUT = 5.0
@@ -269,6 +281,7 @@ class ContainerBackend(Backend):
             result.reason = replaced
         if left is not None and result.cancelled:
             result.details["still_running"] = left
+        result.visible = visible_paths(spec.mounts)
         result.details["image"] = spec.image
         if spec.digest is not None:
             result.details["image_digest"] = spec.digest
@@ -492,6 +505,13 @@ class ContainerBackend(Backend):
         the kill of its worker does not make the step's product whole.
         """
         return None
+
+
+def visible_paths(mounts: Sequence[Mount]) -> tuple[str, ...]:
+    """What of the host the step saw, for core's check of the outputs it names
+    (``BackendRun.visible``): each mount at its path in the container, which is
+    the host's (identity mounts), and the devices every container has itself."""
+    return (*(mount.target for mount in mounts), *sorted(CONTAINER_DEVICES))
 
 
 def _with_scripts(invocation: Invocation, mounts: tuple[Mount, ...]) -> tuple[Mount, ...]:

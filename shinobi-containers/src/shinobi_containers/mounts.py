@@ -51,6 +51,7 @@ from shinobi.backends.base import PathUse
 from shinobi_containers.errors import MountRefused
 
 __all__ = [
+    "CONTAINER_DEVICES",
     "DATA_TREES",
     "IMAGE_TREES",
     "LOCAL_HOST",
@@ -106,7 +107,7 @@ _PROGRAM_TREES_IN_ORDER = tuple(sorted(PROGRAM_TREES))
 #: The part of /dev a host may share with a container: memory-backed files.
 _SHARED_MEMORY = "/dev/shm"
 #: Devices every container has of its own, the same as the host's: no mount needed.
-_CONTAINER_DEVICES = frozenset(
+CONTAINER_DEVICES = frozenset(
     {
         "/dev/null",
         "/dev/zero",
@@ -265,7 +266,7 @@ class _Planner:
         /dev/null for a log to discard: its own one does the same, with no mount."""
         if use.pattern:
             return False
-        return use.path in _CONTAINER_DEVICES or self.host.realpath(use.path) in _CONTAINER_DEVICES
+        return use.path in CONTAINER_DEVICES or self.host.realpath(use.path) in CONTAINER_DEVICES
 
     def refuse_kernel_paths(self, uses: Sequence[PathUse]) -> None:
         """A path in /proc, /sys or /dev (but /dev/shm) has that tree itself as its

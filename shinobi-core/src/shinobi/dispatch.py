@@ -35,6 +35,7 @@ from shinobi.steps.outputs import (
     missing_output,
     optional_outputs,
     static_outputs,
+    unseen_output,
     wrangle,
 )
 from shinobi.steps.result import StepResult
@@ -205,8 +206,11 @@ def run_cab(
     outputs: dict[str, Any] = {}
     if error is None:
         outputs, problems = collect_outputs(cab, values, known, wrangled, session.cwd)
+        unseen = unseen_output(cab.outputs_model, outputs, session.cwd, run.visible, backend_name)
         if wrangled.errors:
             error = f"the tool reported an error: {wrangled.errors[0]}"
+        elif unseen is not None:  # before "did not create": it did, out of the host's sight
+            error = unseen
         elif problems:
             error = problems[0]
         elif (unfilled := cab.unfilled_output()) is not None and outputs.get(unfilled) is None:

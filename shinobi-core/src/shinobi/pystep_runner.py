@@ -44,7 +44,7 @@ from shinobi.graph import same_shape
 from shinobi.outcome import result_of_run
 from shinobi.pyrunner.request import build_invocation
 from shinobi.pystep_output import captured
-from shinobi.steps.outputs import missing_output
+from shinobi.steps.outputs import missing_output, unseen_output
 from shinobi.steps.result import StepResult, kept_tail
 from shinobi.steps.types import (
     error_field,
@@ -335,6 +335,11 @@ def _result(
                     f"its outputs do not match {node.step.outputs_model.__name__}:"
                     f" {error_field(errors[0])}: {errors[0].get('msg')}"
                 )
+            else:  # said before run_pystep would call it missing: it was made, unseen
+                unseen = unseen_output(
+                    node.step.outputs_model, outputs, invocation.cwd, run.visible, backend_name
+                )
+                error = None if unseen is None else f"the pystep's {unseen}"
     result = result_of_run(
         name, run, invocation, backend_name, started, finished, outputs=outputs, error=error
     )

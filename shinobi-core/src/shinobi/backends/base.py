@@ -78,6 +78,12 @@ class BackendRun:
     ``reason`` is the backend's own account of an abnormal end (out of memory,
     a Slurm TIMEOUT, ...), worded for the user. ``undying`` lists pids that
     survived SIGKILL: their step's workspace must be left alone.
+
+    ``visible`` lists the host paths the step could reach, each at the same
+    path where it ran (a container's bind mounts); None: the whole host, as
+    natively. An output named outside them (a wrangled path, a pystep's
+    return) was written where the host cannot see it, and core fails the
+    step rather than hand on whatever file the host has at that path.
     """
 
     returncode: int
@@ -89,6 +95,7 @@ class BackendRun:
     cancelled: bool = False
     undying: tuple[int, ...] = ()
     details: dict[str, Any] = field(default_factory=dict)
+    visible: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

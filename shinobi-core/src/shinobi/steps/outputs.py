@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,7 @@ __all__ = [
     "missing_output",
     "optional_outputs",
     "static_outputs",
+    "unseen_output",
     "wrangle",
 ]
 
@@ -262,3 +263,63 @@ def missing_output(
             if wrong is not None:
                 return f"output {field_name!r}: {str(path)!r} {wrong}"
     return None
+
+
+def unseen_output(
+    outputs_model: Any,
+    outputs: Mapping[str, Any],
+    cwd: str,
+    visible: Sequence[str] | None,
+    engine: str,
+) -> str | None:
+    """The first path output of ``outputs`` that lies outside every path in
+    ``visible`` (a container's mounts, see ``BackendRun.visible``), said as an
+    error; or None, at once when ``visible`` is (the step saw the whole host).
+
+    A path the step named but ninja never mounted (a ``str`` input holding a
+    directory, a wrangled or returned path) was written in the container's own
+    filesystem, which is thrown away: the host's file there, if any, is an
+    older one, and "the tool did not create it" would be wrong too.
+    """
+    if visible is None:
+        return None
+    for field_name, spec in fields_of(outputs_model).items():
+        if spec.path_kind is None:
+            continue
+        value = outputs.get(field_name)
+        for path in value if isinstance(value, list) else [value]:
+            if isinstance(path, str | os.PathLike) and not _seen(os.path.join(cwd, path), visible):
+                return (
+                    f"output {field_name!r} names {os.fspath(path)!r}, outside every directory"
+                    f" mounted into its {engine} container: what the step wrote there stayed"
+                    " in the container, where the host cannot see it; declare that location as"
+                    " a path-typed input (File, Directory or Path, not str) so that it is mounted"
+                )
+    return None
+
+
+def _seen(path: str, visible: Sequence[str]) -> bool:
+    """Whether ``path`` lies in ``visible`` both as spelled (``..`` read as the
+    kernel reads it, after links) and where its links lead: a link out of a
+    mount leads where the container has nothing."""
+    spelled = _kernel_normpath(path)
+    if not any(_under(root, spelled) for root in visible):
+        return False
+    if spelled in visible:  # a mount point, or a device the container has of its own
+        return True
+    real = os.path.realpath(spelled)
+    return real == spelled or any(_under(root, real) for root in visible)
+
+
+def _under(root: str, path: str) -> bool:
+    return root == "/" or path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _kernel_normpath(path: str) -> str:
+    """``path`` normalised, ``link/..`` being the parent of the link's target."""
+    parts = path.split("/")
+    if ".." not in parts:
+        return os.path.normpath(path)
+    last = len(parts) - 1 - parts[::-1].index("..")
+    head = os.path.realpath("/".join(parts[: last + 1]) or "/")
+    return os.path.normpath("/".join([head, *parts[last + 1 :]]))

@@ -1,0 +1,121 @@
+"""An output named outside every mount fails its container step (audit 25, C3.1).
+
+A tool given its output directory as a ``str`` (or a pystep its path), which
+then reports the path it wrote (a wrangler, a return value), wrote into the
+container's own filesystem: nothing mounted it. The step passed with the
+stale file the host had there, or was said not to have created it. Now it
+fails saying the write stayed in the container and how to have it mounted.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from live_engines import image, live_backend
+from pydantic import BaseModel
+
+from recipes import config_for
+from shinobi.runner import run_recipe
+from shinobi.steps import Cab, File, ParamMeta, Wrangler
+
+ENGINES = ("docker", "podman", "apptainer")
+
+
+class In(BaseModel):
+    outdir: str
+
+
+class Out(BaseModel):
+    product: File
+
+
+def wrote(engine: str) -> Cab:
+    """The audit's cab: it makes ``OUTDIR/p.txt`` and prints where."""
+    script = 'mkdir -p "$1" && echo FRESH > "$1/p.txt" && echo "wrote $1/p.txt"'
+    return Cab(
+        name="t",
+        command=["sh", "-c", script, "sh"],
+        inputs_model=In,
+        outputs_model=Out,
+        field_meta={"outdir": ParamMeta(positional=True)},
+        image=image(engine),
+        wranglers=[Wrangler(r"^wrote (.+)$", "output", output="product")],
+    )
+
+
+PYSTEP = """
+from pathlib import Path
+import shinobi
+from shinobi.steps import File
+
+@shinobi.pystep(image={image!r})
+def w(out: str) -> File:
+    p = Path(out)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text("data\\n")
+    return p
+"""
+
+
+def _run(engine: str, step: Any, inputs: dict[str, str], cwd: Path) -> Any:
+    live_backend(engine)
+    return run_recipe(
+        step, inputs, backend=engine, config=config_for(engine), cwd=cwd, use_cache=False
+    )
+
+
+def _stale(tmp_path: Path, name: str) -> Path:
+    """A product an earlier run left outside the working directory."""
+    old = tmp_path / "old" / name
+    old.parent.mkdir(parents=True)
+    old.write_text("STALE\n")
+    return old
+
+
+def _assert_unseen(result: Any, engine: str) -> None:
+    assert result.status == "failed"
+    error = result.steps[0].error or ""
+    assert "outside every directory mounted into its" in error and engine in error, error
+    assert "path-typed input" in error and "\n" not in error
+    assert "did not create" not in error and "does not exist" not in error
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_wrangled_product_outside_the_mounts_fails(engine: str, tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    old = _stale(tmp_path, "p.txt")
+    result = _run(engine, wrote(engine), {"outdir": str(old.parent)}, tmp_path / "work")
+    _assert_unseen(result, engine)
+    assert old.read_text() == "STALE\n"
+    # and one never there is not said to be uncreated
+    fresh = {"outdir": str(tmp_path / "new")}
+    _assert_unseen(_run(engine, wrote(engine), fresh, tmp_path / "work"), engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_wrangled_product_in_the_working_directory_passes(engine: str, tmp_path: Path) -> None:
+    result = _run(engine, wrote(engine), {"outdir": "sub dir"}, tmp_path)
+    assert result.ok, result.error
+    assert (tmp_path / "sub dir" / "p.txt").read_text() == "FRESH\n"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_pystep_returning_a_path_outside_the_mounts_fails(engine: str, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    name = f"c3_unseen_{engine}"
+    (work / f"{name}.py").write_text(PYSTEP.format(image=image(engine, "python")))
+    sys.path.insert(0, str(work))
+    try:
+        module = importlib.import_module(name)
+    finally:
+        sys.path.remove(str(work))
+    old = _stale(tmp_path, "x.txt")
+    result = _run(engine, module.w, {"out": str(old)}, work)
+    _assert_unseen(result, engine)
+    assert result.steps[0].error.startswith("the pystep's output 'result' names")
+    assert old.read_text() == "STALE\n"
