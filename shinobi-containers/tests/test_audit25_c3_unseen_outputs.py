@@ -10,17 +10,20 @@ fails saying the write stayed in the container and how to have it mounted.
 from __future__ import annotations
 
 import importlib
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from live_engines import image, live_backend
+from live_engines import image, live_backend, settings_for
 from pydantic import BaseModel
 
 from recipes import config_for
 from shinobi.runner import run_recipe
 from shinobi.steps import Cab, File, ParamMeta, Wrangler
+from shinobi_containers.apptainer import configured_binds
+from shinobi_containers.engine import binds_in
 
 ENGINES = ("docker", "podman", "apptainer")
 
@@ -119,3 +122,70 @@ def test_a_pystep_returning_a_path_outside_the_mounts_fails(engine: str, tmp_pat
     _assert_unseen(result, engine)
     assert result.steps[0].error.startswith("the pystep's output 'result' names")
     assert old.read_text() == "STALE\n"
+
+
+def _bind_flags(engine: str, place: Path) -> list[str]:
+    """``run_flags`` that bind ``place`` as a site would: the testbed's flags kept."""
+    given = settings_for(engine).get("run_flags") or []
+    flags = shlex.split(given) if isinstance(given, str) else list(given)
+    if engine == "apptainer":
+        return [*flags, "--bind", str(place)]
+    return [*flags, "-v", f"{place}:{place}"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_product_in_a_place_the_site_binds_passes(engine: str, tmp_path: Path) -> None:
+    """A bind in run_flags (``-v /scratch:/scratch``) shows the step more than ninja
+    mounted: ninja cannot know what, so an output there is not failed."""
+    (tmp_path / "work").mkdir()
+    old = _stale(tmp_path, "p.txt")
+    live_backend(engine)
+    config = config_for(engine, run_flags=_bind_flags(engine, old.parent))
+    step = wrote(engine)
+    result = run_recipe(
+        step, {"outdir": str(old.parent)}, backend=engine, config=config, cwd=tmp_path / "work"
+    )
+    assert result.ok, result.error
+    assert old.read_text() == "FRESH\n"
+
+
+def test_an_apptainer_bind_variable_is_a_bind_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "work").mkdir()
+    old = _stale(tmp_path, "p.txt")
+    live_backend("apptainer")
+    monkeypatch.setenv("APPTAINER_BIND", str(old.parent))
+    result = _run("apptainer", wrote("apptainer"), {"outdir": str(old.parent)}, tmp_path / "work")
+    assert result.ok, result.error
+    assert old.read_text() == "FRESH\n"
+
+
+@pytest.mark.parametrize(
+    ("flags", "binds"),
+    [
+        (["-v", "/a:/a"], True),
+        (["-v/a:/a"], True),
+        (["--volume=/a:/a"], True),
+        (["--mount", "type=bind,src=/a,dst=/a"], True),
+        (["--bind", "/a"], True),
+        (["-B/a"], True),
+        (["--shm-size", "2g", "--network", "none"], False),
+        ([], False),
+    ],
+)
+def test_binds_in_run_flags(flags: list[str], binds: bool) -> None:
+    assert binds_in(flags) is binds
+
+
+def test_the_site_configuration_binds_are_read(tmp_path: Path) -> None:
+    conf = tmp_path / "apptainer.conf"
+    conf.write_text(
+        "#bind path = /opt\nbind path = /etc/localtime\n  bind path = /scratch:/data\nmount tmp = yes\n"
+    )
+    fake = tmp_path / "apptainer"
+    fake.write_text(f"#!/bin/sh\necho PREFIX=/usr\necho APPTAINER_CONF_FILE={conf}\n")
+    fake.chmod(0o755)
+    assert configured_binds(str(fake)) == ("/etc/localtime", "/data")
+    conf.unlink()
+    assert configured_binds(str(fake)) is None  # unreadable: ninja cannot tell

@@ -16,7 +16,9 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from typing import ClassVar
+import threading
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from shinobi.backends.base import Availability, BackendRun, Invocation
 from shinobi_containers.cgroups import PROBE_COMMAND, CgroupReach, apptainer_reach
@@ -37,6 +39,45 @@ _FILES = (".sif", ".simg", ".img")
 _TRANSPORTS = ("docker-daemon:", "docker-archive:", "oci:", "oci-archive:")
 
 
+#: Variables that bind more of the host into every container apptainer runs.
+_BIND_VARIABLES = (
+    "APPTAINER_BIND",
+    "APPTAINER_BINDPATH",
+    "SINGULARITY_BIND",
+    "SINGULARITY_BINDPATH",
+)
+_UNREAD: tuple[str, ...] = ("(unread)",)
+_BIND_PATH = re.compile(r"^\s*bind path\s*=\s*(\S+)\s*$")
+
+
+def configured_binds(binary: str) -> tuple[str, ...] | None:
+    """The container paths the configuration file's ``bind path`` lines show
+    (``SRC`` or ``SRC:DEST``), from the file ``BINARY buildcfg`` names; None if
+    it cannot be found or read."""
+    answer = call([binary, "buildcfg"], timeout=CHECK_TIMEOUT)
+    if answer.returncode != 0:
+        return None
+    names = [
+        line.split("=", 1)[1].strip()
+        for line in answer.stdout.splitlines()
+        if line.split("=", 1)[0].endswith("_CONF_FILE")
+    ]
+    if not names:
+        return None
+    try:
+        with open(names[0], encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    found = (_BIND_PATH.match(line) for line in lines)
+    return tuple(
+        parts[1] if len(parts) > 1 else parts[0]
+        for m in found
+        if m
+        for parts in [m.group(1).split(":")]
+    )
+
+
 class ApptainerBackend(ContainerBackend):
     """Runs each step's image (a SIF file, or any URI apptainer accepts) with ``exec``."""
 
@@ -45,6 +86,11 @@ class ApptainerBackend(ContainerBackend):
     engine_error_codes: ClassVar[frozenset[int]] = frozenset({255})
     environment_prefix: ClassVar[str] = "APPTAINERENV_"
     own_shm = True  # --contain: "Skipping /dev/shm bind mount: already mounted"
+
+    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
+        super().__init__(settings)
+        self._binds_lock = threading.Lock()
+        self._conf_binds: tuple[str, ...] | None = _UNREAD
 
     def command(self, spec: ContainerSpec, name: str) -> list[str]:
         del name  # apptainer exec has no container names; the session is the handle
@@ -61,6 +107,17 @@ class ApptainerBackend(ContainerBackend):
         argv += spec.limits.flags
         argv += self.options.run_flags
         return [*argv, spec.image, *invocation.argv]
+
+    def more_binds(self) -> tuple[str, ...] | None:
+        """Besides ``run_flags``: what ``--bind`` variables and the site's
+        configuration file (``bind path = ...``, applied even with ``--contain``)
+        show every container; None when either cannot be read. Asked once."""
+        if super().more_binds() is None or any(os.environ.get(v) for v in _BIND_VARIABLES):
+            return None
+        with self._binds_lock:
+            if self._conf_binds is _UNREAD:
+                self._conf_binds = configured_binds(self.binary)
+            return self._conf_binds
 
     def prepare(self, invocations: list[Invocation]) -> list[str]:
         warnings = super().prepare(invocations)

@@ -281,11 +281,19 @@ class ContainerBackend(Backend):
             result.reason = replaced
         if left is not None and result.cancelled:
             result.details["still_running"] = left
-        result.visible = visible_paths(spec.mounts)
+        more = self.more_binds()
+        result.visible = None if more is None else (*visible_paths(spec.mounts), *more)
         result.details["image"] = spec.image
         if spec.digest is not None:
             result.details["image_digest"] = spec.digest
         return result
+
+    def more_binds(self) -> tuple[str, ...] | None:
+        """Host paths the step sees beyond ninja's own mounts, or None when ninja
+        cannot know them all, so that core does not fail an output the step
+        really wrote where the host sees it (``BackendRun.visible``). A bind the
+        site added to ``run_flags`` (``-v /scratch:/scratch``) may show anything."""
+        return None if binds_in(self.options.run_flags) else ()
 
     # -- deciding one container --------------------------------------------------
     def spec(self, invocation: Invocation, *, pin: bool, ahead: bool = False) -> ContainerSpec:
@@ -505,6 +513,17 @@ class ContainerBackend(Backend):
         the kill of its worker does not make the step's product whole.
         """
         return None
+
+
+#: Options of ``run``/``exec`` that show the step more of the host (docker and
+#: podman's, apptainer's), in any spelling: ``-v X``, ``-vX``, ``--volume=X``.
+_BIND_OPTIONS = ("--volume", "--mount", "--volumes-from", "--bind")
+_BIND_SHORT = ("-v", "-B")
+
+
+def binds_in(flags: Sequence[str]) -> bool:
+    """Whether ``flags`` (a backend's ``run_flags``) bind anything of the host."""
+    return any(f.split("=", 1)[0] in _BIND_OPTIONS or f[:2] in _BIND_SHORT for f in flags)
 
 
 def visible_paths(mounts: Sequence[Mount]) -> tuple[str, ...]:
