@@ -46,28 +46,54 @@ def _diagnosis(engine: str) -> str:
     return f"/bin/false is not {engine}: `/bin/false --version` says"
 
 
-@pytest.mark.parametrize("engine", OCI_ENGINES)
-def test_a_run_names_the_wrong_binary_as_ninja_backends_does(engine: str, tmp_path: Path) -> None:
-    backend = get_backend(engine, {"binary": "/bin/false"})
-    said = backend.check().detail
-    assert said.startswith(_diagnosis(engine))
+def _run(engine: str, tmp_path: Path) -> object:
+    return run_recipe(
+        _cab(engine),
+        {"dst": "z/x.txt"},
+        backend=engine,
+        config=config_for(engine, binary="/bin/false"),
+        cwd=tmp_path,
+        use_cache=False,
+    )
+
+
+def test_docker_names_the_wrong_binary_not_its_daemon(tmp_path: Path) -> None:
+    """Docker asks its daemon before any step: that failing, the binary is looked at."""
+    said = get_backend("docker", {"binary": "/bin/false"}).check().detail
+    assert said.startswith(_diagnosis("docker"))
     with pytest.raises(SettingsInvalid) as refused:
-        run_recipe(
-            _cab(engine),
-            {"dst": "z/x.txt"},
-            backend=engine,
-            config=config_for(engine, binary="/bin/false"),
-            cwd=tmp_path,
-            use_cache=False,
-        )
+        _run("docker", tmp_path)
     assert str(refused.value) == said
     assert "not reachable" not in str(refused.value)
     assert not (tmp_path / "z").exists()
 
 
+def test_a_failed_step_names_the_wrong_binary(tmp_path: Path) -> None:
+    """Podman has no daemon to ask first: its first step fails, saying why, and the
+    run ends there, as at any first failure."""
+    engine = "podman"
+    said = get_backend(engine, {"binary": "/bin/false"}).check().detail
+    result = _run(engine, tmp_path)
+    assert result.status == "failed"  # type: ignore[attr-defined]
+    assert result.steps[0].error.endswith(said), result.steps[0].error  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize("engine", (*OCI_ENGINES, "apptainer"))
-def test_a_step_prepare_never_saw_is_refused_the_same(engine: str, tmp_path: Path) -> None:
+def test_a_step_prepare_never_saw_names_the_wrong_binary(engine: str, tmp_path: Path) -> None:
     backend = get_backend(engine, {"binary": "/bin/false"})
     invocation = Invocation(step="s", argv=("true",), cwd=str(tmp_path), image=image(engine))
-    with pytest.raises(SettingsInvalid, match=r"^/bin/false is not"):
-        backend.run(invocation, RunControl())
+    run = backend.run(invocation, RunControl())
+    assert run.returncode != 0
+    assert (run.reason or "").startswith("/bin/false is not"), run.reason
+
+
+def test_a_working_engine_is_not_asked_its_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that works pays no extra call to tell the binary is the engine."""
+    backend = get_backend("docker", {"binary": "/bin/true"})
+    asked: list[str] = []
+    monkeypatch.setattr(type(backend), "version_lines", lambda self: asked.append("v") or [])
+    invocation = Invocation(step="s", argv=("true",), cwd=str(tmp_path), image=image("docker"))
+    assert backend.run(invocation, RunControl()).returncode == 0
+    assert asked == []

@@ -263,7 +263,8 @@ def test_prepare_ends_the_run_when_the_docker_daemon_does_not_answer(tmp_path: P
     """It failed the first docker step mid-pipeline, exit 1 (or waited for ever on a hung one)."""
     client = tmp_path / "docker"
     client.write_text(
-        "#!/bin/sh\necho 'Cannot connect to the Docker daemon at unix:///x' >&2\nexit 1\n"
+        '#!/bin/sh\n[ "$1" = --version ] && echo "Docker version 20.10.24" && exit 0\n'
+        "echo 'Cannot connect to the Docker daemon at unix:///x' >&2\nexit 1\n"
     )
     client.chmod(0o755)
     backend = DockerBackend({"binary": str(client)})

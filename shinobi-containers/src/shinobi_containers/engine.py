@@ -34,6 +34,7 @@ from shinobi_containers.cli import TIMED_OUT, call
 from shinobi_containers.errors import (
     ContainerRefused,
     ContainerStopFailed,
+    EngineUnreachable,
     MountRefused,
     SettingsInvalid,
 )
@@ -158,20 +159,19 @@ class ContainerBackend(Backend):
             f" backend.{self.name}.binary at the {self.name} program, or leave it unset"
         )
 
-    def refuse_impostor(self) -> None:
-        """Raise what ``ninja backends`` says when ``binary`` is some other program.
+    def impostor(self) -> str | None:
+        """What ``ninja backends`` says when ``binary`` is some other program, or None.
 
         Its answers were read as the engine's: ``/bin/false`` made the docker
         backend report its (running) daemon unreachable, and podman's steps
-        fail one by one. Asked once per backend (a step of an orchestration
-        function or a pystep is not among the steps :meth:`prepare` is shown).
+        fail one by one. Asked only once something failed (a run that works
+        pays no ``--version`` call), and once per backend.
         """
         with self._lock:
             if self._impostor is None:
                 self._impostor = self._not_the_engine() or ""
             said = self._impostor
-        if said:
-            raise SettingsInvalid(said)
+        return said or None
 
     def _not_found(self) -> str:
         if "/" in self.binary:  # a path was given: PATH has nothing to do with it
@@ -190,8 +190,13 @@ class ContainerBackend(Backend):
         if invocations and shutil.which(self.binary) is None:  # every step would fail on it
             raise SettingsInvalid(self._not_found())
         if invocations:
-            self.refuse_impostor()
-            self.reach_daemon()
+            try:
+                self.reach_daemon()
+            except EngineUnreachable:
+                said = self.impostor()  # the daemon may be fine: the binary is not docker
+                if said is not None:
+                    raise SettingsInvalid(said) from None
+                raise
         warnings: list[str] = []
         for invocation in invocations:
             # planned before any step has run: an input an earlier step makes is not there yet
@@ -225,7 +230,6 @@ class ContainerBackend(Backend):
         return None
 
     def run(self, invocation: Invocation, control: RunControl) -> BackendRun:
-        self.refuse_impostor()
         spec = self.spec(invocation, pin=self.options.pin_image)
         for message in self._new_warnings(spec):
             control.warn(message)
@@ -272,6 +276,12 @@ class ContainerBackend(Backend):
         )
         if result.oom and stalled and stall is not None:
             result.reason = f"{result.reason}. {stall.account()}"
+        if result.returncode != 0 and not run.cancelled:
+            # a step of an orchestration function or a pystep, which prepare()
+            # is not shown: the "engine" that failed it may be another program
+            said = self.impostor()
+            if said is not None:
+                result.reason = said
         unseen = self._unseen_script(spec, result, engine_failed)
         if unseen is not None:
             result.reason = unseen
