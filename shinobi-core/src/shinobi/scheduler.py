@@ -42,6 +42,7 @@ from shinobi.steps.result import (
     RecipeResult,
     StepResult,
     StepStatus,
+    failing_part,
     first_failed,
     joined_tail,
 )
@@ -122,9 +123,7 @@ def _gather(name: str, slices: list[StepResult], fields: Iterable[str] = ()) -> 
         keys.update(dict.fromkeys(part.outputs))
     outputs = {key: [part.outputs.get(key) for part in slices] for key in keys}
     # a slice that failed speaks for the step before one an interrupt cancelled after it
-    failed = next((s for s in slices if s.status == "failed"), None) or next(
-        (s for s in slices if not s.ok), None
-    )
+    failed = failing_part(slices)
     # every slice replayed from the cache: the step as a whole did not run either
     replayed = bool(slices) and all(s.status == "cached" for s in slices)
     starts = [s.started for s in slices if s.started is not None]

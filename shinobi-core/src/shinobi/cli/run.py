@@ -155,13 +155,24 @@ def _run(
         from shinobi.render.terminal_text import for_terminal
 
         failed = next((s for s in result.steps if s.name == result.failed_step), None)
-        if failed is not None and failed.stderr.strip() and not as_json:
-            tail = failed.stderr.strip().splitlines()[-10:]
+        excerpt = _own_stderr(failed) if failed is not None else ""
+        if excerpt.strip() and not as_json:
+            tail = excerpt.strip().splitlines()[-10:]
             sys.stderr.write("".join(f"  | {for_terminal(line)}\n" for line in tail))
         error = for_terminal(str(result.error))  # it may quote the tool's own output
         if result.failed_step is None:  # every step ran; the recipe's outputs did not hold
             raise StepFailed(error)
         raise StepFailed(f"step {result.failed_step!r} failed: {error}")
+
+
+def _own_stderr(step: Any) -> str:
+    """The stderr of what failed: a scattered step's (or nested recipe's) is every
+    slice's joined, and the other slices' notes buried the one that failed under
+    lines it never wrote. The failing slice's own is what ``ninja logs`` shows."""
+    from shinobi.steps.result import failing_part
+
+    part = failing_part(step.slices or step.details.get("steps") or ())
+    return _own_stderr(part) if part is not None else str(step.stderr)
 
 
 def _print(text: str, document: bool = False) -> None:

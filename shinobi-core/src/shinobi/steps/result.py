@@ -12,6 +12,7 @@ __all__ = [
     "StepResult",
     "StepStatus",
     "every_step",
+    "failing_part",
     "first_failed",
     "joined_tail",
     "kept_tail",
@@ -125,3 +126,11 @@ def every_step(steps: Iterable[StepResult]) -> Iterator[StepResult]:
 def first_failed(steps: Iterable[StepResult]) -> StepResult | None:
     """The first of ``steps`` that failed on its own (not one stopped by an interrupt)."""
     return next((step for step in steps if step.status == "failed"), None)
+
+
+def failing_part(parts: Iterable[StepResult]) -> StepResult | None:
+    """The slice (or nested step) that speaks for a failed scattered step or
+    recipe: the first that failed on its own, else the first an interrupt
+    stopped. Its error is the step's, so its stderr is the excerpt to show."""
+    parts = list(parts)
+    return first_failed(parts) or next((part for part in parts if not part.ok), None)

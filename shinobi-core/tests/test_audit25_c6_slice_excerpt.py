@@ -1,0 +1,56 @@
+"""A failed scatter slice's excerpt under ``ninja run``'s error is that slice's own
+stderr tail: the gathered step's stderr joins every slice's, and the other slices'
+notes were shown as if the failing one had written them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cli_in_process import in_process
+
+SCATTERED = """
+from pydantic import BaseModel, Field
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+SCRIPT = 'echo "note from spw $1" >&2; [ "$1" != 2 ] || {{ echo "spw $1: solve failed" >&2; exit 3; }}'
+
+class In(BaseModel):
+    spw: int
+
+class Out(BaseModel):
+    pass
+
+solve = Cab("solve", ["/bin/sh", "-c", SCRIPT, "solve"], In, Out, {{"spw": ParamMeta(positional=True)}})
+
+class PIn(BaseModel):
+    spws: list[int] = Field([0, 1, 2, 3])
+
+inner = Recipe("inner", PIn, Out, max_workers=4)
+inner.add_step("solve", solve, scatter=["spw"], spw=inner.inputs.spws)
+
+r = Recipe("r", PIn, Out)
+r.add_step({step})
+"""
+
+STEPS = {
+    "scattered": ('"solve", solve, scatter=["spw"], spw=r.inputs.spws', "solve"),
+    "nested": ('"cal", inner, spws=r.inputs.spws', "cal"),
+}
+
+
+def _excerpt(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("  | ")]
+
+
+@pytest.mark.parametrize("kind", sorted(STEPS))
+def test_the_excerpt_is_the_failing_slices_own_stderr(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    step, name = STEPS[kind]
+    (tmp_path / "sl.py").write_text(SCATTERED.format(step=step))
+    monkeypatch.chdir(tmp_path)
+    code, _, err = in_process(capsys, "run", "sl.py:r")
+    assert code == 1, err
+    assert f"ninja: error: step {name!r} failed:" in err
+    assert _excerpt(err) == ["  | note from spw 2", "  | spw 2: solve failed"], err
