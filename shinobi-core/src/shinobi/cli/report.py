@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -82,22 +83,43 @@ def _load(run: str, workdir: Path | None) -> tuple[Path, dict[str, Any]]:
     except (FileNotFoundError, ValueError) as exc:
         launch = _launch_named(run, workdir)
         if launch is not None:  # the --provenance hint would not apply to it
+            named = shlex.quote(run)  # a folder's path may hold a space
             raise UsageError(
                 f"{run!r} is the launch {launch}, compiled for a cluster: reports are of"
-                f" local runs; `ninja status {run}` and `ninja logs {run}` show what it did"
+                f" local runs; `ninja status {named}` and `ninja logs {named}` show what it did"
             ) from None
         raise UsageError(str(exc)) from None
 
 
 def _launch_named(name: str, workdir: Path | None) -> str | None:
-    """``recipe/run-id`` of the compiled launch ``name`` designates here, if any."""
+    """``recipe/run-id`` of the compiled launch ``name`` designates here, if any:
+    by its id or recipe, or by its folder or handle.json (the path ``ninja compile
+    --submit`` prints), which got the --provenance hint that cannot apply to it."""
     from shinobi.launch.find import workspace, workspace_launches
 
+    at = _launch_at(Path(name).expanduser())
+    if at is not None:
+        return at
     launches, _ = workspace_launches(workspace(workdir))
     for handle in launches:
         if name in (handle.run_id, handle.name, handle.recipe):
             return f"{handle.recipe}/{handle.run_id}"
     return None
+
+
+def _launch_at(path: Path) -> str | None:
+    """``recipe/run-id`` of the launch whose folder or handle file ``path`` is."""
+    from shinobi.errors import UsageError
+    from shinobi.launch.handle import HANDLE_NAME, read_handle
+
+    handle_file = path / HANDLE_NAME if path.is_dir() else path
+    if not handle_file.is_file():
+        return None
+    try:
+        handle = read_handle(handle_file)
+    except UsageError:  # not a handle: the manifest's own error says what it is
+        return None
+    return f"{handle.recipe}/{handle.run_id}"
 
 
 def _render(manifest_path: Path, manifest: dict[str, Any], page_dir: Path) -> str:
