@@ -11,10 +11,12 @@ removed, how limits are probed and how an image is pinned.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import threading
 from abc import abstractmethod
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -197,11 +199,28 @@ class ContainerBackend(Backend):
                 if said is not None:
                     raise SettingsInvalid(said) from None
                 raise
+        self._refuse_imageless(invocations)
         warnings: list[str] = []
         for invocation in invocations:
             # planned before any step has run: an input an earlier step makes is not there yet
             warnings += self._new_warnings(self.spec(invocation, pin=False, ahead=True))
         return warnings
+
+    def _refuse_imageless(self, invocations: Sequence[Invocation]) -> None:
+        """Refuse every step that names no image in one message: naming the first
+        only sent the user round once per step (fix one cab, run, be refused again)."""
+        steps = _declared_steps([i.step for i in invocations if not i.image])
+        if len(steps) == 1:
+            raise ContainerRefused(_no_image_message(steps[0], self.name))
+        if steps:
+            shown = ", ".join(repr(step) for step in steps[:_IMAGELESS_NAMED])
+            rest = len(steps) - _IMAGELESS_NAMED
+            more = f" and {rest} more" if rest > 0 else ""
+            raise ContainerRefused(
+                f"{len(steps)} steps name no image ({shown}{more}), so the {self.name} backend"
+                " cannot run them: give their cabs an image, or choose a backend such as"
+                " native for them"
+            )
 
     def client_directory(self, invocation: Invocation) -> str:
         """Where the engine's client runs: every path it is given is absolute,
@@ -313,10 +332,7 @@ class ContainerBackend(Backend):
         :func:`~shinobi_containers.mounts.plan_mounts`).
         """
         if not invocation.image:
-            raise ContainerRefused(
-                f"step {invocation.step!r} names no image, so the {self.name} backend cannot"
-                " run it: give its cab an image, or choose a backend such as native for it"
-            )
+            raise ContainerRefused(_no_image_message(invocation.step, self.name))
         mounts = _with_scripts(
             invocation,
             plan_mounts(
@@ -527,6 +543,42 @@ class ContainerBackend(Backend):
 
 #: Options of ``run``/``exec`` that show the step more of the host (docker and
 #: podman's, apptainer's), in any spelling: ``-v X``, ``-vX``, ``--volume=X``.
+#: How many steps without an image one refusal names before "and N more".
+_IMAGELESS_NAMED = 10
+
+
+def _declared_steps(names: Sequence[str]) -> list[str]:
+    """``names`` once per declared step: a slice (``solve[3]``) as its step, and the
+    cycles of a loop (``selfcal.1.image``, ``selfcal.2.image``) as ``selfcal.*.image``.
+    The fix is one cab's image each; listing every slice and cycle buried them."""
+    steps = list(dict.fromkeys(_step_of(name) for name in names))
+    cycles = Counter(_CYCLE.sub(".*.", step) for step in steps)
+    return list(dict.fromkeys(_any_cycle(step, cycles) for step in steps))
+
+
+def _any_cycle(step: str, cycles: Counter[str]) -> str:
+    """``step`` with its cycle number as ``*`` when another cycle of it is there too."""
+    pattern = _CYCLE.sub(".*.", step)
+    return pattern if cycles[pattern] > 1 else step
+
+
+#: A loop's cycle number inside a step's name (``selfcal.2.image``).
+_CYCLE = re.compile(r"\.\d+\.")
+
+
+def _step_of(name: str) -> str:
+    """The step a slice (``solve[3]``) belongs to: its cab is the step's."""
+    base, bracket, _ = name.partition("[")
+    return base if bracket and name.endswith("]") else name
+
+
+def _no_image_message(step: str, engine: str) -> str:
+    return (
+        f"step {step!r} names no image, so the {engine} backend cannot run it: give its"
+        " cab an image, or choose a backend such as native for it"
+    )
+
+
 _BIND_OPTIONS = ("--volume", "--mount", "--volumes-from", "--bind")
 _BIND_SHORT = ("-v", "-B")
 
