@@ -16,6 +16,7 @@ __all__ = [
     "every_planned_step",
     "harvests_overlapping",
     "plan_slices",
+    "planned_slice_warnings",
     "slices_clashing",
     "slices_sharing",
 ]
@@ -56,6 +57,26 @@ def slices_clashing(name: str, uses: Sequence[Sequence[Any]]) -> str | None:
 
     clash = same_product(uses)
     return None if clash is None else f"step {name!r}: {SharedPath(clash[0], clash).note()}"
+
+
+def planned_slice_warnings(plan: Any, cwd: str) -> list[str]:
+    """What a run would warn of ``plan``'s scatters at any number of workers (two
+    slices writing one output, a harvest glob taking another slice's files), for
+    a dry run: the same words, from the slices it planned, nested recipes too
+    (a nested step's planned name already carries its recipe's)."""
+    found: list[str] = []
+    for step in plan.steps:
+        if step.slices is not None and len(step.slices) > 1:
+            name = step.name
+            uses = [[u for s in every_planned_step([p]) for u in s.paths] for p in step.slices]
+            found += [
+                warning
+                for warning in (slices_clashing(name, uses), harvests_overlapping(name, uses, cwd))
+                if warning is not None
+            ]
+        if step.children is not None:
+            found += planned_slice_warnings(step.children, cwd)
+    return found
 
 
 def harvests_overlapping(name: str, uses: Sequence[Sequence[Any]], cwd: str) -> str | None:

@@ -92,13 +92,15 @@ def _check_local_backends(graph: Any, session: Any, plan: Any) -> list[str]:
 
 
 def _plan_warnings(plan: Any, graph: Any, session: Any) -> list[str]:
-    """What the run would warn of before its first step: steps writing one file,
-    loops sharing an until file, programs not found."""
+    """What the run would warn of before its first step or as a scatter starts:
+    steps or slices writing one file, loops sharing an until file, programs not found."""
     from shinobi.programs import missing_programs
+    from shinobi.shared_slices import planned_slice_warnings
     from shinobi.stale_until import shared_until_warnings, until_files
 
     return [
         *_clashes(plan),
+        *planned_slice_warnings(plan, session.cwd),
         *shared_until_warnings(until_files(plan, session.cwd)),
         *missing_programs(graph, session),
     ]
