@@ -29,7 +29,7 @@ from shinobi.failures import (
 from shinobi.interrupted_outputs import set_aside
 from shinobi.outcome import result_of_run
 from shinobi.plan import cab_of
-from shinobi.steps.argv import has_secret, path_uses, render_argv
+from shinobi.steps.argv import has_secret, mask_secrets, path_uses, render_argv
 from shinobi.steps.outputs import (
     collect_outputs,
     missing_output,
@@ -240,6 +240,8 @@ def run_cab(
         warnings=warnings,
     )
     result.argv = shown_argv
+    if has_secret(values):  # before the cache keeps its output and warnings
+        _mask_said(result, values)
     note_until_changed(session, name, node, result)
     if cache is not None and key is not None and result.status == "ok" and not stale:
         limits = applied_limits(backend, invocation)
@@ -420,11 +422,28 @@ def _made_by_function(name: str, cab: Cab, made: StepResult, cwd: str) -> StepRe
 def run_node(session: Session, name: str, node: Node, values: dict[str, Any]) -> StepResult:
     """Run one node (or one slice of a scattered node) with its resolved inputs."""
     result = _run_kind(session, name, node, values)
+    if has_secret(values):
+        _mask_said(result, values)
     if result.status == "failed" and session.control.stopped_before(result.finished):
         result = _stopped_by_interrupt(result)
     if result.ok:  # what it made (or the cache gave): a stopped step's glob leaves it alone
         session.note_products(result.outputs)
     return result
+
+
+def _mask_said(result: StepResult, values: dict[str, Any]) -> None:
+    """Mask the step's secret inputs in what ninja words from the tool's output
+    (its error, its warnings) and in the output the result holds (the tail a
+    failed run prints): shown in progress, kept in ``--json``, the manifest and
+    the step cache. Done for a cab's run (a ``ctx.run()`` too) and again for any
+    step, whose own Python may word an error from them. The step's log files
+    stay as the tool wrote them."""
+    if result.error:
+        result.error = mask_secrets([result.error], values)[0]
+    if result.warnings:
+        result.warnings = mask_secrets(result.warnings, values)
+    if result.stdout or result.stderr:
+        result.stdout, result.stderr = mask_secrets([result.stdout, result.stderr], values)
 
 
 def _stopped_by_interrupt(result: StepResult) -> StepResult:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import glob
 import os
 import string
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any
 
@@ -34,6 +34,7 @@ __all__ = [
     "harvest_glob",
     "has_secret",
     "joined_list_problem",
+    "mask_secrets",
     "on_disk_kind",
     "path_uses",
     "render_argv",
@@ -149,6 +150,30 @@ def has_secret(values: Mapping[str, Any]) -> bool:
         _is_secret(v) or (isinstance(v, _SEQUENCE) and any(_is_secret(x) for x in v))
         for v in values.values()
     )
+
+
+#: What a secret's value shows as, wherever ninja shows or keeps it.
+MASK = "**********"
+
+
+def mask_secrets(texts: Sequence[str], values: Mapping[str, Any]) -> list[str]:
+    """``texts`` with the value of every secret among ``values`` (as
+    :func:`has_secret` finds them) shown as :data:`MASK`.
+
+    For what ninja words from a tool's own output (a failed step's last stderr
+    line, a wrangler's match): a tool that echoes its URL or arguments must not
+    put a token into progress, ``--json`` or the manifest.
+    """
+    secrets: list[str] = []
+    for value in values.values():
+        for item in value if isinstance(value, _SEQUENCE) else (value,):
+            if _is_secret(item):
+                secret = revealed(item)
+                secrets.append(os.fsdecode(secret) if isinstance(secret, bytes) else str(secret))
+    shown = list(texts)
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):  # longest first
+        shown = [text.replace(secret, MASK) for text in shown]
+    return shown
 
 
 def _is_secret(value: Any) -> bool:
