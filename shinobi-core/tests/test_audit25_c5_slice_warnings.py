@@ -88,3 +88,43 @@ def test_slices_with_their_own_outputs_are_not_warned_of(
     dry = ninja("run", f"{path}:r", *args, "--dryrun", "--json")
     assert dry.returncode == 0, dry.stderr
     assert json.loads(dry.stdout)["warnings"] == []
+
+
+HARVEST = """\
+from pydantic import BaseModel
+from shinobi import Recipe
+from shinobi.steps import Cab, File, ParamMeta
+
+class In(BaseModel):
+    prefix: str
+
+class Out(BaseModel):
+    imgs: list[File] = []
+
+img = Cab(name="img", command=["sh", "-c", 'touch "$1-1.fits"', "sh"], inputs_model=In,
+          outputs_model=Out, field_meta={"prefix": ParamMeta(positional=True),
+                                         "imgs": ParamMeta(harvest="{prefix}-*.fits")})
+
+class RIn(BaseModel):
+    names: list[str]
+
+class ROut(BaseModel):
+    pass
+
+r = Recipe("h", RIn, ROut)
+r.add_step("image", img, scatter=["prefix"], prefix=r.inputs.names)
+"""
+
+
+def test_the_dry_run_warns_of_a_harvest_glob_taking_another_slices_files(
+    ninja: Ninja, recipe_file: Callable[[str, str], Path]
+) -> None:
+    path = recipe_file(HARVEST, "h.py")
+    args = (f"{path}:r", "--names", "img", "--names", "img-deep", "--json")
+    dry = ninja("run", *args, "--dryrun")
+    assert dry.returncode == 0, dry.stderr
+    said = json.loads(dry.stdout)["warnings"]
+    assert any("harvest pattern 'img-*.fits' of slice 0" in w for w in said), said
+    run = ninja("run", *args)
+    assert run.returncode == 0, run.stderr
+    assert said == json.loads(run.stdout)["warnings"]
