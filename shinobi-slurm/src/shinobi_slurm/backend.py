@@ -164,6 +164,20 @@ class _Waiting:
         )
 
 
+def _write_private(path: Path, text: str) -> None:
+    """Write a job script only its owner can read: the tool's command line is in it,
+    with the value of any secret input (``SecretStr``) the step is given, and the
+    run folder may sit on storage the whole cluster reads. sbatch reads it as the
+    same user; a script an earlier attempt left is made private too."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8", closefd=False) as fh:
+            fh.write(text)
+    finally:
+        os.close(fd)
+
+
 def _note_submitted(ledger: Path, job_id: str, step: str, warn: Callable[[str], None]) -> None:
     """Add a job to the run's ledger as soon as it exists.
 
@@ -333,7 +347,7 @@ class SlurmBackend(Backend):
         folder = Path(invocation.scratch_dir) / "slurm"
         script = folder / f"{safe_name(invocation.step)}.sbatch"
         folder.mkdir(parents=True, exist_ok=True)
-        script.write_text(text, encoding="utf-8")
+        _write_private(script, text)
         job_id = self.commands.submit([str(script)])
         _note_submitted(folder / JOBS_LEDGER, job_id, invocation.step, warn)
         return job_id
