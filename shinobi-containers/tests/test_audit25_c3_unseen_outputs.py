@@ -10,6 +10,7 @@ fails saying the write stayed in the container and how to have it mounted.
 from __future__ import annotations
 
 import importlib
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ from shinobi.runner import run_recipe
 from shinobi.steps import Cab, File, ParamMeta, Wrangler
 from shinobi_containers.apptainer import configured_binds
 from shinobi_containers.engine import binds_in
+from shinobi_containers.podman import configured_volumes
 
 ENGINES = ("docker", "podman", "apptainer")
 
@@ -189,3 +191,42 @@ def test_the_site_configuration_binds_are_read(tmp_path: Path) -> None:
     assert configured_binds(str(fake)) == ("/etc/localtime", "/data")
     conf.unlink()
     assert configured_binds(str(fake)) is None  # unreadable: ninja cannot tell
+
+
+def _site_conf(tmp_path: Path, volume: Path) -> Path:
+    """This host's containers.conf, plus ``volumes`` a site would give every container."""
+    own = Path("/etc/containers/containers.conf")
+    text = own.read_text() if own.exists() else ""
+    line = f"volumes = [{json.dumps(f'{volume}:{volume}')}]\n"
+    if "[containers]" in text:
+        text = text.replace("[containers]\n", "[containers]\n" + line, 1)
+    else:
+        text = "[containers]\n" + line + text
+    conf = tmp_path / "containers.conf"
+    conf.write_text(text)
+    return conf
+
+
+def test_a_product_in_a_podman_site_volume_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """containers.conf's volumes show the step more than ninja mounted, as a -v does."""
+    (tmp_path / "work").mkdir()
+    old = _stale(tmp_path, "p.txt")
+    live_backend("podman")
+    monkeypatch.setenv("CONTAINERS_CONF", str(_site_conf(tmp_path, old.parent)))
+    result = _run("podman", wrote("podman"), {"outdir": str(old.parent)}, tmp_path / "work")
+    assert result.ok, result.error
+    assert old.read_text() == "FRESH\n"
+
+
+def test_containers_conf_volumes_are_read(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.conf"
+    plain.write_text('[containers]\nnetns = "none"\n')
+    given = tmp_path / "given.conf"
+    given.write_text('[containers]\nvolumes = ["/data:/data"]\n')
+    broken = tmp_path / "broken.conf"
+    broken.write_text("[containers\n")
+    assert configured_volumes([str(plain), str(tmp_path / "missing.conf")]) is False
+    assert configured_volumes([str(plain), str(given)]) is True
+    assert configured_volumes([str(broken)]) is None  # unreadable: ninja cannot tell

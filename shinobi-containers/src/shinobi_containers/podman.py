@@ -10,7 +10,9 @@ SIGTERM another ten seconds, so the removal after it is ``-t 0``.
 
 from __future__ import annotations
 
+import glob
 import os
+import tomllib
 from typing import ClassVar
 
 from shinobi.backends.base import Availability, BackendRun, Invocation
@@ -20,7 +22,41 @@ from shinobi_containers.engine import CHECK_TIMEOUT, ContainerSpec
 from shinobi_containers.oci import REMOVE_TIMEOUT, OciBackend
 from shinobi_containers.oom import OomWatch
 
-__all__ = ["PodmanBackend"]
+__all__ = ["PodmanBackend", "configured_volumes"]
+
+
+def _conf_files() -> list[str]:
+    """Every containers.conf podman may read, system-wide first (containers.conf(5));
+    ``CONTAINERS_CONF`` names the one it reads instead."""
+    if os.environ.get("CONTAINERS_CONF"):
+        return [os.environ["CONTAINERS_CONF"]]
+    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    found = []
+    for base in (
+        "/usr/share/containers",
+        "/etc/containers",
+        os.path.join(config_home, "containers"),
+    ):
+        found.append(os.path.join(base, "containers.conf"))
+        found += sorted(glob.glob(os.path.join(base, "containers.conf.d", "*.conf")))
+    return found
+
+
+def configured_volumes(files: list[str] | None = None) -> bool | None:
+    """Whether a containers.conf gives every container ``volumes`` of the host
+    (``[containers] volumes = [...]``); None when one cannot be read."""
+    for path in _conf_files() if files is None else files:
+        try:
+            with open(path, "rb") as fh:
+                table = tomllib.load(fh)
+        except FileNotFoundError:
+            continue
+        except (OSError, tomllib.TOMLDecodeError):
+            return None
+        containers = table.get("containers")
+        if isinstance(containers, dict) and containers.get("volumes"):
+            return True
+    return False
 
 
 class PodmanBackend(OciBackend):
@@ -37,6 +73,19 @@ class PodmanBackend(OciBackend):
         return Availability(True, f"podman with runtime {answer.stdout.strip()}")
 
     ignores_unenforceable_limits = True  # rootless on cgroup v1: ignored, with a note
+
+    def more_binds(self) -> tuple[str, ...] | None:
+        """Besides ``run_flags``: volumes a site's containers.conf gives every
+        container, which may show the step any of the host (ninja then stands
+        aside, see ``ContainerBackend.more_binds``). Read once per backend."""
+        if super().more_binds() is None:
+            return None
+        with self._lock:
+            if self._site_volumes is None:
+                self._site_volumes = configured_volumes() is not False
+            return None if self._site_volumes else ()
+
+    _site_volumes: bool | None = None
 
     def cgroup_reach(self) -> CgroupReach:
         return podman_reach(self.binary)
