@@ -12,7 +12,10 @@ from __future__ import annotations
 import importlib
 import json
 import shlex
+import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +84,17 @@ def _stale(tmp_path: Path, name: str) -> Path:
     return old
 
 
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A host directory no mount shows the step, yet writable inside every engine's
+    container: apptainer's image is read-only but for the ``/tmp`` ``--contain``
+    gives it, so a place under ``/tmp`` (whatever TMPDIR pytest was given) has
+    the write succeed in the container and the unseen-output check decide."""
+    place = Path(tempfile.mkdtemp(prefix="shinobi-unseen-", dir="/tmp"))
+    yield place
+    shutil.rmtree(place, ignore_errors=True)
+
+
 def _assert_unseen(result: Any, engine: str) -> None:
     assert result.status == "failed"
     error = result.steps[0].error or ""
@@ -90,14 +104,16 @@ def _assert_unseen(result: Any, engine: str) -> None:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_wrangled_product_outside_the_mounts_fails(engine: str, tmp_path: Path) -> None:
+def test_a_wrangled_product_outside_the_mounts_fails(
+    engine: str, tmp_path: Path, outside: Path
+) -> None:
     (tmp_path / "work").mkdir()
-    old = _stale(tmp_path, "p.txt")
+    old = _stale(outside, "p.txt")
     result = _run(engine, wrote(engine), {"outdir": str(old.parent)}, tmp_path / "work")
     _assert_unseen(result, engine)
     assert old.read_text() == "STALE\n"
     # and one never there is not said to be uncreated
-    fresh = {"outdir": str(tmp_path / "new")}
+    fresh = {"outdir": str(outside / "new")}
     _assert_unseen(_run(engine, wrote(engine), fresh, tmp_path / "work"), engine)
 
 
@@ -109,7 +125,9 @@ def test_a_wrangled_product_in_the_working_directory_passes(engine: str, tmp_pat
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_pystep_returning_a_path_outside_the_mounts_fails(engine: str, tmp_path: Path) -> None:
+def test_a_pystep_returning_a_path_outside_the_mounts_fails(
+    engine: str, tmp_path: Path, outside: Path
+) -> None:
     work = tmp_path / "work"
     work.mkdir()
     name = f"c3_unseen_{engine}"
@@ -119,7 +137,7 @@ def test_a_pystep_returning_a_path_outside_the_mounts_fails(engine: str, tmp_pat
         module = importlib.import_module(name)
     finally:
         sys.path.remove(str(work))
-    old = _stale(tmp_path, "x.txt")
+    old = _stale(outside, "x.txt")
     result = _run(engine, module.w, {"out": str(old)}, work)
     _assert_unseen(result, engine)
     assert result.steps[0].error.startswith("the pystep's output 'result' names")
