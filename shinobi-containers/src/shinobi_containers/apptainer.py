@@ -16,9 +16,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-import threading
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from shinobi.backends.base import Availability, BackendRun, Invocation
 from shinobi_containers.cgroups import PROBE_COMMAND, CgroupReach, apptainer_reach
@@ -46,7 +44,6 @@ _BIND_VARIABLES = (
     "SINGULARITY_BIND",
     "SINGULARITY_BINDPATH",
 )
-_UNREAD: tuple[str, ...] = ("(unread)",)
 _BIND_PATH = re.compile(r"^\s*bind path\s*=\s*(\S+)\s*$")
 
 
@@ -87,11 +84,6 @@ class ApptainerBackend(ContainerBackend):
     environment_prefix: ClassVar[str] = "APPTAINERENV_"
     own_shm = True  # --contain: "Skipping /dev/shm bind mount: already mounted"
 
-    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
-        super().__init__(settings)
-        self._binds_lock = threading.Lock()
-        self._conf_binds: tuple[str, ...] | None = _UNREAD
-
     def command(self, spec: ContainerSpec, name: str) -> list[str]:
         del name  # apptainer exec has no container names; the session is the handle
         invocation = spec.invocation
@@ -109,15 +101,16 @@ class ApptainerBackend(ContainerBackend):
         return [*argv, spec.image, *invocation.argv]
 
     def more_binds(self) -> tuple[str, ...] | None:
-        """Besides ``run_flags``: what ``--bind`` variables and the site's
-        configuration file (``bind path = ...``, applied even with ``--contain``)
-        show every container; None when either cannot be read. Asked once."""
-        if super().more_binds() is None or any(os.environ.get(v) for v in _BIND_VARIABLES):
+        """Besides ``run_flags`` and the site's file: a ``--bind`` variable may
+        show any of the host (looked at on every run: the caller's environment)."""
+        if any(os.environ.get(v) for v in _BIND_VARIABLES):
             return None
-        with self._binds_lock:
-            if self._conf_binds is _UNREAD:
-                self._conf_binds = configured_binds(self.binary)
-            return self._conf_binds
+        return super().more_binds()
+
+    def site_binds(self) -> tuple[str, ...] | None:
+        """The configuration file's ``bind path = ...`` lines, applied even with
+        ``--contain``; None when the file cannot be read."""
+        return configured_binds(self.binary)
 
     def prepare(self, invocations: list[Invocation]) -> list[str]:
         warnings = super().prepare(invocations)

@@ -67,6 +67,13 @@ __all__ = [
 CHECK_TIMEOUT = 5.0
 
 
+class _Unread:
+    """:meth:`ContainerBackend.site_binds` not asked yet (None is an answer)."""
+
+
+_UNREAD = _Unread()
+
+
 def new_container_name() -> str:
     """``shinobi-<random>``: findable with ``docker ps -f name=shinobi-``, never reused."""
     return f"shinobi-{secrets.token_hex(6)}"
@@ -114,6 +121,8 @@ class ContainerBackend(Backend):
         self._pins: dict[str, tuple[str, str]] = {}
         #: What :meth:`refuse_impostor` found ("" once the binary proved the engine).
         self._impostor: str | None = None
+        #: :meth:`site_binds`' answer, asked once (the site's files do not change mid-run).
+        self._site: tuple[str, ...] | _Unread | None = _UNREAD
 
     @property
     def binary(self) -> str:
@@ -321,8 +330,20 @@ class ContainerBackend(Backend):
         """Host paths the step sees beyond ninja's own mounts, or None when ninja
         cannot know them all, so that core does not fail an output the step
         really wrote where the host sees it (``BackendRun.visible``). A bind the
-        site added to ``run_flags`` (``-v /scratch:/scratch``) may show anything."""
-        return None if binds_in(self.options.run_flags) else ()
+        site added to ``run_flags`` (``-v /scratch:/scratch``) may show anything;
+        so may what the engine's own configuration binds (:meth:`site_binds`)."""
+        if binds_in(self.options.run_flags):
+            return None
+        with self._lock:
+            if isinstance(self._site, _Unread):
+                self._site = self.site_binds()
+            return self._site
+
+    def site_binds(self) -> tuple[str, ...] | None:
+        """What the engine's site configuration binds into every container, or
+        None when it binds what ninja cannot tell (or cannot be read). An
+        engine with such a file reads it here; asked once per backend."""
+        return ()
 
     # -- deciding one container --------------------------------------------------
     def spec(self, invocation: Invocation, *, pin: bool, ahead: bool = False) -> ContainerSpec:

@@ -74,18 +74,10 @@ class PodmanBackend(OciBackend):
 
     ignores_unenforceable_limits = True  # rootless on cgroup v1: ignored, with a note
 
-    def more_binds(self) -> tuple[str, ...] | None:
-        """Besides ``run_flags``: volumes a site's containers.conf gives every
-        container, which may show the step any of the host (ninja then stands
-        aside, see ``ContainerBackend.more_binds``). Read once per backend."""
-        if super().more_binds() is None:
-            return None
-        with self._lock:
-            if self._site_volumes is None:
-                self._site_volumes = configured_volumes() is not False
-            return None if self._site_volumes else ()
-
-    _site_volumes: bool | None = None
+    def site_binds(self) -> tuple[str, ...] | None:
+        """Volumes a site's containers.conf gives every container may show the
+        step any of the host: ninja then stands aside (None)."""
+        return () if configured_volumes() is False else None
 
     def cgroup_reach(self) -> CgroupReach:
         return podman_reach(self.binary)
