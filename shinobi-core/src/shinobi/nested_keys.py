@@ -22,7 +22,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["UnknownKey", "input_spellings", "unknown_key"]
+__all__ = ["UnknownKey", "ambiguous_alias", "input_spellings", "unknown_key"]
 
 #: Validator modes that see the raw value before pydantic reads its keys.
 _RESHAPING = frozenset({"before", "wrap", "plain"})
@@ -143,10 +143,36 @@ def input_spellings(model: Any) -> dict[Any, str]:
     known: dict[Any, str] = {}
     for name, info in getattr(model, "model_fields", {}).items():
         known[name] = name
-        for alias in (info.alias, info.validation_alias):
-            choices = getattr(alias, "choices", [alias])  # AliasChoices: each plain name
-            known.update((c, name) for c in choices if isinstance(c, str))
+        known.update((alias, name) for alias in _aliases(info))
     return known
+
+
+def ambiguous_alias(model: Any) -> tuple[str, str, str] | None:
+    """A key that names two fields of ``model``: (the key, the field whose alias
+    it is, the other field), or None.
+
+    ninja validates inputs by name and by alias, so with ``start`` aliased
+    ``begin`` beside a field ``begin``, the key ``begin`` sets both (and the
+    command line would show two options, each changing both inputs).
+    """
+    fields = getattr(model, "model_fields", {})
+    owners = {name: name for name in fields}
+    for name, info in fields.items():
+        for alias in _aliases(info):
+            other = owners.setdefault(alias, name)
+            if other != name:
+                return alias, name, other
+    return None
+
+
+def _aliases(info: Any) -> list[str]:
+    """The plain keys a field is read from besides its name (``alias``, and each
+    of ``validation_alias``'s choices), each once."""
+    spelled: list[str] = []
+    for alias in (info.alias, info.validation_alias):
+        choices = getattr(alias, "choices", [alias])  # AliasChoices: each plain name
+        spelled.extend(c for c in choices if isinstance(c, str))
+    return list(dict.fromkeys(spelled))
 
 
 def _reshaped_model(model: Any) -> bool:

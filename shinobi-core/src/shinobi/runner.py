@@ -33,6 +33,7 @@ __all__ = [
     "as_recipe",
     "precheck_backends",
     "prepare",
+    "refuse_ambiguous_aliases",
     "run_prepared",
     "run_recipe",
     "validate_recipe_inputs",
@@ -161,8 +162,26 @@ def refuse_unknown_inputs(recipe: Recipe, values: Mapping[str, Any]) -> None:
     that keeps extra keys (``extra="allow"``) takes any; a model inside an
     input keeps what it says about them (see :mod:`shinobi.nested_keys`).
     """
+    refuse_ambiguous_aliases(recipe)
     _refuse_unknown_top_keys(recipe, values)
     _refuse_unknown_nested_keys(recipe, values)
+
+
+def refuse_ambiguous_aliases(recipe: Recipe) -> None:
+    """Refuse an inputs model in which one key names two fields (see
+    :func:`shinobi.nested_keys.ambiguous_alias`): whichever field the caller
+    meant, both would be set."""
+    from shinobi.nested_keys import ambiguous_alias
+
+    clash = ambiguous_alias(recipe.inputs_model)
+    if clash is not None:
+        alias, name, other = clash
+        whose = "the name" if alias == other else "an alias"
+        raise UsageError(
+            f"recipe {recipe.name!r}: input {name!r} has the alias {alias!r}, which is"
+            f" also {whose} of input {other!r}, so that key would set both;"
+            " rename the alias or the field"
+        )
 
 
 def _refuse_unknown_top_keys(recipe: Recipe, values: Mapping[str, Any]) -> None:

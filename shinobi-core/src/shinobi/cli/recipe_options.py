@@ -271,41 +271,6 @@ def _refuse_swallowed_options(command: click.Command, ctx: click.Context, args: 
             )
 
 
-def _refuse_ambiguous_aliases(recipe: Any) -> None:
-    """Refuse an inputs model in which one key names two fields.
-
-    ninja validates inputs by name and by alias, so with ``start`` aliased
-    ``begin`` beside a field ``begin``, the key ``begin`` sets both: ``--help``
-    would show two options, each of which changes both inputs.
-    """
-    from shinobi.errors import UsageError
-
-    owners: dict[str, str] = {}  # each key the model reads, with the first field it sets
-    fields = getattr(recipe.inputs_model, "model_fields", {})
-    for name in fields:
-        owners[name] = name
-    for name in fields:
-        for alias in _aliases(recipe.inputs_model, name):
-            other = owners.setdefault(alias, name)
-            if other != name:
-                whose = "the name" if alias == other else "an alias"
-                raise UsageError(
-                    f"recipe {recipe.name!r}: input {name!r} has the alias {alias!r}, which is"
-                    f" also {whose} of input {other!r}, so that key would set both;"
-                    " rename the alias or the field"
-                )
-
-
-def _aliases(model: Any, name: str) -> list[str]:
-    """Every key other than its name that field ``name`` is read from."""
-    info = model.model_fields[name]
-    spelled: list[str] = []
-    for alias in (info.alias, info.validation_alias):
-        choices = getattr(alias, "choices", [alias])  # AliasChoices: each plain name
-        spelled.extend(c for c in choices if isinstance(c, str) and c != name)
-    return list(dict.fromkeys(spelled))
-
-
 class RecipeCommand(click.Command):
     """A command whose options include the target recipe's inputs."""
 
@@ -321,13 +286,13 @@ class RecipeCommand(click.Command):
         if target is not None and ":" in target:
             collector.freeze_libraries(_load_libraries)  # before the first code of the user's
             from shinobi.loaders import load_target
-            from shinobi.runner import as_recipe
+            from shinobi.runner import as_recipe, refuse_ambiguous_aliases
 
             # a single cab or pystep as the recipe that runs it: its options are
             # that recipe's inputs (a list for each field the step scatters over)
             step = load_target(target)
             recipe = as_recipe(step)
-            _refuse_ambiguous_aliases(recipe)
+            refuse_ambiguous_aliases(recipe)  # before --help shows two options for one key
             ctx.meta[_RECIPE_KEY] = recipe
             ctx.meta[TARGET_KEY] = target
             ctx.meta[_ABOUT_KEY] = _about(step, target, self.needs_inputs)
