@@ -40,7 +40,14 @@ def command(ctx: click.Context, target: str, fmt: str, **params: Any) -> None:
     from shinobi.render.formats import render_graph
     from shinobi.runner import as_recipe
 
-    recipe, _ = recipe_values(ctx, params)
+    recipe, values = recipe_values(ctx, params)
+    if values:  # accepted so a run's command line can be drawn as it is, but unused
+        click.echo(
+            f"ninja: warning: the graph is the one the recipe declares; the input(s) given"
+            f" ({', '.join(values)}) do not change it (`ninja run {target} ... --dryrun`"
+            " shows what a run with them would do)",
+            err=True,
+        )
     recipe = as_recipe(recipe)
     with collector.building(last=True):
         emit(render_graph(build_graph(recipe), fmt))
