@@ -207,7 +207,7 @@ def parse_sbatch_opts(value: Any) -> list[Option]:
             if item is True:
                 options.append(Option(name))
             elif isinstance(item, str | int | float) and not isinstance(item, bool):
-                options.append(Option(name, str(item)))
+                options.append(_table_value(key, name, str(item)))
             elif item is not False and item is not None:  # a list or table: no one value
                 raise ConfigError(
                     f"[backend.slurm] sbatch_opts: {key} must be one value (text, a number,"
@@ -231,6 +231,24 @@ def parse_sbatch_opts(value: Any) -> list[Option]:
         options.append(option)
         i += 2 if consumed else 1
     return _without_line_breaks(options)
+
+
+#: The values a flag of :data:`_FLAGS` may still be given (``--exclusive=user``).
+_FLAG_VALUES = {"exclusive": ("user", "mcs", "topo")}
+
+
+def _table_value(key: Any, name: str, value: str) -> Option:
+    """A table entry with a value; refused for a flag, where ``exclusive = "yes"``
+    (meant as true) would reach sbatch as ``--exclusive=yes``, which it rejects
+    at the first submission."""
+    if name in _FLAGS and value not in _FLAG_VALUES.get(name, ()):
+        allowed = " or ".join(f'"{v}"' for v in _FLAG_VALUES.get(name, ()))
+        also = f", or one of {allowed}" if allowed else ""
+        raise ConfigError(
+            f"[backend.slurm] sbatch_opts: {key} = {value!r}: --{name} is a flag; write"
+            f" {key} = true (false leaves it out){also}"
+        )
+    return Option(name, value)
 
 
 #: Options ninja sets on every job itself, and why a configured one may not replace them.
