@@ -29,7 +29,15 @@ from shinobi.failures import (
 from shinobi.interrupted_outputs import set_aside
 from shinobi.outcome import result_of_run
 from shinobi.plan import cab_of
-from shinobi.steps.argv import has_secret, mask_secrets, path_uses, render_argv
+from shinobi.steps.argv import (
+    has_secret,
+    masked,
+    path_uses,
+    render_argv,
+    secret_inputs,
+    secret_texts,
+    shows_secret,
+)
 from shinobi.steps.outputs import (
     collect_outputs,
     missing_output,
@@ -155,8 +163,9 @@ def run_cab(
     """Run ``cab`` once with ``values`` on ``backend_name`` and wrangle the result."""
     known = static_outputs(cab, name, values)
     invocation = build_invocation(session, name, node, cab, values, known)
+    secrets = step_secrets(session, values)
     # what the run shows and records: a secret input masked (the tool gets it)
-    shown_argv = render_argv(cab, values) if has_secret(values) else list(invocation.argv)
+    shown_argv = _shown_argv(cab, values, invocation, secrets) if secrets else list(invocation.argv)
     backend = session.backend(backend_name)
     try:
         for check in session.pre_run_checks:
@@ -183,6 +192,7 @@ def run_cab(
                 hit.backend = backend_name
                 hit.argv = shown_argv
                 hit.outputs = replayed
+                hit.secrets = secrets
                 return hit
     if session.control.stopping():  # asked to stop while the key was worked out: not run
         return StepResult(name=name, status="cancelled", returncode=None, error="interrupted")
@@ -240,10 +250,11 @@ def run_cab(
         warnings=warnings,
     )
     result.argv = shown_argv
-    if has_secret(values):  # before the cache keeps its output and warnings
-        _mask_said(result, values)
+    if secrets:  # before the cache keeps its output and warnings
+        _mask_said(result, secrets)
     note_until_changed(session, name, node, result)
-    if cache is not None and key is not None and result.status == "ok" and not stale:
+    echoed = bool(result.secrets) and _echoes_secret(result)
+    if cache is not None and key is not None and result.status == "ok" and not (stale or echoed):
         limits = applied_limits(backend, invocation)
         cache.store(key, result, invocation, cab, session.control.stopping, limits)
     return result
@@ -320,6 +331,8 @@ def _run_function(session: Session, name: str, node: Node, values: dict[str, Any
     result = dataclasses.replace(made, started=started, finished=time.time())
     result.details = dict(made.details)
     result.warnings = _every_warning(made, ctx.results)
+    for call in ctx.results:  # what its ctx.run() calls were given: its outputs may hold it
+        result.secrets += tuple(s for s in call.secrets if s not in result.secrets)
     if session.control.cancelled.is_set():  # it ran on after the stop: not torn down
         result.details["ran_on"] = True
     return result
@@ -422,8 +435,9 @@ def _made_by_function(name: str, cab: Cab, made: StepResult, cwd: str) -> StepRe
 def run_node(session: Session, name: str, node: Node, values: dict[str, Any]) -> StepResult:
     """Run one node (or one slice of a scattered node) with its resolved inputs."""
     result = _run_kind(session, name, node, values)
-    if has_secret(values):
-        _mask_said(result, values)
+    secrets = step_secrets(session, values)
+    if secrets:
+        _mask_said(result, secrets)
     if result.status == "failed" and session.control.stopped_before(result.finished):
         result = _stopped_by_interrupt(result)
     if result.ok:  # what it made (or the cache gave): a stopped step's glob leaves it alone
@@ -431,19 +445,58 @@ def run_node(session: Session, name: str, node: Node, values: dict[str, Any]) ->
     return result
 
 
-def _mask_said(result: StepResult, values: dict[str, Any]) -> None:
+def step_secrets(session: Session, values: dict[str, Any]) -> tuple[Any, ...]:
+    """A step's secrets: its secret inputs, and those of the run's earlier steps
+    whose text one of its inputs holds as a plain value (a tool upstream echoed
+    it into an output, which the step gets as it is: it must show it masked,
+    and not cache it, too). Nothing, for one look at each input, in a run
+    without secrets."""
+    found = secret_inputs(values)
+    if found:
+        session.note_secrets(found)
+    others = [secret for secret in session.secrets if secret not in found]
+    if not others:  # the fast path: a run without secrets, or with only the step's own
+        return found
+    plain = list(values.values())
+    return found + tuple(s for s in others if shows_secret(plain, secret_texts((s,))))
+
+
+def _shown_argv(
+    cab: Cab, values: dict[str, Any], invocation: Invocation, secrets: tuple[Any, ...]
+) -> list[str]:
+    """The step's command line as the run shows and records it: each secret
+    input masked, and the text of any other secret it was given (see
+    :func:`step_secrets`)."""
+    argv = render_argv(cab, values) if has_secret(values) else list(invocation.argv)
+    shown: list[str] = masked(argv, secret_texts(secrets))
+    return shown
+
+
+def _mask_said(result: StepResult, secrets: tuple[Any, ...]) -> None:
     """Mask the step's secret inputs in what ninja words from the tool's output
     (its error, its warnings) and in the output the result holds (the tail a
     failed run prints): shown in progress, kept in ``--json``, the manifest and
     the step cache. Done for a cab's run (a ``ctx.run()`` too) and again for any
     step, whose own Python may word an error from them. The step's log files
-    stay as the tool wrote them."""
+    stay as the tool wrote them. Its outputs keep the value (the next step
+    needs it): the result notes its secrets, which whatever shows or keeps
+    the outputs masks (:func:`~shinobi.steps.result.shown_outputs`)."""
+    result.secrets += tuple(s for s in secrets if s not in result.secrets)
+    texts = secret_texts(secrets)
     if result.error:
-        result.error = mask_secrets([result.error], values)[0]
+        result.error = masked(result.error, texts)
     if result.warnings:
-        result.warnings = mask_secrets(result.warnings, values)
+        result.warnings = masked(result.warnings, texts)
     if result.stdout or result.stderr:
-        result.stdout, result.stderr = mask_secrets([result.stdout, result.stderr], values)
+        result.stdout, result.stderr = masked([result.stdout, result.stderr], texts)
+
+
+def _echoes_secret(result: StepResult) -> bool:
+    """Whether a step's outputs hold the text of one of its secret inputs (a tool
+    that echoed it, read by a wrangler): such a result is not cached, since an
+    entry would keep the secret in a cache directory others may read, and a
+    masked one would hand the mask to the steps downstream."""
+    return shows_secret(result.outputs, secret_texts(result.secrets))
 
 
 def _stopped_by_interrupt(result: StepResult) -> StepResult:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from shinobi.file_digests import write_atomically
 from shinobi.json_values import finite, finite_float
 from shinobi.session import safe_name
+from shinobi.steps.result import shown_outputs
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
@@ -510,7 +511,7 @@ class ManifestRecorder:
                 signal_name=_signal_name(result.signal),
                 error=result.error,
                 warnings=list(result.warnings),
-                outputs=_plain(result.outputs),
+                outputs=_plain(shown_outputs(result.outputs, (result,))),
                 image_digest=result.details.get("image_digest"),
                 input_digests=inputs,
                 details=_plain(details),
@@ -628,7 +629,7 @@ class ManifestRecorder:
         """The run ended (successfully, with a failure, or interrupted)."""
         status: str = result.status
         fields: dict[str, Any] = {
-            "outputs": _plain(result.outputs),
+            "outputs": _plain(shown_outputs(result.outputs, result.steps)),
             "error": result.error,
             "failed_step": result.failed_step,
         }

@@ -37,6 +37,7 @@ from shinobi.plan import (
     scatter_slices,
     validate_inputs,
 )
+from shinobi.steps.argv import masked
 from shinobi.steps.refs import OutputRef
 from shinobi.steps.result import (
     RecipeResult,
@@ -45,6 +46,7 @@ from shinobi.steps.result import (
     failing_part,
     first_failed,
     joined_tail,
+    run_secrets,
 )
 from shinobi.steps.types import error_field, field_values, validation_errors
 from shinobi.wording import counted
@@ -786,7 +788,7 @@ class _Wavefront:
                     name=recipe.name,
                     status="failed",
                     steps=steps,
-                    error=_outputs_refused(recipe.name, exc),
+                    error=_outputs_refused(recipe.name, exc, run_secrets(steps)),
                 )
         status: StepStatus = "cancelled" if cancelled else ("failed" if failure else "ok")
         error = failure.error if failure else ("interrupted" if cancelled else None)
@@ -804,13 +806,14 @@ class _Wavefront:
         )
 
 
-def _outputs_refused(recipe: str, exc: Exception) -> str:
-    """One line on why a recipe's outputs do not satisfy its outputs model."""
+def _outputs_refused(recipe: str, exc: Exception, secrets: list[str]) -> str:
+    """One line on why a recipe's outputs do not satisfy its outputs model; it
+    quotes the value, in which a secret input a tool echoed is masked."""
     errors = validation_errors(exc)
     if not errors:
         return f"recipe {recipe!r}: validating its outputs raised {exception_line(exc)}"
     first = errors[0]
-    got = repr(first.get("input"))
+    got = repr(masked(first.get("input"), secrets) if secrets else first.get("input"))
     got = got if len(got) <= 80 else f"{got[:77]}..."
     said = "is not set" if first.get("type") == "missing" else f"is {got}: {first.get('msg')}"
     return (

@@ -130,6 +130,10 @@ class Session:
     #: Set when a step of the run failed, in whichever recipe: from then on no
     #: recipe of the run, nested or not, starts anything new.
     step_failed: threading.Event = field(default_factory=threading.Event, init=False)
+    #: The secret inputs (``SecretStr``) the run's steps were given: a step given
+    #: one's text as a plain value (a tool upstream echoed it into an output)
+    #: has it masked too (see :func:`shinobi.dispatch.step_secrets`).
+    secrets: tuple[Any, ...] = field(default=(), init=False, repr=False)
 
     def __post_init__(self) -> None:
         from shinobi.resources import Budget
@@ -214,6 +218,11 @@ class Session:
             for item in value if isinstance(value, list | tuple) else (value,):
                 if isinstance(item, str | os.PathLike):
                     self.products.add(os.path.join(self.cwd, os.fspath(item)))
+
+    def note_secrets(self, found: tuple[Any, ...]) -> None:
+        """Add a step's secret inputs to :attr:`secrets` (steps run in threads)."""
+        with self._lock:
+            self.secrets += tuple(s for s in found if s not in self.secrets)
 
     def _name_logs(self, stem: str, step: str) -> None:
         """Note which step a log file whose name had to be changed belongs to

@@ -122,6 +122,7 @@ def _run(
     from shinobi.cli.main import settle_exit_status
     from shinobi.render.progress import make_progress
     from shinobi.runner import Interrupted, run_prepared
+    from shinobi.steps.result import shown_outputs
 
     progress = make_progress(graph.working_steps())
     try:
@@ -148,7 +149,7 @@ def _run(
     if as_json:
         _print(json_document(_result_json(result, graph)), document=True)
     else:
-        for name, value in result.outputs.items():
+        for name, value in shown_outputs(result.outputs, result.steps).items():
             _print(f"{name} = {_shown(value)}")
     if not result.ok:
         from shinobi.errors import StepFailed
@@ -195,11 +196,13 @@ def _result_json(result: Any, graph: Any, stopped: Any = None) -> dict[str, Any]
     ended without starting (after a failure, or an interrupt) as ``not run``,
     after the steps that ended, so a program reading it sees the whole recipe.
     """
+    from shinobi.steps.result import shown_outputs
+
     data = {
         "recipe": result.name,
         "run_id": result.run_id,
         "status": result.status,
-        "outputs": result.outputs,
+        "outputs": shown_outputs(result.outputs, result.steps),
         "failed_step": result.failed_step,
         "error": result.error,
         "warnings": result.warnings,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import glob
 import os
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 from typing import Any
 
@@ -35,10 +35,14 @@ __all__ = [
     "has_secret",
     "joined_list_problem",
     "mask_secrets",
+    "masked",
     "on_disk_kind",
     "path_uses",
     "render_argv",
     "revealed",
+    "secret_inputs",
+    "secret_texts",
+    "shows_secret",
 ]
 
 
@@ -62,6 +66,7 @@ class Unknown:
 _SEQUENCE = (list, tuple)
 _SET = (set, frozenset)
 _NO_PATH = (Unknown, bool)
+_NUMBER = (int, float)  # bool too
 
 
 def _listed(value: Any) -> Any:
@@ -164,16 +169,65 @@ def mask_secrets(texts: Sequence[str], values: Mapping[str, Any]) -> list[str]:
     line, a wrangler's match): a tool that echoes its URL or arguments must not
     put a token into progress, ``--json`` or the manifest.
     """
-    secrets: list[str] = []
+    secrets = secret_texts(values.values())
+    return [_masked_text(text, secrets) for text in texts]
+
+
+def secret_inputs(values: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The secrets among ``values`` (or an element of a list of them), as the
+    objects they are: a result keeps these, whose ``repr`` shows no secret."""
+    found: list[Any] = []
     for value in values.values():
-        for item in value if isinstance(value, _SEQUENCE) else (value,):
-            if _is_secret(item):
-                secret = revealed(item)
-                secrets.append(os.fsdecode(secret) if isinstance(secret, bytes) else str(secret))
-    shown = list(texts)
-    for secret in sorted((s for s in secrets if s), key=len, reverse=True):  # longest first
-        shown = [text.replace(secret, MASK) for text in shown]
-    return shown
+        found += [item for item in _items(value) if _is_secret(item)]
+    return tuple(found)
+
+
+def secret_texts(secrets: Iterable[Any]) -> list[str]:
+    """The text of every secret among ``secrets`` (or an element of a list of them),
+    longest first: a secret that holds another is masked whole."""
+    texts = {_revealed(item) for value in secrets for item in _items(value) if _is_secret(item)}
+    return sorted((text for text in texts if text), key=len, reverse=True)
+
+
+def masked(value: Any, secrets: Sequence[str]) -> Any:
+    """``value`` as ninja shows or keeps it (progress, ``--json``, the manifest):
+    each of ``secrets`` (from :func:`secret_texts`) in it shown as :data:`MASK`,
+    at any depth of lists and dicts. Another object that shows one (a path)
+    becomes its masked text, as JSON writes it anyway; anything else is
+    ``value`` itself, which the steps downstream are given."""
+    if isinstance(value, str):
+        return _masked_text(value, secrets)
+    if isinstance(value, _SEQUENCE):
+        return [masked(item, secrets) for item in value]
+    if isinstance(value, dict):
+        return {masked(key, secrets): masked(item, secrets) for key, item in value.items()}
+    if value is None or isinstance(value, _NUMBER):
+        return value
+    text = str(value)
+    shown = _masked_text(text, secrets)
+    return value if shown == text else shown
+
+
+def shows_secret(value: Any, secrets: Sequence[str]) -> bool:
+    """Whether ``value`` (as :func:`masked` reads it) holds any of ``secrets``."""
+    if isinstance(value, _SEQUENCE):
+        return any(shows_secret(item, secrets) for item in value)
+    if isinstance(value, dict):
+        return any(shows_secret(k, secrets) or shows_secret(v, secrets) for k, v in value.items())
+    if value is None or isinstance(value, _NUMBER):
+        return False
+    text = str(value)
+    return any(secret in text for secret in secrets)
+
+
+def _items(value: Any) -> Sequence[Any]:
+    return value if isinstance(value, _SEQUENCE) else (value,)
+
+
+def _masked_text(text: str, secrets: Sequence[str]) -> str:
+    for secret in secrets:  # longest first (see secret_texts)
+        text = text.replace(secret, MASK)
+    return text
 
 
 def _is_secret(value: Any) -> bool:

@@ -16,6 +16,8 @@ __all__ = [
     "first_failed",
     "joined_tail",
     "kept_tail",
+    "run_secrets",
+    "shown_outputs",
 ]
 
 StepStatus = Literal["ok", "failed", "skipped", "cached", "cancelled"]
@@ -74,6 +76,10 @@ class StepResult:
     finished: float | None = None
     slices: list[StepResult] | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    #: The secret inputs (``SecretStr``) the step was given, as those objects:
+    #: what ninja masks in its outputs where it shows or keeps them (see
+    #: :func:`shown_outputs`); ``outputs`` itself keeps the real values.
+    secrets: tuple[Any, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -134,3 +140,27 @@ def failing_part(parts: Iterable[StepResult]) -> StepResult | None:
     stopped. Its error is the step's, so its stderr is the excerpt to show."""
     parts = list(parts)
     return first_failed(parts) or next((part for part in parts if not part.ok), None)
+
+
+def run_secrets(steps: Iterable[StepResult]) -> list[str]:
+    """The text of every secret input of ``steps`` (their slices and nested
+    steps too), longest first; for a run with none, one look at each step."""
+    found = [secret for step in every_step(steps) for secret in step.secrets]
+    if not found:
+        return []
+    from shinobi.steps.argv import secret_texts
+
+    return secret_texts(found)
+
+
+def shown_outputs(outputs: dict[str, Any], steps: Iterable[StepResult]) -> dict[str, Any]:
+    """``outputs`` as ninja shows and keeps them (the run's last lines, ``--json``,
+    the manifest): a secret input of ``steps`` that a tool echoed into one is
+    masked. The result's own outputs keep the value, which the next step needs."""
+    secrets = run_secrets(steps)
+    if not secrets:
+        return outputs
+    from shinobi.steps.argv import masked
+
+    shown: dict[str, Any] = masked(outputs, secrets)
+    return shown
