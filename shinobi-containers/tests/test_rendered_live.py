@@ -54,6 +54,24 @@ def wait_until_started(client: subprocess.Popen[bytes], directory: Path) -> None
         time.sleep(0.1)
 
 
+def wait_until_running(engine: str, run_id: str) -> None:
+    """Until the engine itself says the run's container runs.
+
+    The payload may have written its file before podman has recorded the
+    container as started; a SIGTERM in that window kills the client before
+    podman can pass it on (it cannot signal a container it holds as not yet
+    running), and the container runs on. A job script's stop command covers
+    that window (see the next test); this test is about the client passing a
+    signal on, which it does once the engine knows the container runs.
+    """
+    command = [engine, "ps", "--filter", f"label=shinobi.run={run_id}"]
+    command += ["--filter", "status=running", "--format", "{{.Names}}"]
+    deadline = time.monotonic() + 60
+    while not subprocess.run(command, capture_output=True, text=True, timeout=60).stdout.strip():
+        assert time.monotonic() < deadline, f"{engine} never said the container runs"
+        time.sleep(0.1)
+
+
 @pytest.mark.parametrize("engine", OCI_ENGINES)
 def test_a_finished_job_leaves_no_container(engine: str, tmp_path: Path) -> None:
     argv, run_id = rendered(engine, tmp_path, "echo done > ran.txt")
@@ -69,6 +87,7 @@ def test_a_cancelled_job_leaves_no_container(engine: str, tmp_path: Path) -> Non
     client = subprocess.Popen(argv, cwd=tmp_path, start_new_session=True)
     try:
         wait_until_started(client, tmp_path)
+        wait_until_running(engine, run_id)
         client.send_signal(signal.SIGTERM)  # what scancel does to a job's processes
         client.wait(timeout=60)
     finally:
