@@ -7,7 +7,9 @@ The rules, in order (they are documented for users in docs/cabs.md):
 * ``None`` and ``False`` are omitted; ``True`` is the bare flag;
 * a list follows its field's ``list_style``; an empty list is omitted;
   a positional list contributes each element;
-* ``skip`` fields never appear; everything else is ``str(value)``.
+* ``skip`` fields never appear; everything else is ``str(value)``;
+* a relative path that starts with ``-`` (a path-typed field's value) is
+  given as ``./-v``: the same file, which no tool can read as an option.
 
 Nothing here goes through a shell, so spaces, quotes and ``$(...)`` in values
 reach the tool exactly as written.
@@ -67,6 +69,7 @@ _SEQUENCE = (list, tuple)
 _SET = (set, frozenset)
 _NO_PATH = (Unknown, bool)
 _NUMBER = (int, float)  # bool too
+_PATH_LIKE = (str, os.PathLike)
 
 
 def _listed(value: Any) -> Any:
@@ -82,16 +85,17 @@ def render_argv(cab: Cab, values: Mapping[str, Any], *, reveal: bool = False) ->
     is the argv a dry run, a record or a report shows. Only the argv the tool
     is started with, ``reveal``, holds its value.
     """
-    text = _revealed if reveal else _text
+    word = _revealed if reveal else _text
     argv = list(cab.command)
     positionals: list[str] = []
-    for name in fields_of(cab.inputs_model):
+    for name, spec in fields_of(cab.inputs_model).items():
         value = _listed(values.get(name))
         if value is None or value is False:
             continue
         meta = cab.meta(name)
         if meta.skip:
             continue
+        text = _path_word if spec.path_kind or meta.dtype else word
         if meta.positional:
             if isinstance(value, _SEQUENCE):
                 positionals.extend(text(v) for v in value if v is not None)
@@ -125,6 +129,18 @@ def render_argv(cab: Cab, values: Mapping[str, Any], *, reveal: bool = False) ->
             argv.extend([flag, text(value)])
     argv.extend(positionals)
     return argv
+
+
+def _path_word(value: Any) -> str:
+    """A path as its command-line word: one relative path that starts with ``-``
+    given as ``./-v``.
+
+    A file called ``-v`` (or ``-rf``) given as it is would reach the tool as
+    an option, positional or as an option's value (argparse reads ``--in -v``
+    as a missing value); ``./-v`` is the same file and reads as no option.
+    """
+    text = _text(value)
+    return f"./{text}" if text.startswith("-") and isinstance(value, _PATH_LIKE) else text
 
 
 def joined_list_problem(cab: Cab, values: Mapping[str, Any]) -> str | None:
