@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -65,40 +65,28 @@ def test_the_shown_argv_also_has_it_and_the_step_paths_are_unchanged() -> None:
     assert [use.path for use in path_uses(cab(), values, {"out": "o"}, "/w")] == ["/w/-v", "/w/o"]
 
 
-def test_a_file_called_dash_v_is_copied_not_read_as_an_option(tmp_path: Path) -> None:
+def test_a_file_called_dash_v_is_copied_not_read_as_an_option(
+    tmp_path: Path, ninja: Callable[..., Any], recipe_file: Callable[[str], Path]
+) -> None:
+    """cp got ``cp -v copy.txt`` and failed with a missing operand."""
     (tmp_path / "-v").write_text("data\n")
-    (tmp_path / "cp.py").write_text(
-        "from pydantic import BaseModel\n"
-        "from shinobi import Recipe\n"
-        "from shinobi.steps import Cab, File, ParamMeta\n"
-        "class TIn(BaseModel):\n    src: File\n    out: File\n"
-        "class TOut(BaseModel):\n    out: File\n"
-        "cp = Cab(name='cp', command='cp', inputs_model=TIn, outputs_model=TOut,\n"
-        "         field_meta={'src': ParamMeta(positional=True), 'out': ParamMeta(positional=True)})\n"
-        "r = Recipe('copy', TIn, TOut)\n"
-        "r.add_step('c', cp, src=r.inputs.src, out=r.inputs.out)\n"
-        "r.set_output('out', r.outputs.c.out)\n"
+    recipe_file(
+        """
+        from pydantic import BaseModel
+        from shinobi import Recipe
+        from shinobi.steps import Cab, File, ParamMeta
+        class TIn(BaseModel):
+            src: File
+            out: File
+        class TOut(BaseModel):
+            out: File
+        meta = {"src": ParamMeta(positional=True), "out": ParamMeta(positional=True)}
+        cp = Cab(name="cp", command="cp", inputs_model=TIn, outputs_model=TOut, field_meta=meta)
+        r = Recipe("copy", TIn, TOut)
+        r.add_step("c", cp, src=r.inputs.src, out=r.inputs.out)
+        r.set_output("out", r.outputs.c.out)
+        """
     )
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from shinobi.cli.console import main; sys.exit(main())",
-            "run",
-            "cp.py:r",
-            "--src=-v",
-            "--out=-copy.txt",
-            "--no-cache",
-        ],
-        cwd=tmp_path,
-        env={
-            "HOME": str(tmp_path / "home"),
-            "PATH": "/usr/bin:/bin",
-            "PYTHONPATH": ":".join(sys.path),
-        },
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = ninja("run", "recipe.py:r", "--src=-v", "--out=-copy.txt")
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "-copy.txt").read_text() == "data\n"
