@@ -98,36 +98,17 @@ def _without_secrets(argv: Sequence[str], inputs: Mapping[str, Any]) -> list[str
     the run leaves for others to read. A secret inside a list, a mapping or a
     model (``--creds '{"password": "s3cret"}'``) is one too, written as given
     or as JSON escapes it."""
-    secrets: set[str] = set()
-    for value in inputs.values():
-        secrets.update(_secret_texts(value))
-    shown = list(argv)
-    for secret in sorted((s for s in secrets if s), key=len, reverse=True):  # longest first
-        shown = [word.replace(secret, "**********") for word in shown]
+    from shinobi.steps.argv import masked, secret_texts, secrets_within
+
+    texts = secret_texts(secrets_within(list(inputs.values())))
+    spelled = {spelling for text in texts for spelling in _spellings(text)}
+    shown: list[str] = masked(list(argv), sorted(spelled, key=len, reverse=True))
     return shown
 
 
-def _secret_texts(value: Any) -> list[str]:
-    """Every secret within ``value`` (at any depth of lists, sets, mappings and
-    models) as the command line may hold it: its text, and its text inside a
-    JSON string when escaping changes it (a quote, a backslash, non-ASCII)."""
-    from pydantic import BaseModel, SecretBytes, SecretStr
-
-    if isinstance(value, SecretStr):
-        return _spellings(value.get_secret_value())
-    if isinstance(value, SecretBytes):
-        return _spellings(value.get_secret_value().decode("utf-8", "replace"))
-    if isinstance(value, BaseModel):
-        value = dict(value)  # its fields as they are: a secret stays a secret object
-    if isinstance(value, Mapping):
-        value = list(value.values())
-    if isinstance(value, list | tuple | set | frozenset):
-        return [text for item in value for text in _secret_texts(item)]
-    return []
-
-
 def _spellings(secret: str) -> list[str]:
-    """A secret's text, and as a JSON string's body holds it."""
+    """A secret's text, and as a JSON string's body holds it (a quote, a
+    backslash or non-ASCII text is written otherwise there)."""
     return [secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]]
 
 

@@ -44,6 +44,7 @@ __all__ = [
     "revealed",
     "secret_inputs",
     "secret_texts",
+    "secrets_within",
     "shows_secret",
 ]
 
@@ -196,6 +197,21 @@ def secret_inputs(values: Mapping[str, Any]) -> tuple[Any, ...]:
     for value in values.values():
         found += [item for item in _items(value) if _is_secret(item)]
     return tuple(found)
+
+
+def secrets_within(value: Any) -> list[Any]:
+    """Every secret at any depth of ``value``'s lists, sets, mappings and models
+    (a model input's ``SecretStr`` field): for a record of the whole run, where
+    :func:`secret_inputs`' one level, kept cheap for every step, is too shallow."""
+    if _is_secret(value):
+        return [value]
+    if hasattr(value, "__pydantic_fields__"):
+        value = dict(value)  # its fields as they are: a secret stays a secret object
+    if isinstance(value, Mapping):
+        value = list(value.values())
+    if isinstance(value, (*_SEQUENCE, *_SET)):
+        return [secret for item in value for secret in secrets_within(item)]
+    return []
 
 
 def secret_texts(secrets: Iterable[Any]) -> list[str]:
