@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from shinobi.graph import Graph, Node
     from shinobi.resources import Ticket
     from shinobi.session import Session
+    from shinobi.stale_until import Signature
 
 __all__ = ["UNDYING_WAIT", "run_graph"]
 
@@ -198,6 +199,9 @@ class _Wavefront:
         self.turns: dict[int, set[int]] = {}
         self.waiting: _Unit | None = None
         self.verdicts: dict[tuple[str | None, int | None], bool] = {}
+        #: loop -> each path handed to its first cycle -> its signature before the
+        #: loop; see :meth:`note_handed`
+        self.handed_before: dict[str, dict[str, Signature | None]] = {}
         #: Steps already warned about as larger than the whole budget.
         self.oversized: set[int] = set()
         #: Results waiting to be recorded, while :meth:`complete` records others.
@@ -231,6 +235,7 @@ class _Wavefront:
         values = resolve_wiring(node, self.inputs, self.output_of)
         if node.loop is not None and node.iteration == 1:
             self.note_until_before(node.loop)
+            self.note_handed(node.loop)
         if node.guard is not None and self.converged_before(node):
             self.complete(index, self.skipped(node, name))
             return
@@ -325,6 +330,42 @@ class _Wavefront:
             paths = dict.fromkeys(cycles, full)
         self.session.until_before[key] = as_before(paths)
 
+    def note_handed(self, loop: str) -> None:
+        """Note each path handed to ``loop``'s first cycle as it is before the cycle
+        runs, for an until path known only once a step returns it (a pystep's).
+
+        A pystep handed the flag's path (``done="done.flag"``) and returning it
+        is judged as a Cab passing it through is: a flag an earlier run left,
+        not rewritten by a cycle of this run, does not end the loop. Called as
+        each step of the first cycle becomes ready: a path from a step outside
+        the loop still running is noted when it is known; one the first noted
+        keeps its first note; a path from a step of the cycle is the run's own.
+        """
+        from shinobi.graph import output_refs
+        from shinobi.stale_until import signature
+
+        noted = self.handed_before.setdefault(loop, {})
+        for node in self.nodes:
+            if node.loop != loop or node.iteration != 1:
+                continue
+            for raw in node.wiring.values():
+                if any(self.from_cycle_or_unknown(loop, ref) for ref in output_refs(raw)):
+                    continue
+                value = resolve_value(raw, self.inputs, self.output_of)
+                if isinstance(value, str | os.PathLike):
+                    path = self.full_path(value)
+                    if path not in noted:
+                        noted[path] = signature(path)
+
+    def from_cycle_or_unknown(self, loop: str, ref: OutputRef) -> bool:
+        """Whether ``ref`` is an output of ``loop``'s own steps, or not known yet."""
+        index = self.graph.index[ref.step]
+        return self.nodes[index].loop == loop or self.results[index] is None
+
+    def full_path(self, path: str | os.PathLike[str]) -> str:
+        """``path`` made absolute against the run's directory, one spelling per file."""
+        return os.path.normpath(os.path.join(self.session.cwd, os.fspath(path)))
+
     def converged_before(self, node: Node) -> bool:
         """Whether ``node``'s loop had converged before ``node``'s iteration.
 
@@ -359,6 +400,8 @@ class _Wavefront:
         if not os.path.exists(full):
             return False
         before = self.session.until_before.get(f"{self.prefix}{loop}", {}).get(iteration)
+        if before is None:  # a path a step returned: one handed to the loop is judged too
+            before = self.handed_as_before(loop, full)
         if before is None or before[0] != full or until_changed(before):
             return True
         cycle = [
@@ -369,6 +412,13 @@ class _Wavefront:
         return any(  # converged before that cycle, or a cached step of it changed the file
             r.status == "skipped" or r.details.get("until_changed") for r in cycle
         )
+
+    def handed_as_before(self, loop: str, full: str) -> tuple[str, Signature | None] | None:
+        """``full`` with its signature before ``loop``, when it is a path handed to
+        the loop's first cycle (see :meth:`note_handed`)."""
+        noted = self.handed_before.get(loop, {})
+        path = self.full_path(full)
+        return (full, noted[path]) if path in noted else None
 
     def warn_unconverged(self) -> None:
         """Say so when a loop's last iteration ran and did not converge either.

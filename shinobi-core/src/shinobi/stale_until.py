@@ -18,6 +18,11 @@ Looking when the loop starts, not when the run does, is what lets two loops
 of one run share a path: the second one judges the flag against how the first
 left it. They must then run one after the other, so sharing is warned about.
 
+An until path a step only returns (a pystep's) is not known when the loop
+starts, so every path handed to the first cycle is noted too, and a returned
+path that is one of them is judged the same way (see
+``shinobi.scheduler._Wavefront.note_handed``).
+
 Nothing is removed: the until path may be one the loop is handed.
 ``ninja run`` knows the paths from its plan and looks as each loop starts; a
 compiled loop looks in whichever job of its first cycle starts first (see
