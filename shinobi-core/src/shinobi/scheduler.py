@@ -202,6 +202,8 @@ class _Wavefront:
         #: loop -> each path handed to its first cycle -> its signature before the
         #: loop; see :meth:`note_handed`
         self.handed_before: dict[str, dict[str, Signature | None]] = {}
+        #: loop -> the nodes of its first cycle, grouped once (None: not yet)
+        self.first_cycles: dict[str | None, list[Node]] | None = None
         #: Steps already warned about as larger than the whole budget.
         self.oversized: set[int] = set()
         #: Results waiting to be recorded, while :meth:`complete` records others.
@@ -345,9 +347,12 @@ class _Wavefront:
         from shinobi.stale_until import signature
 
         noted = self.handed_before.setdefault(loop, {})
-        for node in self.nodes:
-            if node.loop != loop or node.iteration != 1:
-                continue
+        if self.first_cycles is None:  # one pass over the graph, not one per ready step
+            self.first_cycles = {}
+            for each in self.nodes:
+                if each.iteration == 1:
+                    self.first_cycles.setdefault(each.loop, []).append(each)
+        for node in self.first_cycles.get(loop, ()):
             for raw in node.wiring.values():
                 if any(self.from_cycle_or_unknown(loop, ref) for ref in output_refs(raw)):
                     continue
