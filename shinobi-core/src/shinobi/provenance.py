@@ -29,11 +29,11 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shinobi.file_digests import write_atomically
-from shinobi.json_values import finite, finite_float
+from shinobi.json_values import json_data
 from shinobi.session import safe_name
 from shinobi.steps.result import shown_outputs
 
@@ -67,28 +67,11 @@ def _iso(stamp: float | None) -> str | None:
     return datetime.fromtimestamp(stamp, tz=UTC).isoformat(timespec="milliseconds")
 
 
-_SCALARS = (str, int, float, bool, type(None))
-
-
 def _plain(value: Any) -> Any:
-    """``value`` as JSON data: paths and other objects become strings.
-
-    Exactly what a JSON round trip gives, without one for the common shapes (a
-    step's argv and outputs: strings, numbers, paths, lists and dicts of them),
-    since this runs for every step of a run.
-    """
-    kind = type(value)
-    if kind is float:  # NaN and infinities as strict JSON has them (a manifest is read by programs)
-        return finite_float(value)
-    if kind in _SCALARS:
-        return value
-    if kind is list or kind is tuple:
-        return [_plain(item) for item in value]
-    if kind is dict and all(type(key) is str for key in value):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, PurePath):
-        return os.fspath(value)
-    return finite(json.loads(json.dumps(value, default=_json_default)))
+    """``value`` as JSON data (:func:`shinobi.json_values.json_data`): a model
+    input as its JSON dump and a set as a sorted list, so the manifest's inputs
+    can be fed back to the recipe, as ``--json`` writes them."""
+    return json_data(value)
 
 
 def _without_secrets(argv: Sequence[str], inputs: Mapping[str, Any]) -> list[str]:
@@ -133,10 +116,6 @@ def render_manifest(document: Mapping[str, Any]) -> bytes:
         return compact(value)
 
     return (block(dict(document), 0) + "\n").encode()
-
-
-def _json_default(value: Any) -> Any:
-    return os.fspath(value) if isinstance(value, os.PathLike) else str(value)
 
 
 def allowed_environment(

@@ -38,14 +38,14 @@ def emit(text: str) -> None:
 
 
 def json_document(data: Any) -> str:
-    """``data`` as strict JSON, for a document a program parses (see
-    :mod:`shinobi.json_values`); anything else JSON has no type for is written
-    as its ``str()``."""
+    """``data`` as strict JSON data, for a document a program parses, converted
+    as the manifest's values are (see :mod:`shinobi.json_values`): a model as its
+    JSON dump, a set as a sorted list."""
     import json
 
-    from shinobi.json_values import finite
+    from shinobi.json_values import json_data
 
-    return json.dumps(finite(data), indent=2, default=str, allow_nan=False)
+    return json.dumps(json_data(data), indent=2, default=str, allow_nan=False)
 
 
 def _flush(*streams: Any) -> None:

@@ -106,6 +106,14 @@ def _e(value: Any) -> str:
     return html.escape(_visible("" if value is None else str(value)), quote=True)
 
 
+def _as_json(value: Any) -> str:
+    """An input as the manifest holds it, as JSON text (a model as an object, a set
+    as a list): what ``--name`` takes back. A string is shown as itself."""
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
 def _href(base: str, path: str) -> str:
     """A link to ``path`` (inside the folder ``base`` leads to), for an ``href`` attribute.
 
@@ -240,7 +248,8 @@ def _summary(manifest: Mapping[str, Any], state: str, disk: OnDisk) -> str:
     body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
     inputs = manifest.get("inputs") or {}
     input_rows = "".join(
-        f"<tr><th>{_e(k)}</th><td><code>{_e(v)}</code></td></tr>" for k, v in inputs.items()
+        f"<tr><th>{_e(k)}</th><td><code>{_e(_as_json(v))}</code></td></tr>"
+        for k, v in inputs.items()
     )
     title = _e(recipe.get("name"))
     return f"<h1>Recipe {title}</h1><table>{body}</table>" + (
