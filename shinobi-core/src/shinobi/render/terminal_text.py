@@ -1,13 +1,17 @@
-"""Text a tool wrote, made safe to echo on the user's terminal.
+"""Text a tool wrote, made safe to echo in ninja's own lines.
 
 ninja echoes what a failed step printed last, and what a tool's own output
-said (wrangled errors and warnings). A tool's output may hold terminal
-control sequences: set the window title (OSC), clear the screen, move the
-cursor, or worse on some terminals. Echoed verbatim they act on the user's
-terminal instead of being read. Colours (SGR: ``ESC [ ... m``) are kept, as
-tools use them to mark errors; every other escape sequence and control
-character but the tab is removed. The step's log files keep the bytes as
-written.
+said (wrangled errors and warnings), in its progress lines and its final
+``ninja: error:`` line. A tool's output may hold terminal control sequences:
+set the window title (OSC), clear the screen, move the cursor, or worse on
+some terminals. Echoed verbatim they act on the user's terminal (and garble
+the live view, whose redraw counts lines) instead of being read. Every escape
+sequence is removed, colours (SGR) too: a colour the tool left on would run
+into ninja's next lines, ``NO_COLOR`` would not hold, and a pipe and a
+terminal would show different text. A line break becomes a space (the line
+is one of ninja's); other control characters but the tab are removed. The
+step's log files, which ``ninja logs`` prints, keep the bytes as written, and
+``--json`` and the manifest keep the text as data (JSON escapes it).
 """
 
 from __future__ import annotations
@@ -17,24 +21,24 @@ import re
 __all__ = ["columns", "for_terminal", "padded"]
 
 _SEQUENCE = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: kept only when it sets colours (final "m")
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, clearing
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC (a title, a hyperlink, a clipboard write)
     r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC strings
     r"|\x1b[ -/]*[0-~]?"  # any other escape
-    r"|[\x00-\x08\x0a-\x1f\x7f-\x9f]"  # C0 (but tab), DEL, C1
+    r"|[\x00-\x08\x0e-\x1f\x7f-\x9f]"  # C0 (but tab and line breaks), DEL, C1
 )
-
-
-def _kept(match: re.Match[str]) -> str:
-    text = match.group()
-    return text if text.startswith("\x1b[") and text.endswith("m") else ""
+_BREAKS = re.compile(r"[\n\v\f\r]+")
 
 
 def for_terminal(text: str) -> str:
-    """``text`` (one line) without what would act on a terminal, colours kept."""
+    """``text`` as one line of ninja's, without what would act on a terminal.
+
+    The one helper for a tool's text in ninja's own lines (progress, the final
+    error), so they say the same in a pipe, on a terminal and with ``NO_COLOR``.
+    """
     if text.isprintable():  # nearly every line: no work
         return text
-    return _SEQUENCE.sub(_kept, text)
+    return _BREAKS.sub(" ", _SEQUENCE.sub("", text))
 
 
 #: Characters that may not take exactly one column: all but Latin (to U+02FF),
