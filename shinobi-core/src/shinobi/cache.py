@@ -512,6 +512,22 @@ class StepCache:
             return
         result.details["cache_key"] = key
 
+    def forget(self, key: str) -> None:
+        """Remove the entry stored under ``key``, if any: a result taken back after
+        it was stored (see :mod:`shinobi.stop_window`). One that cannot be removed
+        is warned about, since the next run would replay it."""
+        try:
+            os.unlink(self._entry_path(key))
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            if self.on_refused is not None:
+                self.on_refused(
+                    f"the step cache entry {self._entry_path(key)} could not be removed"
+                    f" ({exc.strerror or exc}): remove it, or the next run replays a"
+                    " result this run did not trust"
+                )
+
     def close(self) -> None:
         """Persist the digest memo; called once at the end of a run."""
         with contextlib.suppress(OSError):

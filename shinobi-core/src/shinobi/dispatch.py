@@ -8,6 +8,7 @@ a :class:`BackendRun` is wrangled into a :class:`StepResult`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,7 @@ from shinobi.steps.outputs import (
 )
 from shinobi.steps.result import StepResult
 from shinobi.steps.types import field_values, fields_of, output_problem
+from shinobi.stop_window import undo_run
 from shinobi.untouched_outputs import existing_outputs, untouched
 
 if TYPE_CHECKING:
@@ -257,6 +259,12 @@ def run_cab(
     if cache is not None and key is not None and result.status == "ok" and not (stale or echoed):
         limits = applied_limits(backend, invocation)
         cache.store(key, result, invocation, cab, session.control.stopping, limits)
+    if result.status == "ok":  # a stop right after may take it back (see shinobi.stop_window)
+        inputs = fields_of(cab.inputs_model)
+        undo = functools.partial(
+            undo_run, session, result, invocation, inputs, before, started, not elsewhere
+        )
+        session.recent.note(name, finished, undo, session.control.stop_requested_at)
     return result
 
 

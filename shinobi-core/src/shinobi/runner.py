@@ -451,6 +451,24 @@ def _close_records(records: Records, result: RecipeResult, session: Session) -> 
         result.warnings = list(session.warnings)
 
 
+def _close_stopped(records: Records, result: RecipeResult, session: Session) -> int | None:
+    """Finalise the run's records once what a stop takes back is taken back: a
+    tool's exit 0 just before the signal (see :mod:`shinobi.stop_window`).
+    Returns the signal that came before they were written, if one did; one
+    that comes while they are written finds the run ended, but what it takes
+    back (the step cache would replay it) is, and the records are written again."""
+    from shinobi.stop_window import recall_recent
+
+    stopped = session.interrupted
+    if stopped is not None:
+        recall_recent(session, result)
+    result.warnings = list(session.warnings)
+    _close_records(records, result, session)
+    if stopped is None and session.interrupted is not None and recall_recent(session, result):
+        _close_records(records, result, session)
+    return stopped
+
+
 def run_prepared(
     graph: Graph,
     values: dict[str, Any],
@@ -515,10 +533,8 @@ def run_prepared(
                     ended = "interrupted"
                 records.abort(exc)
                 raise
-            result.warnings = list(session.warnings)
             result.run_id = session.run_id
-            stopped = session.interrupted  # a signal during the writing: the run had ended
-            _close_records(records, result, session)
+            stopped = _close_stopped(records, result, session)
             ended = result.status
             if stopped is not None:
                 from shinobi.teardown import interrupted_state

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from shinobi.backends.base import Backend, Invocation, RunControl
+from shinobi.stop_window import RecentRuns
 
 if TYPE_CHECKING:
     from shinobi.config import AppConfig
@@ -134,6 +135,8 @@ class Session:
     #: one's text as a plain value (a tool upstream echoed it into an output)
     #: has it masked too (see :func:`shinobi.dispatch.step_secrets`).
     secrets: tuple[Any, ...] = field(default=(), init=False, repr=False)
+    #: The tools' runs that ended ``ok`` lately: a stop right after takes them back.
+    recent: RecentRuns = field(default_factory=RecentRuns, init=False, repr=False)
 
     def __post_init__(self) -> None:
         from shinobi.resources import Budget

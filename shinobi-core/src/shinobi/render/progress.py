@@ -83,6 +83,8 @@ class LiveProgress(PlainProgress):
         super().__init__(stream, total)
         self.running: dict[str, float] = {}
         self.counts = {"done": 0, "failed": 0, "skipped": 0, "cancelled": 0}
+        #: what each step finished was counted as
+        self.counted: dict[str, str] = {}
         #: the steps (slices folded into theirs) that have started or finished
         self.seen: set[str] = set()
         self.drawn = 0
@@ -138,6 +140,10 @@ class LiveProgress(PlainProgress):
                 self.seen.add(_SLICE_INDEX.sub("", result.name))
                 key = result.status if result.status in self.counts else "done"
                 self.counts[key] += 1  # a cancelled step did not fail: the run was stopped
+                before = self.counted.get(result.name)
+                if before is not None:  # said again (an ok a stop took back): counted once
+                    self.counts[before] -= 1
+                self.counted[result.name] = key
         super().step_finished(result)
 
     def close(self) -> None:
