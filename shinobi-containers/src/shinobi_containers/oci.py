@@ -93,8 +93,17 @@ class OciBackend(ContainerBackend):
 
     def image_reference(self, invocation: Invocation) -> str:
         """The image as named, refused before any step runs where docker and podman
-        could only fail on it (with "invalid reference format" and no fix)."""
+        could only fail on it (with "invalid reference format" and no fix), or would
+        take it for one of their own options (a name starting with ``-``)."""
         image = super().image_reference(invocation)
+        if image.startswith("-"):
+            # before the command on `run`'s line, it was read as an option: `--help`
+            # printed usage and exited 0, and the step passed having run nothing
+            raise ContainerRefused(
+                f"step {invocation.step!r}: image {image!r} starts with '-', which {self.name}"
+                f" would read as an option of `{self.name} run`, not as the image; name an"
+                f" image {self.name} has (`{self.name} images`)"
+            )
         if image.endswith((".sif", ".simg")) or image.startswith(("/", "./", "../")):
             raise ContainerRefused(
                 f"step {invocation.step!r}: image {image!r} names a file (a SIF image?), which"
