@@ -46,12 +46,15 @@ Two designs were weighed:
   about the script itself does not.
 
 "The script" is ``argv[0]`` when written as a path, and, when ``argv[0]`` is
-an interpreter (``python3``, ``bash``, ``perl``, ... possibly behind ``env``),
+an interpreter (``python3``, ``bash``, ``perl``, ...),
 its first argument that is not an option nor an option's value (python's
 ``-W ignore``, the shells' ``-o pipefail``; ``-eu`` is two flags), unless an
 option such as ``-c`` or ``-m`` says the program comes from elsewhere. When
 both the interpreter and its script are unseen, a failure naming the script is
-blamed on the script: a shell that cannot open it names itself too.
+blamed on the script: a shell that cannot open it names itself too. Common
+wrappers in front (``env``, ``timeout``, ``nice``, ``stdbuf``, ``nohup``,
+``time``, ``busybox``) are looked through first: natively ``timeout 30 sh
+tools/x.sh`` runs the script, so the container must see it too.
 """
 
 from __future__ import annotations
@@ -175,15 +178,74 @@ class Script:
     installed: bool = False
 
 
-def _unwrap_env(argv: Sequence[str]) -> list[str]:
-    """The command behind ``env [OPTION...] [NAME=VALUE...]``, or ``argv`` itself."""
+@dataclass(frozen=True, slots=True)
+class _Wrapper:
+    """How a program that runs another (``timeout 30 CMD``) reads the words before it.
+
+    ``value``: short options taking a value, glued (``-n5``) or the next word;
+    ``long_value``: long options taking the next word when written without ``=``;
+    ``operands``: words before the command that are no option (timeout's
+    DURATION); ``assignments``: ``NAME=VALUE`` words may come first (env);
+    ``lost``: options after which the command cannot be read from here (env's
+    ``-C DIR`` runs it in another directory, ``-S`` splits one word into many).
+    """
+
+    value: str = ""
+    long_value: frozenset[str] = frozenset()
+    operands: int = 0
+    assignments: bool = False
+    lost: frozenset[str] = frozenset()
+
+
+#: The common wrappers, from their manuals (GNU coreutils and busybox agree on these).
+_WRAPPERS = {
+    "env": _Wrapper(
+        value="uCS",
+        long_value=frozenset({"--unset", "--chdir", "--split-string"}),
+        assignments=True,
+        lost=frozenset({"-C", "-S", "--chdir", "--split-string"}),
+    ),
+    "timeout": _Wrapper(value="sk", long_value=frozenset({"--signal", "--kill-after"}), operands=1),
+    "nice": _Wrapper(value="n", long_value=frozenset({"--adjustment"})),
+    "stdbuf": _Wrapper(value="ioe", long_value=frozenset({"--input", "--output", "--error"})),
+    "nohup": _Wrapper(),
+    "time": _Wrapper(value="fo", long_value=frozenset({"--format", "--output"})),
+    "busybox": _Wrapper(),  # busybox APPLET ...: the applet is the command
+}
+
+
+def _unwrap(argv: Sequence[str]) -> list[str]:
+    """The command behind the wrappers ``argv`` starts with (``timeout 30``, ``nice -n
+    5``, ``env X=1``, ...), or ``argv`` itself; empty when a wrapper's options leave
+    the command unknown (``env -C DIR``)."""
     words = list(argv)
-    if not words or os.path.basename(words[0]) != "env":
-        return words
-    rest = words[1:]
-    while rest and (rest[0].startswith("-") or "=" in rest[0]):
-        rest = rest[1:]
-    return rest
+    while words and os.path.basename(words[0]) in _WRAPPERS:
+        words = _behind(words[1:], _WRAPPERS[os.path.basename(words[0])])
+    return words
+
+
+def _behind(rest: list[str], wrapper: _Wrapper) -> list[str]:
+    """The words after one wrapper's options, assignments and operands."""
+    while rest:
+        word = rest[0]
+        if word == "--":
+            rest = rest[1:]
+            break
+        if word.startswith("-") and len(word) > 1:
+            option = word.split("=", 1)[0] if word.startswith("--") else word[:2]
+            if option in wrapper.lost:
+                return []
+            takes_next = (
+                option in wrapper.long_value and "=" not in word
+                if word.startswith("--")
+                else word[1] in wrapper.value and len(word) == 2
+            )
+            rest = rest[2:] if takes_next else rest[1:]
+        elif wrapper.assignments and ("=" in word or word == "-"):  # env's `-` is its -i
+            rest = rest[1:]
+        else:
+            break
+    return rest[wrapper.operands :]
 
 
 def _cluster(letters: str, options: _Options) -> str:
@@ -230,7 +292,7 @@ def command_scripts(argv: Sequence[str], cwd: str) -> list[tuple[str, str]]:
     """The files ``argv`` runs, as (the word naming it, its absolute path):
     ``argv[0]`` when written as a path, and an interpreter's script argument
     (see the module docstring)."""
-    words = _unwrap_env(argv)
+    words = _unwrap(argv)
     if not words:
         return []
     found = []
@@ -345,7 +407,7 @@ def unseen_script_reason(
     """
     if returncode not in _NOT_STARTED and not engine_failed:
         return None
-    program = _unwrap_env(argv)[:1]
+    program = _unwrap(argv)[:1]
     for word, path in _script_first(command_scripts(argv, cwd), program):
         script = _describe_script(word, path, host)
         if script is None or _mount_for(script, mounts) is None:
@@ -383,7 +445,7 @@ def _interpreter_reason(
     names is not in the image (a host venv's python, or a ``\\r`` from Windows
     line ends). The runtimes say "no such file" of the script itself, or (apptainer)
     blame a shared library, and the script is right there."""
-    words = _unwrap_env(argv)
+    words = _unwrap(argv)
     if not words or "/" not in words[0]:
         return None
     said = stderr.lower()
