@@ -112,15 +112,15 @@ class ApptainerBackend(ContainerBackend):
         ``--contain``; None when the file cannot be read."""
         return configured_binds(self.binary)
 
-    def prepare(self, invocations: list[Invocation]) -> list[str]:
-        warnings = super().prepare(invocations)
-        if invocations and self.options.network is not None:
-            warnings.append(
-                f"backend.{self.name}.network = {self.options.network!r} does nothing here:"
-                f" {self.name} steps share the host's network (it is a docker/podman"
-                " setting); drop it, or run these steps on docker or podman"
-            )
-        return warnings
+    def idle_settings(self) -> list[str]:
+        """``network`` is docker's and podman's: apptainer steps share the host's."""
+        if self.options.network is None:
+            return []
+        return [
+            f"backend.{self.name}.network = {self.options.network!r} does nothing here:"
+            f" {self.name} steps share the host's network (it is a docker/podman"
+            " setting); drop it, or run these steps on docker or podman"
+        ]
 
     def image_reference(self, invocation: Invocation) -> str:
         """A local file as an absolute path, a URI as is, any other name from a registry.

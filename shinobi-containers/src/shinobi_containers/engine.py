@@ -139,7 +139,11 @@ class ContainerBackend(Backend):
         impostor = self._not_the_engine()
         if impostor is not None:
             return Availability(False, impostor)
-        return self.check_engine()
+        status = self.check_engine()
+        idle = self.idle_settings()
+        if not status.usable or not idle:
+            return status
+        return Availability(True, "; ".join([status.detail, *(f"warning: {w}" for w in idle)]))
 
     def version_lines(self) -> list[str] | None:
         """What ``BINARY --version`` prints, line by line (None: it did not answer)."""
@@ -209,11 +213,16 @@ class ContainerBackend(Backend):
                     raise SettingsInvalid(said) from None
                 raise
         self._refuse_imageless(invocations)
-        warnings: list[str] = []
+        warnings: list[str] = self.idle_settings() if invocations else []
         for invocation in invocations:
             # planned before any step has run: an input an earlier step makes is not there yet
             warnings += self._new_warnings(self.spec(invocation, pin=False, ahead=True))
         return warnings
+
+    def idle_settings(self) -> list[str]:
+        """A warning for each setting given that this engine ignores (another engine's
+        key): said once a run plans its steps, and by ``ninja backends``/``doctor``."""
+        return []
 
     def _refuse_imageless(self, invocations: Sequence[Invocation]) -> None:
         """Refuse every step that names no image in one message: naming the first

@@ -66,6 +66,18 @@ class OciBackend(ContainerBackend):
         argv += self.options.run_flags
         return [*argv, spec.image, *invocation.argv]
 
+    def idle_settings(self) -> list[str]:
+        """``memory_stall_timeout`` is apptainer's: the watch follows the client's
+        descendants, and docker and podman run the payload outside them."""
+        if "memory_stall_timeout" not in self.settings:
+            return []
+        value = self.settings["memory_stall_timeout"]
+        return [
+            f"backend.{self.name}.memory_stall_timeout = {value!r} does nothing here:"
+            f" {self.name} runs its containers outside ninja's process tree, where it"
+            " cannot watch them (it is an apptainer/singularity setting); drop it"
+        ]
+
     def render_for_job(self, invocation: Invocation) -> Rendered:
         """The run as a command that stands on its own: what a compiled job runs.
 
