@@ -82,8 +82,9 @@ def signal_name(number: int) -> str:
 
 
 #: Lines a container engine prints on every run whatever the tool does (docker on
-#: a host without IPv4 forwarding): never a failed tool's last word, whether the
-#: step ran under a container backend or in a compiled job that wraps one.
+#: a host without IPv4 forwarding): never a failed tool's last word in a compiled
+#: job that wraps one (a container backend takes them out of the tool's stderr
+#: itself: ``BackendRun.engine_stderr``).
 _ENGINE_BANNERS = re.compile(r"^WARNING: IPv4 forwarding is disabled\. Networking will not work\.$")
 
 

@@ -45,6 +45,8 @@ def result_of_run(
         finished=finished,
         details=dict(run.details),
     )
+    if run.engine_stderr:  # kept apart: not the tool's, yet it may say why it failed
+        result.details["engine_stderr"] = kept_tail(run.engine_stderr)
     if run.undying:
         result.details["undying"] = list(run.undying)
     return result

@@ -84,6 +84,14 @@ class BackendRun:
     natively. An output named outside them (a wrangled path, a pystep's
     return) was written where the host cannot see it, and core fails the
     step rather than hand on whatever file the host has at that path.
+
+    ``stderr`` is what the tool printed. A backend that runs the tool through
+    another program's client (a container engine) leaves out the lines that
+    client printed of its own accord on a run that went well (docker's
+    "IPv4 forwarding is disabled" warning) and gives them as ``engine_stderr``:
+    the cab's wranglers and the tail a result keeps are the tool's alone, and
+    the step's record keeps the engine's apart. The stderr log file holds both,
+    as they arrived.
     """
 
     returncode: int
@@ -96,6 +104,7 @@ class BackendRun:
     undying: tuple[int, ...] = ()
     details: dict[str, Any] = field(default_factory=dict)
     visible: tuple[str, ...] | None = None
+    engine_stderr: str = ""
 
 
 @dataclass(frozen=True, slots=True)

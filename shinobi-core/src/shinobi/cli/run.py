@@ -160,6 +160,8 @@ def _run(
         if excerpt.strip() and not as_json:
             tail = excerpt.strip().splitlines()[-10:]
             sys.stderr.write("".join(f"  | {for_terminal(line)}\n" for line in tail))
+        if failed is not None and not as_json:
+            sys.stderr.write(_engine_said(failed))
         error = for_terminal(str(result.error))  # it may quote the tool's own output
         if result.failed_step is None:  # every step ran; the recipe's outputs did not hold
             raise StepFailed(error)
@@ -174,6 +176,20 @@ def _own_stderr(step: Any) -> str:
 
     part = failing_part(step.slices or step.details.get("steps") or ())
     return _own_stderr(part) if part is not None else str(step.stderr)
+
+
+def _engine_said(step: Any) -> str:
+    """What the failed step's container engine printed of its own (a warning that
+    networking will not work, say), which may be why the tool failed: apart from
+    the tool's lines, each marked with the engine's name (see ``BackendRun.engine_stderr``)."""
+    from shinobi.render.terminal_text import for_terminal
+    from shinobi.steps.result import failing_part
+
+    part = failing_part(step.slices or step.details.get("steps") or ())
+    if part is not None:
+        return _engine_said(part)
+    said = str(step.details.get("engine_stderr") or "").strip().splitlines()[-5:]
+    return "".join(f"  {step.backend}: {for_terminal(line)}\n" for line in said if line.strip())
 
 
 def _print(text: str, document: bool = False) -> None:
