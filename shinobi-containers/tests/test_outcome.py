@@ -8,6 +8,7 @@ import pytest
 
 from shinobi.backends.base import BackendRun
 from shinobi.failures import describe_failure
+from shinobi_containers.engine_lines import DOCKER_LINES, split_engine_lines
 from shinobi_containers.limits import LimitFlags
 from shinobi_containers.outcome import interpret_run
 
@@ -311,5 +312,8 @@ BANNER = "WARNING: IPv4 forwarding is disabled. Networking will not work.\n"
     ],
 )
 def test_docker_s_banner_is_never_the_tool_s_last_word(stderr: str, said: str) -> None:
-    run = engine_exit("docker", 3, stderr)
+    """The backend takes the banner out of the tool's stderr before reading the exit."""
+    tool, engine = split_engine_lines(stderr, DOCKER_LINES)
+    assert engine == BANNER
+    run = engine_exit("docker", 3, tool)
     assert describe_failure(run) == said

@@ -23,6 +23,7 @@ from shinobi_containers.cgroups import PROBE_COMMAND, CgroupReach, apptainer_rea
 from shinobi_containers.cli import CliAnswer, call
 from shinobi_containers.digest import sif_digest
 from shinobi_containers.engine import CHECK_TIMEOUT, ContainerBackend, ContainerSpec
+from shinobi_containers.engine_lines import APPTAINER_LINES
 from shinobi_containers.errors import ImageUnavailable
 from shinobi_containers.mounts import mount_option
 from shinobi_containers.oom import OomWatch
@@ -80,6 +81,7 @@ class ApptainerBackend(ContainerBackend):
 
     name = "apptainer"
     version_words: ClassVar[tuple[str, ...]] = ("apptainer",)
+    engine_lines = APPTAINER_LINES
     engine_error_codes: ClassVar[frozenset[int]] = frozenset({255})
     environment_prefix: ClassVar[str] = "APPTAINERENV_"
     own_shm = True  # --contain: "Skipping /dev/shm bind mount: already mounted"

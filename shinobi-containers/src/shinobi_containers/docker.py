@@ -8,6 +8,7 @@ from shinobi.backends.base import Availability, BackendRun
 from shinobi_containers.cgroups import CgroupReach, docker_reach
 from shinobi_containers.cli import call
 from shinobi_containers.engine import CHECK_TIMEOUT, ContainerSpec
+from shinobi_containers.engine_lines import DOCKER_LINES
 from shinobi_containers.errors import EngineUnreachable
 from shinobi_containers.oci import REMOVE_TIMEOUT, OciBackend
 from shinobi_containers.oom import OomWatch
@@ -20,6 +21,7 @@ class DockerBackend(OciBackend):
 
     name = "docker"
     version_words: ClassVar[tuple[str, ...]] = ("docker",)
+    engine_lines = DOCKER_LINES
 
     def reach_daemon(self) -> None:
         answer = call([self.binary, "version", "--format", "{{.Server.Version}}"], CHECK_TIMEOUT)

@@ -33,6 +33,7 @@ from shinobi.backends.base import (
 from shinobi.backends.process import run_process
 from shinobi_containers.cgroups import UNPROBED, CgroupReach
 from shinobi_containers.cli import TIMED_OUT, call
+from shinobi_containers.engine_lines import split_engine_lines
 from shinobi_containers.errors import (
     ContainerRefused,
     ContainerStopFailed,
@@ -106,6 +107,9 @@ class ContainerBackend(Backend):
     #: The engine takes a limit it cannot apply and runs the container without it
     #: (rootless podman on cgroup v1), where others refuse to start it.
     ignores_unenforceable_limits: ClassVar[bool] = False
+    #: The lines the engine's client prints of its own accord before or after the
+    #: payload's (see :mod:`~shinobi_containers.engine_lines`); None: it prints none.
+    engine_lines: ClassVar[re.Pattern[str] | None] = None
     settings_keys = SETTINGS_KEYS
 
     @classmethod
@@ -289,6 +293,7 @@ class ContainerBackend(Backend):
                 outputs=invocation.paths,
                 started=stall.start if stall is not None else None,
             )
+            run = self._tool_stderr(run)
             try:
                 oom_killed = None if run.cancelled else self.oom_killed(name, spec, run, watch)
                 engine_failed = not run.cancelled and self._engine_failed(name, run)
@@ -334,6 +339,14 @@ class ContainerBackend(Backend):
         if spec.digest is not None:
             result.details["image_digest"] = spec.digest
         return result
+
+    def _tool_stderr(self, run: BackendRun) -> BackendRun:
+        """``run`` with its engine's own lines moved from ``stderr`` to
+        ``engine_stderr``: wranglers read the tool's output, not the engine's."""
+        tool, engine = split_engine_lines(run.stderr, self.engine_lines)
+        if engine:
+            run.stderr, run.engine_stderr = tool, engine
+        return run
 
     def more_binds(self) -> tuple[str, ...] | None:
         """Host paths the step sees beyond ninja's own mounts, or None when ninja

@@ -17,7 +17,6 @@ import re
 import signal
 
 from shinobi.backends.base import BackendRun
-from shinobi.failures import is_engine_banner
 from shinobi.resources import format_size
 from shinobi_containers.limits import LimitFlags
 
@@ -223,27 +222,9 @@ def interpret_run(
             reason=f"killed by SIGKILL (signal 9), not by its {engine} --memory limit:"
             " no out-of-memory kill was recorded for it, so something else killed it",
         )
-    if signum is None and code != 0 and _ends_with_banner(run.stderr):
-        # the engine's own banner last on stderr would be taken for the tool's word
-        tail = _last_tool_line(run.stderr) or _last_tool_line(run.stdout)
-        return dataclasses.replace(
-            run, reason=f"exited with code {code}" + (f": {tail}" if tail else "")
-        )
+    # the engine's own warnings were taken out of run.stderr before (see
+    # shinobi_containers.engine_lines): its last line is the tool's word
     return dataclasses.replace(run, signal=signum)
-
-
-def _lines(text: str) -> list[str]:
-    return [line.strip() for line in text.splitlines() if line.strip()]
-
-
-def _ends_with_banner(text: str) -> bool:
-    lines = _lines(text)
-    return bool(lines) and is_engine_banner(lines[-1])
-
-
-def _last_tool_line(text: str) -> str | None:
-    """The last line of ``text`` that is not an engine banner (cut to 300 characters)."""
-    return next((line[:300] for line in reversed(_lines(text)) if not is_engine_banner(line)), None)
 
 
 #: Lines an engine prints around its real complaint, which say nothing about it.

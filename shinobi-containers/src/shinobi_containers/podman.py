@@ -19,6 +19,7 @@ from shinobi.backends.base import Availability, BackendRun, Invocation
 from shinobi_containers.cgroups import CgroupReach, podman_reach
 from shinobi_containers.cli import call
 from shinobi_containers.engine import CHECK_TIMEOUT, ContainerSpec
+from shinobi_containers.engine_lines import PODMAN_LINES
 from shinobi_containers.oci import REMOVE_TIMEOUT, OciBackend
 from shinobi_containers.oom import OomWatch
 
@@ -64,6 +65,7 @@ class PodmanBackend(OciBackend):
 
     name = "podman"
     version_words: ClassVar[tuple[str, ...]] = ("podman",)
+    engine_lines = PODMAN_LINES
     remove_command: ClassVar[tuple[str, ...]] = ("rm", "-f", "-t", "0")
 
     def check_engine(self) -> Availability:
