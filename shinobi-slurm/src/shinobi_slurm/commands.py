@@ -69,6 +69,9 @@ CHECK_CONTROLLER = "check that slurmctld runs (`sinfo` answers)"
 #: ... and when it was the accounting database that did not answer sacct.
 CHECK_ACCOUNTING = "check that slurmdbd runs (`sacctmgr show cluster` answers)"
 
+#: The tools that ask the accounting database (slurmdbd), not the controller.
+_ASKS_ACCOUNTING = frozenset({"sacct", "sacctmgr"})
+
 #: Phrases of the accounting database (slurmdbd) not answering.
 _ACCOUNTING = ("problem talking to the database", "slurmdbd")
 
@@ -197,9 +200,12 @@ class SlurmCommands:
                 " [backend.slurm] command_prefix to reach one (e.g. 'ssh login01')"
             ) from None
         except subprocess.TimeoutExpired:
+            # sacct asks the accounting daemon, not the controller (sinfo may answer fine)
+            daemon = "slurmdbd" if tool in _ASKS_ACCOUNTING else "slurmctld"
             raise SlurmError(
-                f"{tool} did not answer within {self.timeout:g} s (is slurmctld up?)",
+                f"{tool} did not answer within {self.timeout:g} s (is {daemon} up?)",
                 transient=True,
+                check=CHECK_ACCOUNTING if daemon == "slurmdbd" else CHECK_CONTROLLER,
             ) from None
         if done.returncode == _SSH_FAILED and self.remote_shell:
             raise self._hop_failed(_last_line(done.stderr) or "ssh exited 255")
