@@ -11,6 +11,9 @@ An outage of slurmctld or slurmdbd is waited out, with one warning when it
 starts and one when it ends: the jobs keep running on the cluster whether
 or not we can ask about them, so failing the run would be wrong. Only an
 outage longer than ``outage_limit`` seconds ends the wait with an error.
+A job accounting does not list yet is asked of the controller's queue,
+which keeps an ended job's final state for ``MinJobAge``: a job that ended
+is reported as it ended, with the controller's record.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dataclasses import dataclass, field
 
 from shinobi_slurm.commands import SlurmCommands, SlurmError
 from shinobi_slurm.queue import query_queue
-from shinobi_slurm.sacct import JobRecord, controller_record, query_jobs
+from shinobi_slurm.sacct import FINAL_STATES, JobRecord, controller_record, query_jobs
 
 __all__ = ["JobWatch", "PollTuning", "SacctPoller", "shared_poller"]
 
@@ -176,8 +179,13 @@ class SacctPoller:
             if not watches:
                 continue
             if record is None:
+                said = queued.get(job_id)
+                if said is not None and said.state in FINAL_STATES:
+                    self._finish(job_id, watches, self._ended(job_id, said))
+                    changed = True
+                    continue
                 for watch in watches:  # what the queue says, until accounting lists the job
-                    watch.latest = queued.get(job_id, watch.latest)
+                    watch.latest = said or watch.latest
                 if now - watches[0].since > self.tuning.missing_limit:
                     self._missing(job_id, watches)
                 continue
@@ -208,6 +216,20 @@ class SacctPoller:
         records, _ = query_queue(self.commands, missing)
         return {job_id: group[-1] for job_id, group in records.items() if group}
 
+    def _ended(self, job_id: str, queued: JobRecord) -> JobRecord:
+        """The record of a job the queue says has ended: the controller's (``scontrol``:
+        one call, once per job, for its exit code), else the queue's own, which does
+        not say how a job that did not complete exited."""
+        said = controller_record(self.commands, job_id)
+        return said if said is not None and said.final else queued
+
+    def _finish(self, job_id: str, watches: list[JobWatch], record: JobRecord) -> None:
+        with self._lock:
+            self._watches.pop(job_id, None)
+        for watch in watches:
+            watch.latest = watch.record = record
+            watch.done.set()
+
     def _missing(self, job_id: str, watches: list[JobWatch]) -> None:
         """sacct has never listed the job: ask squeue, then slurmctld, before giving up."""
         try:
@@ -219,13 +241,11 @@ class SacctPoller:
             for watch in watches:
                 watch.since = self.clock()
             return
+        if ended is not None:  # ended, and accounting has not heard yet: the controller knows
+            self._finish(job_id, watches, ended)
+            return
         with self._lock:
             self._watches.pop(job_id, None)
-        if ended is not None:  # ended, and accounting has not heard yet: the controller knows
-            for watch in watches:
-                watch.latest = watch.record = ended
-                watch.done.set()
-            return
         for watch in watches:
             watch.error = (
                 f"Slurm has no record of job {job_id} (neither sacct, squeue nor scontrol"

@@ -115,6 +115,9 @@ class JobRecord:
     #: the job's name (``--job-name``); None: not said. A launch's handle names its
     #: jobs by id, and a reused id (controller reset, MaxJobId wrap) is told by it.
     name: str | None = None
+    #: said by the controller's queue (squeue), not by accounting: an ended job's
+    #: exit code (but a COMPLETED one's) and who cancelled it are not known
+    from_queue: bool = False
 
     @property
     def pending_tasks(self) -> int:
@@ -123,7 +126,11 @@ class JobRecord:
 
     @property
     def final(self) -> bool:
-        return self.state in FINAL_STATES and self.end is not None and self.exit_code is not None
+        """Whether the job has ended and its record says all it will: accounting's
+        once its end and exit code are in; the queue's once the job has ended (it
+        never says the exit code)."""
+        said = self.exit_code is not None or self.from_queue
+        return self.state in FINAL_STATES and self.end is not None and said
 
     @property
     def started(self) -> bool:

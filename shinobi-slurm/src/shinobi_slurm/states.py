@@ -44,6 +44,10 @@ _RUNNING = {
 }
 
 
+#: What the queue's record of an ended job cannot say (see ``queue``).
+_UNSAID = "is not known yet (Slurm's accounting has not recorded the job; squeue does not say)"
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """A job's state as shinobi reports it, and what a backend run returns for it."""
@@ -162,6 +166,8 @@ def classify(
             killed = f"killed by {_signal_name(sig)} (signal {sig})"
             hint = _memory_hint(sig, limits) if contained else ""
             return Outcome("failed", killed + hint, -sig, sig)
+        if record.exit_code is None:  # the queue's record: it does not say the code
+            return Outcome("failed", f"failed; its exit code {_UNSAID}", 1)
         return Outcome("failed", f"exited with code {code}", code or 1)
     if state == "OUT_OF_MEMORY":
         return Outcome(
@@ -194,6 +200,8 @@ def classify(
         # "by UID", reason "Dependency"; its Start may still be filled in, so do not use it.
         if record.by is None and record.reason and "depend" in record.reason.lower():
             return Outcome("cancelled", NEVER_RAN, 1)
+        if record.by is None and record.from_queue:  # squeue does not say by whom
+            return Outcome("cancelled", f"cancelled; by whom {_UNSAID}", 1)
         if record.by is None:
             return Outcome("cancelled", "cancelled by Slurm", 1)
         if not record.started:
