@@ -11,9 +11,10 @@ An outage of slurmctld or slurmdbd is waited out, with one warning when it
 starts and one when it ends: the jobs keep running on the cluster whether
 or not we can ask about them, so failing the run would be wrong. Only an
 outage longer than ``outage_limit`` seconds ends the wait with an error.
-A job accounting does not list yet is asked of the controller's queue,
-which keeps an ended job's final state for ``MinJobAge``: a job that ended
-is reported as it ended, with the controller's record.
+Throughout, a job accounting does not list (it lags, or is away) is asked of
+the controller's queue, which keeps an ended job's final state for
+``MinJobAge``: a job that ended is reported as it ended, with the
+controller's record, however long accounting takes to hear of it.
 """
 
 from __future__ import annotations
@@ -117,6 +118,7 @@ class SacctPoller:
             try:
                 found = query_jobs(self.commands, ids)
             except SlurmError as exc:
+                self._settle_ended(ids)  # the controller may still answer for them
                 outage = self.outage_since = self._outage(exc, outage)
                 interval = min(self.tuning.ceiling, max(interval, 1.0) * self.tuning.growth)
                 self._sleep(interval)
@@ -153,7 +155,8 @@ class SacctPoller:
             started = now
         limit = self.tuning.outage_limit if exc.transient else min(self.tuning.outage_limit, 30.0)
         if now - started > limit:
-            # what became of each job is the waiting step's to say (it cancels its own)
+            # the jobs the controller said had ended were settled this round (see
+            # _loop); what became of the others is the waiting step's to say
             self._fail_all(
                 f"lost contact with Slurm for {now - started:.0f} s ({exc}; {exc.check})"
             )
@@ -229,6 +232,23 @@ class SacctPoller:
         for watch in watches:
             watch.latest = watch.record = record
             watch.done.set()
+
+    def _settle_ended(self, job_ids: list[str]) -> None:
+        """While accounting does not answer: finish the watches of the jobs the
+        controller's queue says have ended (one squeue call for all of them).
+
+        A job that ended while slurmdbd was away was reported cancelled when the
+        outage reached ``outage_limit``, and its completed work failed, though
+        slurmctld knew all along that it had ended. A controller that does not
+        answer either says nothing: the outage is waited out as before.
+        """
+        with self._lock:
+            groups = {j: list(self._watches.get(j, [])) for j in job_ids}
+        queued, _ = query_queue(self.commands, [j for j, w in groups.items() if w])
+        for job_id, watches in groups.items():
+            said = queued.get(job_id, [])
+            if watches and said and said[-1].state in FINAL_STATES:
+                self._finish(job_id, watches, self._ended(job_id, said[-1]))
 
     def _missing(self, job_id: str, watches: list[JobWatch]) -> None:
         """sacct has never listed the job: ask squeue, then slurmctld, before giving up."""
