@@ -2,9 +2,10 @@
 
 Jobs sacct does not list yet (submitted a moment ago, or accounting lags)
 are asked of squeue in one more call, in every state: the controller keeps
-an ended job's final state for a while (see ``queue``). A job Slurm cancelled because one it waits for failed is
-reported as never having run, naming that job; a loop iteration that found
-its convergence flag is reported as skipped (its script left a marker).
+an ended job's final state for a while (see ``queue``). A job Slurm
+cancelled because one it waits for failed is reported as never having run,
+naming that job; a loop iteration that found its convergence flag is
+reported as skipped (its script left a marker).
 """
 
 from __future__ import annotations
