@@ -418,6 +418,32 @@ def _refuse_misspelt_section(name: str, rest: str) -> None:
             f"{name}: there is no configuration section {head!r}; did you mean {fixed}?"
             " (variables are SHINOBI_<SECTION>_<KEY>)"
         )
+    homes = _unsectioned(rest)
+    if homes:
+        fixed = " or ".join(f"SHINOBI_{home.replace('.', '_').upper()}" for home in homes)
+        raise ConfigError(
+            f"{name} names no configuration section; did you mean {fixed}?"
+            " (variables are SHINOBI_<SECTION>_<KEY>)"
+        )
+
+
+def _unsectioned(key: str) -> list[str]:
+    """Where ``key`` (a variable's or a file's, without its section) belongs:
+    ``docker_network`` is ``backend.docker_network`` (a backend's table),
+    ``max_workers`` is ``execution.max_workers``; [] when it is none of those.
+
+    Exact names only: a site's own ``SHINOBI_`` variables are left alone, and
+    were taken for a near miss at a guess; so is ``dir`` (``SHINOBI_DIR`` is
+    what an environment module sets for an installation, not ``cache.dir``).
+    """
+    from shinobi.backends.registry import BACKENDS, KNOWN_PROVIDERS
+
+    head, _, rest = key.partition("_")
+    if rest and head in KNOWN_PROVIDERS[BACKENDS]:  # SHINOBI_DOCKER_NETWORK
+        return [f"backend.{key}"]
+    if key == "dir":
+        return []
+    return [f"{section}.{key}" for section in _SECTIONS if key in _known_keys([section])]
 
 
 def _table_key(section: str, key: str) -> str:
@@ -514,7 +540,7 @@ def _refusal(exc: ValidationError, sources: Mapping[str, str]) -> ConfigError:
     kind = first.get("type")
     message = str(first.get("msg"))
     if kind == "extra_forbidden":  # a misspelt key or section
-        near = _homed(loc[-1]) if len(loc) == 1 else ""
+        near = (_homed(loc[0]) or _backend_table(loc[0])) if len(loc) == 1 else ""
         message = "not a setting" + (near or did_you_mean(loc[-1], _known_keys(loc[:-1])))
     elif kind == "value_error":
         message = message.removeprefix("Value error, ")
@@ -524,6 +550,15 @@ def _refusal(exc: ValidationError, sources: Mapping[str, str]) -> ConfigError:
     if origin.startswith("environment") and kind in ("list_type", "dict_type", "tuple_type"):
         message += """; an environment variable holds a list as JSON, e.g. '["sh", "git"]'"""
     return ConfigError(f"configuration key {'.'.join(loc)!r} (from {origin}): {message}")
+
+
+def _backend_table(key: str) -> str:
+    """``"; a backend's settings go in [backend.slurm]"`` for a top-level ``[slurm]``."""
+    from shinobi.backends.registry import BACKENDS, KNOWN_PROVIDERS
+
+    if key not in KNOWN_PROVIDERS[BACKENDS]:
+        return ""
+    return f"; a backend's settings go in its table under backend: [backend.{key}]"
 
 
 def _homed(key: str) -> str:
