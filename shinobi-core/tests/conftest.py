@@ -51,9 +51,11 @@ def recipe_file(tmp_path: Path) -> Callable[[str, str], Path]:
 
 @pytest.fixture(autouse=True)
 def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keep the developer's own config and cache out of every test."""
+    """Keep the developer's own config, cache and launch index out of every test
+    (a test's launches went into the user's index, and stayed there as gone)."""
     monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "no-user-config.toml"))
     monkeypatch.setenv("SHINOBI_CACHE_DIR", str(tmp_path / ".cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / ".state"))
 
 
 #: Fixtures that start real ``ninja`` processes or build virtualenvs: a test

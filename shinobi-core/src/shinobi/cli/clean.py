@@ -40,9 +40,10 @@ __all__ = ["command"]
 )
 @click.option(
     "--workdir",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="The workspace to clean;"
-    " default: execution.workdir if configured, else the current directory.",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The workspace to clean; default: execution.workdir if configured, else the"
+    " current directory. With --launches it may be a workspace that was deleted: its"
+    " launches are forgotten.",
 )
 @click.option(
     "--force",
@@ -69,6 +70,9 @@ def command(
 
     days = parse_age(older_than) / 86400 if older_than is not None else 0.0
     root = workspace(workdir)
+    if not root.exists() and (runs or not launches):
+        # --launches alone may name a deleted workspace: its index entries are all that is left
+        raise UsageError(f"--workdir {workdir}: no such folder; name the workspace to clean")
     if runs:
         _clean_runs(root, days, older_than)
     if launches and _clean_launches(root, force):

@@ -242,7 +242,10 @@ def all_launches() -> tuple[list[LaunchHandle], list[str]]:
     notes: list[str] = []
     for entry in list_launches():
         if not os.path.exists(entry.handle):
-            notes.append(f"launch {entry.recipe}/{entry.run_id}: its handle {entry.handle} is gone")
+            notes.append(
+                f"launch {entry.recipe}/{entry.run_id}: its handle {entry.handle} is gone;"
+                f" `ninja clean --launches --workdir {shlex.quote(entry.workdir)}` forgets it"
+            )
             continue
         try:
             handles.append(read_handle(entry.handle))
