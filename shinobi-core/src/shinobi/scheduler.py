@@ -261,7 +261,10 @@ class _Wavefront:
             values = validate_inputs(node, values, f"step {name!r}")
         except ValueError as exc:
             error = _unnamed(str(exc), name, node.name)
-            self.complete(index, StepResult(name=name, status="failed", error=error))
+            # refused before any process ran: no exit status to report (not 0)
+            self.complete(
+                index, StepResult(name=name, status="failed", returncode=None, error=error)
+            )
             return
         self.push(_Unit(index, None, name, values))
 
