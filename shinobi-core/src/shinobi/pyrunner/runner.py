@@ -195,6 +195,14 @@ def _write(path: str, payload: dict[str, Any]) -> None:
     os.replace(partial, path)
 
 
+def _raised(exc: BaseException) -> str:
+    """``Type: message``, or just ``Type`` for an empty message, as ninja words an
+    exception raised in its own process (``shinobi.failures.raised_line``, kept in
+    step here: this interpreter may find an older shinobi), not ``Type:``."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
         sys.stderr.write("usage: runner.py SPEC.json\n")
@@ -217,7 +225,7 @@ def main(argv: list[str]) -> int:
         return 1
     except Exception as exc:
         traceback.print_exc()
-        _write(spec["outputs_file"], {"error": f"{type(exc).__name__}: {exc}", "stage": stage})
+        _write(spec["outputs_file"], {"error": _raised(exc), "stage": stage})
         return 1
     except SystemExit as exc:  # said as a call in ninja's own process says it (docstring)
         _write(spec["outputs_file"], {"error": f"called sys.exit({exc.code!r})", "stage": "exit"})
