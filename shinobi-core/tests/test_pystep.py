@@ -969,7 +969,7 @@ def test_a_venv_with_pydantic_1_is_named_as_the_problem(tmp_path: Path) -> None:
     assert step.status == "failed"
     assert step.error is not None
     assert "has pydantic 1.10.27" in step.error, step.error
-    assert "pip install 'pydantic>=2'" in step.error
+    assert f"uv pip install --python {venv}/bin/python 'pydantic>=2'" in step.error  # no pip
     assert "the pystep raised" not in step.error
 
 

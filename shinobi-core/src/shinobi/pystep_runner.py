@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from shinobi.backends.base import BackendRun, Invocation
 from shinobi.backends.spawn import user_code
 from shinobi.backends.streams import StreamLog
-from shinobi.backends.venv import venv_ran_in
+from shinobi.backends.venv import installer, venv_ran_in
 from shinobi.exit_guard import describe_exit, exits_refused
 from shinobi.failures import (
     STEP_CODE_FAILURES,
@@ -279,7 +279,9 @@ def _run_elsewhere(
     run: BackendRun | None = None
     try:
         try:
-            invocation = build_invocation(session, name, node, values, workspace)
+            invocation = build_invocation(
+                session, name, node, values, workspace, _installer_for(session, node, backend_name)
+            )
         except (TypeError, ValueError) as exc:
             return StepResult(
                 name=name,
@@ -300,6 +302,16 @@ def _run_elsewhere(
         # Teardown is over once run() has returned; a process that would not die
         # may still have the workspace open, so it is then left in place.
         staged.close(run.undying if run is not None else ())
+
+
+def _installer_for(session: Session, node: Node, backend_name: str) -> str | None:
+    """The command that installs into the pystep's venv, chosen by what the venv has
+    (its pip, or uv's for a venv without one), for the runner's remedies; None
+    elsewhere (an image's Python: ``pip install``)."""
+    venv = session.venv_of(node) if backend_name == "venv" else None
+    if not venv:
+        return None
+    return installer(os.path.normpath(os.path.join(session.cwd, os.path.expanduser(venv))))
 
 
 def _result(

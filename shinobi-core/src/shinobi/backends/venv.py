@@ -50,6 +50,7 @@ from shinobi.programs import is_executable
 __all__ = [
     "VenvBackend",
     "VenvError",
+    "installer",
     "pystep_venv_problem",
     "resolve_command",
     "venv_environment",
@@ -215,7 +216,7 @@ def resolve_command(
         return ResolvedCommand((own, *argv[1:]))
     if command in host_commands:
         return ResolvedCommand(tuple(argv))
-    install = f"install it there ({_installer(venv)} ...)"
+    install = f"install it there ({installer(venv)} ...)"
     host = shutil.which(command, path=_host_path(venv))
     if host is None:  # nowhere on this host either: naming a host path would mislead
         return ResolvedCommand(
@@ -230,12 +231,13 @@ def resolve_command(
     )
 
 
-def _installer(venv: str) -> str:
+def installer(venv: str) -> str:
     """The command that installs a package into ``venv``, by what the venv has, to paste.
 
     ``VENV/bin/pip`` where there is one; else pip as a module of the venv's
     Python (its launcher removed); else uv's, for a venv without pip (what
-    ``uv venv`` and ``python3 -m venv --without-pip`` make).
+    ``uv venv`` and ``python3 -m venv --without-pip`` make). The pystep runner
+    words its own remedies (pydantic 1, an old typing_extensions) with it too.
     """
     bin_dir = os.path.join(venv, "bin")
     pip = os.path.join(bin_dir, "pip")

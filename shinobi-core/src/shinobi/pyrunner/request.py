@@ -160,9 +160,18 @@ def interpreter(venv: str | None, cwd: str) -> str:
 
 
 def build_invocation(
-    session: Session, name: str, node: Node, values: dict[str, Any], workspace: Path
+    session: Session,
+    name: str,
+    node: Node,
+    values: dict[str, Any],
+    workspace: Path,
+    installer: str | None = None,
 ) -> Invocation:
     """The step as an ordinary invocation of the runner; writes its spec into ``workspace``.
+
+    ``installer`` is the command that installs a package where the step runs (a
+    venv's, see :func:`shinobi.backends.venv.installer`), for the runner to name in
+    a remedy; without one it says ``pip install``.
 
     Raises TypeError or ValueError when an input is not a JSON value.
     """
@@ -185,6 +194,7 @@ def build_invocation(
         "core_modules": list(_NEEDED),
         # the version those paths' packages were built for (see the runner)
         "core_python": list(sys.version_info[:2]),
+        "installer": installer or "pip install",
     }
     spec_file.write_text(json.dumps(spec, indent=1))
     shinobi_dir = os.path.dirname(os.path.dirname(os.path.abspath(RUNNER)))

@@ -31,6 +31,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import re
 import sys
 import traceback
 from typing import Any
@@ -79,24 +80,57 @@ def _prepare_path(spec: dict[str, Any]) -> None:
     if root not in sys.path:
         sys.path.insert(0, root)
     missing = [n for n in ("shinobi", "pydantic") if importlib.util.find_spec(n) is None]
+    lent = None
     if missing:
         _refuse_another_version(spec, missing)
-        sys.path.append(_lend_core(spec))
+        lent = _lend_core(spec)
+        sys.path.append(lent)
     try:
         import pydantic
 
         import shinobi  # noqa: F401
     except ImportError as exc:
+        _refuse_own_dependency(spec, exc, lent)
         version = ".".join(str(v) for v in sys.version_info[:2])
         raise RunnerError(
             f"{sys.executable} (Python {version}) cannot import {exc.name or 'pydantic'}"
             f" ({exc}); install shinobi-core into that environment, or use an interpreter of"
             f" the same Python version as the one running ninja"
         ) from exc
-    _refuse_pydantic_1(str(getattr(pydantic, "VERSION", "?")), pydantic.__file__)
+    _refuse_pydantic_1(spec, str(getattr(pydantic, "VERSION", "?")), pydantic.__file__)
 
 
-def _refuse_pydantic_1(version: str, where: str | None) -> None:
+def _refuse_own_dependency(spec: dict[str, Any], exc: ImportError, lent: str | None) -> None:
+    """The pydantic ninja lends failed on a module of the environment's own (an old
+    ``typing_extensions`` without ``Sentinel``), which wins over the lent one: the
+    Python version is not the problem then, that module is."""
+    module = sys.modules.get(exc.name or "")
+    where = getattr(module, "__file__", None)
+    if lent is None or module is None or not where or where.startswith(lent + os.sep):
+        return
+    name = str(exc.name)
+    try:
+        from importlib.metadata import version
+
+        shown = f"{name} {version(name)}"
+    except Exception:  # no metadata for it: its name says enough
+        shown = name
+    lacks = re.match(r"cannot import name '([^']+)'", exc.msg or "")
+    said = f"it has no {lacks.group(1)!r}" if lacks else exc.msg
+    raise RunnerError(
+        f"{sys.executable} has its own {shown} (in {os.path.dirname(where)}), older than"
+        f" the pydantic ninja lends it needs ({said}): upgrade it there"
+        f" ({_installer(spec)} --upgrade {name}), or install shinobi-core into that environment"
+    ) from exc
+
+
+def _installer(spec: dict[str, Any]) -> str:
+    """The command that installs into the step's environment (ninja picks it by what
+    a venv has: its pip, or uv's), or ``pip install`` from an older spec."""
+    return str(spec.get("installer") or "pip install")
+
+
+def _refuse_pydantic_1(spec: dict[str, Any], version: str, where: str | None) -> None:
     """The environment's own pydantic 1 is found before ninja's: a pystep's models
     then fail inside the runner (``has no attribute 'model_validate'``), which
     read as the user's function failing. Say what it is instead."""
@@ -105,7 +139,7 @@ def _refuse_pydantic_1(version: str, where: str | None) -> None:
     site = os.path.dirname(os.path.dirname(where)) if where else "that environment"
     raise RunnerError(
         f"{sys.executable} has pydantic {version} (in {site}), and a pystep needs pydantic 2:"
-        f" upgrade it there (pip install 'pydantic>=2'), or run the pystep in an"
+        f" upgrade it there ({_installer(spec)} 'pydantic>=2'), or run the pystep in an"
         f" environment without pydantic 1"
     )
 

@@ -1,0 +1,85 @@
+"""What a pystep in a venv is told when the venv's own packages are in the way.
+
+* The venv's own ``typing_extensions``, too old for the pydantic ninja lends it
+  (no ``Sentinel``), was worded as a Python version problem ("use an
+  interpreter of the same Python version"), though the versions matched.
+* The pydantic 1 refusal said ``pip install`` to a venv with no pip (what
+  ``uv venv`` makes); it now picks the command as a missing tool's does.
+
+The venvs are stand-ins: ``python -m venv --without-pip`` with a package of
+the right name and version written into its site-packages (no package index).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from shinobi.config import load_config
+from shinobi.loaders import load_target
+from shinobi.runner import run_recipe
+from shinobi.steps.result import StepResult
+
+
+def _venv(tmp_path: Path, name: str, package: str, source: str, version: str) -> Path:
+    """A pipless venv of this Python whose site-packages holds ``package`` (a module)."""
+    venv = tmp_path / name
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (site,) = venv.glob("lib/python*/site-packages")
+    if package == "pydantic":
+        (site / "pydantic").mkdir()
+        (site / "pydantic" / "__init__.py").write_text(source)
+    else:
+        (site / f"{package}.py").write_text(source)
+    meta = site / f"{package}-{version}.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: {version}\n")
+    return venv
+
+
+def _run(tmp_path: Path, venv: Path, body: str) -> StepResult:
+    source = tmp_path / "steps.py"
+    source.write_text(
+        textwrap.dedent(
+            f"""
+            import shinobi
+
+            @shinobi.pystep(venv={str(venv)!r})
+            def f(n: int = 1) -> int:
+                {body}
+            """
+        )
+    )
+    config = load_config({"cache.enabled": False})
+    return run_recipe(load_target(f"{source}:f"), cwd=tmp_path, config=config).steps[0]
+
+
+def test_an_old_typing_extensions_of_the_venv_s_own_is_named_with_its_upgrade(
+    tmp_path: Path,
+) -> None:
+    venv = _venv(tmp_path, "te", "typing_extensions", "# too old: no Sentinel\n", "4.1.1")
+    step = _run(tmp_path, venv, "return n")
+    assert step.status == "failed" and step.returncode is not None
+    error = step.error or ""
+    assert "has its own typing_extensions 4.1.1" in error, error
+    assert f"uv pip install --python {venv}/bin/python --upgrade typing_extensions" in error
+    assert "same Python version" not in error
+
+
+def test_the_pydantic_1_refusal_names_uv_for_a_venv_without_pip(tmp_path: Path) -> None:
+    venv = _venv(tmp_path, "p1", "pydantic", 'VERSION = "1.10.27"\n', "1.10.27")
+    step = _run(tmp_path, venv, "return n")
+    error = step.error or ""
+    assert "has pydantic 1.10.27" in error, error
+    assert f"upgrade it there (uv pip install --python {venv}/bin/python 'pydantic>=2')" in error
+
+
+def test_the_pydantic_1_refusal_names_the_venv_s_pip_where_it_has_one(tmp_path: Path) -> None:
+    venv = _venv(tmp_path, "p1pip", "pydantic", 'VERSION = "1.10.27"\n', "1.10.27")
+    pip = venv / "bin" / "pip"
+    pip.write_text("#!/bin/sh\nexit 1\n")
+    pip.chmod(0o755)
+    step = _run(tmp_path, venv, "return n")
+    assert f"upgrade it there ({pip} install 'pydantic>=2')" in (step.error or "")
