@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import time
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
@@ -59,20 +60,20 @@ if TYPE_CHECKING:
     from shinobi.graph import Node
     from shinobi.session import Session
 
-__all__ = ["placement", "run_pystep"]
+__all__ = ["no_venv_warning", "placement", "run_pystep", "step_of", "warn_no_venv"]
 
 
 def placement(session: Session, name: str, node: Node, backend_name: str) -> str | None:
-    """The backend that runs this pystep out of process, or None to call it here."""
+    """The backend that runs this pystep out of process, or None to call it here.
+
+    What it warns of, it says once per step: a scatter's thousand slices are one
+    line, as the same warnings of cab slices are."""
     step = node.step
+    whole = step_of(name)
     if backend_name == "venv":
         if session.venv_of(node):
             return backend_name
-        session.warn(
-            f"step {name!r} selected the venv backend but no venv is declared (venv= on the"
-            " pystep, or backend.venv); it runs in this process",
-            once=f"pystep-no-venv:{name}",
-        )
+        session.warn(no_venv_warning([whole]), once=f"pystep-no-venv:{whole}")
         return None
     if backend_name == "native":
         return None
@@ -80,19 +81,48 @@ def placement(session: Session, name: str, node: Node, backend_name: str) -> str
         if step.image:
             return backend_name
         session.warn(
-            f"pystep {name!r} names no image=, so it runs in this process rather than in a"
+            f"pystep {whole!r} names no image=, so it runs in this process rather than in a"
             f" {backend_name} container",
-            once=f"pystep-no-image:{name}",
+            once=f"pystep-no-image:{whole}",
         )
         return None
     # A batch system or a remote host runs commands: the function stays here.
     session.warn(
-        f"pystep {name!r} runs in this process, on this host, not through the"
+        f"pystep {whole!r} runs in this process, on this host, not through the"
         f" {backend_name} backend, which runs commands only (to run it there, make it a"
         " script and give it a Cab)",
-        once=f"pystep-here:{name}",
+        once=f"pystep-here:{whole}",
     )
     return None
+
+
+def step_of(name: str) -> str:
+    """The step a scatter slice is of (``sq`` of ``sq[3]``, ``a.sq`` of ``a[0].sq[1]``):
+    what a warning about every slice alike names, once."""
+    return re.sub(r"\[\d+\]", "", name)
+
+
+def no_venv_warning(steps: list[str]) -> str:
+    """That the pysteps ``steps`` chose the venv backend but name no venv, so run here."""
+    shown = ", ".join(repr(s) for s in steps[:5])
+    more = f" and {len(steps) - 5} more" if len(steps) > 5 else ""
+    who, they = (
+        (f"steps {shown}{more}", "they run") if len(steps) > 1 else (f"step {shown}", "it runs")
+    )
+    return (
+        f"{who} selected the venv backend but no venv is declared (venv= on the pystep, or"
+        f" backend.venv); {they} in this process"
+    )
+
+
+def warn_no_venv(session: Session, names: list[str]) -> None:
+    """Say before the run (and in a dry run) which pysteps on the venv backend name no
+    venv, one line for all as for cabs; a slice does not say it again as it starts."""
+    steps = list(dict.fromkeys(step_of(name) for name in names))
+    if not steps:
+        return
+    session.said_once(f"pystep-no-venv:{step}" for step in steps)
+    session.warn(no_venv_warning(steps))
 
 
 def run_pystep(

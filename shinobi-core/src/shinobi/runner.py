@@ -341,6 +341,7 @@ def precheck_backends(
     if not checking:
         return
     by_backend: dict[str, list[Any]] = {n: [] for n in checking}
+    unvenved: list[str] = []  # pysteps on the venv backend with no venv: run in this process
     for step in planned(plan().steps):
         name = choose_backend(session, step.node)
         if name not in by_backend:
@@ -354,9 +355,15 @@ def precheck_backends(
             venv = session.venv_of(step.node)
             if venv:  # a pystep run by the venv's interpreter: the venv must be there
                 by_backend[name].append(_interpreter_in(session, step.name, venv))
+            else:
+                unvenved.append(step.name)
     for name, invocations in by_backend.items():
         for warning in session.backend(name).prepare(invocations):
             session.warn(warning)
+    if unvenved:
+        from shinobi.pystep_runner import warn_no_venv
+
+        warn_no_venv(session, unvenved)
 
 
 def _look_at_until_files(graph: Graph, session: Session, plan: Callable[[], Any]) -> None:

@@ -13,7 +13,7 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -271,6 +271,12 @@ class Session:
         for observer in self.observers:
             with contextlib.suppress(OSError):
                 observer.step_finished(result)
+
+    def said_once(self, keys: Iterable[str]) -> None:
+        """Note the ``once`` keys of warnings already said in another form (one line
+        for many steps, before the run), so :meth:`warn` does not say them again."""
+        with self._lock:
+            self.warned.update(keys)
 
     def warn(self, message: str, *, once: str | None = None) -> None:
         with self._lock:
