@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.spawn import ninja_holds_main
 from shinobi.errors import ShinobiError, exception_line
+from shinobi.fd_limit import exhausted, steps_at_once, too_few_files
 from shinobi.plan import (
     cab_of,
     resolve_value,
@@ -189,6 +190,10 @@ class _Wavefront:
         self.prefix = prefix
         self.nodes = graph.nodes
         self.max_workers = graph.recipe.max_workers or session.config.execution.max_workers
+        #: Steps that may run at once: ``max_workers``, unless the open-file
+        #: limit holds fewer (see :mod:`shinobi.fd_limit`).
+        self.at_once = steps_at_once(self.max_workers)
+        self.held_to_files = False
         self.results: list[StepResult | None] = [None] * len(self.nodes)
         self.pending_deps = [len(n.deps) for n in self.nodes]
         self.slices: dict[int, list[StepResult | None]] = {}
@@ -517,13 +522,18 @@ class _Wavefront:
                 ran = True
                 continue
             if self.workers is None:
-                self.workers = _Workers(self.max_workers)
+                self.workers = _Workers(self.at_once)
             self.workers.submit(functools.partial(self.work, unit))
         return ran
 
     def claim(self) -> _Unit | None:
         """The next unit to run, counted as running; None when nothing may start now."""
-        if not self.ready or self.running >= self.max_workers or self.stopping:
+        if not self.ready or self.stopping:
+            return None
+        if self.running >= self.at_once:
+            if self.at_once < self.max_workers and not self.held_to_files:
+                self.held_to_files = True  # said once, when it first holds a step back
+                self.session.warn(too_few_files(self.max_workers, self.at_once))
             return None
         unit = self.next_unit()
         if unit is None:
@@ -542,12 +552,12 @@ class _Wavefront:
             return run_node(self.session, unit.name, self.nodes[unit.node], unit.values)
         except ShinobiError as exc:  # a backend refusing this step, in its own words
             return StepResult(name=unit.name, status="failed", returncode=None, error=str(exc))
-        except Exception as exc:  # a bug or a backend crash
+        except Exception as exc:  # a bug or a backend crash, or the machine's file limit
             return StepResult(
                 name=unit.name,
                 status="failed",
                 returncode=None,
-                error=f"internal error: {type(exc).__name__}: {exc}",
+                error=exhausted(exc) or f"internal error: {type(exc).__name__}: {exc}",
             )
         finally:
             self.session.budget.release(unit.ticket)

@@ -25,6 +25,7 @@ from shinobi.backends.base import BackendRun, PathUse, RunControl
 from shinobi.backends.spawn import start
 from shinobi.backends.streams import MAX_CAPTURE, StreamLog, pump
 from shinobi.errors import ShinobiError
+from shinobi.fd_limit import exhausted
 
 __all__ = [
     "MAX_CAPTURE",
@@ -214,6 +215,9 @@ def _not_started(program: str, exc: OSError, cwd: str = ".", path: str | None = 
     elif isinstance(exc, PermissionError):
         code, reason = 126, f"permission denied: {program}"
         message = f"permission denied running {program!r} (is it executable?)"
+    elif (limit := exhausted(exc)) is not None:  # the machine's, not the program's
+        code, reason = 126, limit
+        message = f"cannot run {program!r}: {limit}"
     else:  # e.g. a script without a #! line (ENOEXEC)
         code, reason = 126, f"cannot run {program}: {exc.strerror}"
         message = f"cannot run {program!r}: {exc.strerror}"
