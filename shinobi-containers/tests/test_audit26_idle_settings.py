@@ -47,3 +47,18 @@ def test_apptainer_keeps_its_stall_watch_quietly(tmp_path: Path) -> None:
 def test_backends_and_doctor_say_it_too(engine: str) -> None:
     status = live_backend(engine, memory_stall_timeout=3).check()
     assert status.usable and SAID in status.detail, status.detail
+
+
+@pytest.mark.parametrize("settings", [{"run_as_host_user": False}, {"run_as_host_user": "no"}])
+def test_apptainer_says_it_runs_steps_as_the_user_whatever_the_setting(
+    tmp_path: Path, settings: dict[str, object]
+) -> None:
+    """``run_as_host_user = false`` (meant: root in the container) was taken without
+    a word by apptainer, whose steps run as the invoking user."""
+    engine = ApptainerBackend({**settings, "binary": "/bin/true"})
+    inv = Invocation(step="s", argv=("true",), cwd=str(tmp_path), image="docker://busybox")
+    said = [w for w in engine.prepare([inv]) if "run_as_host_user = false" in w]
+    assert len(said) == 1 and "always run as the invoking user" in said[0], said
+    for quiet in ({"run_as_host_user": True}, {}):  # true is the global default: no word
+        warnings = ApptainerBackend({**quiet, "binary": "/bin/true"}).prepare([inv])
+        assert not any("run_as_host_user" in w for w in warnings), warnings

@@ -115,14 +115,24 @@ class ApptainerBackend(ContainerBackend):
         return configured_binds(self.binary)
 
     def idle_settings(self) -> list[str]:
-        """``network`` is docker's and podman's: apptainer steps share the host's."""
-        if self.options.network is None:
-            return []
-        return [
-            f"backend.{self.name}.network = {self.options.network!r} does nothing here:"
-            f" {self.name} steps share the host's network (it is a docker/podman"
-            " setting); drop it, or run these steps on docker or podman"
-        ]
+        """The docker/podman settings that would change a step here: ``network``
+        (apptainer steps share the host's) and ``run_as_host_user = false`` (they
+        always run as the invoking user). The latter may be the global key, set
+        for docker: it is said anyway, as the step does not run as it says."""
+        said = []
+        if self.options.network is not None:
+            said.append(
+                f"backend.{self.name}.network = {self.options.network!r} does nothing here:"
+                f" {self.name} steps share the host's network (it is a docker/podman"
+                " setting); drop it, or run these steps on docker or podman"
+            )
+        if not self.options.run_as_host_user:
+            said.append(
+                f"run_as_host_user = false does nothing for {self.name}: its steps always"
+                " run as the invoking user (it is a docker/podman setting); set it in"
+                " [backend.docker] or [backend.podman] only"
+            )
+        return said
 
     def image_reference(self, invocation: Invocation) -> str:
         """A local file as an absolute path, a URI as is, any other name from a registry.
