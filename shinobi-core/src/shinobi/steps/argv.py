@@ -36,7 +36,6 @@ __all__ = [
     "harvest_glob",
     "has_secret",
     "joined_list_problem",
-    "mask_secrets",
     "masked",
     "on_disk_kind",
     "path_uses",
@@ -176,18 +175,6 @@ def has_secret(values: Mapping[str, Any]) -> bool:
 
 #: What a secret's value shows as, wherever ninja shows or keeps it.
 MASK = "**********"
-
-
-def mask_secrets(texts: Sequence[str], values: Mapping[str, Any]) -> list[str]:
-    """``texts`` with the value of every secret among ``values`` (as
-    :func:`has_secret` finds them) shown as :data:`MASK`.
-
-    For what ninja words from a tool's own output (a failed step's last stderr
-    line, a wrangler's match): a tool that echoes its URL or arguments must not
-    put a token into progress, ``--json`` or the manifest.
-    """
-    secrets = secret_texts(values.values())
-    return [_masked_text(text, secrets) for text in texts]
 
 
 def secret_inputs(values: Mapping[str, Any]) -> tuple[Any, ...]:
