@@ -217,10 +217,16 @@ class Session:
         """Note a finished step's products (see :attr:`products`): every path among
         its output values, which hold its declared paths, what a harvest matched
         and what a pystep returned. A value that is no path costs nothing."""
-        for value in outputs.values():
-            for item in value if isinstance(value, list | tuple) else (value,):
-                if isinstance(item, str | os.PathLike):
-                    self.products.add(os.path.join(self.cwd, os.fspath(item)))
+        self.products.update(self.product_paths(outputs))
+
+    def product_paths(self, outputs: Mapping[str, Any]) -> set[str]:
+        """The paths among ``outputs``' values, as :meth:`note_products` notes them."""
+        return {
+            os.path.join(self.cwd, os.fspath(item))
+            for value in outputs.values()
+            for item in (value if isinstance(value, list | tuple) else (value,))
+            if isinstance(item, str | os.PathLike)
+        }
 
     def note_secrets(self, found: tuple[Any, ...]) -> None:
         """Add a step's secret inputs to :attr:`secrets` (steps run in threads)."""

@@ -18,12 +18,11 @@ again next time.
 from __future__ import annotations
 
 import collections
-import os
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from shinobi.backends.base import Invocation
@@ -103,20 +102,10 @@ def undo_run(
         session.cache.forget(key)
     if not here:
         return []
-    own = _paths_in(result.outputs, session.cwd)
+    own = session.product_paths(result.outputs)
     others = session.products - own  # its own, noted as done, are what it wrote
     asides = set_aside(invocation.paths, inputs, before, started, others)
     return [aside.warning() for aside in asides]
-
-
-def _paths_in(outputs: Mapping[str, Any], cwd: str) -> set[str]:
-    """The paths among ``outputs``' values, as :meth:`Session.note_products` notes them."""
-    return {
-        os.path.join(cwd, os.fspath(item))
-        for value in outputs.values()
-        for item in (value if isinstance(value, list | tuple) else (value,))
-        if isinstance(item, str | os.PathLike)
-    }
 
 
 def recall_recent(session: Session, result: RecipeResult) -> bool:
