@@ -161,11 +161,17 @@ def run_cab(
     cab: Cab,
     values: dict[str, Any],
     backend_name: str,
+    secrets: tuple[Any, ...] | None = None,
 ) -> StepResult:
-    """Run ``cab`` once with ``values`` on ``backend_name`` and wrangle the result."""
+    """Run ``cab`` once with ``values`` on ``backend_name`` and wrangle the result.
+
+    ``secrets``: the step's, when :func:`run_node` has looked for them already
+    (a ``ctx.run()`` of a function leaves them to be found here).
+    """
     known = static_outputs(cab, name, values)
     invocation = build_invocation(session, name, node, cab, values, known)
-    secrets = step_secrets(session, values)
+    if secrets is None:
+        secrets = step_secrets(session, values)
     # what the run shows and records: a secret input masked (the tool gets it)
     shown_argv = _shown_argv(cab, values, invocation, secrets) if secrets else list(invocation.argv)
     backend = session.backend(backend_name)
@@ -442,9 +448,13 @@ def _made_by_function(name: str, cab: Cab, made: StepResult, cwd: str) -> StepRe
 
 def run_node(session: Session, name: str, node: Node, values: dict[str, Any]) -> StepResult:
     """Run one node (or one slice of a scattered node) with its resolved inputs."""
-    result = _run_kind(session, name, node, values)
-    secrets = step_secrets(session, values)
-    if secrets:
+    # a cab's are looked for once, before it runs; other kinds' after, once the
+    # steps inside them have noted theirs
+    secrets = step_secrets(session, values) if node.kind == "cab" else None
+    result = _run_kind(session, name, node, values, secrets)
+    if secrets is None:
+        secrets = step_secrets(session, values)
+    if secrets:  # any step's own Python may quote them (and a refused cab's error)
         _mask_said(result, secrets)
     if result.status == "failed" and session.control.stopped_before(result.finished):
         result = _stopped_by_interrupt(result)
@@ -516,11 +526,18 @@ def _stopped_by_interrupt(result: StepResult) -> StepResult:
     return dataclasses.replace(result, status="cancelled", error=error)
 
 
-def _run_kind(session: Session, name: str, node: Node, values: dict[str, Any]) -> StepResult:
+def _run_kind(
+    session: Session,
+    name: str,
+    node: Node,
+    values: dict[str, Any],
+    secrets: tuple[Any, ...] | None,
+) -> StepResult:
     """:func:`run_node` by the kind of node: a cab, a function, a pystep, a recipe."""
     kind = node.kind
     if kind == "cab":
-        return run_cab(session, name, node, node.step, values, choose_backend(session, node))
+        backend = choose_backend(session, node)
+        return run_cab(session, name, node, node.step, values, backend, secrets)
     if kind == "function":
         return _run_function(session, name, node, values)
     if kind == "python":

@@ -168,14 +168,19 @@ def _run(
         raise StepFailed(f"step {result.failed_step!r} failed: {error}")
 
 
-def _own_stderr(step: Any) -> str:
-    """The stderr of what failed: a scattered step's (or nested recipe's) is every
-    slice's joined, and the other slices' notes buried the one that failed under
-    lines it never wrote. The failing slice's own is what ``ninja logs`` shows."""
+def _failing_leaf(step: Any) -> Any:
+    """The slice (or nested recipe's step) that failed, down to one that ran alone:
+    a scattered step's stderr is every slice's joined, and the other slices'
+    notes would bury the failing one under lines it never wrote."""
     from shinobi.steps.result import failing_part
 
     part = failing_part(step.slices or step.details.get("steps") or ())
-    return _own_stderr(part) if part is not None else str(step.stderr)
+    return step if part is None else _failing_leaf(part)
+
+
+def _own_stderr(step: Any) -> str:
+    """The stderr of what failed, as ``ninja logs`` shows it (see :func:`_failing_leaf`)."""
+    return str(_failing_leaf(step).stderr)
 
 
 def _engine_said(step: Any) -> str:
@@ -183,11 +188,8 @@ def _engine_said(step: Any) -> str:
     networking will not work, say), which may be why the tool failed: apart from
     the tool's lines, each marked with the engine's name (see ``BackendRun.engine_stderr``)."""
     from shinobi.render.terminal_text import for_terminal
-    from shinobi.steps.result import failing_part
 
-    part = failing_part(step.slices or step.details.get("steps") or ())
-    if part is not None:
-        return _engine_said(part)
+    step = _failing_leaf(step)
     said = str(step.details.get("engine_stderr") or "").strip().splitlines()[-5:]
     return "".join(f"  {step.backend}: {for_terminal(line)}\n" for line in said if line.strip())
 
