@@ -61,11 +61,11 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from shinobi.backends.shebang import crlf_advice
 from shinobi_containers.mounts import ROOT_PROGRAM_TREES, HostView, Mount, covers
 
 __all__ = [
@@ -452,32 +452,22 @@ def _interpreter_reason(
     if returncode not in (126, 127, 255) or not any(text in said for text in _EXEC_ENOENT):
         return None
     script = _describe_script(words[0], command_scripts(words, cwd)[0][1], host)
-    if script is None or not _exec_failed(script, stderr):
+    if script is None:
         return None
     head = host.head(script.real, 256) or b""
     if not head.startswith(b"#!"):
         return None
     line = head[2:].split(b"\n", 1)[0].decode(errors="replace").strip(" \t")
-    if line.endswith("\r"):
-        return _crlf_reason(script.path, returncode)
+    if line.endswith("\r"):  # whoever said "no such file": the kernel, or env of python3\r
+        return f"exited with code {returncode}: {crlf_advice(script.path)}"
+    if not _exec_failed(script, stderr):
+        return None
     interpreter = line.split(" ", 1)[0]
     return (
         f"exited with code {returncode}: {script.path} is there, but the image cannot"
         f" run the interpreter its #! line names ({interpreter!r}); start it with one the"
         f" image has (#!/usr/bin/env python3, say, or put the interpreter first in the"
         " command)"
-    )
-
-
-def _crlf_reason(path: str, returncode: int) -> str:
-    """A ``#!`` line ending in ``\\r``: the script was saved with Windows line ends, and
-    the interpreter named is ``/bin/sh\\r``. Choosing another interpreter, the advice
-    for one the image lacks, would not help; converting the file does."""
-    quoted = shlex.quote(path)
-    return (
-        f"exited with code {returncode}: {path} has Windows (CRLF) line endings, so its #!"
-        f" line names an interpreter ending in a carriage return; convert it (`dos2unix"
-        f" {quoted}`, or `sed -i 's/\\r$//' {quoted}`)"
     )
 
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from shinobi import teardown
 from shinobi.backends.base import BackendRun, PathUse, RunControl
+from shinobi.backends.shebang import crlf_advice, crlf_shebang
 from shinobi.backends.spawn import start
 from shinobi.backends.streams import MAX_CAPTURE, StreamLog, pump
 from shinobi.errors import ShinobiError
@@ -227,6 +228,8 @@ def _not_started(program: str, exc: OSError, cwd: str = ".", path: str | None = 
 def _unstartable_file(program: str, found: str) -> tuple[str, str]:
     """(reason, message) for a ``program`` that is there but that exec calls missing."""
     interpreter = script_interpreter(found) if os.path.exists(found) else None
+    if interpreter is not None and crlf_shebang(found):
+        return crlf_advice(program), f"cannot run {program!r}: {crlf_advice(program)}"
     if interpreter is None:  # a dangling symlink, or a binary whose loader is missing
         return (
             f"cannot run {program}: {found} or what it needs is missing",
@@ -237,6 +240,17 @@ def _unstartable_file(program: str, found: str) -> tuple[str, str]:
         f"cannot run {program!r}: its #! line names {interpreter!r}, which does not exist"
         " (a moved or rebuilt venv? reinstall the tool, or fix that line)",
     )
+
+
+def _crlf_exit(program: str, cwd: str, child_path: bytes | None) -> str | None:
+    """Why a program that started exited 127, when its ``#!`` line ends in ``\r``
+    (``/usr/bin/env`` looked for ``python3\r``); None otherwise. Looked at only
+    for that exit code, so a step that runs pays nothing."""
+    path = os.fsdecode(child_path) if child_path is not None else None
+    found = _located(program, cwd, path)
+    if found is None or not crlf_shebang(found):
+        return None
+    return f"exited with code 127: {crlf_advice(program)}"
 
 
 class UnpassableArgument(ShinobiError, ValueError):
@@ -401,6 +415,8 @@ def run_process(
         unfinished = _unfinished_output(proc.pid, tag, outputs, left, control)
     if unfinished is not None:  # a failure: the tool's own 0 cannot be reported as one
         returncode = 1
+    elif returncode == 127:  # ``#!/usr/bin/env python3\r``: env ran, and found no python3\r
+        unfinished = _crlf_exit(argv[0], cwd, child_env.get(b"PATH"))
     return BackendRun(
         returncode=returncode,
         reason=unfinished,
