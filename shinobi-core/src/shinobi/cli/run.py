@@ -300,7 +300,18 @@ def _step_json(step: Any, node: Any = None) -> dict[str, Any]:
 
 
 def _shown(value: Any) -> str:
-    """An output as a person reads it: paths as paths, lists of them as [a, b]."""
+    """An output as a person reads it: paths as paths, lists of them as [a, b], a
+    model, a mapping or a set as the JSON ``--json`` gives (Python's ``str()`` of
+    a model, ``solint=3 mode='p'``, is no value anyone can give back), and no
+    escape code of a tool's own, which would act on the terminal."""
+    from shinobi.render.terminal_text import for_terminal
+
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_shown(v) for v in value) + "]"
-    return str(value)  # a Path's str is the path; its repr is PosixPath('...')
+    if isinstance(value, str | os.PathLike | int | float) or value is None:
+        return for_terminal(str(value))  # a Path's str is the path; its repr is PosixPath('...')
+    import json
+
+    from shinobi.json_values import json_data
+
+    return for_terminal(json.dumps(json_data(value), default=str))
