@@ -6,7 +6,7 @@ import time
 from typing import TYPE_CHECKING
 
 from shinobi.launch.tracking import LaunchStatus, StepState
-from shinobi.render.terminal_text import columns, padded
+from shinobi.render.terminal_text import columns, for_terminal, padded
 
 if TYPE_CHECKING:
     from shinobi.local_runs import LocalRun
@@ -47,7 +47,7 @@ def _step_row(step: StepState) -> list[str]:
         step.engine_state or "-",
         _short(step.started),
         _short(step.finished),
-        step.detail or "",
+        for_terminal(step.detail or ""),  # it may quote the scheduler or the tool
     ]
 
 
@@ -77,7 +77,7 @@ def status_lines(status: LaunchStatus) -> list[str]:
         )
     header = ["STEP", "JOB", "STATE", "ENGINE", "START", "END", "DETAIL"]
     lines.extend(_table(header, [_step_row(s) for s in status.steps]))
-    lines.append(status.summary())
+    lines.append(for_terminal(status.summary()))  # a scheduler's error, as it said it
     return lines
 
 
@@ -90,7 +90,7 @@ def runs_table(statuses: list[LaunchStatus]) -> list[str]:
             s.handle.engine,
             format_time(s.handle.created),
             s.state,
-            s.summary().split(": ", 1)[-1],
+            for_terminal(s.summary().split(": ", 1)[-1]),
         ]
         for s in statuses
     ]
