@@ -14,6 +14,7 @@ import threading
 import time
 from typing import IO, Any
 
+from shinobi.render.terminal_text import cut
 from shinobi.steps.result import StepResult
 
 __all__ = ["LiveProgress", "PlainProgress", "make_progress"]
@@ -110,9 +111,10 @@ class LiveProgress(PlainProgress):
             f"  [{now - self.start:.1f}s]"
         )
         # one row each, however narrow the terminal: a wrapped line would take two,
-        # and the next redraw would move up too few to erase them
+        # and the next redraw would move up too few to erase them (cut by columns:
+        # a wide character takes two)
         width = max(20, shutil.get_terminal_size().columns - 1)
-        self.stream.write("\n".join(line[:width] for line in lines) + "\n")
+        self.stream.write("\n".join(cut(line, width) for line in lines) + "\n")
         self.drawn = len(lines)
         self.stream.flush()
 

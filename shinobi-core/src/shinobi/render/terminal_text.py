@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["columns", "for_terminal", "padded"]
+__all__ = ["columns", "cut", "for_terminal", "padded"]
 
 _SEQUENCE = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, clearing
@@ -56,14 +56,35 @@ def columns(text: str) -> int:
     odd = _MAYBE_ODD.findall(text)
     if not odd:
         return len(text)
+    return len(text) + sum(_extra(c) for c in odd)
+
+
+def _extra(char: str) -> int:
+    """Columns ``char`` takes beyond one: 1 for a wide (CJK) one, -1 for a combining mark."""
     import unicodedata
 
-    return len(text) + sum(
-        -1 if unicodedata.combining(c) else 1 if unicodedata.east_asian_width(c) in "WF" else 0
-        for c in odd
-    )
+    if unicodedata.combining(char):
+        return -1
+    return 1 if unicodedata.east_asian_width(char) in "WF" else 0
 
 
 def padded(text: str, width: int) -> str:
     """``text`` with spaces after it to fill ``width`` columns (see :func:`columns`)."""
     return text + " " * (width - columns(text))
+
+
+def cut(text: str, width: int) -> str:
+    """``text`` cut to at most ``width`` columns (see :func:`columns`), so it takes
+    one row: a line cut by its characters still wraps when some are wide, and a
+    redraw that counts rows then leaves stale lines behind."""
+    if text.isascii():  # nearly every line: a slice
+        return text[:width]
+    if columns(text) <= width:
+        return text
+    used = 0
+    for end, char in enumerate(text):
+        step = 1 + _extra(char) if _MAYBE_ODD.match(char) else 1
+        if used + step > width:
+            return text[:end]
+        used += step
+    return text
