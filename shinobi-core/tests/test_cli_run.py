@@ -230,7 +230,7 @@ def test_mapping_and_model_inputs_are_given_as_json(
     assert bad.returncode == 2 and "'a=1' is not JSON" in one_line_error(bad)
     short = ninja("run", f"{path}:boxed", "--pair", "1")
     assert short.returncode == 2
-    assert "input 'pair.1' (--pair): Field required" in one_line_error(short)
+    assert "option --pair takes exactly 2 values, but was given 1 ('1')" in one_line_error(short)
 
 
 @pytest.mark.parametrize(

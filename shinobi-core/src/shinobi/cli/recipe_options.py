@@ -10,6 +10,7 @@ documents the recipe's own inputs, from the fields' descriptions.
 from __future__ import annotations
 
 import itertools
+import types
 import typing
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,66 @@ class _LiteralChoice(click.Choice):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         return self.values[super().convert(str(value), param, ctx)]
+
+
+class _CountedOption(click.Option):
+    """An input option given a set number of times: once for a single value, N
+    times for a fixed-length tuple (``tuple[int, int]``).
+
+    click keeps the last of a repeated single-valued option, so
+    ``--target a.ms --target b.ms`` would drop ``a.ms`` without a word; and a
+    tuple given too few values was refused as "input 'pair.1': Field required".
+    Every value the command line gives is collected, and a wrong count refused.
+    """
+
+    def __init__(self, *args: Any, exactly: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.exactly = exactly
+
+    def add_to_parser(self, parser: Any, ctx: click.Context) -> None:
+        if self.multiple:
+            super().add_to_parser(parser, ctx)
+        else:  # a single value collected as a list's are: a repeat is seen, not overwritten
+            parser.add_option(obj=self, opts=self.opts, dest=self.name, action="append", nargs=1)
+
+    def process_value(self, ctx: click.Context, value: Any) -> Any:
+        if isinstance(value, list) and value and len(value) != self.exactly:
+            raise click.UsageError(self._wrong_count(value), ctx)
+        if isinstance(value, list) and not self.multiple:
+            value = value[0] if value else None
+        return super().process_value(ctx, value)
+
+    def _wrong_count(self, given: list[Any]) -> str:
+        """What was wrong with how often the option was given, and what to do."""
+        name = self.opts[0]
+        shown = ", ".join(repr(v) for v in given)
+        if self.exactly == 1:
+            return (
+                f"option {name} takes one value, but was given {len(given)} ({shown}); give it once"
+            )
+        return (
+            f"option {name} takes exactly {self.exactly} values, but was given {len(given)}"
+            f" ({shown}); give it {self.exactly} times, once for each value"
+        )
+
+
+def _fixed_length(annotation: Any) -> int | None:
+    """How many values a fixed-length tuple field takes (``tuple[int, int]``: 2);
+    None for any other type, a ``tuple[int, ...]`` included."""
+    while True:
+        origin = typing.get_origin(annotation)
+        args = typing.get_args(annotation)
+        if origin is typing.Annotated:
+            annotation = args[0]
+        elif origin in (typing.Union, types.UnionType):
+            members = [a for a in args if a is not type(None)]
+            if len(members) != 1:
+                return None
+            annotation = members[0]
+        elif origin is tuple and args and args[-1] is not Ellipsis and args != ((),):
+            return len(args)
+        else:
+            return None
 
 
 def _structured(core: Any) -> bool:
@@ -375,15 +436,17 @@ class RecipeCommand(click.Command):
         # whatever the field order: an input `no_x` declared before `x` took it.
         emptying = {
             f"--no-{name.replace('_', '-')}"
-            for name, _, _, is_list, _, default in fields
-            if is_list and _has_values(default)
+            for name, info, _, is_list, _, default in fields
+            if is_list and _has_values(default) and _may_be_empty(info)
         }
         options: list[click.Option] = []
         for name, info, ctype, is_list, is_bool, default in fields:
             # `json_` is how a model says `json` without shadowing BaseModel.json
             dashed = "--" + (name.rstrip("_") or name).replace("_", "-")
-            # a list with values by default needs a way to be given as empty
-            emptiable = is_list and _has_values(default)
+            # a list with values by default needs a way to be given as empty (not a
+            # fixed-length tuple, nor a list of at least one: empty, it is refused)
+            emptiable = is_list and _has_values(default) and _may_be_empty(info)
+            exactly = _fixed_length(info.annotation) if is_list else 1
             # a bool's --no-NAME is its own too, as is such a list's: `cache` must
             # not take ninja's --no-cache, nor lose its own
             mine = f"--no-{dashed[2:]}" if emptiable else None
@@ -405,7 +468,10 @@ class RecipeCommand(click.Command):
             if is_bool or emptied:
                 own.add(negated)
             help_text = " ".join(x for x in (info.description, _bounds(info.metadata)) if x)
-            if is_list:
+            if is_list and exactly is not None:
+                each = f"exactly {exactly} values: repeat the option for each"
+                help_text = f"{help_text} ({each})".strip()
+            elif is_list:
                 help_text = f"{help_text} (repeat the option for each value)".strip()
             if emptied:
                 help_text = f"{help_text}; {negated} for none".strip()
@@ -417,14 +483,7 @@ class RecipeCommand(click.Command):
                 flags = [f"{n}/--no-{n[2:]}" for n in names[:1]]
                 option = click.Option(flags, default=None, help=help_text)
             else:
-                option = click.Option(
-                    names,
-                    type=ctype,
-                    multiple=is_list,
-                    default=None,
-                    help=help_text,
-                    metavar=_metavar(name, ctype),
-                )
+                option = _option(names, ctype, is_list, exactly, help_text, _metavar(name, ctype))
             option.name = f"{_INPUTS_KEY}:{name}"
             options.append(option)
             if emptied:
@@ -432,6 +491,31 @@ class RecipeCommand(click.Command):
                 empty.name = f"{_EMPTIED_KEY}:{name}:{dashed[2:]}"
                 options.append(empty)
         return options
+
+
+def _option(
+    names: list[str], ctype: Any, is_list: bool, exactly: int | None, help_text: str, metavar: str
+) -> click.Option:
+    """An input's option: a list's is given any number of times; a single value's
+    once and a fixed-length tuple's N times, each refused given another count."""
+    settings: dict[str, Any] = {
+        "type": ctype,
+        "multiple": is_list,
+        "default": None,
+        "help": help_text,
+        "metavar": metavar,
+    }
+    if exactly is None:
+        return click.Option(names, **settings)
+    return _CountedOption(names, exactly=exactly, **settings)
+
+
+def _may_be_empty(info: Any) -> bool:
+    """Whether a list input may be given as empty (``--no-NAME``): not a fixed-length
+    tuple, nor a list declared to hold at least one value (``min_length=1``)."""
+    if _fixed_length(info.annotation) is not None:
+        return False
+    return not any((getattr(item, "min_length", 0) or 0) > 0 for item in info.metadata)
 
 
 def _about(step: Any, target: str, needs_inputs: bool = True) -> str:
