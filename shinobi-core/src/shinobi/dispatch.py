@@ -262,7 +262,12 @@ def run_cab(
         _mask_said(result, secrets)
     note_until_changed(session, name, node, result)
     echoed = bool(result.secrets) and _echoes_secret(result)
-    if cache is not None and key is not None and result.status == "ok" and not (stale or echoed):
+    if (
+        cache is not None
+        and key is not None
+        and result.status == "ok"
+        and not (stale or echoed or run.left_running)
+    ):
         limits = applied_limits(backend, invocation)
         cache.store(key, result, invocation, cab, session.control.stopping, limits)
     if result.status == "ok":  # a stop right after may take it back (see shinobi.stop_window)

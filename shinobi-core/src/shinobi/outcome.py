@@ -38,7 +38,7 @@ def result_of_run(
         stderr=kept_tail(run.stderr),
         error=_interrupted(run) if run.cancelled else error,
         signal=run.signal,
-        warnings=list(warnings),
+        warnings=[*warnings, *_left_running(run)],
         backend=backend_name,
         argv=list(invocation.argv),
         started=started,
@@ -50,6 +50,17 @@ def result_of_run(
     if run.undying:
         result.details["undying"] = list(run.undying)
     return result
+
+
+def _left_running(run: BackendRun) -> list[str]:
+    """The warning of a step that left processes running, which may still
+    change its outputs after the next step or the cache took them."""
+    if not run.left_running or run.cancelled:
+        return []
+    return [
+        f"it left {', '.join(run.left_running)} running, which may still change its"
+        " outputs; make the step wait for what it starts (this result is not cached)"
+    ]
 
 
 def _interrupted(run: BackendRun) -> str:

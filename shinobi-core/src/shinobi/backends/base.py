@@ -92,6 +92,10 @@ class BackendRun:
     the cab's wranglers and the tail a result keeps are the tool's alone, and
     the step's record keeps the engine's apart. The stderr log file holds both,
     as they arrived.
+
+    ``left_running`` names (``pid N (command)``) the processes a step that
+    went well left running after its command exited, which may still change
+    its outputs: the step warns, and its result is not cached.
     """
 
     returncode: int
@@ -105,6 +109,7 @@ class BackendRun:
     details: dict[str, Any] = field(default_factory=dict)
     visible: tuple[str, ...] | None = None
     engine_stderr: str = ""
+    left_running: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

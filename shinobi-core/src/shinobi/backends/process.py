@@ -19,6 +19,8 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from shinobi import teardown
 from shinobi.backends.base import BackendRun, PathUse, RunControl
@@ -27,6 +29,9 @@ from shinobi.backends.spawn import start
 from shinobi.backends.streams import MAX_CAPTURE, StreamLog, pump
 from shinobi.errors import ShinobiError
 from shinobi.fd_limit import exhausted
+
+if TYPE_CHECKING:
+    from shinobi.stale import Holder
 
 __all__ = [
     "MAX_CAPTURE",
@@ -65,8 +70,12 @@ def terminate_session(
 
 
 #: Seconds a process a step left running may take to finish writing the step's
-#: output after the step's command exited, before the step is failed for it.
+#: output after the step's command exited, before the step is failed for it;
+#: also how long such a process is watched for opening an output at all.
 SETTLE = 2.0
+
+#: How many of the processes a step left running its warning names.
+_NAMED = 3
 
 
 def _group_left(pid: int) -> bool:
@@ -99,31 +108,56 @@ def _left_behind(pid: int, tag: str, held: bool) -> list[int]:
     return left
 
 
-def _unfinished_output(
-    pid: int, tag: str, outputs: Sequence[PathUse], left: list[int], control: RunControl
-) -> str | None:
-    """Why the step's output is not finished though its command exited 0, or None.
+@dataclass(frozen=True, slots=True)
+class _Settled:
+    """What the processes a step left running did while they were watched.
 
-    A background process the step started (``tool > out.ms &``, a daemon that
-    goes on writing) that still has an output open for writing means the
-    product is incomplete: reporting the step done would let the next step,
-    and the step cache, take a half-written file. It gets :data:`SETTLE`
-    seconds to finish. ``left``: the step's processes still running.
+    ``writers``: those still writing an output when the watch ended (the step
+    fails); ``left``: those still running then (the step warns).
     """
-    if not outputs or not left:  # nearly every step: nothing was left behind
-        return None
+
+    writers: list[Holder]
+    left: list[int]
+
+
+def _watch_leftovers(
+    pid: int, tag: str, outputs: Sequence[PathUse], left: list[int], control: RunControl
+) -> _Settled:
+    """Watch what a step that exited 0 left running, until it is gone or settled.
+
+    A process the step started may hold an output open at exit (``tool >
+    out.ms &``) or open one a moment later (``sleep 1; echo late >> out``);
+    either way the product is not finished. So the leftovers are watched for
+    up to :data:`SETTLE` seconds, and one seen writing an output gets
+    :data:`SETTLE` seconds from then to finish. Only a step that left
+    something running and writes files gets here.
+    """
     from shinobi.stale import writers_among
 
     table = teardown.process_table()
-    deadline = time.monotonic() + SETTLE
+    watch_until = time.monotonic() + SETTLE
+    write_until: float | None = None
     while True:
         writers = writers_among(left, outputs)
-        if not writers or time.monotonic() >= deadline or control.stopping():
-            break
+        now = time.monotonic()
+        if writers and write_until is None:
+            write_until = now + SETTLE
+        until = write_until if writers and write_until is not None else watch_until
+        if now >= until or control.stopping():
+            return _Settled(writers, left)
         time.sleep(0.05)
         left = table.members(pid, tag)
-    if not writers:
-        return None
+        if not left:
+            return _Settled([], [])
+
+
+def _writes_files(outputs: Sequence[PathUse]) -> bool:
+    """Whether a step has paths it writes (an output, or an input it changes)."""
+    return any(use.role == "output" or use.mutable for use in outputs)
+
+
+def _unfinished(writers: list[Holder]) -> str:
+    """Why a step whose leftover ``writers`` still write its output failed."""
     first = writers[0]
     pids = ", ".join(str(p) for p in sorted({w.pid for w in writers}))
     return (
@@ -131,6 +165,44 @@ def _unfinished_output(
         f" {first.path!r}, so that output is unfinished; make the step wait for what it"
         f" starts, or wait for pid(s) {pids} to end and run again"
     )
+
+
+def _command(pid: int) -> str:
+    """``pid``'s command line, shortened (``?``: it has just ended)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            raw = fh.read(200)
+    except OSError:
+        return "?"
+    text = raw.replace(b"\0", b" ").decode(errors="replace").strip()
+    return (text[:60] + "...") if len(text) > 60 else (text or "?")
+
+
+def _described(pids: list[int]) -> tuple[str, ...]:
+    """The first of ``pids`` as ``pid N (command)``, for the step's warning."""
+    shown = tuple(f"pid {p} ({_command(p)})" for p in sorted(pids)[:_NAMED])
+    more = len(pids) - len(shown)
+    return (*shown, f"{more} more") if more > 0 else shown
+
+
+def _unfinished_output(
+    pid: int, tag: str, outputs: Sequence[PathUse], left: list[int], control: RunControl
+) -> tuple[str | None, tuple[str, ...]]:
+    """Why the step's output is not finished though its command exited 0 (or
+    None), and the processes it left running that may still change it.
+
+    A background process the step started (``tool > out.ms &``, a daemon that
+    goes on writing) that writes an output after the command exited means the
+    product is incomplete: reporting the step done would let the next step,
+    and the step cache, take a half-written file. ``left``: the step's
+    processes still running; none (nearly every step) costs nothing here.
+    """
+    if not left or not _writes_files(outputs):
+        return None, ()
+    settled = _watch_leftovers(pid, tag, outputs, left, control)
+    if settled.writers:
+        return _unfinished(settled.writers), ()
+    return None, _described(settled.left) if settled.left else ()
 
 
 def read_log(path: str, since: int = 0) -> str:
@@ -410,9 +482,10 @@ def run_process(
         with stopping:  # a stopper already under way finishes first
             pass
     left = _left_behind(proc.pid, tag, held=not (stdout.ended and stderr.ended))
-    unfinished = None
+    unfinished: str | None = None
+    left_running: tuple[str, ...] = ()
     if returncode == 0 and not control.stopping():
-        unfinished = _unfinished_output(proc.pid, tag, outputs, left, control)
+        unfinished, left_running = _unfinished_output(proc.pid, tag, outputs, left, control)
     if unfinished is not None:  # a failure: the tool's own 0 cannot be reported as one
         returncode = 1
     elif returncode == 127:  # ``#!/usr/bin/env python3\r``: env ran, and found no python3\r
@@ -425,4 +498,5 @@ def run_process(
         signal=-returncode if returncode < 0 else None,
         cancelled=control.stopping(),
         undying=survivors,
+        left_running=left_running,
     )
