@@ -41,7 +41,13 @@ from shinobi_containers.errors import (
     MountRefused,
     SettingsInvalid,
 )
-from shinobi_containers.limits import LimitFlags, dropped_warning, limit_flags, within_host
+from shinobi_containers.limits import (
+    LimitFlags,
+    dropped_warning,
+    limit_flags,
+    overridden_warning,
+    within_host,
+)
 from shinobi_containers.mounts import (
     CONTAINER_DEVICES,
     LOCAL_HOST,
@@ -53,7 +59,7 @@ from shinobi_containers.oom import OomWatch
 from shinobi_containers.outcome import interpret_run
 from shinobi_containers.read_only_links import read_only_links, replaced_link
 from shinobi_containers.scripts import script_mounts, unseen_script_reason
-from shinobi_containers.settings import SETTINGS_KEYS, ContainerSettings
+from shinobi_containers.settings import SETTINGS_KEYS, ContainerSettings, limit_flags_in
 from shinobi_containers.stall import StallWatch
 
 __all__ = [
@@ -144,7 +150,7 @@ class ContainerBackend(Backend):
         if impostor is not None:
             return Availability(False, impostor)
         status = self.check_engine()
-        idle = self.idle_settings()
+        idle = [*self.idle_settings(), *self._overriding_flags()]
         if not status.usable or not idle:
             return status
         return Availability(True, "; ".join([status.detail, *(f"warning: {w}" for w in idle)]))
@@ -227,6 +233,15 @@ class ContainerBackend(Backend):
         """A warning for each setting given that this engine ignores (another engine's
         key): said once a run plans its steps, and by ``ninja backends``/``doctor``."""
         return []
+
+    def _overriding_flags(self) -> list[str]:
+        """For ``ninja backends``/``doctor``: the ``run_flags`` options that replace a
+        limit ninja sets from a step's declared resources. A run says so only once a
+        step declares that limit (a site may cap every container that way)."""
+        if self.options.enforce_resources == "never":
+            return []  # ninja sets no limits: run_flags' are the only ones
+        found = limit_flags_in(self.options.run_flags)
+        return [overridden_warning(self.name, flag, limit) for flag, limit in found.items()]
 
     def _refuse_imageless(self, invocations: Sequence[Invocation]) -> None:
         """Refuse every step that names no image in one message: naming the first
@@ -492,10 +507,18 @@ class ContainerBackend(Backend):
         del name, grace, hurry
 
     def _dropped_warnings(self, spec: ContainerSpec) -> dict[str, str]:
-        """The warning about each limit of ``spec`` this host cannot apply, by flag."""
-        return {
+        """The warning about each declared limit ``spec`` will not run under, by flag:
+        one this host cannot apply, or one a ``run_flags`` option replaces (the engine
+        keeps the last of a flag given twice, and ``run_flags`` come after ninja's).
+        Core reads them (``Rendered.warnings``) as limits left out, as they are."""
+        said = {
             flag: dropped_warning(self.name, flag, why) for flag, why in spec.limits.dropped.items()
         }
+        applied = {"memory": spec.limits.memory, "cpu": spec.limits.cpus}
+        for flag, limit in limit_flags_in(self.options.run_flags).items():
+            if applied[limit] is not None:
+                said[f"run_flags {flag}"] = overridden_warning(self.name, flag, limit)
+        return said
 
     def _new_warnings(self, spec: ContainerSpec) -> list[str]:
         """Warnings about dropped limits this backend has not given yet (one each per run)."""

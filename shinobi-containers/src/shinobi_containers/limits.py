@@ -17,7 +17,14 @@ from typing import Literal
 from shinobi.resources import Resources
 from shinobi_containers.cgroups import UNPROBED, CgroupReach
 
-__all__ = ["EnforceMode", "LimitFlags", "dropped_warning", "limit_flags", "within_host"]
+__all__ = [
+    "EnforceMode",
+    "LimitFlags",
+    "dropped_warning",
+    "limit_flags",
+    "overridden_warning",
+    "within_host",
+]
 
 EnforceMode = Literal["auto", "always", "never"]
 
@@ -77,6 +84,24 @@ def dropped_warning(engine: str, flag: str, why: str) -> str:
         f"{engine} cannot enforce {flag} on this host ({why}); steps that declare it run"
         f' without that limit. Set execution.enforce_resources = "always" to fail instead,'
         ' or "never" to pass no limits at all'
+    )
+
+
+#: What a step escapes when ``run_flags`` replaces its declared limit, by limit.
+_ESCAPED = {
+    "memory": "a step that outgrows its declared memory is not killed for it",
+    "cpu": "a step may use more CPUs than it declares",
+}
+
+
+def overridden_warning(engine: str, flag: str, limit: str) -> str:
+    """The one warning a run gets about a ``run_flags`` option that replaces the
+    ``limit`` (``memory`` or ``cpu``) ninja sets from what a step declares."""
+    return (
+        f"backend.{engine}.run_flags sets {flag}, which overrides the {limit} limit"
+        f" steps declare ({_ESCAPED[limit]}); drop it from run_flags to apply each step's"
+        ' own, or set execution.enforce_resources = "never" if run_flags is meant to set'
+        " the limits"
     )
 
 

@@ -8,7 +8,6 @@ one-line message naming the key, rather than failing later inside a run.
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -17,7 +16,7 @@ from typing import Any, get_args
 from shinobi_containers.errors import SettingsInvalid
 from shinobi_containers.limits import EnforceMode
 
-__all__ = ["SETTINGS_KEYS", "ContainerSettings"]
+__all__ = ["LIMIT_FLAGS", "SETTINGS_KEYS", "ContainerSettings", "flags_of", "limit_flags_in"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +88,15 @@ class ContainerSettings:
                 f"backend.{backend}.run_flags sets {taken}, which ninja keeps to itself:"
                 f" {_OWN_FLAGS.get(taken, _OWN_FLAGS['-d'])}; drop it from run_flags"
             )
+        limiting = limit_flags_in(run_flags)
+        if mode == "always" and limiting:
+            first, limit = next(iter(limiting.items()))
+            raise SettingsInvalid(
+                f"backend.{backend}.run_flags sets {first}, which would override the"
+                f" {limit} limit a step declares, and enforce_resources is"
+                ' "always": drop it from run_flags (declare the limit on the step), or set'
+                ' enforce_resources to "auto" to let run_flags win, with a warning'
+            )
         stall = settings.get("memory_stall_timeout", 30.0)
         if isinstance(stall, bool) or not isinstance(stall, int | float) or not stall >= 0:
             raise bad("memory_stall_timeout", "a number of seconds, 0 or more")
@@ -114,14 +122,45 @@ _OWN_FLAGS = {
     " and the step passes",
 }
 
+#: ``run`` flags that set a limit ninja sets itself from a step's declared
+#: resources (docker, podman and apptainer spell them alike), and which limit.
+#: Given after ninja's own, the engine keeps the last: the declared limit was
+#: replaced without a word. (``--cpu-quota`` and ``--cpu-period`` are left out:
+#: the engines refuse them beside ``--cpus``, loudly.)
+LIMIT_FLAGS = {"--memory": "memory", "-m": "memory", "--memory-swap": "memory", "--cpus": "cpu"}
+
 #: Short flags of ``run`` that take no value, and so may be bundled (``-dit``).
-_BUNDLED = re.compile(r"-[ditP]{2,}")
+_NO_VALUE = frozenset("ditP")
+
+
+def flags_of(word: str) -> tuple[str, ...]:
+    """The options ``word`` of ``run_flags`` gives, as their names: ``--memory=1g``
+    is ``--memory``; a bundle of short ones (``-dit``, ``-itm1g``) is each of its
+    letters, the first one that is not a switch taking the rest as its value."""
+    if word.startswith("--"):
+        return (word.split("=", 1)[0],)
+    if not word.startswith("-") or len(word) < 2:
+        return ()
+    letters = []
+    for letter in word[1:]:
+        if not letter.isalpha():
+            break
+        letters.append(f"-{letter}")
+        if letter not in _NO_VALUE:
+            break  # it takes a value: the rest of the word (-m1g, -edummy=1)
+    return tuple(letters)
+
+
+def limit_flags_in(run_flags: tuple[str, ...]) -> dict[str, str]:
+    """Each option of ``run_flags`` that sets a limit ninja sets (:data:`LIMIT_FLAGS`),
+    as written, and the limit it sets (``memory`` or ``cpu``)."""
+    given = (flag for word in run_flags for flag in flags_of(word))
+    return {flag: LIMIT_FLAGS[flag] for flag in given if flag in LIMIT_FLAGS}
 
 
 def _takes_over(word: str) -> bool:
     """Whether ``word`` is one of :data:`_OWN_FLAGS`, alone or bundled (``-td``)."""
-    flag = word.split("=", 1)[0]
-    return flag in _OWN_FLAGS or (_BUNDLED.fullmatch(flag) is not None and "d" in flag)
+    return any(flag in _OWN_FLAGS for flag in flags_of(word))
 
 
 #: The keys of a container backend's ``[backend.NAME]`` table.
