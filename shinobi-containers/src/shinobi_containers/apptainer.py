@@ -22,7 +22,7 @@ from shinobi.backends.base import Availability, BackendRun, Invocation
 from shinobi_containers.cgroups import PROBE_COMMAND, CgroupReach, apptainer_reach
 from shinobi_containers.cli import CliAnswer, call
 from shinobi_containers.digest import sif_digest
-from shinobi_containers.engine import CHECK_TIMEOUT, ContainerBackend, ContainerSpec
+from shinobi_containers.engine import CHECK_TIMEOUT, ContainerBackend, ContainerSpec, stray_space
 from shinobi_containers.engine_lines import APPTAINER_LINES
 from shinobi_containers.errors import ImageUnavailable
 from shinobi_containers.mounts import mount_option
@@ -143,8 +143,10 @@ class ApptainerBackend(ContainerBackend):
         typo.
         """
         image = super().image_reference(invocation)
-        if "://" in image or image.startswith(_TRANSPORTS):
-            return image
+        if image.startswith(_TRANSPORTS):
+            return image  # a path follows, which may hold spaces
+        if "://" in image:
+            return self._no_stray_space(invocation.step, image)
         path = os.path.normpath(os.path.join(invocation.cwd, image))
         if os.path.isdir(path) and not _root_filesystem(path):
             raise ImageUnavailable(
@@ -155,13 +157,25 @@ class ApptainerBackend(ContainerBackend):
             )
         if os.path.exists(path):
             return path
-        if os.path.isabs(image) or image.startswith(("./", "../")) or image.endswith(_FILES):
+        if os.path.isabs(image) or image.rstrip().startswith(("./", "../")) or _named_file(image):
             raise ImageUnavailable(
                 f"step {invocation.step!r}: the image file {path} does not exist; check the path"
-                " (an image from a"
+                f"{_spaced_hint(image)} (an image from a"
                 " registry is named without one: ubuntu:22.04 or docker://ubuntu:22.04)"
             )
-        return f"docker://{image}"
+        return f"docker://{self._no_stray_space(invocation.step, image)}"
+
+    def _no_stray_space(self, step: str, image: str) -> str:
+        """``image`` (a URI, or a registry's name), refused before the run if it holds
+        whitespace, which no reference can: apptainer would fail on it mid-run. A
+        file's name may hold spaces, and is not asked."""
+        spaced = stray_space(image)
+        if spaced is not None:
+            raise ImageUnavailable(
+                f"step {step!r}: image {image!r} is not a valid reference: it has {spaced},"
+                " and a reference has none; remove it"
+            )
+        return image
 
     def client_variables(self, invocation: Invocation) -> dict[str, str]:
         """The cab's environment as apptainer hands it into a ``--cleanenv`` container.
@@ -243,6 +257,17 @@ class ApptainerBackend(ContainerBackend):
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _named_file(image: str) -> bool:
+    """Whether ``image`` is named as an image file (``*.sif``), a stray space after it too."""
+    return image.rstrip().endswith(_FILES)
+
+
+def _spaced_hint(image: str) -> str:
+    """A note on whitespace around ``image``, which the path in a message hides."""
+    spaced = stray_space(image) if image != image.strip() else None
+    return f": {image!r} has {spaced}" if spaced else ""
 
 
 def _root_filesystem(path: str) -> bool:

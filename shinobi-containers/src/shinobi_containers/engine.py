@@ -67,6 +67,7 @@ __all__ = [
     "ContainerBackend",
     "ContainerSpec",
     "new_container_name",
+    "stray_space",
     "visible_paths",
 ]
 
@@ -688,6 +689,18 @@ def _never_reached(run: BackendRun, engine_errors: frozenset[int]) -> bool:
     """
     said = run.stderr.lower()
     return run.returncode in engine_errors and any(text in said for text in _UNREACHABLE)
+
+
+def stray_space(name: str) -> str | None:
+    """Where image ``name`` has whitespace ("a trailing space"), or None. No image
+    reference can hold any, so an engine could only fail on such a name."""
+    spaces = [i for i, c in enumerate(name) if c.isspace()]
+    if not spaces:
+        return None
+    at = 0 if spaces[0] == 0 else len(name) - 1 if spaces[-1] == len(name) - 1 else spaces[0]
+    kind = "a space" if name[at] == " " else f"whitespace ({name[at]!r})"
+    where = "at its start" if at == 0 else "at its end" if at == len(name) - 1 else "inside it"
+    return f"{kind} {where}"
 
 
 def _starts_with(lines: list[str] | None, words: tuple[str, ...]) -> bool:
