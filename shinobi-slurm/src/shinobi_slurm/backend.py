@@ -47,6 +47,7 @@ from shinobi_slurm.commands import SlurmCommands, SlurmError
 from shinobi_slurm.poller import JobWatch, PollTuning, SacctPoller, shared_poller
 from shinobi_slurm.sacct import LIMITED_STATES, JobRecord, job_limits, with_true_exit
 from shinobi_slurm.sbatch import (
+    TIMELIMIT_VARIABLE,
     Option,
     batch_script,
     exec_lines,
@@ -54,12 +55,13 @@ from shinobi_slurm.sbatch import (
     log_path,
     memory_option,
     merge_options,
+    overriding_environment,
     parse_sbatch_opts,
     resource_options,
     with_environment,
 )
 from shinobi_slurm.setting_values import POLL_FLOOR, SETTINGS_KEYS, seconds_setting
-from shinobi_slurm.states import STUCK_REASONS, Limits, classify
+from shinobi_slurm.states import STUCK_REASONS, Limits, classify, timeout_advice
 from shinobi_slurm.trial import refuse_what_slurm_would
 
 __all__ = ["JOBS_LEDGER", "SlurmBackend", "job_name", "poll_tuning"]
@@ -201,6 +203,14 @@ def _configured_memory(settings: Mapping[str, Any]) -> str | bool:
     return option.argument() if option is not None else False
 
 
+def _timeout_advice(record: JobRecord) -> str:
+    """What to do if ``record`` timed out: this process submitted the job, so its own
+    ``SBATCH_TIMELIMIT`` is the one sbatch read (looked up for a TIMEOUT alone)."""
+    if record.state != "TIMEOUT":
+        return ""
+    return timeout_advice(os.environ.get(TIMELIMIT_VARIABLE))
+
+
 def _size(path: str) -> int:
     """The bytes already in the log at ``path`` (0: none yet)."""
     try:
@@ -304,7 +314,12 @@ class SlurmBackend(Backend):
         for _, options in planned:
             batch_script(options, [])
         refuse_what_slurm_would(self.commands, planned)
-        warnings = []
+        # SBATCH_* variables of this shell beat the #SBATCH lines written: said once, here
+        warnings = overriding_environment(
+            os.environ,
+            (options for _, options in planned),
+            parse_sbatch_opts(self.settings.get("sbatch_opts")),
+        )
         in_venv = sorted({i.step for i in invocations if i.venv})
         if in_venv:
             warnings.append(
@@ -534,6 +549,7 @@ class SlurmBackend(Backend):
             self._limits(record),
             contained=False,
             memory_configured=_configured_memory(self.settings),
+            on_timeout=_timeout_advice(record),
         )
         details.update(slurm_state=record.state, slurm_exit=record.exit_text)
         reason: str | None = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,7 +21,14 @@ from shinobi.launch.tracking import LaunchStatus, LogSource
 from shinobi.offload.base import CompileOptions, OffloadTarget, Script, Workflow
 from shinobi.offload.jobs import Job, JobGraph
 from shinobi_slurm.commands import SlurmCommands, SlurmError, SlurmUnreachable
-from shinobi_slurm.sbatch import job_name, launch_job_name, memory_option
+from shinobi_slurm.sbatch import (
+    TIMELIMIT_VARIABLE,
+    Option,
+    job_name,
+    launch_job_name,
+    memory_option,
+    overriding_environment,
+)
 from shinobi_slurm.scripts import JobFiles, ScriptContext, job_options, job_script
 from shinobi_slurm.setting_values import POLL_FLOOR, SETTINGS_KEYS, seconds_setting
 from shinobi_slurm.trial import refuse_what_slurm_would
@@ -116,7 +124,11 @@ class SlurmTarget(OffloadTarget):
             cwd=str(options.cwd),
             state="submitting",
             jobs=jobs,
-            extra={"job_name": job_name(options.run_id)},
+            # what a TIMEOUT's advice names, since sbatch read it (None: it was unset)
+            extra={
+                "job_name": job_name(options.run_id),
+                "sbatch_timelimit": os.environ.get(TIMELIMIT_VARIABLE),
+            },
         )
 
     def submit(self, workflow: Workflow, handle: LaunchHandle, journal: JobJournal) -> None:
@@ -134,13 +146,12 @@ class SlurmTarget(OffloadTarget):
         commands = self.commands
         files_of = [JobFiles.of(context.run_dir, job) for job in graph.jobs]
         refuse_arrays_too_wide(commands, graph.jobs)
-        refuse_what_slurm_would(
-            commands,
-            [
-                (job.name, job_options(context, job, files))
-                for job, files in zip(graph.jobs, files_of, strict=True)
-            ],
-        )
+        planned = [
+            (job.name, job_options(context, job, files))
+            for job, files in zip(graph.jobs, files_of, strict=True)
+        ]
+        refuse_what_slurm_would(commands, planned)
+        _warn_of_environment([options for _, options in planned], context.configured)
         for job, record, files in zip(graph.jobs, handle.jobs, files_of, strict=True):
             Path(files.script).write_text(job_script(context, job, files, ids), encoding="utf-8")
             try:
@@ -265,6 +276,13 @@ class SlurmTarget(OffloadTarget):
 
     def poll_interval(self) -> float:
         return seconds_setting(self.settings, "status_interval", 5.0, POLL_FLOOR)
+
+
+def _warn_of_environment(jobs: Sequence[Sequence[Option]], configured: Sequence[Option]) -> None:
+    """Say, once for the launch, each ``SBATCH_*`` variable of this shell that beats an
+    ``#SBATCH`` line of its scripts (see :func:`~.sbatch.overriding_environment`)."""
+    for warning in overriding_environment(os.environ, jobs, configured):
+        print(f"ninja: warning: {warning}", file=sys.stderr, flush=True)
 
 
 def _unanswered(commands: SlurmCommands, step: str, exc: SlurmError, name: str) -> SlurmError:

@@ -43,11 +43,13 @@ __all__ = [
     "memory_option",
     "merge_options",
     "overridden_by",
+    "overriding_environment",
     "owned_environment",
     "parse_sbatch_opts",
     "payload_line",
     "relay_lines",
     "resource_options",
+    "shown_value",
     "with_environment",
     "without_owned",
 ]
@@ -304,6 +306,141 @@ def without_owned(environ: Mapping[str, str]) -> tuple[dict[str, str], list[str]
         if name in environ
     ]
     return kept, warnings
+
+
+#: Options sbatch also reads from an input environment variable of the same name
+#: (``--partition`` from ``SBATCH_PARTITION``): ``man sbatch``, INPUT ENVIRONMENT
+#: VARIABLES. ``--cpus-per-task`` has none. Those of ninja's own options are in
+#: :data:`_NINJAS_OWN`: sbatch never sees them (:func:`without_owned`).
+_SAME_NAMED = (
+    "account",
+    "acctg-freq",
+    "batch",
+    "constraint",
+    "container",
+    "core-spec",
+    "cpus-per-gpu",
+    "delay-boot",
+    "distribution",
+    "exclusive",
+    "export",
+    "get-user-env",
+    "gpu-bind",
+    "gpu-freq",
+    "gpus",
+    "gpus-per-node",
+    "gpus-per-task",
+    "gres",
+    "gres-flags",
+    "ignore-pbs",
+    "input",
+    "mem-bind",
+    "mem-per-cpu",
+    "mem-per-gpu",
+    "network",
+    "no-kill",
+    "overcommit",
+    "partition",
+    "power",
+    "profile",
+    "qos",
+    "reservation",
+    "signal",
+    "spread-job",
+    "thread-spec",
+    "threads-per-core",
+    "use-min-nodes",
+    "wait-all-nodes",
+    "wckey",
+)
+
+#: Each option's input environment variables, the one of its own name first.
+#: ``--mem`` is ``SBATCH_MEM_PER_NODE``; a variable of another memory option
+#: does not beat an ``#SBATCH --mem`` line (Slurm 22.05 keeps the script's).
+_INPUT_ENVIRONMENT: dict[str, tuple[str, ...]] = {
+    **{name: ("SBATCH_" + name.upper().replace("-", "_"),) for name in _SAME_NAMED},
+    "time": ("SBATCH_TIMELIMIT",),
+    "mem": ("SBATCH_MEM_PER_NODE",),
+    "clusters": ("SBATCH_CLUSTERS", "SLURM_CLUSTERS"),
+    "hint": ("SBATCH_HINT", "SLURM_HINT"),
+    "switches": ("SBATCH_REQ_SWITCH", "SBATCH_WAIT4SWITCH"),
+    "verbose": ("SBATCH_DEBUG",),
+    "requeue": ("SBATCH_REQUEUE", "SBATCH_NO_REQUEUE"),
+    "no-requeue": ("SBATCH_NO_REQUEUE", "SBATCH_REQUEUE"),
+}
+
+#: The variable that sets ``--time``, which a TIMEOUT's advice names.
+TIMELIMIT_VARIABLE = "SBATCH_TIMELIMIT"
+
+
+def shown_value(value: str) -> str:
+    """``value`` of a variable as a one-line message shows it (a shell word)."""
+    return shlex.quote(value) if value.isprintable() else repr(value)
+
+
+def _variables_of(name: str) -> tuple[str, ...]:
+    """The input environment variables of option ``name`` (sbatch takes an unambiguous
+    start of a long option, ``--parti``, as the option)."""
+    found = _INPUT_ENVIRONMENT.get(name)
+    if found is not None:
+        return found
+    starting = [key for key in _INPUT_ENVIRONMENT if len(name) >= 2 and key.startswith(name)]
+    return _INPUT_ENVIRONMENT[starting[0]] if len(starting) == 1 else ()
+
+
+def _same_as_written(variable: str, name: str, value: str, written: set[str | None]) -> bool:
+    """Whether ``variable=value`` asks for what every ``#SBATCH --name`` line already says.
+
+    For a flag, its own variable empty, ``yes`` or a number other than 0 turns it
+    on, as the line does (sbatch's rule for flags).
+    """
+    if written == {None}:
+        own = variable == _INPUT_ENVIRONMENT[name][0] if name in _INPUT_ENVIRONMENT else False
+        on = value == "" or value.lower() == "yes" or (value.isdigit() and int(value) != 0)
+        return own and on
+    return written == {value}
+
+
+def overriding_environment(
+    environ: Mapping[str, str],
+    jobs: Iterable[Sequence[Option]],
+    configured: Sequence[Option],
+) -> list[str]:
+    """A one-line warning for each ``SBATCH_*`` variable of ``environ`` that beats an
+    ``#SBATCH`` line of ``jobs`` (each job's options), naming what to do.
+
+    sbatch lets its input environment variables win over a script's lines, and
+    ninja writes ``sbatch_opts`` (and the footprint's ``--mem``) as such lines:
+    a ``SBATCH_TIMELIMIT=1`` left in the shell cut a configured ``--time`` to a
+    minute, unsaid, and the TIMEOUT's advice to raise ``--time`` could not work.
+    The variables are still honoured (as sbatch honours them); the user is told.
+    Called once per submission, with every job's options: one warning per
+    variable, not per job.
+    """
+    if not any(key.startswith(("SBATCH_", "SLURM_")) for key in environ):
+        return []  # the usual case: nothing to look up
+    values: dict[str, set[str | None]] = {}
+    for options in jobs:
+        for option in options:
+            values.setdefault(option.name, set()).add(option.value)
+    from_opts = {o.name for o in configured}
+    warnings = []
+    for name, written in values.items():
+        for variable in _variables_of(name):
+            value = environ.get(variable)
+            if value is None or _same_as_written(variable, name, value, written):
+                continue
+            line = f"--{name}" if len(written) > 1 else Option(name, next(iter(written))).argument()
+            source = (
+                "[backend.slurm] sbatch_opts" if name in from_opts else "what the steps declare"
+            )
+            warnings.append(
+                f"{variable}={shown_value(value)} in the environment overrides the"
+                f" '#SBATCH {line}' line ninja writes from {source} (sbatch lets SBATCH_*"
+                f" variables beat a script's lines); unset {variable}, or put the --{name}"
+                " you want in [backend.slurm] sbatch_opts and unset it"
+            )
+    return warnings
 
 
 def _why_owned(option: str) -> str:

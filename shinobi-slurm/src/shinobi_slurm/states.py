@@ -12,8 +12,18 @@ from dataclasses import dataclass
 
 from shinobi.launch.tracking import StepPhase
 from shinobi_slurm.sacct import JobRecord
+from shinobi_slurm.sbatch import TIMELIMIT_VARIABLE, shown_value
 
-__all__ = ["NEVER_RAN", "STUCK_REASONS", "Limits", "Outcome", "classify", "combine_tasks"]
+__all__ = [
+    "NEVER_RAN",
+    "RAISE_TIME",
+    "STUCK_REASONS",
+    "Limits",
+    "Outcome",
+    "classify",
+    "combine_tasks",
+    "timeout_advice",
+]
 
 #: Pending reasons Slurm will not clear by itself: said as soon as they are seen.
 STUCK_REASONS = {
@@ -27,6 +37,33 @@ STUCK_REASONS = {
     "InvalidAccount": "its account is not valid",
     "InvalidQOS": "its QOS is not valid",
 }
+
+#: What to do about a job that ran past its time limit, when nothing else set it.
+RAISE_TIME = "raise --time in [backend.slurm] sbatch_opts"
+
+
+def timeout_advice(timelimit: str | None, *, known: bool = True) -> str:
+    """What to do about a TIMEOUT, given ``SBATCH_TIMELIMIT`` as the submitter had it.
+
+    sbatch lets that variable beat the ``#SBATCH --time`` line that
+    ``sbatch_opts`` becomes, so "raise --time" could not work while it was
+    set. ``known``: whether the submitter's value was recorded at all (a
+    launch submitted before ninja kept it); if not, it is named as a
+    possible cause.
+    """
+    if timelimit is not None:
+        return (
+            f"{TIMELIMIT_VARIABLE}={shown_value(timelimit)} in the submitting environment set"
+            f" that limit, beating any --time in [backend.slurm] sbatch_opts: raise it, or"
+            " unset it and raise --time in sbatch_opts"
+        )
+    if not known:
+        return (
+            f"{RAISE_TIME} (unless {TIMELIMIT_VARIABLE} was set where the launch was"
+            " submitted: it beats sbatch_opts, so unset it)"
+        )
+    return RAISE_TIME
+
 
 #: What a job Slurm cancelled because a job it waits for failed is reported as.
 NEVER_RAN = "never ran: a job it waits for did not succeed"
@@ -143,6 +180,7 @@ def classify(
     *,
     contained: bool = True,
     memory_configured: bool | str = False,
+    on_timeout: str = RAISE_TIME,
 ) -> Outcome:
     """The :class:`Outcome` of one sacct record (a job or one array task).
 
@@ -155,6 +193,7 @@ def classify(
     ``memory_configured``: ``[backend.slurm] sbatch_opts`` set the job's memory,
     which a step's own declaration gives way to: raising that is the remedy.
     Given as the option (``--mem-per-cpu=64M``), the hint names that option.
+    ``on_timeout``: what to do about a TIMEOUT (:func:`timeout_advice`).
     """
     limits = limits or Limits(record.memory_limit, record.time_limit)
     state = record.state
@@ -177,7 +216,7 @@ def classify(
         limit = f"its time limit of {limits.time}" if limits.time else "its time limit"
         return Outcome(
             "failed",
-            f"ran past {limit} (TIMEOUT); raise --time in [backend.slurm] sbatch_opts",
+            f"ran past {limit} (TIMEOUT); {on_timeout}",
             code or 124,
             sig or None,
         )
@@ -243,6 +282,7 @@ def combine_tasks(
     *,
     contained: bool = True,
     memory_configured: bool | str = False,
+    on_timeout: str = RAISE_TIME,
 ) -> tuple[Outcome, dict[str, int]]:
     """One outcome for a job array of ``size`` tasks, and its tasks counted by phase.
 
@@ -255,7 +295,12 @@ def combine_tasks(
     first_cancelled: Outcome | None = None
     seen = 0
     for record in records:
-        outcome = classify(record, contained=contained, memory_configured=memory_configured)
+        outcome = classify(
+            record,
+            contained=contained,
+            memory_configured=memory_configured,
+            on_timeout=on_timeout,
+        )
         # 9_[0-3] stands for tasks that never started: pending, or cancelled as one
         # (an array whose dependency failed), never running or done
         tasks = record.pending_tasks or 1

@@ -33,7 +33,14 @@ from shinobi_slurm.sacct import (
 )
 from shinobi_slurm.sbatch import launch_job_name
 from shinobi_slurm.scripts import STAT_FORMAT
-from shinobi_slurm.states import NEVER_RAN, Outcome, classify, combine_tasks
+from shinobi_slurm.states import (
+    NEVER_RAN,
+    RAISE_TIME,
+    Outcome,
+    classify,
+    combine_tasks,
+    timeout_advice,
+)
 
 __all__ = ["FORGOTTEN_AFTER", "launch_statuses"]
 
@@ -183,7 +190,8 @@ def _launch_status(
     handle: LaunchHandle, found: dict[str, list[JobRecord]], error: str | None, old: bool
 ) -> LaunchStatus:
     name = launch_job_name(handle)
-    steps = [_step_state(job, found, error, old, name) for job in handle.jobs]
+    on_timeout = _on_timeout(handle)
+    steps = [_step_state(job, found, error, old, name, on_timeout) for job in handle.jobs]
     by_name = {s.step: s for s in steps}
     for job, state in zip(handle.jobs, steps, strict=True):
         # Accounting can briefly lack the "Dependency" reason of a job Slurm cancelled
@@ -202,6 +210,16 @@ def _launch_status(
         for job, state in zip(handle.jobs, steps, strict=True):
             _say_if_unconverged(status, job, state)
     return status
+
+
+def _on_timeout(handle: LaunchHandle) -> str:
+    """What to do about a step of ``handle`` that ran past its time limit: the
+    ``SBATCH_TIMELIMIT`` its submitter had is named (a handle written before it was
+    recorded names it as a possible cause)."""
+    if "sbatch_timelimit" not in handle.extra:
+        return timeout_advice(None, known=False)
+    value = handle.extra["sbatch_timelimit"]
+    return timeout_advice(value if isinstance(value, str) else None)
 
 
 def _say_if_unconverged(status: LaunchStatus, job: LaunchJob, state: StepState) -> None:
@@ -251,6 +269,7 @@ def _step_state(
     error: str | None,
     old: bool,
     name: str | None = None,
+    on_timeout: str = RAISE_TIME,
 ) -> StepState:
     """The step's state from its job's records; ``name``: the launch's job name, which
     a record of the job must bear (None: not checked)."""
@@ -292,7 +311,11 @@ def _step_state(
     if job.tasks:
         records = without_stale_ranges(records)
         outcome, tasks = combine_tasks(
-            records, job.tasks, contained=contained, memory_configured=configured
+            records,
+            job.tasks,
+            contained=contained,
+            memory_configured=configured,
+            on_timeout=on_timeout,
         )
         record = records[0]
         started = min((r.start for r in records if r.start and r.started), default=None)
@@ -300,7 +323,9 @@ def _step_state(
         finished = max(ends) if ends and outcome.phase not in ("running", "pending") else None
     else:
         record = records[-1]
-        outcome = classify(record, contained=contained, memory_configured=configured)
+        outcome = classify(
+            record, contained=contained, memory_configured=configured, on_timeout=on_timeout
+        )
         if outcome.phase in ("completed", "failed", "cancelled") and not record.final:
             outcome = Outcome("running", "ending (accounting not final yet)")
         started = record.start if record.started else None
