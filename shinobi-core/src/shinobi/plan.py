@@ -37,6 +37,7 @@ __all__ = [
     "cab_of",
     "check_statically",
     "checked_inputs",
+    "default_error",
     "plan_graph",
     "plan_step",
     "preflight",
@@ -116,6 +117,9 @@ def scatter_slices(node: Node, values: Mapping[str, Any]) -> list[dict[str, Any]
 
 def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[str, Any]:
     """Values checked and coerced by the step's inputs model, defaults filled in."""
+    refused = default_error(node, values, where)
+    if refused is not None:  # pydantic hands a default over unchecked
+        raise ValueError(refused)
     try:
         # wiring names fields, so a field with an alias is wired by its name too
         given = with_path_defaults(node.step.inputs_model, values)
@@ -136,6 +140,51 @@ def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[s
     if refused is not None:
         raise ValueError(refused)
     return made
+
+
+def default_error(node: Node, values: Mapping[str, Any], where: str) -> str | None:
+    """The refusal of a default of ``node``'s inputs model that its field's type
+    refuses and that ``values`` leave in use (nothing given for the field), or None.
+
+    pydantic does not validate a default, so ``niter: int = 2.5`` would reach
+    the tool as ``2.5`` where the dry run, which hands defaults over as values,
+    refuses it: both now refuse it, in the same words. A default of None means
+    "not given" (``niter: int = None``) and is taken. Which defaults are refused
+    is worked out once per model (:func:`_bad_defaults`), so a step whose model
+    has none pays one lookup.
+    """
+    for name, alias, said in _bad_defaults(node.step.inputs_model):
+        if name not in values and (alias is None or alias not in values):
+            return f"{where}: input {name!r}: {said}"
+    return None
+
+
+#: model -> its defaults that their field refuses: (name, alias, what it says).
+_BAD_DEFAULTS: dict[Any, tuple[tuple[str, str | None, str], ...]] = {}
+
+
+def _bad_defaults(model: Any) -> tuple[tuple[str, str | None, str], ...]:
+    found = _BAD_DEFAULTS.get(model)
+    if found is None:
+        found = _BAD_DEFAULTS[model] = _find_bad_defaults(model)
+    return found
+
+
+def _find_bad_defaults(model: Any) -> tuple[tuple[str, str | None, str], ...]:
+    """Each default of ``model`` (not None) that its field, checked on its own, refuses
+    before any run (see :func:`_field_refusal`); none for a model whose own
+    "before" validator may fill or convert a field."""
+    if _reshapes_its_input(model):
+        return ()
+    infos = getattr(model, "model_fields", {})
+    bad = []
+    for name, spec in fields_of(model).items():
+        if spec.required or spec.default is None:
+            continue
+        said = _field_refusal(model, name, spec.default)
+        if said is not None:
+            bad.append((name, infos[name].alias, said))
+    return tuple(bad)
 
 
 def wordless_input(node: Node, values: Mapping[str, Any], where: str) -> str | None:
@@ -283,12 +332,17 @@ def checked_inputs(
     run will, its own validators included; otherwise each known value is
     checked on its own (:func:`static_input_error`).
     """
+    refused = default_error(node, values, where)
+    if refused is not None:
+        return None, refused
     for value in values.values():
         if _has_unknown(value):
             found = static_input_error(node, values, where)
             return None, found or _joined_list_error(node, values, where)
     try:
-        made = field_values(node.step.inputs_model.model_validate(dict(values), by_name=True))
+        # as the run validates them (validate_inputs): a path default made a path
+        given = with_path_defaults(node.step.inputs_model, values)
+        made = field_values(node.step.inputs_model.model_validate(given, by_name=True))
     except Exception as exc:
         return None, _model_refusal(node, values, where, exc)
     empty = empty_path_in(values, made)
@@ -363,6 +417,8 @@ class Plan:
 
 
 def _defaults(node: Node, values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with the default of every field not given, for a step whose inputs
+    the model could not make before the run (what its command line shows)."""
     for name, spec in fields_of(node.step.inputs_model).items():
         if name not in values and not spec.required:
             values[name] = spec.default
@@ -379,7 +435,7 @@ def plan_step(
         assert node.subgraph is not None
         # the nested recipe's own inputs first, then its steps against what it made
         made, error = checked_inputs(node, values, f"step {name!r}")
-        inputs = made if made is not None else values
+        inputs = made if made is not None else _defaults(node, values)
         child = plan_graph(node.subgraph, inputs, cwd, f"{name}.", check=check and made is not None)
         error = error if check else None
         outs = {**_unset_outputs(node), **child.outputs}
@@ -387,7 +443,7 @@ def plan_step(
     # all known: the command line is rendered from what the model makes of the
     # values (a validator may rewrite one), as the run will render it
     made, error = checked_inputs(node, values, f"step {name!r}")
-    values = made if made is not None else values
+    values = made if made is not None else _defaults(node, values)
     error = error if check else None
     if cab is None:
         outs = {f: Unknown(name, f) for f in fields_of(node.step.outputs_model)}
@@ -429,7 +485,8 @@ def plan_graph(
     for i in graph.topological_order():
         node = graph.nodes[i]
         name = f"{prefix}{node.name}"
-        values = _defaults(node, resolve_wiring(node, plan.inputs, output))
+        # defaults are left to the model (None taken, see default_error), as the run does
+        values = resolve_wiring(node, plan.inputs, output)
         unset = _unset_error(graph, node, values, name, prefix) if check else None
         try:
             slices = scatter_slices(node, values) if node.scatter and not unset else None
