@@ -225,6 +225,40 @@ class Cab:
                     f"{did_you_mean(wrangler.output, outputs)}"
                 )
         self._check_wrangled_types()
+        self._check_output_sources()
+
+    def _check_output_sources(self) -> None:
+        """An output given by two sources (a passthrough, an implicit template, a
+        harvest glob, an output wrangler) is refused: the dry run and a compiled
+        workflow show the one known before the run, while the run takes the one
+        found after it, so they would name different files for one edge."""
+        for name in self.outputs_model.model_fields:
+            sources = self._output_sources(name)
+            if len(sources) > 1:
+                raise ValueError(
+                    f"cab {self.name!r}: output {name!r} is given both by {sources[0]} and by"
+                    f" {sources[1]}, which may name different files; keep one of them (what a"
+                    " wrangler matches or a glob collects is known only after the tool ran)"
+                )
+
+    def _output_sources(self, name: str) -> list[str]:
+        """What gives output ``name`` its value (see :meth:`output_rules`), each as a
+        message names it."""
+        from shinobi.steps.types import fields_of
+
+        meta = self.meta(name)
+        sources = []
+        if name in self.inputs_model.model_fields and fields_of(self.outputs_model)[name].path_kind:
+            sources.append(f"the path input {name!r} (a passthrough)")
+        if meta.implicit:
+            sources.append(f"its implicit template {meta.implicit!r}")
+        if meta.harvest:
+            sources.append(f"its harvest glob {meta.harvest!r}")
+        wrangled = (w for w in self.wranglers if w.action == "output" and w.output == name)
+        wrangler = next(wrangled, None)
+        if wrangler is not None:
+            sources.append(f"the wrangler {wrangler.shown}")
+        return sources
 
     def _check_wrangled_types(self) -> None:
         """An output wrangler into a mapping or a model is refused: a match is text,
