@@ -39,6 +39,7 @@ from shinobi.plan import (
     validate_inputs,
 )
 from shinobi.steps.argv import masked
+from shinobi.steps.outputs import unmade_recipe_output
 from shinobi.steps.refs import OutputRef
 from shinobi.steps.result import (
     RecipeResult,
@@ -858,6 +859,12 @@ class _Wavefront:
                     steps=steps,
                     error=_outputs_refused(recipe.name, exc, run_secrets(steps)),
                 )
+            unmade = unmade_recipe_output(
+                recipe.name, recipe.outputs_model, outputs, self.session.cwd
+            )
+            if unmade is not None:  # a required path output no step made
+                error = masked(unmade, run_secrets(steps))  # it quotes a path a tool printed
+                return RecipeResult(name=recipe.name, status="failed", steps=steps, error=error)
         status: StepStatus = "cancelled" if cancelled else ("failed" if failure else "ok")
         error = failure.error if failure else ("interrupted" if cancelled else None)
         if failure is None and status == "ok" and self.completed < len(self.nodes):

@@ -27,6 +27,7 @@ __all__ = [
     "missing_output",
     "optional_outputs",
     "static_outputs",
+    "unmade_recipe_output",
     "unseen_output",
     "wrangle",
 ]
@@ -263,6 +264,27 @@ def missing_output(
             if wrong is not None:
                 return f"output {field_name!r}: {str(path)!r} {wrong}"
     return None
+
+
+def unmade_recipe_output(
+    recipe: str, outputs_model: Any, outputs: Mapping[str, Any], cwd: str
+) -> str | None:
+    """Why a finished recipe's required path output is not what it promises (a
+    path that does not exist, or one of the wrong kind), said as its error; or None.
+
+    A step's optional output names where its product goes, made or not (see
+    docs/cabs.md), so ``set_output`` may hand the recipe a path no step made;
+    a recipe that declares that output required promises the product, and a run
+    that reported success with it would hand on a file that is not there.
+    """
+    said = missing_output(outputs_model, outputs, cwd)
+    if said is None:
+        return None
+    return (
+        f"recipe {recipe!r}: its {said} (set_output wires it to an output its step may leave"
+        " unmade: have the step make it, or declare the recipe's output optional, `... | None"
+        " = None`)"
+    )
 
 
 def unseen_output(
