@@ -226,6 +226,7 @@ class Cab:
                 )
         self._check_wrangled_types()
         self._check_output_sources()
+        self._check_passthroughs()
 
     def _check_output_sources(self) -> None:
         """An output given by two sources (a passthrough, an implicit template, a
@@ -259,6 +260,25 @@ class Cab:
         if wrangler is not None:
             sources.append(f"the wrangler {wrangler.shown}")
         return sources
+
+    def _check_passthroughs(self) -> None:
+        """A passthrough whose input and output are declared different kinds or shapes
+        of path is refused: the output is the path the input was handed, so it could
+        never be valid, and the step would fail only after the tool ran."""
+        from shinobi.steps.types import fields_of, passthrough_problem
+
+        inputs = fields_of(self.inputs_model)
+        for name, rule in self.output_rules().items():
+            if rule != "passthrough":
+                continue
+            made = fields_of(self.outputs_model)[name]
+            problem = passthrough_problem(inputs[name], made, self.meta(name).dtype)
+            if problem:
+                raise ValueError(
+                    f"cab {self.name!r}: the passthrough {name!r} (an input and an output of one"
+                    f" name) can never be valid: {problem}; declare both the same type, or give"
+                    " the output another name"
+                )
 
     def _check_wrangled_types(self) -> None:
         """An output wrangler into a mapping or a model is refused: a match is text,

@@ -28,6 +28,7 @@ __all__ = [
     "field_values",
     "fields_of",
     "output_problem",
+    "passthrough_problem",
     "paths_within",
     "refused_value",
     "validation_errors",
@@ -321,6 +322,50 @@ def _maps_to_text(annotation: Any) -> bool:
     if not (isinstance(origin, type) and issubclass(origin, collections.abc.Mapping)):
         return False
     return len(args) == 2 and _unwrap(args[1], [])[0] is str
+
+
+#: A path field's kind as its declaration is written.
+_KIND_NAMES = {"file": "File", "dir": "Directory", "ms": "MS", "any": "Path"}
+#: What each kind (or ``ParamMeta(dtype=)``) must be on disk: an MS is a directory;
+#: a plain Path, absent here, may be either.
+_ON_DISK = {
+    "file": "file",
+    "dir": "dir",
+    "ms": "dir",
+    "File": "file",
+    "Directory": "dir",
+    "MS": "dir",
+}
+
+
+def _declared(spec: FieldSpec, dtype: str | None) -> str:
+    """How ``spec`` is declared, in the words of a model (``list[File]``, ``str``)."""
+    if spec.path_kind is not None:
+        shown = _KIND_NAMES[spec.path_kind]
+    elif dtype:
+        shown = f"str (dtype {dtype})"
+    else:
+        shown = "str" if spec.is_text else getattr(spec.annotation, "__name__", "a non-path")
+    return f"list[{shown}]" if spec.is_list else shown
+
+
+def passthrough_problem(given: FieldSpec, made: FieldSpec, dtype: str | None) -> str | None:
+    """Why the input ``given`` cannot be passed through as the output ``made``, or None.
+
+    A passthrough output is the path its input was handed, known before the
+    tool runs; when the two are declared a different kind of path (a Directory
+    in, a File out) or shape (a list in, one path out), that value can never
+    be a valid output, and the step would fail only after the tool's work was
+    done. ``dtype`` is the ``ParamMeta(dtype=)`` the two share. A plain
+    ``Path`` is either kind, and an MS is a Directory.
+    """
+    kinds = [_ON_DISK.get(spec.path_kind or dtype or "", "") for spec in (given, made)]
+    clash = all(kinds) and kinds[0] != kinds[1]
+    shaped = given.path_kind is not None or given.is_text  # a known shape, not Any
+    if not clash and not (shaped and given.is_list != made.is_list):
+        return None
+    given_shown, made_shown = _declared(given, dtype), _declared(made, dtype)
+    return f"the input is declared {given_shown} and the output {made_shown}"
 
 
 def validation_errors(exc: BaseException) -> list[Any] | None:
