@@ -16,7 +16,7 @@ from pathlib import PosixPath
 from typing import TYPE_CHECKING, Any
 
 from shinobi.errors import RecipeGraphError, did_you_mean
-from shinobi.steps.recipe import half_reference
+from shinobi.steps.recipe import half_reference, name_problem
 from shinobi.steps.refs import InputRef, OutputRef
 from shinobi.steps.types import FieldSpec, fields_of
 
@@ -36,8 +36,6 @@ __all__ = [
 ]
 
 _MISSING = object()
-#: What a step name may not hold: NUL, line breaks and the other C0 controls, DEL.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(slots=True)
@@ -231,8 +229,8 @@ class _Builder:
         return RecipeGraphError(f"{self.where}, {message}")
 
     def check_name(self, what: str, name: object, kind: str = "step") -> None:
-        """Refuse a name no log file or script can be named after (see :func:`_name_problem`)."""
-        problem = _name_problem(name)
+        """Refuse a name no log file or script can be named after (see :func:`name_problem`)."""
+        problem = name_problem(name)
         if problem is not None:
             raise self.fail(
                 f"{what} {name!r}: the name {problem}; give the {kind} a name such as"
@@ -863,31 +861,6 @@ class _Builder:
 
 #: How a slice of a scattered step is named: ``STEP[N]``.
 _SLICE_NAME = re.compile(r"(.*)\[(\d+)\]")
-
-
-def _name_problem(name: object) -> str | None:
-    """What makes ``name`` unusable as a step or loop name, or None.
-
-    A step's name becomes its log file's name and a part of its node's path,
-    its job's script name when offloaded, and a line of the run's display:
-    an empty or all-dots name makes a hidden or relative file name (``.out``,
-    ``..out``), a ``/`` a path into another folder, and a control character
-    (NUL, a line break) a name no file, terminal line or batch script can hold.
-    """
-    if type(name) is str and name.isprintable() and "/" not in name and name.strip("."):
-        return None  # the usual name, told in C (this runs for every step)
-    if not isinstance(name, str):
-        return f"is {type(name).__name__} {name!r}, not a string"
-    if not name:
-        return "is empty"
-    if not name.strip("."):
-        return "is only dots"
-    if "/" in name:
-        return 'holds "/"'
-    bad = _CONTROL.search(name)
-    if bad is not None:
-        return f"holds the control character {bad.group()!r}"
-    return None
 
 
 def _required_until(until: str, declarer: str, field: str, where: str) -> str:

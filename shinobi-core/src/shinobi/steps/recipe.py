@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from shinobi.errors import RecipeGraphError
 from shinobi.steps.refs import InputRef, OutputRef, field_names
 
 if TYPE_CHECKING:
@@ -15,7 +17,54 @@ if TYPE_CHECKING:
     from shinobi.steps.cab import Cab
     from shinobi.steps.functions import FunctionStep
 
-__all__ = ["LoopHandle", "LoopSpec", "Recipe", "StepRef", "half_reference"]
+__all__ = [
+    "LoopHandle",
+    "LoopSpec",
+    "Recipe",
+    "RecipeNameError",
+    "StepRef",
+    "half_reference",
+    "name_problem",
+]
+
+#: What a step or recipe name may not hold: NUL, line breaks and the other C0 controls, DEL.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def name_problem(name: object) -> str | None:
+    """What makes ``name`` unusable as a step, loop or recipe name, or None.
+
+    A step's name becomes its log file's name and a part of its node's path,
+    its job's script name when offloaded, and a line of the run's display:
+    an empty or all-dots name makes a hidden or relative file name (``.out``,
+    ``..out``), a ``/`` a path into another folder, and a control character
+    (NUL, a line break) a name no file, terminal line or batch script can hold.
+    A recipe's name is a line of ``ninja runs`` and of the run's display, and
+    the graph's name in ``ninja graph``: one rule for all of them.
+    """
+    if type(name) is str and name.isprintable() and "/" not in name and name.strip("."):
+        return None  # the usual name, told in C (this runs for every step)
+    if not isinstance(name, str):
+        return f"is {type(name).__name__} {name!r}, not a string"
+    if not name:
+        return "is empty"
+    if not name.strip("."):
+        return "is only dots"
+    if "/" in name:
+        return 'holds "/"'
+    bad = _CONTROL.search(name)
+    if bad is not None:
+        return f"holds the control character {bad.group()!r}"
+    return None
+
+
+class RecipeNameError(RecipeGraphError, ValueError):
+    """A recipe name refused where the recipe is made (see :func:`name_problem`).
+
+    A graph error, so ``ninja`` prints it as one line wherever the recipe is
+    made (a cab run alone is wrapped in a recipe of its name); a ValueError
+    too, as every other mistake in a ``Recipe(...)`` call is.
+    """
 
 
 @dataclass(slots=True)
@@ -178,6 +227,12 @@ class Recipe:
     ) -> None:
         from shinobi.steps.models import step_model
 
+        problem = name_problem(name)
+        if problem is not None:
+            raise RecipeNameError(
+                f"recipe {name!r}: the name {problem}; give the recipe a name such as"
+                " 'calibrate' (not empty, not only dots, no '/' and no control characters)"
+            )
         self.name = name
         owner = f"recipe {name!r}"
         self.inputs_model = step_model(inputs_model, owner, name, "inputs")
