@@ -728,6 +728,7 @@ class _Builder:
                     " on the steps inside it that do the work (a recipe is not a unit of"
                     " execution)"
                 )
+            self.check_nested_settings(name, entry)
             if any(step is outer for outer in self.enclosing):
                 chain = " -> ".join(repr(outer.name) for outer in (*self.enclosing, step))
                 raise self.fail(
@@ -768,6 +769,22 @@ class _Builder:
             iteration=entry.get("iteration"),
             subgraph=subgraph,
         )
+
+    def check_nested_settings(self, name: str, entry: dict[str, Any]) -> None:
+        """Refuse ``backend=``/``venv=`` given to a nested recipe.
+
+        A recipe is not a unit of execution: its steps run each on its own
+        backend (their ``backend=``, else ``--backend`` or the configuration),
+        so one given to the recipe would be silently ignored, and a
+        sub-pipeline asked to run in a container would run on the host.
+        """
+        for setting, instead in _NESTED_SETTINGS.items():
+            if entry.get(setting) is not None:
+                raise self.fail(
+                    f"step {name!r}: {setting}= is given to a nested recipe, whose steps would"
+                    f" not take it; set {setting}= on the steps inside the nested recipe, or"
+                    f" {instead}"
+                )
 
     def check_outputs_filled(self, name: str, cab: Cab) -> None:
         """A cab run as a step must be able to fill every required output it declares."""
@@ -861,6 +878,14 @@ class _Builder:
 
 #: How a slice of a scattered step is named: ``STEP[N]``.
 _SLICE_NAME = re.compile(r"(.*)\[(\d+)\]")
+
+
+#: What a nested recipe's ``backend=``/``venv=`` are refused for: the run-wide setting
+#: that chooses it instead.
+_NESTED_SETTINGS = {
+    "backend": "choose the backend for the whole run with --backend or backend.default",
+    "venv": "set backend.venv for the whole run",
+}
 
 
 def _required_until(until: str, declarer: str, field: str, where: str) -> str:
