@@ -35,6 +35,10 @@ class ManyIn(BaseModel):
     out: list[Path]
 
 
+class ManyOut(BaseModel):  # a passthrough of a list is a list
+    out: list[Path] | None = None
+
+
 class MaybeIn(BaseModel):
     out: Path | None = None
 
@@ -56,7 +60,7 @@ def _touch(inputs: type[BaseModel] = TouchIn) -> Cab:
         name="touch",
         command="touch",
         inputs_model=inputs,
-        outputs_model=TouchOut,
+        outputs_model=ManyOut if inputs is ManyIn else TouchOut,
         field_meta={"out": ParamMeta(positional=True)},
     )
 
