@@ -59,7 +59,9 @@ def _left_running(run: BackendRun) -> list[str]:
         return []
     return [
         f"it left {', '.join(run.left_running)} running, which may still change its"
-        " outputs; make the step wait for what it starts (this result is not cached)"
+        " outputs; make the step wait for what it starts, or, if it starts a service on"
+        " purpose, detach it from the step (`setsid`, with its output sent elsewhere)"
+        " (this result is not cached)"
     ]
 
 

@@ -174,7 +174,8 @@ def find_launch(name: str, workdir: Path) -> LaunchHandle:
     if runs:
         raise LocalRunNamed(
             f"{name!r} names a run made here with `ninja run`, not a launch (a launch is"
-            f" what `ninja compile --submit` starts): `ninja logs {name}` shows its logs,"
+            f" what `ninja compile --submit` starts): `ninja logs {shlex.quote(name)}` shows"
+            " its logs,"
             " and `ninja runs` lists it",
             runs,
         )
