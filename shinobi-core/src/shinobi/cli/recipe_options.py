@@ -121,6 +121,8 @@ class _CountedOption(click.Option):
     ``--target a.ms --target b.ms`` would drop ``a.ms`` without a word; and a
     tuple given too few values was refused as "input 'pair.1': Field required".
     Every value the command line gives is collected, and a wrong count refused.
+    A bool's ``--flag/--no-flag`` is counted the same way, each spelling kept as
+    given: ``--flag --no-flag`` would otherwise keep the last without a word.
     """
 
     def __init__(self, *args: Any, exactly: int, **kwargs: Any) -> None:
@@ -128,7 +130,13 @@ class _CountedOption(click.Option):
         self.exactly = exactly
 
     def add_to_parser(self, parser: Any, ctx: click.Context) -> None:
-        if self.multiple:
+        if self.is_bool_flag and self.secondary_opts:
+            # each spelling collected as itself, so the refusal can say which were given
+            for spelling in (*self.opts, *self.secondary_opts):
+                parser.add_option(
+                    obj=self, opts=[spelling], dest=self.name, action="append_const", const=spelling
+                )
+        elif self.multiple:
             super().add_to_parser(parser, ctx)
         else:  # a single value collected as a list's are: a repeat is seen, not overwritten
             parser.add_option(obj=self, opts=self.opts, dest=self.name, action="append", nargs=1)
@@ -138,12 +146,20 @@ class _CountedOption(click.Option):
             raise click.UsageError(self._wrong_count(value), ctx)
         if isinstance(value, list) and not self.multiple:
             value = value[0] if value else None
+            if self.is_bool_flag and value is not None:  # the spelling given: --no-x is off
+                value = value not in self.secondary_opts
         return super().process_value(ctx, value)
 
     def _wrong_count(self, given: list[Any]) -> str:
         """What was wrong with how often the option was given, and what to do."""
         name = self.opts[0]
         shown = ", ".join(repr(v) for v in given)
+        if self.is_bool_flag and self.secondary_opts:
+            spellings = f"{name}/{self.secondary_opts[0]}"
+            return (
+                f"option {spellings} may be given once, but was given {len(given)} times"
+                f" ({', '.join(given)}); give it once"
+            )
         if self.exactly == 1:
             return (
                 f"option {name} takes one value, but was given {len(given)} ({shown}); give it once"
@@ -481,7 +497,7 @@ class RecipeCommand(click.Command):
                 help_text = f"{help_text} [required]".strip()
             if is_bool:
                 flags = [f"{n}/--no-{n[2:]}" for n in names[:1]]
-                option = click.Option(flags, default=None, help=help_text)
+                option = _CountedOption(flags, exactly=1, default=None, help=help_text)
             else:
                 option = _option(names, ctype, is_list, exactly, help_text, _metavar(name, ctype))
             option.name = f"{_INPUTS_KEY}:{name}"
