@@ -49,6 +49,8 @@ from typing import TYPE_CHECKING, Any
 
 from shinobi.cache_entries import (
     FORMAT,
+    USED_CWD,
+    USED_HOST,
     CacheEntry,
     anchored_outputs,
     read_entry,
@@ -325,7 +327,8 @@ class StepCache:
         output is being hashed.
         """
         try:
-            data = json.loads(read_small(self._entry_path(key)))
+            raw = read_small(self._entry_path(key))
+            data = json.loads(raw)
         except (OSError, ValueError, RecursionError):
             return None
         if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
@@ -380,7 +383,30 @@ class StepCache:
         pinned = data.get("image_digest")
         if type(pinned) is str:  # the image the result was made with, for the manifest
             hit.details["image_digest"] = pinned
+        if data.get(USED_CWD, data.get("cwd")) != cwd:
+            self._moved(key, raw, cwd)
         return hit
+
+    def _moved(self, key: str, raw: bytes, cwd: str) -> None:
+        """Record that the entry stored as ``raw`` was just hit in ``cwd``, another
+        directory than the one it records (a moved or copied project).
+
+        ``ninja cache ls --stale`` and ``prune`` check an entry's outputs where
+        it was last used: where it was made, those of a moved project are gone,
+        and an entry that still hits would be called stale and deleted. Only a
+        hit in another place writes (a cached re-run in the same place writes
+        nothing), as a store does: whole, under a temporary name. The run needs
+        none of it, so a cache it cannot write to (shared, read-only) is not
+        said: the entry only keeps its old place.
+        """
+        try:
+            data = json.loads(raw)  # afresh: the hit's outputs were re-anchored in place
+            data[USED_CWD] = cwd
+            data[USED_HOST] = self.host
+            text = json.dumps(data, separators=(",", ":"))
+            write_atomically(Path(self._entry_path(key)), text.encode())
+        except (OSError, ValueError, RecursionError):
+            return
 
     def _output_files(
         self, result: StepResult, invocation: Invocation, cab: Cab | None
@@ -547,13 +573,15 @@ class StepCache:
                 yield read_entry(path)
 
     def is_stale(self, entry: CacheEntry) -> bool:
-        """Whether ``entry`` can no longer hit where it was made: unusable, an
-        output gone or changed, or a harvest glob that matches other files now."""
+        """Whether ``entry`` can no longer hit where it was made or last used
+        (:attr:`CacheEntry.place`): unusable, an output gone or changed, or a
+        harvest glob that matches other files now."""
         if entry.problem is not None or entry.globs is None:
             return True
+        cwd = entry.place
         return any(
-            self.memo.digest(os.path.join(entry.cwd, rel)) != digest for rel, digest in entry.files
-        ) or any(_harvested(pattern, entry.cwd) != matched for pattern, matched in entry.globs)
+            self.memo.digest(os.path.join(cwd, rel)) != digest for rel, digest in entry.files
+        ) or any(_harvested(pattern, cwd) != matched for pattern, matched in entry.globs)
 
     def remove(self, entry: CacheEntry) -> None:
         """Delete ``entry``'s file (gone already is fine); raises OSError otherwise."""

@@ -21,6 +21,8 @@ from typing import Any, TypeGuard
 
 __all__ = [
     "FORMAT",
+    "USED_CWD",
+    "USED_HOST",
     "CacheEntry",
     "anchored_outputs",
     "read_entry",
@@ -35,6 +37,13 @@ __all__ = [
 #: by an absolute path are keyed by content, outputs in the working directory
 #: are recorded relative to it).
 FORMAT = 2
+
+#: The fields of an entry that say where it was last hit, when that was another
+#: directory than the one it was made in (``cwd``, ``host``): a moved project's
+#: entries are checked there. Absent until then; an older ninja of this format
+#: ignores them.
+USED_CWD = "used_cwd"
+USED_HOST = "used_host"
 
 
 def read_small(path: str) -> bytes:
@@ -78,6 +87,20 @@ class CacheEntry:
     problem: str | None = None
     #: Written by a newer ninja, which may share the cache: not this one's to prune.
     newer: bool = False
+    #: The directory, and the host, of its last hit when that was not ``cwd``
+    #: (a moved project); None if it has been used only where it was made.
+    used_cwd: str | None = None
+    used_host: str | None = None
+
+    @property
+    def place(self) -> str:
+        """The directory its outputs are checked in: where it was last used."""
+        return self.cwd if self.used_cwd is None else self.used_cwd
+
+    @property
+    def place_host(self) -> str:
+        """The host that used it in :attr:`place`: the one that can see its outputs."""
+        return self.host if self.used_host is None else self.used_host
 
 
 def _within(path: str, bases: tuple[str, ...]) -> str | None:
@@ -315,6 +338,7 @@ def read_entry(path: Path) -> CacheEntry:
         problem = "it is filed under another key"
     if problem is not None:
         return _unusable(path, f"damaged: {problem}", len(raw), data)
+    used_cwd, used_host = _last_use(data)
     return CacheEntry(
         key=path.stem,
         path=path,
@@ -327,4 +351,16 @@ def read_entry(path: Path) -> CacheEntry:
         files=[(rel, digest) for rel, digest in data["files"]],
         size=len(raw),
         globs=[(pattern, matched) for pattern, matched in data["globs"]],
+        used_cwd=used_cwd,
+        used_host=used_host,
     )
+
+
+def _last_use(data: dict[str, Any]) -> tuple[str | None, str | None]:
+    """Where ``data`` records its last hit (see :data:`USED_CWD`) as (cwd, host).
+    Both, or neither: a damaged pair reads as none, and the next hit elsewhere
+    rewrites it."""
+    cwd, host = data.get(USED_CWD), data.get(USED_HOST)
+    if type(cwd) is not str or type(host) is not str:
+        return None, None
+    return cwd, host

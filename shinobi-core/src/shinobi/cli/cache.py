@@ -127,7 +127,7 @@ def _unremoved(cache: StepCache, failed: dict[str, str]) -> None:
 
 def _as_json(entry: CacheEntry, stale: bool | None = None, checked: bool = False) -> dict[str, Any]:
     """``entry`` as ``--json`` gives it; with ``checked``, its ``stale`` state too
-    (None: made on another host, and not looked at)."""
+    (None: made or last used on another host, and not looked at)."""
     data: dict[str, Any] = {
         "key": entry.key,
         "step": entry.step,
@@ -136,6 +136,9 @@ def _as_json(entry: CacheEntry, stale: bool | None = None, checked: bool = False
         "run_id": entry.run_id,
         "host": entry.host,
         "cwd": entry.cwd,
+        # where it was last hit, when another directory than cwd (a moved project)
+        "used_cwd": entry.used_cwd,
+        "used_host": entry.used_host,
         "outputs": [rel for rel, _ in entry.files],
         "bytes": entry.size,
         "problem": entry.problem,
@@ -163,9 +166,10 @@ all_hosts_option = click.option(
 
 def _checked_here(entry: CacheEntry, all_hosts: bool, host: str) -> bool:
     """Whether ``ls --stale`` and ``prune`` look at ``entry``'s outputs: those of
-    an entry made on another host are usually not visible here, and would look
-    gone, so only with --all-hosts. An unusable entry is stale wherever it was made."""
-    return all_hosts or entry.host == host or entry.problem is not None
+    an entry made (or last used, see :attr:`CacheEntry.place`) on another host are
+    usually not visible here, and would look gone, so only with --all-hosts. An
+    unusable entry is stale wherever it was made."""
+    return all_hosts or entry.place_host == host or entry.problem is not None
 
 
 @group.command("ls")
@@ -181,7 +185,7 @@ def _checked_here(entry: CacheEntry, all_hosts: bool, host: str) -> bool:
 def ls(cache_dir: Path | None, check: bool, all_hosts: bool, as_json: bool) -> None:
     """List cached step results, newest first.
 
-    With --stale, an entry made on another host is shown as not checked (null
+    With --stale, an entry made (or last used) on another host is shown as not checked (null
     in --json), as `prune` leaves it alone, unless --all-hosts is given.
     """
     cache = _open(cache_dir)
@@ -302,7 +306,9 @@ def prune(
 ) -> None:
     """Remove entries that can never hit again (their outputs are gone or changed).
 
-    Only entries made on this host are checked unless --all-hosts is given: in
+    Outputs are looked for in the directory where an entry was last used (a
+    moved project's, once a run there hit it), else where it was made. Only
+    entries made (or last used) on this host are checked unless --all-hosts is given: in
     a cache shared with a cluster, another host's outputs are usually not
     visible here, and would look gone. Damaged entries, and those written by
     an older ninja, are removed wherever they were made; those of a newer
