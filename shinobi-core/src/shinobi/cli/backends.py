@@ -159,6 +159,20 @@ def _value_problems(config: Any, rows: list[dict[str, object]]) -> list[str]:
     return problems
 
 
+def _default_problems(default: str, rows: list[dict[str, object]], said: list[str]) -> list[str]:
+    """``backend.default`` when it cannot run a step here: not installed, failing to
+    load, or refused by its own check (a ``backend.venv`` that does not exist, an
+    engine that is not there). Every run that leaves the backend to it is refused.
+
+    A refusal of its table's keys or values is among ``said`` already: not twice.
+    """
+    row = next((r for r in rows if r["name"] == default), None)
+    if row is not None and row["loads"] and (row["usable"] or row["detail"] in said):
+        return []
+    detail = row["detail"] if row is not None else "no such backend"
+    return [f"backend.default is {default!r}, which cannot be used: {detail}"]
+
+
 @click.command(short_help="Check this host: backends, offload engines, launchers, config.")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 def doctor(as_json: bool) -> None:
@@ -187,11 +201,8 @@ def doctor(as_json: bool) -> None:
         default = config.backend.default
         config_info["default_backend"] = default
         config_info["cache_dir"] = str(config.cache_dir())
-        row = next((r for r in report["backends"] if r["name"] == default), None)
-        if row is None or not row["loads"]:
-            detail = row["detail"] if row is not None else "no such backend"
-            problems.append(f"backend.default is {default!r}, which cannot be used: {detail}")
-        problems += _table_problems(config, report)
+        table = _table_problems(config, report)
+        problems += _default_problems(default, report["backends"], said=table) + table
         try:
             config.execution.workdir_path()  # what every run, `runs` and `clean` check first
         except ConfigError as exc:
