@@ -173,6 +173,21 @@ def _default_problems(default: str, rows: list[dict[str, object]], said: list[st
     return [f"backend.default is {default!r}, which cannot be used: {detail}"]
 
 
+def _cache_dir_warnings() -> list[str]:
+    """``cache.dir`` when a file stands where it or a parent should be a directory,
+    by the check ``ninja cache`` refuses it with. Only a warning: a run goes on
+    without its cache (and says so), so the configuration still serves a run."""
+    from shinobi.cli.cache import _open
+    from shinobi.errors import UsageError
+
+    try:
+        _open(None)
+    except UsageError as exc:  # its hint of `ninja cache --cache-dir` is no option here
+        said = str(exc).removesuffix(", or give --cache-dir")
+        return [f"{said} (until then every run caches nothing)"]
+    return []
+
+
 @click.command(short_help="Check this host: backends, offload engines, launchers, config.")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 def doctor(as_json: bool) -> None:
@@ -193,6 +208,7 @@ def doctor(as_json: bool) -> None:
         "project_file": str(project_config_path()),
     }
     problems: list[str] = []
+    warnings: list[str] = []
     try:
         config = load_config()
     except ConfigError as exc:  # one finding among the others, not the end of the check
@@ -207,7 +223,9 @@ def doctor(as_json: bool) -> None:
             config.execution.workdir_path()  # what every run, `runs` and `clean` check first
         except ConfigError as exc:
             problems.append(str(exc))
+        warnings += _cache_dir_warnings()
     config_info["problems"] = problems
+    config_info["warnings"] = warnings
     if problems:  # said first: a reader that goes away meanwhile does not undo it
         from shinobi.cli.main import settle_exit_status
 
@@ -220,9 +238,11 @@ def doctor(as_json: bool) -> None:
         _print("remote launchers (ninja run --remote, planned):", report["launchers"])
         click.echo("configuration:")
         for key, value in config_info.items():
-            if key != "problems":
+            if key not in ("problems", "warnings"):
                 click.echo(f"  {key:<16} {value}")
         for problem in problems:
             click.echo(f"  problem: {problem}")
+        for warning in warnings:
+            click.echo(f"  warning: {warning}")
     if problems:  # a configuration no run could use
         sys.exit(2)
