@@ -36,10 +36,12 @@ __all__ = [
     "command_lines",
     "directive",
     "exec_lines",
+    "input_variables",
     "job_name",
     "launch_job_name",
     "line_break_in",
     "log_path",
+    "memory_mib",
     "memory_option",
     "merge_options",
     "overridden_by",
@@ -50,6 +52,7 @@ __all__ = [
     "relay_lines",
     "resource_options",
     "shown_value",
+    "time_minutes",
     "with_environment",
     "without_owned",
 ]
@@ -378,18 +381,97 @@ def shown_value(value: str) -> str:
     return shlex.quote(value) if value.isprintable() else repr(value)
 
 
-def _variables_of(name: str) -> tuple[str, ...]:
-    """The input environment variables of option ``name`` (sbatch takes an unambiguous
-    start of a long option, ``--parti``, as the option)."""
-    found = _INPUT_ENVIRONMENT.get(name)
-    if found is not None:
-        return found
+def _full_name(name: str) -> str | None:
+    """The option of :data:`_INPUT_ENVIRONMENT` that ``name`` is (sbatch takes an
+    unambiguous start of a long option, ``--parti``, as the option)."""
+    if name in _INPUT_ENVIRONMENT:
+        return name
     starting = [key for key in _INPUT_ENVIRONMENT if len(name) >= 2 and key.startswith(name)]
-    return _INPUT_ENVIRONMENT[starting[0]] if len(starting) == 1 else ()
+    return starting[0] if len(starting) == 1 else None
+
+
+def _variables_of(name: str) -> tuple[str, ...]:
+    """The input environment variables of option ``name``."""
+    full = _full_name(name)
+    return _INPUT_ENVIRONMENT[full] if full is not None else ()
+
+
+def input_variables(environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables of ``environ`` that sbatch reads as options: every ``SBATCH_*``
+    one and the ``SLURM_*`` ones of :data:`_INPUT_ENVIRONMENT`, less those ninja
+    takes out of sbatch's environment (:func:`without_owned`)."""
+    slurm_named = {v for names in _INPUT_ENVIRONMENT.values() for v in names}
+    owned = owned_environment()
+    return {
+        key: value
+        for key, value in environ.items()
+        if (key.startswith("SBATCH_") or key in slurm_named) and key not in owned
+    }
+
+
+_TIME = re.compile(r"(\d+)-(\d+)(?::(\d+))?(?::(\d+))?|(\d+)(?::(\d+))?(?::(\d+))?")
+_UNLIMITED = frozenset({"INFINITE", "UNLIMITED", "-1"})
+
+
+def time_minutes(value: str) -> int | None:
+    """``value`` of ``--time`` in minutes as Slurm reads it (0: no limit; None: not a time).
+
+    Slurm takes minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM and D-HH:MM:SS, and rounds
+    seconds up to the next minute: ``5``, ``5:00`` and ``00:05:00`` are one limit.
+    """
+    text = value.strip()
+    if text.upper() in _UNLIMITED:
+        return 0
+    found = _TIME.fullmatch(text)
+    if found is None:
+        return None
+    numbers = [int(g) if g else 0 for g in found.groups()]
+    if found[1] is not None:  # days-hours[:minutes[:seconds]]
+        days, hours, minutes, seconds = numbers[:4]
+    else:  # minutes, minutes:seconds or hours:minutes:seconds
+        given = [int(g) for g in found.groups()[4:] if g is not None]
+        days = 0
+        hours, minutes, seconds = given if len(given) == 3 else [0, *given, 0][:3]
+    total = ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+    return math.ceil(total / 60)
+
+
+_SIZE = re.compile(r"(\d+)([KMGT]?)", re.IGNORECASE)
+_KIB_PER = {"K": 1, "": 1024, "M": 1024, "G": 1024**2, "T": 1024**3}
+
+
+def memory_mib(value: str) -> int | None:
+    """A memory option's ``value`` in MiB as Slurm reads it (megabytes unless a K, M, G or T
+    follows; kilobytes rounded up), so ``1G`` and ``1024M`` are one size. None: not a size."""
+    found = _SIZE.fullmatch(value.strip())
+    if found is None:
+        return None
+    return math.ceil(int(found[1]) * _KIB_PER[found[2].upper()] / 1024)
+
+
+#: How Slurm reads an option's value, where one value has several spellings.
+_READ_AS = {
+    "time": time_minutes,
+    "mem": memory_mib,
+    "mem-per-cpu": memory_mib,
+    "mem-per-gpu": memory_mib,
+}
+
+
+def _meaning(name: str, value: str | None) -> object:
+    """``value`` of option ``name`` as Slurm reads it (the text itself for most options,
+    and for a value it would not read)."""
+    read = _READ_AS.get(_full_name(name) or name)
+    if value is None or read is None:
+        return value
+    found = read(value)
+    return value if found is None else found
 
 
 def _same_as_written(variable: str, name: str, value: str, written: set[str | None]) -> bool:
-    """Whether ``variable=value`` asks for what every ``#SBATCH --name`` line already says.
+    """Whether ``variable=value`` asks for what every ``#SBATCH --name`` line already says
+    (a time or a size compared as Slurm reads it: ``SBATCH_TIMELIMIT=5`` is
+    ``--time=00:05:00``).
 
     For a flag, its own variable empty, ``yes`` or a number other than 0 turns it
     on, as the line does (sbatch's rule for flags).
@@ -398,7 +480,7 @@ def _same_as_written(variable: str, name: str, value: str, written: set[str | No
         own = variable == _INPUT_ENVIRONMENT[name][0] if name in _INPUT_ENVIRONMENT else False
         on = value == "" or value.lower() == "yes" or (value.isdigit() and int(value) != 0)
         return own and on
-    return written == {value}
+    return {_meaning(name, w) for w in written} == {_meaning(name, value)}
 
 
 def overriding_environment(
