@@ -62,7 +62,7 @@ from shinobi_slurm.sbatch import (
 )
 from shinobi_slurm.setting_values import POLL_FLOOR, SETTINGS_KEYS, seconds_setting
 from shinobi_slurm.states import STUCK_REASONS, Limits, classify, timeout_advice
-from shinobi_slurm.trial import refuse_what_slurm_would
+from shinobi_slurm.trial import SlurmWouldRefuse, refuse_what_slurm_would, warn_now
 
 __all__ = ["JOBS_LEDGER", "SlurmBackend", "job_name", "poll_tuning"]
 
@@ -313,13 +313,18 @@ class SlurmBackend(Backend):
         # now, not as a step's failure once the steps before it have run
         for _, options in planned:
             batch_script(options, [])
-        refuse_what_slurm_would(self.commands, planned)
-        # SBATCH_* variables of this shell beat the #SBATCH lines written: said once, here
+        # SBATCH_* variables of this shell beat the #SBATCH lines written: said once, here,
+        # and before a refusal, which one of them may have caused
         warnings = overriding_environment(
             os.environ,
             (options for _, options in planned),
             parse_sbatch_opts(self.settings.get("sbatch_opts")),
         )
+        try:
+            refuse_what_slurm_would(self.commands, planned)
+        except SlurmWouldRefuse:
+            warn_now(warnings)
+            raise
         in_venv = sorted({i.step for i in invocations if i.venv})
         if in_venv:
             warnings.append(

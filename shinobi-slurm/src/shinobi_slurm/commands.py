@@ -16,7 +16,7 @@ import re
 import shlex
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,9 +119,10 @@ log = logging.getLogger("shinobi_slurm")
 _WARNED: set[str] = set()
 
 
-def _environment(tool: str) -> dict[str, str] | None:
+def _environment(tool: str, without: Collection[str] = ()) -> dict[str, str] | None:
     """The environment ``tool`` runs in: for sbatch, without the ``SBATCH_*`` variables
-    that would replace an option ninja sets itself (see :func:`~.sbatch.without_owned`)."""
+    that would replace an option ninja sets itself (see :func:`~.sbatch.without_owned`),
+    nor those named in ``without``."""
     if tool != "sbatch":
         return None
     kept, warnings = without_owned(os.environ)
@@ -129,6 +130,8 @@ def _environment(tool: str) -> dict[str, str] | None:
         if warning not in _WARNED:
             _WARNED.add(warning)
             log.warning("shinobi: %s", warning)
+    if without:
+        return {k: v for k, v in kept.items() if k not in without}
     return kept if warnings else None
 
 
@@ -175,8 +178,18 @@ class SlurmCommands:
         """
         return any(os.path.basename(word) == "ssh" for word in self.prefix)
 
-    def run(self, tool: str, args: Sequence[str], *, stdin: str | None = None) -> str:
-        """stdout of ``tool args``; raises :class:`SlurmError` when it fails."""
+    def run(
+        self,
+        tool: str,
+        args: Sequence[str],
+        *,
+        stdin: str | None = None,
+        without: Collection[str] = (),
+    ) -> str:
+        """stdout of ``tool args``; raises :class:`SlurmError` when it fails.
+
+        ``without``: environment variables kept from sbatch (to learn whether one
+        of them is what it refuses)."""
         if self.remote_shell:
             args = [shlex.quote(arg) for arg in args]
         argv = [*self.prefix, tool, *args]
@@ -184,7 +197,7 @@ class SlurmCommands:
             done = subprocess.run(
                 argv,
                 input=stdin,
-                env=_environment(tool),
+                env=_environment(tool, without),
                 capture_output=True,
                 text=True,
                 timeout=self.timeout,

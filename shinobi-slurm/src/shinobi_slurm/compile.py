@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,7 +30,7 @@ from shinobi_slurm.sbatch import (
 )
 from shinobi_slurm.scripts import JobFiles, ScriptContext, job_options, job_script
 from shinobi_slurm.setting_values import POLL_FLOOR, SETTINGS_KEYS, seconds_setting
-from shinobi_slurm.trial import refuse_what_slurm_would
+from shinobi_slurm.trial import refuse_what_slurm_would, warn_now
 
 __all__ = ["SlurmTarget", "refuse_arrays_too_wide"]
 
@@ -150,8 +149,9 @@ class SlurmTarget(OffloadTarget):
             (job.name, job_options(context, job, files))
             for job, files in zip(graph.jobs, files_of, strict=True)
         ]
-        refuse_what_slurm_would(commands, planned)
+        # said first: a refusal may be of what an overriding variable asked for
         _warn_of_environment([options for _, options in planned], context.configured)
+        refuse_what_slurm_would(commands, planned)
         for job, record, files in zip(graph.jobs, handle.jobs, files_of, strict=True):
             Path(files.script).write_text(job_script(context, job, files, ids), encoding="utf-8")
             try:
@@ -281,8 +281,7 @@ class SlurmTarget(OffloadTarget):
 def _warn_of_environment(jobs: Sequence[Sequence[Option]], configured: Sequence[Option]) -> None:
     """Say, once for the launch, each ``SBATCH_*`` variable of this shell that beats an
     ``#SBATCH`` line of its scripts (see :func:`~.sbatch.overriding_environment`)."""
-    for warning in overriding_environment(os.environ, jobs, configured):
-        print(f"ninja: warning: {warning}", file=sys.stderr, flush=True)
+    warn_now(overriding_environment(os.environ, jobs, configured))
 
 
 def _unanswered(commands: SlurmCommands, step: str, exc: SlurmError, name: str) -> SlurmError:

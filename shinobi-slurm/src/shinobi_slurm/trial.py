@@ -14,13 +14,15 @@ itself will say so, with the same message it always had.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
 
 from shinobi.errors import UsageError
 from shinobi_slurm.commands import SlurmCommands, SlurmError, SlurmUnreachable
-from shinobi_slurm.sbatch import Option, batch_script
+from shinobi_slurm.sbatch import Option, batch_script, input_variables, shown_value
 
-__all__ = ["SlurmWouldRefuse", "refuse_what_slurm_would"]
+__all__ = ["SlurmWouldRefuse", "refuse_what_slurm_would", "warn_now"]
 
 #: Options that differ from job to job and that Slurm takes from any job.
 _PER_JOB = frozenset(
@@ -54,25 +56,90 @@ def refuse_what_slurm_would(
                 return  # Slurm is away: the submission will say so itself
             if isinstance(exc, SlurmUnreachable):
                 raise  # (no sbatch here): no answer about the step, and none to come by waiting
-            raise SlurmWouldRefuse(
-                f"Slurm would refuse step {step!r} ({exc}{_partitions_hint(commands, exc, kept)});"
-                " nothing was submitted: fix [backend.slurm] sbatch_opts or the step's declared"
-                " resources"
-            ) from None
+            raise _refusal(commands, step, exc, kept) from None
 
 
-def _partitions_hint(commands: SlurmCommands, exc: SlurmError, options: Sequence[Option]) -> str:
+def _refusal(
+    commands: SlurmCommands, step: str, exc: SlurmError, options: Sequence[Option]
+) -> SlurmWouldRefuse:
+    """Slurm's refusal of ``step``'s ``options``, with what to fix: the ``SBATCH_*``
+    variables of this shell that asked for what it refused, if they did.
+
+    sbatch lets those variables beat the ``#SBATCH`` lines, so a
+    ``SBATCH_PARTITION=gpu`` left in the shell was refused as if sbatch_opts
+    (which might set no partition, or a good one) had asked for it.
+    """
+    blamed = _blamed_variables(commands, options)
+    hint = _partitions_hint(commands, exc, options, blamed)
+    if not blamed:
+        fix = "fix [backend.slurm] sbatch_opts or the step's declared resources"
+    else:
+        said = " and ".join(f"{k}={shown_value(v)}" for k, v in blamed.items())
+        unset = " ".join(blamed)
+        fix = (
+            f"it is what {said} in the environment asks for (sbatch lets such variables beat"
+            f" [backend.slurm] sbatch_opts); unset {unset}"
+        )
+    return SlurmWouldRefuse(
+        f"Slurm would refuse step {step!r} ({exc}{hint}); nothing was submitted: {fix}"
+    )
+
+
+def _passes(commands: SlurmCommands, options: Sequence[Option], without: Iterable[str]) -> bool:
+    """Whether ``sbatch --test-only`` takes ``options`` with ``without`` unset."""
+    try:
+        commands.run(
+            "sbatch", ["--test-only"], stdin=batch_script(options, ["true"]), without=set(without)
+        )
+    except SlurmError:
+        return False
+    return True
+
+
+def _blamed_variables(commands: SlurmCommands, options: Sequence[Option]) -> dict[str, str]:
+    """The sbatch input variables of this shell without which Slurm takes ``options``.
+
+    Asked of Slurm itself (a refusal rarely says which option it refuses):
+    once without them all, and, if that passes and there are several, without
+    each in turn; if none alone is to blame, all are named. Only ever called
+    on a refusal, so it costs nothing on a submission that passes.
+    """
+    present = input_variables(os.environ)
+    if not present or not _passes(commands, options, present):
+        return {}
+    if len(present) == 1:
+        return present
+    alone = {k: v for k, v in present.items() if _passes(commands, options, [k])}
+    return alone or present
+
+
+def warn_now(warnings: Sequence[str]) -> None:
+    """Print ``warnings`` at once, on stderr: said before a refusal ends the run, which
+    would otherwise lose them (an override they name may be what was refused)."""
+    for warning in warnings:
+        print(f"ninja: warning: {warning}", file=sys.stderr, flush=True)
+
+
+def _partitions_hint(
+    commands: SlurmCommands,
+    exc: SlurmError,
+    options: Sequence[Option],
+    blamed: Mapping[str, str],
+) -> str:
     """``; no partition 'dbug': partitions here are debug`` for a mistyped partition.
 
     Slurm says only "Invalid partition name specified", leaving the user to
-    find the name it means and the names it has.
+    find the name it means and the names it has. The name asked for is
+    ``SBATCH_PARTITION``'s when it is to blame: it beat any ``--partition`` line.
     """
     if "partition" not in str(exc).lower():
         return ""
-    asked = next((o.value for o in options if o.name in ("partition", "p")), None)
+    asked = blamed.get("SBATCH_PARTITION") or next(
+        (o.value for o in options if o.name in ("partition", "p")), None
+    )
     try:
         here = sorted({p.rstrip("*") for p in commands.run("sinfo", ["-h", "-o", "%P"]).split()})
     except SlurmError:
         return ""
-    named = f"no partition {asked!r}: " if asked else ""
+    named = f"no partition {asked!r}: " if asked and asked not in here else ""
     return f"; {named}partitions here are {', '.join(here)}" if here else ""
