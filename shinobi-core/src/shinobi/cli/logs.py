@@ -13,6 +13,7 @@ import os
 import re
 import shlex
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +158,11 @@ def command(
         time.sleep(pause)
 
 
+#: How much of a log is read, and written, at a time: what ``ninja logs`` holds in
+#: memory stays this size however big the log is (a debug flag's logs of several GB).
+CHUNK = 1 << 20
+
+
 def _echo_logs(
     found: list[tuple[str, Path]],
     offsets: dict[Path, int],
@@ -166,39 +172,74 @@ def _echo_logs(
 ) -> None:
     """Print what each of ``found`` holds past ``offsets`` (moved on), titled when several.
 
-    ``prefix`` (a followed run whose logs interleave): each line is printed with
-    its log's title, whole: the part of a line not yet ended waits in
-    ``partial`` for the rest (a UTF-8 character cut between two reads came out
-    as two replacement characters), until the ``final`` read. Either way the
-    step's own bytes pass as they are, not decoded: a followed log is the same
-    log (text in another encoding, binary output).
+    Each log is copied in chunks of :data:`CHUNK` up to the size it had when
+    opened (a log that grows faster than it is read waits for the next round of
+    ``--follow`` rather than keeping the others waiting). ``prefix`` (a
+    followed run whose logs interleave): each line is printed with its log's
+    title, whole: the part of a line not yet ended waits in ``partial`` for the
+    rest (a UTF-8 character cut between two reads came out as two replacement
+    characters), until the ``final`` read. Either way the step's own bytes pass
+    as they are, not decoded: a followed log is the same log (text in another
+    encoding, binary output).
     """
     for title, path in found:
         with path.open("rb") as fh:
             fh.seek(offsets.get(path, 0))
-            data = fh.read()
+            chunks = _chunks(fh, os.fstat(fh.fileno()).st_size)
+            if prefix:
+                carry = partial.pop(path, b"") if partial is not None else b""
+                rest = _echo_titled_lines(chunks, _titled(title), carry)
+                if rest and partial is not None and not final:
+                    partial[path] = rest
+                elif rest:
+                    click.echo(_titled(title) + rest)
+            else:
+                # the bytes the step wrote, as they are: `ninja logs RUN STEP > file` is its
+                # log (text in another encoding, binary output), not a UTF-8 rendering of it
+                _echo_bytes(chunks, f"==> {title} <==" if len(found) > 1 else None)
             offsets[path] = fh.tell()
-        if prefix:
-            if partial is not None:
-                data = partial.pop(path, b"") + data
-            lines = data.split(b"\n")
-            rest = lines.pop()  # what follows the last line break: b"" when it ended one
-            if rest and partial is not None and not final:
-                partial[path] = rest
-            elif rest:
-                lines.append(rest)
-            for line in lines:
-                click.echo(_titled(title) + line)
-            continue
-        if not data:
-            continue
-        # the bytes the step wrote, as they are: `ninja logs RUN STEP > file` is its log
-        # (text in another encoding, binary output), not a UTF-8 rendering of it
-        if len(found) > 1:
-            click.echo(f"==> {title} <==")
-        click.echo(data, nl=False)
-        if len(found) > 1 and not data.endswith(b"\n"):
-            click.echo("")  # the next title on a line of its own
+
+
+def _chunks(fh: Any, end: int) -> Iterator[bytes]:
+    """The bytes of the open file ``fh`` from where it is up to ``end``, a chunk at a time."""
+    while fh.tell() < end:
+        chunk = fh.read(min(CHUNK, end - fh.tell()))
+        if not chunk:  # cut shorter since it was opened
+            return
+        yield chunk
+
+
+def _echo_bytes(chunks: Iterator[bytes], header: str | None) -> None:
+    """Copy ``chunks`` to stdout; under ``header`` when given and there is something,
+    ended by a line break then (the next header on a line of its own)."""
+    last = b""
+    for chunk in chunks:
+        if header is not None and not last:
+            click.echo(header)
+        click.echo(chunk, nl=False)
+        last = chunk
+    if header is not None and last and not last.endswith(b"\n"):
+        click.echo("")
+
+
+def _echo_titled_lines(chunks: Iterator[bytes], head: bytes, carry: bytes) -> bytes:
+    """Print each whole line of ``carry`` and then ``chunks`` after ``head``, a chunk's
+    lines in one write; the part after the last line break is given back.
+
+    A line longer than a chunk is printed in pieces of about that size, each titled:
+    holding it whole would hold all of a log that never breaks a line.
+    """
+    for chunk in chunks:
+        data = carry + chunk
+        cut = data.rfind(b"\n") + 1
+        if cut:
+            lines = data[: cut - 1].split(b"\n")
+            click.echo(b"".join(head + line + b"\n" for line in lines), nl=False)
+        carry = data[cut:]
+        if len(carry) >= CHUNK:
+            click.echo(head + carry)
+            carry = b""
+    return carry
 
 
 def _titled(title: str) -> bytes:
