@@ -257,7 +257,24 @@ def _streams(run: Any, step: str | None, stream: str) -> list[tuple[str, Path]]:
     from shinobi.local_runs import run_logs
 
     kinds = {"both": ("stdout", "stderr"), "stdout": ("stdout",), "stderr": ("stderr",)}
-    return [(t, p) for t, p in run_logs(run, step) if t.rsplit(" ", 1)[1] in kinds[stream]]
+    logs = run_logs(run, step)
+    if step is not None and "." in step:  # in a scattered nested recipe: each slice's too
+        mine = {path for _, path in logs}
+        logs = [
+            (t, p)
+            for t, p in run_logs(run, None)
+            if p in mine or _in_slices(step, t.rsplit(" ", 1)[0])
+        ]
+    return [(t, p) for t, p in logs if t.rsplit(" ", 1)[1] in kinds[stream]]
+
+
+def _in_slices(step: str, name: str) -> bool:
+    """Whether the step ``name`` is ``step`` (or inside it) in a slice of a scattered
+    recipe it is nested in: ``ns.first`` holds ``ns[0].first`` and ``ns[1].first``,
+    as a scattered step's name holds its slices (``hello``: ``hello[0]``...)."""
+    sliced = r"(?:\[\d+\])*"
+    pattern = (sliced + r"\.").join(re.escape(part) for part in step.split("."))
+    return re.fullmatch(rf"{pattern}{sliced}(?:\..*)?", name, re.DOTALL) is not None
 
 
 def _refuse_a_shared_start(name: str, run_id: str, root: Path) -> None:
@@ -407,6 +424,7 @@ def _cache_origins(run: Any, step: str | None) -> dict[str, list[str]]:
     origins: dict[str, list[str]] = {}
     for name, origin, _ in _served(run):
         wanted = step is None or name == step or name.startswith(f"{step}[")
+        wanted = wanted or (step is not None and "." in step and _in_slices(step, name))
         if wanted and isinstance(origin, str) and origin:
             origins.setdefault(origin, []).append(name)
     return origins
