@@ -177,11 +177,11 @@ def _cache_dir_warnings() -> list[str]:
     """``cache.dir`` when a file stands where it or a parent should be a directory,
     by the check ``ninja cache`` refuses it with. Only a warning: a run goes on
     without its cache (and says so), so the configuration still serves a run."""
-    from shinobi.cli.cache import _open
+    from shinobi.cli.cache import open_cache
     from shinobi.errors import UsageError
 
     try:
-        _open(None)
+        open_cache(None)
     except UsageError as exc:  # its hint of `ninja cache --cache-dir` is no option here
         said = str(exc).removesuffix(", or give --cache-dir")
         return [f"{said} (until then every run caches nothing)"]

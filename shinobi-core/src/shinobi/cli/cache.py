@@ -23,7 +23,7 @@ from shinobi.wording import counted
 if TYPE_CHECKING:
     from shinobi.cache import CacheEntry, StepCache
 
-__all__ = ["group"]
+__all__ = ["group", "open_cache"]
 
 #: What may follow a step's name in the name an entry was recorded for: slice
 #: numbers (``[5]``, ``[1][3]``), then a nested recipe's ``.step`` (see :func:`_is_step`).
@@ -51,7 +51,7 @@ cache_dir_option = click.option(
 )
 
 
-def _open(cache_dir: Path | None) -> StepCache:
+def open_cache(cache_dir: Path | None) -> StepCache:
     from shinobi.cache import StepCache
     from shinobi.cli.main import file_in_the_way
     from shinobi.config import load_config
@@ -188,7 +188,7 @@ def ls(cache_dir: Path | None, check: bool, all_hosts: bool, as_json: bool) -> N
     With --stale, an entry made (or last used) on another host is shown as not checked (null
     in --json), as `prune` leaves it alone, unless --all-hosts is given.
     """
-    cache = _open(cache_dir)
+    cache = open_cache(cache_dir)
     entries = sorted(_entries(cache), key=lambda e: e.created, reverse=True)
     stale: dict[str, bool | None] = {}
     if check:
@@ -277,7 +277,7 @@ def rm(cache_dir: Path | None, keys: tuple[str, ...], step: str | None, everythi
         raise UsageError("name what to remove: KEY..., --step NAME or --all")
     if named > 1:
         raise UsageError("KEY..., --step and --all each say what to remove: give only one")
-    cache = _open(cache_dir)
+    cache = open_cache(cache_dir)
     entries = _entries(cache) if everything else _matching(cache, keys, step)
     failed = _remove(cache, entries)
     unusable = sum(e.problem is not None for e in entries)
@@ -316,7 +316,7 @@ def prune(
     """
     from shinobi.errors import UsageError
 
-    cache = _open(cache_dir)
+    cache = open_cache(cache_dir)
     cutoff = time.time() - parse_age(older_than) if older_than is not None else None
     host = socket.gethostname()
     doomed: list[tuple[CacheEntry, str]] = []
