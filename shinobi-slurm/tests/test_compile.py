@@ -320,7 +320,7 @@ def test_a_cab_s_environment_reaches_its_tool_alone(ninja: Ninja, tmp_path: Path
     assert done.returncode == 0, done.stderr
     script = scripts(done.stdout)["dump"]
     assert "export " not in script
-    assert "\nenv 'MY_VAR=from the cab' MY-DASH=dashed PATH=/opt/tool/bin /bin/sh -c" in script
+    assert "\nenv -- 'MY_VAR=from the cab' MY-DASH=dashed PATH=/opt/tool/bin /bin/sh -c" in script
 
 
 @pytest.mark.parametrize("odd", ["100%x", "back\\slash"])

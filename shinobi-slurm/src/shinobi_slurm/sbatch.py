@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from shinobi.errors import ConfigError, UsageError
+from shinobi.offload.jobs import env_command
 from shinobi.resources import Resources
 from shinobi_slurm.setting_values import shell_words
 
@@ -732,25 +733,12 @@ SIGNAL_RELAY = (
 )
 
 
-#: Runs its arguments as a command, for a program ``env`` would read as a variable.
-#: bash, not sh: dash drops a variable whose name is no identifier from what it runs.
-_EXEC = ("/bin/bash", "-c", 'exec "$@"', "bash")
-
-
 def with_environment(argv: Sequence[str], env: Mapping[str, str] | None) -> list[str]:
-    """``argv`` with a cab's ``env`` set for the tool alone: ``env -- K=V ... tool``.
-
-    Not ``export`` lines in the script: ``export MY-DASH=1`` is a bash error
-    that drops the variable and runs the tool anyway, and a cab's ``PATH``
-    would apply to the script's own commands. ``--`` keeps a name starting
-    with ``-`` from being read as an option of ``env``; a program whose path
-    holds ``=`` would be read as one more variable, so it is run through
-    ``bash -c 'exec "$@"'``. Quoting is :func:`command_lines`' ``shlex.join``.
-    """
-    if not env:
-        return list(argv)
-    program = list(_EXEC) if argv and "=" in argv[0] else []
-    return ["env", "--", *(f"{k}={v}" for k, v in env.items()), *program, *argv]
+    """``argv`` with a cab's ``env`` set for the tool alone, in the one form
+    compiled jobs use too (:func:`shinobi.offload.jobs.env_command`: ``env --
+    K=V ... tool``, a program whose path holds ``=`` run through ``bash -c 'exec
+    -- "$@"'``). Quoting is :func:`command_lines`' ``shlex.join``."""
+    return env_command(argv, env)
 
 
 #: The signals a job's shell gets when Slurm ends the job early: ``scancel``

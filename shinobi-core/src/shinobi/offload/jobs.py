@@ -12,6 +12,8 @@ the order the local scheduler would run them one at a time.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -23,7 +25,17 @@ from shinobi.steps.argv import Unknown, harvest_glob, on_disk_kind
 from shinobi.steps.refs import OutputRef
 from shinobi.steps.types import fields_of
 
-__all__ = ["DERIVED", "Edge", "EdgeKind", "Job", "JobGraph", "build_jobs", "describe_edge"]
+__all__ = [
+    "DERIVED",
+    "EXEC_ARGV",
+    "Edge",
+    "EdgeKind",
+    "Job",
+    "JobGraph",
+    "build_jobs",
+    "describe_edge",
+    "env_command",
+]
 
 EdgeKind = Literal[
     "wired", "loop", "guard", "mutate-then-mutate", "mutate-then-read", "read-then-mutate"
@@ -171,19 +183,43 @@ def _required_outputs(cab: Any, part: PlannedStep, cwd: str) -> list[tuple[str, 
     return found
 
 
-def _with_environment(invocation: Invocation) -> list[str]:
-    """The command a job runs for ``invocation``, with the cab's ``env`` set for it alone.
+#: Runs its arguments as a command, for a program a shell or ``env`` would read
+#: as a variable (a path holding ``=``). bash, not sh: dash drops a variable
+#: whose name is no identifier from what it runs; ``--``: a program named
+#: ``-x=1`` is no option of ``exec``.
+EXEC_ARGV: tuple[str, ...] = ("/bin/bash", "-c", 'exec -- "$@"', "bash")
 
-    ``env K=V tool`` rather than ``export`` lines: the variables reach the tool
-    and nothing else of the job (a ``PATH`` of the cab's would hide ``stat``
-    and ``mkdir`` from a loop's guard), and a name that is no shell identifier
-    (``MY-VAR``) is passed as ``ninja run`` passes it. A container runtime
-    replaces the command with its own, which carries the variables its way.
+#: A first word a shell reads as an assignment rather than as the program.
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def env_command(argv: Sequence[str], env: Mapping[str, str] | None) -> list[str]:
+    """The words a job script runs for ``argv`` with a cab's ``env`` set for the tool alone.
+
+    ``env -- K=V tool`` rather than ``export`` lines: the variables reach the
+    tool and nothing else of the job (a cab's ``PATH`` would hide ``stat`` and
+    ``mkdir`` from a loop's guard), and a name that is no shell identifier
+    (``MY-VAR``) is passed as ``ninja run`` passes it; ``--`` keeps a name
+    starting with ``-`` from being read as an option. ``env`` reads every word
+    holding ``=`` as one more variable, ``--`` or not, so a program whose path
+    holds one (``tools/applycal=v2/applycal``) is run through
+    :data:`EXEC_ARGV`; without ``env``, so is one a shell would read as an
+    assignment (``tools=v2/run``). Otherwise the words stay as the user wrote
+    them, for a readable script and ``--explain``. Shared by every engine that
+    writes a shell command line (the Slurm scripts and per-step jobs).
     """
-    argv = list(invocation.argv)
-    if not invocation.env:
-        return argv
-    return ["env", *(f"{k}={v}" for k, v in invocation.env.items()), *argv]
+    words = list(argv)
+    program = words[0] if words else ""
+    if not env:
+        return [*EXEC_ARGV, *words] if _ASSIGNMENT.match(program) else words
+    through = list(EXEC_ARGV) if "=" in program else []
+    return ["env", "--", *(f"{k}={v}" for k, v in env.items()), *through, *words]
+
+
+def _with_environment(invocation: Invocation) -> list[str]:
+    """The command a job runs for ``invocation`` (:func:`env_command`). A container
+    runtime replaces it with its own, which carries the variables its way."""
+    return env_command(invocation.argv, invocation.env)
 
 
 class _Flattener:
