@@ -213,6 +213,7 @@ def _comments(graph: JobGraph, job: Job) -> list[str]:
     if job.tasks is not None:
         lines.append(f"scatter: {job.tasks} slices, one array task each")
     lines.extend(f"note: {note}" for note in job.notes)
+    lines.extend(f"note: {line}" for line in job.promised)
     return lines
 
 

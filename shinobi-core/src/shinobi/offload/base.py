@@ -175,10 +175,11 @@ class Workflow:
                 head += f" (skipped once {job.guard} exists)"
             if not job.edges:
                 lines.append(f"  {head}: starts at once (depends on nothing)")
-                continue
-            lines.append(f"  {head}:")
+            else:
+                lines.append(f"  {head}:")
             for edge in job.edges:
                 lines.append(f"    {describe_edge(graph, job, edge)}")
+            lines.extend(f"    {line}" for line in job.promised)
         for note in graph.parallel_readers:
             lines.append(f"  {note}")
         for warning in graph.warnings:

@@ -86,6 +86,10 @@ class Job:
     #: "file", "dir" or "any"). ``ninja run`` fails a step that did not make
     #: one, or made the wrong kind; so must its job.
     expected: list[list[tuple[str, str, str]]] = field(default_factory=list)
+    #: Why ``expected`` holds more than the cab's own required outputs: one line
+    #: per step output a required recipe output takes (``set_output`` may wire
+    #: one to an output the cab leaves optional), for ``--explain`` and the script.
+    promised: list[str] = field(default_factory=list)
     #: Per task, the command that stops its payload when the job is cancelled
     #: or times out (None: ending the job's processes ends it); see
     #: :class:`shinobi.backends.base.Rendered`. Empty: no task needs one.
@@ -227,6 +231,8 @@ class _Flattener:
         self.graph = graph
         #: dotted loop name -> its until file, for the jobs of its first cycle
         self.until_files = until_files
+        #: id() of a planned step -> its job
+        self.job_of: dict[int, Job] = {}
 
     def lookup(self, plan: Plan) -> Any:
         by_node = {step.node.name: step for step in plan.steps}
@@ -323,7 +329,58 @@ class _Flattener:
             expected=[_required_outputs(cab, part, self.graph.cwd) for part in parts],
         )
         self.graph.jobs.append(job)
+        self.job_of[id(step)] = job
         return job
+
+    def promise_outputs(self, plan: Plan) -> None:
+        """Have the jobs check what ``plan``'s recipe (and each nested one) promises.
+
+        ``ninja run`` fails a recipe whose required path output names a path
+        that is not there, or not of its kind, once its steps are done (see
+        :func:`shinobi.steps.outputs.unmade_recipe_output`): ``set_output`` may
+        wire it to an output the step's cab leaves optional. A compiled launch
+        has no step after the last job, so the job that makes that output
+        checks it after its tool, as it checks the cab's required outputs.
+        """
+        recipe = plan.graph.recipe
+        for name, spec in fields_of(recipe.outputs_model).items():
+            if not spec.required or spec.path_kind is None:
+                continue
+            why = f"recipe {recipe.name!r} requires it as its output {name!r}"
+            kind = on_disk_kind(spec.path_kind, None)
+            for ref in output_refs(plan.graph.outputs.get(name)):
+                self.promise(plan, ref, kind, why)
+        for step in plan.steps:
+            if step.children is not None:
+                self.promise_outputs(step.children)
+
+    def promise(self, plan: Plan, ref: OutputRef, kind: str, why: str) -> None:
+        """Add ``ref``'s paths (each slice's, for a scatter) to its job's checks;
+        through a nested recipe to the step output its own output is wired to."""
+        step = next((s for s in plan.steps if s.node.name == ref.step), None)
+        if step is None:
+            return
+        if step.children is not None:
+            for inner in output_refs(step.children.graph.outputs.get(ref.field)):
+                self.promise(step.children, inner, kind, why)
+            return
+        job = self.job_of.get(id(step))
+        if job is None:
+            return
+        parts = step.slices if step.slices is not None else [step]
+        added = False
+        for expected, part in zip(job.expected, parts, strict=True):
+            value = part.outputs.get(ref.field)
+            for item in value if isinstance(value, list | tuple) else [value]:
+                if not isinstance(item, str | os.PathLike):
+                    continue
+                entry = (ref.field, os.path.join(self.graph.cwd, os.fspath(item)), kind)
+                if entry not in expected:
+                    expected.append(entry)
+                    added = True
+        if added:
+            whose = "each slice's" if step.slices is not None else "its"
+            job.promised.append(f"after its tool, checks {whose} output {ref.field!r}: {why}")
 
     def invocation(self, part: PlannedStep, name: str, cab: Any) -> Invocation:
         return Invocation(
@@ -370,5 +427,7 @@ def build_jobs(plan: Plan, cwd: str, run_id: str) -> JobGraph:
     graph = JobGraph(recipe=plan.graph.recipe.name, cwd=cwd, run_id=run_id)
     # an offloaded loop's until path is the same in every cycle: its first cycle's
     found = {u.loop: u.path for u in until_files(plan, cwd) if u.iteration == 1}
-    _Flattener(graph, found).flatten(plan, "", [])
+    flattener = _Flattener(graph, found)
+    flattener.flatten(plan, "", [])
+    flattener.promise_outputs(plan)
     return graph
