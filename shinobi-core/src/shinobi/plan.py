@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from shinobi.backends.base import PathUse
 from shinobi.errors import exception_line
@@ -27,7 +27,6 @@ from shinobi.steps.types import (
     fields_of,
     refused_value,
     validation_errors,
-    with_path_defaults,
     wordless,
 )
 
@@ -117,12 +116,13 @@ def scatter_slices(node: Node, values: Mapping[str, Any]) -> list[dict[str, Any]
 
 def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[str, Any]:
     """Values checked and coerced by the step's inputs model, defaults filled in."""
-    refused = default_error(node, values, where)
+    facts = _default_facts(node.step.inputs_model)
+    refused = _default_refusal(facts, values, where)
     if refused is not None:  # pydantic hands a default over unchecked
         raise ValueError(refused)
     try:
         # wiring names fields, so a field with an alias is wired by its name too
-        given = with_path_defaults(node.step.inputs_model, values)
+        given = _with_defaults_made(facts, values)
         model = node.step.inputs_model.model_validate(given, by_name=True)
     except Exception as exc:
         errors = validation_errors(exc)
@@ -150,41 +150,118 @@ def default_error(node: Node, values: Mapping[str, Any], where: str) -> str | No
     the tool as ``2.5`` where the dry run, which hands defaults over as values,
     refuses it: both now refuse it, in the same words. A default of None means
     "not given" (``niter: int = None``) and is taken. Which defaults are refused
-    is worked out once per model (:func:`_bad_defaults`), so a step whose model
+    is worked out once per model (:func:`_default_facts`), so a step whose model
     has none pays one lookup.
     """
-    for name, alias, said in _bad_defaults(node.step.inputs_model):
+    return _default_refusal(_default_facts(node.step.inputs_model), values, where)
+
+
+class _DefaultFacts(NamedTuple):
+    """What an inputs model's defaults become, worked out once per model."""
+
+    #: Defaults their field refuses: (name, alias, what it says).
+    refused: tuple[tuple[str, str | None, str], ...]
+    #: Defaults the model makes something else of (``c: bool = "false"`` is False,
+    #: ``ms: MS = "obs.ms"`` a path, a field validator's rewrite), or that only the
+    #: run can check: (name, alias, the default as written, what the model makes
+    #: of it on its own, or the default itself when only the run can tell).
+    made: tuple[tuple[str, str | None, Any, Any], ...]
+
+
+_NO_DEFAULT_FACTS = _DefaultFacts((), ())
+
+#: model -> :class:`_DefaultFacts` of its defaults.
+_DEFAULT_FACTS: dict[Any, _DefaultFacts] = {}
+
+
+def _default_facts(model: Any) -> _DefaultFacts:
+    found = _DEFAULT_FACTS.get(model)
+    if found is None:
+        found = _DEFAULT_FACTS[model] = _find_default_facts(model)
+    return found
+
+
+def _default_refusal(facts: _DefaultFacts, values: Mapping[str, Any], where: str) -> str | None:
+    """:func:`default_error` of a model's ``facts``."""
+    for name, alias, said in facts.refused:
         if name not in values and (alias is None or alias not in values):
             return f"{where}: input {name!r}: {said}"
     return None
 
 
-#: model -> its defaults that their field refuses: (name, alias, what it says).
-_BAD_DEFAULTS: dict[Any, tuple[tuple[str, str | None, str], ...]] = {}
+def _with_defaults_made(facts: _DefaultFacts, values: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``values`` with every default the model makes something else of added to
+    them as written, for the model to make it as it makes a wired value.
+
+    pydantic does not validate a default, so ``c: bool = "false"`` left unwired
+    reached the tool as ``--c false``, a flag turned on, and ``ms: MS = "obs.ms"``
+    a template as text; handed over as a value, each becomes what the same
+    value wired would (False: no flag; a path), once, validators included.
+    """
+    if not facts.made:
+        return values
+    given = dict(values)
+    for name, alias, default, _ in facts.made:
+        if name not in given and (alias is None or alias not in given):
+            given[name] = default
+    return given
 
 
-def _bad_defaults(model: Any) -> tuple[tuple[str, str | None, str], ...]:
-    found = _BAD_DEFAULTS.get(model)
-    if found is None:
-        found = _BAD_DEFAULTS[model] = _find_bad_defaults(model)
-    return found
+def _find_default_facts(model: Any) -> _DefaultFacts:
+    """The :class:`_DefaultFacts` of ``model``: each default (not None, which means
+    "not given" and stays None) checked on its own against its field, in one pass.
 
-
-def _find_bad_defaults(model: Any) -> tuple[tuple[str, str | None, str], ...]:
-    """Each default of ``model`` (not None) that its field, checked on its own, refuses
-    before any run (see :func:`_field_refusal`); none for a model whose own
-    "before" validator may fill or convert a field."""
+    A model whose own "before" validator may fill or convert a field sees what it
+    is handed: there no default is refused, and only a path default is handed
+    over, as a wired path would be (what the validator makes of it is its own)."""
     if _reshapes_its_input(model):
-        return ()
+        return _path_default_facts(model)
     infos = getattr(model, "model_fields", {})
-    bad = []
+    refused, made = [], []
     for name, spec in fields_of(model).items():
         if spec.required or spec.default is None:
             continue
-        said = _field_refusal(model, name, spec.default)
+        alias = infos[name].alias
+        said, value = _field_check(model, name, spec.default)
         if said is not None:
-            bad.append((name, infos[name].alias, said))
-    return tuple(bad)
+            refused.append((name, alias, said))
+        elif value is _UNTOLD:  # only the run can check it (the disk, a validator)
+            made.append((name, alias, spec.default, spec.default))
+        elif spec.path_kind is not None or not _same(value, spec.default):
+            made.append((name, alias, spec.default, value))
+    if not refused and not made:
+        return _NO_DEFAULT_FACTS
+    return _DefaultFacts(tuple(refused), tuple(made))
+
+
+def _path_default_facts(model: Any) -> _DefaultFacts:
+    """The path defaults of a model whose own validators see what it is handed."""
+    infos = getattr(model, "model_fields", {})
+    made = tuple(
+        (name, infos[name].alias, spec.default, spec.default)
+        for name, spec in fields_of(model).items()
+        if spec.path_kind is not None and spec.default is not None and not spec.required
+    )
+    return _DefaultFacts((), made) if made else _NO_DEFAULT_FACTS
+
+
+def _same(made: Any, written: Any) -> bool:
+    """Whether ``made`` is ``written`` as it was, type and all, at every depth:
+    ``False == 0`` and ``[1.0] == [1]``, but ``0`` is no bool, and ``1`` no float."""
+    if made is written:
+        return True
+    if type(made) is not type(written):
+        return False
+    if isinstance(made, list | tuple):
+        return len(made) == len(written) and all(map(_same, made, written))
+    if isinstance(made, dict):
+        return made.keys() == written.keys() and all(_same(v, written[k]) for k, v in made.items())
+    if isinstance(made, set | frozenset):  # {1.0} == {1}: the members' types too
+        return made == written and {type(m) for m in made} == {type(w) for w in written}
+    try:
+        return bool(made == written)
+    except Exception:  # a type whose == does not answer: take it as changed
+        return False
 
 
 def wordless_input(node: Node, values: Mapping[str, Any], where: str) -> str | None:
@@ -309,17 +386,28 @@ def _field_refusal(model: Any, name: str, value: Any) -> str | None:
     (an Unknown value, the disk, the model's own code run on a partial model)."""
     if _has_unknown(value):
         return None
+    return _field_check(model, name, value)[0]
+
+
+#: What the model makes of a value when only the run can tell.
+_UNTOLD: Any = object()
+
+
+def _field_check(model: Any, name: str, value: Any) -> tuple[str | None, Any]:
+    """(:func:`_field_refusal` of a known ``value``, what the field makes of it, or
+    ``_UNTOLD`` when it refuses it or only the run can tell)."""
     blank = _blank(model)
     try:
         model.__pydantic_validator__.validate_assignment(blank, name, value)
     except Exception as exc:
         errors = validation_errors(exc)
         if errors and errors[0]["type"] not in _RUN_TIME_ERRORS:
-            return refused_value(errors[0])
-        return None
-    if empty_path_in({name: value}, {name: getattr(blank, name, None)}) is not None:
-        return EMPTY_PATH
-    return None
+            return refused_value(errors[0]), _UNTOLD
+        return None, _UNTOLD
+    made = getattr(blank, name, None)
+    if empty_path_in({name: value}, {name: made}) is not None:
+        return EMPTY_PATH, _UNTOLD
+    return None, made
 
 
 def checked_inputs(
@@ -332,7 +420,8 @@ def checked_inputs(
     run will, its own validators included; otherwise each known value is
     checked on its own (:func:`static_input_error`).
     """
-    refused = default_error(node, values, where)
+    facts = _default_facts(node.step.inputs_model)
+    refused = _default_refusal(facts, values, where)
     if refused is not None:
         return None, refused
     for value in values.values():
@@ -340,8 +429,8 @@ def checked_inputs(
             found = static_input_error(node, values, where)
             return None, found or _joined_list_error(node, values, where)
     try:
-        # as the run validates them (validate_inputs): a path default made a path
-        given = with_path_defaults(node.step.inputs_model, values)
+        # as the run validates them (validate_inputs): a default made what the model makes of it
+        given = _with_defaults_made(facts, values)
         made = field_values(node.step.inputs_model.model_validate(given, by_name=True))
     except Exception as exc:
         return None, _model_refusal(node, values, where, exc)
@@ -418,10 +507,13 @@ class Plan:
 
 def _defaults(node: Node, values: dict[str, Any]) -> dict[str, Any]:
     """``values`` with the default of every field not given, for a step whose inputs
-    the model could not make before the run (what its command line shows)."""
-    for name, spec in fields_of(node.step.inputs_model).items():
+    the model could not make before the run (what its command line shows): each
+    as the model makes it (:class:`_DefaultFacts`), as the run will hand it over."""
+    model = node.step.inputs_model
+    made = {name: value for name, _, _, value in _default_facts(model).made}
+    for name, spec in fields_of(model).items():
         if name not in values and not spec.required:
-            values[name] = spec.default
+            values[name] = made.get(name, spec.default)
     return values
 
 

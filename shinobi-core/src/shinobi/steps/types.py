@@ -32,7 +32,6 @@ __all__ = [
     "paths_within",
     "refused_value",
     "validation_errors",
-    "with_path_defaults",
     "wordless",
 ]
 
@@ -420,35 +419,3 @@ def field_values(model: Any) -> dict[str, Any]:
     this runs for every step of a run, so it goes straight to the iterator.
     """
     return dict(iter(model))
-
-
-def with_path_defaults(model: Any, values: Mapping[str, Any]) -> dict[str, Any]:
-    """``values`` with the default of every path field not given added to them.
-
-    pydantic does not validate a default, so ``ms: MS = "obs.ms"`` left unwired
-    would reach a template (``{ms.stem}``) or a pystep as the ``str`` it was
-    written as, where the same value wired becomes a ``Path``; the dry run, which
-    hands defaults over as values, showed the path. Handed over as a value, the
-    default is coerced as a wired one is, so the run does what the dry run said.
-    """
-    given = dict(values)
-    for name, alias, default in _path_defaults(model):
-        if name not in given and alias not in given:
-            given[name] = default
-    return given
-
-
-#: model -> its path fields with a default: (name, alias, default), memoised.
-_PATH_DEFAULTS: dict[Any, tuple[tuple[str, str | None, Any], ...]] = {}
-
-
-def _path_defaults(model: Any) -> tuple[tuple[str, str | None, Any], ...]:
-    found = _PATH_DEFAULTS.get(model)
-    if found is None:
-        infos = model.model_fields
-        found = _PATH_DEFAULTS[model] = tuple(
-            (name, infos[name].alias, spec.default)
-            for name, spec in fields_of(model).items()
-            if spec.path_kind is not None and spec.default is not None
-        )
-    return found
