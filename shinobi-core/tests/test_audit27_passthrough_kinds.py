@@ -28,7 +28,6 @@ def _cab(given: Any, made: Any, meta: ParamMeta | None = None) -> Cab:
         (list[File], File, "declared list[File] and the output File"),
         (File, list[File], "declared File and the output list[File]"),
         (list[File], list[Directory], "declared list[File] and the output list[Directory]"),
-        (list[str], File, "declared list[str] and the output File"),
     ],
 )
 def test_a_clashing_passthrough_is_refused_where_the_cab_is_made(
@@ -48,6 +47,13 @@ def test_a_dtype_is_the_kind_of_a_text_input() -> None:
         _cab(str, File, ParamMeta(positional=True, dtype="Directory"))
 
 
+def test_a_dtype_gives_a_text_input_its_shape() -> None:
+    with pytest.raises(
+        ValueError, match="declared list\\[str \\(dtype File\\)\\] and the output File"
+    ):
+        _cab(list[str], File, ParamMeta(positional=True, dtype="File"))
+
+
 @pytest.mark.parametrize(
     ("given", "made"),
     [
@@ -57,7 +63,6 @@ def test_a_dtype_is_the_kind_of_a_text_input() -> None:
         (MS, Directory),
         (Path, File),
         (File, Path),
-        (str, File),
         (list[File], list[File]),
         (list[MS], list[Directory]),
         (File | None, File | None),
@@ -66,3 +71,8 @@ def test_a_dtype_is_the_kind_of_a_text_input() -> None:
 )
 def test_a_compatible_passthrough_is_kept(given: Any, made: Any) -> None:
     assert _cab(given, made).output_rules() == {"out": "passthrough"}
+
+
+def test_a_text_input_with_a_dtype_is_a_path_so_a_passthrough() -> None:
+    cab = _cab(str, File, ParamMeta(positional=True, dtype="File"))
+    assert cab.output_rules() == {"out": "passthrough"}

@@ -386,7 +386,7 @@ def test_a_cab_step_with_a_required_output_nothing_fills_is_refused() -> None:
         build_graph(bare)
     assert str(caught.value) == (
         "recipe 'r', step 'make': nothing fills the required output 'result' of cab 'maker';"
-        " give it an input 'result' of the same name (a passthrough), ParamMeta(implicit=...)"
+        " give it a path input 'result' of the same name (a passthrough), ParamMeta(implicit=...)"
         " or ParamMeta(harvest=...), a wrangler with output='result', or a default"
     )
     half = Recipe("r")

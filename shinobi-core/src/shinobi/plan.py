@@ -685,10 +685,8 @@ def _checked(
         handed = made.get(ref.step, {}).get(ref.field)
         if handed is None or producer.scatter or getattr(producer.step, "kind", None) != "cab":
             return _unknown(ref)
-        cab = producer.step
-        spec = fields_of(cab.outputs_model).get(ref.field)
-        passthrough = spec is not None and spec.path_kind is not None
-        return handed if passthrough and ref.field in fields_of(cab.inputs_model) else _unknown(ref)
+        passthrough = producer.step.output_rules().get(ref.field) == "passthrough"
+        return handed if passthrough else _unknown(ref)
 
     for node in graph.nodes:
         name = f"{prefix}{node.name}"

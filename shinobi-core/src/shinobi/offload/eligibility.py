@@ -239,13 +239,14 @@ class _Checker:
                 f"make the tool exit non-zero on that error instead, {_REMOTE}",
                 key=f"wrangler:{cab.name}:{where}",  # each step, loop iterations as one
             )
-        outputs, inputs = fields_of(cab.outputs_model), fields_of(cab.inputs_model)
+        outputs = fields_of(cab.outputs_model)
+        passthrough = {n for n, rule in cab.output_rules().items() if rule == "passthrough"}
         for wrangler in cab.wranglers:
             spec = outputs.get(wrangler.output or "")
             if wrangler.action != "output" or spec is None or not spec.required:
                 continue
             meta = cab.meta(spec.name)
-            if meta.implicit or meta.harvest or spec.name in inputs:
+            if meta.implicit or meta.harvest or spec.name in passthrough:
                 continue  # known without it (a template, a glob, a passthrough): it only overrides
             self.refuse(
                 "wrangler",

@@ -350,8 +350,10 @@ def path_uses(
             )
     for name, spec in out_fields.items():
         meta = cab.meta(name)
-        if name in in_fields or not (spec.path_kind or meta.dtype or meta.harvest):
+        if not (spec.path_kind or meta.dtype or meta.harvest):
             continue
+        if name in in_fields and cab.is_path_input(name):
+            continue  # reported with the input of its name, above (a passthrough)
         if meta.harvest:
             pattern = harvest_glob(meta.harvest, inputs)
             if pattern is not None:

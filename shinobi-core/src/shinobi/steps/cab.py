@@ -149,9 +149,9 @@ class Cab:
     """A command-line tool: its command and the schemas of its inputs and outputs.
 
     ``command`` is a string (split like a shell would, without running one) or
-    an argv list. Outputs that share a name with a path input are passthroughs:
-    the tool writes (or rewrites) the path it was given, so the value is known
-    before the step runs.
+    an argv list. Path outputs that share a name with a path input are
+    passthroughs: the tool writes (or rewrites) the path it was given, so the
+    value is known before the step runs.
     """
 
     kind = "cab"
@@ -245,11 +245,9 @@ class Cab:
     def _output_sources(self, name: str) -> list[str]:
         """What gives output ``name`` its value (see :meth:`output_rules`), each as a
         message names it."""
-        from shinobi.steps.types import fields_of
-
         meta = self.meta(name)
         sources = []
-        if name in self.inputs_model.model_fields and fields_of(self.outputs_model)[name].path_kind:
+        if self.output_rules()[name] == "passthrough":
             sources.append(f"the path input {name!r} (a passthrough)")
         if meta.implicit:
             sources.append(f"its implicit template {meta.implicit!r}")
@@ -367,7 +365,9 @@ class Cab:
 
     def output_rules(self) -> dict[str, OutputRule | None]:
         """How each output gets its value, the one rule set :mod:`shinobi.steps.outputs`
-        applies: ``passthrough`` (a path input of the same name), ``implicit`` (a
+        applies: ``passthrough`` (a path output with a path input of the same name,
+        see :meth:`is_path_input`; a plain ``str`` input of that name is text, which
+        no more names the output than any other input does), ``implicit`` (a
         template), ``after`` (a harvest glob or an output wrangler, once the tool
         ran), ``default`` (an optional one), or None: nothing fills it. Worked out
         once per cab."""
@@ -375,12 +375,11 @@ class Cab:
         if rules is None:
             from shinobi.steps.types import fields_of
 
-            inputs = fields_of(self.inputs_model)
             wrangled = {w.output for w in self.wranglers if w.action == "output"}
             rules = {}
             for name, spec in fields_of(self.outputs_model).items():
                 meta = self.meta(name)
-                if name in inputs and spec.path_kind is not None:
+                if spec.path_kind is not None and self.is_path_input(name):
                     rules[name] = "passthrough"
                 elif meta.implicit:
                     rules[name] = "implicit"
@@ -392,6 +391,19 @@ class Cab:
                     rules[name] = None
             self.__dict__["_output_rules"] = rules
         return rules
+
+    def is_path_input(self, name: str) -> bool:
+        """Whether ``name`` is an input that holds a path: one declared a path (a path
+        type, or ``str`` with ``ParamMeta(dtype=...)``), or ``Any`` or a union with a
+        path, which may be handed one. What makes an output of that name a
+        passthrough: a plain ``str`` (or ``int``...) input is text, not a path."""
+        from shinobi.steps.types import fields_of
+
+        spec = fields_of(self.inputs_model).get(name)
+        if spec is None:
+            return False
+        maybe_a_path = spec.nested_paths and not spec.structured  # not a mapping or a model
+        return spec.path_kind is not None or bool(self.meta(name).dtype) or maybe_a_path
 
     def unfilled_output(self) -> str | None:
         """The first required output no rule fills (see :meth:`output_rules`), that
@@ -413,7 +425,7 @@ class Cab:
         from shinobi.steps.types import fields_of
 
         passthrough = (
-            f"an input {output!r} of the same name (a passthrough), "
+            f"a path input {output!r} of the same name (a passthrough), "
             if fields_of(self.outputs_model)[output].path_kind is not None
             else ""
         )
