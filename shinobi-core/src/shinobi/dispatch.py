@@ -48,7 +48,7 @@ from shinobi.steps.outputs import (
     wrangle,
 )
 from shinobi.steps.result import StepResult
-from shinobi.steps.types import field_values, fields_of, output_problem
+from shinobi.steps.types import field_values, output_problem
 from shinobi.stop_window import undo_run
 from shinobi.untouched_outputs import existing_outputs, untouched
 
@@ -217,8 +217,7 @@ def run_cab(
     wrangled = wrangle(cab, run.stdout, run.stderr)
     warnings = list(wrangled.warnings)
     if run.cancelled and not elsewhere:
-        inputs = fields_of(cab.inputs_model)
-        asides = set_aside(invocation.paths, inputs, before, started, session.products)
+        asides = set_aside(invocation.paths, cab.passthroughs(), before, started, session.products)
         warnings += [a.warning() for a in asides]
     error = describe_failure(run)
     outputs: dict[str, Any] = {}
@@ -271,9 +270,15 @@ def run_cab(
         limits = applied_limits(backend, invocation)
         cache.store(key, result, invocation, cab, session.control.stopping, limits)
     if result.status == "ok":  # a stop right after may take it back (see shinobi.stop_window)
-        inputs = fields_of(cab.inputs_model)
         undo = functools.partial(
-            undo_run, session, result, invocation, inputs, before, started, not elsewhere
+            undo_run,
+            session,
+            result,
+            invocation,
+            cab.passthroughs(),
+            before,
+            started,
+            not elsewhere,
         )
         session.recent.note(name, finished, undo, session.control.stop_requested_at)
     return result

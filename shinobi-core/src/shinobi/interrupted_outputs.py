@@ -61,14 +61,15 @@ class Aside(NamedTuple):
 
 def set_aside(
     uses: Iterable[PathUse],
-    inputs: Collection[str],
+    passthroughs: Collection[str],
     before: dict[str, Found],
     started: float,
     others: Collection[str] = (),
 ) -> list[Aside]:
     """Rename the products of ``uses`` that the stopped step wrote: made since it
     started, or changed since ``before`` (as they were when it started) and
-    stamped after ``started``. ``inputs``: the step's input field names;
+    stamped after ``started``. ``passthroughs``: the outputs that are paths the
+    step was handed (:meth:`~shinobi.steps.cab.Cab.passthroughs`), left alone;
     ``others``: paths other steps produced, which a harvest glob may match.
 
     An input of the step that was there when it started (``obs.txt``, which its
@@ -78,7 +79,7 @@ def set_aside(
     uses = tuple(uses)
     paths = dict.fromkeys(
         path
-        for path, pattern in product_paths(uses, inputs)
+        for path, pattern in product_paths(uses, passthroughs)
         if pattern is None or path not in others
     )
     written = {path: how for path in paths if (how := _written(path, before, started))}
@@ -89,7 +90,7 @@ def set_aside(
         for path, how in written.items()
         if os.path.lexists(path)
     ]
-    return asides + _given(uses, inputs, before, started)
+    return asides + _given(uses, passthroughs, before, started)
 
 
 _AN_INPUT = (
@@ -99,7 +100,7 @@ _AN_INPUT = (
 
 
 def _given(
-    uses: Iterable[PathUse], inputs: Collection[str], before: dict[str, Found], started: float
+    uses: Iterable[PathUse], passthroughs: Collection[str], before: dict[str, Found], started: float
 ) -> list[Aside]:
     """The passthrough outputs the stopped step wrote: a path it was given to
     write. One it made (nothing was there when it started) is moved aside as a
@@ -111,7 +112,10 @@ def _given(
     given = (
         u.path
         for u in uses
-        if u.role == "output" and u.field in inputs and not u.pattern and u.path not in rewritten
+        if u.role == "output"
+        and u.field in passthroughs
+        and not u.pattern
+        and u.path not in rewritten
     )
     asides = []
     for path in dict.fromkeys(given):

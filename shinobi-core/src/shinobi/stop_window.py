@@ -87,7 +87,7 @@ def undo_run(
     session: Session,
     result: StepResult,
     invocation: Invocation,
-    inputs: Collection[str],
+    passthroughs: Collection[str],
     before: dict[str, Found],
     started: float,
     here: bool,
@@ -104,7 +104,7 @@ def undo_run(
         return []
     own = session.product_paths(result.outputs)
     others = session.products - own  # its own, noted as done, are what it wrote
-    asides = set_aside(invocation.paths, inputs, before, started, others)
+    asides = set_aside(invocation.paths, passthroughs, before, started, others)
     return [aside.warning() for aside in asides]
 
 

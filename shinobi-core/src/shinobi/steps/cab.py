@@ -392,6 +392,16 @@ class Cab:
             self.__dict__["_output_rules"] = rules
         return rules
 
+    def passthroughs(self) -> frozenset[str]:
+        """The outputs that are the path their same-name input was handed (see
+        :meth:`output_rules`): the user's, which a stopped step leaves in place."""
+        found: frozenset[str] | None = self.__dict__.get("_passthroughs")
+        if found is None:
+            rules = self.output_rules().items()
+            found = frozenset(name for name, rule in rules if rule == "passthrough")
+            self.__dict__["_passthroughs"] = found
+        return found
+
     def is_path_input(self, name: str) -> bool:
         """Whether ``name`` is an input that holds a path: one declared a path (a path
         type, or ``str`` with ``ParamMeta(dtype=...)``), or ``Any`` or a union with a
