@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "compared_uses",
     "every_planned_step",
     "harvests_overlapping",
     "plan_slices",
@@ -36,7 +37,16 @@ def plan_slices(
         plan_step(f"{name}[{k}]", node, dict(part), cwd, check=False)
         for k, part in enumerate(parts)
     ]
-    return [[u for s in every_planned_step([p]) for u in s.paths] for p in planned]
+    return [compared_uses(p) for p in planned]
+
+
+def compared_uses(part: Any) -> list[Any]:
+    """The paths of one slice (or step) as ordering compares them: those of each
+    step it holds, each step's own output folders left out (see
+    :func:`shinobi.offload.ordering.step_uses`)."""
+    from shinobi.offload.ordering import step_uses
+
+    return [u for s in every_planned_step([part]) for u in step_uses(s.paths)]
 
 
 def slices_sharing(name: str, uses: Sequence[Sequence[Any]]) -> str | None:

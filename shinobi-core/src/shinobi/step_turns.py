@@ -111,14 +111,11 @@ def _turns(plan: Plan) -> tuple[dict[int, set[int]], dict[tuple[int, int], list[
 
 def _uses(plan: Plan) -> tuple[list[int], list[list[PathUse]]]:
     """The plan's nodes in the order one worker runs them, and each one's paths
-    (its slices' together)."""
-    from shinobi.shared_slices import every_planned_step
+    (its slices' together), as ordering compares them."""
+    from shinobi.shared_slices import compared_uses
 
     order = plan.graph.topological_order()
-    per_step = [
-        [use for step in every_planned_step([plan.steps[i]]) for use in step.paths] for i in order
-    ]
-    return order, per_step
+    return order, [compared_uses(plan.steps[i]) for i in order]
 
 
 def _wired(graph: Graph, before: int, after: int) -> bool:

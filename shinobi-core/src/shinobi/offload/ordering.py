@@ -16,9 +16,12 @@ Readers between two writes stay parallel, and so do writers of two files
 side by side in a folder (a reader of the folder waits for both). A job
 "writes" a path it declares MUTABLE or produces as an output (unless it
 promised ``writable=False``); everything else is a read. A harvest glob
-writes the files it matches in its folder, not the folder. "Before" is the
-order the local scheduler would use, so the derived edges never form a cycle
-with the wired ones.
+writes the files it matches in its folder, not the folder. An input folder
+that holds the job's own outputs (an imager's ``outdir``, its image
+``{outdir}/{ms.stem}-image.fits``) is where it puts them, not a read of the
+folder (see :func:`step_uses`): imaging N sets into one folder stays
+parallel. "Before" is the order the local scheduler would use, so the
+derived edges never form a cycle with the wired ones.
 
 Paths are grouped under their outermost used ancestor, and within a group
 each access is compared with the paths it overlaps (its own, those above it,
@@ -46,6 +49,7 @@ __all__ = [
     "produces",
     "same_product",
     "shared_rewritten",
+    "step_uses",
     "writes",
 ]
 
@@ -149,6 +153,66 @@ def _concrete(use: PathUse) -> str:
 def writes(use: PathUse) -> bool:
     """Whether a use may change what is at its path."""
     return use.mutable or (use.role == "output" and use.writable)
+
+
+def step_uses(uses: Iterable[PathUse]) -> list[PathUse]:
+    """One step's (or one slice's) paths as ordering compares them: without the
+    input folders it only puts its own outputs in.
+
+    An imager given ``outdir`` and writing ``{outdir}/{ms.stem}-image.fits``
+    does not read the folder's contents, and counting it as a reader would
+    order it after every other step (or slice) making its own file there:
+    imaging N sets into one folder would run N times slower. Its output still
+    orders it with a writer of the same file, a step rewriting the folder and
+    a later reader of the folder. An input changed in place stays (a write).
+
+    Give it one step's paths: a nested recipe's steps each on their own, as
+    one step's folder may be what another step of it reads whole.
+    """
+    uses = list(uses)
+    inputs = {_spelt(u.path) for u in uses if u.role == "input" and not u.mutable}
+    held = _holding(uses, inputs) if inputs else inputs
+    if not held:
+        return uses
+    return [u for u in uses if not (u.role == "input" and not u.mutable and _spelt(u.path) in held)]
+
+
+def _holding(uses: Sequence[PathUse], inputs: set[str]) -> set[str]:
+    """Those of ``inputs`` that hold one of ``uses``' outputs (a harvest glob's
+    own folder too: it makes files there).
+
+    Each output's folders are walked up only while one of ``inputs`` could be
+    that long, and a folder once: most steps' inputs hold nothing, and this
+    runs for each of a 10,000-step compile's jobs.
+    """
+    shortest = min(map(len, inputs))
+    held: set[str] = set()
+    seen: set[str] = set()
+    for use in uses:
+        if use.role != "output" or use.mutable:
+            continue
+        if use.pattern:
+            folder = _spelt(_concrete(use))
+        else:
+            folder = _spelt(use.path).rpartition(os.sep)[0]
+        while len(folder) >= shortest and folder not in seen:  # "/x" ends at "": stops
+            seen.add(folder)
+            if folder in inputs:
+                held.add(folder)
+            folder = folder.rpartition(os.sep)[0]
+    return held
+
+
+def _spelt(path: str) -> str:
+    """``path`` as compared for holding: normalised, no trailing separator.
+
+    The spelling, not the canonical path: an output templated from its folder
+    (``{outdir}/...``) starts with the folder's own spelling. A folder spelt
+    otherwise stays a read, the careful side.
+    """
+    if "//" in path or "/." in path or path.endswith(os.sep):
+        return os.path.normpath(path)
+    return path
 
 
 @dataclass(slots=True)
@@ -258,8 +322,9 @@ class Turn:
 def path_turns(per_step: Sequence[Iterable[PathUse]]) -> list[Turn]:
     """The order a local run with several workers keeps among steps sharing a path.
 
-    ``per_step``: each step's paths, the steps listed in the order the local
-    scheduler starts them at one worker. The rules are those that order the
+    ``per_step``: each step's paths, each planned step's as :func:`step_uses`
+    gives them, the steps listed in the order the local scheduler starts them
+    at one worker. The rules are those that order the
     jobs of a compiled run (see the module docstring), so a recipe gives the
     same data locally and on a cluster.
     """
@@ -303,7 +368,7 @@ def derive_edges(graph: JobGraph) -> int:
         if len(readers) > 1:  # most paths: nothing to say, and no walk of the edges
             _note_parallel(graph, path, [r.job for r in readers])
 
-    for root, accesses in _shared_groups([job.paths for job in graph.jobs], canonical):
+    for root, accesses in _shared_groups([_job_uses(job) for job in graph.jobs], canonical):
         readers_here.clear()
         said = len(graph.parallel_readers)
         _order(root, accesses, link, note_readers)
@@ -314,6 +379,13 @@ def derive_edges(graph: JobGraph) -> int:
         if job.scattered and len(job.invocations) > 1:
             _serialise_slices(job, canonical)
     return added
+
+
+def _job_uses(job: Job) -> list[PathUse]:
+    """A job's paths as ordering compares them (:func:`step_uses`), slice by slice."""
+    if not job.invocations:
+        return step_uses(job.paths)
+    return [use for invocation in job.invocations for use in step_uses(invocation.paths)]
 
 
 def _note_parallel(graph: JobGraph, what: str, readers: list[int]) -> None:
@@ -333,7 +405,8 @@ def _serialise_slices(job: Job, canonical: Canonicaliser) -> None:
     together unless the array is throttled. ``ninja run`` runs such slices one
     at a time too, and the compiled job must never be less careful.
     """
-    shared = shared_rewritten([invocation.paths for invocation in job.invocations], canonical)
+    per_slice = [step_uses(invocation.paths) for invocation in job.invocations]
+    shared = shared_rewritten(per_slice, canonical)
     if shared is not None:
         job.serial = shared.path
         job.notes.append(shared.note())
@@ -366,7 +439,11 @@ class SharedPath:
 def shared_rewritten(
     per_slice: Sequence[Iterable[PathUse]], canonical: Canonicaliser | None = None
 ) -> SharedPath | None:
-    """The path that makes a scatter's slices take turns, or None: they may overlap."""
+    """The path that makes a scatter's slices take turns, or None: they may overlap.
+
+    ``per_slice``: each slice's paths, each planned step's as :func:`step_uses`
+    gives them (a slice of a nested recipe holds several steps).
+    """
     canonical = canonical or Canonicaliser()
     uses = [list(slice_uses) for slice_uses in per_slice]
     # a harvest glob writes files into its directory, not the directory itself:

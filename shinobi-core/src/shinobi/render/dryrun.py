@@ -149,8 +149,10 @@ def slices_take_turns(step: PlannedStep) -> str | None:
     if step.slices is None or len(step.slices) < 2:
         return None
     from shinobi.offload.ordering import shared_rewritten
+    from shinobi.shared_slices import compared_uses
 
-    shared = shared_rewritten([part.paths for part in step.slices])
+    # a nested recipe's slice holds its steps' paths, as the run compares them
+    shared = shared_rewritten([compared_uses(part) for part in step.slices])
     return None if shared is None else shared.note()
 
 
