@@ -111,11 +111,17 @@ def _turns(plan: Plan) -> tuple[dict[int, set[int]], dict[tuple[int, int], list[
 
 def _uses(plan: Plan) -> tuple[list[int], list[list[PathUse]]]:
     """The plan's nodes in the order one worker runs them, and each one's paths
-    (its slices' together), as ordering compares them."""
-    from shinobi.shared_slices import compared_uses
+    (its slices' together), whole: between steps, an input folder another step
+    puts a file in is still a read of it (a mosaic given ``imgs`` may read every
+    image there), unlike between one scatter's slices
+    (:func:`~shinobi.shared_slices.compared_uses`)."""
+    from shinobi.shared_slices import every_planned_step
 
     order = plan.graph.topological_order()
-    return order, [compared_uses(plan.steps[i]) for i in order]
+    per_step = [
+        [use for step in every_planned_step([plan.steps[i]]) for use in step.paths] for i in order
+    ]
+    return order, per_step
 
 
 def _wired(graph: Graph, before: int, after: int) -> bool:

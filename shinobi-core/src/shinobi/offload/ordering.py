@@ -16,11 +16,14 @@ Readers between two writes stay parallel, and so do writers of two files
 side by side in a folder (a reader of the folder waits for both). A job
 "writes" a path it declares MUTABLE or produces as an output (unless it
 promised ``writable=False``); everything else is a read. A harvest glob
-writes the files it matches in its folder, not the folder. An input folder
-that holds the job's own outputs (an imager's ``outdir``, its image
-``{outdir}/{ms.stem}-image.fits``) is where it puts them, not a read of the
-folder (see :func:`step_uses`): imaging N sets into one folder stays
-parallel. "Before" is the order the local scheduler would use, so the
+writes the files it matches in its folder, not the folder. Between the
+slices of one scatter, an input folder that holds the slice's own outputs
+(an imager's ``outdir``, its image ``{outdir}/{ms.stem}-image.fits``) is
+where it puts them, not a read of the folder (see :func:`step_uses`):
+imaging N sets into one folder stays parallel. Between different steps it
+stays a read, since nothing tells an output folder from one a step also
+reads whole (a mosaic given ``imgs`` that writes ``imgs/mosaic.fits``).
+"Before" is the order the local scheduler would use, so the
 derived edges never form a cycle with the wired ones.
 
 Paths are grouped under their outermost used ancestor, and within a group
@@ -156,15 +159,17 @@ def writes(use: PathUse) -> bool:
 
 
 def step_uses(uses: Iterable[PathUse]) -> list[PathUse]:
-    """One step's (or one slice's) paths as ordering compares them: without the
-    input folders it only puts its own outputs in.
+    """One slice's paths as a scatter's slices are compared: without the input
+    folders it only puts its own outputs in.
 
     An imager given ``outdir`` and writing ``{outdir}/{ms.stem}-image.fits``
     does not read the folder's contents, and counting it as a reader would
-    order it after every other step (or slice) making its own file there:
-    imaging N sets into one folder would run N times slower. Its output still
-    orders it with a writer of the same file, a step rewriting the folder and
-    a later reader of the folder. An input changed in place stays (a write).
+    run a scatter's slices, each making its own file there, one at a time:
+    imaging N sets into one folder would be N times slower. Its output still
+    orders it with a writer of the same file, and an input changed in place
+    stays (a write). Between different steps the folder stays a read (see the
+    module's docstring): a step that reads a folder whole and writes into it
+    looks just the same.
 
     Give it one step's paths: a nested recipe's steps each on their own, as
     one step's folder may be what another step of it reads whole.
@@ -191,10 +196,7 @@ def _holding(uses: Sequence[PathUse], inputs: set[str]) -> set[str]:
     for use in uses:
         if use.role != "output" or use.mutable:
             continue
-        if use.pattern:
-            folder = _spelt(_concrete(use))
-        else:
-            folder = _spelt(use.path).rpartition(os.sep)[0]
+        folder = _spelt(_concrete(use)) if use.pattern else _spelt(use.path).rpartition(os.sep)[0]
         while len(folder) >= shortest and folder not in seen:  # "/x" ends at "": stops
             seen.add(folder)
             if folder in inputs:
@@ -368,7 +370,9 @@ def derive_edges(graph: JobGraph) -> int:
         if len(readers) > 1:  # most paths: nothing to say, and no walk of the edges
             _note_parallel(graph, path, [r.job for r in readers])
 
-    for root, accesses in _shared_groups([_job_uses(job) for job in graph.jobs], canonical):
+    # between jobs, each job's paths whole (see step_uses: only slices of one scatter
+    # compare without the folders they put their outputs in)
+    for root, accesses in _shared_groups([job.paths for job in graph.jobs], canonical):
         readers_here.clear()
         said = len(graph.parallel_readers)
         _order(root, accesses, link, note_readers)
@@ -379,13 +383,6 @@ def derive_edges(graph: JobGraph) -> int:
         if job.scattered and len(job.invocations) > 1:
             _serialise_slices(job, canonical)
     return added
-
-
-def _job_uses(job: Job) -> list[PathUse]:
-    """A job's paths as ordering compares them (:func:`step_uses`), slice by slice."""
-    if not job.invocations:
-        return step_uses(job.paths)
-    return [use for invocation in job.invocations for use in step_uses(invocation.paths)]
 
 
 def _note_parallel(graph: JobGraph, what: str, readers: list[int]) -> None:
