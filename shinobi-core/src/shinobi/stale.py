@@ -41,6 +41,7 @@ __all__ = [
     "Holder",
     "LiveWriterError",
     "OutputGuard",
+    "command_of",
     "find_holders",
     "writers_among",
 ]
@@ -71,7 +72,8 @@ class Holder:
         return f"pid {self.pid} ({self.command})"
 
 
-def _command(pid: int) -> str:
+def command_of(pid: int) -> str:
+    """``pid``'s command line, shortened, for a message (``?``: it has just ended)."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
             raw = fh.read(200)
@@ -170,7 +172,7 @@ def _confirm(hits: list[tuple[str, int, str]]) -> list[Holder]:
         key = (pid, target)
         previous = holders.get(key)
         if previous is None or (writing and not previous.writing):
-            holders[key] = Holder(pid, target, writing, _command(pid))
+            holders[key] = Holder(pid, target, writing, command_of(pid))
     return sorted(holders.values(), key=lambda h: (h.path, h.pid))
 
 

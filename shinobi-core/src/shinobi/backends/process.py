@@ -167,20 +167,11 @@ def _unfinished(writers: list[Holder]) -> str:
     )
 
 
-def _command(pid: int) -> str:
-    """``pid``'s command line, shortened (``?``: it has just ended)."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            raw = fh.read(200)
-    except OSError:
-        return "?"
-    text = raw.replace(b"\0", b" ").decode(errors="replace").strip()
-    return (text[:60] + "...") if len(text) > 60 else (text or "?")
-
-
 def _described(pids: list[int]) -> tuple[str, ...]:
     """The first of ``pids`` as ``pid N (command)``, for the step's warning."""
-    shown = tuple(f"pid {p} ({_command(p)})" for p in sorted(pids)[:_NAMED])
+    from shinobi.stale import command_of
+
+    shown = tuple(f"pid {p} ({command_of(p)})" for p in sorted(pids)[:_NAMED])
     more = len(pids) - len(shown)
     return (*shown, f"{more} more") if more > 0 else shown
 
