@@ -35,16 +35,20 @@ class MsOut(BaseModel):
     ms: MS | None = None
 
 
-def test_only_path_inputs_make_passthroughs() -> None:
-    named = Cab(
+def named() -> Cab:
+    """Its image is named after a text input: no passthrough."""
+    return Cab(
         name="mk",
         command=["true"],
         inputs_model=TextIn,
         outputs_model=ImageOut,
         field_meta={"image": ParamMeta(implicit="{image}.fits")},
     )
+
+
+def test_only_path_inputs_make_passthroughs() -> None:
     handed = Cab(name="cal", command=["true"], inputs_model=PathIn, outputs_model=MsOut)
-    assert named.passthroughs() == frozenset()
+    assert named().passthroughs() == frozenset()
     assert handed.passthroughs() == frozenset({"ms"})
 
 
@@ -52,14 +56,7 @@ def test_a_product_named_like_a_text_input_is_set_aside(tmp_path: Path) -> None:
     started = time.time() - 1
     product = tmp_path / "deep.fits"
     product.write_text("half")
-    named = Cab(
-        name="mk",
-        command=["true"],
-        inputs_model=TextIn,
-        outputs_model=ImageOut,
-        field_meta={"image": ParamMeta(implicit="{image}.fits")},
-    )
     uses = [PathUse(str(product), "output", "image", "file")]
-    asides = set_aside(uses, named.passthroughs(), {}, started)
+    asides = set_aside(uses, named().passthroughs(), {}, started)
     assert not product.exists(), [a.warning() for a in asides]
     assert (tmp_path / "deep.fits.interrupted").exists()
