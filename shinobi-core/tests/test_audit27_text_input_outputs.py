@@ -1,10 +1,10 @@
-"""An output named like a plain ``str`` input is no passthrough (docs/cabs.md).
+"""An output named like a plain ``str`` input, with a rule of its own (docs/cabs.md).
 
-A passthrough is an output with the same name as a *path* input. A cab whose
-``image: File`` output has an implicit template and whose ``image`` input is
-text (no dtype) was refused as "the path input 'image' (a passthrough)", and
-before that the run silently took the text as the output's path, ignoring the
-template. The template (or glob, or wrangler) now gives the output.
+A cab whose ``image: File`` output has an implicit template and whose
+``image`` input is text (no dtype) was refused as "the path input 'image' (a
+passthrough)", and before that the run silently took the text as the output's
+path, ignoring the template. The template (or glob, or wrangler) now gives
+the output; with none of them, the text still names its path.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from shinobi.graph import RecipeGraphError, build_graph
+from shinobi.graph import build_graph
 from shinobi.plan import plan_graph
 from shinobi.runner import run_recipe
 from shinobi.steps import Cab, File, ParamMeta, Recipe, Wrangler
@@ -88,11 +88,13 @@ def test_a_wrangler_is_the_one_source() -> None:
     assert cab.output_rules() == {"image": "after"}
 
 
-def test_a_required_output_the_text_input_named_is_unfilled() -> None:
+def test_with_no_rule_of_its_own_the_output_is_the_path_the_text_names() -> None:
+    """As it always was (a ``log: str`` handed to a tool that writes there): only
+    a template, a glob or a wrangler of the output's own takes precedence."""
+    assert Cab("mk", "mk", Named, Required).output_rules() == {"image": "passthrough"}
     recipe = Recipe("r", BaseModel, BaseModel)
     recipe.add_step("mk", Cab("mk", "mk", Named, Required))
-    with pytest.raises(RecipeGraphError, match="nothing fills the required output 'image'"):
-        build_graph(recipe)
+    build_graph(recipe)
 
 
 def test_a_path_input_and_a_template_are_still_two_sources() -> None:

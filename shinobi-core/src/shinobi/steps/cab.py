@@ -366,16 +366,17 @@ class Cab:
     def output_rules(self) -> dict[str, OutputRule | None]:
         """How each output gets its value, the one rule set :mod:`shinobi.steps.outputs`
         applies: ``passthrough`` (a path output with a path input of the same name,
-        see :meth:`is_path_input`; a plain ``str`` input of that name is text, which
-        no more names the output than any other input does), ``implicit`` (a
-        template), ``after`` (a harvest glob or an output wrangler, once the tool
-        ran), ``default`` (an optional one), or None: nothing fills it. Worked out
-        once per cab."""
+        see :meth:`is_path_input`), ``implicit`` (a template), ``after`` (a harvest
+        glob or an output wrangler, once the tool ran), ``passthrough`` again for
+        an output named like a plain ``str`` input that none of those gives (the
+        text names the path, as it always did), ``default`` (an optional one), or
+        None: nothing fills it. Worked out once per cab."""
         rules: dict[str, OutputRule | None] | None = self.__dict__.get("_output_rules")
         if rules is None:
             from shinobi.steps.types import fields_of
 
             wrangled = {w.output for w in self.wranglers if w.action == "output"}
+            inputs = fields_of(self.inputs_model)
             rules = {}
             for name, spec in fields_of(self.outputs_model).items():
                 meta = self.meta(name)
@@ -385,6 +386,8 @@ class Cab:
                     rules[name] = "implicit"
                 elif meta.harvest or name in wrangled:
                     rules[name] = "after"
+                elif spec.path_kind is not None and name in inputs:
+                    rules[name] = "passthrough"  # a text input names it: nothing else does
                 elif not spec.required:
                     rules[name] = "default"
                 else:
