@@ -24,10 +24,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 from typing import Any
 
-from shinobi.backends.base import PathKind, PathRole, PathUse
+from shinobi.backends.base import PathRole, PathUse
 from shinobi.harvest import anchored
 from shinobi.steps.cab import Cab, template_root
-from shinobi.steps.types import fields_of, paths_within
+from shinobi.steps.types import fields_of, on_disk_kind, paths_within
 
 __all__ = [
     "Unknown",
@@ -282,17 +282,6 @@ def _text(value: Any) -> str:
     Python 3.11, a word no tool knows, though the option offered ``slow``.
     """
     return str(_enum_value(value))
-
-
-_KIND = {"file": "file", "dir": "dir", "ms": "dir", "any": "any"}
-_DTYPE_KIND = {"File": "file", "Directory": "dir", "MS": "dir"}
-
-
-def on_disk_kind(path_kind: str | None, dtype: str | None) -> PathKind:
-    """What a field declared ``path_kind`` (or ``dtype``) must be on disk:
-    "file", "dir" (a Directory or an MS) or "any"."""
-    kind = path_kind or _DTYPE_KIND.get(dtype or "", "any")
-    return _KIND.get(kind, "any")  # type: ignore[return-value]
 
 
 def _paths(value: Any) -> list[str]:

@@ -14,7 +14,10 @@ from collections.abc import Iterator, Mapping, MutableSequence, MutableSet, Sequ
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+if TYPE_CHECKING:
+    from shinobi.backends.base import PathKind
 
 __all__ = [
     "EMPTY_PATH",
@@ -27,6 +30,7 @@ __all__ = [
     "error_field",
     "field_values",
     "fields_of",
+    "on_disk_kind",
     "output_problem",
     "passthrough_problem",
     "paths_within",
@@ -325,16 +329,17 @@ def _maps_to_text(annotation: Any) -> bool:
 
 #: A path field's kind as its declaration is written.
 _KIND_NAMES = {"file": "File", "dir": "Directory", "ms": "MS", "any": "Path"}
-#: What each kind (or ``ParamMeta(dtype=)``) must be on disk: an MS is a directory;
-#: a plain Path, absent here, may be either.
-_ON_DISK = {
-    "file": "file",
-    "dir": "dir",
-    "ms": "dir",
-    "File": "file",
-    "Directory": "dir",
-    "MS": "dir",
-}
+#: What each kind (or ``ParamMeta(dtype=)``) must be on disk: an MS is a directory,
+#: a plain Path either ("any").
+_KIND = {"file": "file", "dir": "dir", "ms": "dir", "any": "any"}
+_DTYPE_KIND = {"File": "file", "Directory": "dir", "MS": "dir"}
+
+
+def on_disk_kind(path_kind: str | None, dtype: str | None) -> PathKind:
+    """What a field declared ``path_kind`` (or ``dtype``) must be on disk:
+    "file", "dir" (a Directory or an MS) or "any"."""
+    kind = path_kind or _DTYPE_KIND.get(dtype or "", "any")
+    return _KIND.get(kind, "any")  # type: ignore[return-value]
 
 
 def _declared(spec: FieldSpec, dtype: str | None) -> str:
@@ -358,8 +363,8 @@ def passthrough_problem(given: FieldSpec, made: FieldSpec, dtype: str | None) ->
     done. ``dtype`` is the ``ParamMeta(dtype=)`` the two share. A plain
     ``Path`` is either kind, and an MS is a Directory.
     """
-    kinds = [_ON_DISK.get(spec.path_kind or dtype or "", "") for spec in (given, made)]
-    clash = all(kinds) and kinds[0] != kinds[1]
+    kinds = [on_disk_kind(spec.path_kind, dtype) for spec in (given, made)]
+    clash = "any" not in kinds and kinds[0] != kinds[1]
     shaped = given.path_kind is not None or given.is_text  # a known shape, not Any
     if not clash and not (shaped and given.is_list != made.is_list):
         return None
