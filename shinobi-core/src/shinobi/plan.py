@@ -36,7 +36,6 @@ __all__ = [
     "cab_of",
     "check_statically",
     "checked_inputs",
-    "default_error",
     "plan_graph",
     "plan_step",
     "preflight",
@@ -142,20 +141,6 @@ def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[s
     return made
 
 
-def default_error(node: Node, values: Mapping[str, Any], where: str) -> str | None:
-    """The refusal of a default of ``node``'s inputs model that its field's type
-    refuses and that ``values`` leave in use (nothing given for the field), or None.
-
-    pydantic does not validate a default, so ``niter: int = 2.5`` would reach
-    the tool as ``2.5`` where the dry run, which hands defaults over as values,
-    refuses it: both now refuse it, in the same words. A default of None means
-    "not given" (``niter: int = None``) and is taken. Which defaults are refused
-    is worked out once per model (:func:`_default_facts`), so a step whose model
-    has none pays one lookup.
-    """
-    return _default_refusal(_default_facts(node.step.inputs_model), values, where)
-
-
 class _DefaultFacts(NamedTuple):
     """What an inputs model's defaults become, worked out once per model."""
 
@@ -182,7 +167,10 @@ def _default_facts(model: Any) -> _DefaultFacts:
 
 
 def _default_refusal(facts: _DefaultFacts, values: Mapping[str, Any], where: str) -> str | None:
-    """:func:`default_error` of a model's ``facts``."""
+    """The refusal of a default of the model of ``facts`` that its field's type
+    refuses and that ``values`` leave in use (nothing given for the field), or
+    None. pydantic does not validate a default, so ``niter: int = 2.5`` would
+    reach the tool as ``2.5``; a default of None means "not given" and is taken."""
     for name, alias, said in facts.refused:
         if name not in values and (alias is None or alias not in values):
             return f"{where}: input {name!r}: {said}"
@@ -577,7 +565,7 @@ def plan_graph(
     for i in graph.topological_order():
         node = graph.nodes[i]
         name = f"{prefix}{node.name}"
-        # defaults are left to the model (None taken, see default_error), as the run does
+        # defaults are left to the model (None taken, see _default_refusal), as the run does
         values = resolve_wiring(node, plan.inputs, output)
         unset = _unset_error(graph, node, values, name, prefix) if check else None
         try:
