@@ -22,7 +22,13 @@ from shinobi.backends.base import Availability, BackendRun, Invocation
 from shinobi_containers.cgroups import PROBE_COMMAND, CgroupReach, apptainer_reach
 from shinobi_containers.cli import CliAnswer, call
 from shinobi_containers.digest import sif_digest
-from shinobi_containers.engine import CHECK_TIMEOUT, ContainerBackend, ContainerSpec, stray_space
+from shinobi_containers.engine import (
+    CHECK_TIMEOUT,
+    ContainerBackend,
+    ContainerSpec,
+    spaced_reference,
+    stray_space,
+)
 from shinobi_containers.engine_lines import APPTAINER_LINES
 from shinobi_containers.errors import ImageUnavailable
 from shinobi_containers.mounts import mount_option
@@ -169,12 +175,9 @@ class ApptainerBackend(ContainerBackend):
         """``image`` (a URI, or a registry's name), refused before the run if it holds
         whitespace, which no reference can: apptainer would fail on it mid-run. A
         file's name may hold spaces, and is not asked."""
-        spaced = stray_space(image)
-        if spaced is not None:
-            raise ImageUnavailable(
-                f"step {step!r}: image {image!r} is not a valid reference: it has {spaced},"
-                " and a reference has none; remove it"
-            )
+        refused = spaced_reference(step, image)
+        if refused is not None:
+            raise ImageUnavailable(refused)
         return image
 
     def client_variables(self, invocation: Invocation) -> dict[str, str]:

@@ -67,6 +67,7 @@ __all__ = [
     "ContainerBackend",
     "ContainerSpec",
     "new_container_name",
+    "spaced_reference",
     "stray_space",
     "visible_paths",
 ]
@@ -701,6 +702,18 @@ def stray_space(name: str) -> str | None:
     kind = "a space" if name[at] == " " else f"whitespace ({name[at]!r})"
     where = "at its start" if at == 0 else "at its end" if at == len(name) - 1 else "inside it"
     return f"{kind} {where}"
+
+
+def spaced_reference(step: str, image: str) -> str | None:
+    """The refusal of an image reference holding whitespace (see :func:`stray_space`),
+    one line naming the step and the fix; None when it holds none."""
+    spaced = stray_space(image)
+    if spaced is None:
+        return None
+    return (
+        f"step {step!r}: image {image!r} is not a valid reference: it has {spaced}, and a"
+        " reference has none; remove it"
+    )
 
 
 def _starts_with(lines: list[str] | None, words: tuple[str, ...]) -> bool:

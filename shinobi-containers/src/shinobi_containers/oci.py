@@ -23,7 +23,7 @@ from typing import ClassVar
 from shinobi.backends.base import BackendRun, Invocation, Rendered
 from shinobi_containers.cli import call
 from shinobi_containers.digest import oci_image_reference
-from shinobi_containers.engine import ContainerBackend, ContainerSpec, stray_space
+from shinobi_containers.engine import ContainerBackend, ContainerSpec, spaced_reference
 from shinobi_containers.errors import ContainerRefused
 from shinobi_containers.mounts import mount_option
 
@@ -108,14 +108,11 @@ class OciBackend(ContainerBackend):
         could only fail on it (with "invalid reference format" and no fix), or would
         take it for one of their own options (a name starting with ``-``)."""
         image = super().image_reference(invocation)
-        spaced = stray_space(image)
-        if spaced is not None:
+        refused = spaced_reference(invocation.step, image)
+        if refused is not None:
             # easy to get from a config value or an f-string; the engine said only
             # "invalid reference format", after the step had started
-            raise ContainerRefused(
-                f"step {invocation.step!r}: image {image!r} is not a valid reference: it has"
-                f" {spaced}, and a reference has none; remove it"
-            )
+            raise ContainerRefused(refused)
         if image.startswith("-"):
             # before the command on `run`'s line, it was read as an option: `--help`
             # printed usage and exited 0, and the step passed having run nothing
