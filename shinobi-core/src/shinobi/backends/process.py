@@ -305,11 +305,16 @@ def _unstartable_file(program: str, found: str) -> tuple[str, str]:
     )
 
 
-def _crlf_exit(program: str, cwd: str, child_path: bytes | None) -> str | None:
+def _child_path(child_env: Mapping[bytes, bytes]) -> str | None:
+    """The ``PATH`` the step's program was looked up on (None: the child had none)."""
+    value = child_env.get(b"PATH")
+    return os.fsdecode(value) if value is not None else None
+
+
+def _crlf_exit(program: str, cwd: str, path: str | None) -> str | None:
     """Why a program that started exited 127, when its ``#!`` line ends in ``\r``
     (``/usr/bin/env`` looked for ``python3\r``); None otherwise. Looked at only
     for that exit code, so a step that runs pays nothing."""
-    path = os.fsdecode(child_path) if child_path is not None else None
     found = _located(program, cwd, path)
     if found is None or not crlf_shebang(found):
         return None
@@ -427,9 +432,7 @@ def run_process(
             raise unpassable from None
         if not isinstance(exc, OSError):
             raise
-        child_path = child_env.get(b"PATH")
-        path = os.fsdecode(child_path) if child_path is not None else None
-        refused = _not_started(argv[0], exc, cwd, path)
+        refused = _not_started(argv[0], exc, cwd, _child_path(child_env))
         stderr.write(refused.stderr.encode())  # the log says why, as a tool would
         for log in (stdout, stderr):
             log.close()
@@ -473,17 +476,17 @@ def run_process(
         with stopping:  # a stopper already under way finishes first
             pass
     left = _left_behind(proc.pid, tag, held=not (stdout.ended and stderr.ended))
-    unfinished: str | None = None
+    reason: str | None = None
     left_running: tuple[str, ...] = ()
     if returncode == 0 and not control.stopping():
-        unfinished, left_running = _unfinished_output(proc.pid, tag, outputs, left, control)
-    if unfinished is not None:  # a failure: the tool's own 0 cannot be reported as one
+        reason, left_running = _unfinished_output(proc.pid, tag, outputs, left, control)
+    if reason is not None:  # an unfinished output: the tool's own 0 cannot be reported as one
         returncode = 1
     elif returncode == 127:  # ``#!/usr/bin/env python3\r``: env ran, and found no python3\r
-        unfinished = _crlf_exit(argv[0], cwd, child_env.get(b"PATH"))
+        reason = _crlf_exit(argv[0], cwd, _child_path(child_env))
     return BackendRun(
         returncode=returncode,
-        reason=unfinished,
+        reason=reason,
         stdout=stdout.text(),
         stderr=stderr.text(),
         signal=-returncode if returncode < 0 else None,
