@@ -56,13 +56,14 @@ def test_python_m_runs_the_same_command_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "module",
+    ("module", "argument"),
     [
-        "contextlib",  # the collector's first import
-        "click",  # the command line's
+        ("contextlib", "runs"),  # the collector's first import
+        ("click", "runs"),  # the command line's
+        ("gettext", "--help"),  # the help's, without click (shinobi.cli.top_help)
     ],
 )
-def test_a_ctrl_c_while_ninja_loads_is_one_line_and_130(module: str) -> None:
+def test_a_ctrl_c_while_ninja_loads_is_one_line_and_130(module: str, argument: str) -> None:
     code = (
         "import builtins, sys\n"
         "real = builtins.__import__\n"
@@ -71,7 +72,7 @@ def test_a_ctrl_c_while_ninja_loads_is_one_line_and_130(module: str) -> None:
         "        raise KeyboardInterrupt\n"
         "    return real(name, *args, **kwargs)\n"
         f"sys.modules.pop({module!r}, None)\n"
-        "sys.argv = ['ninja', '--help']\n"
+        f"sys.argv = ['ninja', {argument!r}]\n"
         "from shinobi.cli.console import main\n"
         "builtins.__import__ = interrupted\n"
         "main()\n"

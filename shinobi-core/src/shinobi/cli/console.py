@@ -8,6 +8,9 @@ load: 3 to 6 ms of a ``ninja`` start-up here, paid by every command. The
 thresholds a command runs with (see :mod:`shinobi.cli.collector`) are set
 first, and only then is the command line imported. A program that calls
 :func:`shinobi.cli.main.main` itself keeps its collector as it was.
+
+``ninja``, ``ninja --help`` and ``ninja -h`` are answered before either, and
+without click, where :mod:`shinobi.cli.top_help` can say exactly what click would.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 __all__ = ["main"]
@@ -29,14 +33,25 @@ def main() -> Any:
     line, not with a traceback through the import machinery.
     """
     try:
-        from shinobi.cli import collector
+        plain_help = _plain_help()
+        if plain_help is None:
+            from shinobi.cli import collector
 
-        collector.own_process_starting()
-        from shinobi.cli.main import main as run
+            collector.own_process_starting()
+            from shinobi.cli.main import main as run
     except KeyboardInterrupt:
         import sys
 
         if sys.stderr is not None:
             sys.stderr.write("ninja: interrupted while starting; nothing was run\n")
         raise SystemExit(130) from None
-    return run()
+    return run() if plain_help is None else plain_help()
+
+
+def _plain_help() -> Callable[[], int] | None:
+    """What shows ninja's own help without loading click, if that is what was asked."""
+    import sys
+
+    from shinobi.cli.top_help import fast_path
+
+    return fast_path(sys.argv)

@@ -14,72 +14,31 @@ import importlib
 import itertools
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from shinobi.cli import collector
+from shinobi.cli.top_help import (
+    COMMANDS,
+    DEBUG_HELP,
+    HELP,
+    HELP_OPTION_NAMES,
+    MAX_CONTENT_WIDTH,
+    program,
+    quiet_stdout,
+)
 from shinobi.errors import ENVIRONMENT_EXIT
 
-__all__ = ["COMMANDS", "ENVIRONMENT_EXIT", "cli", "file_in_the_way", "main", "settle_exit_status"]
-
-#: name -> (module, attribute, one-line help). The help is here so that
-#: ``ninja --help`` lists every command without importing any of them.
-COMMANDS: dict[str, tuple[str, str, str]] = {
-    "run": (
-        "shinobi.cli.run",
-        "command",
-        "Run a recipe here (or with --dryrun, show what would run).",
-    ),
-    "graph": (
-        "shinobi.cli.graph",
-        "command",
-        "Print a recipe's graph as text, dot, mermaid or json.",
-    ),
-    "compile": (
-        "shinobi.cli.compile",
-        "command",
-        "Compile a recipe to a cluster workflow; --submit to launch it.",
-    ),
-    "status": (
-        "shinobi.cli.status",
-        "command",
-        "Show the state of a detached launch from its handle.",
-    ),
-    "runs": (
-        "shinobi.cli.runs",
-        "command",
-        "List the runs and detached launches of this workspace.",
-    ),
-    "logs": (
-        "shinobi.cli.logs",
-        "command",
-        "Show (or --follow) the logs of a run or a detached launch.",
-    ),
-    "cancel": ("shinobi.cli.cancel", "command", "Cancel every job of a detached launch."),
-    "clean": (
-        "shinobi.cli.clean",
-        "command",
-        "Remove finished launches' handles and logs, and old run folders.",
-    ),
-    "cache": ("shinobi.cli.cache", "group", "List, remove or prune step-cache entries."),
-    "report": ("shinobi.cli.report", "command", "Write a self-contained HTML report of a run."),
-    "backends": (
-        "shinobi.cli.backends",
-        "command",
-        "List installed backends and whether each is usable here.",
-    ),
-    "doctor": (
-        "shinobi.cli.backends",
-        "doctor",
-        "Check this host: backends, offload engines, launchers, config.",
-    ),
-    "config": (
-        "shinobi.cli.config",
-        "group",
-        "Show the effective configuration and where each value came from.",
-    ),
-}
+__all__ = [
+    "COMMANDS",
+    "ENVIRONMENT_EXIT",
+    "cli",
+    "file_in_the_way",
+    "main",
+    "report_failure",
+    "settle_exit_status",
+]
 
 
 class LazyGroup(click.Group):
@@ -119,25 +78,17 @@ def _unavailable(name: str) -> click.Command:
 
 @click.group(
     cls=LazyGroup,
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    help=HELP,
+    context_settings={
+        "help_option_names": list(HELP_OPTION_NAMES),
+        "max_content_width": MAX_CONTENT_WIDTH,
+    },
 )
-@click.version_option(package_name="shinobi-core")  # named as invoked (see _program)
-@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.version_option(package_name="shinobi-core")  # named as invoked (see top_help.program)
+@click.option("--debug", is_flag=True, help=DEBUG_HELP)
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
-    """shinobi runs pipelines of command-line tools on this machine, in containers,
-    or on Slurm (Kubernetes is planned), from one recipe.
-
-    \b
-    Quick start:
-      ninja run examples/offload_demo.py:pipe --target /tmp/made.ms
-      ninja run examples/offload_demo.py:pipe --target /tmp/made.ms --dryrun
-      ninja run FILE.py:NAME --help      (the recipe's own inputs as options)
-
-    Exit codes: 0 success, 1 a step failed, 2 bad usage or invalid recipe,
-    74 the machine or the scheduler refused or did not answer, 70 a bug of
-    ninja's, 128+N when stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
-    """
+    # The help is shinobi.cli.top_help.HELP, which ``ninja --help`` shows without click.
     ctx.obj = {"debug": debug}
 
 
@@ -276,23 +227,9 @@ def file_in_the_way(path: str) -> str | None:
     return None
 
 
-def _quiet_stdout() -> None:
-    """Point stdout at /dev/null once its reader went away, so that nothing more,
-    not even the flush at exit, fails on it."""
-    with contextlib.suppress(OSError, ValueError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-
-
 #: The name ninja was called by, for its messages: ``shinobi`` too (the same
 #: program, for a machine where the ``ninja`` build tool took that name).
 _prog = "ninja"
-
-
-def _program(argv0: str) -> str:
-    """``shinobi`` when called by that name, else ``ninja`` (``python -m shinobi.cli`` too)."""
-    return "shinobi" if os.path.basename(argv0).startswith("shinobi") else "ninja"
 
 
 def main(argv: list[str] | None = None) -> Any:
@@ -304,7 +241,7 @@ def main(argv: list[str] | None = None) -> Any:
     """
     global _prog
     _register_exit_hook()
-    _prog = _program(sys.argv[0]) if argv is None and sys.argv else "ninja"
+    _prog = program(sys.argv[0]) if argv is None and sys.argv else "ninja"
     saved = collector.command_started(own_process=argv is None)
     settle_exit_status(0)  # a program may call main() more than once
     try:
@@ -342,7 +279,7 @@ def _main(args: list[str]) -> Any:
         return cli.main(args=args, prog_name=_prog, standalone_mode=False)
     except SystemExit as exc:
         if exc.code == 1 and _reader_gone():  # `ninja runs | head -1`: no failure
-            _quiet_stdout()
+            quiet_stdout()
             sys.exit(_settled_status)
         raise
     except click.exceptions.Abort:
@@ -360,38 +297,52 @@ def _main(args: list[str]) -> Any:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except BrokenPipeError:  # the same, raised past click
-        _quiet_stdout()
+        quiet_stdout()
         sys.exit(_settled_status)
     except Exception as exc:
-        from shinobi.errors import ConfigError, ShinobiError
+        _fail(exc, args)
 
-        debug = _debug_requested(args)
-        if debug:  # the traceback, then the same line and exit status as without
-            import traceback
 
-            traceback.print_exc()
-        if isinstance(exc, ShinobiError):
-            said = str(exc)
-            if isinstance(exc, ConfigError):  # a plugin's word on a setting: whose file
-                from shinobi.config import said_where
+def report_failure(exc: Exception, args: list[str], prog: str) -> NoReturn:
+    """What ninja says of ``exc``, raised as ``prog`` answered ``args`` without
+    click (see :func:`shinobi.cli.top_help.fast_path`), and its exit status."""
+    global _prog
+    _prog = prog
+    _fail(exc, args)
 
-                said = said_where(said)
-            with contextlib.suppress(OSError):  # stderr may be a terminal that is gone
-                click.echo(f"{_prog}: error: {said}", err=True)
-                misplaced = None if debug else _misplaced_debug(args)
-                if misplaced:
-                    click.echo(misplaced, err=True)
-            sys.exit(exc.exit_code)
-        if isinstance(exc, KeyboardInterrupt):
-            click.echo(f"{_prog}: interrupted", err=True)
-            sys.exit(130)
-        if isinstance(exc, OSError) and exc.errno in _REFUSALS:
-            with contextlib.suppress(OSError):
-                click.echo(f"{_prog}: error: {_refusal(exc)}", err=True)
-            sys.exit(ENVIRONMENT_EXIT)
-        hint = "" if debug else "rerun with --debug for the traceback, and "
-        click.echo(
-            f"{_prog}: internal error: {type(exc).__name__}: {exc} ({hint}please report it)",
-            err=True,
-        )
-        sys.exit(70)
+
+def _fail(exc: Exception, args: list[str]) -> NoReturn:
+    """An error the command did not handle: one line and an exit status (or, with
+    ``--debug``, the traceback first)."""
+    from shinobi.errors import ConfigError, ShinobiError
+
+    debug = _debug_requested(args)
+    if debug:  # the traceback, then the same line and exit status as without
+        import traceback
+
+        traceback.print_exc()
+    if isinstance(exc, ShinobiError):
+        said = str(exc)
+        if isinstance(exc, ConfigError):  # a plugin's word on a setting: whose file
+            from shinobi.config import said_where
+
+            said = said_where(said)
+        with contextlib.suppress(OSError):  # stderr may be a terminal that is gone
+            click.echo(f"{_prog}: error: {said}", err=True)
+            misplaced = None if debug else _misplaced_debug(args)
+            if misplaced:
+                click.echo(misplaced, err=True)
+        sys.exit(exc.exit_code)
+    if isinstance(exc, KeyboardInterrupt):
+        click.echo(f"{_prog}: interrupted", err=True)
+        sys.exit(130)
+    if isinstance(exc, OSError) and exc.errno in _REFUSALS:
+        with contextlib.suppress(OSError):
+            click.echo(f"{_prog}: error: {_refusal(exc)}", err=True)
+        sys.exit(ENVIRONMENT_EXIT)
+    hint = "" if debug else "rerun with --debug for the traceback, and "
+    click.echo(
+        f"{_prog}: internal error: {type(exc).__name__}: {exc} ({hint}please report it)",
+        err=True,
+    )
+    sys.exit(70)
