@@ -10,7 +10,8 @@ data, with the same layout rules (click's ``HelpFormatter``), so that
 It declines, and click answers, whenever it could not be sure of saying the
 same: any other argument, shell completion asked for, ``SHINOBI_DEBUG`` set
 (a failure would show click's traceback), no stream to write to, text that is
-not ASCII (click may re-encode a misconfigured stream). The tests compare its
+not ASCII (click may re-encode a misconfigured stream), a message catalog that
+translates click's own words. The tests compare its
 output with click's at every width click can choose, so the two cannot drift
 apart unseen.
 """
