@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import PosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,6 @@ from shinobi.steps.types import FieldSpec, fields_of
 
 if TYPE_CHECKING:
     from shinobi.resources import Resources
-    from shinobi.steps.cab import Cab
     from shinobi.steps.recipe import LoopSpec, Recipe
 
 __all__ = [
@@ -217,11 +216,69 @@ def _defaults(model: Any) -> dict[str, Any]:
     return found
 
 
+#: What a step may be: anything else is refused where it is wired.
+_STEP_KINDS = ("cab", "recipe", "function", "python")
+
+
+class _StepFacts:
+    """What :meth:`_Builder.make_node` asks of a step object that depends on that
+    object alone: worked out once per step object and build, not once per node.
+
+    A large recipe wires the same few cabs into thousands of steps, and each of
+    these is several attribute look-ups and calls. Every fact but ``inputs``
+    is worked out when first asked, at the point of :meth:`~_Builder.make_node`
+    that asked it before, so a step that cannot answer fails where it did.
+    """
+
+    def __init__(self, step: Any, kind: str) -> None:
+        self.step = step  # held, so the id() this is kept by is not reused in the build
+        self.kind = kind
+        self.inputs = _fields(step.inputs_model)
+
+    @cached_property
+    def text_checked(self) -> frozenset[str]:
+        """The inputs a reference wired to is checked against text for (see
+        :meth:`_Builder.check_path_to_text`): those declared text, but for a
+        cab's ``str`` input that ``ParamMeta(dtype=...)`` declares a path."""
+        step = self.step
+        declared = step.text_paths() if self.kind == "cab" else frozenset()
+        specs = fields_of(step.inputs_model).items()
+        return frozenset(n for n, s in specs if (s.text_values or s.is_text) and n not in declared)
+
+    @cached_property
+    def unfilled(self) -> str | None:
+        """A cab's first required output nothing fills (see :meth:`Cab.unfilled_output`):
+        a cab run as a step must be able to fill every one it declares."""
+        return self.step.unfilled_output() if self.kind == "cab" else None
+
+    @cached_property
+    def resources(self) -> Any:
+        return _resources_of(self.step)
+
+    @cached_property
+    def backend(self) -> Any:
+        return getattr(self.step, "backend", None)
+
+    @cached_property
+    def venv(self) -> Any:
+        return getattr(self.step, "venv", None)
+
+    @cached_property
+    def settings_ok(self) -> bool:
+        """Whether the step's own ``backend``/``venv`` pass :meth:`_Builder.check_settings`."""
+        backend, venv = self.backend, self.venv
+        return (backend is None or isinstance(backend, str)) and (
+            venv is None or (isinstance(venv, str) and bool(venv.strip()))
+        )
+
+
 class _Builder:
     def __init__(self, recipe: Recipe, path: str, enclosing: tuple[Recipe, ...] = ()) -> None:
         self.recipe = recipe
         self.where = f"recipe {path!r}"
         self.loops: dict[str, LoopSpec] = {}
+        #: Each step object's facts, by its id(): the object is held by its facts.
+        self.facts: dict[int, _StepFacts] = {}
         #: The recipes this one is nested in, outermost first, and itself.
         self.enclosing = (*enclosing, recipe)
 
@@ -678,33 +735,40 @@ class _Builder:
         path: str,
     ) -> Node:
         name, step = entry["name"], entry["step"]
-        kind = getattr(step, "kind", None)
-        if kind not in ("cab", "recipe", "function", "python"):
-            raise self.fail(
-                f"step {name!r}: {type(step).__name__} is not a step (use a Cab, a Recipe,"
-                " an @step function or a @pystep)"
-            )
-        inputs = _fields(step.inputs_model)
+        facts = self.facts_of(name, step)
+        kind, inputs = facts.kind, facts.inputs
         wiring: dict[str, Any] = {}
         deps: set[int] = set()
         for key, value in entry["wiring"].items():
-            where = f"step {name!r}, input {key!r}"
             if key not in inputs:
                 raise self.fail(
-                    f"{where}: {step.name!r} has no input {key!r}{did_you_mean(key, inputs)}"
+                    f"step {name!r}, input {key!r}: {step.name!r} has no input {key!r}"
+                    f"{did_you_mean(key, inputs)}"
                 )
-            wiring[key], produced = self.check_value(value, where, index, recipe_inputs)
-            deps.update(index[ref.step] for ref in produced)
-            referred = type(wiring[key]) not in _PLAIN  # a reference, or a container of them
-            if referred and not (kind == "cab" and key in step.text_paths()):  # a declared path
-                self.check_path_to_text(wiring[key], fields_of(step.inputs_model)[key], where)
-        if kind == "cab":
-            self.check_outputs_filled(name, step)
+            if type(value) in _PLAIN:  # most values: nothing to check or translate
+                wiring[key] = value
+                continue
+            if self.is_usual_ref(value, index):
+                wiring[key] = wired = value
+                deps.add(index[value.step])
+            else:
+                where = f"step {name!r}, input {key!r}"
+                wiring[key], produced = self.check_value(value, where, index, recipe_inputs)
+                deps.update(index[ref.step] for ref in produced)
+                wired = wiring[key]
+                if type(wired) in _PLAIN:  # a loop's output it was handed, not a reference
+                    continue
+            if key in facts.text_checked:
+                where = f"step {name!r}, input {key!r}"
+                self.check_path_to_text(wired, fields_of(step.inputs_model)[key], where)
+        if facts.unfilled is not None:
+            raise self.fail(f"step {name!r}: {step.unfilled_message(facts.unfilled)}")
         guard = entry.get("guard")
         if guard is not None:
             guard = self.translate(guard)
             deps.update(index[ref.step] for ref in output_refs(guard))
-        for field_name in entry.get("scatter", ()):
+        scatter = entry.get("scatter", ())
+        for field_name in scatter:
             if field_name not in inputs:
                 raise self.fail(
                     f"step {name!r}: scatter names {field_name!r}, which is not an input of"
@@ -714,7 +778,7 @@ class _Builder:
                 raise self.fail(
                     f"step {name!r}: scatter field {field_name!r} is not wired to a list"
                 )
-        resources = entry.get("resources") or _resources_of(step)
+        resources = entry.get("resources") or facts.resources
         if resources is not None and not _is_resources(resources):
             raise self.fail(
                 f"step {name!r}: resources must be Resources(cpus=..., memory=...), not"
@@ -737,16 +801,9 @@ class _Builder:
                     " or repeat the steps with a loop"
                 )
             subgraph = _Builder(step, f"{path}.{name}", self.enclosing).build(f"{path}.{name}")
-        for setting in ("backend", "venv"):
-            for value in (entry.get(setting), getattr(step, setting, None)):
-                if value is not None and not isinstance(value, str):
-                    raise self.fail(_not_a_name(name, setting, value))
-        for venv in (entry.get("venv"), getattr(step, "venv", None)):
-            if isinstance(venv, str) and not venv.strip():
-                raise self.fail(
-                    f"step {name!r}: venv= is empty; give the virtualenv's directory, or leave"
-                    " venv= out to use backend.venv"
-                )
+        backend, venv = entry.get("backend"), entry.get("venv")
+        if backend is not None or venv is not None or not facts.settings_ok:
+            self.check_settings(name, backend, venv, facts)
         previous = entry.get("previous")
         if previous is not None:
             deps.add(index[previous])
@@ -758,10 +815,10 @@ class _Builder:
             name=name,
             step=step,
             wiring=wiring,
-            scatter=tuple(entry.get("scatter", ())),
+            scatter=tuple(scatter),
             resources=resources,
-            backend=entry.get("backend") or getattr(step, "backend", None),
-            venv=entry.get("venv") or getattr(step, "venv", None),
+            backend=backend or facts.backend,
+            venv=venv or facts.venv,
             deps=tuple(sorted(deps)),
             guard=guard,
             previous=previous,
@@ -769,6 +826,51 @@ class _Builder:
             iteration=entry.get("iteration"),
             subgraph=subgraph,
         )
+
+    def facts_of(self, name: str, step: Any) -> _StepFacts:
+        """``step``'s facts (see :class:`_StepFacts`); refused here if it is no step."""
+        facts = self.facts.get(id(step))
+        if facts is not None:
+            return facts
+        kind = getattr(step, "kind", None)
+        if kind not in _STEP_KINDS:
+            raise self.fail(
+                f"step {name!r}: {type(step).__name__} is not a step (use a Cab, a Recipe,"
+                " an @step function or a @pystep)"
+            )
+        facts = self.facts[id(step)] = _StepFacts(step, kind)
+        return facts
+
+    def is_usual_ref(self, value: Any, index: dict[str, int]) -> bool:
+        """Whether ``value`` is a plain reference to an output that a step of this
+        recipe has: what most wiring is, accepted without the walk and the
+        checks of :meth:`check_value`, which takes any other value (and any
+        reference it would refuse, to say why)."""
+        if type(value) is not OutputRef:
+            return False
+        step = value.step
+        if step in self.loop_outputs or step not in index:
+            return False
+        if value.recipe is not None and value.recipe != self.recipe.name:
+            return False
+        return value.field in _fields(self.steps_by_name[step].outputs_model)
+
+    def check_settings(self, name: str, backend: Any, venv: Any, facts: _StepFacts) -> None:
+        """A step's ``backend=``/``venv=``, given to it or declared by its step, must
+        be text, and a venv not blank."""
+        for setting, given, own in (
+            ("backend", backend, facts.backend),
+            ("venv", venv, facts.venv),
+        ):
+            for value in (given, own):
+                if value is not None and not isinstance(value, str):
+                    raise self.fail(_not_a_name(name, setting, value))
+        for value in (venv, facts.venv):
+            if isinstance(value, str) and not value.strip():
+                raise self.fail(
+                    f"step {name!r}: venv= is empty; give the virtualenv's directory, or leave"
+                    " venv= out to use backend.venv"
+                )
 
     def check_nested_settings(self, name: str, entry: dict[str, Any]) -> None:
         """Refuse ``backend=``/``venv=`` given to a nested recipe.
@@ -785,12 +887,6 @@ class _Builder:
                     f" not take it; set {setting}= on the steps inside the nested recipe, or"
                     f" {instead}"
                 )
-
-    def check_outputs_filled(self, name: str, cab: Cab) -> None:
-        """A cab run as a step must be able to fill every required output it declares."""
-        unfilled = cab.unfilled_output()
-        if unfilled is not None:
-            raise self.fail(f"step {name!r}: {cab.unfilled_message(unfilled)}")
 
     def check_path_to_text(
         self, value: Any, spec: FieldSpec, where: str, role: str = "input"
