@@ -573,24 +573,23 @@ class _Builder:
         self.loop_outputs: dict[str, Any] = {}
         entries: list[dict[str, Any]] = []
         for item in recipe.steps:
-            if isinstance(item, _LoopSpec | _StepRef):
-                kind = "loop" if isinstance(item, _LoopSpec) else "step"
-                self.check_name(kind, item.name, kind)
-            if isinstance(item, _LoopSpec):
+            if isinstance(item, _StepRef):  # most items: one isinstance() each
+                self.check_name("step", item.name)
+                entries.append(
+                    {
+                        "name": item.name,
+                        "step": item.step,
+                        "wiring": dict(item.wiring),
+                        "scatter": _scatter_of(item.step) if item.scatter is None else item.scatter,
+                        "resources": item.resources,
+                        "backend": item.backend,
+                        "venv": item.venv,
+                    }
+                )
+            elif isinstance(item, _LoopSpec):
+                self.check_name("loop", item.name, "loop")
                 self.check_loop(item)
                 entries.extend(self.unroll(item))
-            elif isinstance(item, _StepRef):
-                entries.append(
-                    dict(
-                        name=item.name,
-                        step=item.step,
-                        wiring=dict(item.wiring),
-                        scatter=_scatter_of(item.step) if item.scatter is None else item.scatter,
-                        resources=item.resources,
-                        backend=item.backend,
-                        venv=item.venv,
-                    )
-                )
             else:
                 raise self.fail(f"steps contains {item!r}, which is not a StepRef")
 
@@ -756,7 +755,7 @@ class _Builder:
                 wiring[key], produced = self.check_value(value, where, index, recipe_inputs)
                 deps.update(index[ref.step] for ref in produced)
                 wired = wiring[key]
-                if type(wired) in _PLAIN:  # a loop's output it was handed, not a reference
+                if type(wired) in _PLAIN:  # a loop output that is a plain value
                     continue
             if key in facts.text_checked:
                 where = f"step {name!r}, input {key!r}"
