@@ -53,6 +53,7 @@ from shinobi.cache_entries import (
     USED_HOST,
     CacheEntry,
     anchored_outputs,
+    parse_entry,
     read_entry,
     read_small,
     reanchor,
@@ -108,6 +109,11 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, os.PathLike):
         return os.fspath(value)
     return str(value)
+
+
+#: The encoder of a key's material, made once: ``json.dumps`` given any option
+#: builds a new encoder (and its C scanner) on every call, once per step here.
+_KEY_JSON = json.JSONEncoder(separators=(",", ":"), default=_json_default)
 
 
 def _project_relative(words: Sequence[str], cwd: str) -> list[str]:
@@ -298,7 +304,7 @@ class StepCache:
             # the venv a step runs in decides which installation its command is
             invocation.venv,
         ]
-        text = json.dumps(material, separators=(",", ":"), default=_json_default)
+        text = _KEY_JSON.encode(material)
         if self.read_inputs is not None:
             uses = [use for use in invocation.paths if use.role == "input"]
             self.read_inputs[invocation.step] = [
@@ -307,7 +313,8 @@ class StepCache:
         return hashlib.sha256(text.encode()).hexdigest()
 
     def _entry_path(self, key: str) -> str:
-        return os.path.join(self._entries_dir, key[:2], f"{key}.json")
+        # a key is hex (see key()): plain text joins it, for a hit per step to open
+        return f"{self._entries_dir}/{key[:2]}/{key}.json"
 
     # -- lookup and store ----------------------------------------------------
     def lookup(
@@ -328,7 +335,7 @@ class StepCache:
         """
         try:
             raw = read_small(self._entry_path(key))
-            data = json.loads(raw)
+            data = parse_entry(raw)
         except (OSError, ValueError, RecursionError):
             return None
         if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:

@@ -25,6 +25,7 @@ __all__ = [
     "USED_HOST",
     "CacheEntry",
     "anchored_outputs",
+    "parse_entry",
     "read_entry",
     "read_small",
     "reanchor",
@@ -62,6 +63,20 @@ def read_small(path: str) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def parse_entry(raw: bytes) -> Any:
+    """``json.loads(raw)`` for the bytes of an entry, with the same result and errors.
+
+    ``json.loads`` of bytes first guesses their encoding in Python, once per
+    step of a cached re-run. Bytes that start ``{"``, as every entry a store
+    writes does, are guessed to be UTF-8 whatever follows (no byte order mark,
+    no NUL), so those are decoded as such directly; anything else is left to
+    ``json.loads`` to guess.
+    """
+    if raw[:2] == b'{"':
+        return json.loads(raw.decode("utf-8", "surrogatepass"))
+    return json.loads(raw)
 
 
 @dataclass(frozen=True, slots=True)
