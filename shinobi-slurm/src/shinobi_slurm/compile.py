@@ -77,10 +77,10 @@ class SlurmTarget(OffloadTarget):
     def render(self, jobs: JobGraph, options: CompileOptions) -> Workflow:
         workflow = Workflow(engine=self.name, options=options, jobs=jobs)
         context = ScriptContext.of(jobs, options, self.settings)
+        run_dir, scripts = context.run_dir, workflow.scripts
         for job in jobs.jobs:
-            files = JobFiles.of(context.run_dir, job)
-            text = job_script(context, job, files)
-            workflow.scripts.append(Script(job.name, os.path.basename(files.script), text))
+            files = JobFiles.of(run_dir, job)
+            scripts.append(Script(job.name, files.script_name, job_script(context, job, files)))
         return workflow
 
     # -- submit ------------------------------------------------------------------

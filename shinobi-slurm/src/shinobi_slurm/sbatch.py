@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,7 @@ __all__ = [
     "command_line",
     "command_lines",
     "directive",
+    "directive_line",
     "exec_lines",
     "input_variables",
     "job_name",
@@ -50,8 +51,10 @@ __all__ = [
     "owned_environment",
     "parse_sbatch_opts",
     "payload_line",
+    "refuse_line_breaks",
     "relay_lines",
     "resource_options",
+    "script_text",
     "shown_value",
     "time_minutes",
     "with_environment",
@@ -644,23 +647,37 @@ def directive(option: Option) -> str:
     :func:`batch_script` refuses such a script (callers that know where a
     value came from refuse it sooner, naming the setting).
     """
-    if option.value is None:
-        return f"#SBATCH {option.argument()}"
+    return directive_line(option.name, option.value)
+
+
+def directive_line(name: str, value: str | None) -> str:
+    """:func:`directive` of ``Option(name, value)``, for a caller writing many jobs'
+    lines, which need not make an :class:`Option` of each (one is a few
+    microseconds, as long as writing its line)."""
+    if value is None:
+        return f"#SBATCH --{name}"
     # sbatch reads a backslash in a directive as an escape (``\\`` is one):
     # unescaped, --chdir=/data/a\b sent the job to /tmp, "couldn't chdir".
-    value = option.value.replace("\\", "\\\\")
+    value = value.replace("\\", "\\\\")
     if " " in value or '"' in value or "'" in value:
         escaped = value.replace('"', '\\"')
-        return f'#SBATCH --{option.name}="{escaped}"'
-    return f"#SBATCH --{option.name}={value}"
+        return f'#SBATCH --{name}="{escaped}"'
+    return f"#SBATCH --{name}={value}"
 
 
-def _refuse_line_breaks(options: Sequence[Option], directives: list[str]) -> None:
-    """Refuse directives that hold a line break; one test for all of them, in C."""
+def refuse_line_breaks(
+    directives: Sequence[str], options_of: Callable[[], Iterable[Option]]
+) -> None:
+    """Refuse directives that hold a line break; one test for all of them, in C.
+
+    ``options_of`` gives the options the directives were written from, asked
+    for only to name the broken one: a caller that wrote its lines without
+    making an :class:`Option` of each makes them only then.
+    """
     together = "\n".join(directives)
     if together.count("\n") < max(len(directives), 1) and "\r" not in together:
         return
-    broken = next(o for o in options if line_break_in(o))
+    broken = next(o for o in options_of() if line_break_in(o))
     raise UsageError(
         f"cannot write the sbatch option {broken.argument()!r}: it holds a line break,"
         " which an #SBATCH line cannot hold; rename the directory, name or setting it"
@@ -683,7 +700,13 @@ def batch_script(
     ``#`` line per line of it: the rest of it must not become a command.
     """
     directives = [directive(o) for o in options]
-    _refuse_line_breaks(options, directives)
+    refuse_line_breaks(directives, lambda: options)
+    return script_text(directives, body, comments)
+
+
+def script_text(directives: Sequence[str], body: Sequence[str], comments: Sequence[str]) -> str:
+    """:func:`batch_script` from its ``#SBATCH`` lines, already written (and checked
+    by :func:`refuse_line_breaks`)."""
     lines = ["#!/bin/bash", *directives]
     said = "\n".join(comments)
     if said.count("\n") <= len(comments) - 1 and "\r" not in said:  # the usual case
@@ -691,7 +714,8 @@ def batch_script(
     elif comments:  # a comment holding line breaks: a "#" line for each of its lines
         lines += [f"# {part}" if part else "#" for part in _LINE_BREAK.split(said)]
     lines.extend(body)
-    script = "\n".join(lines) + "\n"
+    lines.append("")  # the last line's break, joined with the rest: no copy of the script
+    script = "\n".join(lines)
     if not script.isascii():  # (a flag CPython keeps: no scan for nearly every script)
         _refuse_undecodable(script)
     return script
@@ -758,7 +782,8 @@ def payload_line(argv: Sequence[str], stop: Sequence[str] | None = None) -> str:
     returns at once. The trap is reset after the payload (:func:`command_lines`).
     """
     if not stop:
-        return shlex.join(argv)
+        # shlex.join, without its generator: this runs once per job (and slice)
+        return " ".join(map(shlex.quote, argv))
     action = shlex.quote(f"{shlex.join(stop)} >/dev/null 2>&1")
     return f'trap {action} {_ENDING_SIGNALS}; {shlex.join(argv)} & wait "$!"'
 

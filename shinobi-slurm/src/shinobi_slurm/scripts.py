@@ -41,15 +41,17 @@ from shinobi.offload.jobs import Job, JobGraph, describe_edge
 from shinobi.session import safe_name
 from shinobi_slurm.sbatch import (
     Option,
-    batch_script,
-    command_lines,
+    directive,
+    directive_line,
     job_name,
     merge_options,
     overridden_by,
     parse_sbatch_opts,
     payload_line,
+    refuse_line_breaks,
     relay_lines,
     resource_options,
+    script_text,
 )
 
 __all__ = ["STAT_FORMAT", "TASK", "JobFiles", "ScriptContext", "job_options", "job_script"]
@@ -83,11 +85,17 @@ class JobFiles:
     #: How its loop's until file was before the loop (jobs of a loop, None otherwise).
     loop_before: str | None = None
 
+    @property
+    def script_name(self) -> str:
+        """The script's file name: ``os.path.basename(script)``, which a stem
+        without a "/" (safe_name) makes the stem and its suffix."""
+        return f"{self.stem}{_SCRIPT_SUFFIX}"
+
     @classmethod
     def of(cls, run_dir: str, job: Job) -> JobFiles:
         # A stem holds no "/" (safe_name), so joining is concatenating; one
         # os.path.join per file was a tenth of rendering 10,000 scripts.
-        base = run_dir if run_dir.endswith("/") else f"{run_dir}/"
+        base = _folder(run_dir)
         stem = safe_name(job.name)
         # STEP[k], as `ninja run` names a slice: the graph refuses a step named so
         # beside a scattered STEP, where STEP.k may be another step's own name
@@ -102,7 +110,7 @@ class JobFiles:
                 verdict = f"{base}loops/{safe_name(f'{outer}{node.loop}.{node.iteration}')}"
         return cls(
             stem=stem,
-            script=f"{base}scripts/{stem}.sbatch",
+            script=f"{base}scripts/{stem}{_SCRIPT_SUFFIX}",
             stdout=f"{logs}{task}.out",
             stderr=f"{logs}{task}.err",
             skipped=f"{base}skipped/{stem}",
@@ -112,6 +120,14 @@ class JobFiles:
         )
 
 
+_SCRIPT_SUFFIX = ".sbatch"
+
+
+def _folder(run_dir: str) -> str:
+    """``run_dir`` ending with one "/", so a file in it is ``_folder(run_dir) + name``."""
+    return run_dir if run_dir.endswith("/") else f"{run_dir}/"
+
+
 #: A file's record: inode, size and modification time to the nanosecond.
 STAT_FORMAT = "%i %s %y"
 _STAT = f"stat -c '{STAT_FORMAT}'"
@@ -119,7 +135,12 @@ _STAT = f"stat -c '{STAT_FORMAT}'"
 
 @dataclass(frozen=True, slots=True)
 class ScriptContext:
-    """What every script of one workflow shares: computed once, not once per job."""
+    """What every script of one workflow shares: computed once, not once per job.
+
+    That includes the text every job's script repeats (the ``#SBATCH`` lines of
+    the options all jobs share, the quoted folder of exit codes, the start and
+    end of the first comment): written once, not 10,000 times for as many jobs.
+    """
 
     graph: JobGraph
     run_dir: str
@@ -132,6 +153,15 @@ class ScriptContext:
     overridden: frozenset[str]
     #: The recipe's name as every job's ``--comment`` starts with it.
     recipe_stem: str
+    #: The ``#SBATCH`` lines of ``job_name``, ``chdir`` and ``configured``.
+    job_name_line: str
+    chdir_line: str
+    configured_lines: tuple[str, ...]
+    #: The folder of the jobs' exit codes (:func:`_exit_kept`), shell-quoted.
+    exits_folder: str
+    #: What the first comment of every script says before and after the step's name.
+    said_before_step: str
+    said_after_step: str
 
     @classmethod
     def of(
@@ -156,27 +186,45 @@ class ScriptContext:
                     f"{what}, {text!r}, holds a '%' or '\\', which sbatch reads as part of a"
                     f" file-name pattern in every job's log path; {fix}"
                 )
+        run_dir = str(options.run_dir(graph.recipe))
+        named = Option("job-name", job_name(options.run_id))
+        chdir = Option("chdir", str(options.cwd))
         return cls(
             graph=graph,
-            run_dir=str(options.run_dir(graph.recipe)),
-            job_name=Option("job-name", job_name(options.run_id)),
-            chdir=Option("chdir", str(options.cwd)),
+            run_dir=run_dir,
+            job_name=named,
+            chdir=chdir,
             configured=configured,
             overridden=overridden_by(configured),
             recipe_stem=safe_name(graph.recipe),
+            job_name_line=directive(named),
+            chdir_line=directive(chdir),
+            configured_lines=tuple(directive(o) for o in configured),
+            # os.path.dirname of every JobFiles.exit_code: a stem holds no "/"
+            exits_folder=shlex.quote(f"{_folder(run_dir)}exits"),
+            said_before_step=f"shinobi: recipe {graph.recipe!r}, step ",
+            said_after_step=f", run {graph.run_id}",
         )
 
 
 #: Options are immutable: the one every waiting job carries is made once.
 _KILL_ON_INVALID_DEP = Option("kill-on-invalid-dep", "yes")
+_KILL_ON_INVALID_DEP_LINE = directive(_KILL_ON_INVALID_DEP)
 
 
-def _dependency(graph: JobGraph, job: Job, ids: Mapping[str, str] | None) -> Option | None:
-    before = [graph.jobs[i].name for i in job.after()]
-    if not before:
+def _afterok(graph: JobGraph, job: Job, ids: Mapping[str, str] | None) -> str | None:
+    """``--dependency``'s value: the jobs ``job`` waits for (None: it waits for none)."""
+    if not job.edges:  # job.after() is empty
         return None
-    names = [ids[name] if ids is not None else f"<{name}>" for name in before]
-    return Option("dependency", "afterok:" + ":".join(names))
+    jobs = graph.jobs
+    if ids is None:
+        return "afterok:" + ":".join([f"<{jobs[i].name}>" for i in job.after()])
+    return "afterok:" + ":".join([ids[jobs[i].name] for i in job.after()])
+
+
+def _array(job: Job, tasks: int) -> str:
+    """``--array``'s value; %1: one task at a time, when the slices share a path one rewrites."""
+    return f"0-{tasks - 1}{'%1' if job.serial else ''}"
 
 
 def job_options(context: ScriptContext, job: Job, files: JobFiles) -> list[Option]:
@@ -187,7 +235,6 @@ def job_options(context: ScriptContext, job: Job, files: JobFiles) -> list[Optio
 def _options(
     context: ScriptContext, job: Job, files: JobFiles, ids: Mapping[str, str] | None
 ) -> list[Option]:
-    graph = context.graph
     derived = [
         context.job_name,
         Option("comment", f"{context.recipe_stem}/{files.stem}"),
@@ -196,24 +243,61 @@ def _options(
         context.chdir,
         *resource_options(job.resources),
     ]
-    if job.tasks:
-        # %1: one task at a time, when the slices share a path one rewrites
-        derived.append(Option("array", f"0-{job.tasks - 1}{'%1' if job.serial else ''}"))
-    dependency = _dependency(graph, job, ids)
-    if dependency is not None:
-        derived += [dependency, _KILL_ON_INVALID_DEP]
+    tasks = job.tasks
+    if tasks:
+        derived.append(Option("array", _array(job, tasks)))
+    afterok = _afterok(context.graph, job, ids)
+    if afterok is not None:
+        derived += [Option("dependency", afterok), _KILL_ON_INVALID_DEP]
     return merge_options(derived, context.configured, context.overridden)
 
 
-def _comments(graph: JobGraph, job: Job) -> list[str]:
-    lines = [f"shinobi: recipe {graph.recipe!r}, step {job.name!r}, run {graph.run_id}"]
+def _directives(
+    context: ScriptContext,
+    job: Job,
+    files: JobFiles,
+    tasks: int | None,
+    ids: Mapping[str, str] | None,
+) -> list[str]:
+    """The ``#SBATCH`` lines of :func:`_options`, in its order, without making its options.
+
+    The lines every job shares were written once (:class:`ScriptContext`);
+    only the job's own are written here. Only a resource option can be one
+    that ``configured`` replaces: ``sbatch_opts`` may not set an option ninja
+    owns (:func:`~.sbatch.parse_sbatch_opts` refuses it).
+    """
+    lines = [
+        context.job_name_line,
+        directive_line("comment", f"{context.recipe_stem}/{files.stem}"),
+        directive_line("output", files.stdout),
+        directive_line("error", files.stderr),
+        context.chdir_line,
+    ]
+    resources = job.resources
+    if resources is not None:
+        overridden = context.overridden
+        lines += [directive(o) for o in resource_options(resources) if o.name not in overridden]
+    if tasks:
+        lines.append(directive_line("array", _array(job, tasks)))
+    afterok = _afterok(context.graph, job, ids)
+    if afterok is not None:
+        lines += (directive_line("dependency", afterok), _KILL_ON_INVALID_DEP_LINE)
+    lines += context.configured_lines
+    return lines
+
+
+def _comments(context: ScriptContext, job: Job, tasks: int | None) -> list[str]:
+    lines = [f"{context.said_before_step}{job.name!r}{context.said_after_step}"]
     if job.edges:
+        graph = context.graph
         lines.append("waits for (afterok):")
-        lines.extend(f"  {describe_edge(graph, job, edge)}" for edge in job.edges)
-    if job.tasks is not None:
-        lines.append(f"scatter: {job.tasks} slices, one array task each")
-    lines.extend(f"note: {note}" for note in job.notes)
-    lines.extend(f"note: {line}" for line in job.promised)
+        lines += [f"  {describe_edge(graph, job, edge)}" for edge in job.edges]
+    if tasks is not None:
+        lines.append(f"scatter: {tasks} slices, one array task each")
+    if job.notes:
+        lines += [f"note: {note}" for note in job.notes]
+    if job.promised:
+        lines += [f"note: {line}" for line in job.promised]
     return lines
 
 
@@ -250,35 +334,46 @@ def _guard(job: Job, files: JobFiles) -> list[str]:
     ]
 
 
-def _exit_kept(job: Job, files: JobFiles) -> list[str]:
+def _exit_kept(context: ScriptContext, files: JobFiles) -> tuple[str, str, str]:
     """Keep an exit code sacct would report modulo 128: a C tool's ``exit(-1)``
     would read as 127, "command not found" (``ninja status`` reads the file)."""
     before, task, after = files.exit_code.partition("%a")
     path = shlex.quote(before)
     if task:
         path += '"$SLURM_ARRAY_TASK_ID"' + shlex.quote(after)
-    directory = shlex.quote(os.path.dirname(files.exit_code))
-    return [
+    return (
         'if [ "$rc" -gt 127 ]; then',
-        f'  mkdir -p {directory} 2>/dev/null && echo "$rc" > {path} 2>/dev/null',
+        f'  mkdir -p {context.exits_folder} 2>/dev/null && echo "$rc" > {path} 2>/dev/null',
         "fi",
-    ]
+    )
 
 
-def _body(job: Job, files: JobFiles) -> list[str]:
-    stops = job.stops or [None] * len(job.commands)
-    if job.tasks is None:
-        *run, leave = command_lines(job.commands[0], stops[0])
-        checked = _outputs_checked(job.expected[0] if job.expected else [])
-        return [*run, *checked, *_exit_kept(job, files), leave]
-    if job.tasks == 0:
+#: :func:`~.sbatch.relay_lines` after a payload without a trap (False) and with
+#: one (True), but its last line, which ends the script after the checks.
+_RELAYED = {stopped: tuple(relay_lines(stopped)[:-1]) for stopped in (False, True)}
+_LEAVE = relay_lines()[-1]
+
+
+def _body(context: ScriptContext, job: Job, files: JobFiles, tasks: int | None) -> list[str]:
+    if tasks is None:
+        stop = job.stops[0] if job.stops else None
+        checked = _outputs_checked(job.expected[0]) if job.expected else []
+        return [
+            payload_line(job.commands[0], stop),
+            *_RELAYED[bool(stop)],
+            *checked,
+            *_exit_kept(context, files),
+            _LEAVE,
+        ]
+    if tasks == 0:
         return ["# an empty scatter: nothing to run", "exit 0"]
+    stops = job.stops or [None] * len(job.commands)
     lines = ['case "${SLURM_ARRAY_TASK_ID:?this script runs as a job array}" in']
     for index, (argv, stop) in enumerate(zip(job.commands, stops, strict=True)):
         lines.append(f"  {index}) {payload_line(argv, stop)} ;;")
     lines.append('  *) echo "shinobi: no slice $SLURM_ARRAY_TASK_ID in this array" >&2; exit 2 ;;')
     lines.append("esac")
-    *relay, leave = relay_lines(any(stops))
+    relay = _RELAYED[any(stops)]
     checks: list[str] = []
     if any(job.expected):
         checks.append('case "$SLURM_ARRAY_TASK_ID" in')
@@ -290,7 +385,7 @@ def _body(job: Job, files: JobFiles) -> list[str]:
                     "  ;;",
                 ]
         checks.append("esac")
-    return [*lines, *relay, *checks, *_exit_kept(job, files), leave]
+    return [*lines, *relay, *checks, *_exit_kept(context, files), _LEAVE]
 
 
 def _outputs_checked(expected: Sequence[tuple[str, str, str]]) -> list[str]:
@@ -344,14 +439,16 @@ def _look_at_until_file(job: Job, files: JobFiles) -> list[str]:
 def job_script(
     context: ScriptContext, job: Job, files: JobFiles, ids: Mapping[str, str] | None = None
 ) -> str:
-    """The sbatch script of ``job``; dependencies as ``<step>`` until ``ids`` are known."""
-    body: Sequence[str] = [
-        *_guard(job, files),
-        *_look_at_until_file(job, files),
-        *_body(job, files),
-    ]
-    return batch_script(
-        _options(context, job, files, ids),
-        body,
-        comments=_comments(context.graph, job),
-    )
+    """The sbatch script of ``job``; dependencies as ``<step>`` until ``ids`` are known.
+
+    :func:`~.sbatch.batch_script` of :func:`_options`, written without making
+    the options (:func:`_directives`), which are made only to name one that
+    holds a line break.
+    """
+    tasks = job.tasks
+    body = _body(context, job, files, tasks)
+    if job.guard is not None or files.loop_before is not None:  # a loop's job
+        body = [*_guard(job, files), *_look_at_until_file(job, files), *body]
+    directives = _directives(context, job, files, tasks, ids)
+    refuse_line_breaks(directives, lambda: _options(context, job, files, ids))
+    return script_text(directives, body, _comments(context, job, tasks))
