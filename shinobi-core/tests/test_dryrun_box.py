@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from subprocess import CompletedProcess
 
-from shinobi.render.shell_words import shell_join, visible
+from shinobi.render.shell_words import has_control, shell_join, visible
 
 Ninja = Callable[..., CompletedProcess[str]]
 
@@ -45,6 +46,13 @@ def test_a_joined_command_is_one_line_that_bash_reads_back_word_for_word() -> No
 def test_plain_words_are_quoted_as_shlex_would() -> None:
     assert shell_join(["a b", "c"]) == "'a b' c"
     assert visible("a\nb\tc") == "a\\nb\\tc"
+
+
+def test_a_command_with_nothing_to_quote_is_joined_as_shlex_would() -> None:
+    """shell_join's one scan of all the words at once decides as shlex.quote does per word."""
+    for words in (["/bin/touch", "a.fits", "x=1,2:3@%+-"], ["a", ""], ["a", "b c"], ["é"], []):
+        assert shell_join(words) == " ".join(shlex.quote(w) for w in words)
+    assert has_control("a\x7fb") and not has_control("plain ünïcode")
 
 
 def test_a_value_with_a_line_break_keeps_the_box_whole(

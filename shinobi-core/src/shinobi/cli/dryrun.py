@@ -31,11 +31,22 @@ def show_dryrun(
         plan = plan_graph(graph, inputs, session.cwd)
     told = _check_local_backends(graph, session, plan)
 
+    #: the step last asked about and its backend: a box's tag asks, then its
+    #: command line (render_argv) asks again of the same step
+    last: tuple[PlannedStep | None, str] = (None, "")
+
     def backend_of(step: PlannedStep) -> str:
-        if step.node.kind == "recipe":
+        nonlocal last
+        if last[0] is not step:
+            last = (step, chosen_backend(step))
+        return last[1]
+
+    def chosen_backend(step: PlannedStep) -> str:
+        kind = step.node.kind
+        if kind == "recipe":
             return "recipe"
         chosen = choose_backend(session, step.node)
-        if step.node.kind == "python":  # what the run will say: "python" for a call here
+        if kind == "python":  # what the run will say: "python" for a call here
             from shinobi.pystep_runner import placement
 
             return placement(session, step.name, step.node, chosen) or "python"
@@ -43,13 +54,21 @@ def show_dryrun(
 
     #: what the backends would warn of as the run starts, each said once
     warnings: dict[str, None] = {}
+    #: each backend by name, and whether it runs the argv as it is (no invocation to
+    #: build): the session makes one of each, so the answer holds for every step
+    backends: dict[str, tuple[Backend, bool]] = {}
 
     def render_argv(step: PlannedStep) -> list[str] | None:
         cab = cab_of(step.node.step)
         if cab is None or step.argv is None:
             return None
-        backend = session.backend(backend_of(step))
-        if type(backend).render is Backend.render:  # the argv itself: no invocation to build
+        name = backend_of(step)
+        known = backends.get(name)
+        if known is None:
+            made = session.backend(name)
+            known = backends[name] = made, type(made).render is Backend.render
+        backend, as_is = known
+        if as_is:  # the argv itself: no invocation to build
             return list(step.argv)
         invocation = invocation_for(session, step.name, step.node, cab, step.argv, step.paths)
         rendered = backend.render_for_job(invocation)

@@ -15,7 +15,7 @@ from shinobi.graph import same_shape
 from shinobi.plan import Plan, PlannedStep
 from shinobi.recipe_modules import is_recipe_module
 from shinobi.render.rows import wavefront_rows
-from shinobi.render.shell_words import shell_join, visible
+from shinobi.render.shell_words import has_control, shell_join, visible
 from shinobi.render.terminal_text import columns
 from shinobi.steps.refs import OutputRef
 from shinobi.wording import counted
@@ -38,21 +38,37 @@ def _box(title: str, tag: str, lines: list[str], indent: str) -> list[str]:
     open on that line, rather than every line being padded to its length (a
     command naming a thousand gathered files is many thousand columns).
     """
-    head = f"┌─ {visible(title)} "
-    tail = f" {tag} ─┐"
+    title = visible(title)
+    lines, widths = _shown(lines)
+    # the edges take one column each: "┌─ " title " " on the left, " " tag " ─┐" on the right
+    ends = columns(title) + columns(tag) + 8
+    room = MAX_WIDTH - len(indent) - 4
+    widest = max(widths, default=0)
+    if widest > room:  # a line too long for any box runs on past it: it widens none
+        widest = max([w for w in widths if w <= room], default=0)
+    inner = max(WIDTH - len(indent) - 4, ends - 3, widest)
+    left = indent + "│ "
+    return [
+        f"{indent}┌─ {title} {'─' * (inner + 4 - ends)} {tag} ─┐",  # at least one ─
+        *[
+            f"{left}{line}{' ' * (inner - w)} │" if w <= inner else left + line
+            for line, w in zip(lines, widths, strict=True)
+        ],
+        f"{indent}└{'─' * (inner + 2)}┘",
+    ]
+
+
+def _shown(lines: list[str]) -> tuple[list[str], list[int]]:
+    """``lines`` as a box shows them (:func:`visible`), and the columns each takes.
+
+    Nearly every box is plain ASCII without a control character: one test of
+    all its lines run together says so, rather than two of each line.
+    """
+    text = "".join(lines)
+    if text.isascii() and not has_control(text):
+        return lines, [len(line) for line in lines]
     lines = [visible(line) for line in lines]
-    widths = [columns(x) for x in lines]  # a wide (CJK) character takes two columns
-    fitting = [w for w in widths if w <= MAX_WIDTH - len(indent) - 4]
-    ends = columns(head) + columns(tail)
-    inner = max(WIDTH - len(indent) - 4, ends - 3, *fitting)
-    fill = max(1, inner + 4 - ends)
-    out = [f"{indent}{head}{'─' * fill}{tail}"]
-    out.extend(
-        f"{indent}│ {line}{' ' * (inner - w)} │" if w <= inner else f"{indent}│ {line}"
-        for line, w in zip(lines, widths, strict=True)
-    )
-    out.append(f"{indent}└{'─' * (inner + 2)}┘")
-    return out
+    return lines, [columns(line) for line in lines]  # a wide (CJK) character takes two
 
 
 def _command(step: PlannedStep, render: Callable[[PlannedStep], list[str] | None]) -> str | None:
@@ -121,10 +137,11 @@ def _details(
         lines.append("driven by an orchestration function (it may run the tool several times)")
     touched: dict[str, None] = {}  # slices often share a path: say it once
     for use in step.paths:
-        verb = "rewrites" if use.mutable else "reads" if use.role == "input" else "writes"
-        extra = " (in place)" if use.mutable else ""
-        extra += " (read-only)" if not use.writable else ""
-        touched[f"{verb} {use.path}{extra}"] = None
+        if use.mutable:
+            said = f"rewrites {use.path} (in place)"
+        else:
+            said = f"{'reads' if use.role == 'input' else 'writes'} {use.path}"
+        touched[said if use.writable else f"{said} (read-only)"] = None
     shown = list(touched)
     if len(shown) > _PATHS_SHOWN + 1:  # a thousand slices' paths would bury the graph
         more = len(shown) - _PATHS_SHOWN
@@ -192,12 +209,13 @@ def render_dryrun(
     show them as they show a dependency, and the step's box says so.
     """
     graph = plan.graph
+    names = [node.name for node in graph.nodes]
     by_index = {s.node.index: s for s in plan.steps}
     lines: list[str] = []
     turns = turns_of(plan) if turns_of is not None else {}
-    rows = wavefront_rows(graph, turns)
-    for number, row in enumerate(rows, 1):
-        after = ", ".join(graph.nodes[i].name for i in row.after)
+    inner = indent + "    "
+    for number, row in enumerate(wavefront_rows(graph, turns), 1):
+        after = ", ".join([names[i] for i in row.after])
         label = f"row {number}"
         if len(row.members) > 1:
             label += f": fan-out of {len(row.members)}"
@@ -211,19 +229,18 @@ def render_dryrun(
             if len(node.deps) > 1:
                 tag = f"fan-in of {len(node.deps)} · {tag}"
             details = _details(step, render_argv, plan)
-            waits = sorted(turns.get(index, ()))
+            waits = turns.get(index)
             if waits:
-                shared = ", ".join(graph.nodes[i].name for i in waits)
+                shared = ", ".join([names[i] for i in sorted(waits)])
                 details.append(f"waits its turn after {shared}: a path they share, one rewrites")
-            lines.extend(_box(step.name, tag, details, indent))
-            inner = indent + "    "
+            lines += _box(step.name, tag, details, indent)
             if step.children is not None:
-                lines.extend(render_dryrun(step.children, backend_of, render_argv, inner, turns_of))
-            # A scattered recipe runs once per slice: draw the first few.
-            for part in (step.slices or [])[:3]:
-                if part.children is not None:
-                    lines.append(f"{indent}    ── {part.name}")
-                    lines.extend(
-                        render_dryrun(part.children, backend_of, render_argv, inner, turns_of)
-                    )
+                lines += render_dryrun(step.children, backend_of, render_argv, inner, turns_of)
+            if step.slices is not None:  # a scattered recipe runs once per slice: draw a few
+                for part in step.slices[:3]:
+                    if part.children is not None:
+                        lines.append(f"{inner}── {part.name}")
+                        lines += render_dryrun(
+                            part.children, backend_of, render_argv, inner, turns_of
+                        )
     return lines

@@ -13,7 +13,7 @@ import re
 import shlex
 from collections.abc import Iterable
 
-__all__ = ["shell_join", "visible"]
+__all__ = ["has_control", "shell_join", "visible"]
 
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\x1b": "\\e"}
 
@@ -31,6 +31,15 @@ _CONTROLS = {code: _escape(chr(code)) for code in (*range(0x20), 0x7F)}
 _HAS_CONTROL = re.compile(r"[\x00-\x1f\x7f]").search
 
 
+#: What ``shlex.quote`` leaves unquoted is a word of only these characters (its own test).
+_UNSAFE = re.compile(r"[^\w@%+=:,./-]", re.ASCII).search
+
+
+def has_control(text: str) -> bool:
+    """Whether ``text`` holds a character :func:`visible` shows as an escape."""
+    return _HAS_CONTROL(text) is not None
+
+
 def visible(text: str) -> str:
     """``text`` with control characters shown as escapes (``\\n``), so it takes one line."""
     return text.translate(_CONTROLS) if _HAS_CONTROL(text) else text
@@ -44,5 +53,13 @@ def _word(word: str) -> str:
 
 
 def shell_join(argv: Iterable[str]) -> str:
-    """``argv`` as one line a POSIX shell with ``$'...'`` (bash, zsh, ksh) reads back."""
-    return " ".join(_word(str(word)) for word in argv)
+    """``argv`` as one line a POSIX shell with ``$'...'`` (bash, zsh, ksh) reads back.
+
+    Nearly every command line needs no quote at all (a dry run draws one per
+    step): a single scan of its words run together says so, and they are
+    joined as they are, rather than each word being tested twice.
+    """
+    words = [str(word) for word in argv]
+    if all(words) and _UNSAFE("".join(words)) is None:  # an empty word needs ''
+        return " ".join(words)
+    return " ".join(_word(word) for word in words)
