@@ -8,6 +8,7 @@ scatter and loops how many slices or iterations are declared.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import cached_property
 from pathlib import PurePath
 from typing import Any
 
@@ -106,7 +107,9 @@ def _plain(value: Any) -> Any:
 
 
 def _details(
-    step: PlannedStep, render: Callable[[PlannedStep], list[str] | None], plan: Plan | None = None
+    step: PlannedStep,
+    render: Callable[[PlannedStep], list[str] | None],
+    loops: _Loops | None = None,
 ) -> list[str]:
     node = step.node
     lines: list[str] = []
@@ -150,12 +153,13 @@ def _details(
     if node.resources is not None and node.resources.declared:
         lines.append(f"footprint: {node.resources.describe()}")
     if node.loop is not None:
-        last = _iterations(plan, node.loop) if plan is not None else None
+        last = loops.last.get(node.loop) if loops is not None else None
         of = f" of up to {last}" if last else ""
         lines.append(f"loop {node.loop!r}, iteration {node.iteration}{of}")
         if node.guard is not None:
+            said = loops.guard(node.guard) if loops is not None else str(node.guard)
             lines.append(
-                f"skipped if {_guard_path(plan, node.guard)} exists (the loop converged),"
+                f"skipped if {said} exists (the loop converged),"
                 f" passing on {node.previous}'s outputs"
             )
     return lines
@@ -173,26 +177,47 @@ def slices_take_turns(step: PlannedStep) -> str | None:
     return None if shared is None else shared.note()
 
 
-def _iterations(plan: Plan, loop: str) -> int | None:
-    """How many iterations of ``loop`` are declared (all are drawn, fewer may run)."""
-    found = [n.iteration for n in plan.graph.nodes if n.loop == loop and n.iteration]
-    return max(found) if found else None
+class _Loops:
+    """What the boxes of ``plan``'s looped steps say of the plan as a whole: each
+    loop's last iteration and the step that makes a guard's path. Each is found
+    in one walk of the plan, when the first box asks, rather than a walk per box
+    (a loop of many iterations was a walk of every step for each of its steps).
+    """
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+
+    @cached_property
+    def last(self) -> dict[str, int]:
+        """How many iterations of each loop are declared (all are drawn, fewer may run)."""
+        last: dict[str, int] = {}
+        for node in self.plan.graph.nodes:
+            if node.loop is not None and node.iteration:
+                last[node.loop] = max(node.iteration, last.get(node.loop, node.iteration))
+        return last
+
+    @cached_property
+    def steps(self) -> dict[str, PlannedStep]:
+        """Each step by name: the first of a name, as :func:`guard_path` finds it."""
+        return {step.node.name: step for step in reversed(self.plan.steps)}
+
+    def guard(self, guard: object) -> str:
+        """The guard's path and where it comes from, as far as it is known before the run."""
+        path = _made(self.steps.get(guard.step), guard) if isinstance(guard, OutputRef) else None
+        return f"{path} ({guard})" if path is not None else str(guard)
 
 
 def guard_path(plan: Plan | None, guard: object) -> str | None:
     """The convergence path a loop's guard tests, when it is known before the run."""
     if plan is not None and isinstance(guard, OutputRef):
-        producer = next((s for s in plan.steps if s.node.name == guard.step), None)
-        value = producer.outputs.get(guard.field) if producer is not None else None
-        if isinstance(value, str | PurePath):
-            return str(value)
+        return _made(next((s for s in plan.steps if s.node.name == guard.step), None), guard)
     return None
 
 
-def _guard_path(plan: Plan | None, guard: object) -> str:
-    """The guard's path and where it comes from, as far as it is known before the run."""
-    path = guard_path(plan, guard)
-    return f"{path} ({guard})" if path is not None else str(guard)
+def _made(producer: PlannedStep | None, guard: OutputRef) -> str | None:
+    """The path ``producer`` makes as the output ``guard`` names, if known before the run."""
+    value = producer.outputs.get(guard.field) if producer is not None else None
+    return str(value) if isinstance(value, str | PurePath) else None
 
 
 def render_dryrun(
@@ -214,6 +239,7 @@ def render_dryrun(
     lines: list[str] = []
     turns = turns_of(plan) if turns_of is not None else {}
     inner = indent + "    "
+    loops = _Loops(plan)
     for number, row in enumerate(wavefront_rows(graph, turns), 1):
         after = ", ".join([names[i] for i in row.after])
         label = f"row {number}"
@@ -228,7 +254,7 @@ def render_dryrun(
             tag = f"{node.kind} · {backend_of(step)}"
             if len(node.deps) > 1:
                 tag = f"fan-in of {len(node.deps)} · {tag}"
-            details = _details(step, render_argv, plan)
+            details = _details(step, render_argv, loops)
             waits = turns.get(index)
             if waits:
                 shared = ", ".join([names[i] for i in sorted(waits)])
