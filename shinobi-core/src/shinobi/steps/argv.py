@@ -22,9 +22,9 @@ import os
 import string
 from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
-from shinobi.backends.base import PathRole, PathUse
+from shinobi.backends.base import PathKind, PathRole, PathUse
 from shinobi.harvest import anchored
 from shinobi.steps.cab import Cab, template_root
 from shinobi.steps.types import fields_of, on_disk_kind, paths_within
@@ -78,6 +78,35 @@ def _listed(value: Any) -> Any:
     return sorted(value, key=str) if isinstance(value, _SET) else value
 
 
+class _Option(NamedTuple):
+    """One input field as the command line gives it, from its spec and ParamMeta."""
+
+    name: str
+    #: Never on the command line (a value used only by templates).
+    skip: bool
+    positional: bool
+    #: Its words are paths (a path type, or ParamMeta(dtype=)): see :func:`_path_word`.
+    path_words: bool
+    flag: str
+    equals: bool
+    list_style: str
+
+
+def _options(cab: Cab) -> tuple[_Option, ...]:
+    """The cab's inputs in field order as :func:`render_argv` lays them out: worked
+    out once per cab (see :meth:`Cab.kept`)."""
+    options = []
+    for name, spec in fields_of(cab.inputs_model).items():
+        meta = cab.meta(name)
+        flag = meta.flag or f"{cab.flag_prefix}{name}"
+        path_words = bool(spec.path_kind or meta.dtype)
+        equals = meta.style == "equals"
+        options.append(
+            _Option(name, meta.skip, meta.positional, path_words, flag, equals, meta.list_style)
+        )
+    return tuple(options)
+
+
 def render_argv(cab: Cab, values: Mapping[str, Any], *, reveal: bool = False) -> list[str]:
     """The argv for ``cab`` given its resolved input values.
 
@@ -88,21 +117,19 @@ def render_argv(cab: Cab, values: Mapping[str, Any], *, reveal: bool = False) ->
     word = _revealed if reveal else _text
     argv = list(cab.command)
     positionals: list[str] = []
-    for name, spec in fields_of(cab.inputs_model).items():
+    for name, skip, positional, path_words, flag, equals, list_style in cab.kept(
+        "_options", _options
+    ):
         value = _listed(values.get(name))
-        if value is None or value is False:
+        if value is None or value is False or skip:
             continue
-        meta = cab.meta(name)
-        if meta.skip:
-            continue
-        text = _path_word if spec.path_kind or meta.dtype else word
-        if meta.positional:
+        text = _path_word if path_words else word
+        if positional:
             if isinstance(value, _SEQUENCE):
                 positionals.extend(text(v) for v in value if v is not None)
             else:
                 positionals.append(text(value))
             continue
-        flag = meta.flag or f"{cab.flag_prefix}{name}"
         if value is True:
             argv.append(flag)
             continue
@@ -110,20 +137,20 @@ def render_argv(cab: Cab, values: Mapping[str, Any], *, reveal: bool = False) ->
             items = [text(v) for v in value if v is not None]  # None is left out, as alone
             if not items:
                 continue
-            if meta.list_style == "comma":
+            if list_style == "comma":
                 items = [",".join(items)]
-            elif meta.list_style == "repeat":
+            elif list_style == "repeat":
                 for item in items:
-                    argv.extend([f"{flag}={item}"] if meta.style == "equals" else [flag, item])
+                    argv.extend([f"{flag}={item}"] if equals else [flag, item])
                 continue
-            if meta.style == "equals":
+            if equals:
                 argv.append(f"{flag}={items[0]}")
                 argv.extend(items[1:])
             else:
                 argv.append(flag)
                 argv.extend(items)
             continue
-        if meta.style == "equals":
+        if equals:
             argv.append(f"{flag}={text(value)}")
         else:
             argv.extend([flag, text(value)])
@@ -281,7 +308,7 @@ def _text(value: Any) -> str:
     ``str()`` of a ``class Mode(str, Enum)`` member is ``Mode.slow`` on
     Python 3.11, a word no tool knows, though the option offered ``slow``.
     """
-    return str(_enum_value(value))
+    return str(value.value if isinstance(value, Enum) else value)  # _enum_value, inline: per word
 
 
 def _paths(value: Any) -> list[str]:
@@ -291,6 +318,55 @@ def _paths(value: Any) -> list[str]:
     if isinstance(value, _SEQUENCE):
         return [str(v) for v in value if v is not None and not isinstance(v, Unknown)]
     return [str(value)]
+
+
+class _PathField(NamedTuple):
+    """A field of a cab whose value names paths, as :func:`path_uses` reports them."""
+
+    name: str
+    role: PathRole
+    kind: PathKind
+    writable: bool
+    mutable: bool
+    #: Its paths are inside its value (a mapping's, a model's): :func:`paths_within`.
+    nested: bool = False
+    #: An output's harvest glob template: its path is the glob, filled from the inputs.
+    harvest: str | None = None
+
+
+def _path_fields(cab: Cab) -> tuple[tuple[_PathField, ...], tuple[_PathField, ...]]:
+    """(the inputs, the outputs) whose values :func:`path_uses` reports, each in field
+    order, with what it reports them as: worked out once per cab (see
+    :meth:`Cab.kept`). An output sharing its name with a path input (a
+    passthrough) is reported once, with the input."""
+    in_fields = fields_of(cab.inputs_model)
+    out_fields = fields_of(cab.outputs_model)
+    inputs: list[_PathField] = []
+    for name, spec in in_fields.items():
+        meta = cab.meta(name)
+        if not (spec.path_kind or meta.dtype):
+            if spec.nested_paths:  # inside a mapping or a model: still read, keyed, mounted
+                inputs.append(_PathField(name, "input", "any", meta.writable, meta.mutable, True))
+            continue
+        passthrough = (
+            name in out_fields and out_fields[name].path_kind is not None and meta.writable
+        )
+        role: PathRole = "output" if passthrough else "input"
+        kind = on_disk_kind(spec.path_kind, meta.dtype)
+        inputs.append(_PathField(name, role, kind, meta.writable, meta.mutable))
+    outputs: list[_PathField] = []
+    for name, spec in out_fields.items():
+        meta = cab.meta(name)
+        if not (spec.path_kind or meta.dtype or meta.harvest):
+            continue
+        if name in in_fields and cab.is_path_input(name):
+            continue  # reported with the input of its name (a passthrough)
+        if meta.harvest:
+            outputs.append(_PathField(name, "output", "any", True, False, harvest=meta.harvest))
+            continue
+        kind = on_disk_kind(spec.path_kind, meta.dtype)
+        outputs.append(_PathField(name, "output", kind, True, False))
+    return tuple(inputs), tuple(outputs)
 
 
 def path_uses(
@@ -304,54 +380,24 @@ def path_uses(
     and whatever protects read-only inputs (a read-only mount) must cover it.
     """
     uses: list[PathUse] = []
-    prefix = os.path.join(cwd, "")
-
-    def absolute(path: str) -> str:  # os.path.join(cwd, path), joined once per step
-        return path if path.startswith("/") else prefix + path
-
-    in_fields = fields_of(cab.inputs_model)
-    out_fields = fields_of(cab.outputs_model)
-    for name, spec in in_fields.items():
-        meta = cab.meta(name)
-        if not (spec.path_kind or meta.dtype):
-            if spec.nested_paths:  # inside a mapping or a model: still read, keyed, mounted
-                uses.extend(
-                    PathUse(absolute(path), "input", name, "any", meta.writable, meta.mutable)
-                    for path in paths_within(inputs.get(name))
-                )
-            continue
-        kind = on_disk_kind(spec.path_kind, meta.dtype)
-        passthrough = (
-            name in out_fields and out_fields[name].path_kind is not None and meta.writable
-        )
-        role: PathRole = "output" if passthrough else "input"
-        for path in _paths(inputs.get(name)):
+    prefix = os.path.join(cwd, "")  # os.path.join(cwd, path) below, joined once per step
+    in_paths, out_paths = cab.kept("_path_fields", _path_fields)
+    for name, role, kind, writable, mutable, nested, _ in in_paths:
+        value = inputs.get(name)
+        for path in paths_within(value) if nested else _paths(value):
             # (path, role, field, kind, writable, mutable): positional is cheaper
-            uses.append(
-                PathUse(
-                    absolute(path),
-                    role,
-                    name,
-                    kind,
-                    meta.writable,
-                    meta.mutable,
-                )
-            )
-    for name, spec in out_fields.items():
-        meta = cab.meta(name)
-        if not (spec.path_kind or meta.dtype or meta.harvest):
-            continue
-        if name in in_fields and cab.is_path_input(name):
-            continue  # reported with the input of its name, above (a passthrough)
-        if meta.harvest:
-            pattern = harvest_glob(meta.harvest, inputs)
+            full = path if path.startswith("/") else prefix + path
+            uses.append(PathUse(full, role, name, kind, writable, mutable))
+    for name, _, kind, _, _, _, template in out_paths:
+        if template is not None:
+            pattern = harvest_glob(template, inputs)
             if pattern is not None:
                 glob_path = anchored(cwd, pattern)  # the folder's name taken literally
                 uses.append(PathUse(glob_path, "output", name, "any", pattern=True))
             continue
-        kind = on_disk_kind(spec.path_kind, meta.dtype)
         for path in _paths(outputs.get(name)):
-            uses.append(PathUse(absolute(path), "output", name, kind))
+            full = path if path.startswith("/") else prefix + path
+            uses.append(PathUse(full, "output", name, kind))
     return tuple(uses)
 
 

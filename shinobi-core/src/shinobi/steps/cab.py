@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from shinobi.resources import Resources
 
 __all__ = ["Cab", "OutputRule", "ParamMeta", "Wrangler", "template_root"]
+
+_Fact = TypeVar("_Fact")
 
 
 def template_root(field_name: str) -> str:
@@ -362,6 +364,19 @@ class Cab:
 
     def meta(self, name: str) -> ParamMeta:
         return self.field_meta.get(name, _DEFAULT_META)
+
+    def kept(self, key: str, make: Callable[[Cab], _Fact]) -> _Fact:
+        """``make(self)``, worked out on the first call for ``key`` and kept.
+
+        For a fact of the cab's declaration (its models, ``field_meta``,
+        ``flag_prefix``), which is settled once the cab is made, that every step
+        running it asks: its command line's layout, the paths it touches. As
+        :meth:`output_rules` keeps its own, in the instance's ``__dict__``.
+        """
+        found: _Fact | None = self.__dict__.get(key)
+        if found is None:
+            found = self.__dict__[key] = make(self)
+        return found
 
     def output_rules(self) -> dict[str, OutputRule | None]:
         """How each output gets its value, the one rule set :mod:`shinobi.steps.outputs`

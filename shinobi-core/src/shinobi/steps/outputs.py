@@ -13,12 +13,12 @@ import re
 import stat
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from shinobi.backends.base import PathUse
 from shinobi.harvest import anchored, harvest
 from shinobi.steps.argv import Unknown, UnsetInput, format_template
-from shinobi.steps.cab import Cab, Wrangler
+from shinobi.steps.cab import Cab, OutputRule, Wrangler
 from shinobi.steps.types import fields_of
 
 __all__ = [
@@ -33,23 +33,48 @@ __all__ = [
 ]
 
 
+class _StaticOutput(NamedTuple):
+    """An output as :func:`static_outputs` works it out: its rule, and what that needs."""
+
+    name: str
+    rule: OutputRule | None
+    default: Any
+    required: bool
+    #: Its implicit template, else its harvest one, else None.
+    template: str | None
+
+
+def _static_facts(cab: Cab) -> tuple[_StaticOutput, ...]:
+    """The cab's outputs with their rules (:meth:`Cab.output_rules`), in its order:
+    worked out once per cab (see :meth:`Cab.kept`)."""
+    specs = fields_of(cab.outputs_model)
+    return tuple(
+        _StaticOutput(
+            name,
+            rule,
+            specs[name].default,
+            specs[name].required,
+            cab.meta(name).implicit or cab.meta(name).harvest,
+        )
+        for name, rule in cab.output_rules().items()
+    )
+
+
 def static_outputs(cab: Cab, step: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """Outputs knowable without running; the rest are :class:`Unknown`."""
-    specs = fields_of(cab.outputs_model)
     result: dict[str, Any] = {}
-    for name, rule in cab.output_rules().items():
+    for name, rule, default, required, template in cab.kept("_static_outputs", _static_facts):
         if rule == "passthrough":
             result[name] = inputs.get(name)
         elif rule == "default":
-            result[name] = specs[name].default
+            result[name] = default
         else:  # implicit: known now; else known once the tool ran (or never)
-            template = cab.meta(name).implicit or cab.meta(name).harvest
             try:
                 value = format_template(template, inputs) if template else None
             except ValueError as exc:
-                if not (isinstance(exc, UnsetInput) and not specs[name].required):
+                if not (isinstance(exc, UnsetInput) and not required):
                     raise ValueError(f"step {step!r}, output {name!r}: {exc}") from None
-                result[name] = specs[name].default  # optional, named after no value: absent
+                result[name] = default  # optional, named after no value: absent
                 continue
             known = rule == "implicit" and value is not None
             result[name] = value if known else Unknown(step, name)
