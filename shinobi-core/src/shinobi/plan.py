@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import PosixPath
 from typing import Any, NamedTuple
 
 from shinobi.backends.base import PathUse
@@ -259,11 +260,23 @@ def wordless_input(node: Node, values: Mapping[str, Any], where: str) -> str | N
     the tool as Python's repr (``{'k': 1}``); a field declared so is refused
     where the cab is made, this one only once its value is known.
     """
-    cab = cab_of(node.step)
+    return _wordless_in(cab_of(node.step), values, where)
+
+
+#: Values with a command-line word by exact type (a subclass takes the long way):
+#: most of them, passed over with one set lookup rather than a call.
+_WORDED = frozenset({str, int, float, bool, type(None), PosixPath})
+_MANY = (list, tuple, set, frozenset)
+
+
+def _wordless_in(cab: Any, values: Mapping[str, Any], where: str) -> str | None:
+    """:func:`wordless_input` of ``cab``, the cab a step runs (None: no cab, no refusal)."""
     if cab is None:
         return None
     for name, value in values.items():
-        items = value if isinstance(value, list | tuple | set | frozenset) else (value,)
+        if type(value) in _WORDED:
+            continue
+        items = value if isinstance(value, _MANY) else (value,)
         what = next((w for w in map(wordless, items) if w is not None), None)
         if what is not None and not cab.meta(name).skip:
             return (
@@ -276,8 +289,15 @@ def wordless_input(node: Node, values: Mapping[str, Any], where: str) -> str | N
 
 def _joined_list_error(node: Node, values: Mapping[str, Any], where: str) -> str | None:
     """:func:`joined_list_problem` of ``node``'s cab (if it runs one), naming the step."""
-    cab = cab_of(node.step)
-    said = joined_list_problem(cab, values) if cab is not None else None
+    return _joined_in(cab_of(node.step), values, where)
+
+
+def _joined_in(cab: Any, values: Mapping[str, Any], where: str) -> str | None:
+    """:func:`_joined_list_error` of ``cab``, the cab a step runs (or None); a cab
+    with no comma list (most) is not asked about the values at all."""
+    if cab is None or not cab.comma_lists():
+        return None
+    said = joined_list_problem(cab, values)
     return f"{where}: {said}" if said is not None else None
 
 
@@ -307,6 +327,10 @@ def _has_unknown(value: Any) -> bool:
     if isinstance(value, dict):
         return any(_has_unknown(v) for v in value.values())
     return isinstance(value, list | tuple) and any(_has_unknown(v) for v in value)
+
+
+#: What :func:`_has_unknown` can find an Unknown in: anything else is known at once.
+_MAY_HOLD_UNKNOWN = (Unknown, dict, list, tuple)
 
 
 _blanks: dict[type, Any] = {}
@@ -412,10 +436,11 @@ def checked_inputs(
     refused = _default_refusal(facts, values, where)
     if refused is not None:
         return None, refused
+    cab = cab_of(node.step)
     for value in values.values():
-        if _has_unknown(value):
+        if isinstance(value, _MAY_HOLD_UNKNOWN) and _has_unknown(value):
             found = static_input_error(node, values, where)
-            return None, found or _joined_list_error(node, values, where)
+            return None, found or _joined_in(cab, values, where)
     try:
         # as the run validates them (validate_inputs): a default made what the model makes of it
         given = _with_defaults_made(facts, values)
@@ -425,7 +450,7 @@ def checked_inputs(
     empty = empty_path_in(values, made)
     if empty is not None:  # pydantic took "" for Path(".")
         return None, f"{where}: input {empty!r}: {EMPTY_PATH}"
-    return made, wordless_input(node, made, where) or _joined_list_error(node, made, where)
+    return made, _wordless_in(cab, made, where) or _joined_in(cab, made, where)
 
 
 def _model_refusal(node: Node, values: Mapping[str, Any], where: str, exc: Exception) -> str | None:
@@ -562,12 +587,13 @@ def plan_graph(
         return step.outputs.get(ref.field, Unknown(ref.step, ref.field))
 
     by_index: list[PlannedStep | None] = [None] * len(graph.nodes)
+    unsettable = check and _has_nested(graph)
     for i in graph.topological_order():
         node = graph.nodes[i]
         name = f"{prefix}{node.name}"
         # defaults are left to the model (None taken, see _default_refusal), as the run does
         values = resolve_wiring(node, plan.inputs, output)
-        unset = _unset_error(graph, node, values, name, prefix) if check else None
+        unset = _unset_error(graph, node, values, name, prefix) if unsettable else None
         try:
             slices = scatter_slices(node, values) if node.scatter and not unset else None
         except ValueError as exc:
@@ -676,10 +702,11 @@ def _checked(
         passthrough = producer.step.output_rules().get(ref.field) == "passthrough"
         return handed if passthrough else _unknown(ref)
 
+    unsettable = _has_nested(graph)
     for node in graph.nodes:
         name = f"{prefix}{node.name}"
         values = resolve_wiring(node, inputs, output)
-        found = _unset_error(graph, node, values, name, prefix)
+        found = _unset_error(graph, node, values, name, prefix) if unsettable else None
         if found is not None:
             return found, {}
         if node.subgraph is not None:
@@ -720,6 +747,12 @@ def _unset_outputs(node: Node) -> dict[str, Any]:
         for name, spec in fields_of(node.step.outputs_model).items()
         if name not in node.subgraph.outputs
     }
+
+
+def _has_nested(graph: Graph) -> bool:
+    """Whether ``graph`` has a nested recipe step: without one no output of it can be
+    unset (:func:`_never_set`), and :func:`_unset_error` need not look at any step."""
+    return any(node.subgraph is not None for node in graph.nodes)
 
 
 def _unset_error(

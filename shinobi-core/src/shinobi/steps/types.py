@@ -13,7 +13,7 @@ import typing
 from collections.abc import Iterator, Mapping, MutableSequence, MutableSet, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import Path, PosixPath, PurePath
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 if TYPE_CHECKING:
@@ -270,6 +270,11 @@ def paths_within(value: Any, depth: int = 0) -> Iterator[str]:
 EMPTY_PATH = "an empty path names no file; give a path (use . for this directory)"
 
 
+#: Values that hold no "" by exact type (a subclass takes the long way), checked
+#: with one set lookup: nearly every input of a large recipe.
+_NEVER_EMPTY = frozenset({PosixPath, int, float, bool, type(None)})
+
+
 def empty_path_in(given: Mapping[str, Any], made: Mapping[str, Any]) -> str | None:
     """The dotted field (``targets.a``) where ``given`` held ``""`` that validation
     made a path, or None.
@@ -281,6 +286,8 @@ def empty_path_in(given: Mapping[str, Any], made: Mapping[str, Any]) -> str | No
     that did become a path counts: ``""`` taken as text is text.
     """
     for name, value in given.items():
+        if type(value) in _NEVER_EMPTY:  # most values: not even a call
+            continue
         if name in made:
             where = _empty_path_at(value, made[name], 0)
             if where is not None:
