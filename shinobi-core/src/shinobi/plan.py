@@ -73,11 +73,22 @@ def resolve_value(value: Any, inputs: Mapping[str, Any], output: Callable[[Outpu
 def resolve_wiring(
     node: Node, inputs: Mapping[str, Any], output: Callable[[OutputRef], Any]
 ) -> dict[str, Any]:
-    values = {k: resolve_value(v, inputs, output) for k, v in node.wiring.items()}
+    values = {
+        k: v if type(v) in _PLAIN else resolve_value(v, inputs, output)
+        for k, v in node.wiring.items()
+    }
     if node.kind == "cab":
-        for name in node.step.text_paths() & values.keys():
-            values[name] = _as_text(values[name])
+        paths = node.step.text_paths()
+        if paths:  # most cabs have none: no set made
+            for name in paths & values.keys():
+                values[name] = _as_text(values[name])
     return values
+
+
+#: Plain values by exact type (a subclass takes the long way): a wiring value that
+#: resolves to itself, an input value with a command-line word. Most values of a
+#: large recipe, passed over with one set lookup rather than a call.
+_PLAIN = frozenset({str, int, float, bool, type(None), PosixPath})
 
 
 def _as_text(value: Any) -> Any:
@@ -263,9 +274,6 @@ def wordless_input(node: Node, values: Mapping[str, Any], where: str) -> str | N
     return _wordless_in(cab_of(node.step), values, where)
 
 
-#: Values with a command-line word by exact type (a subclass takes the long way):
-#: most of them, passed over with one set lookup rather than a call.
-_WORDED = frozenset({str, int, float, bool, type(None), PosixPath})
 _MANY = (list, tuple, set, frozenset)
 
 
@@ -274,7 +282,7 @@ def _wordless_in(cab: Any, values: Mapping[str, Any], where: str) -> str | None:
     if cab is None:
         return None
     for name, value in values.items():
-        if type(value) in _WORDED:
+        if type(value) in _PLAIN:  # a word: no call to wordless
             continue
         items = value if isinstance(value, _MANY) else (value,)
         what = next((w for w in map(wordless, items) if w is not None), None)

@@ -312,7 +312,8 @@ def _text(value: Any) -> str:
 
 
 def _paths(value: Any) -> list[str]:
-    value = _listed(value)
+    if isinstance(value, _SET):
+        value = _listed(value)
     if value is None or isinstance(value, _NO_PATH):
         return []
     if isinstance(value, _SEQUENCE):
