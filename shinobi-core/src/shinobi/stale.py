@@ -178,7 +178,13 @@ def _confirm(hits: list[tuple[str, int, str]]) -> list[Holder]:
 
 class _Canonical:
     """Canonical paths (as /proc shows them) without a realpath() per output:
-    a step's outputs mostly share a few directories, resolved once each."""
+    a step's outputs mostly share a few directories, resolved once each.
+
+    What is kept per directory is the text its entries' canonical paths start
+    with (``os.path.join(realpath(parent), "")``), keyed by the path's text up
+    to its last ``/``: one lookup and one concatenation per output, where
+    ``os.path.split`` and ``os.path.join`` took more than the lstat.
+    """
 
     def __init__(self) -> None:
         self._dirs: dict[str, str] = {}
@@ -189,21 +195,24 @@ class _Canonical:
         by design (a log linked to ``/dev/null`` has writers on every host), so
         a process writing one says nothing about a leaked step."""
         try:
-            st = os.lstat(path)
-            if stat.S_ISLNK(st.st_mode):
-                target = os.stat(path)
-                if not (stat.S_ISREG(target.st_mode) or stat.S_ISDIR(target.st_mode)):
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                target = os.stat(path).st_mode
+                if not (stat.S_ISREG(target) or stat.S_ISDIR(target)):
                     return None
-                return os.path.realpath(path), stat.S_ISDIR(target.st_mode)
+                return os.path.realpath(path), stat.S_ISDIR(target)
         except OSError:
             return None
-        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        is_dir = stat.S_ISDIR(mode)
+        if not (is_dir or stat.S_ISREG(mode)):
             return None
-        parent, name = os.path.split(os.path.abspath(path))
-        real_parent = self._dirs.get(parent)
-        if real_parent is None:
-            real_parent = self._dirs[parent] = os.path.realpath(parent)
-        return os.path.join(real_parent, name), stat.S_ISDIR(st.st_mode)
+        whole = os.path.abspath(path)
+        head, _, name = whole.rpartition("/")
+        prefix = self._dirs.get(head)
+        if prefix is None:  # the parent as os.path.split gives it, resolved
+            parent = os.path.split(whole)[0]
+            prefix = self._dirs[head] = os.path.join(os.path.realpath(parent), "")
+        return prefix + name, is_dir
 
 
 def _checked_paths(
@@ -244,7 +253,10 @@ class OutputGuard:
         paths = _checked_paths(invocation.paths, self._canonical)
         if not paths:
             return
-        holders = _confirm(_matches(self._table(), paths))
+        hits = _matches(self._table(), paths)
+        if not hits:  # nearly every step: no live process has an output open
+            return
+        holders = _confirm(hits)
         writers = [h for h in holders if h.writing]
         if writers:
             first = writers[0]
