@@ -39,6 +39,9 @@ _SLICES = re.compile(r"(?:\[[0-9]+\])+$")
 _MAX_NAME = 200
 _MAX_SLICES = 40
 _HASH_CHARS = 16
+#: What :meth:`Session.product_paths` looks into, and what it takes for a path.
+_LISTS = (list, tuple)
+_PATHS = (str, os.PathLike)
 
 
 def safe_name(name: str) -> str:
@@ -220,13 +223,22 @@ class Session:
         self.products.update(self.product_paths(outputs))
 
     def product_paths(self, outputs: Mapping[str, Any]) -> set[str]:
-        """The paths among ``outputs``' values, as :meth:`note_products` notes them."""
-        return {
-            os.path.join(self.cwd, os.fspath(item))
-            for value in outputs.values()
-            for item in (value if isinstance(value, list | tuple) else (value,))
-            if isinstance(item, str | os.PathLike)
-        }
+        """The paths among ``outputs``' values, as :meth:`note_products` notes them.
+
+        Each is ``os.path.join(self.cwd, path)``, with ``self.cwd``'s part
+        joined once per call rather than once per path (every step comes here).
+        """
+        prefix = os.path.join(self.cwd, "")
+        found: set[str] = set()
+        for value in outputs.values():
+            for item in value if isinstance(value, _LISTS) else (value,):
+                if isinstance(item, _PATHS):
+                    path = os.fspath(item)
+                    if isinstance(path, str) and not path.startswith("/"):
+                        found.add(prefix + path)
+                    else:  # absolute (join keeps it), or bytes (join refuses them)
+                        found.add(os.path.join(self.cwd, path))
+        return found
 
     def note_secrets(self, found: tuple[Any, ...]) -> None:
         """Add a step's secret inputs to :attr:`secrets` (steps run in threads)."""
