@@ -12,7 +12,9 @@ are collected, not just the first, so one edit-compile round fixes them all.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from shinobi.graph import Node, output_refs
@@ -60,12 +62,129 @@ def _type_name(annotation: Any) -> str:
     return str(getattr(annotation, "__name__", None) or annotation).replace("typing.", "")
 
 
+@dataclass(frozen=True, slots=True)
+class _CabFacts:
+    """What a cab's declaration alone says about offloading its steps.
+
+    The same for every step the cab runs, so worked out once per cab
+    (:meth:`_Checker.facts`): a 10,000-step recipe runs a handful of cabs.
+    The refusals themselves are still worded per step, which they name.
+    """
+
+    #: Each MUTABLE input that is not a path: (name, what it is, the fix).
+    mutable: tuple[tuple[str, str, str], ...]
+    #: The first ``error`` wrangler, as shown, or None.
+    judging: str | None
+    #: Each required output only an output wrangler fills: (name, the wrangler shown).
+    wrangled_only: tuple[tuple[str, str], ...]
+    #: Each output -> why its declaration keeps it from crossing to another
+    #: step (the words for a reference to it), or None when only its value can.
+    crossing: dict[str, Callable[[OutputRef], str] | None]
+
+    @classmethod
+    def of(cls, cab: Any) -> _CabFacts:
+        return cls(_mutable_objects(cab), _judging(cab), _wrangled_only(cab), _crossing(cab))
+
+
+def _mutable_objects(cab: Any) -> tuple[tuple[str, str, str], ...]:
+    """Each MUTABLE input of ``cab`` that is not a path, with what it is and the fix."""
+    found = []
+    inputs = fields_of(cab.inputs_model)
+    for name, meta in cab.field_meta.items():
+        spec = inputs.get(name)
+        if not meta.mutable or spec is None:
+            continue
+        if spec.path_kind is not None or meta.dtype is not None:
+            continue
+        if spec.is_text:  # a path (or a list of them) written as text, most likely
+            declared = "list[str]" if spec.is_list else "str"
+            said = (
+                f"it is declared {declared}, so the compiler cannot tell it names files, nor"
+                " order the jobs that rewrite them"
+            )
+            kind = "list[Path]" if spec.is_list else "a Path"
+            fix = f"declare it {kind} (or File, Directory, MS)"
+        else:
+            said = (
+                f"it is declared {_type_name(spec.annotation)}, a live Python object that"
+                " cannot cross a node boundary"
+            )
+            fix = f"make it a path the tool rewrites in place, {_REMOTE}"
+        found.append((name, said, fix))
+    return tuple(found)
+
+
+def _judging(cab: Any) -> str | None:
+    """The first of ``cab``'s wranglers that fails the step on what it prints, as shown."""
+    return next((w.shown for w in cab.wranglers if w.action == "error"), None)
+
+
+def _wrangled_only(cab: Any) -> tuple[tuple[str, str], ...]:
+    """Each required output of ``cab`` only an output wrangler fills, with that
+    wrangler shown, in the order of the wranglers."""
+    outputs = fields_of(cab.outputs_model)
+    passthrough = {n for n, rule in cab.output_rules().items() if rule == "passthrough"}
+    found = []
+    for wrangler in cab.wranglers:
+        spec = outputs.get(wrangler.output or "")
+        if wrangler.action != "output" or spec is None or not spec.required:
+            continue
+        meta = cab.meta(spec.name)
+        if meta.implicit or meta.harvest or spec.name in passthrough:
+            continue  # known without it (a template, a glob, a passthrough): it only overrides
+        found.append((spec.name, wrangler.shown))
+    return tuple(found)
+
+
+def _crossing(cab: Any) -> dict[str, Callable[[OutputRef], str] | None]:
+    """Each output of ``cab`` -> why its declaration keeps it from crossing
+    between offloaded steps (the words for a reference to it), or None."""
+    wrangled = {w.output for w in cab.wranglers if w.action == "output"}
+    found: dict[str, Callable[[OutputRef], str] | None] = {}
+    for name, spec in fields_of(cab.outputs_model).items():
+        meta = cab.meta(name)
+        if name in wrangled:
+            found[name] = _wrangled
+        elif spec.path_kind is None and meta.dtype is None:
+            found[name] = partial(_not_a_path, _type_name(spec.annotation))
+        elif meta.harvest:
+            found[name] = partial(_harvested, meta.harvest)
+        else:
+            found[name] = None
+    return found
+
+
+def _wrangled(ref: OutputRef) -> str:
+    return f"{ref} is set by a wrangler from the tool's output, known only after it runs"
+
+
+def _not_a_path(declared: str, ref: OutputRef) -> str:
+    return (
+        f"{ref} is not a path (it is declared {declared}); only"
+        " filesystem paths can cross between offloaded steps"
+    )
+
+
+def _harvested(pattern: str, ref: OutputRef) -> str:
+    return f"{ref} is collected by the glob {pattern!r} after {ref.step!r} runs"
+
+
 class _Checker:
     def __init__(self, default_backend: str = "native", container_runtime: str = "none") -> None:
         self.default_backend = default_backend
         self.container_runtime = container_runtime
         self.found: dict[tuple[str, str], Refusal] = {}
         self.indexes: dict[int, dict[str, PlannedStep]] = {}
+        #: each cab met so far (the key keeps it alive) -> what its declaration says
+        self.cabs: dict[Any, _CabFacts] = {}
+
+    def facts(self, cab: Any) -> _CabFacts:
+        """What ``cab``'s declaration says, worked out at its first step: a large
+        recipe runs the same few cabs in every one of its steps."""
+        found = self.cabs.get(cab)
+        if found is None:
+            found = self.cabs[cab] = _CabFacts.of(cab)
+        return found
 
     def by_node(self, plan: Plan) -> dict[str, PlannedStep]:
         index = self.indexes.get(id(plan))
@@ -100,22 +219,15 @@ class _Checker:
         if kind == "function":
             return f"{ref} comes from an orchestration function at run time"
         cab = cab_of(producer.node.step)
-        spec = fields_of(cab.outputs_model).get(ref.field)
-        if spec is None:
+        crossing = self.facts(cab).crossing
+        if ref.field not in crossing:
             return f"{ref} is not an output of {cab.name!r}"
-        meta = cab.meta(ref.field)
-        if any(w.action == "output" and w.output == ref.field for w in cab.wranglers):
-            return f"{ref} is set by a wrangler from the tool's output, known only after it runs"
-        if spec.path_kind is None and meta.dtype is None:
-            return (
-                f"{ref} is not a path (it is declared {_type_name(spec.annotation)}); only"
-                " filesystem paths can cross between offloaded steps"
-            )
-        if meta.harvest:
-            return f"{ref} is collected by the glob {meta.harvest!r} after {ref.step!r} runs"
+        declared = crossing[ref.field]
+        if declared is not None:
+            return declared(ref)
         parts = producer.slices if producer.slices is not None else [producer]
         values = [part.outputs.get(ref.field) for part in parts]
-        if any(_has_unknown(v) for v in values):
+        if any(map(_has_unknown, values)):
             return f"{ref} is named only once {ref.step!r} has run"
         if any(v is None for v in values):
             return (
@@ -161,8 +273,9 @@ class _Checker:
         self.venv(node, where)
         cab = cab_of(node.step)
         if cab is not None:
-            self.mutable(cab, where)
-            self.judged(cab, where)
+            facts = self.facts(cab)
+            self.mutable(facts, where)
+            self.judged(cab.name, facts, where)
         for key, value in node.wiring.items():
             for ref in output_refs(value):
                 problem = self.produced(plan, ref)
@@ -225,60 +338,32 @@ class _Checker:
         cab = cab_of(step)
         return self.container_runtime != "none" and cab is not None and bool(cab.image)
 
-    def judged(self, cab: Any, where: str) -> None:
+    def judged(self, cab: str, facts: _CabFacts, where: str) -> None:
         """A cab whose output a wrangler judges fails on what it prints, which
         only ninja reads: a job would pass on what ``ninja run`` fails. So does
         one whose required output only a wrangler fills: ``ninja run`` fails
-        the step when no line matched."""
-        judging = [w for w in cab.wranglers if w.action == "error"]
-        if judging:
+        the step when no line matched. ``cab``: its name."""
+        if facts.judging is not None:
             self.refuse(
                 "wrangler",
-                f"{where}: {cab.name!r} fails the step when its output matches"
-                f" {judging[0].shown}, which a compiled job cannot check",
+                f"{where}: {cab!r} fails the step when its output matches"
+                f" {facts.judging}, which a compiled job cannot check",
                 f"make the tool exit non-zero on that error instead, {_REMOTE}",
-                key=f"wrangler:{cab.name}:{where}",  # each step, loop iterations as one
+                key=f"wrangler:{cab}:{where}",  # each step, loop iterations as one
             )
-        outputs = fields_of(cab.outputs_model)
-        passthrough = {n for n, rule in cab.output_rules().items() if rule == "passthrough"}
-        for wrangler in cab.wranglers:
-            spec = outputs.get(wrangler.output or "")
-            if wrangler.action != "output" or spec is None or not spec.required:
-                continue
-            meta = cab.meta(spec.name)
-            if meta.implicit or meta.harvest or spec.name in passthrough:
-                continue  # known without it (a template, a glob, a passthrough): it only overrides
+        for name, shown in facts.wrangled_only:
             self.refuse(
                 "wrangler",
-                f"{where}: {cab.name!r} output {spec.name!r} is required and only its wrangler"
-                f" {wrangler.shown} fills it, from what the tool prints, which a compiled job"
+                f"{where}: {cab!r} output {name!r} is required and only its wrangler"
+                f" {shown} fills it, from what the tool prints, which a compiled job"
                 " cannot read: the job would pass where `ninja run` fails the step",
-                f"give the output a default (`{spec.name}: ... | None = None`), {_REMOTE}",
-                key=f"wrangler:{cab.name}:{spec.name}:{where}",
+                f"give the output a default (`{name}: ... | None = None`), {_REMOTE}",
+                key=f"wrangler:{cab}:{name}:{where}",
             )
 
-    def mutable(self, cab: Any, where: str) -> None:
-        inputs = fields_of(cab.inputs_model)
-        for name, meta in cab.field_meta.items():
-            spec = inputs.get(name)
-            if not meta.mutable or spec is None:
-                continue
-            if spec.path_kind is not None or meta.dtype is not None:
-                continue
-            if spec.is_text:  # a path (or a list of them) written as text, most likely
-                declared = "list[str]" if spec.is_list else "str"
-                said = (
-                    f"it is declared {declared}, so the compiler cannot tell it names files, nor"
-                    " order the jobs that rewrite them"
-                )
-                kind = "list[Path]" if spec.is_list else "a Path"
-                fix = f"declare it {kind} (or File, Directory, MS)"
-            else:
-                said = (
-                    f"it is declared {_type_name(spec.annotation)}, a live Python object that"
-                    " cannot cross a node boundary"
-                )
-                fix = f"make it a path the tool rewrites in place, {_REMOTE}"
+    def mutable(self, facts: _CabFacts, where: str) -> None:
+        """Refuse each MUTABLE input of the step's cab that is not a path."""
+        for name, said, fix in facts.mutable:
             self.refuse(
                 "mutable", f"{where}, input {name!r} is MUTABLE but not a path: {said}", fix
             )
