@@ -161,25 +161,44 @@ def _absolute(cwd: str, value: Any) -> str | None:
     return os.path.normpath(os.path.join(cwd, str(value)))
 
 
-def _required_outputs(cab: Any, part: PlannedStep, cwd: str) -> list[tuple[str, str, str]]:
-    """The paths ``part`` must leave: its required path outputs, as planned, each
-    with what it must be ("file", "dir" or "any"), as ``ninja run`` checks; a
-    required output a harvest glob collects (one file or a list), as the
-    pattern, "glob" (something must match it)."""
+#: One required output a job checks: its name, its harvest glob template (or
+#: None: a path output), and what must be on disk ("file", "dir", "any", "glob").
+_Required = tuple[str, str | None, str]
+
+
+def _required_of(cab: Any) -> tuple[_Required, ...]:
+    """The outputs of ``cab`` that :func:`_required_outputs` checks: the same
+    for every step of the cab, so worked out once per cab."""
     if cab is None:
-        return []
-    found: list[tuple[str, str, str]] = []
+        return ()
+    found: list[_Required] = []
     for name, spec in fields_of(cab.outputs_model).items():
         meta = cab.meta(name)
         if meta.harvest and spec.required:
-            pattern = harvest_glob(meta.harvest, part.values)
-            if pattern is not None:
-                found.append((name, anchored(cwd, pattern), "glob"))
+            found.append((name, meta.harvest, "glob"))
             continue
         dtype = meta.dtype
         if not spec.required or (spec.path_kind is None and dtype is None):
             continue
-        kind = on_disk_kind(spec.path_kind, dtype)
+        found.append((name, None, on_disk_kind(spec.path_kind, dtype)))
+    return tuple(found)
+
+
+def _required_outputs(
+    required: tuple[_Required, ...], part: PlannedStep, cwd: str
+) -> list[tuple[str, str, str]]:
+    """The paths ``part`` must leave: its required path outputs, as planned, each
+    with what it must be ("file", "dir" or "any"), as ``ninja run`` checks; a
+    required output a harvest glob collects (one file or a list), as the
+    pattern, "glob" (something must match it). ``required``: its cab's, from
+    :func:`_required_of`."""
+    found: list[tuple[str, str, str]] = []
+    for name, harvest, kind in required:
+        if harvest is not None:
+            pattern = harvest_glob(harvest, part.values)
+            if pattern is not None:
+                found.append((name, anchored(cwd, pattern), kind))
+            continue
         value = part.outputs.get(name)
         for item in value if isinstance(value, list | tuple) else [value]:
             if isinstance(item, str | os.PathLike):
@@ -233,6 +252,8 @@ class _Flattener:
         self.until_files = until_files
         #: id() of a planned step -> its job
         self.job_of: dict[int, Job] = {}
+        #: each cab met so far (the key keeps it alive) -> the outputs its jobs check
+        self.required: dict[Any, tuple[_Required, ...]] = {}
 
     def lookup(self, plan: Plan) -> Any:
         by_node = {step.node.name: step for step in plan.steps}
@@ -251,29 +272,22 @@ class _Flattener:
         nodes = plan.graph.nodes
         guard_refs = output_refs(node.guard)
         guard_steps = {ref.step for ref in guard_refs}
+        wired = _wired_from(node) if node.deps else {}
         edges: list[Edge] = []
         for dep in node.deps:
             dep_node = nodes[dep]
             if dep_node.name == node.previous:
                 kind: EdgeKind = "loop"
                 detail = f"iteration {node.iteration} after {dep_node.iteration}"
-            elif dep_node.name in guard_steps and not _wires(node, dep_node.name):
+            elif dep_node.name in guard_steps and dep_node.name not in wired:
                 kind = "guard"
                 detail = ", ".join(str(r) for r in guard_refs if r.step == dep_node.name)
-            elif _earlier_iteration(node, dep_node) and not _wires(node, dep_node.name):
+            elif _earlier_iteration(node, dep_node) and dep_node.name not in wired:
                 kind = "loop"  # not wired: an iteration starts once the one before is over
                 detail = f"iteration {node.iteration} waits for all of {dep_node.iteration}"
             else:
                 kind = "wired"
-                detail = (
-                    ", ".join(
-                        f"{key} <- {ref}"
-                        for key, value in node.wiring.items()
-                        for ref in output_refs(value)
-                        if ref.step == dep_node.name
-                    )
-                    or "declared"
-                )
+                detail = ", ".join(wired.get(dep_node.name, ())) or "declared"
             for before in jobs_of.get(dep, []):
                 edges.append(Edge(before, kind, detail))
         return edges
@@ -312,21 +326,23 @@ class _Flattener:
     def make_job(self, step: PlannedStep, name: str, guard: str | None, edges: list[Edge]) -> Job:
         parts = step.slices if step.slices is not None else [step]
         cab = cab_of(step.node.step)
+        required = self.required.get(cab)
+        if required is None:
+            required = self.required[cab] = _required_of(cab)
         invocations = [self.invocation(part, name, cab) for part in parts]
-        paths: list[PathUse] = []
-        for part in parts:
-            paths.extend(part.paths)
+        # one step's paths are a tuple already (tuple() returns it): no list to join
+        paths = tuple(step.paths if step.slices is None else (u for p in parts for u in p.paths))
         job = Job(
             index=len(self.graph.jobs),
             name=name,
             node=step.node,
             commands=[_with_environment(inv) for inv in invocations],
             invocations=invocations,
-            paths=tuple(paths),
+            paths=paths,
             scattered=step.slices is not None,
             guard=guard,
             edges=edges,
-            expected=[_required_outputs(cab, part, self.graph.cwd) for part in parts],
+            expected=[_required_outputs(required, part, self.graph.cwd) for part in parts],
         )
         self.graph.jobs.append(job)
         self.job_of[id(step)] = job
@@ -416,8 +432,14 @@ def _earlier_iteration(node: Node, dep: Node) -> bool:
     )
 
 
-def _wires(node: Node, producer: str) -> bool:
-    return any(ref.step == producer for value in node.wiring.values() for ref in output_refs(value))
+def _wired_from(node: Node) -> dict[str, list[str]]:
+    """Each step ``node`` is wired to -> its wirings, ``key <- step.field``, in
+    wiring order: one walk of the wiring per node, not one per dependency."""
+    wired: dict[str, list[str]] = {}
+    for key, value in node.wiring.items():
+        for ref in output_refs(value):
+            wired.setdefault(ref.step, []).append(f"{key} <- {ref}")
+    return wired
 
 
 def build_jobs(plan: Plan, cwd: str, run_id: str) -> JobGraph:
