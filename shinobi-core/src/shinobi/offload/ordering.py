@@ -279,8 +279,9 @@ def _touched(uses: Iterable[PathUse], canonical: Canonicaliser) -> dict[str, boo
 
 def _accesses(job: int, uses: Iterable[PathUse], canonical: Canonicaliser) -> list[_Access]:
     """A job's accesses: one per canonical path it touches (a write if any use of
-    it may change it), and one per harvest glob."""
-    uses = list(uses)
+    it may change it), and one per harvest glob, after them. One pass over the
+    uses: this runs for every job of a compile."""
+    touched: dict[str, bool] = {}
     globs: dict[str, _Access] = {}
     for use in uses:
         if use.pattern:  # the glob, anchored at its folder's canonical spelling
@@ -288,8 +289,13 @@ def _accesses(job: int, uses: Iterable[PathUse], canonical: Canonicaliser) -> li
             path = canonical(folder)
             glob = path.rstrip(os.sep) + use.path[len(folder) :]
             globs.setdefault(glob, _Access(job, path, writes(use), glob))
-    touched = _touched([use for use in uses if not use.pattern], canonical)
-    return [_Access(job, path, write) for path, write in touched.items()] + list(globs.values())
+        else:
+            path = canonical(use.path)
+            touched[path] = touched.get(path, False) or writes(use)
+    accesses = [_Access(job, path, write) for path, write in touched.items()]
+    if globs:
+        accesses += globs.values()
+    return accesses
 
 
 def _shared_groups(
@@ -298,13 +304,21 @@ def _shared_groups(
     """Each outermost used path that more than one job uses and one writes, with
     every access to it or to a path inside it, in job order."""
     by_job = [_accesses(index, uses, canonical) for index, uses in enumerate(per_job)]
-    outermost = _Outermost({access.path for accesses in by_job for access in accesses})
+    used = {access.path for accesses in by_job for access in accesses}
+    outermost = _Outermost(used)
+    root_of = {path: outermost(path) for path in used}  # once per path, not per access
     groups: dict[str, list[_Access]] = {}
     for accesses in by_job:
         for access in accesses:
-            groups.setdefault(outermost(access.path), []).append(access)
+            root = root_of[access.path]
+            group = groups.get(root)
+            if group is None:
+                groups[root] = [access]
+            else:
+                group.append(access)
     for root, accesses in groups.items():
-        if len({a.job for a in accesses}) > 1 and any(a.write for a in accesses):
+        # in job order: more than one job when the first and the last differ
+        if accesses[0].job != accesses[-1].job and any(a.write for a in accesses):
             yield root, accesses
 
 
@@ -376,7 +390,11 @@ def derive_edges(graph: JobGraph) -> int:
         readers_here.clear()
         said = len(graph.parallel_readers)
         _order(root, accesses, link, note_readers)
-        if len(graph.parallel_readers) == said and len({r.job for r in readers_here}) > 1:
+        if (
+            len(graph.parallel_readers) == said
+            and len(readers_here) > 1
+            and len({r.job for r in readers_here}) > 1
+        ):
             # readers of an MS and of a table in it, each alone on its own path
             _note_parallel(graph, f"{root} (or paths in it)", [r.job for r in readers_here])
     for job in graph.jobs:
