@@ -22,6 +22,7 @@ import os
 import string
 from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
+from pathlib import PosixPath
 from typing import Any, NamedTuple
 
 from shinobi.backends.base import PathKind, PathRole, PathUse
@@ -70,6 +71,15 @@ _SET = (set, frozenset)
 _NO_PATH = (Unknown, bool)
 _NUMBER = (int, float)  # bool too
 _PATH_LIKE = (str, os.PathLike)
+
+#: A path or its text by exact type (a subclass, an enum, takes the long way):
+#: its word is its ``str()``, and it names one path. Nearly every path value of a
+#: large recipe, told with one set lookup.
+_ONE_PATH = frozenset({str, PosixPath})
+
+#: Values that are no secret and hold none, by exact type: passed over with one
+#: set lookup rather than asked for ``get_secret_value`` (an AttributeError each).
+_NEVER_SECRET = frozenset({str, int, float, bool, type(None), PosixPath})
 
 
 def _listed(value: Any) -> Any:
@@ -120,9 +130,11 @@ def render_argv(cab: Cab, values: Mapping[str, Any], *, reveal: bool = False) ->
     for name, skip, positional, path_words, flag, equals, list_style in cab.kept(
         "_options", _options
     ):
-        value = _listed(values.get(name))
+        value = values.get(name)
         if value is None or value is False or skip:
             continue
+        if isinstance(value, _SET):
+            value = _listed(value)
         text = _path_word if path_words else word
         if positional:
             if isinstance(value, _SEQUENCE):
@@ -166,6 +178,9 @@ def _path_word(value: Any) -> str:
     an option, positional or as an option's value (argparse reads ``--in -v``
     as a missing value); ``./-v`` is the same file and reads as no option.
     """
+    if type(value) in _ONE_PATH:  # most words: no enum to unwrap, path-like
+        text = str(value)
+        return f"./{text}" if text.startswith("-") else text
     text = _text(value)
     return f"./{text}" if text.startswith("-") and isinstance(value, _PATH_LIKE) else text
 
@@ -193,11 +208,18 @@ def joined_list_problem(cab: Cab, values: Mapping[str, Any]) -> str | None:
 
 
 def has_secret(values: Mapping[str, Any]) -> bool:
-    """Whether any of ``values`` (or an element of a list of them) is a secret."""
-    return any(
-        _is_secret(v) or (isinstance(v, _SEQUENCE) and any(_is_secret(x) for x in v))
-        for v in values.values()
-    )
+    """Whether any of ``values`` (or an element of a list of them) is a secret.
+
+    Asked of every step (offload eligibility, dispatch), whose values are
+    nearly all plain: those are passed over by type, not asked one by one."""
+    for value in values.values():
+        if type(value) in _NEVER_SECRET:
+            continue
+        if _is_secret(value) or (
+            isinstance(value, _SEQUENCE) and any(_is_secret(x) for x in value)
+        ):
+            return True
+    return False
 
 
 #: What a secret's value shows as, wherever ninja shows or keeps it.
@@ -209,6 +231,8 @@ def secret_inputs(values: Mapping[str, Any]) -> tuple[Any, ...]:
     objects they are: a result keeps these, whose ``repr`` shows no secret."""
     found: list[Any] = []
     for value in values.values():
+        if type(value) in _NEVER_SECRET:  # as has_secret: most values
+            continue
         found += [item for item in _items(value) if _is_secret(item)]
     return tuple(found)
 
@@ -381,10 +405,17 @@ def path_uses(
     and whatever protects read-only inputs (a read-only mount) must cover it.
     """
     uses: list[PathUse] = []
-    prefix = os.path.join(cwd, "")  # os.path.join(cwd, path) below, joined once per step
+    prefix = _dir_prefix(cwd)  # os.path.join(cwd, path) below, as prefix + path
     in_paths, out_paths = cab.kept("_path_fields", _path_fields)
     for name, role, kind, writable, mutable, nested, _ in in_paths:
         value = inputs.get(name)
+        if value is None:  # an optional path not given: nothing to walk
+            continue
+        if not nested and type(value) in _ONE_PATH:  # one path (most): as _paths has it
+            path = str(value)
+            full = path if path.startswith("/") else prefix + path
+            uses.append(PathUse(full, role, name, kind, writable, mutable))
+            continue
         for path in paths_within(value) if nested else _paths(value):
             # (path, role, field, kind, writable, mutable): positional is cheaper
             full = path if path.startswith("/") else prefix + path
@@ -400,6 +431,14 @@ def path_uses(
             full = path if path.startswith("/") else prefix + path
             uses.append(PathUse(full, "output", name, kind))
     return tuple(uses)
+
+
+def _dir_prefix(cwd: str) -> str:
+    """``os.path.join(cwd, "")``: ``cwd`` ending in one separator (``""`` stays
+    ``""``), for ``os.path.join(cwd, path)`` of a relative ``path`` to be
+    ``prefix + path``; told without posixpath's general join, once per step."""
+    cwd = os.fspath(cwd)
+    return cwd if not cwd or cwd.endswith("/") else cwd + "/"
 
 
 def harvest_glob(template: str, inputs: Mapping[str, Any]) -> str | None:
