@@ -73,10 +73,17 @@ def resolve_value(value: Any, inputs: Mapping[str, Any], output: Callable[[Outpu
 def resolve_wiring(
     node: Node, inputs: Mapping[str, Any], output: Callable[[OutputRef], Any]
 ) -> dict[str, Any]:
-    values = {
-        k: v if type(v) in _PLAIN else resolve_value(v, inputs, output)
-        for k, v in node.wiring.items()
-    }
+    values: dict[str, Any] = {}
+    for k, v in node.wiring.items():
+        kind = type(v)
+        if kind in _PLAIN:
+            values[k] = v
+        elif kind is OutputRef:  # most of the rest: as resolve_value takes them, directly
+            values[k] = output(v)
+        elif kind is InputRef:
+            values[k] = inputs.get(v.field)
+        else:
+            values[k] = resolve_value(v, inputs, output)
     if node.kind == "cab":
         paths = node.step.text_paths()
         if paths:  # most cabs have none: no set made
@@ -441,9 +448,10 @@ def checked_inputs(
     checked on its own (:func:`static_input_error`).
     """
     facts = _default_facts(node.step.inputs_model)
-    refused = _default_refusal(facts, values, where)
-    if refused is not None:
-        return None, refused
+    if facts.refused:  # most models refuse none of their defaults: nothing to ask
+        refused = _default_refusal(facts, values, where)
+        if refused is not None:
+            return None, refused
     cab = cab_of(node.step)
     for value in values.values():
         if isinstance(value, _MAY_HOLD_UNKNOWN) and _has_unknown(value):
@@ -451,7 +459,7 @@ def checked_inputs(
             return None, found or _joined_in(cab, values, where)
     try:
         # as the run validates them (validate_inputs): a default made what the model makes of it
-        given = _with_defaults_made(facts, values)
+        given = _with_defaults_made(facts, values) if facts.made else values
         made = field_values(node.step.inputs_model.model_validate(given, by_name=True))
     except Exception as exc:
         return None, _model_refusal(node, values, where, exc)
@@ -544,7 +552,7 @@ def plan_step(
     """One step (not a scatter of it) as it will run, with ``values`` as its inputs;
     ``check``: keep what validating them says (the dry run shows it)."""
     cab = cab_of(node.step)
-    if node.kind == "recipe":
+    if cab is None and node.kind == "recipe":  # a step that runs a cab is no recipe
         assert node.subgraph is not None
         # the nested recipe's own inputs first, then its steps against what it made
         made, error = checked_inputs(node, values, f"step {name!r}")
@@ -592,7 +600,9 @@ def plan_graph(
             return [s.outputs.get(ref.field, Unknown(s.name, ref.field)) for s in step.slices]
         if step.node.scatter:
             return Unknown(step.name, ref.field)
-        return step.outputs.get(ref.field, Unknown(ref.step, ref.field))
+        outputs = step.outputs
+        # an Unknown made only when the output is missing, not for every lookup
+        return outputs[ref.field] if ref.field in outputs else Unknown(ref.step, ref.field)
 
     by_index: list[PlannedStep | None] = [None] * len(graph.nodes)
     unsettable = check and _has_nested(graph)
