@@ -428,24 +428,7 @@ def field_values(model: Any) -> dict[str, Any]:
 
     ``dict(model)`` first asks the model for a ``keys`` attribute, which a
     pydantic model answers through its slow ``__getattr__`` and an exception;
-    this runs for every step of a run, so it goes straight to the iterator, and
-    for a model that keeps pydantic's own iterator, to what that iterator
-    yields (the fields in ``__dict__``, then any extras), with no generator.
+    this runs for every step of a run, so it goes straight to the iterator
+    (pydantic's own, which knows the model's extras and private names).
     """
-    global _MODEL_ITER
-    if _MODEL_ITER is None:  # pydantic is imported: ``model`` is one of its models
-        from pydantic import BaseModel
-
-        _MODEL_ITER = BaseModel.__iter__
-    if getattr(type(model), "__iter__", None) is not _MODEL_ITER:  # its own, as dict() asks
-        return dict(iter(model))
-    values = {k: v for k, v in model.__dict__.items() if not k.startswith("_")}
-    extra = model.__pydantic_extra__
-    if extra:
-        values.update(extra)
-    return values
-
-
-#: ``BaseModel.__iter__``, found by the first :func:`field_values` (pydantic is
-#: imported only when a model is made, not to load this module).
-_MODEL_ITER: Any = None
+    return dict(iter(model))
