@@ -26,6 +26,7 @@ from shinobi_slurm.scripts import (
     _comments,
     _directives,
     _options,
+    _plain,
     job_script,
 )
 
@@ -74,6 +75,23 @@ def test_the_written_lines_are_the_options_lines(
         )
         assert job_script(context, job, files, ids) == whole
         assert files.script_name == Path(files.script).name
+
+
+@pytest.mark.parametrize("folder", ["plain", "a b", "q'uote", 'd"q', "b[1]"])
+def test_lines_written_as_they_are_are_the_quoted_ones(folder: str, tmp_path: Path) -> None:
+    """A job whose files need no quoting has them written as they are (``_plain``):
+    the same lines and script as quoting and escaping each one would give."""
+    graph = _graph()
+    cwd = tmp_path / folder
+    context = ScriptContext.of(graph, CompileOptions(workdir=cwd, cwd=cwd, run_id="run1"), {})
+    assert context.plain is (folder == "plain")
+    for job in graph.jobs:
+        files = JobFiles.of(context.run_dir, job)
+        plain = _plain(context, files)
+        assert _directives(context, job, files, job.tasks, None, plain) == _directives(
+            context, job, files, job.tasks, None
+        )
+        assert _body(context, job, files, job.tasks, plain) == _body(context, job, files, job.tasks)
 
 
 def test_a_line_break_is_refused_naming_its_option(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from shinobi.launch.handle import LaunchHandle
 
 __all__ = [
+    "SHELL_UNSAFE",
     "SIGNAL_RELAY",
     "Option",
     "batch_script",
@@ -55,6 +56,7 @@ __all__ = [
     "relay_lines",
     "resource_options",
     "script_text",
+    "shell_line",
     "shown_value",
     "time_minutes",
     "with_environment",
@@ -782,10 +784,23 @@ def payload_line(argv: Sequence[str], stop: Sequence[str] | None = None) -> str:
     returns at once. The trap is reset after the payload (:func:`command_lines`).
     """
     if not stop:
-        # shlex.join, without its generator: this runs once per job (and slice)
-        return " ".join(map(shlex.quote, argv))
+        return shell_line(argv)
     action = shlex.quote(f"{shlex.join(stop)} >/dev/null 2>&1")
     return f'trap {action} {_ENDING_SIGNALS}; {shlex.join(argv)} & wait "$!"'
+
+
+#: What ``shlex.quote`` leaves unquoted is a word of only these characters (its own
+#: test): a text this finds nothing in is its own quoted form.
+SHELL_UNSAFE = re.compile(r"[^\w@%+=:,./-]", re.ASCII).search
+
+
+def shell_line(argv: Sequence[str]) -> str:
+    """``shlex.join(argv)``. Nearly every command line needs no quote at all (a
+    compile writes one per job and slice): one scan of its words run together
+    says so, rather than a ``shlex.quote`` call per word."""
+    if all(argv) and SHELL_UNSAFE("".join(argv)) is None:  # an empty word needs ''
+        return " ".join(argv)
+    return " ".join(map(shlex.quote, argv))
 
 
 def relay_lines(stopped: bool = False) -> list[str]:

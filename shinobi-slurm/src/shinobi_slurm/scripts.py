@@ -40,6 +40,7 @@ from shinobi.offload.base import CompileOptions
 from shinobi.offload.jobs import Job, JobGraph, describe_edge
 from shinobi.session import safe_name
 from shinobi_slurm.sbatch import (
+    SHELL_UNSAFE,
     Option,
     directive,
     directive_line,
@@ -162,6 +163,12 @@ class ScriptContext:
     #: What the first comment of every script says before and after the step's name.
     said_before_step: str
     said_after_step: str
+    #: Whether the run folder and ``recipe_stem`` are text ``shlex.quote`` leaves
+    #: as it is: a job whose stem is such text too has files and ``#SBATCH`` lines
+    #: with nothing to quote or escape (:func:`_plain`), written as they are.
+    plain: bool
+    #: ``#SBATCH --comment=`` of every job, up to its stem (when ``plain``).
+    comment_start: str
 
     @classmethod
     def of(
@@ -189,6 +196,7 @@ class ScriptContext:
         run_dir = str(options.run_dir(graph.recipe))
         named = Option("job-name", job_name(options.run_id))
         chdir = Option("chdir", str(options.cwd))
+        recipe_stem = safe_name(graph.recipe)
         return cls(
             graph=graph,
             run_dir=run_dir,
@@ -196,7 +204,7 @@ class ScriptContext:
             chdir=chdir,
             configured=configured,
             overridden=overridden_by(configured),
-            recipe_stem=safe_name(graph.recipe),
+            recipe_stem=recipe_stem,
             job_name_line=directive(named),
             chdir_line=directive(chdir),
             configured_lines=tuple(directive(o) for o in configured),
@@ -204,6 +212,8 @@ class ScriptContext:
             exits_folder=shlex.quote(f"{_folder(run_dir)}exits"),
             said_before_step=f"shinobi: recipe {graph.recipe!r}, step ",
             said_after_step=f", run {graph.run_id}",
+            plain=SHELL_UNSAFE(f"{_folder(run_dir)}{recipe_stem}") is None,
+            comment_start=f"#SBATCH --comment={recipe_stem}/",
         )
 
 
@@ -217,9 +227,10 @@ def _afterok(graph: JobGraph, job: Job, ids: Mapping[str, str] | None) -> str | 
     if not job.edges:  # job.after() is empty
         return None
     jobs = graph.jobs
+    after = dict.fromkeys([edge.before for edge in job.edges])  # job.after(), in C
     if ids is None:
-        return "afterok:" + ":".join([f"<{jobs[i].name}>" for i in job.after()])
-    return "afterok:" + ":".join([ids[jobs[i].name] for i in job.after()])
+        return "afterok:" + ":".join([f"<{jobs[i].name}>" for i in after])
+    return "afterok:" + ":".join([ids[jobs[i].name] for i in after])
 
 
 def _array(job: Job, tasks: int) -> str:
@@ -252,27 +263,51 @@ def _options(
     return merge_options(derived, context.configured, context.overridden)
 
 
+def _plain(context: ScriptContext, files: JobFiles) -> bool:
+    """Whether ``files`` (and the job's ``--comment``) hold nothing to quote or escape.
+
+    Their text is the context's run folder and recipe stem, which
+    :attr:`ScriptContext.plain` tested once, and the job's stem: when that is
+    such text too, ``shlex.quote`` of a file and :func:`~.sbatch.directive_line`
+    of a value give the text itself (the ``[%a]`` of an array's logs needs no
+    escaping in a directive), and writing them as they are skips a test of
+    every file of every job.
+    """
+    return context.plain and SHELL_UNSAFE(files.stem) is None
+
+
 def _directives(
     context: ScriptContext,
     job: Job,
     files: JobFiles,
     tasks: int | None,
     ids: Mapping[str, str] | None,
+    plain: bool = False,
 ) -> list[str]:
     """The ``#SBATCH`` lines of :func:`_options`, in its order, without making its options.
 
     The lines every job shares were written once (:class:`ScriptContext`);
-    only the job's own are written here. Only a resource option can be one
-    that ``configured`` replaces: ``sbatch_opts`` may not set an option ninja
-    owns (:func:`~.sbatch.parse_sbatch_opts` refuses it).
+    only the job's own are written here (as they are, when ``plain``: see
+    :func:`_plain`). Only a resource option can be one that ``configured``
+    replaces: ``sbatch_opts`` may not set an option ninja owns
+    (:func:`~.sbatch.parse_sbatch_opts` refuses it).
     """
-    lines = [
-        context.job_name_line,
-        directive_line("comment", f"{context.recipe_stem}/{files.stem}"),
-        directive_line("output", files.stdout),
-        directive_line("error", files.stderr),
-        context.chdir_line,
-    ]
+    if plain:
+        lines = [
+            context.job_name_line,
+            f"{context.comment_start}{files.stem}",
+            f"#SBATCH --output={files.stdout}",
+            f"#SBATCH --error={files.stderr}",
+            context.chdir_line,
+        ]
+    else:
+        lines = [
+            context.job_name_line,
+            directive_line("comment", f"{context.recipe_stem}/{files.stem}"),
+            directive_line("output", files.stdout),
+            directive_line("error", files.stderr),
+            context.chdir_line,
+        ]
     resources = job.resources
     if resources is not None:
         overridden = context.overridden
@@ -334,11 +369,12 @@ def _guard(job: Job, files: JobFiles) -> list[str]:
     ]
 
 
-def _exit_kept(context: ScriptContext, files: JobFiles) -> tuple[str, str, str]:
+def _exit_kept(context: ScriptContext, files: JobFiles, plain: bool) -> tuple[str, str, str]:
     """Keep an exit code sacct would report modulo 128: a C tool's ``exit(-1)``
     would read as 127, "command not found" (``ninja status`` reads the file)."""
     before, task, after = files.exit_code.partition("%a")
-    path = shlex.quote(before)
+    # plain: quoting would keep it as it is, but for an array's, which ends in "["
+    path = before if plain and not task else shlex.quote(before)
     if task:
         path += '"$SLURM_ARRAY_TASK_ID"' + shlex.quote(after)
     return (
@@ -354,7 +390,9 @@ _RELAYED = {stopped: tuple(relay_lines(stopped)[:-1]) for stopped in (False, Tru
 _LEAVE = relay_lines()[-1]
 
 
-def _body(context: ScriptContext, job: Job, files: JobFiles, tasks: int | None) -> list[str]:
+def _body(
+    context: ScriptContext, job: Job, files: JobFiles, tasks: int | None, plain: bool = False
+) -> list[str]:
     if tasks is None:
         stop = job.stops[0] if job.stops else None
         checked = _outputs_checked(job.expected[0]) if job.expected else []
@@ -362,7 +400,7 @@ def _body(context: ScriptContext, job: Job, files: JobFiles, tasks: int | None) 
             payload_line(job.commands[0], stop),
             *_RELAYED[bool(stop)],
             *checked,
-            *_exit_kept(context, files),
+            *_exit_kept(context, files, plain),
             _LEAVE,
         ]
     if tasks == 0:
@@ -385,7 +423,7 @@ def _body(context: ScriptContext, job: Job, files: JobFiles, tasks: int | None) 
                     "  ;;",
                 ]
         checks.append("esac")
-    return [*lines, *relay, *checks, *_exit_kept(context, files), _LEAVE]
+    return [*lines, *relay, *checks, *_exit_kept(context, files, plain), _LEAVE]
 
 
 def _outputs_checked(expected: Sequence[tuple[str, str, str]]) -> list[str]:
@@ -446,9 +484,10 @@ def job_script(
     holds a line break.
     """
     tasks = job.tasks
-    body = _body(context, job, files, tasks)
+    plain = _plain(context, files)
+    body = _body(context, job, files, tasks, plain)
     if job.guard is not None or files.loop_before is not None:  # a loop's job
         body = [*_guard(job, files), *_look_at_until_file(job, files), *body]
-    directives = _directives(context, job, files, tasks, ids)
+    directives = _directives(context, job, files, tasks, ids, plain)
     refuse_line_breaks(directives, lambda: _options(context, job, files, ids))
     return script_text(directives, body, _comments(context, job, tasks))
