@@ -8,7 +8,7 @@ scatter and loops how many slices or iterations are declared.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import PurePath
 from typing import Any
 
@@ -31,6 +31,11 @@ MAX_WIDTH = 160
 _PATHS_SHOWN = 6
 
 
+#: :func:`columns` of a box's tag: a handful of tags ("cab · native") for
+#: thousands of boxes, each with a "·" that takes the regular-expression path.
+_tag_columns = lru_cache(maxsize=256)(columns)
+
+
 def _box(title: str, tag: str, lines: list[str], indent: str) -> list[str]:
     """A box at least WIDTH wide that grows to its longest line, up to MAX_WIDTH.
 
@@ -42,7 +47,7 @@ def _box(title: str, tag: str, lines: list[str], indent: str) -> list[str]:
     title = visible(title)
     lines, widths = _shown(lines)
     # the edges take one column each: "┌─ " title " " on the left, " " tag " ─┐" on the right
-    ends = columns(title) + columns(tag) + 8
+    ends = columns(title) + _tag_columns(tag) + 8
     room = MAX_WIDTH - len(indent) - 4
     widest = max(widths, default=0)
     if widest > room:  # a line too long for any box runs on past it: it widens none
@@ -67,7 +72,7 @@ def _shown(lines: list[str]) -> tuple[list[str], list[int]]:
     """
     text = "".join(lines)
     if text.isascii() and not has_control(text):
-        return lines, [len(line) for line in lines]
+        return lines, list(map(len, lines))
     lines = [visible(line) for line in lines]
     return lines, [columns(line) for line in lines]  # a wide (CJK) character takes two
 
@@ -110,7 +115,9 @@ def _details(
     step: PlannedStep,
     render: Callable[[PlannedStep], list[str] | None],
     loops: _Loops | None = None,
+    kind: str | None = None,
 ) -> list[str]:
+    """The lines of ``step``'s box; ``kind`` is its node's, when the caller has it."""
     node = step.node
     lines: list[str] = []
     if step.error:
@@ -136,7 +143,7 @@ def _details(
         command = _command(step, render)
         if command:
             lines.append(command)
-    if node.kind == "function":
+    if (node.kind if kind is None else kind) == "function":
         lines.append("driven by an orchestration function (it may run the tool several times)")
     touched: dict[str, None] = {}  # slices often share a path: say it once
     for use in step.paths:
@@ -251,10 +258,11 @@ def render_dryrun(
         for index in row.members:
             step = by_index[index]
             node = step.node
-            tag = f"{node.kind} · {backend_of(step)}"
+            kind = node.kind
+            tag = f"{kind} · {backend_of(step)}"
             if len(node.deps) > 1:
                 tag = f"fan-in of {len(node.deps)} · {tag}"
-            details = _details(step, render_argv, loops)
+            details = _details(step, render_argv, loops, kind)
             waits = turns.get(index)
             if waits:
                 shared = ", ".join([names[i] for i in sorted(waits)])

@@ -30,9 +30,12 @@ def wavefront_rows(graph: Graph, turns: Mapping[int, set[int]] | None = None) ->
             after[index] = tuple(sorted({*after[index], *waits}))
     depth = [0] * len(graph.nodes)
     for i in graph.topological_order():  # turns only ever wait for a step before
-        depth[i] = 1 + max((depth[d] for d in after[i]), default=-1)
+        deps = after[i]
+        if deps:  # a list, not a generator, for max(): one frame fewer per step
+            depth[i] = 1 + max([depth[d] for d in deps])
     rows: dict[tuple[int, tuple[int, ...]], Row] = {}
-    for index in sorted(range(len(graph.nodes)), key=lambda i: (depth[i], i)):
+    # by depth, then index: a stable sort of the indices, already in order, by depth alone
+    for index in sorted(range(len(graph.nodes)), key=depth.__getitem__):
         key = (depth[index], after[index])
         row = rows.get(key)
         if row is None:
