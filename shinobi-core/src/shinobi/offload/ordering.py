@@ -95,15 +95,15 @@ class Canonicaliser:
             # `link/..` is the link target's parent, not the link's: normpath
             # would drop both, so only the kernel may say where it leads
             return os.path.realpath(path)
-        path = os.path.normpath(path)
-        parent, base = os.path.split(path)
+        parent, base = _split(path)
         resolved = self._dirs.get(parent)
         if resolved is None:
             resolved = os.path.realpath(parent)
             self._dirs[parent] = resolved
         if not base:
             return resolved
-        full = os.path.join(resolved, base)
+        # os.path.join's answer: ``base`` is one name, ``resolved`` no empty string
+        full = resolved + base if resolved.endswith("/") else f"{resolved}/{base}"
         if self._is_link(resolved, base, full):
             full = os.path.realpath(full)
         return full
@@ -120,6 +120,18 @@ class Canonicaliser:
                 return os.path.islink(full)
             self._links[directory] = links
         return _folded(name) in links and os.path.islink(full)
+
+
+def _split(path: str) -> tuple[str, str]:
+    """``os.path.split(os.path.normpath(path))``, without either call for the
+    usual path: absolute, already normal, not at the root (a planned step's
+    paths are joined to the cwd and normalised). Runs for every distinct path
+    of a compile."""
+    if path[:1] == "/" and "//" not in path and "/." not in path and path[-1] != "/":
+        parent, _, base = path.rpartition("/")
+        if parent:
+            return parent, base
+    return os.path.split(os.path.normpath(path))
 
 
 def _folded(name: str) -> str:
