@@ -287,7 +287,7 @@ class _Checker:
                         f" implicit output), {_REMOTE}",
                         key=f"{where}/{key}",
                     )
-        for ref in output_refs(node.guard):
+        for ref in output_refs(node.guard) if node.guard is not None else ():
             problem = self.produced(plan, ref)
             if problem:
                 self.refuse(

@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from shinobi.backends.base import Invocation, PathUse
 from shinobi.graph import Node, output_refs
@@ -184,6 +184,20 @@ def _required_of(cab: Any) -> tuple[_Required, ...]:
     return tuple(found)
 
 
+class _CabJobFacts(NamedTuple):
+    """What every job of one cab shares: the outputs it checks, the environment
+    its tool gets and the image it runs in. Worked out at the cab's first step."""
+
+    required: tuple[_Required, ...]
+    env: dict[str, str]
+    image: str | None
+
+    @classmethod
+    def of(cls, cab: Any) -> _CabJobFacts:
+        env = dict(getattr(cab, "env", {}) or {})
+        return cls(_required_of(cab), env, getattr(cab, "image", None))
+
+
 def _required_outputs(
     required: tuple[_Required, ...], part: PlannedStep, cwd: str
 ) -> list[tuple[str, str, str]]:
@@ -252,8 +266,8 @@ class _Flattener:
         self.until_files = until_files
         #: id() of a planned step -> its job
         self.job_of: dict[int, Job] = {}
-        #: each cab met so far (the key keeps it alive) -> the outputs its jobs check
-        self.required: dict[Any, tuple[_Required, ...]] = {}
+        #: each cab met so far (the key keeps it alive) -> what its jobs share
+        self.cabs: dict[Any, _CabJobFacts] = {}
 
     def lookup(self, plan: Plan) -> Any:
         by_node = {step.node.name: step for step in plan.steps}
@@ -270,8 +284,8 @@ class _Flattener:
 
     def edges_of(self, plan: Plan, node: Node, jobs_of: dict[int, list[int]]) -> list[Edge]:
         nodes = plan.graph.nodes
-        guard_refs = output_refs(node.guard)
-        guard_steps = {ref.step for ref in guard_refs}
+        guard_refs = output_refs(node.guard) if node.guard is not None else ()
+        guard_steps = {ref.step for ref in guard_refs} if guard_refs else set()
         wired = _wired_from(node) if node.deps else {}
         edges: list[Edge] = []
         for dep in node.deps:
@@ -326,10 +340,10 @@ class _Flattener:
     def make_job(self, step: PlannedStep, name: str, guard: str | None, edges: list[Edge]) -> Job:
         parts = step.slices if step.slices is not None else [step]
         cab = cab_of(step.node.step)
-        required = self.required.get(cab)
-        if required is None:
-            required = self.required[cab] = _required_of(cab)
-        invocations = [self.invocation(part, name, cab) for part in parts]
+        facts = self.cabs.get(cab)
+        if facts is None:
+            facts = self.cabs[cab] = _CabJobFacts.of(cab)
+        invocations = [self.invocation(part, name, facts) for part in parts]
         # one step's paths are a tuple already (tuple() returns it): no list to join
         paths = tuple(step.paths if step.slices is None else (u for p in parts for u in p.paths))
         job = Job(
@@ -342,7 +356,7 @@ class _Flattener:
             scattered=step.slices is not None,
             guard=guard,
             edges=edges,
-            expected=[_required_outputs(required, part, self.graph.cwd) for part in parts],
+            expected=[_required_outputs(facts.required, part, self.graph.cwd) for part in parts],
         )
         self.graph.jobs.append(job)
         self.job_of[id(step)] = job
@@ -398,15 +412,15 @@ class _Flattener:
             whose = "each slice's" if step.slices is not None else "its"
             job.promised.append(f"after its tool, checks {whose} output {ref.field!r}: {why}")
 
-    def invocation(self, part: PlannedStep, name: str, cab: Any) -> Invocation:
+    def invocation(self, part: PlannedStep, name: str, cab: _CabJobFacts) -> Invocation:
         return Invocation(
             step=name,
             argv=tuple(part.argv or ()),
             cwd=self.graph.cwd,
-            env=dict(getattr(cab, "env", {}) or {}),
+            env=dict(cab.env),  # each its own, as the cab's own mapping was copied
             paths=part.paths,
             resources=part.node.resources,
-            image=getattr(cab, "image", None),
+            image=cab.image,
             venv=part.node.venv,
             run_id=self.graph.run_id,
         )

@@ -303,7 +303,8 @@ def _accesses(job: int, uses: Iterable[PathUse], canonical: Canonicaliser) -> li
             globs.setdefault(glob, _Access(job, path, writes(use), glob))
         else:
             path = canonical(use.path)
-            touched[path] = touched.get(path, False) or writes(use)
+            if not touched.get(path):  # unseen, or only read so far
+                touched[path] = writes(use)
     accesses = [_Access(job, path, write) for path, write in touched.items()]
     if globs:
         accesses += globs.values()
