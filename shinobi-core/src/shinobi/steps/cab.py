@@ -7,6 +7,7 @@ import re
 import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
@@ -182,7 +183,8 @@ class Cab:
         owner = f"cab {name!r}"
         self.inputs_model = step_model(inputs_model, owner, name, "inputs")
         self.outputs_model = step_model(outputs_model, owner, name, "outputs")
-        self.field_meta: dict[str, ParamMeta] = dict(field_meta or {})
+        #: read-only: see :meth:`__setattr__`
+        self.field_meta: Mapping[str, ParamMeta] = MappingProxyType(dict(field_meta or {}))
         self.image = image
         self.resources = resources
         self.wranglers = tuple(wranglers)
@@ -192,6 +194,27 @@ class Cab:
         self.cache = cache
         self.description = description
         self._check_declarations()
+        self.__dict__["_made"] = True
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """A cab is fixed once made: what it declares was checked then, and its
+        command-line layout, path fields and output rules are worked out once
+        and kept (:meth:`kept`). A change made afterwards would be seen by some
+        steps and not others, and never checked, so it is refused."""
+        if "_made" in self.__dict__:
+            raise AttributeError(
+                f"cab {self.name!r}: {name} cannot be changed once the cab is made; make a"
+                " new Cab(...) with it instead"
+            )
+        object.__setattr__(self, name, value)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """For copy.deepcopy and pickle: ``field_meta`` as a plain dict (a read-only
+        view of one cannot be copied), made read-only again by :meth:`__setstate__`."""
+        return {**self.__dict__, "field_meta": dict(self.field_meta)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, field_meta=MappingProxyType(state["field_meta"]))
 
     def _check_declarations(self) -> None:
         """A field_meta key that names no field, and a wrangler target that is no
