@@ -368,9 +368,13 @@ def cut_exit(record: JobRecord) -> bool:
 
 def with_exit(record: JobRecord, code: int | None) -> JobRecord:
     """``record`` with the full exit ``code`` found elsewhere, when it is the one
-    accounting cut down (equal modulo 128); else ``record`` as it is, since the
-    code then describes another run (or a signal's)."""
-    if code is None or code % 128 != (record.exit_code or 0) % 128:
+    accounting cut down (equal modulo 128), or when ``record`` is the queue's,
+    which says no code at all (a job that just ended, before accounting has
+    it); else ``record`` as it is, since the code then describes another run
+    (or a signal's)."""
+    if code is None:
+        return record
+    if record.exit_code is not None and code % 128 != record.exit_code % 128:
         return record
     return dataclasses.replace(record, exit_code=code)
 
