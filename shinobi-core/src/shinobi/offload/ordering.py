@@ -573,7 +573,10 @@ def _sequence(
     """
     last_write: dict[str, _Access] = {}
     readers: dict[str, list[_Access]] = {}
-    inside: dict[str, set[str]] = {}  # a used path -> the used paths within it
+    # a used path -> the used paths within it, in the order they were first used:
+    # a set's order follows string hashing, which changes from one process to
+    # the next, and the first overlap linked names the edge --explain shows
+    inside: dict[str, dict[str, None]] = {}
     globs: dict[str, list[_Access]] = {}  # a folder -> the globs that write into it
     floor = len(root)
 
@@ -616,7 +619,7 @@ def _sequence(
         if path not in readers:
             readers[path] = []
             for parent in ancestors:
-                inside.setdefault(parent, set()).add(path)
+                inside.setdefault(parent, {})[path] = None
         used_above = [p for p in ancestors if p in readers]
         if access.glob is not None:  # the folder's own state, and the files it makes
             for other in [path, *used_above]:
