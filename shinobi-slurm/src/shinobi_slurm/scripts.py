@@ -224,10 +224,10 @@ _KILL_ON_INVALID_DEP_LINE = directive(_KILL_ON_INVALID_DEP)
 
 def _afterok(graph: JobGraph, job: Job, ids: Mapping[str, str] | None) -> str | None:
     """``--dependency``'s value: the jobs ``job`` waits for (None: it waits for none)."""
-    if not job.edges:  # job.after() is empty
+    after = job.after()
+    if not after:
         return None
     jobs = graph.jobs
-    after = dict.fromkeys([edge.before for edge in job.edges])  # job.after(), in C
     if ids is None:
         return "afterok:" + ":".join([f"<{jobs[i].name}>" for i in after])
     return "afterok:" + ":".join([ids[jobs[i].name] for i in after])

@@ -115,10 +115,7 @@ class Job:
 
     def after(self) -> list[int]:
         """Distinct jobs this one waits for, in the order the edges were added."""
-        seen: dict[int, None] = {}
-        for edge in self.edges:
-            seen.setdefault(edge.before, None)
-        return list(seen)
+        return list(dict.fromkeys([edge.before for edge in self.edges]))
 
     def waits_for(self, other: int) -> bool:
         return any(edge.before == other for edge in self.edges)
