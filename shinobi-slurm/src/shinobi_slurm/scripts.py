@@ -10,9 +10,12 @@ of leaving them pending for ever. Until submission a dependency is shown as
 A loop iteration after the first starts with its convergence guard: when the
 loop had converged before the iteration, the job records that it was skipped
 and exits 0, which satisfies ``afterok`` so the chain carries on without
-doing work. "Before the iteration" matters: a step of the iteration may write
-the flag itself (the convergence test runs beside the imaging), and a job of
-the same iteration that starts after it must still run. So the first job of
+doing work (but for checking, as ``ninja run`` checks at its end, any
+required recipe output the iteration would have made: the converged
+iteration left it at the same path). "Before the iteration" matters: a step
+of the iteration may write the flag itself (the convergence test runs beside
+the imaging), and a job of the same iteration that starts after it must
+still run. So the first job of
 an iteration to start decides for all of them, before any of them has run
 its command, and publishes the verdict atomically (a symlink, which only one
 job can create); the others read it. A scattered step is
@@ -346,6 +349,7 @@ def _guard(job: Job, files: JobFiles) -> list[str]:
     )
     skip = [
         f"  echo {said}",
+        *_recipe_outputs_kept(job),
         f"  mkdir -p {shlex.quote(os.path.dirname(files.skipped))}",
         f"  : > {shlex.quote(files.skipped)}",
         "  exit 0",
@@ -367,6 +371,36 @@ def _guard(job: Job, files: JobFiles) -> list[str]:
         f'if [ "$(readlink {verdict})" = skip ]; then',
         *skip,
     ]
+
+
+def _recipe_outputs_kept(job: Job) -> list[str]:
+    """In a skipped loop iteration, fail the job as ``ninja run`` fails the recipe
+    when a required recipe output this iteration would have made is not there.
+
+    ``ninja run`` checks the recipe's outputs once its steps are done: those of
+    the last iteration that ran, which are at this iteration's paths (see
+    ``Job.recipe_outputs``). Without this, the check was the skipped tool's
+    and nothing checked them. Said as ``ninja run`` says it, and not as the
+    tool's check (``shinobi: output "...``), since no tool ran in this job.
+    """
+    lines: list[str] = []
+    for said, path, kind in dict.fromkeys(e for kept in job.recipe_outputs for e in kept):
+        quoted = shlex.quote(path)
+        missing = shlex.quote(
+            f"shinobi: {said} names {path}, which does not exist (loop {job.node.loop}"
+            f" converged before iteration {job.node.iteration}, and set_output wires it to an"
+            " output its step may leave unmade: have the step make it, or declare the"
+            " recipe's output optional, `... | None = None`)"
+        )
+        lines.append(f"  [ -e {quoted} ] || {{ echo {missing} >&2; exit 1; }}")
+        if kind != "any":
+            test, wrong = ("! -d", "a directory") if kind == "file" else ("-d", "not a directory")
+            declared = "a file" if kind == "file" else "a directory"
+            wrong_kind = shlex.quote(
+                f"shinobi: {said}: {path} is {wrong}, but the output is declared {declared}"
+            )
+            lines.append(f"  [ {test} {quoted} ] || {{ echo {wrong_kind} >&2; exit 1; }}")
+    return lines
 
 
 def _exit_kept(context: ScriptContext, files: JobFiles, plain: bool) -> tuple[str, str, str]:

@@ -90,6 +90,14 @@ class Job:
     #: per step output a required recipe output takes (``set_output`` may wire
     #: one to an output the cab leaves optional), for ``--explain`` and the script.
     promised: list[str] = field(default_factory=list)
+    #: Per task, the required recipe outputs this job's step makes: (how
+    #: ``ninja run`` names it, "recipe 'r': its output 'image'", absolute path,
+    #: kind). A loop iteration that skips its tool checks these in its place:
+    #: ``ninja run`` checks the recipe's outputs at its end, the converged
+    #: iteration's, whose paths are this iteration's (an offloadable loop names
+    #: every path the same in every iteration), while the converged iteration's
+    #: own job does not check them, since a later iteration may yet make them.
+    recipe_outputs: list[list[tuple[str, str, str]]] = field(default_factory=list)
     #: Per task, the command that stops its payload when the job is cancelled
     #: or times out (None: ending the job's processes ends it); see
     #: :class:`shinobi.backends.base.Rendered`. Empty: no task needs one.
@@ -375,39 +383,48 @@ class _Flattener:
                 continue
             why = f"recipe {recipe.name!r} requires it as its output {name!r}"
             kind = on_disk_kind(spec.path_kind, None)
+            said = f"recipe {recipe.name!r}: its output {name!r}"
             for ref in output_refs(plan.graph.outputs.get(name)):
-                self.promise(plan, ref, kind, why)
+                self.promise(plan, ref, kind, why, said)
         for step in plan.steps:
             if step.children is not None:
                 self.promise_outputs(step.children)
 
-    def promise(self, plan: Plan, ref: OutputRef, kind: str, why: str) -> None:
+    def promise(self, plan: Plan, ref: OutputRef, kind: str, why: str, said: str) -> None:
         """Add ``ref``'s paths (each slice's, for a scatter) to its job's checks;
-        through a nested recipe to the step output its own output is wired to."""
+        through a nested recipe to the step output its own output is wired to.
+        ``said``: how ``ninja run`` names the recipe output (``Job.recipe_outputs``)."""
         step = next((s for s in plan.steps if s.node.name == ref.step), None)
         if step is None:
             return
         if step.children is not None:
             for inner in output_refs(step.children.graph.outputs.get(ref.field)):
-                self.promise(step.children, inner, kind, why)
+                self.promise(step.children, inner, kind, why, said)
             return
         job = self.job_of.get(id(step))
         if job is None:
             return
         parts = step.slices if step.slices is not None else [step]
-        added = False
-        for expected, part in zip(job.expected, parts, strict=True):
+        if not job.recipe_outputs:
+            job.recipe_outputs = [[] for _ in parts]
+        added = found = False
+        for expected, kept, part in zip(job.expected, job.recipe_outputs, parts, strict=True):
             value = part.outputs.get(ref.field)
             for item in value if isinstance(value, list | tuple) else [value]:
                 if not isinstance(item, str | os.PathLike):
                     continue
-                entry = (ref.field, os.path.join(self.graph.cwd, os.fspath(item)), kind)
+                path = os.path.join(self.graph.cwd, os.fspath(item))
+                kept.append((said, path, kind))
+                found = True
+                entry = (ref.field, path, kind)
                 if entry not in expected:
                     expected.append(entry)
                     added = True
+        whose = "each slice's" if step.slices is not None else "its"
         if added:
-            whose = "each slice's" if step.slices is not None else "its"
             job.promised.append(f"after its tool, checks {whose} output {ref.field!r}: {why}")
+        if found and job.guard is not None:
+            _note_skipped_check(job, f"{whose} output {ref.field!r}: {why}")
 
     def invocation(self, part: PlannedStep, name: str, cab: _CabJobFacts) -> Invocation:
         return Invocation(
@@ -421,6 +438,16 @@ class _Flattener:
             venv=part.node.venv,
             run_id=self.graph.run_id,
         )
+
+
+def _note_skipped_check(job: Job, what: str) -> None:
+    """Say in ``job``'s notes that its loop iteration, when skipped, still checks
+    ``what`` (``Job.recipe_outputs``): the check a reader would otherwise think
+    the skip bypasses, as it did."""
+    job.promised.append(
+        f"if loop {job.node.loop!r} converged before iteration {job.node.iteration},"
+        f" runs no tool but still checks {what}"
+    )
 
 
 def _last_iterations(plan: Plan) -> dict[str, int]:
