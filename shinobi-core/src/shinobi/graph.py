@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from shinobi.errors import RecipeGraphError, did_you_mean
 from shinobi.steps.recipe import half_reference, name_problem
 from shinobi.steps.refs import InputRef, OutputRef
-from shinobi.steps.types import FieldSpec, fields_of
+from shinobi.steps.types import _KIND_NAMES, FieldSpec, PathType, _unwrap, fields_of, on_disk_kind
 
 if TYPE_CHECKING:
     from shinobi.resources import Resources
@@ -641,6 +641,8 @@ class _Builder:
             if type(outputs[name]) not in _PLAIN:  # a reference, or a container of them
                 field = fields_of(recipe.outputs_model)[name]
                 self.check_path_to_text(outputs[name], field, f"output {name!r}", "output")
+                if type(outputs[name]) is OutputRef:
+                    self.check_output_type(name, outputs[name], nodes[index[outputs[name].step]])
         for name, info in _fields(recipe.outputs_model).items():
             if info.is_required() and name not in outputs:
                 raise self.fail(
@@ -922,6 +924,29 @@ class _Builder:
                 " Path), which the backend makes visible and whose content keys the step cache"
             )
 
+    def check_output_type(self, name: str, ref: OutputRef, producer: Node) -> None:
+        """The recipe's output ``name``, wired to ``ref``, must be able to take what that
+        step output is declared to make: refused where it is wired otherwise.
+
+        The run validates the recipe's outputs only once every step has run, so
+        an ``int`` handed to a ``str`` (a File to an ``int``, a list to one
+        value) failed the run then, with no step to blame; a Directory to a
+        File is a clash of kinds on disk. Only such certain clashes are refused
+        (see :func:`_never_takes`): an ``int`` into a ``float``, into
+        ``int | None`` or into ``Any`` stays accepted. A scattered step makes a
+        list of what it declares.
+        """
+        made = _declared_as(producer.step.outputs_model, ref.field, bool(producer.scatter))
+        model: Any = self.recipe.outputs_model  # a class: hashable, as the cache needs
+        taken = _declared_as(model, name, False)
+        if made is None or taken is None or not _never_takes(made, taken):
+            return
+        raise self.fail(
+            f"output {name!r}: is declared {taken.shown} but wired to the output {ref.field!r}"
+            f" of step {ref.step!r}, declared {made.shown}, which it can never take; declare"
+            " the two the same type, or wire the output to a step output of its type"
+        )
+
     def path_named(self, ref: Any) -> str | None:
         """What ``ref`` names, said for a message, when it is a path: a step's path
         output, or a path input of the recipe (``src: File``); else None."""
@@ -981,6 +1006,86 @@ _NESTED_SETTINGS = {
     "backend": "choose the backend for the whole run with --backend or backend.default",
     "venv": "set backend.venv for the whole run",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class _Declared:
+    """What a field is declared to hold, reduced to what :func:`_never_takes` compares:
+    ``kind`` a plain scalar ("str", "int", "float", "bool") or a path's kind on
+    disk ("file", "dir", "any"), None for anything else (Any, a union, an enum,
+    a model...); ``is_list`` a list (or tuple, set) of it; ``shown`` the type
+    in a model's words, for a message."""
+
+    kind: str | None
+    is_list: bool
+    shown: str
+
+
+#: The plain scalars :func:`_never_takes` knows, by exact type (``bool`` is no ``int``
+#: here, an ``IntEnum`` is neither).
+_SCALARS = {str: "str", int: "int", float: "float", bool: "bool"}
+#: Pairs (made, taken) pydantic refuses whatever the value, as it validates the recipe's
+#: outputs (lax): a number is never text, a path never a number nor a number a path.
+#: A path into ``str`` is refused by :meth:`_Builder.check_path_to_text`, with its own
+#: advice. A Directory (or an MS) into a File, or a File into a Directory, is the clash
+#: of kinds a cab's passthrough is refused for (:func:`shinobi.steps.types.passthrough_problem`):
+#: the run fails a required one as "not there" or of the wrong kind.
+_NEVER = frozenset(
+    {(number, "str") for number in ("int", "float", "bool")}
+    | {(path, number) for path in ("file", "dir", "any") for number in ("int", "float", "bool")}
+    | {(number, path) for path in ("file", "dir", "any") for number in ("int", "float", "bool")}
+    | {("file", "dir"), ("dir", "file")}
+)
+
+
+@cache
+def _declared_as(model: Any, name: str, scattered: bool) -> _Declared | None:
+    """What ``model``'s field ``name`` holds (a list of it when ``scattered``: a
+    scattered step's outputs are gathered), or None when its validation may take
+    what its type alone refuses: a validator of the field's or the model's, or
+    ``coerce_numbers_to_str``. Cached per model class, as :func:`_model_fields` is."""
+    info = _fields(model).get(name)
+    if info is None or _validated_freely(model):
+        return None
+    core, metadata, is_list = _unwrap(info.annotation, list(info.metadata))
+    if any(
+        not isinstance(m, PathType) and type(m).__module__ != "annotated_types" for m in metadata
+    ):
+        return None  # a validator, coerce_numbers_to_str=...: only constraints narrow
+    spec = fields_of(model)[name]
+    if spec.path_kind is not None:
+        kind: str | None = on_disk_kind(spec.path_kind, None)
+        shown = _KIND_NAMES[spec.path_kind]
+    else:
+        kind = _SCALARS.get(core) if isinstance(core, type) else None
+        shown = getattr(core, "__name__", None) or str(core)
+    shown = f"list[{shown}]" if is_list else shown
+    if scattered:
+        if is_list:  # a list of lists: no plain scalar
+            return _Declared(None, True, f"list[{shown}] (gathered)")
+        return _Declared(kind, True, f"list[{shown}] (gathered from its slices)")
+    return _Declared(kind, is_list, shown)
+
+
+def _validated_freely(model: Any) -> bool:
+    """Whether ``model`` has validators of its own, or coerces numbers to text: what
+    it takes is then more than its fields' types say."""
+    config = getattr(model, "model_config", {})
+    decorators = getattr(model, "__pydantic_decorators__", None)
+    own = decorators is not None and bool(
+        decorators.validators or decorators.field_validators or decorators.model_validators
+    )
+    return own or bool(config.get("coerce_numbers_to_str"))
+
+
+def _never_takes(made: _Declared, taken: _Declared) -> bool:
+    """Whether no value declared ``made`` can pass as one declared ``taken``: a list
+    for a plain value or a plain value for a list, or a pair in :data:`_NEVER`.
+    What the declarations leave open (``Any``, a union, a model) is taken."""
+    if made.is_list != taken.is_list:
+        plain = taken if made.is_list else made  # the side that is one value
+        return plain.kind is not None
+    return (made.kind, taken.kind) in _NEVER
 
 
 def _required_until(until: str, declarer: str, field: str, where: str) -> str:
