@@ -319,14 +319,18 @@ def without_owned(environ: Mapping[str, str]) -> tuple[dict[str, str], list[str]
 
 #: Options sbatch also reads from an input environment variable of the same name
 #: (``--partition`` from ``SBATCH_PARTITION``): ``man sbatch``, INPUT ENVIRONMENT
-#: VARIABLES. ``--cpus-per-task`` has none. Those of ninja's own options are in
-#: :data:`_NINJAS_OWN`: sbatch never sees them (:func:`without_owned`).
+#: VARIABLES, up to Slurm 25.05. ``--cpus-per-task`` has none. Those of ninja's own
+#: options are in :data:`_NINJAS_OWN`: sbatch never sees them (:func:`without_owned`).
+#: ``--container-id``, ``--tres-bind`` and ``--tres-per-task`` (and ``--segment``
+#: below) are newer than Slurm 22.05: an older sbatch has neither the option nor
+#: the variable, so a name here only matters where sbatch reads it.
 _SAME_NAMED = (
     "account",
     "acctg-freq",
     "batch",
     "constraint",
     "container",
+    "container-id",
     "core-spec",
     "cpus-per-gpu",
     "delay-boot",
@@ -358,6 +362,8 @@ _SAME_NAMED = (
     "spread-job",
     "thread-spec",
     "threads-per-core",
+    "tres-bind",
+    "tres-per-task",
     "use-min-nodes",
     "wait-all-nodes",
     "wckey",
@@ -370,6 +376,7 @@ _INPUT_ENVIRONMENT: dict[str, tuple[str, ...]] = {
     **{name: ("SBATCH_" + name.upper().replace("-", "_"),) for name in _SAME_NAMED},
     "time": ("SBATCH_TIMELIMIT",),
     "mem": ("SBATCH_MEM_PER_NODE",),
+    "segment": ("SBATCH_SEGMENT_SIZE",),
     "clusters": ("SBATCH_CLUSTERS", "SLURM_CLUSTERS"),
     "hint": ("SBATCH_HINT", "SLURM_HINT"),
     "switches": ("SBATCH_REQ_SWITCH", "SBATCH_WAIT4SWITCH"),
