@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shinobi.errors import ENVIRONMENT_EXIT, ConfigError, ShinobiError
-from shinobi_slurm.sbatch import without_owned
+from shinobi_slurm.sbatch import read_by_sbatch, without_owned
 from shinobi_slurm.setting_values import seconds_setting, shell_words
 
 __all__ = ["CHECK_CONTROLLER", "SlurmCommands", "SlurmError", "SlurmUnreachable"]
@@ -119,20 +119,46 @@ log = logging.getLogger("shinobi_slurm")
 _WARNED: set[str] = set()
 
 
-def _environment(tool: str, without: Collection[str] = ()) -> dict[str, str] | None:
+def _environment(
+    tool: str, without: Collection[str] = (), *, remote: bool = False
+) -> dict[str, str] | None:
     """The environment ``tool`` runs in: for sbatch, without the ``SBATCH_*`` variables
     that would replace an option ninja sets itself (see :func:`~.sbatch.without_owned`),
-    nor those named in ``without``."""
+    nor those named in ``without``.
+
+    ``remote``: sbatch runs over ssh, which passes it none of them anyway
+    (:meth:`SlurmCommands.sbatch_environment`); instead of a warning per
+    variable, one says so (the owned ones are still left out, should ssh be
+    set to send them).
+    """
     if tool != "sbatch":
         return None
     kept, warnings = without_owned(os.environ)
+    if remote:
+        warnings = _unsent(os.environ)
     for warning in warnings:
         if warning not in _WARNED:
             _WARNED.add(warning)
             log.warning("shinobi: %s", warning)
     if without:
         return {k: v for k, v in kept.items() if k not in without}
-    return kept if warnings else None
+    return kept if len(kept) != len(os.environ) else None
+
+
+def _unsent(environ: Mapping[str, str]) -> list[str]:
+    """The one warning for sbatch's input variables of this shell, when sbatch runs
+    over ssh: they do not reach it, and the ones that do are the login host's."""
+    names = sorted(read_by_sbatch(environ))
+    if not names:
+        return []
+    return [
+        f"{', '.join(names)} in this environment {'does' if len(names) == 1 else 'do'} not"
+        " reach sbatch: [backend.slurm] command_prefix runs it over ssh, which passes on"
+        " only what SendEnv (ssh_config) and the host's AcceptEnv allow; SBATCH_* variables"
+        " of the submit host's login environment do reach it, beating the #SBATCH lines"
+        " ninja writes, and ninja cannot see them: set sbatch options in [backend.slurm]"
+        " sbatch_opts"
+    ]
 
 
 #: Job ids per ``scancel`` call.
@@ -178,6 +204,24 @@ class SlurmCommands:
         """
         return any(os.path.basename(word) == "ssh" for word in self.prefix)
 
+    def sbatch_environment(self, environ: Mapping[str, str] | None = None) -> Mapping[str, str]:
+        """``environ`` (this process's by default) as far as the sbatch that :meth:`run`
+        starts reads options from it.
+
+        Locally, and through a prefix that passes the environment on (``env``,
+        ``sudo -E``), that is ``environ`` itself. Through ssh (:attr:`remote_shell`)
+        none of sbatch's input variables: ssh sends no variable unless ``SendEnv``
+        in ssh_config names it and the host's ``AcceptEnv`` takes it (Debian's
+        defaults: ``LANG LC_*``), so a ``SBATCH_TIMELIMIT`` of this shell neither
+        beats an ``#SBATCH`` line nor is to blame for a refusal. (What the login
+        host's own environment sets, ninja cannot see.)
+        """
+        environ = os.environ if environ is None else environ
+        if not self.remote_shell:
+            return environ
+        sent = read_by_sbatch(environ)
+        return {k: v for k, v in environ.items() if k not in sent}
+
     def run(
         self,
         tool: str,
@@ -197,7 +241,7 @@ class SlurmCommands:
             done = subprocess.run(
                 argv,
                 input=stdin,
-                env=_environment(tool, without),
+                env=_environment(tool, without, remote=self.remote_shell),
                 capture_output=True,
                 text=True,
                 timeout=self.timeout,

@@ -52,6 +52,7 @@ __all__ = [
     "owned_environment",
     "parse_sbatch_opts",
     "payload_line",
+    "read_by_sbatch",
     "refuse_line_breaks",
     "relay_lines",
     "resource_options",
@@ -409,17 +410,27 @@ def _variables_of(name: str) -> tuple[str, ...]:
     return _INPUT_ENVIRONMENT[full] if full is not None else ()
 
 
-def input_variables(environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables of ``environ`` that sbatch reads as options: every ``SBATCH_*``
-    one and the ``SLURM_*`` ones of :data:`_INPUT_ENVIRONMENT`, less those ninja
-    takes out of sbatch's environment (:func:`without_owned`)."""
-    slurm_named = {v for names in _INPUT_ENVIRONMENT.values() for v in names}
-    owned = owned_environment()
+#: The ``SLURM_*`` variables sbatch reads as options (every ``SBATCH_*`` one is such).
+_SLURM_NAMED = frozenset(
+    v for names in _INPUT_ENVIRONMENT.values() for v in names if not v.startswith("SBATCH_")
+)
+
+
+def read_by_sbatch(environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables of ``environ`` that sbatch reads as options, ninja's own among them:
+    every ``SBATCH_*`` one and the ``SLURM_*`` ones of :data:`_INPUT_ENVIRONMENT`."""
     return {
         key: value
         for key, value in environ.items()
-        if (key.startswith("SBATCH_") or key in slurm_named) and key not in owned
+        if key.startswith("SBATCH_") or key in _SLURM_NAMED
     }
+
+
+def input_variables(environ: Mapping[str, str]) -> dict[str, str]:
+    """:func:`read_by_sbatch` of ``environ``, less the variables ninja takes out of
+    sbatch's environment (:func:`without_owned`)."""
+    owned = owned_environment()
+    return {key: value for key, value in read_by_sbatch(environ).items() if key not in owned}
 
 
 _TIME = re.compile(r"(\d+)-(\d+)(?::(\d+))?(?::(\d+))?|(\d+)(?::(\d+))?(?::(\d+))?")
