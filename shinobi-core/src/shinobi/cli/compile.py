@@ -100,7 +100,6 @@ def command(
     from shinobi.config import load_config
     from shinobi.errors import UsageError
     from shinobi.graph import build_graph
-    from shinobi.launch.find import workspace
     from shinobi.offload.base import CompileOptions, OffloadRefused, OffloadTarget
     from shinobi.plan import check_statically
     from shinobi.runner import as_recipe, validate_recipe_inputs
@@ -120,8 +119,12 @@ def command(
         # One static plan serves the checks and the compiler.
         plan = check_statically(graph, inputs, str(cwd), keep_plan=True)
         assert plan is not None
+        # What shinobi.launch.find.workspace() answers, from the configuration
+        # loaded above: importing it (and the launches index) for this alone cost
+        # every compile ~2 ms, and loading the configuration again.
+        root = Path(workdir).resolve() if workdir is not None else None
         options = CompileOptions(
-            workdir=workspace(workdir),
+            workdir=root or config.execution.workdir_path() or cwd,
             cwd=cwd,
             run_id=new_run_id(),
             container_runtime=container_runtime,
