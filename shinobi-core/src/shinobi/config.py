@@ -642,8 +642,9 @@ def load_config(
 #: :func:`said_where`).
 _LOADED: dict[str, str] = {}
 #: A plugin's word on one of its settings: ``[backend.slurm] poll_max ...`` or
-#: ``backend.docker.init ...``.
-_BACKEND_KEY = re.compile(r"^(?:\[backend\.([\w-]+)\] |backend\.([\w-]+)\.)([\w-]+)")
+#: ``backend.docker.init ...``. A pattern, compiled by ``re`` (and kept in its
+#: cache) the first time an error needs it, not by every command as it starts.
+_BACKEND_KEY = r"^(?:\[backend\.([\w-]+)\] |backend\.([\w-]+)\.)([\w-]+)"
 
 
 def said_where(message: str) -> str:
@@ -651,7 +652,7 @@ def said_where(message: str) -> str:
     plugin's word about one of its settings (``[backend.slurm] poll_max must be
     ...``, ``backend.docker.init must be ...``): a plugin sees the merged values,
     not which file or variable gave them."""
-    found = _BACKEND_KEY.match(message)
+    found = re.match(_BACKEND_KEY, message)
     if found is None:
         return message
     bracketed, dotted, key = found.groups()

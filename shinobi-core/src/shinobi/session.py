@@ -32,7 +32,8 @@ LOG_NAMES = "names.jsonl"
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._\-\[\]]+")
 #: A scattered step's slice numbers, ``[12]`` (``[1][3]`` nested), kept as they are.
-_SLICES = re.compile(r"(?:\[[0-9]+\])+$")
+#: A pattern, compiled (and cached) by ``re`` only once a name needs changing.
+_SLICES = r"(?:\[[0-9]+\])+$"
 #: The longest name kept whole. A file name holds 255 bytes, and what is made
 #: of a step name adds to it: ``.out``, ``.sbatch``, a workspace's ``-`` and
 #: random suffix, up to :data:`_MAX_SLICES` of slice numbers.
@@ -58,7 +59,7 @@ def safe_name(name: str) -> str:
     """
     if len(name) <= _MAX_NAME and name.strip(".") and _UNSAFE.search(name) is None:
         return name  # nearly every name: nothing to change
-    slices = _SLICES.search(name)
+    slices = re.search(_SLICES, name)
     base, tail = name, ""
     if slices is not None and len(slices.group()) <= _MAX_SLICES:
         base, tail = name[: slices.start()], slices.group()
