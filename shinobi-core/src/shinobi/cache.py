@@ -19,7 +19,9 @@ step runs again. Nothing is copied into the cache: the outputs stay where the
 tool wrote them. An output value that is an absolute path inside the step's
 working directory is recorded relative to it and made absolute again under
 the directory of the run that reuses it, so a hit never hands a step another
-project's file.
+project's file. A hit also sets the entry file's modification time, its last
+use (:func:`~shinobi.cache_entries.mark_used`): ``ninja cache prune
+--older-than`` goes by it.
 
 What cannot be read is never a hit and never a crash: an unreadable input
 means the step is not cached, an unreadable output means its result is not
@@ -53,6 +55,7 @@ from shinobi.cache_entries import (
     USED_HOST,
     CacheEntry,
     anchored_outputs,
+    mark_used,
     parse_entry,
     read_entry,
     read_small,
@@ -333,8 +336,9 @@ class StepCache:
         Raises :class:`DigestStopped` when ``stopping`` says so while an
         output is being hashed.
         """
+        path = self._entry_path(key)
         try:
-            raw = read_small(self._entry_path(key))
+            raw, stamped = read_small(path)
             data = parse_entry(raw)
         except (OSError, ValueError, RecursionError):
             return None
@@ -391,7 +395,9 @@ class StepCache:
         if type(pinned) is str:  # the image the result was made with, for the manifest
             hit.details["image_digest"] = pinned
         if data.get(USED_CWD, data.get("cwd")) != cwd:
-            self._moved(key, raw, cwd)
+            self._moved(key, raw, cwd)  # written anew, so stamped as used now too
+        else:
+            mark_used(path, stamped, now)
         return hit
 
     def _moved(self, key: str, raw: bytes, cwd: str) -> None:
@@ -401,8 +407,9 @@ class StepCache:
         ``ninja cache ls --stale`` and ``prune`` check an entry's outputs where
         it was last used: where it was made, those of a moved project are gone,
         and an entry that still hits would be called stale and deleted. Only a
-        hit in another place writes (a cached re-run in the same place writes
-        nothing), as a store does: whole, under a temporary name. The run needs
+        hit in another place rewrites it (a cached re-run in the same place
+        rewrites nothing: at most it sets the time of last use, see
+        ``mark_used``), as a store does: whole, under a temporary name. The run needs
         none of it, so a cache it cannot write to (shared, read-only) is not
         said: the entry only keeps its old place.
         """

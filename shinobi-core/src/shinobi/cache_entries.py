@@ -12,6 +12,7 @@ the step's working directory are recorded relative to it
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -23,8 +24,10 @@ __all__ = [
     "FORMAT",
     "USED_CWD",
     "USED_HOST",
+    "USE_GRAIN",
     "CacheEntry",
     "anchored_outputs",
+    "mark_used",
     "parse_entry",
     "read_entry",
     "read_small",
@@ -46,23 +49,48 @@ FORMAT = 2
 USED_CWD = "used_cwd"
 USED_HOST = "used_host"
 
+#: How stale an entry file's modification time, its time of last use, may be
+#: before a hit sets it to now (seconds). A hit that finds it newer leaves it:
+#: a cached re-run soon after another writes no inode (on a shared file system
+#: that is a round trip per step), and ``prune --older-than`` ages in days
+#: cannot tell a minute.
+USE_GRAIN = 60.0
 
-def read_small(path: str) -> bytes:
-    """A small file's bytes, read through a bare descriptor.
+
+def read_small(path: str) -> tuple[bytes, float]:
+    """A small file's bytes, and its modification time, read through a bare descriptor.
 
     ``open()`` builds a buffered reader per file, which asks the kernel
     whether the file is a terminal and allocates a buffer first: a fully
     cached re-run reads one entry per step, and that came to a third of its
-    lookup time in a fresh ``ninja`` process.
+    lookup time in a fresh ``ninja`` process. The time is an entry's last use
+    (see :func:`mark_used`): one ``fstat`` of the descriptor already open.
     """
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
+        mtime = os.fstat(fd).st_mtime
         chunks = []
         while chunk := os.read(fd, 65536):  # a larger read allocates that much first
             chunks.append(chunk)
-        return b"".join(chunks)
+        return b"".join(chunks), mtime
     finally:
         os.close(fd)
+
+
+def mark_used(path: str, stamped: float, now: float) -> None:
+    """Record that the entry at ``path``, whose modification time is ``stamped``,
+    served a hit at ``now``: ``prune --older-than`` goes by last use, not by
+    creation, so an entry a run hit yesterday is not "30 days old".
+
+    The file's modification time is the record: no rewrite of the entry, one
+    ``utime`` at most, and none while it is within :data:`USE_GRAIN` of now. A
+    cache this user cannot write (shared, read-only) keeps the old time
+    without a word: the hit is what the run needs.
+    """
+    if now - stamped < USE_GRAIN:
+        return
+    with contextlib.suppress(OSError):
+        os.utime(path)
 
 
 def parse_entry(raw: bytes) -> Any:
@@ -102,6 +130,9 @@ class CacheEntry:
     problem: str | None = None
     #: Written by a newer ninja, which may share the cache: not this one's to prune.
     newer: bool = False
+    #: When it was stored or last served a hit, whichever is later (see
+    #: :func:`mark_used`): what ``prune --older-than`` goes by. 0.0: not known.
+    used: float = 0.0
     #: The directory, and the host, of its last hit when that was not ``cwd``
     #: (a moved project); None if it has been used only where it was made.
     used_cwd: str | None = None
@@ -301,20 +332,22 @@ def _text(value: Any, default: str) -> str:
 
 
 def _unusable(
-    path: Path, problem: str, size: int, data: dict[str, Any] | None = None, newer: bool = False
+    path: Path,
+    problem: str,
+    size: int,
+    mtime: float,
+    data: dict[str, Any] | None = None,
+    newer: bool = False,
 ) -> CacheEntry:
     """An entry this ninja cannot use, with what can be shown of it.
 
     It goes by its file name, the only key sure to find it again; its time
-    is the file's when the entry's own is unusable, so ``ls`` can sort it.
+    is the file's (``mtime``) when the entry's own is unusable, so ``ls`` can sort it.
     """
     data = data or {}
     created = data.get("created")
     if not _is_time(created):
-        try:
-            created = path.stat().st_mtime
-        except OSError:
-            created = 0.0
+        created = mtime
     return CacheEntry(
         key=path.stem,
         path=path,
@@ -328,31 +361,32 @@ def _unusable(
         size=size,
         problem=problem,
         newer=newer,
+        used=max(float(created), mtime),
     )
 
 
 def read_entry(path: Path) -> CacheEntry:
     """The entry stored at ``path``, sound or not (see :attr:`CacheEntry.problem`)."""
     try:
-        raw = path.read_bytes()
+        raw, mtime = read_small(str(path))
     except OSError as exc:
-        return _unusable(path, f"cannot be read: {exc.strerror or exc}", 0)
+        return _unusable(path, f"cannot be read: {exc.strerror or exc}", 0, _mtime(path))
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):
-        return _unusable(path, "damaged: not JSON", len(raw))
+        return _unusable(path, "damaged: not JSON", len(raw), mtime)
     if not isinstance(data, dict):
-        return _unusable(path, "damaged: not a JSON object", len(raw))
+        return _unusable(path, "damaged: not a JSON object", len(raw), mtime)
     form = data.get("format")
     if form != FORMAT:
         newer = type(form) is int and form > FORMAT
         which = "a newer" if newer else "an older"
-        return _unusable(path, f"written by {which} ninja", len(raw), data, newer)
+        return _unusable(path, f"written by {which} ninja", len(raw), mtime, data, newer)
     problem = _malformed(data)
     if problem is None and data.get("key") != path.stem:
         problem = "it is filed under another key"
     if problem is not None:
-        return _unusable(path, f"damaged: {problem}", len(raw), data)
+        return _unusable(path, f"damaged: {problem}", len(raw), mtime, data)
     used_cwd, used_host = _last_use(data)
     return CacheEntry(
         key=path.stem,
@@ -368,7 +402,16 @@ def read_entry(path: Path) -> CacheEntry:
         globs=[(pattern, matched) for pattern, matched in data["globs"]],
         used_cwd=used_cwd,
         used_host=used_host,
+        used=max(float(data["created"]), mtime),
     )
+
+
+def _mtime(path: Path) -> float:
+    """The modification time of ``path``; 0.0 (not known) when it cannot be had."""
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _last_use(data: dict[str, Any]) -> tuple[str | None, str | None]:

@@ -1,7 +1,9 @@
 """Ages on the command line: ``30d``, ``12h``, ``90m``, ``45s``, ``2w``; a bare number is days.
 
 ``ninja cache prune --older-than`` and ``ninja clean --runs --older-than``
-read them alike, so what works for one works for the other.
+read them alike, so what works for one works for the other. Both measure from
+the last use, not the making: an entry's last hit (or its storing), a run
+folder's last write.
 """
 
 from __future__ import annotations

@@ -133,6 +133,8 @@ def _as_json(entry: CacheEntry, stale: bool | None = None, checked: bool = False
         "step": entry.step,
         "tool": entry.tool,
         "created": entry.created,
+        # stored or last hit, whichever is later: what `prune --older-than` goes by
+        "last_used": entry.used,
         "run_id": entry.run_id,
         "host": entry.host,
         "cwd": entry.cwd,
@@ -183,13 +185,15 @@ def _checked_here(entry: CacheEntry, all_hosts: bool, host: str) -> bool:
 @all_hosts_option
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON.")
 def ls(cache_dir: Path | None, check: bool, all_hosts: bool, as_json: bool) -> None:
-    """List cached step results, newest first.
+    """List cached step results, the most recently used first: the time shown
+    is each one's last use (when it was stored, or last replayed by a hit), the
+    time `prune --older-than` goes by; --json gives its `created` time too.
 
     With --stale, an entry made (or last used) on another host is shown as not checked (null
     in --json), as `prune` leaves it alone, unless --all-hosts is given.
     """
     cache = open_cache(cache_dir)
-    entries = sorted(_entries(cache), key=lambda e: e.created, reverse=True)
+    entries = sorted(_entries(cache), key=lambda e: e.used, reverse=True)
     stale: dict[str, bool | None] = {}
     if check:
         host = socket.gethostname()
@@ -203,13 +207,14 @@ def ls(cache_dir: Path | None, check: bool, all_hosts: bool, as_json: bool) -> N
     if not entries:
         click.echo(f"the step cache in {cache.root} is empty")
         return
+    click.echo(f"{'key':<12}  {'last used':<16}  {'step':<24} {'tool':<16} host")
     marks = {True: "  STALE", False: "  ok", None: "  not checked here (--all-hosts checks it)"}
     for entry in entries:
         mark = marks[stale[entry.key]] if check else ""
         if entry.problem is not None:
             mark += f"  (unusable: {entry.problem})"
         click.echo(
-            f"{entry.key[:12]}  {_when(entry.created)}  {entry.step:<24} {entry.tool:<16}"
+            f"{entry.key[:12]}  {_when(entry.used):<16}  {entry.step:<24} {entry.tool:<16}"
             f" {entry.host}{mark}"
         )
     click.echo(f"{_entry_count(len(entries))} in {cache.root}")
@@ -292,7 +297,8 @@ def rm(cache_dir: Path | None, keys: tuple[str, ...], step: str | None, everythi
     "--older-than",
     "older_than",
     metavar="AGE",
-    help="Also remove entries older than AGE: 30d, 12h, 2w (a bare number is days).",
+    help="Also remove entries not used for AGE (neither stored nor hit since):"
+    " 30d, 12h, 2w (a bare number is days).",
 )
 @all_hosts_option
 @click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
@@ -312,7 +318,8 @@ def prune(
     a cache shared with a cluster, another host's outputs are usually not
     visible here, and would look gone. Damaged entries, and those written by
     an older ninja, are removed wherever they were made; those of a newer
-    ninja sharing the cache are left to it.
+    ninja sharing the cache are left to it. --older-than AGE also removes the
+    entries not used for that long: neither stored nor replayed by a hit since.
     """
     from shinobi.errors import UsageError
 
@@ -364,8 +371,8 @@ def _why_prune(
     """
     if entry.problem is not None:
         return None if entry.newer else entry.problem
-    if cutoff is not None and entry.created < cutoff:
-        return "old"
+    if cutoff is not None and entry.used < cutoff:
+        return f"last used {_when(entry.used)}"
     if checked and cache.is_stale(entry):
         return "outputs gone or changed"
     return None
