@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 from typing import Any
 
@@ -173,19 +174,40 @@ def _default_problems(default: str, rows: list[dict[str, object]], said: list[st
     return [f"backend.default is {default!r}, which cannot be used: {detail}"]
 
 
-def _cache_dir_warnings() -> list[str]:
+def _cache_dir_warnings(config: Any) -> list[str]:
     """``cache.dir`` when a file stands where it or a parent should be a directory,
-    by the check ``ninja cache`` refuses it with. Only a warning: a run goes on
-    without its cache (and says so), so the configuration still serves a run."""
+    by the check ``ninja cache`` refuses it with, or when this user cannot write
+    it (see :func:`_unwritable`). Only a warning: a run goes on without its cache
+    (and says so), so the configuration still serves a run."""
     from shinobi.cli.cache import open_cache
     from shinobi.errors import UsageError
 
     try:
-        open_cache(None)
+        cache = open_cache(None)
     except UsageError as exc:  # its hint of `ninja cache --cache-dir` is no option here
         said = str(exc).removesuffix(", or give --cache-dir")
         return [f"{said} (until then every run caches nothing)"]
-    return []
+    blocked = _unwritable(str(cache.root))
+    if blocked is None:
+        return []
+    origin = config.sources.get("cache.dir")
+    setting = f"cache.dir (from {origin})" if origin else "cache.dir (SHINOBI_CACHE_DIR)"
+    return [
+        f"the step cache at {cache.root} cannot be written by this user ({blocked} is not"
+        f" writable); set {setting} to a writable directory, or fix the permissions of"
+        f" {blocked} (until then every run caches nothing)"
+    ]
+
+
+def _unwritable(root: str) -> str | None:
+    """The directory that keeps this user from storing results under ``root``:
+    ``root`` itself, or the nearest existing parent a run would make it in; None
+    when it can be written. By the check a run makes before it caches
+    (``os.access``, as in :mod:`shinobi.records`), so doctor says what the run would."""
+    path = os.path.abspath(root)
+    while not os.path.lexists(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    return None if os.access(path, os.W_OK | os.X_OK) else path
 
 
 @click.command(short_help="Check this host: backends, offload engines, launchers, config.")
@@ -223,7 +245,7 @@ def doctor(as_json: bool) -> None:
             config.execution.workdir_path()  # what every run, `runs` and `clean` check first
         except ConfigError as exc:
             problems.append(str(exc))
-        warnings += _cache_dir_warnings()
+        warnings += _cache_dir_warnings(config)
     config_info["problems"] = problems
     config_info["warnings"] = warnings
     if problems:  # said first: a reader that goes away meanwhile does not undo it
