@@ -86,13 +86,15 @@ def test_the_timeout_advice_names_the_variable_that_set_the_limit() -> None:
 
 def test_the_run_backend_names_its_own_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     from shinobi_slurm.backend import _timeout_advice
+    from shinobi_slurm.commands import SlurmCommands
 
     record = parse_line("9|9|TIMEOUT|0:15|s|e|None")
     assert record is not None
+    local = SlurmCommands.from_settings({})
     monkeypatch.setenv("SBATCH_TIMELIMIT", "1")
-    assert "SBATCH_TIMELIMIT=1" in _timeout_advice(record)
+    assert "SBATCH_TIMELIMIT=1" in _timeout_advice(record, local)
     monkeypatch.delenv("SBATCH_TIMELIMIT")
-    assert _timeout_advice(record) == RAISE_TIME
+    assert _timeout_advice(record, local) == RAISE_TIME
 
 
 RECIPE = """

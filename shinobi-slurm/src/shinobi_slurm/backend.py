@@ -203,12 +203,13 @@ def _configured_memory(settings: Mapping[str, Any]) -> str | bool:
     return option.argument() if option is not None else False
 
 
-def _timeout_advice(record: JobRecord) -> str:
+def _timeout_advice(record: JobRecord, commands: SlurmCommands) -> str:
     """What to do if ``record`` timed out: this process submitted the job, so its own
-    ``SBATCH_TIMELIMIT`` is the one sbatch read (looked up for a TIMEOUT alone)."""
+    ``SBATCH_TIMELIMIT`` is the one sbatch read, unless sbatch ran over ssh, which
+    does not send it (looked up for a TIMEOUT alone)."""
     if record.state != "TIMEOUT":
         return ""
-    return timeout_advice(os.environ.get(TIMELIMIT_VARIABLE))
+    return timeout_advice(commands.sbatch_environment().get(TIMELIMIT_VARIABLE))
 
 
 def _size(path: str) -> int:
@@ -316,7 +317,7 @@ class SlurmBackend(Backend):
         # SBATCH_* variables of this shell beat the #SBATCH lines written: said once, here,
         # and before a refusal, which one of them may have caused
         warnings = overriding_environment(
-            os.environ,
+            self.commands.sbatch_environment(),
             (options for _, options in planned),
             parse_sbatch_opts(self.settings.get("sbatch_opts")),
         )
@@ -554,7 +555,7 @@ class SlurmBackend(Backend):
             self._limits(record),
             contained=False,
             memory_configured=_configured_memory(self.settings),
-            on_timeout=_timeout_advice(record),
+            on_timeout=_timeout_advice(record, self.commands),
         )
         details.update(slurm_state=record.state, slurm_exit=record.exit_text)
         reason: str | None = None

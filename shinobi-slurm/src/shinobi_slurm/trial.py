@@ -14,7 +14,6 @@ itself will say so, with the same message it always had.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -104,7 +103,7 @@ def _blamed_variables(commands: SlurmCommands, options: Sequence[Option]) -> dic
     each in turn; if none alone is to blame, all are named. Only ever called
     on a refusal, so it costs nothing on a submission that passes.
     """
-    present = input_variables(os.environ)
+    present = input_variables(commands.sbatch_environment())
     if not present or not _passes(commands, options, present):
         return {}
     if len(present) == 1:
