@@ -177,6 +177,10 @@ class _Checker:
         self.indexes: dict[int, dict[str, PlannedStep]] = {}
         #: each cab met so far (the key keeps it alive) -> what its declaration says
         self.cabs: dict[Any, _CabFacts] = {}
+        #: (id() of a plan, step, field) -> :meth:`produced`'s answer. Every plan
+        #: checked is held by the one ``check_offloadable`` was given, which
+        #: outlives the checker, so no id here can be reused while it is asked.
+        self.answers: dict[tuple[int, str, str], str | None] = {}
 
     def facts(self, cab: Any) -> _CabFacts:
         """What ``cab``'s declaration says, worked out at its first step: a large
@@ -199,7 +203,19 @@ class _Checker:
 
     # -- what crosses between steps ------------------------------------------
     def produced(self, plan: Plan, ref: OutputRef) -> str | None:
-        """Why ``ref`` is not a statically known path, or None when it is."""
+        """Why ``ref`` is not a statically known path, or None when it is.
+
+        Answered once per output of a plan's step: a step many steps read
+        (the root of a fan-out of 10,000) is asked about by every reader, and
+        the answer depends on nothing but the plan and the output's name.
+        """
+        key = (id(plan), ref.step, ref.field)
+        if key in self.answers:
+            return self.answers[key]
+        answer = self.answers[key] = self._produced(plan, ref)
+        return answer
+
+    def _produced(self, plan: Plan, ref: OutputRef) -> str | None:
         producer = self.by_node(plan).get(ref.step)
         if producer is None:
             return f"{ref} is not known before the run"
