@@ -348,20 +348,29 @@ class _Flattener:
         facts = self.cabs.get(cab)
         if facts is None:
             facts = self.cabs[cab] = _CabJobFacts.of(cab)
-        invocations = [self.invocation(part, name, facts) for part in parts]
+        # each part's invocation, command and checks in one pass over the parts
+        invocations: list[Invocation] = []
+        commands: list[list[str]] = []
+        expected: list[list[tuple[str, str, str]]] = []
+        cwd, required = self.graph.cwd, facts.required
+        for part in parts:
+            invocation = self.invocation(part, name, facts)
+            invocations.append(invocation)
+            commands.append(_with_environment(invocation))
+            expected.append(_required_outputs(required, part, cwd) if required else [])
         # one step's paths are a tuple already (tuple() returns it): no list to join
         paths = tuple(step.paths if step.slices is None else (u for p in parts for u in p.paths))
         job = Job(
             index=len(self.graph.jobs),
             name=name,
             node=step.node,
-            commands=[_with_environment(inv) for inv in invocations],
+            commands=commands,
             invocations=invocations,
             paths=paths,
             scattered=step.slices is not None,
             guard=guard,
             edges=edges,
-            expected=[_required_outputs(facts.required, part, self.graph.cwd) for part in parts],
+            expected=expected,
         )
         self.graph.jobs.append(job)
         self.job_of[id(step)] = job
