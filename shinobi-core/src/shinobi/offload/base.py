@@ -140,7 +140,8 @@ class Workflow:
         record = os.path.join(base, WRITTEN_LIST)
         earlier = _recorded(record)
         names = [script.file_name for script in self.scripts]
-        _refuse_foreign(base, [WRITTEN_LIST, *names], earlier)
+        if not _empty(base):  # in a fresh directory nothing can be in the way
+            _refuse_foreign(base, [WRITTEN_LIST, *names], earlier)
         written, stamps = [], []
         try:
             for script in self.scripts:
@@ -252,6 +253,18 @@ def _recorded(record: str) -> dict[str, str]:
     except (OSError, UnicodeDecodeError):
         return {}
     return {name: stamp for name, _, stamp in (line.partition("\t") for line in lines)}
+
+
+def _empty(directory: str) -> bool:
+    """Whether ``directory`` holds no entry at all: then no script has a file in
+    its way, which one listing says instead of an ``lstat`` per script (10,000
+    for a 10,000-job workflow). A directory that cannot be listed is taken as
+    holding something, and each name is looked at as before."""
+    try:
+        with os.scandir(directory) as entries:
+            return next(entries, None) is None
+    except OSError:
+        return False
 
 
 def _refuse_foreign(base: str, names: list[str], earlier: dict[str, str]) -> None:
