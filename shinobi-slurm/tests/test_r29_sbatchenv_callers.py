@@ -43,3 +43,16 @@ def test_over_ssh_a_refusal_is_not_blamed_on_this_shells_variables(
     assert asked == []
     local = SlurmCommands.from_settings({})
     assert trial._blamed_variables(local, options) == {"SBATCH_PARTITION": "nowhere"}
+
+
+def test_a_compiled_launch_over_ssh_warns_of_no_local_override(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from shinobi_slurm.compile import _warn_of_environment
+
+    monkeypatch.setenv("SBATCH_TIMELIMIT", "1")
+    jobs = [[Option("time", "00:05:00")]]
+    _warn_of_environment(SlurmCommands.from_settings({"command_prefix": "ssh login01"}), jobs, [])
+    assert capsys.readouterr().err == ""
+    _warn_of_environment(SlurmCommands.from_settings({}), jobs, [])
+    assert "SBATCH_TIMELIMIT" in capsys.readouterr().err

@@ -9,7 +9,6 @@ answers for several launches with one call too).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -126,7 +125,7 @@ class SlurmTarget(OffloadTarget):
             # what a TIMEOUT's advice names, since sbatch read it (None: it was unset)
             extra={
                 "job_name": job_name(options.run_id),
-                "sbatch_timelimit": os.environ.get(TIMELIMIT_VARIABLE),
+                "sbatch_timelimit": self.commands.sbatch_environment().get(TIMELIMIT_VARIABLE),
             },
         )
 
@@ -150,7 +149,7 @@ class SlurmTarget(OffloadTarget):
             for job, files in zip(graph.jobs, files_of, strict=True)
         ]
         # said first: a refusal may be of what an overriding variable asked for
-        _warn_of_environment([options for _, options in planned], context.configured)
+        _warn_of_environment(commands, [options for _, options in planned], context.configured)
         refuse_what_slurm_would(commands, planned)
         for job, record, files in zip(graph.jobs, handle.jobs, files_of, strict=True):
             Path(files.script).write_text(job_script(context, job, files, ids), encoding="utf-8")
@@ -278,10 +277,13 @@ class SlurmTarget(OffloadTarget):
         return seconds_setting(self.settings, "status_interval", 5.0, POLL_FLOOR)
 
 
-def _warn_of_environment(jobs: Sequence[Sequence[Option]], configured: Sequence[Option]) -> None:
+def _warn_of_environment(
+    commands: SlurmCommands, jobs: Sequence[Sequence[Option]], configured: Sequence[Option]
+) -> None:
     """Say, once for the launch, each ``SBATCH_*`` variable of this shell that beats an
-    ``#SBATCH`` line of its scripts (see :func:`~.sbatch.overriding_environment`)."""
-    warn_now(overriding_environment(os.environ, jobs, configured))
+    ``#SBATCH`` line of its scripts (see :func:`~.sbatch.overriding_environment`): none
+    when ``commands`` submit over ssh, which does not send them."""
+    warn_now(overriding_environment(commands.sbatch_environment(), jobs, configured))
 
 
 def _unanswered(commands: SlurmCommands, step: str, exc: SlurmError, name: str) -> SlurmError:
