@@ -84,8 +84,9 @@ def resolve_wiring(
             values[k] = inputs.get(v.field)
         else:
             values[k] = resolve_value(v, inputs, output)
-    if node.kind == "cab":
-        paths = node.step.text_paths()
+    step = node.step
+    if getattr(step, "kind", None) == "cab":  # as cab_of tells, not through Node.kind's str()
+        paths = step.text_paths()
         if paths:  # most cabs have none: no set made
             for name in paths & values.keys():
                 values[name] = _as_text(values[name])
@@ -447,12 +448,20 @@ def checked_inputs(
     run will, its own validators included; otherwise each known value is
     checked on its own (:func:`static_input_error`).
     """
-    facts = _default_facts(node.step.inputs_model)
+    return _checked_against(node, cab_of(node.step), values, where)
+
+
+def _checked_against(
+    node: Node, cab: Any, values: Mapping[str, Any], where: str
+) -> tuple[dict[str, Any] | None, str | None]:
+    """:func:`checked_inputs` of ``node``, whose step runs ``cab`` (or None): for a
+    caller that has the cab already, as :func:`plan_step` has for every step."""
+    model = node.step.inputs_model
+    facts = _default_facts(model)
     if facts.refused:  # most models refuse none of their defaults: nothing to ask
         refused = _default_refusal(facts, values, where)
         if refused is not None:
             return None, refused
-    cab = cab_of(node.step)
     for value in values.values():
         if isinstance(value, _MAY_HOLD_UNKNOWN) and _has_unknown(value):
             found = static_input_error(node, values, where)
@@ -460,7 +469,7 @@ def checked_inputs(
     try:
         # as the run validates them (validate_inputs): a default made what the model makes of it
         given = _with_defaults_made(facts, values) if facts.made else values
-        made = field_values(node.step.inputs_model.model_validate(given, by_name=True))
+        made = field_values(model.model_validate(given, by_name=True))
     except Exception as exc:
         return None, _model_refusal(node, values, where, exc)
     empty = empty_path_in(values, made)
@@ -555,7 +564,7 @@ def plan_step(
     if cab is None and node.kind == "recipe":  # a step that runs a cab is no recipe
         assert node.subgraph is not None
         # the nested recipe's own inputs first, then its steps against what it made
-        made, error = checked_inputs(node, values, f"step {name!r}")
+        made, error = _checked_against(node, None, values, f"step {name!r}")
         inputs = made if made is not None else _defaults(node, values)
         child = plan_graph(node.subgraph, inputs, cwd, f"{name}.", check=check and made is not None)
         error = error if check else None
@@ -563,22 +572,16 @@ def plan_step(
         return PlannedStep(name, node, values, outs, children=child, error=error)
     # all known: the command line is rendered from what the model makes of the
     # values (a validator may rewrite one), as the run will render it
-    made, error = checked_inputs(node, values, f"step {name!r}")
+    made, error = _checked_against(node, cab, values, f"step {name!r}")
     values = made if made is not None else _defaults(node, values)
     error = error if check else None
     if cab is None:
         outs = {f: Unknown(name, f) for f in fields_of(node.step.outputs_model)}
         return PlannedStep(name, node, values, outs, error=error)
     outs = static_outputs(cab, name, values)
-    return PlannedStep(
-        name,
-        node,
-        values,
-        outs,
-        argv=render_argv(cab, values),
-        paths=path_uses(cab, values, outs, cwd),
-        error=error,
-    )
+    argv = render_argv(cab, values)
+    paths = path_uses(cab, values, outs, cwd)
+    return PlannedStep(name, node, values, outs, argv, paths, None, None, error)  # by position
 
 
 def plan_graph(

@@ -430,5 +430,31 @@ def field_values(model: Any) -> dict[str, Any]:
     pydantic model answers through its slow ``__getattr__`` and an exception;
     this runs for every step of a run, so it goes straight to the iterator
     (pydantic's own, which knows the model's extras and private names).
+
+    Nearly every validated model holds its fields and nothing else: then what
+    the iterator yields is its ``__dict__`` as it is, copied in one call
+    rather than a pair at a time through a generator.
     """
+    cls = type(model)
+    if (
+        getattr(cls, "__iter__", None) is (_MODEL_ITER or _model_iter())
+        and not model.__pydantic_extra__
+    ):
+        held = model.__dict__
+        if held.keys() == cls.__pydantic_fields__.keys():  # no name pydantic's skips
+            return dict(held)
     return dict(iter(model))
+
+
+#: ``BaseModel.__iter__``, which :func:`field_values` reads past when a model keeps it.
+_MODEL_ITER: Any = None
+
+
+def _model_iter() -> Any:
+    """:data:`_MODEL_ITER`, looked up on the first call: pydantic is imported by then
+    (a model exists), and need not be with this module."""
+    global _MODEL_ITER
+    from pydantic import BaseModel
+
+    _MODEL_ITER = BaseModel.__iter__
+    return _MODEL_ITER
