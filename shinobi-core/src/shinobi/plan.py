@@ -611,7 +611,7 @@ def plan_graph(
     unsettable = check and _has_nested(graph)
     for i in graph.topological_order():
         node = graph.nodes[i]
-        name = f"{prefix}{node.name}"
+        name = prefix + node.name if prefix else node.name  # a top-level step's own, no copy
         # defaults are left to the model (None taken, see _default_refusal), as the run does
         values = resolve_wiring(node, plan.inputs, output)
         unset = _unset_error(graph, node, values, name, prefix) if unsettable else None

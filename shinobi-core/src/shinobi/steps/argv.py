@@ -139,6 +139,9 @@ def render_argv(cab: Cab, values: Mapping[str, Any], *, reveal: bool = False) ->
         if positional:
             if isinstance(value, _SEQUENCE):
                 positionals.extend(text(v) for v in value if v is not None)
+            elif path_words and type(value) in _ONE_PATH:  # _path_word's own first case, inline
+                one = str(value)
+                positionals.append(f"./{one}" if one.startswith("-") else one)
             else:
                 positionals.append(text(value))
             continue
@@ -405,7 +408,9 @@ def path_uses(
     and whatever protects read-only inputs (a read-only mount) must cover it.
     """
     uses: list[PathUse] = []
-    prefix = _dir_prefix(cwd)  # os.path.join(cwd, path) below, as prefix + path
+    # os.path.join(cwd, path) below, as prefix + path; the usual cwd told without a call
+    plain = type(cwd) is str and cwd and cwd[-1] != "/"
+    prefix = cwd + "/" if plain else _dir_prefix(cwd)
     in_paths, out_paths = cab.kept("_path_fields", _path_fields)
     for name, role, kind, writable, mutable, nested, _ in in_paths:
         value = inputs.get(name)
