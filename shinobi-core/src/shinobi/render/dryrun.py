@@ -16,7 +16,7 @@ from shinobi.graph import same_shape
 from shinobi.plan import Plan, PlannedStep
 from shinobi.recipe_modules import is_recipe_module
 from shinobi.render.rows import wavefront_rows
-from shinobi.render.shell_words import has_control, shell_join, visible
+from shinobi.render.shell_words import shell_join, visible
 from shinobi.render.terminal_text import columns
 from shinobi.steps.refs import OutputRef
 from shinobi.wording import counted
@@ -44,37 +44,40 @@ def _box(title: str, tag: str, lines: list[str], indent: str) -> list[str]:
     open on that line, rather than every line being padded to its length (a
     command naming a thousand gathered files is many thousand columns).
     """
-    title = visible(title)
-    lines, widths = _shown(lines)
+    # Nearly every box is plain ASCII without a control character: one test of its
+    # title and lines run together says so, and then a line's columns are its length.
+    # (ASCII text is printable unless it holds one: isprintable() is has_control() in C.)
+    text = title + "".join(lines)
+    plain = text.isascii() and text.isprintable()
+    if plain:
+        widths = list(map(len, lines))
+        ends = len(title)
+    else:
+        title = visible(title)
+        lines = [visible(line) for line in lines]
+        widths = [columns(line) for line in lines]  # a wide (CJK) character takes two
+        ends = columns(title)
     # the edges take one column each: "┌─ " title " " on the left, " " tag " ─┐" on the right
-    ends = columns(title) + _tag_columns(tag) + 8
+    ends += _tag_columns(tag) + 8
     room = MAX_WIDTH - len(indent) - 4
     widest = max(widths, default=0)
-    if widest > room:  # a line too long for any box runs on past it: it widens none
+    fits = widest <= room
+    if not fits:  # a line too long for any box runs on past it: it widens none
         widest = max([w for w in widths if w <= room], default=0)
     inner = max(WIDTH - len(indent) - 4, ends - 3, widest)
     left = indent + "│ "
-    return [
-        f"{indent}┌─ {title} {'─' * (inner + 4 - ends)} {tag} ─┐",  # at least one ─
-        *[
+    if plain and fits:  # every line is padded by its length: no line runs on
+        body = [f"{left}{line.ljust(inner)} │" for line in lines]
+    else:
+        body = [
             f"{left}{line}{' ' * (inner - w)} │" if w <= inner else left + line
             for line, w in zip(lines, widths, strict=True)
-        ],
+        ]
+    return [
+        f"{indent}┌─ {title} {'─' * (inner + 4 - ends)} {tag} ─┐",  # at least one ─
+        *body,
         f"{indent}└{'─' * (inner + 2)}┘",
     ]
-
-
-def _shown(lines: list[str]) -> tuple[list[str], list[int]]:
-    """``lines`` as a box shows them (:func:`visible`), and the columns each takes.
-
-    Nearly every box is plain ASCII without a control character: one test of
-    all its lines run together says so, rather than two of each line.
-    """
-    text = "".join(lines)
-    if text.isascii() and not has_control(text):
-        return lines, list(map(len, lines))
-    lines = [visible(line) for line in lines]
-    return lines, [columns(line) for line in lines]  # a wide (CJK) character takes two
 
 
 def _command(step: PlannedStep, render: Callable[[PlannedStep], list[str] | None]) -> str | None:
@@ -152,11 +155,11 @@ def _details(
         else:
             said = f"{'reads' if use.role == 'input' else 'writes'} {use.path}"
         touched[said if use.writable else f"{said} (read-only)"] = None
-    shown = list(touched)
-    if len(shown) > _PATHS_SHOWN + 1:  # a thousand slices' paths would bury the graph
-        more = len(shown) - _PATHS_SHOWN
-        shown = [*shown[:_PATHS_SHOWN], f"... and {counted(more, 'more path')}"]
-    lines.extend(shown)
+    if len(touched) > _PATHS_SHOWN + 1:  # a thousand slices' paths would bury the graph
+        shown = list(touched)[:_PATHS_SHOWN]
+        lines += [*shown, f"... and {counted(len(touched) - _PATHS_SHOWN, 'more path')}"]
+    else:
+        lines += touched
     if node.resources is not None and node.resources.declared:
         lines.append(f"footprint: {node.resources.describe()}")
     if node.loop is not None:
@@ -248,13 +251,14 @@ def render_dryrun(
     inner = indent + "    "
     loops = _Loops(plan)
     for number, row in enumerate(wavefront_rows(graph, turns), 1):
-        after = ", ".join([names[i] for i in row.after])
-        label = f"row {number}"
-        if len(row.members) > 1:
-            label += f": fan-out of {len(row.members)}"
-        if after:
-            label += f" (after {after})"
-        lines.append(f"{indent}── {label}")
+        count = len(row.members)
+        said = f": fan-out of {count}" if count > 1 else ""
+        before = row.after  # most rows wait on one step: its name, nothing to join
+        if len(before) == 1:
+            said += f" (after {names[before[0]]})"
+        elif before:
+            said += f" (after {', '.join([names[i] for i in before])})"
+        lines.append(f"{indent}── row {number}{said}")
         for index in row.members:
             step = by_index[index]
             node = step.node

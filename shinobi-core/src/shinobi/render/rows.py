@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 
 from shinobi.graph import Graph
 
@@ -31,14 +32,17 @@ def wavefront_rows(graph: Graph, turns: Mapping[int, set[int]] | None = None) ->
     depth = [0] * len(graph.nodes)
     for i in graph.topological_order():  # turns only ever wait for a step before
         deps = after[i]
-        if deps:  # a list, not a generator, for max(): one frame fewer per step
+        if len(deps) == 1:  # most steps wait on one: no list, no max()
+            depth[i] = 1 + depth[deps[0]]
+        elif deps:  # a list, not a generator, for max(): one frame fewer per step
             depth[i] = 1 + max([depth[d] for d in deps])
-    rows: dict[tuple[int, tuple[int, ...]], Row] = {}
-    # by depth, then index: a stable sort of the indices, already in order, by depth alone
-    for index in sorted(range(len(graph.nodes)), key=depth.__getitem__):
-        key = (depth[index], after[index])
-        row = rows.get(key)
+    # A row is the steps that wait on the same steps: their depth is the same too.
+    rows: dict[tuple[int, ...], Row] = {}
+    for index, deps in enumerate(after):
+        row = rows.get(deps)
         if row is None:
-            row = rows[key] = Row(depth[index], after[index], [])
+            row = rows[deps] = Row(depth[index], deps, [])
         row.members.append(index)
-    return list(rows.values())
+    # by depth, then by first member: the rows, made in index order, sorted (stably)
+    # by depth alone, rather than every step sorted by its depth first
+    return sorted(rows.values(), key=attrgetter("depth"))

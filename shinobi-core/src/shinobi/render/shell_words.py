@@ -59,7 +59,7 @@ def shell_join(argv: Iterable[str]) -> str:
     step): a single scan of its words run together says so, and they are
     joined as they are, rather than each word being tested twice.
     """
-    words = [str(word) for word in argv]
+    words = list(map(str, argv))
     if all(words) and _UNSAFE("".join(words)) is None:  # an empty word needs ''
         return " ".join(words)
     return " ".join(_word(word) for word in words)
