@@ -122,6 +122,8 @@ class Graph:
 
 
 _REFS = (OutputRef, InputRef)
+#: The references, by exact type: one set lookup per wired value.
+_REF_KINDS = frozenset(_REFS)
 #: What a wiring value may nest references in; cheaper in isinstance() than a union.
 _CONTAINERS = (list, tuple, dict)
 #: Wiring values that can hold no reference, by exact type (a subclass takes the
@@ -621,6 +623,7 @@ class _Builder:
             index[name] = i
         self.check_slice_names(entries, index)
         self.steps_by_name = {entry["name"]: entry["step"] for entry in entries}
+        self.entries = entries  # a producer's scatter, for check_input_type
 
         recipe_inputs = _fields(recipe.inputs_model)
         nodes: list[Node] = []
@@ -740,6 +743,7 @@ class _Builder:
         kind, inputs = facts.kind, facts.inputs
         wiring: dict[str, Any] = {}
         deps: set[int] = set()
+        scatter = entry.get("scatter", ())
         for key, value in entry["wiring"].items():
             if key not in inputs:
                 raise self.fail(
@@ -759,6 +763,8 @@ class _Builder:
                 wired = wiring[key]
                 if type(wired) in _PLAIN:  # a loop output that is a plain value
                     continue
+            if type(wired) in _REF_KINDS:
+                self.check_input_type(name, key, wired, step, scatter, entry, index)
             if key in facts.text_checked:
                 where = f"step {name!r}, input {key!r}"
                 self.check_path_to_text(wired, fields_of(step.inputs_model)[key], where)
@@ -768,7 +774,6 @@ class _Builder:
         if guard is not None:
             guard = self.translate(guard)
             deps.update(index[ref.step] for ref in output_refs(guard))
-        scatter = entry.get("scatter", ())
         for field_name in scatter:
             if field_name not in inputs:
                 raise self.fail(
@@ -947,6 +952,54 @@ class _Builder:
             " the two the same type, or wire the output to a step output of its type"
         )
 
+    def check_input_type(
+        self,
+        name: str,
+        key: str,
+        ref: OutputRef | InputRef,
+        step: Any,
+        scatter: Sequence[str],
+        entry: dict[str, Any],
+        index: dict[str, int],
+    ) -> None:
+        """Step ``name``'s input ``key``, wired to ``ref``, must be able to take what that
+        step output or recipe input is declared to hold: refused where it is wired
+        otherwise, by the rule of :meth:`check_output_type`.
+
+        The run validates a step's inputs only when its turn comes, so an ``int``
+        handed to a ``str`` failed that step, maybe hours into the run, though
+        both types were known before it. A scattered producer's outputs are
+        gathered into a list; an input the step is scattered over takes a list,
+        one item of it per slice (one value wired to it is left to the scatter's
+        own check, which says it is no list). One cached look-up per wired
+        input: large recipes wire thousands.
+        """
+        if type(ref) is OutputRef:
+            made_model = self.steps_by_name[ref.step].outputs_model
+            gathered = bool(self.entries[index[ref.step]].get("scatter"))
+        else:
+            made_model, gathered = self.recipe.inputs_model, False
+        sliced = key in scatter
+        if not _clashes(made_model, ref.field, gathered, step.inputs_model, key, sliced):
+            return
+        inputs, wired = _fields(step.inputs_model), entry["wiring"]
+        if any(f not in inputs or f not in wired for f in scatter):
+            return  # a scatter named wrong: make_node says so, and this may be no clash
+        made = _declared_as(made_model, ref.field, gathered)
+        declared = _declared_as(step.inputs_model, key, False)
+        assert made is not None and declared is not None  # as _clashes found them
+        source = (
+            f"the output {ref.field!r} of step {ref.step!r}"
+            if type(ref) is OutputRef
+            else f"the recipe's input {ref.field!r}"
+        )
+        taken = f"{declared.shown} and scattered over (a list, one item per slice)"
+        raise self.fail(
+            f"step {name!r}, input {key!r}: is declared {taken if sliced else declared.shown}"
+            f" but wired to {source}, declared {made.shown}, which it can never take; declare"
+            " the two the same type, or wire the input to a value of its type"
+        )
+
     def path_named(self, ref: Any) -> str | None:
         """What ``ref`` names, said for a message, when it is a path: a step's path
         output, or a path input of the recipe (``src: File``); else None."""
@@ -1065,6 +1118,22 @@ def _declared_as(model: Any, name: str, scattered: bool) -> _Declared | None:
             return _Declared(None, True, f"list[{shown}] (gathered)")
         return _Declared(kind, True, f"list[{shown}] (gathered from its slices)")
     return _Declared(kind, is_list, shown)
+
+
+@cache
+def _clashes(
+    made_model: Any, made: str, gathered: bool, taken_model: Any, taken: str, sliced: bool
+) -> bool:
+    """Whether field ``taken`` of ``taken_model`` (a list of it, one item per slice,
+    when ``sliced``) can never take field ``made`` of ``made_model`` (gathered into
+    a list when ``gathered``): :func:`_never_takes` of their declarations, cached
+    per pair of model classes and fields, as a large recipe wires the same pair
+    over and over."""
+    made_as = _declared_as(made_model, made, gathered)
+    if made_as is None or (sliced and not made_as.is_list):
+        return False  # one value scattered over: the scatter's own check says it is no list
+    taken_as = _declared_as(taken_model, taken, sliced)
+    return taken_as is not None and _never_takes(made_as, taken_as)
 
 
 def _validated_freely(model: Any) -> bool:
