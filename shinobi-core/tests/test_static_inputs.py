@@ -77,7 +77,7 @@ def test_a_recipe_input_wired_to_a_field_of_another_type_is_refused(tmp_path: Pa
     echo = Cab("echo", "/bin/echo", Text, field_meta={"word": ParamMeta(positional=True)})
     recipe = Recipe("r", Settings)
     recipe.add_step("say", echo, word=recipe.inputs.label)  # an int into a str field
-    with pytest.raises(UsageError, match=r"step 'say': input 'word': Input should be a valid"):
+    with pytest.raises(RecipeGraphError, match=r"step 'say', input 'word': is declared str but"):
         run_recipe(recipe, cwd=tmp_path, config=config())
 
 
@@ -384,9 +384,7 @@ def test_a_passthrough_output_wired_to_a_field_of_another_type_is_refused_before
     recipe = Recipe("k")
     recipe.add_step("pre", touch, out="made.txt")
     recipe.add_step("use", count, n=recipe.outputs.pre.out)
-    with pytest.raises(
-        UsageError, match=r"step 'use': input 'n': .*\(got PosixPath\('made.txt'\)\)"
-    ):
+    with pytest.raises(RecipeGraphError, match=r"step 'use', input 'n': is declared int but"):
         run_recipe(recipe, cwd=tmp_path, config=load_config({"cache.enabled": False}))
     assert not (tmp_path / "made.txt").exists()
 
@@ -422,9 +420,7 @@ def test_a_passthrough_through_a_nested_recipe_s_output_is_checked_before_any_st
     recipe = Recipe("k")
     recipe.add_step("s", sub)
     recipe.add_step("use", count, n=recipe.outputs.s.out)
-    with pytest.raises(
-        UsageError, match=r"step 'use': input 'n': .*\(got PosixPath\('made.txt'\)\)"
-    ):
+    with pytest.raises(RecipeGraphError, match=r"step 'use', input 'n': is declared int but"):
         run_recipe(recipe, cwd=tmp_path, config=load_config({"cache.enabled": False}))
     assert not (tmp_path / "made.txt").exists()
 
