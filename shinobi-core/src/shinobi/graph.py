@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any
 from shinobi.errors import RecipeGraphError, did_you_mean
 from shinobi.steps.recipe import half_reference, name_problem
 from shinobi.steps.refs import InputRef, OutputRef
-from shinobi.steps.types import _KIND_NAMES, FieldSpec, PathType, _unwrap, fields_of, on_disk_kind
+from shinobi.steps.types import (
+    KIND_NAMES,
+    FieldSpec,
+    PathType,
+    fields_of,
+    on_disk_kind,
+    unwrap_annotation,
+)
 
 if TYPE_CHECKING:
     from shinobi.resources import Resources
@@ -1100,7 +1107,7 @@ def _declared_as(model: Any, name: str, scattered: bool) -> _Declared | None:
     info = _fields(model).get(name)
     if info is None or _validated_freely(model):
         return None
-    core, metadata, is_list = _unwrap(info.annotation, list(info.metadata))
+    core, metadata, is_list = unwrap_annotation(info.annotation, list(info.metadata))
     if any(
         not isinstance(m, PathType) and type(m).__module__ != "annotated_types" for m in metadata
     ):
@@ -1108,7 +1115,7 @@ def _declared_as(model: Any, name: str, scattered: bool) -> _Declared | None:
     spec = fields_of(model)[name]
     if spec.path_kind is not None:
         kind: str | None = on_disk_kind(spec.path_kind, None)
-        shown = _KIND_NAMES[spec.path_kind]
+        shown = KIND_NAMES[spec.path_kind]
     else:
         kind = _SCALARS.get(core) if isinstance(core, type) else None
         shown = getattr(core, "__name__", None) or str(core)

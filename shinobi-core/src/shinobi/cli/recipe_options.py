@@ -203,9 +203,9 @@ def _structured(core: Any) -> bool:
 
 def _click_type(annotation: Any) -> tuple[Any, bool, bool]:
     """(click type, is_list, is_bool) for a pydantic field annotation."""
-    from shinobi.steps.types import _unwrap
+    from shinobi.steps.types import unwrap_annotation
 
-    core, _, is_list = _unwrap(annotation, [])
+    core, _, is_list = unwrap_annotation(annotation, [])
     if _structured(core):
         return _Json(core), is_list, False
     if typing.get_origin(core) is typing.Literal:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EMPTY_PATH",
+    "KIND_NAMES",
     "MS",
     "Directory",
     "FieldSpec",
@@ -35,6 +36,7 @@ __all__ = [
     "passthrough_problem",
     "paths_within",
     "refused_value",
+    "unwrap_annotation",
     "validation_errors",
     "wordless",
 ]
@@ -86,7 +88,7 @@ class FieldSpec:
 _LISTS = (list, tuple, set, frozenset, Sequence, MutableSequence, AbstractSet, MutableSet)
 
 
-def _unwrap(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any], bool]:
+def unwrap_annotation(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any], bool]:
     """Strip Optional and Annotated; report whether the core type is a list."""
     is_list = False
     while True:
@@ -124,7 +126,7 @@ def _fields_of(model: Any) -> dict[str, FieldSpec]:
 
     specs: dict[str, FieldSpec] = {}
     for name, info in model.model_fields.items():
-        core, metadata, is_list = _unwrap(info.annotation, list(info.metadata))
+        core, metadata, is_list = unwrap_annotation(info.annotation, list(info.metadata))
         kind: Literal["file", "dir", "ms", "any"] | None = None
         for meta in metadata:
             if isinstance(meta, PathType):
@@ -331,11 +333,11 @@ def _maps_to_text(annotation: Any) -> bool:
     args = typing.get_args(annotation)
     if not (isinstance(origin, type) and issubclass(origin, collections.abc.Mapping)):
         return False
-    return len(args) == 2 and _unwrap(args[1], [])[0] is str
+    return len(args) == 2 and unwrap_annotation(args[1], [])[0] is str
 
 
 #: A path field's kind as its declaration is written.
-_KIND_NAMES = {"file": "File", "dir": "Directory", "ms": "MS", "any": "Path"}
+KIND_NAMES = {"file": "File", "dir": "Directory", "ms": "MS", "any": "Path"}
 #: What each kind (or ``ParamMeta(dtype=)``) must be on disk: an MS is a directory,
 #: a plain Path either ("any").
 _KIND = {"file": "file", "dir": "dir", "ms": "dir", "any": "any"}
@@ -352,7 +354,7 @@ def on_disk_kind(path_kind: str | None, dtype: str | None) -> PathKind:
 def _declared(spec: FieldSpec, dtype: str | None) -> str:
     """How ``spec`` is declared, in the words of a model (``list[File]``, ``str``)."""
     if spec.path_kind is not None:
-        shown = _KIND_NAMES[spec.path_kind]
+        shown = KIND_NAMES[spec.path_kind]
     elif dtype:
         shown = f"str (dtype {dtype})"
     else:
