@@ -15,35 +15,11 @@ from typing import Annotated, Any
 import pytest
 from cli_in_process import in_process as ninja
 from pydantic import BaseModel, BeforeValidator, ConfigDict
+from typed_producers import CLASHES, Base, NoIn, make, slices, sub
 
 import shinobi
 from shinobi.graph import RecipeGraphError, build_graph
-from shinobi.steps import MS, Cab, Directory, File, Recipe
-
-
-class NoIn(BaseModel):
-    pass
-
-
-class Made(BaseModel):
-    n: int = 1
-    s: str = ""
-    f: File | None = None
-    d: Directory | None = None
-    ms: MS | None = None
-    fs: list[File] = []
-    ns: list[int] = []
-    x: Any = None
-
-
-@shinobi.pystep
-def make() -> Made:
-    return Made()
-
-
-@shinobi.pystep
-def slices(i: int) -> Made:
-    return Made(n=i)
+from shinobi.steps import Cab, Directory, File, Recipe
 
 
 def _consumer(annotation: Any) -> Cab:
@@ -80,17 +56,7 @@ def test_an_int_into_a_str_is_refused_naming_both() -> None:
 
 @pytest.mark.parametrize(
     ("annotation", "field", "declared", "made"),
-    [
-        (int, "f", "int", "File"),  # a path is never a number
-        (File, "n", "File", "int"),  # nor a number a path
-        (File, "fs", "File", "list[File]"),  # a list into one value
-        (list[File], "f", "list[File]", "File"),  # one value into a list
-        (File, "d", "File", "Directory"),  # the other kind on disk
-        (Directory, "f", "Directory", "File"),
-        (File, "ms", "File", "MS"),  # an MS is a directory
-        (str | None, "n", "str", "int"),  # None aside, the declarations clash
-        (list[str], "ns", "list[str]", "list[int]"),
-    ],
+    [*CLASHES, (list[str], "ns", "list[str]", "list[int]")],
 )
 def test_a_clash_is_refused(annotation: Any, field: str, declared: str, made: str) -> None:
     said = (
@@ -99,23 +65,6 @@ def test_a_clash_is_refused(annotation: Any, field: str, declared: str, made: st
     )
     with pytest.raises(RecipeGraphError, match=re.escape(said)):
         build_graph(_wired(annotation, field))
-
-
-class Base(BaseModel):
-    a: int = 0
-
-
-class Sub(Base):
-    b: int = 0
-
-
-class HasSub(BaseModel):
-    m: Sub = Sub()
-
-
-@shinobi.pystep
-def sub() -> HasSub:
-    return HasSub()
 
 
 @pytest.mark.parametrize(

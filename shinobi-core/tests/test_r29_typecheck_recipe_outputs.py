@@ -14,30 +14,12 @@ import pytest
 from cli_in_process import in_process as ninja
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 from test_launch_fixtures import FakeTarget, engine
+from typed_producers import CLASHES, Base, NoIn, make, slices, sub
 
-import shinobi
 from shinobi.graph import RecipeGraphError, build_graph
 from shinobi.steps import MS, Directory, File, Recipe
 
 __all__ = ["engine"]
-
-
-class NoIn(BaseModel):
-    pass
-
-
-class Made(BaseModel):
-    n: int = 1
-    f: File | None = None
-    d: Directory | None = None
-    ms: MS | None = None
-    fs: list[File] = []
-    x: Any = None
-
-
-@shinobi.pystep
-def make() -> Made:
-    return Made()
 
 
 def _wired(annotation: Any, field: str, *, scatter: bool = False) -> Recipe:
@@ -52,11 +34,6 @@ def _wired(annotation: Any, field: str, *, scatter: bool = False) -> Recipe:
     return recipe
 
 
-@shinobi.pystep
-def slices(i: int) -> Made:
-    return Made(n=i)
-
-
 def test_an_int_into_a_str_is_refused_naming_both() -> None:
     with pytest.raises(RecipeGraphError) as info:
         build_graph(_wired(str, "n"))
@@ -69,17 +46,7 @@ def test_an_int_into_a_str_is_refused_naming_both() -> None:
 
 @pytest.mark.parametrize(
     ("annotation", "field", "declared", "made"),
-    [
-        (int, "f", "int", "File"),  # a path is never a number
-        (File, "n", "File", "int"),  # nor a number a path
-        (File, "fs", "File", "list[File]"),  # a list into one value
-        (list[File], "f", "list[File]", "File"),  # one value into a list
-        (File, "d", "File", "Directory"),  # the other kind on disk
-        (Directory, "f", "Directory", "File"),
-        (File, "ms", "File", "MS"),  # an MS is a directory
-        (str | None, "n", "str", "int"),  # None aside, the declarations clash
-        (float, "fs", "float", "list[File]"),
-    ],
+    [*CLASHES, (float, "fs", "float", "list[File]")],
 )
 def test_a_clash_is_refused(annotation: Any, field: str, declared: str, made: str) -> None:
     said = (
@@ -94,23 +61,6 @@ def test_a_scattered_step_makes_a_list() -> None:
         build_graph(_wired(int, "n", scatter=True))
     build_graph(_wired(list[int], "n", scatter=True))
     build_graph(_wired(list[float], "n", scatter=True))
-
-
-class Base(BaseModel):
-    a: int = 0
-
-
-class Sub(Base):
-    b: int = 0
-
-
-class HasSub(BaseModel):
-    m: Sub = Sub()
-
-
-@shinobi.pystep
-def sub() -> HasSub:
-    return HasSub()
 
 
 @pytest.mark.parametrize(
