@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from shinobi.graph import Graph
+    from shinobi.graph import Graph, Node
     from shinobi.session import Session
 
 __all__ = ["is_executable", "missing_programs"]
@@ -43,15 +44,15 @@ def missing_programs(graph: Graph, session: Session) -> list[str]:
 
     looked: set[tuple[int, str | None, str | None]] = set()
     programs: dict[str, str] = {}  # program -> the first step that names it
-    for name, node in graph.walk():
-        if node.kind != "cab":
-            continue
-        slot = (id(node.step), node.backend, node.venv)
+    for prefix, node in _nodes(graph):
+        slot = (id(node.step), node.backend, node.venv)  # its kind is its step's
         if slot in looked:
             continue
         looked.add(slot)
-        if choose_backend(session, node) == "native":
-            programs.setdefault(node.step.command[0], name)
+        if node.kind == "cab" and choose_backend(session, node) == "native":
+            program = node.step.command[0]
+            if program not in programs:
+                programs[program] = f"{prefix}{node.name}"
     return [
         f"step {step!r} runs {program!r}, which is not {_where(program)} on this machine:"
         " the step will fail unless an earlier step provides it (install it, or give the"
@@ -59,6 +60,16 @@ def missing_programs(graph: Graph, session: Session) -> list[str]:
         for program, step in programs.items()
         if not _found(program, session.cwd)
     ]
+
+
+def _nodes(graph: Graph, prefix: str = "") -> Iterator[tuple[str, Node]]:
+    """Every node, nested recipes' too, in the order of ``graph.walk()``, with the
+    prefix of its dotted path: the path itself is made only for the step that first
+    names a program, not for each of 100,000 steps."""
+    for node in graph.nodes:
+        yield prefix, node
+        if node.subgraph is not None:
+            yield from _nodes(node.subgraph, f"{prefix}{node.name}.")
 
 
 def _where(program: str) -> str:

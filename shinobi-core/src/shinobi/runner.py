@@ -22,7 +22,7 @@ from shinobi.steps.result import every_step, first_failed
 
 if TYPE_CHECKING:
     from shinobi.config import AppConfig
-    from shinobi.graph import Graph
+    from shinobi.graph import Graph, Node
     from shinobi.records import Records
     from shinobi.session import RunObserver, Session
     from shinobi.steps.recipe import Recipe
@@ -325,7 +325,7 @@ def precheck_backends(
     it names (a dry run checks what needs no engine: a venv and its tools).
     """
     from shinobi.backends.base import Backend
-    from shinobi.dispatch import choose_backend, invocation_for
+    from shinobi.dispatch import invocation_for
     from shinobi.plan import cab_of
 
     def planned(steps: list[Any]) -> Iterator[Any]:
@@ -334,7 +334,8 @@ def precheck_backends(
                 yield from planned(step.children.steps)
             yield from step.slices or [step]
 
-    names = {choose_backend(session, node) for _, node in graph.walk()}
+    chosen = _chooser(session)
+    names = {chosen(node) for node in _every_node(graph)}
     if only is not None:
         names &= set(only)
     checking = {n for n in names if type(session.backend(n)).prepare is not Backend.prepare}
@@ -343,7 +344,7 @@ def precheck_backends(
     by_backend: dict[str, list[Any]] = {n: [] for n in checking}
     unvenved: list[str] = []  # pysteps on the venv backend with no venv: run in this process
     for step in planned(plan().steps):
-        name = choose_backend(session, step.node)
+        name = chosen(step.node)
         if name not in by_backend:
             continue
         cab = cab_of(step.node.step)
@@ -364,6 +365,35 @@ def precheck_backends(
         from shinobi.pystep_runner import warn_no_venv
 
         warn_no_venv(session, unvenved)
+
+
+def _chooser(session: Session) -> Callable[[Node], str]:
+    """:func:`~shinobi.dispatch.choose_backend` for every node of a run, asked once
+    per backend a node names when it has no venv: such a node runs on that backend
+    or the run's, and choosing warns of nothing. A node with a venv is asked each
+    time, as its choice may warn (once per node, in the order nodes are asked)."""
+    from shinobi.dispatch import choose_backend
+
+    plain: dict[str | None, str] = {}
+
+    def chosen(node: Node) -> str:
+        if node.venv:
+            return choose_backend(session, node)
+        known = plain.get(node.backend)
+        if known is None:
+            known = plain[node.backend] = choose_backend(session, node)
+        return known
+
+    return chosen
+
+
+def _every_node(graph: Graph) -> Iterator[Node]:
+    """Every node, nested recipes' too, in the order of ``graph.walk()``, without
+    making each one's dotted path."""
+    for node in graph.nodes:
+        yield node
+        if node.subgraph is not None:
+            yield from _every_node(node.subgraph)
 
 
 def _look_at_until_files(graph: Graph, session: Session, plan: Callable[[], Any]) -> None:
