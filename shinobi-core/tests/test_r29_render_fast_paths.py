@@ -91,3 +91,23 @@ def test_a_line_too_long_for_any_box_runs_on_past_it_whatever_its_characters() -
         assert box[1] == "│ " + long  # left open, widening no box
         assert columns(box[0]) == columns(box[2]) == columns(box[3])
     assert _box("tab\there", "t", ["a"], "")[0].startswith("┌─ tab\\there ")
+
+
+def _heap_order(recipe: Recipe) -> list[int]:
+    """The order by Kahn's algorithm with the smallest ready index first, worked out
+    here without the graph's shortcut."""
+    nodes = build_graph(recipe).nodes
+    done: list[int] = []
+    while len(done) < len(nodes):
+        done.append(
+            min(i for i, n in enumerate(nodes) if i not in done and set(n.deps) <= set(done))
+        )
+    return done
+
+
+def test_the_topological_order_is_the_heap_s_with_waits_either_way() -> None:
+    backward = Recipe(name="b", steps=[_step("a"), _step("b", "a"), _step("c", "a", "b")])
+    forward = Recipe(name="f", steps=[_step("late", "early"), _step("early"), _step("free")])
+    for recipe in (backward, forward):
+        assert build_graph(recipe).topological_order() == _heap_order(recipe)
+    assert build_graph(forward).topological_order() == [1, 0, 2]

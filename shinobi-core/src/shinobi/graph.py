@@ -64,6 +64,7 @@ class Node:
     resources: Resources | None = None
     backend: str | None = None
     venv: str | None = None
+    #: the indices of the nodes it waits on, sorted (``topological_order`` relies on it)
     deps: tuple[int, ...] = ()
     guard: Any = None
     previous: str | None = None
@@ -99,7 +100,16 @@ class Graph:
         return self.nodes[self.index[name]]
 
     def topological_order(self) -> list[int]:
-        """Node indices, dependencies first, ties by declaration order."""
+        """Node indices, dependencies first, ties by declaration order.
+
+        Nearly always a step waits only on steps declared before it (its
+        ``deps`` are sorted): declaration order is then that very order, told
+        by one look at each step's last dependency rather than worked out on a
+        heap.
+        """
+        nodes = self.nodes
+        if all([not node.deps or node.deps[-1] < i for i, node in enumerate(nodes)]):
+            return list(range(len(nodes)))
         import heapq
 
         indegree = [len(n.deps) for n in self.nodes]

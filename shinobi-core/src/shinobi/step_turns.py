@@ -130,22 +130,9 @@ def _uses(plan: Plan) -> tuple[Sequence[int], list[Sequence[PathUse]]]:
     puts a file in is still a read of it (a mosaic given ``imgs`` may read every
     image there), unlike between one scatter's slices
     (:func:`~shinobi.shared_slices.compared_uses`)."""
-    order = _run_order(plan.graph)
+    order = plan.graph.topological_order()
     steps = plan.steps
     return order, [_paths_of(steps[i]) for i in order]
-
-
-def _run_order(graph: Graph) -> Sequence[int]:
-    """The graph's topological order (ties by declaration order), as one worker runs it.
-
-    Nearly always a step waits only on steps declared before it (its ``deps``
-    are sorted): declaration order is then that very order, told by one look at
-    each step's last dependency rather than worked out on a heap.
-    """
-    nodes = graph.nodes
-    if all([not node.deps or node.deps[-1] < i for i, node in enumerate(nodes)]):
-        return range(len(nodes))
-    return graph.topological_order()
 
 
 def _paths_of(step: PlannedStep) -> Sequence[PathUse]:
