@@ -92,9 +92,9 @@ def test_the_bytes_and_lines_come_out_as_they_were_across_chunks(
     """Lines cut between two chunks are printed whole, each titled, non-UTF-8 bytes as
     they are; a line longer than a chunk comes whole, titled once (test_r29_logs_long_lines);
     the last line, not ended, is ended."""
-    from shinobi.cli import logs
+    from shinobi.cli import log_copy
 
-    monkeypatch.setattr(logs, "CHUNK", 64)
+    monkeypatch.setattr(log_copy, "CHUNK", 64)
     out = b"".join(b"line %d caf\xe9\n" % i for i in range(40)) + b"L" * 100 + b"\nend"
     _finished_run(tmp_path, {"s.out": out, "s.err": b"warn\xff"})
     monkeypatch.chdir(tmp_path)

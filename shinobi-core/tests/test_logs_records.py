@@ -202,7 +202,7 @@ def test_followed_logs_print_whole_lines_each_titled(
 ) -> None:
     """A UTF-8 character cut between two reads came out as two replacement characters,
     and a line cut between two reads as two lines."""
-    from shinobi.cli.logs import _echo_logs
+    from shinobi.cli.log_copy import echo_logs as _echo_logs
 
     out = tmp_path / "s.out"
     out.write_bytes("r\u00e9s".encode()[:2])  # "r" and the first byte of "é"

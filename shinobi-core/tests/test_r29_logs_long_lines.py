@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from test_audit27_logs_stream import MB, RUN, _finished_run, _printed
 
-from shinobi.cli import logs
+from shinobi.cli import log_copy, logs
 
 
 def _followed_while(
@@ -90,26 +90,26 @@ def test_a_line_that_goes_on_and_on_is_cut_with_a_mark_when_others_wait(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A line that never ends keeps the other logs waiting only so long
-    (:data:`logs.LINE_BOUND` of it printed, here made small): then it is cut, marked as
+    (:data:`log_copy.LINE_BOUND` of it printed, here made small): then it is cut, marked as
     such, the other logs' lines are printed, and its rest comes marked as resumed."""
-    monkeypatch.setattr(logs, "CHUNK", 64)
-    monkeypatch.setattr(logs, "LINE_BOUND", 300)
+    monkeypatch.setattr(log_copy, "CHUNK", 64)
+    monkeypatch.setattr(log_copy, "LINE_BOUND", 300)
     run_dir = _finished_run(tmp_path, {"s.out": b"p" * 100, "s.err": b"e1\n"})
     _followed_while(monkeypatch, run_dir, [_append("s.out", b"p" * 100)] * 4)
     code, followed = _printed(tmp_path / "f", "logs", RUN, "s", "-f", "--workdir", str(tmp_path))
     assert code == 0
     assert followed.split(b"\n") == [
-        b"[s stdout] " + b"p" * 300 + logs.CUT_MARK,
+        b"[s stdout] " + b"p" * 300 + log_copy.CUT_MARK,
         b"[s stderr] e1",
-        b"[s stdout] " + logs.RESUMED_MARK + b"p" * 200,
+        b"[s stdout] " + log_copy.RESUMED_MARK + b"p" * 200,
         b"",
     ]
 
 
 def test_a_long_line_alone_is_never_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Nothing else waiting, a line longer than the bound stays whole."""
-    monkeypatch.setattr(logs, "CHUNK", 64)
-    monkeypatch.setattr(logs, "LINE_BOUND", 150)
+    monkeypatch.setattr(log_copy, "CHUNK", 64)
+    monkeypatch.setattr(log_copy, "LINE_BOUND", 150)
     run_dir = _finished_run(tmp_path, {"s.out": b"p" * 100})
     _followed_while(
         monkeypatch, run_dir, [_append("s.out", b"p" * 100)] * 3 + [_append("s.out", b"\n")]
