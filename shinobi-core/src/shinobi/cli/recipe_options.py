@@ -465,23 +465,28 @@ class RecipeCommand(click.Command):
             exactly = _fixed_length(info.annotation) if is_list else 1
             # a bool's --no-NAME is its own too, as is such a list's: `cache` must
             # not take ninja's --no-cache, nor lose its own
-            mine = f"--no-{dashed[2:]}" if emptiable else None
+            mine = _negated(dashed) if emptiable else None
             taken = own | (emptying - {mine})  # the command's, or another input's
-            while dashed in taken or ((is_bool or emptiable) and f"--no-{dashed[2:]}" in taken):
+            while not _free(dashed, is_bool or emptiable, taken):
                 dashed = "--input-" + dashed[2:]
             names = [dashed]
             alias = _alias(recipe.inputs_model, name)
-            for spelling in dict.fromkeys([name, alias or name]):
+            # a bool's flag is not also spelt by its field's name (`--no-dry_flag`
+            # would mix two spellings), but its alias is a flag as another's is
+            spellings = ([] if is_bool else [name]) + ([alias] if alias else [])
+            for spelling in dict.fromkeys(spellings):
                 option = "--" + spelling
-                if spelling == alias and option in own:  # the command's: an input's own name
-                    option = "--input-" + spelling
-                if option not in names and option not in own:
+                if spelling == alias and not _free(option, is_bool, taken):
+                    option = "--input-" + spelling  # the command's: an input's own name
+                if option not in names and _free(option, is_bool, taken):
                     names.append(option)
             own.update(names)
             required = info.is_required()
-            negated = f"--no-{dashed[2:]}"
+            negated = _negated(dashed)
             emptied = emptiable and negated not in own
-            if is_bool or emptied:
+            if is_bool:  # each of its names has its --no- form, as --help lists them
+                own.update(_negated(n) for n in names)
+            elif emptied:
                 own.add(negated)
             help_text = " ".join(x for x in (info.description, _bounds(info.metadata)) if x)
             if is_list and exactly is not None:
@@ -495,8 +500,8 @@ class RecipeCommand(click.Command):
                 help_text = f"{help_text} [default: {default}]".strip()
             if required and self.needs_inputs:
                 help_text = f"{help_text} [required]".strip()
-            if is_bool:
-                flags = [f"{n}/--no-{n[2:]}" for n in names[:1]]
+            if is_bool:  # each name a flag of its own: an alias (--dryRun) as well
+                flags = [f"{n}/{_negated(n)}" for n in names]
                 option = _CountedOption(flags, exactly=1, default=None, help=help_text)
             else:
                 option = _option(names, ctype, is_list, exactly, help_text, _metavar(name, ctype))
@@ -507,6 +512,17 @@ class RecipeCommand(click.Command):
                 empty.name = f"{_EMPTIED_KEY}:{name}:{dashed[2:]}"
                 options.append(empty)
         return options
+
+
+def _negated(option: str) -> str:
+    """A flag's off spelling: ``--no-dry-run`` for ``--dry-run``."""
+    return f"--no-{option[2:]}"
+
+
+def _free(option: str, negatable: bool, taken: set[str]) -> bool:
+    """Whether ``option`` is no other option's name, nor, for a flag that has a
+    ``--no-`` form (a bool, a list that can be emptied), is that form."""
+    return option not in taken and not (negatable and _negated(option) in taken)
 
 
 def _option(
