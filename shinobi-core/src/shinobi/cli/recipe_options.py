@@ -121,8 +121,9 @@ class _CountedOption(click.Option):
     ``--target a.ms --target b.ms`` would drop ``a.ms`` without a word; and a
     tuple given too few values was refused as "input 'pair.1': Field required".
     Every value the command line gives is collected, and a wrong count refused.
-    A bool's ``--flag/--no-flag`` is counted the same way, each spelling kept as
-    given: ``--flag --no-flag`` would otherwise keep the last without a word.
+    A flag is counted the same way, each spelling kept as given: a bool's
+    ``--flag --no-flag`` would otherwise keep the last without a word, and a
+    list's ``--no-ms --no-ms`` pass as if given once.
     """
 
     def __init__(self, *args: Any, exactly: int, **kwargs: Any) -> None:
@@ -130,7 +131,7 @@ class _CountedOption(click.Option):
         self.exactly = exactly
 
     def add_to_parser(self, parser: Any, ctx: click.Context) -> None:
-        if self.is_bool_flag and self.secondary_opts:
+        if self.is_bool_flag:
             # each spelling collected as itself, so the refusal can say which were given
             for spelling in (*self.opts, *self.secondary_opts):
                 parser.add_option(
@@ -154,8 +155,8 @@ class _CountedOption(click.Option):
         """What was wrong with how often the option was given, and what to do."""
         name = self.opts[0]
         shown = ", ".join(repr(v) for v in given)
-        if self.is_bool_flag and self.secondary_opts:
-            spellings = f"{name}/{self.secondary_opts[0]}"
+        if self.is_bool_flag:
+            spellings = "/".join((name, *self.secondary_opts[:1]))
             return (
                 f"option {spellings} may be given once, but was given {len(given)} times"
                 f" ({', '.join(given)}); give it once"
@@ -507,8 +508,10 @@ class RecipeCommand(click.Command):
                 option = _option(names, ctype, is_list, exactly, help_text, _metavar(name, ctype))
             option.name = f"{_INPUTS_KEY}:{name}"
             options.append(option)
-            if emptied:
-                empty = click.Option([negated], is_flag=True, default=False, hidden=True)
+            if emptied:  # given once, as the bool's --no-NAME is
+                empty = _CountedOption(
+                    [negated], exactly=1, is_flag=True, default=False, hidden=True
+                )
                 empty.name = f"{_EMPTIED_KEY}:{name}:{dashed[2:]}"
                 options.append(empty)
         return options
