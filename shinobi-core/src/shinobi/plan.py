@@ -579,9 +579,15 @@ def plan_step(
         outs = {f: Unknown(name, f) for f in fields_of(node.step.outputs_model)}
         return PlannedStep(name, node, values, outs, error=error)
     outs = static_outputs(cab, name, values)
-    argv = render_argv(cab, values)
-    paths = path_uses(cab, values, outs, cwd)
-    return PlannedStep(name, node, values, outs, argv, paths, None, None, error)  # by position
+    return PlannedStep(
+        name,
+        node,
+        values,
+        outs,
+        argv=render_argv(cab, values),
+        paths=path_uses(cab, values, outs, cwd),
+        error=error,
+    )
 
 
 def plan_graph(

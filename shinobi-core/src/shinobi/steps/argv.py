@@ -139,9 +139,6 @@ def render_argv(cab: Cab, values: Mapping[str, Any], *, reveal: bool = False) ->
         if positional:
             if isinstance(value, _SEQUENCE):
                 positionals.extend(text(v) for v in value if v is not None)
-            elif path_words and type(value) in _ONE_PATH:  # _path_word's own first case, inline
-                one = str(value)
-                positionals.append(f"./{one}" if one.startswith("-") else one)
             else:
                 positionals.append(text(value))
             continue
