@@ -12,9 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-
-from shinobi.cli.main import cli
+from click.testing import Result
+from recipe_cli import pipe_runner
 
 RECIPE = """
 from pydantic import BaseModel
@@ -35,13 +34,7 @@ pipe.add_step("tool", tool, flag=pipe.inputs.flag, loud=pipe.inputs.loud,
 
 @pytest.fixture
 def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "r.py").write_text(RECIPE)
-
-    def invoke(*args: str) -> Result:
-        return CliRunner().invoke(cli, ["run", str(tmp_path / "r.py") + ":pipe", *args])
-
-    return invoke
+    return pipe_runner(tmp_path, monkeypatch, RECIPE)
 
 
 @pytest.mark.parametrize(

@@ -13,9 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-
-from shinobi.cli.main import cli
+from click.testing import Result
+from recipe_cli import pipe_runner
 
 RECIPE = """
 from pathlib import Path
@@ -42,13 +41,7 @@ pipe.add_step("tool", tool, target=pipe.inputs.target, mode=pipe.inputs.mode,
 
 @pytest.fixture
 def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "r.py").write_text(RECIPE)
-
-    def invoke(*args: str) -> Result:
-        return CliRunner().invoke(cli, ["run", str(tmp_path / "r.py") + ":pipe", *args])
-
-    return invoke
+    return pipe_runner(tmp_path, monkeypatch, RECIPE)
 
 
 @pytest.mark.parametrize(

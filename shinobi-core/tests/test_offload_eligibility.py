@@ -151,13 +151,16 @@ def test_a_mutable_path_is_fine() -> None:
 
 class CountOut(BaseModel):
     count: int | None = None
+    total: int | None = None
 
 
 class CountIn(BaseModel):
     count: int | None = None
 
 
-def test_a_wrangled_value_crossing_steps_is_refused() -> None:
+def _counted(**users: dict[str, Any]) -> Recipe:
+    """Step ``count``, whose ``count`` output a wrangler sets from what it prints, and
+    a step per keyword, wired as its value says, reading it."""
     counter = Cab(
         name="counter",
         command="/bin/echo",
@@ -165,15 +168,33 @@ def test_a_wrangled_value_crossing_steps_is_refused() -> None:
         wranglers=[Wrangler(r"(\d+)", "output", output="count")],
     )
     user = Cab(name="user", command="/bin/echo", inputs_model=CountIn)
-    recipe = Recipe(
-        name="r",
-        steps=[
-            StepRef("count", counter, {}),
-            StepRef("use", user, {"count": OutputRef("count", "count")}),
-        ],
-    )
+    steps = [StepRef(name, user, wiring) for name, wiring in users.items()]
+    return Recipe(name="r", steps=[StepRef("count", counter, {}), *steps])
+
+
+def test_a_wrangled_value_crossing_steps_is_refused() -> None:
+    recipe = _counted(use={"count": OutputRef("count", "count")})
     assert rules(recipe) == ["crossing"]
     assert "set by a wrangler" in reasons(recipe)
+
+
+def test_every_reader_of_a_refused_output_is_named_and_each_output_answered_apart() -> None:
+    """Eligibility answers once per producer output: every reader still gets its own
+    refusal, and another output of the same step its own answer."""
+    recipe = _counted(
+        a={"count": OutputRef("count", "count")},
+        b={"count": OutputRef("count", "count")},
+        c={"count": OutputRef("count", "total")},
+    )
+    said = [r.reason for r in check_offloadable(plan_of(recipe))]
+    assert said == [
+        "step 'a', input 'count': count.count is set by a wrangler from the tool's output,"
+        " known only after it runs",
+        "step 'b', input 'count': count.count is set by a wrangler from the tool's output,"
+        " known only after it runs",
+        "step 'c', input 'count': count.total is not a path (it is declared int | None);"
+        " only filesystem paths can cross between offloaded steps",
+    ]
 
 
 def test_a_non_path_output_crossing_steps_is_refused_even_with_a_default() -> None:

@@ -17,35 +17,13 @@ from typing import Any
 
 import pytest
 from cli_in_process import in_process
-from pydantic import BaseModel
+from test_audit27_cache_moved import _recipe
 
 from shinobi.cache_entries import USE_GRAIN
 from shinobi.config import load_config
 from shinobi.runner import run_recipe
-from shinobi.steps import Cab, File, ParamMeta, Recipe
 
 DAY = 86400.0
-
-
-class OutIn(BaseModel):
-    out: Path
-
-
-class OutOut(BaseModel):
-    out: File
-
-
-def _recipe() -> Recipe:
-    writer = Cab(
-        "writer",
-        ["/bin/sh", "-c", 'echo made > "$0"'],
-        OutIn,
-        OutOut,
-        {"out": ParamMeta(positional=True)},
-    )
-    recipe = Recipe("aged")
-    recipe.add_step("write", writer, out=Path("made.txt"))
-    return recipe
 
 
 def _run(project: Path, cache: Path) -> list[str]:

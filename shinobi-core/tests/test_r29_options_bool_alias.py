@@ -13,9 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-
-from shinobi.cli.main import cli
+from click.testing import Result
+from recipe_cli import pipe_runner
 
 RECIPE = """
 from pydantic import AliasChoices, BaseModel, Field
@@ -42,13 +41,7 @@ pipe.add_step("tool", tool, n_max=pipe.inputs.n_max, dry_flag=pipe.inputs.dry_fl
 
 @pytest.fixture
 def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "r.py").write_text(RECIPE)
-
-    def invoke(*args: str) -> Result:
-        return CliRunner().invoke(cli, ["run", str(tmp_path / "r.py") + ":pipe", *args])
-
-    return invoke
+    return pipe_runner(tmp_path, monkeypatch, RECIPE)
 
 
 def _line(result: Result) -> str:

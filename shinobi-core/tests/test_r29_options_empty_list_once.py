@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import in_process
-from click.testing import CliRunner, Result
-
-from shinobi.cli.main import cli
+from click.testing import Result
+from recipe_cli import pipe_runner
 
 RECIPE = """
 from pydantic import BaseModel
@@ -31,13 +30,7 @@ pipe.add_step("tool", tool, ms=pipe.inputs.ms)
 
 @pytest.fixture
 def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "r.py").write_text(RECIPE)
-
-    def invoke(*args: str) -> Result:
-        return CliRunner().invoke(cli, ["run", str(tmp_path / "r.py") + ":pipe", *args])
-
-    return invoke
+    return pipe_runner(tmp_path, monkeypatch, RECIPE)
 
 
 def test_no_name_given_twice_is_refused(run: Callable[..., Result]) -> None:
