@@ -12,7 +12,6 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from shinobi.cli.dryrun import _count_steps
 from shinobi.graph import build_graph
 from shinobi.render.dryrun import MAX_WIDTH, WIDTH, _box
 from shinobi.render.rows import wavefront_rows
@@ -67,7 +66,10 @@ def test_the_step_count_counts_nested_recipes_and_their_steps() -> None:
     inner = Recipe(name="inner", steps=[_step("x"), _step("y", "x")])
     outer = Recipe(name="outer", steps=[_step("a"), StepRef(name="sub", step=inner, wiring={})])
     graph = build_graph(outer)
-    assert _count_steps(graph) == sum(1 for _ in graph.walk()) == 4
+    walked = [(path, node) for path, node in graph.walk()]
+    every = [(prefix + node.name, node) for prefix, node in graph.every_node()]
+    assert every == walked
+    assert sum(1 for _ in graph.every_node()) == len(walked) == 4
 
 
 def _right_edges(box: list[str]) -> set[int]:

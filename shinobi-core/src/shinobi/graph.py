@@ -137,6 +137,15 @@ class Graph:
             if node.subgraph is not None:
                 yield from node.subgraph.walk(f"{path}.")
 
+    def every_node(self, prefix: str = "") -> Iterator[tuple[str, Node]]:
+        """Every node, nested recipes included, in :meth:`walk`'s order, with the
+        prefix of its dotted path rather than the path: for a pass over 100,000
+        steps that needs the path of few or none of them."""
+        for node in self.nodes:
+            yield prefix, node
+            if node.subgraph is not None:
+                yield from node.subgraph.every_node(f"{prefix}{node.name}.")
+
 
 _REFS = (OutputRef, InputRef)
 #: The references, by exact type: one set lookup per wired value.

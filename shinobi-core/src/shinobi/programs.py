@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from shinobi.graph import Graph, Node
+    from shinobi.graph import Graph
     from shinobi.session import Session
 
 __all__ = ["is_executable", "missing_programs"]
@@ -44,7 +43,7 @@ def missing_programs(graph: Graph, session: Session) -> list[str]:
 
     looked: set[tuple[int, str | None, str | None]] = set()
     programs: dict[str, str] = {}  # program -> the first step that names it
-    for prefix, node in _nodes(graph):
+    for prefix, node in graph.every_node():
         slot = (id(node.step), node.backend, node.venv)  # its kind is its step's
         if slot in looked:
             continue
@@ -60,16 +59,6 @@ def missing_programs(graph: Graph, session: Session) -> list[str]:
         for program, step in programs.items()
         if not _found(program, session.cwd)
     ]
-
-
-def _nodes(graph: Graph, prefix: str = "") -> Iterator[tuple[str, Node]]:
-    """Every node, nested recipes' too, in the order of ``graph.walk()``, with the
-    prefix of its dotted path: the path itself is made only for the step that first
-    names a program, not for each of 100,000 steps."""
-    for node in graph.nodes:
-        yield prefix, node
-        if node.subgraph is not None:
-            yield from _nodes(node.subgraph, f"{prefix}{node.name}.")
 
 
 def _where(program: str) -> str:

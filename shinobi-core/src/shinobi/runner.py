@@ -335,7 +335,7 @@ def precheck_backends(
             yield from step.slices or [step]
 
     chosen = _chooser(session)
-    names = {chosen(node) for node in _every_node(graph)}
+    names = {chosen(node) for _, node in graph.every_node()}
     if only is not None:
         names &= set(only)
     checking = {n for n in names if type(session.backend(n)).prepare is not Backend.prepare}
@@ -385,15 +385,6 @@ def _chooser(session: Session) -> Callable[[Node], str]:
         return known
 
     return chosen
-
-
-def _every_node(graph: Graph) -> Iterator[Node]:
-    """Every node, nested recipes' too, in the order of ``graph.walk()``, without
-    making each one's dotted path."""
-    for node in graph.nodes:
-        yield node
-        if node.subgraph is not None:
-            yield from _every_node(node.subgraph)
 
 
 def _look_at_until_files(graph: Graph, session: Session, plan: Callable[[], Any]) -> None:

@@ -84,7 +84,7 @@ def show_dryrun(
         document = _plan_json(plan, backend_of, render_argv, turns_of)
     else:
         lines = render_dryrun(plan, backend_of, render_argv, turns_of=turns_of)
-        total = _count_steps(graph)
+        total = sum(1 for _ in graph.every_node())  # no dotted path made per step
         lines.append(f"{total} step{'' if total == 1 else 's'}; dry run: nothing was executed")
         click.echo("\n".join(lines))
     said = [*warnings, *_plan_warnings(plan, graph, session)]
@@ -93,14 +93,6 @@ def show_dryrun(
     if as_json:  # what stderr said, for a check that reads only the plan (as a run's JSON)
         document["warnings"] = [*told, *said]
         emit(json_document(document))
-
-
-def _count_steps(graph: Any) -> int:
-    """How many nodes ``graph.walk()`` yields, nested recipes' too, without making
-    each one's dotted path (a dry run of 10,000 steps counts them all)."""
-    return len(graph.nodes) + sum(
-        [_count_steps(node.subgraph) for node in graph.nodes if node.subgraph is not None]
-    )
 
 
 def _check_local_backends(graph: Any, session: Any, plan: Any) -> list[str]:
