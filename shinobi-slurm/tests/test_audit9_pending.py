@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -84,20 +85,29 @@ def _stopped(run: subprocess.Popen[bytes], err: Path) -> int:
         raise
 
 
-@pytest.mark.usefixtures("slurm")
-@pytest.mark.parametrize("accounting", ["answers", "lags"])
-def test_a_held_job_is_reported_and_ctrl_c_still_cancels_it(
-    tmp_path: Path, env: dict[str, str], accounting: str
-) -> None:
-    if accounting == "lags":
-        env = {**env, **_lagging_accounting(tmp_path)}
-    (tmp_path / "nap.py").write_text(RECIPE)
-    (tmp_path / "shinobi.toml").write_text('[backend.slurm]\nsbatch_opts = ["--hold"]\n')
-    err = tmp_path / "stderr.txt"
+def _job_of(folder: Path) -> str | None:
+    """The Slurm job of the run's one step, once its ledger names it."""
+    for ledger in folder.glob(".shinobi/**/slurm/jobs.tsv"):
+        line = ledger.read_text().partition("\n")[0]
+        if line:
+            return line.split("\t")[0]
+    return None
+
+
+def _interrupted_once_said(
+    folder: Path, env: dict[str, str], sbatch_opts: str, act: Callable[[str], bool] | None = None
+) -> str:
+    """Run the nap recipe with ``sbatch_opts``; once its job exists, ``act`` on it
+    until that says it has acted;
+    once ninja says the job is held, Ctrl-C it: what it said, after checking that
+    it exited 130 and its job left the queue."""
+    (folder / "nap.py").write_text(RECIPE)
+    (folder / "shinobi.toml").write_text(f"[backend.slurm]\nsbatch_opts = {sbatch_opts}\n")
+    err = folder / "stderr.txt"
     with err.open("w") as sink:
         run = subprocess.Popen(
             [*ninja_argv(), "run", "nap.py:r", "--backend", "slurm"],
-            cwd=tmp_path,
+            cwd=folder,
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=sink,
@@ -109,12 +119,48 @@ def test_a_held_job_is_reported_and_ctrl_c_still_cancels_it(
             while "JobHeldUser" not in err.read_text():
                 assert run.poll() is None, err.read_text()
                 assert time.monotonic() < deadline, err.read_text()
+                if act is not None and (job := _job_of(folder)) is not None and act(job):
+                    act = None
                 time.sleep(0.2)
         finally:  # a failure here must not leave ninja and its held job behind
             run.send_signal(signal.SIGINT)
             code = _stopped(run, err)
     assert code == 130
     said = err.read_text()
-    assert "has waited" in said and "scontrol release" in said
     job = said.split("Slurm job ")[1].split()[0]
     assert wait_dequeued([job]) == []
+    return said
+
+
+@pytest.mark.usefixtures("slurm")
+@pytest.mark.parametrize("accounting", ["answers", "lags"])
+def test_a_held_job_is_reported_and_ctrl_c_still_cancels_it(
+    tmp_path: Path, env: dict[str, str], accounting: str
+) -> None:
+    if accounting == "lags":
+        env = {**env, **_lagging_accounting(tmp_path)}
+    said = _interrupted_once_said(tmp_path, env, '["--hold"]')
+    assert "has waited" in said and "scontrol release" in said
+
+
+@pytest.mark.usefixtures("slurm")
+def test_a_job_held_after_its_submission_is_reported(tmp_path: Path, env: dict[str, str]) -> None:
+    """Accounting keeps the reason the job had when slurmdbd heard of it (BeginTime)
+    for as long as it waits: the hold shows only in the controller's queue."""
+
+    def hold(job: str) -> bool:
+        """Hold the job once accounting lists it waiting (before, ninja asks the queue)."""
+        listed = subprocess.run(
+            ["sacct", "-X", "-n", "-P", "-j", job, "-o", "State,Reason"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+        if "PENDING|BeginTime" not in listed:
+            return False
+        time.sleep(2)  # a poll round or two sees the job listed
+        subprocess.run(["scontrol", "uhold", job], check=True, capture_output=True)
+        return True
+
+    said = _interrupted_once_said(tmp_path, env, '["--begin=now+3600"]', hold)
+    assert "(JobHeldUser)" in said and f"scontrol release {_job_of(tmp_path)}" in said

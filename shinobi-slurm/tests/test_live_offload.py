@@ -215,13 +215,25 @@ def test_a_scatter_is_one_job_array_and_its_outputs_are_gathered(
         "converted b as task 1",
         "converted c as task 2",
     ]
-    tasks = subprocess.run(
-        ["sacct", "-X", "-P", "-n", "-j", convert["job_id"], "-o", "JobID,State"],
+    # ninja may have read the tasks' end from the controller's queue; accounting
+    # lists a finished array as one line (``ID|COMPLETED``) until slurmdbd has
+    # heard of each task, which takes longer while the controller is busy
+    expected = [f"{convert['job_id']}_{i}|COMPLETED" for i in range(3)]
+    deadline = time.monotonic() + 60
+    while (tasks := _accounted(convert["job_id"])) != expected and time.monotonic() < deadline:
+        time.sleep(1)
+    assert tasks == expected
+
+
+def _accounted(job_id: str) -> list[str]:
+    """``ID|STATE`` of the job, or of each of its tasks, as accounting lists them."""
+    listed = subprocess.run(
+        ["sacct", "-X", "-P", "-n", "-j", job_id, "-o", "JobID,State"],
         capture_output=True,
         text=True,
         check=True,
-    ).stdout.split()
-    assert sorted(tasks) == [f"{convert['job_id']}_{i}|COMPLETED" for i in range(3)]
+    ).stdout
+    return sorted(listed.split())
 
 
 def test_a_scatter_wider_than_a_job_array_is_refused_before_submitting(

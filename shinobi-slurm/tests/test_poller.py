@@ -191,3 +191,47 @@ def test_scancel_is_given_its_jobs_in_batches_a_command_line_holds() -> None:
     Recording().cancel(ids)
     assert [len(batch) for batch in given] == [CANCEL_BATCH, 5]
     assert [job for batch in given for job in batch] == ids
+
+
+class QueueToo(ScriptedSlurm):
+    """ScriptedSlurm whose squeue says every job it is asked about is held."""
+
+    def __init__(self, answer: Callable[[int, list[str]], str]) -> None:
+        super().__init__(answer)
+        self.queue_calls: list[list[str]] = []
+
+    def run(self, tool: str, args: Sequence[str], *, stdin: str | None = None) -> str:
+        if tool != "squeue":
+            return super().run(tool, args, stdin=stdin)
+        ids = args[args.index("-j") + 1].split(",")
+        with self.lock:
+            self.queue_calls.append(ids)
+        return "".join(f"{i}|PENDING|JobHeldUser|N/A|N/A|n\n" for i in ids)
+
+
+def test_a_waiting_job_is_shown_with_the_queues_reason_not_accountings() -> None:
+    """slurmdbd keeps the reason a job had when it last heard of it (BeginTime, before
+    an ``scontrol hold``): the step must see the hold the queue reports."""
+    rounds = threading.Event()
+
+    def answer(call: int, ids: list[str]) -> str:
+        if call > 3:
+            rounds.set()
+        return "".join(f"{i}|{i}|PENDING|0:0|Unknown|Unknown|BeginTime\n" for i in ids)
+
+    slurm = QueueToo(answer)
+    poller = SacctPoller(slurm, FAST)  # type: ignore[arg-type]
+    watch = poller.watch("12")
+    assert rounds.wait(10)
+    assert watch.latest is not None and watch.latest.reason == "JobHeldUser"
+    poller.forget(watch)
+
+
+def test_running_jobs_cost_no_queue_call() -> None:
+    def answer(call: int, ids: list[str]) -> str:
+        return lines(ids, "RUNNING", "Unknown") if call < 4 else lines(ids, "COMPLETED")
+
+    slurm = QueueToo(answer)
+    poller = SacctPoller(slurm, FAST)  # type: ignore[arg-type]
+    wait_all([poller.watch(i) for i in ("12", "13")])
+    assert slurm.queue_calls == []

@@ -129,13 +129,17 @@ def test_a_cancel_that_cannot_reach_slurm_at_all_exits_74(
     assert "could not cancel the 1 job(s)" in said.stderr
 
 
-def test_a_job_held_after_submission_says_why_it_waits(ninja: Ninja, tmp_path: Path) -> None:
-    """Accounting gives a job held after submission no reason ("None"), so it read
-    as plainly pending for ever; the queue says it is held."""
+@pytest.mark.parametrize("recorded", ["None", "BeginTime"])
+def test_a_job_held_after_submission_says_why_it_waits(
+    ninja: Ninja, tmp_path: Path, recorded: str
+) -> None:
+    """Accounting keeps the reason a job had when slurmdbd last heard of it: none,
+    or the one before a hold (``--begin``, then ``scontrol hold``), so a held job
+    read as plainly pending for ever; the queue says it is held."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "sacct").write_text(
-        "#!/bin/sh\necho '12|12|PENDING|0:0|Unknown|Unknown|None|0|1G|01:00:00'\n"
+        f"#!/bin/sh\necho '12|12|PENDING|0:0|Unknown|Unknown|{recorded}|0|1G|01:00:00'\n"
     )
     (bin_dir / "squeue").write_text("#!/bin/sh\necho '12|PENDING|JobHeldUser'\n")
     for tool in ("sacct", "squeue"):

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from shinobi_slurm.commands import SlurmCommands, SlurmError
-from shinobi_slurm.queue import query_queue
+from shinobi_slurm.queue import query_queue, waits, with_queue_reasons
 from shinobi_slurm.sacct import FINAL_STATES, JobRecord, controller_record, query_jobs
 
 __all__ = ["JobWatch", "PollTuning", "SacctPoller", "shared_poller"]
@@ -182,7 +182,8 @@ class SacctPoller:
             if not watches:
                 continue
             if record is None:
-                said = queued.get(job_id)
+                listed = queued.get(job_id)
+                said = listed[-1] if listed else None
                 if said is not None and said.state in FINAL_STATES:
                     self._finish(job_id, watches, self._ended(job_id, said))
                     changed = True
@@ -192,6 +193,8 @@ class SacctPoller:
                 if now - watches[0].since > self.tuning.missing_limit:
                     self._missing(job_id, watches)
                 continue
+            if waits(record):
+                record = with_queue_reasons([record], queued.get(job_id, []))[0]
             if watches[0].latest is None or watches[0].latest.state != record.state:
                 changed = True
             for watch in watches:
@@ -206,18 +209,25 @@ class SacctPoller:
 
     def _queued(
         self, job_ids: list[str], found: dict[str, list[JobRecord]]
-    ) -> dict[str, JobRecord]:
-        """squeue's record of the jobs sacct does not list yet, in one call (none if none).
+    ) -> dict[str, list[JobRecord]]:
+        """squeue's records of the jobs sacct does not list yet or lists as waiting, in
+        one call (none if there are none).
 
         Accounting lags submission (by a second, or minutes when slurmdbd is
         busy or was away); until it lists a job, the queue is the only
-        place that says it waits, and why (held, a drained node).
+        place that says it waits. Once it does, its reason for a waiting job
+        is the one the job had when slurmdbd last heard of it: a hold or a
+        drained node that came later shows only in the queue.
         """
-        missing = [job_id for job_id in job_ids if job_id not in found]
-        if not missing:
+        asked = [
+            job_id
+            for job_id in job_ids
+            if job_id not in found or any(waits(r) for r in found[job_id])
+        ]
+        if not asked:
             return {}
-        records, _ = query_queue(self.commands, missing)
-        return {job_id: group[-1] for job_id, group in records.items() if group}
+        records, _ = query_queue(self.commands, asked)
+        return records
 
     def _ended(self, job_id: str, queued: JobRecord) -> JobRecord:
         """The record of a job the queue says has ended: the controller's (``scontrol``:

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from shinobi_slurm.commands import SlurmCommands, SlurmError
 from shinobi_slurm.sacct import FINAL_STATES, JobRecord, id_lists, parse_line
 
-__all__ = ["parse_queue_line", "query_queue", "query_queue_named"]
+__all__ = ["parse_queue_line", "query_queue", "query_queue_named", "waits", "with_queue_reasons"]
 
 
 def query_queue(
@@ -45,6 +45,29 @@ def query_queue(
         if record is not None:
             found.setdefault(record.base, []).append(record)
     return found, None
+
+
+def waits(record: JobRecord) -> bool:
+    """Whether ``record`` says its job waits to start: the controller says why better."""
+    return record.state == "PENDING"
+
+
+def with_queue_reasons(records: list[JobRecord], queued: list[JobRecord]) -> list[JobRecord]:
+    """``records`` (accounting's), each waiting one with the reason the queue gives now.
+
+    slurmdbd keeps the reason a job had when it was last sent there: a job held
+    after its submission reads ``None`` or ``BeginTime`` in sacct for as long as
+    it waits, while squeue says ``JobHeldUser``, the one that needs acting on.
+    A job the queue no longer shows waiting keeps accounting's record.
+    """
+    said = {q.job_id: q.reason for q in queued if q.reason and waits(q)}
+    if not said:
+        return records
+    only = next(iter(said.values())) if len(said) == 1 else None
+    return [
+        dataclasses.replace(r, reason=said.get(r.job_id, only) or r.reason) if waits(r) else r
+        for r in records
+    ]
 
 
 #: Jobs and array tasks one a line, in every state: ended ones too, while the

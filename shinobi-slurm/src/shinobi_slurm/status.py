@@ -22,7 +22,7 @@ from shinobi.failures import is_engine_banner
 from shinobi.launch.handle import LaunchHandle, LaunchJob
 from shinobi.launch.tracking import LaunchStatus, StepState
 from shinobi_slurm.commands import SlurmCommands, SlurmError, SlurmUnreachable
-from shinobi_slurm.queue import query_queue, query_queue_named
+from shinobi_slurm.queue import query_queue, query_queue_named, waits, with_queue_reasons
 from shinobi_slurm.sacct import (
     JobRecord,
     cut_exit,
@@ -62,13 +62,12 @@ def launch_statuses(commands: SlurmCommands, handles: Sequence[LaunchHandle]) ->
     if error is None:
         recovered, error = _found_by_name(commands, handles, found)
     missing = [i for i in ids if i not in found]
-    # Accounting forgets why a job held after its submission waits (its reason
-    # reads None); the queue still says (JobHeldUser), and that needs acting on.
-    unexplained = [i for i, records in found.items() if any(_waits_unsaid(r) for r in records)]
+    # accounting's reason for a waiting job can be stale: the queue says it as it is now
+    unexplained = [i for i, records in found.items() if any(waits(r) for r in records)]
     if (missing or unexplained) and error is None:
         queued, away = query_queue(commands, [*missing, *unexplained])
         for job_id in unexplained:
-            found[job_id] = _with_reasons(found[job_id], queued.pop(job_id, []))
+            found[job_id] = with_queue_reasons(found[job_id], queued.pop(job_id, []))
         found.update(queued)
         if away is not None:  # accounting answered, the controller did not
             error = f"could not ask Slurm's controller ({away}); states may be out of date"
@@ -168,22 +167,6 @@ def _with_found(handle: LaunchHandle, recovered: dict[str, str]) -> LaunchHandle
         for job in handle.jobs
     ]
     return dataclasses.replace(handle, jobs=jobs)
-
-
-def _waits_unsaid(record: JobRecord) -> bool:
-    return record.state == "PENDING" and not record.reason
-
-
-def _with_reasons(records: list[JobRecord], queued: list[JobRecord]) -> list[JobRecord]:
-    """``records`` with the reason the queue gives for each that waits without one."""
-    said = {q.job_id: q.reason for q in queued if q.reason}
-    if not said:
-        return records
-    only = next(iter(said.values())) if len(said) == 1 else None
-    return [
-        dataclasses.replace(r, reason=said.get(r.job_id, only)) if _waits_unsaid(r) else r
-        for r in records
-    ]
 
 
 def _launch_status(
