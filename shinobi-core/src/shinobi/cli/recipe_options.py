@@ -25,7 +25,8 @@ _RECIPE_KEY = "shinobi_recipe"
 #: Where the loaded FILE.py:NAME is kept, for messages that point at its --help.
 TARGET_KEY = "shinobi_target"
 _INPUTS_KEY = "shinobi_inputs"
-#: The flag (``--no-NAME``) that gives a list input with a default as empty.
+#: The flag (``--no-NAME``, one for each spelling) that gives a list input with a
+#: default as empty.
 _EMPTIED_KEY = "shinobi_inputs_emptied"
 _ABOUT_KEY = "shinobi_about"
 
@@ -472,23 +473,24 @@ class RecipeCommand(click.Command):
                 dashed = "--input-" + dashed[2:]
             names = [dashed]
             alias = _alias(recipe.inputs_model, name)
-            # a bool's flag is not also spelt by its field's name (`--no-dry_flag`
-            # would mix two spellings), but its alias is a flag as another's is
-            spellings = ([] if is_bool else [name]) + ([alias] if alias else [])
-            for spelling in dict.fromkeys(spellings):
+            # spelt by its field's name and its alias too, whatever its type; each
+            # spelling of a bool or an emptiable list has its --no- form, so that
+            # form must be free as well
+            for spelling in dict.fromkeys([name, *([alias] if alias else [])]):
                 option = "--" + spelling
-                if spelling == alias and not _free(option, is_bool, taken):
+                if spelling == alias and not _free(option, is_bool or emptiable, taken):
                     option = "--input-" + spelling  # the command's: an input's own name
-                if option not in names and _free(option, is_bool, taken):
+                if option not in names and _free(option, is_bool or emptiable, taken):
                     names.append(option)
             own.update(names)
             required = info.is_required()
+            # an emptiable list's --no- forms, one for each of its names (--no-antList too)
+            negations = [n for n in map(_negated, names) if emptiable and n not in own]
             negated = _negated(dashed)
-            emptied = emptiable and negated not in own
+            emptied = negated in negations  # the one --help and the refusals name
             if is_bool:  # each of its names has its --no- form, as --help lists them
                 own.update(_negated(n) for n in names)
-            elif emptied:
-                own.add(negated)
+            own.update(negations)
             help_text = " ".join(x for x in (info.description, _bounds(info.metadata)) if x)
             if is_list and exactly is not None:
                 each = f"exactly {exactly} values: repeat the option for each"
@@ -510,7 +512,7 @@ class RecipeCommand(click.Command):
             options.append(option)
             if emptied:  # given once, as the bool's --no-NAME is
                 empty = _CountedOption(
-                    [negated], exactly=1, is_flag=True, default=False, hidden=True
+                    negations, exactly=1, is_flag=True, default=False, hidden=True
                 )
                 empty.name = f"{_EMPTIED_KEY}:{name}:{dashed[2:]}"
                 options.append(empty)

@@ -1,0 +1,152 @@
+"""Every spelling of an input's option has its ``--no-`` form, and a bool has them all.
+
+An input is spelt by its dashed name, its field name (``--n-max``, ``--n_max``)
+and its pydantic alias (``--nMax``). A list input that may be given as empty
+had ``--no-ant-list`` alone: ``--no-antList`` and ``--no-ant_list`` were
+refused as "No such option" although ``--antList`` and ``--ant_list`` were
+options. A bool had no field-name spelling at all (``--dry_flag`` was refused),
+unlike every other type. Each spelling now has its ``--no-`` form, all of them
+given once between them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from cli_in_process import in_process
+from click.testing import Result
+from recipe_cli import pipe_runner
+
+RECIPE = """
+from pydantic import BaseModel, Field
+from shinobi.steps import Cab, Recipe
+
+class In(BaseModel):
+    ant_list: list[str] = Field(["a", "b"], alias="antList")
+    plain_list: list[str] = ["x"]
+    dry_flag: bool = False
+    n_max: int = 1
+
+class ToolIn(BaseModel):
+    ant_list: list[str] = []
+    plain_list: list[str] = []
+    dry_flag: bool = False
+    n_max: int = 1
+
+tool = Cab("tool", ["echo"], ToolIn)
+pipe = Recipe("pipe", In)
+pipe.add_step("tool", tool, ant_list=pipe.inputs.ant_list, plain_list=pipe.inputs.plain_list,
+              dry_flag=pipe.inputs.dry_flag, n_max=pipe.inputs.n_max)
+"""
+
+
+@pytest.fixture
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
+    return pipe_runner(tmp_path, monkeypatch, RECIPE)
+
+
+def _words(result: Result) -> list[str]:
+    """The dry run's command line for the step, as words."""
+    assert result.exit_code == 0, result.output
+    return next(line for line in result.output.splitlines() if "$ echo" in line).split()
+
+
+@pytest.mark.parametrize("flag", ["--no-ant-list", "--no-antList", "--no-ant_list"])
+def test_each_spelling_of_a_list_empties_it(run: Callable[..., Result], flag: str) -> None:
+    words = _words(run(flag, "--dryrun"))
+    assert "--ant_list" not in words and "--plain_list" in words
+
+
+def test_a_list_without_alias_is_emptied_by_its_field_name_too(
+    run: Callable[..., Result],
+) -> None:
+    assert "--plain_list" not in _words(run("--no-plain_list", "--dryrun"))
+
+
+@pytest.mark.parametrize(
+    ("args", "on"), [(["--dry_flag"], True), (["--no-dry_flag"], False), (["--dry-flag"], True)]
+)
+def test_a_bool_takes_its_field_name_as_other_types_do(
+    run: Callable[..., Result], args: list[str], on: bool
+) -> None:
+    assert ("--dry_flag" in _words(run(*args, "--dryrun"))) is on
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ["--no-ant-list", "--no-antList"],
+            "option --no-ant-list may be given once, but was given 2 times"
+            " (--no-ant-list, --no-antList); give it once",
+        ),
+        (
+            ["--dry-flag", "--no-dry_flag"],
+            "option --dry-flag/--no-dry-flag may be given once, but was given 2 times"
+            " (--dry-flag, --no-dry_flag); give it once",
+        ),
+        (
+            ["--n-max", "1", "--n_max", "2"],
+            "option --n-max takes one value, but was given 2 ('1', '2'); give it once",
+        ),
+    ],
+)
+def test_two_spellings_of_one_input_are_refused_as_given_twice(
+    run: Callable[..., Result], args: list[str], said: str
+) -> None:
+    result = run(*args, "--dryrun")
+    assert result.exit_code == 2, result.output
+    assert said in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    "args", [["--antList", "z", "--no-ant_list"], ["--no-antList", "--ant-list", "z"]]
+)
+def test_values_and_an_alias_s_no_form_are_refused(
+    run: Callable[..., Result], args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = in_process(capsys, "run", "r.py:pipe", *args, "--dryrun")
+    assert code == 2, err
+    assert err.strip().splitlines() == [
+        "ninja: error: give --ant-list values or --no-ant-list, not both"
+    ]
+
+
+def test_help_lists_each_input_once_with_its_spellings(run: Callable[..., Result]) -> None:
+    shown = run("--help").output
+    said = " ".join(shown.split())
+    assert "--dry-flag, --dry_flag / --no-dry-flag, --no-dry_flag" in said
+    assert "--ant-list, --ant_list, --antList ANT_LIST" in said
+    assert "--no-ant-listfornone" in "".join(shown.split())  # wrapped at any dash
+    for first in ("--dry-flag,", "--ant-list,", "--plain-list,", "--n-max,"):
+        assert shown.count(first) == 1, shown
+    assert "--no-antList" not in shown and "--no-ant_list" not in shown  # one for none is said
+
+
+CACHE_ALIAS = """
+from pydantic import BaseModel, Field
+from shinobi.steps import Cab, Recipe
+
+class In(BaseModel):
+    keep: list[str] = Field(["a"], alias="cache")
+
+class ToolIn(BaseModel):
+    keep: list[str] = []
+
+tool = Cab("tool", ["echo"], ToolIn)
+pipe = Recipe("pipe", In)
+pipe.add_step("tool", tool, keep=pipe.inputs.keep)
+"""
+
+
+def test_a_list_s_alias_whose_no_form_is_ninja_s_steps_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--no-cache`` is ninja's: the alias is ``--input-cache``, as a bool's would be."""
+    run = pipe_runner(tmp_path, monkeypatch, CACHE_ALIAS)
+    assert "--keep" not in _words(run("--no-input-cache", "--dryrun"))
+    assert "--keep" in _words(run("--no-cache", "--dryrun"))  # still ninja's
+    assert "--keep, --input-cache KEEP" in run("--help").output
