@@ -112,7 +112,7 @@ def test_no_name_empties_its_list_whatever_input_is_declared_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = _emptied_then_help(tmp_path, monkeypatch, capsys, CLASHING, "clash", "--no-x")
-    assert "--input-no-x / --no-input-no-x" in out
+    assert "--input-no-x, --no_x / --no-input-no-x, --no-no_x" in out
 
 
 NAMED_CACHE = """
