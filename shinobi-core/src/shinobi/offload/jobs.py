@@ -122,8 +122,14 @@ class Job:
         return self.invocations[0].image if self.invocations else None
 
     def after(self) -> list[int]:
-        """Distinct jobs this one waits for, in the order the edges were added."""
-        return list(dict.fromkeys([edge.before for edge in self.edges]))
+        """Distinct jobs this one waits for, in the order the edges were added.
+
+        A job with one edge (most of a chain's) skips the dict that drops
+        repeats: this is asked twice per job of a compile."""
+        edges = self.edges
+        if len(edges) == 1:
+            return [edges[0].before]
+        return list(dict.fromkeys([edge.before for edge in edges]))
 
     def waits_for(self, other: int) -> bool:
         return any(edge.before == other for edge in self.edges)
@@ -301,7 +307,11 @@ class _Flattener:
             elif dep_node.name in guard_steps and dep_node.name not in wired:
                 kind = "guard"
                 detail = ", ".join(str(r) for r in guard_refs if r.step == dep_node.name)
-            elif _earlier_iteration(node, dep_node) and dep_node.name not in wired:
+            elif (
+                node.loop is not None  # (most nodes: no call to ask)
+                and _earlier_iteration(node, dep_node)
+                and dep_node.name not in wired
+            ):
                 kind = "loop"  # not wired: an iteration starts once the one before is over
                 detail = f"iteration {node.iteration} waits for all of {dep_node.iteration}"
             else:

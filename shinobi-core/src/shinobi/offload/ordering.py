@@ -83,6 +83,9 @@ class Canonicaliser:
         self._links: dict[str, frozenset[str]] = {}
         self._asked: dict[str, int] = {}
         self._list_at: dict[str, int] = {}
+        #: The canonical form of a path already resolved, else None: one dict
+        #: lookup, without a method call, for the paths a compile meets again.
+        self.known: Callable[[str], str | None] = self._paths.get
 
     def __call__(self, path: str) -> str:
         known = self._paths.get(path)
@@ -295,6 +298,7 @@ def _accesses(job: int, uses: Iterable[PathUse], canonical: Canonicaliser) -> li
     uses: this runs for every job of a compile."""
     touched: dict[str, bool] = {}
     globs: dict[str, _Access] = {}
+    known = canonical.known  # a path met before (a job's input, the last one's output)
     for use in uses:
         if use.pattern:  # the glob, anchored at its folder's canonical spelling
             folder = _concrete(use)
@@ -302,7 +306,7 @@ def _accesses(job: int, uses: Iterable[PathUse], canonical: Canonicaliser) -> li
             glob = path.rstrip(os.sep) + use.path[len(folder) :]
             globs.setdefault(glob, _Access(job, path, writes(use), glob))
         else:
-            path = canonical(use.path)
+            path = known(use.path) or canonical(use.path)
             if not touched.get(path):  # unseen, or only read so far
                 touched[path] = writes(use)
     accesses = [_Access(job, path, write) for path, write in touched.items()]
