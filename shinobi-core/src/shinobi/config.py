@@ -61,7 +61,8 @@ DEFAULT_ENV_ALLOW = [
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # defer_build: see _defaults(); a section's validator is built when first used.
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -175,7 +176,7 @@ class BackendConfig(BaseModel):
     :func:`load_config`.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)  # see _defaults()
 
     default: str = Field("native", description="backend for steps that name none")
     venv: str | None = Field(None, description="virtualenv used by the venv backend")
@@ -626,16 +627,49 @@ def load_config(
     for key, variable in variables.items():  # the variable, which is what the user set
         if sources.get(key) == "environment":
             sources[key] = f"environment variable {variable}"
+    config = _validated(merged, sources) if merged else _defaults()
+    _LOADED.clear()
+    _LOADED.update(sources)
+    return config
+
+
+def _validated(merged: dict[str, Any], sources: dict[str, str]) -> AppConfig:
+    """The configuration the layers' keys (``merged``, dotted) make, checked."""
     _refuse_venv_table(merged, sources)
+    for section in _SECTION_MODELS:  # first, so AppConfig's validator reuses theirs
+        section.model_rebuild()
     try:
         config = AppConfig.model_validate(_nest(merged))
     except ValidationError as exc:
         raise _refusal(exc, sources) from None
     config.sources = sources
     _refuse_unknown_backend_keys(config, sources)
-    _LOADED.clear()
-    _LOADED.update(sources)
     return config
+
+
+#: The sections' models, built before AppConfig's (``defer_build``): built within it
+#: instead, each section's would be built again for a section no layer sets.
+_SECTION_MODELS = (ExecutionConfig, BackendConfig, ProvenanceConfig, CacheConfig)
+
+
+def _defaults() -> AppConfig:
+    """What validating no keys at all makes (every setting its default), without
+    building a validator.
+
+    The usual command has no configuration file and no ``SHINOBI_`` variable;
+    building the five models' validators for nothing to check cost each one
+    ~10 ms. They are built (``defer_build``) when first used: a
+    ``model_dump``, an assignment, a file's keys. The fields set are those
+    validation leaves set: ``sources``, assigned after it.
+    """
+    return AppConfig.model_construct(
+        {"sources"},
+        execution=ExecutionConfig.model_construct(),
+        backend=BackendConfig.model_construct(),
+        provenance=ProvenanceConfig.model_construct(),
+        cache=CacheConfig.model_construct(),
+        sources={},
+    )
 
 
 #: Where each key of the configuration this process loaded last was set (see
