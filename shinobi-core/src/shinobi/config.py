@@ -657,8 +657,8 @@ def _defaults() -> AppConfig:
     building a validator.
 
     The usual command has no configuration file and no ``SHINOBI_`` variable;
-    building the five models' validators for nothing to check cost each one
-    ~10 ms. They are built (``defer_build``) when first used: a
+    building the five models' validators for nothing to check cost every
+    such command about 5 ms of CPU. They are built (``defer_build``) when first used: a
     ``model_dump``, an assignment, a file's keys. The fields set are those
     validation leaves set: ``sources``, assigned after it.
     """
