@@ -69,12 +69,29 @@ _counter = itertools.count(1)
 _token = secrets.token_hex(4)
 
 
+#: :func:`run_prefix`, made once per process: every step asked for it (a
+#: ``getpid`` system call and a format), and a forked child makes its own.
+_prefix: str | None = None
+
+
+def _forget_prefix() -> None:
+    global _prefix
+    _prefix = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_prefix)
+
+
 def run_prefix() -> str:
     """The tag prefix shared by every step this process started.
 
     The random part keeps a recycled pid from claiming an older run's leftovers.
     """
-    return f"{os.getpid()}-{_token}."
+    global _prefix
+    if _prefix is None:
+        _prefix = f"{os.getpid()}-{_token}."
+    return _prefix
 
 
 def new_tag() -> str:
