@@ -176,7 +176,9 @@ def pump(proc: Child, pipes: dict[int, StreamLog], writers: tuple[int, ...] = ()
                     poller.unregister(fd)  # blocking pipes: no more means end of file
             if leader_gone or (pidfd is None and proc.poll() is not None):
                 _close(held)
-                _take_what_is_there(open_pipes)
+                if pidfd is not None:
+                    poller.unregister(pidfd)
+                _take_what_is_there(open_pipes, poller)
                 break
     finally:
         _close(held)
@@ -196,9 +198,19 @@ def _close(fds: list[int]) -> None:
         os.close(fds.pop())
 
 
-def _take_what_is_there(pipes: dict[int, StreamLog]) -> None:
-    """Read everything already written to ``pipes`` without waiting for more."""
-    for fd in list(pipes):
-        os.set_blocking(fd, False)
-        while _read_into(fd, pipes):
-            pass
+def _take_what_is_there(pipes: dict[int, StreamLog], poller: select.poll) -> None:
+    """Read everything already written to ``pipes`` without waiting for more.
+
+    ``poller`` watches exactly ``pipes``. A poll that waits for nothing says
+    which hold data or are at end of file, and reading only those never blocks
+    (a pipe a leftover process holds open, silent so far, is left to the
+    drain): one system call for the step, where making each pipe non-blocking
+    first cost one per pipe.
+    """
+    while pipes:
+        ready = poller.poll(0)
+        if not ready:
+            return
+        for fd, _ in ready:
+            if not _read_into(fd, pipes):
+                poller.unregister(fd)
