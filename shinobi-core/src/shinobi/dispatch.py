@@ -230,7 +230,7 @@ def run_cab(
             error = unseen
         elif problems:
             error = problems[0]
-        elif (unfilled := cab.unfilled_output()) is not None and outputs.get(unfilled) is None:
+        elif (unfilled := _unfilled_output(cab)) is not None and outputs.get(unfilled) is None:
             # run by an @step function (the graph refuses such a cab as a step of its own)
             error = f"{cab.unfilled_message(unfilled)}; or have the function return a result"
             error += " that gives it"
@@ -282,6 +282,13 @@ def run_cab(
         )
         session.recent.note(name, finished, undo, session.control.stop_requested_at)
     return result
+
+
+def _unfilled_output(cab: Cab) -> str | None:
+    """:meth:`Cab.unfilled_output`, worked out once per cab (every step of it asks,
+    and it is a fact of the cab's declaration); kept in a tuple, as ``kept``
+    keeps no None."""
+    return cab.kept("_unfilled_output", lambda c: (c.unfilled_output(),))[0]
 
 
 def _venv_of(backend: Backend, invocation: Invocation) -> str | None:
