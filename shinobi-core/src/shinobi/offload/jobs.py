@@ -308,8 +308,6 @@ class _Flattener:
             return []
         nodes = plan.graph.nodes
         wired = _wired_from(node)
-        if node.guard is None and node.loop is None and node.previous is None:
-            return _wired_edges(node, nodes, wired, jobs_of)
         guard_refs = output_refs(node.guard) if node.guard is not None else ()
         guard_steps = {ref.step for ref in guard_refs} if guard_refs else set()
         edges: list[Edge] = []
@@ -321,7 +319,11 @@ class _Flattener:
             elif dep_node.name in guard_steps and dep_node.name not in wired:
                 kind = "guard"
                 detail = ", ".join(str(r) for r in guard_refs if r.step == dep_node.name)
-            elif _earlier_iteration(node, dep_node) and dep_node.name not in wired:
+            elif (
+                node.loop is not None  # (most nodes: no call to ask)
+                and _earlier_iteration(node, dep_node)
+                and dep_node.name not in wired
+            ):
                 kind = "loop"  # not wired: an iteration starts once the one before is over
                 detail = f"iteration {node.iteration} waits for all of {dep_node.iteration}"
             else:
@@ -499,43 +501,16 @@ def _earlier_iteration(node: Node, dep: Node) -> bool:
     )
 
 
-#: What :func:`output_refs` finds a reference in: anything else holds none.
-_MAY_HOLD_REFS = (OutputRef, list, tuple, dict)
-
-
-def _wired_edges(
-    node: Node, nodes: list[Node], wired: dict[str, list[str]], jobs_of: dict[int, list[int]]
-) -> list[Edge]:
-    """:meth:`_Flattener.edges_of` for a step outside any loop and with no guard
-    (nearly every step of a large recipe): each of its edges is ``wired``,
-    without the loop and guard questions asked of every dependency."""
-    edges: list[Edge] = []
-    for dep in node.deps:
-        detail = ", ".join(wired.get(nodes[dep].name, ())) or "declared"
-        for before in jobs_of.get(dep, ()):
-            edges.append(Edge(before, "wired", detail))
-    return edges
-
-
 def _wired_from(node: Node) -> dict[str, list[str]]:
     """Each step ``node`` is wired to -> its wirings, ``key <- step.field``, in
     wiring order: one walk of the wiring per node, not one per dependency.
 
-    A value that is an :class:`OutputRef` itself (most wirings) is spelt here
-    as its ``__str__`` spells it, without the call, and goes without asking
-    :func:`output_refs` for the references inside it; a subclass, which may
-    spell itself otherwise, takes the long way."""
+    A value that is an :class:`OutputRef` itself (most wirings) needs no walk
+    by :func:`output_refs`; a subclass, or a container, takes the long way."""
     wired: dict[str, list[str]] = {}
     for key, value in node.wiring.items():
         if type(value) is OutputRef:
-            said = f"{key} <- {value.step}.{value.field}"
-            found = wired.get(value.step)
-            if found is None:
-                wired[value.step] = [said]
-            else:
-                found.append(said)
-            continue
-        if not isinstance(value, _MAY_HOLD_REFS):  # a plain value: output_refs finds none
+            wired.setdefault(value.step, []).append(f"{key} <- {value}")
             continue
         for ref in output_refs(value):
             wired.setdefault(ref.step, []).append(f"{key} <- {ref}")
