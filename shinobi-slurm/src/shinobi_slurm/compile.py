@@ -27,7 +27,7 @@ from shinobi_slurm.sbatch import (
     memory_option,
     overriding_environment,
 )
-from shinobi_slurm.scripts import JobFiles, ScriptContext, job_options, job_script
+from shinobi_slurm.scripts import JobFiles, ScriptContext, job_options, job_script, script_of
 from shinobi_slurm.setting_values import POLL_FLOOR, SETTINGS_KEYS, seconds_setting
 from shinobi_slurm.trial import refuse_what_slurm_would, warn_now
 
@@ -76,10 +76,9 @@ class SlurmTarget(OffloadTarget):
     def render(self, jobs: JobGraph, options: CompileOptions) -> Workflow:
         workflow = Workflow(engine=self.name, options=options, jobs=jobs)
         context = ScriptContext.of(jobs, options, self.settings)
-        run_dir, scripts = context.run_dir, workflow.scripts
+        scripts = workflow.scripts
         for job in jobs.jobs:
-            files = JobFiles.of(run_dir, job)
-            scripts.append(Script(job.name, files.script_name, job_script(context, job, files)))
+            scripts.append(Script(job.name, *script_of(context, job)))
         return workflow
 
     # -- submit ------------------------------------------------------------------
