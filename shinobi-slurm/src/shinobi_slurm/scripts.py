@@ -393,17 +393,21 @@ def _directives(
         lines.append(directive_line("array", _array(job, tasks)))
     afterok = _afterok(context.graph, job, ids)
     if afterok is not None:
-        lines += (directive_line("dependency", afterok), _KILL_ON_INVALID_DEP_LINE)
+        lines += _dependency_lines(afterok)
     lines += context.configured_lines
     return lines
 
 
+def _dependency_lines(afterok: str) -> tuple[str, str]:
+    """The ``#SBATCH`` lines of a job that waits for others: ``--dependency``, and
+    ``--kill-on-invalid-dep`` so that a failed one ends it rather than leaving it
+    queued for ever."""
+    return directive_line("dependency", afterok), _KILL_ON_INVALID_DEP_LINE
+
+
 def _comments(context: ScriptContext, job: Job, tasks: int | None) -> list[str]:
     lines = [f"{context.said_before_step}{job.name!r}{context.said_after_step}"]
-    if job.edges:
-        graph = context.graph
-        lines.append("waits for (afterok):")
-        lines += [f"  {describe_edge(graph, job, edge)}" for edge in job.edges]
+    lines += _waits_said(context.graph, job)
     if tasks is not None:
         lines.append(f"scatter: {tasks} slices, one array task each")
     if job.notes:
@@ -411,6 +415,13 @@ def _comments(context: ScriptContext, job: Job, tasks: int | None) -> list[str]:
     if job.promised:
         lines += [f"note: {line}" for line in job.promised]
     return lines
+
+
+def _waits_said(graph: JobGraph, job: Job) -> list[str]:
+    """The comments naming what ``job`` waits for and why (none: it waits for nothing)."""
+    if not job.edges:
+        return []
+    return ["waits for (afterok):", *[f"  {describe_edge(graph, job, e)}" for e in job.edges]]
 
 
 def _guard(job: Job, files: JobFiles) -> list[str]:
@@ -503,19 +514,19 @@ _RELAYED = {stopped: tuple(relay_lines(stopped)[:-1]) for stopped in (False, Tru
 _LEAVE = relay_lines()[-1]
 
 
+def _payload(job: Job) -> list[str]:
+    """A job of one command: the tool, the relay of its exit status, and the checks
+    of its outputs (an array's slices are told apart in a ``case`` of their own)."""
+    stop = job.stops[0] if job.stops else None
+    checked = _outputs_checked(job.expected[0]) if job.expected else []
+    return [payload_line(job.commands[0], stop), *_RELAYED[bool(stop)], *checked]
+
+
 def _body(
     context: ScriptContext, job: Job, files: JobFiles, tasks: int | None, plain: bool = False
 ) -> list[str]:
     if tasks is None:
-        stop = job.stops[0] if job.stops else None
-        checked = _outputs_checked(job.expected[0]) if job.expected else []
-        return [
-            payload_line(job.commands[0], stop),
-            *_RELAYED[bool(stop)],
-            *checked,
-            *_exit_kept(context, files, plain),
-            _LEAVE,
-        ]
+        return [*_payload(job), *_exit_kept(context, files, plain), _LEAVE]
     if tasks == 0:
         return ["# an empty scatter: nothing to run", "exit 0"]
     stops = job.stops or [None] * len(job.commands)
@@ -615,7 +626,7 @@ def _plain_script(
 
     Nearly every job of a large recipe is plain: one command, no resources of
     its own, no array, no loop, no notes, and a name with nothing to quote
-    (:func:`_plain`). Of its script, only the stem (five times), the
+    (:func:`_plain`). Of its script, only the stem (four times), the
     dependency lines, the first comments and the body are its own; the rest
     is the same for every such job (:class:`_PlainText`). Filling in those
     parts rather than writing and joining every line cost half as much, on a
@@ -640,25 +651,16 @@ def _plain_script(
     if afterok is not None:
         if "\n" in afterok or "\r" in afterok:
             return None
-        waits = f"{directive_line('dependency', afterok)}\n{_KILL_ON_INVALID_DEP_LINE}\n"
-    if job.edges:
-        graph = context.graph
-        edges = [f"#   {describe_edge(graph, job, edge)}\n" for edge in job.edges]
-        waits_said = "".join(edges)
-        if waits_said.count("\n") != len(edges) or "\r" in waits_said:
-            return None
-        waits_said = f"# waits for (afterok):\n{waits_said}"
-    else:
-        waits_said = ""
-    stop = job.stops[0] if job.stops else None
-    body = [payload_line(job.commands[0], stop), *_RELAYED[bool(stop)]]
-    if job.expected:
-        body += _outputs_checked(job.expected[0])
+        waits = "".join(f"{line}\n" for line in _dependency_lines(afterok))
+    said = _waits_said(context.graph, job)
+    waits_said = "".join(f"# {line}\n" for line in said)
+    if waits_said.count("\n") != len(said) or "\r" in waits_said:
+        return None  # an edge's description holding a line break: the general path
     script = "".join(
         (
             text.head, stem, text.output, stem, text.error, stem, text.chdir, waits,
             text.said, repr(job.name), text.said_after, waits_said,
-            "\n".join(body), "\n", text.exits, stem, text.leave,
+            "\n".join(_payload(job)), "\n", text.exits, stem, text.leave,
         )
     )  # fmt: skip
     return script if script.isascii() else None
