@@ -127,15 +127,12 @@ class Graph:
 
     def working_steps(self) -> int:
         """How many steps run something: nested recipes' steps, not the recipes."""
-        return sum(1 for _, node in self.walk() if node.subgraph is None)
+        return sum(1 for _, node in self.every_node() if node.subgraph is None)
 
     def walk(self, prefix: str = "") -> Iterator[tuple[str, Node]]:
         """Every node, nested recipes included, with its dotted path."""
-        for node in self.nodes:
-            path = f"{prefix}{node.name}"
-            yield path, node
-            if node.subgraph is not None:
-                yield from node.subgraph.walk(f"{path}.")
+        for within, node in self.every_node(prefix):
+            yield f"{within}{node.name}", node
 
     def every_node(self, prefix: str = "") -> Iterator[tuple[str, Node]]:
         """Every node, nested recipes included, in :meth:`walk`'s order, with the
