@@ -166,7 +166,8 @@ def command(
                     err=True,
                 )
         elif not submit and not explain:
-            click.echo(workflow.render(), nl=False)
+            for part in workflow.rendered_in_parts():  # not one string: see long_output
+                click.echo(part, nl=False)
     if submit:
         _submit(offload, workflow, as_json)
 

@@ -21,6 +21,7 @@ def show_dryrun(
     plan: Any = None,
 ) -> None:
     from shinobi.backends.base import Backend
+    from shinobi.cli.long_output import echo_lines
     from shinobi.dispatch import choose_backend, invocation_for
     from shinobi.plan import PlannedStep, cab_of, plan_graph
     from shinobi.render.dryrun import render_dryrun
@@ -86,7 +87,7 @@ def show_dryrun(
         lines = render_dryrun(plan, backend_of, render_argv, turns_of=turns_of)
         total = sum(1 for _ in graph.every_node())  # no dotted path made per step
         lines.append(f"{total} step{'' if total == 1 else 's'}; dry run: nothing was executed")
-        click.echo("\n".join(lines))
+        echo_lines(lines)
     said = [*warnings, *_plan_warnings(plan, graph, session)]
     for warning in said:
         click.echo(f"ninja: warning: {warning}", err=True)

@@ -16,6 +16,7 @@ import hashlib
 import os
 import stat
 from abc import abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -110,15 +111,26 @@ class Workflow:
         return self.options.run_dir(self.recipe)
 
     def render(self) -> str:
-        """Every script, each headed by its file name: what ``ninja compile`` prints.
+        """Every script, each headed by its file name: what ``ninja compile`` prints."""
+        return "".join(self.rendered_in_parts())
 
-        Joined once from its pieces: pasting each header onto its script first
-        copied every script twice, and 10,000 of them are megabytes.
+    def rendered_in_parts(self, scripts_per_part: int = 64) -> Iterator[str]:
+        """:meth:`render`'s text in consecutive parts of a few scripts each.
+
+        ``ninja compile`` prints them one by one: 100,000 scripts are a hundred
+        megabytes, and printing them as one string copied all of it several
+        times (see :mod:`shinobi.cli.long_output`). Each part is joined once
+        from its pieces: pasting each header onto its script first copied
+        every script twice.
         """
-        parts: list[str] = []
-        for script in self.scripts:
-            parts += (f"# ---- {script.file_name} ({script.job}) ----\n", script.text, "\n")
-        return "".join(parts[:-1])  # no separator after the last one
+        scripts = self.scripts
+        for start in range(0, len(scripts), scripts_per_part):
+            parts: list[str] = []
+            for script in scripts[start : start + scripts_per_part]:
+                parts += (f"# ---- {script.file_name} ({script.job}) ----\n", script.text, "\n")
+            if start + scripts_per_part >= len(scripts):
+                parts.pop()  # no separator after the last one
+            yield "".join(parts)
 
     def write(self, directory: Path) -> WrittenScripts:
         """Write every script into ``directory``, and remove the scripts an
