@@ -30,14 +30,15 @@ def _printed(write: object) -> str:
     return result.output
 
 
+@pytest.mark.parametrize("lazily", [False, True], ids=["list", "generator"])
 @pytest.mark.parametrize("count", [0, 1, 2, BATCH - 1, BATCH, BATCH + 1, 2 * BATCH + 3])
-def test_lines_print_as_one_echo_of_them_joined_would(count: int) -> None:
+def test_lines_print_as_one_echo_of_them_joined_would(count: int, lazily: bool) -> None:
     # ANSI codes in a line too: click strips them off a stdout that is no terminal
     lines = [
         f"line {i} \x1b[1mbold\x1b[0m │ é" if i % 7 == 0 else f"line {i}" for i in range(count)
     ]
 
-    batched = _printed(lambda: echo_lines(lines))
+    batched = _printed(lambda: echo_lines((line for line in lines) if lazily else lines))
 
     assert batched == _printed(lambda: click.echo("\n".join(lines)))
     assert "\x1b" not in batched

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from itertools import chain
 from typing import Any
 
 import click
@@ -24,7 +25,7 @@ def show_dryrun(
     from shinobi.cli.long_output import echo_lines
     from shinobi.dispatch import choose_backend, invocation_for
     from shinobi.plan import PlannedStep, cab_of, plan_graph
-    from shinobi.render.dryrun import render_dryrun
+    from shinobi.render.dryrun import dryrun_lines
     from shinobi.session import Session
 
     session = Session(config=config, cwd=os.getcwd(), backend_name=backend)
@@ -84,10 +85,9 @@ def show_dryrun(
     if as_json:
         document = _plan_json(plan, backend_of, render_argv, turns_of)
     else:
-        lines = render_dryrun(plan, backend_of, render_argv, turns_of=turns_of)
         total = sum(1 for _ in graph.every_node())  # no dotted path made per step
-        lines.append(f"{total} step{'' if total == 1 else 's'}; dry run: nothing was executed")
-        echo_lines(lines)
+        summary = f"{total} step{'' if total == 1 else 's'}; dry run: nothing was executed"
+        echo_lines(chain(dryrun_lines(plan, backend_of, render_argv, turns_of=turns_of), [summary]))
     said = [*warnings, *_plan_warnings(plan, graph, session)]
     for warning in said:
         click.echo(f"ninja: warning: {warning}", err=True)

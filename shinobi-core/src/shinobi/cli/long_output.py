@@ -16,7 +16,8 @@ never spans lines) is never cut in two.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
+from itertools import islice
 
 import click
 
@@ -26,9 +27,12 @@ __all__ = ["echo_lines"]
 BATCH = 1000
 
 
-def echo_lines(lines: Sequence[str]) -> None:
+def echo_lines(lines: Iterable[str]) -> None:
     """Print ``lines`` as ``click.echo("\\n".join(lines))`` would: one per line."""
-    if not lines:
+    lines = iter(lines)
+    batch = list(islice(lines, BATCH))
+    if not batch:
         click.echo("")
-    for start in range(0, len(lines), BATCH):
-        click.echo("\n".join(lines[start : start + BATCH]))
+    while batch:
+        click.echo("\n".join(batch))
+        batch = list(islice(lines, BATCH))

@@ -7,7 +7,7 @@ scatter and loops how many slices or iterations are declared.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import cached_property, lru_cache
 from pathlib import PurePath
 from typing import Any
@@ -21,7 +21,7 @@ from shinobi.render.terminal_text import columns
 from shinobi.steps.refs import OutputRef
 from shinobi.wording import counted
 
-__all__ = ["guard_path", "render_dryrun", "slices_take_turns"]
+__all__ = ["dryrun_lines", "guard_path", "render_dryrun", "slices_take_turns"]
 
 WIDTH = 78
 #: The widest a box grows to fit its lines; a longer line runs on past it.
@@ -237,16 +237,29 @@ def render_dryrun(
     indent: str = "",
     turns_of: Callable[[Plan], Mapping[int, set[int]]] | None = None,
 ) -> list[str]:
-    """The dry-run drawing of ``plan`` as lines of text.
+    """The dry-run drawing of ``plan`` as lines of text (see :func:`dryrun_lines`)."""
+    return list(dryrun_lines(plan, backend_of, render_argv, indent, turns_of))
 
-    ``turns_of`` gives the waits a run keeps besides the wiring, for steps that
-    share a path one of them rewrites (see :mod:`shinobi.step_turns`): the rows
-    show them as they show a dependency, and the step's box says so.
+
+def dryrun_lines(
+    plan: Plan,
+    backend_of: Callable[[PlannedStep], str],
+    render_argv: Callable[[PlannedStep], list[str] | None],
+    indent: str = "",
+    turns_of: Callable[[Plan], Mapping[int, set[int]]] | None = None,
+) -> Iterator[str]:
+    """The dry-run drawing of ``plan``, line by line as it is drawn.
+
+    ``ninja run --dryrun`` prints each batch of lines as it comes: the lines of
+    100,000 steps held at once were over 100 MB (see
+    :mod:`shinobi.cli.long_output`). ``turns_of`` gives the waits a run keeps
+    besides the wiring, for steps that share a path one of them rewrites (see
+    :mod:`shinobi.step_turns`): the rows show them as they show a dependency,
+    and the step's box says so.
     """
     graph = plan.graph
     names = [node.name for node in graph.nodes]
     by_index = {s.node.index: s for s in plan.steps}
-    lines: list[str] = []
     turns = turns_of(plan) if turns_of is not None else {}
     inner = indent + "    "
     loops = _Loops(plan)
@@ -258,7 +271,7 @@ def render_dryrun(
             said += f" (after {names[before[0]]})"
         elif before:
             said += f" (after {', '.join([names[i] for i in before])})"
-        lines.append(f"{indent}── row {number}{said}")
+        yield f"{indent}── row {number}{said}"
         for index in row.members:
             step = by_index[index]
             node = step.node
@@ -271,14 +284,13 @@ def render_dryrun(
             if waits:
                 shared = ", ".join([names[i] for i in sorted(waits)])
                 details.append(f"waits its turn after {shared}: a path they share, one rewrites")
-            lines += _box(step.name, tag, details, indent)
+            yield from _box(step.name, tag, details, indent)
             if step.children is not None:
-                lines += render_dryrun(step.children, backend_of, render_argv, inner, turns_of)
+                yield from dryrun_lines(step.children, backend_of, render_argv, inner, turns_of)
             if step.slices is not None:  # a scattered recipe runs once per slice: draw a few
                 for part in step.slices[:3]:
                     if part.children is not None:
-                        lines.append(f"{inner}── {part.name}")
-                        lines += render_dryrun(
+                        yield f"{inner}── {part.name}"
+                        yield from dryrun_lines(
                             part.children, backend_of, render_argv, inner, turns_of
                         )
-    return lines
