@@ -17,7 +17,7 @@ from pydantic import BaseModel
 import shinobi
 from shinobi.graph import RecipeGraphError, build_graph
 from shinobi.plan import plan_graph
-from shinobi.render.dryrun import render_dryrun
+from shinobi.render.dryrun import dryrun_lines
 from shinobi.runner import run_recipe
 from shinobi.steps import Recipe
 
@@ -116,5 +116,5 @@ def test_a_namedtuple_value_keeps_its_type_in_a_run(tmp_path: Path) -> None:
 
 def test_a_namedtuple_value_is_drawn_by_the_dry_run(tmp_path: Path) -> None:
     plan = plan_graph(build_graph(_pair_recipe()), {"a": 5}, str(tmp_path))
-    lines = render_dryrun(plan, lambda step: "native", lambda step: None)
+    lines = list(dryrun_lines(plan, lambda step: "native", lambda step: None))
     assert any("show(v=Pair(low=1, high=5))" in line for line in lines)

@@ -520,7 +520,7 @@ def test_a_scattered_nested_recipe_runs_and_draws_once_per_slice(
 
 def test_the_dryrun_lists_pystep_slices_as_calls_and_shared_paths_once(tmp_path: Path) -> None:
     from shinobi.plan import plan_graph
-    from shinobi.render.dryrun import render_dryrun
+    from shinobi.render.dryrun import dryrun_lines
 
     class Logged(BaseModel):
         stamp: str
@@ -541,7 +541,7 @@ def test_the_dryrun_lists_pystep_slices_as_calls_and_shared_paths_once(tmp_path:
     recipe.add_step("echo", logged, scatter="stamp", stamp=recipe.inputs.stamps)
     recipe.add_step("shout", shout, scatter="word", word=recipe.inputs.stamps)
     plan = plan_graph(build_graph(recipe), {"stamps": ["a", "b"]}, str(tmp_path))
-    text = "\n".join(render_dryrun(plan, lambda s: "native", lambda s: s.argv))
+    text = "\n".join(dryrun_lines(plan, lambda s: "native", lambda s: s.argv))
     assert text.count(f"reads {tmp_path / 'shared.log'}") == 1
     assert "shout[0]: python: " in text and "shout(word='a')" in text
     assert "shout[1]: python: " in text and "shout(word='b')" in text
@@ -602,7 +602,7 @@ def test_ninja_runs_a_scattered_pystep_alone_with_a_list_per_scattered_input(
 
 def test_a_dry_run_shows_a_pystep_s_paths_as_text_not_as_path_objects(tmp_path: Path) -> None:
     from shinobi.plan import plan_graph
-    from shinobi.render.dryrun import render_dryrun
+    from shinobi.render.dryrun import dryrun_lines
 
     @shinobi.pystep
     def summarise(image: Path, tables: list[Path]) -> str:
@@ -615,7 +615,7 @@ def test_a_dry_run_shows_a_pystep_s_paths_as_text_not_as_path_objects(tmp_path: 
     recipe = Recipe("sum", Given)
     recipe.add_step("sum", summarise, image=recipe.inputs.image, tables=recipe.inputs.tables)
     plan = plan_graph(build_graph(recipe), {"image": "a.fits", "tables": ["t0"]}, str(tmp_path))
-    text = "\n".join(render_dryrun(plan, lambda s: "native", lambda s: s.argv))
+    text = "\n".join(dryrun_lines(plan, lambda s: "native", lambda s: s.argv))
     assert "summarise(image='a.fits', tables=['t0'])" in text, text
 
 

@@ -21,7 +21,7 @@ from shinobi.render.terminal_text import columns
 from shinobi.steps.refs import OutputRef
 from shinobi.wording import counted
 
-__all__ = ["dryrun_lines", "guard_path", "render_dryrun", "slices_take_turns"]
+__all__ = ["dryrun_lines", "guard_path", "slices_take_turns"]
 
 WIDTH = 78
 #: The widest a box grows to fit its lines; a longer line runs on past it.
@@ -228,17 +228,6 @@ def _made(producer: PlannedStep | None, guard: OutputRef) -> str | None:
     """The path ``producer`` makes as the output ``guard`` names, if known before the run."""
     value = producer.outputs.get(guard.field) if producer is not None else None
     return str(value) if isinstance(value, str | PurePath) else None
-
-
-def render_dryrun(
-    plan: Plan,
-    backend_of: Callable[[PlannedStep], str],
-    render_argv: Callable[[PlannedStep], list[str] | None],
-    indent: str = "",
-    turns_of: Callable[[Plan], Mapping[int, set[int]]] | None = None,
-) -> list[str]:
-    """The dry-run drawing of ``plan`` as lines of text (see :func:`dryrun_lines`)."""
-    return list(dryrun_lines(plan, backend_of, render_argv, indent, turns_of))
 
 
 def dryrun_lines(
