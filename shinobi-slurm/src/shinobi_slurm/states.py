@@ -15,6 +15,7 @@ from shinobi_slurm.sacct import JobRecord
 from shinobi_slurm.sbatch import TIMELIMIT_VARIABLE, shown_value
 
 __all__ = [
+    "EXIT_NOT_KNOWN",
     "NEVER_RAN",
     "RAISE_TIME",
     "STUCK_REASONS",
@@ -83,6 +84,8 @@ _RUNNING = {
 
 #: What the queue's record of an ended job cannot say (see ``queue``).
 _UNSAID = "is not known yet (Slurm's accounting has not recorded the job; squeue does not say)"
+#: How a failed job only the queue knows of is reported: its exit code is not said.
+EXIT_NOT_KNOWN = f"failed; its exit code {_UNSAID}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +209,7 @@ def classify(
             hint = _memory_hint(sig, limits) if contained else ""
             return Outcome("failed", killed + hint, -sig, sig)
         if record.exit_code is None:  # the queue's record: it does not say the code
-            return Outcome("failed", f"failed; its exit code {_UNSAID}", 1)
+            return Outcome("failed", EXIT_NOT_KNOWN, 1)
         return Outcome("failed", f"exited with code {code}", code or 1)
     if state == "OUT_OF_MEMORY":
         return Outcome(

@@ -34,6 +34,7 @@ from shinobi_slurm.sacct import (
 from shinobi_slurm.sbatch import launch_job_name
 from shinobi_slurm.scripts import STAT_FORMAT
 from shinobi_slurm.states import (
+    EXIT_NOT_KNOWN,
     NEVER_RAN,
     RAISE_TIME,
     Outcome,
@@ -330,8 +331,9 @@ def _step_state(
         state.detail = "the loop had converged: exited without doing any work"
     if state.phase == "failed" and job.stderr:
         said = _last_line(_failed_log(job.stderr, records) if job.tasks else job.stderr)
-        if said.startswith(_OUTPUT_CHECK) and state.detail == "exited with code 1":
-            # the job script's own check failed it, after the tool exited 0
+        if said.startswith(_OUTPUT_CHECK) and state.detail in _CHECKS_EXIT:
+            # the job script's own check failed it, after the tool exited 0: the check
+            # says so only then, and makes the job's exit 1, which the queue does not say
             state.detail = f"the tool exited 0, but {said[len('shinobi: ') :]}"
         elif said:
             state.detail = f"{state.detail}: {said}"
@@ -345,6 +347,9 @@ def _step_state(
 #: How the job script's check of a step's declared outputs starts what it says
 #: (see ``scripts``): its ``exit 1`` is the check's, not the tool's.
 _OUTPUT_CHECK = 'shinobi: output "'
+#: What a job failed by that check is reported as: accounting's ``exit 1``, or the
+#: queue's record, which says no exit code, while accounting has not the job yet.
+_CHECKS_EXIT = ("exited with code 1", EXIT_NOT_KNOWN)
 
 
 def _exact_exit(record: JobRecord, kept: str) -> JobRecord:
