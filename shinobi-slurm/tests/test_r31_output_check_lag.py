@@ -11,14 +11,13 @@ of how the job ended (seen in the live suite on a busy CI machine).
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import cast
 
 import pytest
-from test_audit26_accounting_lag import Lagging, T
+from test_audit26_accounting_lag import Lagging, T, _launch
 
-from shinobi.launch.handle import LaunchHandle, LaunchJob
+from shinobi.launch.handle import LaunchJob
 from shinobi_slurm.commands import SlurmCommands
 from shinobi_slurm.status import launch_statuses
 
@@ -26,16 +25,8 @@ CHECK = 'shinobi: output "psf": the tool did not create /w/obs-psf.fits'
 
 
 def _status_of(log: Path, queue: str) -> tuple[str, str | None]:
-    handle = LaunchHandle(
-        engine="slurm",
-        recipe="r1",
-        run_id="R",
-        workdir="/w",
-        state="submitted",
-        created=time.time(),
-        jobs=[LaunchJob("image", job_id="22", stderr=str(log))],
-        extra={"job_name": "shinobi-R"},
-    )
+    handle = _launch()
+    handle.jobs = [LaunchJob("image", job_id="22", stderr=str(log))]
     (found,) = launch_statuses(cast(SlurmCommands, Lagging(queue)), [handle])
     return found.steps[0].phase, found.steps[0].detail
 
