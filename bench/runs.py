@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import chdir, contextmanager
@@ -141,6 +142,13 @@ def _over_floor(runs: Samples, floors: Samples, steps: int) -> tuple[Samples, Sa
     return ratios, overheads
 
 
+#: The variants measured inside this process, whose own CPU time (all its threads,
+#: none of the tools they wait for) says what each spends per step beside the
+#: tool: the spawning, capturing and bookkeeping a run's wall time hides in the
+#: tools' start-up. Reference figures, without a target.
+_IN_THIS_PROCESS = {"floor": "floor (bare loop)", "inproc": "run_recipe"}
+
+
 def measure_runs(
     report: Report, bindir: Path, steps: int, workers: int, reps: int, workdir: Path
 ) -> None:
@@ -154,14 +162,20 @@ def measure_runs(
         "cli_cache": (lambda d: _cli(ninja, steps, workers, d, cache=True), steps),
     }
     samples = {name: Samples() for name in variants}
+    #: what the floor's loop and run_recipe spent themselves, their tools not counted
+    own_cpu = {name: Samples() for name in _IN_THIS_PROCESS}
     logs = Samples()
     for rep in range(reps + 1):  # the first round warms caches and is not recorded
         for name, (measure, files) in variants.items():
             with scratch(workdir) as cwd:
+                own = time.process_time()
                 timing = measure(cwd)
+                own = (time.process_time() - own) / steps * 1000
                 _check_touched(cwd, files)
             if rep:
                 samples[name].add(timing)
+                if name in own_cpu:
+                    own_cpu[name].add(Timing(own, own))
         with scratch(workdir) as cwd:
             timing = _log_files(cwd, steps)
         if rep:
@@ -190,6 +204,9 @@ def measure_runs(
         report.add(
             Figure.of(f"{key}.{name}.overhead", f"{where}, over floor", "ms/step", overheads)
         )
+    for name, text in _IN_THIS_PROCESS.items():
+        label = f"{steps} steps, -j {workers}, {text}: its own CPU per step, its tools' not counted"
+        report.add(Figure.of(f"{key}.{name}.own_cpu", label, "ms/step", own_cpu[name]))
     label = f"one-step ninja run, -j {workers}, beside the {steps}-step runs"
     report.add(Figure.of(f"{key}.cli_one", label, "s", samples["cli_one"]))
     where = f"{steps} steps, -j {workers}, ninja run less a one-step ninja run"
