@@ -15,6 +15,7 @@ from functools import cache, cached_property
 from pathlib import PosixPath
 from typing import TYPE_CHECKING, Any
 
+from shinobi.collector_paused import collector_paused
 from shinobi.errors import RecipeGraphError, did_you_mean
 from shinobi.steps.recipe import half_reference, name_problem
 from shinobi.steps.refs import InputRef, OutputRef
@@ -1243,5 +1244,7 @@ def build_graph(recipe: Recipe) -> Graph:
             " ignore them; declare them on the steps inside it that do the work (a recipe is"
             " not a unit of execution)"
         )
-    builder = _Builder(recipe, recipe.name)
-    return builder.build(recipe.name)
+    # A graph is a few long-lived objects a step: the collector's passes would
+    # walk them again and again while they are made (shinobi.collector_paused).
+    with collector_paused():
+        return _Builder(recipe, recipe.name).build(recipe.name)

@@ -15,6 +15,7 @@ from pathlib import PosixPath
 from typing import Any, NamedTuple
 
 from shinobi.backends.base import PathUse
+from shinobi.collector_paused import collector_paused
 from shinobi.errors import exception_line
 from shinobi.graph import Graph, Node, output_refs, same_shape
 from shinobi.steps.argv import Unknown, joined_list_problem, path_uses, render_argv
@@ -685,8 +686,9 @@ def check_statically(
     from shinobi.errors import UsageError
 
     try:
-        plan = plan_graph(graph, inputs, cwd or os.getcwd()) if keep_plan else None
-        preflight(graph, inputs, cwd, plan=plan)
+        with collector_paused():  # a few objects a step, all alive after (see build_graph)
+            plan = plan_graph(graph, inputs, cwd or os.getcwd()) if keep_plan else None
+            preflight(graph, inputs, cwd, plan=plan)
     except ValueError as exc:
         raise UsageError(f"recipe {graph.recipe.name!r}, {exc}") from None
     return plan

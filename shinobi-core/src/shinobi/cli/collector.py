@@ -24,6 +24,8 @@ import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from shinobi.collector_paused import collector_paused
+
 __all__ = [
     "at_exit",
     "building",
@@ -138,16 +140,14 @@ def building(*, last: bool = False) -> Iterator[None]:
     was_on = gc.isenabled()
     if _own_process and was_on and last:
         gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if _own_process and was_on:
-            if not last:
-                gc.collect()
-            gc.freeze()
-        if was_on:
-            gc.enable()
+    with collector_paused():
+        try:
+            yield
+        finally:
+            if _own_process and was_on:  # before the collector is back on
+                if not last:
+                    gc.collect()
+                gc.freeze()
 
 
 def at_exit() -> None:
