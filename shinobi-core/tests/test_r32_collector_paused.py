@@ -13,27 +13,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from test_graph_errors import In, ToolOut, tool
 
 from shinobi import graph as graph_module
 from shinobi.collector_paused import collector_paused
 from shinobi.graph import RecipeGraphError, build_graph
-from shinobi.steps import Cab, ParamMeta, Recipe
-
-
-class In(BaseModel):
-    target: str = "x"
-
-
-class ToolIn(BaseModel):
-    src: str | None = None
-
-
-class ToolOut(BaseModel):
-    result: str | None = None
-
-
-tool = Cab("tool", "/bin/true", ToolIn, ToolOut, {"src": ParamMeta(positional=True)})
+from shinobi.steps import Recipe
 
 
 def _pipe() -> Recipe:
