@@ -38,18 +38,23 @@ def collector_restored() -> Iterator[None]:
         (gc.enable if was else gc.disable)()
 
 
+def _collector_seen_by(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[bool]:
+    """Whether the collector was on each time ``owner.name`` was called (a method too)."""
+    seen: list[bool] = []
+    original = getattr(owner, name)
+
+    def noting(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, noting)
+    return seen
+
+
 @pytest.fixture
 def seen_while_building(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Whether the collector was on while the graph's builder ran, once per build."""
-    seen: list[bool] = []
-    build = graph_module._Builder.build
-
-    def noting(self: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(gc.isenabled())
-        return build(self, *args, **kwargs)
-
-    monkeypatch.setattr(graph_module._Builder, "build", noting)
-    return seen
+    return _collector_seen_by(monkeypatch, graph_module._Builder, "build")
 
 
 @pytest.mark.usefixtures("collector_restored")
@@ -123,14 +128,7 @@ def test_the_static_checks_run_with_the_collector_off_too(
     from shinobi import plan as plan_module
 
     gc.enable()
-    seen: list[bool] = []
-    preflight = plan_module.preflight
-
-    def noting(*args: Any, **kwargs: Any) -> Any:
-        seen.append(gc.isenabled())
-        return preflight(*args, **kwargs)
-
-    monkeypatch.setattr(plan_module, "preflight", noting)
+    seen = _collector_seen_by(monkeypatch, plan_module, "preflight")
     graph = build_graph(_pipe())
     planned = plan_module.check_statically(graph, {"target": "x"}, keep_plan=keep_plan)
     assert (planned is not None) is keep_plan
