@@ -9,6 +9,11 @@ Each repetition measures the floor, the ``ninja run`` CLI and ``run_recipe``
 in-process back to back, each in a fresh directory, and the ratios are taken
 per repetition: on a shared machine the load drifts, and a floor measured a
 minute apart from its run would blur the comparison.
+
+The floor, the CLI and ``run_recipe`` are measured once more in a directory
+where the files are already there, as reference figures: what a run costs
+above its floor without the disk's cost of creating files, which on this
+machine swings with what was deleted lately (see :func:`_on_existing_files`).
 """
 
 from __future__ import annotations
@@ -125,6 +130,27 @@ def _log_files(cwd: Path, steps: int) -> Timing:
     return timed(create)
 
 
+def _on_existing_files(steps: int, measure: Callable[[Path], Timing]) -> Callable[[Path], Timing]:
+    """``measure`` in a directory where the files the steps touch are already there.
+
+    Then ``/bin/touch`` only stamps a file: no inode is allocated and the
+    directory is not locked for a create. On this machine's root disk (ext4
+    without a journal) creating a file first skips every inode deleted in the
+    last minutes, and two tools creating files in one directory spin on its
+    lock; how long that takes depends on what was deleted lately, by the suite
+    itself among others, and it swings a floor by half. Measured this way,
+    the floor is the spawning alone, and what a run costs above it is
+    shinobi's without the disk's noise. Reference figures, without a target.
+    """
+
+    def measured(cwd: Path) -> Timing:
+        for i in range(steps):
+            os.close(os.open(cwd / recipes.file_name(i), os.O_WRONLY | os.O_CREAT, 0o644))
+        return measure(cwd)
+
+    return measured
+
+
 def _check_touched(cwd: Path, steps: int) -> None:
     made = sum(1 for p in cwd.iterdir() if p.name.startswith("f"))
     if made != steps:
@@ -141,6 +167,9 @@ def _over_floor(runs: Samples, floors: Samples, steps: int) -> tuple[Samples, Sa
         )
     return ratios, overheads
 
+
+#: The variants measured again with their files already there (see :func:`_on_existing_files`).
+_ON_EXISTING_FILES = ("floor", "cli", "inproc")
 
 #: The variants measured inside this process, whose own CPU time (all its threads,
 #: none of the tools they wait for) says what each spends per step beside the
@@ -161,6 +190,8 @@ def measure_runs(
         "cli_one": (lambda d: _cli(ninja, 1, workers, d), 1),
         "cli_cache": (lambda d: _cli(ninja, steps, workers, d, cache=True), steps),
     }
+    for name in _ON_EXISTING_FILES:
+        variants[f"{name}_existing"] = (_on_existing_files(steps, variants[name][0]), steps)
     samples = {name: Samples() for name in variants}
     #: what the floor's loop and run_recipe spent themselves, their tools not counted
     own_cpu = {name: Samples() for name in _IN_THIS_PROCESS}
@@ -204,6 +235,15 @@ def measure_runs(
         report.add(
             Figure.of(f"{key}.{name}.overhead", f"{where}, over floor", "ms/step", overheads)
         )
+    existing = samples["floor_existing"]
+    label = f"{steps} steps, floor ({floor_label}), files already there (reference)"
+    report.add(Figure.of(f"{key}.existing.floor", label, "s", existing))
+    for name in ("cli", "inproc"):
+        where = f"{steps} steps, -j {workers}, {labels[name]}, files already there"
+        ratios, overheads = _over_floor(samples[f"{name}_existing"], existing, steps)
+        report.add(Figure.of(f"{key}.existing.{name}.ratio", f"{where} / floor", "x", ratios))
+        over = f"{where}, over floor"
+        report.add(Figure.of(f"{key}.existing.{name}.overhead", over, "ms/step", overheads))
     for name, text in _IN_THIS_PROCESS.items():
         label = f"{steps} steps, -j {workers}, {text}: its own CPU per step, its tools' not counted"
         report.add(Figure.of(f"{key}.{name}.own_cpu", label, "ms/step", own_cpu[name]))
