@@ -13,13 +13,13 @@ minute apart from its run would blur the comparison.
 The floor, the CLI and ``run_recipe`` are measured once more in a directory
 where the files are already there, as reference figures: what a run costs
 above its floor without the disk's cost of creating files, which on this
-machine swings with what was deleted lately (see :func:`_on_existing_files`).
+machine swings with what was deleted lately (see :func:`_on_existing_files`;
+for the same reason no scratch directory is removed before the suite ends).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import tempfile
 import time
@@ -43,12 +43,16 @@ __all__ = [
 
 @contextmanager
 def scratch(parent: Path) -> Iterator[Path]:
-    """A fresh empty directory under ``parent``, removed afterwards."""
-    path = Path(tempfile.mkdtemp(prefix="run-", dir=parent))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
+    """A fresh empty directory under ``parent``, left there until the suite ends.
+
+    The suite removes its whole folder once everything is measured. Removing
+    each directory as soon as it was measured slowed the next measurement: on
+    a disk like this machine's (ext4 without a journal) every file created
+    skips the inodes freed in the last minutes, so the thousand files one
+    variant left behind made each file of the next one dearer, up to doubling
+    the floor, and the runs' figures depended on what ran just before them.
+    """
+    yield Path(tempfile.mkdtemp(prefix="run-", dir=parent))
 
 
 def _commands(steps: int) -> list[list[str]]:
@@ -137,10 +141,11 @@ def _on_existing_files(steps: int, measure: Callable[[Path], Timing]) -> Callabl
     directory is not locked for a create. On this machine's root disk (ext4
     without a journal) creating a file first skips every inode deleted in the
     last minutes, and two tools creating files in one directory spin on its
-    lock; how long that takes depends on what was deleted lately, by the suite
-    itself among others, and it swings a floor by half. Measured this way,
-    the floor is the spawning alone, and what a run costs above it is
-    shinobi's without the disk's noise. Reference figures, without a target.
+    lock; how long that takes depends on what was deleted lately (a test
+    suite run just before, say; the suite itself deletes nothing until it
+    ends, see :func:`scratch`). Measured this way, the floor is the spawning
+    alone, and what a run costs above it is shinobi's without the disk's
+    noise. Reference figures, without a target.
     """
 
     def measured(cwd: Path) -> Timing:
