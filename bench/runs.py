@@ -173,6 +173,17 @@ def _over_floor(runs: Samples, floors: Samples, steps: int) -> tuple[Samples, Sa
     return ratios, overheads
 
 
+def _add_over_floor(
+    report: Report, key: str, where: str, runs: Samples, floors: Samples, steps: int
+) -> Figure:
+    """Report ``runs`` against their floors as ``KEY.ratio`` and ``KEY.overhead``;
+    returns the ratio's figure."""
+    ratios, overheads = _over_floor(runs, floors, steps)
+    ratio = report.add(Figure.of(f"{key}.ratio", f"{where} / floor", "x", ratios))
+    report.add(Figure.of(f"{key}.overhead", f"{where}, over floor", "ms/step", overheads))
+    return ratio
+
+
 #: The variants measured again with their files already there (see :func:`_on_existing_files`).
 _ON_EXISTING_FILES = ("floor", "cli", "inproc")
 
@@ -228,27 +239,22 @@ def measure_runs(
         "inproc": "run_recipe, cache disabled (in-process)",
         "cli_cache": "ninja run (CLI), cache on: every step stored (no target)",
     }
+    floor = samples["floor"]
     for name, text in labels.items():
         where = f"{steps} steps, -j {workers}, {text}"
-        ratios, overheads = _over_floor(samples[name], samples["floor"], steps)
         report.add(Figure.of(f"{key}.{name}", where, "s", samples[name]))
-        ratio = Figure.of(f"{key}.{name}.ratio", f"{where} / floor", "x", ratios)
-        below = sum(1 for t in ratios.timings if t.wall < 1)
+        ratio = _add_over_floor(report, f"{key}.{name}", where, samples[name], floor, steps)
+        below = sum(1 for wall in ratio.samples if wall < 1)
         if below:  # a run cannot beat the bare loop it contains: that floor was disturbed
             ratio.note = f"{below} sample(s) below 1: a disturbed floor; measure again"
-        report.add(ratio)
-        report.add(
-            Figure.of(f"{key}.{name}.overhead", f"{where}, over floor", "ms/step", overheads)
-        )
     existing = samples["floor_existing"]
     label = f"{steps} steps, floor ({floor_label}), files already there (reference)"
     report.add(Figure.of(f"{key}.existing.floor", label, "s", existing))
-    for name in ("cli", "inproc"):
-        where = f"{steps} steps, -j {workers}, {labels[name]}, files already there"
-        ratios, overheads = _over_floor(samples[f"{name}_existing"], existing, steps)
-        report.add(Figure.of(f"{key}.existing.{name}.ratio", f"{where} / floor", "x", ratios))
-        over = f"{where}, over floor"
-        report.add(Figure.of(f"{key}.existing.{name}.overhead", over, "ms/step", overheads))
+    for name in _ON_EXISTING_FILES:
+        if name != "floor":
+            where = f"{steps} steps, -j {workers}, {labels[name]}, files already there"
+            runs = samples[f"{name}_existing"]
+            _add_over_floor(report, f"{key}.existing.{name}", where, runs, existing, steps)
     for name, text in _IN_THIS_PROCESS.items():
         label = f"{steps} steps, -j {workers}, {text}: its own CPU per step, its tools' not counted"
         report.add(Figure.of(f"{key}.{name}.own_cpu", label, "ms/step", own_cpu[name]))
