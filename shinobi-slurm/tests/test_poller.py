@@ -227,6 +227,29 @@ def test_a_waiting_job_is_shown_with_the_queues_reason_not_accountings() -> None
     poller.forget(watch)
 
 
+def test_a_job_watched_during_a_round_waits_for_the_next_one() -> None:
+    """sacct was not asked about a job first watched while its call ran: its
+    silence on that job is no reason to ask the queue (a flake of the test below
+    under a loaded CI, where the second watch came in the middle of a round)."""
+    asking, second_watched = threading.Event(), threading.Event()
+
+    def answer(call: int, ids: list[str]) -> str:
+        if call == 1:
+            asking.set()
+            assert second_watched.wait(10)
+        return lines(ids, "RUNNING", "Unknown") if call < 4 else lines(ids, "COMPLETED")
+
+    slurm = QueueToo(answer)
+    poller = SacctPoller(slurm, FAST)  # type: ignore[arg-type]
+    first = poller.watch("12")
+    assert asking.wait(10)
+    second = poller.watch("13")
+    second_watched.set()
+    wait_all([first, second])
+    assert slurm.calls[0] == ["12"]
+    assert slurm.queue_calls == []
+
+
 def test_running_jobs_cost_no_queue_call() -> None:
     def answer(call: int, ids: list[str]) -> str:
         return lines(ids, "RUNNING", "Unknown") if call < 4 else lines(ids, "COMPLETED")

@@ -130,7 +130,7 @@ class SacctPoller:
                     "shinobi: Slurm accounting answers again after %.0f s", self.clock() - outage
                 )
                 outage = self.outage_since = None
-            changed = self._update(found)
+            changed = self._update(ids, found)
             if changed or self._hurry:
                 interval = self.tuning.first
             else:
@@ -170,11 +170,17 @@ class SacctPoller:
             watch.error = message
             watch.done.set()
 
-    def _update(self, found: dict[str, list[JobRecord]]) -> bool:
+    def _update(self, asked: list[str], found: dict[str, list[JobRecord]]) -> bool:
+        """Take in sacct's answer ``found`` about the jobs ``asked``.
+
+        A job first watched while that call was under way was not asked about,
+        and sacct's silence on it says nothing: it waits for the next round
+        (which its :meth:`watch` hurried) rather than cost a queue call now.
+        """
         changed = False
         now = self.clock()
         with self._lock:
-            groups = [(job_id, list(group)) for job_id, group in self._watches.items()]
+            groups = [(job_id, list(self._watches.get(job_id, []))) for job_id in asked]
         queued = self._queued([job_id for job_id, watches in groups if watches], found)
         for job_id, watches in groups:
             records = found.get(job_id, [])
