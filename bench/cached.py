@@ -66,31 +66,29 @@ def measure_cached_rerun(
     cli_key, cli_label = f"cache.touch_{steps}.cli", f"{steps} steps, fully cached re-run (CLI)"
     in_key = f"cache.touch_{steps}.inproc"
     in_label = f"{steps} steps, fully cached re-run (in-process)"
-    with scratch(workdir) as cwd:
-        cache_dir = cwd / "cache"
-        env = bench_env({"SHINOBI_CACHE_DIR": str(cache_dir)})
-        argv = _cli(ninja, steps)
-        run_timed(argv, cwd=cwd, env=env)  # fills the cache
-        served = _cached_count_cli(argv, cwd, env)
+    cwd = scratch(workdir)
+    cache_dir = cwd / "cache"
+    env = bench_env({"SHINOBI_CACHE_DIR": str(cache_dir)})
+    argv = _cli(ninja, steps)
+    run_timed(argv, cwd=cwd, env=env)  # fills the cache
+    served = _cached_count_cli(argv, cwd, env)
+    if served < steps:
+        reason = (
+            f"the step cache served {served} of {steps} steps on a re-run"
+            " (no step cache in this build yet?)"
+        )
+        report.missing(cli_key, cli_label, "s", reason)
+        report.missing(in_key, in_label, "s", reason)
+        return
+    cli = Samples()
+    for _ in range(reps):
+        cli.add(run_timed(argv, cwd=cwd, env=env))
+    report.add(Figure.of(cli_key, cli_label, "s", cli))
+    inproc = Samples()
+    for _ in range(reps):
+        elapsed, served = _inprocess(steps, cwd, cache_dir)
         if served < steps:
-            reason = (
-                f"the step cache served {served} of {steps} steps on a re-run"
-                " (no step cache in this build yet?)"
-            )
-            report.missing(cli_key, cli_label, "s", reason)
-            report.missing(in_key, in_label, "s", reason)
+            report.missing(in_key, in_label, "s", f"in-process re-run served {served} of {steps}")
             return
-        cli = Samples()
-        for _ in range(reps):
-            cli.add(run_timed(argv, cwd=cwd, env=env))
-        report.add(Figure.of(cli_key, cli_label, "s", cli))
-        inproc = Samples()
-        for _ in range(reps):
-            elapsed, served = _inprocess(steps, cwd, cache_dir)
-            if served < steps:
-                report.missing(
-                    in_key, in_label, "s", f"in-process re-run served {served} of {steps}"
-                )
-                return
-            inproc.add(elapsed)
-        report.add(Figure.of(in_key, in_label, "s", inproc))
+        inproc.add(elapsed)
+    report.add(Figure.of(in_key, in_label, "s", inproc))

@@ -86,8 +86,7 @@ def measure_startup(report: Report, bindir: Path, reps: int, workdir: Path) -> N
 
 def _in_scratch(parent: Path, measure: Callable[[Path], Timing]) -> Timing:
     """``measure`` run in a fresh directory (a run leaves its files and run folder)."""
-    with scratch(parent) as cwd:
-        return measure(cwd)
+    return measure(scratch(parent))
 
 
 #: Modules ``ninja --help`` must not load: validation models, plugin discovery, plugins
