@@ -545,7 +545,7 @@ def test_a_required_output_only_a_wrangler_fills_is_refused() -> None:
 
     assert rules(recipe(RmsOut)) == ["wrangler"]
     # a template and a wrangler on one output: refused where the cab is made
-    # (test_audit27_output_sources.py)
+    # (test_output_sources.py)
     said = reasons(recipe(RmsOut))
     assert "output 'rms' is required and only its wrangler" in said
     assert "give the output a default" in said

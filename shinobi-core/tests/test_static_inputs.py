@@ -395,7 +395,7 @@ class Counted(BaseModel):
 
 def test_a_recipe_output_of_the_wrong_type_is_refused_before_any_step(tmp_path: Path) -> None:
     """set_output of a path to an int output failed the run after every step had run;
-    build_graph now refuses the declared types (see test_r29_typecheck_recipe_outputs)."""
+    build_graph now refuses the declared types (see test_typecheck_recipe_outputs)."""
     recipe = Recipe("mis", outputs_model=Counted)
     recipe.add_step("a", touch, out="outs.txt")
     recipe.set_output("n", recipe.outputs.a.out)

@@ -1,5 +1,5 @@
 """What a failed tool printed is echoed without the escapes that would act on the
-user's terminal (a window title, a cleared screen), its colours too (round 26)."""
+user's terminal (a window title, a cleared screen), its colours too."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Steps whose outputs are declared one of each kind, for the tests of build_graph's
-declared-type checks (test_r29_typecheck_recipe_outputs: recipe outputs;
-test_r29_typecheck2_step_inputs: step inputs), which wire them into fields of
+declared-type checks (test_typecheck_recipe_outputs: recipe outputs;
+test_typecheck_step_inputs: step inputs), which wire them into fields of
 every type."""
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ class PathUse:
         A frozen dataclass stores each field through ``object.__setattr__``
         (2.1 us a PathUse on this VM, against 0.8 this way); a plan makes two
         or more a step, 3 % of a 10,000-step dry run. Frozen all the same:
-        only this bypasses the refusal to assign. test_r30_pathuse_init keeps
+        only this bypasses the refusal to assign. test_pathuse_init keeps
         the signature equal to the one the dataclass would write.
         """
         _set_path(self, path)

@@ -1,0 +1,151 @@
+"""Cab declarations that were silently misread, and the order an output
+wrangler on both streams reads them in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from shinobi.runner import run_recipe
+from shinobi.steps import Cab, File, ParamMeta, Wrangler
+from shinobi.steps.argv import render_argv
+from shinobi.steps.outputs import wrangle
+
+
+class In(BaseModel):
+    prefix: str
+    verbose: bool = False
+
+
+class Out(BaseModel):
+    image: File | None = None
+
+
+def test_a_field_meta_key_far_from_every_field_is_refused_naming_the_fields() -> None:
+    """The audit's case: ``restored`` on a cab whose output is ``image`` was dropped,
+    its implicit template with it, and the run reported ``image = None``."""
+    with pytest.raises(ValueError) as caught:
+        Cab("img", "img", In, Out, {"restored": ParamMeta(implicit="{prefix}-image.fits")})
+    assert str(caught.value) == (
+        "cab 'img': field_meta names 'restored', which is neither an input nor an output;"
+        " its fields: image, prefix, verbose"
+    )
+
+
+def test_a_field_meta_key_near_a_field_still_gets_the_suggestion() -> None:
+    with pytest.raises(ValueError, match=r"names 'imag', .*; did you mean 'image'\?$"):
+        Cab("img", "img", In, Out, {"imag": ParamMeta(implicit="{prefix}-image.fits")})
+
+
+def test_a_field_meta_key_on_a_cab_without_fields_says_it_has_none() -> None:
+    with pytest.raises(ValueError, match=r"names 'nosuch', .*; it has no fields$"):
+        Cab("tool", "tool", field_meta={"nosuch": ParamMeta(flag="-x")})
+
+
+class Rms(BaseModel):
+    rms: float | None = None
+
+
+def rms_cab(stream: str = "both") -> Cab:
+    wrangler = Wrangler(r"rms: ([\d.]+)", "output", output="rms", stream=stream)  # type: ignore[arg-type]
+    return Cab("tool", "tool", outputs_model=Rms, wranglers=[wrangler])
+
+
+def test_both_streams_read_stdout_first_and_a_different_stderr_value_warns() -> None:
+    found = wrangle(rms_cab(), "rms: 1.5\n", "rms: 2.5\n")
+    assert found.values == {"rms": "2.5"}  # the documented order: stdout's lines, then stderr's
+    assert found.warnings == [
+        "output 'rms' took '2.5' from stderr over '1.5' from stdout: its wrangler"
+        r" r'rms: ([\d.]+)' matched on both, and reads stdout's lines first, then stderr's;"
+        " give the wrangler stream='stdout' or stream='stderr' to read the one that has it"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("stream", "stdout", "stderr", "value"),
+    [
+        ("both", "rms: 1.5\n", "rms: 1.5\n", "1.5"),  # the same value: nothing to doubt
+        ("both", "rms: 1.5\nrms: 0.5\n", "", "0.5"),  # one stream: its last line
+        ("both", "", "rms: 2.5\n", "2.5"),
+        ("stdout", "rms: 1.5\n", "rms: 2.5\n", "1.5"),  # the way out the warning names
+        ("stderr", "rms: 1.5\n", "rms: 2.5\n", "2.5"),
+    ],
+)
+def test_no_warning_without_two_streams_that_disagree(
+    stream: str, stdout: str, stderr: str, value: str
+) -> None:
+    found = wrangle(rms_cab(stream), stdout, stderr)
+    assert found.values == {"rms": value} and found.warnings == []
+
+
+def test_a_later_wrangler_that_sets_the_output_takes_the_warning_with_it() -> None:
+    """The warning is about the value the step ends with, not one a later wrangler
+    replaced."""
+    cab = Cab(
+        "tool",
+        "tool",
+        outputs_model=Rms,
+        wranglers=[
+            Wrangler(r"rms: ([\d.]+)", "output", output="rms"),
+            Wrangler(r"final rms: ([\d.]+)", "output", output="rms", stream="stdout"),
+        ],
+    )
+    found = wrangle(cab, "rms: 1.5\nfinal rms: 0.7\n", "rms: 2.5\n")
+    assert found.values == {"rms": "0.7"} and found.warnings == []
+
+
+def test_the_audits_run_warns_which_value_it_took(tmp_path: Path) -> None:
+    cab = Cab(
+        "tool",
+        ["/bin/sh", "-c", 'echo "rms: 2.5" >&2; echo "rms: 1.5"'],
+        outputs_model=Rms,
+        wranglers=[Wrangler(r"rms: ([\d.]+)", "output", output="rms")],
+    )
+    result = run_recipe(cab, cwd=tmp_path)
+    assert result.ok and result.outputs == {"rms": 2.5}
+    assert [w.split(":")[0] for w in result.steps[0].warnings] == [
+        "output 'rms' took '2.5' from stderr over '1.5' from stdout"
+    ]
+
+
+class Echo(BaseModel):
+    text: str = "hello"
+    verbose: bool = True
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [ParamMeta(positional=True), ParamMeta(positional=True, flag="-v")],
+)
+def test_a_positional_bool_is_refused(meta: ParamMeta) -> None:
+    """It reached the tool as the word ``True``; a flag given beside positional was
+    never used either."""
+    with pytest.raises(ValueError) as caught:
+        Cab("echo", "echo", Echo, field_meta={"text": ParamMeta(positional=True), "verbose": meta})
+    said = str(caught.value)
+    assert said.startswith("cab 'echo': input 'verbose' is a bool marked positional")
+    assert "ParamMeta(flag=...)" in said and "str or Literal" in said and "\n" not in said
+
+
+def test_a_bool_list_marked_positional_is_refused_too() -> None:
+    class Flags(BaseModel):
+        flags: list[bool] = []
+
+    with pytest.raises(ValueError, match="input 'flags' is a bool marked positional"):
+        Cab("t", "t", Flags, field_meta={"flags": ParamMeta(positional=True)})
+
+
+def test_a_bool_that_is_a_flag_or_skipped_is_accepted() -> None:
+    cab = Cab(
+        "echo",
+        "echo",
+        Echo,
+        field_meta={"text": ParamMeta(positional=True), "verbose": ParamMeta(flag="-v")},
+    )
+    assert render_argv(cab, {"text": "hello", "verbose": True}) == ["echo", "-v", "hello"]
+    skipped = Cab(
+        "echo", "echo", Echo, field_meta={"verbose": ParamMeta(positional=True, skip=True)}
+    )
+    assert render_argv(skipped, {"text": "hi", "verbose": True}) == ["echo", "--text", "hi"]

@@ -1,0 +1,63 @@
+"""A dry run's JSON carries the warnings it prints."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+DUP = """\
+from pathlib import Path
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta, Recipe, StepRef
+
+class TI(BaseModel):
+    out: Path
+
+class TO(BaseModel):
+    out: Path | None = None
+
+class E(BaseModel):
+    pass
+
+touch = Cab(name="touch", command="/bin/touch", inputs_model=TI, outputs_model=TO,
+            field_meta={"out": ParamMeta(positional=True)})
+tool = Cab(name="tool", command="./build/tool", inputs_model=E, outputs_model=E)
+dup = Recipe(name="dup", inputs_model=E, outputs_model=E, steps=[
+    StepRef(name="a", step=touch, wiring={"out": "same.txt"}),
+    StepRef(name="b", step=touch, wiring={"out": "same.txt"}),
+    StepRef(name="t2", step=tool),
+])
+"""
+
+Ninja = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def test_the_dry_run_json_lists_what_the_dry_run_warned_of(
+    ninja: Ninja, recipe_file: Callable[[str, str], Path]
+) -> None:
+    """Two steps writing one file and a program not there reached only stderr: a CI
+    check reading the plan could see neither."""
+    path = recipe_file(DUP, "dup.py")
+    proc = ninja("run", f"{path}:dup", "--dryrun", "--json", "-j", "2")
+    assert proc.returncode == 0, proc.stderr
+    warnings = json.loads(proc.stdout)["warnings"]
+    assert any("'a' and 'b' both write" in w for w in warnings), warnings
+    assert any("'t2'" in w and "./build/tool" in w for w in warnings), warnings
+    printed = [line.removeprefix("ninja: warning: ") for line in proc.stderr.splitlines()]
+    assert set(warnings) <= set(printed)
+
+
+def test_a_dry_run_with_nothing_to_say_has_an_empty_list(
+    ninja: Ninja, recipe_file: Callable[[str, str], Path]
+) -> None:
+    path = recipe_file(
+        DUP.replace(
+            '"same.txt"}),\n    StepRef(name="b"', '"one.txt"}),\n    StepRef(name="b"'
+        ).replace('    StepRef(name="t2", step=tool),\n', ""),
+        "ok.py",
+    )
+    proc = ninja("run", f"{path}:dup", "--dryrun", "--json", "-j", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["warnings"] == []
