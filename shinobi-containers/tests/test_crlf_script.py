@@ -1,4 +1,4 @@
-"""A script with Windows line endings (audit 26, report C, defect 3).
+"""A script with Windows line endings.
 
 ``#!/bin/sh\\r\\n`` names the interpreter ``/bin/sh\\r``, which no image has.
 The failure named it, but told the user to pick another interpreter

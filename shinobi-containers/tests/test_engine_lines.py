@@ -1,4 +1,4 @@
-"""The engine's own stderr lines are not the tool's (audit 26, C1).
+"""The engine's own stderr lines are not the tool's.
 
 docker's client prints ``WARNING: IPv4 forwarding is disabled. Networking will
 not work.`` for every container on the default network of a host without IP

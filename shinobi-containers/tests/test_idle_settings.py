@@ -1,4 +1,4 @@
-"""An apptainer setting given to docker or podman (audit 26, report C, defect 4).
+"""An apptainer setting given to docker or podman.
 
 ``[backend.docker] memory_stall_timeout = 3`` was taken without a word,
 though the memory-stall watch is apptainer's and singularity's only: the

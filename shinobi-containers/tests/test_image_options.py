@@ -1,4 +1,4 @@
-"""An image name starting with ``-`` (audit 26, report C, defect 2).
+"""An image name starting with ``-``.
 
 Docker and podman put the image before the command on ``run``'s line, so
 ``image="--help"`` was read as their option: they printed their usage and

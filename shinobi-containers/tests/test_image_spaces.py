@@ -1,4 +1,4 @@
-"""An image name with a stray space (audit 27, report C, defect 2).
+"""An image name with a stray space.
 
 ``image='localhost/shinobi-test/busybox:latest '`` (easy to get from a config
 value or an f-string) started the step, and podman failed it with its bare

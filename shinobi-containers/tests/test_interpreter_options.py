@@ -1,4 +1,4 @@
-"""An interpreter's options before its script (audit 24, report 6, defect 1).
+"""An interpreter's options before its script.
 
 ``bash -e x.sh``, ``bash -eu x.sh``, ``/bin/sh -e x.sh``, ``python3 -W ignore
 x.py`` and ``python3 -X dev x.py`` ran natively but failed in every container:

@@ -1,4 +1,4 @@
-"""A line end in a mounted path (audit 24, report 6, defect 2).
+"""A line end in a mounted path.
 
 The ``--mount`` record was quoted for ``,`` and ``"`` but not for a newline:
 the CSV writer was given no line terminator, and it quotes only the

@@ -1,4 +1,4 @@
-"""docker's refusal of a too-small ``--cpus`` (audit 24, report 6, defect 5).
+"""docker's refusal of a too-small ``--cpus``.
 
 runc's reason ("...cpu.cfs_quota_us: invalid argument") comes after a cgroup
 path holding a 64-digit container id, and the engine's line was cut at its

@@ -1,4 +1,4 @@
-"""A limit in ``run_flags`` that replaces a step's declared one (audit 27, report C, defect 1).
+"""A limit in ``run_flags`` that replaces a step's declared one.
 
 ``[backend.podman] run_flags = ["--memory", "1g"]`` came after ninja's own
 ``--memory 67108864`` on the command line, and the engine keeps the last: a

@@ -1,4 +1,4 @@
-"""An output named outside every mount fails its container step (audit 25, C3.1).
+"""An output named outside every mount fails its container step.
 
 A tool given its output directory as a ``str`` (or a pystep its path), which
 then reports the path it wrote (a wrangler, a return value), wrote into the

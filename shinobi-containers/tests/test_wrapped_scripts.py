@@ -1,4 +1,4 @@
-"""A script run through a wrapper (audit 26, report C, defect 5).
+"""A script run through a wrapper.
 
 ``timeout 30 sh /proj/recipes/tools/tool.sh`` ran natively, but in a
 container the script was not mounted (only ``env`` was looked through), and

@@ -1,4 +1,4 @@
-"""A ``binary`` that is some other program is named as such by ``ninja run`` (audit 25, C3.2).
+"""A ``binary`` that is some other program is named as such by ``ninja run``.
 
 ``ninja backends`` said "/bin/false is not docker", while a run said the
 (running) docker daemon was not reachable and told the admin to start it;

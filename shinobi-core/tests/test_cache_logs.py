@@ -1,5 +1,5 @@
 """``ninja logs RUN STEP`` on a scattered step some of whose slices were taken from
-the step cache (audit round 10, "cache")."""
+the step cache."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the digest memo remembers (audit round 10, "cache")."""
+"""What the digest memo remembers."""
 
 from __future__ import annotations
 

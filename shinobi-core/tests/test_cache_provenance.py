@@ -1,4 +1,4 @@
-"""What a run manifest says about the tool each step ran (audit round 10, "cache").
+"""What a run manifest says about the tool each step ran.
 
 The step cache knows an installed program by its name only (``wsclean`` on
 PATH), so the manifest is the one record of which installation ran, and of

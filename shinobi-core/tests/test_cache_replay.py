@@ -1,4 +1,4 @@
-"""What a step-cache hit hands on (audit round 10, "cache")."""
+"""What a step-cache hit hands on."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``ninja report`` on steps whose names differ only in characters an HTML id does
-not hold (audit round 10, "cache")."""
+not hold."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Run folders on a file system that takes no locks (Lustre without ``flock``, NFS
 without a lock daemon): a run in progress must still read as running, so that
-``ninja clean --runs`` keeps its logs (audit round 10, "cache")."""
+``ninja clean --runs`` keeps its logs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A container engine's own stderr lines, kept apart from the tool's (audit 26, C1).
+"""A container engine's own stderr lines, kept apart from the tool's.
 
 A backend gives them as ``BackendRun.engine_stderr`` (docker's "IPv4
 forwarding is disabled" warning): the step's record keeps them under

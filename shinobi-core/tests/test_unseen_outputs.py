@@ -1,4 +1,4 @@
-"""An output a step names outside what its container showed of the host (audit 25, C3.1).
+"""An output a step names outside what its container showed of the host.
 
 A wrangled path, or a path a pystep returns, that no mount covers was written
 in the container's own filesystem: the step passed with whatever file the host
