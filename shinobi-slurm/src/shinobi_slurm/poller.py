@@ -183,10 +183,10 @@ class SacctPoller:
             groups = [(job_id, list(self._watches.get(job_id, []))) for job_id in asked]
         queued = self._queued([job_id for job_id, watches in groups if watches], found)
         for job_id, watches in groups:
-            records = found.get(job_id, [])
-            record = records[-1] if records else None
             if not watches:
                 continue
+            records = found.get(job_id, [])
+            record = records[-1] if records else None
             if record is None:
                 listed = queued.get(job_id)
                 said = listed[-1] if listed else None
