@@ -161,23 +161,18 @@ def _check_touched(cwd: Path, steps: int) -> None:
         raise CommandFailed(f"a {steps}-step run left {made} files in {cwd}, not {steps}")
 
 
-def _over_floor(runs: Samples, floors: Samples, steps: int) -> tuple[Samples, Samples]:
-    """Per repetition: run / floor, and (run - floor) per step in ms; wall and CPU alike."""
+def _add_over_floor(
+    report: Report, key: str, where: str, runs: Samples, floors: Samples, steps: int
+) -> Figure:
+    """Report ``runs`` against their floors, repetition by repetition, as ``KEY.ratio``
+    (run / floor) and ``KEY.overhead`` ((run - floor) per step, in ms), wall and CPU
+    alike; returns the ratio's figure."""
     ratios, overheads = Samples(), Samples()
     for run, floor in zip(runs.timings, floors.timings, strict=True):
         ratios.add(Timing(run.wall / floor.wall, run.cpu / floor.cpu))
         overheads.add(
             Timing((run.wall - floor.wall) / steps * 1000, (run.cpu - floor.cpu) / steps * 1000)
         )
-    return ratios, overheads
-
-
-def _add_over_floor(
-    report: Report, key: str, where: str, runs: Samples, floors: Samples, steps: int
-) -> Figure:
-    """Report ``runs`` against their floors as ``KEY.ratio`` and ``KEY.overhead``;
-    returns the ratio's figure."""
-    ratios, overheads = _over_floor(runs, floors, steps)
     ratio = report.add(Figure.of(f"{key}.ratio", f"{where} / floor", "x", ratios))
     report.add(Figure.of(f"{key}.overhead", f"{where}, over floor", "ms/step", overheads))
     return ratio
@@ -265,11 +260,7 @@ def measure_runs(
     report.add(Figure.of(f"{key}.cli_one", label, "s", samples["cli_one"]))
     where = f"{steps} steps, -j {workers}, ninja run less a one-step ninja run"
     past_startup = _past_startup(samples["cli"], samples["cli_one"])
-    ratios, overheads = _over_floor(past_startup, samples["floor"], steps)
-    report.add(Figure.of(f"{key}.cli.past_startup.ratio", f"{where}, / floor", "x", ratios))
-    report.add(
-        Figure.of(f"{key}.cli.past_startup.overhead", f"{where}, over floor", "ms/step", overheads)
-    )
+    _add_over_floor(report, f"{key}.cli.past_startup", where, past_startup, floor, steps)
 
 
 def _past_startup(runs: Samples, one_step: Samples) -> Samples:
