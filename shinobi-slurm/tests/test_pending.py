@@ -122,8 +122,8 @@ def _interrupted_once_said(
                 assert time.monotonic() < deadline, f"{stage}: {err.read_text()}"
                 if act is not None and (job := _job_of(folder)) is not None and act(job):
                     act = None
-                    # the poller asks at least every 10 s: the time from here is ninja's
-                    deadline = time.monotonic() + 60
+                    # the poller asks at least every 10 s: a minute from here is ninja's
+                    deadline = max(deadline, time.monotonic() + 60)
                 time.sleep(0.2)
         finally:  # a failure here must not leave ninja and its held job behind
             run.send_signal(signal.SIGINT)
