@@ -10,7 +10,6 @@ shinobi's own start-up begins (the recipe's inputs are a pydantic model).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import recipes
@@ -78,15 +77,9 @@ def measure_startup(report: Report, bindir: Path, reps: int, workdir: Path) -> N
     figure(
         "startup.run_one_step",
         "ninja run of a one-step recipe, cache disabled (wall)",
-        repeat(
-            reps, lambda: _in_scratch(workdir, lambda d: run_timed(one_step, cwd=d, env=uncached))
-        ),
+        # each in a fresh directory: a run leaves its files and run folder
+        repeat(reps, lambda: run_timed(one_step, cwd=scratch(workdir), env=uncached)),
     )
-
-
-def _in_scratch(parent: Path, measure: Callable[[Path], Timing]) -> Timing:
-    """``measure`` run in a fresh directory (a run leaves its files and run folder)."""
-    return measure(scratch(parent))
 
 
 #: Modules ``ninja --help`` must not load: validation models, plugin discovery, plugins
