@@ -179,12 +179,14 @@ class SacctPoller:
         """
         changed = False
         now = self.clock()
-        with self._lock:
-            groups = [(job_id, list(self._watches.get(job_id, []))) for job_id in asked]
-        queued = self._queued([job_id for job_id, watches in groups if watches], found)
+        with self._lock:  # the jobs asked about that someone still watches
+            groups = [
+                (job_id, list(watches))
+                for job_id in asked
+                if (watches := self._watches.get(job_id))
+            ]
+        queued = self._queued([job_id for job_id, _ in groups], found)
         for job_id, watches in groups:
-            if not watches:
-                continue
             records = found.get(job_id, [])
             record = records[-1] if records else None
             if record is None:
