@@ -8,34 +8,49 @@ a :class:`BackendRun` is wrangled into a :class:`StepResult`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from shinobi.backends.base import Backend, Invocation, PathUse
 from shinobi.backends.spawn import user_code
 from shinobi.backends.streams import StreamLog
-from shinobi.cab_run import (
-    CabRun,
-    build_invocation,
-    invocation_for,
-    prepare_cab,
-    run_cab,
-    step_outcome,
-    step_secrets,
-    validate_outputs,
-)
+from shinobi.cache_limits import applied_limits, demanded_limits
 from shinobi.errors import ShinobiError, did_you_mean
 from shinobi.exit_guard import describe_exit, exits_refused
 from shinobi.failures import (
     STEP_CODE_FAILURES,
+    describe_failure,
     more_in_stderr,
     raised_line,
     traced,
     user_traceback,
 )
+from shinobi.interrupted_outputs import set_aside
+from shinobi.outcome import result_of_run
 from shinobi.plan import cab_of
-from shinobi.steps.outputs import missing_output
+from shinobi.steps.argv import (
+    has_secret,
+    masked,
+    path_uses,
+    render_argv,
+    secret_inputs,
+    secret_texts,
+    shows_secret,
+)
+from shinobi.steps.outputs import (
+    collect_outputs,
+    missing_output,
+    optional_outputs,
+    static_outputs,
+    unseen_output,
+    wrangle,
+)
 from shinobi.steps.result import StepResult
+from shinobi.steps.types import field_values, output_problem
+from shinobi.stop_window import undo_run
+from shinobi.untouched_outputs import existing_outputs, untouched
 
 if TYPE_CHECKING:
     from shinobi.graph import Node
@@ -43,14 +58,7 @@ if TYPE_CHECKING:
     from shinobi.steps.cab import Cab
     from shinobi.steps.functions import StepContext
 
-__all__ = [
-    "build_invocation",
-    "choose_backend",
-    "invocation_for",
-    "prepare_node",
-    "run_cab",
-    "run_node",
-]
+__all__ = ["build_invocation", "choose_backend", "invocation_for", "run_cab", "run_node"]
 
 
 def choose_backend(session: Session, node: Node, override: str | None = None) -> str:
@@ -99,6 +107,222 @@ def _runs_images(session: Session, backend_name: str) -> bool:
         return bool(session.backend(backend_name).capabilities.images)
     except ShinobiError:  # not installed: the run says so where it picks the backend
         return False
+
+
+def build_invocation(
+    session: Session,
+    name: str,
+    node: Node,
+    cab: Cab,
+    values: dict[str, Any],
+    outputs: dict[str, Any],
+) -> Invocation:
+    """The invocation of ``cab`` with ``values``; ``outputs`` are its static outputs."""
+    return invocation_for(
+        session,
+        name,
+        node,
+        cab,
+        render_argv(cab, values, reveal=True),  # what the tool gets; records show the mask
+        path_uses(cab, values, outputs, session.cwd),
+    )
+
+
+def invocation_for(
+    session: Session,
+    name: str,
+    node: Node,
+    cab: Cab,
+    argv: list[str],
+    paths: tuple[PathUse, ...],
+) -> Invocation:
+    """The invocation for an already-rendered argv (the dry run has one at hand)."""
+    stdout_path, stderr_path = session.log_paths(name)
+    return Invocation(
+        step=name,
+        argv=tuple(argv),
+        cwd=session.cwd,
+        env=cab.env,
+        paths=paths,
+        resources=node.resources,
+        image=cab.image,
+        venv=session.venv_of(node),
+        run_id=session.run_id,
+        stdout_path=stdout_path,
+        stderr_path=stderr_path,
+        scratch_dir=str(session.run_dir) if session.run_dir else None,
+    )
+
+
+def run_cab(
+    session: Session,
+    name: str,
+    node: Node,
+    cab: Cab,
+    values: dict[str, Any],
+    backend_name: str,
+    secrets: tuple[Any, ...] | None = None,
+) -> StepResult:
+    """Run ``cab`` once with ``values`` on ``backend_name`` and wrangle the result.
+
+    ``secrets``: the step's, when :func:`run_node` has looked for them already
+    (a ``ctx.run()`` of a function leaves them to be found here).
+    """
+    known = static_outputs(cab, name, values)
+    invocation = build_invocation(session, name, node, cab, values, known)
+    if secrets is None:
+        secrets = step_secrets(session, values)
+    # what the run shows and records: a secret input masked (the tool gets it)
+    shown_argv = _shown_argv(cab, values, invocation, secrets) if secrets else list(invocation.argv)
+    backend = session.backend(backend_name)
+    try:
+        for check in session.pre_run_checks:
+            check(invocation)
+    except ShinobiError as exc:  # e.g. a live process still writes an output
+        return StepResult(name=name, status="failed", returncode=None, error=str(exc))
+    cache = session.cache_for(cab, node) if session.use_cache else None
+    key = None
+    if cache is not None:
+        from shinobi.file_digests import DigestStopped
+
+        stopping = session.control.stopping
+        hit: StepResult | None = None
+        try:  # hashing a large input takes a while: a Ctrl-C must not wait for it
+            key = cache.key(cab, invocation, backend_name, backend, stopping)
+            if key and not session.refresh_cache:  # refreshing: run, and store anew
+                demanded = demanded_limits(backend, invocation)
+                hit = cache.lookup(key, name, session.cwd, stopping, demanded)
+        except DigestStopped:  # the check below makes the step cancelled
+            key = None
+        if hit is not None:
+            replayed, damaged = _validate_outputs(cab, hit.outputs)
+            if damaged is None:  # an entry the outputs model refuses is a miss: run it
+                hit.backend = backend_name
+                hit.argv = shown_argv
+                hit.outputs = replayed
+                hit.secrets = secrets
+                return hit
+    if session.control.stopping():  # asked to stop while the key was worked out: not run
+        return StepResult(name=name, status="cancelled", returncode=None, error="interrupted")
+    shown = backend_name
+    if backend_name == "venv" and not invocation.venv:
+        shown = "native: no venv"  # what the venv backend does then (it has warned)
+    venv = _venv_of(backend, invocation)
+    session.emit_started(name, {"backend": shown, "argv": shown_argv, "venv": venv})
+    elsewhere = backend.capabilities.remote
+    before = existing_outputs(invocation.paths, elsewhere=elsewhere)
+    started = time.time()
+    run = backend.run(invocation, session.control)
+    finished = time.time()
+    wrangled = wrangle(cab, run.stdout, run.stderr)
+    warnings = list(wrangled.warnings)
+    if run.cancelled and not elsewhere:
+        asides = set_aside(invocation.paths, cab.passthroughs(), before, started, session.products)
+        warnings += [a.warning() for a in asides]
+    error = describe_failure(run)
+    outputs: dict[str, Any] = {}
+    if error is None:
+        outputs, problems = collect_outputs(cab, values, known, wrangled, session.cwd)
+        unseen = unseen_output(cab.outputs_model, outputs, session.cwd, run.visible, backend_name)
+        if wrangled.errors:
+            error = f"the tool reported an error: {wrangled.errors[0]}"
+        elif unseen is not None:  # before "did not create": it did, out of the host's sight
+            error = unseen
+        elif problems:
+            error = problems[0]
+        elif (unfilled := _unfilled_output(cab)) is not None and outputs.get(unfilled) is None:
+            # run by an @step function (the graph refuses such a cab as a step of its own)
+            error = f"{cab.unfilled_message(unfilled)}; or have the function return a result"
+            error += " that gives it"
+        else:
+            outputs, error = _validate_outputs(cab, outputs)
+    stale = untouched(before, started, elsewhere=elsewhere) if error is None and before else []
+    for path in optional_outputs(cab, invocation.paths, stale).values() if stale else ():
+        stale.remove(path)  # the step may make it or not: leaving it is no quiet failure
+    warnings += [
+        f"it exited 0 but did not rewrite its output {path!r}, which is as it was before"
+        " the step started (a tool failing quietly? if the step may leave it so, declare"
+        " that output optional); this result is not cached"
+        for path in stale
+    ]
+    result = result_of_run(
+        name,
+        run,
+        invocation,
+        backend_name,
+        started,
+        finished,
+        outputs=outputs,
+        error=error,
+        warnings=warnings,
+    )
+    result.argv = shown_argv
+    if secrets:  # before the cache keeps its output and warnings
+        _mask_said(result, secrets)
+    note_until_changed(session, name, node, result)
+    echoed = bool(result.secrets) and _echoes_secret(result)
+    if (
+        cache is not None
+        and key is not None
+        and result.status == "ok"
+        and not (stale or echoed or run.left_running)
+    ):
+        limits = applied_limits(backend, invocation)
+        cache.store(key, result, invocation, cab, session.control.stopping, limits)
+    if result.status == "ok":  # a stop right after may take it back (see shinobi.stop_window)
+        undo = functools.partial(
+            undo_run,
+            session,
+            result,
+            invocation,
+            cab.passthroughs(),
+            before,
+            started,
+            not elsewhere,
+        )
+        session.recent.note(name, finished, undo, session.control.stop_requested_at)
+    return result
+
+
+def _unfilled_output(cab: Cab) -> str | None:
+    """:meth:`Cab.unfilled_output`, worked out once per cab (every step of it asks,
+    and it is a fact of the cab's declaration); kept in a tuple, as ``kept``
+    keeps no None."""
+    return cab.kept("_unfilled_output", lambda c: (c.unfilled_output(),))[0]
+
+
+def _venv_of(backend: Backend, invocation: Invocation) -> str | None:
+    """The venv the step runs in, for its record; the venv backend's module is
+    imported only for a step that runs on it (a run of native steps never needs it)."""
+    if backend.name != "venv":
+        return None
+    from shinobi.backends.venv import venv_ran_in
+
+    return venv_ran_in(backend, invocation)
+
+
+def note_until_changed(session: Session, name: str, node: Node, result: StepResult) -> None:
+    """Record, for a step of a loop, whether its cycle's until file has changed since
+    before the loop (see :mod:`shinobi.stale_until`); a cached result keeps its own."""
+    if node.loop is None or result.status == "cached" or "until_changed" in result.details:
+        return
+    from shinobi.stale_until import until_changed
+
+    prefix = name[: len(name) - len(node.name)]  # a nested recipe's path
+    noted = session.until_before.get(f"{prefix}{node.loop}", {})
+    changed = until_changed(noted.get(node.iteration or 0))
+    if changed is not None:
+        result.details["until_changed"] = changed
+
+
+def _validate_outputs(cab: Cab, outputs: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    try:
+        return field_values(cab.outputs_model.model_validate(outputs, by_name=True)), None
+    except Exception as exc:
+        said = output_problem(exc)
+        if said is None:
+            raise
+        return outputs, said
 
 
 def _run_function(session: Session, name: str, node: Node, values: dict[str, Any]) -> StepResult:
@@ -231,7 +455,7 @@ def _made_by_function(name: str, cab: Cab, made: StepResult, cwd: str) -> StepRe
     elif result.status == "failed" and not result.error:
         result.error = "the orchestration function returned a failed result without an error"
     elif result.status in ("ok", "cached", "skipped"):  # skipped: its dependants still run
-        result.outputs, error = validate_outputs(cab, dict(result.outputs))
+        result.outputs, error = _validate_outputs(cab, dict(result.outputs))
         error = error or missing_output(cab.outputs_model, result.outputs, cwd)
     if error is not None:
         result.status = "failed"
@@ -247,19 +471,76 @@ def run_node(session: Session, name: str, node: Node, values: dict[str, Any]) ->
     result = _run_kind(session, name, node, values, secrets)
     if secrets is None:
         secrets = step_secrets(session, values)
-    return step_outcome(session, result, secrets)
+    if secrets:  # any step's own Python may quote them (and a refused cab's error)
+        _mask_said(result, secrets)
+    if result.status == "failed" and session.control.stopped_before(result.finished):
+        result = _stopped_by_interrupt(result)
+    if result.ok:  # what it made (or the cache gave): a stopped step's glob leaves it alone
+        session.note_products(result.outputs)
+    return result
 
 
-def prepare_node(
-    session: Session, name: str, node: Node, values: dict[str, Any]
-) -> StepResult | CabRun:
-    """A cab step prepared to start at once (see :mod:`shinobi.cab_run`), or any
-    other step run through (its result, as :func:`run_node` gives it)."""
-    if node.kind != "cab":
-        return run_node(session, name, node, values)
-    secrets = step_secrets(session, values)
-    backend = choose_backend(session, node)
-    return prepare_cab(session, name, node, node.step, values, backend, secrets, early=True)
+def step_secrets(session: Session, values: dict[str, Any]) -> tuple[Any, ...]:
+    """A step's secrets: its secret inputs, and those of the run's earlier steps
+    whose text one of its inputs holds as a plain value (a tool upstream echoed
+    it into an output, which the step gets as it is: it must show it masked,
+    and not cache it, too). Nothing, for one look at each input, in a run
+    without secrets."""
+    found = secret_inputs(values)
+    if found:
+        session.note_secrets(found)
+    others = [secret for secret in session.secrets if secret not in found]
+    if not others:  # the fast path: a run without secrets, or with only the step's own
+        return found
+    plain = list(values.values())
+    return found + tuple(s for s in others if shows_secret(plain, secret_texts((s,))))
+
+
+def _shown_argv(
+    cab: Cab, values: dict[str, Any], invocation: Invocation, secrets: tuple[Any, ...]
+) -> list[str]:
+    """The step's command line as the run shows and records it: each secret
+    input masked, and the text of any other secret it was given (see
+    :func:`step_secrets`)."""
+    argv = render_argv(cab, values) if has_secret(values) else list(invocation.argv)
+    shown: list[str] = masked(argv, secret_texts(secrets))
+    return shown
+
+
+def _mask_said(result: StepResult, secrets: tuple[Any, ...]) -> None:
+    """Mask the step's secret inputs in what ninja words from the tool's output
+    (its error, its warnings) and in the output the result holds (the tail a
+    failed run prints): shown in progress, kept in ``--json``, the manifest and
+    the step cache. Done for a cab's run (a ``ctx.run()`` too) and again for any
+    step, whose own Python may word an error from them. The step's log files
+    stay as the tool wrote them. Its outputs keep the value (the next step
+    needs it): the result notes its secrets, which whatever shows or keeps
+    the outputs masks (:func:`~shinobi.steps.result.shown_outputs`)."""
+    result.secrets += tuple(s for s in secrets if s not in result.secrets)
+    texts = secret_texts(secrets)
+    if result.error:
+        result.error = masked(result.error, texts)
+    if result.warnings:
+        result.warnings = masked(result.warnings, texts)
+    if result.stdout or result.stderr:
+        result.stdout, result.stderr = masked([result.stdout, result.stderr], texts)
+
+
+def _echoes_secret(result: StepResult) -> bool:
+    """Whether a step's outputs hold the text of one of its secret inputs (a tool
+    that echoed it, read by a wrangler): such a result is not cached, since an
+    entry would keep the secret in a cache directory others may read, and a
+    masked one would hand the mask to the steps downstream."""
+    return shows_secret(result.outputs, secret_texts(result.secrets))
+
+
+def _stopped_by_interrupt(result: StepResult) -> StepResult:
+    """A step that failed after the run was asked to stop: Python code that ran on
+    (an orchestration function whose ``ctx.run()`` came back cancelled, a pystep
+    whose subprocess died of the same Ctrl-C) failed because of the stop, so it
+    is cancelled, and the run's error does not blame it as having failed first."""
+    error = f"interrupted; it then failed: {result.error}" if result.error else "interrupted"
+    return dataclasses.replace(result, status="cancelled", error=error)
 
 
 def _run_kind(

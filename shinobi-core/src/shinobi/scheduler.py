@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.spawn import ninja_holds_main
 from shinobi.errors import ShinobiError, exception_line
@@ -54,16 +54,12 @@ from shinobi.steps.types import error_field, field_values, validation_errors
 from shinobi.wording import counted
 
 if TYPE_CHECKING:
-    from shinobi.backends.base import BackendRun
-    from shinobi.cab_run import CabRun
     from shinobi.graph import Graph, Node
     from shinobi.resources import Ticket
     from shinobi.session import Session
     from shinobi.stale_until import Signature
 
 __all__ = ["UNDYING_WAIT", "run_graph"]
-
-_T = TypeVar("_T")
 
 #: Seconds a run waits, after teardown, for a step whose processes would not die.
 UNDYING_WAIT = 2.0
@@ -517,18 +513,19 @@ class _Wavefront:
         True if any unit ran here, so the caller looks again at once instead of
         waiting for a wake-up no worker will send.
         """
-        unit = self.claim()
-        if unit is None:
-            return False
-        if self.inline:
-            self.run_here(unit)
-            return True
-        while unit is not None:
+        ran = False
+        while (unit := self.claim()) is not None:
+            if self.inline:
+                result = self.execute(unit)
+                if self.abandoned:
+                    return True
+                self.finish(unit, result)
+                ran = True
+                continue
             if self.workers is None:
                 self.workers = _Workers(self.at_once)
             self.workers.submit(functools.partial(self.work, unit))
-            unit = self.claim()
-        return False
+        return ran
 
     def claim(self) -> _Unit | None:
         """The next unit to run, counted as running; None when nothing may start now."""
@@ -539,10 +536,6 @@ class _Wavefront:
                 self.held_to_files = True  # said once, when it first holds a step back
                 self.session.warn(too_few_files(self.max_workers, self.at_once))
             return None
-        return self.take_next()
-
-    def take_next(self) -> _Unit | None:
-        """:meth:`claim` without the count of running units: the next unit, or None."""
         unit = self.next_unit()
         if unit is None:
             return None  # admission blocks in declaration order
@@ -552,32 +545,12 @@ class _Wavefront:
             self.inflight[unit.node] = self.inflight.get(unit.node, 0) + 1
         return unit
 
-    def put_back(self, unit: _Unit, prepared: StepResult | CabRun) -> None:
-        """Undo :meth:`take_next` for a unit prepared ahead that must not start now."""
-        if not isinstance(prepared, StepResult):
-            prepared.discard()
-        self.session.budget.release(unit.ticket)
-        unit.ticket, unit.requested = None, False
-        self.running -= 1
-        if unit.slice is not None:
-            self.inflight[unit.node] -= 1
-        self.push(unit)
-
     def execute(self, unit: _Unit) -> StepResult:
         """Run one unit (without the lock): a failure of ours fails the step, loudly."""
         from shinobi.dispatch import run_node
 
-        node = self.nodes[unit.node]
         try:
-            return self.guarded(unit, lambda: run_node(self.session, unit.name, node, unit.values))
-        finally:
-            self.session.budget.release(unit.ticket)
-
-    @staticmethod
-    def guarded(unit: _Unit, call: Callable[[], _T]) -> _T | StepResult:
-        """``call()``, or the failed result of the step it raised for."""
-        try:
-            return call()
+            return run_node(self.session, unit.name, self.nodes[unit.node], unit.values)
         except ShinobiError as exc:  # a backend refusing this step, in its own words
             return StepResult(name=unit.name, status="failed", returncode=None, error=str(exc))
         except Exception as exc:  # a bug or a backend crash, or the machine's file limit
@@ -587,118 +560,8 @@ class _Wavefront:
                 returncode=None,
                 error=exhausted(exc) or f"internal error: {type(exc).__name__}: {exc}",
             )
-
-    # -- one worker: each tool starts as the one before it ends ---------------
-    def run_here(self, unit: _Unit) -> None:
-        """Run ``unit`` and every unit claimable after it on this thread (one worker).
-
-        A cab's tool starts the moment the tool before it has ended: while a
-        tool runs, the next unit is claimed and prepared (its invocation, its
-        process's pipes), and the tool's outcome is judged while the next one
-        runs. What ninja does between two tools then overlaps them, and a
-        recipe of many short tools costs little more than its tools. The steps
-        still start in declaration order, one tool at a time, and nothing starts
-        after a tool that failed; only a step whose tool exited 0 but whose
-        outputs then fail it (missing, refused by its model) has the next
-        step's tool already running, which finishes, as at more workers.
-        """
-        current, begun = self.prepared(unit), False
-        while True:
-            if not begun and not isinstance(current, StepResult):
-                current = self.begun(unit, current)
-            following = None
-            if isinstance(current, StepResult):
-                self.session.budget.release(unit.ticket)
-                self.finish(unit, current)
-            else:
-                following = self.ran_tool(unit, current)
-                if self.abandoned:
-                    return
-            if following is None:
-                claimed = self.claim()
-                if claimed is None:
-                    return
-                unit, current, begun = claimed, self.prepared(claimed), False
-            else:
-                (unit, current), begun = following, True
-
-    def ran_tool(self, unit: _Unit, run: CabRun) -> tuple[_Unit, StepResult | CabRun] | None:
-        """Wait for ``run``'s tool and record its step; the unit after it, when that
-        one's tool was started meanwhile (or its result is already known)."""
-        run.announce()
-        ahead = self.ahead_of(unit, run)
-        following = None if ahead is None else (ahead, self.prepared(ahead))
-        ended = self.guarded(unit, run.wait)
-        self.session.budget.release(unit.ticket)
-        later: CabRun | None = None  # the next one, started once this step is recorded
-        if following is not None:
-            ahead, prepared = following
-            if self.abandoned or not self.ended_well(ended):
-                self.put_back(ahead, prepared)  # nothing starts after a tool that failed
-                following = None
-            elif isinstance(prepared, StepResult):
-                pass
-            elif prepared.shares_key(run):  # this step's result, once stored, serves it
-                later = prepared
-            else:
-                following = (ahead, self.begun(ahead, prepared))  # its tool starts now
-        if self.abandoned:
-            return None
-        self.finish(unit, ended if isinstance(ended, StepResult) else self.outcome(unit, run))
-        if following is not None and later is not None:
-            following = (following[0], self.begun(following[0], later))
-        return following
-
-    def prepared(self, unit: _Unit) -> StepResult | CabRun:
-        """A cab's run prepared (see :mod:`shinobi.cab_run`), or any other step's result."""
-        from shinobi.dispatch import prepare_node
-
-        node = self.nodes[unit.node]
-        return self.guarded(unit, lambda: prepare_node(self.session, unit.name, node, unit.values))
-
-    def begun(self, unit: _Unit, run: CabRun) -> StepResult | CabRun:
-        """``run`` with its tool started, or the step's result where it does not start."""
-        said = self.guarded(unit, run.begin)
-        if said is not None:
-            return run.recorded(said)
-        started = self.guarded(unit, run.start)
-        return run if started is None else started
-
-    def outcome(self, unit: _Unit, run: CabRun) -> StepResult:
-        return self.guarded(unit, run.outcome)
-
-    def ended_well(self, run: BackendRun | StepResult) -> bool:
-        """Whether the next step may start before this run's step has been judged."""
-        from shinobi.failures import describe_failure
-
-        return (
-            not isinstance(run, StepResult) and describe_failure(run) is None and not self.stopping
-        )
-
-    def ahead_of(self, unit: _Unit, run: CabRun) -> _Unit | None:
-        """The unit to prepare while ``unit``'s tool runs, claimed; None: wait for it first.
-
-        Only the unit that would come next anyway: the head of the ready queue,
-        a cab, where finishing ``unit`` can make no unit declared before it
-        ready (no dependant of ``unit`` comes before it) and nothing else
-        decides the order (steps taking turns, slices one at a time, a unit
-        queued at the budget).
-        """
-        if (
-            run.handle is None  # its backend runs the tool inside wait(): nothing to overlap
-            or self.serial
-            or self.turns
-            or self.waiting is not None
-            or not self.ready
-            or self.stopping
-        ):
-            return None
-        head = self.ready[0][2]
-        if self.nodes[head.node].kind != "cab":
-            return None
-        if any(d < head.node for d in self.graph.dependants[unit.node]):
-            return None
-        return self.take_next()
+        finally:
+            self.session.budget.release(unit.ticket)
 
     def work(self, first: _Unit) -> None:
         """A worker's job: run ``first``, then every unit it can claim, recording each.

@@ -13,7 +13,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
     from shinobi.resources import Resources
@@ -27,10 +27,8 @@ __all__ = [
     "PathKind",
     "PathRole",
     "PathUse",
-    "PreparedRun",
     "Rendered",
     "RunControl",
-    "StartedRun",
 ]
 
 PathRole = Literal["input", "output"]
@@ -273,24 +271,6 @@ class RunControl:
             self.on_warning(message)
 
 
-class StartedRun(Protocol):
-    """A step's run under way: ``wait()`` blocks until it has ended, and reports it."""
-
-    def wait(self) -> BackendRun: ...
-
-
-class PreparedRun(Protocol):
-    """A step's run made ready to start (see :meth:`Backend.prepare_run`)."""
-
-    def start(self) -> StartedRun:
-        """Start the run and return at once (a run that cannot start is already ended)."""
-        ...
-
-    def discard(self) -> None:
-        """Give back what was prepared, for a run that will never start."""
-        ...
-
-
 class Backend(ABC):
     """Runs invocations somewhere. Subclasses live in core or in plugins.
 
@@ -328,18 +308,6 @@ class Backend(ABC):
     @abstractmethod
     def run(self, invocation: Invocation, control: RunControl) -> BackendRun:
         """Run ``invocation`` to completion (blocking) and report what happened."""
-
-    def prepare_run(self, invocation: Invocation, control: RunControl) -> PreparedRun | None:
-        """:meth:`run` split in three (prepare, start, wait), or None: this backend
-        only runs a step to its end (the default).
-
-        At one worker ninja prepares a step while the tool of the one before it
-        runs, and starts it as soon as that tool has ended: what it does
-        between two tools then overlaps them. The run must be exactly what
-        :meth:`run` does; a backend whose ``run`` was replaced (a subclass, a
-        test) must answer None.
-        """
-        return None
 
     def render(self, invocation: Invocation) -> list[str]:
         """The step as one command line that stands on its own.

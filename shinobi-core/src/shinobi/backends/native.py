@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-from shinobi.backends.base import (
-    Backend,
-    BackendRun,
-    Capabilities,
-    Invocation,
-    PreparedRun,
-    RunControl,
-)
-from shinobi.backends.process import prepare_process
+from shinobi.backends.base import Backend, BackendRun, Capabilities, Invocation, RunControl
+from shinobi.backends.process import run_process
 
 __all__ = ["NativeBackend", "step_environment"]
 
@@ -34,16 +27,7 @@ class NativeBackend(Backend):
     settings_keys = frozenset()
 
     def run(self, invocation: Invocation, control: RunControl) -> BackendRun:
-        return self._prepared(invocation, control).start().wait()
-
-    def prepare_run(self, invocation: Invocation, control: RunControl) -> PreparedRun | None:
-        if type(self).run is not _NATIVE_RUN:  # a subclass (or a test) runs steps its own way
-            return None
-        return self._prepared(invocation, control)
-
-    @staticmethod
-    def _prepared(invocation: Invocation, control: RunControl) -> PreparedRun:
-        return prepare_process(
+        return run_process(
             invocation.argv,
             cwd=invocation.cwd,
             control=control,
@@ -52,7 +36,3 @@ class NativeBackend(Backend):
             stderr_path=invocation.stderr_path,
             outputs=invocation.paths,
         )
-
-
-#: The run :meth:`NativeBackend.prepare_run` is the first part of.
-_NATIVE_RUN = NativeBackend.run

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from shinobi import teardown
-from shinobi.backends.base import BackendRun, PathUse, PreparedRun, RunControl, StartedRun
+from shinobi.backends.base import BackendRun, PathUse, RunControl
 from shinobi.backends.shebang import crlf_advice, crlf_shebang
-from shinobi.backends.spawn import Child, start
+from shinobi.backends.spawn import start
 from shinobi.backends.streams import MAX_CAPTURE, StreamLog, pump
 from shinobi.errors import ShinobiError
 from shinobi.fd_limit import exhausted
@@ -38,7 +38,6 @@ __all__ = [
     "SETTLE",
     "UnpassableArgument",
     "bad_variable",
-    "prepare_process",
     "read_log",
     "run_process",
     "script_interpreter",
@@ -408,41 +407,8 @@ def run_process(
     ``started`` is told the child's pid once it runs, for a backend that
     watches the payload while it runs (a memory-stall watchdog, say).
     """
-    prepared = prepare_process(
-        argv,
-        cwd=cwd,
-        control=control,
-        env=env,
-        stdout_path=stdout_path,
-        stderr_path=stderr_path,
-        before_kill=before_kill,
-        outputs=outputs,
-        started=started,
-    )
-    return prepared.start().wait()
-
-
-def prepare_process(
-    argv: Sequence[str],
-    *,
-    cwd: str,
-    control: RunControl,
-    env: Mapping[str, str] | None = None,
-    stdout_path: str | None = None,
-    stderr_path: str | None = None,
-    before_kill: Callable[[], None] | None = None,
-    outputs: Sequence[PathUse] = (),
-    started: Callable[[int], None] | None = None,
-) -> PreparedRun:
-    """:func:`run_process` in three calls: this one, ``start()`` and ``wait()``.
-
-    Everything but the spawn is done here (the environment, the pipes, the
-    logs), so a run at one worker can prepare a step while the one before it
-    runs, and start it the moment that one ends (see :mod:`shinobi.scheduler`).
-    A prepared process that is never started must be ``discard()``-ed.
-    """
     if control.stopping():
-        return _Ended(BackendRun(returncode=-signal.SIGTERM, signal=signal.SIGTERM, cancelled=True))
+        return BackendRun(returncode=-signal.SIGTERM, signal=signal.SIGTERM, cancelled=True)
     tag = teardown.new_tag()
     try:
         child_env = _environment(env)
@@ -451,173 +417,81 @@ def prepare_process(
             f"cannot encode the environment of {argv[0]!r}"
         ) from None
     child_env[_TAG_KEY] = tag.encode()
-    return _Prepared(
-        argv=argv,
-        cwd=cwd,
-        control=control,
-        env=env,
-        child_env=child_env,
-        tag=tag,
-        stdout_path=stdout_path,
-        stderr_path=stderr_path,
-        before_kill=before_kill,
-        outputs=outputs,
-        started=started,
-    )
-
-
-class _Ended:
-    """A process that will never run (the run stopped, the program cannot start)."""
-
-    __slots__ = ("run",)
-
-    def __init__(self, run: BackendRun) -> None:
-        self.run = run
-
-    def start(self) -> _Ended:
-        return self
-
-    def discard(self) -> None:
-        return None
-
-    def wait(self) -> BackendRun:
-        return self.run
-
-
-@dataclass(eq=False)
-class _Prepared:
-    """The environment, pipes and logs of a step's process, made before its spawn."""
-
-    argv: Sequence[str]
-    cwd: str
-    control: RunControl
-    env: Mapping[str, str] | None
-    child_env: dict[bytes, bytes]
-    tag: str
-    stdout_path: str | None
-    stderr_path: str | None
-    before_kill: Callable[[], None] | None
-    outputs: Sequence[PathUse]
-    started: Callable[[int], None] | None
-
-    def __post_init__(self) -> None:
-        self.out_read, self.out_write = os.pipe()
-        self.err_read, self.err_write = os.pipe()
-        self.stdout = StreamLog(self.stdout_path, self.control.warn)
-        self.stderr = StreamLog(self.stderr_path, self.control.warn)
-
-    def discard(self) -> None:
-        for fd in (self.out_read, self.err_read, self.out_write, self.err_write):
-            os.close(fd)
-        for log in (self.stdout, self.stderr):
-            log.close()
-
-    def start(self) -> StartedRun:
-        argv, control = self.argv, self.control
-        if control.stopping():  # asked to stop since it was prepared: it never starts
-            self.discard()
-            return _Ended(
-                BackendRun(returncode=-signal.SIGTERM, signal=signal.SIGTERM, cancelled=True)
-            )
-        try:
-            proc = start(
-                argv,
-                cwd=self.cwd,
-                env=self.child_env,
-                stdin=_devnull(),
-                stdout=self.out_write,
-                stderr=self.err_write,
-            )
-        except BaseException as exc:  # a ValueError (a NUL byte in argv) too: no pipe left open
-            for fd in (self.out_read, self.err_read, self.out_write, self.err_write):
-                os.close(fd)
-            unpassable = _unpassable(argv, self.env) if isinstance(exc, ValueError) else None
-            if unpassable is not None:
-                raise unpassable from None
-            if not isinstance(exc, OSError):
-                raise
-            refused = _not_started(argv[0], exc, self.cwd, _child_path(self.child_env))
-            self.stderr.write(refused.stderr.encode())  # the log says why, as a tool would
-            for log in (self.stdout, self.stderr):
-                log.close()
-            return _Ended(refused)
-        return _Running(self, proc)
-
-
-class _Running:
-    """A step's process under way, torn down with its session if the run is cancelled."""
-
-    def __init__(self, prepared: _Prepared, proc: Child) -> None:
-        self.prepared = prepared
-        self.proc = proc
-        self.survivors: tuple[int, ...] = ()
-        # The stopper runs on the coordinating thread; the step's thread must
-        # not report the step until it has finished, or the result would miss
-        # the survivors. A stopper that starts before the step returned holds
-        # ``stopping`` (taken under ``state``) until it is done; the step
-        # waits for it by taking it.
-        self.state = threading.Lock()
-        self.stopping = threading.Lock()
-        self.returned = False
-        if prepared.started is not None:
-            prepared.started(proc.pid)
-        self.unregister = prepared.control.on_cancel(self.stop)
-
-    def stop(self) -> tuple[int, ...]:
-        prepared = self.prepared
-        with self.state:
-            if self.returned:
-                return ()
-            self.stopping.acquire()
-        try:
-            if prepared.before_kill is not None:
-                try:
-                    prepared.before_kill()
-                except Exception as exc:  # the processes below still get stopped
-                    prepared.control.warn(
-                        f"stopping the payload of {prepared.argv[0]!r} failed: {exc}"
-                    )
-            control = prepared.control
-            self.survivors = terminate_session(
-                self.proc.pid, control.grace, tag=prepared.tag, hurry=control.hurry
-            )
-        finally:
-            self.stopping.release()
-        return self.survivors
-
-    def wait(self) -> BackendRun:
-        prepared, proc = self.prepared, self.proc
-        control, stdout, stderr = prepared.control, prepared.stdout, prepared.stderr
-        try:
-            returncode = pump(
-                proc,
-                {prepared.out_read: stdout, prepared.err_read: stderr},
-                (prepared.out_write, prepared.err_write),
-            )
-        finally:
-            with self.state:
-                self.returned = True
-            self.unregister()
-            with self.stopping:  # a stopper already under way finishes first
-                pass
-        left = _left_behind(proc.pid, prepared.tag, held=not (stdout.ended and stderr.ended))
-        reason: str | None = None
-        left_running: tuple[str, ...] = ()
-        if returncode == 0 and not control.stopping():
-            reason, left_running = _unfinished_output(
-                proc.pid, prepared.tag, prepared.outputs, left, control
-            )
-        if reason is not None:  # an unfinished output: the tool's own 0 cannot be reported as one
-            returncode = 1
-        elif returncode == 127:  # ``#!/usr/bin/env python3\r``: env ran, and found no python3\r
-            reason = _crlf_exit(prepared.argv[0], prepared.cwd, _child_path(prepared.child_env))
-        return BackendRun(
-            returncode=returncode,
-            reason=reason,
-            stdout=stdout.text(),
-            stderr=stderr.text(),
-            signal=-returncode if returncode < 0 else None,
-            cancelled=control.stopping(),
-            undying=self.survivors,
-            left_running=left_running,
+    out_read, out_write = os.pipe()
+    err_read, err_write = os.pipe()
+    stdout = StreamLog(stdout_path, control.warn)
+    stderr = StreamLog(stderr_path, control.warn)
+    try:
+        proc = start(
+            argv, cwd=cwd, env=child_env, stdin=_devnull(), stdout=out_write, stderr=err_write
         )
+    except BaseException as exc:  # a ValueError (a NUL byte in argv) too: no pipe left open
+        for fd in (out_read, err_read, out_write, err_write):
+            os.close(fd)
+        unpassable = _unpassable(argv, env) if isinstance(exc, ValueError) else None
+        if unpassable is not None:
+            raise unpassable from None
+        if not isinstance(exc, OSError):
+            raise
+        refused = _not_started(argv[0], exc, cwd, _child_path(child_env))
+        stderr.write(refused.stderr.encode())  # the log says why, as a tool would
+        for log in (stdout, stderr):
+            log.close()
+        return refused
+
+    survivors: tuple[int, ...] = ()
+    # The stopper runs on the coordinating thread; this thread must not report
+    # the step until it has finished, or the result would miss the survivors.
+    # A stopper that starts before the step returned holds ``stopping`` (taken
+    # under ``state``) until it is done; the step waits for it by taking it.
+    state = threading.Lock()
+    stopping = threading.Lock()
+    returned = False
+
+    def stop() -> tuple[int, ...]:
+        nonlocal survivors
+        with state:
+            if returned:
+                return ()
+            stopping.acquire()
+        try:
+            if before_kill is not None:
+                try:
+                    before_kill()
+                except Exception as exc:  # the processes below still get stopped
+                    control.warn(f"stopping the payload of {argv[0]!r} failed: {exc}")
+            survivors = terminate_session(proc.pid, control.grace, tag=tag, hurry=control.hurry)
+        finally:
+            stopping.release()
+        return survivors
+
+    if started is not None:
+        started(proc.pid)
+    unregister = control.on_cancel(stop)
+    try:
+        returncode = pump(proc, {out_read: stdout, err_read: stderr}, (out_write, err_write))
+    finally:
+        with state:
+            returned = True
+        unregister()
+        with stopping:  # a stopper already under way finishes first
+            pass
+    left = _left_behind(proc.pid, tag, held=not (stdout.ended and stderr.ended))
+    reason: str | None = None
+    left_running: tuple[str, ...] = ()
+    if returncode == 0 and not control.stopping():
+        reason, left_running = _unfinished_output(proc.pid, tag, outputs, left, control)
+    if reason is not None:  # an unfinished output: the tool's own 0 cannot be reported as one
+        returncode = 1
+    elif returncode == 127:  # ``#!/usr/bin/env python3\r``: env ran, and found no python3\r
+        reason = _crlf_exit(argv[0], cwd, _child_path(child_env))
+    return BackendRun(
+        returncode=returncode,
+        reason=reason,
+        stdout=stdout.text(),
+        stderr=stderr.text(),
+        signal=-returncode if returncode < 0 else None,
+        cancelled=control.stopping(),
+        undying=survivors,
+        left_running=left_running,
+    )
