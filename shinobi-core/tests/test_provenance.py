@@ -287,8 +287,11 @@ def test_step_events_do_not_each_rewrite_the_manifest(
     for i in range(200):
         recipe.add_step(f"s{i}", Cab("noop", ["noop", str(i)]))
     run_recipe(recipe, config=load_config({"cache.enabled": False}), cwd=tmp_path, provenance=True)
-    # at the start, at the first step's start (at once), at the end; no timed ones between
-    assert len(writes) == 3
+    # at the start and at the end, and at the first step's start (at once) if the
+    # flusher got to run before these 200 stubbed steps were over (on a busy machine
+    # it may not: test_a_steps_start_reaches_the_manifest_at_once waits for it); no
+    # timed ones between
+    assert 2 <= len(writes) <= 3
     (manifest,) = manifests(tmp_path)
     assert len(manifest["steps"]) == 200
 
