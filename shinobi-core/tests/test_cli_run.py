@@ -258,6 +258,23 @@ def test_an_unknown_command_is_one_line(ninja: Ninja) -> None:
     assert only_line(proc) == "ninja: error: No such command 'frob' (see 'ninja --help')"
 
 
+def test_a_misspelt_command_is_told_the_nearest(ninja: Ninja) -> None:
+    """The commands load lazily, so click had none to suggest from."""
+    proc = ninja("rum")
+    assert proc.returncode == 2
+    assert "No such command 'rum'. Did you mean 'run'?" in only_line(proc)
+
+
+@pytest.mark.parametrize(("said", "traceback"), [("false", False), ("no", False), ("yes", True)])
+def test_shinobi_debug_takes_the_words_the_configuration_does(
+    ninja: Ninja, recipe_file: Callable[..., Path], said: str, traceback: bool
+) -> None:
+    path = recipe_file("raise RuntimeError('at import')\n")
+    proc = ninja("run", f"{path}:pipe", env={"SHINOBI_DEBUG": said})
+    assert proc.returncode == 2
+    assert ("Traceback" in proc.stderr) is traceback, proc.stderr
+
+
 def test_missing_file(ninja: Ninja) -> None:
     proc = ninja("run", "nowhere.py:pipe")
     assert proc.returncode == 2
@@ -284,6 +301,26 @@ def test_syntax_error_names_the_line(ninja: Ninja, recipe_file: Callable[..., Pa
         ("import sys\nsys.exit(3)\n", ":2: importing the recipe file raised SystemExit: 3"),
         ("import os\nos._exit(0)\n", ":2: importing the recipe file called os._exit(0), which"),
         ("x = {}['missing']\n", ":1: importing the recipe file raised KeyError: 'missing'"),
+        # the error's first line, not all of a message on several
+        (
+            "raise RuntimeError('first\\nsecond')\n",
+            ":1: importing the recipe file raised RuntimeError: first",
+        ),
+        # pydantic's first line only counts its errors: the first error is said instead
+        (
+            "from pydantic import BaseModel\nclass S(BaseModel):\n    n: int\nS(n='x')\n",
+            ":4: importing the recipe file raised ValidationError: S: n: Input should be a valid integer",
+        ),
+        # pydantic's advice (arbitrary_types_allowed) is about a config a pystep has not
+        (
+            "import shinobi\nclass T: ...\n@shinobi.pystep\ndef f(t: T) -> None: ...\n",
+            "pystep 'f': parameter 't' is annotated T, a type shinobi cannot check",
+        ),
+        # checked when set, not only when made: -1 left the scheduler no slot, for ever
+        (
+            "from shinobi import Recipe\npipe = Recipe('pipe')\npipe.max_workers = -1\n",
+            ":3: importing the recipe file raised ValueError: recipe 'pipe': max_workers must be",
+        ),
         ("from shinobi.steps import Cab as pipe\n", ":pipe is a type, not a Recipe"),
         ("pipe = 3\n", ":pipe is an int, not a Recipe"),
     ],

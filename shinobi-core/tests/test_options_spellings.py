@@ -119,7 +119,7 @@ def test_help_lists_each_input_once_with_its_spellings(run: Callable[..., Result
     shown = run("--help").output
     said = " ".join(shown.split())
     assert "--dry-flag, --dry_flag / --no-dry-flag, --no-dry_flag" in said
-    assert "--ant-list, --ant_list, --antList ANT_LIST" in said
+    assert "--ant-list, --ant_list, --antList TEXT" in said
     assert "--no-ant-listfornone" in "".join(shown.split())  # wrapped at any dash
     for first in ("--dry-flag,", "--ant-list,", "--plain-list,", "--n-max,"):
         assert shown.count(first) == 1, shown
@@ -149,4 +149,67 @@ def test_a_list_s_alias_whose_no_form_is_ninja_s_steps_aside(
     run = pipe_runner(tmp_path, monkeypatch, CACHE_ALIAS)
     assert "--keep" not in _words(run("--no-input-cache", "--dryrun"))
     assert "--keep" in _words(run("--no-cache", "--dryrun"))  # still ninja's
-    assert "--keep, --input-cache KEEP" in run("--help").output
+    assert "--keep, --input-cache TEXT" in run("--help").output
+
+
+NEAR_CLASH = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, Recipe
+
+class In(BaseModel):
+    dry_run: bool = False
+    max_workers: int = 1
+
+tool = Cab("tool", ["echo"], In)
+pipe = Recipe("pipe", In)
+pipe.add_step("tool", tool, dry_run=pipe.inputs.dry_run, max_workers=pipe.inputs.max_workers)
+"""
+
+
+def test_an_input_spelt_like_ninja_s_own_option_steps_aside_in_every_spelling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--dry_run`` set an input `dry_run` and ran for real: one keystroke from
+    ninja's --dry-run, it is refused instead, and the input is ``--input-dry_run``."""
+    run = pipe_runner(tmp_path, monkeypatch, NEAR_CLASH)
+    refused = run("--dry_run")
+    assert refused.exit_code == 2 and "No such option '--dry_run'" in refused.output
+    assert not (tmp_path / ".shinobi").exists()  # nothing ran
+    assert "--dry_run" in _words(run("--input-dry_run", "--dryrun"))
+    shown = run("--help").output
+    assert "--input-dry-run, --input-dry_run" in shown
+    assert "--input-max-workers, --input-max_workers INTEGER" in shown
+
+
+TYPED = """
+from pathlib import Path
+from pydantic import BaseModel
+from shinobi.steps import Cab, Recipe
+from shinobi.steps.types import MS, File
+
+class In(BaseModel):
+    count: int = 1
+    scale: float = 1.0
+    label: str = "x"
+    model: File | None = None
+    vis: list[MS] = []
+    where: Path = Path(".")
+
+pipe = Recipe("pipe", In)
+pipe.add_step("noop", Cab("noop", "true"))
+"""
+
+
+def test_help_says_what_each_input_takes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every input showed its own name upper-cased (``--count COUNT``), which says
+    nothing of the type the option is checked against."""
+    shown = " ".join(pipe_runner(tmp_path, monkeypatch, TYPED)("--help").output.split())
+    for option in (
+        "--count INTEGER",
+        "--scale FLOAT",
+        "--label TEXT",
+        "--model FILE",
+        "--vis MS",
+        "--where PATH",
+    ):
+        assert option in shown, shown

@@ -597,7 +597,7 @@ def test_ninja_runs_a_scattered_pystep_alone_with_a_list_per_scattered_input(
     assert done.returncode == 0, done.stderr
     assert "result = [aaa, bbb]" in done.stdout
     shown = ninja("run", "recipe.py:talk", "--help")
-    assert "--tag TAG" in shown.stdout and "--times TIMES" in shown.stdout
+    assert "--tag TEXT" in shown.stdout and "--times INTEGER" in shown.stdout
 
 
 def test_a_dry_run_shows_a_pystep_s_paths_as_text_not_as_path_objects(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ its message as one line and exits with ``exit_code`` instead of a traceback.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 
 __all__ = [
@@ -32,9 +33,27 @@ ENVIRONMENT_EXIT = 74
 
 def exception_line(exc: BaseException) -> str:
     """``Type: first line of the message``, for an error that must stay on one line;
-    whether the message had more lines is ``"\n" in str(exc)``."""
-    text = str(exc).strip()
+    whether the message had more lines is ``"\n" in str(exc)``.
+
+    A pydantic ValidationError's first line only counts its errors ("1 validation
+    error for S"); what was refused is on the lines after, so it gets its first
+    error instead: ``ValidationError: S: n: Input should be a valid integer``.
+    """
+    text = _validation_summary(exc) or str(exc).strip()
     return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+
+
+def _validation_summary(exc: BaseException) -> str | None:
+    core = sys.modules.get("pydantic_core")  # not loaded: exc cannot be one of its errors
+    if core is None or not isinstance(exc, core.ValidationError):
+        return None
+    errors = exc.errors()
+    if not errors:
+        return None
+    first = errors[0]
+    field = ".".join(str(part) for part in first.get("loc", ()))
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{exc.title}: {field + ': ' if field else ''}{first.get('msg')}{more}"
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
@@ -75,10 +94,16 @@ class InputError(UsageError):
     """
 
     def __init__(self, recipe: str, field: str, problem: str) -> None:
-        super().__init__(f"recipe {recipe!r}, input {field!r}: {problem}")
-        self.recipe = recipe
+        #: "" when the model as a whole refused the inputs (a validator of its own)
         self.field = field
+        super().__init__(f"recipe {recipe!r}, {self.subject}: {problem}")
+        self.recipe = recipe
         self.problem = problem
+
+    @property
+    def subject(self) -> str:
+        """``input 'n'``, or ``its inputs`` when no one field is to blame."""
+        return f"input {self.field!r}" if self.field else "its inputs"
 
 
 class LoadError(ShinobiError):

@@ -121,7 +121,7 @@ def _import_file(path: Path) -> Any:
             f"called os._exit({exc.code!r}), which would have ended ninja before anything ran;"
             " a recipe file should only define recipes"
             if isinstance(exc, ExitRefused)
-            else f"raised {type(exc).__name__}: {exc}"
+            else f"raised {exception_line(exc)}"
         )
         raise LoadError(f"{where}: importing the recipe file {said}{context}") from exc
     finally:

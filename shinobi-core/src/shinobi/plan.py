@@ -27,6 +27,7 @@ from shinobi.steps.types import (
     error_field,
     field_values,
     fields_of,
+    refused_field,
     refused_value,
     validation_errors,
     wordless,
@@ -148,8 +149,8 @@ def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[s
         errors = validation_errors(exc)
         if errors is not None:
             first = errors[0]
-            loc = error_field(first)
-            raise ValueError(f"{where}: input {loc!r}: {refused_value(first)}") from None
+            said = refused_field(first, "input")
+            raise ValueError(f"{where}: {said}: {refused_value(first)}") from None
         # a validator of the model's own that raised something else
         raise ValueError(f"{where}: validating its inputs raised {exception_line(exc)}") from None
     made = field_values(model)
@@ -398,6 +399,8 @@ def static_input_error(node: Node, values: Mapping[str, Any], where: str) -> str
 def _refused_input(node: Node, where: str, name: str, said: str, value: Any) -> str:
     """Input ``name``'s refusal as said, and where a refused None came from when it
     is a recipe input left unset."""
+    if not name:  # a validator of the model's own refused the inputs together
+        return f"{where}: its inputs: {said}"
     wired = node.wiring.get(name)
     if value is not None or not isinstance(wired, InputRef):
         return f"{where}: input {name!r}: {said}"

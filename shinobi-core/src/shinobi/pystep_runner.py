@@ -375,7 +375,7 @@ def _result(
                 errors = validation_errors(exc) or [{"msg": str(exc).splitlines()[0]}]
                 error = (
                     f"its outputs do not match {node.step.outputs_model.__name__}:"
-                    f" {error_field(errors[0])}: {errors[0].get('msg')}"
+                    f" {error_field(errors[0]) or 'the model'}: {errors[0].get('msg')}"
                 )
             else:  # said before run_pystep would call it missing: it was made, unseen
                 unseen = unseen_output(

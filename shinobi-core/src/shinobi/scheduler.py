@@ -890,11 +890,15 @@ def _outputs_refused(recipe: str, exc: Exception, secrets: list[str]) -> str:
     first = errors[0]
     got = repr(masked(first.get("input"), secrets) if secrets else first.get("input"))
     got = got if len(got) <= 80 else f"{got[:77]}..."
-    said = "is not set" if first.get("type") == "missing" else f"is {got}: {first.get('msg')}"
-    return (
-        f"recipe {recipe!r}: its output {error_field(first)!r} {said}"
-        " (fix the recipe's outputs model, or what set_output wires to it)"
-    )
+    field = error_field(first)
+    if not field:  # a validator of the outputs model's own refused them together
+        said = f"its outputs: {first.get('msg')}"
+    elif first.get("type") == "missing":
+        said = f"its output {field!r} is not set"
+    else:
+        said = f"its output {field!r} is {got}: {first.get('msg')}"
+    fix = "fix the recipe's outputs model, or what set_output wires to it"
+    return f"recipe {recipe!r}: {said} ({fix})"
 
 
 def run_graph(

@@ -60,6 +60,20 @@ class LazyGroup(click.Group):
             raise
         return loaded
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        # click suggests from the commands it holds, and a lazy group holds none
+        # until one is asked for: `ninja rum` should still hear of `run`
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as exc:
+            if exc.possibilities:
+                raise
+            raise click.exceptions.NoSuchCommand(
+                exc.command_name, possibilities=self.list_commands(ctx), ctx=ctx
+            ) from None
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, help_text) for name, (_, _, help_text) in COMMANDS.items()]
         with formatter.section("Commands"):
@@ -95,7 +109,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
 def _debug_requested(argv: list[str]) -> bool:
     """``--debug`` where it belongs, before the command, or ``SHINOBI_DEBUG`` set."""
     leading = itertools.takewhile(lambda arg: arg.startswith("-"), argv)
-    return "--debug" in leading or os.environ.get("SHINOBI_DEBUG", "") not in ("", "0")
+    said = os.environ.get("SHINOBI_DEBUG", "").strip().lower()
+    # the words the configuration takes for a yes: `SHINOBI_DEBUG=false` is a no
+    return "--debug" in leading or said in ("1", "true", "yes", "on", "t", "y")
 
 
 def _misplaced_debug(argv: list[str]) -> str | None:

@@ -410,12 +410,12 @@ class RecipeCommand(click.Command):
         try:
             return super().invoke(ctx)
         except InputError as exc:  # said with the option that sets the input
-            param = self._param_of(exc.field.split(".", 1)[0])
+            param = self._param_of(exc.field.split(".", 1)[0]) if exc.field else None
             shown = f" ({param.opts[0]})" if param is not None else ""
             shape = getattr(param.type, "shape", None) if param is not None else None
             written = f" (write it as {shape})" if shape else ""
             raise UsageError(
-                f"recipe {exc.recipe!r}, input {exc.field!r}{shown}: {exc.problem}{written}"
+                f"recipe {exc.recipe!r}, {exc.subject}{shown}: {exc.problem}{written}"
             ) from None
 
     def _param_of(self, field: str) -> click.Parameter | None:
@@ -444,6 +444,9 @@ class RecipeCommand(click.Command):
             for opt in (*getattr(p, "opts", []), *getattr(p, "secondary_opts", []))
         }
         own.update(ctx.help_option_names)
+        # the command's own names as a typist confuses them: an input `dry_run` spelt
+        # `--dry_run` is one keystroke from --dry-run, and must not run for real
+        ours = {_loose(option) for option in own if option.startswith("-")}
         # each field's click type and default, worked out once (a default may be a
         # factory's product)
         fields = [
@@ -469,7 +472,8 @@ class RecipeCommand(click.Command):
             # not take ninja's --no-cache, nor lose its own
             mine = _negated(dashed) if emptiable else None
             taken = own | (emptying - {mine})  # the command's, or another input's
-            while not _free(dashed, is_bool or emptiable, taken):
+            negatable = is_bool or emptiable
+            while not _free(dashed, negatable, taken) or _near(dashed, negatable, ours):
                 dashed = "--input-" + dashed[2:]
             names = [dashed]
             alias = _alias(recipe.inputs_model, name)
@@ -478,9 +482,11 @@ class RecipeCommand(click.Command):
             # form must be free as well
             for spelling in dict.fromkeys([name, *([alias] if alias else [])]):
                 option = "--" + spelling
-                if spelling == alias and not _free(option, is_bool or emptiable, taken):
+                if (spelling == alias and not _free(option, negatable, taken)) or _near(
+                    option, negatable, ours
+                ):
                     option = "--input-" + spelling  # the command's: an input's own name
-                if option not in names and _free(option, is_bool or emptiable, taken):
+                if option not in names and _free(option, negatable, taken):
                     names.append(option)
             own.update(names)
             required = info.is_required()
@@ -507,7 +513,14 @@ class RecipeCommand(click.Command):
                 flags = [f"{n}/{_negated(n)}" for n in names]
                 option = _CountedOption(flags, exactly=1, default=None, help=help_text)
             else:
-                option = _option(names, ctype, is_list, exactly, help_text, _metavar(name, ctype))
+                option = _option(
+                    names,
+                    ctype,
+                    is_list,
+                    exactly,
+                    help_text,
+                    _metavar(name, ctype, info.annotation, info.metadata),
+                )
             option.name = f"{_INPUTS_KEY}:{name}"
             options.append(option)
             if emptied:  # given once, as the bool's --no-NAME is
@@ -522,6 +535,18 @@ class RecipeCommand(click.Command):
 def _negated(option: str) -> str:
     """A flag's off spelling: ``--no-dry-run`` for ``--dry-run``."""
     return f"--no-{option[2:]}"
+
+
+def _loose(option: str) -> str:
+    """An option's name as someone typing it may confuse it: case, dashes and
+    underscores aside (``--dry_run``, ``--dryRun`` and ``--dry-run`` alike)."""
+    return option.lower().replace("-", "").replace("_", "")
+
+
+def _near(option: str, negatable: bool, ours: set[str]) -> bool:
+    """Whether ``option`` (or, for a flag, its ``--no-`` form) is one of the command's
+    own options spelt another way; ``ours`` holds those as :func:`_loose` makes them."""
+    return _loose(option) in ours or (negatable and _loose(_negated(option)) in ours)
 
 
 def _free(option: str, negatable: bool, taken: set[str]) -> bool:
@@ -578,15 +603,23 @@ def _about(step: Any, target: str, needs_inputs: bool = True) -> str:
 _KINDS = {"recipe": "recipe", "cab": "cab", "python": "pystep", "function": "step"}
 
 
-def _metavar(name: str, ctype: Any) -> str:
-    """``MODE`` hides the values a choice takes; ``[fast|slow]`` says them."""
+def _metavar(name: str, ctype: Any, annotation: Any, metadata: list[Any]) -> str:
+    """What the option takes, as ``--help`` shows it: ``[fast|slow]`` for a choice
+    (``MODE`` would hide the values), ``INTEGER``, ``FILE``, ``JSON``..."""
     if isinstance(ctype, click.Choice):
         return "[" + "|".join(str(c) for c in ctype.choices) + "]"
     if isinstance(ctype, _Json):  # a mapping, a model, a list in a list: typed as JSON
         return "JSON"
     if isinstance(ctype, _Shaped):
         return ctype.shape
-    return name.upper()
+    if isinstance(ctype, _PathValue):
+        from shinobi.steps.types import PathType, unwrap_annotation
+
+        marks = unwrap_annotation(annotation, list(metadata))[1]
+        kind = next((m.kind for m in marks if isinstance(m, PathType)), None)
+        return {"file": "FILE", "dir": "DIRECTORY", "ms": "MS"}.get(kind or "", "PATH")
+    known = {click.INT: "INTEGER", click.FLOAT: "FLOAT", click.BOOL: "BOOLEAN"}
+    return known.get(ctype, "TEXT" if ctype is click.STRING else name.upper())
 
 
 def _input_key(model: Any, name: str) -> str:

@@ -214,7 +214,7 @@ class PyStep:
             annotation = hints.get(pname, Any)
             default = ... if param.default is param.empty else param.default
             fields[pname] = (annotation, default)
-        self.inputs_model: type[BaseModel] = create_model(f"{self.name}_inputs", **fields)
+        self.inputs_model: type[BaseModel] = _checked_model(self.name, "inputs", fields)
         ret = hints.get("return", None)
         self.wraps_result = False
         if isinstance(ret, type) and issubclass(ret, BaseModel):
@@ -223,7 +223,7 @@ class PyStep:
             self.outputs_model = create_model(f"{self.name}_outputs")
         else:
             self.wraps_result = True
-            self.outputs_model = create_model(f"{self.name}_outputs", result=(ret, None))
+            self.outputs_model = _checked_model(self.name, "outputs", {"result": (ret, None)})
 
     def required_outputs(self) -> frozenset[str]:
         """The outputs the function must make: its return model's required fields, or
@@ -352,3 +352,27 @@ def pystep(
         )
 
     return decorate(fn) if fn is not None else decorate
+
+
+def _checked_model(step: str, side: str, fields: dict[str, Any]) -> Any:
+    """The pystep's inputs or outputs model; a type pydantic cannot check, refused in
+    a pystep's terms (pydantic's own advice, ``arbitrary_types_allowed``, is about a
+    model config the pystep's author never wrote)."""
+    from pydantic import PydanticSchemaGenerationError, create_model
+
+    try:
+        return create_model(f"{step}_{side}", **fields)
+    except PydanticSchemaGenerationError:
+        for name, spec in fields.items():
+            try:
+                create_model(f"{step}_{side}", **{name: spec})
+            except PydanticSchemaGenerationError:
+                what = "its return value" if side == "outputs" else f"parameter {name!r}"
+                annotation = getattr(spec[0], "__name__", None) or repr(spec[0])
+                raise TypeError(
+                    f"pystep {step!r}: {what} is annotated {annotation}, a type shinobi cannot"
+                    " check or pass between steps; annotate it with a type pydantic knows"
+                    " (str, int, float, bool, Path, a list or dict of them, or a pydantic"
+                    " model)"
+                ) from None
+        raise

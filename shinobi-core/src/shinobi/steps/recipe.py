@@ -239,18 +239,28 @@ class Recipe:
         self.outputs_model = step_model(outputs_model, owner, name, "outputs")
         self.steps: list[StepRef | LoopSpec] = list(steps or [])
         self.output_wiring: dict[str, Any] = dict(output_wiring or {})
-        if max_workers is not None and (
-            isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1
-        ):
-            raise ValueError(
-                f"recipe {name!r}: max_workers must be a whole number of at least 1, not"
-                f" {max_workers!r}"
-            )
         self.max_workers = max_workers
         self.resources = resources
         self.description = description
         self.inputs = _InputsProxy(name)
         self.outputs = _OutputsProxy(name)
+
+    @property
+    def max_workers(self) -> int | None:
+        """Steps of this recipe that may run at once; None falls back to the configuration."""
+        return self._max_workers
+
+    @max_workers.setter
+    def max_workers(self, value: int | None) -> None:
+        # checked on every assignment, not only in __init__: a recipe is built by
+        # assignment too, and -1 here would leave the scheduler no slot to start a step in
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        if value is not None and (not whole or value < 1):
+            raise ValueError(
+                f"recipe {self.name!r}: max_workers must be a whole number of at least 1, not"
+                f" {value!r}"
+            )
+        self._max_workers = value
 
     def add_step(
         self,

@@ -35,6 +35,7 @@ __all__ = [
     "output_problem",
     "passthrough_problem",
     "paths_within",
+    "refused_field",
     "refused_value",
     "unwrap_annotation",
     "validation_errors",
@@ -399,7 +400,7 @@ def output_problem(exc: BaseException) -> str | None:
     errors = validation_errors(exc)
     if not errors:
         return None
-    return f"output {error_field(errors[0])!r}: {refused_value(errors[0])}"
+    return f"{refused_field(errors[0], 'output')}: {refused_value(errors[0])}"
 
 
 def refused_value(error: Mapping[str, Any]) -> str:
@@ -421,8 +422,16 @@ def refused_value(error: Mapping[str, Any]) -> str:
 
 
 def error_field(error: Mapping[str, Any]) -> str:
-    """The dotted field one of a pydantic ValidationError's errors is about ("?" if none)."""
-    return ".".join(str(p) for p in error.get("loc", ())) or "?"
+    """The dotted field one of a pydantic ValidationError's errors is about; "" for
+    the model as a whole (what a model validator of its own refused)."""
+    return ".".join(str(p) for p in error.get("loc", ()))
+
+
+def refused_field(error: Mapping[str, Any], side: str) -> str:
+    """``input 'n'``, or ``its inputs`` for an error about the whole model: how a
+    message names what ``side`` ("input", "output") an error is about."""
+    field = error_field(error)
+    return f"{side} {field!r}" if field else f"its {side}s"
 
 
 def field_values(model: Any) -> dict[str, Any]:
