@@ -30,7 +30,7 @@ r = Recipe("r", O)
 r.add_step("write", writer, out=r.inputs.out)
 """
 
-ODD = ["100%x", "back\\slash", "it's", 'all "of" \\ them %j', "trail\\"]
+ODD = ["100%x", "back\\slash", "it's", 'all "of" \\ them %j', "trail\\", "run#2", "tab\there"]
 
 
 @pytest.mark.parametrize(
@@ -51,6 +51,8 @@ def test_log_paths_are_escaped_for_slurm_s_patterns(path: str, said: str) -> Non
         ("/d/a\\b", "#SBATCH --chdir=/d/a\\\\b"),
         ("/d/it's", '#SBATCH --chdir="/d/it\'s"'),
         ('/d/a "b"', '#SBATCH --chdir="/d/a \\"b\\""'),
+        ("/d/run#2", '#SBATCH --chdir="/d/run#2"'),  # unquoted, the rest was a comment
+        ("/d/a\tb", '#SBATCH --chdir="/d/a\tb"'),  # unquoted, "Invalid directive"
     ],
 )
 def test_directives_escape_what_sbatch_s_parser_reads(value: str, line: str) -> None:

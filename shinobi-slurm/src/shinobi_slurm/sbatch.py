@@ -670,6 +670,10 @@ def directive(option: Option) -> str:
     return directive_line(option.name, option.value)
 
 
+#: What sbatch's directive parser reads as the end of a value unless it is quoted.
+_QUOTED_IN_DIRECTIVES = re.compile(r"[\s#\"']")
+
+
 def directive_line(name: str, value: str | None) -> str:
     """:func:`directive` of ``Option(name, value)``, for a caller writing many jobs'
     lines, which need not make an :class:`Option` of each (one is a few
@@ -679,7 +683,9 @@ def directive_line(name: str, value: str | None) -> str:
     # sbatch reads a backslash in a directive as an escape (``\\`` is one):
     # unescaped, --chdir=/data/a\b sent the job to /tmp, "couldn't chdir".
     value = value.replace("\\", "\\\\")
-    if " " in value or '"' in value or "'" in value:
+    # outside quotes it stops at whitespace and reads an unquoted `#` as the start
+    # of a comment: --chdir=/data/run#2 sent the job to /data/run, then to /tmp
+    if _QUOTED_IN_DIRECTIVES.search(value):
         escaped = value.replace('"', '\\"')
         return f'#SBATCH --{name}="{escaped}"'
     return f"#SBATCH --{name}={value}"
