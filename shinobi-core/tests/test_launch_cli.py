@@ -419,3 +419,37 @@ def test_a_handle_that_cannot_be_read_is_said_once_and_clean_force_removes_it(
     assert not bad.parent.exists()
     code, out, err = ninja(capsys, "runs")
     assert "damaged" not in out + err
+
+
+def test_a_folder_named_like_a_recipe_does_not_stand_in_for_its_launch(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``./many`` held another workspace's launch, and ``ninja cancel many`` stopped
+    that one, not this workspace's launch of the recipe ``many``."""
+    launch(tmp_path, recipe="many", run_id="here1")
+    launch(tmp_path / "many", recipe="tick", run_id="there1")
+    code, out, err = ninja(capsys, "status", "many")
+    assert code == 2, out
+    assert "'many' names both this workspace's launch many/here1 and the launch tick/there1" in err
+    engine.rounds = [{"make": "completed", "use": "completed"}]
+    code, out, err = ninja(capsys, "status", "./many")  # the folder, said as a path
+    assert code == 0 and "launch tick/there1" in out, err
+    code, out, err = ninja(capsys, "status", "here1")
+    assert code == 0 and "launch many/here1" in out, err
+
+
+@pytest.mark.parametrize("kind", ["file", "empty folder"])
+def test_a_file_or_folder_named_like_a_recipe_but_holding_no_launch_is_passed_over(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """Notes called ``selfcal`` were read as a damaged handle; an empty ``ip/`` "held no
+    launch handle"; both hid the launch of the recipe of that name."""
+    launch(tmp_path, recipe="selfcal", run_id="run9")
+    if kind == "file":
+        (tmp_path / "selfcal").write_text("notes on the self-calibration\n")
+    else:
+        (tmp_path / "selfcal").mkdir()
+    engine.rounds = [{"make": "completed", "use": "running"}]
+    code, out, err = ninja(capsys, "status", "selfcal")
+    assert code == 0, err
+    assert "launch selfcal/run9" in out

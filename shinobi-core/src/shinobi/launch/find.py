@@ -128,35 +128,37 @@ def find_launch(name: str, workdir: Path) -> LaunchHandle:
             " id or a recipe name (`ninja runs` lists this workspace's launches)"
         )
     path = Path(name).expanduser()
-    if path.is_file():
-        return read_handle(path)
-    if path.is_dir():
-        if (path / HANDLE_NAME).is_file():
-            return read_handle(path / HANDLE_NAME)
-        inside = handle_files(path)
-        if inside:
-            return (
-                read_handle(inside[-1])
-                if len({p.parent.parent for p in inside}) == 1
-                else _ambiguous(name, inside)
+    if name.endswith(".json") or os.sep in name or name.startswith("~"):  # a path, said so
+        found = _at_path(name, path)
+        if found is None:
+            raise UsageError(
+                f"no launch handle at {name!r}; `ninja runs` lists this workspace's launches"
             )
+        return found
+    # A bare word is a run id or a recipe of this workspace first: a folder or a file of
+    # the same name (notes called `selfcal`, another workspace in `./many`) must not
+    # stand in for it, or `ninja cancel many` stops another workspace's launch.
+    launches, _ = workspace_launches(workdir)
+    named = _in_workspace(name, launches)
+    if named is not None:
+        try:
+            beside = _at_path(name, path)
+        except UsageError:  # a file or folder that is no launch's: the word is the recipe's
+            beside = None
+        if beside is not None and beside.run_id != named.run_id:
+            raise UsageError(
+                f"{name!r} names both this workspace's launch {named.recipe}/{named.run_id}"
+                f" and the launch {beside.recipe}/{beside.run_id} held in ./{name}; give the"
+                f" run id, or ./{name} for the latter"
+            )
+        return named
+    beside = _at_path(name, path)
+    if beside is not None:
+        return beside
+    if path.is_dir():
         raise UsageError(
             f"{name!r} holds no launch handle; name a handle.json, a run id or a recipe"
         )
-    if name.endswith(".json") or os.sep in name:
-        raise UsageError(
-            f"no launch handle at {name!r}; `ninja runs` lists this workspace's launches"
-        )
-    launches, _ = workspace_launches(workdir)
-    by_run = [h for h in launches if h.run_id == name or h.name == name]
-    if by_run:
-        return by_run[-1]
-    by_recipe = [h for h in launches if h.recipe == name]
-    if by_recipe:
-        return by_recipe[-1]
-    started = _by_start_of_run_id(name, launches)
-    if started is not None:
-        return started
     entries = [e for e in reversed(list_launches()) if e.run_id == name]
     for entry in entries:
         if os.path.exists(entry.handle):
@@ -184,6 +186,35 @@ def find_launch(name: str, workdir: Path) -> LaunchHandle:
         f"no launch named {name!r} in {workdir} (recipes launched here: {known}); give a"
         " handle.json path, a run id or a recipe name, or --workdir"
     )
+
+
+def _at_path(name: str, path: Path) -> LaunchHandle | None:
+    """The launch of the handle file ``path``, or the one launch held in the folder
+    ``path``; None when there is no such file or folder, or it holds no handle."""
+    if path.is_file():
+        return read_handle(path)
+    if not path.is_dir():
+        return None
+    if (path / HANDLE_NAME).is_file():
+        return read_handle(path / HANDLE_NAME)
+    inside = handle_files(path)
+    if not inside:
+        return None
+    if len({p.parent.parent for p in inside}) > 1:
+        _ambiguous(name, inside)
+    return read_handle(inside[-1])
+
+
+def _in_workspace(name: str, launches: list[LaunchHandle]) -> LaunchHandle | None:
+    """The workspace's launch ``name`` is the run id, name or recipe of (the latest),
+    or whose run id it starts; None when none."""
+    by_run = [h for h in launches if h.run_id == name or h.name == name]
+    if by_run:
+        return by_run[-1]
+    by_recipe = [h for h in launches if h.recipe == name]
+    if by_recipe:
+        return by_recipe[-1]
+    return _by_start_of_run_id(name, launches)
 
 
 def launch_ids_starting(name: str, workdir: Path) -> list[str]:
