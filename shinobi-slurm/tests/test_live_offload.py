@@ -498,26 +498,49 @@ def test_a_failing_array_task_is_named_with_what_it_said(ninja: Ninja, tmp_path:
     assert by_step["combine"]["detail"] == "never ran: convert did not succeed"
 
 
-def test_cancel_while_accounting_is_down_does_not_claim_jobs_it_could_not_see(
+def _refusing(tmp_path: Path, *tools: str) -> str:
+    """A PATH on which ``tools`` fail as they do when Slurm's daemons are away."""
+    bin_dir = tmp_path / "down"
+    bin_dir.mkdir(exist_ok=True)
+    for tool in tools:
+        stand_in = bin_dir / tool
+        stand_in.write_text(
+            f"#!/bin/sh\necho '{tool}: error: Problem talking to the database:"
+            " Connection refused' >&2\nexit 1\n"
+        )
+        stand_in.chmod(0o755)
+    return f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+
+
+def test_cancel_while_slurm_cannot_be_asked_does_not_claim_jobs_it_could_not_see(
     ninja: Ninja, tmp_path: Path
 ) -> None:
-    """With sacct failing, every job is "unknown" and scancel says nothing of ended
-    ones: "cancelled 2 Slurm job(s)" was said of a launch that had long completed."""
+    """With sacct and squeue failing, every job is "unknown" and scancel says nothing of
+    ended ones: "cancelled 2 Slurm job(s)" was said of a launch that had long completed."""
     launch = submit(ninja, f"{EXAMPLES}/offload_demo.py:pipe", "--target", "m.ms")
     assert wait_final(ninja, launch["handle"])["state"] == "completed"
-    bin_dir = tmp_path / "down"
-    bin_dir.mkdir()
-    sacct = bin_dir / "sacct"
-    sacct.write_text(
-        "#!/bin/sh\necho 'sacct: error: Problem talking to the database: Connection refused' >&2\n"
-        "exit 1\n"
-    )
-    sacct.chmod(0o755)
-    done = ninja("cancel", "pipe", PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    done = ninja("cancel", "pipe", PATH=_refusing(tmp_path, "sacct", "squeue"))
     assert done.returncode == 0, done.stderr
     assert "cancelled" not in done.stdout
     assert "asked scancel to cancel 2 Slurm job(s)" in done.stdout
     assert "the state of 2 of them was unknown" in done.stdout
+
+
+def test_status_while_accounting_is_down_asks_the_controller_s_queue(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    """With sacct failing, status called every step unknown and exited 74, though
+    squeue would have said the jobs were running; cancel said their state was unknown."""
+    launch = submit(ninja, f"{EXAMPLES}/offload_demo.py:pipe", "--target", "m.ms")
+    assert wait_final(ninja, launch["handle"])["state"] == "completed"  # in the queue a while
+    path = _refusing(tmp_path, "sacct")
+    shown = ninja("status", "pipe", "--json", PATH=path)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    found = json.loads(shown.stdout)
+    assert found["state"] == "completed"
+    assert "could not ask Slurm's accounting" in found["summary"], found
+    done = ninja("cancel", "pipe", PATH=path)
+    assert done.returncode == 0 and "nothing to cancel" in done.stdout, done.stdout
 
 
 def test_cancel_of_jobs_slurm_has_no_record_of_says_so(ninja: Ninja, tmp_path: Path) -> None:

@@ -54,18 +54,19 @@ def launch_statuses(commands: SlurmCommands, handles: Sequence[LaunchHandle]) ->
     """The state of every launch in ``handles``: ONE sacct call (and at most one squeue)."""
     ids = [job.job_id for h in handles for job in h.jobs if job.job_id]
     error = None
+    notes: list[str] = []
     try:
         found = query_jobs(commands, ids)
     except SlurmError as exc:
-        found = {}
-        error = f"could not ask Slurm ({exc}){_what_to_check(exc)}; states shown as unknown"
+        found, error, notes = _from_the_queue_alone(commands, ids, exc)
+    accounted = error is None and not notes  # sacct answered
     recovered: dict[str, str] = {}
-    if error is None:
+    if accounted:
         recovered, error = _found_by_name(commands, handles, found)
     missing = [i for i in ids if i not in found]
     # accounting's reason for a waiting job can be stale: the queue says it as it is now
     unexplained = [i for i, records in found.items() if any(waits(r) for r in records)]
-    if (missing or unexplained) and error is None:
+    if (missing or unexplained) and error is None and accounted:
         queued, away = query_queue(commands, [*missing, *unexplained])
         for job_id in unexplained:
             found[job_id] = with_queue_reasons(found[job_id], queued.pop(job_id, []))
@@ -73,11 +74,30 @@ def launch_statuses(commands: SlurmCommands, handles: Sequence[LaunchHandle]) ->
         if away is not None:  # accounting answered, the controller did not
             error = f"could not ask Slurm's controller ({away}); states may be out of date"
     now = time.time()
-    old = [error is None and now - h.created > FORGOTTEN_AFTER for h in handles]
-    return [
+    old = [accounted and error is None and now - h.created > FORGOTTEN_AFTER for h in handles]
+    statuses = [
         _launch_status(_with_found(h, recovered), found, error, aged)
         for h, aged in zip(handles, old, strict=True)
     ]
+    for status in statuses:
+        status.notes[:0] = notes
+    return statuses
+
+
+def _from_the_queue_alone(
+    commands: SlurmCommands, ids: list[str], exc: SlurmError
+) -> tuple[dict[str, list[JobRecord]], str | None, list[str]]:
+    """(records, error, notes) when accounting (sacct) could not be asked: what the
+    controller's queue still holds, which is every job waiting or running and those
+    that ended in the last few minutes (``MinJobAge``). An error only for jobs it does
+    not hold, whose state then cannot be known; a note that accounting was away."""
+    away = f"could not ask Slurm's accounting ({exc}){_what_to_check(exc)}"
+    queued, unreached = query_queue(commands, ids)
+    if unreached is not None:
+        return {}, f"could not ask Slurm ({exc}){_what_to_check(exc)}; states shown as unknown", []
+    if all(i in queued for i in ids):
+        return queued, None, [f"{away}; every state shown is the controller's queue's"]
+    return queued, f"{away}; a job the queue no longer holds is shown as unknown", []
 
 
 def _what_to_check(exc: SlurmError) -> str:
