@@ -117,6 +117,27 @@ def test_a_brief_outage_is_waited_out(caplog: pytest.LogCaptureFixture) -> None:
     assert poller.outage_since is None
 
 
+def test_an_outage_outlived_by_no_watch_is_not_kept_for_ever() -> None:
+    """The thread ended with its last watch during an outage and left ``outage_since``
+    set: accounting read as down for good, and no later thread said it answered."""
+    failed = threading.Event()
+
+    def answer(call: int, ids: list[str]) -> str:
+        failed.set()
+        raise SlurmError("sacct failed: Connection refused", transient=True)
+
+    poller = SacctPoller(ScriptedSlurm(answer), FAST)  # type: ignore[arg-type]
+    watch = poller.watch("5")
+    assert failed.wait(10)
+    thread = poller._thread
+    assert thread is not None
+    poller.forget(watch)
+    poller.kick()
+    thread.join(10)
+    assert not thread.is_alive()
+    assert poller.outage_since is None
+
+
 def test_an_outage_longer_than_the_limit_ends_the_wait() -> None:
     def answer(call: int, ids: list[str]) -> str:
         raise SlurmError("sacct failed: Connection refused", transient=True)

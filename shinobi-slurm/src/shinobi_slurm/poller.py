@@ -113,6 +113,10 @@ class SacctPoller:
                 ids = list(self._watches)
                 if not ids:
                     self._thread = None
+                    # an outage this thread saw is no one's to end now: a later
+                    # thread would never say "answers again", and accounting_down()
+                    # would stay true for good
+                    self.outage_since = None
                     return
             self._hurry = False
             try:
