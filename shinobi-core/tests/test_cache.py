@@ -259,13 +259,27 @@ def test_a_step_that_rewrites_an_input_in_place_is_not_cached(tmp_path: Path) ->
     assert counted(tmp_path) == ["run", "run"]
 
 
-def test_a_mutating_step_declared_safe_is_cached(tmp_path: Path) -> None:
+def test_a_mutating_step_declared_safe_is_replayed_on_the_data_it_left(tmp_path: Path) -> None:
+    """A re-run picks up after it: the data is already as the step leaves it."""
     (tmp_path / "data.ms").write_text("")
     run_cached(_mutating(True), tmp_path, ms="data.ms")
-    (tmp_path / "data.ms").write_text("")  # back to the content the key was made from
     result = run_cached(_mutating(True), tmp_path, ms="data.ms")
     assert [s.status for s in result.steps] == ["cached"]
     assert counted(tmp_path) == ["run"]
+    assert (tmp_path / "data.ms").read_text() == "flagged\n"
+
+
+def test_a_mutating_step_declared_safe_runs_on_data_as_it_was_before_it(tmp_path: Path) -> None:
+    """Its key held the data as it was before the step, so data put back in that state
+    (remade by the step before it, restored from a copy) was a hit, and the rewrite
+    was skipped: the run succeeded with unflagged data."""
+    (tmp_path / "data.ms").write_text("")
+    run_cached(_mutating(True), tmp_path, ms="data.ms")
+    (tmp_path / "data.ms").write_text("")  # back to what it was before the step
+    result = run_cached(_mutating(True), tmp_path, ms="data.ms")
+    assert [s.status for s in result.steps] == ["ok"]
+    assert counted(tmp_path) == ["run", "run"]
+    assert (tmp_path / "data.ms").read_text() == "flagged\n"
 
 
 def test_a_failed_step_is_not_cached(tmp_path: Path) -> None:

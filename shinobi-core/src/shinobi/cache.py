@@ -285,6 +285,7 @@ class StepCache:
         input is being hashed.
         """
         inputs = []
+        keyed = []
         for use in invocation.paths:
             if use.role != "input":
                 continue
@@ -292,6 +293,15 @@ class StepCache:
             if digest.startswith(("unreadable", "special")):
                 return None  # unknown content, or a pipe/device: never the same twice
             inputs.append((use.field, digest))
+            # An input rewritten in place is keyed by where it is, not by what it holds:
+            # its content before the step is what a replay must NOT find (the rewrite
+            # would be skipped); the entry records it as the step left it, and a hit
+            # requires that (see _output_files).
+            keyed.append(
+                (use.field, ["rewritten", *_project_relative([use.path], invocation.cwd)])
+                if use.mutable
+                else (use.field, digest)
+            )
         scripts = self._scripts(cab, invocation)
         if scripts is not None and any(d.startswith("unreadable") for d in scripts):
             return None
@@ -299,7 +309,7 @@ class StepCache:
             FORMAT,
             self._identity(cab, invocation.cwd),
             _project_relative(invocation.argv, invocation.cwd),
-            inputs,
+            keyed,
             _products(invocation),
             self._image(invocation.image, backend, backend_name, invocation.cwd),
             scripts,
@@ -425,16 +435,26 @@ class StepCache:
     def _output_files(
         self, result: StepResult, invocation: Invocation, cab: Cab | None
     ) -> set[str]:
-        """Every file the step's outputs name, absolute, that is there now.
+        """Every file the step's outputs name, and every input it rewrites in place,
+        absolute, that is there now: what a hit must find as the step left it.
 
         A path-typed, ``dtype`` or harvested output names files whatever its
         value looks like (see steps.argv.path_uses). Any other output counts
         when it is an absolute path to a regular file: it is handed on as a
         path, so it is verified like one, but a directory is not walked for
         a value that was only ever declared as text.
+
+        An input rewritten in place (a flagger's MS) counts as the step left it:
+        a replay is right only when the data already is in that state (an
+        idempotent step run again would leave it so); found as it was before the
+        step, say remade by the step before it, the step runs again.
         """
         cwd = invocation.cwd
-        files = {use.path for use in invocation.paths if use.role == "output" and not use.pattern}
+        files = {
+            use.path
+            for use in invocation.paths
+            if (use.role == "output" and not use.pattern) or (use.role == "input" and use.mutable)
+        }
         if cab is not None:
             from shinobi.steps.types import fields_of
 
