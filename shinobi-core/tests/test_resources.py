@@ -55,7 +55,21 @@ def test_si_and_iec_differ_by_exactly_the_ratio() -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", ["200XB", "GB", "", "-1GB", "1e9", "12 G B", "1,5GB", True, -3, math.nan, math.inf]
+    "bad",
+    [
+        "200XB",
+        "GB",
+        "",
+        "-1GB",
+        "1e9",
+        "12 G B",
+        "1,5GB",
+        "\u0663GiB",
+        True,
+        -3,
+        math.nan,
+        math.inf,
+    ],
 )
 def test_bad_sizes_are_rejected_with_an_example(bad: object) -> None:
     with pytest.raises(ValueError) as info:

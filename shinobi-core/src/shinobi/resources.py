@@ -40,7 +40,7 @@ def _units() -> dict[str, int]:
 
 
 _UNITS = _units()
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]*)\s*$")
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]*)\s*$", re.ASCII)  # not "٣GiB"
 _HINT = "write e.g. '512MiB', '200GB', '1.5TiB' or a whole number of bytes"
 
 
