@@ -401,6 +401,9 @@ def test_on_the_real_filesystem(tmp_path: Path) -> None:
         rw(str(real / "in")),
         rw(str(link / "in"), source=str(real / "in")),
         ro(str(real / "in" / "cat.txt")),
+        # the name the tool is given, in the read-write mount of the link's spelling:
+        # without it the input was writable there
+        ro(str(link / "in" / "cat.txt"), source=str(real / "in" / "cat.txt")),
     }
 
 

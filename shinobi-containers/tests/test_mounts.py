@@ -145,3 +145,38 @@ def test_files_behind_two_links_are_read_and_written_in_the_container(
     assert (work / "y.txt").read_text() == "hi\n"
     assert (store / "real" / "z.txt").read_text() == "in\n"
     assert os.path.islink(store / "cur")  # the link itself is left as it was
+
+
+def test_a_read_only_input_behind_a_linked_directory_cannot_be_written_by_that_name(
+    backend: Backend, tmp_path: Path
+) -> None:
+    """``data -> /store/real`` outside the working directory, a ``writable: false`` input
+    and an output both given as ``data/...``: the linked directory was mounted
+    read-write at its name for the output, and the input was read-only only at its
+    real path, so the tool appended to it through the name it was given."""
+    tmp_path.chmod(0o777)
+    real = tmp_path / "store" / "real"
+    real.mkdir(parents=True)
+    (real / "cal.txt").write_text("orig\n")
+    data = tmp_path / "data"
+    data.symlink_to(real)
+    work = tmp_path / "work"
+    work.mkdir()
+    script = 'echo X >> "$1"; echo "append=$?" > "$2"'
+    invocation = Invocation(
+        step="ro",
+        argv=("/bin/sh", "-c", script, "ro", str(data / "cal.txt"), str(data / "out.txt")),
+        cwd=str(work),
+        paths=(
+            PathUse(str(data / "cal.txt"), "input", "src", "file", writable=False),
+            PathUse(str(data / "out.txt"), "output", "dst", "file"),
+        ),
+        image=image(backend.name),
+        run_id="ro-live",
+        stdout_path=str(tmp_path / "ro.out"),
+        stderr_path=str(tmp_path / "ro.err"),
+    )
+    result = backend.run(invocation, RunControl(grace=2.0))
+    assert result.returncode == 0, (tmp_path / "ro.err").read_text()
+    assert (real / "cal.txt").read_text() == "orig\n"
+    assert (real / "out.txt").read_text() != "append=0\n"  # the write was refused

@@ -220,10 +220,12 @@ def _describe(use: PathUse) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Protected:
-    """A ``writable: false`` input: its spelled path and its real one."""
+    """A ``writable: false`` input: its spelled path, its real one, and every name it
+    takes on the way from one to the other (:meth:`_Planner.spellings`)."""
 
     use: PathUse
     real: str
+    names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,7 +317,8 @@ class _Planner:
                 )
             # resolved through the links of its existing parents even when an earlier step
             # makes it (planned ahead): apptainer skips a mount whose target passes a link
-            found.append(_Protected(use, self.host.realpath(use.path)))
+            names = tuple(dict.fromkeys(self.spellings(use.path)))
+            found.append(_Protected(use, self.host.realpath(use.path), names))
         return found
 
     def refuse_writes_into(self, uses: Sequence[PathUse], protected: Sequence[_Protected]) -> None:
@@ -516,6 +519,16 @@ def _reassert(
         inner = _innermost(mounts, guard.real)
         if inner is None or not inner.readonly:
             mounts.append(Mount(guard.real, guard.real, readonly=True))
+        # Reached by another name through a read-write mount of a linked directory
+        # (`lnk` mounted at its own name for an output beside the input), the input
+        # was writable there: the tool writes where it was told, `lnk/cal.txt`.
+        for name in guard.names:
+            inner = _innermost(mounts, name)
+            if name == guard.real or inner is None or inner.readonly:
+                continue
+            below = inner.source + name[len(inner.target) :]
+            if host.realpath(below) == below:  # no link on the way: that mount shows it
+                mounts.append(Mount(guard.real, name, readonly=True))
 
 
 def _absolute(use: PathUse, cwd: str, host: HostView) -> PathUse:
