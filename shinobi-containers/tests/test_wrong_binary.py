@@ -68,30 +68,45 @@ def test_docker_names_the_wrong_binary_not_its_daemon(tmp_path: Path) -> None:
     assert not (tmp_path / "z").exists()
 
 
-def test_a_failed_step_names_the_wrong_binary(tmp_path: Path) -> None:
-    """Podman has no daemon to ask first: its first step fails, saying why, and the
-    run ends there, as at any first failure."""
-    engine = "podman"
-    said = get_backend(engine, {"binary": "/bin/false"}).check().detail
-    result = _run(engine, tmp_path)
-    assert result.status == "failed"  # type: ignore[attr-defined]
-    assert result.steps[0].error.endswith(said), result.steps[0].error  # type: ignore[attr-defined]
+@pytest.mark.parametrize("engine", ("podman", "apptainer"))
+@pytest.mark.parametrize("wrong", ("/bin/false", "/bin/true"))
+def test_an_engine_without_a_daemon_is_refused_before_any_step(
+    engine: str, wrong: str, tmp_path: Path
+) -> None:
+    """Podman and apptainer have no daemon to ask first: their first step failed on
+    /bin/false, and with /bin/true every step "succeeded" having run nothing. A
+    configured binary is asked its version before any step."""
+    said = get_backend(engine, {"binary": wrong}).check().detail
+    assert said.startswith(f"{wrong} is not {engine}: ")
+    with pytest.raises(SettingsInvalid) as refused:
+        run_recipe(
+            _cab(engine),
+            {"dst": "z/x.txt"},
+            backend=engine,
+            config=config_for(engine, binary=wrong),
+            cwd=tmp_path,
+            use_cache=False,
+        )
+    assert str(refused.value) == said
 
 
 @pytest.mark.parametrize("engine", (*OCI_ENGINES, "apptainer"))
-def test_a_step_prepare_never_saw_names_the_wrong_binary(engine: str, tmp_path: Path) -> None:
-    backend = get_backend(engine, {"binary": "/bin/false"})
+@pytest.mark.parametrize("wrong", ("/bin/false", "/bin/true"))
+def test_a_step_prepare_never_saw_names_the_wrong_binary(
+    engine: str, wrong: str, tmp_path: Path
+) -> None:
+    backend = get_backend(engine, {"binary": wrong})
     invocation = Invocation(step="s", argv=("true",), cwd=str(tmp_path), image=image(engine))
     run = backend.run(invocation, RunControl())
     assert run.returncode != 0
-    assert (run.reason or "").startswith("/bin/false is not"), run.reason
+    assert (run.reason or "").startswith(f"{wrong} is not {engine}"), run.reason
 
 
 def test_a_working_engine_is_not_asked_its_version(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A run that works pays no extra call to tell the binary is the engine."""
-    backend = get_backend("docker", {"binary": "/bin/true"})
+    backend = get_backend("docker")
     asked: list[str] = []
     monkeypatch.setattr(type(backend), "version_lines", lambda self: asked.append("v") or [])
     invocation = Invocation(step="s", argv=("true",), cwd=str(tmp_path), image=image("docker"))

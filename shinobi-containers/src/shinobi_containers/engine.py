@@ -224,6 +224,11 @@ class ContainerBackend(Backend):
                 if said is not None:
                     raise SettingsInvalid(said) from None
                 raise
+            # a configured binary that answers 0 to everything (`/bin/true`) made every
+            # step "succeed" having run nothing; the engine's own name is not asked
+            said = self.impostor()
+            if said is not None:
+                raise SettingsInvalid(said)
         self._refuse_imageless(invocations)
         warnings: list[str] = self.idle_settings() if invocations else []
         for invocation in invocations:
@@ -335,11 +340,13 @@ class ContainerBackend(Backend):
         )
         if result.oom and stalled and stall is not None:
             result.reason = f"{result.reason}. {stall.account()}"
-        if result.returncode != 0 and not run.cancelled:
+        if not run.cancelled and (result.returncode != 0 or self.binary != self.name):
             # a step of an orchestration function or a pystep, which prepare()
-            # is not shown: the "engine" that failed it may be another program
+            # is not shown: the "engine" that failed it may be another program, and
+            # one that "succeeded" too, if a configured binary answers 0 to all
             said = self.impostor()
             if said is not None:
+                result.returncode = result.returncode or 1
                 result.reason = said
         unseen = self._unseen_script(spec, result, engine_failed)
         if unseen is not None:
