@@ -281,6 +281,15 @@ def test_missing_file(ninja: Ninja) -> None:
     assert "does not exist" in one_line_error(proc)
 
 
+def test_a_recipe_file_named_without_its_py_is_suggested(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    path = recipe_file(GOOD)
+    proc = ninja("run", f"{path.with_suffix('')}:pipe")
+    assert proc.returncode == 2
+    assert f"does not exist; did you mean '{path}'?" in one_line_error(proc)
+
+
 def test_missing_attribute_suggests(ninja: Ninja, recipe_file: Callable[..., Path]) -> None:
     path = recipe_file(GOOD)
     proc = ninja("run", f"{path}:pip", "--out", "x")

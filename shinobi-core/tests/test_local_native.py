@@ -54,6 +54,16 @@ def test_a_missing_program_is_still_command_not_found(tmp_path: Path) -> None:
     assert run.returncode == 127 and "command not found" in run.stderr
 
 
+def test_a_script_without_its_interpreter_line_is_told_to_add_one(tmp_path: Path) -> None:
+    """The kernel's "Exec format error" alone did not say what to do."""
+    script = tmp_path / "calibrate"
+    script.write_text("echo calibrating\n")
+    script.chmod(0o755)
+    run = run_process(["./calibrate"], cwd=str(tmp_path), control=RunControl())
+    assert run.returncode == 126
+    assert "Exec format error; a script needs a #! line naming its interpreter" in run.stderr
+
+
 def test_a_directory_is_not_called_a_permission_problem(tmp_path: Path) -> None:
     (tmp_path / "tools").mkdir()
     run = run_process(["./tools"], cwd=str(tmp_path), control=RunControl())

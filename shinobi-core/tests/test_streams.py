@@ -105,7 +105,8 @@ def test_a_program_that_cannot_start_says_why_in_its_log(tmp_path: Path) -> None
         stderr_path=str(err),
     )
     assert run.returncode == 127
-    assert "command not found" in err.read_text()
+    # a path was given: PATH plays no part, and the message does not send the user there
+    assert "there is no such file (check the path)" in err.read_text()
     assert not (tmp_path / "step.out").exists()
 
 

@@ -85,7 +85,9 @@ def _import_file(path: Path) -> Any:
     if path.is_dir():
         raise LoadError(f"{str(path)!r} is a directory; name the recipe's .py file in it")
     if not path.is_file():
-        raise LoadError(f"recipe file {str(path)!r} does not exist; check the path")
+        with_suffix = path.with_name(path.name + ".py")
+        fix = f"did you mean {str(with_suffix)!r}?" if with_suffix.is_file() else "check the path"
+        raise LoadError(f"recipe file {str(path)!r} does not exist; {fix}")
     from shinobi.recipe_modules import module_name as name_of
 
     module_name = name_of(path)  # a worker process finds the file by it (multiprocessing)

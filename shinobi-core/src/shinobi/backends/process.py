@@ -14,6 +14,7 @@ file, and what a tool printed is on disk as soon as ninja has read it.
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import threading
@@ -271,6 +272,9 @@ def _not_started(program: str, exc: OSError, cwd: str = ".", path: str | None = 
     found = _located(program, cwd, path)
     if isinstance(exc, FileNotFoundError) and found is not None:
         code, reason, message = 127, *_unstartable_file(program, found)
+    elif isinstance(exc, FileNotFoundError) and os.sep in program:  # a path: PATH plays no part
+        code, reason = 127, f"no such program: {program}"
+        message = f"cannot run {program!r}: there is no such file (check the path)"
     elif isinstance(exc, FileNotFoundError):
         code, reason = 127, f"command not found: {program}"
         message = f"command not found: {program!r} (is it installed and on PATH?)"
@@ -286,6 +290,10 @@ def _not_started(program: str, exc: OSError, cwd: str = ".", path: str | None = 
     else:  # e.g. a script without a #! line (ENOEXEC)
         code, reason = 126, f"cannot run {program}: {exc.strerror}"
         message = f"cannot run {program!r}: {exc.strerror}"
+        if exc.errno == errno.ENOEXEC:
+            hint = "; a script needs a #! line naming its interpreter (#!/bin/sh)"
+            reason += hint
+            message += hint
     return BackendRun(returncode=code, stderr=message + "\n", reason=reason)
 
 
