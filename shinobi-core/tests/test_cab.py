@@ -149,3 +149,15 @@ def test_a_bool_that_is_a_flag_or_skipped_is_accepted() -> None:
         "echo", "echo", Echo, field_meta={"verbose": ParamMeta(positional=True, skip=True)}
     )
     assert render_argv(skipped, {"text": "hi", "verbose": True}) == ["echo", "--text", "hi"]
+
+
+def test_a_wrangler_that_is_no_regular_expression_is_said_so() -> None:
+    """re's own exception is called ``error``: "raised error: missing )" read oddly."""
+    with pytest.raises(ValueError, match=r"wrangler r'\(oops': not a valid regular expression"):
+        Wrangler("(oops", "error")
+
+
+def test_wranglers_given_as_a_mapping_are_refused_with_the_form_to_use() -> None:
+    """A dict of pattern to action failed later with "'str' object has no attribute"."""
+    with pytest.raises(TypeError, match=r"cab 't': wranglers must be Wrangler\(\.\.\.\) objects"):
+        Cab(name="t", command="echo", wranglers={"ERROR": "error"})  # type: ignore[arg-type]

@@ -93,8 +93,11 @@ class Wrangler:
     regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "regex", re.compile(self.pattern))
         what = f"wrangler {self.shown}"
+        try:
+            object.__setattr__(self, "regex", re.compile(self.pattern))
+        except re.error as exc:  # its class is called `error`: said as it is, it reads oddly
+            raise ValueError(f"{what}: not a valid regular expression ({exc})") from None
         _one_of(what, "action", self.action, ("output", "error", "warning"))
         _one_of(what, "stream", self.stream, ("stdout", "stderr", "both"))
         if self.action == "output" and not self.output:
@@ -188,6 +191,12 @@ class Cab:
         self.image = image
         self.resources = resources
         self.wranglers = tuple(wranglers)
+        for wrangler in self.wranglers:
+            if not isinstance(wrangler, Wrangler):
+                raise TypeError(
+                    f"cab {name!r}: wranglers must be Wrangler(...) objects, not"
+                    f" {wrangler!r}; write wranglers=[Wrangler(r'pattern', 'error')]"
+                )
         self.version = version
         self.flag_prefix = flag_prefix
         self.env = dict(env or {})
