@@ -61,3 +61,27 @@ def test_a_dry_run_with_nothing_to_say_has_an_empty_list(
     proc = ninja("run", f"{path}:dup", "--dryrun", "--json", "-j", "2")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["warnings"] == []
+
+
+NESTED = """\
+from shinobi.steps import Cab, Recipe
+t = Cab(name="t", command="true")
+inner = Recipe("inner")
+inner.add_step("a", t)
+outer = Recipe("outer")
+outer.add_step("sub", inner)
+"""
+
+
+def test_a_nested_recipe_has_no_backend_in_the_plan_as_in_the_run(
+    ninja: Ninja, recipe_file: Callable[[str, str], Path]
+) -> None:
+    """The dry run said backend "recipe" (a box tagged ``recipe · recipe``) where the
+    run's JSON says null: its steps have backends, it has none."""
+    path = recipe_file(NESTED, "nested.py")
+    planned = json.loads(ninja("run", f"{path}:outer", "--dryrun", "--json").stdout)
+    ran = json.loads(ninja("run", f"{path}:outer", "--json").stdout)
+    assert [s["backend"] for s in planned["steps"]] == [s["backend"] for s in ran["steps"]]
+    assert planned["steps"][0]["backend"] is None
+    drawn = ninja("run", f"{path}:outer", "--dryrun").stdout
+    assert "recipe · recipe" not in drawn and " recipe ─┐" in drawn

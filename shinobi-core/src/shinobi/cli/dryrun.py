@@ -45,8 +45,8 @@ def show_dryrun(
 
     def chosen_backend(step: PlannedStep) -> str:
         kind = step.node.kind
-        if kind == "recipe":
-            return "recipe"
+        if kind == "recipe":  # its steps have backends; it has none (null, as a run says)
+            return ""
         chosen = choose_backend(session, step.node)
         if kind == "python":  # what the run will say: "python" for a call here
             from shinobi.pystep_runner import placement
@@ -158,7 +158,7 @@ def _plan_json(plan: Any, backend_of: Any, render_argv: Any, turns_of: Any) -> d
         entry: dict[str, Any] = {
             "name": step.name,
             "kind": node.kind,
-            "backend": backend_of(step),
+            "backend": backend_of(step) or None,
             "depends_on": [graph.nodes[d].name for d in node.deps],
             "argv": render_argv(step),
             "paths": [

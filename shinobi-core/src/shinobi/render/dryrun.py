@@ -265,7 +265,8 @@ def dryrun_lines(
             step = by_index[index]
             node = step.node
             kind = node.kind
-            tag = f"{kind} · {backend_of(step)}"
+            backend = backend_of(step)
+            tag = f"{kind} · {backend}" if backend else kind
             if len(node.deps) > 1:
                 tag = f"fan-in of {len(node.deps)} · {tag}"
             details = _details(step, render_argv, loops, kind)
