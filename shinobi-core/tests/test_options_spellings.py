@@ -213,3 +213,12 @@ def test_help_says_what_each_input_takes(tmp_path: Path, monkeypatch: pytest.Mon
         "--where PATH",
     ):
         assert option in shown, shown
+
+
+def test_a_list_default_shows_each_value_as_it_is_typed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``["a b", "c"]`` showed as ``[default: a b c]``, three values to the eye."""
+    text = TYPED.replace('label: str = "x"', 'label: list[str] = ["a b", "c"]')
+    shown = " ".join(pipe_runner(tmp_path, monkeypatch, text)("--help").output.split())
+    assert "[default: 'a b' c]" in shown, shown

@@ -679,7 +679,10 @@ def _as_typed(value: Any) -> Any:
     if isinstance(value, datetime.timedelta):  # as --help says durations are typed
         return f"{value.total_seconds():.15g}"  # whole: :g rounded 1234567 to 1.23457e+06
     if isinstance(value, list | tuple | set | frozenset):
-        return " ".join(_one_value(item) for item in value)
+        import shlex
+
+        # quoted as a shell would need it: ["a b", "c"] showed as `a b c`, three values
+        return " ".join(shlex.quote(_one_value(item)) for item in value)
     dump = getattr(value, "model_dump_json", None)
     if callable(dump):
         return dump()
