@@ -444,7 +444,7 @@ def test_a_list_of_lists_input_takes_each_inner_list_as_json(
 ) -> None:
     path = recipe_file(NESTED_LISTS)
     shown = ninja("run", f"{path}:pipe", "--help").stdout
-    assert "[default: [1, 2] [3]]" in " ".join(shown.split()), shown
+    assert "[default: '[1, 2]' '[3]']" in " ".join(shown.split()), shown
     proc = ninja(
         "run", f"{path}:pipe", "--groups", "[1]", "--groups", "[2, 3]", "--dryrun", "--json"
     )
