@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from stand_in import QUIET_ENGINE
 
 from shinobi.backends.base import Invocation, PathUse
 from shinobi.resources import Resources
@@ -184,7 +185,7 @@ def test_a_step_without_an_image_is_refused(tmp_path: Path, backend: ContainerBa
 def test_prepare_refuses_impossible_mounts_before_anything_runs(tmp_path: Path) -> None:
     output = PathUse("/no-such-top-level/out.txt", "output", "out", "file")
     with pytest.raises(MountRefused, match="create /no-such-top-level"):
-        DockerBackend({"binary": "true"}).prepare([invocation(tmp_path, paths=(output,))])
+        DockerBackend({"binary": QUIET_ENGINE}).prepare([invocation(tmp_path, paths=(output,))])
 
 
 def test_prepare_refuses_an_engine_binary_that_is_not_there(tmp_path: Path) -> None:
@@ -204,7 +205,7 @@ def test_prepare_refuses_an_engine_binary_that_is_not_there(tmp_path: Path) -> N
 def test_prepare_warns_once_per_dropped_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    backend = PodmanBackend({"binary": "true"})  # the check needs no podman here
+    backend = PodmanBackend({"binary": QUIET_ENGINE})  # the check needs no podman here
     reach = CgroupReach({"cpu": "the cpu cgroup controller is not delegated to this user"})
     monkeypatch.setattr(backend, "cgroup_reach", lambda: reach)
     declared = invocation(tmp_path, resources=Resources(cpus=2, memory="1GiB"))
@@ -227,10 +228,10 @@ def test_a_network_setting_apptainer_cannot_honour_is_said(
     tmp_path: Path, backend: type[ApptainerBackend]
 ) -> None:
     """docker/podman's ``network`` was taken by apptainer and silently did nothing."""
-    engine = backend({"network": "none", "binary": "/bin/true"})
+    engine = backend({"network": "none", "binary": QUIET_ENGINE})
     warnings = engine.prepare([invocation(tmp_path, image="docker://busybox")])
     assert any("network = 'none' does nothing here" in w for w in warnings), warnings
-    quiet = backend({"binary": "/bin/true"}).prepare([invocation(tmp_path, image="docker://bb")])
+    quiet = backend({"binary": QUIET_ENGINE}).prepare([invocation(tmp_path, image="docker://bb")])
     assert not any("network" in w for w in quiet)
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from live_engines import OCI_ENGINES, live_backend
+from stand_in import QUIET_ENGINE
 
 from shinobi.backends.base import Invocation
 from shinobi_containers.apptainer import ApptainerBackend
@@ -30,15 +31,15 @@ def invocation(tmp_path: Path) -> Invocation:
 def test_a_run_warns_that_the_stall_watch_does_nothing_on_docker_or_podman(
     tmp_path: Path, backend: type[DockerBackend]
 ) -> None:
-    engine = backend({"memory_stall_timeout": 3, "binary": "/bin/true"})
+    engine = backend({"memory_stall_timeout": 3, "binary": QUIET_ENGINE})
     warnings = engine.prepare([invocation(tmp_path)])
     assert any(f"backend.{backend.name}.{SAID}" in w for w in warnings), warnings
-    quiet = backend({"binary": "/bin/true"}).prepare([invocation(tmp_path)])
+    quiet = backend({"binary": QUIET_ENGINE}).prepare([invocation(tmp_path)])
     assert not any("memory_stall_timeout" in w for w in quiet), quiet
 
 
 def test_apptainer_keeps_its_stall_watch_quietly(tmp_path: Path) -> None:
-    engine = ApptainerBackend({"memory_stall_timeout": 3, "binary": "/bin/true"})
+    engine = ApptainerBackend({"memory_stall_timeout": 3, "binary": QUIET_ENGINE})
     inv = Invocation(step="s", argv=("true",), cwd=str(tmp_path), image="docker://busybox")
     assert not any("memory_stall_timeout" in w for w in engine.prepare([inv]))
 
@@ -55,10 +56,10 @@ def test_apptainer_says_it_runs_steps_as_the_user_whatever_the_setting(
 ) -> None:
     """``run_as_host_user = false`` (meant: root in the container) was taken without
     a word by apptainer, whose steps run as the invoking user."""
-    engine = ApptainerBackend({**settings, "binary": "/bin/true"})
+    engine = ApptainerBackend({**settings, "binary": QUIET_ENGINE})
     inv = Invocation(step="s", argv=("true",), cwd=str(tmp_path), image="docker://busybox")
     said = [w for w in engine.prepare([inv]) if "run_as_host_user = false" in w]
     assert len(said) == 1 and "always run as the invoking user" in said[0], said
     for quiet in ({"run_as_host_user": True}, {}):  # true is the global default: no word
-        warnings = ApptainerBackend({**quiet, "binary": "/bin/true"}).prepare([inv])
+        warnings = ApptainerBackend({**quiet, "binary": QUIET_ENGINE}).prepare([inv])
         assert not any("run_as_host_user" in w for w in warnings), warnings

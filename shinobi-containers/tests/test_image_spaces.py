@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from live_engines import image, live_backend
+from stand_in import QUIET_ENGINE
 
 from shinobi.backends.base import Invocation
 from shinobi_containers.apptainer import ApptainerBackend
@@ -40,7 +41,7 @@ def step(tmp_path: Path, name: str) -> Invocation:
 def test_docker_and_podman_refuse_it_before_the_run(
     tmp_path: Path, name: str, where: str, backend: type[DockerBackend]
 ) -> None:
-    engine = backend({"binary": "/bin/true"})
+    engine = backend({"binary": QUIET_ENGINE})
     with pytest.raises(ContainerRefused) as refused:
         engine.prepare([step(tmp_path, name)])
     said = str(refused.value)
@@ -53,12 +54,12 @@ def test_docker_and_podman_refuse_it_before_the_run(
 @pytest.mark.parametrize("name", ["docker://busybox ", "busybox:latest ", "oras://a b/c"])
 def test_apptainer_refuses_it_in_a_reference(tmp_path: Path, name: str) -> None:
     with pytest.raises(ContainerRefused, match="is not a valid reference: it has a space"):
-        ApptainerBackend({"binary": "/bin/true"}).prepare([step(tmp_path, name)])
+        ApptainerBackend({"binary": QUIET_ENGINE}).prepare([step(tmp_path, name)])
 
 
 def test_apptainer_shows_the_space_of_a_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ContainerRefused) as refused:
-        ApptainerBackend({"binary": "/bin/true"}).prepare([step(tmp_path, "tool.sif ")])
+        ApptainerBackend({"binary": QUIET_ENGINE}).prepare([step(tmp_path, "tool.sif ")])
     assert "does not exist; check the path: 'tool.sif ' has a space at its end" in str(
         refused.value
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from stand_in import QUIET_ENGINE
 
 from shinobi.backends.base import Invocation
 from shinobi_containers.docker import DockerBackend
@@ -21,7 +22,7 @@ def _bare(tmp_path: Path, *steps: str) -> list[Invocation]:
 def _refusal(tmp_path: Path, *steps: str) -> str:
     dressed = Invocation(step="fine", argv=("tool",), cwd=str(tmp_path), image="img:1")
     with pytest.raises(ContainerRefused) as info:
-        DockerBackend({"binary": "true"}).prepare([dressed, *_bare(tmp_path, *steps)])
+        DockerBackend({"binary": QUIET_ENGINE}).prepare([dressed, *_bare(tmp_path, *steps)])
     return str(info.value)
 
 

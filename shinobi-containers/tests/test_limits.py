@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from stand_in import QUIET_ENGINE
 
 from shinobi.resources import Resources
 from shinobi_containers.cgroups import UNPROBED, CgroupReach
@@ -137,7 +138,7 @@ def test_every_limit_the_engine_can_apply_draws_no_warning(tmp_path: Any) -> Non
     from shinobi.backends.base import Invocation
     from shinobi_containers.podman import PodmanBackend
 
-    backend = PodmanBackend({"binary": "true"})
+    backend = PodmanBackend({"binary": QUIET_ENGINE})
     backend.cgroup_reach = lambda: CgroupReach()  # type: ignore[method-assign]
     invocation = Invocation(
         step="s", argv=("true",), cwd=str(tmp_path), image="img", resources=Resources(cpus=1)

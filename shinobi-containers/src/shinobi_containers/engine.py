@@ -247,7 +247,7 @@ class ContainerBackend(Backend):
         step declares that limit (a site may cap every container that way)."""
         if self.options.enforce_resources == "never":
             return []  # ninja sets no limits: run_flags' are the only ones
-        found = limit_flags_in(self.options.run_flags)
+        found = limit_flags_in(self.options.run_flags, self.name)
         return [overridden_warning(self.name, flag, limit) for flag, limit in found.items()]
 
     def _refuse_imageless(self, invocations: Sequence[Invocation]) -> None:
@@ -524,7 +524,7 @@ class ContainerBackend(Backend):
             flag: dropped_warning(self.name, flag, why) for flag, why in spec.limits.dropped.items()
         }
         applied = {"memory": spec.limits.memory, "cpu": spec.limits.cpus}
-        for flag, limit in limit_flags_in(self.options.run_flags).items():
+        for flag, limit in limit_flags_in(self.options.run_flags, self.name).items():
             if applied[limit] is not None:
                 said[f"run_flags {flag}"] = overridden_warning(self.name, flag, limit)
         return said

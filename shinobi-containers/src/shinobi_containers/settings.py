@@ -88,7 +88,7 @@ class ContainerSettings:
                 f"backend.{backend}.run_flags sets {taken}, which ninja keeps to itself:"
                 f" {_OWN_FLAGS.get(taken, _OWN_FLAGS['-d'])}; drop it from run_flags"
             )
-        limiting = limit_flags_in(run_flags)
+        limiting = limit_flags_in(run_flags, backend)
         if mode == "always" and limiting:
             first, limit = next(iter(limiting.items()))
             raise SettingsInvalid(
@@ -127,7 +127,10 @@ _OWN_FLAGS = {
 #: Given after ninja's own, the engine keeps the last: the declared limit was
 #: replaced without a word. (``--cpu-quota`` and ``--cpu-period`` are left out:
 #: the engines refuse them beside ``--cpus``, loudly.)
-LIMIT_FLAGS = {"--memory": "memory", "-m": "memory", "--memory-swap": "memory", "--cpus": "cpu"}
+LIMIT_FLAGS = {"--memory": "memory", "--memory-swap": "memory", "--cpus": "cpu"}
+#: docker's and podman's short ``--memory``; apptainer has no ``-m`` (it refuses it).
+_OCI_LIMIT_FLAGS = {**LIMIT_FLAGS, "-m": "memory"}
+_OCI_ENGINES = frozenset({"docker", "podman"})
 
 #: Short flags of ``run`` that take no value, and so may be bundled (``-dit``).
 _NO_VALUE = frozenset("ditP")
@@ -151,11 +154,13 @@ def flags_of(word: str) -> tuple[str, ...]:
     return tuple(letters)
 
 
-def limit_flags_in(run_flags: tuple[str, ...]) -> dict[str, str]:
-    """Each option of ``run_flags`` that sets a limit ninja sets (:data:`LIMIT_FLAGS`),
-    as written, and the limit it sets (``memory`` or ``cpu``)."""
+def limit_flags_in(run_flags: tuple[str, ...], engine: str) -> dict[str, str]:
+    """Each option of ``run_flags`` that sets a limit ninja sets (:data:`LIMIT_FLAGS`,
+    and ``-m`` for docker and podman), as written, and the limit it sets (``memory``
+    or ``cpu``)."""
+    known = _OCI_LIMIT_FLAGS if engine in _OCI_ENGINES else LIMIT_FLAGS
     given = (flag for word in run_flags for flag in flags_of(word))
-    return {flag: LIMIT_FLAGS[flag] for flag in given if flag in LIMIT_FLAGS}
+    return {flag: known[flag] for flag in given if flag in known}
 
 
 def _takes_over(word: str) -> bool:
