@@ -235,7 +235,10 @@ def test_a_raising_pystep_fails_with_the_exception_and_its_traceback(
     assert not result.ok
     assert result.failed_step == "boom"
     assert result.error == "the pystep raised ValueError: boom 7"
-    assert "Traceback" in result.steps[0].stderr
+    said = result.steps[0].stderr
+    assert "Traceback" in said and 'raise ValueError(f"boom {x}")' in said
+    # from the pystep's own frame on, as in ninja's process: the runner's say nothing
+    assert "pyrunner" not in said, said
 
 
 def test_a_venv_pystep_whose_outputs_miss_a_field_fails_in_one_line(

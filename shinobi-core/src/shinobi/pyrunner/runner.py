@@ -237,6 +237,16 @@ def _raised(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _user_traceback(exc: BaseException) -> str:
+    """The traceback from the step's own first frame on: this runner's frames that
+    called it say nothing of the user's bug (shinobi.failures.user_traceback does
+    the same in ninja's process; this file runs where shinobi may not be installed)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, tb or exc.__traceback__))
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
         sys.stderr.write("usage: runner.py SPEC.json\n")
@@ -258,7 +268,7 @@ def main(argv: list[str]) -> int:
         _write(spec["outputs_file"], {"error": str(exc), "stage": "outputs"})
         return 1
     except Exception as exc:
-        traceback.print_exc()
+        sys.stderr.write(_user_traceback(exc))
         _write(spec["outputs_file"], {"error": _raised(exc), "stage": stage})
         return 1
     except SystemExit as exc:  # said as a call in ninja's own process says it (docstring)
