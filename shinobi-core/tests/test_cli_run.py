@@ -290,6 +290,16 @@ def test_a_recipe_file_named_without_its_py_is_suggested(
     assert f"does not exist; did you mean '{path}'?" in one_line_error(proc)
 
 
+def test_a_recipe_file_named_without_a_recipe_lists_what_it_defines(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    path = recipe_file(GOOD)
+    proc = ninja("run", str(path))
+    assert proc.returncode == 2
+    said = one_line_error(proc)
+    assert f"names no recipe: write {path}:NAME (recipes defined there: pipe" in said
+
+
 def test_missing_attribute_suggests(ninja: Ninja, recipe_file: Callable[..., Path]) -> None:
     path = recipe_file(GOOD)
     proc = ninja("run", f"{path}:pip", "--out", "x")

@@ -75,6 +75,12 @@ def split_target(target: str) -> tuple[Path, str]:
     """``path/to/file.py:name`` -> (path, name)."""
     path, sep, name = target.rpartition(":")
     if not sep or not path or not name:
+        whole = Path(path or target)
+        if whole.suffix == ".py" and whole.is_file():  # the file alone: say what it holds
+            raise LoadError(
+                f"target {target!r} names no recipe: write {whole}:NAME"
+                f"{_listing(_import_file(whole))}"
+            )
         raise LoadError(
             f"target {target!r} is not FILE.py:NAME (e.g. examples/offload_demo.py:pipe)"
         )

@@ -362,7 +362,7 @@ class RecipeCommand(click.Command):
         # options the previous target added before adding this target's.
         self.params = [p for p in self.params if not (p.name or "").startswith(_INPUTS_KEY)]
         target = _first_target(args, self)
-        if target is not None and ":" in target:
+        if target is not None and (":" in target or target.endswith(".py")):
             collector.freeze_libraries(_load_libraries)  # before the first code of the user's
             from shinobi.loaders import load_target
             from shinobi.runner import as_recipe, refuse_ambiguous_aliases
