@@ -1,4 +1,12 @@
-"""Config values read one way in every layer, empty paths refused."""
+"""Every layer overrides the ones before it key by key, whatever shape it comes in.
+
+An empty table in the project file (``[execution]`` with its keys commented
+out) was a value of its own: it replaced the section that the user file, the
+environment and the command line had filled, so ``-j 2`` and
+``SHINOBI_EXECUTION_MAX_WORKERS`` were lost while ``config show`` still named
+them as the source of the default it printed. A backend table given as JSON
+in a variable replaced the whole table the same way.
+"""
 
 from __future__ import annotations
 
@@ -9,74 +17,61 @@ import pytest
 from shinobi.config import load_config
 from shinobi.errors import ConfigError
 
+USER = """\
+[execution]
+max_workers = 3
+grace_period = 5
+[backend.docker]
+network = "host"
+init = false
+[provenance]
+enabled = true
+"""
 
-@pytest.mark.parametrize(
-    ("variable", "key"),
-    [
-        ("SHINOBI_EXECUTION_WORKDIR", "execution.workdir"),
-        ("SHINOBI_BACKEND_VENV", "backend.venv"),
-    ],
-)
-def test_an_empty_path_variable_is_refused_like_an_empty_cache_dir(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, key: str
+
+@pytest.fixture
+def layered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A user file with settings in three sections; the project directory, returned."""
+    (tmp_path / "user.toml").write_text(USER)
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "user.toml"))
+    project = tmp_path / "project"
+    project.mkdir()
+    return project
+
+
+@pytest.mark.parametrize("table", ["[execution]", "[provenance]", "[backend]", "[backend.docker]"])
+def test_an_empty_table_in_the_project_file_sets_nothing(layered: Path, table: str) -> None:
+    (layered / "shinobi.toml").write_text(f"{table}\n# max_workers = 8\n")
+    config = load_config(cwd=layered, environ={})
+    assert config.execution.max_workers == 3 and config.execution.grace_period == 5
+    assert config.provenance.enabled is True
+    assert config.backend_settings("docker")["network"] == "host"
+    assert config.sources["execution.max_workers"].startswith("user file ")
+
+
+def test_the_environment_and_the_command_line_still_win_over_an_empty_table(
+    layered: Path,
 ) -> None:
-    """``SHINOBI_EXECUTION_WORKDIR=$UNSET`` in a job script put run records in whatever
-    directory the job ran in, without a word; an empty cache.dir was refused."""
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    (layered / "shinobi.toml").write_text("[execution]\n")
+    environ = {"SHINOBI_EXECUTION_GRACE_PERIOD": "7"}
+    config = load_config({"execution.max_workers": 2}, cwd=layered, environ=environ)
+    assert config.execution.max_workers == 2 and config.execution.grace_period == 7
+    assert config.sources["execution.max_workers"] == "command line"
+
+
+def test_a_table_given_as_json_in_a_variable_sets_its_keys_one_by_one(layered: Path) -> None:
+    environ = {"SHINOBI_BACKEND_DOCKER": '{"network": "bridge"}'}
+    config = load_config(cwd=layered, environ=environ)
+    settings = config.backend_settings("docker")
+    assert settings["network"] == "bridge" and settings["init"] is False
+    said = "environment variable SHINOBI_BACKEND_DOCKER"
+    assert config.sources["backend.docker.network"] == said
+    assert config.sources["backend.docker.init"].startswith("user file ")
+
+
+def test_a_bad_backend_key_is_blamed_on_the_file_that_holds_it(layered: Path) -> None:
+    (layered / "shinobi.toml").write_text('[backend]\ndocker = "x"\n')
     with pytest.raises(
-        ConfigError, match=rf"'{key}' \(from environment variable {variable}\): is empty"
+        ConfigError, match=r"'backend\.docker' is not a setting \(from project file"
     ):
-        load_config(cwd=tmp_path, environ={variable: ""})
-
-
-def test_an_empty_workdir_in_a_file_is_refused_naming_the_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
-    (tmp_path / "shinobi.toml").write_text('[execution]\nworkdir = " "\n')
-    with pytest.raises(ConfigError, match=r"from project file .*shinobi\.toml\): is empty"):
-        load_config(cwd=tmp_path, environ={})
-    (tmp_path / "shinobi.toml").write_text(f'[execution]\nworkdir = "{tmp_path}"\n')
-    assert load_config(cwd=tmp_path, environ={}).execution.workdir_path() == tmp_path.resolve()
-
-
-@pytest.mark.parametrize(
-    ("value", "meant"),
-    [(0, False), (1, True), ("yes", True), ("no", False), ("On", True), ("false", False)],
-)
-def test_config_bool_reads_a_switch_as_the_global_keys_do(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: object, meant: bool
-) -> None:
-    """A plugin's table read 0 and "yes" as errors where cache.enabled took them."""
-    from shinobi.config import config_bool
-
-    assert config_bool(value) is meant
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
-    config = load_config(cwd=tmp_path, environ={"SHINOBI_CACHE_ENABLED": str(value)})
-    assert config.cache.enabled is meant
-
-
-@pytest.mark.parametrize("value", ["maybe", 2, None, [], "  "])
-def test_config_bool_refuses_what_is_no_switch(value: object) -> None:
-    from shinobi.config import config_bool
-
-    with pytest.raises(ValueError, match=r"must be true or false \(or yes/no"):
-        config_bool(value)
-
-
-def test_a_dotted_plugin_key_is_told_where_it_was_set(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Container backends say ``backend.docker.init must ...``: that named no layer."""
-    from shinobi.config import said_where
-
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
-    load_config(cwd=tmp_path, environ={"SHINOBI_BACKEND_DOCKER_INIT": "perhaps"})
-    said = said_where("backend.docker.init must be true or false, not 'perhaps'")
-    assert said.endswith("(init is set in environment variable SHINOBI_BACKEND_DOCKER_INIT)")
-
-
-def test_the_default_check_settings_checks_nothing() -> None:
-    from shinobi.backends.native import NativeBackend
-
-    NativeBackend.check_settings({"anything": object()})
+        load_config(cwd=layered, environ={})

@@ -301,8 +301,8 @@ class AppConfig(_Section):
 
 def user_config_path() -> Path:
     explicit = os.environ.get("SHINOBI_CONFIG")
-    if explicit:
-        return Path(explicit).expanduser()
+    if explicit:  # absolute: `config show` names it wherever it is run from
+        return Path(explicit).expanduser().absolute()
     import platformdirs
 
     return Path(platformdirs.user_config_dir("shinobi")) / "config.toml"
@@ -321,6 +321,12 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             flat[dotted] = value
     return flat
+
+
+def _has_keys_under(flat: Mapping[str, Any], key: str) -> bool:
+    """Whether ``flat`` (dotted keys) sets anything inside the table ``key``."""
+    inside = f"{key}."
+    return any(k.startswith(inside) for k in flat)
 
 
 def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -385,9 +391,13 @@ def _from_environment(
                 except ValueError:
                     value = raw
                 dotted = f"{section}.{_table_key(section, key)}"
-                flat[dotted] = value
-                if variables is not None:
-                    variables[dotted] = name
+                # a table given as JSON sets its keys, one by one as a file's do: as a
+                # whole it replaced the table every other layer had filled
+                given = _flatten(value, f"{dotted}.") if isinstance(value, Mapping) else {}
+                for each, one in (given or {dotted: value}).items():
+                    flat[each] = one
+                    if variables is not None:
+                        variables[each] = name
                 break
         else:
             _refuse_misspelt_section(name, rest)
@@ -494,7 +504,7 @@ def _refuse_unknown_backend_keys(config: AppConfig, sources: Mapping[str, str]) 
         if isinstance(value, dict) and key in backends:
             continue
         table = isinstance(value, dict)
-        origin = next((v for k, v in sources.items() if k.startswith(f"backend.{key}")), "?")
+        origin = _origin(["backend", key], sources)  # the layer of this very key first
         known = sorted(backends) if table else list(BackendConfig.model_fields)
         what = (
             f"[backend.{key}] is not the table of a backend"
@@ -622,6 +632,10 @@ def load_config(
     sources: dict[str, str] = {}
     for source, flat in layers:
         for key, value in flat.items():
+            if isinstance(value, Mapping) and not value and _has_keys_under(merged, key):
+                # an empty table (`[execution]` with its keys commented out) sets nothing:
+                # as a value it replaced every key of that section from every layer
+                continue
             merged[key] = value
             sources[key] = source
     for key, variable in variables.items():  # the variable, which is what the user set
