@@ -161,3 +161,31 @@ def test_wranglers_given_as_a_mapping_are_refused_with_the_form_to_use() -> None
     """A dict of pattern to action failed later with "'str' object has no attribute"."""
     with pytest.raises(TypeError, match=r"cab 't': wranglers must be Wrangler\(\.\.\.\) objects"):
         Cab(name="t", command="echo", wranglers={"ERROR": "error"})  # type: ignore[arg-type]
+
+
+class Tagged(BaseModel):
+    tag: str | None = None
+
+
+def test_a_named_group_that_did_not_match_gives_no_value_not_group_one() -> None:
+    """``(\\w+) tag(?:=(?P<tag>\\w+))?`` on ``image tag``: the output took group 1,
+    ``image``, with exit 0 and no word."""
+    cab = Cab(
+        "tool",
+        "tool",
+        outputs_model=Tagged,
+        wranglers=[Wrangler(r"(\w+) tag(?:=(?P<tag>\w+))?", "output", output="tag")],
+    )
+    assert wrangle(cab, "image tag\n", "").values == {}
+    assert wrangle(cab, "image tag=v2\nimage tag\n", "").values == {"tag": "v2"}
+
+
+def test_a_line_whose_value_group_took_no_part_keeps_the_earlier_value() -> None:
+    """``rms: 1.5`` then a bare ``rms``: the output became None over a good value."""
+    cab = Cab(
+        "tool",
+        "tool",
+        outputs_model=Rms,
+        wranglers=[Wrangler(r"rms(?:: ([\d.]+))?", "output", output="rms")],
+    )
+    assert wrangle(cab, "rms: 1.5\nrms\n", "").values == {"rms": "1.5"}

@@ -119,9 +119,12 @@ def wrangle(cab: Cab, stdout: str, stderr: str) -> WrangledOutput:
                     found.errors.append(line.strip())
                 elif wrangler.action == "warning":
                     found.warnings.append(line.strip())
-                else:
-                    last[stream] = _matched_value(match, wrangler.output)
-                    every.append(last[stream])
+                elif wrangler.output is not None:
+                    value = _matched_value(match, wrangler.output)
+                    if value is None:  # its value group took no part: this line says none
+                        continue
+                    last[stream] = value
+                    every.append(value)
         if wrangler.output is None or not last:
             continue
         if specs[wrangler.output].is_list:
@@ -134,12 +137,14 @@ def wrangle(cab: Cab, stdout: str, stderr: str) -> WrangledOutput:
     return found
 
 
-def _matched_value(match: re.Match[str], output: str | None) -> str:
-    """The group named like the output, else the first group, else the whole match."""
-    value = match.groupdict().get(output) if output is not None else None
-    if value is None:
-        value = match.group(1) if match.groups() else match.group(0)
-    return value
+def _matched_value(match: re.Match[str], output: str) -> str | None:
+    """The group named like the output when the pattern has one, else the first
+    group, else the whole match; None when that group took no part in the match
+    (``rms(?:: ([\\d.]+))?`` on ``rms``). Group 1 stood in for a named group that
+    did not match: a wrong value, taken without a word."""
+    if output in match.re.groupindex:
+        return match.group(output)
+    return match.group(1) if match.re.groups else match.group(0)
 
 
 def _both_streams_doubt(wrangler: Wrangler, last: Mapping[str, str]) -> str | None:
