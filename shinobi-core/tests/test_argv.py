@@ -246,3 +246,20 @@ def test_an_environment_no_process_can_take_is_refused_with_the_cab(
     """Every backend alike: docker read X=Y=1 as X, the others refused it mid-run."""
     with pytest.raises(ValueError, match=re.escape(f"cab 'tool': env: {said}")):
         Cab("tool", "tool", env=env)
+
+
+class Grouped(BaseModel):
+    groups: list[list[File]] = []
+
+
+def test_a_list_in_a_list_reaches_the_tool_as_json_not_python_s_repr() -> None:
+    """Each inner list of paths was ``[PosixPath('a.ms'), PosixPath('b.ms')]``."""
+    cab = Cab("c", "tool", Grouped)
+    argv = render_argv(cab, {"groups": [[Path("a.ms"), Path("b.ms")], [Path("c.ms")]]})
+    assert argv == ["tool", "--groups", '["a.ms", "b.ms"]', "--groups", '["c.ms"]']
+
+
+def test_bytes_have_no_command_line_form() -> None:
+    from shinobi.steps.types import wordless
+
+    assert wordless(b"abc") == "bytes"  # str() of it is b'abc': refused, not passed on

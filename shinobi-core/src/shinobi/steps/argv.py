@@ -18,6 +18,7 @@ reach the tool exactly as written.
 from __future__ import annotations
 
 import glob
+import json
 import os
 import string
 from collections.abc import Iterable, Mapping, Sequence
@@ -327,12 +328,30 @@ def _revealed(value: Any) -> str:
 
 
 def _text(value: Any) -> str:
-    """A value as its command-line word: an enum member is its value.
+    """A value as its command-line word: an enum member is its value, and a list
+    in a list its JSON.
 
     ``str()`` of a ``class Mode(str, Enum)`` member is ``Mode.slow`` on
-    Python 3.11, a word no tool knows, though the option offered ``slow``.
+    Python 3.11, a word no tool knows, though the option offered ``slow``; of
+    ``[Path("a.ms")]`` it is ``[PosixPath('a.ms')]``, where JSON gives ``["a.ms"]``
+    (and a list of numbers the same word as before, ``[1, 2]``).
     """
+    if isinstance(value, list | tuple):
+        return _NESTED_JSON.encode(value)
     return str(value.value if isinstance(value, Enum) else value)  # _enum_value, inline: per word
+
+
+def _json_word(value: Any) -> Any:
+    return os.fspath(value) if isinstance(value, os.PathLike) else _enum_text(value)
+
+
+def _enum_text(value: Any) -> Any:
+    return value.value if isinstance(value, Enum) else str(value)
+
+
+#: A list inside a list, as its word (made once: ``json.dumps`` with options makes a new
+#: encoder on every call).
+_NESTED_JSON = json.JSONEncoder(default=_json_word)
 
 
 def _paths(value: Any) -> list[str]:

@@ -236,6 +236,8 @@ def wordless(value: Any) -> str | None:
     ``Any`` or a union lets one through the check made where the cab is declared."""
     if value is None or isinstance(value, _PLAIN):
         return None
+    if isinstance(value, bytes | bytearray):  # str() of it is b'...'
+        return "bytes"
     if _is_structured(type(value)):
         return "a model" if hasattr(type(value), "model_fields") else "a mapping"
     return None
