@@ -26,8 +26,10 @@ def is_set_aside(path: str) -> bool:
 
 
 def harvest(pattern: str) -> list[str]:
-    """The paths ``pattern`` matches, sorted, less the parts set aside."""
-    return sorted(path for path in glob.glob(pattern) if not is_set_aside(path))
+    """The paths ``pattern`` matches, sorted, less the parts set aside; ``**`` is any
+    depth of directories (none included), or ``out/**/*.fits`` would miss all but
+    one level of a product tree."""
+    return sorted(path for path in glob.glob(pattern, recursive=True) if not is_set_aside(path))
 
 
 def anchored(directory: str, pattern: str) -> str:

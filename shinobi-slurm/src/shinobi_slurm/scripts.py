@@ -558,6 +558,8 @@ def _outputs_checked(expected: Sequence[tuple[str, str, str]]) -> list[str]:
     if not expected:
         return []
     lines = ['if [ "$rc" -eq 0 ]; then']
+    if any(kind == "glob" for _, _, kind in expected):
+        lines.append("  shopt -s globstar  # ** at any depth, as ninja's own harvest reads it")
     for field, path, kind in expected:
         quoted = shlex.quote(path)
         if kind == "glob":  # a harvest pattern: something must match it
