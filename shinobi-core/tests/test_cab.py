@@ -189,3 +189,43 @@ def test_a_line_whose_value_group_took_no_part_keeps_the_earlier_value() -> None
         wranglers=[Wrangler(r"rms(?:: ([\d.]+))?", "output", output="rms")],
     )
     assert wrangle(cab, "rms: 1.5\nrms\n", "").values == {"rms": "1.5"}
+
+
+class SideIn(BaseModel):
+    prefix: str = "p"
+    ms: str = "x.ms"
+
+
+class SideOut(BaseModel):
+    img: File | None = None
+
+
+@pytest.mark.parametrize(
+    ("key", "meta", "said"),
+    [
+        ("prefix", ParamMeta(implicit="{prefix}.fits"), "sets implicit, which only outputs"),
+        ("prefix", ParamMeta(harvest="{prefix}*.fits"), "sets harvest, which only outputs"),
+        ("img", ParamMeta(flag="-o"), "sets flag, which only inputs"),
+        ("img", ParamMeta(positional=True), "sets positional, which only inputs"),
+    ],
+)
+def test_a_setting_of_the_other_side_is_refused_not_ignored(
+    key: str, meta: ParamMeta, said: str
+) -> None:
+    """``implicit=`` on an input was accepted, and the output it meant to name always
+    came back None."""
+    with pytest.raises(ValueError, match=f"field_meta\\['{key}'\\] {said}"):
+        Cab("c", "tool", SideIn, SideOut, {key: meta})
+
+
+@pytest.mark.parametrize("flag", ["", "-n ", " -n"])
+def test_an_empty_or_padded_flag_is_refused(flag: str) -> None:
+    """``flag=""`` silently fell back to the default flag; ``"-n "`` kept its space."""
+    with pytest.raises(ValueError, match="is empty or holds spaces at its ends"):
+        Cab("c", "tool", SideIn, None, {"prefix": ParamMeta(flag=flag)})
+
+
+def test_an_input_both_rewritten_and_never_written_is_refused_when_the_cab_is_made() -> None:
+    """Only a container backend refused it, at run time."""
+    with pytest.raises(ValueError, match=r"both mutable .* and writable=False"):
+        Cab("c", "tool", SideIn, None, {"ms": ParamMeta(mutable=True, writable=False)})

@@ -75,6 +75,8 @@ def _one_of(what: str, name: str, value: object, allowed: tuple[object, ...]) ->
 
 
 _DEFAULT_META = ParamMeta()
+#: The settings of ParamMeta that shape an input's place on the command line or disk.
+_INPUT_ONLY = ("positional", "flag", "style", "list_style", "skip", "mutable", "writable")
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +242,7 @@ class Cab:
                     f" an output{did_you_mean(key, inputs | outputs) or self._fields_shown()}"
                 )
         for key, meta in self.field_meta.items():
+            self._check_side(key, meta, key in inputs, key in outputs)
             for kind, template in (("implicit", meta.implicit), ("harvest", meta.harvest)):
                 if template:
                     self._check_template(key, kind, template, inputs)
@@ -261,6 +264,35 @@ class Cab:
         self._check_wrangled_types()
         self._check_output_sources()
         self._check_passthroughs()
+
+    def _check_side(self, key: str, meta: ParamMeta, is_input: bool, is_output: bool) -> None:
+        """A setting made for the other side of the cab (``implicit=`` on an input,
+        ``flag=`` on an output) would be ignored without a word: the output it
+        meant to name would come back None, the flag it meant to set never show.
+        So would a flag that is empty or holds a space, and an input both
+        rewritten in place and promised never to be written."""
+        given = {n: getattr(meta, n) for n in _INPUT_ONLY} if not is_input else {}
+        wrong = [n for n, v in given.items() if v != getattr(_DEFAULT_META, n)]
+        if not is_output:
+            wrong += [n for n in ("implicit", "harvest") if getattr(meta, n)]
+        if wrong:
+            side = "an output" if not is_input else "an input"
+            belongs = "inputs" if not is_input else "outputs"
+            raise ValueError(
+                f"cab {self.name!r}: field_meta[{key!r}] sets {', '.join(wrong)}, which only"
+                f" {belongs} have, but {key!r} is {side} only; it would be ignored"
+            )
+        if meta.flag is not None and (not meta.flag or meta.flag != meta.flag.strip()):
+            raise ValueError(
+                f"cab {self.name!r}: field_meta[{key!r}] flag={meta.flag!r} is empty or holds"
+                " spaces at its ends; give the option as the tool spells it (flag='-n'), or"
+                " positional=True for no flag"
+            )
+        if meta.mutable and not meta.writable:
+            raise ValueError(
+                f"cab {self.name!r}: input {key!r} is declared both mutable (rewritten in"
+                " place) and writable=False (never written); drop one of the two"
+            )
 
     def _check_output_sources(self) -> None:
         """An output given by two sources (a passthrough, an implicit template, a
