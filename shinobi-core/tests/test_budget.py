@@ -494,3 +494,50 @@ def test_a_step_served_from_the_cache_is_not_warned_about_as_oversized(tmp_path:
     again = run_recipe(recipe, config=config, cwd=tmp_path)
     assert again.ok and [s.status for s in again.steps] == ["cached"], again.error
     assert not any("whole budget" in w for w in again.warnings), again.warnings
+
+
+HUNG = """
+from pydantic import BaseModel
+from shinobi.resources import Resources
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class SleepIn(BaseModel):
+    secs: float
+    after: str | None = None
+
+class Done(BaseModel):
+    done: str | None = None
+
+sleep = Cab("sleep", ["sleep"], SleepIn, Done,
+            {"secs": ParamMeta(positional=True), "after": ParamMeta(skip=True)})
+big = Resources(memory="600MiB")
+
+class BranchIn(BaseModel):
+    name: str
+
+branch = Recipe("branch", BranchIn)
+branch.add_step("x1", sleep, secs=1.0, resources=big)
+branch.add_step("x2", sleep, secs=0.2, resources=big)
+
+class TopIn(BaseModel):
+    names: list[str] = ["b0", "b1", "b2"]
+
+top = Recipe("top", TopIn, max_workers=2)
+top.add_step("prep", sleep, secs=0.3)
+top.add_step("solo", sleep, secs=0.2, after=top.outputs.prep.done, resources=big)
+top.add_step("branches", branch, scatter=["name"], name=top.inputs.names)
+"""
+
+
+def test_nested_recipes_do_not_take_the_workers_a_granted_step_needs(
+    ninja: Any, tmp_path: Path
+) -> None:
+    """``solo`` queued at the budget behind a branch's step; the other branches, which
+    declare nothing themselves, took both workers and queued behind ``solo``; the
+    budget then went to ``solo``, which had no worker to start on: nothing ran, for
+    ever."""
+    (tmp_path / "hung.py").write_text(HUNG)
+    env = {"SHINOBI_CACHE_ENABLED": "0", "SHINOBI_EXECUTION_MEMORY": "1GiB"}
+    done = ninja("run", "hung.py:top", env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "done      solo" in done.stderr and done.stderr.count("x2") >= 3

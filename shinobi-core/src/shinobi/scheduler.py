@@ -183,6 +183,11 @@ def _declares(node: Node) -> bool:
     return node.resources is not None and node.resources.declared
 
 
+#: Kinds of step that declare nothing themselves but run steps that may queue at the
+#: budget while they hold a worker (see _Wavefront.next_unit).
+_MAY_WAIT_INSIDE = frozenset({"recipe", "function"})
+
+
 class _Wavefront:
     def __init__(self, graph: Graph, inputs: dict[str, Any], session: Session, prefix: str) -> None:
         self.graph = graph
@@ -590,8 +595,13 @@ class _Wavefront:
         A unit already queued at the budget keeps its turn even when a unit
         declared earlier became ready meanwhile: serving the newcomer first
         would leave the earlier grant held by a unit that never launches.
-        Undeclared units take no share, so the queue does not hold them back,
-        except at one worker, where the recipe runs in exact declaration order.
+        Undeclared units take no share, so the queue does not hold them back;
+        except at one worker, where the recipe runs in exact declaration order,
+        and except a nested recipe (or a step function): it declares nothing
+        itself, yet its own steps may queue at the budget while it holds a
+        worker. Let past, such units could take every worker while the grant
+        went to the waiting unit, which then had no worker to start on, and
+        the run hung with nothing running.
         """
         unit = self.waiting or self.head()
         if unit is None:
@@ -608,7 +618,10 @@ class _Wavefront:
         free = [
             e
             for e in self.ready
-            if e[2] is not unit and not self.draws_on_budget(e[0]) and not self.held(e[2])
+            if e[2] is not unit
+            and not self.draws_on_budget(e[0])
+            and self.nodes[e[0]].kind not in _MAY_WAIT_INSIDE
+            and not self.held(e[2])
         ]
         return min(free)[2] if free else None
 
