@@ -84,3 +84,19 @@ def test_backend_precedence(tmp_path: Path) -> None:
     assert choose_backend(from_flag, plain) == "podman"
     assert choose_backend(from_flag, pinned) == "venv"
     assert choose_backend(from_flag, pinned, override="slurm") == "slurm"
+
+
+def test_a_recipe_ended_by_a_stop_not_yet_torn_down_is_interrupted(tmp_path: Path) -> None:
+    """A nested recipe waiting at the budget returned between Ctrl-C and the teardown:
+    it read as failed with no error, so its siblings were "stopped, as the run did
+    after a step failed" though no step failed."""
+    from shinobi.scheduler import run_graph
+
+    inner = Recipe("inner")
+    inner.add_step("a", Cab("t", "true"))
+    top = Recipe("top", max_workers=2)
+    top.add_step("sub", inner)
+    session = Session(config=load_config({"cache.enabled": False}), cwd=str(tmp_path))
+    session.control.request_stop()  # the signal handler's part; cancel() comes later
+    result = run_graph(build_graph(top), {}, session)
+    assert (result.status, result.error) == ("cancelled", "interrupted")

@@ -882,7 +882,11 @@ class _Wavefront:
         error = failure.error if failure else ("interrupted" if cancelled else None)
         if failure is None and status == "ok" and self.completed < len(self.nodes):
             status = "failed"
-            if self.session.step_failed.is_set():  # a step of another recipe of the run
+            if self.session.control.stopping():
+                # a stop asked for (Ctrl-C) before the teardown marks the run cancelled:
+                # a nested recipe waiting at the budget returns in between
+                status, error = "cancelled", "interrupted"
+            elif self.session.step_failed.is_set():  # a step of another recipe of the run
                 status, error = "cancelled", "stopped, as the run did after a step failed"
         return RecipeResult(
             name=recipe.name,
