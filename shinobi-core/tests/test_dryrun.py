@@ -85,3 +85,37 @@ def test_a_nested_recipe_has_no_backend_in_the_plan_as_in_the_run(
     assert planned["steps"][0]["backend"] is None
     drawn = ninja("run", f"{path}:outer", "--dryrun").stdout
     assert "recipe · recipe" not in drawn and " recipe ─┐" in drawn
+
+
+HARVESTS = """\
+from pydantic import BaseModel
+from shinobi.steps import Cab, File, ParamMeta, Recipe
+
+class I(BaseModel):
+    tag: str
+
+class O(BaseModel):
+    imgs: list[File] = []
+
+make = ["sh", "-c", 'echo "$0" > "img-$0-1.fits"']
+wide = Cab("wide", make, I, O, {"tag": ParamMeta(positional=True),
+                                "imgs": ParamMeta(harvest="img-*.fits")})
+own = Cab("own", make, I, O, {"tag": ParamMeta(positional=True),
+                              "imgs": ParamMeta(harvest="img-{tag}-*.fits")})
+r = Recipe("r")
+r.add_step("a", wide, tag="a")
+r.add_step("b", own, tag="b")
+"""
+
+
+def test_a_harvest_that_takes_an_unordered_step_s_files_is_warned_of(
+    ninja: Ninja, recipe_file: Callable[[str, str], Path]
+) -> None:
+    """``a`` harvests ``img-*.fits``, ``b`` writes ``img-b-1.fits``, nothing orders them:
+    at -j 1 ``a`` collected its own file, at -j 2 ``b``'s too, without a word."""
+    path = recipe_file(HARVESTS, "hv.py")
+    said = "step 'a' harvests"
+    planned = ninja("run", f"{path}:r", "--dryrun")
+    assert said in planned.stderr and "nothing orders the two" in planned.stderr
+    ran = ninja("run", f"{path}:r", "-j", "2", env={"SHINOBI_CACHE_ENABLED": "0"})
+    assert ran.returncode == 0 and said in ran.stderr, ran.stderr

@@ -15,6 +15,7 @@ from typing import Any
 __all__ = [
     "compared_uses",
     "every_planned_step",
+    "globs_overlap",
     "harvests_overlapping",
     "plan_slices",
     "planned_slice_warnings",
@@ -102,7 +103,7 @@ def harvests_overlapping(name: str, uses: Sequence[Sequence[Any]], cwd: str) -> 
             if i == j:
                 continue
             for wide in mine:
-                narrow = next((t for t in theirs if _overlap(wide, t)), None)
+                narrow = next((t for t in theirs if globs_overlap(wide, t)), None)
                 if narrow is None:
                     continue
                 what = (
@@ -127,7 +128,7 @@ def _shown(path: str, cwd: str) -> str:
     return relative_path(path, (cwd,))
 
 
-def _overlap(wide: str, narrow: str) -> bool:
+def globs_overlap(wide: str, narrow: str) -> bool:
     """Whether a name matching ``narrow`` can match ``wide`` too (one sure witness:
     ``narrow`` with its wildcards filled in the plainest way). Compared part by part
     of the path, as glob does: its ``*`` never crosses a ``/``."""

@@ -40,7 +40,7 @@ def step_turns(
     except (ShinobiError, ValueError):  # the step that cannot be planned fails when it runs
         return {}, []
     waits, clashes = _turns(plan)
-    return waits, _clash_warnings(graph, clashes, prefix)
+    return waits, [*_clash_warnings(graph, clashes, prefix), *_harvests_overlapping(plan, prefix)]
 
 
 def clash_warnings(plan: Plan, prefix: str = "") -> list[str]:
@@ -53,13 +53,48 @@ def clash_warnings(plan: Plan, prefix: str = "") -> list[str]:
     produce one path both name it as an output, which is looked for first: a
     plan where no two do needs not even load the ordering rules.
     """
+    overlapping = _harvests_overlapping(plan, prefix)
     if not _shared(plan, _names_output):
-        return []
+        return overlapping
     from shinobi.offload.ordering import produces
 
     if not _shared(plan, produces):
+        return overlapping
+    return [*_clash_warnings(plan.graph, _turns(plan)[1], prefix), *overlapping]
+
+
+def _harvests_overlapping(plan: Plan, prefix: str) -> list[str]:
+    """A warning for each step whose harvest glob also matches what a step it is not
+    ordered with writes (``img-*.fits`` and ``img-b-*.fits``): what it collects
+    then depends on whether the other ran first, which at several workers is the
+    timing's choice. Within one scatter, :mod:`shinobi.shared_slices` says it."""
+    globs = {
+        i: patterns
+        for i, step in enumerate(plan.steps)
+        if (patterns := [u.path for u in _paths_of(step) if u.pattern and u.role == "output"])
+    }
+    if not globs:  # most recipes: nothing harvested, nothing compared
         return []
-    return _clash_warnings(plan.graph, _turns(plan)[1], prefix)
+    from shinobi.shared_slices import globs_overlap
+
+    graph, warnings = plan.graph, []
+    for i, mine in globs.items():
+        for j, other in enumerate(plan.steps):
+            if j == i:
+                continue
+            theirs = [u.path for u in _paths_of(other) if u.role == "output"]
+            hit = next(((w, t) for w in mine for t in theirs if globs_overlap(w, t)), None)
+            if hit is None or _wired(graph, i, j) or _wired(graph, j, i):
+                continue
+            wide, narrow = hit
+            name, other_name = f"{prefix}{graph.nodes[i].name}", f"{prefix}{other.name}"
+            warnings.append(
+                f"step {name!r} harvests {wide}, which also matches {narrow} of step"
+                f" {other_name!r}, and nothing orders the two: what {name!r} collects depends"
+                f" on whether {other_name!r} ran first; make the pattern match only the"
+                f" files {name!r} writes, or wire one after the other"
+            )
+    return warnings
 
 
 def _names_output(use: PathUse) -> bool:
