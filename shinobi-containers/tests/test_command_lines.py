@@ -48,7 +48,7 @@ def test_container_names_are_shinobi_and_random() -> None:
 def test_docker_renders_a_complete_run(tmp_path: Path) -> None:
     backend = DockerBackend({"network": "none", "run_flags": "--shm-size 1g"})
     argv = backend.render(invocation(tmp_path, env={"OMP_NUM_THREADS": "2"}))
-    assert argv[:4] == ["docker", "run", "--rm", "--name"] and argv[4].startswith("shinobi-")
+    assert argv[:3] == ["docker", "run", "--name"] and argv[3].startswith("shinobi-")
     assert "--init" in argv and option_values(argv, "--network") == ["none"]
     assert option_values(argv, "--user") == [f"{os.getuid()}:{os.getgid()}"]
     assert option_values(argv, "--workdir") == [str(tmp_path)]
@@ -59,12 +59,18 @@ def test_docker_renders_a_complete_run(tmp_path: Path) -> None:
     assert tail == ["--shm-size", "1g", "quay.io/stimela/wsclean:1.7", "wsclean", "-name", NASTY]
 
 
-def test_a_step_ninja_runs_is_removed_by_ninja_not_by_rm(tmp_path: Path) -> None:
-    """ninja asks the engine about OOM after a failure, so it removes the container itself."""
+def test_a_container_is_removed_after_its_memory_kill_is_read_not_by_rm(tmp_path: Path) -> None:
+    """ninja, and a compiled job alike, ask the engine whether it killed the step for
+    memory once it ended, so they remove the container themselves: with ``--rm`` the
+    record went with it, and a worker killed so left the job "completed"."""
     backend = DockerBackend({})
     spec = backend.spec(invocation(tmp_path), pin=False)
     assert "--rm" not in backend.command(spec, "shinobi-x")
-    assert "--rm" in backend.render(invocation(tmp_path))
+    job = backend.render_for_job(invocation(tmp_path))
+    name = job.argv[job.argv.index("--name") + 1]
+    assert "--rm" not in job.argv
+    assert job.oom_probe == ["docker", "inspect", "--format", "{{.State.OOMKilled}}", name]
+    assert job.stop == ["docker", "rm", "-f", name]
 
 
 def test_run_as_host_user_can_be_turned_off(tmp_path: Path) -> None:
@@ -81,7 +87,9 @@ def test_declared_limits_are_rendered(tmp_path: Path) -> None:
 
 def test_podman_renders_the_same_run(tmp_path: Path) -> None:
     argv = PodmanBackend({}).render(invocation(tmp_path))
-    assert argv[:3] == ["podman", "run", "--rm"] and "--init" in argv
+    # no --rm: a compiled job asks the engine whether it killed the step for memory
+    # (Rendered.oom_probe), then removes the container with its stop command
+    assert argv[:3] == ["podman", "run", "--name"] and "--init" in argv
     assert argv[-4:] == ["quay.io/stimela/wsclean:1.7", "wsclean", "-name", NASTY]
 
 

@@ -1,8 +1,11 @@
-"""A rendered docker/podman command (what a compiled Slurm job runs) cleans up after itself.
+"""A rendered docker/podman step (what a compiled Slurm job runs) leaves no container.
 
-No ninja is there to remove the container, so the command must: once it has
-run, and when the job is cancelled (``scancel`` sends SIGTERM to the job's
-processes, here the engine client). Run live against both engines.
+No ninja is there to remove the container, so the job does, as its script
+runs the rendered parts: the command; once it ended, the probe asking whether
+the engine killed it for memory; then the stop command, which removes it. When
+the job is cancelled (``scancel`` sends SIGTERM to the job's processes, here
+the engine client), the script's trap runs the stop command. Run live against
+both engines.
 """
 
 from __future__ import annotations
@@ -16,12 +19,17 @@ from pathlib import Path
 import pytest
 from live_engines import OCI_ENGINES, image, live_backend, shinobi_containers_of
 
-from shinobi.backends.base import Invocation, PathUse
+from shinobi.backends.base import Invocation, PathUse, Rendered
+from shinobi.resources import Resources
 
 
 def rendered(
-    engine: str, tmp_path: Path, script: str, paths: tuple[PathUse, ...] = ()
-) -> tuple[list[str], str]:
+    engine: str,
+    tmp_path: Path,
+    script: str,
+    paths: tuple[PathUse, ...] = (),
+    resources: Resources | None = None,
+) -> tuple[Rendered, str]:
     backend = live_backend(engine)
     run_id = f"rendered-{uuid.uuid4().hex[:8]}"
     invocation = Invocation(
@@ -31,8 +39,19 @@ def rendered(
         image=image(engine),
         run_id=run_id,
         paths=paths,
+        resources=resources,
     )
-    return backend.render(invocation), run_id
+    return backend.render_for_job(invocation), run_id
+
+
+def as_a_job(job: Rendered, cwd: Path) -> tuple[subprocess.CompletedProcess[str], str]:
+    """Run ``job`` as a job script does once the payload ends: the command, then the
+    memory probe, then the stop command; the command's outcome and the probe's word."""
+    done = subprocess.run(job.argv, cwd=cwd, capture_output=True, text=True, timeout=120)
+    assert job.oom_probe is not None and job.stop is not None
+    said = subprocess.run(job.oom_probe, capture_output=True, text=True, timeout=60).stdout
+    subprocess.run(job.stop, capture_output=True, timeout=120)
+    return done, said.strip()
 
 
 def gone(engine: str, run_id: str, timeout: float = 30.0) -> list[str]:
@@ -74,17 +93,30 @@ def wait_until_running(engine: str, run_id: str) -> None:
 
 @pytest.mark.parametrize("engine", OCI_ENGINES)
 def test_a_finished_job_leaves_no_container(engine: str, tmp_path: Path) -> None:
-    argv, run_id = rendered(engine, tmp_path, "echo done > ran.txt")
-    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    job, run_id = rendered(engine, tmp_path, "echo done > ran.txt")
+    done, oom = as_a_job(job, tmp_path)
     assert done.returncode == 0, done.stderr
+    assert oom == "false"
     assert (tmp_path / "ran.txt").read_text() == "done\n"
     assert gone(engine, run_id) == []
 
 
+def test_a_worker_killed_for_memory_is_told_though_the_step_exits_0(tmp_path: Path) -> None:
+    """``tail`` holding a line of zeros is killed by the engine's --memory limit while
+    its shell exits 0: with ``--rm`` the record went with the container, and the
+    job ended "completed" on what the kill cut short."""
+    script = "head -c 400000000 /dev/zero | tail > /dev/null; echo worker $?; exit 0"
+    job, run_id = rendered("docker", tmp_path, script, resources=Resources(memory="64MiB"))
+    done, oom = as_a_job(job, tmp_path)
+    assert done.returncode == 0 and "worker 137" in done.stdout, done.stdout + done.stderr
+    assert oom == "true"
+    assert gone("docker", run_id) == []
+
+
 @pytest.mark.parametrize("engine", OCI_ENGINES)
 def test_a_cancelled_job_leaves_no_container(engine: str, tmp_path: Path) -> None:
-    argv, run_id = rendered(engine, tmp_path, "touch started; sleep 300")
-    client = subprocess.Popen(argv, cwd=tmp_path, start_new_session=True)
+    job, run_id = rendered(engine, tmp_path, "touch started; sleep 300")
+    client = subprocess.Popen(job.argv, cwd=tmp_path, start_new_session=True)
     try:
         wait_until_started(client, tmp_path)
         wait_until_running(engine, run_id)
@@ -93,6 +125,8 @@ def test_a_cancelled_job_leaves_no_container(engine: str, tmp_path: Path) -> Non
     finally:
         if client.poll() is None:
             client.kill()
+    assert job.stop is not None  # what the job's trap runs
+    subprocess.run(job.stop, capture_output=True, timeout=120)
     assert gone(engine, run_id) == []
 
 
@@ -141,10 +175,10 @@ def test_a_read_only_input_made_after_rendering_stays_read_only(
         PathUse(str(area / "copy.txt"), "output", "out", "file"),
     )
     script = f"cp '{made}' '{area}/copy.txt'; echo HACK >> '{made}' || echo read-only"
-    argv, run_id = rendered(engine, tmp_path, script, uses)
+    job, run_id = rendered(engine, tmp_path, script, uses)
     made.write_text("pristine\n")  # the earlier job ran
     made.chmod(0o666)
-    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done, _ = as_a_job(job, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "read-only" in done.stdout
     assert made.read_text() == "pristine\n"

@@ -42,10 +42,12 @@ def _jobs(tmp_path: Path, scattered: bool = False) -> tuple[JobGraph, CompileOpt
     return compile_jobs(plan, options), options
 
 
-def _script(tmp_path: Path, stop: list[str] | None) -> str:
+def _script(tmp_path: Path, stop: list[str] | None, probe: list[str] | None = None) -> str:
     jobs, options = _jobs(tmp_path)
     if stop is not None:
         jobs.jobs[0].stops = [stop]
+    if probe is not None:
+        jobs.jobs[0].probes = [probe]
     workflow = SlurmTarget({}).render(jobs, options)
     (workflow.run_dir / "logs").mkdir(parents=True)  # as a submission makes it
     (path,) = workflow.write(tmp_path / "scripts").paths
@@ -68,6 +70,24 @@ def test_an_undisturbed_payload_keeps_its_exit_status(tmp_path: Path) -> None:
     text = text.replace("touch started; exec sleep 300", "exit 3")
     done = subprocess.run(["bash", "-c", text], cwd=tmp_path, check=False, timeout=60)
     assert done.returncode == 3
+
+
+@pytest.mark.parametrize(("said", "status"), [("true", -9), ("false", 0)])
+def test_a_payload_the_engine_killed_for_memory_ends_the_job_as_a_kill(
+    tmp_path: Path, said: str, status: int
+) -> None:
+    """A worker the engine killed for memory left the payload to exit 0: the job read
+    "completed". Its probe says so now (docker's OOMKilled), and the job ends by
+    SIGKILL, which ``ninja status`` reads as out of memory; then the container goes."""
+    removed = tmp_path / "removed"
+    text = Path(_script(tmp_path, ["touch", str(removed)], ["echo", said])).read_text()
+    text = text.replace("touch started; exec sleep 300", "exit 0")
+    done = subprocess.run(
+        ["bash", "-c", text], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == status, done.stderr
+    assert ("killed the step for using more memory" in done.stderr) is (said == "true")
+    assert removed.exists()  # the stop command ran once the probe had asked
 
 
 @pytest.mark.usefixtures("slurm")

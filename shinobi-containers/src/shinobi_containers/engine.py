@@ -284,8 +284,19 @@ class ContainerBackend(Backend):
         variables = self.client_variables(invocation)
         prefix = ["env", *(f"{k}={v}" for k, v in variables.items())] if variables else []
         stop = self.stop_command(name)
+        probe = self.oom_probe_command(name)
         dropped = tuple(self._dropped_warnings(spec).values())
-        return Rendered([*prefix, *command], [*prefix, *stop] if stop else None, dropped)
+        return Rendered(
+            [*prefix, *command],
+            [*prefix, *stop] if stop else None,
+            dropped,
+            oom_probe=[*prefix, *probe] if probe else None,
+        )
+
+    def oom_probe_command(self, name: str) -> list[str] | None:
+        """What prints ``true`` once container ``name`` has ended, if the engine killed
+        it for memory (None: the engine keeps no such record for a job to ask)."""
+        return None
 
     def stop_command(self, name: str) -> list[str] | None:
         """The command that ends container ``name`` when its client was killed

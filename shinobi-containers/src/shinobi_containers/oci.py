@@ -20,7 +20,7 @@ import threading
 import time
 from typing import ClassVar
 
-from shinobi.backends.base import BackendRun, Invocation, Rendered
+from shinobi.backends.base import BackendRun, Invocation
 from shinobi_containers.cli import call
 from shinobi_containers.digest import oci_image_reference
 from shinobi_containers.engine import ContainerBackend, ContainerSpec, spaced_reference
@@ -78,19 +78,12 @@ class OciBackend(ContainerBackend):
             " cannot watch them (it is an apptainer/singularity setting); drop it"
         ]
 
-    def render_for_job(self, invocation: Invocation) -> Rendered:
-        """The run as a command that stands on its own: what a compiled job runs.
-
-        No ninja is there to remove the container afterwards, so it is started
-        with ``--rm``: it is removed as it exits instead of staying behind on
-        the node, stopped, for every job that ever ran. A job that Slurm ends
-        (``scancel``, its time limit) kills the client before it can pass the
-        signal on, and the daemon's container would run on: the job runs the
-        stop command, ``rm -f`` of the container, first.
-        """
-        rendered = super().render_for_job(invocation)
-        argv = rendered.argv
-        return Rendered([*argv[:2], "--rm", *argv[2:]], rendered.stop, rendered.warnings)
+    def oom_probe_command(self, name: str) -> list[str]:
+        """``OOMKilled`` of container ``name``: a compiled job asks it once its payload
+        ended, then removes the container (no ``--rm``, which would throw the
+        answer away: a worker killed for memory left its main process to exit 0,
+        and the job read "completed")."""
+        return [self.binary, "inspect", "--format", "{{.State.OOMKilled}}", name]
 
     def stop_command(self, name: str) -> list[str]:
         return [self.binary, *self.remove_command, name]

@@ -796,7 +796,9 @@ def with_environment(argv: Sequence[str], env: Mapping[str, str] | None) -> list
 _ENDING_SIGNALS = "TERM INT HUP"
 
 
-def payload_line(argv: Sequence[str], stop: Sequence[str] | None = None) -> str:
+def payload_line(
+    argv: Sequence[str], stop: Sequence[str] | None = None, probe: Sequence[str] | None = None
+) -> str:
     """The script line that runs ``argv``; with ``stop``, run as the job is ended.
 
     A container's payload belongs to the engine's daemon, not to the job:
@@ -806,11 +808,27 @@ def payload_line(argv: Sequence[str], stop: Sequence[str] | None = None) -> str:
     -f``) first. The payload runs in the background for that: a shell waits
     for a foreground command to finish before it runs a trap, and ``wait``
     returns at once. The trap is reset after the payload (:func:`command_lines`).
+
+    With ``probe`` (see ``Rendered.oom_probe``), the engine is asked once the
+    payload ended whether it killed it for memory, then ``stop`` removes the
+    container: a kill so ends the job as a SIGKILL would (status 137), which
+    ``ninja status`` reads as out of memory, even when the main process exited 0.
     """
     if not stop:
         return shell_line(argv)
     action = shlex.quote(f"{shlex.join(stop)} >/dev/null 2>&1")
-    return f'trap {action} {_ENDING_SIGNALS}; {shlex.join(argv)} & wait "$!"'
+    line = f'trap {action} {_ENDING_SIGNALS}; {shlex.join(argv)} & wait "$!"'
+    if not probe:
+        return line
+    said = shlex.quote(
+        "shinobi: the container engine killed the step for using more memory than its"
+        " limit (OOMKilled)"
+    )
+    return (
+        f"{line}; rc=$?; oom=$({shlex.join(probe)} 2>/dev/null); {shlex.join(stop)}"
+        f' >/dev/null 2>&1; if [ "$oom" = true ]; then echo {said} >&2;'
+        ' [ "$rc" -gt 128 ] || rc=137; fi; (exit "$rc")'
+    )
 
 
 #: What ``shlex.quote`` leaves unquoted is a word of only these characters (its own

@@ -518,8 +518,9 @@ def _payload(job: Job) -> list[str]:
     """A job of one command: the tool, the relay of its exit status, and the checks
     of its outputs (an array's slices are told apart in a ``case`` of their own)."""
     stop = job.stops[0] if job.stops else None
+    probe = job.probes[0] if job.probes else None
     checked = _outputs_checked(job.expected[0]) if job.expected else []
-    return [payload_line(job.commands[0], stop), *_RELAYED[bool(stop)], *checked]
+    return [payload_line(job.commands[0], stop, probe), *_RELAYED[bool(stop)], *checked]
 
 
 def _body(
@@ -530,9 +531,10 @@ def _body(
     if tasks == 0:
         return ["# an empty scatter: nothing to run", "exit 0"]
     stops = job.stops or [None] * len(job.commands)
+    probes = job.probes or [None] * len(job.commands)
     lines = ['case "${SLURM_ARRAY_TASK_ID:?this script runs as a job array}" in']
-    for index, (argv, stop) in enumerate(zip(job.commands, stops, strict=True)):
-        lines.append(f"  {index}) {payload_line(argv, stop)} ;;")
+    for index, (argv, stop, probe) in enumerate(zip(job.commands, stops, probes, strict=True)):
+        lines.append(f"  {index}) {payload_line(argv, stop, probe)} ;;")
     lines.append('  *) echo "shinobi: no slice $SLURM_ARRAY_TASK_ID in this array" >&2; exit 2 ;;')
     lines.append("esac")
     relay = _RELAYED[any(stops)]

@@ -161,6 +161,11 @@ class Rendered:
     argv: list[str]
     stop: list[str] | None = None
     warnings: tuple[str, ...] = ()
+    #: Run once the payload has ended (before ``stop``, which then removes what
+    #: is left): prints ``true`` when the engine killed the payload for memory. A
+    #: worker process killed so leaves its main process free to exit 0; without
+    #: this a job would end "completed" on what the kill cut short.
+    oom_probe: list[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)

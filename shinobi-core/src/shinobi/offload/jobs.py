@@ -102,6 +102,9 @@ class Job:
     #: or times out (None: ending the job's processes ends it); see
     #: :class:`shinobi.backends.base.Rendered`. Empty: no task needs one.
     stops: list[list[str] | None] = field(default_factory=list)
+    #: Per task, what says the engine killed its payload for memory (see
+    #: :attr:`shinobi.backends.base.Rendered.oom_probe`). Empty: no task has one.
+    probes: list[list[str] | None] = field(default_factory=list)
     #: On the job that writes a loop's until file in the loop's last iteration:
     #: the loop's dotted name, that iteration's number and the file. A launch
     #: that ends without the file used every iteration without converging,

@@ -48,6 +48,8 @@ def wrap_in_containers(graph: JobGraph, runtime: str) -> None:
         job.commands = [r.argv for r in rendered]
         if any(r.stop for r in rendered):
             job.stops = [r.stop for r in rendered]
+        if any(r.oom_probe for r in rendered):
+            job.probes = [r.oom_probe for r in rendered]
     if bare:
         names = ", ".join(job.name for job in bare[:5])
         more = f" and {len(bare) - 5} more" if len(bare) > 5 else ""
