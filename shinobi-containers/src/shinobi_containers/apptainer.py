@@ -30,10 +30,13 @@ from shinobi_containers.engine import (
     stray_space,
 )
 from shinobi_containers.engine_lines import APPTAINER_LINES
-from shinobi_containers.errors import ImageUnavailable
+from shinobi_containers.errors import ContainerRefused, ImageUnavailable
 from shinobi_containers.mounts import mount_option
 from shinobi_containers.oom import OomWatch
 from shinobi_containers.stall import StallWatch
+
+#: What a shell takes as a variable's name (apptainer's environment goes through one).
+_SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 __all__ = ["ApptainerBackend", "SingularityBackend"]
 
@@ -179,6 +182,21 @@ class ApptainerBackend(ContainerBackend):
         if refused is not None:
             raise ImageUnavailable(refused)
         return image
+
+    def spec(self, invocation: Invocation, *, pin: bool, ahead: bool = False) -> ContainerSpec:
+        """As every engine's, but a variable apptainer cannot hand in is refused first
+        (before any step, from ``prepare``): its shell reads ``APPTAINERENV_*`` back in
+        a script that stops at a name that is no shell identifier (``OMP-THREADS``),
+        and every variable of the cab after it was lost, the step ran without them."""
+        bad = next((k for k in invocation.env if not _SHELL_NAME.fullmatch(k)), None)
+        if bad is not None:
+            raise ContainerRefused(
+                f"step {invocation.step!r}: the variable {bad!r} cannot reach an {self.name}"
+                " container (apptainer hands variables in through a shell, which takes only"
+                " names of letters, digits and _ not starting with a digit); rename it, or"
+                " run this step on docker, podman or native"
+            )
+        return super().spec(invocation, pin=pin, ahead=ahead)
 
     def client_variables(self, invocation: Invocation) -> dict[str, str]:
         """The cab's environment as apptainer hands it into a ``--cleanenv`` container.

@@ -1,0 +1,36 @@
+"""A cab variable apptainer cannot hand in is refused before anything runs.
+
+apptainer hands ``APPTAINERENV_*`` variables in through a shell script in the
+container, which stopped at ``OMP-THREADS`` ("invalid var name"): every variable
+of the cab was lost and the step ran without them, exit 0.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from live_engines import image
+from stand_in import QUIET_ENGINE
+
+from shinobi.backends.base import Invocation
+from shinobi_containers.apptainer import ApptainerBackend
+from shinobi_containers.errors import ContainerRefused
+
+
+def _step(tmp_path: Path, env: dict[str, str]) -> Invocation:
+    return Invocation(
+        step="tool", argv=("true",), cwd=str(tmp_path), image=image("apptainer"), env=env
+    )
+
+
+@pytest.mark.parametrize("name", ["OMP-THREADS", "1X", "A.B"])
+def test_a_name_no_shell_takes_is_refused_before_the_run(tmp_path: Path, name: str) -> None:
+    backend = ApptainerBackend({"binary": QUIET_ENGINE})
+    with pytest.raises(ContainerRefused, match=f"the variable '{name}' cannot reach an apptainer"):
+        backend.prepare([_step(tmp_path, {"MY_VAR": "needed", name: "4"})])
+
+
+def test_names_a_shell_takes_pass(tmp_path: Path) -> None:
+    backend = ApptainerBackend({"binary": QUIET_ENGINE})
+    backend.prepare([_step(tmp_path, {"MY_VAR": "needed", "_x1": "4"})])
