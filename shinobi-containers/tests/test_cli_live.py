@@ -102,7 +102,7 @@ def test_the_dry_run_prints_the_whole_engine_command(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     steps = {s["name"]: s for s in json.loads(done.stdout)["steps"]}
     first = steps["first"]["argv"]
-    assert first[:4] == ["docker", "run", "--rm", "--name"] and first[4].startswith("shinobi-")
+    assert first[:3] == ["docker", "run", "--name"] and first[3].startswith("shinobi-")
     mounts = [first[i + 1] for i, a in enumerate(first) if a == "--mount"]
     assert f"type=bind,source={tmp_path},target={tmp_path}" in mounts
     assert (
@@ -113,7 +113,7 @@ def test_the_dry_run_prints_the_whole_engine_command(tmp_path: Path) -> None:
     assert first[-2:] == ["in/source.txt", "mid/m.txt"]
     drawn = ninja(tmp_path, *args)
     assert drawn.returncode == 0, drawn.stderr
-    assert "docker run --rm --name shinobi-" in drawn.stdout.replace("│ ", "").replace("\n", "")
+    assert "docker run --name shinobi-" in drawn.stdout.replace("│ ", "").replace("\n", "")
 
 
 def refused_target(work: Path, target: str) -> str:
