@@ -468,3 +468,23 @@ def test_logs_of_one_array_task_are_named_as_a_run_names_a_slice() -> None:
     for wrong in ("fan[3]", "fan[x]", "fan[1"):
         with pytest.raises(UsageError, match="has no step"):
             target.log_sources(handle, wrong)
+
+
+@pytest.mark.parametrize(
+    ("runtime", "noted"), [("docker", True), ("podman", True), ("apptainer", False)]
+)
+def test_job_limits_a_daemon_s_container_escapes_are_noted(runtime: str, noted: bool) -> None:
+    """``--mem=300M`` in sbatch_opts limited the job's shell and client only: docker
+    started the container in its daemon's control group, and a step using twice
+    that ended "completed". Apptainer's processes are the job's own."""
+    from types import SimpleNamespace
+
+    from shinobi_slurm.compile import SlurmTarget
+
+    target = SlurmTarget({"sbatch_opts": ["--mem=300M", "--partition=debug"]})
+    jobs = SimpleNamespace(jobs=[SimpleNamespace(image="busybox")])
+    said = target._limits_outside_containers(jobs, runtime)  # type: ignore[arg-type]
+    assert (said is not None) is noted
+    if said is not None:
+        assert said.startswith(f"sbatch_opts sets --mem=300M for each job, but {runtime}")
+        assert "--partition" not in said

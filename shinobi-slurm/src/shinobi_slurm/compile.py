@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from shinobi.errors import UsageError, did_you_mean
+from shinobi.errors import ConfigError, UsageError, did_you_mean
 from shinobi.launch.handle import JobJournal, LaunchHandle, LaunchJob
 from shinobi.launch.tracking import LaunchStatus, LogSource
 from shinobi.offload.base import CompileOptions, OffloadTarget, Script, Workflow
@@ -26,6 +26,7 @@ from shinobi_slurm.sbatch import (
     launch_job_name,
     memory_option,
     overriding_environment,
+    parse_sbatch_opts,
 )
 from shinobi_slurm.scripts import JobFiles, ScriptContext, job_options, job_script, script_of
 from shinobi_slurm.setting_values import POLL_FLOOR, SETTINGS_KEYS, seconds_setting
@@ -62,6 +63,10 @@ def refuse_arrays_too_wide(commands: SlurmCommands, jobs: Sequence[Job]) -> None
     )
 
 
+#: sbatch options that limit what a job's processes may use.
+_JOB_LIMITS = frozenset({"mem", "mem-per-cpu", "mem-per-gpu", "cpus-per-task", "c"})
+
+
 class SlurmTarget(OffloadTarget):
     """Compiles a recipe into sbatch scripts chained with afterok, and tracks the launch."""
 
@@ -79,7 +84,31 @@ class SlurmTarget(OffloadTarget):
         scripts = workflow.scripts
         for job in jobs.jobs:
             scripts.append(Script(job.name, *script_of(context, job)))
+        daemon_owned = self._limits_outside_containers(jobs, options.container_runtime)
+        if daemon_owned is not None:
+            jobs.warnings.append(daemon_owned)
         return workflow
+
+    def _limits_outside_containers(self, jobs: JobGraph, runtime: str) -> str | None:
+        """The note for job limits set in ``sbatch_opts`` that a docker or podman container
+        escapes: its daemon starts it in a control group of its own, outside the job's,
+        so ``--mem`` limits the job's shell and client, not the step (a step that used
+        twice as much ended "completed"). Declared resources reach the container."""
+        if runtime not in ("docker", "podman") or not any(job.image for job in jobs.jobs):
+            return None
+        try:
+            given = parse_sbatch_opts(self.settings.get("sbatch_opts"))
+        except ConfigError:  # refused with its own words where the options are used
+            return None
+        limits = [o.argument() for o in given if o.name in _JOB_LIMITS]
+        if not limits:
+            return None
+        return (
+            f"sbatch_opts sets {', '.join(limits)} for each job, but {runtime} starts its"
+            " containers outside the job (in its daemon's control group), where that does"
+            " not reach the steps; declare the steps' resources (Resources(memory=..., cpus=...)),"
+            f" which {runtime} applies to each container as --memory and --cpus"
+        )
 
     # -- submit ------------------------------------------------------------------
     def new_handle(self, workflow: Workflow) -> LaunchHandle:
