@@ -191,6 +191,17 @@ def test_a_job_log_s_last_word_is_never_a_container_engine_s_banner(tmp_path) ->
     assert _last_line(str(log)) == "bad input"
 
 
+def test_a_job_log_s_last_word_is_the_engine_s_error_not_its_help_hint(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A container that failed to start read "Run 'docker run --help' for more
+    information": the image it could not find went unnamed."""
+    from shinobi_slurm.status import _last_line
+
+    log = tmp_path / "tamper.err"
+    said = "docker: Error response from daemon: pull access denied for shinobi-test/nosuch."
+    log.write_text(f"{said}\nRun 'docker run --help' for more information\n")
+    assert _last_line(str(log)) == said
+
+
 @pytest.mark.parametrize(
     ("nodes", "said"), [("None assigned", "before it started"), ("node1", "while running")]
 )

@@ -85,7 +85,11 @@ def signal_name(number: int) -> str:
 #: a host without IPv4 forwarding): never a failed tool's last word in a compiled
 #: job that wraps one (a container backend takes them out of the tool's stderr
 #: itself: ``BackendRun.engine_stderr``).
-_ENGINE_BANNERS = re.compile(r"^WARNING: IPv4 forwarding is disabled\. Networking will not work\.$")
+_ENGINE_BANNERS = re.compile(
+    r"^WARNING: IPv4 forwarding is disabled\. Networking will not work\.$"
+    # the hint docker and podman add under their own error: never what went wrong
+    r"|^(?:Run|See) '(?:docker|podman) [a-z]+ --help'(?: for more information)?\.?$"
+)
 
 
 def is_engine_banner(line: str) -> bool:
