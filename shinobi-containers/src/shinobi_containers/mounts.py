@@ -508,14 +508,19 @@ def _reassert(
     """Mount every read-only input read-only at its own path where a read-write
     mount would otherwise expose it.
 
-    When the step runs now, an input that is not there has nothing to protect
-    (the tool will report it missing, and an engine refuses to mount nothing).
-    Planned ``ahead`` (a compiled job, a dry run), an earlier step makes it
-    before this one starts, and it gets its read-only mount all the same.
+    When the step runs now, an input that is not there cannot be mounted (an
+    engine refuses to mount nothing), and the writable directory around it
+    would let the tool create it, so the step is refused. Planned ``ahead`` (a
+    compiled job, a dry run), an earlier step makes it before this one starts,
+    and it gets its read-only mount all the same.
     """
     for guard in protected:
         if not ahead and not host.exists(guard.real):
-            continue
+            raise MountRefused(
+                f"input {guard.use.field!r} ({guard.use.path}) is marked writable: false but"
+                " does not exist, so no read-only mount can keep the tool from creating it;"
+                " check the path, or make it first"
+            )
         inner = _innermost(mounts, guard.real)
         if inner is None or not inner.readonly:
             mounts.append(Mount(guard.real, guard.real, readonly=True))
