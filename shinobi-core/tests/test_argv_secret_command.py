@@ -76,3 +76,27 @@ def test_secrets_in_a_list_a_model_and_a_mapping_are_masked_in_the_command(
     ]
     (echoed,) = (tmp_path / ".shinobi" / "runs").glob("*/logs/e.out")
     assert echoed.read_text() == "listS3cret two2222\n"  # the tool got the values
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        '{"user": "me", "password": "AbC\\/dEf+SEKRIT=="}',  # PHP's json_encode: \/ for /
+        '{"user": "me", "password": "TOP\\u0053ECRET8"}',  # an escape for a plain letter
+        '{"user": "me", "password": "AbC/dEf\\u002BSEKRIT=="}',  # .NET's: \u002B for +
+    ],
+)
+def test_a_secret_json_spells_with_other_escapes_is_masked_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    """Only the spellings json.dumps writes were masked: the same token written with
+    other escapes sat in the manifest's ``command`` as typed."""
+    creds = json.loads(given)
+    recipe = Recipe("sec3", RIn, ROut)
+    recipe.add_step("l", login, creds=recipe.inputs.creds, extra=recipe.inputs.extra)
+    recipe.set_output("got", recipe.outputs.l.result)
+    monkeypatch.setattr(sys, "argv", ["ninja", "run", "r.py:sec3", "--creds", given])
+    run_recipe(recipe, {"creds": creds}, cwd=tmp_path, provenance=True)
+    (manifest,) = (tmp_path / ".shinobi" / "runs").glob("*/manifest.json")
+    command = json.loads(manifest.read_text())["command"]
+    assert command[-2:] == ["--creds", "**********"]

@@ -27,7 +27,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -86,7 +86,39 @@ def _without_secrets(argv: Sequence[str], inputs: Mapping[str, Any]) -> list[str
     texts = secret_texts(secrets_within(list(inputs.values())))
     spelled = {spelling for text in texts for spelling in _spellings(text)}
     shown: list[str] = masked(list(argv), sorted(spelled, key=len, reverse=True))
-    return shown
+    return [_json_masked(word, texts) for word in shown] if texts else shown
+
+
+def _json_masked(word: str, secrets: Sequence[str]) -> str:
+    """``word`` with a JSON value holding a secret masked whole, whatever escapes spell
+    the secret there (``\\/`` for ``/``, PHP's default; ``\\u002B`` for ``+``, .NET's):
+    only the three spellings :func:`_spellings` knows were masked, and base64 tokens
+    hold ``/`` and ``+``. A word without a backslash has no other spelling."""
+    if "\\" not in word:
+        return word
+    starts = [i for i in (word.find("{"), word.find("[")) if i >= 0]
+    if not starts:
+        return word
+    try:
+        value = json.loads(word[min(starts) :])
+    except ValueError:
+        return word
+    if any(secret in text for text in _texts_in(value) for secret in secrets):
+        return word[: min(starts)] + "**********"
+    return word
+
+
+def _texts_in(value: Any) -> Iterator[str]:
+    """Every string in a JSON value: its texts, and its mappings' keys."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _texts_in(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts_in(item)
 
 
 def _spellings(secret: str) -> list[str]:
