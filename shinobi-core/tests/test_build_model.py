@@ -25,3 +25,15 @@ def test_a_triple_builds_the_model() -> None:
     assert model(n=1).x == "a"
     with pytest.raises(ValueError, match=re.escape("n\n  Field required")):
         model()
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        (("int", True, 5), "a required field takes no default"),  # 5 was dropped silently
+        (("int", "False", None), "required must be True or False, not 'False'"),
+    ],
+)
+def test_a_spec_that_would_be_misread_is_refused(spec: tuple[object, ...], said: str) -> None:
+    with pytest.raises(ValueError, match=said):
+        build_model("Out", {"n": spec})

@@ -64,6 +64,16 @@ def _field_spec(model: str, field_name: str, spec: Any) -> tuple[Any, bool, Any]
     and field: unpacked blindly, a pair said only "not enough values to unpack"."""
     if isinstance(spec, tuple | list) and len(spec) == 3:
         dtype, required, default = spec
+        if not isinstance(required, bool):  # "False" is true: the field became required
+            raise ValueError(
+                f"model {model!r}, field {field_name!r}: required must be True or False,"
+                f" not {required!r}"
+            )
+        if required and default is not None:  # dropped without a word: required has none
+            raise ValueError(
+                f"model {model!r}, field {field_name!r}: a required field takes no default"
+                f" (given {default!r}); make it (dtype, False, {default!r}) to default to it"
+            )
         return dtype, required, default
     raise ValueError(
         f"model {model!r}, field {field_name!r}: expected (dtype, required, default),"
