@@ -365,6 +365,24 @@ def test_a_proxy_of_another_recipe_is_refused_naming_both() -> None:
     assert [n.deps for n in build_graph(own).nodes] == [(), (0,)]
 
 
+def test_a_proxy_of_another_recipe_of_the_same_name_is_refused() -> None:
+    """Two recipes a factory made alike, ``A`` wired to ``B.outputs.s.make``: the check
+    compared names only, and ``A`` silently took its own ``s``'s output."""
+
+    def made() -> Recipe:
+        recipe = Recipe("cyc", In, ToolOut)
+        recipe.add_step("s", tool, src=recipe.inputs.target)
+        return recipe
+
+    first, second = made(), made()
+    first.add_step("t", tool, src=second.outputs.s.result)
+    with pytest.raises(RecipeGraphError, match=r"a reference of another recipe named so"):
+        build_graph(first)
+    first.steps.pop()
+    first.add_step("t", tool, src=first.outputs.s.result)
+    build_graph(first)
+
+
 class Needs(BaseModel):
     result: File
     count: int

@@ -735,7 +735,7 @@ class _Builder:
         value = self.translate(value)
         refs = refs_in(value)
         for ref in refs:
-            if ref.recipe is not None and ref.recipe != self.recipe.name:
+            if self.foreign(ref):
                 raise self.fail(_foreign(where, ref, self.recipe.name))
             if isinstance(ref, InputRef):
                 if ref.field not in recipe_inputs:
@@ -881,9 +881,16 @@ class _Builder:
         step = value.step
         if step in self.loop_outputs or step not in index:
             return False
-        if value.recipe is not None and value.recipe != self.recipe.name:
+        if self.foreign(value):
             return False
         return value.field in _fields(self.steps_by_name[step].outputs_model)
+
+    def foreign(self, ref: InputRef | OutputRef) -> bool:
+        """Whether a proxy of another recipe made ``ref``: one of another name, or of
+        this one's name but another object (two recipes a factory made alike)."""
+        if ref.recipe is None:
+            return False
+        return ref.recipe != self.recipe.name or ref.owner not in (None, id(self.recipe))
 
     def check_settings(self, name: str, backend: Any, venv: Any, facts: _StepFacts) -> None:
         """A step's ``backend=``/``venv=``, given to it or declared by its step, must
@@ -1213,8 +1220,9 @@ def _foreign(where: str, ref: InputRef | OutputRef, recipe: str) -> str:
         written, mine = f"{ref.recipe}.inputs.{ref.field}", f".inputs.{ref.field}"
     else:
         written, mine = f"{ref.recipe}.outputs.{ref.step}.{ref.field}", ".outputs"
+    other = "another recipe named so" if ref.recipe == recipe else f"recipe {ref.recipe!r}"
     return (
-        f"{where}: it is wired to {written}, a reference of recipe {ref.recipe!r}, not of"
+        f"{where}: it is wired to {written}, a reference of {other}, not of this"
         f" {recipe!r}; wire it with the proxies of recipe {recipe!r} itself ({mine}), or"
         f" nest {ref.recipe!r} as a step"
     )

@@ -107,45 +107,48 @@ class LoopSpec:
 class _InputsProxy:
     """``recipe.inputs.X`` -> ``InputRef("X")``, marked as the recipe's."""
 
-    __slots__ = ("_recipe",)
+    __slots__ = ("_owner", "_recipe")
 
-    def __init__(self, recipe: str) -> None:
+    def __init__(self, recipe: str, owner: int | None = None) -> None:
         self._recipe = recipe
+        self._owner = owner
 
     def __getattr__(self, name: str) -> InputRef:
         if name.startswith("__"):
             raise AttributeError(name)
-        return InputRef(field=name, recipe=self._recipe)
+        return InputRef(field=name, recipe=self._recipe, owner=self._owner)
 
 
 class _StepOutputs:
-    __slots__ = ("_recipe", "_step")
+    __slots__ = ("_owner", "_recipe", "_step")
 
-    def __init__(self, recipe: str | None, step: str) -> None:
+    def __init__(self, recipe: str | None, step: str, owner: int | None = None) -> None:
         self._recipe = recipe
         self._step = step
+        self._owner = owner
 
     def __getattr__(self, name: str) -> OutputRef:
         if name.startswith("__"):
             raise AttributeError(name)
-        return OutputRef(step=self._step, field=name, recipe=self._recipe)
+        return OutputRef(step=self._step, field=name, recipe=self._recipe, owner=self._owner)
 
 
 class _OutputsProxy:
     """``recipe.outputs.STEP.FIELD`` -> ``OutputRef("STEP", "FIELD")``, marked as the recipe's."""
 
-    __slots__ = ("_recipe",)
+    __slots__ = ("_owner", "_recipe")
 
-    def __init__(self, recipe: str) -> None:
+    def __init__(self, recipe: str, owner: int | None = None) -> None:
         self._recipe = recipe
+        self._owner = owner
 
     def __getattr__(self, name: str) -> _StepOutputs:
         if name.startswith("__"):
             raise AttributeError(name)
-        return _StepOutputs(self._recipe, name)
+        return _StepOutputs(self._recipe, name, self._owner)
 
     def __getitem__(self, name: str) -> _StepOutputs:
-        return _StepOutputs(self._recipe, name)
+        return _StepOutputs(self._recipe, name, self._owner)
 
 
 def _refuse_keyword_inputs(recipe: str, name: str, step: Any, *keywords: Any) -> None:
@@ -195,9 +198,9 @@ def half_reference(value: Any, *steps: Collection[str]) -> str | None:
 class LoopHandle:
     """What :meth:`Recipe.add_loop` returns: ``.outputs.X`` is the final iteration's X."""
 
-    def __init__(self, spec: LoopSpec, recipe: str | None = None) -> None:
+    def __init__(self, spec: LoopSpec, recipe: str | None = None, owner: int | None = None) -> None:
         self.spec = spec
-        self.outputs = _StepOutputs(recipe, spec.name)
+        self.outputs = _StepOutputs(recipe, spec.name, owner)
 
     @property
     def name(self) -> str:
@@ -242,8 +245,8 @@ class Recipe:
         self.max_workers = max_workers
         self.resources = resources
         self.description = description
-        self.inputs = _InputsProxy(name)
-        self.outputs = _OutputsProxy(name)
+        self.inputs = _InputsProxy(name, id(self))
+        self.outputs = _OutputsProxy(name, id(self))
 
     @property
     def max_workers(self) -> int | None:
@@ -336,7 +339,7 @@ class Recipe:
             inputs=inputs,
         )
         self.steps.append(spec)
-        return LoopHandle(spec, self.name)
+        return LoopHandle(spec, self.name, id(self))
 
     def step(
         self,

@@ -40,6 +40,8 @@ class InputRef:
     #: The recipe whose ``inputs`` proxy made it (None: made by hand), so a
     #: proxy of another recipe wired here is refused, not read as this one's.
     recipe: str | None = dataclasses.field(default=None, compare=False, repr=False)
+    #: That recipe object's ``id``: two recipes of one name (a factory's) told apart.
+    owner: int | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return f"inputs.{self.field}"
@@ -51,8 +53,9 @@ class OutputRef:
 
     step: str
     field: str
-    #: As :attr:`InputRef.recipe`, for the ``outputs`` proxy.
+    #: As :attr:`InputRef.recipe` and :attr:`InputRef.owner`, for the ``outputs`` proxy.
     recipe: str | None = dataclasses.field(default=None, compare=False, repr=False)
+    owner: int | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return f"{self.step}.{self.field}"
