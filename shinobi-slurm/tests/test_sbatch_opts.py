@@ -16,7 +16,7 @@ from conftest import RECIPES, Ninja
 from launches import steps, submit, wait_final
 
 from shinobi.errors import ConfigError
-from shinobi_slurm.sbatch import batch_script, parse_sbatch_opts
+from shinobi_slurm.sbatch import Option, batch_script, parse_sbatch_opts
 
 EXPORT = "--export=ALL,GREETING=hello world"
 CONFIG = '[backend.slurm]\nsbatch_opts = ["--export=ALL,GREETING=hello world"]\n'
@@ -67,3 +67,13 @@ def test_the_list_form_reaches_the_job(ninja: Ninja, tmp_path: Path) -> None:
     assert said.stdout.strip() == "greeting: hello world", said
     ran = ninja("run", f"{RECIPES}/collide.py:greet", "--backend", "slurm", cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
+
+
+def test_a_one_letter_table_key_is_its_short_option_by_its_long_name() -> None:
+    """``{c = 2}`` became ``#SBATCH --c=2``, which sbatch refuses as ambiguous; ``{J = ...}``
+    slipped past the refusal of -J, which ninja sets itself."""
+    assert parse_sbatch_opts({"c": 2}) == [Option("cpus-per-task", "2")]
+    with pytest.raises(ConfigError, match="--job-name is set by ninja"):
+        parse_sbatch_opts({"J": "mine"})
+    with pytest.raises(ConfigError, match="unknown short option 'Z'"):
+        parse_sbatch_opts({"Z": 1})

@@ -216,6 +216,14 @@ def parse_sbatch_opts(value: Any) -> list[Option]:
         options = []
         for key, item in value.items():
             name = str(key).lstrip("-").replace("_", "-")
+            if len(name) == 1:  # `c = 2` is -c, whose long name an #SBATCH line needs
+                long_name = _SHORT.get(f"-{name}")
+                if long_name is None:
+                    raise ConfigError(
+                        f"[backend.slurm] sbatch_opts: unknown short option {key!r}; write"
+                        ' the long form (partition = "debug")'
+                    )
+                name = long_name
             if item is True:
                 options.append(Option(name))
             elif isinstance(item, str | int | float) and not isinstance(item, bool):
