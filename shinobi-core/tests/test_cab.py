@@ -4,6 +4,7 @@ wrangler on both streams reads them in."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from pydantic import BaseModel
@@ -229,3 +230,25 @@ def test_an_input_both_rewritten_and_never_written_is_refused_when_the_cab_is_ma
     """Only a container backend refused it, at run time."""
     with pytest.raises(ValueError, match=r"both mutable .* and writable=False"):
         Cab("c", "tool", SideIn, None, {"ms": ParamMeta(mutable=True, writable=False)})
+
+
+class Worded(BaseModel):
+    lit: Literal[True, False] = True
+    uni: bool | int = True
+    words: list[bool | str] = []
+
+
+@pytest.mark.parametrize(
+    ("name", "meta"),
+    [
+        ("lit", ParamMeta(positional=True)),
+        ("uni", ParamMeta(positional=True)),
+        ("words", ParamMeta()),
+    ],
+)
+def test_a_bool_behind_a_union_or_a_literal_cannot_become_a_word(
+    name: str, meta: ParamMeta
+) -> None:
+    """Only a plain bool was refused where it would reach the tool as the word True."""
+    with pytest.raises(ValueError, match=f"input '{name}' is .* takes a bool"):
+        Cab("c", "tool", Worded, None, {name: meta})

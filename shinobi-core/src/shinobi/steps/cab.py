@@ -67,6 +67,25 @@ class ParamMeta:
         _one_of("ParamMeta", "dtype", self.dtype, (None, "File", "Directory", "MS"))
 
 
+def _takes_a_bool(annotation: Any) -> bool:
+    """Whether ``annotation`` (or what a list of it holds) admits a bool besides other
+    values: ``bool | int``, ``Literal[True, False]``, ``list[bool | str]``."""
+    import types
+    import typing
+
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if annotation is bool:
+        return True
+    if origin is typing.Literal:
+        return any(isinstance(value, bool) for value in args)
+    if origin is typing.Annotated:
+        return _takes_a_bool(args[0])
+    if origin in (typing.Union, types.UnionType, list, tuple, set, frozenset):
+        return any(_takes_a_bool(arg) for arg in args if arg is not type(None))
+    return False
+
+
 def _one_of(what: str, name: str, value: object, allowed: tuple[object, ...]) -> None:
     """A Literal-typed declaration checked when it is made, not silently misread later."""
     if value not in allowed:
@@ -375,6 +394,19 @@ class Cab:
 
         for name, spec in fields_of(self.inputs_model).items():
             meta = self.meta(name)
+            if (
+                not spec.is_bool
+                and (meta.positional or spec.is_list)
+                and not meta.skip
+                and _takes_a_bool(spec.annotation)
+            ):
+                where = "positional" if meta.positional else "a list"
+                raise ValueError(
+                    f"cab {self.name!r}: input {name!r} is {where} and takes a bool (a union"
+                    " with bool, or Literal[True, False]), so True would reach the tool as the"
+                    " word 'True'; type it str or a Literal of the words the tool reads, or"
+                    " a plain bool flag"
+                )
             if spec.is_bool and meta.positional and not meta.skip:
                 raise ValueError(
                     f"cab {self.name!r}: input {name!r} is a bool marked positional, so True would"
