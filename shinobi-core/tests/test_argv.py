@@ -263,3 +263,14 @@ def test_bytes_have_no_command_line_form() -> None:
     from shinobi.steps.types import wordless
 
     assert wordless(b"abc") == "bytes"  # str() of it is b'abc': refused, not passed on
+
+
+class Loose(BaseModel):
+    v: File | int = 0
+
+
+def test_a_path_in_a_union_field_that_starts_with_a_dash_is_not_an_option() -> None:
+    """``File | int`` given ``Path("-x")`` rendered ``-x``: ninja treats it as a path
+    (it is mounted, keyed by content), and the tool took it for an option."""
+    assert render_argv(Cab("c", "tool", Loose), {"v": Path("-x")}) == ["tool", "--v", "./-x"]
+    assert render_argv(Cab("c", "tool", Loose), {"v": -3}) == ["tool", "--v", "-3"]

@@ -338,6 +338,9 @@ def _text(value: Any) -> str:
     """
     if isinstance(value, list | tuple):
         return _NESTED_JSON.encode(value)
+    if isinstance(value, os.PathLike):  # a path in a field of another type (File | int, Any)
+        text = str(value)
+        return f"./{text}" if text.startswith("-") else text
     return str(value.value if isinstance(value, Enum) else value)  # _enum_value, inline: per word
 
 
