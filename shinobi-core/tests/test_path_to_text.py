@@ -57,6 +57,19 @@ def test_inside_a_list_too() -> None:
         build_graph(recipe)
 
 
+class RListIn(BaseModel):
+    srcs: list[File] = []
+
+
+def test_a_whole_list_of_paths_into_a_list_of_text_is_refused_too() -> None:
+    """Only the items of a list literal were looked at: a ``list[File]`` wired whole
+    to a ``list[str]`` input ran, its paths taken as text."""
+    recipe = Recipe("r", RListIn, UpOut)
+    recipe.add_step("up", uppers, src=recipe.inputs.srcs)
+    with pytest.raises(RecipeGraphError, match=re.escape("is declared list[str] but wired to")):
+        build_graph(recipe)
+
+
 def test_a_recipe_path_input_set_as_a_str_output_is_refused() -> None:
     recipe = Recipe("r", RI, TextOut)
     recipe.set_output("out", recipe.inputs.src)

@@ -941,7 +941,8 @@ class _Builder:
             nested = (list, tuple, set, frozenset)
             refs = [v for item in values for v in (item if isinstance(item, nested) else [item])]
         elif spec.is_text:
-            refs = [value] if not spec.is_list else list(value) if isinstance(value, list) else []
+            # a list[str] is wired item by item, or whole (to a list[File] output or input)
+            refs = list(value) if spec.is_list and isinstance(value, list) else [value]
         else:
             return
         for ref in refs:
