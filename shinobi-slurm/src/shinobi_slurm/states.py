@@ -172,7 +172,8 @@ def _memory_hint(sig: int, limits: Limits) -> str:
         return ""
     return (
         f"; likely out of memory: the job had {limits.memory}, and a container engine in it"
-        " kills what uses more; declare more memory for the step"
+        " kills what uses more than that, or than the memory the step declares (its"
+        " container's limit); declare more memory for the step"
         " (resources=Resources(memory=...)) if so"
     )
 
