@@ -119,3 +119,17 @@ def test_a_harvest_that_takes_an_unordered_step_s_files_is_warned_of(
     assert said in planned.stderr and "nothing orders the two" in planned.stderr
     ran = ninja("run", f"{path}:r", "-j", "2", env={"SHINOBI_CACHE_ENABLED": "0"})
     assert ran.returncode == 0 and said in ran.stderr, ran.stderr
+
+
+def test_the_dry_run_counts_the_steps_that_run_as_graph_does(
+    ninja: Ninja, recipe_file: Callable[[str, str], Path]
+) -> None:
+    """A nested recipe counted as a step of its own: "3 steps" where graph said 2."""
+    path = recipe_file(
+        NESTED.replace(
+            'outer.add_step("sub", inner)', 'outer.add_step("sub", inner)\nouter.add_step("b", t)'
+        ),
+        "n.py",
+    )
+    drawn = ninja("run", f"{path}:outer", "--dryrun").stdout
+    assert drawn.rstrip().endswith("2 steps; dry run: nothing was executed"), drawn

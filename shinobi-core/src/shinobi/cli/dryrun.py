@@ -85,7 +85,7 @@ def show_dryrun(
     if as_json:
         document = _plan_json(plan, backend_of, render_argv, turns_of)
     else:
-        total = sum(1 for _ in graph.every_node())  # no dotted path made per step
+        total = graph.working_steps()  # what runs: a nested recipe is its steps, as graph says
         summary = f"{total} step{'' if total == 1 else 's'}; dry run: nothing was executed"
         echo_lines(chain(dryrun_lines(plan, backend_of, render_argv, turns_of=turns_of), [summary]))
     said = [*warnings, *_plan_warnings(plan, graph, session)]
