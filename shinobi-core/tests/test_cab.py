@@ -252,3 +252,17 @@ def test_a_bool_behind_a_union_or_a_literal_cannot_become_a_word(
     """Only a plain bool was refused where it would reach the tool as the word True."""
     with pytest.raises(ValueError, match=f"input '{name}' is .* takes a bool"):
         Cab("c", "tool", Worded, None, {name: meta})
+
+
+class MappedIn(BaseModel):
+    x: dict[str, File] = {}
+
+
+class OnePathOut(BaseModel):
+    x: File | None = None
+
+
+def test_a_mapping_passed_through_as_one_path_is_refused_when_the_cab_is_made() -> None:
+    """Only the run refused it, after the tool's work was done."""
+    with pytest.raises(ValueError, match="can never be valid: the input is a mapping or a model"):
+        Cab("c", "echo", MappedIn, OnePathOut, {"x": ParamMeta(skip=True)})

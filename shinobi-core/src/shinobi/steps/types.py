@@ -375,6 +375,8 @@ def passthrough_problem(given: FieldSpec, made: FieldSpec, dtype: str | None) ->
     done. ``dtype`` is the ``ParamMeta(dtype=)`` the two share. A plain
     ``Path`` is either kind, and an MS is a Directory.
     """
+    if given.structured and not made.structured:  # a mapping or a model is no path
+        return f"the input is a mapping or a model, and the output {_declared(made, dtype)}"
     kinds = [on_disk_kind(spec.path_kind, dtype) for spec in (given, made)]
     clash = "any" not in kinds and kinds[0] != kinds[1]
     shaped = given.path_kind is not None or given.is_text  # a known shape, not Any
