@@ -33,7 +33,9 @@ ListenAddress ::1
 HostKey /etc/ssh/ssh_host_ed25519_key
 HostKey /etc/ssh/ssh_host_ecdsa_key
 HostKey /etc/ssh/ssh_host_rsa_key
-PidFile $TESTBED_STATE/sshd/sshd.pid
+# the testbed keeps its own record in sshd.pid (pid, program, command line):
+# sshd writing its bare pid there too, after it, broke the record
+PidFile none
 PubkeyAuthentication yes
 PasswordAuthentication no
 KbdInteractiveAuthentication no
