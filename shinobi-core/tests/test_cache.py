@@ -931,3 +931,30 @@ def test_a_second_ctx_run_of_a_file_writing_cab_in_one_step_runs_again(tmp_path:
     config = load_config({"cache.dir": str(tmp_path / "cache")})
     assert run_recipe(recipe, cwd=tmp_path, config=config).ok
     assert (tmp_path / "log.txt").read_text() == "x\nx\n"
+
+
+def test_a_cached_re_run_with_provenance_starts_no_process_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing of a step ran, yet ninja itself started ``uname -p``: the manifest's
+    platform came from ``platform.platform()``, which asks that program."""
+    (tmp_path / "data.ms").write_text("")
+    run_cached(_mutating(True), tmp_path, ms="data.ms")
+    started: list[object] = []
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        started.append(args)
+        raise AssertionError(f"a process was started: {args!r}")
+
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    monkeypatch.setattr(os, "posix_spawn", refuse)
+    monkeypatch.setattr(os, "posix_spawnp", refuse)
+    monkeypatch.setattr(os, "fork", refuse)
+    import platform
+
+    platform._uname_cache = None  # type: ignore[attr-defined]  # as in a fresh process
+    config = load_config({"cache.dir": str(tmp_path / "cache")})
+    result = run_recipe(
+        _mutating(True), {"ms": "data.ms"}, config=config, cwd=tmp_path, provenance=True
+    )
+    assert [s.status for s in result.steps] == ["cached"] and started == []

@@ -212,12 +212,22 @@ def _host() -> dict[str, Any]:
         user = None
     return {
         "hostname": socket.gethostname(),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
+        "platform": _platform(),
+        "machine": os.uname().machine,
         "cpus": os.cpu_count(),
         "user": user,
         "pid": os.getpid(),
     }
+
+
+def _platform() -> str:
+    """``Linux-6.1.0-13-amd64-x86_64-with-glibc2.36``, as ``platform.platform()`` says
+    it, without the ``uname -p`` process that one starts (a cached re-run with
+    provenance on started a process of ninja's own, where none of a step ran)."""
+    name = os.uname()
+    libc, version = platform.libc_ver()  # read from the interpreter's file, no process
+    said = f"{name.sysname}-{name.release}-{name.machine}"
+    return f"{said}-with-{libc}{version}" if libc else said
 
 
 def _python() -> dict[str, Any]:
