@@ -19,12 +19,16 @@ def in_ci() -> bool:
 
 
 def require_engine(name: str, usable: bool, why: str) -> None:
-    """Skip (or, in CI, fail) the calling test unless ``usable``."""
+    """Skip the calling test unless ``usable``; fail it instead in CI, or when the
+    testbed said it brought that engine up (``SHINOBI_TESTBED_ENGINES``): an engine
+    that came up and cannot be reached is a broken testbed, not a missing one."""
     if usable:
         return
     message = f"engine {name!r} is not usable here: {why}"
     if in_ci():
         pytest.fail(f"{message} (CI must test every engine live: run testbed/up.sh {name})")
+    if name in os.environ.get("SHINOBI_TESTBED_ENGINES", "").split(","):
+        pytest.fail(f"{message} (the testbed says it brought {name} up)")
     pytest.skip(message)
 
 
