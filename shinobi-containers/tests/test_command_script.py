@@ -302,9 +302,12 @@ def test_a_rendered_job_mounts_the_script_and_runs(engine: str, tmp_path: Path) 
     invocation = Invocation(
         step="hello", argv=(str(script), "job"), cwd=str(run), image=image(engine)
     )
-    done = subprocess.run(
-        backend.render(invocation), cwd=run, capture_output=True, text=True, timeout=120
-    )
+    job = backend.render_for_job(invocation)
+    try:
+        done = subprocess.run(job.argv, cwd=run, capture_output=True, text=True, timeout=120)
+    finally:  # as the job script does once its payload ended (no --rm: see Rendered)
+        if job.stop is not None:
+            subprocess.run(job.stop, capture_output=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert (run / "hello.txt").read_text() == "hello job\n"
 
