@@ -345,10 +345,10 @@ def _text(value: Any) -> str:
 
 
 def _json_word(value: Any) -> Any:
-    return os.fspath(value) if isinstance(value, os.PathLike) else _enum_text(value)
-
-
-def _enum_text(value: Any) -> Any:
+    """What JSON cannot hold itself, inside a list in a list: a path as its text, an
+    enum member as its value, anything else as ``str()`` of it."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
     return value.value if isinstance(value, Enum) else str(value)
 
 
