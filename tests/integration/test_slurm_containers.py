@@ -76,7 +76,9 @@ def test_a_compiled_job_runs_its_step_in_docker_and_the_next_job_on_the_node(
 ) -> None:
     shown = ninja("compile", recipe, "--engine", "slurm", "--container-runtime", "docker")
     assert shown.returncode == 0, shown.stderr
-    assert "docker run --rm" in shown.stdout  # the boxed step's job starts its container
+    assert "docker run --name shinobi-" in shown.stdout  # the boxed step's job starts its container
+    # and, once it ended, asks whether docker killed it for memory, then removes it
+    assert "docker inspect --format '{{.State.OOMKilled}}'" in shown.stdout
     assert "1 step(s) declare no image (bare)" in shown.stderr
 
     done = ninja(
