@@ -23,6 +23,7 @@ __all__ = [
     "UsageError",
     "did_you_mean",
     "exception_line",
+    "field_subject",
 ]
 
 
@@ -50,8 +51,10 @@ def _validation_summary(exc: BaseException) -> str | None:
     errors = exc.errors()
     if not errors:
         return None
+    from shinobi.steps.types import error_field  # pydantic is loaded: exc is its error
+
     first = errors[0]
-    field = ".".join(str(part) for part in first.get("loc", ()))
+    field = error_field(first)
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return f"{exc.title}: {field + ': ' if field else ''}{first.get('msg')}{more}"
 
@@ -103,7 +106,14 @@ class InputError(UsageError):
     @property
     def subject(self) -> str:
         """``input 'n'``, or ``its inputs`` when no one field is to blame."""
-        return f"input {self.field!r}" if self.field else "its inputs"
+        return field_subject(self.field, "input")
+
+
+def field_subject(field: str, side: str) -> str:
+    """``input 'n'``, or ``its inputs`` for "" (the model as a whole, what a model
+    validator of its own refused): how a message names what ``side`` ("input",
+    "output") it is about."""
+    return f"{side} {field!r}" if field else f"its {side}s"
 
 
 class LoadError(ShinobiError):

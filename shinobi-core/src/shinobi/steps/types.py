@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path, PosixPath, PurePath
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from shinobi.errors import field_subject
+
 if TYPE_CHECKING:
     from shinobi.backends.base import PathKind
 
@@ -432,10 +434,9 @@ def error_field(error: Mapping[str, Any]) -> str:
 
 
 def refused_field(error: Mapping[str, Any], side: str) -> str:
-    """``input 'n'``, or ``its inputs`` for an error about the whole model: how a
-    message names what ``side`` ("input", "output") an error is about."""
-    field = error_field(error)
-    return f"{side} {field!r}" if field else f"its {side}s"
+    """:func:`~shinobi.errors.field_subject` of the field one of a pydantic
+    ValidationError's errors is about."""
+    return field_subject(error_field(error), side)
 
 
 def field_values(model: Any) -> dict[str, Any]:
