@@ -52,6 +52,10 @@ twice.add_step("again", Cab("say", ["/bin/echo", "said once"]))
 broken = Recipe("broken")
 broken.add_step("first step", Cab("first", ["/bin/sh", "-c", "echo one; echo two >&2; exit 3"]))
 broken.add_step("after", Cab("after", ["/bin/echo", "never"]))  # one worker: never starts
+
+mute_failure = Recipe("mute_failure")
+mute_failure.add_step("mute", Cab("mute", ["/bin/false"]))
+mute_failure.add_step("after", Cab("after", ["/bin/echo", "never"]))
 """
 
 NINJA = str(Path(sys.executable).parent / "ninja")
@@ -116,7 +120,22 @@ def test_logs_are_titled_by_step_name_and_a_step_that_never_ran_is_said_so(
     assert said.stdout == "==> first step stdout <==\none\n==> first step stderr <==\ntwo\n"
     never = ninja(project, "logs", run["run_id"], "after")
     assert never.returncode == 2
-    assert "step 'after' of run" in never.stderr and "did not run (not run)" in never.stderr
+    assert "step 'after' of run" in never.stderr and "did not run, so" in never.stderr
+
+
+def test_without_a_manifest_logs_still_tell_a_step_that_never_ran(project: Path) -> None:
+    # the run's record keeps how its steps that did not end ok ended
+    assert ninja(project, "run", "recipe.py:mute_failure", "--no-cache").returncode == 1
+    (run,) = json.loads(ninja(project, "runs", "--json").stdout)["runs"]
+    never = ninja(project, "logs", run["run_id"], "after")
+    assert never.returncode == 2
+    assert f"step 'after' of run {run['run_id']} did not run, so it printed nothing" in (
+        never.stderr
+    )
+    silent = ninja(project, "logs", run["run_id"], "mute")
+    assert silent.returncode == 2
+    assert "step 'mute' of run" in silent.stderr
+    assert "printed nothing, so it kept no logs (it ended failed)" in silent.stderr
 
 
 @pytest.mark.slow

@@ -45,6 +45,7 @@ __all__ = [
     "JOBS_LEDGER",
     "RUN_RECORD",
     "STEP_LIST",
+    "STEP_STATUSES",
     "LocalRun",
     "age_days",
     "cut_logs",
@@ -56,6 +57,7 @@ __all__ = [
     "jobs_ledgers",
     "local_runs",
     "note_cut_log",
+    "note_statuses",
     "note_steps",
     "recorded_steps",
     "release_run",
@@ -70,6 +72,11 @@ RUN_RECORD = ".running"
 #: Every step a run has (nested ones as ``PARENT.STEP``), a JSON list written as it
 #: starts: beside the record, which ``ninja runs`` reads for every run, not in it.
 STEP_LIST = ".steps"
+#: The steps of an ended run that did not end ``ok`` or ``cached``, with how they
+#: ended (``failed``, ``cancelled``, ``skipped``, ``not run``): a JSON object
+#: written as the run ends, so ``ninja logs`` can tell a step that never started
+#: from one that printed nothing, without ``--provenance``.
+STEP_STATUSES = ".statuses"
 #: What each lock this process holds says (recipe, pid), by descriptor, so
 #: :func:`release_run` can add how the run ended to it.
 _HELD: dict[int, dict[str, object]] = {}
@@ -197,6 +204,41 @@ def note_steps(run_dir: Path, names: Iterable[str]) -> None:
     runs; its logs then cannot tell the two apart."""
     with contextlib.suppress(OSError):
         (run_dir / STEP_LIST).write_text(json.dumps(list(names)))
+
+
+def note_statuses(
+    run_dir: Path, names: Iterable[str], ended: dict[str, str], unfinished: set[str]
+) -> None:
+    """Keep how the steps of a run that ended did, where that was not ``ok``.
+
+    ``names`` are the run's steps (as :func:`note_steps` got them), ``ended``
+    each finished step's (or slice's) status, ``unfinished`` those still
+    running when the run stopped (a crash): they are not claimed "not run".
+    Nothing is written when every step ended ``ok`` or ``cached``.
+    """
+    notes = {name: status for name, status in ended.items() if status not in _FINE}
+    begun = _with_parents([*ended, *unfinished])
+    for name in names:
+        if name not in begun:
+            notes[name] = "not run"
+    if notes:
+        with contextlib.suppress(OSError):
+            (run_dir / STEP_STATUSES).write_text(json.dumps(notes))
+
+
+def _with_parents(names: Iterable[str]) -> set[str]:
+    """``names`` with what holds each: a slice ``S[k]``'s step ``S``, and a nested
+    step ``R.S``'s recipe ``R`` (a recipe began when a step of it did)."""
+    found: set[str] = set()
+    for name in names:
+        while name and name not in found:
+            found.add(name)
+            name = name.rpartition("[")[0] if name.endswith("]") else name.rpartition(".")[0]
+    return found
+
+
+#: How a step may end without anything to say of it in :data:`STEP_STATUSES`.
+_FINE = frozenset({"ok", "cached"})
 
 
 def recorded_steps(run: LocalRun) -> list[str] | None:
@@ -497,13 +539,15 @@ def _renamed_logs(logs: Path) -> dict[str, str]:
 
 
 def step_statuses(run: LocalRun) -> dict[str, str]:
-    """Each step's status as the run's manifest records it (none without a manifest)."""
+    """Each step's status as the run's manifest records it; without a manifest,
+    those of the steps that did not end ``ok`` (:func:`note_statuses`)."""
     from shinobi.provenance import load_manifest
 
     try:
         steps = load_manifest(run.path / "manifest.json")["steps"]
     except (ValueError, KeyError, TypeError):
-        return {}
+        noted = _read_json(run.path / STEP_STATUSES) or {}
+        return {str(name): str(status) for name, status in noted.items()}
     records = steps if isinstance(steps, list) else []
     return {
         str(record["name"]): str(record.get("status"))

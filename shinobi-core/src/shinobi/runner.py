@@ -517,7 +517,7 @@ def run_prepared(
     bad recipe with a usage error); this runs that same graph rather than
     building a 100,000-node graph twice.
     """
-    from shinobi.local_runs import hold_run, note_steps, release_run, runs_root
+    from shinobi.local_runs import hold_run, note_statuses, note_steps, release_run, runs_root
     from shinobi.programs import missing_programs
     from shinobi.records import attach_records
     from shinobi.scheduler import run_graph
@@ -569,6 +569,9 @@ def run_prepared(
 
                 ended = interrupted_state(session.undying, result)
         finally:
+            if not refused:
+                walked = () if ended == "ok" else (path for path, _ in graph.walk())
+                note_statuses(session.run_dir, walked, session.ended, session.steps_running())
             release_run(held, ended)
             if refused and isinstance(sys.exc_info()[1], ShinobiError):
                 # refused before any step (no image, an engine away): nothing ran and

@@ -126,6 +126,8 @@ class Session:
     #: what ninja says on a second Ctrl-C names them.
     in_process: set[str] = field(default_factory=set, init=False)
     _started: set[str] = field(default_factory=set, init=False, repr=False)
+    #: How each step (and slice) that finished ended, by its full name.
+    ended: dict[str, str] = field(default_factory=dict, init=False, repr=False)
     #: Warnings said only if the step they are about starts (see warn_when_started).
     _on_start: dict[str, str] = field(default_factory=dict, init=False, repr=False)
     _named: set[str] = field(default_factory=set, init=False, repr=False)
@@ -266,6 +268,10 @@ class Session:
         """Whether a step has started and not yet finished (what a stop waits for)."""
         return bool(self._started)
 
+    def steps_running(self) -> set[str]:
+        """The steps (and slices) that have started and not yet finished."""
+        return set(self._started)
+
     def warn_when_started(self, step: str, message: str) -> None:
         """Say ``message`` when ``step`` (or its first slice) starts, not before: a
         step the cache serves never starts, and the warning is not about it then."""
@@ -287,6 +293,7 @@ class Session:
 
     def emit_finished(self, result: StepResult) -> None:
         self._started.discard(result.name)
+        self.ended[result.name] = result.status
         for observer in self.observers:
             with contextlib.suppress(OSError):
                 observer.step_finished(result)

@@ -290,7 +290,8 @@ def _nothing_printed(root: Path, run: Any, step: str | None, stream: str) -> Non
     _refuse_lost(run, step, stream, what)
     status = step_statuses(run).get(step) if step is not None else None
     if status in ("not run", "skipped"):
-        raise UsageError(f"{what} did not run ({status}), so it printed nothing")
+        why = " (skipped)" if status == "skipped" else ""
+        raise UsageError(f"{what} did not run{why}, so it printed nothing")
     other = _printed(_streams(run, step, "both")) if stream != "both" else []
     if other:
         kept = " and ".join(sorted({title.rsplit(" ", 1)[1] for title, _ in other}))
@@ -309,6 +310,8 @@ def _nothing_printed(root: Path, run: Any, step: str | None, stream: str) -> Non
         raise UsageError(
             f"{what} printed nothing, so it kept no logs (its log {empty[0][1]} is empty)"
         )
+    if status is not None:  # a step the run has, that ended as said and printed nothing
+        raise UsageError(f"{what} printed nothing, so it kept no logs (it ended {status})")
     if step is None:
         raise UsageError(
             f"{what} kept no logs (a step that printed nothing has none; step logs are in"
