@@ -168,6 +168,19 @@ def test_an_unknown_flag_is_told_not_the_usage_line() -> None:
     )
 
 
+def test_a_daemon_away_in_the_middle_of_a_run_is_told_with_the_fix() -> None:
+    # a backend a step function chooses is checked by no pre-run look at the daemon
+    stderr = (
+        "docker: Cannot connect to the Docker daemon at unix:///tmp/nosock. Is the docker"
+        " daemon running?\n\nRun 'docker run --help' for more information\n"
+    )
+    assert engine_exit("docker", 125, stderr).reason == (
+        "docker could not run the step: docker: Cannot connect to the Docker daemon at"
+        " unix:///tmp/nosock. Is the docker daemon running?; start it, or point DOCKER_HOST"
+        " at a running one"
+    )
+
+
 def test_an_image_apptainer_could_not_fetch_is_said_to_be_missing() -> None:
     stderr = (
         "FATAL:   Unable to handle docker://nosuch/image:1 uri: failed to get checksum for"

@@ -9,7 +9,7 @@ from shinobi_containers.cgroups import CgroupReach, docker_reach
 from shinobi_containers.cli import call
 from shinobi_containers.engine import CHECK_TIMEOUT, ContainerSpec
 from shinobi_containers.engine_lines import DOCKER_LINES
-from shinobi_containers.errors import EngineUnreachable
+from shinobi_containers.errors import DOCKER_DAEMON_FIX, EngineUnreachable
 from shinobi_containers.oci import REMOVE_TIMEOUT, OciBackend
 from shinobi_containers.oom import OomWatch
 
@@ -27,7 +27,7 @@ class DockerBackend(OciBackend):
         answer = call([self.binary, "version", "--format", "{{.Server.Version}}"], CHECK_TIMEOUT)
         if not answer.ok:
             said = answer.last_line()
-            fix = "start it, or point DOCKER_HOST at a running one"
+            fix = DOCKER_DAEMON_FIX
             if "permission denied" in said.lower():  # it runs; this user may not talk to it
                 fix = (
                     "add yourself to the docker group (`sudo usermod -aG docker $USER`, then"

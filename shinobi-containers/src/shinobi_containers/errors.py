@@ -9,6 +9,7 @@ from __future__ import annotations
 from shinobi.errors import ENVIRONMENT_EXIT, ConfigError, ShinobiError
 
 __all__ = [
+    "DOCKER_DAEMON_FIX",
     "ContainerRefused",
     "ContainerStopFailed",
     "EngineUnreachable",
@@ -16,6 +17,10 @@ __all__ = [
     "MountRefused",
     "SettingsInvalid",
 ]
+
+
+#: What to do when the docker client cannot reach its daemon, before a run or in one.
+DOCKER_DAEMON_FIX = "start it, or point DOCKER_HOST at a running one"
 
 
 class ContainerRefused(ShinobiError):

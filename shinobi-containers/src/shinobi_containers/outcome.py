@@ -18,6 +18,7 @@ import signal
 
 from shinobi.backends.base import BackendRun
 from shinobi.resources import format_size
+from shinobi_containers.errors import DOCKER_DAEMON_FIX
 from shinobi_containers.limits import LimitFlags
 
 __all__ = ["enforcement_reason", "interpret_run", "oom_reason"]
@@ -206,6 +207,8 @@ def interpret_run(
     if code in engine_error_codes:
         said = engine_message(run.stderr)
         if said:
+            if "Cannot connect to the Docker daemon" in said:  # a backend chosen in a step
+                said = f"{said}; {DOCKER_DAEMON_FIX}"  # function: no check before the run
             return dataclasses.replace(run, reason=f"{engine} could not run the step: {said}")
     usage = _APPTAINER_USAGE.search(run.stderr)
     if usage is not None:  # said before the container started: not the tool's exit 1
