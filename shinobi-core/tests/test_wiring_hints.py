@@ -92,6 +92,57 @@ def test_an_unset_optional_recipe_input_names_itself_and_the_fix(tmp_path: Path)
     )
 
 
+class KeywordIn(BaseModel):
+    n_: int = 3
+
+
+def test_the_fix_names_the_option_ninja_run_really_has(tmp_path: Path) -> None:
+    # a field `n_` is `--n` on the command line (a trailing _ spells a keyword), not `--n-`
+    recipe = Recipe("r", Named2)
+    recipe.add_step("c", Cab("count", "/bin/echo", KeywordIn, None), n_=recipe.inputs.n_)
+    with pytest.raises(UsageError) as caught:
+        run_recipe(recipe, cwd=tmp_path)
+    assert "give it a value (--n on the command line)" in str(caught.value)
+
+
+class Named2(BaseModel):
+    n_: int | None = None
+
+
+class UnsetIn(BaseModel):
+    ms: File = "obs.ms"  # type: ignore[assignment]  # a path default written as text
+    niter: int = None  # type: ignore[assignment]  # None: "not given", no flag
+
+
+class UnsetOut(BaseModel):
+    img: File | None = None
+
+
+unset = Cab("img", "/bin/echo", UnsetIn, UnsetOut, {"img": ParamMeta(implicit="{ms.stem}.fits")})
+
+
+def test_a_none_wired_to_an_input_whose_default_is_none_is_not_given(tmp_path: Path) -> None:
+    # `niter: int = None` takes None as "not given"; a recipe input left unset that is
+    # wired to it is the same None, and was refused as no integer
+    recipe = Recipe("r", Optional)
+    recipe.add_step("img", unset, niter=recipe.inputs.n)
+    result = run_recipe(recipe, cwd=tmp_path)
+    assert result.ok, result.error
+    assert result.steps[0].argv == ["/bin/echo", "--ms", "obs.ms"]
+
+
+def test_a_cab_run_alone_takes_its_none_defaults_as_not_given(tmp_path: Path) -> None:
+    # a cab run by itself is wrapped in a recipe whose inputs are its own: every
+    # input is wired, a None default too (it failed as no integer, reported as a
+    # template that could not be filled from the text default)
+    result = run_recipe(unset, cwd=tmp_path)
+    assert result.ok, result.error
+    assert result.steps[0].argv == ["/bin/echo", "--ms", "obs.ms"]
+    assert result.outputs == {"img": Path("obs.fits")}
+    given = run_recipe(unset, {"niter": 5}, cwd=tmp_path)
+    assert given.steps[0].argv == ["/bin/echo", "--ms", "obs.ms", "--niter", "5"]
+
+
 def test_resources_on_the_top_level_recipe_are_refused_not_ignored() -> None:
     """Refused on a nested recipe, they were silently ignored on the one run."""
     from shinobi.resources import Resources

@@ -41,7 +41,8 @@ def exception_line(exc: BaseException) -> str:
     error instead: ``ValidationError: S: n: Input should be a valid integer``.
     """
     text = _validation_summary(exc) or str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+    name = getattr(exc, "shown_as", None) or type(exc).__name__
+    return f"{name}: {text.splitlines()[0] if text else ''}"
 
 
 def _validation_summary(exc: BaseException) -> str | None:

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterator
 from typing import NoReturn
 
-__all__ = ["ExitRefused", "describe_exit", "exits_refused"]
+__all__ = ["ExitInValidator", "ExitRefused", "describe_exit", "exits_refused", "validator_exit"]
 
 _real_exit = os._exit
 _lock = threading.Lock()
@@ -28,6 +28,22 @@ _owner = 0
 
 class ExitRefused(SystemExit):
     """``os._exit(code)`` called by a step's Python in ninja's own process."""
+
+
+class ExitInValidator(Exception):
+    """``sys.exit()`` called by a validator of a step's or recipe's model while ninja
+    validated its values. Let through, it ended ninja with that status (0 for
+    ``sys.exit()``), saying nothing and leaving the steps running meanwhile;
+    as an ordinary exception it refuses the value, or fails the step, as any
+    other exception a validator raises does."""
+
+    #: What :func:`shinobi.errors.exception_line` calls it: what the code raised.
+    shown_as = "SystemExit"
+
+
+def validator_exit(exc: SystemExit) -> ExitInValidator:
+    """``exc``, raised by a validator, as the exception ninja reports it as."""
+    return ExitInValidator(f"a validator {describe_exit(exc)}; raise ValueError to refuse a value")
 
 
 def _refuse(status: int) -> NoReturn:

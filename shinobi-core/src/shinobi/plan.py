@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 from shinobi.backends.base import PathUse
 from shinobi.collector_paused import collector_paused
 from shinobi.errors import exception_line
+from shinobi.exit_guard import ExitInValidator, validator_exit
 from shinobi.graph import Graph, Node, output_refs, same_shape
 from shinobi.steps.argv import Unknown, joined_list_problem, path_uses, render_argv
 from shinobi.steps.outputs import static_outputs
@@ -138,13 +139,17 @@ def scatter_slices(node: Node, values: Mapping[str, Any]) -> list[dict[str, Any]
 def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[str, Any]:
     """Values checked and coerced by the step's inputs model, defaults filled in."""
     facts = _default_facts(node.step.inputs_model)
+    values = _none_as_unset(facts, values)
     refused = _default_refusal(facts, values, where)
     if refused is not None:  # pydantic hands a default over unchecked
         raise ValueError(refused)
     try:
         # wiring names fields, so a field with an alias is wired by its name too
         given = _with_defaults_made(facts, values)
-        model = node.step.inputs_model.model_validate(given, by_name=True)
+        try:
+            model = node.step.inputs_model.model_validate(given, by_name=True)
+        except SystemExit as exited:
+            raise validator_exit(exited) from None
     except Exception as exc:
         errors = validation_errors(exc)
         if errors is not None:
@@ -173,6 +178,9 @@ class _DefaultFacts(NamedTuple):
     #: run can check: (name, alias, the default as written, what the model makes
     #: of it on its own, or the default itself when only the run can tell).
     made: tuple[tuple[str, str | None, Any, Any], ...]
+    #: Fields whose default is None and whose type refuses None: a None wired to
+    #: one (a recipe input left unset, a cab run alone) means "not given" there too.
+    unset_by_none: frozenset[str] = frozenset()
 
 
 _NO_DEFAULT_FACTS = _DefaultFacts((), ())
@@ -227,9 +235,13 @@ def _find_default_facts(model: Any) -> _DefaultFacts:
     if _reshapes_its_input(model):
         return _path_default_facts(model)
     infos = getattr(model, "model_fields", {})
-    refused, made = [], []
+    refused, made, unset = [], [], []
     for name, spec in fields_of(model).items():
-        if spec.required or spec.default is None:
+        if spec.required:
+            continue
+        if spec.default is None:
+            if _field_check(model, name, None)[0] is not None:
+                unset.append(name)
             continue
         alias = infos[name].alias
         said, value = _field_check(model, name, spec.default)
@@ -239,9 +251,22 @@ def _find_default_facts(model: Any) -> _DefaultFacts:
             made.append((name, alias, spec.default, spec.default))
         elif spec.path_kind is not None or not _same(value, spec.default):
             made.append((name, alias, spec.default, value))
-    if not refused and not made:
+    if not refused and not made and not unset:
         return _NO_DEFAULT_FACTS
-    return _DefaultFacts(tuple(refused), tuple(made))
+    return _DefaultFacts(tuple(refused), tuple(made), frozenset(unset))
+
+
+def _none_as_unset(facts: _DefaultFacts, values: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``values`` without the Nones given to fields whose default is None and whose
+    type refuses None: there None means "not given", wired or not (the docs' rule
+    for ``niter: int = None``), and the field takes its default."""
+    if not facts.unset_by_none:
+        return values
+    return {
+        name: value
+        for name, value in values.items()
+        if value is not None or name not in facts.unset_by_none
+    }
 
 
 def _path_default_facts(model: Any) -> _DefaultFacts:
@@ -386,6 +411,8 @@ def static_input_error(node: Node, values: Mapping[str, Any], where: str) -> str
                 return _unwired(where, model, name)
             continue
         value = values.get(name)
+        if value is None and name in _default_facts(model).unset_by_none:
+            continue  # "not given": the field's default None
         said = _field_refusal(model, name, value)
         if said is not None:
             return _refused_input(node, where, name, said, value)
@@ -404,7 +431,9 @@ def _refused_input(node: Node, where: str, name: str, said: str, value: Any) -> 
     wired = node.wiring.get(name)
     if value is not None or not isinstance(wired, InputRef):
         return f"{where}: input {name!r}: {said}"
-    option = "--" + wired.field.replace("_", "-")
+    from shinobi.wording import input_option
+
+    option = input_option(wired.field)
     return (
         f"{where}: input {name!r}: {said}; it is the recipe's input {wired.field!r}, which is"
         f" None (not given?): give it a value ({option} on the command line), or let this"
@@ -430,7 +459,12 @@ def _field_check(model: Any, name: str, value: Any) -> tuple[str | None, Any]:
     ``_UNTOLD`` when it refuses it or only the run can tell)."""
     blank = _blank(model)
     try:
-        model.__pydantic_validator__.validate_assignment(blank, name, value)
+        try:
+            model.__pydantic_validator__.validate_assignment(blank, name, value)
+        except SystemExit as exited:
+            raise validator_exit(exited) from None
+    except ExitInValidator as exc:
+        return exception_line(exc), _UNTOLD
     except Exception as exc:
         errors = validation_errors(exc)
         if errors and errors[0]["type"] not in _RUN_TIME_ERRORS:
@@ -462,6 +496,7 @@ def _checked_against(
     caller that has the cab already, as :func:`plan_step` has for every step."""
     model = node.step.inputs_model
     facts = _default_facts(model)
+    values = _none_as_unset(facts, values)
     if facts.refused:  # most models refuse none of their defaults: nothing to ask
         refused = _default_refusal(facts, values, where)
         if refused is not None:
@@ -473,7 +508,10 @@ def _checked_against(
     try:
         # as the run validates them (validate_inputs): a default made what the model makes of it
         given = _with_defaults_made(facts, values) if facts.made else values
-        made = field_values(model.model_validate(given, by_name=True))
+        try:
+            made = field_values(model.model_validate(given, by_name=True))
+        except SystemExit as exited:
+            raise validator_exit(exited) from None
     except Exception as exc:
         return None, _model_refusal(node, values, where, exc)
     empty = empty_path_in(values, made)
@@ -485,6 +523,8 @@ def _checked_against(
 def _model_refusal(node: Node, values: Mapping[str, Any], where: str, exc: Exception) -> str | None:
     """What the inputs model's refusal ``exc`` says is wrong before the run, or None
     when only the run can tell (the model's own code, the disk)."""
+    if isinstance(exc, ExitInValidator):  # whatever the run would make of it: refused
+        return f"{where}: validating its inputs raised {exception_line(exc)}"
     errors = validation_errors(exc)
     if errors is None:  # a model's own code: the run decides
         return None

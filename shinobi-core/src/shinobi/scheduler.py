@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.spawn import ninja_holds_main
 from shinobi.errors import ShinobiError, exception_line
+from shinobi.exit_guard import describe_exit, validator_exit
 from shinobi.fd_limit import exhausted, steps_at_once, too_few_files
 from shinobi.plan import (
     cab_of,
@@ -558,6 +559,9 @@ class _Wavefront:
             return run_node(self.session, unit.name, self.nodes[unit.node], unit.values)
         except ShinobiError as exc:  # a backend refusing this step, in its own words
             return StepResult(name=unit.name, status="failed", returncode=None, error=str(exc))
+        except SystemExit as exc:  # the recipe's code, somewhere no closer look caught it
+            said = f"the recipe's code {describe_exit(exc)} while the step ran; raise instead"
+            return StepResult(name=unit.name, status="failed", returncode=None, error=said)
         except Exception as exc:  # a bug or a backend crash, or the machine's file limit
             return StepResult(
                 name=unit.name,
@@ -862,7 +866,11 @@ class _Wavefront:
                 for k, v in self.graph.outputs.items()
             }
             try:
-                outputs = field_values(recipe.outputs_model.model_validate(outputs, by_name=True))
+                try:
+                    made = recipe.outputs_model.model_validate(outputs, by_name=True)
+                except SystemExit as exited:
+                    raise validator_exit(exited) from None
+                outputs = field_values(made)
             except Exception as exc:
                 # Every step succeeded; what they made is not what the recipe
                 # promises, and outputs that failed their model are not reported.

@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from shinobi.cli import collector
+from shinobi.wording import input_option
 
 __all__ = ["TARGET_KEY", "RecipeCommand", "recipe_values"]
 
@@ -463,7 +464,7 @@ class RecipeCommand(click.Command):
         options: list[click.Option] = []
         for name, info, ctype, is_list, is_bool, default in fields:
             # `json_` is how a model says `json` without shadowing BaseModel.json
-            dashed = "--" + (name.rstrip("_") or name).replace("_", "-")
+            dashed = input_option(name)
             # a list with values by default needs a way to be given as empty (not a
             # fixed-length tuple, nor a list of at least one: empty, it is refused)
             emptiable = is_list and _has_values(default) and _may_be_empty(info)

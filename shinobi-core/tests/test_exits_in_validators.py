@@ -1,0 +1,135 @@
+"""``sys.exit()`` in a validator of the recipe's own models refuses a value or fails a step.
+
+Let through, the SystemExit ended ninja with its status: 0 for ``sys.exit()``,
+nothing said, and the steps running beside it left to run on, orphaned.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from shinobi.errors import UsageError
+from shinobi.runner import run_recipe
+from shinobi.steps import Cab, Recipe
+
+NinjaRun = Callable[..., subprocess.CompletedProcess[str]]
+
+MODELS = """
+import sys
+from pydantic import BaseModel, field_validator, model_validator
+from shinobi.steps import Cab, Recipe
+
+
+class Nothing(BaseModel):
+    pass
+
+
+class Leaves(BaseModel):
+    ok: bool = True
+
+    @model_validator(mode="after")
+    def leave(self):
+        sys.exit(0)
+
+
+class Picky(BaseModel):
+    x: int = 1
+
+    @field_validator("x")
+    @classmethod
+    def no_nines(cls, value):
+        if value == 9:
+            sys.exit("no nines")
+        return value
+
+
+slow = Cab("slow", ["/bin/sh", "-c", "sleep 3; echo done > slow.txt"], Nothing, Nothing)
+leaves = Cab("leaves", ["/bin/sh", "-c", "sleep 0.3"], Nothing, Leaves)
+outputs = Recipe("outputs", Nothing, Nothing, max_workers=2)
+outputs.add_step("slow", slow)
+outputs.add_step("leaves", leaves)
+
+inputs = Recipe("inputs", Picky, Nothing)
+inputs.add_step("t", Cab("t", ["/bin/true"], Nothing, Nothing))
+
+wired = Recipe("wired")
+wired.add_step("t", Cab("t", ["/bin/echo"], Picky, Nothing), x=9)
+"""
+
+SAID = "raised SystemExit: a validator called sys.exit"
+
+
+def test_an_outputs_validator_that_exits_fails_its_step_and_the_run_goes_on(
+    ninja: NinjaRun, recipe_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    recipe_file(MODELS)
+    proc = ninja("run", "recipe.py:outputs", "--no-cache")
+    assert proc.returncode == 1, proc.stderr
+    assert f"step 'leaves' failed: validating its outputs {SAID}(0)" in proc.stderr
+    # the step beside it was not orphaned: it ran to its end inside the run
+    assert (tmp_path / "slow.txt").read_text() == "done\n"
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["run", "recipe.py:inputs", "--x", "9"], f"recipe 'inputs': validating its inputs {SAID}"),
+        (["run", "recipe.py:inputs", "--x", "9", "--dryrun"], "recipe 'inputs': validating"),
+        (["compile", "recipe.py:inputs", "--x", "9"], "recipe 'inputs': validating"),
+        (["run", "recipe.py:wired"], f"recipe 'wired', step 't': validating its inputs {SAID}"),
+        (["run", "recipe.py:wired", "--dryrun"], f"step 't': validating its inputs {SAID}"),
+    ],
+)
+def test_an_inputs_validator_that_exits_refuses_the_value(
+    ninja: NinjaRun, recipe_file: Callable[[str], Path], args: list[str], said: str
+) -> None:
+    recipe_file(MODELS)
+    proc = ninja(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert said in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+
+
+class Nothing(BaseModel):
+    pass
+
+
+class Watched:
+    """An observer that breaks (a bug of ninja's, or a plugin's) once a step ends."""
+
+    def step_started(self, name: str, info: dict[str, object]) -> None:
+        pass
+
+    def step_finished(self, result: object) -> None:
+        raise RuntimeError("observer broke")
+
+    def warning(self, message: str) -> None:
+        pass
+
+
+def test_a_crash_of_the_run_takes_its_running_steps_down(tmp_path: Path) -> None:
+    marker = tmp_path / "still-running"
+    recipe = Recipe("crash", Nothing, Nothing, max_workers=2)
+    recipe.add_step("slow", Cab("slow", ["/bin/sh", "-c", f"sleep 5; touch {marker}"]))
+    recipe.add_step("quick", Cab("quick", ["/bin/true"]))
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="observer broke"):
+        run_recipe(recipe, cwd=tmp_path, observers=[Watched()], use_cache=False)
+    assert time.monotonic() - started < 4  # it did not wait for the slow step either
+    time.sleep(5.5)
+    assert not marker.exists()
+
+
+def test_run_recipe_refuses_a_recipe_input_whose_validator_exits(tmp_path: Path) -> None:
+    namespace: dict[str, object] = {}
+    exec(compile(MODELS, "models", "exec"), namespace)  # the test's own source
+    with pytest.raises(UsageError, match="validating its inputs raised SystemExit"):
+        run_recipe(namespace["inputs"], {"x": 9}, cwd=tmp_path)
+    assert sys.exc_info() == (None, None, None)
