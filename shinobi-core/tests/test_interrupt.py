@@ -212,6 +212,23 @@ def test_under_nohup_a_hangup_is_ignored_and_the_run_goes_on(tmp_path: Path, tag
     assert tagged(tag) == []
 
 
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_recipe_module_that_ignores_the_stop_signals_does_not_make_the_run_deaf(
+    tmp_path: Path, tag: str, signum: int, code: int
+) -> None:
+    """What counts is what ninja was started with; a module that ignored SIGINT and
+    SIGTERM as it loaded made the run ignore them (exit 0 once its steps ended)."""
+    recipe, markers = write_recipe(tmp_path, tag)
+    ignoring = "import signal\nfor _s in (signal.SIGINT, signal.SIGTERM):\n"
+    ignoring += "    signal.signal(_s, signal.SIG_IGN)\n"
+    recipe.write_text(ignoring + recipe.read_text())
+    proc = start_ninja(tmp_path, "run", f"{recipe}:pipe")
+    wait_for([markers / f"{step}.{role}" for step in ("left", "right") for role in ROLES], proc)
+    err = signal_and_wait(proc, signum)
+    assert proc.returncode == code, err
+    assert tagged(tag) == []
+
+
 def test_at_one_worker_a_signal_stops_the_running_step_and_starts_no_other(
     tmp_path: Path, tag: str
 ) -> None:

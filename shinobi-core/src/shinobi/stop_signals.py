@@ -5,7 +5,9 @@ job on its way is on record": each installs its own handler for the length
 of the work and puts back what was there. Only the main thread can install
 one; elsewhere (ninja called from a program's thread) the block runs with the
 program's own handling. A signal that was ignored when the block began (``nohup``
-ignores SIGHUP) is left ignored.
+ignores SIGHUP) is left ignored; for the ``ninja`` command, "began" is when
+the command started (:func:`note_command_start`), so a recipe module that
+ignores SIGINT as it loads cannot make the run deaf to Ctrl-C.
 """
 
 from __future__ import annotations
@@ -16,9 +18,29 @@ import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
 
-__all__ = ["STOP_SIGNALS", "handled"]
+__all__ = ["STOP_SIGNALS", "handled", "note_command_start"]
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+#: The stop signals ignored when the ``ninja`` command started; None where no
+#: command noted them (a program calling ninja's functions: its dispositions,
+#: when the block begins, are its own choice).
+_IGNORED_AT_START: frozenset[int] | None = None
+
+
+def note_command_start() -> None:
+    """Note which stop signals the ``ninja`` command was started with ignored,
+    before any code of the user's (the recipe module) can change them."""
+    global _IGNORED_AT_START
+    _IGNORED_AT_START = frozenset(
+        sig for sig in STOP_SIGNALS if signal.getsignal(sig) is signal.SIG_IGN
+    )
+
+
+def _left_ignored(sig: int) -> bool:
+    if _IGNORED_AT_START is not None:
+        return sig in _IGNORED_AT_START
+    return signal.getsignal(sig) is signal.SIG_IGN
 
 
 @contextlib.contextmanager
@@ -29,11 +51,7 @@ def handled(handler: Callable[[int, FrameType | None], None]) -> Iterator[None]:
         return
     # A signal ignored when ninja started stays ignored: `nohup ninja run` must
     # outlive the logout, and a shell script's `ninja run &` its Ctrl-C.
-    previous = {
-        sig: signal.signal(sig, handler)
-        for sig in STOP_SIGNALS
-        if signal.getsignal(sig) is not signal.SIG_IGN
-    }
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS if not _left_ignored(sig)}
     try:
         yield
     finally:

@@ -35,8 +35,10 @@ def main() -> Any:
     try:
         plain_help = _plain_help()
         if plain_help is None:
+            from shinobi import stop_signals
             from shinobi.cli import collector
 
+            stop_signals.note_command_start()  # before a recipe module can change them
             collector.own_process_starting()
             from shinobi.cli.main import main as run
     except KeyboardInterrupt:
