@@ -252,10 +252,13 @@ def slurm(session: nox.Session) -> None:
 
 @nox.session
 def integration(session: nox.Session) -> None:
-    """tests/integration: core, slurm and containers together against live Slurm and docker
-    (``ninja compile --engine slurm --container-runtime docker``, submitted)."""
+    """tests/integration: core, slurm and containers together against live Slurm, docker
+    and apptainer (``ninja compile --engine slurm --container-runtime docker``, submitted)."""
     _run_tests(
-        session, [CORE, "shinobi-slurm", "shinobi-containers"], ["slurm", "docker"], INTEGRATION
+        session,
+        [CORE, "shinobi-slurm", "shinobi-containers"],
+        ["slurm", "docker", "apptainer"],
+        INTEGRATION,
     )
 
 

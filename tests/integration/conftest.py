@@ -3,7 +3,7 @@
 Each package's own suite runs with core plus that one package, so what needs two
 plugins at once (``ninja compile --engine slurm --container-runtime docker``)
 is tested here, in the ``integration`` nox session. Live tests ask for the
-engines they use through the ``slurm`` and ``docker`` fixtures: outside CI an
+engines they use through the ``slurm``, ``docker`` and ``apptainer`` fixtures: outside CI an
 engine that is not reachable skips them, in CI (``CI=true``) it fails them.
 The checks of the repository's own ground (the testbed scripts' time limits,
 what .ci/run pins) belong to no package, so they live here too.
@@ -31,6 +31,16 @@ DEFAULT_DOCKER = {"images": {"busybox": "shinobi-test/busybox:latest"}, "run_fla
 Ninja = Callable[..., subprocess.CompletedProcess[str]]
 
 
+def apptainer_image() -> str:
+    """The testbed's busybox SIF (docs/testbed.md)."""
+    with_default = {"images": {"busybox": "/var/cache/shinobi-testbed/images/busybox.sif"}}
+    try:
+        engines = json.loads(SUMMARY.read_text()).get("engines", {})
+    except (OSError, ValueError):
+        engines = {}
+    return str((engines.get("apptainer") or with_default)["images"]["busybox"])
+
+
 def docker_facts() -> dict[str, Any]:
     """What the testbed says about its docker: image names and the run flags it needs."""
     try:
@@ -54,6 +64,12 @@ def slurm() -> None:
 def docker() -> None:
     """Skip (or fail in CI) unless the docker daemon answers here."""
     require_backend("docker", {})
+
+
+@pytest.fixture(scope="session")
+def apptainer() -> None:
+    """Skip (or fail in CI) unless apptainer runs here."""
+    require_backend("apptainer", {})
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Ninja, docker_facts
+from conftest import Ninja, apptainer_image, docker_facts
 
 #: Says where it ran: the Debian host has /etc/debian_version, the busybox image has not.
 WHERE = 'if [ -e /etc/debian_version ]; then echo host; else echo image; fi > "$0"'
@@ -99,6 +99,47 @@ def test_a_compiled_job_runs_its_step_in_docker_and_the_next_job_on_the_node(
         check=True,
     )
     assert left.stdout == "", "the job left its container behind"
+
+
+#: A worker of the step's killed for memory while the step's own shell exits 0.
+HUNGRY = """
+from pydantic import BaseModel
+from shinobi.resources import Resources
+from shinobi.steps import Cab, Recipe
+
+class Nothing(BaseModel):
+    pass
+
+hungry = Cab(
+    "hungry",
+    ["sh", "-c", "dd if=/dev/zero of=/dev/null bs=300M count=1; echo dd said $?"],
+    Nothing,
+    Nothing,
+    image={image!r},
+    resources=Resources(memory="64MiB"),
+)
+r = Recipe("r")
+r.add_step("hungry", hungry)
+"""
+
+
+@pytest.mark.usefixtures("slurm", "apptainer")
+def test_a_compiled_apptainer_job_killed_for_memory_reads_out_of_memory(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    """apptainer's own --memory moved the payload out of the job's cgroup: the kill of a
+    worker went unrecorded and the launch read completed. The job's --mem limits it."""
+    (tmp_path / "hungry.py").write_text(HUNGRY.format(image=apptainer_image()))
+    args = ("compile", "hungry.py:r", "--engine", "slurm", "--container-runtime", "apptainer")
+    shown = ninja(*args)
+    assert shown.returncode == 0, shown.stderr
+    assert "#SBATCH --mem=64M" in shown.stdout and "--memory" not in shown.stdout
+    done = ninja(*args, "--submit", "--json")
+    assert done.returncode == 0, done.stderr
+    found = _wait_final(ninja, json.loads(done.stdout)["handle"])
+    assert found["state"] == "failed", found["summary"]
+    (step,) = found["steps"]
+    assert "out of memory" in step["detail"], step
 
 
 #: One step, no image: nothing for compile to note before the error.

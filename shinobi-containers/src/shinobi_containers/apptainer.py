@@ -93,6 +93,11 @@ class ApptainerBackend(ContainerBackend):
     engine_lines = APPTAINER_LINES
     engine_error_codes: ClassVar[frozenset[int]] = frozenset({255})
     environment_prefix: ClassVar[str] = "APPTAINERENV_"
+    #: In a job, apptainer's own ``--memory`` moved the payload into a cgroup of its
+    #: own, out of the job's: Slurm then saw none of its memory, and a worker the
+    #: limit killed went unrecorded (the job read "completed"). Left in the job's
+    #: cgroup, the job's ``--mem`` limits it and sacct says OUT_OF_MEMORY.
+    limits_in_jobs: ClassVar[bool] = False
     own_shm = True  # --contain: "Skipping /dev/shm bind mount: already mounted"
 
     def command(self, spec: ContainerSpec, name: str) -> list[str]:

@@ -18,7 +18,7 @@ import threading
 from abc import abstractmethod
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from shinobi.backends.base import (
@@ -101,6 +101,12 @@ class ContainerSpec:
 
 class ContainerBackend(Backend):
     """Runs a step's image with an engine's CLI; subclasses spell the engine."""
+
+    #: Whether a compiled job's command carries the step's ``--memory``/``--cpus``.
+    #: An engine whose payload stays in the job's own cgroup (apptainer, a
+    #: child of its client) leaves them to the batch system, which sets the
+    #: job's limit from the same declared resources and reports its kills.
+    limits_in_jobs: ClassVar[bool] = True
 
     capabilities: ClassVar[Capabilities] = Capabilities(
         isolation=True, enforces_resources=True, images=True, interruptible=True
@@ -272,14 +278,19 @@ class ContainerBackend(Backend):
         return invocation.cwd
 
     def render(self, invocation: Invocation) -> list[str]:
-        return self.render_for_job(invocation).argv
+        return self._rendered(invocation, in_job=False).argv
 
     def render_for_job(self, invocation: Invocation) -> Rendered:
         """The command a job script runs: the engine's, with the variables its
         client needs set by ``env`` (a script has no ``client_environment``),
         and what stops its container (see :meth:`stop_command`)."""
+        return self._rendered(invocation, in_job=True)
+
+    def _rendered(self, invocation: Invocation, *, in_job: bool) -> Rendered:
         name = new_container_name()
         spec = self.spec(invocation, pin=False, ahead=True)
+        if in_job and not self.limits_in_jobs:
+            spec = replace(spec, limits=LimitFlags())
         command = self.command(spec, name)
         variables = self.client_variables(invocation)
         prefix = ["env", *(f"{k}={v}" for k, v in variables.items())] if variables else []
