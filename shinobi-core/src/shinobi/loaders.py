@@ -8,6 +8,7 @@ with the file and line, not as a traceback from deep inside shinobi.
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib.util
 import os
 import sys
@@ -98,6 +99,15 @@ def split_target(target: str) -> tuple[Path, str]:
 
 
 def _import_file(path: Path) -> Any:
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:  # a typo or a pasted blob: the user's to fix
+            shown = str(path) if len(str(path)) <= 80 else f"{str(path)[:77]}..."
+            raise LoadError(
+                f"recipe file {shown!r} has a name too long for this file system"
+                f" ({len(os.fsencode(path.name))} bytes); check the path"
+            ) from None
     if path.is_dir():
         raise LoadError(f"{str(path)!r} is a directory; name the recipe's .py file in it")
     if not path.is_file():
@@ -147,8 +157,24 @@ def _import_file(path: Path) -> Any:
             with contextlib.suppress(ValueError):
                 sys.path.remove(directory)
             sys.path.append(directory)
+    _refuse_closed_streams(path)
     _refuse_shadowing(directory)
     return module
+
+
+def _refuse_closed_streams(path: Path) -> None:
+    """A recipe file that closed ninja's stdout or stderr as it loaded: said as the
+    recipe's doing (exit 2), not as ninja failing to print (an internal error)."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and stream.closed:
+            # somewhere for Python to flush to as it exits (the stream's descriptor
+            # went with it); the refusal goes to stderr, if that is still open
+            setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - lives as long as ninja
+            raise LoadError(
+                f"{path}: importing the recipe file closed sys.{name}, where ninja prints;"
+                " a recipe file should only define recipes"
+            )
 
 
 #: Standard modules nothing in shinobi or its libraries imports: a project's own

@@ -47,7 +47,48 @@ def main() -> Any:
         if sys.stderr is not None:
             sys.stderr.write("ninja: interrupted while starting; nothing was run\n")
         raise SystemExit(130) from None
-    return run() if plain_help is None else plain_help()
+    if plain_help is not None:
+        return plain_help()
+    try:
+        return run()
+    finally:
+        _outlived_by_threads()
+
+
+def _outlived_by_threads() -> None:
+    """Say so when threads a recipe started outlive the command, then wait for them.
+
+    Python waits for every thread that is not a daemon before it exits. A
+    recipe module that started one (a watcher, a client's flusher) kept ninja
+    there after its result, silently; a Ctrl-C then printed a traceback of
+    Python's shutdown and exited 0. ninja says what it waits for, and a Ctrl-C
+    ends the wait (and ninja) with 130.
+    """
+    import threading
+
+    main_thread = threading.main_thread()
+    waiting = [t for t in threading.enumerate() if t is not main_thread and not t.daemon]
+    if not waiting:
+        return
+    import os
+    import sys
+
+    names = ", ".join(t.name for t in waiting)
+    try:
+        sys.stdout.flush()
+        sys.stderr.write(
+            f"ninja: waiting for thread(s) the recipe started to end ({names});"
+            " Ctrl-C stops waiting\n"
+        )
+        sys.stderr.flush()
+        for thread in waiting:
+            thread.join()
+    except KeyboardInterrupt:
+        sys.stderr.write("ninja: interrupted while waiting for the recipe's threads\n")
+        sys.stderr.flush()
+        os._exit(130)  # a plain exit would wait for them again
+    except (OSError, ValueError):  # stdout or stderr gone: the wait is Python's own
+        pass
 
 
 def _plain_help() -> Callable[[], int] | None:

@@ -306,10 +306,12 @@ def _first_target(args: list[str], command: click.Command) -> str | None:
         for opt in param.opts
     }
     skip = False
-    for arg in args:
+    for at, arg in enumerate(args):
         if skip:
             skip = False
             continue
+        if arg == "--":  # what follows is no option: `ninja run -- -r.py:pipe`
+            return args[at + 1] if at + 1 < len(args) else None
         if arg.startswith("-"):
             skip = arg in takes_value
             continue
