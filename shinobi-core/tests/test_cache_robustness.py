@@ -341,6 +341,8 @@ def test_cache_ls_prune_and_rm_cope_with_damaged_and_foreign_entries(
     newer = shard / f"{'f' * 64}.json"
     newer.write_text(json.dumps({"format": FORMAT + 1, "key": "f" * 64}))
     (shard / f"{'a' * 64}.json").write_text("[1, 2]")
+    mine = shard / "mine.json"  # no key's name: not the cache's, whatever it holds
+    mine.write_text("notes\n")
     at = ("--cache-dir", str(cache))
 
     listed = ninja("cache", "ls", *at)
@@ -358,12 +360,14 @@ def test_cache_ls_prune_and_rm_cope_with_damaged_and_foreign_entries(
     pruned = ninja("cache", "prune", *at)
     assert pruned.returncode == 0, pruned.stderr
     assert "removed 4 entries" in pruned.stdout
-    assert sorted(entry_files(cache)) == sorted([third, newer])  # a newer ninja's is its own
+    # a newer ninja's is its own; a file of no key's name is nobody's entry
+    assert sorted(entry_files(cache)) == sorted([third, newer, mine])
 
     gone = ninja("cache", "rm", "--all", *at)
     assert gone.returncode == 0, gone.stderr
     assert "removed 2 entries (1 of them damaged or from another version)" in gone.stdout
-    assert entry_files(cache) == []
+    assert entry_files(cache) == [mine]
+    assert mine.read_text() == "notes\n"
 
 
 def test_cache_rm_removes_a_damaged_entry_by_key_and_by_step(tmp_path: Path, ninja: Ninja) -> None:

@@ -421,6 +421,21 @@ def test_a_handle_that_cannot_be_read_is_said_once_and_clean_force_removes_it(
     assert "damaged" not in out + err
 
 
+def test_status_and_cancel_of_a_launch_whose_handle_is_damaged_say_so(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """They said "no launch named 'pipe' ... (recipes launched here: none)"."""
+    launch(tmp_path, run_id="bad")
+    bad = tmp_path / ".shinobi" / "pipe" / "bad" / "handle.json"
+    bad.write_text("")
+    for command in ("status", "cancel"):
+        for name in ("pipe", "bad"):
+            code, _, err = ninja(capsys, command, name)
+            assert code == 2 and len(err.strip().splitlines()) == 1, err
+            assert str(bad) in err and "is damaged" in err
+            assert "`ninja clean --launches --force` removes" in err
+
+
 def test_a_folder_named_like_a_recipe_does_not_stand_in_for_its_launch(
     engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -440,6 +440,35 @@ def test_clean_runs_leaves_a_folder_that_is_no_run_alone(project: Path) -> None:
     assert (notes / "thesis.tex").read_text() == "precious\n"
 
 
+def test_a_run_that_cannot_write_its_record_leaves_no_empty_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk left a 0-byte .running: the folder then read "unknown" for ever, and
+    clean kept it as "no lock file, no manifest"; without one it is cleaned by age."""
+    import errno
+
+    from shinobi import local_runs as module
+
+    run_dir = tmp_path / ".shinobi" / "runs" / "20260101-000000-abcdef"
+    run_dir.mkdir(parents=True)
+
+    def full(fd: int, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(module.os, "write", full)
+    assert hold_run(run_dir, "pipe") is None
+    assert not (run_dir / module.RUN_RECORD).exists()
+
+
+def test_clean_says_a_record_it_cannot_read_is_why_it_keeps_a_folder(project: Path) -> None:
+    folder = project / ".shinobi" / "runs" / "20260101-000000-abcdef"
+    folder.mkdir(parents=True)
+    (folder / ".running").write_text("")
+    cleaned = ninja(project, "clean", "--runs")
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert f"kept {folder}: its record .running is empty or damaged" in cleaned.stderr
+
+
 def test_logs_of_renamed_files_are_titled_by_step_name_without_a_manifest(project: Path) -> None:
     assert ninja(project, "run", "recipe.py:odd", "--no-cache").returncode == 0
     (run,) = json.loads(ninja(project, "runs", "--json").stdout)["runs"]

@@ -97,6 +97,13 @@ __all__ = [
 #: The most of a step's stdout/stderr kept in an entry (its tail).
 MAX_CAPTURE = 1024 * 1024
 
+_HEX = frozenset("0123456789abcdef")
+
+
+def _is_key(name: str) -> bool:
+    """Whether ``name`` is a cache key as the cache spells one (a SHA-256, in hex)."""
+    return len(name) == 64 and _HEX.issuperset(name)
+
 
 def _harvested(pattern: str, cwd: str) -> list[str] | None:
     """What the harvest glob ``pattern`` (relative to ``cwd``, or absolute) matches
@@ -604,7 +611,10 @@ class StepCache:
             if not shard.is_dir():
                 continue
             for path in sorted(shard.glob("*.json")):
-                yield read_entry(path)
+                # only what the cache names so (a key): a file of someone's there,
+                # or under a cache dir given wrongly, is not an entry to prune
+                if _is_key(path.stem):
+                    yield read_entry(path)
 
     def is_stale(self, entry: CacheEntry) -> bool:
         """Whether ``entry`` can no longer hit where it was made or last used

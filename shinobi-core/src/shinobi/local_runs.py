@@ -145,8 +145,10 @@ def hold_run(run_dir: Path, recipe: str) -> int | None:
         record.update(unlocked=True)
     try:
         os.write(fd, json.dumps(record).encode())
-    except OSError:
+    except OSError:  # a full disk: an empty record would read "unknown" for ever
         os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(run_dir / RUN_RECORD)
         return None
     _HELD[fd] = record
     _FOLDERS[fd] = os.path.abspath(run_dir)

@@ -101,16 +101,18 @@ def _clean_runs(root: Path, older_than: float, as_given: str | None = None) -> N
     """Remove finished run folders untouched for ``older_than`` days (``as_given``
     on the command line, which the summary repeats); a running one stays, and so
     does one that ended abruptly within the last hour unless ``as_given`` says."""
-    from shinobi.local_runs import age_days, jobs_ledgers, local_runs, remove_run
+    from shinobi.local_runs import RUN_RECORD, age_days, jobs_ledgers, local_runs, remove_run
 
     removed = size = young = failed = 0
     unsettled = _unsettled()
     for run in local_runs(root):
         if not run.recorded:
             # nothing says ninja made it: a user's own folder is never ninja's to remove
+            why = "it is not a run folder (no lock file, no manifest)"
+            if (run.path / RUN_RECORD).exists():  # a record a full disk left empty, say
+                why = f"its record {RUN_RECORD} is empty or damaged, and it has no manifest"
             click.echo(
-                f"ninja: kept {run.path}: it is not a run folder (no lock file, no manifest);"
-                " remove it yourself if it is yours to remove",
+                f"ninja: kept {run.path}: {why}; remove it yourself if it is yours to remove",
                 err=True,
             )
         elif run.running:

@@ -181,6 +181,14 @@ def find_launch(name: str, workdir: Path) -> LaunchHandle:
             " and `ninja runs` lists it",
             runs,
         )
+    for damaged in damaged_handles(workdir):  # .shinobi/RECIPE[/RUN_ID]/handle.json
+        if name in (damaged.path.parent.name, damaged.path.parent.parent.name):
+            raise UsageError(
+                f"the launch handle of {name!r}, {damaged.path}, is damaged ({damaged.detail}):"
+                " its launch cannot be read, so its jobs cannot be shown or cancelled from it"
+                " (the batch system's own commands still can); `ninja clean --launches"
+                " --force` removes the handle"
+            )
     known = ", ".join(sorted({h.recipe for h in launches})) or "none"
     raise UsageError(
         f"no launch named {name!r} in {workdir} (recipes launched here: {known}); give a"

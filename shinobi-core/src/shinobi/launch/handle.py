@@ -312,7 +312,7 @@ def read_handle(path: str | Path) -> LaunchHandle:
             path,
             str(exc),
             f"cannot read the launch handle {str(path)!r} ({exc}); it is damaged or not a"
-            " handle file",
+            " handle file (`ninja clean --launches --force` removes a damaged one)",
         ) from None
     try:
         if not isinstance(data, dict):
