@@ -180,6 +180,28 @@ def test_runs_lists_this_workspace_with_state(
     assert [entry["run_id"] for entry in json.loads(out)["launches"]] == ["run1", "run2", "run3"]
 
 
+def test_runs_exits_74_when_the_engine_could_not_be_asked(
+    engine: type[FakeTarget],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """It listed every launch as unknown and exited 0: a script could not tell."""
+    from shinobi.launch.tracking import LaunchStatus
+
+    launch(tmp_path, run_id="run1")
+
+    def away(self: FakeTarget, handles: list) -> list:  # type: ignore[type-arg]
+        return [LaunchStatus(handle=h, error="could not ask Slurm (it is away)") for h in handles]
+
+    monkeypatch.setattr(FakeTarget, "status_many", away)
+    for args in (("runs",), ("runs", "--json")):
+        code, out, err = ninja(capsys, *args)
+        assert code == 74, err
+        assert "run1" in out
+        assert "ninja: 1 launch not asked: could not ask Slurm (it is away)" in err
+
+
 def test_runs_notes_a_handle_deleted_by_hand(
     engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

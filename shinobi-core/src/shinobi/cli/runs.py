@@ -9,9 +9,14 @@ does not mean a long wait.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from shinobi.launch.tracking import LaunchStatus
 
 __all__ = ["command"]
 
@@ -61,6 +66,7 @@ def command(workdir: Path | None, everywhere: bool, as_json: bool) -> None:
             "notes": notes,
         }
         click.echo(json.dumps(data, indent=2))
+        _exit_if_unasked(found)
         return
     for note in notes:
         click.echo(f"ninja: note: {note}", err=True)
@@ -85,3 +91,20 @@ def command(workdir: Path | None, everywhere: bool, as_json: bool) -> None:
         return
     click.echo("detached launches:")
     click.echo("\n".join(runs_table(found)))
+    _exit_if_unasked(found)
+
+
+def _exit_if_unasked(found: list[LaunchStatus]) -> None:
+    """Exit 74 when an engine could not be asked about a launch: the states listed
+    are then not known, which a script reading the list must be able to tell
+    (``ninja status`` says so the same way). A damaged handle is a note, not this."""
+    unasked = [s for s in found if s.error and not s.damaged]
+    if unasked:
+        from shinobi.cli.main import ENVIRONMENT_EXIT
+        from shinobi.wording import counted
+
+        click.echo(
+            f"ninja: {counted(len(unasked), 'launch', 'launches')} not asked: {unasked[0].error}",
+            err=True,
+        )
+        sys.exit(ENVIRONMENT_EXIT)

@@ -43,5 +43,5 @@ def _alone(handle: LaunchHandle) -> LaunchStatus:
         (answer,) = tracker_for(handle).status_many([handle])
     except UsageError as exc:
         where = f" ({handle.path})" if handle.path is not None else ""
-        return LaunchStatus(handle=handle, error=f"{exc}{where}")
+        return LaunchStatus(handle=handle, error=f"{exc}{where}", damaged=True)
     return answer
