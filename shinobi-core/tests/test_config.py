@@ -258,7 +258,7 @@ def test_a_configured_workdir_that_does_not_exist_is_refused_not_made(
         "from shinobi.steps import Cab, Recipe\n"
         "r = Recipe('r')\nr.add_step('t', Cab('t', ['/bin/true']))\n"
     )
-    for args in (["run", "r.py:r"], ["runs"]):
+    for args in (["run", "r.py:r"], ["run", "r.py:r", "--dryrun"], ["runs"]):
         proc = subprocess.run(
             [sys.executable, "-m", "shinobi.cli", *args],
             cwd=tmp_path,

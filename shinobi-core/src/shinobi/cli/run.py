@@ -104,6 +104,8 @@ def command(
         if dryrun:
             from shinobi.cli.dryrun import show_dryrun
 
+            if workdir is None:  # refused by the run: a dry run that passed would mislead
+                config.execution.workdir_path()
             show_dryrun(graph, inputs, config, backend, as_json, plan)
             return
     _run(graph, inputs, config, backend, as_json, no_cache, provenance, workdir)
