@@ -34,7 +34,16 @@ def test_an_unreachable_docker_daemon_is_reported(
     status = get_backend("docker", {}).check()
     assert not status.usable
     assert status.detail.startswith("the docker daemon is not reachable:")
+    assert status.detail.endswith("; start it, or point DOCKER_HOST at a running one")
     assert "\n" not in status.detail
+
+
+def test_a_user_the_daemon_refuses_is_told_to_join_its_group() -> None:
+    """`ninja backends` and `ninja doctor` showed docker's words alone; a run said the fix."""
+    from shinobi_containers.docker import _fix
+
+    said = "permission denied while trying to connect to the Docker daemon socket"
+    assert "`sudo usermod -aG docker $USER`" in _fix(said)
 
 
 @pytest.mark.parametrize("name", ["docker", "podman", "apptainer", "singularity"])

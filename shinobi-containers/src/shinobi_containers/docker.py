@@ -27,20 +27,15 @@ class DockerBackend(OciBackend):
         answer = call([self.binary, "version", "--format", "{{.Server.Version}}"], CHECK_TIMEOUT)
         if not answer.ok:
             said = answer.last_line()
-            fix = DOCKER_DAEMON_FIX
-            if "permission denied" in said.lower():  # it runs; this user may not talk to it
-                fix = (
-                    "add yourself to the docker group (`sudo usermod -aG docker $USER`, then"
-                    " log in again), or use podman, which needs no daemon"
-                )
             raise EngineUnreachable(
-                f"the docker daemon is not reachable ({said}); {fix}; nothing was run"
+                f"the docker daemon is not reachable ({said}); {_fix(said)}; nothing was run"
             )
 
     def check_engine(self) -> Availability:
         answer = call([self.binary, "version", "--format", "{{.Server.Version}}"], CHECK_TIMEOUT)
-        if not answer.ok:
-            return Availability(False, f"the docker daemon is not reachable: {answer.last_line()}")
+        if not answer.ok:  # `ninja backends` and `ninja doctor` say the fix too
+            said = answer.last_line()
+            return Availability(False, f"the docker daemon is not reachable: {said}; {_fix(said)}")
         return Availability(True, f"docker daemon {answer.stdout.strip()}")
 
     def cgroup_reach(self) -> CgroupReach:
@@ -56,3 +51,13 @@ class DockerBackend(OciBackend):
             [self.binary, "inspect", "--format", "{{.State.OOMKilled}}", name], REMOVE_TIMEOUT
         )
         return answer.stdout.strip() == "true" if answer.ok else None
+
+
+def _fix(said: str) -> str:
+    """What to do about a daemon the client could not talk to, as it said why."""
+    if "permission denied" in said.lower():  # it runs; this user may not talk to it
+        return (
+            "add yourself to the docker group (`sudo usermod -aG docker $USER`, then"
+            " log in again), or use podman, which needs no daemon"
+        )
+    return DOCKER_DAEMON_FIX

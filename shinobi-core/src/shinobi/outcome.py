@@ -60,8 +60,8 @@ def _left_running(run: BackendRun) -> list[str]:
     return [
         f"it left {', '.join(run.left_running)} running, which may still change its"
         " outputs; make the step wait for what it starts, or, if it starts a service on"
-        " purpose, detach it from the step (`setsid`, with its output sent elsewhere)"
-        " (this result is not cached)"
+        " purpose, detach it from the step (`setsid env -u SHINOBI_TEARDOWN_TAG CMD`, with"
+        " its output sent elsewhere) (this result is not cached)"
     ]
 
 
