@@ -13,6 +13,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from pydantic import BaseModel
 
 import shinobi
@@ -27,6 +28,7 @@ Ninja = Callable[..., subprocess.CompletedProcess[str]]
 
 RECIPE = """
 from pathlib import Path
+import pytest
 from pydantic import BaseModel
 import shinobi
 from shinobi import Recipe
@@ -250,3 +252,46 @@ def test_each_slice_of_a_scattered_loop_ignores_its_old_flag(tmp_path: Path) -> 
         ran = sorted((tmp_path / "log").read_text().splitlines())
         assert ran == ["a.flag 1", "a.flag 2", "b.flag 1", "b.flag 2", "b.flag 3"]
         (tmp_path / "log").unlink()
+
+
+# -- a path the pystep makes up itself: known only once it returns it -----------
+
+
+@shinobi.pystep
+def makes_it_up(value: int, need: int, cycle: int = 0) -> Out:
+    """Names its flag itself (not handed): no one knows the path before the cycle."""
+    flag = Path("made-up.flag")
+    if value + 1 >= need:
+        flag.write_text("x")
+    return Out(value=value + 1, done=flag)
+
+
+def made_up_loop() -> Recipe:
+    recipe = Recipe("loop", In, Final)
+    loop = recipe.add_loop(
+        "L",
+        makes_it_up,
+        max_iter=6,
+        until="done",
+        carry={"value": "value"},
+        index_input="cycle",
+        value=recipe.inputs.start,
+        need=recipe.inputs.need,
+    )
+    recipe.set_output("final", loop.outputs.value)
+    return recipe
+
+
+def test_a_flag_the_step_makes_up_counts_only_when_written_in_this_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Judged by being there, the first run's flag ended every later run after its
+    first cycle: the wrong value, exit 0, no word."""
+    monkeypatch.chdir(tmp_path)  # the pystep writes its flag where it runs
+    first = run(made_up_loop(), tmp_path)
+    assert first.outputs["final"] == 3 and skipped(first) == ["L.4", "L.5", "L.6"]
+    again = run(made_up_loop(), tmp_path, need=4)
+    assert again.outputs["final"] == 4 and skipped(again) == ["L.5", "L.6"]
+    assert any(
+        "was there before this run and cycle 1 did not rewrite it" in w for w in again.warnings
+    ), again.warnings

@@ -128,11 +128,22 @@ def test_a_scattered_input_takes_one_item_per_slice() -> None:
     with pytest.raises(RecipeGraphError) as info:
         build_graph(_wired(str, "ns", sliced=True))
     assert str(info.value).startswith(
-        "recipe 'r', step 'use', input 'v': is declared str and scattered over (a list, one"
-        " item per slice) but wired to the output 'ns' of step 'make', declared list[int],"
+        "recipe 'r', step 'use', input 'v': is declared str and scattered over the output 'ns'"
+        " of step 'make', declared list[int]: each slice gets one item of that list, which it"
+        " can never take; declare the input as the list's item type, or do not scatter over it"
     )
     # one value scattered over is left to the scatter's own check, which says it is no list
     build_graph(_wired(int, "n", sliced=True))
+
+
+def test_a_list_input_scattered_over_a_list_of_paths_is_refused() -> None:
+    """Each slice gets one path, which a list[File] input never takes: the dry run
+    passed and every slice failed at run time (a recipe input's list was refused)."""
+    with pytest.raises(RecipeGraphError, match="each slice gets one item of that list"):
+        build_graph(_wired(list[int], "ns", sliced=True))
+    build_graph(_wired(list[int], "ns", gathered=True, sliced=True))  # slices of gathered lists
+    with pytest.raises(RecipeGraphError, match="each slice gets one item of that list"):
+        build_graph(_wired(list[int], "n", gathered=True, sliced=True))
 
 
 class IntIn(BaseModel):

@@ -1025,11 +1025,17 @@ class _Builder:
             if type(ref) is OutputRef
             else f"the recipe's input {ref.field!r}"
         )
-        taken = f"{declared.shown} and scattered over (a list, one item per slice)"
+        if sliced:
+            raise self.fail(
+                f"step {name!r}, input {key!r}: is declared {declared.shown} and scattered"
+                f" over {source}, declared {made.shown}: each slice gets one item of that"
+                " list, which it can never take; declare the input as the list's item type,"
+                " or do not scatter over it"
+            )
         raise self.fail(
-            f"step {name!r}, input {key!r}: is declared {taken if sliced else declared.shown}"
-            f" but wired to {source}, declared {made.shown}, which it can never take; declare"
-            " the two the same type, or wire the input to a value of its type"
+            f"step {name!r}, input {key!r}: is declared {declared.shown} but wired to {source},"
+            f" declared {made.shown}, which it can never take; declare the two the same type,"
+            " or wire the input to a value of its type"
         )
 
     def path_named(self, ref: Any) -> str | None:
@@ -1164,6 +1170,12 @@ def _clashes(
     made_as = _declared_as(made_model, made, gathered)
     if made_as is None or (sliced and not made_as.is_list):
         return False  # one value scattered over: the scatter's own check says it is no list
+    if sliced:  # each slice takes one item of the list: the field must take the item
+        item = _Declared(made_as.kind, False, made_as.shown)
+        if gathered:  # a scattered producer's own declaration is one slice's item
+            item = _declared_as(made_model, made, False) or item
+        taken_as = _declared_as(taken_model, taken, False)
+        return taken_as is not None and item.kind is not None and _never_takes(item, taken_as)
     taken_as = _declared_as(taken_model, taken, sliced)
     return taken_as is not None and _never_takes(made_as, taken_as)
 

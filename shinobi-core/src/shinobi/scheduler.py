@@ -422,16 +422,47 @@ class _Wavefront:
         before = self.session.until_before.get(f"{self.prefix}{loop}", {}).get(iteration)
         if before is None:  # a path a step returned: one handed to the loop is judged too
             before = self.handed_as_before(loop, full)
-        if before is None or before[0] != full or until_changed(before):
-            return True
         cycle = [
             result
             for result, other in zip(self.results, self.nodes, strict=True)
             if result is not None and other.loop == loop and other.iteration == iteration
         ]
+        if before is None:  # known only once reported (a pystep made it up, a glob found it)
+            return self.written_in_this_run(loop, iteration, path, full, cycle)
+        if before[0] != full or until_changed(before):
+            return True
         return any(  # converged before that cycle, or a cached step of it changed the file
             r.status == "skipped" or r.details.get("until_changed") for r in cycle
         )
+
+    def written_in_this_run(
+        self, loop: str, iteration: int, path: Any, full: str, cycle: list[StepResult]
+    ) -> bool:
+        """Whether an until file no one knew before the cycle ran was written in this
+        run: one an earlier run left (a pystep that writes ``Path("flag")`` once it
+        converged) ended the loop after its first cycle, on every run after.
+
+        Told by the clock of the file system that holds the run's records (its
+        ``.steps``, written as the run began): a file server's clock may be off
+        this machine's by seconds. A cycle served from the step cache, or one
+        skipped, rewrote nothing: its word is taken, as before.
+        """
+        if any(r.status in ("cached", "skipped") for r in cycle):
+            return True
+        began = self.session.began_on_disk()
+        try:
+            written = os.stat(full).st_mtime_ns
+        except OSError:
+            return False
+        if began is None or written >= began:
+            return True
+        self.session.warn(
+            f"loop {self.prefix}{loop}: its until file {os.fspath(path)!r} was there before this"
+            f" run and cycle {iteration} did not rewrite it, so it does not end the loop (a"
+            " flag an earlier run left); remove it, or have the step write it in every run",
+            once=f"stale-until:{self.prefix}{loop}",
+        )
+        return False
 
     def handed_as_before(self, loop: str, full: str) -> tuple[str, Signature | None] | None:
         """``full`` with its signature before ``loop``, when it is a path handed to

@@ -128,6 +128,7 @@ class Session:
     _started: set[str] = field(default_factory=set, init=False, repr=False)
     #: How each step (and slice) that finished ended, by its full name.
     ended: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+    _began_on_disk: int | None = field(default=None, init=False, repr=False)
     #: Warnings said only if the step they are about starts (see warn_when_started).
     _on_start: dict[str, str] = field(default_factory=dict, init=False, repr=False)
     _named: set[str] = field(default_factory=set, init=False, repr=False)
@@ -267,6 +268,20 @@ class Session:
     def running_steps(self) -> bool:
         """Whether a step has started and not yet finished (what a stop waits for)."""
         return bool(self._started)
+
+    def began_on_disk(self) -> int | None:
+        """When the run began by the clock of the disk that holds its records (the
+        modification time of its ``.steps``, in ns), or None without them."""
+        if self.run_dir is None:
+            return None
+        if self._began_on_disk is None:
+            from shinobi.local_runs import STEP_LIST
+
+            try:
+                self._began_on_disk = os.stat(self.run_dir / STEP_LIST).st_mtime_ns
+            except OSError:
+                self._began_on_disk = -1
+        return None if self._began_on_disk < 0 else self._began_on_disk
 
     def steps_running(self) -> set[str]:
         """The steps (and slices) that have started and not yet finished."""
