@@ -1003,3 +1003,41 @@ def test_a_path_a_pystep_returns_but_never_made_fails_that_step(tmp_path: Path) 
 
 class ReadIn(BaseModel):
     mask: File
+
+
+RAISES_SECRET = """
+from pydantic import BaseModel, SecretStr
+import shinobi
+from shinobi.steps import Recipe
+
+class Cred(BaseModel):
+    pw: SecretStr
+
+def refuse(token: SecretStr, cred: Cred) -> int:
+    raise ValueError(f"bad token {{token.get_secret_value()}} for {{cred.pw.get_secret_value()}}")
+
+inside = shinobi.pystep(refuse)
+apart = shinobi.pystep(venv={venv!r})(refuse)
+
+for name, step in (("inside", inside), ("apart", apart)):
+    globals()[name + "_r"] = recipe = Recipe(name)
+    recipe.add_step("boom", step, token="hunter2", cred={{"pw": "c3po"}})
+"""
+
+
+@pytest.mark.parametrize("where", ["inside", "apart"])
+def test_the_traceback_ninja_writes_of_a_pystep_masks_its_secrets(
+    tmp_path: Path, made_venv: Path, where: str
+) -> None:
+    """The error line was masked, the traceback ninja (or its runner) wrote into
+    the step's stderr log held the secret in plain text."""
+    source = tmp_path / "raising.py"
+    source.write_text(RAISES_SECRET.format(venv=str(made_venv)))
+    result = run_recipe(load_target(f"{source}:{where}_r"), cwd=tmp_path, config=config())
+    assert not result.ok
+    logs = list((tmp_path / ".shinobi" / "runs").glob("*/logs/boom.err"))
+    said = logs[0].read_text()
+    assert "ValueError: bad token ********** for **********" in said, said
+    assert "hunter2" not in said and "c3po" not in said
+    specs = list((tmp_path / ".shinobi" / "runs").glob("*/pysteps/*/spec.json"))
+    assert all(spec.stat().st_mode & 0o077 == 0 for spec in specs)

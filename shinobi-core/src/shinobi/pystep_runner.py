@@ -45,6 +45,7 @@ from shinobi.graph import same_shape
 from shinobi.outcome import result_of_run
 from shinobi.pyrunner.request import build_invocation
 from shinobi.pystep_output import captured
+from shinobi.steps.argv import masked, secret_texts, secrets_within
 from shinobi.steps.outputs import missing_output, unseen_output
 from shinobi.steps.result import StepResult, kept_tail
 from shinobi.steps.types import (
@@ -183,10 +184,15 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
             # the function's own exception: where in the user's code, as a pystep in
             # a venv or an image shows it; a returned value that does not fit: why
             with_trace = in_call and traced(exc)
+            # ninja writes these lines, not the function: a secret in them is masked
+            # there as in the error line (what the function printed stays its own)
+            hidden = secret_texts((*secrets_within(list(values.values())), *session.secrets))
             if with_trace:
-                err.write(user_traceback(exc).encode("utf-8", "backslashreplace"))
+                said = masked(user_traceback(exc), hidden)
+                err.write(said.encode("utf-8", "backslashreplace"))
             elif "\n" in str(exc):  # the whole message, which the one-line error points to
-                err.write(f"{str(exc).rstrip()}\n".encode("utf-8", "backslashreplace"))
+                said = masked(f"{str(exc).rstrip()}\n", hidden)
+                err.write(said.encode("utf-8", "backslashreplace"))
             misfit = None if in_call else output_problem(exc)
             result = StepResult(
                 name=name,

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from shinobi.backends.base import Invocation, PathKind, PathRole, PathUse
 from shinobi.pyrunner import BOOT, RUNNER
 from shinobi.recipe_modules import is_recipe_module
-from shinobi.steps.argv import revealed
+from shinobi.steps.argv import revealed, secret_texts, secrets_within
 from shinobi.steps.types import fields_of, paths_within
 
 if TYPE_CHECKING:
@@ -189,6 +189,8 @@ def build_invocation(
         # a secret crosses as its value (the mask would reach the function); the
         # workspace is private to this user and removed when the step ends
         "inputs": to_jsonable_python(revealed(values)),
+        # what the runner masks in the lines it writes itself (a traceback)
+        "secrets": secret_texts((*secrets_within(list(values.values())), *session.secrets)),
         "outputs_file": str(workspace / "outputs.json"),
         "core_paths": paths,
         "core_modules": list(_NEEDED),
@@ -196,7 +198,10 @@ def build_invocation(
         "core_python": list(sys.version_info[:2]),
         "installer": installer or "pip install",
     }
-    spec_file.write_text(json.dumps(spec, indent=1))
+    # it holds the secrets' text: readable by this user alone, as their value is
+    fd = os.open(spec_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "w") as fh:
+        fh.write(json.dumps(spec, indent=1))
     shinobi_dir = os.path.dirname(os.path.dirname(os.path.abspath(RUNNER)))
     # A container sees shinobi's own package and the site directories of its
     # dependencies, read-only (not a whole source checkout shinobi may sit in).

@@ -247,6 +247,14 @@ def _user_traceback(exc: BaseException) -> str:
     return "".join(traceback.format_exception(type(exc), exc, tb or exc.__traceback__))
 
 
+def _masked(text: str, spec: dict[str, Any]) -> str:
+    """``text`` with the step's secrets (their text, longest first) shown as ninja
+    shows them: the runner writes these lines, not the step's function."""
+    for secret in spec.get("secrets", ()):
+        text = text.replace(secret, "**********")
+    return text
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
         sys.stderr.write("usage: runner.py SPEC.json\n")
@@ -260,15 +268,15 @@ def main(argv: list[str]) -> int:
         stage = "call"
         outputs = _call(step, spec["inputs"])
     except RunnerError as exc:
-        sys.stderr.write(f"shinobi: {exc}\n")
+        sys.stderr.write(_masked(f"shinobi: {exc}\n", spec))
         _write(spec["outputs_file"], {"error": str(exc), "stage": "setup"})
         return 1
     except OutputMisfit as exc:
-        sys.stderr.write(f"shinobi: {exc}\n")
+        sys.stderr.write(_masked(f"shinobi: {exc}\n", spec))
         _write(spec["outputs_file"], {"error": str(exc), "stage": "outputs"})
         return 1
     except Exception as exc:
-        sys.stderr.write(_user_traceback(exc))
+        sys.stderr.write(_masked(_user_traceback(exc), spec))
         _write(spec["outputs_file"], {"error": _raised(exc), "stage": stage})
         return 1
     except SystemExit as exc:  # said as a call in ninja's own process says it (docstring)
