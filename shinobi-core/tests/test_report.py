@@ -420,6 +420,31 @@ def test_a_cached_step_links_the_run_it_came_from_and_that_runs_logs(
         assert (page.parent / links[1]).resolve() == ran / "logs" / "up.out"
 
 
+def test_a_cached_step_links_the_logs_of_the_step_that_ran_it_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A slice served by a result another slice made (a scatter reordered) linked
+    the origin run's log of its own name: another word's output."""
+    runs = tmp_path / ".shinobi" / "runs"
+    ran = write_run(
+        runs,
+        "20260101-000000-aaaaaa",
+        [{"name": "sc[0]", "status": "ok"}, {"name": "sc[1]", "status": "ok"}],
+    )
+    (ran / "logs" / "sc[0].out").write_text("processed A\n")
+    (ran / "logs" / "sc[1].out").write_text("processed B\n")
+    cached = write_run(
+        runs, "20260101-000001-bbbbbb", [{"name": "sc[1]", "status": "cached", "cached": True}]
+    )
+    manifest = json.loads((cached / "manifest.json").read_text())
+    manifest["steps"][0]["details"] = {"cached_from": ran.name, "cached_step": "sc[0]"}
+    (cached / "manifest.json").write_text(json.dumps(manifest))
+    code, _out, err = report(capsys, str(cached))
+    assert code == 0, err
+    links = hrefs((cached / "report.html").read_text())
+    assert (cached / links[-1]).resolve() == ran / "logs" / "sc[0].out"
+
+
 @pytest.mark.parametrize(
     "times",
     [
@@ -648,3 +673,23 @@ def test_an_empty_run_name_is_refused_not_read_as_the_start_of_every_id(
     code, _out, err = report(capsys, "")
     assert code == 2 and "the run's name is empty" in err
     assert not list(tmp_path.rglob("report.html"))
+
+
+def test_a_report_written_into_a_run_folder_leaves_its_last_activity_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ninja runs` and `clean --runs` read a run's last activity from its folder:
+    a report written there made a run of last week look new, and clean kept it."""
+    import os
+
+    from shinobi.local_runs import local_runs
+
+    run_dir = write_run(tmp_path / ".shinobi" / "runs", "20260101-000000-aaaaaa", [])
+    week = 1_700_000_000
+    for path in (run_dir / "logs", run_dir / "manifest.json", run_dir):
+        os.utime(path, (week, week))
+    code, _out, err = report(capsys, str(run_dir))
+    assert code == 0, err
+    assert (run_dir / "report.html").is_file()
+    (run,) = local_runs(tmp_path)
+    assert run.modified == week

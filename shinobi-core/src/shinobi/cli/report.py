@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import sys
@@ -199,6 +200,7 @@ def _write(target: Path, page: str) -> None:
 
     if not target.parent.is_dir():  # a typo must not create directories anywhere
         raise UsageError(f"cannot write the report to {target}: {target.parent} does not exist")
+    folder = _run_folder_times(target.parent)
     try:
         atomic_write(target, page)
         mask = os.umask(0)  # the temporary file was private; a report is made to be read
@@ -206,3 +208,21 @@ def _write(target: Path, page: str) -> None:
         os.chmod(target, 0o666 & ~mask)
     except OSError as exc:
         raise _unwritable(target, exc) from None
+    if folder is not None:  # a run's last activity is its own, not the report's
+        with contextlib.suppress(OSError):
+            os.utime(target.parent, ns=folder)
+
+
+def _run_folder_times(folder: Path) -> tuple[int, int] | None:
+    """The access and modification times of ``folder`` when it is a run's folder:
+    `ninja runs` and `clean --runs` read its last activity from its time, which
+    a report written into it moved (an old run then looked new)."""
+    from shinobi.local_runs import RUN_RECORD
+
+    if not ((folder / RUN_RECORD).exists() or (folder / "manifest.json").exists()):
+        return None
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    return st.st_atime_ns, st.st_mtime_ns

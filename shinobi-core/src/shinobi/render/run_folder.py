@@ -58,19 +58,27 @@ def _last_activity(run_dir: Path, logs: Mapping[str, Mapping[str, str]]) -> floa
 
 def _origins(manifest: Mapping[str, Any], run_dir: Path, page_dir: Path) -> dict[str, RunOrigin]:
     """The sibling folders of the runs whose cache served this run's steps, with the
-    logs those steps left there."""
-    served: dict[str, list[str]] = {}
+    logs those steps left there: under the name the step ran as there
+    (``cached_step``), which is another step's when another step of the same
+    command made the result (a slice of a reordered scatter), as ``ninja logs``
+    finds them."""
+    served: dict[str, dict[str, str]] = {}  # run id -> {step here: its name there}
     for step in manifest.get("steps") or []:
         details = step.get("details")
-        origin = details.get("cached_from") if isinstance(details, Mapping) else None
+        if not isinstance(details, Mapping):
+            continue
+        origin, there = details.get("cached_from"), details.get("cached_step")
         if step.get("cached") and isinstance(origin, str) and is_run_name(origin):
-            served.setdefault(origin, []).append(str(step["name"]))
+            name = str(step["name"])
+            served.setdefault(origin, {})[name] = there if isinstance(there, str) else name
     origins = {}
     for run_id, names in served.items():
         folder = run_dir.parent / run_id
         if folder.is_dir():
             href = os.path.relpath(folder, page_dir)
-            origins[run_id] = RunOrigin(href, _logs_by_step(describe_run(folder), names))
+            logs = _logs_by_step(describe_run(folder), set(names.values()))
+            by_step = {here: logs[there] for here, there in names.items() if there in logs}
+            origins[run_id] = RunOrigin(href, by_step)
     return origins
 
 
