@@ -586,3 +586,20 @@ def test_runs_of_the_records_folder_itself_names_the_workdir_meant(
         assert not exc.code
     said = capsys.readouterr().out
     assert f"--workdir names the directory that holds .shinobi, here {tmp_path}" in said
+
+
+def test_the_statuses_kept_name_a_scattered_recipes_steps_as_they_ran(tmp_path: Path) -> None:
+    """A step of a scattered nested recipe runs as ``ns[0].first``, the graph lists it
+    as ``ns.first``: it was kept as "not run" though every slice ran it."""
+    from shinobi.local_runs import STEP_STATUSES, note_statuses
+
+    ended = {"ns[0].first": "ok", "ns[0].second": "failed", "ns[0]": "failed", "ns": "failed"}
+    note_statuses(tmp_path, ["ns", "ns.first", "ns.second", "ns.third", "after"], ended, set())
+    kept = json.loads((tmp_path / STEP_STATUSES).read_text())
+    assert kept == {
+        "ns[0].second": "failed",
+        "ns[0]": "failed",
+        "ns": "failed",
+        "ns.third": "not run",
+        "after": "not run",
+    }

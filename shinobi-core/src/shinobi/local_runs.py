@@ -230,13 +230,26 @@ def note_statuses(
 
 def _with_parents(names: Iterable[str]) -> set[str]:
     """``names`` with what holds each: a slice ``S[k]``'s step ``S``, and a nested
-    step ``R.S``'s recipe ``R`` (a recipe began when a step of it did)."""
+    step ``R.S``'s recipe ``R`` (a recipe began when a step of it did); and a step
+    of a scattered recipe's slice (``R[2].S``) as the step the graph lists (``R.S``)."""
     found: set[str] = set()
     for name in names:
-        while name and name not in found:
-            found.add(name)
-            name = name.rpartition("[")[0] if name.endswith("]") else name.rpartition(".")[0]
+        for each in (name, _unsliced(name)):
+            while each and each not in found:
+                found.add(each)
+                each = each.rpartition("[")[0] if each.endswith("]") else each.rpartition(".")[0]
     return found
+
+
+def _unsliced(name: str) -> str:
+    """``name`` without its slice numbers: ``ns[2].first`` is ``ns.first``."""
+    while "[" in name:
+        start = name.index("[")
+        end = name.find("]", start)
+        if end < 0:
+            break
+        name = name[:start] + name[end + 1 :]
+    return name
 
 
 #: How a step may end without anything to say of it in :data:`STEP_STATUSES`.
