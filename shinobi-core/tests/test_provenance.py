@@ -526,6 +526,38 @@ def test_slices_are_listed_in_number_order(tmp_path: Path) -> None:
     assert names == ["say", *(f"say[{i}]" for i in range(12))]
 
 
+def test_a_scattered_recipes_steps_keep_their_node_and_dependencies(tmp_path: Path) -> None:
+    """``ns[0].second`` was recorded as a node of its own with no dependencies, where
+    the graph has ``ns.second`` waiting on ``ns.first``."""
+
+    class SubIn(BaseModel):
+        src: Path
+        name: str
+
+    class Srcs(BaseModel):
+        srcs: list[Path]
+        names: list[str]
+
+    sub = Recipe("sub", SubIn)
+    sub.add_step("first", copier("copy"), src=sub.inputs.src, out=Path("mid.txt"))
+    sub.add_step("second", copier("copy"), src=sub.outputs.first.out, out=sub.inputs.name)
+    recipe = Recipe("r", Srcs)
+    recipe.add_step(
+        "ns", sub, scatter=["src", "name"], src=recipe.inputs.srcs, name=recipe.inputs.names
+    )
+    recipe.max_workers = 1  # one slice at a time: they share mid.txt
+    (tmp_path / "a").write_text("a\n")
+    (tmp_path / "b").write_text("b\n")
+    config = load_config({"cache.enabled": False, "provenance.enabled": True})
+    given = {"srcs": [tmp_path / "a", tmp_path / "b"], "names": ["A", "B"]}
+    result = run_recipe(recipe, given, cwd=tmp_path, workdir=tmp_path, config=config)
+    assert result.ok, result.error
+    (manifest,) = (tmp_path / ".shinobi" / "runs").glob("*/manifest.json")
+    steps = {s["name"]: s for s in json.loads(manifest.read_text())["steps"]}
+    second = steps["ns[1].second"]
+    assert (second["node"], second["deps"]) == ("ns.second", ["ns[1].first"])
+
+
 @pytest.mark.parametrize(
     ("content", "said"),
     [

@@ -40,6 +40,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from shinobi.step_names import unsliced
+
 __all__ = [
     "ENDED_ABRUPTLY",
     "JOBS_LEDGER",
@@ -234,22 +236,11 @@ def _with_parents(names: Iterable[str]) -> set[str]:
     of a scattered recipe's slice (``R[2].S``) as the step the graph lists (``R.S``)."""
     found: set[str] = set()
     for name in names:
-        for each in (name, _unsliced(name)):
+        for each in (name, unsliced(name)):
             while each and each not in found:
                 found.add(each)
                 each = each.rpartition("[")[0] if each.endswith("]") else each.rpartition(".")[0]
     return found
-
-
-def _unsliced(name: str) -> str:
-    """``name`` without its slice numbers: ``ns[2].first`` is ``ns.first``."""
-    while "[" in name:
-        start = name.index("[")
-        end = name.find("]", start)
-        if end < 0:
-            break
-        name = name[:start] + name[end + 1 :]
-    return name
 
 
 #: How a step may end without anything to say of it in :data:`STEP_STATUSES`.

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from shinobi.file_digests import write_atomically
 from shinobi.json_values import json_data
 from shinobi.session import safe_name
+from shinobi.step_names import in_slice_of, unsliced
 from shinobi.steps.result import shown_outputs
 
 if TYPE_CHECKING:
@@ -320,8 +321,8 @@ def _program_file(name: str, cwd: str) -> str | None:
 
 
 def _base_name(step: str) -> str:
-    """The graph node a step name belongs to (``image[3]`` -> ``image``)."""
-    return step[: step.index("[")] if step.endswith("]") and "[" in step else step
+    """The scattered step a slice's name belongs to (``image[3]`` -> ``image``)."""
+    return step[: step.rindex("[")] if step.endswith("]") and "[" in step else step
 
 
 class ManifestRecorder:
@@ -415,14 +416,15 @@ class ManifestRecorder:
     def _record(self, name: str) -> dict[str, Any]:
         record = self.steps.get(name)
         if record is None:
-            base = self.nodes.get(_base_name(name), {})
+            node = unsliced(name)  # a step of a scattered recipe's slice: its node's
+            base = self.nodes.get(node, {})
             record = {
                 "name": name,
-                "node": base.get("name", _base_name(name)),
+                "node": base.get("name", node),
                 "slice_of": _base_name(name) if name != _base_name(name) else None,
                 "kind": base.get("kind"),
                 "tool": base.get("tool"),
-                "deps": list(base.get("deps", [])),
+                "deps": [in_slice_of(name, dep) for dep in base.get("deps", [])],
                 "image": base.get("image"),
                 "image_digest": None,
                 "program": None,

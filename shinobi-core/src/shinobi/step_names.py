@@ -1,0 +1,35 @@
+"""How the name a step runs under relates to the graph node it runs.
+
+A scattered step runs once per slice, as ``S[0]``, ``S[1]``...; a step of a
+scattered nested recipe runs inside each slice of it, as ``R[0].S``. The graph
+lists each once, without the slice numbers (``S``, ``R.S``): records that
+speak of both (the manifest, the run's statuses) map one onto the other here.
+"""
+
+from __future__ import annotations
+
+__all__ = ["in_slice_of", "unsliced"]
+
+
+def unsliced(name: str) -> str:
+    """``name`` without its slice numbers: ``ns[2].first`` is ``ns.first``."""
+    while "[" in name:
+        start = name.index("[")
+        end = name.find("]", start)
+        if end < 0:
+            break
+        name = name[:start] + name[end + 1 :]
+    return name
+
+
+def in_slice_of(name: str, other: str) -> str:
+    """The graph node ``other`` as the step running as ``name`` meets it: a step of the
+    same nested recipe in the same slice (``ns[0].first`` beside ``ns[0].second``
+    for ``ns.first``); any other as the graph names it."""
+    prefix = name.rpartition(".")[0]
+    if not prefix:
+        return other
+    bare = unsliced(prefix)
+    if prefix != bare and other.startswith(f"{bare}."):
+        return f"{prefix}.{other[len(bare) + 1 :]}"
+    return other
