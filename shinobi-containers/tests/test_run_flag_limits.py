@@ -118,9 +118,11 @@ def test_a_run_warns_once_under_auto(
     warned = [w for w in engine.prepare(steps * 2) if "run_flags sets --memory" in w]
     assert len(warned) == 1 and "overrides the memory limit steps declare" in warned[0], warned
     rendered = engine.render_for_job(steps[0])
-    # a compiled apptainer job leaves the declared limits to the job's own --mem
-    said = any("run_flags sets --memory" in w for w in rendered.warnings)
-    assert said is backend.limits_in_jobs, rendered.warnings
+    assert any("run_flags sets --memory" in w for w in rendered.warnings)
+    # a batch job of apptainer's leaves the declared limits to the job's own --mem
+    batch = engine.render_for_job(steps[0], batch=True)
+    said = any("run_flags sets --memory" in w for w in batch.warnings)
+    assert said is backend.limits_in_jobs, batch.warnings
 
 
 def test_no_warning_where_no_step_declares_that_limit(
@@ -154,3 +156,18 @@ def test_live_run_says_it_and_backends_too(engine: str, tmp_path: Path) -> None:
     result = backend.run(declaring(tmp_path, image=image(engine)), control)
     assert result.returncode == 0, result.reason
     assert any("overrides the memory limit" in w for w in control.warnings), control.warnings
+
+
+def test_only_a_batch_job_of_apptainer_leaves_the_limits_to_the_batch_system(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dry run and the cache's look at the limits a step ran under are this
+    machine's: apptainer applies --memory there. Stripped for them too, the dry
+    run hid the limits the run applied and the cache took every result for one
+    made under its declared limits."""
+    engine = able(ApptainerBackend({"binary": QUIET_ENGINE}), monkeypatch)
+    step = declaring(tmp_path, image="docker://busybox")
+    here = engine.render_for_job(step).argv
+    assert "--memory" in here and "--cpus" in here
+    batch = engine.render_for_job(step, batch=True).argv
+    assert "--memory" not in batch and "--cpus" not in batch

@@ -50,7 +50,7 @@ class Enforcing(NativeBackend):
             return BackendRun(returncode=137, oom=True, reason="killed: out of memory")
         return super().run(invocation, control)
 
-    def render_for_job(self, invocation: Invocation) -> Rendered:
+    def render_for_job(self, invocation: Invocation, *, batch: bool = False) -> Rendered:
         dropped = ("cannot enforce --memory on this host",) if self.drops else ()
         return Rendered(list(invocation.argv), warnings=dropped)
 

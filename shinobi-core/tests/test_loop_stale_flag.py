@@ -295,3 +295,40 @@ def test_a_flag_the_step_makes_up_counts_only_when_written_in_this_run(
     assert any(
         "was there before this run and cycle 1 did not rewrite it" in w for w in again.warnings
     ), again.warnings
+
+
+@shinobi.pystep
+def copies_it_in(value: int, need: int, cycle: int = 0) -> Out:
+    """Makes its flag by copying an old file with its times (as cp -p or rsync -a do)."""
+    import shutil
+
+    flag = Path("copied.flag")
+    if value + 1 >= need:
+        shutil.copy2("template.flag", flag)
+    return Out(value=value + 1, done=flag)
+
+
+def test_a_flag_copied_in_with_an_old_time_is_still_written_in_this_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Judged by its modification time alone, a flag copied with its source's time
+    was "there before this run": the loop ran on to its last cycle."""
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "template.flag").write_text("x")
+    os.utime(tmp_path / "template.flag", (1_700_000_000, 1_700_000_000))
+    recipe = Recipe("loop", In, Final)
+    loop = recipe.add_loop(
+        "L",
+        copies_it_in,
+        max_iter=6,
+        until="done",
+        carry={"value": "value"},
+        index_input="cycle",
+        value=recipe.inputs.start,
+        need=recipe.inputs.need,
+    )
+    recipe.set_output("final", loop.outputs.value)
+    result = run(recipe, tmp_path)
+    assert result.outputs["final"] == 3 and skipped(result) == ["L.4", "L.5", "L.6"]

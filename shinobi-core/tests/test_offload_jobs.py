@@ -149,7 +149,7 @@ def test_commands_are_wrapped_by_the_container_backends_own_render(
 class StoppableWrapper(Wrapper):
     """A stand-in whose payload outlives its client, like a daemon's container."""
 
-    def render_for_job(self, invocation: Invocation) -> Rendered:
+    def render_for_job(self, invocation: Invocation, *, batch: bool = False) -> Rendered:
         return Rendered(self.render(invocation), ["unwrap", str(invocation.step)])
 
 

@@ -1041,3 +1041,38 @@ def test_the_traceback_ninja_writes_of_a_pystep_masks_its_secrets(
     assert "hunter2" not in said and "c3po" not in said
     specs = list((tmp_path / ".shinobi" / "runs").glob("*/pysteps/*/spec.json"))
     assert all(spec.stat().st_mode & 0o077 == 0 for spec in specs)
+
+
+OTHERS_SECRET = """
+import json, sys
+from pathlib import Path
+from pydantic import BaseModel, SecretStr
+import shinobi
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class Login(BaseModel):
+    token: SecretStr
+
+@shinobi.pystep(venv={venv!r})
+def peek(where: str) -> int:
+    spec = json.loads(Path(sys.argv[1]).read_text())
+    Path(where).write_text(json.dumps(spec.get("secrets")))
+    return 0
+
+r = Recipe("r", max_workers=1)
+r.add_step("login", Cab("login", ["/bin/true"], Login, None, {{"token": ParamMeta(positional=True)}}),
+           token="hunter2-db-password")
+r.add_step("peek", peek, where={where!r})
+"""
+
+
+def test_a_pystep_in_a_venv_is_handed_no_secret_of_another_step(
+    tmp_path: Path, made_venv: Path
+) -> None:
+    """Its spec carried every secret the run had seen, for the runner to mask."""
+    where = tmp_path / "seen.json"
+    source = tmp_path / "others.py"
+    source.write_text(OTHERS_SECRET.format(venv=str(made_venv), where=str(where)))
+    result = run_recipe(load_target(f"{source}:r"), cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert json.loads(where.read_text()) == []

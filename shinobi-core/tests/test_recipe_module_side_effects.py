@@ -101,3 +101,32 @@ def test_a_ctrl_c_ends_the_wait_for_a_recipes_thread_without_a_traceback(
 def _ended(workdir: Path) -> bool:
     records = list((workdir / ".shinobi" / "runs").glob("*/.running"))
     return bool(records) and '"ended": true' in records[0].read_text()
+
+
+def test_an_executors_idle_workers_are_no_thread_to_wait_for(
+    ninja: NinjaRun, recipe_file: Callable[[str], Path]
+) -> None:
+    """They end in Python's own exit hook: waited for first, they hung ninja for ever."""
+    pool = "from concurrent.futures import ThreadPoolExecutor\n"
+    pool += "POOL = ThreadPoolExecutor(2)\nWARM = POOL.submit(lambda: 42)\n"
+    recipe_file(pool + ONE_STEP)
+    proc = ninja("run", "recipe.py:pipe", timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "waiting for thread" not in proc.stderr
+
+
+def test_a_recipe_that_tees_stdout_through_an_object_of_its_own_runs(
+    ninja: NinjaRun, recipe_file: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """An object with no `closed` is no closed stream (it was internal error 70)."""
+    tee = (
+        "import sys\n"
+        "class Tee:\n"
+        "    def __init__(self, *streams): self.streams = streams\n"
+        "    def write(self, text): return [s.write(text) for s in self.streams][0]\n"
+        "    def flush(self): [s.flush() for s in self.streams]\n"
+        "sys.stdout = Tee(sys.__stdout__, open('copy.txt', 'a'))\n"
+    )
+    recipe_file(tee + ONE_STEP)
+    proc = ninja("run", "recipe.py:pipe")
+    assert proc.returncode == 0, proc.stderr

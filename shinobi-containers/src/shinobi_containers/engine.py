@@ -278,18 +278,17 @@ class ContainerBackend(Backend):
         return invocation.cwd
 
     def render(self, invocation: Invocation) -> list[str]:
-        return self._rendered(invocation, in_job=False).argv
+        return self.render_for_job(invocation).argv
 
-    def render_for_job(self, invocation: Invocation) -> Rendered:
+    def render_for_job(self, invocation: Invocation, *, batch: bool = False) -> Rendered:
         """The command a job script runs: the engine's, with the variables its
         client needs set by ``env`` (a script has no ``client_environment``),
-        and what stops its container (see :meth:`stop_command`)."""
-        return self._rendered(invocation, in_job=True)
-
-    def _rendered(self, invocation: Invocation, *, in_job: bool) -> Rendered:
+        and what stops its container (see :meth:`stop_command`). In a batch
+        system's job an engine that leaves limits to it (:attr:`limits_in_jobs`)
+        gives none, and warns of none it would have dropped."""
         name = new_container_name()
         spec = self.spec(invocation, pin=False, ahead=True)
-        if in_job and not self.limits_in_jobs:
+        if batch and not self.limits_in_jobs:
             spec = replace(spec, limits=LimitFlags())
         command = self.command(spec, name)
         variables = self.client_variables(invocation)

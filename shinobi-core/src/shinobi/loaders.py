@@ -166,8 +166,11 @@ def _refuse_closed_streams(path: Path) -> None:
     """A recipe file that closed ninja's stdout or stderr as it loaded: said as the
     recipe's doing (exit 2), not as ninja failing to print (an internal error)."""
     for name in ("stdout", "stderr"):
-        stream = getattr(sys, name)
-        if stream is not None and stream.closed:
+        try:  # a recipe's own stand-in (a tee) may have no `closed`, or one that raises
+            closed = getattr(sys, name).closed is True
+        except Exception:
+            closed = False
+        if closed:
             # somewhere for Python to flush to as it exits (the stream's descriptor
             # went with it); the refusal goes to stderr, if that is still open
             setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - lives as long as ninja

@@ -451,9 +451,12 @@ class _Wavefront:
             return True
         began = self.session.began_on_disk()
         try:
-            written = os.stat(full).st_mtime_ns
+            st = os.stat(full)
         except OSError:
             return False
+        # the change time too: a copy that keeps its source's time (cp -p, copy2,
+        # rsync -a, tar x) or a rename of an older file is still written now
+        written = max(st.st_mtime_ns, st.st_ctime_ns)
         if began is None or written >= began:
             return True
         self.session.warn(

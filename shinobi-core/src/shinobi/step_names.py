@@ -23,13 +23,14 @@ def unsliced(name: str) -> str:
 
 
 def in_slice_of(name: str, other: str) -> str:
-    """The graph node ``other`` as the step running as ``name`` meets it: a step of the
-    same nested recipe in the same slice (``ns[0].first`` beside ``ns[0].second``
-    for ``ns.first``); any other as the graph names it."""
+    """The graph node ``other`` as the step running as ``name`` meets it: a step of a
+    nested recipe ``name`` runs in a slice of, in that slice (``ns[0].first``
+    beside ``ns[0].second`` for ``ns.first``; ``a[0].u`` beside ``a[0].b[1].s``
+    for ``a.u``); any other as the graph names it."""
     prefix = name.rpartition(".")[0]
-    if not prefix:
-        return other
-    bare = unsliced(prefix)
-    if prefix != bare and other.startswith(f"{bare}."):
-        return f"{prefix}.{other[len(bare) + 1 :]}"
+    while prefix:  # the innermost recipe holding both first
+        bare = unsliced(prefix)
+        if other.startswith(f"{bare}."):
+            return f"{prefix}.{other[len(bare) + 1 :]}" if prefix != bare else other
+        prefix = prefix.rpartition(".")[0]
     return other

@@ -323,12 +323,16 @@ class Backend(ABC):
         """
         return list(invocation.argv)
 
-    def render_for_job(self, invocation: Invocation) -> Rendered:
+    def render_for_job(self, invocation: Invocation, *, batch: bool = False) -> Rendered:
         """What a compiled job runs for the step, and how it stops it (see :class:`Rendered`).
 
         The command is :meth:`render`'s; a backend whose payload outlives a
         killed client (a daemon-owned container) overrides this to name the
         command that stops it, which the job runs when it is cancelled.
+        ``batch``: for a batch system's job (``ninja compile``), whose own
+        limits may hold the step (see the container backends); otherwise the
+        command as this machine would run it (the dry run, the cache's look
+        at which limits a step ran under).
         """
         return Rendered(self.render(invocation))
 

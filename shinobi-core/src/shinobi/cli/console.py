@@ -64,14 +64,24 @@ def _outlived_by_threads() -> None:
     Python's shutdown and exited 0. ninja says what it waits for, and a Ctrl-C
     ends the wait (and ninja) with 130.
     """
+    import sys
     import threading
 
     main_thread = threading.main_thread()
     waiting = [t for t in threading.enumerate() if t is not main_thread and not t.daemon]
     if not waiting:
         return
+    # An executor's idle workers (a ThreadPoolExecutor, asyncio's default one) end in
+    # Python's own exit hook, run before it waits for threads: run it first, as
+    # Python would, or the wait below never ends.
+    executors = sys.modules.get("concurrent.futures.thread")
+    shut_down = getattr(executors, "_python_exit", None)
+    if callable(shut_down):
+        shut_down()
+    waiting = [t for t in waiting if t.is_alive()]
+    if not waiting:
+        return
     import os
-    import sys
 
     names = ", ".join(t.name for t in waiting)
     try:

@@ -97,7 +97,8 @@ def command(workdir: Path | None, everywhere: bool, as_json: bool) -> None:
 def _exit_if_unasked(found: list[LaunchStatus]) -> None:
     """Exit 74 when an engine could not be asked about a launch: the states listed
     are then not known, which a script reading the list must be able to tell
-    (``ninja status`` says so the same way). A damaged handle is a note, not this."""
+    (``ninja status`` says so the same way). A damaged handle, or one whose plugin
+    is not installed here, is a note that stays: not this."""
     unasked = [s for s in found if s.error and not s.damaged]
     if unasked:
         from shinobi.cli.main import ENVIRONMENT_EXIT

@@ -92,7 +92,8 @@ class LaunchStatus:
     #: What a finished launch's user must know though nothing failed (a loop
     #: that never converged); the summary line carries them.
     notes: list[str] = field(default_factory=list)
-    #: The ``error`` is the handle's own (damaged), not the engine's being away.
+    #: The ``error`` is not the engine's being away: the handle is damaged, or the
+    #: plugin that answers for it is not installed (a note, which stays).
     damaged: bool = False
 
     @property

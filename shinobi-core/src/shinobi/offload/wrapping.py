@@ -44,7 +44,7 @@ def wrap_in_containers(graph: JobGraph, runtime: str) -> None:
     backend = get_backend(runtime)
     bare = [job for job in graph.jobs if not job.image]
     for job in with_image:
-        rendered = [backend.render_for_job(invocation) for invocation in job.invocations]
+        rendered = [backend.render_for_job(inv, batch=True) for inv in job.invocations]
         job.commands = [r.argv for r in rendered]
         if any(r.stop for r in rendered):
             job.stops = [r.stop for r in rendered]

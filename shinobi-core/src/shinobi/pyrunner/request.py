@@ -159,6 +159,14 @@ def interpreter(venv: str | None, cwd: str) -> str:
     return "python3"
 
 
+def _echoed(session: Session, values: dict[str, Any]) -> tuple[Any, ...]:
+    """The run's secrets that one of ``values`` holds as plain text (see
+    :func:`shinobi.dispatch.step_secrets`)."""
+    from shinobi.dispatch import step_secrets
+
+    return step_secrets(session, values)
+
+
 def build_invocation(
     session: Session,
     name: str,
@@ -181,6 +189,7 @@ def build_invocation(
     source, module, root = source_of(step)
     spec_file = workspace / "spec.json"
     paths = core_paths()
+    own = (*secrets_within(list(values.values())), *_echoed(session, values))
     spec = {
         "module_file": source,
         "module_name": module,
@@ -190,7 +199,8 @@ def build_invocation(
         # workspace is private to this user and removed when the step ends
         "inputs": to_jsonable_python(revealed(values)),
         # what the runner masks in the lines it writes itself (a traceback)
-        "secrets": secret_texts((*secrets_within(list(values.values())), *session.secrets)),
+        # (its own, and the run's that its values hold: never the run's others)
+        "secrets": secret_texts(own),
         "outputs_file": str(workspace / "outputs.json"),
         "core_paths": paths,
         "core_modules": list(_NEEDED),
