@@ -281,3 +281,11 @@ def test_prepare_ends_the_run_when_the_docker_daemon_does_not_answer(tmp_path: P
         backend.prepare([invocation(tmp_path)])
     assert caught.value.exit_code == 74
     assert "the docker daemon is not reachable (Cannot connect" in str(caught.value)
+
+
+def test_steps_without_an_image_are_named_once_each_slices_and_nested_ones_too() -> None:
+    """A step of a scattered recipe's slice (``per[0].s[3]``) was named ``per``."""
+    from shinobi_containers.engine import _declared_steps
+
+    names = ["per[0].s[3]", "per[1].s[0]", "solve[2]", "solve[5]"]
+    assert _declared_steps(names) == ["per.s", "solve"]

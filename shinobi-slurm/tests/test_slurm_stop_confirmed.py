@@ -73,6 +73,19 @@ def test_a_second_interrupt_ends_the_wait_at_once(tmp_path: Path) -> None:
     assert time.monotonic() - started < 5
 
 
+def test_a_second_interrupt_counts_a_job_slurm_is_finishing_off_as_stopped(
+    tmp_path: Path,
+) -> None:
+    """A job already COMPLETING after its scancel made a double Ctrl-C exit 1 with
+    "may still be running", and the run was kept "not all stopped" for ever."""
+    fake = tmp_path / "slurm"
+    fake.write_text('#!/bin/sh\nif [ "$1" = squeue ]; then echo COMPLETING; fi\nexit 0\n')
+    fake.chmod(0o755)
+    hurry = threading.Event()
+    hurry.set()
+    assert _slurm_as_is(tmp_path)._wait_gone("4242", hurry)
+
+
 def test_the_run_says_which_job_may_still_run_and_exits_1() -> None:
     step = StepResult(
         name="image",

@@ -31,6 +31,7 @@ from shinobi.backends.base import (
     RunControl,
 )
 from shinobi.backends.process import run_process
+from shinobi.step_names import unsliced
 from shinobi_containers.cgroups import UNPROBED, CgroupReach
 from shinobi_containers.cli import TIMED_OUT, call
 from shinobi_containers.engine_lines import split_engine_lines
@@ -647,7 +648,7 @@ def _declared_steps(names: Sequence[str]) -> list[str]:
     """``names`` once per declared step: a slice (``solve[3]``) as its step, and the
     cycles of a loop (``selfcal.1.image``, ``selfcal.2.image``) as ``selfcal.*.image``.
     The fix is one cab's image each; listing every slice and cycle buried them."""
-    steps = list(dict.fromkeys(_step_of(name) for name in names))
+    steps = list(dict.fromkeys(unsliced(name) for name in names))
     cycles = Counter(_CYCLE.sub(".*.", step) for step in steps)
     return list(dict.fromkeys(_any_cycle(step, cycles) for step in steps))
 
@@ -660,12 +661,6 @@ def _any_cycle(step: str, cycles: Counter[str]) -> str:
 
 #: A loop's cycle number inside a step's name (``selfcal.2.image``).
 _CYCLE = re.compile(r"\.\d+\.")
-
-
-def _step_of(name: str) -> str:
-    """The step a slice (``solve[3]``) belongs to: its cab is the step's."""
-    base, bracket, _ = name.partition("[")
-    return base if bracket and name.endswith("]") else name
 
 
 def _no_image_message(step: str, engine: str) -> str:

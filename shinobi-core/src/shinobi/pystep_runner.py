@@ -23,7 +23,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import time
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
@@ -45,6 +44,7 @@ from shinobi.graph import same_shape
 from shinobi.outcome import result_of_run
 from shinobi.pyrunner.request import build_invocation
 from shinobi.pystep_output import captured
+from shinobi.step_names import unsliced
 from shinobi.steps.argv import masked, secret_texts, secrets_within
 from shinobi.steps.outputs import missing_output, unseen_output
 from shinobi.steps.result import StepResult, kept_tail
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from shinobi.graph import Node
     from shinobi.session import Session
 
-__all__ = ["no_venv_warning", "placement", "run_pystep", "step_of", "warn_no_venv"]
+__all__ = ["no_venv_warning", "placement", "run_pystep", "warn_no_venv"]
 
 
 def placement(session: Session, name: str, node: Node, backend_name: str) -> str | None:
@@ -70,7 +70,7 @@ def placement(session: Session, name: str, node: Node, backend_name: str) -> str
     What it warns of, it says once per step: a scatter's thousand slices are one
     line, as the same warnings of cab slices are."""
     step = node.step
-    whole = step_of(name)
+    whole = unsliced(name)
     if backend_name == "venv":
         if session.venv_of(node):
             return backend_name
@@ -97,12 +97,6 @@ def placement(session: Session, name: str, node: Node, backend_name: str) -> str
     return None
 
 
-def step_of(name: str) -> str:
-    """The step a scatter slice is of (``sq`` of ``sq[3]``, ``a.sq`` of ``a[0].sq[1]``):
-    what a warning about every slice alike names, once."""
-    return re.sub(r"\[\d+\]", "", name)
-
-
 def no_venv_warning(steps: list[str]) -> str:
     """That the pysteps ``steps`` chose the venv backend but name no venv, so run here."""
     shown = ", ".join(repr(s) for s in steps[:5])
@@ -119,7 +113,7 @@ def no_venv_warning(steps: list[str]) -> str:
 def warn_no_venv(session: Session, names: list[str]) -> None:
     """Say before the run (and in a dry run) which pysteps on the venv backend name no
     venv, one line for all as for cabs; a slice does not say it again as it starts."""
-    steps = list(dict.fromkeys(step_of(name) for name in names))
+    steps = list(dict.fromkeys(unsliced(name) for name in names))
     if not steps:
         return
     session.said_once(f"pystep-no-venv:{step}" for step in steps)

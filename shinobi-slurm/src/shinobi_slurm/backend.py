@@ -220,6 +220,10 @@ def _size(path: str) -> int:
         return 0
 
 
+#: Queue states of a job whose end Slurm has taken in hand (after scancel).
+_ENDING = ("COMPLETING", "CANCELLED")
+
+
 class SlurmBackend(Backend):
     """Runs each step as a Slurm batch job and blocks until it ends."""
 
@@ -503,12 +507,7 @@ class SlurmBackend(Backend):
         deadline = time.monotonic() + CANCEL_WAIT
         cancel_again = time.monotonic() + _CANCEL_AGAIN
         while time.monotonic() < deadline:
-            try:
-                state = self.commands.run("squeue", ["-h", "-j", job_id, "-o", "%T"]).strip()
-            except SlurmError as exc:
-                if not (exc.transient or exc.never_sent):
-                    return True  # squeue no longer knows the job at all
-                state = "unknown: Slurm does not answer"
+            state = self._queue_state(job_id)
             if not state:
                 return True
             if time.monotonic() >= cancel_again:
@@ -516,8 +515,20 @@ class SlurmBackend(Backend):
                 with contextlib.suppress(SlurmError):
                     self.commands.cancel([job_id])
             if hurry.wait(0.3):
-                return False
+                # a second interrupt ends the wait: a job Slurm is already finishing
+                # off (COMPLETING: its scancel taken, its processes being killed) is
+                # stopped, and must not keep the run "not all stopped" for ever
+                return self._queue_state(job_id) in ("", *_ENDING)
         return False
+
+    def _queue_state(self, job_id: str) -> str:
+        """The job's state in the queue; "" once the queue no longer holds it."""
+        try:
+            return self.commands.run("squeue", ["-h", "-j", job_id, "-o", "%T"]).strip()
+        except SlurmError as exc:
+            if not (exc.transient or exc.never_sent):
+                return ""  # squeue no longer knows the job at all
+            return "unknown: Slurm does not answer"
 
     def _result(
         self,
