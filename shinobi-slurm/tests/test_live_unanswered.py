@@ -2,7 +2,8 @@
 
 A slurmctld too busy to reply within ``command_timeout`` may still create the
 job: its tool ran while ninja said nothing was submitted (and ran again, beside
-it, when the user did as told and submitted again).
+it, when the user did as told and submitted again). A compile cancels such a
+job; a step of a run adopts it and waits for it, as if Slurm had answered.
 """
 
 from __future__ import annotations
@@ -73,14 +74,26 @@ def test_compile_cancels_a_job_whose_submission_was_not_answered(
     assert left == [], "a job ninja never learned the id of was left running"
 
 
-def test_a_step_whose_submission_was_not_answered_leaves_no_job(
+def test_a_step_whose_submission_was_answered_late_waits_for_its_job(
     ninja: Ninja, tmp_path: Path
 ) -> None:
+    """It was failed and its job cancelled, though Slurm had taken it: a controller
+    stalled for half a minute failed a run that ``submit_retry`` promised to ride out."""
     path = _late_sbatch(tmp_path)
     done = ninja(
-        "run", f"{RECIPES}/sleepy.py:sleepy", "--marker", "m", "--backend", "slurm", **path
+        "run",
+        f"{RECIPES}/sleepy.py:sleepy",
+        "--marker",
+        "m",
+        "--seconds",
+        "25",  # still running when ninja, given up on sbatch at 15 s, asks the queue
+        "--backend",
+        "slurm",
+        **path,
     )
     left = _queued_from(tmp_path)
-    assert done.returncode == 1, done.stderr
-    assert "but had taken it: cancelled Slurm job" in done.stderr, done.stderr
+    assert done.returncode == 0, done.stderr
+    assert "Slurm answered the submission of step 'sleep' late" in done.stderr, done.stderr
+    assert "the step waits for that job" in done.stderr
+    assert (tmp_path / "m").exists()  # the job ran, once
     assert left == [], "the step's job ran on unseen"

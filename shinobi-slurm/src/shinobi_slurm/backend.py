@@ -385,11 +385,22 @@ class SlurmBackend(Backend):
         try:
             job_id = self._submit(invocation, stdout, stderr, control.warn)
         except SlurmError as exc:
-            fix = f"; {exc.check}, then run again" if exc.never_sent or exc.transient else ""
-            said = f"not submitted: {exc}{fix}"
-            if exc.transient and not exc.never_sent:
-                said = f"{self._cancel_unanswered(invocation, exc)}{fix}"
-            return BackendRun(returncode=1, stderr=f"{exc}\n", reason=said)
+            unanswered = exc.transient and not exc.never_sent
+            taken = self._taken_anyway(invocation) if unanswered else None
+            if taken is None:
+                fix = f"; {exc.check}, then run again" if exc.never_sent or exc.transient else ""
+                said = f"not submitted: {exc}{fix}"
+                if unanswered:
+                    said = f"{self._cancel_unanswered(invocation, exc)}{fix}"
+                return BackendRun(returncode=1, stderr=f"{exc}\n", reason=said)
+            job_id = taken
+            control.warn(
+                f"shinobi: Slurm answered the submission of step {invocation.step!r} late"
+                f" ({exc}), having taken it as job {job_id}: the step waits for that job"
+            )
+            if invocation.scratch_dir:
+                ledger = Path(invocation.scratch_dir) / "slurm" / JOBS_LEDGER
+                _note_submitted(ledger, job_id, invocation.step, control.warn)
         poller = self.poller
         watch = poller.watch(job_id)
         stopped = threading.Event()
@@ -436,6 +447,31 @@ class SlurmBackend(Backend):
             details={**run.details, "still_running": still},
         )
 
+    def _queued_for(self, invocation: Invocation) -> list[tuple[str, str]]:
+        """(job id, state) of every job the queue holds for the step: found by the
+        run's job name and the step's comment, which no other job has. Raises
+        SlurmError when Slurm cannot be asked."""
+        name, comment = job_name(invocation.run_id), safe_name(invocation.step)
+        listed = self.commands.run("squeue", ["-h", "-n", name, "-o", "%i|%k|%T"])
+        found = []
+        for line in listed.splitlines():
+            job, _, rest = line.strip().partition("|")
+            said, _, state = rest.rpartition("|")
+            if job and said == comment:
+                found.append((job, state))
+        return found
+
+    def _taken_anyway(self, invocation: Invocation) -> str | None:
+        """The job a submission Slurm did not answer (a controller stalled past
+        ``command_timeout``) created all the same, when there is exactly one such
+        job still to run: the step adopts it rather than failing (and cancelling
+        it). None when there is none, more than one, or Slurm cannot say."""
+        try:
+            live = [job for job, state in self._queued_for(invocation) if state != "COMPLETING"]
+        except SlurmError:
+            return None
+        return live[0] if len(live) == 1 else None
+
     def _cancel_unanswered(self, invocation: Invocation, exc: SlurmError) -> str:
         """Cancel the step's job that an sbatch sent but not answered may have created.
 
@@ -444,14 +480,9 @@ class SlurmBackend(Backend):
         "not submitted" (and ran beside the same step of the next run). It is
         found by the run's job name and the step's comment, which no other job has.
         """
-        name, comment = job_name(invocation.run_id), safe_name(invocation.step)
+        name = job_name(invocation.run_id)
         try:
-            listed = self.commands.run("squeue", ["-h", "-n", name, "-o", "%i|%k"])
-            found = [
-                job
-                for job, _, said in (line.strip().partition("|") for line in listed.splitlines())
-                if job and said == comment
-            ]
+            found = [job for job, _ in self._queued_for(invocation)]
             if found:
                 self.commands.cancel(found)
         except SlurmError as again:
