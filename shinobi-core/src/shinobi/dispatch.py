@@ -18,7 +18,7 @@ from shinobi.backends.spawn import user_code
 from shinobi.backends.streams import StreamLog
 from shinobi.cache_limits import applied_limits, demanded_limits
 from shinobi.errors import ShinobiError, did_you_mean, exception_line
-from shinobi.exit_guard import ExitInValidator, describe_exit, exits_refused, validator_exit
+from shinobi.exit_guard import ExitInValidator, describe_exit, exits_refused, validated
 from shinobi.failures import (
     STEP_CODE_FAILURES,
     describe_failure,
@@ -317,10 +317,8 @@ def note_until_changed(session: Session, name: str, node: Node, result: StepResu
 
 def _validate_outputs(cab: Cab, outputs: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     try:
-        try:
-            return field_values(cab.outputs_model.model_validate(outputs, by_name=True)), None
-        except SystemExit as exited:
-            raise validator_exit(exited) from None
+        made = validated(cab.outputs_model.model_validate, outputs, by_name=True)
+        return field_values(made), None
     except ExitInValidator as exc:
         return outputs, f"validating its outputs raised {exception_line(exc)}"
     except Exception as exc:

@@ -15,10 +15,18 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator
-from typing import NoReturn
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn, TypeVar
 
-__all__ = ["ExitInValidator", "ExitRefused", "describe_exit", "exits_refused", "validator_exit"]
+T = TypeVar("T")
+
+__all__ = [
+    "ExitInValidator",
+    "ExitRefused",
+    "describe_exit",
+    "exits_refused",
+    "validated",
+]
 
 _real_exit = os._exit
 _lock = threading.Lock()
@@ -41,9 +49,15 @@ class ExitInValidator(Exception):
     shown_as = "SystemExit"
 
 
-def validator_exit(exc: SystemExit) -> ExitInValidator:
-    """``exc``, raised by a validator, as the exception ninja reports it as."""
-    return ExitInValidator(f"a validator {describe_exit(exc)}; raise ValueError to refuse a value")
+def validated(validate: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``validate(*args, **kwargs)``, a model's validation, with a ``sys.exit()`` its
+    validators call raised as :class:`ExitInValidator`: every place ninja runs a
+    recipe's validators then handles it as it handles any exception of theirs."""
+    try:
+        return validate(*args, **kwargs)
+    except SystemExit as exc:
+        said = f"a validator {describe_exit(exc)}; raise ValueError to refuse a value"
+        raise ExitInValidator(said) from None
 
 
 def _refuse(status: int) -> NoReturn:

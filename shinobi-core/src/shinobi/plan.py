@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from shinobi.backends.base import PathUse
 from shinobi.collector_paused import collector_paused
 from shinobi.errors import exception_line
-from shinobi.exit_guard import ExitInValidator, validator_exit
+from shinobi.exit_guard import ExitInValidator, validated
 from shinobi.graph import Graph, Node, output_refs, same_shape
 from shinobi.steps.argv import Unknown, joined_list_problem, path_uses, render_argv
 from shinobi.steps.outputs import static_outputs
@@ -146,10 +146,7 @@ def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[s
     try:
         # wiring names fields, so a field with an alias is wired by its name too
         given = _with_defaults_made(facts, values)
-        try:
-            model = node.step.inputs_model.model_validate(given, by_name=True)
-        except SystemExit as exited:
-            raise validator_exit(exited) from None
+        model = validated(node.step.inputs_model.model_validate, given, by_name=True)
     except Exception as exc:
         errors = validation_errors(exc)
         if errors is not None:
@@ -459,10 +456,7 @@ def _field_check(model: Any, name: str, value: Any) -> tuple[str | None, Any]:
     ``_UNTOLD`` when it refuses it or only the run can tell)."""
     blank = _blank(model)
     try:
-        try:
-            model.__pydantic_validator__.validate_assignment(blank, name, value)
-        except SystemExit as exited:
-            raise validator_exit(exited) from None
+        validated(model.__pydantic_validator__.validate_assignment, blank, name, value)
     except ExitInValidator as exc:
         return exception_line(exc), _UNTOLD
     except Exception as exc:
@@ -508,10 +502,7 @@ def _checked_against(
     try:
         # as the run validates them (validate_inputs): a default made what the model makes of it
         given = _with_defaults_made(facts, values) if facts.made else values
-        try:
-            made = field_values(model.model_validate(given, by_name=True))
-        except SystemExit as exited:
-            raise validator_exit(exited) from None
+        made = field_values(validated(model.model_validate, given, by_name=True))
     except Exception as exc:
         return None, _model_refusal(node, values, where, exc)
     empty = empty_path_in(values, made)

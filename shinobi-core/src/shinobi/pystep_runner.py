@@ -31,7 +31,7 @@ from shinobi.backends.base import BackendRun, Invocation
 from shinobi.backends.spawn import user_code
 from shinobi.backends.streams import StreamLog
 from shinobi.backends.venv import installer, venv_ran_in
-from shinobi.exit_guard import ExitInValidator, describe_exit, exits_refused, validator_exit
+from shinobi.exit_guard import ExitInValidator, describe_exit, exits_refused, validated
 from shinobi.failures import (
     STEP_CODE_FAILURES,
     describe_failure,
@@ -368,11 +368,10 @@ def _result(
             error = "the pystep runner exited without writing its outputs"
         else:
             try:
-                try:
-                    made = node.step.outputs_model.model_validate(reply["outputs"], by_name=True)
-                except SystemExit as exited:
-                    raise validator_exit(exited) from None
-                outputs = field_values(made)
+                model = node.step.outputs_model
+                outputs = field_values(
+                    validated(model.model_validate, reply["outputs"], by_name=True)
+                )
             except (ValueError, ExitInValidator) as exc:
                 errors = validation_errors(exc) or [{"msg": str(exc).splitlines()[0]}]
                 error = (

@@ -217,16 +217,15 @@ def validate_recipe_inputs(recipe: Recipe, values: Mapping[str, Any]) -> dict[st
     """The recipe's inputs as its inputs model validates them; any it refuses, refused."""
     from pydantic import ValidationError
 
-    from shinobi.exit_guard import validator_exit
+    from shinobi.exit_guard import validated
     from shinobi.steps.types import error_field, field_values
 
     refuse_unknown_inputs(recipe, values)
     try:
         # by name too: an aliased field given by its name must not fall back to its default
-        try:
-            made = field_values(recipe.inputs_model.model_validate(dict(values), by_name=True))
-        except SystemExit as exited:
-            raise validator_exit(exited) from None
+        made = field_values(
+            validated(recipe.inputs_model.model_validate, dict(values), by_name=True)
+        )
     except ValidationError as exc:
         first = exc.errors()[0]
         raise InputError(recipe.name, error_field(first), first["msg"]) from None

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.spawn import ninja_holds_main
 from shinobi.errors import ShinobiError, exception_line
-from shinobi.exit_guard import describe_exit, validator_exit
+from shinobi.exit_guard import describe_exit, validated
 from shinobi.fd_limit import exhausted, steps_at_once, too_few_files
 from shinobi.plan import (
     cab_of,
@@ -900,11 +900,8 @@ class _Wavefront:
                 for k, v in self.graph.outputs.items()
             }
             try:
-                try:
-                    made = recipe.outputs_model.model_validate(outputs, by_name=True)
-                except SystemExit as exited:
-                    raise validator_exit(exited) from None
-                outputs = field_values(made)
+                model = recipe.outputs_model
+                outputs = field_values(validated(model.model_validate, outputs, by_name=True))
             except Exception as exc:
                 # Every step succeeded; what they made is not what the recipe
                 # promises, and outputs that failed their model are not reported.
