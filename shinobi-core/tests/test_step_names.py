@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shinobi.step_names import in_slice_of, unsliced
+from shinobi.step_names import in_slice_of, scattered_step, unsliced
 
 
 @pytest.mark.parametrize(
@@ -28,3 +28,11 @@ def test_a_run_time_name_without_its_slices_is_its_node(name: str, node: str) ->
 )
 def test_a_dependency_is_named_as_the_step_meets_it(name: str, dep: str, met: str) -> None:
     assert in_slice_of(name, dep) == met
+
+
+@pytest.mark.parametrize(
+    ("name", "step"),
+    [("image[3]", "image"), ("a[0].s[1]", "a[0].s"), ("a[0].s", "a[0].s"), ("x", "x")],
+)
+def test_a_slice_belongs_to_its_scattered_step(name: str, step: str) -> None:
+    assert scattered_step(name) == step

@@ -40,7 +40,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from shinobi.step_names import unsliced
+from shinobi.step_names import scattered_step, unsliced
 
 __all__ = [
     "ENDED_ABRUPTLY",
@@ -239,7 +239,8 @@ def _with_parents(names: Iterable[str]) -> set[str]:
         for each in (name, unsliced(name)):
             while each and each not in found:
                 found.add(each)
-                each = each.rpartition("[")[0] if each.endswith("]") else each.rpartition(".")[0]
+                owner = scattered_step(each)
+                each = owner if owner != each else each.rpartition(".")[0]
     return found
 
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from shinobi.file_digests import write_atomically
 from shinobi.json_values import json_data
 from shinobi.session import safe_name
-from shinobi.step_names import in_slice_of, unsliced
+from shinobi.step_names import in_slice_of, scattered_step, unsliced
 from shinobi.steps.result import shown_outputs
 
 if TYPE_CHECKING:
@@ -320,11 +320,6 @@ def _program_file(name: str, cwd: str) -> str | None:
     return os.path.realpath(found)
 
 
-def _base_name(step: str) -> str:
-    """The scattered step a slice's name belongs to (``image[3]`` -> ``image``)."""
-    return step[: step.rindex("[")] if step.endswith("]") and "[" in step else step
-
-
 class ManifestRecorder:
     """A :class:`~shinobi.session.RunObserver` that keeps the run manifest up to date."""
 
@@ -421,7 +416,7 @@ class ManifestRecorder:
             record = {
                 "name": name,
                 "node": base.get("name", node),
-                "slice_of": _base_name(name) if name != _base_name(name) else None,
+                "slice_of": owner if (owner := scattered_step(name)) != name else None,
                 "kind": base.get("kind"),
                 "tool": base.get("tool"),
                 "deps": [in_slice_of(name, dep) for dep in base.get("deps", [])],

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from shinobi.backends.base import Backend, Invocation, RunControl
+from shinobi.step_names import scattered_step
 from shinobi.stop_window import RecentRuns
 
 if TYPE_CHECKING:
@@ -297,7 +298,7 @@ class Session:
         if self._on_start:
             with self._lock:  # the step's own, or its scatter's (NAME[k])
                 said = self._on_start.pop(name, None) or self._on_start.pop(
-                    name.rpartition("[")[0], None
+                    scattered_step(name), None
                 )
             if said is not None:
                 self.warn(said)

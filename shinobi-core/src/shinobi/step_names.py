@@ -8,7 +8,13 @@ speak of both (the manifest, the run's statuses) map one onto the other here.
 
 from __future__ import annotations
 
-__all__ = ["in_slice_of", "unsliced"]
+__all__ = ["in_slice_of", "scattered_step", "unsliced"]
+
+
+def scattered_step(name: str) -> str:
+    """The scattered step a slice's name belongs to (``image[3]`` is ``image``,
+    ``a[0].s[1]`` is ``a[0].s``); a name that is no slice's, as it is."""
+    return name[: name.rindex("[")] if name.endswith("]") and "[" in name else name
 
 
 def unsliced(name: str) -> str:
