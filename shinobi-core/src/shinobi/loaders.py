@@ -11,6 +11,7 @@ import contextlib
 import errno
 import importlib.util
 import os
+import stat
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -98,9 +99,11 @@ def split_target(target: str) -> tuple[Path, str]:
     return Path(path), name
 
 
-def _import_file(path: Path) -> Any:
+def _file_mode(path: Path) -> int | None:
+    """``path``'s mode (links followed), or None when nothing is there: one ``stat``
+    answering what ``is_dir`` and ``is_file`` would each ask again."""
     try:
-        os.stat(path)
+        return os.stat(path).st_mode
     except OSError as exc:
         if exc.errno == errno.ENAMETOOLONG:  # a typo or a pasted blob: the user's to fix
             shown = str(path) if len(str(path)) <= 80 else f"{str(path)[:77]}..."
@@ -108,9 +111,20 @@ def _import_file(path: Path) -> Any:
                 f"recipe file {shown!r} has a name too long for this file system"
                 f" ({len(os.fsencode(path.name))} bytes); check the path"
             ) from None
-    if path.is_dir():
+        if exc.errno in _NOTHING_THERE:
+            return None
+        raise  # a permission refused on the way: the machine's refusal, said as such
+
+
+#: What ``stat`` says of a path with nothing there, as pathlib's ``is_file`` takes it.
+_NOTHING_THERE = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
+
+
+def _import_file(path: Path) -> Any:
+    mode = _file_mode(path)
+    if mode is not None and stat.S_ISDIR(mode):
         raise LoadError(f"{str(path)!r} is a directory; name the recipe's .py file in it")
-    if not path.is_file():
+    if mode is None or not stat.S_ISREG(mode):
         with_suffix = path.with_name(path.name + ".py")
         fix = f"did you mean {str(with_suffix)!r}?" if with_suffix.is_file() else "check the path"
         raise LoadError(f"recipe file {str(path)!r} does not exist; {fix}")
