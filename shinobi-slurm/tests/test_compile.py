@@ -488,3 +488,16 @@ def test_job_limits_a_daemon_s_container_escapes_are_noted(runtime: str, noted: 
     if said is not None:
         assert said.startswith(f"sbatch_opts sets --mem=300M for each job, but {runtime}")
         assert "--partition" not in said
+
+
+@pytest.mark.parametrize("given", [["-c", "2"], ["-c2"], "-c 2", {"c": 2}, ["--cpus-per-task=2"]])
+def test_a_cpu_limit_is_noted_in_whichever_spelling(given: object) -> None:
+    """Options reach the check by their long names, the short ``-c`` too."""
+    from types import SimpleNamespace
+
+    from shinobi_slurm.compile import SlurmTarget
+
+    target = SlurmTarget({"sbatch_opts": given})
+    jobs = SimpleNamespace(jobs=[SimpleNamespace(image="busybox")])
+    said = target._limits_outside_containers(jobs, "docker")  # type: ignore[arg-type]
+    assert said is not None and said.startswith("sbatch_opts sets --cpus-per-task=2 for each job")

@@ -63,8 +63,9 @@ def refuse_arrays_too_wide(commands: SlurmCommands, jobs: Sequence[Job]) -> None
     )
 
 
-#: sbatch options that limit what a job's processes may use.
-_JOB_LIMITS = frozenset({"mem", "mem-per-cpu", "mem-per-gpu", "cpus-per-task", "c"})
+#: sbatch options that limit what a job's processes may use (by their long names,
+#: which parse_sbatch_opts gives every option, -c included).
+_JOB_LIMITS = frozenset({"mem", "mem-per-cpu", "mem-per-gpu", "cpus-per-task"})
 
 
 class SlurmTarget(OffloadTarget):
