@@ -102,18 +102,21 @@ def returns_it_when_written(value: int, done: File, need: int, cycle: int = 0) -
     return Out(value=value + 1)
 
 
-def looped(body: object) -> Recipe:
+def looped(body: object, max_iter: int = 5, done: str | None = "done.flag") -> Recipe:
+    """A loop of ``body`` until its output ``done``, handed the path ``done``; with
+    ``done`` None the body names its flag itself, and only it knows the path."""
+    handed = {} if done is None else {"done": done}
     recipe = Recipe("loop", In, Final)
     loop = recipe.add_loop(
         "L",
         body,
-        max_iter=5,
+        max_iter=max_iter,
         until="done",
         carry={"value": "value"},
         index_input="cycle",
         value=recipe.inputs.start,
         need=recipe.inputs.need,
-        done="done.flag",
+        **handed,
     )
     recipe.set_output("final", loop.outputs.value)
     return recipe
@@ -266,32 +269,15 @@ def makes_it_up(value: int, need: int, cycle: int = 0) -> Out:
     return Out(value=value + 1, done=flag)
 
 
-def made_up_loop(body: object = makes_it_up) -> Recipe:
-    """A loop of ``body``, whose until path only the body knows (it returns it)."""
-    recipe = Recipe("loop", In, Final)
-    loop = recipe.add_loop(
-        "L",
-        body,
-        max_iter=6,
-        until="done",
-        carry={"value": "value"},
-        index_input="cycle",
-        value=recipe.inputs.start,
-        need=recipe.inputs.need,
-    )
-    recipe.set_output("final", loop.outputs.value)
-    return recipe
-
-
 def test_a_flag_the_step_makes_up_counts_only_when_written_in_this_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Judged by being there, the first run's flag ended every later run after its
     first cycle: the wrong value, exit 0, no word."""
     monkeypatch.chdir(tmp_path)  # the pystep writes its flag where it runs
-    first = run(made_up_loop(), tmp_path)
+    first = run(looped(makes_it_up, 6, done=None), tmp_path)
     assert first.outputs["final"] == 3 and skipped(first) == ["L.4", "L.5", "L.6"]
-    again = run(made_up_loop(), tmp_path, need=4)
+    again = run(looped(makes_it_up, 6, done=None), tmp_path, need=4)
     assert again.outputs["final"] == 4 and skipped(again) == ["L.5", "L.6"]
     assert any(
         "was there before this run and cycle 1 did not rewrite it" in w for w in again.warnings
@@ -319,5 +305,5 @@ def test_a_flag_copied_in_with_an_old_time_is_still_written_in_this_run(
     monkeypatch.chdir(tmp_path)
     (tmp_path / "template.flag").write_text("x")
     os.utime(tmp_path / "template.flag", (1_700_000_000, 1_700_000_000))
-    result = run(made_up_loop(copies_it_in), tmp_path)
+    result = run(looped(copies_it_in, 6, done=None), tmp_path)
     assert result.outputs["final"] == 3 and skipped(result) == ["L.4", "L.5", "L.6"]
