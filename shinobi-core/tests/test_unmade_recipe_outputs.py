@@ -110,3 +110,58 @@ def test_a_wrangled_path_never_made_fails_a_required_recipe_output(tmp_path: Pat
     assert (result.error or "").startswith(
         "recipe 'w': its output 'product' names 'ghost.txt', which does not exist"
     )
+
+
+class ScatterIn(BaseModel):
+    prefixes: list[str]
+
+
+def _scattered(outputs: type[BaseModel]) -> Recipe:
+    """Each slice images its prefix; only prefix ``a`` converges and writes its image."""
+    recipe = Recipe("s", ScatterIn, outputs)
+    script = 'test "$0" = a && touch "$0-image.fits"; true'
+    imager = Cab(
+        "imager",
+        ["sh", "-c", script],
+        ImageIn,
+        ImageOut,
+        {
+            "prefix": ParamMeta(positional=True),
+            "restored": ParamMeta(implicit="{prefix}-image.fits"),
+        },
+    )
+    recipe.add_step("image", imager, scatter=["prefix"], prefix=recipe.inputs.prefixes)
+    recipe.set_output("images", recipe.outputs.image.restored)
+    return recipe
+
+
+def test_a_list_output_whose_items_take_none_may_name_unmade_products(tmp_path: Path) -> None:
+    """``list[File | None]`` says any item may be missing, default or not: the run
+    reported success and then failed it, naming the slice's file."""
+
+    class Some(BaseModel):
+        images: list[File | None]
+
+    result = run_recipe(_scattered(Some), {"prefixes": ["a", "b"]}, cwd=tmp_path, use_cache=False)
+    assert result.status == "ok", result.error
+    assert [str(p) for p in result.outputs["images"]] == ["a-image.fits", "b-image.fits"]
+
+
+def test_a_list_of_required_files_still_fails_on_an_unmade_one(tmp_path: Path) -> None:
+    class Every(BaseModel):
+        images: list[File]
+
+    result = run_recipe(_scattered(Every), {"prefixes": ["a", "b"]}, cwd=tmp_path, use_cache=False)
+    assert result.status == "failed"
+    assert (result.error or "").startswith(
+        "recipe 's': its output 'images' names 'b-image.fits', which does not exist"
+    )
+
+
+def test_a_required_output_that_takes_none_may_name_an_unmade_product(tmp_path: Path) -> None:
+    class NoDefault(BaseModel):
+        image: File | None
+
+    result = run_recipe(_recipe("true", NoDefault), cwd=tmp_path, use_cache=False)
+    assert result.status == "ok", result.error
+    assert str(result.outputs["image"]) == "deep-image.fits"

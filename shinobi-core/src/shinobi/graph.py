@@ -475,12 +475,7 @@ class _Builder:
         producer: Any = body
         if getattr(body, "kind", None) == "recipe":
             declared = fields_of(body.outputs_model).get(field)
-            if (
-                declared is not None
-                and declared.required
-                and not declared.nullable
-                and declared.path_kind is not None
-            ):
+            if declared is not None and declared.promised and declared.path_kind is not None:
                 raise self.fail(_required_until(spec.until, f"recipe {body.name!r}", field, where))
             wired = body.output_wiring.get(field)
             if not isinstance(wired, OutputRef):
@@ -503,7 +498,7 @@ class _Builder:
                 " loop converges when a file exists, so until must name a File, Directory or MS"
                 " output"
             )
-        required = spec_of.required if cab is not None else field in declarer.required_outputs()
+        required = spec_of.promised if cab is not None else field in declarer.required_outputs()
         if required and spec_of.path_kind is not None:
             raise self.fail(_required_until(spec.until, repr(declarer.name), field, where))
 

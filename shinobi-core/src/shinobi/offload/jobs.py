@@ -195,7 +195,7 @@ def _required_of(cab: Any) -> tuple[_Required, ...]:
             found.append((name, meta.harvest, "glob"))
             continue
         dtype = meta.dtype
-        if not spec.required or (spec.path_kind is None and dtype is None):
+        if not spec.promised or (spec.path_kind is None and dtype is None):
             continue
         found.append((name, None, on_disk_kind(spec.path_kind, dtype)))
     return tuple(found)
@@ -413,7 +413,7 @@ class _Flattener:
         """
         recipe = plan.graph.recipe
         for name, spec in fields_of(recipe.outputs_model).items():
-            if not spec.required or spec.path_kind is None:
+            if not spec.promised or spec.path_kind is None:
                 continue
             why = f"recipe {recipe.name!r} requires it as its output {name!r}"
             kind = on_disk_kind(spec.path_kind, None)

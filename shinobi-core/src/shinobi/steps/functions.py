@@ -234,7 +234,9 @@ class PyStep:
 
         specs = fields_of(self.outputs_model).items()
         return frozenset(
-            n for n, spec in specs if (spec.required or self.wraps_result) and not spec.nullable
+            n
+            for n, spec in specs
+            if (spec.required or self.wraps_result) and not (spec.nullable or spec.items_nullable)
         )
 
     def outputs_from(self, value: Any) -> dict[str, Any]:

@@ -198,7 +198,7 @@ def collect_outputs(
                 )
             values[name] = spec.default
         value = values.get(name)
-        if not spec.required or spec.path_kind is None or value is None:
+        if not spec.promised or spec.path_kind is None or value is None:
             continue  # an optional output's known name stands, made or not: see docs/cabs.md
         for path in value if isinstance(value, list) else [value]:
             problem = _made_as_declared(spec.path_kind, os.path.join(cwd, str(path)))
@@ -281,7 +281,7 @@ def missing_output(
     The kind is checked as a cab's outputs are (:func:`collect_outputs`)."""
     for field_name, spec in fields_of(outputs_model).items():
         kind = spec.path_kind
-        if kind is None or not (spec.required if required is None else field_name in required):
+        if kind is None or not (spec.promised if required is None else field_name in required):
             continue
         value = outputs.get(field_name)
         for path in value if isinstance(value, list) else [value]:

@@ -84,6 +84,19 @@ class FieldSpec:
     structured: bool = False
     #: None is a value it takes (``File | None``, with or without a default).
     nullable: bool = False
+    #: A list whose items take None (``list[File | None]``): an item may be a
+    #: product that was not made.
+    items_nullable: bool = False
+
+    @property
+    def promised(self) -> bool:
+        """Whether every path this output names must be there once its step is done.
+
+        A field that takes None, or a list whose items do, says its product
+        may be missing, default or not; only a required field that admits no
+        None promises it.
+        """
+        return self.required and not self.nullable and not self.items_nullable
 
 
 #: What a field holds a list of, as pydantic takes it: ``Sequence[bool]`` is as much
@@ -153,6 +166,7 @@ def _fields_of(model: Any) -> dict[str, FieldSpec]:
             nested_paths=kind is None and _holds_path(info.annotation, set()),
             structured=_is_structured(core),
             nullable=_admits_none(info.annotation),
+            items_nullable=is_list and _items_admit_none(info.annotation),
         )
     return specs
 
@@ -166,6 +180,19 @@ def _admits_none(annotation: Any) -> bool:
         return _admits_none(typing.get_args(annotation)[0])
     if origin is typing.Union or origin is types.UnionType:
         return any(_admits_none(arg) for arg in typing.get_args(annotation))
+    return False
+
+
+def _items_admit_none(annotation: Any) -> bool:
+    """Whether the items of the list type in ``annotation`` take None (``list[File | None]``)."""
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:
+        return _items_admit_none(typing.get_args(annotation)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_items_admit_none(a) for a in typing.get_args(annotation) if a is not type(None))
+    if origin in _LISTS:
+        args = typing.get_args(annotation)
+        return not args or _admits_none(args[0])
     return False
 
 
