@@ -314,3 +314,31 @@ def test_a_tool_missing_on_the_node_is_said_so(ninja: Ninja, tmp_path: Path) -> 
         "command not found on the compute node: 'nosuchtool-on-the-nodes' (is it installed on"
         " the nodes, and on their PATH?)"
     ) in done.stderr
+
+
+NAPPING = """
+from shinobi.steps import Cab, Recipe
+
+nap = Recipe("nap")
+nap.add_step("n", Cab("n", ["sleep", "1"]))
+"""
+
+
+def test_the_manifest_keeps_when_and_where_the_job_ran(ninja: Ninja, tmp_path: Path) -> None:
+    """A step's own times run from its submission to its end being seen, queue wait
+    and polling included: the job's start, end and nodes, from accounting, are
+    what says how long the tool itself ran, and where."""
+    import json
+    from datetime import datetime
+
+    (tmp_path / "nap.py").write_text(NAPPING)
+    done = ninja("run", "nap.py:nap", "--backend", "slurm", "--no-cache", "--provenance")
+    assert done.returncode == 0, done.stderr
+    (manifest,) = (tmp_path / ".shinobi" / "runs").glob("*/manifest.json")
+    (step,) = json.loads(manifest.read_text())["steps"]
+    details = step["details"]
+    began = datetime.fromisoformat(details["slurm_start"])
+    ended = datetime.fromisoformat(details["slurm_end"])
+    assert 1 <= (ended - began).total_seconds() <= 30, details
+    nodes = subprocess.run(["sinfo", "-h", "-o", "%N"], capture_output=True, text=True)
+    assert details["slurm_nodes"] == nodes.stdout.strip(), details

@@ -600,6 +600,8 @@ class SlurmBackend(Backend):
             on_timeout=_timeout_advice(record, self.commands),
         )
         details.update(slurm_state=record.state, slurm_exit=record.exit_text)
+        if record.started:  # the step's own times run from submission to its end being seen
+            details.update(slurm_start=record.start, slurm_end=record.end, slurm_nodes=record.nodes)
         reason: str | None = None
         if outcome.phase != "completed":
             said = _last_line(err) or _last_line(out)

@@ -112,6 +112,8 @@ class JobRecord:
     time_limit: str | None = None
     #: whether Slurm gave the job a node (False: "None assigned"); None: not said
     had_node: bool | None = None
+    #: the nodes it ran on, as Slurm writes them (``node[01-04]``); None: none, or not said
+    nodes: str | None = None
     #: the job's name (``--job-name``); None: not said. A launch's handle names its
     #: jobs by id, and a reused id (controller reset, MaxJobId wrap) is told by it.
     name: str | None = None
@@ -185,6 +187,12 @@ def _value(text: str) -> str | None:
     return None if text in _UNSET else text
 
 
+def _nodes(node_list: str | None) -> str | None:
+    """The nodes a job ran on, as Slurm writes them; None when it had none or sacct did not say."""
+    text = None if node_list is None else _value(node_list)
+    return None if text == "None assigned" else text
+
+
 def parse_line(line: str) -> JobRecord | None:
     parts = line.rstrip("\n").split("|")
     if len(parts) < _NEEDED:
@@ -217,6 +225,7 @@ def parse_line(line: str) -> JobRecord | None:
         memory_limit=_allocated_memory(tres) or _memory(req_mem),
         time_limit=_time(time_limit),
         had_node=None if node_list is None else node_list.strip() not in ("", "None assigned"),
+        nodes=_nodes(node_list),
         name=_name(parts[_NAME_AT:]),
     )
 
