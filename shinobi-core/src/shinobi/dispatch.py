@@ -50,7 +50,7 @@ from shinobi.steps.outputs import (
 from shinobi.steps.result import StepResult
 from shinobi.steps.types import field_values, output_problem
 from shinobi.stop_window import undo_run
-from shinobi.untouched_outputs import existing_outputs, untouched
+from shinobi.untouched_outputs import existing_outputs, harvested_before, untouched
 
 if TYPE_CHECKING:
     from shinobi.graph import Node
@@ -221,8 +221,13 @@ def run_cab(
         warnings += [a.warning() for a in asides]
     error = describe_failure(run)
     outputs: dict[str, Any] = {}
+    leftovers: list[str] = []
     if error is None:
-        outputs, problems = collect_outputs(cab, values, known, wrangled, session.cwd)
+        left_over = harvested_before(before, started, elsewhere=elsewhere) if before else None
+        outputs, problems, leftovers = collect_outputs(
+            cab, values, known, wrangled, session.cwd, left_over
+        )
+        warnings += leftovers
         unseen = unseen_output(cab.outputs_model, outputs, session.cwd, run.visible, backend_name)
         if wrangled.errors:
             error = f"the tool reported an error: {wrangled.errors[0]}"
@@ -265,7 +270,7 @@ def run_cab(
         cache is not None
         and key is not None
         and result.status == "ok"
-        and not (stale or echoed or run.left_running)
+        and not (stale or leftovers or echoed or run.left_running)
     ):
         limits = applied_limits(backend, invocation)
         cache.store(key, result, invocation, cab, session.control.stopping, limits)

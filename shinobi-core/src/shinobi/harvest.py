@@ -28,8 +28,25 @@ def is_set_aside(path: str) -> bool:
 def harvest(pattern: str) -> list[str]:
     """The paths ``pattern`` matches, sorted, less the parts set aside; ``**`` is any
     depth of directories (none included), or ``out/**/*.fits`` would miss all but
-    one level of a product tree."""
-    return sorted(path for path in glob.glob(pattern, recursive=True) if not is_set_aside(path))
+    one level of a product tree.
+
+    A part set aside may be a directory (``out/scan2.interrupted``): what a
+    glob reaches inside it is as unfinished as the directory. Only the part
+    of a path the pattern's wildcards matched is looked at, so a project
+    folder the user named ``*.interrupted`` does not hide every product.
+    """
+    fixed = _literal_components(pattern)
+    return sorted(
+        path
+        for path in glob.glob(pattern, recursive=True)
+        if not any(is_set_aside(part) for part in path.split(os.sep)[fixed:])
+    )
+
+
+def _literal_components(pattern: str) -> int:
+    """How many leading components of ``pattern`` hold no wildcard."""
+    parts = pattern.split(os.sep)
+    return next((i for i, part in enumerate(parts) if glob.has_magic(part)), len(parts) - 1)
 
 
 def anchored(directory: str, pattern: str) -> str:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import NamedTuple
 
 from shinobi.backends.base import PathUse
@@ -43,6 +43,7 @@ __all__ = [
     "Found",
     "Signature",
     "existing_outputs",
+    "harvested_before",
     "product_paths",
     "signature_of",
     "stamped_before",
@@ -204,13 +205,7 @@ def untouched(before: dict[str, Found], started: float, *, elsewhere: bool = Fal
     stale: list[str] = []
     globs: dict[str, bool] = {}
     for path, found in before.items():
-        if elsewhere:
-            _revalidate(path)
-        unchanged = (
-            found.signature is not None
-            and signature_of(path) == found.signature
-            and stamped_before(found.signature, started)
-        )
+        unchanged = _as_before(path, found, started, elsewhere)
         if found.pattern is None:
             stale += [path] if unchanged else []
         else:
@@ -219,6 +214,33 @@ def untouched(before: dict[str, Found], started: float, *, elsewhere: bool = Fal
         if all_unchanged and set(harvest(pattern)) <= before.keys():  # and nothing new
             stale.append(pattern)
     return stale
+
+
+def _as_before(path: str, found: Found, started: float, elsewhere: bool) -> bool:
+    """Whether ``path`` is as ``found`` saw it before the step, and older than the step."""
+    if elsewhere:
+        _revalidate(path)
+    return (
+        found.signature is not None
+        and signature_of(path) == found.signature
+        and stamped_before(found.signature, started)
+    )
+
+
+def harvested_before(
+    before: dict[str, Found], started: float, *, elsewhere: bool = False
+) -> Callable[[str], bool] | None:
+    """Whether a path a harvest glob matches now was there, as it is, before the
+    step started (another run's product); None when no glob matched anything then."""
+    matched = {os.path.abspath(p): (p, f) for p, f in before.items() if f.pattern is not None}
+    if not matched:
+        return None
+
+    def left_over(path: str) -> bool:
+        known = matched.get(os.path.abspath(path))
+        return known is not None and _as_before(*known, started, elsewhere)
+
+    return left_over
 
 
 def _revalidate(path: str) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -22,6 +22,7 @@ from shinobi.steps.cab import Cab, OutputRule, Wrangler
 from shinobi.steps.types import fields_of
 
 __all__ = [
+    "Collected",
     "WrangledOutput",
     "collect_outputs",
     "missing_output",
@@ -161,29 +162,44 @@ def _both_streams_doubt(wrangler: Wrangler, last: Mapping[str, str]) -> str | No
     )
 
 
+class Collected(NamedTuple):
+    """What :func:`collect_outputs` found after a run."""
+
+    values: dict[str, Any]
+    #: why the run did not make what it declares (each fails the step)
+    problems: list[str]
+    #: harvests that took in files older than the step (see :func:`_harvested`)
+    leftovers: list[str]
+
+
 def collect_outputs(
     cab: Cab,
     inputs: Mapping[str, Any],
     known: Mapping[str, Any],
     wrangled: WrangledOutput,
     cwd: str,
-) -> tuple[dict[str, Any], list[str]]:
+    left_over: Callable[[str], bool] | None = None,
+) -> Collected:
     """The outputs of a finished run, and the problems with them (missing files).
 
     ``known`` is :func:`static_outputs` of the same inputs: the caller has it
-    already, from building the invocation.
+    already, from building the invocation. ``left_over`` tells a path a
+    harvest glob matches that was there, as it is, before the step started.
     """
     values = dict(known)
     problems: list[str] = []
+    leftovers: list[str] = []
     specs = fields_of(cab.outputs_model)
     for name, spec in specs.items():
         meta = cab.meta(name)
         if meta.harvest and (pattern := _harvest_pattern(meta.harvest, inputs)) is not None:
             matches = harvest(anchored(cwd, pattern))
+            shown = format_template(meta.harvest, inputs) or pattern  # as written
+            matches, said = _harvested(name, shown, matches, spec.is_list, left_over)
+            leftovers += [said] if said else []
             rel = [os.path.relpath(m, cwd) if not os.path.isabs(pattern) else m for m in matches]
             values[name] = rel if spec.is_list else (rel[0] if rel else spec.default)
             if not rel and spec.required:  # a required list wants one file at least
-                shown = format_template(meta.harvest, inputs) or pattern  # as written
                 problems.append(
                     f"output {name!r}: nothing matched its harvest pattern {shown!r} (the"
                     " tool made no such file)"
@@ -204,7 +220,41 @@ def collect_outputs(
             problem = _made_as_declared(spec.path_kind, os.path.join(cwd, str(path)))
             if problem is not None:
                 problems.append(f"output {name!r}: {problem.format(path=str(path))}")
-    return values, problems
+    return Collected(values, problems, leftovers)
+
+
+def _harvested(
+    name: str,
+    pattern: str,
+    matches: list[str],
+    is_list: bool,
+    left_over: Callable[[str], bool] | None,
+) -> tuple[list[str], str | None]:
+    """The matches a harvest output takes, and what to say of those an earlier
+    run (or another step) left, as they were, before this step started.
+
+    A glob such as ``img-*.fits`` matches last week's images as well as this
+    run's: a single-valued output took the first in sort order, whichever run
+    made it, and a list took both runs' products as this one's. A single
+    output takes what the step wrote when the older matches are set apart by
+    that; a list keeps every match (a tool may leave some of its products as
+    they were on purpose), said so, and the result is not cached.
+    """
+    if left_over is None or not matches:
+        return matches, None
+    old = [m for m in matches if left_over(m)]
+    if not old or len(old) == len(matches):  # none, or all: the untouched check's to say
+        return matches, None
+    if not is_list:
+        fresh = [m for m in matches if m not in old]
+        return fresh, None
+    listed = ", ".join(repr(os.path.basename(m)) for m in old[:3])
+    more = f" and {len(old) - 3} more" if len(old) > 3 else ""
+    return matches, (
+        f"output {name!r}: its harvest pattern {pattern!r} also took {len(old)} file(s) that"
+        f" were there, as they are, before the step started (an earlier run's, or another"
+        f" step's?): {listed}{more}; remove them or narrow the pattern; this result is not cached"
+    )
 
 
 def _harvest_pattern(template: str, inputs: Mapping[str, Any]) -> str | None:
