@@ -521,6 +521,7 @@ def run_prepared(
     building a 100,000-node graph twice.
     """
     from shinobi.local_runs import hold_run, note_statuses, note_steps, release_run, runs_root
+    from shinobi.orphaned_steps import mark_live, refuse_orphans, unmark_live
     from shinobi.programs import missing_programs
     from shinobi.records import attach_records
     from shinobi.scheduler import run_graph
@@ -535,13 +536,16 @@ def run_prepared(
         use_cache=config.cache.enabled if use_cache is None else use_cache,
         refresh_cache=refresh_cache,
     )
-    session.run_dir = runs_root(base.resolve()) / session.run_id
+    root = runs_root(base.resolve())
+    refuse_orphans(root)
+    session.run_dir = root / session.run_id
     (session.run_dir / "logs").mkdir(parents=True, exist_ok=True)
     # A signal from here on is one the run answers, whenever it comes: before
     # the first step (nothing starts), during the run, or while its records
     # are written (they are finished, and say what happened).
     with _signals(session):
         held = hold_run(session.run_dir, graph.recipe.name)  # clean --runs leaves it alone
+        marker = mark_live(root, session.run_id)
         note_steps(session.run_dir, (path for path, _ in graph.walk()))
         ended = "crashed"  # what `ninja runs` says of it unless it gets to say more
         refused = True  # until the checks before the first step are passed
@@ -578,6 +582,8 @@ def run_prepared(
                 walked = () if ended == "ok" else (path for path, _ in graph.walk())
                 note_statuses(session.run_dir, walked, session.ended, session.steps_running())
             release_run(held, ended)
+            if not session.undying:  # a step that would not die is an orphan once ninja exits
+                unmark_live(marker)
             if refused and isinstance(sys.exc_info()[1], ShinobiError):
                 # refused before any step (no image, an engine away): nothing ran and
                 # nothing was recorded, and an empty folder listed as "crashed" misleads

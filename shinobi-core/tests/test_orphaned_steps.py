@@ -1,0 +1,95 @@
+"""A run refuses to start beside a tool that a killed ninja left running here.
+
+A ninja killed outright cannot tear its step down: the tool writes on. The
+next run started the same step again, both appended to one product, and the
+run said ok (and cached the mixture): the tool opens its file for each row,
+so the live-writer check, which sees files open at that instant, missed it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from conftest import _ninja
+
+RECIPE = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class In(BaseModel):
+    table: str = "t.tbl"
+
+appender = Cab("append", ["sh", "-c", 'touch started; while :; do echo row >> "$0"; sleep 0.1; done'],
+               In, None, {"table": ParamMeta(positional=True)})
+r = Recipe("r", In)
+r.add_step("append", appender, table=r.inputs.table)
+"""
+
+Ninja = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def _killed_mid_step(tmp_path: Path) -> None:
+    """Start the recipe, and SIGKILL its ninja once the step runs."""
+    run = subprocess.Popen([*_ninja(), "run", "r.py:r"], cwd=tmp_path, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "started").exists():
+        assert run.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+
+
+def _orphans(tmp_path: Path) -> list[int]:
+    """The tools still appending to this test's table."""
+    found = subprocess.run(["pgrep", "-f", "echo row"], capture_output=True, text=True)
+    pids = [int(p) for p in found.stdout.split()]
+    return [p for p in pids if os.readlink(f"/proc/{p}/cwd") == str(tmp_path)]
+
+
+def test_a_tool_left_by_a_killed_ninja_stops_the_next_run(tmp_path: Path, ninja: Ninja) -> None:
+    (tmp_path / "r.py").write_text(RECIPE)
+    _killed_mid_step(tmp_path)
+    left = _orphans(tmp_path)
+    assert left, "the step's tool should outlive a ninja killed outright"
+    try:
+        refused = ninja("run", "r.py:r")
+        assert refused.returncode == 74, refused.stderr
+        assert "tools an earlier run started here still run, though its ninja is gone" in (
+            refused.stderr
+        )
+        assert f"stop them (kill {left[0]}" in refused.stderr
+        assert "Traceback" not in refused.stderr
+    finally:
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while _orphans(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    # once they are gone, a run starts, and the dead run's marker is cleared
+    (tmp_path / "r.py").write_text(RECIPE.replace("while :", "for i in 1"))
+    done = ninja("run", "r.py:r", "--no-cache")
+    assert done.returncode == 0, done.stderr
+    assert os.listdir(tmp_path / ".shinobi" / "live") == []
+
+
+def test_a_run_that_ends_leaves_no_marker(tmp_path: Path, ninja: Ninja) -> None:
+    (tmp_path / "r.py").write_text(RECIPE.replace("while :", "for i in 1"))
+    assert ninja("run", "r.py:r").returncode == 0
+    assert os.listdir(tmp_path / ".shinobi" / "live") == []
+
+
+def test_a_marker_of_a_ninja_still_running_is_left_alone(tmp_path: Path) -> None:
+    """A second run beside a live one (another terminal) is not refused here: that
+    run's ninja tears its own steps down."""
+    from shinobi.orphaned_steps import refuse_orphans
+
+    live = tmp_path / ".shinobi" / "live"
+    live.mkdir(parents=True)
+    (live / f"{os.getppid()}-abcd.20261205-000000-aaaaaa").write_text("x")
+    refuse_orphans(tmp_path / ".shinobi" / "runs")
+    assert len(os.listdir(live)) == 1
