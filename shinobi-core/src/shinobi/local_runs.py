@@ -277,6 +277,10 @@ def release_run(fd: int | None, status: str | None = None) -> None:
             with contextlib.suppress(OSError):
                 _rewrite(fd, {**record, "ended": True, "status": status})
     finally:
+        # a process forked from ninja (a pystep's child) shares the lock's open file:
+        # closing ninja's copy would leave the run "running" for as long as it lives
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 
 
@@ -289,8 +293,9 @@ def is_running(run_dir: Path) -> bool:
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
+    except BlockingIOError:  # held; but a run that wrote its end is over, whoever holds it
+        record = _read_json(run_dir / RUN_RECORD)
+        return record is None or record.get("ended") is not True
     except OSError:  # no locks here: only the record can tell
         return _unlocked_run_goes_on(_read_json(run_dir / RUN_RECORD))
     finally:
