@@ -45,3 +45,31 @@ def test_a_run_folder_without_a_handle_still_gets_the_provenance_hint(
     code, _, err = ninja(capsys, "report", str(run))
     assert code == 2
     assert "was made without provenance" in err
+
+
+def test_a_run_id_is_found_in_the_configured_workdir(tmp_path: Path) -> None:
+    """``ninja report RUN`` looked in the current directory only, where ``ninja runs``
+    and ``ninja logs`` (and its own --help) take ``execution.workdir``."""
+    import os
+    import subprocess
+    import sys
+
+    project, store = tmp_path / "proj", tmp_path / "store"
+    project.mkdir()
+    store.mkdir()
+    (project / "r.py").write_text(
+        "from shinobi.steps import Cab, Recipe\nr = Recipe('r')\nr.add_step('t', Cab('t', ['true']))\n"
+    )
+    script = Path(sys.executable).with_name("ninja")
+    env = {**os.environ, "SHINOBI_EXECUTION_WORKDIR": str(store)}
+
+    def ninja(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(script), *args], cwd=project, env=env, capture_output=True, text=True
+        )
+
+    assert ninja("run", "r.py:r", "--provenance").returncode == 0
+    (run,) = (store / ".shinobi" / "runs").iterdir()
+    report = ninja("report", run.name, "-o", "-")
+    assert report.returncode == 0, report.stderr
+    assert report.stdout.startswith("<!DOCTYPE html>")

@@ -76,10 +76,11 @@ def _output_file(value: str | None) -> Path | None:
 def _load(run: str, workdir: Path | None) -> tuple[Path, dict[str, Any]]:
     """The manifest RUN names, and what it holds; a one-line error when there is none."""
     from shinobi.errors import UsageError
+    from shinobi.launch.find import workspace
     from shinobi.provenance import load_manifest, resolve_manifest
 
-    try:
-        manifest_path = resolve_manifest(run, workdir).resolve()
+    try:  # the configured execution.workdir, as ninja runs and ninja logs take it
+        manifest_path = resolve_manifest(run, workspace(workdir)).resolve()
         return manifest_path, load_manifest(manifest_path)
     except (FileNotFoundError, ValueError) as exc:
         launch = _launch_named(run, workdir)
