@@ -520,8 +520,8 @@ def run_prepared(
     bad recipe with a usage error); this runs that same graph rather than
     building a 100,000-node graph twice.
     """
+    from shinobi.live_runs import mark_live, other_runs, unmark_live
     from shinobi.local_runs import hold_run, note_statuses, note_steps, release_run, runs_root
-    from shinobi.orphaned_steps import mark_live, refuse_orphans, unmark_live
     from shinobi.programs import missing_programs
     from shinobi.records import attach_records
     from shinobi.scheduler import run_graph
@@ -537,7 +537,8 @@ def run_prepared(
         refresh_cache=refresh_cache,
     )
     root = runs_root(base.resolve())
-    refuse_orphans(root)
+    for said in other_runs(root):
+        session.warn(said)
     session.run_dir = root / session.run_id
     (session.run_dir / "logs").mkdir(parents=True, exist_ok=True)
     # A signal from here on is one the run answers, whenever it comes: before

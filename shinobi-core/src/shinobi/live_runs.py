@@ -1,4 +1,8 @@
-"""Tools an earlier ninja started in this workdir and left running when it died.
+"""The other runs of this workdir going now, and tools a killed one left running.
+
+Two runs in one workdir at once each write the paths their recipes name: the
+same recipe started twice hands each run the other's products, and both say
+ok. A run started beside another is warned of it.
 
 A ninja killed outright (``kill -9``, the out-of-memory killer) cannot tear
 its steps down: a tool it started runs on, writing its product. The next
@@ -6,15 +10,15 @@ run in the same workdir starts the same step again (it never finished), and
 the two writers interleave: a table writer that opens and closes its file
 for every row is invisible to the live-writer check (:mod:`shinobi.stale`),
 which sees only files open at that instant, and the run reported success
-and cached the mixture.
+and cached the mixture. A run refuses to start beside such orphans.
 
-So every run leaves a marker in ``.shinobi/live/`` (named by its teardown
-tag prefix, see :func:`shinobi.teardown.run_prefix`, and its run id) while it runs, and
-removes it as it ends. A marker whose ninja is gone names a run that ended
-abruptly; the processes that still carry its tag are its orphans, and the
-next run refuses to start beside them. A marker with no orphan left is
-removed. Looking costs one directory listing when no run ended abruptly,
-and a scan of ``/proc`` only when one did.
+Every run leaves a marker in ``.shinobi/live/`` while it runs, named by its
+teardown tag prefix (see :func:`shinobi.teardown.run_prefix`: its ninja's
+pid) and its run id, and removes it as it ends. A marker whose ninja is
+alive is a run going; one whose ninja is gone names a run that ended
+abruptly, and the processes that still carry its tag are its orphans. A
+marker with no orphan left is removed. Looking costs one directory listing,
+and a scan of ``/proc`` only after a run ended abruptly.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from pathlib import Path
 
 from shinobi.errors import MachineRefused
 
-__all__ = ["LIVE_DIR", "mark_live", "refuse_orphans", "unmark_live"]
+__all__ = ["LIVE_DIR", "mark_live", "other_runs", "unmark_live"]
 
 #: Beside the run folders (``.shinobi/runs``), so no listing of runs meets it.
 LIVE_DIR = "live"
@@ -56,18 +60,28 @@ def unmark_live(marker: Path | None) -> None:
             marker.unlink()
 
 
-def refuse_orphans(runs_root: Path) -> None:
-    """Raise :class:`MachineRefused` when a tool of a run of this workdir whose
-    ninja is gone still runs (see the module docstring)."""
+def other_runs(runs_root: Path) -> list[str]:
+    """Warnings of the other runs of this workdir going now; raises
+    :class:`MachineRefused` when a tool of one whose ninja is gone still runs
+    (see the module docstring).
+
+    Two runs in one workdir at once each write the paths their recipes name:
+    the same recipe twice hands each run the other's products, and both say ok.
+    """
     live = _live_dir(runs_root)
     try:
         markers = os.listdir(live)
     except OSError:  # no run of this workdir has marked itself: the usual case
-        return
+        return []
     found: list[tuple[str, list[int]]] = []
+    going: list[str] = []
+    me = os.getpid()
     for name in markers:
         owner = _owner(name)
-        if owner is None or _alive(owner):
+        if owner is None or owner == me:
+            continue
+        if _alive(owner):
+            going.append(f"{_read(live / name)} (pid {owner})")
             continue
         orphans = _orphans(name.partition(".")[0] + ".")
         if orphans:
@@ -83,6 +97,13 @@ def refuse_orphans(runs_root: Path) -> None:
             f" {said}; they may write into this run's outputs: stop them (kill {every}) or"
             " wait for them to end, then run again"
         )
+    if not going:
+        return []
+    return [
+        f"another run is going in this workdir: {', '.join(going)}; a step of each that"
+        " writes the same path takes the other's product for its own (wait for it, or run"
+        " in another directory)"
+    ]
 
 
 def _owner(name: str) -> int | None:

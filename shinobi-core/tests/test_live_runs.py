@@ -8,6 +8,7 @@ so the live-writer check, which sees files open at that instant, missed it.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -86,10 +87,37 @@ def test_a_run_that_ends_leaves_no_marker(tmp_path: Path, ninja: Ninja) -> None:
 def test_a_marker_of_a_ninja_still_running_is_left_alone(tmp_path: Path) -> None:
     """A second run beside a live one (another terminal) is not refused here: that
     run's ninja tears its own steps down."""
-    from shinobi.orphaned_steps import refuse_orphans
+    from shinobi.live_runs import other_runs
 
     live = tmp_path / ".shinobi" / "live"
     live.mkdir(parents=True)
     (live / f"{os.getppid()}-abcd.20261205-000000-aaaaaa").write_text("x")
-    refuse_orphans(tmp_path / ".shinobi" / "runs")
+    other_runs(tmp_path / ".shinobi" / "runs")
     assert len(os.listdir(live)) == 1
+
+
+def test_a_run_started_beside_another_of_this_workdir_is_warned(
+    tmp_path: Path, ninja: Ninja
+) -> None:
+    """Both runs of one recipe wrote the same table and each said ok of the other's."""
+    (tmp_path / "r.py").write_text(RECIPE.replace("while :", "for i in $(seq 30)"))
+    first = subprocess.Popen(
+        [*_ninja(), "run", "r.py:r", "--no-cache"], cwd=tmp_path, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "started").exists():
+            assert first.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        (going,) = os.listdir(tmp_path / ".shinobi" / "live")
+        second = ninja("run", "r.py:r", "--no-cache", "--json")
+        assert second.returncode == 0, second.stderr
+        run_id = going.partition(".")[2]
+        assert json.loads(second.stdout)["warnings"] == [
+            f"another run is going in this workdir: {run_id} (pid {first.pid}); a step of each"
+            " that writes the same path takes the other's product for its own (wait for it,"
+            " or run in another directory)"
+        ]
+    finally:
+        first.terminate()  # ninja tears its step down
+        first.wait()
