@@ -66,6 +66,7 @@ __all__ = [
     "remove_run",
     "run_logs",
     "runs_root",
+    "settled_status",
     "step_statuses",
 ]
 
@@ -552,7 +553,9 @@ def _renamed_logs(logs: Path) -> dict[str, str]:
 
 def step_statuses(run: LocalRun) -> dict[str, str]:
     """Each step's status as the run's manifest records it; without a manifest,
-    those of the steps that did not end ``ok`` (:func:`note_statuses`)."""
+    those of the steps that did not end ``ok`` (:func:`note_statuses`). A run
+    that ended abruptly last wrote its manifest while it went on: see
+    :func:`settled_status`."""
     from shinobi.provenance import load_manifest
 
     try:
@@ -561,11 +564,21 @@ def step_statuses(run: LocalRun) -> dict[str, str]:
         noted = _read_json(run.path / STEP_STATUSES) or {}
         return {str(name): str(status) for name, status in noted.items()}
     records = steps if isinstance(steps, list) else []
+    abrupt = not run.running and not run.ended
     return {
-        str(record["name"]): str(record.get("status"))
+        str(record["name"]): settled_status(str(record.get("status")), abrupt)
         for record in records
         if isinstance(record, dict) and "name" in record
     }
+
+
+def settled_status(status: str, abrupt: bool) -> str:
+    """A step's recorded ``status`` once its run is over; ``abrupt``: the run ended
+    without recording how (killed), so a step still ``pending`` never ran and one
+    still ``running`` ended no one knows how (``unknown``)."""
+    if not abrupt or status not in ("pending", "running"):
+        return status
+    return "not run" if status == "pending" else "unknown"
 
 
 def remove_run(run: LocalRun) -> int:

@@ -206,6 +206,8 @@ def _local_logs(
     """The logs a local run kept; with ``follow``, until the run has ended."""
     from shinobi.local_runs import is_running
 
+    if follow:  # a misspelt step is said at once, not once the run has ended hours later
+        _refuse_unknown_step(run, step)
     if not _streams(run, step, stream) and not (follow and run.running):
         _nothing_printed(root, run, step, stream)
         return
@@ -309,6 +311,11 @@ def _nothing_printed(root: Path, run: Any, step: str | None, stream: str) -> Non
     if step is not None and empty:
         raise UsageError(
             f"{what} printed nothing, so it kept no logs (its log {empty[0][1]} is empty)"
+        )
+    if status == "unknown":  # running when its run was killed
+        raise UsageError(
+            f"{what} printed nothing, so it kept no logs (it was running when the run ended"
+            " abruptly: how it ended is not known)"
         )
     if status is not None:  # a step the run has, that ended as said and printed nothing
         raise UsageError(f"{what} printed nothing, so it kept no logs (it ended {status})")

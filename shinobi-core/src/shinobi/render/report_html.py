@@ -467,10 +467,12 @@ def _settled(step: Mapping[str, Any], stale: bool) -> Mapping[str, Any]:
     """``step`` as it stands once its run is over, when the manifest was last written
     while the run went on (``stale``): a step still pending never ran, and one still
     running ended no one knows how."""
+    from shinobi.local_runs import settled_status
+
     status = step.get("status")
-    if not stale or status not in ("pending", "running"):
+    if not isinstance(status, str) or settled_status(status, stale) == status:
         return step
-    return {**step, "status": "not run" if status == "pending" else "unknown"}
+    return {**step, "status": settled_status(status, stale)}
 
 
 def _run_state(manifest: Mapping[str, Any], disk: OnDisk) -> str:
