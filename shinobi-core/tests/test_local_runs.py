@@ -291,6 +291,20 @@ def test_a_runs_last_activity_is_when_it_ended(tmp_path: Path) -> None:
     assert time.time() - run.modified < 60
 
 
+def test_a_killed_runs_last_activity_counts_what_its_tool_still_writes(tmp_path: Path) -> None:
+    """Appending to a log moves only the log's time: a killed run whose tool wrote
+    on looked idle since it started, and `clean --runs` removed it an hour later."""
+    killed = tmp_path / ".shinobi" / "runs" / "20260101-000000-aaaaaa"
+    (killed / "logs").mkdir(parents=True)
+    (killed / ".running").write_text('{"recipe": "pipe", "pid": 1}')
+    (killed / "logs" / "a.out").write_text("tick\n")
+    long_ago = time.time() - 7200
+    for path in (killed, killed / "logs", killed / ".running"):
+        os.utime(path, (long_ago, long_ago))
+    (run,) = local_runs(tmp_path)
+    assert time.time() - run.modified < 60
+
+
 def test_a_run_that_holds_no_lock_and_never_said_how_it_ended_ended_abruptly(
     tmp_path: Path,
 ) -> None:

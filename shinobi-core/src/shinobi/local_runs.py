@@ -417,6 +417,8 @@ def _describe(path: Path) -> LocalRun:
         modified = max(p.stat().st_mtime for p in watched if p.exists())
     except OSError:
         modified = 0.0
+    if not running and not ended:  # killed: a tool it left may still write its log
+        modified = max(modified, _newest_log(path / "logs"))
     started = lock.get("started") if lock is not None else None
     pid = lock.get("pid") if lock is not None and running else None
     host = lock.get("host") if lock is not None else None
@@ -433,6 +435,21 @@ def _describe(path: Path) -> LocalRun:
         pid if type(pid) is int and pid > 0 else None,
         host if isinstance(host, str) else None,
     )
+
+
+def _newest_log(logs: Path) -> float:
+    """When a log in ``logs`` was last written (0 when none can be read).
+
+    Appending to a file moves its own time, not its folder's: a run whose ninja
+    was killed, whose tool still writes, looked idle since it started, and
+    ``clean --runs`` took it for an old run it may remove.
+    """
+    newest = 0.0
+    with contextlib.suppress(OSError), os.scandir(logs) as entries:
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                newest = max(newest, entry.stat(follow_symlinks=False).st_mtime)
+    return newest
 
 
 def describe_run(path: Path) -> LocalRun:
