@@ -135,3 +135,30 @@ def test_ls_says_which_time_it_shows_and_lists_the_last_used_first(
     today = time.strftime("%Y-%m-%d", time.localtime())
     assert (first.split()[1], first.split()[3]) == (today, "write")
     assert second.split()[3] == "other"
+
+
+def test_an_entry_a_run_hits_while_prune_judges_it_is_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """prune judges every entry before it removes any (hashing outputs may take
+    minutes): an entry a run stored afresh, or hit, in between was removed all
+    the same, and the next run ran the step again."""
+    import shinobi.cli.cache as cache_cli
+
+    project, cache, entry = _made_long_ago(tmp_path)
+    judge = cache_cli._why_prune
+
+    def judged_then_hit(*args: Any) -> str | None:
+        why = judge(*args)
+        assert _run(project, cache) == ["cached"]  # another terminal's run, meanwhile
+        return why
+
+    monkeypatch.setattr(cache_cli, "_why_prune", judged_then_hit)
+    code, out, err = in_process(
+        capsys, "cache", "prune", "--older-than", "30d", "--cache-dir", str(cache)
+    )
+    assert code == 0, err
+    assert entry.exists()
+    assert out.splitlines()[-1] == (
+        "removed 0 entries; kept 1 entry a run stored or used while prune ran"
+    )

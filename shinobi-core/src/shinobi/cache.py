@@ -627,10 +627,19 @@ class StepCache:
             self.memo.digest(os.path.join(cwd, rel)) != digest for rel, digest in entry.files
         ) or any(_harvested(pattern, cwd) != matched for pattern, matched in entry.globs)
 
-    def remove(self, entry: CacheEntry) -> None:
-        """Delete ``entry``'s file (gone already is fine); raises OSError otherwise."""
+    def remove(self, entry: CacheEntry, *, as_read: bool = False) -> bool:
+        """Delete ``entry``'s file (gone already is fine); raises OSError otherwise.
+
+        ``as_read``: only if the file is still as it was read, and say whether
+        it was removed. ``prune`` judges every entry before it removes any
+        (hashing outputs may take minutes), and a run may meanwhile store the
+        same key afresh, or hit it: that entry is not the one judged.
+        """
         with contextlib.suppress(FileNotFoundError):
+            if as_read and entry.read_mtime and entry.path.stat().st_mtime != entry.read_mtime:
+                return False
             entry.path.unlink()
+        return True
 
     def leftovers(self, older_than: float = 3600.0) -> list[Path]:
         """Temporary files of writers that died before renaming them into place.

@@ -137,6 +137,9 @@ class CacheEntry:
     #: (a moved project); None if it has been used only where it was made.
     used_cwd: str | None = None
     used_host: str | None = None
+    #: The file's modification time when it was read (0.0: not known): a store
+    #: or a hit since changes it (see :meth:`shinobi.cache.StepCache.remove`).
+    read_mtime: float = 0.0
 
     @property
     def place(self) -> str:
@@ -362,6 +365,7 @@ def _unusable(
         problem=problem,
         newer=newer,
         used=max(float(created), mtime),
+        read_mtime=mtime,
     )
 
 
@@ -403,6 +407,7 @@ def read_entry(path: Path) -> CacheEntry:
         used_cwd=used_cwd,
         used_host=used_host,
         used=max(float(data["created"]), mtime),
+        read_mtime=mtime,
     )
 
 

@@ -98,15 +98,21 @@ def _entries(cache: StepCache) -> list[CacheEntry]:
         raise UsageError(f"cannot read the step cache at {cache.root}: {exc}") from None
 
 
-def _remove(cache: StepCache, entries: list[CacheEntry]) -> dict[str, str]:
-    """Remove ``entries``; the keys of those that could not be, and why (the rest are gone)."""
-    failed = {}
+def _remove(
+    cache: StepCache, entries: list[CacheEntry], *, as_read: bool = False
+) -> tuple[dict[str, str], set[str]]:
+    """Remove ``entries``: the keys of those that could not be, and why; and (with
+    ``as_read``) those left because a run stored or hit them since they were read
+    (see :meth:`StepCache.remove`). The rest are gone."""
+    failed: dict[str, str] = {}
+    kept: set[str] = set()
     for entry in entries:
         try:
-            cache.remove(entry)
+            if not cache.remove(entry, as_read=as_read):
+                kept.add(entry.key)
         except OSError as exc:
             failed[entry.key] = f"{entry.key[:12]}: {exc.strerror or exc}"
-    return failed
+    return failed, kept
 
 
 def _entry_count(count: int) -> str:
@@ -284,7 +290,7 @@ def rm(cache_dir: Path | None, keys: tuple[str, ...], step: str | None, everythi
         raise UsageError("KEY..., --step and --all each say what to remove: give only one")
     cache = open_cache(cache_dir)
     entries = _entries(cache) if everything else _matching(cache, keys, step)
-    failed = _remove(cache, entries)
+    failed, _ = _remove(cache, entries)
     unusable = sum(e.problem is not None for e in entries)
     note = f" ({unusable} of them damaged or from another version)" if unusable else ""
     click.echo(f"removed {_entry_count(len(entries) - len(failed))}{note}")
@@ -328,6 +334,7 @@ def prune(
     host = socket.gethostname()
     doomed: list[tuple[CacheEntry, str]] = []
     failed: dict[str, str] = {}
+    kept: set[str] = set()
     try:
         for entry in cache.entries():
             why = _why_prune(cache, entry, cutoff, _checked_here(entry, all_hosts, host))
@@ -335,7 +342,7 @@ def prune(
                 doomed.append((entry, why))
         leftovers = cache.leftovers()
         if not dry_run:
-            failed = _remove(cache, [entry for entry, _ in doomed])
+            failed, kept = _remove(cache, [entry for entry, _ in doomed], as_read=True)
             for path in leftovers:
                 path.unlink(missing_ok=True)
         # the outputs just read are remembered, or every prune would read them all again
@@ -345,7 +352,7 @@ def prune(
     except OSError as exc:  # not a cache directory, or one this user cannot change
         raise UsageError(f"cannot prune the cache at {cache.root}: {exc}") from None
     verb = "would remove" if dry_run else "removed"
-    gone = [(entry, why) for entry, why in doomed if entry.key not in failed]
+    gone = [(e, why) for e, why in doomed if e.key not in failed and e.key not in kept]
     if as_json:
         rows = [{**_as_json(e), "reason": why} for e, why in gone]
         click.echo(json.dumps({"dry_run": dry_run, "entries": rows}, indent=2))
@@ -356,6 +363,7 @@ def prune(
     click.echo(
         f"{verb} {_entry_count(len(gone))}"
         + (f" and {len(leftovers)} unfinished write(s)" if leftovers else "")
+        + (f"; kept {_entry_count(len(kept))} a run stored or used while prune ran" if kept else "")
     )
     _unremoved(cache, failed)
 
