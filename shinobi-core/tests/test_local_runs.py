@@ -470,8 +470,15 @@ def test_a_run_that_cannot_write_its_record_leaves_no_empty_one(
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(module.os, "write", full)
-    assert hold_run(run_dir, "pipe") is None
+    said: list[str] = []
+    assert hold_run(run_dir, "pipe", said.append) is None
     assert not (run_dir / module.RUN_RECORD).exists()
+    # the run goes on, but says what is lost (it went on silently, exit 0)
+    assert said == [
+        f"cannot write the run's record {run_dir / module.RUN_RECORD} (No space left on"
+        " device): `ninja runs` will not say how this run ended, nor `ninja logs` what its"
+        " steps printed if their logs fail too"
+    ]
 
 
 def test_clean_says_a_record_it_cannot_read_is_why_it_keeps_a_folder(project: Path) -> None:

@@ -36,7 +36,7 @@ import shutil
 import socket
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,14 +124,26 @@ def refuse_unreachable_records(workdir: Path) -> None:
             raise MachineRefused(f"{path}: {said}")
 
 
-def hold_run(run_dir: Path, recipe: str) -> int | None:
+def hold_run(run_dir: Path, recipe: str, warn: Callable[[str], None] | None = None) -> int | None:
     """Mark ``run_dir`` as in progress until :func:`release_run` or this process ends.
 
     The lock file also says which recipe ran, for runs that keep no manifest.
+    A run that cannot write it (a full disk) still runs, and ``warn`` says
+    what is lost: ``ninja runs`` cannot say how it ended.
     """
+
+    def unrecorded(exc: OSError) -> None:
+        if warn is not None:
+            warn(
+                f"cannot write the run's record {run_dir / RUN_RECORD}"
+                f" ({exc.strerror or exc}): `ninja runs` will not say how this run ended,"
+                " nor `ninja logs` what its steps printed if their logs fail too"
+            )
+
     try:
         fd = os.open(run_dir / RUN_RECORD, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    except OSError:
+    except OSError as exc:
+        unrecorded(exc)
         return None  # a run that cannot mark itself still runs; clean then goes by age
     record: dict[str, object] = {
         "recipe": recipe,
@@ -148,10 +160,11 @@ def hold_run(run_dir: Path, recipe: str) -> int | None:
         record.update(unlocked=True)
     try:
         os.write(fd, json.dumps(record).encode())
-    except OSError:  # a full disk: an empty record would read "unknown" for ever
+    except OSError as exc:  # a full disk: an empty record would read "unknown" for ever
         os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(run_dir / RUN_RECORD)
+        unrecorded(exc)
         return None
     _HELD[fd] = record
     _FOLDERS[fd] = os.path.abspath(run_dir)

@@ -545,7 +545,8 @@ def run_prepared(
     # the first step (nothing starts), during the run, or while its records
     # are written (they are finished, and say what happened).
     with _signals(session):
-        held = hold_run(session.run_dir, graph.recipe.name)  # clean --runs leaves it alone
+        # clean --runs leaves it alone
+        held = hold_run(session.run_dir, graph.recipe.name, session.warn)
         marker = mark_live(root, session.run_id)
         note_steps(session.run_dir, (path for path, _ in graph.walk()))
         ended = "crashed"  # what `ninja runs` says of it unless it gets to say more
