@@ -881,7 +881,7 @@ def test_entries_a_read_only_cache_keeps_are_not_said_removed_and_exit_74(
     monkeypatch.setenv("SHINOBI_CACHE_DIR", str(cache))
     monkeypatch.chdir(project)
 
-    def refused(self: StepCache, entry: Any) -> None:  # as a read-only mount answers
+    def refused(self: StepCache, entry: Any, *, as_read: bool = False) -> bool:  # read-only mount
         raise OSError(errno.EROFS, "Read-only file system")
 
     monkeypatch.setattr(StepCache, "remove", refused)

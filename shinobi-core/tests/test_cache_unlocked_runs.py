@@ -105,7 +105,7 @@ def test_clean_removes_a_quiet_abruptly_ended_run_or_when_told(tmp_path: Path) -
 
     old = _killed_run(tmp_path, "20260101-000000-aaaaaa")
     then = time.time() - 7200
-    for path in (old, old / "logs", old / ".running"):  # all of it untouched since
+    for path in (old, old / "logs", old / "logs" / "image.out", old / ".running"):  # all of it
         os.utime(path, (then, then))
     fresh = _killed_run(tmp_path, "20260101-000001-bbbbbb")
     result = CliRunner().invoke(clean_command, ["--runs", "--workdir", str(tmp_path)])
@@ -133,7 +133,7 @@ def test_clean_keeps_a_killed_run_whose_batch_jobs_may_run_on_however_quiet(
     (run_dir / "slurm").mkdir()
     (run_dir / "slurm" / JOBS_LEDGER).write_text("4242\tcalibrate\n")
     then = time.time() - 3 * 86400
-    for path in (run_dir, run_dir / "logs", run_dir / ".running"):
+    for path in (run_dir, run_dir / "logs", run_dir / "logs" / "image.out", run_dir / ".running"):
         os.utime(path, (then, then))
     result = CliRunner().invoke(clean_command, ["--runs", "--workdir", str(tmp_path)])
     assert result.exit_code == 0, result.output
