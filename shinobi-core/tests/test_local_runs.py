@@ -260,6 +260,27 @@ def test_runs_started_within_one_second_are_in_the_order_they_started(tmp_path: 
     assert latest is not None and latest.run_id == "20261130-120000-000000"
 
 
+def test_runs_are_in_the_order_they_started_whatever_time_zone_named_them(
+    tmp_path: Path,
+) -> None:
+    """A run id begins with the local time of the ninja that made it: a run under
+    TZ=Asia/Tokyo, then one under TZ=UTC a second later, were listed the other
+    way round, and `ninja logs pipe` showed the older run as the latest."""
+    runs = tmp_path / ".shinobi" / "runs"
+    now = time.time()
+    for run_id, started in (("20260101-090000-aaaaaa", now), ("20260101-000001-bbbbbb", now + 1)):
+        (runs / run_id).mkdir(parents=True)
+        (runs / run_id / ".running").write_text(
+            json.dumps(
+                {"recipe": "pipe", "pid": 1, "started": started, "ended": True, "status": "ok"}
+            )
+        )
+    assert [r.run_id for r in local_runs(tmp_path)] == [
+        "20260101-090000-aaaaaa",
+        "20260101-000001-bbbbbb",
+    ]
+
+
 def test_a_released_run_says_how_it_ended(tmp_path: Path) -> None:
     runs = tmp_path / ".shinobi" / "runs"
     for run_id, status in (("20260101-000000-aaaaaa", "failed"), ("20260101-000001-bbbbbb", "ok")):

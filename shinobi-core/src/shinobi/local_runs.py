@@ -406,12 +406,25 @@ def _read_json(path: Path) -> dict[str, object] | None:
     return None
 
 
+#: How a run ended that its lock and its manifest say alike (see :func:`_describe`).
+_PLAIN_ENDS = ("ok", "failed")
+
+
 def _describe(path: Path) -> LocalRun:
     """What ``path`` holds: the run's lock (with how it ended, once it has) and its
-    manifest (with ``--provenance``), the manifest's word first."""
+    manifest (with ``--provenance``), the manifest's word first.
+
+    A run whose lock says it ended ok or failed wrote its manifest's end, with
+    the same word, before that: the manifest, which may be megabytes for a run
+    of thousands of slices, is then not read (``ninja runs`` of hundreds of
+    such runs took seconds). How a crash or a stop ended is the manifest's
+    word, as it may say more.
+    """
     running = is_running(path)
-    manifest = _read_json(path / "manifest.json")
     lock = _read_json(path / RUN_RECORD)
+    said_end = lock is not None and lock.get("ended") is True and lock.get("status") in _PLAIN_ENDS
+    manifest = None if said_end else _read_json(path / "manifest.json")
+    recorded = manifest is not None or lock is not None
     recipe: object = None
     status: object = None
     if manifest is not None:
@@ -443,7 +456,7 @@ def _describe(path: Path) -> LocalRun:
         recipe if isinstance(recipe, str) else None,
         status if isinstance(status, str) else None,
         ended,
-        manifest is not None or lock is not None,
+        recorded,
         started if isinstance(started, float) else None,
         pid if type(pid) is int and pid > 0 else None,
         host if isinstance(host, str) else None,
@@ -474,17 +487,29 @@ def describe_run(path: Path) -> LocalRun:
 def local_runs(workdir: Path) -> list[LocalRun]:
     """Every run folder of ``workdir``, oldest first.
 
-    A run id starts with its start time to the second; runs started within
-    one second are ordered by the start time their lock files record, so
-    "the latest run of a recipe" is the latest even for a script that runs
-    it twice in a row.
+    By the start time a run's lock file records, so "the latest run of a
+    recipe" is the latest even for a script that runs it twice within a
+    second. A run id starts with its start time in the local time of the
+    ninja that ran it: ids of runs made under another ``TZ``, or in the hour
+    a clock goes back, are out of order, so an id counts only for a folder
+    whose lock records no start.
     """
     root = runs_root(workdir)
     if not root.is_dir():
         refuse_unreachable_records(workdir)
         return []
     runs = [_describe(p) for p in root.iterdir() if p.is_dir()]
-    return sorted(runs, key=lambda r: (r.run_id[:15], r.started or 0.0, r.run_id))
+    return sorted(runs, key=lambda r: (_started(r), r.run_id))
+
+
+def _started(run: LocalRun) -> float:
+    """When ``run`` started: its lock's record, else the time its id begins with."""
+    if run.started is not None:
+        return run.started
+    try:
+        return time.mktime(time.strptime(run.run_id[:15], "%Y%m%d-%H%M%S"))
+    except (ValueError, OverflowError):
+        return 0.0
 
 
 def is_run_name(name: str) -> bool:
