@@ -121,3 +121,38 @@ def test_a_run_started_beside_another_of_this_workdir_is_warned(
     finally:
         first.terminate()  # ninja tears its step down
         first.wait()
+
+
+def test_a_run_beside_another_of_the_same_process_is_warned(tmp_path: Path) -> None:
+    """A script's threads running one recipe in one workdir took each other's
+    products as the CLI's runs did, with no warning: the process's own markers
+    were skipped."""
+    import threading
+
+    from pydantic import BaseModel
+
+    from shinobi.runner import run_recipe
+    from shinobi.steps import Cab, Recipe
+
+    flag = tmp_path / "go"
+    waits = Cab("waits", ["sh", "-c", f"touch started; while [ ! -e {flag} ]; do sleep 0.05; done"])
+    recipe = Recipe("r", BaseModel)
+    recipe.add_step("waits", waits)
+    first: list[object] = []
+    thread = threading.Thread(
+        target=lambda: first.append(run_recipe(recipe, cwd=tmp_path, use_cache=False))
+    )
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "started").exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        quick = Recipe("q", BaseModel)
+        quick.add_step("now", Cab("now", ["true"]))
+        second = run_recipe(quick, cwd=tmp_path, use_cache=False)
+    finally:
+        flag.touch()
+        thread.join()
+    assert second.ok, second.error
+    assert [w.split(":")[0] for w in second.warnings] == ["another run is going in this workdir"]
