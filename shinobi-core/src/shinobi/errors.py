@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
+from typing import Any
 
 __all__ = [
     "ENVIRONMENT_EXIT",
@@ -76,6 +77,25 @@ class ShinobiError(Exception):
     """An error whose message names the problem and the fix."""
 
     exit_code = 2
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by its message and attributes, not by its constructor's arguments.
+
+        A process pool (concurrent.futures, multiprocessing, dask) hands an
+        exception back to its caller pickled; Python rebuilds one by calling its
+        class with ``args`` (the message), which the subclasses that take other
+        arguments (:class:`InputError`, ``Interrupted``) refused, and the pool
+        broke instead of raising the one-line error.
+        """
+        return (_rebuilt, (type(self), self.args, self.__dict__))
+
+
+def _rebuilt(cls: type[ShinobiError], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
+    """A :class:`ShinobiError` of ``cls`` as :meth:`ShinobiError.__reduce__` kept it."""
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
 
 
 class UsageError(ShinobiError):
