@@ -20,7 +20,7 @@ from typing import Any
 from shinobi.errors import LoadError, did_you_mean, exception_line
 from shinobi.exit_guard import ExitRefused, exits_refused
 
-__all__ = ["build_model", "load_target", "split_target"]
+__all__ = ["build_model", "is_runnable", "kind_of_value", "load_target", "split_target"]
 
 
 def build_model(name: str, fields: Mapping[str, tuple[Any, bool, Any]]) -> type[Any]:
@@ -270,14 +270,15 @@ def load_target(target: str) -> Any:
         raise LoadError(
             f"{path}: looking up {name!r} raised {exception_line(exc)}; fix the recipe file"
         ) from None
-    if not _is_runnable(value):
+    if not is_runnable(value):
         raise LoadError(
-            f"{path}:{name} is {_what(value)}, not a Recipe; name a Recipe object{_listing(module)}"
+            f"{path}:{name} is {kind_of_value(value)}, not a Recipe; name a Recipe object"
+            f"{_listing(module)}"
         )
     return value
 
 
-def _what(value: Any) -> str:
+def kind_of_value(value: Any) -> str:
     """``a type`` (any class), ``a function``, ``a str``: what a target that is no step names."""
     if isinstance(value, type):
         return "a type"
@@ -285,7 +286,7 @@ def _what(value: Any) -> str:
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
-def _is_runnable(value: Any) -> bool:
+def is_runnable(value: Any) -> bool:
     """A Recipe, a Cab or a step made by ``@shinobi.pystep``/``@shinobi.step``."""
     if isinstance(value, type):
         return False
@@ -298,7 +299,7 @@ def _is_runnable(value: Any) -> bool:
 
 def _runnable(module: Any) -> list[str]:
     """The names a target may take in ``module``: recipes first, then single steps."""
-    found = [(k, v) for k, v in vars(module).items() if not k.startswith("_") and _is_runnable(v)]
+    found = [(k, v) for k, v in vars(module).items() if not k.startswith("_") and is_runnable(v)]
     recipes = [k for k, v in found if v.kind == "recipe"]
     return recipes + [k for k, v in found if v.kind != "recipe"]
 

@@ -13,11 +13,11 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shinobi.errors import InputError, ShinobiError, UsageError, exception_line
+from shinobi.errors import CallRefused, InputError, ShinobiError, UsageError, exception_line
 from shinobi.steps.result import every_step, first_failed
 
 if TYPE_CHECKING:
@@ -87,11 +87,23 @@ class Interrupted(ShinobiError):
 
 
 def as_recipe(step: Any) -> Recipe:
-    """A recipe for ``step``: a Recipe as is, a single cab or pystep wrapped in one."""
+    """A recipe for ``step``: a Recipe as is, a single cab or pystep wrapped in one.
+
+    Anything else is refused in one line (a recipe's name as a string, None):
+    it failed with an AttributeError from deep inside.
+    """
     from shinobi.steps.recipe import Recipe
 
     if isinstance(step, Recipe):
         return step
+    from shinobi.loaders import is_runnable, kind_of_value
+
+    if not is_runnable(step):
+        raise CallRefused(
+            f"run_recipe was given {kind_of_value(step)}: give it a Recipe, a Cab or a step"
+            " made by @shinobi.pystep or @shinobi.step (a target such as 'file.py:name' is"
+            " loaded by shinobi.loaders.load_target)"
+        )
     from shinobi.steps.recipe import StepRef
     from shinobi.steps.refs import InputRef, OutputRef
 
@@ -424,7 +436,7 @@ def run_recipe(
     config: AppConfig | None = None,
     workdir: str | Path | None = None,
     cwd: str | Path | None = None,
-    observers: list[RunObserver] | None = None,
+    observers: Sequence[RunObserver] | None = None,
     use_cache: bool | None = None,
     provenance: bool | None = None,
     refresh_cache: bool = False,
@@ -508,7 +520,7 @@ def run_prepared(
     backend: str | None = None,
     workdir: str | Path | None = None,
     cwd: str | Path | None = None,
-    observers: list[RunObserver] | None = None,
+    observers: Sequence[RunObserver] | None = None,
     use_cache: bool | None = None,
     provenance: bool | None = None,
     refresh_cache: bool = False,

@@ -1,4 +1,6 @@
-"""shinobi's errors cross a process pool as themselves.
+"""What a Python caller of run_recipe meets: errors that pickle, one-line refusals.
+
+shinobi's errors cross a process pool as themselves.
 
 A pool hands a worker's exception back pickled, and Python rebuilt one by
 calling its class with the message: ``InputError`` (every wrong-type input)
@@ -49,3 +51,14 @@ def test_errors_keep_their_message_and_attributes_pickled(error: Any) -> None:
     assert str(again) == str(error)
     assert again.__dict__.keys() == error.__dict__.keys()
     assert again.exit_code == error.exit_code
+
+
+@pytest.mark.parametrize("given", ["r.py:r", None, object()])
+def test_run_recipe_refuses_what_is_no_recipe_in_one_line(given: Any) -> None:
+    """A recipe's name as a string failed with an AttributeError from deep inside."""
+    from shinobi.errors import CallRefused
+
+    with pytest.raises(CallRefused) as raised:
+        run_recipe(given)
+    assert str(raised.value).startswith("run_recipe was given a")
+    assert "\n" not in str(raised.value)
