@@ -176,3 +176,51 @@ def test_ninja_backends_and_a_run_accept_venvs_whose_scripts_it_cannot_judge(
     installed = tmp_path / "pyenv-3.12"
     _script_beside_python(installed, "python3.12-gdb.py", "#!/usr/bin/no-such-python\n")
     assert VenvBackend({"venv": str(installed)}).check().usable
+
+
+def test_a_copied_venv_chosen_at_run_time_fails_its_step_as_before_the_run(
+    tmp_path: Path,
+) -> None:
+    """``ctx.run(backend="venv")`` with backend.venv a copy ran the original venv's
+    tool, exit 0: the run-time check skipped the #! test the pre-flight makes."""
+    import textwrap
+
+    from shinobi.config import load_config
+    from shinobi.loaders import load_target
+    from shinobi.runner import run_recipe
+
+    original = tmp_path / "original"
+    _fake_venv(original)
+    copy = tmp_path / "copy"
+    shutil.copytree(original, copy, symlinks=True)
+    source = tmp_path / "steps.py"
+    source.write_text(
+        textwrap.dedent(
+            """
+            from pydantic import BaseModel
+            import shinobi
+            from shinobi import Recipe
+            from shinobi.steps import Cab
+
+            class Nothing(BaseModel):
+                pass
+
+            tool = Cab(name="tool", command="tricolour", inputs_model=Nothing,
+                       outputs_model=Nothing)
+
+            @shinobi.step(tool, backend="native")
+            def orch(ctx):
+                return ctx.run(backend="venv")
+
+            recipe = Recipe("r", Nothing, Nothing)
+            recipe.add_step("s", orch)
+            """
+        )
+    )
+    config = load_config({"cache.enabled": False, "backend.venv": str(copy)})
+    result = run_recipe(load_target(f"{source}:recipe"), cwd=tmp_path, config=config)
+    (step,) = result.steps
+    assert step.status == "failed", step
+    assert f"would run in another venv: its #! line names {original}/bin/python" in (
+        step.error or ""
+    ), step.error

@@ -401,14 +401,28 @@ class VenvBackend(Backend):
 
     def problem(self, invocation: Invocation, venv: str) -> str | None:
         """Why ``invocation`` cannot run in ``venv`` (an unusable venv, a missing tool,
-        or, for a pystep's runner, a Python it cannot run under)."""
-        problem = venv_problem(venv)
-        if problem is None:
-            resolved = resolve_command(invocation.argv, venv, self.host_commands)
-            problem = resolved.problem or _dead_interpreter(resolved.argv[0], venv)
+        a tool of a moved or copied venv, or, for a pystep's runner, a Python it
+        cannot run under)."""
+        problem = self.checked(invocation, venv).problem
         if problem is None and _runs_a_pystep(invocation):
             problem = pystep_venv_problem(venv)
         return problem
+
+    def checked(self, invocation: Invocation, venv: str) -> ResolvedCommand:
+        """``invocation``'s argv after the command rule, with why it cannot run.
+
+        The one check of both the pre-flight (``problem``) and ``run``: a command
+        chosen only at run time (``ctx.run(backend="venv")``) is refused as the
+        pre-flight refuses it, not run under another venv's interpreter. A
+        pystep's Python version is left to the runner at run time, which says
+        the same in its own process (no extra interpreter started per slice).
+        """
+        problem = venv_problem(venv)
+        if problem is not None:
+            return ResolvedCommand(tuple(invocation.argv), problem)
+        resolved = resolve_command(invocation.argv, venv, self.host_commands)
+        problem = resolved.problem or _dead_interpreter(resolved.argv[0], venv)
+        return ResolvedCommand(resolved.argv, problem)
 
     def prepare(self, invocations: list[Invocation]) -> list[str]:
         """Refuse a run whose venvs or tools are missing; warn about steps with no venv."""
@@ -439,10 +453,7 @@ class VenvBackend(Backend):
             if invocation.step not in self._warned:
                 control.warn(_no_venv_warning(f"step {invocation.step!r}"))
             return NativeBackend(self.settings).run(invocation, control)
-        problem = venv_problem(venv)
-        if problem is not None:
-            return _refused(invocation, problem)
-        resolved = resolve_command(invocation.argv, venv, self.host_commands)
+        resolved = self.checked(invocation, venv)
         if resolved.problem is not None:
             return _refused(invocation, resolved.problem)
         return run_process(
