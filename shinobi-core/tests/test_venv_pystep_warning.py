@@ -1,7 +1,9 @@
 """A pystep on the venv backend with no venv declared runs in this process: the
 warning saying so was missing from ``--dryrun`` (cabs had theirs), and a run
 said it once per scatter slice (a thousand lines for a thousand slices). It is
-now said before the run, in a dry run too, once per step."""
+now said before the run, in a dry run too, once per step. A scatter of cabs was
+named slice by slice (``'big[0]', 'big[1]' ... and 49 more``), and cabs and
+pysteps were two lines: one line now names each step once, cab or pystep."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from pydantic import BaseModel
 import shinobi
 from shinobi.config import load_config
 from shinobi.runner import run_recipe
-from shinobi.steps import Recipe
+from shinobi.steps import Cab, ParamMeta, Recipe
 
 RECIPE = """
 from pydantic import BaseModel
@@ -101,3 +103,29 @@ def test_a_dry_run_warns_of_pysteps_as_the_run_does(
     )
     assert json.loads(done.stdout)["warnings"] == [warning]
     assert done.stderr.count("no venv is declared") == 1
+
+
+class Slice(BaseModel):
+    i: int
+
+
+echo = Cab(
+    name="echo",
+    command="/bin/echo",
+    inputs_model=Slice,
+    outputs_model=Out,
+    field_meta={"i": ParamMeta(positional=True)},
+)
+
+
+def test_scattered_cabs_and_pysteps_are_warned_of_on_one_line_naming_each_step_once(
+    tmp_path: Path,
+) -> None:
+    recipe = Recipe("r", In, Out)
+    recipe.add_step("big", echo, scatter=["i"], i=recipe.inputs.xs)
+    recipe.add_step("sq", sq, scatter=["i"], i=recipe.inputs.xs)
+    assert _no_venv_warnings(recipe, tmp_path) == [
+        "steps 'big', 'sq' selected the venv backend but no venv is declared (venv= on the"
+        " step or pystep, or backend.venv in the configuration); running natively (a pystep:"
+        " in this process)"
+    ]

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from shinobi.backends.base import BackendRun, Invocation
 from shinobi.backends.spawn import user_code
 from shinobi.backends.streams import StreamLog
-from shinobi.backends.venv import installer, venv_ran_in
+from shinobi.backends.venv import installer, no_venv_warning, venv_ran_in
 from shinobi.exit_guard import ExitInValidator, describe_exit, exits_refused, validated
 from shinobi.failures import (
     STEP_CODE_FAILURES,
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from shinobi.graph import Node
     from shinobi.session import Session
 
-__all__ = ["no_venv_warning", "placement", "run_pystep", "warn_no_venv"]
+__all__ = ["placement", "run_pystep"]
 
 
 def placement(session: Session, name: str, node: Node, backend_name: str) -> str | None:
@@ -74,7 +74,7 @@ def placement(session: Session, name: str, node: Node, backend_name: str) -> str
     if backend_name == "venv":
         if session.venv_of(node):
             return backend_name
-        session.warn(no_venv_warning([whole]), once=f"pystep-no-venv:{whole}")
+        session.warn(no_venv_warning([whole], {whole}), once=f"pystep-no-venv:{whole}")
         return None
     if backend_name == "native":
         return None
@@ -95,29 +95,6 @@ def placement(session: Session, name: str, node: Node, backend_name: str) -> str
         once=f"pystep-here:{whole}",
     )
     return None
-
-
-def no_venv_warning(steps: list[str]) -> str:
-    """That the pysteps ``steps`` chose the venv backend but name no venv, so run here."""
-    shown = ", ".join(repr(s) for s in steps[:5])
-    more = f" and {len(steps) - 5} more" if len(steps) > 5 else ""
-    who, they = (
-        (f"steps {shown}{more}", "they run") if len(steps) > 1 else (f"step {shown}", "it runs")
-    )
-    return (
-        f"{who} selected the venv backend but no venv is declared (venv= on the pystep, or"
-        f" backend.venv); {they} in this process"
-    )
-
-
-def warn_no_venv(session: Session, names: list[str]) -> None:
-    """Say before the run (and in a dry run) which pysteps on the venv backend name no
-    venv, one line for all as for cabs; a slice does not say it again as it starts."""
-    steps = list(dict.fromkeys(unsliced(name) for name in names))
-    if not steps:
-        return
-    session.said_once(f"pystep-no-venv:{step}" for step in steps)
-    session.warn(no_venv_warning(steps))
 
 
 def run_pystep(

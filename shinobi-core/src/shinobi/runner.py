@@ -342,6 +342,7 @@ def precheck_backends(
     from shinobi.backends.base import Backend
     from shinobi.dispatch import invocation_for
     from shinobi.plan import cab_of
+    from shinobi.step_names import unsliced
 
     def planned(steps: list[Any]) -> Iterator[Any]:
         for step in steps:
@@ -357,7 +358,7 @@ def precheck_backends(
     if not checking:
         return
     by_backend: dict[str, list[Any]] = {n: [] for n in checking}
-    unvenved: list[str] = []  # pysteps on the venv backend with no venv: run in this process
+    unvenved: set[str] = set()  # pysteps on the venv backend with no venv: run in this process
     for step in planned(plan().steps):
         name = chosen(step.node)
         if name not in by_backend:
@@ -368,18 +369,16 @@ def precheck_backends(
                 invocation_for(session, step.name, step.node, cab, step.argv, step.paths)
             )
         elif name == "venv" and getattr(step.node.step, "kind", None) == "python":
+            # a pystep run by the venv's interpreter: the venv must be there; with none,
+            # the backend's one line for steps without a venv names it beside cabs
             venv = session.venv_of(step.node)
-            if venv:  # a pystep run by the venv's interpreter: the venv must be there
-                by_backend[name].append(_interpreter_in(session, step.name, venv))
-            else:
-                unvenved.append(step.name)
+            by_backend[name].append(_interpreter_in(session, step.name, venv))
+            if not venv:
+                unvenved.add(f"pystep-no-venv:{unsliced(step.name)}")
     for name, invocations in by_backend.items():
         for warning in session.backend(name).prepare(invocations):
             session.warn(warning)
-    if unvenved:
-        from shinobi.pystep_runner import warn_no_venv
-
-        warn_no_venv(session, unvenved)
+    session.said_once(unvenved)  # a slice does not say it again as it starts
 
 
 def _chooser(session: Session) -> Callable[[Node], str]:
@@ -416,14 +415,15 @@ def _look_at_until_files(graph: Graph, session: Session, plan: Callable[[], Any]
         session.warn(warning)
 
 
-def _interpreter_in(session: Session, step: str, venv: str) -> Any:
+def _interpreter_in(session: Session, step: str, venv: str | None) -> Any:
     """What a pystep in ``venv`` runs, as far as it is known before the run: its Python
-    starting the runner, which the venv backend checks is a Python a pystep runs under."""
+    starting the runner, which the venv backend checks is a Python a pystep runs under
+    (with no venv, it tells the backend a pystep runs in this process)."""
     from shinobi.backends.base import Invocation
     from shinobi.pyrunner import BOOT
     from shinobi.pyrunner.request import interpreter
 
-    argv = (interpreter(venv, session.cwd), BOOT)
+    argv = (interpreter(venv, session.cwd) if venv else "python3", BOOT)
     return Invocation(step=step, argv=argv, cwd=session.cwd, venv=venv)
 
 

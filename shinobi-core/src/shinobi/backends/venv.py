@@ -30,7 +30,7 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,11 +46,13 @@ from shinobi.backends.native import NativeBackend
 from shinobi.backends.process import run_process, script_interpreter
 from shinobi.errors import ShinobiError
 from shinobi.programs import is_executable
+from shinobi.step_names import unsliced
 
 __all__ = [
     "VenvBackend",
     "VenvError",
     "installer",
+    "no_venv_warning",
     "pystep_venv_problem",
     "resolve_command",
     "venv_environment",
@@ -425,14 +427,15 @@ class VenvBackend(Backend):
         return ResolvedCommand(resolved.argv, problem)
 
     def prepare(self, invocations: list[Invocation]) -> list[str]:
-        """Refuse a run whose venvs or tools are missing; warn about steps with no venv."""
-        unvenved: list[str] = []
+        """Refuse a run whose venvs or tools are missing; warn about steps with no venv
+        (a pystep's runner among them: one line says it for cabs and pysteps)."""
+        unvenved: dict[str, bool] = {}  # a step, as the graph names it: is it a pystep?
         # One look per (venv, command): a scatter of thousands names a handful of tools.
         looked: dict[tuple[str, str, bool], str | None] = {}
         for invocation in invocations:
             venv = self.venv_for(invocation)
             if venv is None:
-                unvenved.append(invocation.step)
+                unvenved.setdefault(unsliced(invocation.step), _runs_a_pystep(invocation))
                 continue
             seen = (venv, invocation.argv[0], _runs_a_pystep(invocation))
             if seen not in looked:
@@ -443,15 +446,15 @@ class VenvBackend(Backend):
         self._warned.update(unvenved)
         if not unvenved:
             return []
-        shown = ", ".join(repr(s) for s in unvenved[:5])
-        more = f" and {len(unvenved) - 5} more" if len(unvenved) > 5 else ""
-        return [_no_venv_warning(f"steps {shown}{more}" if len(unvenved) > 1 else f"step {shown}")]
+        return [no_venv_warning(list(unvenved), {s for s, py in unvenved.items() if py})]
 
     def run(self, invocation: Invocation, control: RunControl) -> BackendRun:
         venv = self.venv_for(invocation)
         if venv is None:
-            if invocation.step not in self._warned:
-                control.warn(_no_venv_warning(f"step {invocation.step!r}"))
+            step = unsliced(invocation.step)  # once for a scatter, as before the run
+            if step not in self._warned:
+                self._warned.add(step)
+                control.warn(no_venv_warning([step]))
             return NativeBackend(self.settings).run(invocation, control)
         resolved = self.checked(invocation, venv)
         if resolved.problem is not None:
@@ -480,8 +483,21 @@ def _runs_a_pystep(invocation: Invocation) -> bool:
     return invocation.argv[1:2] == (BOOT,)
 
 
-def _no_venv_warning(who: str) -> str:
-    return (
-        f"{who} selected the venv backend but no venv is declared (venv= on the step, or"
-        " backend.venv in the configuration); running natively"
-    )
+def no_venv_warning(steps: Sequence[str], pysteps: Collection[str] = ()) -> str:
+    """That ``steps`` (those in ``pysteps`` being pysteps) chose the venv backend but
+    name no venv, so run natively: one line for all, cabs and pysteps alike, so a
+    recipe mixing both is not warned twice of the one missing setting."""
+    shown = ", ".join(repr(s) for s in steps[:5])
+    more = f" and {len(steps) - 5} more" if len(steps) > 5 else ""
+    many = len(steps) > 1
+    who = f"steps {shown}{more}" if many else f"step {shown}"
+    pystep = sum(1 for s in steps if s in pysteps)
+    if pystep == 0:
+        where, what = "the step, or backend.venv in the configuration", "running natively"
+    elif pystep == len(steps):
+        where = "the pystep, or backend.venv"
+        what = "they run in this process" if many else "it runs in this process"
+    else:
+        where = "the step or pystep, or backend.venv in the configuration"
+        what = "running natively (a pystep: in this process)"
+    return f"{who} selected the venv backend but no venv is declared (venv= on {where}); {what}"
