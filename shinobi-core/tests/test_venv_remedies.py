@@ -3,6 +3,10 @@
 * The venv's own ``typing_extensions``, too old for the pydantic ninja lends it
   (no ``Sentinel``), was worded as a Python version problem ("use an
   interpreter of the same Python version"), though the versions matched.
+* The venv's own ``pydantic_core`` of another version than the lent pydantic's
+  made pydantic raise SystemError, reported as the pystep's module failing to
+  import, with a traceback through the lent files and no fix; it is named, with
+  the command that installs ninja's version there.
 * The pydantic 1 refusal said ``pip install`` to a venv with no pip (what
   ``uv venv`` makes); it now picks the command as a missing tool's does.
 
@@ -83,3 +87,21 @@ def test_the_pydantic_1_refusal_names_the_venv_s_pip_where_it_has_one(tmp_path: 
     pip.chmod(0o755)
     step = _run(tmp_path, venv, "return n")
     assert f"upgrade it there ({pip} install 'pydantic>=2')" in (step.error or "")
+
+
+def test_a_venv_s_own_pydantic_core_of_another_version_is_named_with_ninja_s_pin(
+    tmp_path: Path,
+) -> None:
+    from importlib.metadata import version
+
+    venv = _venv(tmp_path, "core", "pydantic_core", '__version__ = "2.14.6"\n', "2.14.6")
+    step = _run(tmp_path, venv, "return n")
+    assert step.status == "failed" and step.returncode is not None
+    (site,) = venv.glob("lib/python*/site-packages")
+    assert (step.error or "").startswith(
+        f"the Python step could not start: {venv}/bin/python3 has its own pydantic_core"
+        f" 2.14.6 (in {site}), which the pydantic ninja lends it refuses"
+    ), step.error
+    pin = f"uv pip install --python {venv}/bin/python 'pydantic_core=={version('pydantic_core')}'"
+    assert f"install ninja's there ({pin})" in (step.error or "")
+    assert "Traceback" not in step.stderr and "importing" not in (step.error or "")

@@ -97,31 +97,74 @@ def _prepare_path(spec: dict[str, Any]) -> None:
             f" ({exc}); install shinobi-core into that environment, or use an interpreter of"
             f" the same Python version as the one running ninja"
         ) from exc
+    except Exception as exc:  # pydantic's own check of its pydantic_core: a SystemError
+        _refuse_own_dependency(spec, exc, lent)
+        raise
     _refuse_pydantic_1(spec, str(getattr(pydantic, "VERSION", "?")), pydantic.__file__)
 
 
-def _refuse_own_dependency(spec: dict[str, Any], exc: ImportError, lent: str | None) -> None:
-    """The pydantic ninja lends failed on a module of the environment's own (an old
-    ``typing_extensions`` without ``Sentinel``), which wins over the lent one: the
-    Python version is not the problem then, that module is."""
-    module = sys.modules.get(exc.name or "")
-    where = getattr(module, "__file__", None)
-    if lent is None or module is None or not where or where.startswith(lent + os.sep):
+def _refuse_own_dependency(spec: dict[str, Any], exc: Exception, lent: str | None) -> None:
+    """The pydantic ninja lends failed on a module of the environment's own, which
+    wins over the lent one: an old ``typing_extensions`` without ``Sentinel`` (an
+    ImportError), or a ``pydantic_core`` of another version than the one pydantic
+    was built with (a SystemError naming it). The Python version is not the
+    problem then, nor the step's module: that package is."""
+    module = _own_dependency(spec, exc, lent)
+    if module is None:
         return
-    name = str(exc.name)
-    try:
-        from importlib.metadata import version
-
-        shown = f"{name} {version(name)}"
-    except Exception:  # no metadata for it: its name says enough
-        shown = name
-    lacks = re.match(r"cannot import name '([^']+)'", exc.msg or "")
-    said = f"it has no {lacks.group(1)!r}" if lacks else exc.msg
+    name = module.__name__
+    own = _version_of(name)
+    shown = f"{name} {own}" if own else name
+    if isinstance(exc, ImportError):
+        lacks = re.match(r"cannot import name '([^']+)'", exc.msg or "")
+        said = f"it has no {lacks.group(1)!r}" if lacks else exc.msg
+        why = f"older than the pydantic ninja lends it needs ({said})"
+        fix = f"upgrade it there ({_installer(spec)} --upgrade {name})"
+    else:  # pydantic takes only the pydantic_core it was built with: the newest may not be it
+        said = str(exc).split(". ")[0].rstrip(".")
+        why = f"which the pydantic ninja lends it refuses ({said})"
+        wanted = _version_of(name, spec.get("core_paths"))
+        pinned = f"'{name}=={wanted}'" if wanted else f"--upgrade {name}"
+        fix = f"install ninja's there ({_installer(spec)} {pinned})"
+    site = os.path.dirname(str(module.__file__))
+    if hasattr(module, "__path__"):  # a package: the directory it is installed in
+        site = os.path.dirname(site)
     raise RunnerError(
-        f"{sys.executable} has its own {shown} (in {os.path.dirname(where)}), older than"
-        f" the pydantic ninja lends it needs ({said}): upgrade it there"
-        f" ({_installer(spec)} --upgrade {name}), or install shinobi-core into that environment"
+        f"{sys.executable} has its own {shown} (in {site}), {why}: {fix}, or install"
+        " shinobi-core into that environment"
     ) from exc
+
+
+def _own_dependency(spec: dict[str, Any], exc: Exception, lent: str | None) -> Any:
+    """The module of the environment's own that ``exc`` is about, found before the
+    lent one: the module an ImportError names, or one of pydantic's dependencies
+    another error's message names; None when it is no such module."""
+    if lent is None:
+        return None
+    if isinstance(exc, ImportError):
+        names = [exc.name or ""]
+    else:
+        said = str(exc).lower().replace("-", "_")
+        core = spec.get("core_modules", ())
+        names = [n for n in core if n not in ("shinobi", "pydantic") and n in said]
+    for name in names:
+        module = sys.modules.get(name)
+        where = getattr(module, "__file__", None)
+        if module is not None and where and not where.startswith(lent + os.sep):
+            return module
+    return None
+
+
+def _version_of(name: str, path: list[str] | None = None) -> str | None:
+    """The installed version of the distribution ``name``: the environment's own,
+    or with ``path`` the one in those directories (ninja's); None if unknown."""
+    from importlib.metadata import distributions
+
+    try:
+        found = next(iter(distributions(name=name, path=path or sys.path)), None)
+        return None if found is None else str(found.version)
+    except Exception:  # damaged metadata: the name says enough
+        return None
 
 
 def _installer(spec: dict[str, Any]) -> str:
