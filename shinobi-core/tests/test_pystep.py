@@ -894,6 +894,61 @@ def test_a_return_value_its_type_refuses_says_which_output_and_why(
     )
 
 
+RETURNED = """
+from pydantic import BaseModel
+import shinobi
+from shinobi.steps import Recipe
+
+class Anything(BaseModel):
+    v: object = None
+
+def unannotated(n: int = 1):
+    return 5
+
+def unsendable(n: int = 1) -> Anything:
+    return {{"v": object()}}
+
+for fn in (unannotated, unsendable):
+    for where, step in (("native", shinobi.pystep(fn)), ("venv", shinobi.pystep(venv={venv!r})(fn))):
+        globals()[f"{{fn.__name__}}_{{where}}"] = recipe = Recipe(fn.__name__)
+        recipe.add_step("s", step)
+"""
+
+
+@pytest.mark.parametrize(
+    ("fn", "said"),
+    [
+        (
+            "unannotated",
+            "TypeError: pystep 'unannotated' returned int, but its return annotation declares"
+            " no outputs: annotate the return type (-> float, or a pydantic model of its"
+            " outputs) or return None",
+        ),
+        (
+            "unsendable",
+            "the pystep returned what cannot be sent back as JSON: output 'v': Unable to"
+            " serialize unknown type: <class 'object'>",
+        ),
+    ],
+)
+def test_what_a_venv_pystep_returned_is_faulted_in_one_line_not_as_raised(
+    tmp_path: Path, made_venv: Path, fn: str, said: str
+) -> None:
+    """Once the function had returned, the runner said "the pystep raised", with a
+    traceback through ninja's own (lent) files; natively it is one line."""
+    source = tmp_path / "returned.py"
+    source.write_text(RETURNED.format(venv=str(made_venv)))
+    ran = {
+        where: run_recipe(load_target(f"{source}:{fn}_{where}"), cwd=tmp_path, config=config())
+        for where in ("venv", "native")
+    }
+    venv, native = ran["venv"].steps[0], ran["native"].steps[0]
+    assert (venv.status, venv.error) == ("failed", said)
+    assert "Traceback" not in venv.stderr and "lent" not in venv.stderr
+    if fn == "unannotated":  # natively the value is no JSON, and need not be
+        assert native.error == said
+
+
 SECRETS = """
 from pathlib import Path
 from pydantic import BaseModel, SecretStr

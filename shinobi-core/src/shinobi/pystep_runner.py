@@ -202,6 +202,7 @@ _FAILED_AT = {
     "load": "importing the pystep's module raised",
     "call": "the pystep raised",
     "outputs": "the pystep returned what its return type refuses:",
+    "json": "the pystep returned what cannot be sent back as JSON:",
 }
 
 
@@ -338,7 +339,8 @@ def _result(
         said = str(reply["error"]).strip()
         what = _FAILED_AT.get(str(reply.get("stage")), "the pystep raised")
         error = f"{what} {said.splitlines()[0] if said else '?'}{more_in_stderr(said)}"
-        if reply.get("stage") == "exit":  # "called sys.exit(5)", as in this process
+        # "called sys.exit(5)", or what its value raised once returned, as in this process
+        if reply.get("stage") in ("exit", "returned"):
             error = said
     elif error is None:
         if "outputs" not in reply:

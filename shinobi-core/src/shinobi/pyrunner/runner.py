@@ -44,7 +44,16 @@ class RunnerError(Exception):
 
 
 class OutputMisfit(Exception):
-    """The function returned what its outputs model refuses (said on one line)."""
+    """What the function returned cannot go back to ninja (said on one line).
+
+    ``stage`` tells ninja how to word it: ``outputs`` (its outputs model refuses
+    the value), ``json`` (the value is no JSON), or ``returned`` (anything else
+    raised with the value in hand, said as a call in ninja's process says it).
+    """
+
+    def __init__(self, said: str, stage: str) -> None:
+        super().__init__(said)
+        self.stage = stage
 
 
 def _lend_core(spec: dict[str, Any]) -> str:
@@ -251,7 +260,16 @@ def _load_step(spec: dict[str, Any]) -> Any:
 
 def _call(step: Any, inputs: dict[str, Any]) -> dict[str, Any]:
     values = dict(step.inputs_model.model_validate(inputs))
-    returned = step.fn(**values)
+    return _sent_back(step, step.fn(**values))
+
+
+def _sent_back(step: Any, returned: Any) -> dict[str, Any]:
+    """``returned`` as the JSON ninja reads back.
+
+    The function has returned: what fails now is its value, not its code, so
+    it is said on one line as a call in ninja's own process says it, not as
+    "the pystep raised" with a traceback through ninja's (lent) files.
+    """
     try:
         outputs = step.outputs_model.model_validate(step.outputs_from(returned))
     except Exception as exc:
@@ -259,10 +277,27 @@ def _call(step: Any, inputs: dict[str, Any]) -> dict[str, Any]:
 
         said = output_problem(exc)
         if said is None:
-            raise
-        raise OutputMisfit(said) from exc
-    dumped: dict[str, Any] = outputs.model_dump(mode="json")
+            raise OutputMisfit(_raised(exc), "returned") from exc
+        raise OutputMisfit(said, "outputs") from exc
+    try:
+        dumped: dict[str, Any] = outputs.model_dump(mode="json")
+    except Exception as exc:
+        raise OutputMisfit(_unsendable(outputs, exc), "json") from exc
     return dumped
+
+
+def _unsendable(outputs: Any, exc: Exception) -> str:
+    """Which output cannot be written as JSON, and why (pydantic's error names none)."""
+    for name in type(outputs).model_fields:
+        try:
+            outputs.model_dump(mode="json", include={name})
+        except Exception as inner:
+            return f"output {name!r}: {_first_line(inner)}"
+    return _first_line(exc)
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _write(path: str, payload: dict[str, Any]) -> None:
@@ -316,7 +351,7 @@ def main(argv: list[str]) -> int:
         return 1
     except OutputMisfit as exc:
         sys.stderr.write(_masked(f"shinobi: {exc}\n", spec))
-        _write(spec["outputs_file"], {"error": str(exc), "stage": "outputs"})
+        _write(spec["outputs_file"], {"error": str(exc), "stage": exc.stage})
         return 1
     except Exception as exc:
         sys.stderr.write(_masked(_user_traceback(exc), spec))
