@@ -259,11 +259,27 @@ def main(argv: list[str] | None = None) -> Any:
     _register_exit_hook()
     _prog = program(sys.argv[0]) if argv is None and sys.argv else "ninja"
     saved = collector.command_started(own_process=argv is None)
+    digits = _whole_ints()
     settle_exit_status(0)  # a program may call main() more than once
     try:
         return _main(list(sys.argv[1:] if argv is None else argv))
     finally:
+        sys.set_int_max_str_digits(digits)
         collector.command_ended(saved)
+
+
+def _whole_ints() -> int:
+    """Lift Python's limit on the digits of an int written as text; returns it.
+
+    A step may well give an int of more than 4300 digits (``10**5000``), and
+    ninja writes its outputs as text: on the terminal, in ``--json``, in the
+    cache and the manifest, and reads them back. Under the limit (a guard
+    against parsing huge untrusted numbers, which ninja's own values are not)
+    every one of those raised ValueError after the step had succeeded.
+    """
+    digits = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    return digits
 
 
 #: The exit status the running command settled on before printing what led to

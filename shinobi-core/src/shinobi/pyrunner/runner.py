@@ -337,6 +337,8 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2:
         sys.stderr.write("usage: runner.py SPEC.json\n")
         return 2
+    # as under ninja (shinobi.cli.main._whole_ints): an int of any size is sent back
+    sys.set_int_max_str_digits(0)
     with open(argv[1]) as fh:
         spec = json.load(fh)
     stage = "load"  # what failed, for ninja's wording: the set-up, the import, or the call
