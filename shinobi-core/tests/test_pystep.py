@@ -949,6 +949,39 @@ def test_what_a_venv_pystep_returned_is_faulted_in_one_line_not_as_raised(
         assert native.error == said
 
 
+INTERRUPTS = """
+import os, signal
+import shinobi
+from shinobi.steps import Recipe
+
+@shinobi.pystep(venv={venv!r})
+def raises(n: int = 1) -> int:
+    raise KeyboardInterrupt("user pressed")
+
+@shinobi.pystep(venv={venv!r})
+def signalled(n: int = 1) -> int:
+    os.kill(os.getpid(), signal.SIGINT)
+    return n
+"""
+
+
+@pytest.mark.parametrize(
+    ("fn", "said"),
+    [
+        ("raises", "the pystep raised KeyboardInterrupt: user pressed"),
+        ("signalled", "killed by SIGINT (signal 2)"),
+    ],
+)
+def test_a_keyboard_interrupt_a_venv_pystep_raises_is_no_signal(
+    tmp_path: Path, made_venv: Path, fn: str, said: str
+) -> None:
+    """It read "killed by SIGINT" though no signal was sent; a real one still does."""
+    source = tmp_path / "interrupts.py"
+    source.write_text(INTERRUPTS.format(venv=str(made_venv)))
+    step = run_recipe(load_target(f"{source}:{fn}"), cwd=tmp_path, config=config()).steps[0]
+    assert (step.status, step.error) == ("failed", said)
+
+
 SECRETS = """
 from pathlib import Path
 from pydantic import BaseModel, SecretStr

@@ -18,7 +18,8 @@ It then imports the function's module by file path, validates the inputs
 (JSON, paths as strings) against the step's inputs model, calls the
 function, and writes ``{"outputs": ...}`` or ``{"error": ...}`` as JSON to
 the file the spec names. Exit status: 0 when the function returned, 1 when
-it (or the set-up) raised; the traceback goes to stderr. A ``sys.exit(N)``
+it (or the set-up) raised, a KeyboardInterrupt of its own included (a real
+SIGINT ends the process by that signal); the traceback goes to stderr. A ``sys.exit(N)``
 ends it with N (1 to 255; 1 for anything else), and its record and status are
 those ``shinobi.exit_guard.describe_exit`` and ``pystep_runner._exit_status``
 give a call in ninja's own process: they are written out here rather than
@@ -32,6 +33,7 @@ import importlib.util
 import json
 import os
 import re
+import signal
 import sys
 import traceback
 from typing import Any
@@ -333,12 +335,37 @@ def _masked(text: str, spec: dict[str, Any]) -> str:
     return text
 
 
+#: Whether a SIGINT reached this process (see :func:`_watch_sigint`).
+_sigint_received = False
+
+
+def _watch_sigint() -> None:
+    """Tell a SIGINT from a KeyboardInterrupt the function raised itself.
+
+    Both reach the runner as KeyboardInterrupt. A raise is the function's own
+    exception, said as in ninja's process (``KeyboardInterrupt: ...``), not
+    "killed by SIGINT" when no signal was sent; a signal still ends the
+    process by that signal. A SIGINT ignored or handled by whoever started
+    the runner is left as it is.
+    """
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return
+
+    def received(signum: int, frame: Any) -> None:
+        global _sigint_received
+        _sigint_received = True
+        signal.default_int_handler(signum, frame)
+
+    signal.signal(signal.SIGINT, received)
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
         sys.stderr.write("usage: runner.py SPEC.json\n")
         return 2
     # as under ninja (shinobi.cli.main._whole_ints): an int of any size is sent back
     sys.set_int_max_str_digits(0)
+    _watch_sigint()
     with open(argv[1]) as fh:
         spec = json.load(fh)
     stage = "load"  # what failed, for ninja's wording: the set-up, the import, or the call
@@ -355,7 +382,9 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(_masked(f"shinobi: {exc}\n", spec))
         _write(spec["outputs_file"], {"error": str(exc), "stage": exc.stage})
         return 1
-    except Exception as exc:
+    except (Exception, KeyboardInterrupt) as exc:
+        if isinstance(exc, KeyboardInterrupt) and _sigint_received:
+            raise  # a real SIGINT: the process ends by it, and ninja says so
         sys.stderr.write(_masked(_user_traceback(exc), spec))
         _write(spec["outputs_file"], {"error": _raised(exc), "stage": stage})
         return 1
