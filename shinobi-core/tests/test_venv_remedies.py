@@ -9,6 +9,8 @@
   the command that installs ninja's version there.
 * The pydantic 1 refusal said ``pip install`` to a venv with no pip (what
   ``uv venv`` makes); it now picks the command as a missing tool's does.
+* For a venv without pip the command was uv's even where uv is not on PATH;
+  there it is now the venv's own ensurepip, then its pip.
 
 The venvs are stand-ins: ``python -m venv --without-pip`` with a package of
 the right name and version written into its site-packages (no package index).
@@ -20,6 +22,8 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import pytest
 
 from shinobi.config import load_config
 from shinobi.loaders import load_target
@@ -105,3 +109,21 @@ def test_a_venv_s_own_pydantic_core_of_another_version_is_named_with_ninja_s_pin
     pin = f"uv pip install --python {venv}/bin/python 'pydantic_core=={version('pydantic_core')}'"
     assert f"install ninja's there ({pin})" in (step.error or "")
     assert "Traceback" not in step.stderr and "importing" not in (step.error or "")
+
+
+def test_a_venv_without_pip_on_a_host_without_uv_is_offered_ensurepip_then_pip(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    venv = _venv(tmp_path, "p1nouv", "pydantic", 'VERSION = "1.10.27"\n', "1.10.27")
+    monkeypatch.setenv("PATH", str(tmp_path / "no-uv-here"))
+    step = _run(tmp_path, venv, "return n")
+    python = f"{venv}/bin/python"
+    offered = f"{python} -m ensurepip && {python} -m pip install"
+    assert f"upgrade it there ({offered} 'pydantic>=2')" in (step.error or ""), step.error
+    assert "uv pip" not in (step.error or "")
+    # and it works there: pip is installed, then runs (offline: ensurepip's own wheel)
+    done = subprocess.run(
+        f"{offered} --help", shell=True, capture_output=True, text=True, env={"PATH": "/bin"}
+    )
+    assert done.returncode == 0, done.stderr
+    assert list(venv.glob("lib/python*/site-packages/pip/__main__.py"))

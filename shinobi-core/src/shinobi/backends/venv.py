@@ -237,9 +237,12 @@ def installer(venv: str) -> str:
     """The command that installs a package into ``venv``, by what the venv has, to paste.
 
     ``VENV/bin/pip`` where there is one; else pip as a module of the venv's
-    Python (its launcher removed); else uv's, for a venv without pip (what
-    ``uv venv`` and ``python3 -m venv --without-pip`` make). The pystep runner
-    words its own remedies (pydantic 1, an old typing_extensions) with it too.
+    Python (its launcher removed); else, for a venv without pip (what ``uv
+    venv`` and ``python3 -m venv --without-pip`` make), uv's where uv is on
+    PATH, and pip put there first by the venv's own ``ensurepip`` where it is
+    not: a command naming a uv this host lacks mends nothing. The pystep
+    runner words its own remedies (pydantic 1, an old typing_extensions) with
+    it too.
     """
     bin_dir = os.path.join(venv, "bin")
     pip = os.path.join(bin_dir, "pip")
@@ -248,7 +251,9 @@ def installer(venv: str) -> str:
     python = shlex.quote(os.path.join(bin_dir, "python"))
     if glob.glob(os.path.join(glob.escape(venv), "lib*", "python*", "site-packages", "pip")):
         return f"{python} -m pip install"
-    return f"uv pip install --python {python}"
+    if shutil.which("uv") is not None:
+        return f"uv pip install --python {python}"
+    return f"{python} -m ensurepip && {python} -m pip install"
 
 
 def _host_path(venv: str) -> str:

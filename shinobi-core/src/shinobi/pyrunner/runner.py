@@ -180,7 +180,8 @@ def _version_of(name: str, path: list[str] | None = None) -> str | None:
 
 def _installer(spec: dict[str, Any]) -> str:
     """The command that installs into the step's environment (ninja picks it by what
-    a venv has: its pip, or uv's), or ``pip install`` from an older spec."""
+    a venv has: its pip, else uv's, else its ensurepip then pip), or ``pip install``
+    from an older spec."""
     return str(spec.get("installer") or "pip install")
 
 
