@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -980,6 +981,34 @@ def test_a_keyboard_interrupt_a_venv_pystep_raises_is_no_signal(
     source.write_text(INTERRUPTS.format(venv=str(made_venv)))
     step = run_recipe(load_target(f"{source}:{fn}"), cwd=tmp_path, config=config()).steps[0]
     assert (step.status, step.error) == ("failed", said)
+
+
+THREADED = """
+import threading, time
+import shinobi
+from shinobi.steps import Recipe
+
+@shinobi.pystep(venv={venv!r})
+def leaves_a_thread(n: int = 30) -> int:
+    threading.Thread(target=time.sleep, args=(n,)).start()
+    print("said before returning")  # buffered: written only if the runner flushes it
+    return n
+"""
+
+
+def test_a_venv_pystep_is_over_when_it_returns_not_when_its_threads_end(
+    tmp_path: Path, made_venv: Path
+) -> None:
+    """The runner's sys.exit waited for the function's non-daemon thread: a step
+    leaving one that never ends never finished. In this process it is over at once."""
+    source = tmp_path / "threaded.py"
+    source.write_text(THREADED.format(venv=str(made_venv)))
+    started = time.monotonic()
+    target = load_target(f"{source}:leaves_a_thread")
+    step = run_recipe(target, cwd=tmp_path, config=config()).steps[0]
+    assert time.monotonic() - started < 15
+    assert (step.status, step.outputs) == ("ok", {"result": 30}), step.error
+    assert step.stdout == "said before returning\n"
 
 
 SECRETS = """

@@ -55,7 +55,7 @@ def main():  # type: () -> int
     runner = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runner.py")
     sys.argv[0] = runner
     runpy.run_path(runner, run_name="__main__")
-    return 0  # the runner ends the process itself (sys.exit)
+    return 0  # the runner ends the process itself (os._exit, or its exception)
 
 
 if __name__ == "__main__":

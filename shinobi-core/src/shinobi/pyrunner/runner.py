@@ -19,7 +19,9 @@ It then imports the function's module by file path, validates the inputs
 function, and writes ``{"outputs": ...}`` or ``{"error": ...}`` as JSON to
 the file the spec names. Exit status: 0 when the function returned, 1 when
 it (or the set-up) raised, a KeyboardInterrupt of its own included (a real
-SIGINT ends the process by that signal); the traceback goes to stderr. A ``sys.exit(N)``
+SIGINT ends the process by that signal); the traceback goes to stderr. The
+process ends once the result is written, without waiting for threads the
+function left running (see :func:`_end`). A ``sys.exit(N)``
 ends it with N (1 to 255; 1 for anything else), and its record and status are
 those ``shinobi.exit_guard.describe_exit`` and ``pystep_runner._exit_status``
 give a call in ninja's own process: they are written out here rather than
@@ -398,5 +400,24 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def _end(status: int) -> None:
+    """End the process with ``status`` now that the result is written.
+
+    ``sys.exit`` would first wait for every non-daemon thread the function
+    left running, so a step was over only when they ended, and never for one
+    that runs for ever; in ninja's own process the step is over when the
+    function returns. The std streams (and logging's handlers, which its exit
+    hook would flush) are flushed first: they are all ``os._exit`` loses.
+    """
+    logging = sys.modules.get("logging")
+    for flush in (getattr(logging, "shutdown", None), sys.stdout.flush, sys.stderr.flush):
+        try:
+            if flush is not None:
+                flush()
+        except Exception:  # a stream already closed: nothing more to write there
+            pass
+    os._exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    _end(main(sys.argv))
