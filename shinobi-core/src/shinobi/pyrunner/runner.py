@@ -366,8 +366,10 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2:
         sys.stderr.write("usage: runner.py SPEC.json\n")
         return 2
-    # as under ninja (shinobi.cli.main._whole_ints): an int of any size is sent back
-    sys.set_int_max_str_digits(0)
+    # as under ninja (shinobi.cli.main._whole_ints): an int of any size is sent back;
+    # a venv's Python older than 3.11 (and its backports) has no such limit to lift
+    if hasattr(sys, "set_int_max_str_digits"):
+        sys.set_int_max_str_digits(0)
     _watch_sigint()
     with open(argv[1]) as fh:
         spec = json.load(fh)
