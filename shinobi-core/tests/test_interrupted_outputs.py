@@ -7,11 +7,13 @@ it at the next run, and the step cache stored that result.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from test_interrupt import start_ninja, wait_for
 
 from shinobi.stop_window import STOP_WINDOW
@@ -137,3 +139,53 @@ def test_what_other_steps_finished_is_not_set_aside_with_a_stopped_steps_glob(
     assert (tmp_path / "a-1.dat").read_text() == "whole\n"
     assert (tmp_path / "p.dat").read_text() == "whole\n"
     assert (tmp_path / "b-1.dat.interrupted").exists()
+
+
+THROUGH_A_LINK = """
+from pathlib import Path
+from pydantic import BaseModel
+from shinobi.steps import Cab, File, ParamMeta, Recipe
+
+class In(BaseModel):
+    out: Path
+
+class Out(BaseModel):
+    {output}: File
+
+APPEND = 'echo part >> "$0"; [ -e quick ] && exit 0; touch started; sleep 60'
+writer = Cab("writer", ["/bin/sh", "-c", APPEND], In, Out,
+             {{"out": ParamMeta(positional=True), {implicit}}})
+pipe = Recipe("pipe")
+pipe.add_step("write", writer, out=Path("img.fits"))
+"""
+
+
+IMPLICIT = {"image": '"image": ParamMeta(implicit="{out}")', "out": ""}
+
+
+@pytest.mark.parametrize("output", ["image", "out"], ids=["implicit", "passthrough"])
+def test_a_part_written_through_the_users_link_is_set_aside_on_its_disk(
+    tmp_path: Path, output: str
+) -> None:
+    """``img.fits -> scratch/img.fits``: the link was renamed, the part kept the
+    product's name on scratch, and the next run wrote a plain file in the workdir."""
+    (tmp_path / "scratch").mkdir()
+    link, target = tmp_path / "img.fits", tmp_path / "scratch" / "img.fits"
+    link.symlink_to(target)
+    (tmp_path / "recipe.py").write_text(
+        textwrap.dedent(THROUGH_A_LINK.format(output=output, implicit=IMPLICIT[output]))
+    )
+    proc = start_ninja(tmp_path, "run", "recipe.py:pipe", "--json", "--no-cache")
+    wait_for([tmp_path / "started"], proc)
+    proc.send_signal(signal.SIGINT)
+    stdout, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert (tmp_path / "scratch" / "img.fits.interrupted").read_text() == "part\n"
+    assert os.readlink(link) == str(target) and not target.exists()
+    (step,) = json.loads(stdout)["steps"]
+    assert any(f"now '{target}.interrupted'" in w for w in step["warnings"]), step["warnings"]
+    (tmp_path / "quick").touch()
+    proc = start_ninja(tmp_path, "run", "recipe.py:pipe", "--no-cache")
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert link.is_symlink() and target.read_text() == "part\n"  # on scratch, as meant

@@ -193,3 +193,59 @@ def test_a_passthrough_output_that_was_there_is_left_and_said(tmp_path: Path) ->
     uses = [PathUse(str(untouched_use), "output", "t", "file")]
     before, started = _started(uses)
     assert set_aside(uses, {"t"}, before, started) == []  # not written: nothing to say
+
+
+def _linked_to_scratch(tmp_path: Path) -> tuple[Path, Path]:
+    """``img.fits``, the user's link to where the big product is to go (a dangling link)."""
+    (tmp_path / "scratch").mkdir()
+    link, target = tmp_path / "img.fits", tmp_path / "scratch" / "img.fits"
+    link.symlink_to(target)
+    _aged()  # made before the step started
+    return link, target
+
+
+def test_through_the_users_link_what_it_leads_to_is_set_aside_and_the_link_kept(
+    tmp_path: Path,
+) -> None:
+    """The link was renamed: the part kept the product's name on scratch, and the
+    next run, finding no link, wrote a 13 GB product onto the wrong disk."""
+    link, target = _linked_to_scratch(tmp_path)
+    uses = [PathUse(str(link), "output", "image", "file")]
+    before, started = _started(uses)
+    target.write_text("half\n")
+    (aside,) = set_aside(uses, (), before, started)
+    assert aside.moved_to == f"{target}.interrupted" and not target.exists()
+    assert Path(aside.moved_to).read_text() == "half\n"
+    assert link.is_symlink() and os.readlink(link) == str(target)  # the next run writes there
+    warning = aside.warning()
+    assert f"'{target}.interrupted'" in warning and f"'{target}'" in warning
+
+
+def test_a_link_the_step_made_is_the_product_and_what_it_leads_to_stays(tmp_path: Path) -> None:
+    """A tool that exposes a data set under a new name: the data set is not its to move."""
+    data = tmp_path / "raw.ms"
+    data.mkdir()
+    out = tmp_path / "out.ms"
+    uses = [PathUse(str(out), "output", "ms", "dir")]
+    before, started = _started(uses)
+    out.symlink_to(data)
+    (data / "table").write_text("row\n")
+    (aside,) = set_aside(uses, (), before, started)
+    assert aside.moved_to == f"{out}.interrupted" and aside.target is None
+    assert os.readlink(aside.moved_to) == str(data) and (data / "table").exists()
+
+
+def test_the_users_link_to_one_of_the_steps_inputs_is_left_and_said(tmp_path: Path) -> None:
+    link, target = _linked_to_scratch(tmp_path)
+    target.write_text("the input\n")
+    uses = [
+        PathUse(str(target), "input", "obs", "file"),
+        PathUse(str(link), "output", "image", "file"),
+    ]
+    _aged(target)
+    before, started = _started(uses)
+    with target.open("a") as written:
+        written.write("half\n")
+    (aside,) = set_aside(uses, (), before, started)
+    assert aside.moved_to is None and target.exists() and link.is_symlink()
+    assert f"'{target}'" in aside.warning() and "one of its inputs" in aside.warning()

@@ -21,7 +21,9 @@ started, and is the same directory still, may hold more than this step's
 work (other steps' products, the user's files), so it stays where it is and
 the step is warned about instead. An output that cannot be renamed (a mount
 point, a directory ninja may not write) is warned about too. A device, FIFO
-or socket, or a link to one, is never moved.
+or socket, or a link to one, is never moved. Through a link the user made
+(a product put on scratch), what it leads to is renamed where it lives and
+the link is kept, so the next run writes there again.
 """
 
 from __future__ import annotations
@@ -33,7 +35,13 @@ from typing import NamedTuple
 
 from shinobi.backends.base import PathUse
 from shinobi.harvest import SET_ASIDE_SUFFIX
-from shinobi.untouched_outputs import Found, product_paths, signature_of, stamped_before
+from shinobi.untouched_outputs import (
+    Found,
+    predates,
+    product_paths,
+    signature_of,
+    stamped_before,
+)
 
 __all__ = ["SUFFIX", "Aside", "set_aside"]
 
@@ -44,19 +52,24 @@ class Aside(NamedTuple):
     """What became of one output the step was writing when it was stopped."""
 
     path: str
-    #: where the part now is; None: it is still at ``path``
+    #: where the part now is; None: it is still where it was
     moved_to: str | None
     #: why it was not moved
     why: str = ""
+    #: where ``path`` leads, when it is the user's link: the part is written there
+    target: str | None = None
 
     def warning(self) -> str:
         """The step's warning about it, in the user's terms."""
+        writing = repr(self.path)
+        if self.target is not None:  # the bytes are there, not beside the link
+            writing = f"{self.target!r} (through the link {self.path!r}, which is kept)"
         if self.moved_to is not None:
             return (
-                f"it was stopped while writing {self.path!r}: that part is now"
+                f"it was stopped while writing {writing}: that part is now"
                 f" {self.moved_to!r}, so that nothing takes it for a finished product"
             )
-        return f"it was stopped while writing {self.path!r}, {self.why}"
+        return f"it was stopped while writing {writing}, {self.why}"
 
 
 def set_aside(
@@ -84,9 +97,10 @@ def set_aside(
     )
     written = {path: how for path in paths if (how := _written(path, before, started))}
     theirs = {u.path for u in uses if u.role == "input" and u.path in before}
+    inputs = [u.path for u in uses if u.role == "input"]
     # one may lie inside another (a directory and a file in it): it went with it
     asides = [
-        Aside(path, None, _AN_INPUT) if path in theirs else _move(path, how)
+        Aside(path, None, _AN_INPUT) if path in theirs else _move(path, how, started, inputs)
         for path, how in written.items()
         if os.path.lexists(path)
     ]
@@ -108,6 +122,7 @@ def _given(
     stays, and the step is warned about it: a half-written output under its
     final name, with no word of it, passed for a finished one."""
     uses = tuple(uses)
+    inputs = [u.path for u in uses if u.role == "input"]
     rewritten = {u.path for u in uses if u.mutable}  # the user's, whatever names them again
     given = (
         u.path
@@ -123,7 +138,7 @@ def _given(
         if how is None or not os.path.lexists(path):
             continue
         if how == "made":
-            asides.append(_move(path, how))
+            asides.append(_move(path, how, started, inputs))
         else:
             asides.append(Aside(path, None, _GIVEN_AND_THERE))
     return asides
@@ -159,25 +174,56 @@ def _written(path: str, before: dict[str, Found], started: float) -> str | None:
     return "changed directory" if found.directory else "changed"
 
 
-def _move(path: str, how: str) -> Aside:
+def _move(path: str, how: str, started: float, inputs: Collection[str]) -> Aside:
+    """Rename what the step wrote at ``path`` aside; through the user's link (see
+    :func:`_users_link`), what it leads to, where it lives."""
+    target = _users_link(path, started)
+    if target is not None and how != "made" and _an_input(target, inputs):
+        return Aside(path, None, _AN_INPUT, target)  # the link was no way to a product
     if how == "changed directory":
         return Aside(
             path,
             None,
             "which was there before it started, so it is left where it is;"
             " it may hold a partial product",
+            target,
         )
-    aside = _free_name(path + SUFFIX)
+    where = path if target is None else target
+    aside = _free_name(where + SUFFIX)
     try:
-        os.rename(path, aside)
+        os.rename(where, aside)
     except OSError as exc:
         return Aside(
             path,
             None,
             f"which could not be renamed aside ({exc.strerror or exc}): it is unfinished;"
             " move it away or delete it before anything uses it",
+            target,
         )
-    return Aside(path, aside)
+    return Aside(path, aside, target=target)
+
+
+def _an_input(target: str, inputs: Collection[str]) -> bool:
+    """Whether ``target``, there before the step started, is one of its inputs by
+    another name. What the step made is its product whatever an input names it
+    (``out: Path``, the very link it was handed to write through)."""
+    return target in {os.path.realpath(p) for p in inputs}
+
+
+def _users_link(path: str, started: float) -> str | None:
+    """Where ``path`` leads, when it is a symbolic link that was there before the step
+    started: how a user puts a big product on another disk (scratch). Renaming
+    the link left the partial bytes under the product's name there, and the
+    next run, finding no link, wrote the product beside it on the wrong disk.
+    None: no link, or one the step made (that link is the product, and what it
+    leads to may be anything: an input exposed under a new name)."""
+    try:
+        own = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISLNK(own.st_mode) or not predates(own, started):
+        return None
+    return os.path.realpath(path)
 
 
 def _free_name(wanted: str) -> str:

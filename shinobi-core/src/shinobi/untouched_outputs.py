@@ -44,6 +44,7 @@ __all__ = [
     "Signature",
     "existing_outputs",
     "harvested_before",
+    "predates",
     "product_paths",
     "signature_of",
     "stamped_before",
@@ -191,6 +192,12 @@ def stamped_before(signature: Signature, started: float) -> bool:
     (the step's start): timestamps tick coarsely, so a file stamped within a
     tick of the start may be the step's own."""
     return max(signature[2], signature[3]) < (started - _TICK) * 1e9
+
+
+def predates(st: os.stat_result, started: float) -> bool:
+    """Whether what ``st`` describes was there, as it is, clearly before ``started``
+    (see :func:`stamped_before`): a link the user made, not one the step did."""
+    return max(st.st_mtime_ns, st.st_ctime_ns) < (started - _TICK) * 1e9
 
 
 def untouched(before: dict[str, Found], started: float, *, elsewhere: bool = False) -> list[str]:
