@@ -249,3 +249,28 @@ def test_the_users_link_to_one_of_the_steps_inputs_is_left_and_said(tmp_path: Pa
     (aside,) = set_aside(uses, (), before, started)
     assert aside.moved_to is None and target.exists() and link.is_symlink()
     assert f"'{target}'" in aside.warning() and "one of its inputs" in aside.warning()
+
+
+@pytest.mark.parametrize("entries", [5, 1], ids=["too-big-before", "grew-too-big"])
+@pytest.mark.parametrize("passthroughs", [(), ("ms",)], ids=["product", "passthrough"])
+def test_a_directory_too_big_to_compare_is_left_and_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entries: int, passthroughs: tuple[str, ...]
+) -> None:
+    """Past 10,000 entries a Measurement Set the step was writing got no word at
+    all, where a small one was said to be possibly unfinished."""
+    monkeypatch.setattr("shinobi.untouched_outputs.MAX_ENTRIES", 2)
+    ms = tmp_path / "t.ms"
+    ms.mkdir()
+    for i in range(entries):
+        (ms / f"t{i}").write_text("yesterday\n")
+    _aged(ms, *ms.iterdir())
+    uses = [PathUse(str(ms), "output", "ms", "dir")]
+    uses += [PathUse(str(ms), "input", "ms", "dir")] if passthroughs else []  # the path given
+    before, started = _started(uses)
+    for i in range(entries, entries + 3):
+        (ms / f"t{i}").write_text("half\n")
+    (aside,) = set_aside(uses, passthroughs, before, started)
+    assert aside.moved_to is None and len(os.listdir(ms)) == entries + 3
+    warning = aside.warning()
+    assert str(ms) in warning and "could not tell whether the step wrote into it" in warning
+    assert "may be unfinished" in warning

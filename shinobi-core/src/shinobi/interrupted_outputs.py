@@ -36,6 +36,7 @@ from typing import NamedTuple
 from shinobi.backends.base import PathUse
 from shinobi.harvest import SET_ASIDE_SUFFIX
 from shinobi.untouched_outputs import (
+    MAX_ENTRIES,
     Found,
     predates,
     product_paths,
@@ -58,6 +59,8 @@ class Aside(NamedTuple):
     why: str = ""
     #: where ``path`` leads, when it is the user's link: the part is written there
     target: str | None = None
+    #: ninja could not tell whether the step wrote it (a directory too big to compare)
+    maybe: bool = False
 
     def warning(self) -> str:
         """The step's warning about it, in the user's terms."""
@@ -69,7 +72,8 @@ class Aside(NamedTuple):
                 f"it was stopped while writing {writing}: that part is now"
                 f" {self.moved_to!r}, so that nothing takes it for a finished product"
             )
-        return f"it was stopped while writing {writing}, {self.why}"
+        doing = "it may have been writing" if self.maybe else "writing"
+        return f"it was stopped while {doing} {writing}, {self.why}"
 
 
 def set_aside(
@@ -137,7 +141,7 @@ def _given(
         how = _written(path, before, started)
         if how is None or not os.path.lexists(path):
             continue
-        if how == "made":
+        if how in ("made", "untold"):  # untold: stays, and is said as such
             asides.append(_move(path, how, started, inputs))
         else:
             asides.append(Aside(path, None, _GIVEN_AND_THERE))
@@ -152,7 +156,8 @@ _GIVEN_AND_THERE = (
 
 def _written(path: str, before: dict[str, Found], started: float) -> str | None:
     """How the step wrote ``path`` (one of its products) since ``started``: "made"
-    (or made anew), "changed", "changed directory"; None: it did not."""
+    (or made anew), "changed", "changed directory", "untold" (a directory too
+    big, or unreadable, to compare: one it may have written); None: it did not."""
     try:
         st = os.stat(path)
     except OSError:
@@ -168,7 +173,7 @@ def _written(path: str, before: dict[str, Found], started: float) -> str | None:
         return "made"
     now = signature_of(path)
     if found.signature is None or now is None:
-        return None  # too big to tell: the step is not blamed for it
+        return "untold"  # too big to compare: the step may well have written into it
     if now == found.signature or stamped_before(now, started):
         return None
     return "changed directory" if found.directory else "changed"
@@ -180,14 +185,8 @@ def _move(path: str, how: str, started: float, inputs: Collection[str]) -> Aside
     target = _users_link(path, started)
     if target is not None and how != "made" and _an_input(target, inputs):
         return Aside(path, None, _AN_INPUT, target)  # the link was no way to a product
-    if how == "changed directory":
-        return Aside(
-            path,
-            None,
-            "which was there before it started, so it is left where it is;"
-            " it may hold a partial product",
-            target,
-        )
+    if how in _LEFT:
+        return Aside(path, None, _LEFT[how], target, maybe=how == "untold")
     where = path if target is None else target
     aside = _free_name(where + SUFFIX)
     try:
@@ -208,6 +207,20 @@ def _an_input(target: str, inputs: Collection[str]) -> bool:
     another name. What the step made is its product whatever an input names it
     (``out: Path``, the very link it was handed to write through)."""
     return target in {os.path.realpath(p) for p in inputs}
+
+
+#: why a directory that was there before the step started stays where it is
+_LEFT = {
+    "changed directory": (
+        "which was there before it started, so it is left where it is;"
+        " it may hold a partial product"
+    ),
+    "untold": (
+        "which was there before it started, so it is left where it is; ninja could not"
+        f" tell whether the step wrote into it (more than {MAX_ENTRIES:,} entries, or"
+        " unreadable), so it may be unfinished: check it before anything uses it"
+    ),
+}
 
 
 def _users_link(path: str, started: float) -> str | None:
