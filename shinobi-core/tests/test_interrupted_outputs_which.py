@@ -274,3 +274,44 @@ def test_a_directory_too_big_to_compare_is_left_and_said(
     warning = aside.warning()
     assert str(ms) in warning and "could not tell whether the step wrote into it" in warning
     assert "may be unfinished" in warning
+
+
+@pytest.mark.parametrize("image_first", [True, False])
+def test_a_part_inside_a_directory_set_aside_goes_with_it_and_is_said_where_it_is(
+    tmp_path: Path, image_first: bool
+) -> None:
+    """``image`` (``{outdir}/img.fits``) was renamed inside ``outdir`` first: its
+    warning named ``res/img.fits.interrupted``, gone with ``res`` once that was
+    renamed too."""
+    res = tmp_path / "res"
+    uses = [
+        PathUse(str(res / "img.fits"), "output", "image", "file"),
+        PathUse(str(res), "output", "outdir", "dir"),
+    ]
+    before, started = _started(uses if image_first else uses[::-1])
+    res.mkdir()
+    (res / "img.fits").write_text("half\n")
+    asides = set_aside(uses if image_first else uses[::-1], (), before, started)
+    assert {a.path: a.moved_to for a in asides} == {
+        str(res): f"{res}.interrupted",
+        str(res / "img.fits"): f"{res}.interrupted/img.fits",
+    }
+    assert (tmp_path / "res.interrupted" / "img.fits").read_text() == "half\n"
+    for aside in asides:
+        assert aside.moved_to is not None and os.path.exists(aside.moved_to), aside.warning()
+        assert f"now {aside.moved_to!r}" in aside.warning()
+
+
+def test_a_part_inside_a_directory_that_stays_is_set_aside_in_it(tmp_path: Path) -> None:
+    res = tmp_path / "res"
+    res.mkdir()
+    (res / "other.fits").write_text("another step's\n")
+    _aged(res / "other.fits", res)
+    uses = [
+        PathUse(str(res), "output", "outdir", "dir"),
+        PathUse(str(res / "img.fits"), "output", "image", "file"),
+    ]
+    before, started = _started(uses)
+    (res / "img.fits").write_text("half\n")
+    asides = {a.path: a.moved_to for a in set_aside(uses, (), before, started)}
+    assert asides == {str(res): None, str(res / "img.fits"): f"{res}/img.fits.interrupted"}

@@ -94,21 +94,73 @@ def set_aside(
     earlier step's: it stays, and is warned about. One the step was handed to
     write and made (``out: Path``, named again by an implicit output) is moved."""
     uses = tuple(uses)
+    inputs = [u.path for u in uses if u.role == "input"]
+    found = _products(uses, passthroughs, before, started, others)
+    return _carry_out(found + _given(uses, passthroughs, before, started), started, inputs)
+
+
+class _Written(NamedTuple):
+    """An output the stopped step wrote, as found before anything is moved."""
+
+    path: str
+    #: how (see :func:`_written`)
+    how: str
+    #: why it stays where it is whatever the step did; "": it is the step's to move
+    kept: str = ""
+
+
+def _products(
+    uses: tuple[PathUse, ...],
+    passthroughs: Collection[str],
+    before: dict[str, Found],
+    started: float,
+    others: Collection[str],
+) -> list[_Written]:
+    """The step's own products it wrote; an input among them is kept."""
     paths = dict.fromkeys(
         path
         for path, pattern in product_paths(uses, passthroughs)
         if pattern is None or path not in others
     )
-    written = {path: how for path in paths if (how := _written(path, before, started))}
     theirs = {u.path for u in uses if u.role == "input" and u.path in before}
-    inputs = [u.path for u in uses if u.role == "input"]
-    # one may lie inside another (a directory and a file in it): it went with it
-    asides = [
-        Aside(path, None, _AN_INPUT) if path in theirs else _move(path, how, started, inputs)
-        for path, how in written.items()
-        if os.path.lexists(path)
+    return [
+        _Written(path, how, _AN_INPUT if path in theirs else "")
+        for path in paths
+        if (how := _written(path, before, started)) and os.path.lexists(path)
     ]
-    return asides + _given(uses, passthroughs, before, started)
+
+
+def _carry_out(found: list[_Written], started: float, inputs: Collection[str]) -> list[Aside]:
+    """Set ``found`` aside, outer paths first. A directory set aside takes what
+    is in it along: that is said where it now is, never renamed again inside
+    (moved first, it was said at a place its directory's rename then took away)."""
+    moved: dict[str, str] = {}  # path: where it went
+    asides = []
+    for path, how, kept in sorted(found, key=lambda w: _depth(w.path)):
+        carried = _carried(path, moved)
+        if carried is not None:
+            asides.append(Aside(path, carried))
+        elif kept:
+            asides.append(Aside(path, None, kept))
+        else:
+            aside = _move(path, how, started, inputs)
+            if aside.moved_to is not None:
+                moved[os.path.normpath(path)] = aside.moved_to
+            asides.append(aside)
+    return asides
+
+
+def _depth(path: str) -> int:
+    return os.path.normpath(path).count(os.sep)
+
+
+def _carried(path: str, moved: dict[str, str]) -> str | None:
+    """Where ``path`` now is, when a directory it was in was moved; None: it was not."""
+    path = os.path.normpath(path)
+    for outer, to in moved.items():
+        if path.startswith(outer + os.sep):
+            return to + path[len(outer) :]
+    return None
 
 
 _AN_INPUT = (
@@ -118,15 +170,16 @@ _AN_INPUT = (
 
 
 def _given(
-    uses: Iterable[PathUse], passthroughs: Collection[str], before: dict[str, Found], started: float
-) -> list[Aside]:
+    uses: tuple[PathUse, ...],
+    passthroughs: Collection[str],
+    before: dict[str, Found],
+    started: float,
+) -> list[_Written]:
     """The passthrough outputs the stopped step wrote: a path it was given to
     write. One it made (nothing was there when it started) is moved aside as a
     product is; one that was there may be a file it rewrites in place, so it
     stays, and the step is warned about it: a half-written output under its
     final name, with no word of it, passed for a finished one."""
-    uses = tuple(uses)
-    inputs = [u.path for u in uses if u.role == "input"]
     rewritten = {u.path for u in uses if u.mutable}  # the user's, whatever names them again
     given = (
         u.path
@@ -136,16 +189,14 @@ def _given(
         and not u.pattern
         and u.path not in rewritten
     )
-    asides = []
+    found = []
     for path in dict.fromkeys(given):
         how = _written(path, before, started)
         if how is None or not os.path.lexists(path):
             continue
-        if how in ("made", "untold"):  # untold: stays, and is said as such
-            asides.append(_move(path, how, started, inputs))
-        else:
-            asides.append(Aside(path, None, _GIVEN_AND_THERE))
-    return asides
+        # untold: it stays all the same, and is said as such
+        found.append(_Written(path, how, "" if how in ("made", "untold") else _GIVEN_AND_THERE))
+    return found
 
 
 _GIVEN_AND_THERE = (
