@@ -27,7 +27,7 @@ from shinobi.failures import (
     traced,
     user_traceback,
 )
-from shinobi.interrupted_outputs import set_aside
+from shinobi.interrupted_outputs import set_aside, unfinished
 from shinobi.outcome import result_of_run
 from shinobi.plan import cab_of
 from shinobi.steps.argv import (
@@ -220,6 +220,10 @@ def run_cab(
         asides = set_aside(invocation.paths, cab.passthroughs(), before, started, session.products)
         warnings += [a.warning() for a in asides]
     error = describe_failure(run)
+    if error is not None and not run.cancelled and not elsewhere:  # a successful step pays nothing
+        warnings += unfinished(
+            invocation.paths, cab.passthroughs(), before, started, session.products
+        )
     outputs: dict[str, Any] = {}
     leftovers: list[str] = []
     if error is None:

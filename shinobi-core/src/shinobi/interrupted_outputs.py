@@ -24,6 +24,10 @@ point, a directory ninja may not write) is warned about too. A device, FIFO
 or socket, or a link to one, is never moved. Through a link the user made
 (a product put on scratch), what it leads to is renamed where it lives and
 the link is kept, so the next run writes there again.
+
+A step that failed by itself (an exit code, the out-of-memory killer) has
+the same outputs found, but only warned about (:func:`unfinished`): the
+user debugs from what it wrote.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from shinobi.untouched_outputs import (
     stamped_before,
 )
 
-__all__ = ["SUFFIX", "Aside", "set_aside"]
+__all__ = ["SUFFIX", "Aside", "set_aside", "unfinished"]
 
 SUFFIX = SET_ASIDE_SUFFIX
 
@@ -97,6 +101,37 @@ def set_aside(
     inputs = [u.path for u in uses if u.role == "input"]
     found = _products(uses, passthroughs, before, started, others)
     return _carry_out(found + _given(uses, passthroughs, before, started), started, inputs)
+
+
+def unfinished(
+    uses: Iterable[PathUse],
+    passthroughs: Collection[str],
+    before: dict[str, Found],
+    started: float,
+    others: Collection[str] = (),
+) -> list[str]:
+    """The warnings of a step that failed by itself (an exit code, the
+    out-of-memory killer's SIGKILL) about each output it wrote or changed, the
+    same as :func:`set_aside` finds them. Nothing is moved, the user debugs
+    from what it wrote; but a part under its final name looks as finished as a
+    product, and nothing said it was not."""
+    uses = tuple(uses)
+    found = _products(uses, passthroughs, before, started, others)
+    return [_failed_while(w) for w in found + _given(uses, passthroughs, before, started)]
+
+
+def _failed_while(written: _Written) -> str:
+    """Through a link, the bytes are where it leads: that place is named too."""
+    target = os.path.realpath(written.path) if os.path.islink(written.path) else None
+    what = repr(written.path) if target is None else f"{target!r} (through {written.path!r})"
+    said = "left as it is for you to look into: it may be incomplete, check it before"
+    said += " anything uses it"
+    if written.how == "untold":
+        return (
+            f"it failed, and ninja could not tell whether it wrote into {what} (more than"
+            f" {MAX_ENTRIES:,} entries, or unreadable), which is {said}"
+        )
+    return f"it failed after writing {what}, which is {said}"
 
 
 class _Written(NamedTuple):
