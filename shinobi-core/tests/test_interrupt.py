@@ -20,6 +20,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from process_doubles import UndyingTable
@@ -726,3 +727,51 @@ def test_a_stop_while_a_large_input_is_hashed_does_not_wait_for_the_hash(tmp_pat
     assert not (tmp_path / "started").exists()
     memo = tmp_path / "cache" / "memo"
     assert not any("big.bin" in p.read_text() for p in memo.rglob("*.json"))
+
+
+def test_an_interrupt_of_one_run_leaves_the_other_runs_of_the_process_alone(
+    tmp_path: Path,
+) -> None:
+    """A script running recipes in threads, or one after another: the teardown of
+    the interrupted run swept every step of the process by its tag, so the run
+    in the other thread failed "killed by SIGTERM", and the server an earlier
+    run left running on purpose was killed."""
+    from shinobi.config import load_config
+    from shinobi.steps import Cab, Recipe
+
+    config = load_config({"execution.grace_period": 0.3, "cache.enabled": False})
+    first, other, stopped = tmp_path / "first", tmp_path / "other", tmp_path / "stopped"
+    for folder in (first, other, stopped):
+        folder.mkdir()
+    server = Recipe("server")  # ends ok, leaving a server behind it as docs allow
+    server.add_step("serve", Cab("serve", ["sh", "-c", "sleep 300 >/dev/null 2>&1 &"]))
+    assert run_recipe(server, config=config, cwd=first).ok
+    left = subprocess.run(["pgrep", "-f", "^sleep 300$"], capture_output=True, text=True)
+    (server_pid,) = [int(p) for p in left.stdout.split()]
+    beside = Recipe("beside")
+    beside.add_step("wait", Cab("wait", ["sh", "-c", "touch going; sleep 3"]))
+    results: list[Any] = []
+    thread = threading.Thread(
+        target=lambda: results.append(run_recipe(beside, config=config, cwd=other))
+    )
+    thread.start()
+    try:
+        wait_for([other / "going"])
+        victim = Recipe("victim")
+        victim.add_step("wait", Cab("wait", ["sh", "-c", "touch going; sleep 30"]))
+
+        def interrupt_when_running() -> None:
+            wait_for([stopped / "going"])
+            os.kill(os.getpid(), signal.SIGINT)
+
+        threading.Thread(target=interrupt_when_running, daemon=True).start()
+        with pytest.raises(Interrupted):
+            run_recipe(victim, config=config, cwd=stopped)
+    finally:
+        thread.join()
+        alive = os.path.exists(f"/proc/{server_pid}")
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(server_pid, signal.SIGKILL)
+    (result,) = results
+    assert result.ok, result.error
+    assert alive, "the interrupt of another run killed the server this one left"

@@ -50,6 +50,7 @@ __all__ = [
     "finish_interrupted_run",
     "interrupted_fields",
     "interrupted_state",
+    "new_run_prefix",
     "new_tag",
     "note_leftovers",
     "process_table",
@@ -94,9 +95,25 @@ def run_prefix() -> str:
     return _prefix
 
 
-def new_tag() -> str:
-    """A tag unique to one step process tree of this ninja process."""
-    return f"{run_prefix()}{next(_counter)}"
+_runs = itertools.count(1)
+
+
+def new_run_prefix() -> str:
+    """The tag prefix of one run of this process (``PID-TOKEN.K.``): every step of
+    it carries a tag that starts so, and no step of another run does.
+
+    A script, a notebook or a task runner may run several recipes in one
+    process, one after another or in threads at once: an interrupt of one
+    run must sweep its own leftovers, not another run's steps (which then
+    failed, "killed by SIGTERM") or the server an earlier run left on purpose.
+    """
+    return f"{run_prefix()}{next(_runs)}."
+
+
+def new_tag(prefix: str | None = None) -> str:
+    """A tag unique to one step process tree, under its run's ``prefix``
+    (:func:`new_run_prefix`; this process's, :func:`run_prefix`, when none)."""
+    return f"{prefix or run_prefix()}{next(_counter)}"
 
 
 class ProcessTable:
@@ -183,33 +200,38 @@ def _start_time(pid: int) -> bytes | None:
     return rest[19]
 
 
-#: Processes that steps which had already ended left running: pid -> start time.
-_leftovers: dict[int, bytes] = {}
+#: Processes that steps which had already ended left running: pid -> (start
+#: time, the tag prefix of the run whose step left it).
+_leftovers: dict[int, tuple[bytes, str]] = {}
 _leftovers_lock = threading.Lock()
 
 
-def note_leftovers(pids: Sequence[int]) -> None:
-    """Remember processes a step left running when its command exited.
+def note_leftovers(pids: Sequence[int], tag: str) -> None:
+    """Remember processes the step tagged ``tag`` left running when its command exited.
 
     Those without the step's tag (a child that cleared its environment) are
     found by the step's session only while the step runs; after an interrupt
-    :func:`finish_interrupted_run` stops these too. The start time keeps a
-    recycled pid from being taken for one of them.
+    :func:`finish_interrupted_run` stops these too, those of its own run only.
+    The start time keeps a recycled pid from being taken for one of them.
     """
     if not pids:
         return
+    run = tag.rpartition(".")[0] + "."
     with _leftovers_lock:
-        for pid in [p for p, started in _leftovers.items() if _start_time(p) != started]:
+        for pid in [p for p, (started, _) in _leftovers.items() if _start_time(p) != started]:
             del _leftovers[pid]
         for pid in pids:
             started = _start_time(pid)
             if started is not None:
-                _leftovers[pid] = started
+                _leftovers[pid] = (started, run)
 
 
-def _live_leftovers() -> list[int]:
+def _live_leftovers(run: str) -> list[int]:
+    """The leftovers of the run whose tags start with ``run`` that still live."""
     with _leftovers_lock:
-        return [p for p, started in _leftovers.items() if _start_time(p) == started]
+        return [
+            p for p, (started, of) in _leftovers.items() if of == run and _start_time(p) == started
+        ]
 
 
 def _environ_has(pid: str, needle: bytes) -> bool:
@@ -355,17 +377,18 @@ def finish_interrupted_run(session: Session, result: RecipeResult) -> tuple[int,
 
     Each step tears down its own processes; this catches the rest, such as a
     daemon a step that had already finished left running, by the tag every
-    step of this ninja process carries, and by what those steps were noted to
-    have left (:func:`note_leftovers`), for a child that cleared its
-    environment. Returns every pid that survived.
+    step of this run carries, and by what those steps were noted to have left
+    (:func:`note_leftovers`), for a child that cleared its environment. Other
+    runs of this process (a script's threads) are not touched. Returns every
+    pid that survived.
     """
     table = _table
-    prefix = run_prefix()
+    prefix = session.control.tag_prefix
     survivors = set(session.undying) | _undying_of(result.steps)
 
     def find() -> list[int]:
         found = set(table.members(None, prefix, prefix=True))
-        leftovers = _live_leftovers()
+        leftovers = _live_leftovers(prefix)
         if leftovers:
             found.update(table.family(leftovers))
         return [p for p in found if p not in survivors]

@@ -196,7 +196,12 @@ class RunControl:
     """
 
     def __init__(self, grace: float = 10.0) -> None:
+        from shinobi.teardown import new_run_prefix
+
         self.grace = grace
+        #: What the tags of this run's step processes start with: what its
+        #: teardown sweeps, and no other run's (see ``shinobi.teardown``).
+        self.tag_prefix = new_run_prefix()
         self.cancelled = threading.Event()
         #: Set by the signal handler the moment a stop is asked for, before the
         #: coordinating thread gets to :meth:`cancel`: a step that ends in

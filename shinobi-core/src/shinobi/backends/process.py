@@ -105,7 +105,7 @@ def _left_behind(pid: int, tag: str, held: bool) -> list[int]:
     if not (held or _group_left(pid)):
         return []
     left = teardown.process_table().members(pid, tag)
-    teardown.note_leftovers(left)
+    teardown.note_leftovers(left, tag)
     return left
 
 
@@ -417,7 +417,7 @@ def run_process(
     """
     if control.stopping():
         return BackendRun(returncode=-signal.SIGTERM, signal=signal.SIGTERM, cancelled=True)
-    tag = teardown.new_tag()
+    tag = teardown.new_tag(control.tag_prefix)
     try:
         child_env = _environment(env)
     except TypeError:  # a value that is not text, in a mapping typed as text
