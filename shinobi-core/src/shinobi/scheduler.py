@@ -889,8 +889,13 @@ class _Wavefront:
 
     def assemble(self) -> RecipeResult:
         steps = [r for r in self.results if r is not None]
-        # A step that failed is to blame before one stopped because of it.
-        failure = first_failed(steps) or next((r for r in steps if r.status == "cancelled"), None)
+        # A step that failed is to blame; one stopped because a step failed
+        # elsewhere in the run (a sibling of this nested recipe) is not: the
+        # recipe is then stopped too, not failed, or the run's report named it
+        # (declared first) and hid the step that did fail.
+        failed = first_failed(steps)
+        stopped = None if failed else next((r for r in steps if r.status == "cancelled"), None)
+        failure = failed or stopped
         cancelled = self.session.control.cancelled.is_set()
         recipe = self.graph.recipe
         outputs: dict[str, Any] = {}
@@ -917,7 +922,7 @@ class _Wavefront:
             if unmade is not None:  # a required path output no step made
                 error = masked(unmade, run_secrets(steps))  # it quotes a path a tool printed
                 return RecipeResult(name=recipe.name, status="failed", steps=steps, error=error)
-        status: StepStatus = "cancelled" if cancelled else ("failed" if failure else "ok")
+        status: StepStatus = "cancelled" if cancelled or stopped else ("failed" if failed else "ok")
         error = failure.error if failure else ("interrupted" if cancelled else None)
         if failure is None and status == "ok" and self.completed < len(self.nodes):
             status = "failed"
@@ -933,7 +938,7 @@ class _Wavefront:
             outputs=outputs,
             steps=steps,
             error=error,
-            failed_step=failure.name if failure else None,
+            failed_step=failed.name if failed else None,
         )
 
 
