@@ -122,6 +122,11 @@ class _Unit:
     requested: bool = False
 
 
+def _order(unit: _Unit) -> tuple[int, int]:
+    """Where ``unit`` comes in declaration order: its step's, then its slice's."""
+    return unit.node, -1 if unit.slice is None else unit.slice
+
+
 def _gather(name: str, slices: list[StepResult], fields: Iterable[str] = ()) -> StepResult:
     """A scattered step's result: every output a list, one element per slice, in order."""
     keys = dict.fromkeys(fields)
@@ -544,7 +549,7 @@ class _Wavefront:
         return list(getattr(node.step.outputs_model, "model_fields", {}))
 
     def push(self, unit: _Unit) -> None:
-        heapq.heappush(self.ready, (unit.node, -1 if unit.slice is None else unit.slice, unit))
+        heapq.heappush(self.ready, (*_order(unit), unit))
 
     # -- running -------------------------------------------------------------
     def launch(self) -> bool:
@@ -630,10 +635,11 @@ class _Wavefront:
     def next_unit(self) -> _Unit | None:
         """The unit to start next, or None while the budget holds the head back.
 
-        A unit already queued at the budget keeps its turn even when a unit
-        declared earlier became ready meanwhile: serving the newcomer first
-        would leave the earlier grant held by a unit that never launches.
-        Undeclared units take no share, so the queue does not hold them back;
+        A unit declared earlier that became ready while a later one waits at
+        the budget goes first, as declaration order says: the waiting unit
+        leaves the budget's queue (see :meth:`yield_turn`) and asks again when
+        its turn comes back. Undeclared units take no share, so the queue does
+        not hold them back;
         except at one worker, where the recipe runs in exact declaration order,
         and except a nested recipe (or a step function): it declares nothing
         itself, yet its own steps may queue at the budget while it holds a
@@ -642,6 +648,8 @@ class _Wavefront:
         the run hung with nothing running.
         """
         unit = self.waiting or self.head()
+        if unit is not None and unit is self.waiting:
+            unit = self.yield_turn(unit)
         if unit is None:
             return None  # only slices of a step whose slices run one at a time
         if not unit.requested:
@@ -662,6 +670,23 @@ class _Wavefront:
             and not self.held(e[2])
         ]
         return min(free)[2] if free else None
+
+    def yield_turn(self, waiting: _Unit) -> _Unit | None:
+        """``waiting``, or the ready unit declared before it that now goes first.
+
+        Its ticket, not granted yet, leaves the budget's queue; one granted
+        meanwhile gives its share back. Either way no grant is left held by a
+        unit that does not launch.
+        """
+        earlier = self.head()
+        if earlier is None or _order(earlier) >= _order(waiting):
+            return waiting
+        if waiting.ticket is not None and waiting.ticket.granted:
+            return waiting
+        self.session.budget.release(waiting.ticket)
+        waiting.ticket, waiting.requested = None, False
+        self.waiting = None
+        return earlier
 
     def head(self) -> _Unit | None:
         """The first ready unit in declaration order that may start now."""
