@@ -276,6 +276,34 @@ def test_a_pystep_body_with_index_input(tmp_path: Path) -> None:
     ]
 
 
+def test_a_stepref_body_stands_for_its_step(tmp_path: Path) -> None:
+    """recipes.txt names "a StepRef from @shinobi.pystep" as a loop body; one was
+    refused as "the body must be a Recipe, a Cab or a pystep"."""
+    from shinobi.steps import StepRef
+
+    class In(BaseModel):
+        x: float
+
+    class Out(BaseModel):
+        value: int
+
+    recipe = Recipe("halving", In, Out)
+    body = StepRef(name="h", step=halve, wiring={"stop": str(tmp_path / "stop")})
+    loop = recipe.add_loop(
+        "halve",
+        body,
+        max_iter=10,
+        until="done",
+        carry={"value": "x"},
+        index_input="cycle",
+        x=recipe.inputs.x,
+    )
+    recipe.set_output("value", loop.outputs.value)
+    result = run_recipe(recipe, {"x": 40}, cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert result.outputs == {"value": 1}
+
+
 def test_a_loop_inside_a_nested_recipe(tmp_path: Path) -> None:
     ms = tmp_path / "obs.ms"
     ms.mkdir()

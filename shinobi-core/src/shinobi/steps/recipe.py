@@ -326,8 +326,12 @@ class Recipe:
 
         The body is unrolled into ``NAME.i.STEP`` (a Recipe body) or ``NAME.i``
         (a Cab or pystep body); ``carry`` maps a body output to the body input
-        it feeds in the next iteration.
+        it feeds in the next iteration. A :class:`StepRef` body stands for its
+        step, its wiring for inputs given here (those given here win).
         """
+        if isinstance(body, StepRef):
+            inputs = {**body.wiring, **inputs}
+            body = body.step
         spec = LoopSpec(
             name=name,
             body=body,
