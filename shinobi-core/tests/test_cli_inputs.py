@@ -417,3 +417,24 @@ def test_inputs_a_model_validator_refuses_together_are_named_as_its_inputs(
     assert err.strip() == (
         "ninja: error: recipe 'pipe', its inputs: Value error, low must not exceed high"
     )
+
+
+def test_an_input_renamed_for_one_of_ninjas_options_is_named_when_spelt_plainly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An input ``b`` is ``--input-b`` (``--b`` is one dash from ninja's ``-b``):
+    ``--b 5`` was refused with "Did you mean '--x'?", naming another input."""
+    path = tmp_path / "short.py"
+    path.write_text(
+        "from pydantic import BaseModel\nfrom shinobi.steps import Cab, ParamMeta\n"
+        "class In(BaseModel):\n    b: int\n    x: int = 1\n"
+        "e = Cab('e', ['echo'], In, None, {'b': ParamMeta(positional=True)})\n"
+    )
+    code, out, err = _ninja(capsys, "run", f"{path}:e", "--b", "5", "--dryrun")
+    assert code == 2
+    assert (
+        "No such option: --b: the recipe's input is --input-b here (--b is too near one of"
+        " ninja's own options)"
+    ) in err, err
+    code, _, err = _ninja(capsys, "run", f"{path}:e", "--input-b", "5", "--dryrun")
+    assert code == 0, err

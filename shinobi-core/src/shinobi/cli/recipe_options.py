@@ -386,6 +386,15 @@ class RecipeCommand(click.Command):
             from shinobi.cli.main import GLOBAL_OPTIONS
 
             named = exc.option_name
+            renamed = f"--input-{named[2:]}"
+            if named.startswith("--") and any(
+                renamed in getattr(p, "opts", ()) for p in self.params
+            ):
+                raise click.UsageError(
+                    f"No such option: {named}: the recipe's input is {renamed} here ({named}"
+                    " is too near one of ninja's own options)",
+                    ctx,
+                ) from None
             said_by_main = (*GLOBAL_OPTIONS, "--remote")  # "put it first", "planned"
             if _RECIPE_KEY in ctx.meta or not named.startswith("--") or named in said_by_main:
                 exc.ctx = exc.ctx or ctx  # ninja's own options: "put it first", said by main
