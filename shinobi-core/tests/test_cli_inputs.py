@@ -430,7 +430,7 @@ def test_an_input_renamed_for_one_of_ninjas_options_is_named_when_spelt_plainly(
         "class In(BaseModel):\n    b: int\n    x: int = 1\n"
         "e = Cab('e', ['echo'], In, None, {'b': ParamMeta(positional=True)})\n"
     )
-    code, out, err = _ninja(capsys, "run", f"{path}:e", "--b", "5", "--dryrun")
+    code, _, err = _ninja(capsys, "run", f"{path}:e", "--b", "5", "--dryrun")
     assert code == 2
     assert (
         "No such option: --b: the recipe's input is --input-b here (--b is too near one of"
