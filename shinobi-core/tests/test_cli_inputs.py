@@ -433,7 +433,7 @@ def test_an_input_renamed_for_one_of_ninjas_options_is_named_when_spelt_plainly(
     code, _, err = _ninja(capsys, "run", f"{path}:e", "--b", "5", "--dryrun")
     assert code == 2
     assert (
-        "No such option: --b: the recipe's input is --input-b here (--b is too near one of"
+        "No such option '--b': the recipe's input is --input-b here (--b is too near one of"
         " ninja's own options)"
     ) in err, err
     code, _, err = _ninja(capsys, "run", f"{path}:e", "--input-b", "5", "--dryrun")

@@ -43,6 +43,7 @@ class Out(BaseModel):
 
 
 def _step(recipe: Recipe, name: str, tmp_path: Path) -> StepResult:
+    (tmp_path / "w").mkdir()
     result = run_recipe(recipe, workdir=tmp_path / "w", cwd=tmp_path, use_cache=False)
     return next(s for s in result.steps if s.name == name)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pickle
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,3 +63,21 @@ def test_run_recipe_refuses_what_is_no_recipe_in_one_line(given: Any) -> None:
         run_recipe(given)
     assert str(raised.value).startswith("run_recipe was given a")
     assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize("where", ["cwd", "workdir"])
+def test_a_folder_that_is_not_there_is_refused_not_made(tmp_path: Path, where: str) -> None:
+    """A typo in cwd= or workdir= made the whole tree and ran the tools there."""
+    from shinobi.errors import UsageError
+    from shinobi.steps import Cab
+
+    recipe = Recipe("r")
+    recipe.add_step("t", Cab("t", ["touch", "made"]))
+    typo = tmp_path / "typo" / "deeper"
+    with pytest.raises(UsageError) as raised:
+        run_recipe(recipe, **{where: typo})
+    assert (
+        str(raised.value)
+        == f"{where}={str(typo)!r} does not exist: create it first, or fix the path"
+    )
+    assert not (tmp_path / "typo").exists()

@@ -512,6 +512,20 @@ def _close_stopped(records: Records, result: RecipeResult, session: Session) -> 
     return stopped
 
 
+def _existing(path: str | Path, what: str) -> Path:
+    """``path``, a directory that exists; else a one-line refusal.
+
+    A typo in ``cwd=`` or ``workdir=`` made the whole tree (``mkdir -p``) and
+    ran the tools there, where ``ninja run --workdir`` refuses it: a typo must
+    not scatter files.
+    """
+    found = Path(path)
+    if not found.is_dir():
+        said = "is not a directory" if found.exists() else "does not exist"
+        raise UsageError(f"{what}={str(path)!r} {said}: create it first, or fix the path")
+    return found
+
+
 def run_prepared(
     graph: Graph,
     values: dict[str, Any],
@@ -539,7 +553,13 @@ def run_prepared(
     from shinobi.scheduler import run_graph
     from shinobi.session import Session
 
-    base = Path(workdir) if workdir else config.execution.workdir_path() or Path(cwd or Path.cwd())
+    base = (
+        _existing(workdir, "workdir")
+        if workdir
+        else config.execution.workdir_path() or Path(cwd or Path.cwd())
+    )
+    if cwd:
+        _existing(cwd, "cwd")
     session = Session(
         config=config,
         cwd=str(Path(cwd or Path.cwd()).resolve()),

@@ -391,7 +391,7 @@ class RecipeCommand(click.Command):
                 renamed in getattr(p, "opts", ()) for p in self.params
             ):
                 raise click.UsageError(
-                    f"No such option: {named}: the recipe's input is {renamed} here ({named}"
+                    f"No such option {named!r}: the recipe's input is {renamed} here ({named}"
                     " is too near one of ninja's own options)",
                     ctx,
                 ) from None
