@@ -218,3 +218,39 @@ def test_a_plugin_built_for_another_core_that_loads_is_listed_as_loading(tmp_pat
     assert row["loads"], row
     assert "built for another shinobi-core" in str(row["detail"])
     assert "pip install ./shinobi-core ./acme_old" in str(row["detail"])
+
+
+def _crashing(site: Path, body: str) -> None:
+    module = (
+        "from shinobi.backends.base import Backend as _Base\n"
+        "class Backend(_Base):\n"
+        "    name = 'crashy'\n"
+        "    def run(self, invocation, control):\n"
+        f"        {body}\n"
+    )
+    _dist(
+        site,
+        "acme_crashy",
+        "[shinobi.backends]\ncrashy = acme_crashy:Backend\n",
+        {"acme_crashy.py": module},
+    )
+
+
+def test_a_plugin_whose_run_raises_is_blamed_on_one_line(tmp_path: Path) -> None:
+    """It read "internal error: RuntimeError: engine exploded" and the message's
+    second line, naming neither the backend nor its distribution."""
+    _crashing(tmp_path, "raise RuntimeError('engine exploded\\nwith detail')")
+    done = _run(tmp_path, "crashy")
+    assert done.returncode == 1, done.stderr
+    assert (
+        "backend 'crashy' (acme_crashy) raised RuntimeError: engine exploded: a fault of that"
+        " backend, not of the step; report it to acme_crashy's authors"
+    ) in done.stderr, done.stderr
+    assert "with detail" not in done.stderr and "internal error" not in done.stderr
+
+
+def test_a_plugin_whose_run_returns_nothing_is_blamed_too(tmp_path: Path) -> None:
+    _crashing(tmp_path, "return None")
+    done = _run(tmp_path, "crashy")
+    assert done.returncode == 1, done.stderr
+    assert "backend 'crashy' (acme_crashy) returned NoneType, not a BackendRun" in done.stderr

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.base import Backend, Invocation, PathUse
+from shinobi.backends.guarded import run_backend
 from shinobi.backends.spawn import user_code
 from shinobi.backends.streams import StreamLog
 from shinobi.cache_limits import applied_limits, demanded_limits
@@ -212,7 +213,7 @@ def run_cab(
     elsewhere = backend.capabilities.remote
     before = existing_outputs(invocation.paths, elsewhere=elsewhere)
     started = time.time()
-    run = backend.run(invocation, session.control)
+    run = run_backend(backend, invocation, session.control)
     finished = time.time()
     wrangled = wrangle(cab, run.stdout, run.stderr)
     warnings = list(wrangled.warnings)

@@ -28,6 +28,7 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.base import BackendRun, Invocation
+from shinobi.backends.guarded import run_backend
 from shinobi.backends.spawn import user_code
 from shinobi.backends.streams import StreamLog
 from shinobi.backends.venv import installer, no_venv_warning, venv_ran_in
@@ -303,7 +304,7 @@ def _run_elsewhere(
         argv = list(invocation.argv)
         session.emit_started(name, {"backend": backend_name, "argv": argv, "venv": venv})
         started = time.time()
-        run = backend.run(invocation, session.control)
+        run = run_backend(backend, invocation, session.control)
         finished = time.time()
         return _result(name, node, run, invocation, workspace, backend_name, started, finished)
     finally:
