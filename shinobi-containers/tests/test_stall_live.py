@@ -46,6 +46,7 @@ def test_a_step_stuck_at_its_limit_is_killed_and_reported_out_of_memory(tmp_path
     config = config_for("apptainer", memory_stall_timeout=WINDOW)
     recipe = one_step("hog", MEMORY_HOG, image("apptainer"), Resources(memory="64MiB"))
     for attempt in range(TRIES):
+        (tmp_path / str(attempt)).mkdir()  # run_recipe makes no folder it is pointed at
         started = time.monotonic()
         result = run_recipe(
             recipe, backend="apptainer", config=config, cwd=tmp_path / str(attempt), use_cache=False
