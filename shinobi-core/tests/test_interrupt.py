@@ -744,10 +744,10 @@ def test_an_interrupt_of_one_run_leaves_the_other_runs_of_the_process_alone(
     for folder in (first, other, stopped):
         folder.mkdir()
     server = Recipe("server")  # ends ok, leaving a server behind it as docs allow
-    server.add_step("serve", Cab("serve", ["sh", "-c", "sleep 300 >/dev/null 2>&1 &"]))
+    serve = "sleep 300 >/dev/null 2>&1 & echo $! > server.pid"
+    server.add_step("serve", Cab("serve", ["sh", "-c", serve]))
     assert run_recipe(server, config=config, cwd=first).ok
-    left = subprocess.run(["pgrep", "-f", "^sleep 300$"], capture_output=True, text=True)
-    (server_pid,) = [int(p) for p in left.stdout.split()]
+    server_pid = int((first / "server.pid").read_text())
     beside = Recipe("beside")
     beside.add_step("wait", Cab("wait", ["sh", "-c", "touch going; sleep 3"]))
     results: list[Any] = []
