@@ -99,8 +99,7 @@ def set_aside(
     write and made (``out: Path``, named again by an implicit output) is moved."""
     uses = tuple(uses)
     inputs = [u.path for u in uses if u.role == "input"]
-    found = _products(uses, passthroughs, before, started, others)
-    return _carry_out(found + _given(uses, passthroughs, before, started), started, inputs)
+    return _carry_out(_written_by(uses, passthroughs, before, started, others), started, inputs)
 
 
 def unfinished(
@@ -115,9 +114,8 @@ def unfinished(
     same as :func:`set_aside` finds them. Nothing is moved, the user debugs
     from what it wrote; but a part under its final name looks as finished as a
     product, and nothing said it was not."""
-    uses = tuple(uses)
-    found = _products(uses, passthroughs, before, started, others)
-    return [_failed_while(w) for w in found + _given(uses, passthroughs, before, started)]
+    found = _written_by(tuple(uses), passthroughs, before, started, others)
+    return [_failed_while(w) for w in found]
 
 
 def _failed_while(written: _Written) -> str:
@@ -142,6 +140,19 @@ class _Written(NamedTuple):
     how: str
     #: why it stays where it is whatever the step did; "": it is the step's to move
     kept: str = ""
+
+
+def _written_by(
+    uses: tuple[PathUse, ...],
+    passthroughs: Collection[str],
+    before: dict[str, Found],
+    started: float,
+    others: Collection[str],
+) -> list[_Written]:
+    """Every output the step wrote: its own products, then the paths it was handed."""
+    return _products(uses, passthroughs, before, started, others) + _given(
+        uses, passthroughs, before, started
+    )
 
 
 def _products(

@@ -28,6 +28,7 @@ import os
 from pathlib import Path
 
 from shinobi.errors import MachineRefused
+from shinobi.local_runs import pid_alive
 
 __all__ = ["LIVE_DIR", "mark_live", "other_runs", "unmark_live"]
 
@@ -47,7 +48,7 @@ def mark_live(runs_root: Path, run_id: str) -> Path | None:
     marker = _live_dir(runs_root) / f"{run_prefix()}{run_id}"
     try:
         marker.parent.mkdir(exist_ok=True)
-        marker.write_text(run_id)
+        marker.touch()  # its name says all: whose ninja, which run
     except OSError:
         return None
     return marker
@@ -79,12 +80,13 @@ def other_runs(runs_root: Path) -> list[str]:
         owner = _owner(name)
         if owner is None:
             continue
-        if _alive(owner):
-            going.append(f"{_read(live / name)} (pid {owner})")
+        tags, _, run = name.partition(".")
+        if pid_alive(owner):
+            going.append(f"{run} (pid {owner})")
             continue
-        orphans = _orphans(name.partition(".")[0] + ".")
+        orphans = _orphans(tags + ".")
         if orphans:
-            found.append((_read(live / name), orphans))
+            found.append((run, orphans))
         else:
             with contextlib.suppress(OSError):
                 (live / name).unlink()
@@ -111,16 +113,6 @@ def _owner(name: str) -> int | None:
     return int(pid) if dash and pid.isdigit() else None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: alive
-        return True
-    return True
-
-
 def _orphans(prefix: str) -> list[int]:
     from shinobi.teardown import process_table
 
@@ -132,10 +124,3 @@ def _listed(pids: list[int]) -> str:
 
     shown = ", ".join(f"pid {pid} ({command_of(pid)})" for pid in pids[:3])
     return shown + (f" and {len(pids) - 3} more" if len(pids) > 3 else "")
-
-
-def _read(marker: Path) -> str:
-    try:
-        return marker.read_text().strip() or "?"
-    except OSError:
-        return "?"

@@ -61,6 +61,7 @@ __all__ = [
     "note_cut_log",
     "note_statuses",
     "note_steps",
+    "pid_alive",
     "recorded_steps",
     "release_run",
     "remove_run",
@@ -327,6 +328,11 @@ def _unlocked_run_goes_on(record: dict[str, object] | None) -> bool:
     pid = record.get("pid")
     if record.get("host") != socket.gethostname() or type(pid) is not int or pid <= 0:
         return True
+    return pid_alive(pid)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host lives (another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

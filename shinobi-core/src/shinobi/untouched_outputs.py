@@ -197,7 +197,7 @@ def stamped_before(signature: Signature, started: float) -> bool:
 def predates(st: os.stat_result, started: float) -> bool:
     """Whether what ``st`` describes was there, as it is, clearly before ``started``
     (see :func:`stamped_before`): a link the user made, not one the step did."""
-    return max(st.st_mtime_ns, st.st_ctime_ns) < (started - _TICK) * 1e9
+    return stamped_before(_signature(st), started)
 
 
 def untouched(before: dict[str, Found], started: float, *, elsewhere: bool = False) -> list[str]:
