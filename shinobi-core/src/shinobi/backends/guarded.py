@@ -14,12 +14,9 @@ they are.
 from __future__ import annotations
 
 import errno
-from typing import TYPE_CHECKING
 
+from shinobi.backends.base import Backend, BackendRun, Invocation, RunControl
 from shinobi.errors import ShinobiError, exception_line
-
-if TYPE_CHECKING:
-    from shinobi.backends.base import Backend, BackendRun, Invocation, RunControl
 
 __all__ = ["BackendFault", "run_backend"]
 
@@ -36,8 +33,6 @@ class BackendFault(ShinobiError):
 def run_backend(backend: Backend, invocation: Invocation, control: RunControl) -> BackendRun:
     """``backend.run(invocation, control)``; a fault of the backend's own is a
     :class:`BackendFault` naming it (see the module docstring)."""
-    from shinobi.backends.base import BackendRun
-
     try:
         run = backend.run(invocation, control)
     except ShinobiError:

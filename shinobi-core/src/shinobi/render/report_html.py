@@ -470,9 +470,8 @@ def _settled(step: Mapping[str, Any], stale: bool) -> Mapping[str, Any]:
     from shinobi.local_runs import settled_status
 
     status = step.get("status")
-    if not isinstance(status, str) or settled_status(status, stale) == status:
-        return step
-    return {**step, "status": settled_status(status, stale)}
+    settled = settled_status(status, stale) if isinstance(status, str) else status
+    return step if settled == status else {**step, "status": settled}
 
 
 def _run_state(manifest: Mapping[str, Any], disk: OnDisk) -> str:
