@@ -169,6 +169,51 @@ def test_a_payload_that_outlives_its_client_gives_its_job_a_stop_command(
     assert graph.jobs[0].stops == []  # the default: the payload dies with the job
 
 
+class NamedWrapper(Wrapper):
+    """A stand-in that says which runtime rendered a command."""
+
+    def __init__(self, runtime: str) -> None:
+        self.runtime = runtime
+
+    def render(self, invocation: Invocation) -> list[str]:
+        return [self.runtime, *invocation.argv]
+
+
+def test_auto_runs_each_step_in_the_container_backend_it_runs_in_under_ninja_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A step declared backend="apptainer" (or inheriting a container backend.default)
+    kept it on the cluster only with --container-runtime; by default it ran on the
+    node's bare software with a note, though the recipe was to move unchanged."""
+    boxed = Cab(name="boxed", command="/bin/true", image="busybox:1")
+    recipe = Recipe(name="r")
+    recipe.add_step("own", boxed, backend="apptainer")
+    recipe.add_step("inherited", boxed)
+    recipe.add_step("bare", Cab("bare", "/bin/true"))
+    monkeypatch.setattr(backends, "get_backend", lambda name, settings=None: NamedWrapper(name))
+
+    graph = build_jobs(plan_of(recipe), "/w", "run")
+    wrap_in_containers(graph, "auto", default_backend="podman")
+    commands = {job.name: job.commands for job in graph.jobs}
+    assert commands == {
+        "own": [["apptainer", "/bin/true"]],
+        "inherited": [["podman", "/bin/true"]],
+        "bare": [["/bin/true"]],
+    }
+    assert [job.runtime for job in graph.jobs] == ["apptainer", "podman", "none"]
+    assert graph.warnings == []
+
+    graph = build_jobs(plan_of(recipe), "/w", "run")
+    wrap_in_containers(graph, "auto")  # backend.default native: the image is not used
+    assert graph.jobs[1].commands == [["/bin/true"]]
+    assert "declare an image (inherited)" in graph.warnings[0]
+    assert "not a container backend" in graph.warnings[0]
+
+    graph = build_jobs(plan_of(recipe), "/w", "run")
+    wrap_in_containers(graph, "docker", default_backend="podman")  # one runtime for all
+    assert [job.commands[0][0] for job in graph.jobs] == ["docker", "docker", "/bin/true"]
+
+
 def test_no_container_runtime_runs_on_the_node_and_says_so_for_images() -> None:
     boxed = Cab(name="boxed", command="/bin/true", image="busybox:1")
     graph = build_jobs(plan_of(Recipe(name="r", steps=[StepRef("boxed", boxed, {})])), "/w", "run")

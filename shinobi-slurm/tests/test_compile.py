@@ -482,8 +482,8 @@ def test_job_limits_a_daemon_s_container_escapes_are_noted(runtime: str, noted: 
     from shinobi_slurm.compile import SlurmTarget
 
     target = SlurmTarget({"sbatch_opts": ["--mem=300M", "--partition=debug"]})
-    jobs = SimpleNamespace(jobs=[SimpleNamespace(image="busybox")])
-    said = target._limits_outside_containers(jobs, runtime)  # type: ignore[arg-type]
+    jobs = SimpleNamespace(jobs=[SimpleNamespace(image="busybox", runtime=runtime)])
+    said = target._limits_outside_containers(jobs)  # type: ignore[arg-type]
     assert (said is not None) is noted
     if said is not None:
         assert said.startswith(f"sbatch_opts sets --mem=300M for each job, but {runtime}")
@@ -498,6 +498,6 @@ def test_a_cpu_limit_is_noted_in_whichever_spelling(given: object) -> None:
     from shinobi_slurm.compile import SlurmTarget
 
     target = SlurmTarget({"sbatch_opts": given})
-    jobs = SimpleNamespace(jobs=[SimpleNamespace(image="busybox")])
-    said = target._limits_outside_containers(jobs, "docker")  # type: ignore[arg-type]
+    jobs = SimpleNamespace(jobs=[SimpleNamespace(image="busybox", runtime="docker")])
+    said = target._limits_outside_containers(jobs)  # type: ignore[arg-type]
     assert said is not None and said.startswith("sbatch_opts sets --cpus-per-task=2 for each job")

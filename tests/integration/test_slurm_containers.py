@@ -101,6 +101,26 @@ def test_a_compiled_job_runs_its_step_in_docker_and_the_next_job_on_the_node(
     assert left.stdout == "", "the job left its container behind"
 
 
+@pytest.mark.usefixtures("slurm", "apptainer")
+def test_a_step_that_names_apptainer_runs_in_it_on_the_cluster_unasked(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    """A step declared backend="apptainer" ran on the node's bare software unless the
+    compile named --container-runtime: the recipe did not move to the cluster unchanged."""
+    recipe = RECIPE.format(where=WHERE, image=apptainer_image()).replace(
+        'r.add_step("boxed", boxed,', 'r.add_step("boxed", boxed, backend="apptainer",'
+    )
+    (tmp_path / "r.py").write_text(recipe)
+    shown = ninja("compile", "r.py:r", "--engine", "slurm")
+    assert shown.returncode == 0, shown.stderr
+    assert "apptainer" in shown.stdout and "declare an image" not in shown.stderr
+    done = ninja("compile", "r.py:r", "--engine", "slurm", "--submit", "--json")
+    assert done.returncode == 0, done.stderr
+    found = _wait_final(ninja, json.loads(done.stdout)["handle"])
+    assert found["state"] == "completed", found["summary"]
+    assert (tmp_path / "both.txt").read_text() == "image\nhost\n"
+
+
 #: A worker of the step's killed for memory while the step's own shell exits 0.
 HUNGRY = """
 from pydantic import BaseModel

@@ -85,18 +85,20 @@ class SlurmTarget(OffloadTarget):
         scripts = workflow.scripts
         for job in jobs.jobs:
             scripts.append(Script(job.name, *script_of(context, job)))
-        daemon_owned = self._limits_outside_containers(jobs, options.container_runtime)
+        daemon_owned = self._limits_outside_containers(jobs)
         if daemon_owned is not None:
             jobs.warnings.append(daemon_owned)
         return workflow
 
-    def _limits_outside_containers(self, jobs: JobGraph, runtime: str) -> str | None:
+    def _limits_outside_containers(self, jobs: JobGraph) -> str | None:
         """The note for job limits set in ``sbatch_opts`` that a docker or podman container
         escapes: its daemon starts it in a control group of its own, outside the job's,
         so ``--mem`` limits the job's shell and client, not the step (a step that used
         twice as much ended "completed"). Declared resources reach the container."""
-        if runtime not in ("docker", "podman") or not any(job.image for job in jobs.jobs):
+        engines = sorted({job.runtime for job in jobs.jobs} & {"docker", "podman"})
+        if not engines:
             return None
+        runtime = " and ".join(engines)
         try:
             given = parse_sbatch_opts(self.settings.get("sbatch_opts"))
         except ConfigError:  # refused with its own words where the options are used
@@ -120,7 +122,7 @@ class SlurmTarget(OffloadTarget):
         for job in workflow.jobs.jobs:
             files = JobFiles.of(run_dir, job)
             details: dict[str, object] = {"exit_code": files.exit_code}
-            if job.image and options.container_runtime != "none":
+            if job.runtime != "none":
                 details["contained"] = True  # its tool runs in a container engine
             if configured_memory is not None:  # sbatch_opts, not the step, set it: which
                 details["memory_option"] = configured_memory.argument()

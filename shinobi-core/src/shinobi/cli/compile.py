@@ -25,7 +25,7 @@ import click
 from shinobi.cli import collector
 from shinobi.cli.machine_output import MachineOutputCommand, emit
 from shinobi.cli.recipe_options import RecipeCommand, recipe_values
-from shinobi.offload.wrapping import CONTAINER_RUNTIMES
+from shinobi.offload.wrapping import AUTO, RUNTIME_CHOICES
 from shinobi.wording import counted
 
 __all__ = ["command"]
@@ -56,10 +56,11 @@ class _CompileCommand(MachineOutputCommand, RecipeCommand):
 )
 @click.option(
     "--container-runtime",
-    type=click.Choice(CONTAINER_RUNTIMES),
-    default="none",
+    type=click.Choice(RUNTIME_CHOICES),
+    default=AUTO,
     show_default=True,
-    help="Run each step's command in its image with this runtime, or on the node itself.",
+    help="Run each step that has an image in it with this runtime, or on the node itself"
+    " (none); auto: in the container backend the step runs in under ninja run.",
 )
 @click.option(
     "--submit", is_flag=True, help="Submit the workflow and detach; write the launch's handle."

@@ -71,7 +71,8 @@ class CompileOptions:
     workdir: Path
     cwd: Path
     run_id: str
-    container_runtime: str = "none"
+    #: "auto": each step in the container backend it runs in under ``ninja run``.
+    container_runtime: str = "auto"
     target: str | None = None
     #: The backend of a step that names none (``backend.default``): a venv there is
     #: a venv every such step would lose in a job.
@@ -350,7 +351,7 @@ def compile_jobs(plan: Plan, options: CompileOptions) -> JobGraph:
         raise OffloadRefused(plan.graph.recipe.name, refusals)
     jobs = build_jobs(plan, str(options.cwd), options.run_id)
     derive_edges(jobs)
-    wrap_in_containers(jobs, options.container_runtime)
+    wrap_in_containers(jobs, options.container_runtime, options.default_backend)
     jobs.warnings.extend(missing_directories(jobs))
     return jobs
 

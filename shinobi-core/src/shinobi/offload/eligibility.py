@@ -18,6 +18,7 @@ from functools import partial
 from typing import Any
 
 from shinobi.graph import Node, output_refs
+from shinobi.offload.wrapping import runtime_of
 from shinobi.plan import Plan, PlannedStep, cab_of
 from shinobi.steps.argv import Unknown, has_secret
 from shinobi.steps.refs import OutputRef
@@ -170,7 +171,7 @@ def _harvested(pattern: str, ref: OutputRef) -> str:
 
 
 class _Checker:
-    def __init__(self, default_backend: str = "native", container_runtime: str = "none") -> None:
+    def __init__(self, default_backend: str = "native", container_runtime: str = "auto") -> None:
         self.default_backend = default_backend
         self.container_runtime = container_runtime
         self.found: dict[tuple[str, str], Refusal] = {}
@@ -350,9 +351,10 @@ class _Checker:
         )
 
     def in_image(self, step: Any) -> bool:
-        """Whether a compiled job runs ``step`` in its container image."""
+        """Whether a compiled job runs ``step``, which names no backend, in its image."""
         cab = cab_of(step)
-        return self.container_runtime != "none" and cab is not None and bool(cab.image)
+        runtime = runtime_of(self.container_runtime, self.default_backend)
+        return runtime != "none" and cab is not None and bool(cab.image)
 
     def judged(self, cab: str, facts: _CabFacts, where: str) -> None:
         """A cab whose output a wrangler judges fails on what it prints, which
@@ -414,7 +416,7 @@ class _Checker:
 
 
 def check_offloadable(
-    plan: Plan, default_backend: str = "native", container_runtime: str = "none"
+    plan: Plan, default_backend: str = "native", container_runtime: str = "auto"
 ) -> list[Refusal]:
     """Every reason ``plan`` cannot be offloaded; empty when it can.
 

@@ -110,6 +110,9 @@ class Job:
     #: that ends without the file used every iteration without converging,
     #: which its status says, as ``ninja run`` warns.
     loop_end: tuple[str, int, str] | None = None
+    #: The container runtime its commands run in ("none": on the node itself);
+    #: set by :func:`shinobi.offload.wrapping.wrap_in_containers`.
+    runtime: str = "none"
 
     @property
     def tasks(self) -> int | None:
