@@ -42,3 +42,21 @@ def test_doctor_flags_a_bad_slurm_value_and_exits_2(ninja: Ninja, tmp_path: Path
     listed = ninja("backends", "--json")
     (row,) = [r for r in json.loads(listed.stdout) if r["name"] == "slurm"]
     assert row["usable"] is False and str(row["detail"]).endswith(where)
+
+
+@pytest.mark.usefixtures("slurm")
+def test_doctor_asks_slurm_whether_it_takes_the_configured_sbatch_opts(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    """A mistyped partition passed doctor ("ok slurm", exit 0) while Slurm refused
+    every submission: well-formed options are now tried with ``sbatch --test-only``."""
+    toml = tmp_path / "shinobi.toml"
+    toml.write_text('[backend.slurm]\nsbatch_opts = ["--partition=dbug"]\n')
+    found = ninja("doctor", "--json")
+    assert found.returncode == 2, found.stderr
+    (problem,) = json.loads(found.stdout)["config"]["problems"]
+    assert problem.startswith("[backend.slurm] sbatch_opts: Slurm refuses them"), problem
+    assert "dbug" in problem and f"(sbatch_opts is set in project file {toml})" in problem
+    toml.write_text('[backend.slurm]\nsbatch_opts = ["--time=00:05:00"]\n')
+    fine = ninja("doctor", "--json")
+    assert fine.returncode == 0, fine.stdout

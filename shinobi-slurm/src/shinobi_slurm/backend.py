@@ -62,7 +62,12 @@ from shinobi_slurm.sbatch import (
 )
 from shinobi_slurm.setting_values import POLL_FLOOR, SETTINGS_KEYS, seconds_setting
 from shinobi_slurm.states import STUCK_REASONS, Limits, classify, timeout_advice
-from shinobi_slurm.trial import SlurmWouldRefuse, refuse_what_slurm_would, warn_now
+from shinobi_slurm.trial import (
+    SlurmWouldRefuse,
+    refusal_of_options,
+    refuse_what_slurm_would,
+    warn_now,
+)
 
 __all__ = ["JOBS_LEDGER", "SlurmBackend", "job_name", "poll_tuning"]
 
@@ -236,11 +241,16 @@ class SlurmBackend(Backend):
     @classmethod
     def check_settings(cls, settings: Mapping[str, Any]) -> None:
         """Refuse each value a run (or ``ninja compile``) would, for ``ninja doctor``:
-        its check() asks only whether Slurm answers, so a bad poll_max passed it."""
-        parse_sbatch_opts(settings.get("sbatch_opts"))
-        SlurmCommands.from_settings(settings)
+        its check() asks only whether Slurm answers, so a bad poll_max passed it.
+        Options Slurm would refuse are asked of Slurm itself, as a run asks first."""
+        given = parse_sbatch_opts(settings.get("sbatch_opts"))
+        commands = SlurmCommands.from_settings(settings)
         poll_tuning(settings)
         seconds_setting(settings, "status_interval", 5.0, POLL_FLOOR)
+        if given:  # well formed, but Slurm may still refuse them: a partition's typo
+            refused = refusal_of_options(SlurmCommands(commands.prefix, timeout=15.0), given)
+            if refused is not None:
+                raise ConfigError(f"[backend.slurm] sbatch_opts: {refused}")
 
     @property
     def commands(self) -> SlurmCommands:

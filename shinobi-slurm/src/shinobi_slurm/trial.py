@@ -21,7 +21,7 @@ from shinobi.errors import UsageError
 from shinobi_slurm.commands import SlurmCommands, SlurmError, SlurmUnreachable
 from shinobi_slurm.sbatch import Option, batch_script, input_variables, shown_value
 
-__all__ = ["SlurmWouldRefuse", "refuse_what_slurm_would", "warn_now"]
+__all__ = ["SlurmWouldRefuse", "refusal_of_options", "refuse_what_slurm_would", "warn_now"]
 
 #: Options that differ from job to job and that Slurm takes from any job.
 _PER_JOB = frozenset(
@@ -48,20 +48,48 @@ def refuse_what_slurm_would(
         if key in tried:
             continue
         tried.add(key)
-        try:
-            commands.run("sbatch", ["--test-only"], stdin=batch_script(kept, ["true"]))
-        except SlurmError as exc:
-            if exc.transient or exc.never_sent:
-                return  # Slurm is away: the submission will say so itself
-            if isinstance(exc, SlurmUnreachable):
-                raise  # (no sbatch here): no answer about the step, and none to come by waiting
-            raise _refusal(commands, step, exc, kept) from None
+        exc = _tried(commands, kept)
+        if exc is None:
+            continue
+        if exc.transient or exc.never_sent:
+            return  # Slurm is away: the submission will say so itself
+        if isinstance(exc, SlurmUnreachable):
+            raise exc  # (no sbatch here): no answer about the step, and none to come by waiting
+        reason, fix = _refusal(commands, exc, kept)
+        raise SlurmWouldRefuse(
+            f"Slurm would refuse step {step!r} ({reason}); nothing was submitted: {fix}"
+        ) from None
+
+
+def refusal_of_options(commands: SlurmCommands, options: Sequence[Option]) -> str | None:
+    """Slurm's refusal of ``options`` on their own, with what to fix; None when it
+    takes them, or when it cannot be asked (no Slurm here, or away: the engine's
+    own check says so).
+
+    ``ninja doctor`` asks this of ``[backend.slurm] sbatch_opts``: it called
+    slurm usable while every submission was refused for a mistyped partition.
+    """
+    kept = [o for o in options if o.name not in _PER_JOB]
+    exc = _tried(commands, kept)
+    if exc is None or exc.transient or exc.never_sent or isinstance(exc, SlurmUnreachable):
+        return None
+    reason, fix = _refusal(commands, exc, kept, submitting=False)
+    return f"Slurm refuses them ({reason}): {fix}"
+
+
+def _tried(commands: SlurmCommands, options: Sequence[Option]) -> SlurmError | None:
+    """What ``sbatch --test-only`` says against ``options``; None when it takes them."""
+    try:
+        commands.run("sbatch", ["--test-only"], stdin=batch_script(options, ["true"]))
+    except SlurmError as exc:
+        return exc
+    return None
 
 
 def _refusal(
-    commands: SlurmCommands, step: str, exc: SlurmError, options: Sequence[Option]
-) -> SlurmWouldRefuse:
-    """Slurm's refusal of ``step``'s ``options``, with what to fix: the ``SBATCH_*``
+    commands: SlurmCommands, exc: SlurmError, options: Sequence[Option], submitting: bool = True
+) -> tuple[str, str]:
+    """Slurm's refusal of ``options`` and what to fix: the ``SBATCH_*``
     variables of this shell that asked for what it refused, if they did.
 
     sbatch lets those variables beat the ``#SBATCH`` lines, so a
@@ -70,18 +98,18 @@ def _refusal(
     """
     blamed = _blamed_variables(commands, options)
     hint = _partitions_hint(commands, exc, options, blamed)
-    if not blamed:
-        fix = "fix [backend.slurm] sbatch_opts or the step's declared resources"
-    else:
+    if blamed:
         said = " and ".join(f"{k}={shown_value(v)}" for k, v in blamed.items())
         unset = " ".join(blamed)
         fix = (
             f"it is what {said} in the environment asks for (sbatch lets such variables beat"
             f" [backend.slurm] sbatch_opts); unset {unset}"
         )
-    return SlurmWouldRefuse(
-        f"Slurm would refuse step {step!r} ({exc}{hint}); nothing was submitted: {fix}"
-    )
+    elif submitting:
+        fix = "fix [backend.slurm] sbatch_opts or the step's declared resources"
+    else:
+        fix = "fix [backend.slurm] sbatch_opts"
+    return f"{exc}{hint}", fix
 
 
 def _passes(commands: SlurmCommands, options: Sequence[Option], without: Iterable[str]) -> bool:
