@@ -104,7 +104,7 @@ shinobi runs pipelines of command-line tools on this machine, in containers,
 or on Slurm (Kubernetes is planned), from one recipe.
 
 \b
-Quick start:
+Quick start (in a shinobi checkout, where examples/ is):
   ninja run examples/offload_demo.py:pipe --target /tmp/made.ms
   ninja run examples/offload_demo.py:pipe --target /tmp/made.ms --dryrun
   ninja run FILE.py:NAME --help      (the recipe's own inputs as options)
