@@ -300,3 +300,29 @@ def test_user_code_cannot_begin_while_a_spawn_is_under_way() -> None:
         assert not entered.wait(0.2)
     thread.join(5)
     assert entered.is_set() and spawn._users.value == 0
+
+
+def test_an_inherited_descriptor_above_the_soft_limit_is_closed_by_popen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``exec 300>log; ulimit -n 256; ninja run ...``: glibc's posix_spawn refuses to
+    close a descriptor at or above the soft limit (EBADF), and every step failed
+    "cannot run: Bad file descriptor"."""
+    import resource
+
+    monkeypatch.chdir(tmp_path)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    high = 300
+    with _inheritable_pipe() as read:
+        os.dup2(read, high)  # inheritable, as a shell's exec leaves it
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
+            out = tmp_path / "fds"
+            with open(out, "wb") as fh:
+                child = _start(["/bin/ls", "/proc/self/fd"], os.getcwd(), stdout=fh.fileno())
+                assert child.wait() == 0
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+            os.close(high)
+    assert isinstance(child, subprocess.Popen)
+    assert high not in {int(n) for n in out.read_text().split()}

@@ -172,10 +172,17 @@ def _only_ninja_threads() -> bool:
 
 
 def _inheritable_descriptors() -> list[int] | None:
-    """Descriptors from 3 up that a child would inherit (None: cannot tell)."""
+    """Descriptors from 3 up that a child would inherit (None: cannot tell, or
+    one that posix_spawn cannot close).
+
+    glibc refuses to close a descriptor at or above the soft ``nofile`` limit
+    (EBADF), and a shell can hand ninja one (``exec 300>log; ulimit -n 256``):
+    every step then failed "cannot run: Bad file descriptor". Popen closes it.
+    """
     try:
         names = os.listdir("/proc/self/fd")
-    except OSError:
+        closable = os.sysconf("SC_OPEN_MAX")
+    except (OSError, ValueError):
         return None
     found = []
     for name in names:
@@ -186,7 +193,7 @@ def _inheritable_descriptors() -> list[int] | None:
                     found.append(fd)
             except OSError:  # the listing's own descriptor, closed by now
                 pass
-    return found
+    return None if closable > 0 and any(fd >= closable for fd in found) else found
 
 
 def _still_inheritable(fd: int) -> bool:
