@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -645,3 +646,46 @@ def test_the_statuses_kept_name_a_scattered_recipes_steps_as_they_ran(tmp_path: 
         "ns.third": "not run",
         "after": "not run",
     }
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root")
+def test_a_run_folder_this_user_cannot_read_is_kept_and_the_rest_cleaned(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A colleague's run made under umask 077 in a shared workspace stopped `ninja clean
+    --runs` at once ("Permission denied", exit 74, nothing removed), and `ninja runs`
+    listed it as an unknown run of 1970."""
+    import tempfile
+
+    space = Path(tempfile.mkdtemp(prefix="shared-", dir="/tmp"))
+    try:
+        os.chmod(space, 0o777)
+        ours, theirs = (space / ".shinobi" / "runs" / name for name in ("20240101-000000-a", "b"))
+        for run in (ours, theirs):
+            run.mkdir(parents=True)
+            (run / "manifest.json").write_text('{"status": "ok", "recipe": {"name": "r"}}')
+        for path in (space / ".shinobi", space / ".shinobi" / "runs", ours):
+            os.chown(path, 65534, 65534)
+        os.chown(ours / "manifest.json", 65534, 65534)
+        os.chmod(theirs, 0o700)  # root's, under umask 077
+        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        env = {"PATH": os.environ["PATH"], "HOME": str(space), "SHINOBI_CACHE_ENABLED": "0"}
+        ninja = [*as_nobody, sys.executable, "-m", "shinobi.cli"]
+        listed = subprocess.run(
+            [*ninja, "runs", "--json"], cwd=space, env=env, capture_output=True, text=True
+        )
+        assert listed.returncode == 0, listed.stderr
+        states = {r["run_id"]: r["state"] for r in json.loads(listed.stdout)["runs"]}
+        assert states == {ours.name: "ok", theirs.name: "unreadable"}
+        cleaned = subprocess.run(
+            [*ninja, "clean", "--runs", "--older-than", "0"],
+            cwd=space,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert cleaned.returncode == 0, cleaned.stderr
+        assert "cannot read it" in cleaned.stderr and "removed 1 run folder" in cleaned.stdout
+        assert not ours.exists() and theirs.exists()
+    finally:
+        shutil.rmtree(space)

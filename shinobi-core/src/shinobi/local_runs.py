@@ -365,6 +365,8 @@ class LocalRun:
     #: running, or a record of an older ninja that named no host).
     pid: int | None = None
     host: str | None = None
+    #: This user may not look inside it (another user's run, made under umask 077).
+    unreadable: bool = False
 
     @property
     def stop_hint(self) -> str | None:
@@ -380,7 +382,10 @@ class LocalRun:
     def state(self) -> str:
         """``running``; how it ended (``ok``, ``failed``, ``cancelled``, ``interrupted``,
         ``crashed``); ``finished`` when it ended without saying how;
-        :data:`ENDED_ABRUPTLY` when it holds no lock and never said it ended."""
+        :data:`ENDED_ABRUPTLY` when it holds no lock and never said it ended;
+        ``unreadable`` when this user may not look inside it."""
+        if self.unreadable:
+            return "unreadable"
         if self.running:
             return "running"
         if self.ended:
@@ -426,6 +431,11 @@ def _describe(path: Path) -> LocalRun:
     such runs took seconds). How a crash or a stop ended is the manifest's
     word, as it may say more.
     """
+    if not os.access(path, os.R_OK | os.X_OK):  # nothing inside can be read, or judged
+        modified = 0.0
+        with contextlib.suppress(OSError):
+            modified = path.lstat().st_mtime
+        return LocalRun(path.name, path, False, modified, recorded=False, unreadable=True)
     running = is_running(path)
     lock = _read_json(path / RUN_RECORD)
     said_end = lock is not None and lock.get("ended") is True and lock.get("status") in _PLAIN_ENDS

@@ -106,7 +106,13 @@ def _clean_runs(root: Path, older_than: float, as_given: str | None = None) -> N
     removed = size = young = failed = 0
     unsettled = _unsettled()
     for run in local_runs(root):
-        if not run.recorded:
+        if run.unreadable:  # a colleague's, made under umask 077: theirs to remove
+            click.echo(
+                f"ninja: kept {run.path}: this user cannot read it (permission denied);"
+                " its owner can remove it, or make it readable",
+                err=True,
+            )
+        elif not run.recorded:
             # nothing says ninja made it: a user's own folder is never ninja's to remove
             why = "it is not a run folder (no lock file, no manifest)"
             if (run.path / RUN_RECORD).exists():  # a record a full disk left empty, say
