@@ -121,6 +121,22 @@ def test_debug_shows_the_traceback_and_keeps_the_exit_status(ninja: Ninja) -> No
         assert ("Traceback" in proc.stderr) == bool(args)
 
 
+def test_a_recipe_path_that_is_no_file_is_said_for_what_it_is(ninja: Ninja, tmp_path: Path) -> None:
+    """A FIFO (or ``<(cat r.py)``), a device and a dangling link were all said
+    "does not exist; check the path", which sends the user looking for a typo."""
+    os.mkfifo(tmp_path / "fifo.py")
+    (tmp_path / "dangling.py").symlink_to("/no/such/r.py")
+    cases = {
+        "fifo.py": "'fifo.py' is a named pipe (FIFO), not a file ninja can import",
+        "/dev/null": "'/dev/null' is a device, not a file ninja can import",
+        "dangling.py": "'dangling.py' is a symbolic link to '/no/such/r.py', which does not exist",
+    }
+    for path, expected in cases.items():
+        proc = ninja("run", f"{path}:pipe", timeout=30)
+        assert proc.returncode == 2, proc.stderr
+        assert expected in said(proc)
+
+
 def test_a_directory_named_as_the_recipe_file(ninja: Ninja, tmp_path: Path) -> None:
     (tmp_path / "pipes").mkdir()
     proc = ninja("run", "pipes:pipe")

@@ -116,6 +116,15 @@ def _file_mode(path: Path) -> int | None:
         raise  # a permission refused on the way: the machine's refusal, said as such
 
 
+def _kind_of(mode: int) -> str:
+    """``a named pipe (FIFO)``, ``a device``, ``a socket``: what a non-file path is."""
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+
+
 #: What ``stat`` says of a path with nothing there, as pathlib's ``is_file`` takes it.
 _NOTHING_THERE = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
 
@@ -124,7 +133,17 @@ def _import_file(path: Path) -> Any:
     mode = _file_mode(path)
     if mode is not None and stat.S_ISDIR(mode):
         raise LoadError(f"{str(path)!r} is a directory; name the recipe's .py file in it")
-    if mode is None or not stat.S_ISREG(mode):
+    if mode is not None and not stat.S_ISREG(mode):  # a FIFO, <(cat r.py), a device
+        raise LoadError(
+            f"recipe file {str(path)!r} is {_kind_of(mode)}, not a file ninja can import;"
+            " save the recipe as a .py file and name that"
+        )
+    if mode is None:
+        if os.path.islink(path):
+            raise LoadError(
+                f"recipe file {str(path)!r} is a symbolic link to {os.readlink(path)!r},"
+                " which does not exist (or is a loop of links); fix the link or name the file"
+            )
         with_suffix = path.with_name(path.name + ".py")
         fix = f"did you mean {str(with_suffix)!r}?" if with_suffix.is_file() else "check the path"
         raise LoadError(f"recipe file {str(path)!r} does not exist; {fix}")
