@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 
 def _dist(site: Path, dist: str, entry_points: str, modules: dict[str, str]) -> None:
@@ -97,3 +100,16 @@ def test_a_name_installed_twice_is_reported_by_stevedore(tmp_path: Path) -> None
         )
     out = _python(_FAILS.format(name="twice"), tmp_path)
     assert "the backend 'twice' is installed but failed to load (MultipleMatches" in out
+
+
+def test_a_recipe_directory_whose_name_is_not_utf8_does_not_break_plugins(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """stevedore hashes sys.path as UTF-8: a recipe in /data/lat\\xe9 put an entry there
+    that made every plugin "fail to load", with advice to reinstall it."""
+    from shinobi.backends import registry
+
+    undecodable = os.fsdecode(b"/tmp/lat\xe9")
+    monkeypatch.setattr(sys, "path", [*sys.path, undecodable])
+    assert registry._load_error(registry.BACKENDS, "native") is None
+    assert sys.path[-1] == undecodable  # put back as it was

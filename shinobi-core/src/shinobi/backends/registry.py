@@ -10,7 +10,9 @@ skipped; it never takes the others down with it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import import_module
@@ -147,6 +149,36 @@ def _uninstall_all_but_one(dists: list[str]) -> str:
     return f"uninstall all but one of {', '.join(dists)}"
 
 
+def _utf8(entry: str) -> bool:
+    try:
+        entry.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def _stevedore_path() -> Iterator[None]:
+    """Hide from stevedore the ``sys.path`` entries it cannot encode as UTF-8.
+
+    stevedore keys its cache by a UTF-8 hash of ``sys.path``, and a recipe in
+    a directory whose name is not UTF-8 (``/data/lat\xe9``) puts one there:
+    every plugin then "failed to load", with advice to reinstall it. No plugin
+    is installed in a recipe's directory, so such entries sit out the lookup;
+    one that a plugin's import adds meanwhile stays.
+    """
+    if all(_utf8(entry) for entry in sys.path):
+        yield
+        return
+    saved = list(sys.path)
+    sys.path[:] = [entry for entry in saved if _utf8(entry)]
+    kept = set(sys.path)
+    try:
+        yield
+    finally:
+        sys.path[:] = saved + [entry for entry in sys.path if entry not in kept]
+
+
 def _load_error(group: str, name: str) -> str | None:
     """Why the entry point ``name`` of ``group`` does not import, or None if it does.
 
@@ -161,9 +193,13 @@ def _load_error(group: str, name: str) -> str | None:
         failures.append(f"{type(exc).__name__}: {exc}")
 
     try:
-        manager = NamedExtensionManager(
-            namespace=group, names=[name], invoke_on_load=False, on_load_failure_callback=on_failure
-        )
+        with _stevedore_path():
+            manager = NamedExtensionManager(
+                namespace=group,
+                names=[name],
+                invoke_on_load=False,
+                on_load_failure_callback=on_failure,
+            )
     except SystemExit as exc:
         return f"SystemExit: {exc}"
     if failures:
@@ -248,7 +284,8 @@ def load_plugin(group: str, name: str) -> Any:
     from stevedore import DriverManager
 
     try:
-        manager: Any = DriverManager(namespace=group, name=name, invoke_on_load=False)
+        with _stevedore_path():
+            manager: Any = DriverManager(namespace=group, name=name, invoke_on_load=False)
     # A broken plugin must not look like a missing one, nor end ninja by exiting.
     except (Exception, SystemExit) as exc:
         raise _load_failure(group, name, exc) from exc
