@@ -175,6 +175,9 @@ def test_an_ambiguous_prefix_or_a_missing_output_folder_is_a_one_line_error(
     made = ninja(project, "report", run_dir.name, "-o", str(nowhere))
     assert made.returncode == 2 and "does not exist" in made.stderr
     assert not (project / "no").exists()
+    (project / "afile").write_text("")
+    made = ninja(project, "report", run_dir.name, "-o", str(project / "afile" / "r.html"))
+    assert made.returncode == 2 and f"{project / 'afile'} is not a directory" in made.stderr
 
 
 def test_a_run_without_a_manifest_is_a_one_line_error(project: Path) -> None:

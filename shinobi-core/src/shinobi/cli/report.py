@@ -200,7 +200,8 @@ def _write(target: Path, page: str) -> None:
     from shinobi.launch.handle import atomic_write
 
     if not target.parent.is_dir():  # a typo must not create directories anywhere
-        raise UsageError(f"cannot write the report to {target}: {target.parent} does not exist")
+        what = "is not a directory" if target.parent.exists() else "does not exist"
+        raise UsageError(f"cannot write the report to {target}: {target.parent} {what}")
     folder = _run_folder_times(target.parent)
     try:
         atomic_write(target, page)
