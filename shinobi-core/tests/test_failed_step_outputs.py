@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from test_interrupt import _ninja, ninja_env
 
 from shinobi.runner import run_recipe
-from shinobi.steps import Cab, File, ParamMeta, Recipe
+from shinobi.steps import MS, Cab, File, ParamMeta, Recipe
 
 
 class FileIn(BaseModel):
@@ -119,3 +119,60 @@ def test_a_measurement_set_a_killed_step_was_writing_is_warned_of_in_the_records
         assert step["status"] == "failed" and "SIGKILL" in step["error"]
         assert any(str(ms) in w and "may be incomplete" in w for w in step["warnings"])
     assert (ms / "data").read_text() == "0\n1\n"
+
+
+# -- an input the step rewrites in place (mutable) ----------------------------------
+class VisIn(BaseModel):
+    vis: MS
+
+
+class VisBack(BaseModel):  # a passthrough: the same MS, handed on
+    vis: MS | None = None
+
+
+class NothingOut(BaseModel):
+    pass
+
+
+def _rewriter(script: str, outputs: type[BaseModel]) -> Cab:
+    meta = {"vis": ParamMeta(positional=True, mutable=True)}
+    return Cab("flag", ["/bin/sh", "-c", script], VisIn, outputs, meta)
+
+
+def _rewrite(tmp_path: Path, script: str, outputs: type[BaseModel]) -> tuple[Path, object]:
+    """Run ``script`` on ``c.ms``, an hour-old MS it rewrites in place."""
+    ms = tmp_path / "c.ms"
+    ms.mkdir()
+    (ms / "table.dat").write_text("raw\n")
+    old = time.time() - 3600
+    for path in (ms / "table.dat", ms):
+        os.utime(path, (old, old))
+    time.sleep(0.1)
+    recipe = Recipe("pipe")
+    recipe.add_step("flag", _rewriter(script, outputs), vis=ms)
+    return ms, run_recipe(recipe, {}, backend="native", cwd=tmp_path, workdir=tmp_path)
+
+
+@pytest.mark.parametrize("outputs", [VisBack, NothingOut], ids=["passthrough", "no-output"])
+def test_a_failed_step_that_changed_its_mutable_input_warns_of_it(
+    tmp_path: Path, outputs: type[BaseModel]
+) -> None:
+    """The auditor's case: a flagger wrote into c.ms and exited 3, and nothing said
+    that the MS, left under its name, may be half-flagged."""
+    script = 'echo x >> "$0/HISTORY"; touch "$0/NEWCOL"; exit 3'
+    ms, result = _rewrite(tmp_path, script, outputs)
+    (step,) = result.steps  # type: ignore[attr-defined]
+    assert step.status == "failed" and "exited with code 3" in step.error
+    assert (ms / "HISTORY").read_text() == "x\n"  # where it was
+    (warning,) = step.warnings
+    assert f"it failed after changing '{ms}', an input it rewrites in place" in warning
+    assert "half-rewritten" in warning and "copy of the raw data" in warning
+
+
+@pytest.mark.parametrize("script", ["exit 3", 'echo x >> "$0/HISTORY"'], ids=["failed", "ok"])
+def test_a_mutable_input_draws_no_warning_unless_a_failed_step_changed_it(
+    tmp_path: Path, script: str
+) -> None:
+    _, result = _rewrite(tmp_path, script, VisBack)
+    (step,) = result.steps  # type: ignore[attr-defined]
+    assert step.warnings == [], step.warnings

@@ -1,7 +1,8 @@
 """Which outputs an interrupted step's part is moved aside from, and what is said.
 
 Cases an audit found: an implicit output naming a mutable input's path had
-the user's Measurement Set renamed; a new directory too big to sign, and the
+the user's Measurement Set renamed, and one a stopped (or failed) step had
+half-rewritten in place got no word at all; a new directory too big to sign, and the
 files a harvest glob matches, kept their names; a directory that held other
 steps' products was moved as a whole; a rename that failed was not said.
 """
@@ -10,14 +11,16 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from shinobi import interrupted_outputs
 from shinobi.backends.base import PathUse
-from shinobi.interrupted_outputs import set_aside
+from shinobi.interrupted_outputs import set_aside, unfinished
 from shinobi.untouched_outputs import existing_outputs, untouched
 
 
@@ -44,8 +47,88 @@ def test_an_implicit_output_naming_a_mutable_input_is_the_users(tmp_path: Path) 
     ]
     before, started = _started(uses)
     (ms / "HISTORY").write_text("flagged half\n")
+    (aside,) = set_aside(uses, {"vis"}, before, started)
+    assert aside.moved_to is None and (ms / "HISTORY").exists()
+    assert "half-rewritten" in aside.warning()
+
+
+# -- an input the step rewrites in place (mutable): never moved, said when changed ---
+def _a_measurement_set(tmp_path: Path) -> tuple[Path, list[PathUse]]:
+    """``raw.ms``, an hour old, that the step rewrites in place."""
+    ms = tmp_path / "raw.ms"
+    (ms / "ANTENNA").mkdir(parents=True)
+    (ms / "table.dat").write_text("raw visibilities\n")
+    (ms / "ANTENNA" / "table.dat").write_text("antennas\n")
+    _aged(ms / "ANTENNA" / "table.dat", ms / "table.dat", ms / "ANTENNA", ms)
+    return ms, [PathUse(str(ms), "input", "vis", "dir", mutable=True)]
+
+
+@pytest.mark.parametrize(
+    "rewrite",
+    [
+        lambda ms: (ms / "ANTENNA" / "table.dat").write_text("half\n"),  # deep, in place
+        lambda ms: (ms / "NEWCOL").touch(),  # a new column
+        lambda ms: (ms / "table.dat").unlink(),  # a table taken away
+    ],
+    ids=["nested-file", "new-entry", "removed-entry"],
+)
+def test_a_stopped_step_that_changed_its_mutable_input_says_so_and_leaves_it(
+    tmp_path: Path, rewrite: Callable[[Path], object]
+) -> None:
+    """An MS half-flagged by a stopped step got no word: it passed for one the
+    step had never touched, and the next run flagged it again."""
+    ms, uses = _a_measurement_set(tmp_path)
+    before, started = _started(uses)
+    rewrite(ms)
+    entries = sorted(ms.rglob("*"))
+    (aside,) = set_aside(uses, (), before, started)
+    assert aside.moved_to is None and sorted(ms.rglob("*")) == entries  # where it was
+    warning = aside.warning()
+    assert f"'{ms}'" in warning and "an input it rewrites in place" in warning
+    assert "half-rewritten" in warning and "copy of the raw data" in warning
+    assert "idempotent" in warning
+    (failed,) = unfinished(uses, (), before, started)  # a step that failed by itself
+    assert f"it failed after changing '{ms}'" in failed and "half-rewritten" in failed
+
+
+def test_a_mutable_input_the_step_did_not_change_draws_no_word(tmp_path: Path) -> None:
+    ms, uses = _a_measurement_set(tmp_path)
+    uses.append(PathUse(str(ms), "output", "vis", "dir", mutable=True))  # a passthrough too
+    before, started = _started(uses)
     assert set_aside(uses, {"vis"}, before, started) == []
-    assert (ms / "HISTORY").exists()
+    assert unfinished(uses, {"vis"}, before, started) == []
+    assert untouched(before, started) == []  # left as it was by a step that exits 0: its job
+
+
+def test_a_mutable_input_the_step_removed_is_said_gone(tmp_path: Path) -> None:
+    ms, uses = _a_measurement_set(tmp_path)
+    before, started = _started(uses)
+    shutil.rmtree(ms)  # a tool that writes the new MS aside and swaps it in, stopped between
+    (aside,) = set_aside(uses, (), before, started)
+    assert "now gone" in aside.warning() and "copy of the raw data" in aside.warning()
+    (failed,) = unfinished(uses, (), before, started)
+    assert f"it failed after removing '{ms}'" in failed
+
+
+def test_a_mutable_input_too_big_to_compare_is_said_as_such(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("shinobi.untouched_outputs.MAX_ENTRIES", 2)
+    ms, uses = _a_measurement_set(tmp_path)
+    before, started = _started(uses)
+    (aside,) = set_aside(uses, (), before, started)
+    assert aside.moved_to is None and ms.exists()
+    assert "it may have been writing" in aside.warning()
+    assert "could not tell whether the step changed it" in aside.warning()
+    (failed,) = unfinished(uses, (), before, started)
+    assert f"could not tell whether it changed '{ms}'" in failed
+
+
+def test_a_mutable_input_of_a_step_that_runs_elsewhere_is_not_walked(tmp_path: Path) -> None:
+    """Nothing looks at it again after such a step (a Slurm job) ends."""
+    _, uses = _a_measurement_set(tmp_path)
+    assert existing_outputs(uses, elsewhere=True) == {}
+    assert existing_outputs(uses)[uses[0].path].rewritten
 
 
 def test_a_new_directory_too_big_to_sign_is_moved_all_the_same(

@@ -214,5 +214,34 @@ def test_an_implicit_output_naming_an_input_leaves_it_if_it_was_there(tmp_path: 
     assert asides[str(made)].moved_to == str(made) + ".interrupted"
 
 
+def test_a_mutable_input_a_stopped_step_changed_stays_and_is_warned_of(tmp_path: Path) -> None:
+    """A Ctrl-C during a flagger left c.ms half-flagged under its name, with no word."""
+    from pydantic import BaseModel
+
+    from shinobi.steps import MS, Cab, ParamMeta, Recipe
+
+    class VisIn(BaseModel):
+        vis: MS
+
+    class NothingOut(BaseModel):
+        pass
+
+    ms = tmp_path / "c.ms"
+    ms.mkdir()
+    (ms / "table.dat").write_text("raw\n")
+    script = 'echo half >> "$0/table.dat"; touch "$0.started"; sleep 30'
+    meta = {"vis": ParamMeta(positional=True, mutable=True)}
+    recipe = Recipe("m")
+    recipe.add_step("flag", Cab("flag", ["/bin/sh", "-c", script], VisIn, NothingOut, meta), vis=ms)
+    stopped = _interrupted(recipe, tmp_path, tmp_path / "c.ms.started")
+    (step,) = stopped.result.steps
+    assert step.status == "cancelled"
+    assert (ms / "table.dat").read_text() == "raw\nhalf\n"  # never moved
+    assert not (tmp_path / "c.ms.interrupted").exists()
+    (warning,) = step.warnings
+    assert f"'{ms}', an input it rewrites in place, so it is left where it is" in warning
+    assert "half-rewritten" in warning and "copy of the raw data" in warning
+
+
 if sys.platform != "linux":  # pragma: no cover
     pytestmark = pytest.mark.skip("signals and /proc, as ninja's teardown uses them")

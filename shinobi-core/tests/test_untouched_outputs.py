@@ -160,3 +160,16 @@ def test_a_link_output_is_untouched_only_when_neither_it_nor_its_target_changed(
     result = _run(tmp_path, script, out="view.ms", kind=MS)
     assert result.status == "ok"
     assert bool(result.warnings) is warned, result.warnings
+
+
+def test_a_mutable_input_a_step_leaves_as_it_was_draws_no_warning(tmp_path: Path) -> None:
+    """It is noted before the step (for a step that fails or is stopped), but a
+    step that exits 0 without rewriting the data it may rewrite did its job."""
+    ms = _an_earlier_ms(tmp_path)
+    inputs_model = create_model("VisIn", vis=(MS, ...))
+    meta = {"vis": ParamMeta(positional=True, mutable=True)}
+    flag = Cab("flag", ["/bin/sh", "-c", "true"], inputs_model, create_model("VisOut"), meta)
+    recipe = Recipe("r")
+    recipe.add_step("flag", flag, vis=str(ms))
+    (step,) = run_recipe(recipe, {}, cwd=tmp_path).steps
+    assert step.status == "ok" and step.warnings == [], step.warnings

@@ -12,11 +12,12 @@ Only the step's own products are moved (see
 :func:`shinobi.untouched_outputs.product_paths`): never an input, whether
 rewritten in place (``mutable``), or there when the step started and named
 again by an implicit output or matched by a ``harvest`` glob (warned about,
-if the step changed it); and
-only on backends that run here. A passthrough (the path the step was given to
-write) is moved when the step made it, and only warned about when it was
-there before (it may be one the tool rewrites in place). What a ``harvest`` glob
-matches counts file by file. A directory that was there before the step
+if the step changed it: an input rewritten in place may be half-rewritten,
+and only a copy of the raw data, or a re-run of an idempotent tool, makes
+it whole); and only on backends that run here. A passthrough (the path the
+step was given to write) is moved when the step made it, and only warned
+about when it was there before (it may be one the tool rewrites in place).
+What a ``harvest`` glob matches counts file by file. A directory that was there before the step
 started, and is the same directory still, may hold more than this step's
 work (other steps' products, the user's files), so it stays where it is and
 the step is warned about instead. An output that cannot be renamed (a mount
@@ -26,8 +27,8 @@ or socket, or a link to one, is never moved. Through a link the user made
 the link is kept, so the next run writes there again.
 
 A step that failed by itself (an exit code, the out-of-memory killer) has
-the same outputs found, but only warned about (:func:`unfinished`): the
-user debugs from what it wrote.
+the same outputs and inputs found, but only warned about (:func:`unfinished`):
+the user debugs from what it wrote.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from shinobi.untouched_outputs import (
     Found,
     predates,
     product_paths,
+    rewritten_paths,
     signature_of,
     stamped_before,
 )
@@ -110,8 +112,9 @@ def unfinished(
     others: Collection[str] = (),
 ) -> list[str]:
     """The warnings of a step that failed by itself (an exit code, the
-    out-of-memory killer's SIGKILL) about each output it wrote or changed, the
-    same as :func:`set_aside` finds them. Nothing is moved, the user debugs
+    out-of-memory killer's SIGKILL) about each output it wrote or changed, and
+    each input it rewrites in place that it changed, the same as
+    :func:`set_aside` finds them. Nothing is moved, the user debugs
     from what it wrote; but a part under its final name looks as finished as a
     product, and nothing said it was not."""
     found = _written_by(tuple(uses), passthroughs, before, started, others)
@@ -122,24 +125,53 @@ def _failed_while(written: _Written) -> str:
     """Through a link, the bytes are where it leads: that place is named too."""
     target = os.path.realpath(written.path) if os.path.islink(written.path) else None
     what = repr(written.path) if target is None else f"{target!r} (through {written.path!r})"
+    if written.in_place:
+        return _failed_rewriting(what, written.how)
     said = "left as it is for you to look into: it may be incomplete, check it before"
     said += " anything uses it"
     if written.how == "untold":
         return (
-            f"it failed, and ninja could not tell whether it wrote into {what} (more than"
-            f" {MAX_ENTRIES:,} entries, or unreadable), which is {said}"
+            f"it failed, and ninja could not tell whether it wrote into {what}"
+            f" ({_TOO_BIG}), which is {said}"
         )
     return f"it failed after writing {what}, which is {said}"
+
+
+def _failed_rewriting(what: str, how: str) -> str:
+    """A failed step's warning about an input it rewrites in place that it changed."""
+    if how == "removed":
+        return f"it failed after removing {what}, an input it rewrites in place: {_RESTORE_GONE}"
+    if how == "untold":
+        return (
+            f"it failed, and ninja could not tell whether it changed {what}, an input it"
+            f" rewrites in place ({_TOO_BIG}): if it did, it may be half-rewritten; {_RESTORE}"
+        )
+    return (
+        f"it failed after changing {what}, an input it rewrites in place: it may be"
+        f" half-rewritten; {_RESTORE}"
+    )
+
+
+#: why ninja could not tell whether a directory was written into
+_TOO_BIG = f"more than {MAX_ENTRIES:,} entries, or unreadable"
+#: what to do with an input that a step which did not finish rewrote in place
+_RESTORE = (
+    "restore it from a copy of the raw data before anything uses it, or run the step"
+    " again if the tool is idempotent (running it twice leaves what running it once does)"
+)
+_RESTORE_GONE = "restore it from a copy of the raw data before running again"
 
 
 class _Written(NamedTuple):
     """An output the stopped step wrote, as found before anything is moved."""
 
     path: str
-    #: how (see :func:`_written`)
+    #: how (see :func:`_written`, and "removed": an input rewritten in place, now gone)
     how: str
     #: why it stays where it is whatever the step did; "": it is the step's to move
     kept: str = ""
+    #: an input the step rewrites in place (``mutable``), not an output of its own
+    in_place: bool = False
 
 
 def _written_by(
@@ -149,9 +181,12 @@ def _written_by(
     started: float,
     others: Collection[str],
 ) -> list[_Written]:
-    """Every output the step wrote: its own products, then the paths it was handed."""
-    return _products(uses, passthroughs, before, started, others) + _given(
-        uses, passthroughs, before, started
+    """Every output the step wrote: its own products, then the paths it was handed,
+    then the inputs it rewrites in place."""
+    return (
+        _products(uses, passthroughs, before, started, others)
+        + _given(uses, passthroughs, before, started)
+        + _rewritten(uses, before, started)
     )
 
 
@@ -182,12 +217,12 @@ def _carry_out(found: list[_Written], started: float, inputs: Collection[str]) -
     (moved first, it was said at a place its directory's rename then took away)."""
     moved: dict[str, str] = {}  # path: where it went
     asides = []
-    for path, how, kept in sorted(found, key=lambda w: _depth(w.path)):
+    for path, how, kept, _ in sorted(found, key=lambda w: _depth(w.path)):
         carried = _carried(path, moved)
         if carried is not None:
             asides.append(Aside(path, carried))
         elif kept:
-            asides.append(Aside(path, None, kept))
+            asides.append(Aside(path, None, kept, maybe=how == "untold"))
         else:
             aside = _move(path, how, started, inputs)
             if aside.moved_to is not None:
@@ -251,10 +286,43 @@ _GIVEN_AND_THERE = (
 )
 
 
+def _rewritten(
+    uses: tuple[PathUse, ...], before: dict[str, Found], started: float
+) -> list[_Written]:
+    """The inputs that a step which did not finish (stopped, or failed by itself)
+    rewrites in place (``mutable``) and changed: the user's data, never moved
+    (nothing else holds it), but a half-rewritten one under its own name, with
+    no word of it, passed for data the step had either finished with or never
+    touched."""
+    found = []
+    for path in rewritten_paths(uses):
+        noted = before.get(path)
+        if noted is None or not noted.rewritten:
+            continue  # not there when it started: nothing of the user's to say
+        # there when the step started, gone now (or its link left dangling)
+        how = "removed" if not os.path.exists(path) else _written(path, before, started)
+        if how is not None:
+            found.append(_Written(path, how, _IN_PLACE.get(how, _IN_PLACE["changed"]), True))
+    return found
+
+
+_KEPT_INPUT = "an input it rewrites in place, so it is left where it is (an input is never moved)"
+#: why an input the step rewrites in place is not moved, by how the step wrote it
+_IN_PLACE = {
+    "changed": f"{_KEPT_INPUT}: it may be half-rewritten; {_RESTORE}",
+    "untold": (
+        f"{_KEPT_INPUT}; ninja could not tell whether the step changed it ({_TOO_BIG}):"
+        f" if it did, it may be half-rewritten; {_RESTORE}"
+    ),
+    "removed": f"an input it rewrites in place, which is now gone: {_RESTORE_GONE}",
+}
+
+
 def _written(path: str, before: dict[str, Found], started: float) -> str | None:
-    """How the step wrote ``path`` (one of its products) since ``started``: "made"
-    (or made anew), "changed", "changed directory", "untold" (a directory too
-    big, or unreadable, to compare: one it may have written); None: it did not."""
+    """How the step wrote ``path`` (one of its products, or an input it rewrites
+    in place) since ``started``: "made" (or made anew), "changed", "changed
+    directory", "untold" (a directory too big, or unreadable, to compare: one
+    it may have written); None: it did not."""
     try:
         st = os.stat(path)
     except OSError:
@@ -314,8 +382,8 @@ _LEFT = {
     ),
     "untold": (
         "which was there before it started, so it is left where it is; ninja could not"
-        f" tell whether the step wrote into it (more than {MAX_ENTRIES:,} entries, or"
-        " unreadable), so it may be unfinished: check it before anything uses it"
+        f" tell whether the step wrote into it ({_TOO_BIG}), so it may be unfinished:"
+        " check it before anything uses it"
     ),
 }
 

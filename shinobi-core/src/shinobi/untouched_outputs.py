@@ -16,7 +16,10 @@ that close to the start cannot be told from one the step wrote. A
 nothing it matched and made no new match. Not checked: a directory of more
 than ``MAX_ENTRIES`` entries (walking it twice would cost more than the
 check is worth), and paths the step rewrites in place (``mutable``, even
-where an implicit output names them again).
+where an implicit output names them again): those are noted all the same
+(marked ``rewritten``), for :mod:`shinobi.interrupted_outputs` to tell
+whether a step that did not finish changed them, but a step that exits 0
+and leaves one as it was did its job.
 
 A step that runs elsewhere (a Slurm job) writes through a network
 filesystem, which this host may answer a ``stat`` about from its attribute
@@ -46,6 +49,7 @@ __all__ = [
     "harvested_before",
     "predates",
     "product_paths",
+    "rewritten_paths",
     "signature_of",
     "stamped_before",
     "untouched",
@@ -136,6 +140,8 @@ class Found(NamedTuple):
     signature: Signature | None
     #: the ``harvest`` glob it matched, if that is how the step names it
     pattern: str | None = None
+    #: an input the step rewrites in place (``mutable``), not one of its products
+    rewritten: bool = False
 
 
 def product_paths(
@@ -163,28 +169,44 @@ def product_paths(
         yield from ((path, use.path) for path in harvest(use.path) if path not in theirs)
 
 
-def existing_outputs(uses: Iterable[PathUse], *, elsewhere: bool = False) -> dict[str, Found]:
-    """The step's products (see :func:`product_paths`) that exist now, as they are.
+def rewritten_paths(uses: Iterable[PathUse]) -> Iterator[str]:
+    """The paths the step rewrites in place (``mutable``), each once."""
+    yield from dict.fromkeys(u.path for u in uses if u.mutable and not u.pattern)
 
-    ``elsewhere``: the step runs on another host, and only its files are
-    noted (see the module docstring).
+
+def existing_outputs(uses: Iterable[PathUse], *, elsewhere: bool = False) -> dict[str, Found]:
+    """The step's products (see :func:`product_paths`) that exist now, as they
+    are, and the inputs it rewrites in place (:func:`rewritten_paths`), marked
+    ``rewritten``.
+
+    ``elsewhere``: the step runs on another host, and only its product files
+    are noted (see the module docstring): what such a step rewrites in place
+    is never looked at again, as nothing is after it fails or is stopped.
     """
+    uses = tuple(uses)
     found: dict[str, Found] = {}
-    for path, pattern in product_paths(uses):
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        directory = stat.S_ISDIR(st.st_mode)
-        if directory and elsewhere:
-            continue
-        if directory:
-            found[path] = Found(
-                st.st_ino, True, _with_link(path, _tree_signature(path, st)), pattern
-            )
-        elif stat.S_ISREG(st.st_mode):
-            found[path] = Found(st.st_ino, False, _with_link(path, _signature(st)), pattern)
+    noting = [(path, pattern, False) for path, pattern in product_paths(uses)]
+    noting += [] if elsewhere else [(path, None, True) for path in rewritten_paths(uses)]
+    for path, pattern, rewritten in noting:
+        noted = _as_found(path, pattern, elsewhere, rewritten)
+        if noted is not None:
+            found[path] = noted
     return found
+
+
+def _as_found(path: str, pattern: str | None, elsewhere: bool, rewritten: bool) -> Found | None:
+    """``path`` as it is now; None: not there, neither a file nor a directory, or
+    a directory of a step that runs elsewhere."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if stat.S_ISDIR(st.st_mode) and not elsewhere:
+        signature = _with_link(path, _tree_signature(path, st))
+        return Found(st.st_ino, True, signature, pattern, rewritten)
+    if stat.S_ISREG(st.st_mode):
+        return Found(st.st_ino, False, _with_link(path, _signature(st)), pattern, rewritten)
+    return None
 
 
 def stamped_before(signature: Signature, started: float) -> bool:
@@ -212,6 +234,8 @@ def untouched(before: dict[str, Found], started: float, *, elsewhere: bool = Fal
     stale: list[str] = []
     globs: dict[str, bool] = {}
     for path, found in before.items():
+        if found.rewritten:  # the user's data: a step may leave it as it was
+            continue
         unchanged = _as_before(path, found, started, elsewhere)
         if found.pattern is None:
             stale += [path] if unchanged else []
