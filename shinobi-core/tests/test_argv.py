@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from shinobi.runner import run_recipe
 from shinobi.steps import MS, Cab, File, ParamMeta
 from shinobi.steps.argv import path_uses, render_argv
 from shinobi.steps.outputs import static_outputs
@@ -128,6 +129,34 @@ def test_none_and_false_are_omitted_true_is_a_bare_flag() -> None:
     argv = render_argv(cab(), {"ms": "m", "verbose": False, "quiet": True, "prefix": None})
     assert "--verbose" not in argv and "--prefix" not in argv
     assert argv[-1] == "--quiet" and "True" not in argv
+
+
+class Gaincal(BaseModel):
+    vis: MS
+    selectdata: bool = True
+    calwt: bool | int = True  # a bool behind a union is given the same way
+
+
+def gaincal() -> Cab:
+    """A key=value tool (CASA's task syntax): no prefix, every field ``key=value``."""
+    keys = ("vis", "selectdata", "calwt")
+    meta = {k: ParamMeta(style="equals") for k in keys}
+    return Cab("gc", ["gaincal"], Gaincal, None, meta, flag_prefix="")
+
+
+@pytest.mark.parametrize("value", [False, True])
+def test_a_bool_given_key_equals_value_names_its_value(value: bool) -> None:
+    """``calwt=False`` was left out, so CASA took its own default, True: the
+    opposite of what the recipe asked."""
+    argv = render_argv(gaincal(), {"vis": "a.ms", "selectdata": value, "calwt": value})
+    assert argv == ["gaincal", "vis=a.ms", f"selectdata={value}", f"calwt={value}"]
+
+
+def test_the_run_gives_the_tool_and_its_record_a_key_equals_false(tmp_path: Path) -> None:
+    (tmp_path / "a.ms").mkdir()
+    tool = Cab("gc", ["echo", "gaincal"], Gaincal, None, gaincal().field_meta, flag_prefix="")
+    (step,) = run_recipe(tool, {"vis": "a.ms", "selectdata": False}, cwd=tmp_path).steps
+    assert step.argv == ["echo", "gaincal", "vis=a.ms", "selectdata=False", "calwt=True"]
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,10 @@ The rules, in order (they are documented for users in docs/cabs.md):
 
 * the command comes first, then every option in the inputs model's field
   order, then every positional field in field order;
-* ``None`` and ``False`` are omitted; ``True`` is the bare flag;
+* ``None`` is omitted; ``False`` is omitted and ``True`` is the bare flag,
+  except with ``style="equals"``, where a bool is ``key=True`` / ``key=False``
+  (a key=value tool such as CASA falls back to its own default for a key left
+  out, which may well be ``True``);
 * a list follows its field's ``list_style``; an empty list is omitted;
   a positional list contributes each element;
 * ``skip`` fields never appear; everything else is ``str(value)``;
@@ -111,7 +114,7 @@ def _options(cab: Cab) -> tuple[_Option, ...]:
         meta = cab.meta(name)
         flag = meta.flag or f"{cab.flag_prefix}{name}"
         path_words = bool(spec.path_kind or meta.dtype)
-        equals = meta.style == "equals"
+        equals = meta.style == "equals" and not meta.positional  # a word alone has no key
         options.append(
             _Option(name, meta.skip, meta.positional, path_words, flag, equals, meta.list_style)
         )
@@ -132,7 +135,7 @@ def render_argv(cab: Cab, values: Mapping[str, Any], *, reveal: bool = False) ->
         "_options", _options
     ):
         value = values.get(name)
-        if value is None or value is False or skip:
+        if value is None or (value is False and not equals) or skip:
             continue
         if isinstance(value, _SET):
             value = _listed(value)
@@ -143,7 +146,7 @@ def render_argv(cab: Cab, values: Mapping[str, Any], *, reveal: bool = False) ->
             else:
                 positionals.append(text(value))
             continue
-        if value is True:
+        if value is True and not equals:
             argv.append(flag)
             continue
         if isinstance(value, _SEQUENCE):
