@@ -144,6 +144,11 @@ class _CountedOption(click.Option):
         else:  # a single value collected as a list's are: a repeat is seen, not overwritten
             parser.add_option(obj=self, opts=self.opts, dest=self.name, action="append", nargs=1)
 
+    def type_cast_value(self, ctx: click.Context, value: Any) -> Any:
+        if isinstance(self.type, _Elements) and value:  # each value by its element's type
+            return self.type.convert_each(value, self, ctx)
+        return super().type_cast_value(ctx, value)
+
     def process_value(self, ctx: click.Context, value: Any) -> Any:
         if isinstance(value, list) and value and len(value) != self.exactly:
             raise click.UsageError(self._wrong_count(value), ctx)
@@ -176,6 +181,13 @@ class _CountedOption(click.Option):
 def _fixed_length(annotation: Any) -> int | None:
     """How many values a fixed-length tuple field takes (``tuple[int, int]``: 2);
     None for any other type, a ``tuple[int, ...]`` included."""
+    elements = _fixed_elements(annotation)
+    return None if elements is None else len(elements)
+
+
+def _fixed_elements(annotation: Any) -> tuple[Any, ...] | None:
+    """The element types of a fixed-length tuple field (``tuple[str, float]``:
+    ``(str, float)``); None for any other type, a ``tuple[int, ...]`` included."""
     while True:
         origin = typing.get_origin(annotation)
         args = typing.get_args(annotation)
@@ -187,7 +199,7 @@ def _fixed_length(annotation: Any) -> int | None:
                 return None
             annotation = members[0]
         elif origin is tuple and args and args[-1] is not Ellipsis and args != ((),):
-            return len(args)
+            return args
         else:
             return None
 
@@ -208,6 +220,9 @@ def _click_type(annotation: Any) -> tuple[Any, bool, bool]:
     """(click type, is_list, is_bool) for a pydantic field annotation."""
     from shinobi.steps.types import unwrap_annotation
 
+    elements = _fixed_elements(annotation)
+    if elements is not None and any(e != elements[0] for e in elements):
+        return _Elements(elements), True, False
     core, _, is_list = unwrap_annotation(annotation, [])
     if _structured(core):
         return _Json(core), is_list, False
@@ -229,6 +244,46 @@ def _click_type(annotation: Any) -> tuple[Any, bool, bool]:
     if shape is not None:
         return _Shaped(shape), is_list, False
     return click.STRING, is_list, False
+
+
+def _element_type(annotation: Any) -> Any:
+    """The click type of one element of a tuple: one value, so a list there is
+    given as JSON (each ``--pair '[1, 2]'``), as a list in a list is."""
+    ctype, is_list, _ = _click_type(annotation)
+    return _Json(annotation) if is_list else ctype
+
+
+class _Elements(click.ParamType):
+    """A fixed-length tuple whose elements differ in type (``tuple[Literal["briggs",
+    "natural"], float]``), given as a homogeneous one is (``--weight briggs
+    --weight 0.5``): each value converted by its own element's type, where one
+    type for all refused ``0.5`` as no weighting. :class:`_CountedOption` hands
+    over the values together, once their count is right."""
+
+    name = "values"
+
+    def __init__(self, annotations: tuple[Any, ...]) -> None:
+        self.annotations = annotations
+        self.types = tuple(_element_type(a) for a in annotations)
+
+    def convert_each(
+        self, values: list[Any], param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[Any, ...]:
+        return tuple(self._element(i, value, param, ctx) for i, value in enumerate(values))
+
+    def _element(
+        self, index: int, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> Any:
+        try:
+            return self.types[index].convert(value, None, ctx)  # one value, not the option's
+        except click.BadParameter as exc:
+            self.fail(f"value {index + 1} of {len(self.types)}: {exc.message}", param, ctx)
+
+    def metavars(self) -> list[str]:
+        """Each element's metavar, in order, as ``--help`` shows them."""
+        return [
+            _metavar("value", t, a, []) for t, a in zip(self.types, self.annotations, strict=True)
+        ]
 
 
 def _time_shape(core: Any) -> str | None:
@@ -531,7 +586,7 @@ class RecipeCommand(click.Command):
                     is_list,
                     exactly,
                     help_text,
-                    _metavar(name, ctype, info.annotation, info.metadata),
+                    _metavar(name, ctype, info.annotation, info.metadata, dashed),
                 )
             option.name = f"{_INPUTS_KEY}:{name}"
             options.append(option)
@@ -615,9 +670,13 @@ def _about(step: Any, target: str, needs_inputs: bool = True) -> str:
 _KINDS = {"recipe": "recipe", "cab": "cab", "python": "pystep", "function": "step"}
 
 
-def _metavar(name: str, ctype: Any, annotation: Any, metadata: list[Any]) -> str:
+def _metavar(name: str, ctype: Any, annotation: Any, metadata: list[Any], option: str = "") -> str:
     """What the option takes, as ``--help`` shows it: ``[fast|slow]`` for a choice
-    (``MODE`` would hide the values), ``INTEGER``, ``FILE``, ``JSON``..."""
+    (``MODE`` would hide the values), ``INTEGER``, ``FILE``, ``JSON``... A tuple
+    of mixed types shows each value as it is given: ``--box INTEGER --box TEXT``
+    (``option`` is its name)."""
+    if isinstance(ctype, _Elements):
+        return f" {option} ".join(ctype.metavars())
     if isinstance(ctype, click.Choice):
         return "[" + "|".join(str(c) for c in ctype.choices) + "]"
     if isinstance(ctype, _Json):  # a mapping, a model, a list in a list: typed as JSON
