@@ -94,6 +94,52 @@ def test_a_required_input_nothing_is_wired_to_is_refused(tmp_path: Path) -> None
         run_recipe(recipe, cwd=tmp_path, config=config())
 
 
+class Solve(BaseModel):
+    solint: str
+
+
+class CleanIn(BaseModel):
+    size: tuple[int, int] = (1, 1)
+    solve: Solve | None = None
+
+
+clean = Cab("clean", "/bin/true", CleanIn, field_meta={"solve": ParamMeta(skip=True)})
+
+
+@pytest.mark.parametrize(
+    ("wired", "said"),
+    [
+        (
+            {"size": (2048,)},
+            "step 'clean': input 'size': takes exactly 2 values, but was given 1 (2048);"
+            " give it 2, one for each element",
+        ),
+        ({"size": ()}, "input 'size': takes exactly 2 values, but was given 0; give it 2"),
+        ({"solve": {}}, "step 'clean': input 'solve.solint': Field required"),  # a key, no input
+    ],
+)
+def test_a_value_given_without_a_part_is_refused_saying_what_it_lacks(
+    tmp_path: Path, wired: dict[str, Any], said: str
+) -> None:
+    """``size=(2048,)`` was refused as "input 'size.1' is required and nothing is wired
+    to it (wire it in add_step, or give CleanIn.size.1 a default)": it was wired."""
+    recipe = Recipe("r", Settings)
+    recipe.add_step("clean", clean, **wired)
+    with pytest.raises(UsageError) as info:
+        run_recipe(recipe, cwd=tmp_path, config=config())
+    assert said in str(info.value) and "wired" not in str(info.value)
+
+
+def test_a_tuple_default_too_short_is_refused_saying_what_it_lacks(tmp_path: Path) -> None:
+    class Short(BaseModel):
+        size: tuple[int, int] = (5,)  # type: ignore[assignment]
+
+    recipe = Recipe("r", Settings)
+    recipe.add_step("clean", Cab("clean", "/bin/true", Short))
+    with pytest.raises(UsageError, match=r"input 'size': takes exactly 2 values, but was given 1"):
+        run_recipe(recipe, cwd=tmp_path, config=config())
+
+
 def test_what_the_models_own_validators_decide_is_left_to_the_run(
     tmp_path: Path,
 ) -> None:

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from shinobi.backends.base import PathUse
 from shinobi.collector_paused import collector_paused
-from shinobi.errors import exception_line
+from shinobi.errors import exception_line, field_subject
 from shinobi.exit_guard import ExitInValidator, validated
 from shinobi.graph import Graph, Node, output_refs, same_shape
 from shinobi.steps.argv import Unknown, joined_list_problem, path_uses, render_argv
@@ -28,8 +28,7 @@ from shinobi.steps.types import (
     error_field,
     field_values,
     fields_of,
-    refused_field,
-    refused_value,
+    input_refusal,
     validation_errors,
     wordless,
 )
@@ -150,9 +149,8 @@ def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[s
     except Exception as exc:
         errors = validation_errors(exc)
         if errors is not None:
-            first = errors[0]
-            said = refused_field(first, "input")
-            raise ValueError(f"{where}: {said}: {refused_value(first)}") from None
+            name, said = input_refusal(node.step.inputs_model, errors[0])
+            raise ValueError(f"{where}: {field_subject(name, 'input')}: {said}") from None
         # a validator of the model's own that raised something else
         raise ValueError(f"{where}: validating its inputs raised {exception_line(exc)}") from None
     made = field_values(model)
@@ -462,7 +460,7 @@ def _field_check(model: Any, name: str, value: Any) -> tuple[str | None, Any]:
     except Exception as exc:
         errors = validation_errors(exc)
         if errors and errors[0]["type"] not in _RUN_TIME_ERRORS:
-            return refused_value(errors[0]), _UNTOLD
+            return input_refusal(model, errors[0])[1], _UNTOLD
         return None, _UNTOLD
     made = getattr(blank, name, None)
     if empty_path_in({name: value}, {name: made}) is not None:
@@ -523,10 +521,10 @@ def _model_refusal(node: Node, values: Mapping[str, Any], where: str, exc: Excep
     if not wrong:
         return None
     first = wrong[0]
-    name = error_field(first)
-    if first["type"] == "missing":
-        return _unwired(where, node.step.inputs_model, name)
-    return _refused_input(node, where, name, refused_value(first), values.get(name))
+    if first["type"] == "missing" and len(first["loc"]) == 1:  # the input itself
+        return _unwired(where, node.step.inputs_model, error_field(first))
+    name, said = input_refusal(node.step.inputs_model, first)
+    return _refused_input(node, where, name, said, values.get(name))
 
 
 def _unwired(where: str, model: Any, name: str) -> str:

@@ -10,7 +10,6 @@ documents the recipe's own inputs, from the fields' descriptions.
 from __future__ import annotations
 
 import itertools
-import types
 import typing
 from pathlib import Path
 from typing import Any
@@ -181,27 +180,10 @@ class _CountedOption(click.Option):
 def _fixed_length(annotation: Any) -> int | None:
     """How many values a fixed-length tuple field takes (``tuple[int, int]``: 2);
     None for any other type, a ``tuple[int, ...]`` included."""
-    elements = _fixed_elements(annotation)
+    from shinobi.steps.types import tuple_elements
+
+    elements = tuple_elements(annotation)
     return None if elements is None else len(elements)
-
-
-def _fixed_elements(annotation: Any) -> tuple[Any, ...] | None:
-    """The element types of a fixed-length tuple field (``tuple[str, float]``:
-    ``(str, float)``); None for any other type, a ``tuple[int, ...]`` included."""
-    while True:
-        origin = typing.get_origin(annotation)
-        args = typing.get_args(annotation)
-        if origin is typing.Annotated:
-            annotation = args[0]
-        elif origin in (typing.Union, types.UnionType):
-            members = [a for a in args if a is not type(None)]
-            if len(members) != 1:
-                return None
-            annotation = members[0]
-        elif origin is tuple and args and args[-1] is not Ellipsis and args != ((),):
-            return args
-        else:
-            return None
 
 
 def _structured(core: Any) -> bool:
@@ -218,9 +200,9 @@ def _structured(core: Any) -> bool:
 
 def _click_type(annotation: Any) -> tuple[Any, bool, bool]:
     """(click type, is_list, is_bool) for a pydantic field annotation."""
-    from shinobi.steps.types import unwrap_annotation
+    from shinobi.steps.types import tuple_elements, unwrap_annotation
 
-    elements = _fixed_elements(annotation)
+    elements = tuple_elements(annotation)
     if elements is not None and any(e != elements[0] for e in elements):
         return _Elements(elements), True, False
     core, _, is_list = unwrap_annotation(annotation, [])

@@ -33,12 +33,14 @@ __all__ = [
     "error_field",
     "field_values",
     "fields_of",
+    "input_refusal",
     "on_disk_kind",
     "output_problem",
     "passthrough_problem",
     "paths_within",
     "refused_field",
     "refused_value",
+    "tuple_elements",
     "unwrap_annotation",
     "validation_errors",
     "wordless",
@@ -124,6 +126,25 @@ def unwrap_annotation(annotation: Any, metadata: list[Any]) -> tuple[Any, list[A
             annotation = args[0] if args else Any
         else:
             return annotation, metadata, is_list
+
+
+def tuple_elements(annotation: Any) -> tuple[Any, ...] | None:
+    """The element types of a fixed-length tuple field (``tuple[str, float]``:
+    ``(str, float)``); None for any other type, a ``tuple[int, ...]`` included."""
+    while True:
+        origin = typing.get_origin(annotation)
+        args = typing.get_args(annotation)
+        if origin is typing.Annotated:
+            annotation = args[0]
+        elif origin in (typing.Union, types.UnionType):
+            members = [a for a in args if a is not type(None)]
+            if len(members) != 1:
+                return None
+            annotation = members[0]
+        elif origin is tuple and args and args[-1] is not Ellipsis and args != ((),):
+            return args
+        else:
+            return None
 
 
 _FIELDS: dict[Any, dict[str, FieldSpec]] = {}
@@ -452,6 +473,36 @@ def refused_value(error: Mapping[str, Any]) -> str:
             " whose content keys the step cache: declare the field so"
         )
     return said
+
+
+def input_refusal(model: Any, error: Mapping[str, Any]) -> tuple[str, str]:
+    """(the dotted field, what is wrong) of one error of ``model``'s refusal of its
+    inputs: :func:`error_field` and :func:`refused_value`, but for a fixed-length
+    tuple given too few values, said of the input as the command line says it.
+
+    pydantic reports the first element such a tuple lacks as a missing field
+    of its own (``size.1``: "Field required"), which read as an input nothing
+    was wired to, when ``size=(2048,)`` was: it lacks a value."""
+    short = _too_few_values(model, error)
+    if short is not None:
+        return str(error["loc"][0]), short
+    return error_field(error), refused_value(error)
+
+
+def _too_few_values(model: Any, error: Mapping[str, Any]) -> str | None:
+    """What a fixed-length tuple given too few values lacks; None for any other error."""
+    loc, given = error.get("loc", ()), error.get("input")
+    if error.get("type") != "missing" or len(loc) != 2 or not isinstance(loc[1], int):
+        return None
+    info = getattr(model, "model_fields", {}).get(loc[0])
+    elements = tuple_elements(info.annotation) if info is not None else None
+    if elements is None or not isinstance(given, list | tuple):
+        return None
+    shown = f" ({', '.join(map(repr, given))})" if given else ""
+    return (
+        f"takes exactly {len(elements)} values, but was given {len(given)}{shown};"
+        f" give it {len(elements)}, one for each element"
+    )
 
 
 def error_field(error: Mapping[str, Any]) -> str:
