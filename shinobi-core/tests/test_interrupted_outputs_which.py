@@ -398,3 +398,21 @@ def test_a_part_inside_a_directory_that_stays_is_set_aside_in_it(tmp_path: Path)
     (res / "img.fits").write_text("half\n")
     asides = {a.path: a.moved_to for a in set_aside(uses, (), before, started)}
     assert asides == {str(res): None, str(res / "img.fits"): f"{res}/img.fits.interrupted"}
+
+
+def test_the_parts_earlier_interruptions_left_are_counted_in_the_warning(
+    tmp_path: Path,
+) -> None:
+    """Each Ctrl-C of a step writing a big product kept one more part beside it, and
+    nothing said they pile up (two of a 13 GB Measurement Set fill a scratch quota)."""
+    image = tmp_path / "img.fits"
+    uses = [PathUse(str(image), "output", "image", "file")]
+    said = []
+    for _ in range(3):
+        before, started = _started(uses)
+        image.write_text("half\n")
+        (aside,) = set_aside(uses, (), before, started)
+        said.append(aside.warning())
+    assert "earlier interruptions" not in said[0]
+    assert "1 part(s) earlier interruptions set aside are beside it" in said[1]
+    assert "2 part(s) earlier" in said[2] and aside.moved_to == f"{image}.interrupted-3"

@@ -67,6 +67,8 @@ class Aside(NamedTuple):
     target: str | None = None
     #: ninja could not tell whether the step wrote it (a directory too big to compare)
     maybe: bool = False
+    #: how many parts earlier interruptions set aside there are beside it
+    earlier: int = 0
 
     def warning(self) -> str:
         """The step's warning about it, in the user's terms."""
@@ -74,9 +76,15 @@ class Aside(NamedTuple):
         if self.target is not None:  # the bytes are there, not beside the link
             writing = f"{self.target!r} (through the link {self.path!r}, which is kept)"
         if self.moved_to is not None:
+            kept = (
+                f"; {self.earlier} part(s) earlier interruptions set aside are beside it"
+                " too: delete them once you no longer need them (ninja never does)"
+                if self.earlier
+                else ""
+            )
             return (
                 f"it was stopped while writing {writing}: that part is now"
-                f" {self.moved_to!r}, so that nothing takes it for a finished product"
+                f" {self.moved_to!r}, so that nothing takes it for a finished product{kept}"
             )
         doing = "it may have been writing" if self.maybe else "writing"
         return f"it was stopped while {doing} {writing}, {self.why}"
@@ -353,7 +361,7 @@ def _move(path: str, how: str, started: float, inputs: Collection[str]) -> Aside
     if how in _LEFT:
         return Aside(path, None, _LEFT[how], target, maybe=how == "untold")
     where = path if target is None else target
-    aside = _free_name(where + SUFFIX)
+    aside, earlier = _free_name(where + SUFFIX)
     try:
         os.rename(where, aside)
     except OSError as exc:
@@ -364,7 +372,7 @@ def _move(path: str, how: str, started: float, inputs: Collection[str]) -> Aside
             " move it away or delete it before anything uses it",
             target,
         )
-    return Aside(path, aside, target=target)
+    return Aside(path, aside, target=target, earlier=earlier)
 
 
 def _an_input(target: str, inputs: Collection[str]) -> bool:
@@ -404,10 +412,12 @@ def _users_link(path: str, started: float) -> str | None:
     return os.path.realpath(path)
 
 
-def _free_name(wanted: str) -> str:
-    """``wanted``, or ``wanted-2``, ``-3``...: an earlier interruption's part is kept too."""
+def _free_name(wanted: str) -> tuple[str, int]:
+    """``wanted``, or ``wanted-2``, ``-3``...: an earlier interruption's part is kept
+    too; and how many such parts there are (a few Ctrl-Cs of a step writing a
+    13 GB Measurement Set can fill a scratch quota unseen)."""
     candidate, number = wanted, 1
     while os.path.lexists(candidate):
         number += 1
         candidate = f"{wanted}-{number}"
-    return candidate
+    return candidate, number - 1
