@@ -408,15 +408,40 @@ def test_on_the_real_filesystem(tmp_path: Path) -> None:
     }
 
 
-def test_an_input_whose_directory_is_missing_is_refused_not_an_ancestor_mounted() -> None:
-    host = FakeHost(["/home", CWD])  # /home/me/data does not exist: a typo
-    typo = inp("/home/me/data/in.txt", kind="file")
-    with pytest.raises(MountRefused, match=r"does not exist, nor does /home/me/data; check"):
-        plan_mounts([typo], CWD, host=host)
-    ahead = set(plan_mounts([typo], CWD, host=host, ahead=True))  # an earlier step may make it
-    assert rw(CWD) in ahead
+def test_a_directory_input_the_tool_creates_is_made_in_the_working_directory() -> None:
+    """spwsplit(outdir: Directory) runs ``mkdir -p outdir``: natively that works, so the
+    container gets the directory it is made in, and a dry run plans the same."""
+    host = FakeHost([CWD])
+    uses = [
+        inp(f"{CWD}/parts", "outdir", kind="dir"),
+        out(f"{CWD}/parts/obs1-spw*.ms", "parts", pattern=True),
+    ]
+    now = plan_mounts(uses, CWD, host=host)
+    assert set(now) == {rw(CWD)}
+    assert plan_mounts(uses, CWD, host=host, ahead=True) == now
 
 
-def test_an_input_missing_under_root_is_said_to_be_missing() -> None:
-    with pytest.raises(MountRefused, match=r"\(/nowhere/in.txt\) does not exist; check the path"):
-        plan_mounts([inp("/nowhere/in.txt", kind="file")], CWD, host=FakeHost([CWD]), ahead=True)
+def test_a_missing_input_mounts_its_nearest_existing_ancestor_as_an_output_does() -> None:
+    host = FakeHost(["/scratch", CWD])  # /scratch/run2 does not exist: the tool makes it
+    made = inp("/scratch/run2/parts", "outdir", kind="dir")
+    now = plan_mounts([made], CWD, host=host)
+    assert set(now) == {rw("/scratch"), rw(CWD)}
+    assert plan_mounts([made], CWD, host=host, ahead=True) == now
+
+
+def test_a_missing_input_past_a_link_in_a_link_is_mounted_under_each_name() -> None:
+    """s2 -> /scratch/s2, /scratch/s2/cur -> /real: the tool makes s2/cur/parts, and
+    the container must resolve /scratch/s2 by that name to get there."""
+    host = FakeHost([CWD, "/real"], links={f"{CWD}/s2": "/scratch/s2", "/scratch/s2/cur": "/real"})
+    mounts = plan(host, inp("s2/cur/parts", kind="dir"))
+    assert rw("/scratch/s2/cur", source="/real") in mounts
+
+
+def test_an_input_missing_under_root_is_refused_alike_when_run_and_ahead() -> None:
+    missing = inp("/nowhere/parts", "outdir", kind="dir")
+    for ahead in (False, True):
+        with pytest.raises(MountRefused) as info:
+            plan_mounts([missing], CWD, host=FakeHost([CWD]), ahead=ahead)
+        message = str(info.value)
+        assert message.count("/nowhere/parts") == 1, message
+        assert "does not exist" in message and "create /nowhere first" in message

@@ -61,6 +61,27 @@ def test_an_output_in_a_directory_that_does_not_exist_yet_lands_on_the_host(
     assert (target.stat().st_uid, target.stat().st_gid) == (os.getuid(), os.getgid())
 
 
+def test_a_directory_input_the_tool_creates_lands_on_the_host(backend: Backend, area: Path) -> None:
+    """spwsplit(vis: MS, outdir: Directory) runs ``mkdir -p outdir``, as it may natively:
+    one in the working directory, one in a directory that does not exist yet."""
+    (area / "obs1.ms").mkdir()
+    parts, elsewhere = area / "work" / "parts", area / "scratch" / "run2" / "parts"
+    (area / "work").mkdir()
+    (area / "scratch").mkdir()
+    result = run(
+        backend,
+        area,
+        f"mkdir -p parts/obs1-spw0.ms '{elsewhere}/obs1-spw0.ms'",
+        PathUse(str(area / "obs1.ms"), "input", "vis", "dir"),
+        PathUse("parts", "input", "outdir", "dir"),
+        PathUse(str(elsewhere), "input", "other", "dir"),
+        PathUse("parts/obs1-spw*.ms", "output", "parts", pattern=True),
+        cwd=area / "work",
+    )
+    assert result.returncode == 0, result.stderr
+    assert (parts / "obs1-spw0.ms").is_dir() and (elsewhere / "obs1-spw0.ms").is_dir()
+
+
 @pytest.fixture
 def image_running_as_4321() -> Iterator[Callable[[str], str]]:
     """Builds, per engine, a busybox image whose default user is 4321, so only --user

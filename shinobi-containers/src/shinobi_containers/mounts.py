@@ -9,11 +9,11 @@ mount on the command line differs per engine. The rules, in order:
   the step's working directory is visible read-write too;
 * a directory that does not exist yet contributes its nearest existing
   ancestor, so a tool that creates its own output tree behaves as it would
-  natively; an output whose only existing ancestor is ``/`` is refused, since
-  the container would write it somewhere the host never sees; an input
-  whose directory is not there when its step starts is refused rather than
-  exposing an ancestor (planned ahead, for a dry run or a compiled job, an
-  earlier step may still make it);
+  natively; an input counts the same (a ``Directory`` input the tool makes
+  with ``mkdir -p``, or one an earlier step makes), so a dry run plans what
+  the run mounts, and a wrong path is the tool's to report, as natively; a
+  path whose only existing ancestor is ``/`` is refused, since the container
+  would write it somewhere the host never sees;
 * an input marked ``writable: false`` is mounted read-only; when its directory
   ends up read-write anyway (an output or another input lives there), the
   input is re-mounted read-only at its own path, so both promises hold;
@@ -248,21 +248,6 @@ class _Planner:
     def refuse(self, message: str) -> MountRefused:
         return MountRefused(f"step {self.step!r}: {message}")
 
-    def refuse_missing_inputs(self, uses: Sequence[PathUse]) -> None:
-        """An input whose very directory is not there when its step starts is a
-        wrong path: mounting that directory's nearest existing ancestor instead
-        (read-write, maybe all of /home) would only hide the typo. A missing
-        file in a directory that exists is the tool's to report, as natively;
-        planned ahead, an earlier step may yet make either."""
-        for use in uses:
-            if use.role != "input" or use.mutable or self.host.exists(use.path):
-                continue
-            directory = needed_directory(use)
-            if not self.host.exists(directory):
-                raise self.refuse(
-                    f"{_describe(use)} does not exist, nor does {directory}; check the path"
-                )
-
     def container_device(self, use: PathUse) -> bool:
         """Whether ``use`` is (or links to) a device the container has itself, such as
         /dev/null for a log to discard: its own one does the same, with no mount."""
@@ -368,8 +353,6 @@ class _Planner:
         on the way (:meth:`spellings`) has its directory mounted under that
         name, or the container stops at the first name it does not have.
         """
-        if use.role == "input" and not self.host.exists(use.path):
-            return []  # refused, or the tool's to report missing
         if use.pattern:
             return self.spellings(needed_directory(use))[1:]
         whole = use.role == "input" and use.kind == "dir"
@@ -403,14 +386,17 @@ class _Planner:
                 return []
             if use.path == "/":
                 raise self.refuse(f"{_describe(use)} is / itself; name a path under it")
+            first = "/" + need.path.strip("/").split("/")[0]
             if use.role == "output":
-                first = "/" + need.path.strip("/").split("/")[0]
                 raise self.refuse(
                     f"{_describe(use)} has no existing parent directory but / to mount;"
                     f" create {first} first, or write under an existing directory"
                 )
             if not self.host.exists(use.path):
-                raise self.refuse(f"{_describe(use)} does not exist; check the path")
+                raise self.refuse(
+                    f"{_describe(use)} does not exist, and / is its only existing parent,"
+                    f" which cannot be mounted; check the path, or create {first} first"
+                )
             raise self.refuse(
                 f"{_describe(use)} sits directly in /, which cannot be mounted into a"
                 " container; move it into a directory"
@@ -583,8 +569,6 @@ def plan_mounts(
     planner.refuse_kernel_paths(uses)
     # the step works in ninja's directory, which is mounted for it too
     planner.refuse_in_kernel_tree(cwd, f"the working directory {cwd}", "run ninja from elsewhere")
-    if not ahead:
-        planner.refuse_missing_inputs(uses)
     protected = planner.protected(uses)
     planner.refuse_writes_into(uses, protected)
     wanted: list[Mount] = []
