@@ -69,6 +69,16 @@ def w(out: str) -> File:
 """
 
 
+def _pystep_module(work: Path, name: str, source: str, engine: str) -> Any:
+    """``source`` (its ``{image}`` the engine's python image) imported as module ``name``."""
+    (work / f"{name}.py").write_text(source.format(image=image(engine, "python")))
+    sys.path.insert(0, str(work))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(work))
+
+
 def _run(engine: str, step: Any, inputs: dict[str, str], cwd: Path) -> Any:
     live_backend(engine)
     return run_recipe(
@@ -130,18 +140,70 @@ def test_a_pystep_returning_a_path_outside_the_mounts_fails(
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    name = f"c3_unseen_{engine}"
-    (work / f"{name}.py").write_text(PYSTEP.format(image=image(engine, "python")))
-    sys.path.insert(0, str(work))
-    try:
-        module = importlib.import_module(name)
-    finally:
-        sys.path.remove(str(work))
+    module = _pystep_module(work, f"c3_unseen_{engine}", PYSTEP, engine)
     old = _stale(outside, "x.txt")
     result = _run(engine, module.w, {"out": str(old)}, work)
     _assert_unseen(result, engine)
     assert result.steps[0].error.startswith("the pystep's output 'result' names")
     assert old.read_text() == "STALE\n"
+
+
+class TextVis(BaseModel):
+    vis: str
+
+
+def check(engine: str) -> Cab:
+    """The audit's tool given its MS as a ``str``: it fails in its own words."""
+    script = 'test -d "$1" || { echo "$1: not a measurement set" >&2; exit 3; }'
+    return Cab(
+        name="check",
+        command=["sh", "-c", script, "sh"],
+        inputs_model=TextVis,
+        field_meta={"vis": ParamMeta(positional=True)},
+        image=image(engine),
+    )
+
+
+PYSTEP_READS = """
+from pathlib import Path
+import shinobi
+
+@shinobi.pystep(image={image!r})
+def r(vis: str) -> str:
+    return Path(vis, "table.dat").read_text()
+"""
+
+
+def _assert_hinted(result: Any, engine: str) -> None:
+    assert result.status == "failed"
+    hints = [w for w in result.steps[0].warnings if w.startswith("input 'vis' is the text")]
+    assert len(hints) == 1, result.steps[0].warnings
+    assert f"{engine} container" in hints[0] and "File, Directory, MS or Path" in hints[0]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_text_input_naming_an_unmounted_host_path_is_hinted_at_on_failure(
+    engine: str, tmp_path: Path, outside: Path
+) -> None:
+    (outside / "obs1.ms").mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "here.ms").mkdir()
+    _assert_hinted(_run(engine, check(engine), {"vis": str(outside / "obs1.ms")}, work), engine)
+    # under the working directory it is mounted, str or not: no failure, no hint
+    assert _run(engine, check(engine), {"vis": "here.ms"}, work).ok
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_pystep_text_input_naming_an_unmounted_host_path_is_hinted_at(
+    engine: str, tmp_path: Path, outside: Path
+) -> None:
+    (outside / "obs1.ms").mkdir()
+    (outside / "obs1.ms" / "table.dat").write_text("rows\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    module = _pystep_module(work, f"c3_reads_{engine}", PYSTEP_READS, engine)
+    _assert_hinted(_run(engine, module.r, {"vis": str(outside / "obs1.ms")}, work), engine)
 
 
 def _bind_flags(engine: str, place: Path) -> list[str]:

@@ -19,7 +19,7 @@ from shinobi.backends.base import BackendRun, Invocation, RunControl
 from shinobi.backends.native import NativeBackend
 from shinobi.runner import run_recipe
 from shinobi.steps import Cab, File, ParamMeta, Wrangler
-from shinobi.steps.outputs import unseen_output
+from shinobi.steps.outputs import unmounted_text_paths, unseen_output
 
 
 class Product(BaseModel):
@@ -117,3 +117,72 @@ def test_a_wrangled_output_under_the_mounts_passes(tmp_path: Path) -> None:
     result = run_recipe(WROTE, {"outdir": "sub"}, cwd=tmp_path, use_cache=False)
     assert result.ok, result.error
     assert (tmp_path / "sub" / "p.txt").read_text() == "FRESH\n"
+
+
+# -- a str input naming a host path the container never saw ---------------------------
+
+
+class Vis(BaseModel):
+    vis: str
+    names: list[str] = []
+
+
+def test_a_text_input_naming_a_host_path_outside_the_mounts_is_named(tmp_path: Path) -> None:
+    (tmp_path / "raw" / "obs1.ms").mkdir(parents=True)
+    (tmp_path / "work").mkdir()
+    work = str(tmp_path / "work")
+    hints = unmounted_text_paths(Vis, {"vis": "../raw/obs1.ms"}, work, (work,), "docker")
+    assert len(hints) == 1 and "\n" not in hints[0]
+    hint = hints[0]
+    assert hint.startswith("input 'vis' is the text '../raw/obs1.ms', which names")
+    assert "docker container" in hint and "File, Directory, MS or Path" in hint
+
+
+def test_only_existing_paths_outside_the_mounts_are_named(tmp_path: Path) -> None:
+    (tmp_path / "raw").mkdir()
+    (tmp_path / "in.txt").write_text("x\n")
+    cwd, visible = str(tmp_path), (str(tmp_path),)
+    for text in ("in.txt", "/nowhere/obs1.ms", "hello world", "", "/"):
+        assert unmounted_text_paths(Vis, {"vis": text}, cwd, visible, "d") == [], text
+    # the whole host seen (native), or a field declared a path (mounted) as text
+    assert unmounted_text_paths(Vis, {"vis": str(tmp_path)}, cwd, None, "native") == []
+    declared = frozenset({"vis"})
+    assert unmounted_text_paths(Vis, {"vis": "/tmp"}, cwd, visible, "d", declared) == []
+
+
+def test_a_list_of_text_is_named_once_by_its_first_unmounted_path(tmp_path: Path) -> None:
+    cwd, visible = str(tmp_path), (str(tmp_path),)
+    values = {"vis": "x", "names": ["a", "/tmp", "/usr"]}
+    hints = unmounted_text_paths(Vis, values, cwd, visible, "podman")
+    assert len(hints) == 1 and hints[0].startswith("input 'names' is the text '/tmp'")
+
+
+class TextIn(BaseModel):
+    vis: str
+
+
+#: The audit's tool: it fails in its own words when it cannot see the MS it was given.
+CHECK = Cab(
+    name="check",
+    command=["sh", "-c", 'test -d "$1" || { echo "$1: not a measurement set" >&2; exit 3; }', "t"],
+    inputs_model=TextIn,
+    field_meta={"vis": ParamMeta(positional=True)},
+)
+
+
+@pytest.mark.usefixtures("mounted_cwd")
+def test_a_failed_step_warns_of_its_text_input_naming_an_unmounted_path(tmp_path: Path) -> None:
+    (tmp_path / "raw" / "obs1.ms").mkdir(parents=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    failed = run_recipe(CHECK, {"vis": "../raw/nothing.ms"}, cwd=work, use_cache=False)
+    assert failed.status == "failed" and failed.steps[0].warnings == []  # no such path
+    passed = run_recipe(CHECK, {"vis": "../raw/obs1.ms"}, cwd=work, use_cache=False)
+    assert passed.ok and passed.steps[0].warnings == []  # natively it was there: no hint
+    (tmp_path / "raw" / "obs1.ms").rmdir()
+    (tmp_path / "raw" / "obs1.ms").write_text("not a directory\n")
+    result = run_recipe(CHECK, {"vis": "../raw/obs1.ms"}, cwd=work, use_cache=False)
+    assert result.status == "failed"
+    assert [w[:40] for w in result.steps[0].warnings] == [
+        "input 'vis' is the text '../raw/obs1.ms'"
+    ]

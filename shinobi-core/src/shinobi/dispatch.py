@@ -45,6 +45,7 @@ from shinobi.steps.outputs import (
     missing_output,
     optional_outputs,
     static_outputs,
+    unmounted_text_paths,
     unseen_output,
     wrangle,
 )
@@ -255,6 +256,10 @@ def run_cab(
         " that output optional); this result is not cached"
         for path in stale
     ]
+    if error is not None and not run.cancelled:  # a successful step pays nothing
+        warnings += unmounted_text_paths(
+            cab.inputs_model, values, session.cwd, run.visible, backend_name, cab.text_paths()
+        )
     result = result_of_run(
         name,
         run,

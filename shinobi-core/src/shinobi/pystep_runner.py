@@ -47,7 +47,7 @@ from shinobi.pyrunner.request import build_invocation
 from shinobi.pystep_output import captured
 from shinobi.step_names import unsliced
 from shinobi.steps.argv import masked, secret_texts, secrets_within
-from shinobi.steps.outputs import missing_output, unseen_output
+from shinobi.steps.outputs import missing_output, unmounted_text_paths, unseen_output
 from shinobi.steps.result import StepResult, kept_tail
 from shinobi.steps.types import (
     error_field,
@@ -306,7 +306,12 @@ def _run_elsewhere(
         started = time.time()
         run = run_backend(backend, invocation, session.control)
         finished = time.time()
-        return _result(name, node, run, invocation, workspace, backend_name, started, finished)
+        result = _result(name, node, run, invocation, workspace, backend_name, started, finished)
+        if result.status == "failed":  # a successful step pays nothing
+            result.warnings += unmounted_text_paths(
+                node.step.inputs_model, values, invocation.cwd, run.visible, backend_name
+            )
+        return result
     finally:
         # Teardown is over once run() has returned; a process that would not die
         # may still have the workspace open, so it is then left in place.

@@ -29,6 +29,7 @@ __all__ = [
     "optional_outputs",
     "static_outputs",
     "unmade_recipe_output",
+    "unmounted_text_paths",
     "unseen_output",
     "wrangle",
 ]
@@ -398,6 +399,53 @@ def unseen_output(
                     " a path-typed input (File, Directory or Path, not str) so that it is mounted"
                 )
     return None
+
+
+def unmounted_text_paths(
+    inputs_model: Any,
+    values: Mapping[str, Any],
+    cwd: str,
+    visible: Sequence[str] | None,
+    engine: str,
+    declared_paths: Collection[str] = (),
+) -> list[str]:
+    """A hint for each text input (``str``, or an item of a ``list[str]``) of a step
+    that failed, whose value names an existing path on this host outside ``visible``
+    (a container's mounts, see ``BackendRun.visible``); none at once when ``visible``
+    is None (the step saw the whole host). ``declared_paths``: the text inputs
+    ``ParamMeta(dtype=...)`` declares paths, which are mounted.
+
+    A ``str`` is never mounted, so the tool found nothing at that path in the
+    container (or the image's own file) and failed in its own words ("not a
+    measurement set"), with nothing to say the path was the trouble. Asked only
+    on failure: one ``exists`` a text value, up to the first hint a field.
+    """
+    if visible is None:
+        return []
+    hints = []
+    for name, spec in fields_of(inputs_model).items():
+        if not spec.is_text or name in declared_paths:
+            continue
+        value = values.get(name)
+        for text in value if isinstance(value, list | tuple) else [value]:
+            if _unmounted_path(text, cwd, visible):
+                hints.append(
+                    f"input {name!r} is the text {text!r}, which names a path on this host that"
+                    f" was not mounted into the {engine} container (a str is text, never"
+                    f" mounted): if the tool needed that path, declare {name!r} a File,"
+                    " Directory, MS or Path"
+                )
+                break
+    return hints
+
+
+def _unmounted_path(text: Any, cwd: str, visible: Sequence[str]) -> bool:
+    """Whether ``text`` names an existing path (other than ``/``, more likely a
+    separator than a path) that ``visible`` does not show."""
+    if not isinstance(text, str) or text in ("", "/"):
+        return False
+    path = os.path.join(cwd, text)
+    return os.path.exists(path) and not _seen(path, visible)
 
 
 def _seen(path: str, visible: Sequence[str]) -> bool:
