@@ -156,3 +156,20 @@ def test_a_run_beside_another_of_the_same_process_is_warned(tmp_path: Path) -> N
         thread.join()
     assert second.ok, second.error
     assert [w.split(":")[0] for w in second.warnings] == ["another run is going in this workdir"]
+
+
+def test_a_run_on_another_host_of_a_shared_workdir_is_warned_of_not_judged_here(
+    tmp_path: Path,
+) -> None:
+    """A workdir on NFS is seen from login and compute nodes: another host's run's
+    pid means nothing here, and its marker was taken for a killed run's and removed."""
+    from shinobi.live_runs import other_runs
+
+    runs_root = tmp_path / ".shinobi" / "runs"
+    live = tmp_path / ".shinobi" / "live"
+    live.mkdir(parents=True)
+    marker = live / "999999999-abc.1.20260101-000000-x"  # no such pid here
+    marker.write_text("login2.cluster")
+    (said,) = other_runs(runs_root)
+    assert "20260101-000000-x (pid 999999999 on login2.cluster)" in said
+    assert marker.exists()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 from pathlib import Path
 
 from shinobi.errors import MachineRefused
@@ -48,7 +49,9 @@ def mark_live(runs_root: Path, run_id: str) -> Path | None:
     marker = _live_dir(runs_root) / f"{run_prefix()}{run_id}"
     try:
         marker.parent.mkdir(exist_ok=True)
-        marker.touch()  # its name says all: whose ninja, which run
+        # its name says whose ninja and which run; its text, on which host: a
+        # workdir on a shared file system is seen from login and compute nodes
+        marker.write_text(socket.gethostname())
     except OSError:
         return None
     return marker
@@ -81,6 +84,10 @@ def other_runs(runs_root: Path) -> list[str]:
         if owner is None:
             continue
         tags, _, run = name.partition(".")
+        host = _host_of(live / name)
+        if host is not None:  # its pid means nothing here, nor do this host's processes
+            going.append(f"{run} (pid {owner} on {host})")
+            continue
         if pid_alive(owner):
             going.append(f"{run} (pid {owner})")
             continue
@@ -105,6 +112,16 @@ def other_runs(runs_root: Path) -> list[str]:
         " writes the same path takes the other's product for its own (wait for it, or run"
         " in another directory)"
     ]
+
+
+def _host_of(marker: Path) -> str | None:
+    """The other host whose ninja left ``marker``; None when it is this one's (or says
+    none, as markers of an older ninja do, or is gone meanwhile)."""
+    try:
+        host = marker.read_text(errors="replace").strip()
+    except OSError:
+        return None
+    return host if host and host != socket.gethostname() else None
 
 
 def _owner(name: str) -> int | None:
