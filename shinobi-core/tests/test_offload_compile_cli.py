@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
+import io
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +13,7 @@ import pytest
 from cli_in_process import in_process as ninja
 from test_launch_fixtures import FakeTarget, engine
 
+from shinobi.cli.standard_output import StdoutUnwritable
 from shinobi.launch.index import list_launches
 
 __all__ = ["engine"]
@@ -89,6 +93,36 @@ def test_submit_writes_the_handle_records_the_launch_and_detaches(
     assert saved["engine"] == "fake" and saved["target"] == f"{DEMO}:pipe"
     own = tmp_path / ".shinobi" / "pipe" / saved["run_id"] / "handle.json"
     assert [e.handle for e in list_launches(tmp_path)] == [str(own)]
+
+
+class _FullDisk(io.StringIO):
+    """A stdout on a full disk, as ninja's own stdout refuses a write there."""
+
+    def write(self, text: str) -> int:
+        raise StdoutUnwritable(errno.ENOSPC, "No space left on device")
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]], ids=["plain", "json"])
+def test_a_submitted_launch_stdout_refuses_is_on_record_and_exits_0(
+    engine: type[FakeTarget],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    json_flag: list[str],
+) -> None:
+    """The jobs were handed over: a 74 would tell a wrapper that retries on it to
+    submit them all again."""
+    monkeypatch.setattr(sys, "stdout", _FullDisk())
+    code, _, err = ninja(
+        capsys, "compile", f"{DEMO}:pipe", "--engine", "fake", "--submit", *json_flag
+    )
+    assert code == 0, err
+    latest = tmp_path / ".shinobi" / "pipe" / "handle.json"
+    run_id = json.loads(latest.read_text())["run_id"]
+    assert err.endswith(
+        "ninja: warning: cannot write to standard output: No space left on device; the launch"
+        f" is on record in its handle, {latest} (`ninja status {run_id}`)\n"
+    )
 
 
 def test_an_engine_that_is_not_installed_is_named(

@@ -17,13 +17,14 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import click
 
 from shinobi.cli import collector
-from shinobi.cli.machine_output import MachineOutputCommand, emit
+from shinobi.cli.machine_output import MachineOutputCommand, emit, printing_a_record
 from shinobi.cli.recipe_options import RecipeCommand, recipe_values
 from shinobi.offload.wrapping import AUTO, RUNTIME_CHOICES
 from shinobi.wording import counted
@@ -296,12 +297,22 @@ def _submit(offload: Any, workflow: Any, as_json: bool) -> None:
     handle.state = "submitted"
     path = write_handle(handle)
     latest = path.parent.parent / path.name
-    ids = [job.job_id for job in handle.jobs]
+    with printing_a_record(partial(_handle_kept_in, handle, latest)):  # submitted: exit 0 whatever
+        _print_launch(handle, latest, as_json)
+
+
+def _handle_kept_in(handle: Any, latest: Path) -> str:
+    """Where a launch stdout refused to show is on record."""
+    return f"the launch is on record in its handle, {latest} (`ninja status {handle.run_id}`)"
+
+
+def _print_launch(handle: Any, latest: Path, as_json: bool) -> None:
     if as_json:
         data = handle.to_json()
         data["handle"] = str(latest)
         emit(json.dumps(data, indent=2))
         return
+    ids = [job.job_id for job in handle.jobs]
     shown = " ".join(str(i) for i in ids[:10]) + (" ..." if len(ids) > 10 else "")
     count = f"{len(ids)} {handle.engine} job(s)"
     click.echo(f"submitted {handle.recipe} as run {handle.run_id}: {count} ({shown})")

@@ -23,7 +23,17 @@ from typing import Any, TextIO
 
 import click
 
-__all__ = ["MachineOutputCommand", "asks_for", "emit", "json_document", "stdout_for_machines"]
+from shinobi.cli.standard_output import StdoutUnwritable, write_all
+from shinobi.cli.top_help import quiet_stdout
+
+__all__ = [
+    "MachineOutputCommand",
+    "asks_for",
+    "emit",
+    "json_document",
+    "printing_a_record",
+    "stdout_for_machines",
+]
 
 #: Writes the document while a command owns stdout for machines, else None.
 _sink: Callable[[str], None] | None = None
@@ -35,6 +45,41 @@ def emit(text: str) -> None:
         click.echo(text)
     else:
         _sink(text + "\n")
+
+
+def _discard(text: str) -> None:
+    """The sink of a document whose stdout failed: the rest of it goes nowhere."""
+
+
+def _stop_printing() -> None:
+    """Send the rest of what the command prints on stdout nowhere (its reader went
+    away, or stdout refused a write), without failing again, at exit neither.
+    (While stdout is kept for machines, ``sys.stdout`` is stderr: that stays.)"""
+    global _sink
+    if _sink is None:
+        quiet_stdout()
+    else:
+        _sink = _discard
+
+
+@contextlib.contextmanager
+def printing_a_record(kept: Callable[[], str]) -> Iterator[None]:
+    """Printing the account of something done and kept on record (a run, a launch).
+
+    What cannot be printed takes nothing back from what was done: a reader gone
+    away ends the printing quietly, and a stdout that refuses it (a full disk,
+    closed) ends it with a warning saying where it is on record, ``kept()``.
+    Either way the command keeps its own exit status, which the block's caller
+    decides: a 74 would tell a wrapper that retries on it to run it all again.
+    """
+    try:
+        yield
+    except BrokenPipeError:
+        _stop_printing()
+    except StdoutUnwritable as exc:
+        _stop_printing()
+        with contextlib.suppress(OSError):
+            click.echo(f"ninja: warning: {exc}; {kept()}", err=True)
 
 
 def json_document(data: Any) -> str:
@@ -70,9 +115,7 @@ def _sink_for(saved: TextIO | None, private: int | None) -> Callable[[str], None
         errors = getattr(saved, "errors", None) or "strict"
 
         def to_descriptor(text: str) -> None:
-            data = memoryview(text.encode(encoding, errors))
-            while data:
-                data = data[os.write(fd, data) :]
+            write_all(fd, text.encode(encoding, errors))
 
         return to_descriptor
 

@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 import click
 
 from shinobi.cli import collector
+from shinobi.cli.standard_output import StdoutUnwritable, guarded_stdout
 from shinobi.cli.top_help import (
     COMMANDS,
     DEBUG_HELP,
@@ -262,7 +263,10 @@ def main(argv: list[str] | None = None) -> Any:
     digits = _whole_ints()
     settle_exit_status(0)  # a program may call main() more than once
     try:
-        return _main(list(sys.argv[1:] if argv is None else argv))
+        if argv is not None:
+            return _main(list(argv))
+        with guarded_stdout():  # a refused write names stdout (see standard_output)
+            return _main(sys.argv[1:])
     finally:
         sys.set_int_max_str_digits(digits)
         collector.command_ended(saved)
@@ -368,6 +372,11 @@ def _fail(exc: Exception, args: list[str]) -> NoReturn:
     if isinstance(exc, KeyboardInterrupt):
         click.echo(f"{_prog}: interrupted", err=True)
         sys.exit(130)
+    if isinstance(exc, StdoutUnwritable):  # what the command had to print is lost
+        quiet_stdout()  # nothing more fails there, the flush at exit included
+        with contextlib.suppress(OSError):
+            click.echo(f"{_prog}: error: {exc}", err=True)
+        sys.exit(ENVIRONMENT_EXIT)
     if isinstance(exc, OSError) and exc.errno in _REFUSALS:
         with contextlib.suppress(OSError):
             click.echo(f"{_prog}: error: {_refusal(exc)}", err=True)

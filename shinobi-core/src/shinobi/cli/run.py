@@ -5,13 +5,19 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import click
 
 from shinobi.cli import collector
-from shinobi.cli.machine_output import MachineOutputCommand, emit, json_document
+from shinobi.cli.machine_output import (
+    MachineOutputCommand,
+    emit,
+    json_document,
+    printing_a_record,
+)
 from shinobi.cli.recipe_options import RecipeCommand, recipe_values
 
 __all__ = ["command"]
@@ -141,18 +147,20 @@ def _run(
     except Interrupted as stopped:
         settle_exit_status(stopped.exit_code)
         if as_json:  # a program reading it learns which steps ended how, as after a failure
-            _print(json_document(_result_json(stopped.result, graph, stopped)), document=True)
+            with printing_a_record(partial(_kept_in, stopped.result, config, workdir)):
+                emit(json_document(_result_json(stopped.result, graph, stopped)))
         raise
     finally:
         with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
             progress.close()
     if not result.ok:
         settle_exit_status(1)  # what is printed next cannot undo it
-    if as_json:
-        _print(json_document(_result_json(result, graph)), document=True)
-    else:
-        for name, value in shown_outputs(result.outputs, result.steps).items():
-            _print(f"{name} = {_shown(value)}")
+    with printing_a_record(partial(_kept_in, result, config, workdir)):
+        if as_json:
+            emit(json_document(_result_json(result, graph)))
+        else:
+            for name, value in shown_outputs(result.outputs, result.steps).items():
+                click.echo(f"{name} = {_shown(value)}")
     if not result.ok:
         from shinobi.errors import StepFailed
         from shinobi.render.terminal_text import for_terminal
@@ -196,15 +204,20 @@ def _engine_said(step: Any) -> str:
     return "".join(f"  {step.backend}: {for_terminal(line)}\n" for line in said if line.strip())
 
 
-def _print(text: str, document: bool = False) -> None:
-    """Print a result; a reader that went away (``| head``, ``| grep -q``) is no
-    failure of the run, whose own status then decides the exit code."""
-    try:
-        emit(text) if document else click.echo(text)
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)  # nothing more to say there, flushes included
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+def _kept_in(result: Any, config: Any, workdir: Path | None) -> str:
+    """Where the run is on record, for a result stdout refused: its manifest, else
+    its folder (which holds its steps' logs, not their outputs)."""
+    from shinobi.local_runs import runs_root
+
+    base = workdir or config.execution.workdir_path() or Path.cwd()  # as the run chose it
+    folder = runs_root(Path(base).resolve()) / str(result.run_id)
+    manifest = folder / "manifest.json"
+    if manifest.is_file():
+        return f"the run's result is in its manifest, {manifest}"
+    return (
+        f"the run's records are in {folder} (`ninja logs {result.run_id}`);"
+        " --provenance keeps a run's result there too"
+    )
 
 
 def _result_json(result: Any, graph: Any, stopped: Any = None) -> dict[str, Any]:

@@ -177,8 +177,9 @@ def _show(prog: str, args: list[str]) -> int:
             quiet_stdout()
             return 0
         from shinobi.cli.main import report_failure
+        from shinobi.cli.standard_output import unwritable
 
-        report_failure(exc, args, prog)
+        report_failure(unwritable(exc), args, prog)  # the help is all it had to print
     return 0
 
 
