@@ -1,7 +1,7 @@
 """Tell a standard output that refused a write from every other refusal of the machine.
 
-``ninja runs > out.txt`` on a full disk, or with an I/O error there: what
-ninja had to print is lost, and saying only "No space
+``ninja runs > out.txt`` on a full disk, or with an I/O error there, or
+``ninja runs >&-``: what ninja had to print is lost, and saying only "No space
 left on device" would send the user to the wrong disk (ninja writes its run
 records, its cache and its scripts elsewhere). A write to standard output
 that fails raises :class:`StdoutUnwritable`, which names standard output; a
@@ -13,12 +13,13 @@ with a stream on the same descriptor that raises it, and writes through: a
 failed write fails where it is made, never later in a flush at exit. A program
 that calls :func:`shinobi.cli.main.main` itself keeps its own ``sys.stdout``.
 
-Only ``io``, ``os`` and ``sys`` are imported: ``ninja --help`` stays instant.
+Only ``errno``, ``io``, ``os`` and ``sys`` are imported: ``ninja --help`` stays instant.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import sys
@@ -28,8 +29,8 @@ __all__ = ["StdoutUnwritable", "guarded_stdout", "unwritable", "write_all"]
 
 
 class StdoutUnwritable(OSError):
-    """Standard output refused a write (a full disk, an I/O error): what was to
-    be printed there is lost."""
+    """Standard output refused a write (a full disk, an I/O error, closed): what
+    was to be printed there is lost."""
 
     def __str__(self) -> str:
         return f"cannot write to standard output: {self.strerror}"
@@ -54,9 +55,9 @@ def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
 
 
 class _Descriptor(io.RawIOBase):
-    """Standard output's descriptor."""
+    """Standard output's descriptor (None where it was closed when ninja started)."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int | None) -> None:
         super().__init__()
         self._fd = fd
 
@@ -64,28 +65,48 @@ class _Descriptor(io.RawIOBase):
         return True
 
     def fileno(self) -> int:
+        if self._fd is None:
+            raise io.UnsupportedOperation("standard output is closed")
         return self._fd
 
     def isatty(self) -> bool:
-        return os.isatty(self._fd)
+        return self._fd is not None and os.isatty(self._fd)
 
     def write(self, data: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
+        if not data:
+            return 0
+        if self._fd is None:
+            raise StdoutUnwritable(errno.EBADF, "it is closed")
         write_all(self._fd, data)
         return len(data)
+
+
+def _hold_descriptor_1() -> None:
+    """Put /dev/null on a closed descriptor 1: else the next file ninja opens takes
+    that number, and whatever writes to "standard output" there (a C library, a
+    child that inherits it) writes into that file."""
+    with contextlib.suppress(OSError):
+        fd = os.open(os.devnull, os.O_WRONLY)
+        if fd != 1:
+            os.dup2(fd, 1)
+            os.close(fd)
 
 
 @contextlib.contextmanager
 def guarded_stdout() -> Iterator[None]:
     """While the block runs, ``sys.stdout`` raises :class:`StdoutUnwritable` when
-    standard output refuses a write."""
+    standard output refuses a write, or when it was closed from the start."""
     saved = sys.stdout
-    if saved is not sys.__stdout__ or saved is None or _fileno(saved) != 1:
-        yield  # closed, or not the process's own (a test's capture): not ours to replace
+    if saved is not None and (saved is not sys.__stdout__ or _fileno(saved) != 1):
+        yield  # not the process's own stdout (a test's capture): not ours to replace
         return
-    with contextlib.suppress(OSError, ValueError):
-        saved.flush()  # what was printed before goes out first
+    if saved is None:  # Python found descriptor 1 closed (`>&-`)
+        _hold_descriptor_1()
+    else:
+        with contextlib.suppress(OSError, ValueError):
+            saved.flush()  # what was printed before goes out first
     sys.stdout = io.TextIOWrapper(
-        _Descriptor(1),
+        _Descriptor(None if saved is None else 1),
         encoding=getattr(saved, "encoding", None) or "utf-8",
         errors=getattr(saved, "errors", None) or "strict",
         write_through=True,  # nothing held back for a flush that could fail at exit
