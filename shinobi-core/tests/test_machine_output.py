@@ -73,9 +73,43 @@ def test_dryrun_json_and_graph_json_keep_stdout_for_the_document(
     assert _document(ninja("run", target, "--dryrun", "--json"))
     assert _document(ninja("graph", target, "--format", "json"))
     assert _document(ninja("graph", target, "--format=json"))
-    # Output for people is untouched: the module's print still shows where it did.
-    text = ninja("graph", target)
-    assert text.returncode == 0 and "hello from import" in text.stdout
+
+
+#: A recipe that can be compiled (no pystep), noisy as NOISY.
+NOISY_CAB = """
+import os
+print("hello from import")
+os.write(1, b"c-level write at import\\n")
+from shinobi.steps import Cab, Recipe, StepRef
+
+r = Recipe(name="r", steps=[StepRef(name="t", step=Cab(name="t", command="/bin/true"), wiring={})])
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "first_line"),
+    [
+        (["graph", "--format", "dot"], 'digraph "r" {'),
+        (["graph", "--format", "mermaid"], "flowchart TD"),
+        (["graph"], "recipe r: 1 step"),
+        (["compile"], "# ---- t.sbatch (t) ----"),
+        (["compile", "--explain"], "recipe 'r': 1 job, offload-eligible"),
+    ],
+    ids=["dot", "mermaid", "text", "compile", "compile-explain"],
+)
+def test_a_recipe_modules_prints_go_to_stderr_wherever_stdout_is_for_programs(
+    ninja: Ninja, recipe_file: Callable[..., Path], args: list[str], first_line: str
+) -> None:
+    """A dot file, a mermaid block, a script or a graph piped to grep: a print at
+    import made them invalid, its line first."""
+    if args[0] == "compile":
+        pytest.importorskip("shinobi_slurm")
+    target = f"{recipe_file(NOISY_CAB, 'noisy_cab.py')}:r"
+    proc = ninja(*args[:1], target, *args[1:])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == first_line
+    assert "hello from import" not in proc.stdout and "c-level write" not in proc.stdout
+    assert "hello from import" in proc.stderr and "c-level write at import" in proc.stderr
 
 
 def test_in_process_main_gives_the_document_to_its_stdout_and_puts_stdout_back(

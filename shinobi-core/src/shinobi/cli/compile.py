@@ -16,7 +16,7 @@ import shlex
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -33,8 +33,12 @@ __all__ = ["command"]
 
 
 class _CompileCommand(MachineOutputCommand, RecipeCommand):
-    """With ``--submit --json``, stdout holds the launch's JSON alone (the recipe
-    module, imported while the arguments are parsed, may print)."""
+    """stdout holds the scripts alone (or the explanation, or the launch, as JSON
+    with ``--json``): the recipe module, imported while the arguments are parsed,
+    may print, and that goes to stderr."""
+
+    def prints_for_machines(self, args: Sequence[str]) -> bool:
+        return True
 
 
 @click.command(
@@ -144,7 +148,7 @@ def command(
             for warning in workflow.jobs.warnings:
                 click.echo(f"ninja: note: {warning}", err=True)
         if explain:
-            click.echo("\n".join(workflow.explain()))
+            emit("\n".join(workflow.explain()))
         if output is not None:
             parent = output.resolve().parent
             if not parent.exists():  # a typo must not create directories anywhere
@@ -169,7 +173,7 @@ def command(
                 )
         elif not submit and not explain:
             for part in workflow.rendered_in_parts():  # not one string: see long_output
-                click.echo(part, nl=False)
+                emit(part, nl=False)
     if submit:
         _submit(offload, workflow, as_json)
 
@@ -315,6 +319,6 @@ def _print_launch(handle: Any, latest: Path, as_json: bool) -> None:
     ids = [job.job_id for job in handle.jobs]
     shown = " ".join(str(i) for i in ids[:10]) + (" ..." if len(ids) > 10 else "")
     count = f"{len(ids)} {handle.engine} job(s)"
-    click.echo(f"submitted {handle.recipe} as run {handle.run_id}: {count} ({shown})")
-    click.echo(f"handle: {latest}")
-    click.echo(f"follow it with: ninja status {shlex.quote(str(latest))}")
+    emit(f"submitted {handle.recipe} as run {handle.run_id}: {count} ({shown})")
+    emit(f"handle: {latest}")
+    emit(f"follow it with: ninja status {shlex.quote(str(latest))}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -14,11 +15,13 @@ __all__ = ["command"]
 
 
 class _GraphCommand(MachineOutputCommand, RecipeCommand):
-    """With --format json, stdout carries the graph's JSON alone (the module's prints go
-    to stderr); the other formats are for people and print as they always did."""
+    """stdout carries the graph alone, in every format (the module's prints go to
+    stderr): dot and mermaid are read by programs, and so may the text be."""
 
-    machine_options = (("--format", "json"),)
     needs_inputs = False  # the graph is the recipe's, whatever its inputs
+
+    def prints_for_machines(self, args: Sequence[str]) -> bool:
+        return True
 
 
 @click.command(

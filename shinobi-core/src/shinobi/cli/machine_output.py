@@ -1,7 +1,8 @@
 """Keep stdout for the document when a command prints one for machines.
 
-``ninja run --json``, ``--dryrun --json`` and ``ninja graph --format json``
-promise that stdout is one document a program can parse. Much runs meanwhile
+``ninja run --json``, ``--dryrun --json``, ``ninja graph`` (every format: dot
+for Graphviz, mermaid, json, text a script may read) and ``ninja compile``
+(its scripts) promise that stdout is what a program reads. Much runs meanwhile
 that may print: the recipe module at import time, pysteps called in this
 process, libraries and C extensions writing to file descriptor 1. For the
 whole command, from the parsing of its arguments (when the recipe module is
@@ -39,12 +40,13 @@ __all__ = [
 _sink: Callable[[str], None] | None = None
 
 
-def emit(text: str) -> None:
-    """Print ``text`` (and a newline) on the real stdout, the one the document belongs on."""
+def emit(text: str, nl: bool = True) -> None:
+    """Print ``text`` (and a newline, unless not ``nl``) on the real stdout, the one
+    the document belongs on."""
     if _sink is None:
-        click.echo(text)
+        click.echo(text, nl=nl)
     else:
-        _sink(text + "\n")
+        _sink(text + "\n" if nl else text)
 
 
 def _discard(text: str) -> None:
@@ -191,8 +193,14 @@ class MachineOutputCommand(click.Command):
 
     machine_options: tuple[tuple[str, str | None], ...] = (("--json", None),)
 
+    def prints_for_machines(self, args: Sequence[str]) -> bool:
+        """Whether ``args`` make stdout what a program reads: one of
+        ``machine_options`` given (a command whose every output is read by
+        programs answers True whatever they are)."""
+        return any(asks_for(args, option, value) for option, value in self.machine_options)
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        wanted = any(asks_for(args, option, value) for option, value in self.machine_options)
+        wanted = self.prints_for_machines(args)
         if not wanted or any(asks_for(args, name) for name in ctx.help_option_names):
             return super().parse_args(ctx, args)
         with contextlib.ExitStack() as diverted:
