@@ -482,6 +482,27 @@ def test_an_absolute_output_inside_the_project_is_its_own_in_another_directory(
     assert statuses(run_cached(_make_and_use(made), w2, cache, src="in.txt"))[0] == "ok"
 
 
+def test_a_project_reached_through_a_link_hands_a_copy_its_own_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``/scratch -> /lustre/scratch``: the tool printed the shell's ``$PWD``
+    (the link's spelling), the entry knew only the resolved one, so the path stayed
+    absolute and a copy of the project was handed the original's file."""
+    cache, real, link = tmp_path / "cache", tmp_path / "real", tmp_path / "link"
+    (real / "w1").mkdir(parents=True)
+    link.symlink_to(real)
+    (real / "w1" / "in.txt").write_text("hello\n")
+    for name in ("w1", "w3"):
+        if name == "w3":
+            shutil.copytree(real / "w1", real / "w3", symlinks=True)
+        monkeypatch.chdir(link / name)
+        monkeypatch.setenv("PWD", str(link / name))  # as the shell keeps it
+        result = run_cached(_make_and_use(ProductFile), link / name, cache, src="in.txt")
+        assert result.ok, result.error
+    assert result.steps[0].status == "cached"
+    assert str(result.steps[0].outputs["product"]) == str(real / "w3" / "product.txt")
+
+
 class DestIn(BaseModel):
     dest: str
 

@@ -173,9 +173,16 @@ def relative_path(path: str, bases: tuple[str, ...]) -> str:
 
 def working_bases(cwd: str) -> tuple[str, ...]:
     """The spellings of the working directory an absolute output path may start
-    with: as given, and resolved (``$PWD`` and ``getcwd()`` differ under a link)."""
+    with: as given, resolved, and as the shell's ``$PWD`` spells it when that is
+    the same directory through a link (``/scratch/me/w1`` for
+    ``/lustre/scratch/me/w1``): a tool that prints ``$PWD/x.txt`` inherits the
+    shell's spelling, which ``getcwd()`` never gives."""
     real = os.path.realpath(cwd)
-    return (cwd,) if real == cwd else (cwd, real)
+    bases = [cwd] if real == cwd else [cwd, real]
+    logical = os.path.normpath(os.environ.get("PWD") or ".")
+    if os.path.isabs(logical) and logical not in bases and os.path.realpath(logical) == real:
+        bases.append(logical)
+    return tuple(bases)
 
 
 def _anchor(value: Any, bases: tuple[str, ...]) -> str | None:
