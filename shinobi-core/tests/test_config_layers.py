@@ -75,3 +75,61 @@ def test_a_bad_backend_key_is_blamed_on_the_file_that_holds_it(layered: Path) ->
         ConfigError, match=r"'backend\.docker' is not a setting \(from project file"
     ):
         load_config(cwd=layered, environ={})
+
+
+LIST = '[backend.slurm]\nsbatch_opts = ["--partition=debug", "--account=astro"]\n'
+TEXT = '[backend.slurm]\nsbatch_opts = "--partition=debug"\n'
+TABLE = '[backend.slurm.sbatch_opts]\ntime = "01:00:00"\n'
+SHAPES = {LIST: ["--partition=debug", "--account=astro"], TEXT: "--partition=debug"}
+SHAPES[TABLE] = {"time": "01:00:00"}
+
+
+@pytest.mark.parametrize(
+    ("lower", "higher"),
+    [(LIST, TABLE), (TABLE, LIST), (TEXT, TABLE), (TABLE, TEXT)],
+    ids=["table-over-list", "list-over-table", "table-over-text", "text-over-table"],
+)
+def test_a_higher_layer_replaces_a_value_of_another_shape_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lower: str, higher: str
+) -> None:
+    """A list in the site file under a table in shinobi.toml nested the table's keys
+    into the list: every command, doctor too, ended in an internal error."""
+    (tmp_path / "site.toml").write_text(lower)
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "site.toml"))
+    (tmp_path / "shinobi.toml").write_text(higher)
+    config = load_config(cwd=tmp_path, environ={})
+    assert config.backend_settings("slurm")["sbatch_opts"] == SHAPES[higher]
+    rows = [(key, source) for key, _, source in config.effective() if "sbatch_opts" in key]
+    assert rows and all(source.startswith("project file ") for _, source in rows)
+
+
+def test_a_table_in_a_variable_replaces_a_files_list(layered: Path) -> None:
+    (layered / "shinobi.toml").write_text(LIST)
+    environ = {"SHINOBI_BACKEND_SLURM_SBATCH_OPTS": '{"qos": "normal"}'}
+    config = load_config(cwd=layered, environ=environ)
+    assert config.backend_settings("slurm")["sbatch_opts"] == {"qos": "normal"}
+    said = "environment variable SHINOBI_BACKEND_SLURM_SBATCH_OPTS"
+    assert config.sources["backend.slurm.sbatch_opts.qos"] == said
+
+
+def test_a_table_over_a_path_is_refused_naming_both_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "site.toml").write_text('[cache]\ndir = "/x"\n')
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "site.toml"))
+    (tmp_path / "shinobi.toml").write_text("[cache.dir]\nsub = 1\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(cwd=tmp_path, environ={})
+    said = str(caught.value)
+    assert "'cache.dir' (from project file " in said and "\n" not in said
+    assert said.endswith(f"(it replaces the value set in user file {tmp_path / 'site.toml'})")
+
+
+def test_two_variables_for_one_setting_are_refused_naming_both(layered: Path) -> None:
+    """The environment's variables come in no order: which one won was chance."""
+    environ = {
+        "SHINOBI_BACKEND_SLURM": '{"sbatch_opts": ["--qos=low"]}',
+        "SHINOBI_BACKEND_SLURM_SBATCH_OPTS": '{"qos": "normal"}',
+    }
+    with pytest.raises(ConfigError, match=r"both set backend\.slurm\.sbatch_opts; unset one"):
+        load_config(cwd=layered, environ=environ)

@@ -329,6 +329,12 @@ def _has_keys_under(flat: Mapping[str, Any], key: str) -> bool:
     return any(k.startswith(inside) for k in flat)
 
 
+def _nested_either_way(keys: Iterable[str], key: str) -> list[str]:
+    """The dotted ``keys`` inside the table ``key``, or holding ``key`` in theirs:
+    the ones ``key`` cannot stand beside, as a value and a table in one place."""
+    return [k for k in keys if k.startswith(f"{key}.") or key.startswith(f"{k}.")]
+
+
 def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
     nested: dict[str, Any] = {}
     for dotted, value in flat.items():
@@ -377,6 +383,7 @@ def _from_environment(
     """The ``SHINOBI_SECTION_KEY`` variables as dotted keys; ``variables`` is
     filled with the variable each key came from."""
     flat: dict[str, Any] = {}
+    setters: dict[str, str] = {} if variables is None else variables
     for name, raw in environ.items():
         if not name.startswith("SHINOBI_") or name == "SHINOBI_CONFIG":
             continue
@@ -395,13 +402,28 @@ def _from_environment(
                 # whole it replaced the table every other layer had filled
                 given = _flatten(value, f"{dotted}.") if isinstance(value, Mapping) else {}
                 for each, one in (given or {dotted: value}).items():
+                    _refuse_two_variables(each, name, setters)
                     flat[each] = one
-                    if variables is not None:
-                        variables[each] = name
+                    setters[each] = name
                 break
         else:
             _refuse_misspelt_section(name, rest)
     return flat
+
+
+def _refuse_two_variables(key: str, name: str, setters: Mapping[str, str]) -> None:
+    """Refuse a second variable for ``key``, or for a table holding it or a key in it.
+
+    ``SHINOBI_BACKEND_SLURM='{"sbatch_opts": [...]}'`` beside
+    ``SHINOBI_BACKEND_SLURM_SBATCH_OPTS``: the variables of one environment come in
+    no order, so which of them won would be a matter of chance.
+    """
+    same = [key] if key in setters else _nested_either_way(setters, key)
+    other = next((setters[k] for k in same if setters[k] != name), None)
+    if other is not None:
+        raise ConfigError(
+            f"{other} and {name} both set {min([key, *same], key=len)}; unset one of them"
+        )
 
 
 def _refuse_misspelt_section(name: str, rest: str) -> None:
@@ -544,8 +566,11 @@ def _origin(loc: list[str], sources: Mapping[str, str]) -> str:
     return "configuration"
 
 
-def _refusal(exc: ValidationError, sources: Mapping[str, str]) -> ConfigError:
-    """One line for the first thing wrong, in the configuration's terms, not pydantic's."""
+def _refusal(
+    exc: ValidationError, sources: Mapping[str, str], replaced: Mapping[str, str]
+) -> ConfigError:
+    """One line for the first thing wrong, in the configuration's terms, not pydantic's;
+    ``replaced`` is the lower layer whose value of another shape a key's layer replaced."""
     first = exc.errors()[0]
     loc = [str(p) for p in first.get("loc", ())]
     kind = first.get("type")
@@ -560,6 +585,10 @@ def _refusal(exc: ValidationError, sources: Mapping[str, str]) -> ConfigError:
     origin = _origin(loc, sources)
     if origin.startswith("environment") and kind in ("list_type", "dict_type", "tuple_type"):
         message += """; an environment variable holds a list as JSON, e.g. '["sh", "git"]'"""
+    dotted = ".".join(loc)
+    under = [k for k in replaced if k == dotted or k.startswith(f"{dotted}.")]
+    if under:  # a table over a path, say: the file below is the other half of the story
+        message += f" (it replaces the value set in {replaced[under[0]]})"
     return ConfigError(f"configuration key {'.'.join(loc)!r} (from {origin}): {message}")
 
 
@@ -630,32 +659,42 @@ def load_config(
     layers.append(("command line", {k: v for k, v in (overrides or {}).items() if v is not None}))
     merged: dict[str, Any] = {}
     sources: dict[str, str] = {}
+    replaced: dict[str, str] = {}
     for source, flat in layers:
         for key, value in flat.items():
             if isinstance(value, Mapping) and not value and _has_keys_under(merged, key):
                 # an empty table (`[execution]` with its keys commented out) sets nothing:
                 # as a value it replaced every key of that section from every layer
                 continue
+            replaced.pop(key, None)  # what a lower layer's value was is no longer the story
+            for lower in _nested_either_way(merged, key):
+                # a list over a table, a table over a string: the value of the higher
+                # layer, whole; kept beside each other they nested into nonsense
+                del merged[lower]
+                replaced[key] = sources.pop(lower)
             merged[key] = value
             sources[key] = source
     for key, variable in variables.items():  # the variable, which is what the user set
         if sources.get(key) == "environment":
             sources[key] = f"environment variable {variable}"
-    config = _validated(merged, sources) if merged else _defaults()
+    config = _validated(merged, sources, replaced) if merged else _defaults()
     _LOADED.clear()
     _LOADED.update(sources)
     return config
 
 
-def _validated(merged: dict[str, Any], sources: dict[str, str]) -> AppConfig:
-    """The configuration the layers' keys (``merged``, dotted) make, checked."""
+def _validated(
+    merged: dict[str, Any], sources: dict[str, str], replaced: Mapping[str, str]
+) -> AppConfig:
+    """The configuration the layers' keys (``merged``, dotted) make, checked;
+    ``replaced``: see :func:`_refusal`."""
     _refuse_venv_table(merged, sources)
     for section in _SECTION_MODELS:  # first, so AppConfig's validator reuses theirs
         section.model_rebuild()
     try:
         config = AppConfig.model_validate(_nest(merged))
     except ValidationError as exc:
-        raise _refusal(exc, sources) from None
+        raise _refusal(exc, sources, replaced) from None
     config.sources = sources
     _refuse_unknown_backend_keys(config, sources)
     return config
