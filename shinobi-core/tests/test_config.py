@@ -388,3 +388,21 @@ def test_a_plugins_word_on_its_setting_is_told_where_the_setting_was_made(
         "(sbatch_opts is set in environment variable SHINOBI_BACKEND_SLURM_SBATCH_OPTS)"
     )
     assert said_where("no key here") == "no key here"
+
+
+def test_a_plugins_word_on_a_table_setting_is_told_every_layer_that_filled_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table's keys are recorded one by one (``sbatch_opts.mail-type``): looked up
+    by the table's own name, a bad table-form sbatch_opts named no file at all."""
+    from shinobi.config import said_where
+
+    (tmp_path / "site.toml").write_text('[backend.slurm.sbatch_opts]\nqos = "low"\n')
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "site.toml"))
+    (tmp_path / "shinobi.toml").write_text('[backend.slurm.sbatch_opts]\nmail-type = ["END"]\n')
+    load_config(cwd=tmp_path, environ={})
+    said = said_where("[backend.slurm] sbatch_opts: mail-type must be one value, not ['END']")
+    assert said.endswith(
+        f"(sbatch_opts is set in user file {tmp_path / 'site.toml'}"
+        f" and project file {tmp_path / 'shinobi.toml'})"
+    )

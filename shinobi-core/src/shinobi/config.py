@@ -557,13 +557,18 @@ def _misspelt_backend_variable(key: str, backends: set[str]) -> str:
 def _origin(loc: list[str], sources: Mapping[str, str]) -> str:
     """The layer that set the key at ``loc`` (or a key under it, for a whole table)."""
     for depth in range(len(loc), 0, -1):
-        key = ".".join(loc[:depth])
-        found = sources.get(key) or next(
-            (v for k, v in sources.items() if k.startswith(f"{key}.")), None
-        )
+        found = _set_at_or_under(".".join(loc[:depth]), sources)
         if found:
-            return found
+            return found[0]
     return "configuration"
+
+
+def _set_at_or_under(key: str, sources: Mapping[str, str]) -> list[str]:
+    """The layers that set ``key``, or keys inside it when it is a table (whose keys
+    are recorded one by one, and may come from several layers), each once."""
+    if key in sources:
+        return [sources[key]]
+    return list(dict.fromkeys(v for k, v in sources.items() if k.startswith(f"{key}.")))
 
 
 def _refusal(
@@ -744,5 +749,7 @@ def said_where(message: str) -> str:
         return message
     bracketed, dotted, key = found.groups()
     name = bracketed or dotted
-    origin = _LOADED.get(f"backend.{name}.{key}") or _LOADED.get(f"backend.{key}")
+    # a table's value ([backend.slurm.sbatch_opts]) was recorded by its keys
+    layers = _set_at_or_under(f"backend.{name}.{key}", _LOADED)
+    origin = " and ".join(layers) or _LOADED.get(f"backend.{key}")
     return f"{message} ({key} is set in {origin})" if origin else message
