@@ -65,11 +65,30 @@ def test_broken_toml_is_a_one_line_error(tmp_path: Path, monkeypatch: pytest.Mon
         load_config(cwd=tmp_path, environ={})
 
 
-def test_a_config_path_that_cannot_be_read_is_a_one_line_error(
+def test_a_config_path_that_is_a_directory_says_so_and_to_name_a_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """ "Fix its permissions" sent an admin to chmod a directory, which no mode makes a file."""
     monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path))  # a directory: EISDIR, even for root
-    with pytest.raises(ConfigError, match=r"cannot read this configuration file.*SHINOBI_CONFIG"):
+    with pytest.raises(ConfigError) as info:
+        load_config(cwd=tmp_path, environ={})
+    said = str(info.value)
+    assert (
+        said
+        == f"{tmp_path} is a directory, not a configuration file; name a file in SHINOBI_CONFIG"
+    )
+
+
+def test_a_config_path_that_cannot_be_read_names_its_permissions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root reads a file of any mode")
+    user = tmp_path / "user.toml"
+    user.write_text("[execution]\n")
+    user.chmod(0)
+    monkeypatch.setenv("SHINOBI_CONFIG", str(user))
+    with pytest.raises(ConfigError, match=r"\(Permission denied\); fix its permissions, or point"):
         load_config(cwd=tmp_path, environ={})
 
 
@@ -80,6 +99,7 @@ def test_a_project_file_that_cannot_be_read_names_its_own_remedy(
     (tmp_path / "shinobi.toml").mkdir()  # unreadable as a file, even for root
     with pytest.raises(ConfigError) as info:
         load_config(cwd=tmp_path, environ={})
+    assert "is a directory, not a configuration file; move the directory aside" in str(info.value)
     assert "run ninja from another directory" in str(info.value)
     assert "SHINOBI_CONFIG" not in str(info.value)  # it would not help: the project file stays
 

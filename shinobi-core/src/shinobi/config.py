@@ -346,16 +346,20 @@ def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
     return nested
 
 
-def _read_toml(path: Path, remedy: str) -> dict[str, Any]:
+def _read_toml(path: Path, instead: str) -> dict[str, Any]:
     """The table in ``path``; {} if there is no such file or it is empty (the
-    usual cases, and ``SHINOBI_CONFIG=/dev/null``, which need no TOML parser)."""
+    usual cases, and ``SHINOBI_CONFIG=/dev/null``, which need no TOML parser).
+    ``instead``: how to do without this file, for when it cannot be read."""
     try:
         fh = path.open("rb")
     except FileNotFoundError:
         return {}
-    except OSError as exc:  # another user's HOME, a directory, a dangling mount
+    except IsADirectoryError:
+        raise ConfigError(_a_directory(path, instead)) from None
+    except OSError as exc:  # another user's HOME, a dangling mount
         raise ConfigError(
-            f"{path}: cannot read this configuration file ({exc.strerror}); {remedy}"
+            f"{path}: cannot read this configuration file ({exc.strerror}); fix its"
+            f" permissions, or {instead}"
         ) from None
     with fh:
         try:
@@ -372,6 +376,14 @@ def _read_toml(path: Path, remedy: str) -> dict[str, Any]:
             raise ConfigError(f"{path}: not valid TOML ({exc}); fix or remove the file") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: cannot read this configuration file ({exc})") from None
+
+
+def _a_directory(path: Path, instead: str) -> str:
+    """The refusal of a configuration file that is a directory: "fix its permissions"
+    sent an admin to chmod a directory that no permission makes a file."""
+    named = path == user_config_path() and os.environ.get("SHINOBI_CONFIG")
+    fix = "name a file in SHINOBI_CONFIG" if named else f"move the directory aside, or {instead}"
+    return f"{path} is a directory, not a configuration file; {fix}"
 
 
 _SECTIONS = ("execution", "backend", "provenance", "cache")
@@ -653,11 +665,11 @@ def load_config(
     """The effective configuration. ``overrides`` are dotted keys from CLI flags."""
     layers: list[tuple[str, dict[str, Any]]] = []
     user = user_config_path()
-    remedy = "fix its permissions, or point SHINOBI_CONFIG at a file you can read"
-    layers.append((f"user file {user}", _flatten(_read_toml(user, remedy))))
+    instead = "point SHINOBI_CONFIG at a file you can read"
+    layers.append((f"user file {user}", _flatten(_read_toml(user, instead))))
     project = project_config_path(cwd)
-    remedy = "fix its permissions, or run ninja from another directory (it reads ./shinobi.toml)"
-    layers.append((f"project file {project}", _flatten(_read_toml(project, remedy))))
+    instead = "run ninja from another directory (it reads ./shinobi.toml)"
+    layers.append((f"project file {project}", _flatten(_read_toml(project, instead))))
     variables: dict[str, str] = {}
     from_environment = _from_environment(os.environ if environ is None else environ, variables)
     layers.append(("environment", from_environment))
