@@ -36,7 +36,7 @@ def test_a_switch_reads_a_word_as_the_global_key_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, word: str, meant: bool
 ) -> None:
     """``SHINOBI_BACKEND_RUN_AS_HOST_USER=0`` was false; the docker table's was refused."""
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("SHINOBI_CONFIG", os.devnull)
     variable = f"SHINOBI_BACKEND_DOCKER_{key.upper()}"
     config = load_config(cwd=tmp_path, environ={variable: word})
     read = ContainerSettings.from_mapping("docker", config.backend_settings("docker"))
@@ -57,7 +57,7 @@ def test_a_bad_switch_is_a_configuration_error_naming_the_key() -> None:
 
 
 def _ninja(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {**os.environ, "SHINOBI_CONFIG": str(tmp_path / "none.toml"), **env}
+    environ = {**os.environ, "SHINOBI_CONFIG": os.devnull, **env}
     environ["SHINOBI_CACHE_ENABLED"] = "false"
     return subprocess.run(
         [NINJA, *args], cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=300

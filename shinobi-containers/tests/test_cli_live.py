@@ -35,7 +35,7 @@ def write_project(tmp_path: Path, engine: str) -> tuple[Path, str]:
 
 def ninja_env(tmp_path: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env["SHINOBI_CONFIG"] = str(tmp_path / "no-user-config.toml")
+    env["SHINOBI_CONFIG"] = os.devnull
     return env
 
 

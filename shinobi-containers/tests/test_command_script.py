@@ -287,7 +287,7 @@ def test_a_rendered_job_mounts_the_script_and_runs(engine: str, tmp_path: Path) 
     script, run = project(tmp_path)
     recipe = script.parent.parent / "recipe.py"
     recipe.write_text(RECIPE.format(image=image(engine)))
-    env = {**os.environ, "SHINOBI_CONFIG": str(tmp_path / "none.toml")}
+    env = {**os.environ, "SHINOBI_CONFIG": os.devnull}
     compiled = subprocess.run(
         [NINJA, "run", f"{recipe}:job", "--dryrun", "--backend", engine],
         cwd=run,

@@ -31,7 +31,7 @@ probe = Cab(
 
 def ninja_run(tmp_path: Path, engine: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
-    env["SHINOBI_CONFIG"] = str(tmp_path / "no-user-config.toml")
+    env["SHINOBI_CONFIG"] = os.devnull
     env["SHINOBI_CACHE_DIR"] = str(tmp_path / "cache")
     return subprocess.run(
         [NINJA, "run", "recipes.py:probe", "--backend", engine],

@@ -53,7 +53,7 @@ def recipe_file(tmp_path: Path) -> Callable[[str, str], Path]:
 def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep the developer's own config, cache and launch index out of every test
     (a test's launches went into the user's index, and stayed there as gone)."""
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "no-user-config.toml"))
+    monkeypatch.setenv("SHINOBI_CONFIG", os.devnull)  # no settings, and no file missing
     monkeypatch.setenv("SHINOBI_CACHE_DIR", str(tmp_path / ".cache"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / ".state"))
 

@@ -72,7 +72,7 @@ pipe.add_step("joined", join, first=pipe.outputs.up_left.out,
 def ninja(cwd: Path, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
     script = Path(sys.executable).with_name("ninja")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "shinobi.cli"]
-    env = {**os.environ, "SHINOBI_CONFIG": str(cwd / "none.toml"), "SHINOBI_CACHE_DIR": str(cache)}
+    env = {**os.environ, "SHINOBI_CONFIG": os.devnull, "SHINOBI_CACHE_DIR": str(cache)}
     return subprocess.run(
         [*command, *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=env
     )

@@ -41,7 +41,6 @@ def test_clean_launches_force_leaves_a_users_folder_under_runs_alone(
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """``tmp_path`` as cwd, holding a file an `rm --all` there would delete, and no config."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "no-config.toml"))
     monkeypatch.delenv("SHINOBI_CACHE_DIR", raising=False)
     mine = tmp_path / "entries" / "ab" / "ab12.json"
     mine.parent.mkdir(parents=True)
@@ -104,7 +103,6 @@ def test_logs_of_a_run_served_by_a_removed_run_say_it_is_gone(
     (tmp_path / "r.py").write_text(CACHED)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("SHINOBI_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "no-config.toml"))
     assert ninja(capsys, "run", "r.py:say")[0] == 0
     (first,) = local_runs(tmp_path)
     assert ninja(capsys, "run", "r.py:say")[0] == 0
@@ -128,7 +126,6 @@ def _run_with_refused_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
     from shinobi.local_runs import hold_run, release_run, runs_root
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "no-config.toml"))
     folder = runs_root(tmp_path) / "20261202-120000-abcdef"
     (folder / "logs").mkdir(parents=True)
     held = hold_run(folder, "full")

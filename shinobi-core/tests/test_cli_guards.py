@@ -41,7 +41,6 @@ def test_a_request_that_would_remove_too_much_or_nothing_is_refused(
     said: str,
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
     monkeypatch.setenv("SHINOBI_CACHE_DIR", str(tmp_path / "cache"))
     (tmp_path / ".shinobi" / "runs" / "20260101-000000-abcdef").mkdir(parents=True)
     code, err = run(capsys, *args)

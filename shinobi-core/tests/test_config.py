@@ -292,21 +292,6 @@ def test_a_configured_workdir_that_does_not_exist_is_refused_not_made(
     assert not (tmp_path / "no").exists()
 
 
-def test_config_show_says_when_shinobi_config_names_no_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "typo.toml"))
-    proc = subprocess.run(
-        [sys.executable, "-m", "shinobi.cli", "config", "show"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0
-    assert f"SHINOBI_CONFIG names {tmp_path / 'typo.toml'}, which does not exist" in proc.stderr
-
-
 def test_config_show_gives_the_values_a_run_uses_where_the_setting_leaves_it_to_ninja(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -425,4 +410,68 @@ def test_a_plugins_word_on_a_table_setting_is_told_every_layer_that_filled_it(
     assert said.endswith(
         f"(sbatch_opts is set in user file {tmp_path / 'site.toml'}"
         f" and project file {tmp_path / 'shinobi.toml'})"
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["run", "r.py:r"], ["compile", "r.py:r"], ["cache", "ls"], ["config", "show"]],
+    ids=lambda args: " ".join(args),
+)
+def test_every_command_that_reads_the_configuration_warns_of_a_missing_shinobi_config(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+) -> None:
+    """Only ``config show`` said so: a run on a host where the site file was not
+    there went without its partition and its cache, unremarked."""
+    from cli_in_process import in_process
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "typo.toml"))
+    monkeypatch.setenv("SHINOBI_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "r.py").write_text(
+        "from shinobi.steps import Cab, Recipe\n"
+        "r = Recipe('r')\nr.add_step('t', Cab('t', ['/bin/true']))\n"
+    )
+    code, _, err = in_process(capsys, *args)
+    assert code == 0, err
+    assert (
+        f"ninja: warning: SHINOBI_CONFIG names {tmp_path / 'typo.toml'}, which does not exist:"
+        " its settings are not applied; fix the path, or unset SHINOBI_CONFIG\n"
+    ) in err
+
+
+def test_doctor_counts_a_missing_shinobi_config_as_a_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli_in_process import in_process
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "typo.toml"))
+    code, out, _ = in_process(capsys, "doctor", "--json")
+    assert code == 2
+    problems = json.loads(out)["config"]["problems"]
+    assert [p for p in problems if p.startswith(f"SHINOBI_CONFIG names {tmp_path}")]
+
+
+@pytest.mark.parametrize("linked", ["site.toml", "mnt/shinobi/site.toml"])
+def test_a_config_file_that_is_a_dangling_link_is_unreadable_not_absent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, linked: str
+) -> None:
+    """A shared site file on an NFS path not mounted here was read as "no file":
+    every setting quietly lost, and nothing said."""
+    (tmp_path / "link.toml").symlink_to("/srv/unmounted/site.toml")
+    (tmp_path / "mnt").symlink_to("/srv/unmounted")
+    user = tmp_path / "link.toml" if linked == "site.toml" else tmp_path / linked
+    monkeypatch.setenv("SHINOBI_CONFIG", str(user))
+    with pytest.raises(ConfigError) as info:
+        load_config(cwd=tmp_path, environ={})
+    link = "" if linked == "site.toml" else f"{tmp_path / 'mnt'}: "
+    target = "/srv/unmounted/site.toml" if linked == "site.toml" else "/srv/unmounted"
+    assert str(info.value) == (
+        f"{user}: cannot read this configuration file: {link}it is a symbolic link to {target},"
+        " which does not exist: mount or create that, or remove the link;"
+        " or point SHINOBI_CONFIG at a file you can read"
     )

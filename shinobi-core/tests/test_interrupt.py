@@ -96,7 +96,7 @@ def ninja_env(tmp_path: Path, grace: str = "1") -> dict[str, str]:
     """No user config, a private cache, a short grace period."""
     return {
         **os.environ,
-        "SHINOBI_CONFIG": str(tmp_path / "none.toml"),
+        "SHINOBI_CONFIG": os.devnull,
         "SHINOBI_CACHE_DIR": str(tmp_path / "cache"),
         "SHINOBI_EXECUTION_GRACE_PERIOD": grace,
     }

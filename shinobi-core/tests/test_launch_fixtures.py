@@ -101,7 +101,6 @@ def engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[type[Fak
 
     monkeypatch.setattr(registry, "load_plugin", load)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "no-config.toml"))
     monkeypatch.chdir(tmp_path)
     FakeTarget.rounds = []
     FakeTarget.running = set()

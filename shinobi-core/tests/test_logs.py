@@ -34,7 +34,6 @@ quiet = Cab("quiet", "true", Nothing, Nothing)
 @pytest.fixture
 def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "no-config.toml"))
     return tmp_path
 
 

@@ -61,7 +61,6 @@ def test_a_step_of_a_scattered_nested_recipe_shows_every_slice(
     follow: list[str],
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "no-config.toml"))
     run = _scattered_nested(tmp_path)
     code, out, err = ninja(capsys, "logs", run, "ns.first", "--stream", "stdout", *follow)
     assert (code, err) == (0, "")

@@ -36,7 +36,6 @@ def test_a_bare_number_is_told_to_write_its_unit_and_the_least(memory: object) -
 def test_a_run_budget_with_its_unit_is_told_the_least(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
     (tmp_path / "shinobi.toml").write_text('[execution]\nmemory = "1M"\n')
     with pytest.raises(ConfigError) as caught:
         load_config(cwd=tmp_path, environ={})

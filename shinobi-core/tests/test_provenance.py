@@ -384,7 +384,7 @@ def test_a_ninja_killed_outright_leaves_a_manifest_that_parses(tmp_path: Path) -
     command = [str(script)] if script.exists() else [sys.executable, "-m", "shinobi.cli"]
     env = {
         **os.environ,
-        "SHINOBI_CONFIG": str(tmp_path / "none.toml"),
+        "SHINOBI_CONFIG": os.devnull,
         "SHINOBI_CACHE_DIR": str(tmp_path / "cache"),
     }
     proc = subprocess.Popen(

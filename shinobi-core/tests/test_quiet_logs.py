@@ -28,7 +28,6 @@ def _quiet_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _held_quiet_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, int | None]:
     """That run still going (held by this process: the caller releases it)."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "no-config.toml"))
     folder = runs_root(tmp_path) / RUN
     (folder / "logs").mkdir(parents=True)
     held = hold_run(folder, "rec")

@@ -63,7 +63,7 @@ def ninja(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     command = [str(script)] if script.exists() else [sys.executable, "-m", "shinobi.cli"]
     env = {
         **os.environ,
-        "SHINOBI_CONFIG": str(cwd / "none.toml"),
+        "SHINOBI_CONFIG": os.devnull,
         "SHINOBI_CACHE_DIR": str(cwd / "cache"),
     }
     return subprocess.run(

@@ -48,7 +48,7 @@ def test_a_followed_local_run_log_is_its_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "no-config.toml"))
+    monkeypatch.setenv("SHINOBI_CONFIG", os.devnull)
     Path("r.py").write_text(textwrap.dedent(PRINTS))
     code, _, err = in_process(capsysbinary, "run", "r.py:r", "--no-cache")
     assert code == 0, err

@@ -52,7 +52,6 @@ def test_outputs_are_shown_as_data_without_escape_codes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "no-config.toml"))
     (tmp_path / "r.py").write_text(RECIPE)
     result = CliRunner().invoke(cli, ["run", str(tmp_path / "r.py") + ":pipe", "--no-cache"])
     assert result.exit_code == 0, result.output

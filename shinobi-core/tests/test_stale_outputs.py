@@ -87,7 +87,7 @@ def ninja(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         timeout=120,
         env={
             "PATH": "/usr/bin:/bin",
-            "SHINOBI_CONFIG": str(tmp_path / "none.toml"),
+            "SHINOBI_CONFIG": os.devnull,
             "SHINOBI_CACHE_DIR": str(tmp_path / "cache"),
         },
     )

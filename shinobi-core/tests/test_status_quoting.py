@@ -23,7 +23,6 @@ def test_the_suggested_logs_command_quotes_the_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "no-config.toml"))
     (tmp_path / "r.py").write_text(RECIPE)
     runner = CliRunner()
     assert runner.invoke(cli, ["run", "r.py:r", "--no-cache"]).exit_code == 0

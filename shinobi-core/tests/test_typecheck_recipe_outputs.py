@@ -176,7 +176,6 @@ def test_the_run_refuses_before_any_step(
 ) -> None:
     (tmp_path / "clash.py").write_text(RECIPE)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "no-config.toml"))
     monkeypatch.chdir(tmp_path)
     code, _, err = ninja(capsys, "run", f"{tmp_path}/clash.py:pipe")
     assert code != 0 and REFUSAL in err

@@ -42,7 +42,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     values = dict(os.environ)
     values["XDG_STATE_HOME"] = str(tmp_path / "state")
     values["XDG_CACHE_HOME"] = str(tmp_path / "cache")  # no step cache hit from another test
-    values["SHINOBI_CONFIG"] = str(tmp_path / "no-user-config.toml")
+    values["SHINOBI_CONFIG"] = os.devnull
     values.pop("SHINOBI_DEBUG", None)
     return values
 

@@ -37,6 +37,7 @@ __all__ = [
     "ProvenanceConfig",
     "config_bool",
     "load_config",
+    "named_file_missing",
     "not_blank_dir",
     "project_config_path",
     "said_where",
@@ -308,6 +309,19 @@ def user_config_path() -> Path:
     return Path(platformdirs.user_config_dir("shinobi")) / "config.toml"
 
 
+def named_file_missing() -> str | None:
+    """What to say when ``SHINOBI_CONFIG`` names a file that does not exist: a typo,
+    or a site file not there on this host, whose settings every command would go
+    without, unseen. None when it names one (or is not set)."""
+    named = os.environ.get("SHINOBI_CONFIG")
+    if not named or os.path.lexists(user_config_path()):  # a dangling link is refused
+        return None
+    return (
+        f"SHINOBI_CONFIG names {named}, which does not exist: its settings are not applied;"
+        " fix the path, or unset SHINOBI_CONFIG"
+    )
+
+
 def project_config_path(cwd: Path | None = None) -> Path:
     return (cwd or Path.cwd()) / "shinobi.toml"
 
@@ -353,7 +367,16 @@ def _read_toml(path: Path, instead: str) -> dict[str, Any]:
     try:
         fh = path.open("rb")
     except FileNotFoundError:
-        return {}
+        link = _link_to_nothing_on_the_way(path)
+        if link is None:
+            return {}
+        from shinobi.local_runs import dangling_link
+
+        which = "" if link == path else f"{link}: "
+        raise ConfigError(
+            f"{path}: cannot read this configuration file: {which}{dangling_link(link)};"
+            f" or {instead}"
+        ) from None
     except IsADirectoryError:
         raise ConfigError(_a_directory(path, instead)) from None
     except OSError as exc:  # another user's HOME, a dangling mount
@@ -376,6 +399,15 @@ def _read_toml(path: Path, instead: str) -> dict[str, Any]:
             raise ConfigError(f"{path}: not valid TOML ({exc}); fix or remove the file") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: cannot read this configuration file ({exc})") from None
+
+
+def _link_to_nothing_on_the_way(path: Path) -> Path | None:
+    """``path``, or a directory above it, when it is a symbolic link to nothing: a
+    shared configuration on an unmounted filesystem is no file to read, not no file."""
+    for each in (path, *path.parents):
+        if each.is_symlink() and not each.exists():
+            return each
+    return None
 
 
 def _a_directory(path: Path, instead: str) -> str:

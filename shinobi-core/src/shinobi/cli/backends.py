@@ -183,7 +183,7 @@ def _cache_dir_warnings(config: Any) -> list[str]:
     from shinobi.errors import UsageError
 
     try:
-        cache = open_cache(None)
+        cache = open_cache(None, config)
     except UsageError as exc:  # its hint of `ninja cache --cache-dir` is no option here
         said = str(exc).removesuffix(", or give --cache-dir")
         return [f"{said} (until then every run caches nothing)"]
@@ -216,7 +216,12 @@ def doctor(as_json: bool) -> None:
     """Check everything shinobi can use on this host: backends (probing each
     engine), offload engines, remote launchers, and the configuration."""
     from shinobi.backends.registry import BACKENDS, LAUNCHERS, OFFLOAD
-    from shinobi.config import load_config, project_config_path, user_config_path
+    from shinobi.config import (
+        load_config,
+        named_file_missing,
+        project_config_path,
+        user_config_path,
+    )
 
     report = {
         "backends": _rows(BACKENDS, probe=True),
@@ -236,6 +241,8 @@ def doctor(as_json: bool) -> None:
     except ConfigError as exc:  # one finding among the others, not the end of the check
         problems.append(str(exc))
     else:
+        missing = named_file_missing()  # a site's settings this host goes without
+        problems += [missing] if missing else []
         default = config.backend.default
         config_info["default_backend"] = default
         config_info["cache_dir"] = str(config.cache_dir())

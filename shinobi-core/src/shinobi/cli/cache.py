@@ -22,6 +22,7 @@ from shinobi.wording import counted
 
 if TYPE_CHECKING:
     from shinobi.cache import CacheEntry, StepCache
+    from shinobi.config import AppConfig
 
 __all__ = ["group", "open_cache"]
 
@@ -51,8 +52,11 @@ cache_dir_option = click.option(
 )
 
 
-def open_cache(cache_dir: Path | None) -> StepCache:
+def open_cache(cache_dir: Path | None, config: AppConfig | None = None) -> StepCache:
+    """The cache ``--cache-dir`` names, else the configured one (``config``, which
+    is loaded, and warned about, when the caller has not loaded it)."""
     from shinobi.cache import StepCache
+    from shinobi.cli.config import warn_if_named_file_missing
     from shinobi.cli.main import file_in_the_way
     from shinobi.config import load_config
     from shinobi.errors import UsageError
@@ -62,7 +66,9 @@ def open_cache(cache_dir: Path | None) -> StepCache:
         why = f" ({blocking} is a file)" if blocking else ""
         raise UsageError(f"there is no step cache at {cache_dir}{why}; check the --cache-dir path")
     if cache_dir is None:
-        config = load_config()
+        if config is None:
+            config = load_config()
+            warn_if_named_file_missing()
         cache_dir = Path(config.cache_dir())
         # not made yet is an empty cache; a file there, or in the way, is a setting to mend
         blocking = file_in_the_way(str(cache_dir))

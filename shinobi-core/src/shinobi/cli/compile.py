@@ -103,6 +103,7 @@ def command(
     `ninja compile FILE.py:NAME --help`.
     """
     from shinobi.backends.registry import OFFLOAD, make_plugin
+    from shinobi.cli.config import warn_if_named_file_missing
     from shinobi.config import load_config
     from shinobi.errors import UsageError
     from shinobi.graph import build_graph
@@ -118,6 +119,7 @@ def command(
     recipe, values = recipe_values(ctx, params)
     recipe = as_recipe(recipe)
     config = load_config()
+    warn_if_named_file_missing()
     with collector.building(last=True):  # shinobi's own objects (see shinobi.cli.collector)
         inputs = validate_recipe_inputs(recipe, values)
         graph = build_graph(recipe)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import click
 
-__all__ = ["group"]
+__all__ = ["group", "warn_if_named_file_missing"]
 
 
 @click.group(short_help="Show the effective configuration and where each value came from.")
@@ -26,23 +25,28 @@ def group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print key, value and source as JSON.")
 def show(as_json: bool) -> None:
     """Print every setting, its effective value and where it came from."""
-    from shinobi.config import load_config, user_config_path
+    from shinobi.config import load_config
 
     config = load_config()
+    warn_if_named_file_missing()
     rows = [_resolved(config, *row) for row in config.effective()]
-    named = os.environ.get("SHINOBI_CONFIG")
-    if named and not user_config_path().exists():  # a typo would otherwise pass unseen
-        click.echo(
-            f"ninja: note: SHINOBI_CONFIG names {named}, which does not exist: no user"
-            " configuration file is read",
-            err=True,
-        )
     if as_json:
         click.echo(json.dumps([{"key": k, "value": v, "source": s} for k, v, s in rows], indent=2))
         return
     width = max(len(k) for k, _, _ in rows)
     for key, value, source in rows:
         click.echo(f"{key:<{width}}  {json.dumps(value):<24}  ({source})")
+
+
+def warn_if_named_file_missing() -> None:
+    """Warn, for a command that loaded the configuration, when ``SHINOBI_CONFIG``
+    names no file: a run without the site's settings (its partition, its cache)
+    went unremarked by all but ``config show``."""
+    from shinobi.config import named_file_missing
+
+    said = named_file_missing()
+    if said is not None:
+        click.echo(f"ninja: warning: {said}", err=True)
 
 
 def _resolved(config: Any, key: str, value: Any, source: str) -> tuple[str, Any, str]:

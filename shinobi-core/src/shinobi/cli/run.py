@@ -91,6 +91,7 @@ def command(
     `ninja run FILE.py:NAME --help`. A list input is given by repeating its
     option (--ms a.ms --ms b.ms).
     """
+    from shinobi.cli.config import warn_if_named_file_missing
     from shinobi.config import load_config
     from shinobi.plan import check_statically
     from shinobi.runner import as_recipe, prepare, validate_recipe_inputs
@@ -102,6 +103,7 @@ def command(
         raise UsageError("--backend needs a name (see `ninja backends`)")
     recipe = as_recipe(recipe)
     config = load_config({"execution.max_workers": max_workers, "provenance.enabled": provenance})
+    warn_if_named_file_missing()
     with collector.building(last=dryrun):  # a run goes on to its steps
         inputs = validate_recipe_inputs(recipe, values)
         graph = prepare(recipe, backend, config)
