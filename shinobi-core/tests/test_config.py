@@ -475,3 +475,52 @@ def test_a_config_file_that_is_a_dangling_link_is_unreadable_not_absent(
         " which does not exist: mount or create that, or remove the link;"
         " or point SHINOBI_CONFIG at a file you can read"
     )
+
+
+@pytest.mark.parametrize(
+    ("key", "section"),
+    [("dir", "cache"), ("workdir", "execution"), ("venv", "backend")],
+)
+def test_a_path_setting_expands_its_variables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, section: str
+) -> None:
+    """``dir = "$SCRATCH/shinobi-cache"`` made a directory named ``$SCRATCH`` in the project."""
+    monkeypatch.setenv("SCRATCH", "/scratch/me")
+    (tmp_path / "shinobi.toml").write_text(f'[{section}]\n{key} = "${{SCRATCH}}/x"\n')
+    config = load_config(cwd=tmp_path, environ={})
+    assert getattr(getattr(config, section), key) == "/scratch/me/x"
+
+
+@pytest.mark.parametrize("value", ["$SCRATCH/x", "${SCRATCH}/x", "/a/$EMPTY/x"])
+def test_a_path_setting_with_a_variable_not_set_is_refused_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.delenv("SCRATCH", raising=False)
+    monkeypatch.setenv("EMPTY", "")  # as empty as unset: "$EMPTY/x" would be "/x"
+    (tmp_path / "site.toml").write_text(f'[cache]\ndir = "{value}"\n')
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "site.toml"))
+    with pytest.raises(ConfigError) as info:
+        load_config(cwd=tmp_path, environ={})
+    name = "EMPTY" if "EMPTY" in value else "SCRATCH"
+    said = "is empty" if name == "EMPTY" else "is not set"
+    assert str(info.value) == (
+        f"configuration key 'cache.dir' (from user file {tmp_path / 'site.toml'}):"
+        f" ${name} {said} here; set it, or write the path in full"
+    )
+
+
+def test_a_relative_cache_dir_in_a_file_is_taken_from_the_files_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the user file, ``dir = "cache"`` was a cache in every project directory."""
+    site, project = tmp_path / "site", tmp_path / "project"
+    site.mkdir()
+    project.mkdir()
+    (site / "config.toml").write_text('[cache]\ndir = "cache"\n')
+    monkeypatch.setenv("SHINOBI_CONFIG", str(site / "config.toml"))
+    assert load_config(cwd=project, environ={}).cache_dir() == site / "cache"
+    (project / "shinobi.toml").write_text('[cache]\ndir = "here"\n')
+    assert load_config(cwd=project, environ={}).cache_dir() == project / "here"
+    monkeypatch.chdir(project)  # a variable's is the current directory's, as a flag's
+    environ = {"SHINOBI_CACHE_DIR": "there"}
+    assert load_config(cwd=project, environ=environ).cache_dir() == Path("there")

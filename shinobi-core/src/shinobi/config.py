@@ -145,7 +145,9 @@ class ExecutionConfig(_Section):
     @classmethod
     def _workdir_not_blank(cls, value: str | None) -> str | None:
         # "" (SHINOBI_EXECUTION_WORKDIR=$UNSET in a job script) was the cwd, wherever the job ran
-        return not_blank_dir(value, "unset it to keep .shinobi/ in the current directory")
+        return _with_variables(
+            not_blank_dir(value, "unset it to keep .shinobi/ in the current directory")
+        )
 
     @field_validator("memory", mode="before")
     @classmethod
@@ -196,7 +198,7 @@ class BackendConfig(BaseModel):
     @classmethod
     def _venv_not_blank(cls, value: str | None) -> str | None:
         # "" ran venv steps natively, with a warning only once they were planned
-        return not_blank_dir(value, "unset it (a step names its own with venv=)")
+        return _with_variables(not_blank_dir(value, "unset it (a step names its own with venv=)"))
 
 
 class ProvenanceConfig(_Section):
@@ -215,7 +217,7 @@ class CacheConfig(_Section):
     @classmethod
     def _not_blank(cls, value: str | None) -> str | None:
         # "" would quietly mean the default location while `config show` said ""
-        return not_blank_dir(value, "unset it for the default location")
+        return _with_variables(not_blank_dir(value, "unset it for the default location"))
 
 
 def config_bool(value: object) -> bool:
@@ -234,6 +236,28 @@ def config_bool(value: object) -> bool:
         return TypeAdapter(bool).validate_python(value)
     except ValidationError:
         raise ValueError(f"must be true or false (or yes/no, on/off, 1/0), not {value!r}") from None
+
+
+#: ``$NAME`` or ``${NAME}`` in a path setting (compiled by ``re`` when a path is set).
+_VARIABLE = r"\$(\w+|\{\w+\})"
+
+
+def _with_variables(value: str | None) -> str | None:
+    """``value``, a path setting, with its ``$VARIABLES`` expanded, as its ``~`` is.
+
+    ``dir = "$SCRATCH/shinobi-cache"`` was taken word for word: a directory named
+    ``$SCRATCH`` appeared in the project. A variable that is not set (or is empty)
+    is refused, not left in the path, nor read as nothing, which made
+    ``$SCRATCH/cache`` the root's ``/cache``.
+    """
+    if value is None or "$" not in value:
+        return value
+    for found in re.finditer(_VARIABLE, value):
+        name = found.group(1).strip("{}")
+        if not os.environ.get(name):
+            said = "is empty" if name in os.environ else "is not set"
+            raise ValueError(f"${name} {said} here; set it, or write the path in full")
+    return os.path.expandvars(value)
 
 
 def not_blank_dir(value: str | None, instead: str) -> str | None:
@@ -408,6 +432,27 @@ def _link_to_nothing_on_the_way(path: Path) -> Path | None:
         if each.is_symlink() and not each.exists():
             return each
     return None
+
+
+def _file_layer(path: Path, instead: str) -> dict[str, Any]:
+    """The dotted keys of the configuration file ``path`` (see :func:`_read_toml`),
+    a relative ``cache.dir`` among them taken from the file's own directory.
+
+    Left relative, a site or user file's ``dir = "cache"`` was a cache in every
+    project's directory, none shared; in ``shinobi.toml`` it is the same either
+    way, the file being in the directory ninja runs from.
+    """
+    flat = _flatten(_read_toml(path, instead))
+    cache = flat.get("cache.dir")
+    if isinstance(cache, str) and cache.strip() and not _absolute(cache):
+        flat["cache.dir"] = os.path.join(path.parent, cache)
+    return flat
+
+
+def _absolute(value: str) -> bool:
+    """Whether the path ``value`` names is absolute once its ``~`` and ``$VARIABLES``
+    are expanded (one not set stays relative, and is refused as such later)."""
+    return os.path.isabs(os.path.expanduser(os.path.expandvars(value)))
 
 
 def _a_directory(path: Path, instead: str) -> str:
@@ -698,10 +743,10 @@ def load_config(
     layers: list[tuple[str, dict[str, Any]]] = []
     user = user_config_path()
     instead = "point SHINOBI_CONFIG at a file you can read"
-    layers.append((f"user file {user}", _flatten(_read_toml(user, instead))))
+    layers.append((f"user file {user}", _file_layer(user, instead)))
     project = project_config_path(cwd)
     instead = "run ninja from another directory (it reads ./shinobi.toml)"
-    layers.append((f"project file {project}", _flatten(_read_toml(project, instead))))
+    layers.append((f"project file {project}", _file_layer(project, instead)))
     variables: dict[str, str] = {}
     from_environment = _from_environment(os.environ if environ is None else environ, variables)
     layers.append(("environment", from_environment))
