@@ -208,3 +208,39 @@ def test_a_reader_that_went_away_is_no_failure(tmp_path: Path, command: list[str
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 0, err
     assert "rror" not in err and "Traceback" not in err, err
+
+
+def test_a_project_directory_this_user_cannot_write_names_workdir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A read-only checkout said only "check the permissions there", where --workdir
+    (or execution.workdir) keeps the records that were in the way elsewhere."""
+    import errno
+
+    from cli_in_process import in_process
+
+    project, elsewhere = tmp_path / "project", tmp_path / "records"
+    project.mkdir()
+    elsewhere.mkdir()
+    (project / "r.py").write_text(TOUCH.replace("made.txt", str(tmp_path / "made.txt")))
+    monkeypatch.chdir(project)
+    made = Path.mkdir
+
+    def refused(
+        self: Path, mode: int = 0o777, parents: bool = False, exist_ok: bool = False
+    ) -> None:
+        if self.is_relative_to(project / ".shinobi"):  # as root, no mode refuses it
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        made(self, mode, parents, exist_ok)
+
+    monkeypatch.setattr(Path, "mkdir", refused)
+    code, _, err = in_process(capsys, "run", "r.py:pipe")
+    assert code == 74
+    assert err.startswith(f"ninja: error: Permission denied: {project / '.shinobi'}")
+    assert err.endswith(
+        " (check the permissions there, or keep ninja's records (.shinobi/) elsewhere with"
+        " --workdir or execution.workdir)\n"
+    )
+    code, _, err = in_process(capsys, "run", "r.py:pipe", "--workdir", str(elsewhere))
+    assert code == 0, err
+    assert (elsewhere / ".shinobi" / "runs").is_dir() and (tmp_path / "made.txt").exists()

@@ -118,13 +118,18 @@ def _debug_requested(argv: list[str]) -> bool:
 def _misplaced_debug(argv: list[str]) -> str | None:
     """A note for ``--debug`` written after the command: where a recipe failed
     to load, click never got to refuse it, and it would pass unremarked."""
-    command = next((arg for arg in argv if not arg.startswith("-")), None)
+    command = _command_of(argv)
     if command is None or "--debug" not in argv[argv.index(command) :]:
         return None
     return (
         f"{_prog}: note: --debug is an option of {_prog} itself: put it first"
         f" ({_prog} --debug {command} ...)"
     )
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The command ``argv`` asks for (``run``), after ninja's own options."""
+    return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
 _exit_hook_registered = False
@@ -200,8 +205,14 @@ _REFUSALS = {
 }
 
 
-def _refusal(exc: OSError) -> str:
-    """A refusal by the machine as one line: what, where, and what to look at."""
+#: The commands that write their records (a run's folder, a launch's scripts and
+#: handle) in ``<workdir>/.shinobi``, which ``--workdir`` moves elsewhere.
+_RECORDING = ("run", "compile")
+
+
+def _refusal(exc: OSError, command: str | None = None) -> str:
+    """A refusal by the machine as one line: what, where, and what to look at;
+    ``command``, the one that met it."""
     try:
         os.getcwd()
     except OSError:
@@ -214,7 +225,20 @@ def _refusal(exc: OSError) -> str:
             hint = f"{blocking} is a file, where a directory is needed"
     if exc.errno == errno.EEXIST and isinstance(exc.filename, str):
         hint = _why_it_exists(exc.filename)
+    if command in _RECORDING and exc.errno in (errno.EACCES, errno.EPERM):
+        hint += _records_elsewhere(exc.filename)
     return f"{exc.strerror or exc}{where}" + (f" ({hint})" if hint else "")
+
+
+def _records_elsewhere(path: object) -> str:
+    """The way round a project directory this user may not write (a read-only
+    checkout, another user's tree), when ``path`` is where ninja keeps its
+    records: the steps may well write elsewhere, and only ``.shinobi/`` was in the way."""
+    from pathlib import Path
+
+    if not isinstance(path, str) or ".shinobi" not in Path(path).parts:
+        return ""
+    return ", or keep ninja's records (.shinobi/) elsewhere with --workdir or execution.workdir"
 
 
 def _why_it_exists(path: str) -> str:
@@ -379,7 +403,7 @@ def _fail(exc: Exception, args: list[str]) -> NoReturn:
         sys.exit(ENVIRONMENT_EXIT)
     if isinstance(exc, OSError) and exc.errno in _REFUSALS:
         with contextlib.suppress(OSError):
-            click.echo(f"{_prog}: error: {_refusal(exc)}", err=True)
+            click.echo(f"{_prog}: error: {_refusal(exc, _command_of(args))}", err=True)
         sys.exit(ENVIRONMENT_EXIT)
     hint = "" if debug else "rerun with --debug for the traceback, and "
     click.echo(
