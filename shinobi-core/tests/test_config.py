@@ -524,3 +524,36 @@ def test_a_relative_cache_dir_in_a_file_is_taken_from_the_files_directory(
     monkeypatch.chdir(project)  # a variable's is the current directory's, as a flag's
     environ = {"SHINOBI_CACHE_DIR": "there"}
     assert load_config(cwd=project, environ=environ).cache_dir() == Path("there")
+
+
+def test_no_home_to_be_found_is_a_configuration_error_naming_the_fix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """HOME unset and no passwd entry (``docker run --user 12345``, ``env -i``):
+    platformdirs raised a RuntimeError every command called a bug of ninja's."""
+    import platformdirs
+
+    from shinobi.config import user_config_path, user_dir
+
+    def no_home(*args: object, **kwargs: object) -> str:
+        raise RuntimeError("could not determine the home directory")
+
+    monkeypatch.delenv("SHINOBI_CONFIG", raising=False)
+    monkeypatch.setattr(platformdirs, "user_config_dir", no_home)
+    monkeypatch.setattr(platformdirs, "user_state_dir", no_home)
+    with pytest.raises(ConfigError, match=r"set HOME \(or XDG_CONFIG_HOME\), or name a"):
+        user_config_path()
+    with pytest.raises(ConfigError, match="XDG_STATE_HOME"):
+        user_dir("state", "set XDG_STATE_HOME to a directory of yours")
+
+
+def test_a_home_that_is_no_directory_holds_no_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HOME=/dev/null (service and CI accounts): every command refused "cannot read
+    this configuration file (Not a directory); fix its permissions"."""
+    monkeypatch.delenv("SHINOBI_CONFIG", raising=False)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.setenv("HOME", os.devnull)
+    monkeypatch.chdir(tmp_path)
+    assert load_config().execution.max_workers >= 1

@@ -42,6 +42,7 @@ __all__ = [
     "project_config_path",
     "said_where",
     "user_config_path",
+    "user_dir",
 ]
 
 DEFAULT_ENV_ALLOW = [
@@ -312,9 +313,7 @@ class AppConfig(_Section):
     def cache_dir(self) -> Path:
         if self.cache.dir:
             return Path(self.cache.dir).expanduser()
-        import platformdirs
-
-        return Path(platformdirs.user_cache_dir("shinobi")) / "steps"
+        return user_dir("cache", "set cache.dir (SHINOBI_CACHE_DIR)") / "steps"
 
     def effective(self) -> list[tuple[str, Any, str]]:
         """(dotted key, value, source) for every setting, for ``ninja config show``."""
@@ -324,13 +323,31 @@ class AppConfig(_Section):
         return rows
 
 
+def user_dir(kind: str, instead: str) -> Path:
+    """shinobi's per-user ``kind`` directory (``config``, ``cache``, ``state``).
+
+    With no ``HOME`` and no passwd entry for this uid (a container run as
+    ``--user 12345``, ``env -i``) platformdirs cannot tell where that is, and
+    raised a RuntimeError every command reported as a bug of ninja's.
+    ``instead``: the setting that names the place without a home.
+    """
+    import platformdirs
+
+    try:
+        return Path(getattr(platformdirs, f"user_{kind}_dir")("shinobi"))
+    except RuntimeError:
+        raise ConfigError(
+            f"cannot tell where this user's {kind} files go: HOME is not set and uid"
+            f" {os.getuid()} has no home directory; set HOME (or XDG_{kind.upper()}_HOME),"
+            f" or {instead}"
+        ) from None
+
+
 def user_config_path() -> Path:
     explicit = os.environ.get("SHINOBI_CONFIG")
     if explicit:  # absolute: `config show` names it wherever it is run from
         return Path(explicit).expanduser().absolute()
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("shinobi")) / "config.toml"
+    return user_dir("config", "name a configuration file in SHINOBI_CONFIG") / "config.toml"
 
 
 def named_file_missing() -> str | None:
@@ -390,6 +407,8 @@ def _read_toml(path: Path, instead: str) -> dict[str, Any]:
     ``instead``: how to do without this file, for when it cannot be read."""
     try:
         fh = path.open("rb")
+    except NotADirectoryError:  # HOME=/dev/null: no file can be there
+        return {}
     except FileNotFoundError:
         link = _link_to_nothing_on_the_way(path)
         if link is None:

@@ -24,9 +24,9 @@ __all__ = ["IndexEntry", "forget_launches", "index_path", "list_launches", "reco
 
 
 def index_path() -> Path:
-    import platformdirs
+    from shinobi.config import user_dir
 
-    return Path(platformdirs.user_state_dir("shinobi")) / "launches.jsonl"
+    return user_dir("state", "set XDG_STATE_HOME to a directory of yours") / "launches.jsonl"
 
 
 @dataclass(frozen=True, slots=True)
