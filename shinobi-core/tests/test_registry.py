@@ -113,3 +113,24 @@ def test_a_recipe_directory_whose_name_is_not_utf8_does_not_break_plugins(
     monkeypatch.setattr(sys, "path", [*sys.path, undecodable])
     assert registry._load_error(registry.BACKENDS, "native") is None
     assert sys.path[-1] == undecodable  # put back as it was
+
+
+def test_a_third_party_backends_table_is_reached_by_its_variables(tmp_path: Path) -> None:
+    """SHINOBI_BACKEND_NICE_LEVEL was refused ("did you mean
+    SHINOBI_BACKEND_NICE_LEVEL?") for every run: only shinobi's own backends'
+    names were split off a variable, though the docs promise the form to any."""
+    _dist(
+        tmp_path,
+        "shinobi_nice",
+        "[shinobi.backends]\nnice = shinobi_nice_mod:Backend\nmy_nice = shinobi_nice_mod:B\n",
+        {"shinobi_nice_mod.py": "class Backend:\n    pass\nclass B:\n    pass\n"},
+    )
+    code = (
+        "import os\n"
+        "os.environ.update(SHINOBI_BACKEND_NICE_LEVEL='3', SHINOBI_BACKEND_MY_NICE_LEVEL='5',"
+        " SHINOBI_CONFIG=os.devnull)\n"
+        "from shinobi.config import load_config\n"
+        "config = load_config()\n"
+        "print(config.backend_settings('nice')['level'], config.backend_settings('my_nice')['level'])\n"
+    )
+    assert _python(code, tmp_path).split() == ["3", "5"]

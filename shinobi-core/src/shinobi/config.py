@@ -591,14 +591,19 @@ def _table_key(section: str, key: str) -> str:
     """``slurm_sbatch_opts`` -> ``slurm.sbatch_opts`` for a backend table's key.
 
     The backends whose table a variable may reach are the ones shinobi knows
-    (their names contain no underscore).
+    and the installed ones, a third party's too (``nice_level`` ->
+    ``nice.level``; of two installed names, ``my_nice`` before ``my``).
     """
     if section != "backend" or key in BackendConfig.model_fields:
         return key
-    from shinobi.backends.registry import BACKENDS, KNOWN_PROVIDERS
+    from shinobi.backends.registry import BACKENDS, KNOWN_PROVIDERS, OFFLOAD, available
 
     name, _, rest = key.partition("_")
-    return f"{name}.{rest}" if name in KNOWN_PROVIDERS[BACKENDS] and rest else key
+    if name in KNOWN_PROVIDERS[BACKENDS] and rest:
+        return f"{name}.{rest}"
+    installed = sorted({*available(BACKENDS), *available(OFFLOAD)}, key=len, reverse=True)
+    name = next((n for n in installed if key.startswith(f"{n}_") and len(key) > len(n) + 1), "")
+    return f"{name}.{key[len(name) + 1 :]}" if name else key
 
 
 def _wants_text(section: str, key: str) -> bool:
