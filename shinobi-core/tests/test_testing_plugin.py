@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import typing
+
 import pytest
 
+from shinobi.backends.base import Backend
 from shinobi.testing.plugin import require_backend, require_engine
 
 
@@ -48,3 +51,9 @@ def test_the_ci_failure_names_no_script_a_plugin_author_lacks(
         require_engine("nice", False, "nice not found on PATH")
     assert "testbed" not in str(failed.value)
     assert "make nice reachable on the CI machine" in str(failed.value)
+
+
+def test_require_backend_is_typed_as_the_backend_it_returns() -> None:
+    """It said ``-> object``: ``mypy --strict`` refused the documented
+    ``require_backend("mine").run(...)``."""
+    assert typing.get_type_hints(require_backend)["return"] is Backend

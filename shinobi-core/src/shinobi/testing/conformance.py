@@ -43,9 +43,7 @@ class BackendConformance:
 
     @pytest.fixture
     def backend(self) -> Backend:
-        found = require_backend(self.backend_name, dict(self.settings))
-        assert isinstance(found, Backend)
-        return found
+        return require_backend(self.backend_name, dict(self.settings))
 
     @pytest.fixture
     def workdir(self, tmp_path: Path) -> Path:

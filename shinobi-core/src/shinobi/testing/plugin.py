@@ -14,6 +14,8 @@ import os
 
 import pytest
 
+from shinobi.backends.base import Backend
+
 __all__ = ["in_ci", "require_backend", "require_engine"]
 
 
@@ -38,7 +40,7 @@ def require_engine(name: str, usable: bool, why: str) -> None:
     pytest.skip(message)
 
 
-def require_backend(name: str, settings: dict[str, object] | None = None) -> object:
+def require_backend(name: str, settings: dict[str, object] | None = None) -> Backend:
     """The backend ``name`` after its own ``check()``: skipped or failed as above when
     its engine is unusable, failed with the loader's reason when it does not load."""
     from shinobi.backends import get_backend
