@@ -14,7 +14,9 @@ Tests that need a capability the backend does not claim are skipped.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import threading
 import time
 from pathlib import Path
@@ -75,20 +77,7 @@ class BackendConformance:
         """Anything of ``invocation`` still running: processes on this host whose
         command line carries ``tag`` (containers and single-node clusters run
         on this kernel too). Extend it with the engine's own listing."""
-        found = []
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                    cmdline = fh.read().replace(b"\0", b" ").decode(errors="replace")
-                with open(f"/proc/{entry}/stat", "rb") as fh:
-                    state = fh.read().rsplit(b")", 1)[1].split()[0]
-            except OSError:
-                continue
-            if tag in cmdline and state != b"Z":
-                found.append(f"pid {entry}: {cmdline.strip()}")
-        return found
+        return [f"pid {pid}: {cmdline}" for pid, cmdline in _tagged_processes(tag)]
 
     # -- the suite -----------------------------------------------------------
     def test_success(self, backend: Backend, workdir: Path) -> None:
@@ -113,8 +102,51 @@ class BackendConformance:
     def test_stdout_reaches_the_step_log(self, backend: Backend, workdir: Path) -> None:
         invocation = self.invocation(workdir, "echo logged-line")
         self.run(backend, invocation)
-        assert invocation.stdout_path is not None
-        assert "logged-line" in Path(invocation.stdout_path).read_text()
+        assert "logged-line" in _log_text(invocation.stdout_path)
+
+    def test_stderr_reaches_the_step_log(self, backend: Backend, workdir: Path) -> None:
+        invocation = self.invocation(workdir, "echo logged-error >&2")
+        self.run(backend, invocation)
+        assert "logged-error" in _log_text(invocation.stderr_path)
+
+    def test_runs_in_the_invocation_cwd(self, backend: Backend, workdir: Path) -> None:
+        """Relative paths in a step's arguments resolve against its cwd."""
+        here = workdir / "cwd-of-the-step"
+        here.mkdir()
+        here.chmod(0o777)
+        invocation = self.invocation(workdir, "pwd -P")
+        invocation = Invocation(**{**_fields(invocation), "cwd": str(here)})
+        run = self.run(backend, invocation)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.strip() == os.path.realpath(here)
+
+    def test_the_cab_s_environment_reaches_the_step(self, backend: Backend, workdir: Path) -> None:
+        value = "a value, with spaces and $dollars"
+        script = 'printf "%s\\n" "$SHINOBI_CONFORMANCE_VALUE"'
+        invocation = self.invocation(workdir, script, env={"SHINOBI_CONFORMANCE_VALUE": value})
+        run = self.run(backend, invocation)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.strip() == value
+
+    def test_an_exit_code_above_127_is_reported_whole(
+        self, backend: Backend, workdir: Path
+    ) -> None:
+        """Exit 200 is exit 200: not 72 (modulo 128), and no signal."""
+        run = self.run(backend, self.invocation(workdir, "exit 200"))
+        assert (run.returncode, run.signal) == (200, None)
+        failure = describe_failure(run)
+        assert failure is not None and "200" in failure, failure
+
+    def test_declared_inputs_can_be_read(self, backend: Backend, workdir: Path) -> None:
+        source = workdir / "inputs" / "data.txt"
+        source.parent.mkdir()
+        source.parent.chmod(0o777)
+        source.write_text("input payload\n")
+        source.chmod(0o644)
+        declared = PathUse(str(source), "input", "data", "file", writable=False)
+        run = self.run(backend, self.invocation(workdir, f"cat '{source}'", paths=(declared,)))
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.strip() == "input payload"
 
     def test_signal_is_named(self, backend: Backend, workdir: Path) -> None:
         run = self.run(backend, self.invocation(workdir, "kill -TERM $$; sleep 5"))
@@ -143,30 +175,72 @@ class BackendConformance:
         assert run.stdout.strip() == nasty
 
     def test_interrupt_leaves_nothing_running(self, backend: Backend, workdir: Path) -> None:
+        tag = self.tag()
+        child = f"sh -c 'sleep 300; : {tag}'"
+        self.interrupt(backend, workdir, f"{child} & {child} & {child}; wait", tag, grace=2.0)
+
+    def test_a_payload_that_ignores_sigterm_is_killed_after_the_grace(
+        self, backend: Backend, workdir: Path
+    ) -> None:
+        """A tool that traps SIGTERM (or is stuck) must still be gone once the grace
+        period is over: the stop escalates to SIGKILL. (Ignoring a signal is
+        inherited, so the children ignore it too.)"""
+        tag = self.tag()
+        payload = f"sh -c 'sleep 300; : {tag}'"
+        self.interrupt(backend, workdir, payload, tag, grace=0.5, ignore_sigterm=True)
+
+    def tag(self) -> str:
+        """A word no other process's command line carries: what finds a run's leftovers."""
+        return f"shinobi-conformance-{os.getpid()}-{time.monotonic_ns()}"
+
+    def interrupt(
+        self,
+        backend: Backend,
+        workdir: Path,
+        payload: str,
+        tag: str,
+        *,
+        grace: float,
+        ignore_sigterm: bool = False,
+    ) -> None:
+        """Start ``payload``, cancel it once it runs, and assert that ``run()``
+        returns cancelled with nothing of it left running (``tag`` marks its processes).
+        ``ignore_sigterm``: the trap is set before the payload says it started.
+
+        What a failing backend leaves running on this host is killed afterwards,
+        so a red test does not leave ``sleep 300`` behind it.
+        """
         if not backend.capabilities.interruptible:
             pytest.skip(f"{self.backend_name} does not claim interruptible runs")
         marker = workdir / "started"
-        tag = f"shinobi-conformance-{os.getpid()}-{time.monotonic_ns()}"
-        child = f"sh -c 'sleep 300; : {tag}'"
-        script = f"touch '{marker}'; {child} & {child} & {child}; wait"
+        trap = "trap '' TERM; " if ignore_sigterm else ""
+        script = f"{trap}touch '{marker}'; {payload}"
         invocation = self.invocation(workdir, script, step="interrupt")
-        control = RunControl(grace=2.0)
+        control = RunControl(grace=grace)
         outcome: list[BackendRun] = []
-        thread = threading.Thread(target=lambda: outcome.append(backend.run(invocation, control)))
+        thread = threading.Thread(
+            target=lambda: outcome.append(backend.run(invocation, control)), daemon=True
+        )
         thread.start()
-        deadline = time.monotonic() + self.teardown_budget
-        while not marker.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert marker.exists(), "the payload never started"
-        survivors = control.cancel()
-        thread.join(self.teardown_budget)
-        assert not thread.is_alive(), "run() did not return after the interrupt"
-        assert survivors == ()
-        assert outcome and outcome[0].cancelled
-        deadline = time.monotonic() + 5
-        while self.leftovers(backend, invocation, tag) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert self.leftovers(backend, invocation, tag) == []
+        try:
+            deadline = time.monotonic() + self.teardown_budget
+            while not marker.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert marker.exists(), "the payload never started"
+            survivors = control.cancel()
+            thread.join(self.teardown_budget)
+            assert not thread.is_alive(), (
+                f"run() did not return within {self.teardown_budget}s of the interrupt: a"
+                f" payload must be killed (SIGKILL) once the {grace}s grace period is over"
+            )
+            assert survivors == ()
+            assert outcome and outcome[0].cancelled
+            deadline = time.monotonic() + 5
+            while self.leftovers(backend, invocation, tag) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert self.leftovers(backend, invocation, tag) == []
+        finally:
+            _kill_local(tag)
 
     def test_declared_memory_is_enforced(self, backend: Backend, workdir: Path) -> None:
         if not backend.capabilities.enforces_resources:
@@ -182,3 +256,34 @@ class BackendConformance:
 
 def _fields(invocation: Invocation) -> dict[str, Any]:
     return {name: getattr(invocation, name) for name in invocation.__dataclass_fields__}
+
+
+def _log_text(path: str | None) -> str:
+    """What the step's log file at ``path`` holds; it must be there."""
+    assert path is not None and os.path.exists(path), f"the step's log {path} was never written"
+    return Path(path).read_text()
+
+
+def _tagged_processes(tag: str) -> list[tuple[int, str]]:
+    """The live (not zombie) processes of this host whose command line carries ``tag``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                cmdline = fh.read().replace(b"\0", b" ").decode(errors="replace")
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                state = fh.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if tag in cmdline and state != b"Z":
+            found.append((int(entry), cmdline.strip()))
+    return found
+
+
+def _kill_local(tag: str) -> None:
+    """SIGKILL what of a run is still alive on this host (see ``_tagged_processes``)."""
+    for pid, _ in _tagged_processes(tag):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
