@@ -254,3 +254,23 @@ def test_a_plugin_whose_run_returns_nothing_is_blamed_too(tmp_path: Path) -> Non
     done = _run(tmp_path, "crashy")
     assert done.returncode == 1, done.stderr
     assert "backend 'crashy' (acme_crashy) returned NoneType, not a BackendRun" in done.stderr
+
+
+def test_a_backend_class_that_sets_no_name_runs_under_its_entry_point_s(tmp_path: Path) -> None:
+    """It failed every step: "internal error: AttributeError: ... no attribute 'name'"."""
+    nameless = (
+        "from shinobi.backends.base import Backend\n"
+        "from shinobi.backends.native import NativeBackend\n"
+        "class Nameless(Backend):\n"
+        "    def run(self, invocation, control):\n"
+        "        return NativeBackend().run(invocation, control)\n"
+    )
+    _dist(
+        tmp_path,
+        "acme_nameless",
+        "[shinobi.backends]\nnameless = acme_nameless:Nameless\n",
+        {"acme_nameless.py": nameless},
+    )
+    done = _run(tmp_path, "nameless")
+    assert done.returncode == 0, done.stderr
+    assert "start   make (nameless)" in done.stderr, done.stderr
