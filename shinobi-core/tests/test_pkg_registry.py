@@ -274,3 +274,18 @@ def test_a_backend_class_that_sets_no_name_runs_under_its_entry_point_s(tmp_path
     done = _run(tmp_path, "nameless")
     assert done.returncode == 0, done.stderr
     assert "start   make (nameless)" in done.stderr, done.stderr
+
+
+def test_a_fault_names_the_backend_the_run_chose(tmp_path: Path) -> None:
+    """A class registered as 'child' that inherits name = 'parent' was blamed as
+    'parent': a backend the user never chose, perhaps of another distribution."""
+    _dist(
+        tmp_path,
+        "acme_child",
+        "[shinobi.backends]\nchild = acme_child:Backend\n",
+        {"acme_child.py": _BACKEND.replace("name = 'x'", "name = 'parent'")},
+    )
+    done = _run(tmp_path, "child")
+    assert done.returncode == 1, done.stderr
+    assert "backend 'child' (acme_child) raised RuntimeError" in done.stderr, done.stderr
+    assert "parent" not in done.stderr

@@ -214,7 +214,7 @@ def run_cab(
     elsewhere = backend.capabilities.remote
     before = existing_outputs(invocation.paths, elsewhere=elsewhere)
     started = time.time()
-    run = run_backend(backend, invocation, session.control)
+    run = run_backend(backend, invocation, session.control, backend_name)
     finished = time.time()
     wrangled = wrangle(cab, run.stdout, run.stderr)
     warnings = list(wrangled.warnings)

@@ -304,7 +304,7 @@ def _run_elsewhere(
         argv = list(invocation.argv)
         session.emit_started(name, {"backend": backend_name, "argv": argv, "venv": venv})
         started = time.time()
-        run = run_backend(backend, invocation, session.control)
+        run = run_backend(backend, invocation, session.control, backend_name)
         finished = time.time()
         result = _result(name, node, run, invocation, workspace, backend_name, started, finished)
         if result.status == "failed":  # a successful step pays nothing

@@ -30,9 +30,12 @@ class BackendFault(ShinobiError):
     exit_code = 1
 
 
-def run_backend(backend: Backend, invocation: Invocation, control: RunControl) -> BackendRun:
+def run_backend(
+    backend: Backend, invocation: Invocation, control: RunControl, chosen: str
+) -> BackendRun:
     """``backend.run(invocation, control)``; a fault of the backend's own is a
-    :class:`BackendFault` naming it (see the module docstring)."""
+    :class:`BackendFault` naming it as ``chosen`` (the name the run loaded it
+    under: see the module docstring)."""
     try:
         run = backend.run(invocation, control)
     except ShinobiError:
@@ -40,25 +43,31 @@ def run_backend(backend: Backend, invocation: Invocation, control: RunControl) -
     except OSError as exc:
         if exc.errno in _EXHAUSTED:
             raise
-        raise BackendFault(_fault(backend, f"raised {exception_line(exc)}")) from exc
+        raise BackendFault(_fault(backend, chosen, f"raised {exception_line(exc)}")) from exc
     except Exception as exc:
-        raise BackendFault(_fault(backend, f"raised {exception_line(exc)}")) from exc
+        raise BackendFault(_fault(backend, chosen, f"raised {exception_line(exc)}")) from exc
     if not isinstance(run, BackendRun):
-        raise BackendFault(_fault(backend, f"returned {type(run).__name__}, not a BackendRun"))
+        returned = f"returned {type(run).__name__}, not a BackendRun"
+        raise BackendFault(_fault(backend, chosen, returned))
     return run
 
 
-def _fault(backend: Backend, what: str) -> str:
-    source = _distribution(type(backend).__module__)
+def _fault(backend: Backend, chosen: str, what: str) -> str:
+    """The backend as the user chose it (a class registered under two names, or
+    inheriting another's ``name``, is the one chosen), and the distribution that
+    registers that name."""
+    from shinobi.backends.registry import BACKENDS, provider
+
+    source = provider(BACKENDS, chosen) or _distribution(type(backend).__module__)
     return (
-        f"backend {backend.name!r} ({source}) {what}: a fault of that backend, not of the"
+        f"backend {chosen!r} ({source}) {what}: a fault of that backend, not of the"
         f" step; report it to {source}'s authors"
     )
 
 
 def _distribution(module: str) -> str:
     """The distribution that installed ``module``'s package (``shinobi-containers``),
-    else the package's own name."""
+    else the package's own name: for a backend no entry point names."""
     from importlib.metadata import packages_distributions
 
     top = module.partition(".")[0]

@@ -35,6 +35,7 @@ __all__ = [
     "load_plugin",
     "make_plugin",
     "plugin_fault",
+    "provider",
 ]
 
 BACKENDS = "shinobi.backends"
@@ -99,6 +100,13 @@ def _distribution(ep: Any) -> str:
 def _providers(group: str, name: str) -> list[str]:
     """The installed distributions that register ``name`` in ``group``."""
     return sorted({_distribution(ep) for ep in entry_points(group=group, name=name)})
+
+
+def provider(group: str, name: str) -> str | None:
+    """The distribution that registers ``name`` in ``group`` (the first, if several
+    do), or None: the one to name when that plugin is at fault."""
+    providers = _providers(group, name)
+    return providers[0] if providers else None
 
 
 def _reinstall(dist: str) -> str:
@@ -317,8 +325,7 @@ def plugin_fault(name: str, why: str, group: str = BACKENDS) -> BackendNotFound:
     """The one-line error for an entry point that loads but is no usable plugin,
     naming the distribution to blame (exit 2, like one that does not load)."""
     kind = _KIND.get(group, "plugin")
-    providers = _providers(group, name)
-    dist = providers[0] if providers else "its distribution"
+    dist = provider(group, name) or "its distribution"
     return BackendNotFound(
         f"the {kind} {name!r} is installed but unusable: {why}; it is {dist}'s to mend"
         f" (uninstall {dist}, or install a release of it that works)"
