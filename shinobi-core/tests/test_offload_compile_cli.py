@@ -223,3 +223,23 @@ def test_an_index_of_launches_that_cannot_be_written_leaves_no_launch(
     assert "nothing was submitted" in err and "XDG_STATE_HOME" in err
     assert submitted == []
     assert not list((tmp_path / ".shinobi").glob("pipe/*/handle.json"))
+
+
+def test_an_engine_whose_submit_raises_is_blamed_and_leaves_no_launch(
+    engine: type[FakeTarget],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """It was "internal error: KeyError ... please report it" (exit 70), naming no plugin."""
+
+    def submit(self: FakeTarget, workflow: object, handle: Any, journal: Any) -> None:
+        raise KeyError("partition")
+
+    monkeypatch.setattr(FakeTarget, "submit", submit)
+    code, out, err = ninja(capsys, "compile", f"{DEMO}:pipe", "--engine", "fake", "--submit")
+    assert code == 1 and out == "", err
+    assert "offload engine 'fake' (" in err, err
+    assert "raised KeyError: 'partition' in its submit(): a fault of that offload engine" in err
+    assert "internal error" not in err
+    assert list_launches(tmp_path) == []

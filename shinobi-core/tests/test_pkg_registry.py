@@ -289,3 +289,53 @@ def test_a_fault_names_the_backend_the_run_chose(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     assert "backend 'child' (acme_child) raised RuntimeError" in done.stderr, done.stderr
     assert "parent" not in done.stderr
+
+
+def _raising_in(site: Path, method: str) -> None:
+    """acme_raising's backend 'raising', whose ``method`` raises RuntimeError."""
+    bodies = {
+        "__init__": "    def __init__(self, settings=None):\n"
+        "        raise RuntimeError('license server unreachable')\n",
+        "check_settings": "    @classmethod\n    def check_settings(cls, settings):\n"
+        "        raise RuntimeError('license server unreachable')\n",
+    }
+    _dist(
+        site,
+        "acme_raising",
+        "[shinobi.backends]\nraising = acme_raising:Backend\n",
+        {"acme_raising.py": _BACKEND + bodies[method]},
+    )
+
+
+def _blamed(method: str) -> str:
+    return (
+        "backend 'raising' (acme_raising) raised RuntimeError: license server unreachable in its"
+        f" {method}: a fault of that backend; report it to acme_raising's authors"
+    )
+
+
+def test_a_plugin_whose_constructor_raises_is_blamed_on_one_line(tmp_path: Path) -> None:
+    """It was "internal error: RuntimeError ... please report it" (exit 70), naming
+    no distribution; `ninja backends` called it "check() raised"."""
+    _raising_in(tmp_path, "__init__")
+    done = _run(tmp_path, "raising")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip() == f"ninja: error: {_blamed('constructor')}", done.stderr
+    (row,) = [
+        r
+        for r in json.loads(_ninja(tmp_path, "backends", "--json").stdout)
+        if r["name"] == "raising"
+    ]
+    assert row["detail"] == _blamed("constructor")
+
+
+def test_a_plugin_whose_check_settings_raises_is_blamed_by_doctor(tmp_path: Path) -> None:
+    _raising_in(tmp_path, "check_settings")
+    (row,) = [
+        r
+        for r in json.loads(_ninja(tmp_path, "backends", "--json").stdout)
+        if r["name"] == "raising"
+    ]
+    assert row["detail"] == _blamed("check_settings()")
+    doctor = _ninja(tmp_path, "doctor", "--json")
+    assert _blamed("check_settings()") in json.loads(doctor.stdout)["config"]["problems"]

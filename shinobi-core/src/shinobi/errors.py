@@ -18,6 +18,7 @@ __all__ = [
     "InputError",
     "LoadError",
     "MachineRefused",
+    "PluginFault",
     "RecipeGraphError",
     "ShinobiError",
     "StepFailed",
@@ -151,6 +152,14 @@ class RecipeGraphError(ShinobiError):
 
 class BackendNotFound(ShinobiError):
     """A backend name is unknown or its distribution is not installed."""
+
+
+class PluginFault(ShinobiError):
+    """A plugin's own code broke its contract (raised, or returned no result): one
+    line naming the plugin and its distribution as the one to report it to, not
+    ninja's internal error."""
+
+    exit_code = 1
 
 
 class CallRefused(ShinobiError, ValueError):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import errno
 
 from shinobi.backends.base import Backend, BackendRun, Invocation, RunControl
-from shinobi.errors import ShinobiError, exception_line
+from shinobi.errors import PluginFault, ShinobiError, exception_line
 
 __all__ = ["BackendFault", "run_backend"]
 
@@ -24,10 +24,8 @@ __all__ = ["BackendFault", "run_backend"]
 _EXHAUSTED = (errno.EMFILE, errno.ENFILE)
 
 
-class BackendFault(ShinobiError):
+class BackendFault(PluginFault):
     """A backend's ``run()`` broke its contract: it raised, or returned no result."""
-
-    exit_code = 1
 
 
 def run_backend(
@@ -56,13 +54,10 @@ def _fault(backend: Backend, chosen: str, what: str) -> str:
     """The backend as the user chose it (a class registered under two names, or
     inheriting another's ``name``, is the one chosen), and the distribution that
     registers that name."""
-    from shinobi.backends.registry import BACKENDS, provider
+    from shinobi.backends.registry import BACKENDS, blame, provider
 
     source = provider(BACKENDS, chosen) or _distribution(type(backend).__module__)
-    return (
-        f"backend {chosen!r} ({source}) {what}: a fault of that backend, not of the"
-        f" step; report it to {source}'s authors"
-    )
+    return blame(BACKENDS, chosen, what, source, not_of="the step")
 
 
 def _distribution(module: str) -> str:

@@ -13,13 +13,20 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Any
 
-from shinobi.errors import BackendNotFound, did_you_mean
+from shinobi.errors import (
+    BackendNotFound,
+    PluginFault,
+    ShinobiError,
+    did_you_mean,
+    exception_line,
+)
 
 __all__ = [
     "BACKENDS",
@@ -30,10 +37,12 @@ __all__ = [
     "PLANNED",
     "PluginInfo",
     "available",
+    "blame",
     "core_mismatch",
     "describe",
     "load_plugin",
     "make_plugin",
+    "plugin_code",
     "plugin_fault",
     "provider",
 ]
@@ -332,12 +341,45 @@ def plugin_fault(name: str, why: str, group: str = BACKENDS) -> BackendNotFound:
     )
 
 
+def blame(
+    group: str, name: str, what: str, dist: str | None = None, not_of: str | None = None
+) -> str:
+    """One line: the plugin ``name`` of ``group`` did ``what``, a fault to report to
+    the authors of ``dist`` (by default the distribution that registers it)."""
+    kind = _KIND.get(group, "plugin")
+    source = dist or provider(group, name) or "its distribution"
+    besides = f", not of {not_of}" if not_of else ""
+    return (
+        f"{kind} {name!r} ({source}) {what}: a fault of that {kind}{besides};"
+        f" report it to {source}'s authors"
+    )
+
+
+@contextmanager
+def plugin_code(group: str, name: str, method: str) -> Iterator[None]:
+    """Around a call of the plugin's own ``method`` (its constructor, ``check()``,
+    ``submit()``): what it raises is a :class:`PluginFault` naming the plugin and
+    its distribution, not ninja's internal error (exit 70, "please report it").
+    A :class:`ShinobiError` passes as it is: a refusal in the plugin's own words
+    (a ``ConfigError`` of its settings keeps naming the file that set them).
+    """
+    try:
+        yield
+    except ShinobiError:
+        raise
+    except Exception as exc:
+        raise PluginFault(
+            blame(group, name, f"raised {exception_line(exc)} in its {method}")
+        ) from exc
+
+
 def make_plugin(group: str, name: str, base: type, settings: Mapping[str, Any]) -> Any:
     """The plugin ``name`` of ``group``, made with ``settings``.
 
     What a plugin registered may not be usable: not a subclass of ``base``,
     abstract, or a constructor that raises TypeError. That is the plugin's
-    mistake, said as such (exit 2), not an internal error of ninja. A class
+    mistake, said as such (exit 2), not an internal error of ninja; so is a
+    constructor that raises anything else (see :func:`plugin_code`). A class
     that sets no ``name`` gets ``name`` (see :func:`_named`).
     """
     cls = load_plugin(group, name)
@@ -345,10 +387,11 @@ def make_plugin(group: str, name: str, base: type, settings: Mapping[str, Any]) 
         raise plugin_fault(
             name, f"it names {cls!r}, which is not a shinobi {base.__name__} class", group
         )
-    try:
-        made = cls(settings)  # type: ignore[call-arg]  # a plugin class takes its settings
-    except TypeError as exc:
-        raise plugin_fault(name, f"it cannot be made ({exc})", group) from None
+    with plugin_code(group, name, "constructor"):
+        try:
+            made = cls(settings)  # type: ignore[call-arg]  # a plugin class takes its settings
+        except TypeError as exc:
+            raise plugin_fault(name, f"it cannot be made ({exc})", group) from None
     return _named(made, name)
 
 

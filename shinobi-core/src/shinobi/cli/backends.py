@@ -42,18 +42,7 @@ def _probed_rows(group: str, probe: bool) -> list[dict[str, object]]:
             fix = f"; {info.fix}" if info.fix else ""
             row["detail"] = f"failed to load: {info.error}{fix}"
         elif probe and group == BACKENDS:
-            from shinobi.backends import get_backend
-            from shinobi.errors import ShinobiError
-
-            try:
-                backend = get_backend(info.name)
-                backend.check_settings(backend.settings)  # what a run would refuse of them
-                status = backend.check()
-                row["usable"], row["detail"] = status.usable, status.detail
-            except ShinobiError as exc:  # e.g. its configuration table is wrong
-                row["usable"], row["detail"] = False, _where(exc)
-            except Exception as exc:  # a plugin's check() must not take doctor down
-                row["usable"], row["detail"] = False, f"check() raised {exc!r}"
+            row["usable"], row["detail"] = _probe(info.name)
         else:
             load_plugin(group, info.name)
             row["usable"], row["detail"] = None, "installed"
@@ -75,6 +64,25 @@ def _probed_rows(group: str, probe: bool) -> list[dict[str, object]]:
                 }
             )
     return rows
+
+
+def _probe(name: str) -> tuple[bool, str]:
+    """Whether the backend ``name`` can run here, and why: made as a run would make
+    it, its settings checked as a run would refuse them, then its own check().
+    What the plugin's code raises is a row naming the plugin, not doctor's end."""
+    from shinobi.backends import get_backend
+    from shinobi.backends.registry import BACKENDS, plugin_code
+    from shinobi.errors import ShinobiError
+
+    try:
+        backend = get_backend(name)
+        with plugin_code(BACKENDS, name, "check_settings()"):
+            backend.check_settings(backend.settings)
+        with plugin_code(BACKENDS, name, "check()"):
+            status = backend.check()
+            return status.usable, status.detail
+    except ShinobiError as exc:  # e.g. its configuration table is wrong
+        return False, _where(exc)
 
 
 def _where(exc: Exception) -> str:
@@ -143,7 +151,8 @@ def _value_problems(config: Any, rows: list[dict[str, object]]) -> list[str]:
     """A backend's value its backend would refuse (``poll_max = "fast"``), asked of
     each installed backend (``Backend.check_settings``): its engine's check passed
     it, and the next run on it was refused."""
-    from shinobi.backends.registry import BACKENDS, load_plugin
+    from shinobi.backends.registry import BACKENDS, load_plugin, plugin_code
+    from shinobi.errors import ShinobiError
 
     problems = []
     for row in rows:
@@ -154,8 +163,9 @@ def _value_problems(config: Any, rows: list[dict[str, object]]) -> list[str]:
         if check is None:
             continue
         try:
-            check(config.backend_settings(name))
-        except Exception as exc:  # a plugin's check must not take doctor down either
+            with plugin_code(BACKENDS, name, "check_settings()"):
+                check(config.backend_settings(name))
+        except ShinobiError as exc:  # a plugin's check must not take doctor down either
             problems.append(_where(exc))
     return problems
 

@@ -177,7 +177,7 @@ def command(
             for part in workflow.rendered_in_parts():  # not one string: see long_output
                 emit(part, nl=False)
     if submit:
-        _submit(offload, workflow, as_json)
+        _submit(offload, engine, workflow, as_json)
 
 
 def _warn_if_one_runs(offload: Any, handle: Any) -> None:
@@ -252,13 +252,17 @@ def _deferred_interrupts(stop: threading.Event, received: list[int]) -> Iterator
         yield
 
 
-def _submit(offload: Any, workflow: Any, as_json: bool) -> None:
+def _submit(offload: Any, engine: str, workflow: Any, as_json: bool) -> None:
+    """Hand ``workflow`` to ``offload`` (the engine ``engine``); what the plugin's
+    own code raises is a one-line fault of that engine (see ``plugin_code``)."""
+    from shinobi.backends.registry import OFFLOAD, plugin_code
     from shinobi.errors import ShinobiError
     from shinobi.launch.cleanup import remove_launch
     from shinobi.launch.handle import JobJournal, write_handle
     from shinobi.launch.index import record_launch
 
-    handle = offload.new_handle(workflow)
+    with plugin_code(OFFLOAD, engine, "new_handle()"):
+        handle = offload.new_handle(workflow)
     _warn_if_one_runs(offload, handle)
     write_handle(handle, latest=False)
     try:
@@ -278,7 +282,7 @@ def _submit(offload: Any, workflow: Any, as_json: bool) -> None:
     received: list[int] = []
     journal = JobJournal(handle, stop)
     try:
-        with _deferred_interrupts(stop, received):
+        with _deferred_interrupts(stop, received), plugin_code(OFFLOAD, engine, "submit()"):
             offload.submit(workflow, handle, journal)
     except ShinobiError:
         journal.close()
