@@ -217,7 +217,7 @@ def test_a_plugin_built_for_another_core_that_loads_is_listed_as_loading(tmp_pat
     ]
     assert row["loads"], row
     assert "built for another shinobi-core" in str(row["detail"])
-    assert "pip install ./shinobi-core ./acme_old" in str(row["detail"])
+    assert "install a shinobi-core acme_old accepts (shinobi-core>=99)" in str(row["detail"])
 
 
 def _crashing(site: Path, body: str) -> None:

@@ -65,3 +65,40 @@ def test_matching_or_conditional_requirements_are_no_mismatch(tmp_path: Path) ->
 def test_the_installed_plugins_match_this_core() -> None:
     assert core_mismatch("shinobi-core") is None
     assert core_mismatch("no-such-distribution") is None
+
+
+def _mismatch(site: Path, dist: str) -> str:
+    """``core_mismatch(dist)`` in a fresh interpreter that finds what ``site`` holds."""
+    code = (
+        f"import sys\nsys.path.insert(0, {str(site)!r})\n"
+        "from shinobi.backends.registry import core_mismatch\n"
+        f"print(core_mismatch({dist!r}))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    return proc.stdout.strip()
+
+
+def test_a_third_party_plugin_is_not_sent_to_a_shinobi_checkout(tmp_path: Path) -> None:
+    """It was told to `pip install ./shinobi-core ./acme_future` "from one shinobi
+    checkout", which holds no acme_future."""
+    _plugin(tmp_path, "acme_future", ["shinobi-core>=99.0"], BACKEND)
+    said = _mismatch(tmp_path, "acme_future")
+    assert said.endswith(
+        "; install a shinobi-core acme_future accepts (shinobi-core>=99.0), or a release of"
+        f" acme_future made for shinobi-core {CORE}"
+    ), said
+    assert "checkout" not in said
+
+
+def test_one_of_ours_is_still_sent_to_one_checkout(tmp_path: Path) -> None:
+    install(  # the dist-info folder's spelling: a wheel's
+        tmp_path,
+        "shinobi_k8s",
+        "[shinobi.backends]\nkubernetes = acme_k8s:Backend\n",
+        {"acme_k8s.py": BACKEND},
+        ("shinobi-core>=99.0",),
+    )
+    said = _mismatch(tmp_path, "shinobi-k8s")
+    assert (
+        "install both from one shinobi checkout (pip install ./shinobi-core ./shinobi-k8s)" in said
+    )

@@ -124,7 +124,9 @@ def _reinstall(dist: str) -> str:
 
 
 def core_mismatch(dist: str) -> str | None:
-    """Why the installed shinobi-core is not one ``dist`` declares it works with.
+    """Why the installed shinobi-core is not one ``dist`` declares it works with,
+    and the fix: for one of ours, both from one checkout; for another's, a core
+    it accepts or a release of it made for this core.
 
     pip keeps the two in step, but ``--no-deps``, an editable checkout of one
     of them, or a site environment upgraded piecemeal does not, and a plugin
@@ -153,12 +155,21 @@ def core_mismatch(dist: str) -> str | None:
         if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
             continue
         if not requirement.specifier.contains(core, prereleases=True):
-            return (
-                f"{dist} needs shinobi-core{requirement.specifier} but shinobi-core {core} is"
-                f" installed; install both from one shinobi checkout (pip install"
-                f" ./shinobi-core ./{dist}), or a {dist} built for {core}"
+            needed = f"shinobi-core{requirement.specifier}"
+            return f"{dist} needs {needed} but shinobi-core {core} is installed; " + (
+                f"install both from one shinobi checkout (pip install ./shinobi-core ./{dist}),"
+                f" or a {dist} built for {core}"
+                if canonicalize_name(dist) in _OURS
+                else f"install a shinobi-core {dist} accepts ({needed}), or a release of"
+                f" {dist} made for shinobi-core {core}"
             )
     return None
+
+
+#: The distributions of this monorepo: built from one checkout, with one another.
+_OURS = frozenset(
+    {"shinobi-core", *(d for names in KNOWN_PROVIDERS.values() for d in names.values())}
+)
 
 
 def _uninstall_all_but_one(dists: list[str]) -> str:
