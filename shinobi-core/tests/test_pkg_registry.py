@@ -339,3 +339,39 @@ def test_a_plugin_whose_check_settings_raises_is_blamed_by_doctor(tmp_path: Path
     assert row["detail"] == _blamed("check_settings()")
     doctor = _ninja(tmp_path, "doctor", "--json")
     assert _blamed("check_settings()") in json.loads(doctor.stdout)["config"]["problems"]
+
+
+def test_doctor_refuses_an_offload_entry_point_that_is_no_offload_target(tmp_path: Path) -> None:
+    """A Backend registered as an offload engine was listed as "installed"; only
+    `ninja compile --engine` refused it."""
+    _dist(
+        tmp_path,
+        "acme_notarget",
+        "[shinobi.offload]\nnotarget = acme_notarget:Backend\n",
+        {"acme_notarget.py": _BACKEND},
+    )
+    (row,) = [
+        r
+        for r in json.loads(_ninja(tmp_path, "doctor", "--json").stdout)["offload"]
+        if r["name"] == "notarget"
+    ]
+    assert row["usable"] is False, row
+    assert "which is not a shinobi OffloadTarget class" in str(row["detail"])
+    assert "acme_notarget's to mend" in str(row["detail"])
+
+
+def test_backends_without_probing_still_refuses_an_entry_point_that_is_no_backend(
+    tmp_path: Path,
+) -> None:
+    _dist(
+        tmp_path,
+        "acme_unusable",
+        "[shinobi.backends]\nnotone = acme_unusable:func\n",
+        {"acme_unusable.py": ABSTRACT},
+    )
+    (row,) = [
+        r
+        for r in json.loads(_ninja(tmp_path, "backends", "--no-check", "--json").stdout)
+        if r["name"] == "notone"
+    ]
+    assert row["usable"] is False and "not a shinobi Backend class" in str(row["detail"]), row

@@ -42,6 +42,7 @@ __all__ = [
     "describe",
     "load_plugin",
     "make_plugin",
+    "plugin_class",
     "plugin_code",
     "plugin_fault",
     "provider",
@@ -384,6 +385,17 @@ def plugin_code(group: str, name: str, method: str) -> Iterator[None]:
         ) from exc
 
 
+def plugin_class(group: str, name: str, base: type) -> type:
+    """The class the entry point ``name`` of ``group`` names, which must be a
+    subclass of ``base``: anything else is the plugin's mistake (exit 2)."""
+    cls = load_plugin(group, name)
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        raise plugin_fault(
+            name, f"it names {cls!r}, which is not a shinobi {base.__name__} class", group
+        )
+    return cls
+
+
 def make_plugin(group: str, name: str, base: type, settings: Mapping[str, Any]) -> Any:
     """The plugin ``name`` of ``group``, made with ``settings``.
 
@@ -393,14 +405,10 @@ def make_plugin(group: str, name: str, base: type, settings: Mapping[str, Any]) 
     constructor that raises anything else (see :func:`plugin_code`). A class
     that sets no ``name`` gets ``name`` (see :func:`_named`).
     """
-    cls = load_plugin(group, name)
-    if not (isinstance(cls, type) and issubclass(cls, base)):
-        raise plugin_fault(
-            name, f"it names {cls!r}, which is not a shinobi {base.__name__} class", group
-        )
+    cls = plugin_class(group, name, base)
     with plugin_code(group, name, "constructor"):
         try:
-            made = cls(settings)  # type: ignore[call-arg]  # a plugin class takes its settings
+            made = cls(settings)  # a plugin class takes its settings
         except TypeError as exc:
             raise plugin_fault(name, f"it cannot be made ({exc})", group) from None
     return _named(made, name)

@@ -21,13 +21,7 @@ def _rows(group: str, probe: bool) -> list[dict[str, object]]:
 
 
 def _probed_rows(group: str, probe: bool) -> list[dict[str, object]]:
-    from shinobi.backends.registry import (
-        BACKENDS,
-        KNOWN_PROVIDERS,
-        PLANNED,
-        describe,
-        load_plugin,
-    )
+    from shinobi.backends.registry import BACKENDS, KNOWN_PROVIDERS, PLANNED, describe
 
     rows: list[dict[str, object]] = []
     installed = describe(group)
@@ -44,8 +38,7 @@ def _probed_rows(group: str, probe: bool) -> list[dict[str, object]]:
         elif probe and group == BACKENDS:
             row["usable"], row["detail"] = _probe(info.name)
         else:
-            load_plugin(group, info.name)
-            row["usable"], row["detail"] = None, "installed"
+            row["usable"], row["detail"] = _listed(group, info.name)
         if info.note is not None:
             row["detail"] = f"{row['detail']} ({info.note})"
         rows.append(row)
@@ -83,6 +76,40 @@ def _probe(name: str) -> tuple[bool, str]:
             return status.usable, status.detail
     except ShinobiError as exc:  # e.g. its configuration table is wrong
         return False, _where(exc)
+
+
+def _listed(group: str, name: str) -> tuple[bool | None, str]:
+    """An entry point that loads, listed without probing: "installed" when it names
+    the kind of class its group takes. A class that is no OffloadTarget was listed
+    so, and only ``ninja compile`` refused it. The launchers group has no
+    interface yet (nothing loads it), so whatever is there is "installed"."""
+    from shinobi.backends.registry import load_plugin, plugin_class
+    from shinobi.errors import BackendNotFound
+
+    base = _plugin_base(group)
+    if base is None:
+        load_plugin(group, name)
+        return None, "installed"
+    try:
+        plugin_class(group, name, base)
+    except BackendNotFound as exc:
+        return False, str(exc)
+    return None, "installed"
+
+
+def _plugin_base(group: str) -> type | None:
+    """The class a plugin of ``group`` subclasses (None: the group has no interface yet)."""
+    from shinobi.backends.registry import BACKENDS, OFFLOAD
+
+    if group == BACKENDS:
+        from shinobi.backends.base import Backend
+
+        return Backend
+    if group == OFFLOAD:
+        from shinobi.offload.base import OffloadTarget
+
+        return OffloadTarget
+    return None
 
 
 def _where(exc: Exception) -> str:
