@@ -10,7 +10,6 @@ skipped; it never takes the others down with it.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -186,7 +185,7 @@ def _utf8(entry: str) -> bool:
     return True
 
 
-@contextlib.contextmanager
+@contextmanager
 def _stevedore_path() -> Iterator[None]:
     """Hide from stevedore the ``sys.path`` entries it cannot encode as UTF-8.
 
