@@ -7,6 +7,7 @@ status the cache reports.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -894,18 +895,25 @@ def test_entries_a_read_only_cache_keeps_are_not_said_removed_and_exit_74(
     assert code == 74 and "removed 0 entries" in out
 
 
+@pytest.mark.parametrize(
+    ("error", "fix"),
+    [
+        (errno.ENOSPC, "free space there, or set"),
+        (errno.EACCES, "let this user write there"),
+        (errno.EROFS, "read-only file system: mount it writable, or set"),
+    ],
+)
 def test_a_cache_that_cannot_keep_results_is_said_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: int, fix: str
 ) -> None:
-    """A full cache disk turned the cache off without a word: every run ran everything."""
-    import errno
-
+    """A full cache disk turned the cache off without a word: every run ran everything.
+    And the fix is the cause's: "free space there" was said for Permission denied."""
     import shinobi.cache as cache_module
 
-    def full(path: Any, data: bytes) -> None:
-        raise OSError(errno.ENOSPC, "No space left on device")
+    def refused(path: Any, data: bytes) -> None:
+        raise OSError(error, os.strerror(error))
 
-    monkeypatch.setattr(cache_module, "write_atomically", full)
+    monkeypatch.setattr(cache_module, "write_atomically", refused)
     recipe = Recipe("two")
     recipe.add_step("first", append, word="a", out="a.txt")
     recipe.add_step("second", append, word="b", out="b.txt")
@@ -913,8 +921,9 @@ def test_a_cache_that_cannot_keep_results_is_said_once(
     result = run_recipe(recipe, cwd=tmp_path, config=config)
     assert result.ok
     said = [w for w in result.warnings if "cannot keep results" in w]
-    assert len(said) == 1 and "No space left on device" in said[0], result.warnings
-    assert "set cache.dir (SHINOBI_CACHE_DIR)" in said[0]
+    assert len(said) == 1 and os.strerror(error) in said[0], result.warnings
+    assert fix in said[0] and "set cache.dir (SHINOBI_CACHE_DIR)" in said[0]
+    assert ("free space" in said[0]) == (error == errno.ENOSPC)
 
 
 def test_a_second_ctx_run_of_a_file_writing_cab_in_one_step_runs_again(tmp_path: Path) -> None:

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import socket
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from pydantic import BaseModel
 
+import shinobi.file_digests as digests_module
+from shinobi.config import load_config
 from shinobi.file_digests import DigestMemo
+from shinobi.runner import run_recipe
+from shinobi.steps import Cab, File, ParamMeta, Recipe
 
 
 def _remembered(memo_root: Path, path: Path) -> bool:
@@ -65,3 +73,117 @@ def test_cache_commands_remember_the_outputs_they_read(
     assert result.exit_code == 0, result.output
     assert "STALE" not in result.output and "outputs gone" not in result.output
     assert _remembered(memo_root, product)
+
+
+def _settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memo's clock an hour ahead: every file written here has settled, and is
+    remembered on disk (see RACY_SECONDS)."""
+    later = time.time() + 3600
+    monkeypatch.setattr(digests_module, "time", SimpleNamespace(time=lambda: later))
+
+
+def _refuse_shard(
+    monkeypatch: pytest.MonkeyPatch, shard: Path | None, error: int = errno.EACCES
+) -> None:
+    """Writing the memo shard ``shard`` (None: every one) fails with ``error``, naming
+    a temporary file as a failed write does; every other write works."""
+    real = digests_module.write_atomically
+
+    def write(path: Path, data: bytes, *, fsync: bool = False) -> None:
+        if shard is None or path == shard:
+            raise OSError(error, os.strerror(error), str(path.parent / f".{path.name}.tmp"))
+        real(path, data, fsync=fsync)
+
+    monkeypatch.setattr(digests_module, "write_atomically", write)
+
+
+def test_a_shard_the_disk_refuses_costs_only_its_own_digests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # save() stopped at the first shard it could not write: every shard after it
+    # was lost too, and each later run read those files again
+    _settled(monkeypatch)
+    memo_root = tmp_path / "memo"
+    memo = DigestMemo(memo_root)
+    files = []
+    for name in ("a", "b", "c", "d"):
+        (tmp_path / name).mkdir()
+        files.append(tmp_path / name / "vis.dat")
+        files[-1].write_text(name)
+    shards = {memo._shard_path(memo._shard_of(str(f))) for f in files}
+    assert len(shards) > 1
+    refused = sorted(shards)[0]
+    for f in files:
+        memo.digest(str(f))
+    with monkeypatch.context() as disk:
+        _refuse_shard(disk, refused)
+        with pytest.raises(PermissionError):
+            memo.save()
+    kept = [f for f in files if memo._shard_path(memo._shard_of(str(f))) != refused]
+    assert all(_remembered(memo_root, f) for f in kept)
+    assert not any(_remembered(memo_root, f) for f in files if f not in kept)
+    memo.save()  # what was refused is still there to be saved
+    assert all(_remembered(memo_root, f) for f in files)
+
+
+class WriteIn(BaseModel):
+    out: File
+
+
+class WriteOut(BaseModel):
+    out: File
+
+
+writer = Cab(
+    "writer",
+    ["sh", "-c", 'echo made > "$0"'],
+    WriteIn,
+    WriteOut,
+    {"out": ParamMeta(positional=True)},
+)
+
+
+@pytest.mark.parametrize(
+    ("error", "fix"),
+    [
+        (errno.ENOSPC, "free space there, or set cache.dir"),
+        (errno.EACCES, "`chmod g+w` it), or set cache.dir"),
+        (errno.EROFS, "read-only file system: mount it writable, or set cache.dir"),
+    ],
+)
+def test_a_memo_the_disk_refuses_is_said_once_with_its_cause_and_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: int, fix: str
+) -> None:
+    # a memo that could not be saved was said nowhere: every later "cached" run
+    # read all its inputs again (10 GB) without a word
+    _settled(monkeypatch)
+    _refuse_shard(monkeypatch, None, error)
+    recipe = Recipe("two")
+    recipe.add_step("first", writer, out="a.txt")
+    recipe.add_step("second", writer, out="b.txt")
+    config = load_config({"cache.dir": str(tmp_path / "cache")})
+    result = run_recipe(recipe, cwd=tmp_path, config=config)
+    assert result.ok, result.error
+    said = [w for w in result.warnings if "cannot remember the files it has read" in w]
+    assert len(said) == 1, result.warnings
+    assert os.strerror(error) in said[0] and fix in said[0]
+    assert "read them again" in said[0]
+    if error == errno.EACCES:  # the directory that refused, not a temporary file in it
+        host_dir = tmp_path / "cache" / "memo" / socket.gethostname()
+        assert f"Permission denied: {host_dir})" in said[0]
+
+
+def test_a_memo_the_disk_refuses_is_said_by_the_cache_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from shinobi.cli.cache import group
+
+    root, _ = _stored_entry(tmp_path)
+    _settled(monkeypatch)
+    _refuse_shard(monkeypatch, None, errno.ENOSPC)
+    result = CliRunner().invoke(group, ["ls", "--stale", "--cache-dir", str(root)])
+    assert result.exit_code == 0, result.output
+    said = "cannot remember the files it has read (No space left on device)"
+    assert said in result.stderr

@@ -39,6 +39,7 @@ whether it can be used, is :mod:`shinobi.cache_entries`.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -98,6 +99,41 @@ __all__ = [
 MAX_CAPTURE = 1024 * 1024
 
 _HEX = frozenset("0123456789abcdef")
+
+
+#: A permission the cache directory refuses: the usual cause is another user's
+#: directory in a cache shared by a group (see "A cache shared by a group" in
+#: docs/cache.md).
+_PERMISSIONS_FIX = (
+    "let this user write there (in a cache shared by a group, the directory's owner"
+    " can `chmod g+w` it)"
+)
+#: What to do about a write the cache directory refused, by its errno.
+_REFUSAL_FIXES = {
+    errno.ENOSPC: "free space there",
+    errno.EDQUOT: "free space there, or ask for a larger quota",
+    errno.EACCES: _PERMISSIONS_FIX,
+    errno.EPERM: _PERMISSIONS_FIX,
+    errno.EROFS: "it is on a read-only file system: mount it writable",
+}
+
+
+def _refused_cause(exc: OSError) -> str:
+    """What refused a write under the cache directory. A permission names the
+    directory that refused it: what the error names is a temporary file in it,
+    or a directory to be made in it."""
+    said = exc.strerror or str(exc)
+    if exc.errno in (errno.EACCES, errno.EPERM) and isinstance(exc.filename, str):
+        return f"{said}: {os.path.dirname(exc.filename)}"
+    return said
+
+
+def _refused_fix(exc: OSError) -> str:
+    """The fix of a write refused under the cache directory, by its cause: a
+    permission problem was told to free space."""
+    fix = _REFUSAL_FIXES.get(exc.errno or 0)
+    then = f"{fix}, or set" if fix else "set"
+    return f"{then} cache.dir (SHINOBI_CACHE_DIR) to a writable directory"
 
 
 def _is_key(name: str) -> bool:
@@ -188,8 +224,10 @@ class StepCache:
         #: stored was a tenth of storing a small step's entry)
         self._bases: dict[str, tuple[str, ...]] = {}
         self._entries_dir = str(self.root / "entries")
-        #: Told, once a run, when the disk refuses to keep an entry (full, read-only).
-        self.on_refused: Callable[[str], None] | None = None
+        #: Told when the disk refuses what the cache writes (full, read-only, another
+        #: user's directory): what to say, and what it is about (``entries``,
+        #: ``memo``, ``forget``), to be said once a run each.
+        self.on_refused: Callable[[str, str], None] | None = None
         #: What each step's key was made of, by step name: ``[field, path, digest]``
         #: of every input it reads. None unless the run manifest asks for it (a
         #: dict), which takes (pops) it when the step ends, so a scientist sees
@@ -568,12 +606,9 @@ class StepCache:
             data = json.dumps(entry, separators=(",", ":"), default=_json_default)
             write_atomically(path, data.encode())
         except OSError as exc:  # the step is done; only the entry is lost, but say so
-            if self.on_refused is not None:
-                self.on_refused(
-                    f"the step cache at {self.root} cannot keep results ({exc.strerror or exc});"
-                    " steps run now will run again next time: free space there, or set"
-                    " cache.dir (SHINOBI_CACHE_DIR) to a writable directory"
-                )
+            self._refused(
+                exc, "cannot keep results", "steps run now will run again next time", "entries"
+            )
             return
         except ValueError:  # an output JSON cannot hold
             return
@@ -592,13 +627,36 @@ class StepCache:
                 self.on_refused(
                     f"the step cache entry {self._entry_path(key)} could not be removed"
                     f" ({exc.strerror or exc}): remove it, or the next run replays a"
-                    " result this run did not trust"
+                    " result this run did not trust",
+                    "forget",
                 )
+
+    def _refused(self, exc: OSError, what: str, consequence: str, topic: str) -> None:
+        """Say that the disk refused a write, its cause and the fix (once a run per
+        ``topic``: every step meets the same full disk)."""
+        if self.on_refused is not None:
+            self.on_refused(
+                f"the step cache at {self.root} {what} ({_refused_cause(exc)}); {consequence}:"
+                f" {_refused_fix(exc)}",
+                topic,
+            )
 
     def close(self) -> None:
         """Persist the digest memo; called once at the end of a run."""
-        with contextlib.suppress(OSError):
+        self._save_memo()
+
+    def _save_memo(self) -> None:
+        """Persist the digest memo, saying so when the disk refuses: silently
+        unsaved, every later run reads all its inputs again, "cached" or not."""
+        try:
             self.memo.save()
+        except OSError as exc:
+            self._refused(
+                exc,
+                "cannot remember the files it has read",
+                "every run will read them again to check its inputs, a cached one too",
+                "memo",
+            )
 
     # -- management (ninja cache) --------------------------------------------
     def entries(self) -> Iterator[CacheEntry]:

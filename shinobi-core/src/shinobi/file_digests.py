@@ -302,19 +302,35 @@ class DigestMemo:
         return "dir:" + hashlib.sha256(os.fsencode("\n".join(lines))).hexdigest()
 
     def save(self) -> None:
-        """Merge what this run learnt into the memo (last writer wins per path)."""
+        """Merge what this run learnt into the memo (last writer wins per path).
+
+        Every shard is tried: one the disk refuses (full, another user's
+        directory) costs only its own digests. The first refusal is raised
+        once all were tried, and what was refused stays to be saved again.
+        """
         if self.root is None or not self._fresh:
             return
         self.root.mkdir(parents=True, exist_ok=True)
-        for shard, fresh in self._fresh.items():
-            on_disk = self._load(shard)
-            on_disk.update(fresh)
-            if len(on_disk) > MAX_MEMO_SHARD:
-                kept = {p: v for p, v in on_disk.items() if os.path.exists(p)}
-                on_disk = dict(list(kept.items())[-MAX_MEMO_SHARD:])
-            self._write(shard, on_disk)
-            self._shards[shard] = on_disk
-        self._fresh = {}
+        failure: OSError | None = None
+        for shard, fresh in list(self._fresh.items()):
+            try:
+                self._shards[shard] = self._merge(shard, fresh)
+            except OSError as exc:
+                failure = failure or exc
+                continue
+            del self._fresh[shard]
+        if failure is not None:
+            raise failure
+
+    def _merge(self, shard: str, fresh: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        """Write ``fresh`` into ``shard`` as it is on disk now; returns what it holds."""
+        on_disk = self._load(shard)
+        on_disk.update(fresh)
+        if len(on_disk) > MAX_MEMO_SHARD:
+            kept = {p: v for p, v in on_disk.items() if os.path.exists(p)}
+            on_disk = dict(list(kept.items())[-MAX_MEMO_SHARD:])
+        self._write(shard, on_disk)
+        return on_disk
 
     def _write(self, shard: str, entries: dict[str, list[Any]]) -> None:
         payload = json.dumps({"format": MEMO_FORMAT, "entries": entries}, separators=(",", ":"))

@@ -135,7 +135,7 @@ def attach_records(
             " cache.enabled = false (SHINOBI_CACHE_ENABLED=0) skips it",
             once=f"large-read:{path}",
         )
-        cache.on_refused = lambda said: session.warn(said, once="cache-refused")
+        cache.on_refused = lambda said, topic: session.warn(said, once=f"cache-refused:{topic}")
         session.cache = cache
         records.closers.append(lambda _result: cache.close())
         records.aborters.append(lambda _exc: cache.close())

@@ -491,7 +491,7 @@ def _close_records(records: Records, result: RecipeResult, session: Session) -> 
             f"the run's records could not all be written ({exc.strerror or exc}): its"
             f" manifest may be incomplete; free space or fix permissions in {where}"
         )
-        result.warnings = list(session.warnings)
+    result.warnings = list(session.warnings)  # closing may warn too (a memo the disk refused)
 
 
 def _close_stopped(records: Records, result: RecipeResult, session: Session) -> int | None:

@@ -83,7 +83,16 @@ def open_cache(cache_dir: Path | None, config: AppConfig | None = None) -> StepC
                 f"the step cache at {cache_dir} {what}; set cache.dir (from {origin}) to a"
                 " directory, or give --cache-dir"
             )
-    return StepCache(cache_dir)
+    cache = StepCache(cache_dir)
+    said: set[str] = set()
+
+    def refused(message: str, topic: str) -> None:  # `ls --stale` and `prune` save the memo
+        if topic not in said:
+            said.add(topic)
+            click.echo(f"ninja: warning: {message}", err=True)
+
+    cache.on_refused = refused
+    return cache
 
 
 def _when(stamp: float) -> str:
