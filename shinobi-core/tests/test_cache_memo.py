@@ -8,6 +8,7 @@ import socket
 import time
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -187,3 +188,114 @@ def test_a_memo_the_disk_refuses_is_said_by_the_cache_commands(
     assert result.exit_code == 0, result.output
     said = "cannot remember the files it has read (No space left on device)"
     assert said in result.stderr
+
+
+def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every file hashed from now on, in order."""
+    read: list[str] = []
+    real = digests_module.hash_file
+
+    def hashing(path: str, stopping: Any = None) -> str:
+        read.append(path)
+        return real(path, stopping)
+
+    monkeypatch.setattr(digests_module, "hash_file", hashing)
+    return read
+
+
+def test_a_directory_of_many_files_is_remembered_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # one shard per directory, capped at MAX_MEMO_SHARD: a Measurement Set of
+    # 10,000 files had half of them read again on every "cached" run
+    monkeypatch.setattr(digests_module, "MAX_MEMO_SHARD", 50)
+    _settled(monkeypatch)
+    ms = tmp_path / "big.ms"
+    ms.mkdir()
+    for i in range(300):
+        (ms / f"table.f{i}").write_text(str(i))
+    memo = DigestMemo(tmp_path / "memo")
+    digest = memo.digest(str(ms))
+    memo.save()
+    read = _reads(monkeypatch)
+    assert DigestMemo(tmp_path / "memo").digest(str(ms)) == digest
+    assert read == []
+
+
+def _in_one_shard(memo: DigestMemo, directory: Path, count: int) -> list[Path]:
+    """``count`` files in ``directory`` that share a memo shard, written in order."""
+    chosen: list[Path] = []
+    names = (directory / f"f{i}" for i in range(10_000))
+    first = next(names)
+    chosen.append(first)
+    chosen += [p for p in names if memo._shard_of(str(p)) == memo._shard_of(str(first))][
+        : count - 1
+    ]
+    for path in chosen:
+        path.write_text(path.name)
+    return chosen
+
+
+def test_a_full_shard_forgets_what_was_learnt_longest_ago(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a path learnt again kept its old place in the shard, first to go when it
+    # overflowed: the file just read was the one forgotten
+    monkeypatch.setattr(digests_module, "MAX_MEMO_SHARD", 3)
+    _settled(monkeypatch)
+    memo_root = tmp_path / "memo"
+    memo = DigestMemo(memo_root)
+    first, second, third, fourth = _in_one_shard(memo, tmp_path, 4)
+    for path in (first, second, third):
+        memo.digest(str(path))
+    memo.save()
+    first.write_text("changed")
+    memo.digest(str(first))
+    memo.digest(str(fourth))
+    memo.save()
+    assert [_remembered(memo_root, p) for p in (first, second, third, fourth)] == [
+        True,
+        False,
+        True,
+        True,
+    ]
+
+
+def test_an_older_memo_is_used_and_moved_by_prune(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A memo of one shard per directory (``xx.json``) still spares its files a read."""
+    import hashlib
+    import json
+
+    _settled(monkeypatch)
+    data = tmp_path / "data"
+    data.mkdir()
+    files = [data / f"vis{i}.dat" for i in range(20)]
+    for path in files:
+        path.write_text(path.name)
+    scratch = DigestMemo(tmp_path / "scratch")
+    entries = {}
+    for path in files:
+        st = os.stat(path)
+        digest = scratch.digest(str(path)).removeprefix("file:")
+        entries[str(path)] = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+        entries[str(path)].append(digest)
+    memo_root = tmp_path / "memo"
+    memo_root.mkdir()
+    older = memo_root / f"{hashlib.sha1(str(data).encode()).hexdigest()[:2]}.json"
+    older.write_text(json.dumps({"format": 1, "entries": entries}))
+    read = _reads(monkeypatch)
+    memo = DigestMemo(memo_root)
+    assert memo.digest(str(files[0])) == f"file:{entries[str(files[0])][5]}"
+    assert read == []
+    (data / "new.dat").write_text("new")
+    memo.digest(str(data / "new.dat"))
+    memo.save()  # a new shard is written, with what the older one knew of its files
+    read.clear()
+    assert DigestMemo(memo_root).prune() == 0
+    assert not older.exists()
+    memo = DigestMemo(memo_root)
+    for path in files:
+        memo.digest(str(path))
+    assert read == []

@@ -21,6 +21,7 @@ import os
 import stat
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -44,8 +45,14 @@ __all__ = [
 MEMO_FORMAT = 1
 #: A digest of a file changed less than this long ago is kept for this run only.
 RACY_SECONDS = 2.0
-#: Memo entries kept per shard (256 shards per host); paths gone are dropped first.
+#: Memo entries kept per shard (4,096 shards per host); paths gone are dropped
+#: first, then those learnt longest ago.
 MAX_MEMO_SHARD = 5_000
+#: The shards one directory's files are spread over, by their names: a
+#: Measurement Set or a wsclean output directory of tens of thousands of files
+#: fits (16 x MAX_MEMO_SHARD), where one shard a directory overflowed, and each
+#: run read the overflow again.
+_SPREAD = "0123456789abcdef"
 #: Bytes one digest reads before it says so (see ``DigestMemo.on_large``).
 LARGE_READ = 1 << 30
 
@@ -131,16 +138,21 @@ def is_compiled(path: str) -> bool:
         os.close(fd)
 
 
-#: The memo shard of each directory seen: a step's files share a few.
+#: The hash of each directory seen, which starts the names of its files' shards.
 _SHARDS: dict[str, str] = {}
 
 
 class DigestMemo:
     """Content digests of files and directories, memoised by their stat signature.
 
-    The persistent memo is a directory of shards, one per hash of a file's
-    parent directory, so a run loads (and rewrites) only the shards of the
-    directories it touches however large the memo grows.
+    The persistent memo is a directory of shards, named by a hash of a file's
+    parent directory and one of its name (one directory's files spread over a
+    few), so a run loads (and rewrites) only the shards of the directories it
+    touches however large the memo grows.
+
+    An older memo had one shard per directory hash (``xx.json``): a shard not
+    written yet takes its files from that one, and :meth:`prune` moves what is
+    left of it into the new shards.
     """
 
     def __init__(self, root: Path | None) -> None:
@@ -154,15 +166,18 @@ class DigestMemo:
         self._shards: dict[str, dict[str, list[Any]]] = {}
         self._fresh: dict[str, dict[str, list[Any]]] = {}
         self._racy: dict[str, list[Any]] = {}
+        #: The older memo's shards read (see the class docstring), by name.
+        self._older: dict[str, dict[str, list[Any]]] = {}
 
     @staticmethod
     def _shard_of(path: str) -> str:
-        directory = os.path.dirname(path)
-        shard = _SHARDS.get(directory)
-        if shard is None:  # fsencode: a name that is not UTF-8 (lat\xe9in) hashes too
+        head, _, name = path.rpartition("/")  # as os.path.split, at a third of its cost
+        directory = head if head or not path.startswith("/") else "/"
+        prefix = _SHARDS.get(directory)
+        if prefix is None:  # fsencode: a name that is not UTF-8 (lat\xe9in) hashes too
             digest = hashlib.sha1(os.fsencode(directory), usedforsecurity=False)
-            shard = _SHARDS[directory] = digest.hexdigest()[:2]
-        return shard
+            prefix = _SHARDS[directory] = digest.hexdigest()[:2]
+        return prefix + _SPREAD[zlib.crc32(os.fsencode(name)) % len(_SPREAD)]
 
     def _shard_path(self, shard: str) -> Path:
         assert self.root is not None
@@ -173,12 +188,23 @@ class DigestMemo:
             return {}
         try:
             data = json.loads(self._shard_path(shard).read_bytes())
+        except FileNotFoundError:
+            return self._from_older(shard)
         except (OSError, ValueError):
             return {}
-        if not isinstance(data, dict) or data.get("format") != MEMO_FORMAT:
-            return {}
-        entries = data.get("entries")
-        return entries if isinstance(entries, dict) else {}
+        return _entries_of(data)
+
+    def _from_older(self, shard: str) -> dict[str, list[Any]]:
+        """The entries of ``shard`` kept in the older memo's shard of its directory:
+        without them, the first run of this version read every input again."""
+        older = self._older.get(shard[:2])
+        if older is None:
+            try:
+                data = json.loads(self._shard_path(shard[:2]).read_bytes())
+            except (OSError, ValueError):
+                data = None
+            older = self._older[shard[:2]] = _entries_of(data)
+        return {path: known for path, known in older.items() if self._shard_of(path) == shard}
 
     def _known(self, path: str) -> list[Any] | None:
         shard = self._shard_of(path)
@@ -324,7 +350,9 @@ class DigestMemo:
 
     def _merge(self, shard: str, fresh: dict[str, list[Any]]) -> dict[str, list[Any]]:
         """Write ``fresh`` into ``shard`` as it is on disk now; returns what it holds."""
-        on_disk = self._load(shard)
+        # learnt last, so kept last (update() leaves a path known before where it
+        # was): a shard too full forgets what was learnt longest ago
+        on_disk = {p: v for p, v in self._load(shard).items() if p not in fresh}
         on_disk.update(fresh)
         if len(on_disk) > MAX_MEMO_SHARD:
             kept = {p: v for p, v in on_disk.items() if os.path.exists(p)}
@@ -332,16 +360,32 @@ class DigestMemo:
         self._write(shard, on_disk)
         return on_disk
 
+    def _move_older(self, older: Path) -> None:
+        """Write what the older memo's shard ``older`` holds into the new shards not
+        written yet (one written already took it when it was), and remove it."""
+        for digit in _SPREAD:
+            shard = older.stem + digit
+            if not self._shard_path(shard).exists():
+                entries = self._from_older(shard)
+                if entries:
+                    self._write(shard, entries)
+        older.unlink()
+
     def _write(self, shard: str, entries: dict[str, list[Any]]) -> None:
         payload = json.dumps({"format": MEMO_FORMAT, "entries": entries}, separators=(",", ":"))
         write_atomically(self._shard_path(shard), payload.encode())
 
     def prune(self) -> int:
-        """Forget files that no longer exist; returns how many were forgotten."""
+        """Forget files that no longer exist; returns how many were forgotten.
+
+        An older memo's shard is moved into the new shards first, then removed.
+        """
         if self.root is None or not self.root.is_dir():
             return 0
+        for older in sorted(self.root.glob("??.json")):
+            self._move_older(older)
         dropped = 0
-        for path in sorted(self.root.glob("*.json")):
+        for path in sorted(self.root.glob("???.json")):
             shard = path.stem
             entries = self._load(shard)
             kept = {p: v for p, v in entries.items() if os.path.exists(p)}
@@ -349,6 +393,14 @@ class DigestMemo:
                 dropped += len(entries) - len(kept)
                 self._write(shard, kept)
         return dropped
+
+
+def _entries_of(data: Any) -> dict[str, list[Any]]:
+    """The entries of a shard read as ``data``; none when it is not one of this format."""
+    if not isinstance(data, dict) or data.get("format") != MEMO_FORMAT:
+        return {}
+    entries = data.get("entries")
+    return entries if isinstance(entries, dict) else {}
 
 
 def _link_target(path: str) -> str:
