@@ -299,3 +299,43 @@ def test_an_older_memo_is_used_and_moved_by_prune(
     for path in files:
         memo.digest(str(path))
     assert read == []
+
+
+def test_a_file_reached_by_another_spelling_is_not_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # /x/p3/../data/big.ms, /x/data/big.ms and data/big.ms from another project
+    # were three names, each read in full
+    data = tmp_path / "data"
+    (data / "big.ms").mkdir(parents=True)
+    (data / "big.ms" / "table.f0").write_text("visibilities")
+    (data / "obs.fits").write_text("pixels")
+    (tmp_path / "p3").mkdir()
+    memo = DigestMemo(None)
+    read = _reads(monkeypatch)
+    digest = memo.digest(f"{tmp_path}/p3/../data/big.ms")
+    fits = memo.digest(f"{tmp_path}/p3/../data//./obs.fits")
+    assert len(read) == 2
+    assert memo.digest(str(data / "big.ms")) == digest
+    assert memo.digest(str(data / "big.ms" / "table.f0")).startswith("file:")
+    monkeypatch.chdir(tmp_path / "p3")
+    assert memo.digest("../data/big.ms") == digest
+    assert memo.digest("../data/obs.fits") == fits
+    assert len(read) == 2
+
+
+def test_a_name_that_a_link_makes_two_files_reads_each_as_it_is(tmp_path: Path) -> None:
+    """Through the link, ``a/link/../x`` is ``deep/x``, though it reads as ``a/x``:
+    one name for two files, which the stat signature tells apart."""
+    (tmp_path / "deep" / "sub").mkdir(parents=True)
+    (tmp_path / "deep" / "x").write_text("deep")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x").write_text("a")
+    (tmp_path / "a" / "link").symlink_to(tmp_path / "deep" / "sub")
+    alone = DigestMemo(None)
+    own = {name: alone.digest(str(tmp_path / name / "x")) for name in ("deep", "a")}
+    assert own["deep"] != own["a"]
+    memo = DigestMemo(None)
+    for _ in range(2):
+        assert memo.digest(f"{tmp_path}/a/link/../x") == own["deep"]
+        assert memo.digest(f"{tmp_path}/a/x") == own["a"]

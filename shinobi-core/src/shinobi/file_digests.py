@@ -206,12 +206,12 @@ class DigestMemo:
             older = self._older[shard[:2]] = _entries_of(data)
         return {path: known for path, known in older.items() if self._shard_of(path) == shard}
 
-    def _known(self, path: str) -> list[Any] | None:
-        shard = self._shard_of(path)
+    def _known(self, key: str) -> list[Any] | None:
+        shard = self._shard_of(key)
         loaded = self._shards.get(shard)
         if loaded is None:
             loaded = self._shards[shard] = self._load(shard)
-        return self._racy.get(path) or self._fresh.get(shard, {}).get(path) or loaded.get(path)
+        return self._racy.get(key) or self._fresh.get(shard, {}).get(key) or loaded.get(key)
 
     def file(self, path: str, st: os.stat_result, stopping: Stopping | None = None) -> str:
         """``file:HEX`` for the regular file ``path`` whose stat is ``st``.
@@ -220,9 +220,13 @@ class DigestMemo:
         meanwhile): a file whose content is unknown must neither fail the
         step nor ever match a recorded digest.
         """
+        return self._file(path, _memo_key(path), st, stopping)
+
+    def _file(self, path: str, key: str, st: os.stat_result, stopping: Stopping | None) -> str:
+        """:meth:`file`, remembered under ``key`` (see :func:`_memo_key`)."""
         signature = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
         with self._lock:
-            known = self._known(path)
+            known = self._known(key)
         # a memo shard is a file anyone could have damaged: trust only its shape
         if (
             isinstance(known, list)
@@ -247,10 +251,10 @@ class DigestMemo:
         racy = time.time() - max(st.st_mtime_ns, st.st_ctime_ns) / 1e9 < RACY_SECONDS
         with self._lock:
             if racy:
-                self._racy[path] = record
+                self._racy[key] = record
             else:
-                self._racy.pop(path, None)
-                self._fresh.setdefault(self._shard_of(path), {})[path] = record
+                self._racy.pop(key, None)
+                self._fresh.setdefault(self._shard_of(key), {})[key] = record
         return "file:" + digest
 
     def digest(self, path: str, stopping: Stopping | None = None) -> str:
@@ -265,9 +269,9 @@ class DigestMemo:
         except (OSError, ValueError) as exc:  # ValueError: a NUL in a damaged entry's path
             return unreadable_digest(exc)
         if stat.S_ISDIR(st.st_mode):
-            return self._tree(path, st, stopping)
+            return self._tree(path, _memo_key(path), st, stopping)
         if stat.S_ISREG(st.st_mode):
-            return self.file(path, st, stopping)
+            return self._file(path, _memo_key(path), st, stopping)
         return f"special:{stat.S_IFMT(st.st_mode)}"
 
     def _reading(self, size: int) -> None:
@@ -279,8 +283,9 @@ class DigestMemo:
             call.told = True
             self.on_large(call.path, call.read)
 
-    def _tree(self, root: str, top: os.stat_result, stopping: Stopping | None) -> str:
-        """``dir:HEX``, a digest of every name and file content under ``root``.
+    def _tree(self, root: str, key: str, top: os.stat_result, stopping: Stopping | None) -> str:
+        """``dir:HEX``, a digest of every name and file content under ``root``,
+        whose files are remembered under ``key`` joined with their names.
 
         Links are followed: the tool reads what a link points to, so a
         sub-table linked in from elsewhere counts by its content. A link to a
@@ -292,11 +297,11 @@ class DigestMemo:
         unseen under a digest that still matched.
         """
         lines: list[str] = []
-        stack: list[tuple[str, str, frozenset[tuple[int, int]]]] = [
-            ("", root, frozenset({(top.st_dev, top.st_ino)}))
+        stack: list[tuple[str, str, str, frozenset[tuple[int, int]]]] = [
+            ("", root, key.rstrip("/") + "/", frozenset({(top.st_dev, top.st_ino)}))
         ]
         while stack:
-            rel, base, walking = stack.pop()
+            rel, base, keys, walking = stack.pop()
             try:
                 entries = sorted(os.scandir(base), key=lambda e: e.name)
             except OSError as exc:
@@ -316,9 +321,9 @@ class DigestMemo:
                         lines.append(f"{name}\0loop:{_link_target(entry.path)}")
                         continue
                     lines.append(f"{name}\0dir")
-                    stack.append((name, entry.path, walking | {identity}))
+                    stack.append((name, entry.path, f"{keys}{entry.name}/", walking | {identity}))
                 elif stat.S_ISREG(st.st_mode):
-                    content = self.file(entry.path, st, stopping)
+                    content = self._file(entry.path, keys + entry.name, st, stopping)
                     if content.startswith("unreadable"):
                         return content
                     lines.append(f"{name}\0{content}")
@@ -393,6 +398,24 @@ class DigestMemo:
                 dropped += len(entries) - len(kept)
                 self._write(shard, kept)
         return dropped
+
+
+def _memo_key(path: str) -> str:
+    """The name the digest of ``path`` is remembered by: absolute and lexically
+    normal, so that ``p3/../data/big.ms``, ``data/big.ms`` from another
+    directory and ``/x/data/big.ms`` share one digest, read once.
+
+    Only a name: ``path`` is looked at and read as given (through a link,
+    ``a/link/../x`` is not ``a/x``), and the stat signature remembered with it
+    is what must match, so two files under one name only cost a read. No
+    realpath: that is a syscall per part of the path, for every lookup of a
+    cached re-run.
+    """
+    if not path.startswith("/"):
+        return os.path.abspath(path)
+    if "/." in path or "//" in path or path.endswith("/"):  # else normal already
+        return os.path.normpath(path)
+    return path
 
 
 def _entries_of(data: Any) -> dict[str, list[Any]]:
