@@ -28,7 +28,7 @@ from shinobi.cache import DigestMemo, StepCache
 from shinobi.config import load_config
 from shinobi.runner import run_recipe
 from shinobi.steps import Cab, File, ParamMeta, Recipe
-from shinobi.steps.result import RecipeResult
+from shinobi.steps.result import RecipeResult, StepResult
 
 RECIPE = """
 from pathlib import Path
@@ -799,6 +799,79 @@ def test_a_large_read_for_a_digest_is_said_once_before_reading_on(
     assert told == [(str(ms), 10)]  # once, as the second file would pass the mark
     memo.digest(str(ms))  # remembered now: nothing more to read, nothing to say
     assert len(told) == 1
+
+
+def _many_files_step(tmp_path: Path, role: str) -> tuple[Invocation, list[Path]]:
+    """A step with four 5-byte files as its inputs (or outputs)."""
+    files = [tmp_path / f"part{i}.dat" for i in range(4)]
+    for path in files:
+        path.write_text("12345")
+    uses = tuple(PathUse(str(path), role, f"f{i}", "file") for i, path in enumerate(files))
+    return Invocation(step="s", argv=("tool",), cwd=str(tmp_path), paths=uses), files
+
+
+def test_a_large_read_is_counted_over_all_of_a_steps_inputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twenty 900 MB inputs were 18 GB read in silence: each digest counted alone."""
+    monkeypatch.setattr(digests_module, "LARGE_READ", 12)
+    invocation, files = _many_files_step(tmp_path, "input")
+    cache = StepCache(tmp_path / "cache")
+    told: list[str] = []
+    cache.memo.on_large = lambda path, read: told.append(path)
+    assert cache.key(Cab("tool", ["tool"]), invocation, "native") is not None
+    assert told == [str(files[2])]  # the third passes the mark, and is said before it is read
+    other = StepCache(tmp_path / "other")  # a step of its own counts from nothing
+    other.memo.on_large = cache.memo.on_large
+    other.memo.digest(str(files[0]))
+    assert told == [str(files[2])]
+
+
+def test_a_large_read_is_counted_over_all_of_a_steps_outputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(digests_module, "LARGE_READ", 12)
+    invocation, files = _many_files_step(tmp_path, "output")
+    told: list[str] = []
+    cache = StepCache(tmp_path / "cache")
+    cache.memo.on_large = lambda path, read: told.append(path)
+    cache.store("ab" * 32, StepResult(name="s", status="ok", returncode=0), invocation, None)
+    assert len(told) == 1 and told[0] in map(str, files)  # once, by the third file hashed
+    cache = StepCache(tmp_path / "cache")  # another run: nothing known
+    cache.memo.on_large = lambda path, read: told.append(path)
+    assert cache.lookup("ab" * 32, "s", str(tmp_path)) is not None
+    assert told[1:] == [str(files[2])]  # the entry's files, in their order
+
+
+def test_a_large_read_names_a_directory_and_no_size_it_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 10 GB directory was said as "(1.1 GB)" and "a large file"."""
+    from shinobi.file_digests import large_read_notice
+
+    ms = tmp_path / "obs.ms"
+    ms.mkdir()
+    said = large_read_notice(str(ms))
+    assert said.startswith(f"reading the directory {ms} for the step cache, with 1GiB or more")
+    assert large_read_notice(str(tmp_path / "x.fits")).startswith(f"reading {tmp_path}/x.fits")
+
+
+def test_a_large_read_by_the_cache_commands_is_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ninja cache ls --stale` and `prune` read a large output for 17 s without a word."""
+    from click.testing import CliRunner
+
+    from shinobi.cli.cache import group
+
+    invocation, files = _many_files_step(tmp_path, "output")
+    cache = StepCache(tmp_path / "cache")
+    cache.store("ab" * 32, StepResult(name="s", status="ok", returncode=0), invocation, None)
+    monkeypatch.setattr(digests_module, "LARGE_READ", 12)
+    for args in (["ls", "--stale"], ["prune", "--dry-run"]):
+        ran = CliRunner().invoke(group, [*args, "--cache-dir", str(tmp_path / "cache")])
+        assert ran.exit_code == 0, ran.output
+        assert f"ninja: reading {files[2]} for the step cache" in ran.stderr, ran.output
 
 
 class AppendIn(BaseModel):

@@ -331,23 +331,24 @@ class StepCache:
         """
         inputs = []
         keyed = []
-        for use in invocation.paths:
-            if use.role != "input":
-                continue
-            digest = self.memo.digest(use.path, stopping)
-            if digest.startswith(("unreadable", "special")):
-                return None  # unknown content, or a pipe/device: never the same twice
-            inputs.append((use.field, digest))
-            # An input rewritten in place is keyed by where it is, not by what it holds:
-            # its content before the step is what a replay must NOT find (the rewrite
-            # would be skipped); the entry records it as the step left it, and a hit
-            # requires that (see _output_files).
-            keyed.append(
-                (use.field, ["rewritten", *_project_relative([use.path], invocation.cwd)])
-                if use.mutable
-                else (use.field, digest)
-            )
-        scripts = self._scripts(cab, invocation)
+        with self.memo.batch():  # a step's inputs, and its scripts, are one read
+            for use in invocation.paths:
+                if use.role != "input":
+                    continue
+                digest = self.memo.digest(use.path, stopping)
+                if digest.startswith(("unreadable", "special")):
+                    return None  # unknown content, or a pipe/device: never the same twice
+                inputs.append((use.field, digest))
+                # An input rewritten in place is keyed by where it is, not by what it
+                # holds: its content before the step is what a replay must NOT find (the
+                # rewrite would be skipped); the entry records it as the step left it,
+                # and a hit requires that (see _output_files).
+                keyed.append(
+                    (use.field, ["rewritten", *_project_relative([use.path], invocation.cwd)])
+                    if use.mutable
+                    else (use.field, digest)
+                )
+            scripts = self._scripts(cab, invocation)
         if scripts is not None and any(d.startswith("unreadable") for d in scripts):
             return None
         material = [
@@ -412,9 +413,8 @@ class StepCache:
             return None
         outputs = data["outputs"]
         try:  # the lists are walked anyway: one of the wrong shape fails as it is
-            for rel, digest in data["files"]:
-                if self.memo.digest(os.path.join(cwd, rel), stopping) != digest:
-                    return None
+            if not self._unchanged(data["files"], cwd, stopping):
+                return None
             for pattern, matched in data["globs"]:
                 if _harvested(pattern, cwd) != matched:
                     return None
@@ -454,6 +454,17 @@ class StepCache:
         else:
             mark_used(path, stamped, now)
         return hit
+
+    def _unchanged(
+        self, files: list[tuple[str, str]], cwd: str, stopping: Stopping | None = None
+    ) -> bool:
+        """Whether every file an entry records, relative to ``cwd``, still has its
+        digest (the first that differs ends the look)."""
+        with self.memo.batch():
+            return all(
+                self.memo.digest(os.path.join(cwd, rel), stopping) == digest
+                for rel, digest in files
+            )
 
     def _moved(self, key: str, raw: bytes, cwd: str) -> None:
         """Record that the entry stored as ``raw`` was just hit in ``cwd``, another
@@ -532,11 +543,12 @@ class StepCache:
         took it, /dev/null swallowed it), and replaying the step would write
         nothing for the next reader."""
         files = []
-        for path in self._output_files(result, invocation, cab):
-            digest = self.memo.digest(path, stopping)
-            if digest.startswith(("unreadable", "special")):
-                return None
-            files.append((relative_path(path, bases), digest))
+        with self.memo.batch():
+            for path in self._output_files(result, invocation, cab):
+                digest = self.memo.digest(path, stopping)
+                if digest.startswith(("unreadable", "special")):
+                    return None
+                files.append((relative_path(path, bases), digest))
         return sorted(files)
 
     def store(
@@ -681,9 +693,9 @@ class StepCache:
         if entry.problem is not None or entry.globs is None:
             return True
         cwd = entry.place
-        return any(
-            self.memo.digest(os.path.join(cwd, rel)) != digest for rel, digest in entry.files
-        ) or any(_harvested(pattern, cwd) != matched for pattern, matched in entry.globs)
+        return not self._unchanged(entry.files, cwd) or any(
+            _harvested(pattern, cwd) != matched for pattern, matched in entry.globs
+        )
 
     def remove(self, entry: CacheEntry, *, as_read: bool = False) -> bool:
         """Delete ``entry``'s file (gone already is fine); raises OSError otherwise.

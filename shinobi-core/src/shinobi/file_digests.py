@@ -23,6 +23,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ __all__ = [
     "Stopping",
     "hash_file",
     "is_compiled",
+    "large_read_notice",
     "unreadable_digest",
     "write_atomically",
 ]
@@ -53,7 +55,8 @@ MAX_MEMO_SHARD = 5_000
 #: fits (16 x MAX_MEMO_SHARD), where one shard a directory overflowed, and each
 #: run read the overflow again.
 _SPREAD = "0123456789abcdef"
-#: Bytes one digest reads before it says so (see ``DigestMemo.on_large``).
+#: Bytes a digest, or a batch of them, reads before it says so (see
+#: ``DigestMemo.on_large``).
 LARGE_READ = 1 << 30
 
 _CHUNK = 1024 * 1024
@@ -138,6 +141,59 @@ def is_compiled(path: str) -> bool:
         os.close(fd)
 
 
+def large_read_notice(path: str) -> str:
+    """What to say once reading for digests has passed :data:`LARGE_READ` while
+    ``path`` is read: the bytes counted then are no measure of the whole (a
+    10 GB directory said "1.1 GB"), only that it is large."""
+    from shinobi.resources import format_size
+
+    what = "the directory " if os.path.isdir(path) else ""
+    return (
+        f"reading {what}{path} for the step cache, with {format_size(LARGE_READ)} or more"
+        " to read: what is large takes a while to read the first time, and is remembered after"
+    )
+
+
+@dataclass(slots=True)
+class Reading:
+    """What one digest, or one batch of them (see :meth:`DigestMemo.batch`), has had
+    to read: the path being digested, the bytes so far, and whether that passed
+    :data:`LARGE_READ`."""
+
+    path: str = ""
+    read: int = 0
+    large: bool = False
+
+
+class _Calls(threading.local):
+    """Each thread's digest under way, and the batch it counts in, if any."""
+
+    now: Reading | None = None
+    batch: Reading | None = None
+
+
+class _Batch:
+    """The context :meth:`DigestMemo.batch` returns; a class, not a generator: a
+    cached re-run enters two for every step."""
+
+    __slots__ = ("_call", "_outer")
+
+    def __init__(self, call: _Calls) -> None:
+        self._call = call
+        self._outer = False
+
+    def __enter__(self) -> Reading:
+        call = self._call
+        self._outer = call.batch is not None
+        if call.batch is None:
+            call.batch = Reading()
+        return call.batch
+
+    def __exit__(self, *exc: object) -> None:
+        if not self._outer:
+            self._call.batch = None
+
+
 #: The hash of each directory seen, which starts the names of its files' shards.
 _SHARDS: dict[str, str] = {}
 
@@ -157,11 +213,11 @@ class DigestMemo:
 
     def __init__(self, root: Path | None) -> None:
         self.root = root
-        #: Told once a digest has had :data:`LARGE_READ` bytes to read (the path
+        #: Told once a digest, or a batch, has had :data:`LARGE_READ` bytes to read (the path
         #: asked about, the bytes so far): hashing many gigabytes takes minutes,
         #: and a run that says nothing meanwhile looks hung.
         self.on_large: Callable[[str, int], None] | None = None
-        self._call = threading.local()  # each thread's digest() under way
+        self._call = _Calls()
         self._lock = threading.Lock()
         self._shards: dict[str, dict[str, list[Any]]] = {}
         self._fresh: dict[str, dict[str, list[Any]]] = {}
@@ -220,6 +276,7 @@ class DigestMemo:
         meanwhile): a file whose content is unknown must neither fail the
         step nor ever match a recorded digest.
         """
+        self._begin(path)
         return self._file(path, _memo_key(path), st, stopping)
 
     def _file(self, path: str, key: str, st: os.stat_result, stopping: Stopping | None) -> str:
@@ -261,7 +318,7 @@ class DigestMemo:
         """``file:HEX``, ``dir:HEX``, ``missing``, ``special:MODE`` or
         ``unreadable:ERRNO`` for ``path`` (links followed); raises only
         :class:`DigestStopped`, when ``stopping`` is given and says so."""
-        self._call.path, self._call.read, self._call.told = path, 0, False
+        self._begin(path)
         try:
             st = os.stat(path)
         except FileNotFoundError:
@@ -274,14 +331,31 @@ class DigestMemo:
             return self._file(path, _memo_key(path), st, stopping)
         return f"special:{stat.S_IFMT(st.st_mode)}"
 
+    def batch(self) -> _Batch:
+        """A context in which the reads of every digest count as one, on this
+        thread: a step's twenty 900 MB inputs are 18 GB to read, which no single
+        digest said. Inside another batch, that one counts."""
+        return _Batch(self._call)
+
+    def _begin(self, path: str) -> None:
+        """Start digesting ``path``: counted on its own, or in this thread's batch."""
+        call = self._call
+        reading = call.batch if call.batch is not None else Reading()
+        reading.path = path
+        call.now = reading
+
     def _reading(self, size: int) -> None:
         """Count ``size`` bytes about to be read for the digest under way; say so
-        once, before reading on, when that digest passes :data:`LARGE_READ`."""
-        call = self._call
-        call.read = getattr(call, "read", 0) + size
-        if call.read >= LARGE_READ and not getattr(call, "told", True) and self.on_large:
-            call.told = True
-            self.on_large(call.path, call.read)
+        once, before reading on, when that digest (or its batch) passes
+        :data:`LARGE_READ`."""
+        reading = self._call.now
+        if reading is None:
+            return
+        reading.read += size
+        if reading.read >= LARGE_READ and not reading.large:
+            reading.large = True
+            if self.on_large is not None:
+                self.on_large(reading.path, reading.read)
 
     def _tree(self, root: str, key: str, top: os.stat_result, stopping: Stopping | None) -> str:
         """``dir:HEX``, a digest of every name and file content under ``root``,

@@ -127,12 +127,11 @@ def attach_records(
     config = session.config
     if session.use_cache and _usable_cache_dir(session, config.cache_dir()):
         from shinobi.cache import StepCache
+        from shinobi.file_digests import large_read_notice
 
         cache = StepCache(config.cache_dir(), run_id=session.run_id)
-        cache.memo.on_large = lambda path, read: session.warn(
-            f"reading {path} ({read / 1e9:.1f} GB) for the step cache: a large"
-            " file takes a while the first time, and is remembered after;"
-            " cache.enabled = false (SHINOBI_CACHE_ENABLED=0) skips it",
+        cache.memo.on_large = lambda path, _read: session.warn(
+            f"{large_read_notice(path)}; cache.enabled = false (SHINOBI_CACHE_ENABLED=0) skips it",
             once=f"large-read:{path}",
         )
         cache.on_refused = lambda said, topic: session.warn(said, once=f"cache-refused:{topic}")

@@ -60,6 +60,7 @@ def open_cache(cache_dir: Path | None, config: AppConfig | None = None) -> StepC
     from shinobi.cli.main import file_in_the_way
     from shinobi.config import load_config
     from shinobi.errors import UsageError
+    from shinobi.file_digests import large_read_notice
 
     if cache_dir is not None and not cache_dir.is_dir():  # a typo, not an empty cache
         blocking = file_in_the_way(str(cache_dir))
@@ -92,6 +93,10 @@ def open_cache(cache_dir: Path | None, config: AppConfig | None = None) -> StepC
             click.echo(f"ninja: warning: {message}", err=True)
 
     cache.on_refused = refused
+    # `ls --stale` and `prune` hash the outputs they check: 17 s on a large one
+    cache.memo.on_large = lambda path, _read: click.echo(
+        f"ninja: {large_read_notice(path)}", err=True
+    )
     return cache
 
 
