@@ -339,3 +339,66 @@ def test_a_name_that_a_link_makes_two_files_reads_each_as_it_is(tmp_path: Path) 
     for _ in range(2):
         assert memo.digest(f"{tmp_path}/a/link/../x") == own["deep"]
         assert memo.digest(f"{tmp_path}/a/x") == own["a"]
+
+
+def test_a_large_read_is_remembered_at_once_not_when_the_run_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # saved only when the run ended: a run killed hours in (kill -9, out of
+    # memory, a node lost) read every input again next time
+    from shinobi.backends.base import Invocation, PathUse
+    from shinobi.cache import StepCache
+
+    monkeypatch.setattr(digests_module, "LARGE_READ", 12)
+    _settled(monkeypatch)
+    small, large = tmp_path / "small.dat", tmp_path / "large.dat"
+    small.write_text("1234")
+    large.write_text("1234567890123")
+    cache = StepCache(tmp_path / "cache")
+
+    def key(path: Path) -> None:
+        uses = (PathUse(str(path), "input", "data", "file"),)
+        invocation = Invocation(step="s", argv=("tool",), cwd=str(tmp_path), paths=uses)
+        assert cache.key(Cab("tool", ["tool"]), invocation, "native") is not None
+
+    key(small)
+    assert not _remembered(cache.memo.root, small)  # a small read waits for the end
+    key(large)
+    assert _remembered(cache.memo.root, large) and _remembered(cache.memo.root, small)
+
+
+def test_a_save_while_other_threads_learn_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A save mid-run writes outside the lock other threads' digests take; what it
+    writes stays known to them meanwhile (else read again), and what they learn
+    meanwhile, in the very shard being written, is kept for the next save (it
+    was dropped with the shard's fresh entries once written)."""
+    import threading
+
+    _settled(monkeypatch)
+    memo_root = tmp_path / "memo"
+    memo = DigestMemo(memo_root)
+    first, second = _in_one_shard(memo, tmp_path, 2)
+    digest = memo.digest(str(first))
+    seen: list[str] = []
+    real = digests_module.write_atomically
+
+    def learn_meanwhile() -> None:
+        seen.append(memo.digest(str(first)))
+        memo.digest(str(second))
+
+    def write(path: Path, payload: bytes, *, fsync: bool = False) -> None:
+        if not seen:
+            other = threading.Thread(target=learn_meanwhile)
+            other.start()
+            other.join(timeout=10)
+            assert not other.is_alive(), "the memo's lock was held over a write"
+        real(path, payload, fsync=fsync)
+
+    monkeypatch.setattr(digests_module, "write_atomically", write)
+    read = _reads(monkeypatch)
+    memo.save()
+    assert seen == [digest] and read == [str(second)]
+    memo.save()
+    assert _remembered(memo_root, first) and _remembered(memo_root, second)

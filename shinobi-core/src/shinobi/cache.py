@@ -216,6 +216,10 @@ class StepCache:
         self.run_id = run_id
         self.host = socket.gethostname()
         self.memo = DigestMemo(self.root / "memo" / self.host)
+        # what a large read learnt is saved at once, not only when the run ends: a
+        # run killed hours in (kill -9, out of memory, a node lost) would read it
+        # all again next time
+        self.memo.after_large = self._save_memo
         self._identities: dict[int, tuple[Cab, str, str]] = {}
         self._images: dict[tuple[str, str, str], str | None] = {}
         self._tools: dict[tuple[str, str], str] = {}

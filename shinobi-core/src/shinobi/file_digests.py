@@ -176,22 +176,28 @@ class _Batch:
     """The context :meth:`DigestMemo.batch` returns; a class, not a generator: a
     cached re-run enters two for every step."""
 
-    __slots__ = ("_call", "_outer")
+    __slots__ = ("_memo", "_outer")
 
-    def __init__(self, call: _Calls) -> None:
-        self._call = call
+    def __init__(self, memo: DigestMemo) -> None:
+        self._memo = memo
         self._outer = False
 
     def __enter__(self) -> Reading:
-        call = self._call
+        call = self._memo._call
         self._outer = call.batch is not None
         if call.batch is None:
             call.batch = Reading()
         return call.batch
 
-    def __exit__(self, *exc: object) -> None:
-        if not self._outer:
-            self._call.batch = None
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        if self._outer:
+            return
+        call = self._memo._call
+        reading, call.batch = call.batch, None
+        # not on the way out of an error: a run stopping saves when it ends
+        after = self._memo.after_large
+        if reading is not None and reading.large and kind is None and after is not None:
+            after()
 
 
 #: The hash of each directory seen, which starts the names of its files' shards.
@@ -217,8 +223,13 @@ class DigestMemo:
         #: asked about, the bytes so far): hashing many gigabytes takes minutes,
         #: and a run that says nothing meanwhile looks hung.
         self.on_large: Callable[[str, int], None] | None = None
+        #: Told when a batch (see :meth:`batch`) whose reads passed
+        #: :data:`LARGE_READ` ends: what took that long to learn is worth
+        #: saving at once.
+        self.after_large: Callable[[], None] | None = None
         self._call = _Calls()
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the dicts below: held briefly, never over a write
+        self._saving = threading.Lock()  # one save at a time
         self._shards: dict[str, dict[str, list[Any]]] = {}
         self._fresh: dict[str, dict[str, list[Any]]] = {}
         self._racy: dict[str, list[Any]] = {}
@@ -335,7 +346,7 @@ class DigestMemo:
         """A context in which the reads of every digest count as one, on this
         thread: a step's twenty 900 MB inputs are 18 GB to read, which no single
         digest said. Inside another batch, that one counts."""
-        return _Batch(self._call)
+        return _Batch(self)
 
     def _begin(self, path: str) -> None:
         """Start digesting ``path``: counted on its own, or in this thread's batch."""
@@ -412,20 +423,53 @@ class DigestMemo:
         Every shard is tried: one the disk refuses (full, another user's
         directory) costs only its own digests. The first refusal is raised
         once all were tried, and what was refused stays to be saved again.
+
+        Safe while other threads take digests (a run saves after each large
+        read, see ``StepCache``): what is saved is taken under the lock and
+        written outside it, and stays known meanwhile; one save at a time, as
+        two merging into one shard would each drop what the other wrote.
         """
-        if self.root is None or not self._fresh:
+        if self.root is None:
             return
-        self.root.mkdir(parents=True, exist_ok=True)
-        failure: OSError | None = None
-        for shard, fresh in list(self._fresh.items()):
+        with self._saving:
+            fresh = self._take_fresh()
+            if not fresh:
+                return
             try:
-                self._shards[shard] = self._merge(shard, fresh)
-            except OSError as exc:
-                failure = failure or exc
-                continue
-            del self._fresh[shard]
-        if failure is not None:
-            raise failure
+                self.root.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                self._put_back(fresh)
+                raise
+            failure: OSError | None = None
+            for shard, entries in fresh.items():
+                try:
+                    merged = self._merge(shard, entries)
+                except OSError as exc:
+                    failure = failure or exc
+                    self._put_back({shard: entries})
+                    continue
+                with self._lock:
+                    self._shards[shard] = merged
+            if failure is not None:
+                raise failure
+
+    def _take_fresh(self) -> dict[str, dict[str, list[Any]]]:
+        """What was learnt since the last save, to be saved now; it stays known
+        (in the shards as loaded) while it is written."""
+        with self._lock:
+            fresh, self._fresh = self._fresh, {}
+            for shard, entries in fresh.items():
+                self._shards.setdefault(shard, {}).update(entries)
+        return fresh
+
+    def _put_back(self, refused: dict[str, dict[str, list[Any]]]) -> None:
+        """Keep what could not be saved for the next save; what was learnt of a
+        path since is newer, and wins."""
+        with self._lock:
+            for shard, entries in refused.items():
+                learnt = self._fresh.setdefault(shard, {})
+                for path, known in entries.items():
+                    learnt.setdefault(path, known)
 
     def _merge(self, shard: str, fresh: dict[str, list[Any]]) -> dict[str, list[Any]]:
         """Write ``fresh`` into ``shard`` as it is on disk now; returns what it holds."""
