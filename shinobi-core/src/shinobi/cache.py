@@ -74,6 +74,7 @@ from shinobi.file_digests import (
     DigestStopped,
     Stopping,
     is_compiled,
+    make_dirs,
     unreadable_digest,
     write_atomically,
 )
@@ -617,7 +618,7 @@ class StepCache:
         path = Path(self._entry_path(key))
         try:
             if str(path.parent) not in self._dirs:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                make_dirs(path.parent)
                 self._dirs.add(str(path.parent))
             data = json.dumps(entry, separators=(",", ":"), default=_json_default)
             write_atomically(path, data.encode())

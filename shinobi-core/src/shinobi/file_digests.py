@@ -14,6 +14,7 @@ What cannot be read is never an error here: it has a digest of its own,
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -37,6 +38,7 @@ __all__ = [
     "hash_file",
     "is_compiled",
     "large_read_notice",
+    "make_dirs",
     "unreadable_digest",
     "write_atomically",
 ]
@@ -105,6 +107,41 @@ def write_atomically(path: Path, data: bytes, *, fsync: bool = False) -> None:
         if isinstance(exc, OSError) and exc.filename is None:  # os.write says what, not where
             raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
         raise
+
+
+def make_dirs(path: Path) -> None:
+    """``mkdir -p path``; a directory made in a group-writable one is made
+    group-writable too, as git's ``core.sharedRepository`` does.
+
+    A cache shared by a group is a group-owned setgid directory: the first
+    user's umask (022) made ``entries/`` and ``memo/<host>/`` in it theirs
+    alone, and the rest of the group could store nothing. The umask strips
+    group write from what mkdir asks for, so it is added after; the setgid
+    bit the parent passed on is kept. Files need none: each is replaced by a
+    rename, which the directory's write permission allows.
+    """
+    if path.is_dir():
+        return
+    if not path.parent.is_dir():
+        make_dirs(path.parent)
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        if path.is_dir():  # another writer made it meanwhile
+            return
+        raise
+    _share_as_parent(path)
+
+
+def _share_as_parent(made: Path) -> None:
+    """Give the group read, write and search of the directory ``made`` just now,
+    when the group may write where it was made. A refusal (a file system that
+    keeps no modes) leaves it as made: it is only shared less."""
+    with contextlib.suppress(OSError):
+        if os.stat(made.parent).st_mode & stat.S_IWGRP:
+            mode = stat.S_IMODE(os.stat(made).st_mode)
+            if (mode & stat.S_IRWXG) != stat.S_IRWXG:
+                os.chmod(made, mode | stat.S_IRWXG)
 
 
 def hash_file(path: str, stopping: Stopping | None = None) -> str:
@@ -436,7 +473,7 @@ class DigestMemo:
             if not fresh:
                 return
             try:
-                self.root.mkdir(parents=True, exist_ok=True)
+                make_dirs(self.root)
             except OSError:
                 self._put_back(fresh)
                 raise

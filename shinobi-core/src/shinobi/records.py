@@ -101,10 +101,12 @@ def _usable_cache_dir(session: Session, root: Path) -> bool:
     A cache that cannot be written would otherwise cost every run its full
     time again, with nothing to tell why.
     """
+    from shinobi.file_digests import make_dirs
+
     try:
         if root.exists() and not root.is_dir():
             raise NotADirectoryError(errno.ENOTDIR, "it is not a directory")
-        root.mkdir(parents=True, exist_ok=True)
+        make_dirs(root)
         if not os.access(root, os.W_OK | os.X_OK):
             raise PermissionError(errno.EACCES, "it is not writable")
     except OSError as exc:

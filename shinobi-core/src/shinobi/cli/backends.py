@@ -215,7 +215,13 @@ def _cache_dir_warnings(config: Any) -> list[str]:
     """``cache.dir`` when a file stands where it or a parent should be a directory,
     by the check ``ninja cache`` refuses it with, or when this user cannot write
     it (see :func:`_unwritable`). Only a warning: a run goes on without its cache
-    (and says so), so the configuration still serves a run."""
+    (and says so), so the configuration still serves a run.
+
+    Then the directories inside it this user writes to: in a cache shared by a
+    group, another user's ``entries/`` or ``memo/<host>/`` not group-writable
+    keeps this one from storing results, or from remembering what it read,
+    though the cache directory itself is writable.
+    """
     from shinobi.cli.cache import open_cache
     from shinobi.errors import UsageError
 
@@ -224,16 +230,60 @@ def _cache_dir_warnings(config: Any) -> list[str]:
     except UsageError as exc:  # its hint of `ninja cache --cache-dir` is no option here
         said = str(exc).removesuffix(", or give --cache-dir")
         return [f"{said} (until then every run caches nothing)"]
-    blocked = _unwritable(str(cache.root))
-    if blocked is None:
-        return []
     origin = config.sources.get("cache.dir")
     setting = f"cache.dir (from {origin})" if origin else "cache.dir (SHINOBI_CACHE_DIR)"
-    return [
-        f"the step cache at {cache.root} cannot be written by this user ({blocked} is not"
-        f" writable); set {setting} to a writable directory, or fix the permissions of"
-        f" {blocked} (until then every run caches nothing)"
+    root = str(cache.root)
+    blocked = _unwritable(root)
+    if blocked is not None:
+        return [
+            f"the step cache at {root} cannot be written by this user ({blocked} is not"
+            f" writable); set {setting} to a writable directory, or fix the permissions of"
+            f" {blocked} (until then every run caches nothing)"
+        ]
+    memo = _unwritable(str(cache.memo.root))
+    inside = [
+        ("cannot keep results", "steps run again every time", _entries_unwritable(root)),
+        (
+            "cannot remember the files it has read",
+            "every run reads its inputs again",
+            [memo] if memo else [],
+        ),
     ]
+    return [
+        _unwritable_inside(root, setting, what, blocked, consequence)
+        for what, consequence, blocked in inside
+        if blocked
+    ]
+
+
+def _unwritable_inside(
+    root: str, setting: str, what: str, blocked: list[str], consequence: str
+) -> str:
+    """The warning of directories ``blocked`` in the cache at ``root`` this user
+    cannot write, which makes the cache fail to do ``what``."""
+    are = f" and {len(blocked) - 1} more there are" if len(blocked) > 1 else " is"
+    return (
+        f"the step cache at {root} {what} ({blocked[0]}{are} not writable by this user);"
+        f" fix the permissions of {blocked[0]} (in a cache shared by a group, its owner can"
+        f" `chmod -R g+w` it), or set {setting} to a writable directory (until then"
+        f" {consequence})"
+    )
+
+
+def _entries_unwritable(root: str) -> list[str]:
+    """``entries/`` in the cache at ``root``, or the directories in it (one per
+    two first hex digits of a key) that this user cannot write."""
+    entries = os.path.join(root, "entries")
+    if not os.path.isdir(entries):
+        return []
+    if not os.access(entries, os.W_OK | os.X_OK):
+        return [entries]
+    try:
+        with os.scandir(entries) as found:
+            shards = sorted(e.path for e in found if len(e.name) == 2 and e.is_dir())
+    except OSError:  # not to be listed: a run does not list it either
+        return []
+    return [shard for shard in shards if not os.access(shard, os.W_OK | os.X_OK)]
 
 
 def _unwritable(root: str) -> str | None:
