@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from shinobi.render import progress
 from shinobi.render.progress import LiveProgress
 from shinobi.steps import StepResult
 
@@ -52,9 +53,8 @@ def test_slices_count_as_work_done_and_their_step_as_no_longer_waiting() -> None
 def test_the_live_lines_fit_the_terminal(monkeypatch: Any) -> None:
     """A wrapped line took two rows, and the redraw moved up one too few to erase it."""
     import os
-    import shutil
 
-    monkeypatch.setattr(shutil, "get_terminal_size", lambda *a, **k: os.terminal_size((40, 20)))
+    monkeypatch.setattr(progress, "_terminal_size", lambda _: os.terminal_size((40, 20)))
     stream = io.StringIO()
     view = LiveProgress(stream, total=1)
     try:

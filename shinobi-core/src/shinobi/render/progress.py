@@ -7,8 +7,8 @@ per step start and finish instead, which is what a log reader wants.
 
 from __future__ import annotations
 
+import os
 import re
-import shutil
 import sys
 import threading
 import time
@@ -66,6 +66,24 @@ class PlainProgress:
 _SLICE_INDEX = re.compile(r"\[\d+\](?=\.|$)")
 
 
+#: Running steps the live view lists at most: the rest are counted on one line.
+_LISTED = 8
+
+
+def _terminal_size(stream: IO[str]) -> os.terminal_size:
+    """The size of the terminal ``stream`` writes to.
+
+    Asked of the stream's own terminal, not of ``shutil.get_terminal_size``,
+    which prefers an exported ``COLUMNS`` (a shell's rc file, a script's
+    ``export COLUMNS=200``) to the real width: lines cut to a width the
+    terminal does not have wrap, and the redraw leaves stale rows behind.
+    """
+    try:
+        return os.get_terminal_size(stream.fileno())
+    except (AttributeError, ValueError, OSError):  # no terminal under it after all
+        return os.terminal_size((80, 24))
+
+
 def _is_aggregate(result: StepResult) -> bool:
     """A scattered step's gathered result, or a nested recipe's: its parts were counted."""
     return result.slices is not None or "steps" in result.details
@@ -98,11 +116,23 @@ class LiveProgress(PlainProgress):
             self.stream.write(f"\x1b[{self.drawn}F\x1b[J")
             self.drawn = 0
 
+    def _listed(self, now: float, room: int) -> list[str]:
+        """A row per running step, as many as fit in ``room`` rows with the summary
+        below them, the rest counted on one row: a view taller than the terminal
+        scrolls its top into the scrollback, where no redraw erases it."""
+        running = list(self.running.items())
+        fits = len(running) <= _LISTED and len(running) < room
+        shown = running if fits else running[: max(0, min(_LISTED, room - 2))]
+        lines = [f"  running {name}  {now - t:6.1f}s" for name, t in shown]
+        if len(shown) < len(running) and room >= 2:
+            lines.append(f"  ... and {len(running) - len(shown)} more running")
+        return lines
+
     def _draw(self) -> None:
         now = time.monotonic()
-        lines = [f"  running {name}  {now - t:6.1f}s" for name, t in list(self.running.items())[:8]]
-        if len(self.running) > 8:
-            lines.append(f"  ... and {len(self.running) - 8} more running")
+        size = _terminal_size(self.stream)
+        # the cursor waits on the row below the view: the view has one row fewer
+        lines = self._listed(now, max(1, size.lines - 1))
         waiting = max(0, self.total - len(self.seen))
         cancelled = self.counts["cancelled"]
         lines.append(
@@ -113,7 +143,7 @@ class LiveProgress(PlainProgress):
         # one row each, however narrow the terminal: a wrapped line would take two,
         # and the next redraw would move up too few to erase them (cut by columns:
         # a wide character takes two)
-        width = max(20, shutil.get_terminal_size().columns - 1)
+        width = max(1, size.columns - 1)
         self.stream.write("\n".join(cut(line, width) for line in lines) + "\n")
         self.drawn = len(lines)
         self.stream.flush()
