@@ -89,3 +89,24 @@ def test_the_width_is_the_terminal_s_own_not_an_exported_columns(monkeypatch: An
     with os.fdopen(terminal, "w") as stream:
         assert progress._terminal_size(stream) == os.terminal_size((40, 10))
     os.close(controller)
+
+
+def test_a_dumb_terminal_or_none_named_gets_plain_lines(monkeypatch: Any) -> None:
+    """TERM=dumb (an Emacs shell) took cursor moves it shows as text."""
+    from shinobi.render.progress import PlainProgress, make_progress
+
+    controller, terminal = os.openpty()
+    with os.fdopen(terminal, "w") as stream:
+        for term in ("dumb", None):
+            if term is None:
+                monkeypatch.delenv("TERM", raising=False)
+            else:
+                monkeypatch.setenv("TERM", term)
+            view = make_progress(1, stream)
+            view.close()
+            assert type(view) is PlainProgress, term
+        monkeypatch.setenv("TERM", "xterm-256color")
+        view = make_progress(1, stream)
+        view.close()
+        assert type(view) is LiveProgress
+    os.close(controller)

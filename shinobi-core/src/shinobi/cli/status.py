@@ -57,11 +57,12 @@ def command(
     from shinobi.launch.find import find_launch, workspace
     from shinobi.launch.render import status_lines
     from shinobi.launch.tracking import tracker_for
+    from shinobi.render.terminal_text import redraws
 
     launch = find_launch(handle, workspace(workdir))
     tracker = tracker_for(launch)
     pause = interval or tracker.poll_interval()
-    redraw = watch and sys.stdout.isatty() and not as_json
+    redraw = watch and redraws(sys.stdout) and not as_json
     shown = None
     while True:
         status = tracker.status(launch)

@@ -14,7 +14,7 @@ import threading
 import time
 from typing import IO, Any
 
-from shinobi.render.terminal_text import cut
+from shinobi.render.terminal_text import cut, redraws
 from shinobi.steps.result import StepResult
 
 __all__ = ["LiveProgress", "PlainProgress", "make_progress"]
@@ -187,7 +187,9 @@ class LiveProgress(PlainProgress):
 
 
 def make_progress(total: int, stream: IO[str] | None = None) -> PlainProgress:
-    """A live view on a terminal, plain lines elsewhere, nothing where there is no stderr.
+    """A live view on a terminal that takes cursor moves (see
+    :func:`~shinobi.render.terminal_text.redraws`), plain lines elsewhere,
+    nothing where there is no stderr.
 
     Started with its standard streams closed (``>&- 2>&-``, as cron or a
     daemon may), Python has no ``sys.stderr`` at all: the run goes on, and
@@ -198,6 +200,6 @@ def make_progress(total: int, stream: IO[str] | None = None) -> PlainProgress:
         import os
 
         return PlainProgress(open(os.devnull, "w"), total)  # lives as long as the run
-    if out.isatty():
+    if redraws(out):
         return LiveProgress(out, total)
     return PlainProgress(out, total)

@@ -16,9 +16,11 @@ step's log files, which ``ninja logs`` prints, keep the bytes as written, and
 
 from __future__ import annotations
 
+import os
 import re
+from typing import IO
 
-__all__ = ["columns", "cut", "for_terminal", "padded"]
+__all__ = ["columns", "cut", "for_terminal", "padded", "redraws"]
 
 _SEQUENCE = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, clearing
@@ -28,6 +30,17 @@ _SEQUENCE = re.compile(
     r"|[\x00-\x08\x0e-\x1f\x7f-\x9f]"  # C0 (but tab and line breaks), DEL, C1
 )
 _BREAKS = re.compile(r"[\n\v\f\r]+")
+
+
+def redraws(stream: IO[str]) -> bool:
+    """Whether ``stream`` is a terminal that takes cursor moves, so a view may be
+    redrawn in place on it.
+
+    ``TERM=dumb`` (an Emacs shell buffer, some IDE consoles) is a terminal that
+    says it takes none: the codes would show as text. Without ``TERM`` nothing
+    says which codes it takes. Either gets plain lines, as a pipe does.
+    """
+    return stream.isatty() and os.environ.get("TERM", "dumb") not in ("", "dumb")
 
 
 def for_terminal(text: str) -> str:
