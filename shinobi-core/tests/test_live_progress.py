@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any
+
+from pydantic import create_model
 
 from shinobi.render import progress
 from shinobi.render.progress import LiveProgress
-from shinobi.steps import StepResult
+from shinobi.steps import Cab, ParamMeta, Recipe, StepResult
 
 
 def test_cancelled_steps_are_counted_as_cancelled_not_failed() -> None:
@@ -22,7 +25,7 @@ def test_cancelled_steps_are_counted_as_cancelled_not_failed() -> None:
     finally:
         view.close()
     summary = [line for line in stream.getvalue().splitlines() if "done," in line][-1]
-    assert "1 done" in summary and "0 failed, 2 cancelled" in summary
+    assert "1/3 done" in summary and "0 failed, 2 cancelled" in summary
 
 
 def _summary(view: LiveProgress, stream: io.StringIO) -> str:
@@ -38,14 +41,56 @@ def test_slices_count_as_work_done_and_their_step_as_no_longer_waiting() -> None
     view = LiveProgress(stream, total=4)  # first, fan (scattered), after1, after2
     try:
         view.step_finished(StepResult(name="first", status="ok"))
+        view.slices_planned("fan", 4, 1)
         for k in range(4):
             view.step_started(f"fan[{k}]", {})
-        assert "1 done, 4 running, 2 waiting" in _summary(view, stream)
+        assert "1/7 done, 4 running, 2 waiting" in _summary(view, stream)
         parts = [StepResult(name=f"fan[{k}]", status="ok") for k in range(4)]
         for part in parts:
             view.step_finished(part)
         view.step_finished(StepResult(name="fan", status="ok", slices=parts))  # gathered
-        assert "5 done, 0 running, 2 waiting" in _summary(view, stream)
+        assert "5/7 done, 0 running, 2 waiting" in _summary(view, stream)
+    finally:
+        view.close()
+
+
+def test_the_slices_waiting_are_counted_and_the_total_shown() -> None:
+    """A 2000-slice scatter read '0 waiting' from its start, and no total: a
+    40-hour run showed nothing of how far along it was."""
+    stream = io.StringIO()
+    view = LiveProgress(stream, total=1)
+    try:
+        view.slices_planned("scat", 2000, 1)
+        for k in range(108):
+            view.step_started(f"scat[{k}]", {})
+        for k in range(100):
+            view.step_finished(StepResult(name=f"scat[{k}]", status="ok"))
+        assert "100/2000 done, 8 running, 1892 waiting, 0 failed" in _summary(view, stream)
+    finally:
+        view.close()
+
+
+Texts = create_model("Texts", texts=(list[str], ["a", "b", "c"]))
+Text = create_model("Text", text=(str, ...))
+say = Cab("say", ["true"], Text, None, {"text": ParamMeta(positional=True)}, cache=False)
+
+
+def test_a_run_counts_every_slice_a_nested_recipe_s_too(tmp_path: Path) -> None:
+    """Planned by the run as each scatter starts: 3 slices of one step, and 3
+    slices of a nested recipe of two steps, one a scatter of 3."""
+    from shinobi.runner import run_recipe
+
+    sub = Recipe("sub", Texts)
+    sub.add_step("one", say, text="x")
+    sub.add_step("fan", say, scatter=["text"], text=sub.inputs.texts)
+    recipe = Recipe("p", Texts, max_workers=2)
+    recipe.add_step("hello", say, scatter=["text"], text=recipe.inputs.texts)
+    recipe.add_step("ns", sub, scatter=["texts"], texts=[["a", "b", "c"]] * 3)
+    stream = io.StringIO()
+    view = LiveProgress(stream, total=3)  # hello, ns.one, ns.fan
+    try:
+        assert run_recipe(recipe, cwd=tmp_path, use_cache=False, observers=[view]).ok
+        assert "15/15 done, 0 running, 0 waiting" in _summary(view, stream)  # 3 + 3 x (1 + 3)
     finally:
         view.close()
 

@@ -267,7 +267,8 @@ class _Wavefront:
                     for k, part in enumerate(parts)
                 ]
                 self.slices[index] = [None] * len(checked)
-                self.session.planned_slices[name] = len(checked)
+                each = 1 if node.subgraph is None else node.subgraph.working_steps()
+                self.session.plan_slices(name, len(checked), each)
                 if len(checked) > 1:
                     self.check_slices(index, name, checked)
                 if not checked:

@@ -307,6 +307,18 @@ class Session:
             with contextlib.suppress(OSError):
                 observer.step_started(name, info)
 
+    def plan_slices(self, name: str, count: int, steps_each: int) -> None:
+        """Note that the scattered step ``name`` has ``count`` slices, each running
+        ``steps_each`` steps (a nested recipe's), and tell the observers that
+        count work (the live view's total): a step's slices are known only as
+        it starts. An observer without ``slices_planned`` is not told."""
+        self.planned_slices[name] = count
+        for observer in self.observers:
+            told = getattr(observer, "slices_planned", None)
+            if told is not None:
+                with contextlib.suppress(OSError):
+                    told(name, count, steps_each)
+
     def emit_finished(self, result: StepResult) -> None:
         self._started.discard(result.name)
         self.ended[result.name] = result.status

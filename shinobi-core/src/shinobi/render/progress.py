@@ -8,7 +8,6 @@ per step start and finish instead, which is what a log reader wants.
 from __future__ import annotations
 
 import os
-import re
 import sys
 import threading
 import time
@@ -62,10 +61,6 @@ class PlainProgress:
         pass
 
 
-#: A slice's index in a unit's name (``fan[3]``, ``cal[2].solve``): its step is the rest.
-_SLICE_INDEX = re.compile(r"\[\d+\](?=\.|$)")
-
-
 #: Running steps the live view lists at most: the rest are counted on one line.
 _LISTED = 8
 
@@ -93,9 +88,10 @@ class LiveProgress(PlainProgress):
     """A redrawn view of running steps, with finished ones scrolling above it.
 
     ``total`` is the number of steps that run a tool (nested recipes' steps
-    included). The summary counts what ran in units of work, a slice each,
-    and what waits in steps, since a step's slices are known only as it
-    starts.
+    included). The summary counts units of work, a slice each: a scattered
+    step counts as one until it starts and its slices are known
+    (:meth:`slices_planned`), so the total grows as the run goes, and a
+    40-hour scatter shows how far along it is.
     """
 
     def __init__(self, stream: IO[str], total: int) -> None:
@@ -104,8 +100,8 @@ class LiveProgress(PlainProgress):
         self.counts = {"done": 0, "failed": 0, "skipped": 0, "cancelled": 0}
         #: what each step finished was counted as
         self.counted: dict[str, str] = {}
-        #: the steps (slices folded into theirs) that have started or finished
-        self.seen: set[str] = set()
+        #: the units of work the scatters planned so far add to ``total``
+        self.more = 0
         self.drawn = 0
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._tick, daemon=True, name="shinobi-progress")
@@ -133,10 +129,12 @@ class LiveProgress(PlainProgress):
         size = _terminal_size(self.stream)
         # the cursor waits on the row below the view: the view has one row fewer
         lines = self._listed(now, max(1, size.lines - 1))
-        waiting = max(0, self.total - len(self.seen))
+        units = self.total + self.more
+        waiting = max(0, units - sum(self.counts.values()) - len(self.running))
         cancelled = self.counts["cancelled"]
         lines.append(
-            f"  {self.counts['done']} done, {len(self.running)} running, {waiting} waiting,"
+            f"  {self.counts['done']}/{units} done, {len(self.running)} running,"
+            f" {waiting} waiting,"
             f" {self.counts['failed']} failed{f', {cancelled} cancelled' if cancelled else ''}"
             f"  [{now - self.start:.1f}s]"
         )
@@ -163,13 +161,17 @@ class LiveProgress(PlainProgress):
     def step_started(self, name: str, info: dict[str, Any]) -> None:
         with self.lock:
             self.running[name] = time.monotonic()
-            self.seen.add(_SLICE_INDEX.sub("", name))
+
+    def slices_planned(self, name: str, count: int, steps_each: int) -> None:
+        """A scattered step counted as one (each of its steps, for a nested
+        recipe) is ``count`` slices of them: more work, or none at all."""
+        with self.lock:
+            self.more += (count - 1) * steps_each
 
     def step_finished(self, result: StepResult) -> None:
         with self.lock:
             self.running.pop(result.name, None)
             if not _is_aggregate(result):
-                self.seen.add(_SLICE_INDEX.sub("", result.name))
                 key = result.status if result.status in self.counts else "done"
                 self.counts[key] += 1  # a cancelled step did not fail: the run was stopped
                 before = self.counted.get(result.name)
