@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +111,67 @@ def test_the_live_lines_fit_the_terminal(monkeypatch: Any) -> None:
         view.close()
     drawn = [line for line in stream.getvalue().split("\n") if "running" in line]
     assert drawn and all(len(line.split("\x1b[J")[-1]) <= 39 for line in drawn)
+
+
+def _screen(output: str) -> list[str]:
+    """The rows ``output`` leaves on a terminal, for the two codes the view sends:
+    ``ESC[nF`` (up n rows, to the first column) then ``ESC[J`` (clear below)."""
+    rows: list[str] = []
+    for k, part in enumerate(re.split(r"\x1b\[(\d+)F\x1b\[J", output)):
+        if k % 2:
+            del rows[len(rows) - int(part) :]
+        else:
+            rows += part.split("\n")[:-1]
+    return rows
+
+
+SAID = "ninja: SIGINT: stopping the running steps (SIGTERM, then SIGKILL after 10 s)"
+
+
+def test_a_stop_signal_s_notice_stays_above_the_view_which_says_it_is_stopping() -> None:
+    """Written past the view, the notice was erased by the next redraw, which
+    left stale rows; the view went on saying '2 running' for the grace period."""
+    stream = io.StringIO()
+    view = LiveProgress(stream, total=2)
+    view.stop.set()  # the test draws, as the view's thread would
+    view.thread.join()
+    view.step_started("a", {})
+    view.step_started("b", {})
+    with view.lock:
+        view._draw()
+        # in a signal handler that came while the view held its lock: no deadlock
+        assert view.stop_notice(SAID, 10)
+    with view.lock:  # the next tick
+        view._clear()
+        view._say_notices()
+        view._draw()
+    screen = _screen(stream.getvalue())
+    assert screen[0] == SAID
+    assert screen[-1].startswith("  stopping: 2 steps (SIGKILL in 10 s)")
+    for name in ("a", "b"):
+        view.step_finished(StepResult(name=name, status="cancelled", error="interrupted"))
+    view.stop_notice("ninja: interrupted again: killing the steps now (SIGKILL)", 0)
+    view.close()
+    screen = _screen(stream.getvalue())
+    assert screen[0] == SAID and "interrupted again" in screen[-1]
+    assert not [row for row in screen if row.startswith("  running")]  # no stale rows
+
+
+def test_the_signal_handler_says_it_through_the_live_view(capfd: Any) -> None:
+    import os
+    import signal
+
+    from shinobi.config import load_config
+    from shinobi.runner import _signals
+    from shinobi.session import Session
+
+    view = LiveProgress(io.StringIO(), total=1)
+    session = Session(config=load_config({}), observers=[view])
+    session.emit_started("a", {})
+    try:
+        with _signals(session):
+            os.kill(os.getpid(), signal.SIGINT)
+    finally:
+        view.close()
+    assert "stopping the running steps" in view.stream.getvalue()  # type: ignore[attr-defined]
+    assert "stopping" not in capfd.readouterr().err  # not past the view

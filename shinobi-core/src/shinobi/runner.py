@@ -296,8 +296,7 @@ def _signals(session: Session) -> Iterator[None]:
                     f" then SIGKILL after {session.control.grace:g} s{elsewhere}); interrupt"
                     " again to kill them now"
                 )
-                with contextlib.suppress(OSError):
-                    os.write(2, f"{said}\n".encode("utf-8", "backslashreplace"))
+                _say_at_once(session, said, session.control.grace)
         elif not session.control.hurry.is_set():  # again: no more waiting on the grace
             session.control.hurry.set()
             said = "ninja: interrupted again: killing the steps now (SIGKILL)"
@@ -307,11 +306,28 @@ def _signals(session: Session) -> Iterator[None]:
                     f"; Python step(s) {', '.join(repr(n) for n in running)} run inside ninja"
                     " and cannot be killed: waiting for them to return"
                 )
-            with contextlib.suppress(OSError):
-                os.write(2, f"{said}\n".encode("utf-8", "backslashreplace"))
+            _say_at_once(session, said, 0)
 
     with handled(handler):
         yield
+
+
+def _say_at_once(session: Session, said: str, kill_in: float) -> None:
+    """Say what a stop signal does, from its handler: through a live view that
+    takes it (``stop_notice``: it only notes it, for its drawing thread to print
+    above the view, so the handler waits on no lock the interrupted code may
+    hold), else straight to stderr. Written past a live view, the line was
+    erased by its next redraw, and the view's rows went stale."""
+    taken = [told(said, kill_in) for told in _stop_notices(session)]
+    if not any(taken):
+        with contextlib.suppress(OSError):
+            os.write(2, f"{said}\n".encode("utf-8", "backslashreplace"))
+
+
+def _stop_notices(session: Session) -> list[Callable[[str, float], bool]]:
+    """The observers' ``stop_notice`` methods (a live view's: see :func:`_say_at_once`)."""
+    found = (getattr(observer, "stop_notice", None) for observer in session.observers)
+    return [told for told in found if told is not None]
 
 
 def _plan_once(graph: Graph, values: dict[str, Any], cwd: str) -> Callable[[], Any]:

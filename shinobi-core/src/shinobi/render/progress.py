@@ -7,6 +7,8 @@ per step start and finish instead, which is what a log reader wants.
 
 from __future__ import annotations
 
+import collections
+import math
 import os
 import sys
 import threading
@@ -103,6 +105,10 @@ class LiveProgress(PlainProgress):
         #: the units of work the scatters planned so far add to ``total``
         self.more = 0
         self.drawn = 0
+        #: what a stop signal's handler said, for the drawing thread to print
+        self.notices: collections.deque[str] = collections.deque()
+        #: when the steps being stopped get SIGKILL (monotonic), once a signal came
+        self.kill_at: float | None = None
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._tick, daemon=True, name="shinobi-progress")
         self.thread.start()
@@ -129,15 +135,7 @@ class LiveProgress(PlainProgress):
         size = _terminal_size(self.stream)
         # the cursor waits on the row below the view: the view has one row fewer
         lines = self._listed(now, max(1, size.lines - 1))
-        units = self.total + self.more
-        waiting = max(0, units - sum(self.counts.values()) - len(self.running))
-        cancelled = self.counts["cancelled"]
-        lines.append(
-            f"  {self.counts['done']}/{units} done, {len(self.running)} running,"
-            f" {waiting} waiting,"
-            f" {self.counts['failed']} failed{f', {cancelled} cancelled' if cancelled else ''}"
-            f"  [{now - self.start:.1f}s]"
-        )
+        lines.append(self._summary(now))
         # one row each, however narrow the terminal: a wrapped line would take two,
         # and the next redraw would move up too few to erase them (cut by columns:
         # a wide character takes two)
@@ -146,11 +144,46 @@ class LiveProgress(PlainProgress):
         self.drawn = len(lines)
         self.stream.flush()
 
+    def _summary(self, now: float) -> str:
+        """What the run has done, or, once a signal stops it, that it is stopping:
+        the grace period is no time for '8 running' as if nothing happened."""
+        clock = f"  [{now - self.start:.1f}s]"
+        if self.kill_at is not None:
+            left = self.kill_at - now
+            when = f"SIGKILL in {math.ceil(left)} s" if left > 0 else "SIGKILL sent"
+            return f"  stopping: {len(self.running)} steps ({when}){clock}"
+        units = self.total + self.more
+        waiting = max(0, units - sum(self.counts.values()) - len(self.running))
+        cancelled = self.counts["cancelled"]
+        return (
+            f"  {self.counts['done']}/{units} done, {len(self.running)} running,"
+            f" {waiting} waiting,"
+            f" {self.counts['failed']} failed{f', {cancelled} cancelled' if cancelled else ''}"
+            f"{clock}"
+        )
+
     def _tick(self) -> None:
         while not self.stop.wait(0.1):
             with self.lock:
                 self._clear()
+                self._say_notices()
                 self._draw()
+
+    def stop_notice(self, said: str, kill_in: float) -> bool:
+        """Take what a stop signal does (``said``; SIGKILL in ``kill_in`` seconds)
+        from its handler, to be printed above the view at the next redraw.
+
+        Called in a signal handler, which may have interrupted this very view
+        with its lock held: it takes no lock, it only notes (a deque's append
+        needs none), and the drawing thread prints. True: the view says it.
+        """
+        self.notices.append(said)
+        self.kill_at = time.monotonic() + kill_in
+        return True
+
+    def _say_notices(self) -> None:
+        while self.notices:
+            self.stream.write(f"{self.notices.popleft()}\n")
 
     def _line(self, text: str) -> None:
         with self.lock:
@@ -185,6 +218,7 @@ class LiveProgress(PlainProgress):
         self.thread.join()
         with self.lock:
             self._clear()
+            self._say_notices()  # one that came since the last redraw
             self.stream.flush()
 
 
