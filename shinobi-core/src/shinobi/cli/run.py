@@ -134,7 +134,7 @@ def _run(
     from shinobi.runner import Interrupted, run_prepared
     from shinobi.steps.result import shown_outputs
 
-    progress = make_progress(graph.working_steps())
+    progress = make_progress(graph.working_steps(), heartbeat=not as_json)
     try:
         result = run_prepared(
             graph,

@@ -2,7 +2,8 @@
 
 The live view redraws one status line per running step plus a summary, at
 most ten times a second, on stderr; in a pipe or a CI log it prints one line
-per step start and finish instead, which is what a log reader wants.
+per step start and finish instead, which is what a log reader wants, and
+after five minutes without one a line saying what is still running.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import IO, Any
 from shinobi.render.terminal_text import cut, redraws
 from shinobi.steps.result import StepResult
 
-__all__ = ["LiveProgress", "PlainProgress", "make_progress"]
+__all__ = ["HEARTBEAT", "HeartbeatProgress", "LiveProgress", "PlainProgress", "make_progress"]
 
 _MARK = {
     "ok": "done",
@@ -61,6 +62,65 @@ class PlainProgress:
 
     def close(self) -> None:
         pass
+
+
+#: Seconds of silence after which plain progress says what is still running.
+HEARTBEAT = 300.0
+
+#: Running steps a heartbeat names at most: the rest are counted.
+_NAMED = 5
+
+
+class HeartbeatProgress(PlainProgress):
+    """Plain lines, and after each :data:`HEARTBEAT` seconds without one, a line
+    naming the steps still running and for how long.
+
+    A step silent for half an hour left a CI log without a line between its
+    ``start`` and its ``done``, and many CI systems end a job that prints
+    nothing for ten minutes. One thread for the run, not a timer per step.
+    """
+
+    def __init__(self, stream: IO[str], total: int, every: float | None = None) -> None:
+        super().__init__(stream, total)
+        self.every = HEARTBEAT if every is None else every
+        self.running: dict[str, float] = {}
+        self.said_at = self.start
+        self.ended = threading.Event()
+        self.beats = threading.Thread(target=self._beat, daemon=True, name="shinobi-heartbeat")
+        self.beats.start()
+
+    def _line(self, text: str) -> None:
+        super()._line(text)
+        self.said_at = time.monotonic()
+
+    def step_started(self, name: str, info: dict[str, Any]) -> None:
+        with self.lock:
+            self.running[name] = time.monotonic()
+        super().step_started(name, info)
+
+    def step_finished(self, result: StepResult) -> None:
+        with self.lock:
+            self.running.pop(result.name, None)
+        super().step_finished(result)
+
+    def _beat(self) -> None:
+        while not self.ended.wait(max(0.0, self.said_at + self.every - time.monotonic())):
+            if time.monotonic() - self.said_at >= self.every:  # else a line came meanwhile
+                self._line(self.still_running())
+
+    def still_running(self) -> str:
+        now = time.monotonic()
+        with self.lock:
+            running = sorted(self.running.items(), key=lambda item: item[1])
+        if not running:
+            return "still working (no step running now)"
+        named = ", ".join(f"{name} ({now - t:.0f}s)" for name, t in running[:_NAMED])
+        more = f" and {len(running) - _NAMED} more" if len(running) > _NAMED else ""
+        return f"still running: {named}{more}"
+
+    def close(self) -> None:
+        self.ended.set()
+        self.beats.join()
 
 
 #: Running steps the live view lists at most: the rest are counted on one line.
@@ -222,10 +282,13 @@ class LiveProgress(PlainProgress):
             self.stream.flush()
 
 
-def make_progress(total: int, stream: IO[str] | None = None) -> PlainProgress:
+def make_progress(
+    total: int, stream: IO[str] | None = None, *, heartbeat: bool = False
+) -> PlainProgress:
     """A live view on a terminal that takes cursor moves (see
-    :func:`~shinobi.render.terminal_text.redraws`), plain lines elsewhere,
-    nothing where there is no stderr.
+    :func:`~shinobi.render.terminal_text.redraws`), plain lines elsewhere
+    (with a ``heartbeat`` line after each :data:`HEARTBEAT` seconds of
+    silence, if asked), nothing where there is no stderr.
 
     Started with its standard streams closed (``>&- 2>&-``, as cron or a
     daemon may), Python has no ``sys.stderr`` at all: the run goes on, and
@@ -238,4 +301,4 @@ def make_progress(total: int, stream: IO[str] | None = None) -> PlainProgress:
         return PlainProgress(open(os.devnull, "w"), total)  # lives as long as the run
     if redraws(out):
         return LiveProgress(out, total)
-    return PlainProgress(out, total)
+    return HeartbeatProgress(out, total) if heartbeat else PlainProgress(out, total)
