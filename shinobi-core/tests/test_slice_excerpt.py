@@ -54,3 +54,34 @@ def test_the_excerpt_is_the_failing_slices_own_stderr(
     assert code == 1, err
     assert f"ninja: error: step {name!r} failed:" in err
     assert _excerpt(err) == ["  | note from spw 2", "  | spw 2: solve failed"], err
+
+
+LONG_LINE = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, Recipe
+
+class Nothing(BaseModel):
+    pass
+
+SCRIPT = 'echo early >&2; head -c 5000 /dev/zero | tr "\\\\0" x >&2; echo >&2; echo late >&2; exit 1'
+r = Recipe("r")
+r.add_step("spew", Cab("spew", ["/bin/sh", "-c", SCRIPT], Nothing, Nothing))
+"""
+
+
+def test_a_long_stderr_line_is_cut_and_the_logs_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One stderr line of 262,148 characters filled 3,300 rows under the run, and
+    pushed the error that matters off the screen."""
+    (tmp_path / "long.py").write_text(LONG_LINE)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = in_process(capsys, "run", "long.py:r")
+    assert code == 1, err
+    (run,) = (path.name for path in (tmp_path / ".shinobi" / "runs").iterdir())
+    assert _excerpt(err) == [
+        "  | early",
+        f"  | {'x' * 300} [... cut at 300 characters]",
+        "  | late",
+    ]
+    assert f"  (the cut lines are whole in `ninja logs {run} spew --stream stderr`)\n" in err

@@ -10,6 +10,7 @@ import traceback
 from shinobi.backends.base import BackendRun
 
 __all__ = [
+    "QUOTED_LINE",
     "STEP_CODE_FAILURES",
     "describe_failure",
     "is_engine_banner",
@@ -97,10 +98,16 @@ def is_engine_banner(line: str) -> bool:
     return _ENGINE_BANNERS.match(line) is not None
 
 
+#: Characters of a tool's line that ninja quotes in a line of its own (a FAILED
+#: line, the final error, the stderr lines shown after a failure) at most: one
+#: line of 262,144 characters filled 3,300 rows and pushed the error off screen.
+QUOTED_LINE = 300
+
+
 def _last_line(text: str) -> str:
     for line in reversed(text.splitlines()):
         if line.strip():
-            return line.strip()[:300]
+            return line.strip()[:QUOTED_LINE]
     return ""
 
 

@@ -168,11 +168,8 @@ def _run(
         from shinobi.render.terminal_text import for_terminal
 
         failed = next((s for s in result.steps if s.name == result.failed_step), None)
-        excerpt = _own_stderr(failed) if failed is not None else ""
-        if excerpt.strip() and not as_json:
-            tail = excerpt.strip().splitlines()[-10:]
-            sys.stderr.write("".join(f"  | {for_terminal(line)}\n" for line in tail))
         if failed is not None and not as_json:
+            sys.stderr.write(_stderr_tail(failed, str(result.run_id)))
             sys.stderr.write(_engine_said(failed))
         error = for_terminal(str(result.error))  # it may quote the tool's own output
         if result.failed_step is None:  # every step ran; the recipe's outputs did not hold
@@ -193,6 +190,29 @@ def _failing_leaf(step: Any) -> Any:
 def _own_stderr(step: Any) -> str:
     """The stderr of what failed, as ``ninja logs`` shows it (see :func:`_failing_leaf`)."""
     return str(_failing_leaf(step).stderr)
+
+
+def _stderr_tail(step: Any, run_id: str) -> str:
+    """The last lines the failed ``step`` wrote to stderr, each cut to what a
+    FAILED line quotes (:data:`~shinobi.failures.QUOTED_LINE`), and where the
+    cut lines are whole: one line of a quarter of a million characters took
+    3,300 rows and pushed the error that matters off the screen."""
+    from shinobi.failures import QUOTED_LINE
+    from shinobi.render.shell_words import shell_join
+    from shinobi.render.terminal_text import for_terminal
+
+    lines = [for_terminal(line) for line in _own_stderr(step).strip().splitlines()[-10:]]
+    cut = [len(line) > QUOTED_LINE for line in lines]
+    shown = "".join(
+        f"  | {line[:QUOTED_LINE]} [... cut at {QUOTED_LINE} characters]\n"
+        if long
+        else f"  | {line}\n"
+        for line, long in zip(lines, cut, strict=True)
+    )
+    if any(cut):
+        logs = shell_join(["ninja", "logs", run_id, _failing_leaf(step).name, "--stream", "stderr"])
+        shown += f"  (the cut lines are whole in `{logs}`)\n"
+    return shown
 
 
 def _engine_said(step: Any) -> str:
