@@ -168,6 +168,8 @@ def test_a_signal_tears_every_in_flight_step_down_and_exits_128_plus_n(
     assert f"stopped by {signal.Signals(signum).name}" in err
     # said at once: the grace period must not look like ninja ignoring the signal
     assert "stopping the running steps (SIGTERM, then SIGKILL after 1 s)" in err
+    (run,) = (path.name for path in (tmp_path / ".shinobi" / "runs").iterdir())
+    assert f"  run {run}: `ninja logs {run}` shows what its steps printed\n" in err
     assert "Traceback" not in err
     runs = list((tmp_path / ".shinobi" / "runs").iterdir())
     manifest = json.loads((runs[0] / "manifest.json").read_text())

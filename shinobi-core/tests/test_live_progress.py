@@ -25,14 +25,14 @@ def test_cancelled_steps_are_counted_as_cancelled_not_failed() -> None:
             view._draw()
     finally:
         view.close()
-    summary = [line for line in stream.getvalue().splitlines() if "done," in line][-1]
+    summary = [line for line in stream.getvalue().splitlines() if " running," in line][-1]
     assert "1/3 done" in summary and "0 failed, 2 cancelled" in summary
 
 
 def _summary(view: LiveProgress, stream: io.StringIO) -> str:
     with view.lock:
         view._draw()
-    return [line for line in stream.getvalue().splitlines() if "done," in line][-1]
+    return [line for line in stream.getvalue().splitlines() if " running," in line][-1]
 
 
 def test_slices_count_as_work_done_and_their_step_as_no_longer_waiting() -> None:
@@ -153,7 +153,7 @@ def test_a_stop_signal_s_notice_stays_above_the_view_which_says_it_is_stopping()
     view.stop_notice("ninja: interrupted again: killing the steps now (SIGKILL)", 0)
     view.close()
     screen = _screen(stream.getvalue())
-    assert screen[0] == SAID and "interrupted again" in screen[-1]
+    assert screen[0] == SAID and "interrupted again" in screen[-2]
     assert not [row for row in screen if row.startswith("  running")]  # no stale rows
 
 
@@ -175,3 +175,16 @@ def test_the_signal_handler_says_it_through_the_live_view(capfd: Any) -> None:
         view.close()
     assert "stopping the running steps" in view.stream.getvalue()  # type: ignore[attr-defined]
     assert "stopping" not in capfd.readouterr().err  # not past the view
+
+
+def test_the_view_leaves_a_tally_of_the_run_as_it_is_erased() -> None:
+    """On a terminal the view was all there was of the counts, and it is erased
+    as the run ends."""
+    stream = io.StringIO()
+    view = LiveProgress(stream, total=5)
+    view.step_finished(StepResult(name="a", status="ok"))
+    view.step_finished(StepResult(name="b", status="cached"))
+    view.step_finished(StepResult(name="c", status="ok"))
+    view.step_finished(StepResult(name="d", status="failed", error="exited with code 1"))
+    view.close()
+    assert _screen(stream.getvalue())[-1].endswith("] 3/5 done (1 cached), 1 failed, 1 not run")

@@ -25,7 +25,7 @@ def test_a_wide_step_name_is_cut_to_the_terminal_width(monkeypatch: Any) -> None
             view._draw()
     finally:
         view.close()
-    drawn = [line.split("\x1b[J")[-1] for line in stream.getvalue().split("\n")]
+    drawn = [line.split("\x1b[J")[-1] for line in stream.getvalue().split("\n")][:-2]
     running = [line for line in drawn if "running b_" in line]
     assert running and all(columns(line) <= 29 for line in drawn)
     assert running[-1] == "  running b_" + "漢" * 8  # 28 columns: a ninth would take 30

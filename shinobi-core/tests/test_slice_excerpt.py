@@ -85,3 +85,16 @@ def test_a_long_stderr_line_is_cut_and_the_logs_named(
         "  | late",
     ]
     assert f"  (the cut lines are whole in `ninja logs {run} spew --stream stderr`)\n" in err
+
+
+def test_a_failed_run_names_its_id_and_the_logs_of_the_step(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run id was printed nowhere: its folder had to be found by its time."""
+    (tmp_path / "sl.py").write_text(SCATTERED.format(step=STEPS["scattered"][0]))
+    monkeypatch.chdir(tmp_path)
+    code, _, err = in_process(capsys, "run", "sl.py:r")
+    assert code == 1, err
+    (run,) = (path.name for path in (tmp_path / ".shinobi" / "runs").iterdir())
+    said = f"  run {run}: `ninja logs {run} 'solve[2]'` shows what the step printed"
+    assert err.splitlines()[-2:-1] == [said]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -136,25 +137,26 @@ def _run(
 
     progress = make_progress(graph.working_steps(), heartbeat=not as_json)
     try:
-        result = run_prepared(
-            graph,
-            inputs,
-            backend=backend,
-            config=config,
-            workdir=workdir,
-            observers=[progress],
-            refresh_cache=no_cache,  # stores what it ran: the next run replays that
-            provenance=provenance,
-        )
+        with _shown_until_done(progress):
+            result = run_prepared(
+                graph,
+                inputs,
+                backend=backend,
+                config=config,
+                workdir=workdir,
+                observers=[progress],
+                refresh_cache=no_cache,  # stores what it ran: the next run replays that
+                provenance=provenance,
+            )
     except Interrupted as stopped:
         settle_exit_status(stopped.exit_code)
         if as_json:  # a program reading it learns which steps ended how, as after a failure
             with printing_a_record(partial(_kept_in, stopped.result, config, workdir)):
                 emit(json_document(_result_json(stopped.result, graph, stopped)))
+        else:
+            with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
+                sys.stderr.write(_logs_hint(stopped.result, None))
         raise
-    finally:
-        with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
-            progress.close()
     if not result.ok:
         settle_exit_status(1)  # what is printed next cannot undo it
     with printing_a_record(partial(_kept_in, result, config, workdir)):
@@ -171,10 +173,36 @@ def _run(
         if failed is not None and not as_json:
             sys.stderr.write(_stderr_tail(failed, str(result.run_id)))
             sys.stderr.write(_engine_said(failed))
+        if not as_json:  # --json has the run id in its document
+            sys.stderr.write(_logs_hint(result, failed))
         error = for_terminal(str(result.error))  # it may quote the tool's own output
         if result.failed_step is None:  # every step ran; the recipe's outputs did not hold
             raise StepFailed(error)
         raise StepFailed(f"step {result.failed_step!r} failed: {error}")
+
+
+@contextlib.contextmanager
+def _shown_until_done(progress: Any) -> Iterator[None]:
+    """Progress shown while the block runs, closed (a live view erased) before
+    anything is said of how the run ended, however it ended."""
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
+            progress.close()
+
+
+def _logs_hint(result: Any, failed: Any) -> str:
+    """The run's id, and the ``ninja logs`` command that shows what the ``failed``
+    step printed (or every step, with none to blame): a run that ended badly
+    named neither, and its folder had to be found by its time."""
+    from shinobi.render.shell_words import shell_join
+
+    run = str(result.run_id)
+    if failed is None:
+        return f"  run {run}: `{shell_join(['ninja', 'logs', run])}` shows what its steps printed\n"
+    logs = shell_join(["ninja", "logs", run, _failing_leaf(failed).name])
+    return f"  run {run}: `{logs}` shows what the step printed\n"
 
 
 def _failing_leaf(step: Any) -> Any:

@@ -159,7 +159,7 @@ class LiveProgress(PlainProgress):
     def __init__(self, stream: IO[str], total: int) -> None:
         super().__init__(stream, total)
         self.running: dict[str, float] = {}
-        self.counts = {"done": 0, "failed": 0, "skipped": 0, "cancelled": 0}
+        self.counts = {"done": 0, "cached": 0, "failed": 0, "skipped": 0, "cancelled": 0}
         #: what each step finished was counted as
         self.counted: dict[str, str] = {}
         #: the units of work the scatters planned so far add to ``total``
@@ -212,15 +212,37 @@ class LiveProgress(PlainProgress):
             left = self.kill_at - now
             when = f"SIGKILL in {math.ceil(left)} s" if left > 0 else "SIGKILL sent"
             return f"  stopping: {len(self.running)} steps ({when}){clock}"
-        units = self.total + self.more
-        waiting = max(0, units - sum(self.counts.values()) - len(self.running))
         cancelled = self.counts["cancelled"]
         return (
-            f"  {self.counts['done']}/{units} done, {len(self.running)} running,"
-            f" {waiting} waiting,"
+            f"  {self._done()}/{self.total + self.more} done, {len(self.running)} running,"
+            f" {self._waiting()} waiting,"
             f" {self.counts['failed']} failed{f', {cancelled} cancelled' if cancelled else ''}"
             f"{clock}"
         )
+
+    def _done(self) -> int:
+        return self.counts["done"] + self.counts["cached"]
+
+    def _waiting(self) -> int:
+        units = self.total + self.more
+        return max(0, units - sum(self.counts.values()) - len(self.running))
+
+    def _tally(self) -> str:
+        """How the run's work ended, said as the view is erased: on a terminal
+        nothing else is left of it."""
+        cached = f" ({self.counts['cached']} cached)" if self.counts["cached"] else ""
+        said = [f"{self._done()}/{self.total + self.more} done{cached}"]
+        said += [
+            f"{count} {what}"
+            for what, count in (
+                ("failed", self.counts["failed"]),
+                ("cancelled", self.counts["cancelled"]),
+                ("skipped", self.counts["skipped"]),
+                ("not run", self._waiting() + len(self.running)),
+            )
+            if count
+        ]
+        return ", ".join(said)
 
     def _tick(self) -> None:
         while not self.stop.wait(0.1):
@@ -279,6 +301,7 @@ class LiveProgress(PlainProgress):
         with self.lock:
             self._clear()
             self._say_notices()  # one that came since the last redraw
+            self.stream.write(f"[{time.monotonic() - self.start:7.1f}s] {self._tally()}\n")
             self.stream.flush()
 
 
