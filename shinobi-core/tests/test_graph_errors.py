@@ -163,6 +163,12 @@ def test_an_input_called_name_is_wired_like_any_other() -> None:
         ("a/b", 'the name holds "/"'),
         ("a\0b", r"the name holds the control character '\x00'"),
         ("a\nb", r"the name holds the control character '\n'"),
+        # a terminal reads \x9b as ESC [: the name coloured what followed it
+        ("ansi\x9b31m", r"the name holds the control character '\x9b'"),
+        ("bidi\u202eoverride", r"the name holds the invisible character '\u202e'"),
+        ("a\u2066b", r"the name holds the invisible character '\u2066'"),
+        ("zero\u200bwidth", r"the name holds the invisible character '\u200b'"),
+        ("\ufeffbom", r"the name holds the invisible character '\ufeff'"),
     ],
 )
 def test_a_step_name_no_log_file_can_be_named_after_is_refused(name: str, problem: str) -> None:

@@ -17,6 +17,8 @@ from shinobi.steps import Cab, Recipe
     [
         ("cal\n20991231-000000-ffffff  fake  ok", "holds the control character '\\n'"),
         ("r\x1b[31mRED", "holds the control character '\\x1b'"),
+        ("r\x9b31mRED", "holds the control character '\\x9b'"),
+        ("cal\u202ev2", "holds the invisible character '\\u202e'"),
         ("", "is empty"),
         ("..", "is only dots"),
         ("cal/v2", 'holds "/"'),

@@ -317,7 +317,8 @@ class _Builder:
         if problem is not None:
             raise self.fail(
                 f"{what} {name!r}: the name {problem}; give the {kind} a name such as"
-                " 'calibrate' (not empty, not only dots, no '/' and no control characters)"
+                " 'calibrate' (not empty, not only dots, no '/', no control or invisible"
+                " characters)"
             )
 
     def check_slice_names(self, entries: list[dict[str, Any]], index: dict[str, int]) -> None:

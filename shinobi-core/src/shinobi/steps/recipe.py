@@ -27,8 +27,14 @@ __all__ = [
     "name_problem",
 ]
 
-#: What a step or recipe name may not hold: NUL, line breaks and the other C0 controls, DEL.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+#: What a step or recipe name may not hold: NUL, line breaks and the other C0
+#: controls, DEL, and the C1 controls (a terminal reads ``\x9b`` as ESC ``[``).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+#: Nor what shows a name other than it is: bidirectional overrides, embeddings,
+#: isolates and marks (a name that reads backwards, or reorders the line it is
+#: in), and zero-width characters (two names that look alike and are not).
+_INVISIBLE = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
 
 
 def name_problem(name: object) -> str | None:
@@ -38,7 +44,9 @@ def name_problem(name: object) -> str | None:
     its job's script name when offloaded, and a line of the run's display:
     an empty or all-dots name makes a hidden or relative file name (``.out``,
     ``..out``), a ``/`` a path into another folder, and a control character
-    (NUL, a line break) a name no file, terminal line or batch script can hold.
+    (NUL, a line break) a name no file, terminal line or batch script can hold;
+    an invisible one (a bidi override, a zero-width space) shows a name other
+    than it is.
     A recipe's name is a line of ``ninja runs`` and of the run's display, and
     the graph's name in ``ninja graph``: one rule for all of them.
     """
@@ -55,6 +63,9 @@ def name_problem(name: object) -> str | None:
     bad = _CONTROL.search(name)
     if bad is not None:
         return f"holds the control character {bad.group()!r}"
+    hidden = _INVISIBLE.search(name)
+    if hidden is not None:
+        return f"holds the invisible character {hidden.group()!r}"
     return None
 
 
@@ -234,7 +245,8 @@ class Recipe:
         if problem is not None:
             raise RecipeNameError(
                 f"recipe {name!r}: the name {problem}; give the recipe a name such as"
-                " 'calibrate' (not empty, not only dots, no '/' and no control characters)"
+                " 'calibrate' (not empty, not only dots, no '/', no control or invisible"
+                " characters)"
             )
         self.name = name
         owner = f"recipe {name!r}"
