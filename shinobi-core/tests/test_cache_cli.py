@@ -129,3 +129,36 @@ def test_cache_ls_stale_does_not_judge_another_hosts_entry(
     code, out, err = in_process(capsys, "cache", "ls", "--json", *at)
     assert code == 0, err
     assert all("stale" not in e for e in json.loads(out)["entries"])
+
+
+def test_cache_ls_says_which_folders_it_could_not_read_and_lists_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shared cache holding another user's entries (umask 077) read as "empty", and
+    an ``entries`` that is a file did too: glob() passes over what it may not read."""
+    import os
+
+    recipe = Recipe("two")
+    recipe.add_step("one", _writer("one"), out=Path("one.txt"))
+    recipe.add_step("two", _writer("two"), out=Path("two.txt"))
+    cache = _cached(tmp_path, recipe)
+    hidden = sorted((cache / "entries").iterdir())[0]
+    listdir = os.listdir
+
+    def refusing(path: Any) -> list[str]:
+        if str(path) == str(hidden):
+            raise PermissionError(13, "Permission denied", str(path))
+        return listdir(path)
+
+    monkeypatch.setattr(os, "listdir", refusing)
+    code, out, err = in_process(capsys, "cache", "ls", "--cache-dir", str(cache))
+    assert code == 0, err
+    assert "1 folder(s) of entries cannot be read by this user" in err
+    assert "1 entry in" in out and "empty" not in out
+
+    monkeypatch.setattr(os, "listdir", listdir)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "entries").write_text("")
+    code, out, err = in_process(capsys, "cache", "ls", "--cache-dir", str(other))
+    assert code == 2 and "Not a directory" in err and "empty" not in out

@@ -225,6 +225,9 @@ class StepCache:
         self._images: dict[tuple[str, str, str], str | None] = {}
         self._tools: dict[tuple[str, str], str] = {}
         self._dirs: set[str] = set()
+        #: The folders of entries the last :meth:`entries` could not read (another
+        #: user's, made under umask 077): their entries were not listed.
+        self.unlisted: list[str] = []
         #: working_bases of each working directory, resolved once (a realpath per step
         #: stored was a tenth of storing a small step's entry)
         self._bases: dict[str, tuple[str, ...]] = {}
@@ -680,16 +683,24 @@ class StepCache:
         """Every entry, in no particular order, those this ninja cannot use included
         (with their ``problem``): listing or removing must not trip over them."""
         base = self.root / "entries"
-        if not base.is_dir():
+        self.unlisted = []
+        try:  # a file there, or a folder this user may not list, is said by the caller
+            shards = sorted(os.scandir(base), key=lambda e: e.name)
+        except FileNotFoundError:
             return
-        for shard in sorted(base.iterdir()):
+        for shard in shards:
             if not shard.is_dir():
                 continue
-            for path in sorted(shard.glob("*.json")):
+            try:  # glob() would pass over a folder it may not read, as if empty
+                names = sorted(os.listdir(shard.path))
+            except OSError:
+                self.unlisted.append(shard.path)
+                continue
+            for name in names:
                 # only what the cache names so (a key): a file of someone's there,
                 # or under a cache dir given wrongly, is not an entry to prune
-                if _is_key(path.stem):
-                    yield read_entry(path)
+                if name.endswith(".json") and _is_key(name[: -len(".json")]):
+                    yield read_entry(Path(shard.path, name))
 
     def is_stale(self, entry: CacheEntry) -> bool:
         """Whether ``entry`` can no longer hit where it was made or last used

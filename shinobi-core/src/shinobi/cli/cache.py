@@ -113,9 +113,20 @@ def _entries(cache: StepCache) -> list[CacheEntry]:
     from shinobi.errors import UsageError
 
     try:
-        return list(cache.entries())
+        found = list(cache.entries())
     except OSError as exc:
-        raise UsageError(f"cannot read the step cache at {cache.root}: {exc}") from None
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise UsageError(
+            f"cannot read the step cache at {cache.root}: {exc.strerror or exc}{where}"
+        ) from None
+    if cache.unlisted:  # a shared cache another user wrote under umask 077
+        click.echo(
+            f"ninja: warning: {len(cache.unlisted)} folder(s) of entries cannot be read by"
+            f" this user ({cache.unlisted[0]}...): their entries are not listed, nor"
+            " removed; their owner can, or can make them group-readable",
+            err=True,
+        )
+    return found
 
 
 def _remove(
@@ -266,8 +277,10 @@ def _matching(cache: StepCache, keys: tuple[str, ...], step: str | None) -> list
 
             steps = sorted({e.step for e in entries})
             raise UsageError(
-                f"no cache entry is for a step {step!r}{did_you_mean(step, steps)}"
-                " (`ninja cache ls` lists them)"
+                f"no cache entry is for a step {step!r}{did_you_mean(step, steps)}; an entry"
+                " keeps the name of the step that stored it, so a step renamed since is"
+                " found under its old name (`ninja cache ls` lists them, or run with"
+                " --no-cache to run every step again)"
             )
         return found
     chosen: list[CacheEntry] = []
