@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
+from shinobi.backends.streams import MAX_CAPTURE, TAIL_CAPTURE
 from shinobi.runner import run_recipe
 from shinobi.steps import Cab, Recipe, Wrangler
 from shinobi.steps.result import RESULT_TAIL, joined_tail, kept_tail
@@ -71,3 +74,27 @@ def test_a_cancelled_step_that_may_still_run_keeps_the_backend_s_hint() -> None:
     done = BackendRun(returncode=-15, cancelled=True, reason="stopped")
     made = result_of_run("s", done, invocation, "slurm", 0.0, 1.0, outputs={}, error=None)
     assert made.error == "interrupted"
+
+
+def test_only_a_stream_a_wrangler_reads_is_captured_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each running step held 16 MiB a stream in ninja whatever read it: a stream
+    no wrangler reads is kept as the tail its result and failure line need."""
+    from shinobi.backends import native, process
+
+    asked: list[tuple[int, int]] = []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        asked.append((kwargs["stdout_capture"], kwargs["stderr_capture"]))
+        return process.run_process(*args, **kwargs)
+
+    monkeypatch.setattr(native, "run_process", spy)
+    on_stdout = Wrangler(r"first rms: ([\d.]+)", "output", output="rms", stream="stdout")
+    wrangled = Cab("wrangled", ["/bin/sh", "-c", CHATTY], outputs_model=Rms, wranglers=[on_stdout])
+    plain = Cab("plain", ["/bin/sh", "-c", CHATTY])
+    for cab in (wrangled, plain):
+        recipe = Recipe("r")
+        recipe.add_step("talk", cab, backend="native")
+        assert run_recipe(recipe, cwd=tmp_path, workdir=tmp_path, use_cache=False).ok
+    assert asked == [(MAX_CAPTURE, TAIL_CAPTURE), (TAIL_CAPTURE, TAIL_CAPTURE)]

@@ -157,14 +157,33 @@ def test_a_step_sees_the_environment_as_it_is_when_the_step_starts(
     assert run.stdout == "set after import|unset\n"
 
 
+def held(log: streams.StreamLog) -> int:
+    return sum(map(len, log._chunks)) + len(log._last)
+
+
 def test_the_tail_in_memory_stays_bounded_however_much_a_step_prints(tmp_path: Path) -> None:
     log = streams.StreamLog(None, warn=lambda m: None, limit=1000)
     chunk = b"0123456789" * 70_000  # 700 kB
     for _ in range(5):
         log.write(chunk)
-        assert len(log._tail) <= 1000 + streams._SLACK
+        assert held(log) <= 1000 + streams._CHUNK
     log.write(b"the end\n")
     assert log.text().endswith("the end\n") and len(log.text()) == 1000
+
+
+def test_a_large_tail_is_kept_in_chunks_not_moved_at_each_trim() -> None:
+    """Every byte is copied into the tail once: a 16 MiB buffer shifted forward
+    after every megabyte cost a step printing a gigabyte most of its time."""
+    limit = 4 * streams._CHUNK
+    log = streams.StreamLog(None, warn=lambda m: None, limit=limit)
+    written = bytearray()
+    for i in range(3000):  # small writes (a pystep's prints) and pipe-sized reads
+        data = f"line {i}\n".encode() * (1 if i % 100 else 20_000)
+        log.write(data)
+        written += data
+        assert limit <= held(log) <= limit + streams._CHUNK or held(log) == len(written)
+    assert all(len(c) <= streams._CHUNK for c in log._chunks)
+    assert log.text() == written[-limit:].decode()
 
 
 @pytest.mark.parametrize("pidfd", [True, False])

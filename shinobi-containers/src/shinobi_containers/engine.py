@@ -331,6 +331,8 @@ class ContainerBackend(Backend):
                 env=self.client_environment(invocation),
                 stdout_path=invocation.stdout_path,
                 stderr_path=invocation.stderr_path,
+                stdout_capture=invocation.stdout_capture,
+                stderr_capture=invocation.stderr_capture,
                 before_kill=lambda: self._stop(name, control),
                 # an apptainer payload's background writer outlives its command
                 # (no container ends it): the output is unfinished, as natively

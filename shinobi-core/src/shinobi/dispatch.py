@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from shinobi.backends.base import Backend, Invocation, PathUse
 from shinobi.backends.guarded import run_backend
 from shinobi.backends.spawn import user_code
-from shinobi.backends.streams import StreamLog
+from shinobi.backends.streams import MAX_CAPTURE, TAIL_CAPTURE, StreamLog
 from shinobi.cache_limits import applied_limits, demanded_limits
 from shinobi.errors import ShinobiError, did_you_mean, exception_line
 from shinobi.exit_guard import ExitInValidator, describe_exit, exits_refused, validated
@@ -153,7 +153,19 @@ def invocation_for(
         stdout_path=stdout_path,
         stderr_path=stderr_path,
         scratch_dir=str(session.run_dir) if session.run_dir else None,
+        stdout_capture=_capture(cab, "stdout"),
+        stderr_capture=_capture(cab, "stderr"),
     )
+
+
+def _capture(cab: Cab, stream: str) -> int:
+    """The bytes of ``stream`` the step's run keeps in memory: the whole (up to
+    its cap) for the cab's wranglers to read, else the tail its result keeps. A
+    tool that prints gigabytes would otherwise hold 16 MiB a stream in ninja for
+    each step running, for nothing to read."""
+    if any(w.stream in (stream, "both") for w in cab.wranglers):
+        return MAX_CAPTURE
+    return TAIL_CAPTURE
 
 
 def run_cab(

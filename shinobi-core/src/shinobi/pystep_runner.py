@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from shinobi.backends.base import BackendRun, Invocation
 from shinobi.backends.guarded import run_backend
 from shinobi.backends.spawn import user_code
-from shinobi.backends.streams import StreamLog
+from shinobi.backends.streams import TAIL_CAPTURE, StreamLog
 from shinobi.backends.venv import installer, no_venv_warning, venv_ran_in
 from shinobi.exit_guard import ExitInValidator, describe_exit, exits_refused, validated
 from shinobi.failures import (
@@ -140,8 +140,8 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
     )
     # What the function prints goes to the step's logs, as a tool's output does.
     stdout_path, stderr_path = session.log_paths(name)
-    out = StreamLog(stdout_path, session.control.warn)
-    err = StreamLog(stderr_path, session.control.warn)
+    out = StreamLog(stdout_path, session.control.warn, TAIL_CAPTURE)  # for the result alone
+    err = StreamLog(stderr_path, session.control.warn, TAIL_CAPTURE)
     in_call = True
     with session.python_inside(name, why):
         try:

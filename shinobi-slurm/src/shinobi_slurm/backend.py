@@ -599,7 +599,8 @@ class SlurmBackend(Backend):
             return BackendRun(returncode=1, stderr=f"{lost}\n", reason=lost, details=details)
         if record.started:
             self._await_logs(stdout)
-        out, err = read_log(stdout, before.get(stdout, 0)), read_log(stderr, before.get(stderr, 0))
+        out = read_log(stdout, before.get(stdout, 0), invocation.stdout_capture)
+        err = read_log(stderr, before.get(stderr, 0), invocation.stderr_capture)
         record = with_true_exit(self.commands, record)
         # `ninja run --backend slurm` runs the tool itself in the job, never an engine
         outcome = classify(

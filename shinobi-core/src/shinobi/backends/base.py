@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from shinobi.backends.streams import MAX_CAPTURE
+
 if TYPE_CHECKING:
     from shinobi.resources import Resources
 
@@ -88,7 +90,16 @@ class PathUse:
 
 @dataclass(frozen=True, slots=True)
 class Invocation:
-    """Everything a backend needs to run one step, and nothing it must not know."""
+    """Everything a backend needs to run one step, and nothing it must not know.
+
+    ``stdout_capture`` and ``stderr_capture`` are how many bytes of the end of
+    each stream the kernel reads from :class:`BackendRun`: the whole of a
+    stream a cab's wranglers read (up to
+    :data:`~shinobi.backends.streams.MAX_CAPTURE`), else a tail
+    (:data:`~shinobi.backends.streams.TAIL_CAPTURE`) for the result and the
+    failure's line. A backend keeps no more than that in memory; the log files
+    get everything.
+    """
 
     step: str
     argv: tuple[str, ...]
@@ -102,6 +113,8 @@ class Invocation:
     stdout_path: str | None = None
     stderr_path: str | None = None
     scratch_dir: str | None = None
+    stdout_capture: int = MAX_CAPTURE
+    stderr_capture: int = MAX_CAPTURE
 
 
 @dataclass(slots=True)
@@ -118,8 +131,11 @@ class BackendRun:
     return) was written where the host cannot see it, and core fails the
     step rather than hand on whatever file the host has at that path.
 
-    ``stderr`` is what the tool printed. A backend that runs the tool through
-    another program's client (a container engine) leaves out the lines that
+    ``stdout`` and ``stderr`` are what the tool printed: all of it, or, of a
+    stream longer than the invocation's ``stdout_capture`` or
+    ``stderr_capture`` bytes, at least that many of its last bytes (a little
+    more does no harm). A backend that runs the tool through another
+    program's client (a container engine) leaves out of ``stderr`` the lines that
     client printed of its own accord on a run that went well (docker's
     "IPv4 forwarding is disabled" warning) and gives them as ``engine_stderr``:
     the cab's wranglers and the tail a result keeps are the tool's alone, and

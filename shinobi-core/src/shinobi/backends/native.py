@@ -34,5 +34,7 @@ class NativeBackend(Backend):
             env=step_environment(invocation),
             stdout_path=invocation.stdout_path,
             stderr_path=invocation.stderr_path,
+            stdout_capture=invocation.stdout_capture,
+            stderr_capture=invocation.stderr_capture,
             outputs=invocation.paths,
         )

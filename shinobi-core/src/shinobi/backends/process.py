@@ -198,14 +198,14 @@ def _unfinished_output(
     return None, _described(settled.left) if settled.left else ()
 
 
-def read_log(path: str, since: int = 0) -> str:
+def read_log(path: str, since: int = 0, limit: int = MAX_CAPTURE) -> str:
     """A log file's text from byte ``since`` on (what one attempt of a step added
-    to a log that gathers every attempt), at most the last :data:`MAX_CAPTURE` bytes."""
+    to a log that gathers every attempt), at most the last ``limit`` bytes."""
     try:
         with open(path, "rb") as fh:
             fh.seek(0, os.SEEK_END)
             size = fh.tell()
-            fh.seek(max(since, size - MAX_CAPTURE))
+            fh.seek(max(since, size - limit))
             data = fh.read()
     except FileNotFoundError:
         return ""
@@ -404,6 +404,8 @@ def run_process(
     before_kill: Callable[[], None] | None = None,
     outputs: Sequence[PathUse] = (),
     started: Callable[[int], None] | None = None,
+    stdout_capture: int = MAX_CAPTURE,
+    stderr_capture: int = MAX_CAPTURE,
 ) -> BackendRun:
     """Run ``argv`` in a new session, blocking; tear it down if the run is cancelled.
 
@@ -414,6 +416,8 @@ def run_process(
     running still writes one of them fails (see :func:`_unfinished_output`).
     ``started`` is told the child's pid once it runs, for a backend that
     watches the payload while it runs (a memory-stall watchdog, say).
+    ``stdout_capture`` and ``stderr_capture``: the invocation's, the bytes of
+    each stream the result keeps (see :class:`~shinobi.backends.base.Invocation`).
     """
     if control.stopping():
         return BackendRun(returncode=-signal.SIGTERM, signal=signal.SIGTERM, cancelled=True)
@@ -427,8 +431,8 @@ def run_process(
     child_env[_TAG_KEY] = tag.encode()
     out_read, out_write = os.pipe()
     err_read, err_write = os.pipe()
-    stdout = StreamLog(stdout_path, control.warn)
-    stderr = StreamLog(stderr_path, control.warn)
+    stdout = StreamLog(stdout_path, control.warn, stdout_capture)
+    stderr = StreamLog(stderr_path, control.warn, stderr_capture)
     try:
         proc = start(
             argv, cwd=cwd, env=child_env, stdin=_devnull(), stdout=out_write, stderr=err_write

@@ -20,23 +20,27 @@ from __future__ import annotations
 import os
 import select
 import threading
+from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from shinobi.backends.spawn import Child
 
-__all__ = ["MAX_CAPTURE", "StreamLog", "pump"]
+__all__ = ["MAX_CAPTURE", "TAIL_CAPTURE", "StreamLog", "pump"]
 
-#: The most of a stream kept in memory for wranglers and results.
+#: The most of a stream kept in memory, for a cab whose wranglers read it.
 MAX_CAPTURE = 16 * 1024 * 1024
+#: What is kept of a stream nothing reads whole: the tail a result keeps
+#: (:data:`~shinobi.steps.result.RESULT_TAIL` characters, twice as many bytes,
+#: so a cut stream still reads as cut) and the line a failure quotes. Each
+#: running step holding 16 MiB a stream made ninja grow by gigabytes.
+TAIL_CAPTURE = 512 * 1024
 
 #: How often (seconds) the leader is polled where the kernel has no pidfd.
 _POLL_INTERVAL = 0.05
 
 _CHUNK = 65536
-#: How far the in-memory tail may grow past its limit before it is trimmed.
-_SLACK = 1024 * 1024
 #: Appended to: an orchestration function that runs its cab again (a retry)
 #: adds to the step's log instead of replacing the first attempt's output.
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
@@ -50,6 +54,11 @@ class StreamLog:
     (``ctx.run`` called again), and is then added to. A log
     that cannot be written (a full disk) is reported once through ``warn`` and
     the stream is still kept in memory, so the step's result carries it.
+
+    The tail in memory is the last ``limit`` bytes and at most one chunk more,
+    held in chunks of at most :data:`_CHUNK` bytes: dropping the oldest costs
+    nothing however large the limit, where trimming one buffer moved the whole
+    tail forward again and again.
     """
 
     def __init__(
@@ -62,14 +71,14 @@ class StreamLog:
         self._failed = False
         #: Set at the pipe's end of file: no process holds the stream any more.
         self.ended = False
-        self._tail = bytearray()
+        self._chunks: deque[bytes] = deque()  # full chunks, oldest first
+        self._held = 0  # their bytes
+        self._last = bytearray()  # the newest chunk, filling (small writes gather here)
         self._lock = threading.Lock()
 
     def write(self, data: bytes) -> None:
         with self._lock:
-            self._tail += data
-            if len(self._tail) > self._limit + _SLACK:  # trimmed now and then, not per read
-                del self._tail[: -self._limit]
+            self._keep(data)
             if self.path is None or self._failed:
                 return
             try:
@@ -85,11 +94,36 @@ class StreamLog:
 
                 note_cut_log(self.path, exc.strerror or str(exc))  # for `ninja logs` to say
 
+    def _keep(self, data: bytes) -> None:
+        """Add ``data`` to the tail, dropping the oldest chunks it no longer needs."""
+        view = memoryview(data)[max(0, len(data) - self._limit) :]
+        if len(self._last) + len(view) > _CHUNK:
+            self._close_last()
+        if len(data) == len(view) == _CHUNK and isinstance(data, bytes):  # a full read: no copy
+            self._push(data)
+        elif len(view) > _CHUNK:  # a large write (a pystep's): cut, to be dropped piecemeal
+            for start in range(0, len(view), _CHUNK):
+                self._push(bytes(view[start : start + _CHUNK]))
+        else:
+            self._last += view
+        while self._chunks and self._held + len(self._last) - len(self._chunks[0]) >= self._limit:
+            self._held -= len(self._chunks.popleft())
+
+    def _close_last(self) -> None:
+        if self._last:
+            self._push(bytes(self._last))
+            self._last.clear()
+
+    def _push(self, chunk: bytes) -> None:
+        self._chunks.append(chunk)
+        self._held += len(chunk)
+
     def text(self) -> str:
         with self._lock:
-            if not self._tail:  # most steps print nothing
+            if not self._chunks and not self._last:  # most steps print nothing
                 return ""
-            return bytes(self._tail[-self._limit :]).decode("utf-8", errors="replace")
+            kept = memoryview(b"".join((*self._chunks, self._last)))
+            return str(kept[-self._limit :], "utf-8", "replace")
 
     def close(self) -> None:
         """Close the log file, if the stream ever wrote one (the stream has ended)."""

@@ -471,6 +471,8 @@ class VenvBackend(Backend):
             env=venv_environment(venv, invocation.env),
             stdout_path=invocation.stdout_path,
             stderr_path=invocation.stderr_path,
+            stdout_capture=invocation.stdout_capture,
+            stderr_capture=invocation.stderr_capture,
             outputs=invocation.paths,
         )
 

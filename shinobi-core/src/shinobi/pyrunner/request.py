@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shinobi.backends.base import Invocation, PathKind, PathRole, PathUse
+from shinobi.backends.streams import TAIL_CAPTURE
 from shinobi.pyrunner import BOOT, RUNNER
 from shinobi.recipe_modules import is_recipe_module
 from shinobi.steps.argv import revealed, secret_texts, secrets_within
@@ -240,4 +241,6 @@ def build_invocation(
         stdout_path=stdout_path,
         stderr_path=stderr_path,
         scratch_dir=str(workspace),
+        stdout_capture=TAIL_CAPTURE,  # no wrangler reads a pystep's output
+        stderr_capture=TAIL_CAPTURE,
     )
