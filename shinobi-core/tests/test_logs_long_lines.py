@@ -144,3 +144,50 @@ def test_a_long_line_followed_takes_little_memory(tmp_path: Path) -> None:
         fh.seek(-len(b"j\n[s stderr] e\n"), 2)
         assert fh.read() == b"j\n[s stderr] e\n"
     assert (tmp_path / "f").stat().st_size == len(b"[s stdout] \n[s stderr] e\n") + 40 * MB
+
+
+def test_a_progress_bar_without_line_breaks_is_shown_a_round_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line not ended waited for its line break until the run ended (hours, for an
+    imager's ``\\r`` progress bar); now what has come of it is printed, titled, once it
+    has waited a round, and its rest comes as a line of its own."""
+    run_dir = _finished_run(tmp_path, {"s.out": b"tick 0\n", "s.err": b"\rimaging: 8%"})
+    _followed_while(
+        monkeypatch,
+        run_dir,
+        [
+            _append("s.err", b"\rimaging: 16%"),
+            _append("s.out", b"tick 1\n"),
+            _append("s.err", b"\rimaging: 24%\n"),
+            _append("s.out", b"tick 2\n"),
+        ],
+    )
+    code, followed = _printed(tmp_path / "f", "logs", RUN, "s", "-f", "--workdir", str(tmp_path))
+    assert code == 0
+    assert followed.split(b"\n") == [
+        b"[s stdout] tick 0",
+        b"[s stderr] \rimaging: 8%\rimaging: 16%",
+        b"[s stdout] tick 1",
+        b"[s stderr] \rimaging: 24%",
+        b"[s stdout] tick 2",
+        b"",
+    ]
+
+
+def test_a_last_line_without_a_line_break_is_shown_before_the_run_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A finished step's last line, not ended, is printed once a round has brought
+    nothing more of it, not when the whole run ends."""
+    run_dir = _finished_run(tmp_path, {"s.out": b"no newline at end", "s.err": b"e1\n"})
+    _followed_while(monkeypatch, run_dir, [_append("s.err", b"e2\n"), _append("s.err", b"e3\n")])
+    code, followed = _printed(tmp_path / "f", "logs", RUN, "s", "-f", "--workdir", str(tmp_path))
+    assert code == 0
+    assert followed.split(b"\n") == [
+        b"[s stderr] e1",
+        b"[s stdout] no newline at end",
+        b"[s stderr] e2",
+        b"[s stderr] e3",
+        b"",
+    ]

@@ -131,7 +131,11 @@ def _echo_followed(
 
     The part of a line not yet ended waits in ``partial`` for the rest (a UTF-8
     character cut between two reads came out as two replacement characters)
-    until the ``final`` read. A line that grows to :data:`CHUNK` is printed
+    for one round: if the next brings no line break, what has come of it is
+    printed as a line then, and its rest comes as a line of its own. A progress
+    bar that never breaks a line (``\r``, or ``0%....10....20``), or a finished
+    step's last line without a line break, showed nothing until the run
+    ended. The ``final`` read prints it at once. A line that grows to :data:`CHUNK` is printed
     before it ends, so as not to hold it all: then ``held`` keeps the other logs
     waiting (unread, in their files) until it ends, its log read first in each
     round, so its pieces come one after another under one title. If it goes on
@@ -145,21 +149,30 @@ def _echo_followed(
         _end_held(line)  # its log is gone: nothing more of it will come
     for title, path in sorted(found, key=lambda log: log[1] != line.path):  # the held first
         head = _titled(title)
+        carry = partial.pop(path, b"")
         with path.open("rb") as fh:
-            fh.seek(offsets.get(path, 0))
+            start = offsets.get(path, 0)
+            fh.seek(start)
             chunks = _chunks(fh, os.fstat(fh.fileno()).st_size)
-            rest = _echo_titled_lines(chunks, head, partial.pop(path, b""), path, line)
+            rest = _echo_titled_lines(chunks, head, carry, path, line)
             offsets[path] = fh.tell()
+        print_rest = final or _waited_a_round(carry, rest, offsets[path] - start)
         if line.path == path and (final or held is None):
             _end_held(line)
         elif line.path == path:
             if not _cut_held(line, found, offsets):
                 return  # the others wait for its line to end
             rest = RESUMED_MARK
-        if rest and not final:
+        if rest and not print_rest:
             partial[path] = rest
         elif rest:
             click.echo(head + rest)
+
+
+def _waited_a_round(carry: bytes, rest: bytes, read: int) -> bool:
+    """Whether the line not ended, ``rest``, began before this round (``carry``) and
+    this round's ``read`` bytes brought it no line break (they all went into it)."""
+    return bool(carry) and len(rest) - len(carry) == read
 
 
 def _echo_titled_lines(
