@@ -54,6 +54,14 @@ broken = Recipe("broken")
 broken.add_step("first step", Cab("first", ["/bin/sh", "-c", "echo one; echo two >&2; exit 3"]))
 broken.add_step("after", Cab("after", ["/bin/echo", "never"]))  # one worker: never starts
 
+class Letters(BaseModel):
+    words: list[str] = ["a", "b", "c", "d", "e", "f"]
+
+halted = Recipe("halted", Letters)  # one worker: slice[2] fails, slices 3 to 5 never start
+check = Cab("check", ["/bin/sh", "-c", 'echo "$0"; [ "$0" != c ]'], Word,
+            field_meta={"word": ParamMeta(positional=True)})
+halted.add_step("each", check, scatter="word", word=halted.inputs.words)
+
 mute_failure = Recipe("mute_failure")
 mute_failure.add_step("mute", Cab("mute", ["/bin/false"]))
 mute_failure.add_step("after", Cab("after", ["/bin/echo", "never"]))
@@ -689,3 +697,26 @@ def test_a_run_folder_this_user_cannot_read_is_kept_and_the_rest_cleaned(
         assert not ours.exists() and theirs.exists()
     finally:
         shutil.rmtree(space)
+
+
+def test_without_a_manifest_logs_tell_a_slice_that_never_ran_from_one_beyond_them(
+    project: Path,
+) -> None:
+    """A slice a failure kept from starting was said to have printed nothing, with a
+    nearer slice offered; so was a slice past the last. The run notes its scatters'
+    slices that never started as ranges, not a status a slice."""
+    assert ninja(project, "run", "recipe.py:halted", "--no-cache").returncode == 1
+    (run,) = json.loads(ninja(project, "runs", "--json").stdout)["runs"]
+    never = ninja(project, "logs", run["run_id"], "each[4]")
+    assert never.returncode == 2
+    assert f"step 'each[4]' of run {run['run_id']} did not run, so it printed nothing" in (
+        never.stderr
+    )
+    beyond = ninja(project, "logs", run["run_id"], "each[60]")
+    assert beyond.returncode == 2 and "did you mean" not in beyond.stderr
+    assert (
+        f"run {run['run_id']} has no step 'each[60]': step 'each' had 6 slices, each[0] to each[5]"
+    ) in beyond.stderr
+    assert ninja(project, "logs", run["run_id"], "each[1]").stdout == "b\n"
+    noted = json.loads((project / ".shinobi" / "runs" / run["run_id"] / ".slices").read_text())
+    assert noted == {"each": {"count": 6, "not run": [[3, 5]]}}

@@ -36,7 +36,7 @@ import shutil
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,9 +46,11 @@ __all__ = [
     "ENDED_ABRUPTLY",
     "JOBS_LEDGER",
     "RUN_RECORD",
+    "SLICE_NOTES",
     "STEP_LIST",
     "STEP_STATUSES",
     "LocalRun",
+    "SliceNote",
     "age_days",
     "cut_logs",
     "describe_run",
@@ -68,6 +70,7 @@ __all__ = [
     "run_logs",
     "runs_root",
     "settled_status",
+    "slice_note",
     "step_statuses",
 ]
 
@@ -81,6 +84,12 @@ STEP_LIST = ".steps"
 #: written as the run ends, so ``ninja logs`` can tell a step that never started
 #: from one that printed nothing, without ``--provenance``.
 STEP_STATUSES = ".statuses"
+#: Each scattered step of an ended run: how many slices it had and, as ranges
+#: ``[start, stop]``, those that never started (a failure stopped the run
+#: first), so ``ninja logs`` can say a slice did not run, or that the step has
+#: no such slice, without ``--provenance``. Ranges keep the note of a
+#: 2,000-slice scatter a few numbers long, where a status a slice was 2,000.
+SLICE_NOTES = ".slices"
 #: What each lock this process holds says (recipe, pid), by descriptor, so
 #: :func:`release_run` can add how the run ended to it.
 _HELD: dict[int, dict[str, object]] = {}
@@ -226,14 +235,19 @@ def note_steps(run_dir: Path, names: Iterable[str]) -> None:
 
 
 def note_statuses(
-    run_dir: Path, names: Iterable[str], ended: dict[str, str], unfinished: set[str]
+    run_dir: Path,
+    names: Iterable[str],
+    ended: dict[str, str],
+    unfinished: set[str],
+    planned: Mapping[str, int] | None = None,
 ) -> None:
     """Keep how the steps of a run that ended did, where that was not ``ok``.
 
     ``names`` are the run's steps (as :func:`note_steps` got them), ``ended``
     each finished step's (or slice's) status, ``unfinished`` those still
     running when the run stopped (a crash): they are not claimed "not run".
-    Nothing is written when every step ended ``ok`` or ``cached``.
+    Nothing is written when every step ended ``ok`` or ``cached``. ``planned``:
+    the slices each scattered step had (see :data:`SLICE_NOTES`).
     """
     notes = {name: status for name, status in ended.items() if status not in _FINE}
     begun = _with_parents([*ended, *unfinished])
@@ -243,6 +257,54 @@ def note_statuses(
     if notes:
         with contextlib.suppress(OSError):
             (run_dir / STEP_STATUSES).write_text(json.dumps(notes))
+    if planned:
+        started = {*ended, *unfinished}
+        slices = {
+            step: {"count": count, "not run": _never_started(step, count, started)}
+            for step, count in planned.items()
+        }
+        with contextlib.suppress(OSError):
+            (run_dir / SLICE_NOTES).write_text(json.dumps(slices))
+
+
+def _never_started(step: str, count: int, started: set[str]) -> list[list[int]]:
+    """The slices of ``step`` (``count`` of them) not among ``started``, as ranges
+    ``[first, last]``: slices start in order, so a failure leaves one or two."""
+    ranges: list[list[int]] = []
+    for index in range(count):
+        if f"{step}[{index}]" in started:
+            continue
+        if ranges and ranges[-1][1] == index - 1:
+            ranges[-1][1] = index
+        else:
+            ranges.append([index, index])
+    return ranges
+
+
+@dataclass(frozen=True)
+class SliceNote:
+    """What a run noted of one slice ``STEP[index]`` as it ended (see :data:`SLICE_NOTES`):
+    how many slices ``STEP`` had, and whether this one started (one beyond them did not)."""
+
+    index: int
+    count: int
+    started: bool
+
+
+def slice_note(run: LocalRun, name: str) -> SliceNote | None:
+    """What ``run`` noted of the slice ``name`` (``STEP[k]``); None when it noted
+    nothing of that step (not scattered, or an older ninja's run)."""
+    step = scattered_step(name)
+    note = (_read_json(run.path / SLICE_NOTES) or {}).get(step) if step != name else None
+    if not isinstance(note, dict):
+        return None
+    try:
+        index = int(name[len(step) + 1 : -1])
+        count = int(note["count"])
+        missed = any(first <= index <= last for first, last in note["not run"])
+    except (TypeError, ValueError, KeyError):  # a note torn, or not a slice's index
+        return None
+    return SliceNote(index, count, started=index < count and not missed)
 
 
 def _with_parents(names: Iterable[str]) -> set[str]:

@@ -630,7 +630,13 @@ def run_prepared(
         finally:
             if not refused:
                 walked = () if ended == "ok" else (path for path, _ in graph.walk())
-                note_statuses(session.run_dir, walked, session.ended, session.steps_running())
+                note_statuses(
+                    session.run_dir,
+                    walked,
+                    session.ended,
+                    session.steps_running(),
+                    session.planned_slices,
+                )
             release_run(held, ended)
             if not session.undying:  # a step that would not die is an orphan once ninja exits
                 unmark_live(marker)

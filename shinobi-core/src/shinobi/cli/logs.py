@@ -281,7 +281,7 @@ def _printed(logs: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
 def _nothing_printed(root: Path, run: Any, step: str | None, stream: str) -> None:
     """Show the cached logs that stand for a run's (or step's), or say why it has none."""
     from shinobi.errors import UsageError
-    from shinobi.local_runs import is_running, step_statuses
+    from shinobi.local_runs import is_running, slice_note, step_statuses
 
     _refuse_unknown_step(run, step)
     origins = _cache_origins(run, step)
@@ -291,6 +291,9 @@ def _nothing_printed(root: Path, run: Any, step: str | None, stream: str) -> Non
     what = f"step {step!r} of run {run.run_id}" if step else f"run {run.run_id}"
     _refuse_lost(run, step, stream, what)
     status = step_statuses(run).get(step) if step is not None else None
+    if status is None and step is not None:  # a slice a failure kept from starting?
+        note = slice_note(run, step)
+        status = "not run" if note is not None and not note.started else None
     if status in ("not run", "skipped"):
         why = " (skipped)" if status == "skipped" else ""
         raise UsageError(f"{what} did not run{why}, so it printed nothing")
@@ -482,13 +485,34 @@ def _refuse_unknown_step(run: Any, step: str | None) -> None:
     """
     from shinobi.errors import UsageError, did_you_mean
 
-    names = _steps_of(run) if step is not None else None
-    if step is None or names is None or _names_a_step(step, names):
+    if step is None:
+        return
+    names = _steps_of(run)
+    if names is None or _names_a_step(step, names):
+        _refuse_slice_beyond(run, step)
         return
     listing = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
     raise UsageError(
         f"run {run.run_id} has no step {step!r}{did_you_mean(step, names)} (its steps: {listing})"
     )
+
+
+def _refuse_slice_beyond(run: Any, step: str) -> None:
+    """Say so when ``step`` is a slice past the end of its scattered step, as the run
+    noted it: a slice near its number is no answer to a number beyond them all."""
+    from shinobi.errors import UsageError
+    from shinobi.local_runs import slice_note
+    from shinobi.step_names import scattered_step
+
+    note = slice_note(run, step)
+    if note is None or note.index < note.count:
+        return
+    scatter = scattered_step(step)
+    had = {0: "no slices (its list to scatter over was empty)", 1: f"1 slice, {scatter}[0]"}
+    slices = had.get(
+        note.count, f"{note.count} slices, {scatter}[0] to {scatter}[{note.count - 1}]"
+    )
+    raise UsageError(f"run {run.run_id} has no step {step!r}: step {scatter!r} had {slices}")
 
 
 def _steps_of(run: Any) -> list[str] | None:
