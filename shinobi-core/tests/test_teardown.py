@@ -210,3 +210,43 @@ def test_a_failing_payload_stopper_is_reported_and_the_processes_still_go(
     thread.join(10)
     assert outcome[0].cancelled and tagged(tag) == []
     assert heard and "engine unreachable" in heard[0]
+
+
+def test_a_step_whose_leader_is_killed_has_its_family_stopped_before_it_is_reported(
+    tmp_path: Path, tag: str
+) -> None:
+    """The out-of-memory killer takes the main process alone: what it started must
+    not write on after the step failed (only a child that left the session,
+    cleared its environment and is orphaned escapes, as at an interrupt)."""
+    alive_at_return: list[list[int]] = []
+    control = RunControl(grace=0.3)
+    thread, outcome = start_family(tmp_path, tag, control, alive_at_return)
+    markers = tmp_path / "family"
+    root, clean = (int(Path(f"{markers}.{role}").read_text()) for role in ("root", "clean"))
+    os.kill(root, signal.SIGKILL)
+    thread.join(15)
+    run = outcome[0]
+    assert run.signal == signal.SIGKILL and not run.cancelled
+    assert alive_at_return == [[clean]]  # the stubborn one included: SIGKILL after the grace
+    assert run.stopped and all(name.startswith("pid ") for name in run.stopped)
+
+
+def test_a_failed_steps_leftover_that_will_not_die_is_named_and_keeps_the_live_marker(
+    tmp_path: Path, ghost: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shinobi.config import load_config
+    from shinobi.runner import run_recipe
+    from shinobi.steps import Cab, Recipe
+
+    monkeypatch.setattr(teardown, "KILL_WAIT", 0.3)
+    recipe = Recipe("r")
+    recipe.add_step("crash", Cab("crash", ["sh", "-c", "sleep 0.2 & exit 1"]))
+    config = load_config({"execution.grace_period": 0.1, "cache.enabled": False})
+    with teardown.use_process_table(UndyingTable(ghost)):
+        (step,) = run_recipe(recipe, config=config, cwd=tmp_path, workdir=tmp_path).steps
+    assert step.status == "failed" and step.details["undying"] == [ghost]
+    (warning,) = step.warnings
+    assert warning.startswith("it failed and left pid ")
+    assert f"pid(s) {ghost} would not die" in warning
+    # the next run here sees it once this ninja is gone, as after an interrupt
+    assert os.listdir(tmp_path / ".shinobi" / "live")

@@ -38,7 +38,7 @@ def result_of_run(
         stderr=kept_tail(run.stderr),
         error=_interrupted(run) if run.cancelled else error,
         signal=run.signal,
-        warnings=[*warnings, *_left_running(run)],
+        warnings=[*warnings, *_left_running(run), *_stopped(run)],
         backend=backend_name,
         argv=list(invocation.argv),
         started=started,
@@ -63,6 +63,26 @@ def _left_running(run: BackendRun) -> list[str]:
         " purpose, detach it from the step (`setsid env -u SHINOBI_TEARDOWN_TAG CMD`, with"
         " its output sent elsewhere) (this result is not cached)"
     ]
+
+
+def _stopped(run: BackendRun) -> list[str]:
+    """The warning of a failed step whose leftover processes were stopped, so
+    the user knows the step started more than it waited for, and which of
+    them may not have died."""
+    if not run.stopped:
+        return []
+    said = (
+        f"it failed and left {', '.join(run.stopped)} running; they were stopped"
+        " (SIGTERM, SIGKILL after the grace period) so that nothing of this failed"
+        " step writes into a later step or run"
+    )
+    if run.undying:
+        pids = ", ".join(str(p) for p in run.undying)
+        said += (
+            f", but pid(s) {pids} would not die (uninterruptible I/O?): wait for them to"
+            " end before running it again"
+        )
+    return [said]
 
 
 def _interrupted(run: BackendRun) -> str:

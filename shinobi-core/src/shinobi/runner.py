@@ -613,6 +613,10 @@ def run_prepared(
                     from shinobi.teardown import finish_interrupted_run
 
                     session.undying = finish_interrupted_run(session, result)
+                else:
+                    from shinobi.teardown import undying_of
+
+                    session.undying = undying_of(result)
             except BaseException as exc:
                 if isinstance(exc, KeyboardInterrupt):
                     ended = "interrupted"

@@ -56,7 +56,9 @@ __all__ = [
     "process_table",
     "run_prefix",
     "still_running",
+    "stop_left_behind",
     "terminate",
+    "undying_of",
     "use_process_table",
 ]
 
@@ -310,6 +312,36 @@ def terminate(
     return tuple(sorted(left))
 
 
+def stop_left_behind(
+    sid: int,
+    tag: str,
+    left: Sequence[int],
+    grace: float,
+    hurry: threading.Event | None = None,
+) -> tuple[int, ...]:
+    """Stop what a step whose command has exited left running, as an interrupt
+    would (:func:`terminate`); returns the pids that would not die.
+
+    Found as while the step ran (session ``sid``, ``tag``), and among ``left``
+    (what was seen running when the command exited) and their descendants: a
+    child that left the session and cleared its environment is found by
+    neither once the SIGTERM took its parent, and it may be the one that
+    ignores SIGTERM. A pid of ``left`` now held by another process (its start
+    time differs) is not taken for one of them.
+    """
+    table = _table
+    seen = {pid: started for pid in left if (started := _start_time(pid)) is not None}
+
+    def find() -> list[int]:
+        found = set(table.members(sid, tag))
+        same = [pid for pid, started in seen.items() if _start_time(pid) == started]
+        if same:
+            found.update(table.family(same))
+        return list(found)
+
+    return terminate(find, grace, table=table, hurry=hurry)
+
+
 class StepWorkspace:
     """A step's temporary directory, removed only after its processes are gone.
 
@@ -339,6 +371,13 @@ def remove_tree(path: str) -> None:
 
 def _undying_of(steps: Sequence[StepResult]) -> set[int]:
     return {int(p) for step in every_step(steps) for p in step.details.get("undying", ())}
+
+
+def undying_of(result: RecipeResult) -> tuple[int, ...]:
+    """The pids the steps of ``result`` could not stop though no interrupt came
+    (what a failed step left running, that would not die): the run's orphans
+    once ninja exits, which the next run here must see (:mod:`shinobi.live_runs`)."""
+    return tuple(sorted(_undying_of(result.steps)))
 
 
 #: How an interrupted run ended when something of it may still run: a process

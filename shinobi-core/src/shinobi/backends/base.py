@@ -144,7 +144,10 @@ class BackendRun:
 
     ``left_running`` names (``pid N (command)``) the processes a step that
     went well left running after its command exited, which may still change
-    its outputs: the step warns, and its result is not cached.
+    its outputs: the step warns, and its result is not cached. ``stopped``
+    names those a step that failed by itself (a non-zero exit, a signal not
+    of ninja's) left running, which were stopped before it was reported, so
+    they cannot write into a later step or run; the step warns of them.
     """
 
     returncode: int
@@ -159,6 +162,7 @@ class BackendRun:
     visible: tuple[str, ...] | None = None
     engine_stderr: str = ""
     left_running: tuple[str, ...] = ()
+    stopped: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

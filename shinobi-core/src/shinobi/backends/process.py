@@ -198,6 +198,25 @@ def _unfinished_output(
     return None, _described(settled.left) if settled.left else ()
 
 
+def _stop_left_behind(
+    pid: int, tag: str, left: list[int], control: RunControl
+) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """Stop what a step that failed by itself left running: the processes
+    stopped (``pid N (command)``), and those that would not die.
+
+    A failed step's background worker goes on writing after ninja has moved
+    on or exited: into what the next step reads, or into the output the next
+    run writes again, which then holds lines of both and is cached as done.
+    Nothing a failed step was making is wanted, so unlike a step that exited
+    0 (whose server may be meant to outlive it) none of it is kept. ``left``:
+    the step's processes still running; none (nearly every step) costs nothing.
+    """
+    if not left:
+        return (), ()
+    stopped = _described(left)  # named while they still have a command line
+    return stopped, teardown.stop_left_behind(pid, tag, left, control.grace, control.hurry)
+
+
 def read_log(path: str, since: int = 0, limit: int = MAX_CAPTURE) -> str:
     """A log file's text from byte ``since`` on (what one attempt of a step added
     to a log that gathers every attempt), at most the last ``limit`` bytes."""
@@ -415,9 +434,11 @@ def run_process(
     are the paths the step writes: a step that exits 0 while a process it left
     running still writes one of them fails (see :func:`_unfinished_output`).
     ``started`` is told the child's pid once it runs, for a backend that
-    watches the payload while it runs (a memory-stall watchdog, say).
-    ``stdout_capture`` and ``stderr_capture``: the invocation's, the bytes of
-    each stream the result keeps (see :class:`~shinobi.backends.base.Invocation`).
+    watches the payload while it runs (a memory-stall watchdog, say). A step
+    that fails by itself has what it left running stopped before it returns
+    (see :func:`_stop_left_behind`). ``stdout_capture`` and ``stderr_capture``:
+    the invocation's, the bytes of each stream the result keeps (see
+    :class:`~shinobi.backends.base.Invocation`).
     """
     if control.stopping():
         return BackendRun(returncode=-signal.SIGTERM, signal=signal.SIGTERM, cancelled=True)
@@ -491,8 +512,11 @@ def run_process(
     left = _left_behind(proc.pid, tag, held=not (stdout.ended and stderr.ended))
     reason: str | None = None
     left_running: tuple[str, ...] = ()
+    stopped: tuple[str, ...] = ()
     if returncode == 0 and not control.stopping():
         reason, left_running = _unfinished_output(proc.pid, tag, outputs, left, control)
+    elif not control.stopping():  # failed by itself: an interrupt's teardown has the rest
+        stopped, survivors = _stop_left_behind(proc.pid, tag, left, control)
     if reason is not None:  # an unfinished output: the tool's own 0 cannot be reported as one
         returncode = 1
     elif returncode == 127:  # ``#!/usr/bin/env python3\r``: env ran, and found no python3\r
@@ -506,4 +530,5 @@ def run_process(
         cancelled=control.stopping(),
         undying=survivors,
         left_running=left_running,
+        stopped=stopped,
     )
