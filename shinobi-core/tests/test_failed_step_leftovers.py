@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from live_processes import alive
 from pydantic import BaseModel
 
 from shinobi.backends import process
@@ -69,16 +70,6 @@ r.set_output("out", r.outputs.t.out)
 Ninja = Callable[..., subprocess.CompletedProcess[str]]
 
 
-def _alive(pid: int) -> bool:
-    """Running, not a zombie (a reparented worker may never be reaped here)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
-    except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
-
-
 def _worker(tmp_path: Path) -> int:
     return int((tmp_path / "worker.pid").read_text())
 
@@ -100,7 +91,7 @@ def test_a_failed_steps_worker_writes_nothing_into_the_next_run(
     failed = ninja("run", "r.py:r")
     assert failed.returncode == 1, failed.stderr
     worker = _worker(workdir)
-    assert not _alive(worker), "the failed step's worker outlived it"
+    assert not alive(worker), "the failed step's worker outlived it"
     assert f"it failed and left pid {worker} (sh -c " in failed.stderr
     assert "they were stopped" in failed.stderr
     (workdir / "FAIL").unlink()
@@ -159,7 +150,7 @@ def test_a_worker_that_ignores_sigterm_is_killed_when_its_step_fails(
     step = _run_tool(workdir, crash, worker_setup="trap '' TERM")
     assert step.status == "failed", step.error
     worker = _worker(workdir)
-    assert not _alive(worker), "a worker that ignores SIGTERM outlived its failed step"
+    assert not alive(worker), "a worker that ignores SIGTERM outlived its failed step"
     assert any(w.startswith(f"it failed and left pid {worker} ") for w in step.warnings), (
         step.warnings
     )
@@ -174,6 +165,6 @@ def test_a_successful_steps_worker_keeps_running_and_is_warned_of(
     step = _run_tool(workdir, "exit 1")
     assert step.status == "ok", step.error
     worker = _worker(workdir)
-    assert _alive(worker), "a successful step's leftover was stopped"
+    assert alive(worker), "a successful step's leftover was stopped"
     (warning,) = step.warnings
     assert warning.startswith(f"it left pid {worker} ") and "may still change" in warning

@@ -13,20 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
+from live_processes import alive
 
 from shinobi.config import load_config
 from shinobi.runner import Interrupted, run_recipe
 from shinobi.steps import Cab, Recipe
-
-
-def _alive(pid: int) -> bool:
-    """Running, not a zombie (a reparented child may never be reaped here)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
-    except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
 
 
 def _wait_for(path: Path) -> None:
@@ -62,10 +53,10 @@ def test_an_interrupt_stops_a_clean_environment_child_of_a_finished_step(
             run_recipe(recipe, config=config, cwd=tmp_path)
         leftover = int(pidfile.read_text())
         assert caught.value.exit_code == 130
-        assert not _alive(leftover), "the finished step's child outlived the interrupt"
+        assert not alive(leftover), "the finished step's child outlived the interrupt"
     finally:
         if not leftover and pidfile.exists():
             leftover = int(pidfile.read_text())
-        if leftover and _alive(leftover):
+        if leftover and alive(leftover):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(leftover, signal.SIGKILL)
