@@ -123,22 +123,24 @@ def test_clean_keeps_a_killed_run_whose_batch_jobs_may_run_on_however_quiet(
 ) -> None:
     # `ninja run --backend slurm` SIGKILLed: its jobs (listed in slurm/jobs.tsv)
     # may run for days and print nothing for hours; after one quiet hour the
-    # folder, with the only list of them, was removed.
+    # folder, with the only list of them, was removed. Here the backend that
+    # listed them cannot be asked (not installed): they are taken to run on
+    # (test_left_jobs has a backend that answers).
     import os
     import time
 
     from shinobi.local_runs import JOBS_LEDGER
 
     run_dir = _killed_run(tmp_path, "20260101-000000-aaaaaa")
-    (run_dir / "slurm").mkdir()
-    (run_dir / "slurm" / JOBS_LEDGER).write_text("4242\tcalibrate\n")
+    (run_dir / "nosuchbatch").mkdir()
+    (run_dir / "nosuchbatch" / JOBS_LEDGER).write_text("4242\tcalibrate\n")
     then = time.time() - 3 * 86400
     for path in (run_dir, run_dir / "logs", run_dir / "logs" / "image.out", run_dir / ".running"):
         os.utime(path, (then, then))
     result = CliRunner().invoke(clean_command, ["--runs", "--workdir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert run_dir.exists()
-    assert "after submitting batch jobs, listed in slurm/jobs.tsv there" in result.output
+    assert "after submitting batch jobs, listed in nosuchbatch/jobs.tsv there" in result.output
     assert "--older-than 1h" in result.output and "removed 0 run folder(s)" in result.output
     told = CliRunner().invoke(
         clean_command, ["--runs", "--older-than", "1h", "--workdir", str(tmp_path)]

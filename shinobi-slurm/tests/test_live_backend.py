@@ -116,7 +116,8 @@ def test_a_killed_ninja_leaves_its_running_jobs_named_in_the_run_folder(
 ) -> None:
     """SIGKILL gives ninja no chance to cancel or record anything: the ledger,
     written at submission, is what still names the job that goes on running,
-    and ``ninja clean --runs`` keeps it however long the job stays quiet."""
+    and ``ninja clean --runs`` keeps it however long the job stays quiet (asking
+    Slurm whether it still runs)."""
     run, job = started_sleepy(tmp_path, env)
     run.kill()
     run.communicate(timeout=30)
@@ -135,7 +136,8 @@ def test_a_killed_ninja_leaves_its_running_jobs_named_in_the_run_folder(
         cleaned = ninja("clean", "--runs")
         assert cleaned.returncode == 0, cleaned.stderr
         assert ledger.exists(), "clean removed the only list of a job still running"
-        assert "after submitting batch jobs, listed in slurm/jobs.tsv" in cleaned.stderr
+        said = f"slurm job {job} (listed in slurm/jobs.tsv there) still run (queued or running)"
+        assert said in cleaned.stderr
     finally:
         subprocess.run(["scancel", job], check=False)
     assert wait_dequeued([job]) == []

@@ -16,9 +16,12 @@ Every run leaves a marker in ``.shinobi/live/`` while it runs, named by its
 teardown tag prefix (see :func:`shinobi.teardown.run_prefix`: its ninja's
 pid) and its run id, and removes it as it ends. A marker whose ninja is
 alive is a run going; one whose ninja is gone names a run that ended
-abruptly, and the processes that still carry its tag are its orphans. A
-marker with no orphan left is removed. Looking costs one directory listing,
-and a scan of ``/proc`` only after a run ended abruptly.
+abruptly, and the processes that still carry its tag are its orphans. So are
+the batch jobs it listed in its ledgers (``--backend slurm``), which the
+backend that submitted them is asked about (:mod:`shinobi.left_jobs`); when it
+cannot be asked, the run is warned instead. A marker with nothing of its run
+left is removed. Looking costs one directory listing, and a scan of ``/proc``
+(and a question to a batch engine) only after a run ended abruptly.
 """
 
 from __future__ import annotations
@@ -27,9 +30,13 @@ import contextlib
 import os
 import socket
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shinobi.errors import MachineRefused
 from shinobi.local_runs import pid_alive
+
+if TYPE_CHECKING:
+    from shinobi.left_jobs import LeftJobs, Settings
 
 __all__ = ["LIVE_DIR", "mark_live", "other_runs", "unmark_live"]
 
@@ -64,10 +71,12 @@ def unmark_live(marker: Path | None) -> None:
             marker.unlink()
 
 
-def other_runs(runs_root: Path) -> list[str]:
+def other_runs(runs_root: Path, settings: Settings | None = None) -> list[str]:
     """Warnings of the other runs of this workdir going now; raises
-    :class:`MachineRefused` when a tool of one whose ninja is gone still runs
-    (see the module docstring).
+    :class:`MachineRefused` when a tool or a batch job of one whose ninja is gone
+    still runs (see the module docstring). ``settings``: a backend's configuration
+    table by its name, for asking it about such a run's jobs (default: the
+    configuration of the current directory).
 
     Two runs in one workdir at once each write the paths their recipes name:
     the same recipe twice hands each run the other's products, and both say ok.
@@ -79,6 +88,7 @@ def other_runs(runs_root: Path) -> list[str]:
         return []
     found: list[tuple[str, list[int]]] = []
     going: list[str] = []
+    dead: dict[str, Path] = {}  # the markers of runs whose ninja is gone, by run id
     for name in markers:  # this run's own is not made yet: one of this process is another's
         owner = _owner(name)
         if owner is None:
@@ -94,24 +104,57 @@ def other_runs(runs_root: Path) -> list[str]:
         orphans = _orphans(tags + ".")
         if orphans:
             found.append((run, orphans))
-        else:
+        dead[run] = live / name
+    left = _jobs_of(runs_root, list(dead), settings) if dead else []
+    keep = {run for run, _ in found} | {jobs.run_id for jobs in left if not jobs.ended}
+    for run, marker in dead.items():
+        if run not in keep:  # nothing of it runs any more
             with contextlib.suppress(OSError):
-                (live / name).unlink()
-    if found:
-        said = "; ".join(f"{_listed(pids)} of run {run}" for run, pids in found)
-        every = " ".join(str(pid) for _, pids in found for pid in pids)
-        raise MachineRefused(
-            "tools an earlier run started here still run, though its ninja is gone (killed?):"
-            f" {said}; they may write into this run's outputs: stop them (kill {every}) or"
-            " wait for them to end, then run again"
-        )
+                marker.unlink()
+    alive = [jobs for jobs in left if jobs.alive]
+    if found or alive:
+        raise _refusal(found, alive)
+    said = [_unknown(jobs, runs_root) for jobs in left if jobs.unknown is not None]
     if not going:
-        return []
+        return said
     return [
+        *said,
         f"another run is going in this workdir: {', '.join(going)}; a step of each that"
         " writes the same path takes the other's product for its own (wait for it, or run"
-        " in another directory)"
+        " in another directory)",
     ]
+
+
+def _jobs_of(runs_root: Path, runs: list[str], settings: Settings | None) -> list[LeftJobs]:
+    """What the backends say of the batch jobs ``runs`` listed (their ledgers)."""
+    from shinobi.left_jobs import left_jobs
+
+    return left_jobs([runs_root / run for run in runs if run], settings)  # "": no run's
+
+
+def _refusal(found: list[tuple[str, list[int]]], alive: list[LeftJobs]) -> MachineRefused:
+    """The refusal to start beside the tools (``found``: pids by run) and the batch
+    jobs (``alive``) of runs whose ninja is gone."""
+    said = [f"{_listed(pids)} of run {run}" for run, pids in found]
+    said += [f"{jobs.named} of run {jobs.run_id} (queued or running)" for jobs in alive]
+    stops = [f"kill {' '.join(str(pid) for _, pids in found for pid in pids)}"] if found else []
+    stops += [jobs.how_to_stop for jobs in alive]
+    what = " and ".join(["tools"] * bool(found) + ["batch jobs"] * bool(alive))
+    return MachineRefused(
+        f"{what} an earlier run started here still run, though its ninja is gone (killed?):"
+        f" {'; '.join(said)}; they may write into this run's outputs: stop them"
+        f" ({'; '.join(stops)}) or wait for them to end, then run again"
+    )
+
+
+def _unknown(jobs: LeftJobs, runs_root: Path) -> str:
+    """The warning for a dead run's batch jobs whose backend could not be asked."""
+    return (
+        f"run {jobs.run_id} of this workdir ended abruptly (its ninja is gone: killed?) after"
+        f" submitting {jobs.engine} jobs, and whether they still run could not be asked"
+        f" ({jobs.unknown}); one that does may write into this run's outputs: stop any left"
+        f" (listed in {runs_root / jobs.run_id / jobs.ledger})"
+    )
 
 
 def _host_of(marker: Path) -> str | None:

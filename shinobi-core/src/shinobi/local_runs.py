@@ -59,6 +59,8 @@ __all__ = [
     "is_run_name",
     "is_running",
     "jobs_ledgers",
+    "ledger_job_ids",
+    "ledgers_in",
     "local_runs",
     "note_cut_log",
     "note_statuses",
@@ -746,14 +748,31 @@ def remove_run(run: LocalRun) -> int:
 
 def jobs_ledgers(run: LocalRun) -> list[Path]:
     """The run's non-empty ledgers of batch jobs (:data:`JOBS_LEDGER`), relative to its folder."""
+    return ledgers_in(run.path)
+
+
+def ledgers_in(run_dir: Path) -> list[Path]:
+    """The non-empty ledgers of batch jobs in the run folder ``run_dir``, relative to
+    it; the folder each is in is named after the backend that wrote it."""
     found = []
-    for ledger in sorted(run.path.glob(f"*/{JOBS_LEDGER}")):
+    for ledger in sorted(run_dir.glob(f"*/{JOBS_LEDGER}")):
         try:
             if ledger.stat().st_size:
-                found.append(ledger.relative_to(run.path))
+                found.append(ledger.relative_to(run_dir))
         except OSError:
             continue
     return found
+
+
+def ledger_job_ids(ledger: Path) -> list[str]:
+    """The job ids ``ledger`` lists (``JOBID<TAB>STEP`` lines), once each, in order;
+    none when it cannot be read."""
+    try:
+        lines = ledger.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    ids = (line.partition("\t")[0].strip() for line in lines)
+    return list(dict.fromkeys(job for job in ids if job))
 
 
 def age_days(run: LocalRun) -> float:

@@ -585,7 +585,7 @@ def run_prepared(
         refresh_cache=refresh_cache,
     )
     root = runs_root(base.resolve())
-    for said in other_runs(root):
+    for said in other_runs(root, config.backend_settings):
         session.warn(said)
     session.run_dir = root / session.run_id
     (session.run_dir / "logs").mkdir(parents=True, exist_ok=True)

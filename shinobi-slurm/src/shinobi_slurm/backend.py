@@ -24,7 +24,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,14 @@ from shinobi.local_runs import JOBS_LEDGER
 from shinobi.session import safe_name
 from shinobi_slurm.commands import SlurmCommands, SlurmError
 from shinobi_slurm.poller import JobWatch, PollTuning, SacctPoller, shared_poller
-from shinobi_slurm.sacct import LIMITED_STATES, JobRecord, job_limits, with_true_exit
+from shinobi_slurm.queue import query_queue
+from shinobi_slurm.sacct import (
+    FINAL_STATES,
+    LIMITED_STATES,
+    JobRecord,
+    job_limits,
+    with_true_exit,
+)
 from shinobi_slurm.sbatch import (
     TIMELIMIT_VARIABLE,
     Option,
@@ -225,6 +232,14 @@ def _size(path: str) -> int:
         return 0
 
 
+def _lives(queued: list[JobRecord], run_id: str) -> bool:
+    """Whether the queue's records of a job say it is the run's and has not ended."""
+    return any(
+        record.state not in FINAL_STATES and record.name in (None, job_name(run_id))
+        for record in queued
+    )
+
+
 #: Queue states of a job whose end Slurm has taken in hand (after scancel).
 _ENDING = ("COMPLETING", "CANCELLED")
 
@@ -280,6 +295,24 @@ class SlurmBackend(Backend):
                 " the nodes back",
             )
         return Availability(True, f"{version}; partitions up: {', '.join(working)}")
+
+    # -- the jobs of a run whose ninja is gone ----------------------------------------
+    def live_jobs(self, listed: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+        """One squeue call for the jobs of every run given: the controller holds each
+        job that is queued or running, and an ended one for a while only, in its final
+        state. A job id Slurm has since given to another job (a controller reset) is
+        told by its name, which is its run's."""
+        ids = {job for jobs in listed.values() for job in jobs if job.isdigit()}
+        queued, error = query_queue(self.commands, ids)
+        if error is not None:
+            raise SlurmError(error)
+        return {
+            run: [job for job in jobs if _lives(queued.get(job, []), run)]
+            for run, jobs in listed.items()
+        }
+
+    def jobs_stop_command(self, job_ids: Sequence[str]) -> str | None:
+        return f"scancel {' '.join(job_ids)}"
 
     # -- the job script ----------------------------------------------------------
     def options(self, invocation: Invocation, stdout: str, stderr: str) -> list[Option]:

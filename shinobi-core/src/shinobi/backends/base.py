@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -378,3 +378,23 @@ class Backend(ABC):
         Raise :class:`shinobi.errors.ShinobiError` to refuse the run.
         """
         return []
+
+    def live_jobs(self, listed: Mapping[str, Sequence[str]]) -> dict[str, list[str]] | None:
+        """Which of the batch jobs that runs listed in their ledgers are still queued
+        or running: ``listed`` maps a run id to the job ids its ledger
+        (:data:`shinobi.local_runs.JOBS_LEDGER`) lists, and the answer, by run id,
+        holds those that live on (a run with none may be left out).
+
+        A ninja killed outright cannot cancel its jobs, and they write on: the next
+        run in the workdir refuses to start beside them, and ``ninja clean --runs``
+        keeps their run's folder. Asked only of a run whose ninja is gone, so a
+        backend should ask its engine once for all of them. Raise
+        :class:`shinobi.errors.ShinobiError` when the engine cannot be asked; None
+        (the default): this backend cannot tell, and its jobs are treated as such.
+        """
+        return None
+
+    def jobs_stop_command(self, job_ids: Sequence[str]) -> str | None:
+        """The command that stops ``job_ids`` (of :meth:`live_jobs`), for the user to
+        run; None: none to name (the message says to use the engine's own tools)."""
+        return None

@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from shinobi.left_jobs import LeftJobs
+    from shinobi.local_runs import LocalRun
 
 __all__ = ["command"]
 
@@ -27,9 +32,9 @@ __all__ = ["command"]
     "--runs",
     is_flag=True,
     help="Remove the folders of finished local runs (.shinobi/runs: logs, manifests). A run"
-    " that ended abruptly (its ninja killed) within the last hour, or after submitting batch"
-    " jobs (ninja run --backend slurm), is kept unless --older-than says otherwise: steps it"
-    " started may still be running and writing there.",
+    " that ended abruptly (its ninja killed) within the last hour, or whose batch jobs (ninja"
+    " run --backend slurm) still run or cannot be asked about, is kept unless --older-than"
+    " says otherwise: steps it started may still be running and writing there.",
 )
 @click.option(
     "--older-than",
@@ -101,11 +106,13 @@ def _clean_runs(root: Path, older_than: float, as_given: str | None = None) -> N
     """Remove finished run folders untouched for ``older_than`` days (``as_given``
     on the command line, which the summary repeats); a running one stays, and so
     does one that ended abruptly within the last hour unless ``as_given`` says."""
-    from shinobi.local_runs import RUN_RECORD, age_days, jobs_ledgers, local_runs, remove_run
+    from shinobi.local_runs import RUN_RECORD, age_days, local_runs, remove_run
 
     removed = size = young = failed = 0
     unsettled = _unsettled()
-    for run in local_runs(root):
+    runs = local_runs(root)
+    asked = _asked_jobs(runs, unsettled) if as_given is None else {}
+    for run in runs:
         if run.unreadable:  # a colleague's, made under umask 077: theirs to remove
             click.echo(
                 f"ninja: kept {run.path}: this user cannot read it (permission denied);"
@@ -123,15 +130,8 @@ def _clean_runs(root: Path, older_than: float, as_given: str | None = None) -> N
             )
         elif run.running:
             click.echo(f"ninja: kept run {run.run_id}: it is still running", err=True)
-        elif as_given is None and run.state in unsettled and (ledgers := jobs_ledgers(run)):
-            listed = " and ".join(str(ledger) for ledger in ledgers)
-            click.echo(
-                f"ninja: kept run {run.run_id}: {unsettled[run.state]} after submitting batch"
-                f" jobs, listed in {listed} there, which may still be queued or running and"
-                " writing there; once none is (cancel those that are), `ninja clean --runs"
-                " --older-than 1h` removes it",
-                err=True,
-            )
+        elif (left := asked.get(run.path)) and not all(jobs.ended for jobs in left):
+            click.echo(_kept_for_jobs(run.run_id, unsettled[run.state], left), err=True)
         elif as_given is None and run.state in unsettled and age_days(run) < _SETTLING_DAYS:
             why = unsettled[run.state]
             click.echo(
@@ -167,6 +167,40 @@ def _clean_runs(root: Path, older_than: float, as_given: str | None = None) -> N
     click.echo(said)
     if failed:
         sys.exit(1)
+
+
+def _asked_jobs(runs: list[LocalRun], unsettled: dict[str, str]) -> dict[Path, list[LeftJobs]]:
+    """What the backends say of the batch jobs each run that ended unsettled listed
+    (one question per backend for all of them), by run folder: a job may run for
+    days without a word, so its run's folder stays while one is alive."""
+    from shinobi.left_jobs import left_jobs
+
+    found: dict[Path, list[LeftJobs]] = {}
+    for jobs in left_jobs([run.path for run in runs if run.state in unsettled]):
+        found.setdefault(jobs.run_dir, []).append(jobs)
+    return found
+
+
+def _kept_for_jobs(run_id: str, why: str, left: list[LeftJobs]) -> str:
+    """Why a run whose batch jobs may still run is kept, and what removes it."""
+    alive = [jobs for jobs in left if jobs.alive]
+    if alive:
+        said = "; ".join(f"{jobs.named} (listed in {jobs.ledger} there)" for jobs in alive)
+        stops = "; ".join(jobs.how_to_stop for jobs in alive)
+        return (
+            f"ninja: kept run {run_id}: {why} after submitting batch jobs, and {said} still"
+            f" run (queued or running), writing there; stop them ({stops}) or wait for them"
+            " to end, then clean again"
+        )
+    unknown = [jobs for jobs in left if jobs.unknown is not None]
+    listed = " and ".join(str(jobs.ledger) for jobs in unknown)
+    asked = "; ".join(f"{jobs.engine}: {jobs.unknown}" for jobs in unknown)
+    return (
+        f"ninja: kept run {run_id}: {why} after submitting batch jobs, listed in {listed}"
+        f" there, which may still be queued or running and writing there (they could not be"
+        f" asked about: {asked}); once none is (cancel those that are), `ninja clean --runs"
+        " --older-than 1h` removes it"
+    )
 
 
 def _clean_launches(root: Path, force: bool) -> int:
