@@ -490,3 +490,63 @@ def test_a_file_or_folder_named_like_a_recipe_but_holding_no_launch_is_passed_ov
     code, out, err = ninja(capsys, "status", "selfcal")
     assert code == 0, err
     assert "launch selfcal/run9" in out
+
+
+def _quick_run(workdir: Path) -> Any:
+    """A one-step native run in ``workdir``, as ``ninja run`` makes it."""
+    from pydantic import BaseModel
+
+    from shinobi.runner import run_recipe
+    from shinobi.steps import Cab, Recipe
+
+    quick = Recipe("q", BaseModel)
+    quick.add_step("now", Cab("now", ["true"]))
+    result = run_recipe(quick, cwd=workdir, use_cache=False)
+    assert result.ok, result.error
+    return result
+
+
+def test_a_run_is_warned_of_a_launch_of_its_workspace_still_running(
+    engine: type[FakeTarget], tmp_path: Path
+) -> None:
+    """`ninja compile --submit` then `ninja run` of one recipe in one workspace: both
+    wrote the same file, and the run said nothing (and cached the mixture)."""
+    launch(tmp_path)
+    engine.running = {"run1"}
+    (said,) = _quick_run(tmp_path).warnings
+    assert said.startswith("launch pipe/run1 (fake) of this workspace is still running: ")
+    assert said.endswith("`ninja status run1` shows it, `ninja cancel run1` stops it")
+    assert engine.many_calls == 1
+    assert not (tmp_path / ".shinobi" / "pipe" / "run1" / "ended").exists()
+
+
+def test_a_launch_found_ended_is_not_asked_about_again(
+    engine: type[FakeTarget], tmp_path: Path
+) -> None:
+    launch(tmp_path)
+    launch(tmp_path, run_id="run2", created=2.0)
+    assert _quick_run(tmp_path).warnings == []
+    assert engine.many_calls == 1  # one question for both
+    assert (tmp_path / ".shinobi" / "pipe" / "run1" / "ended").read_text() == "completed\n"
+    assert _quick_run(tmp_path).warnings == []
+    assert engine.many_calls == 1
+
+
+def test_a_run_where_nothing_was_launched_asks_no_engine(
+    engine: type[FakeTarget], tmp_path: Path
+) -> None:
+    assert _quick_run(tmp_path).warnings == []
+    assert engine.many_calls == engine.status_calls == 0
+
+
+def test_status_marks_a_launch_it_finds_ended(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    launch(tmp_path)
+    ended = tmp_path / ".shinobi" / "pipe" / "run1" / "ended"
+    engine.rounds = [{"use": "running"}]
+    assert ninja(capsys, "status", "run1")[0] == 0
+    assert not ended.exists()
+    engine.rounds = [{"use": "failed"}]
+    assert ninja(capsys, "status", "run1")[0] == 1
+    assert ended.read_text() == "failed\n"

@@ -102,6 +102,24 @@ class _FullDisk(io.StringIO):
         raise StdoutUnwritable(errno.ENOSPC, "No space left on device")
 
 
+def test_submit_beside_a_run_going_in_the_workdir_is_warned_about(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ninja run` then `ninja compile --submit` of one recipe in one workspace: both
+    wrote the same file, and the submission said nothing."""
+    import os
+
+    live = tmp_path / ".shinobi" / "live"
+    live.mkdir(parents=True)
+    (live / f"{os.getpid()}-abcd.20260101-000000-aaaaaa").write_text("")  # a ninja alive
+    code, _, err = ninja(capsys, "compile", f"{DEMO}:pipe", "--engine", "fake", "--submit")
+    assert code == 0, err
+    assert (
+        "ninja: warning: another run is going in this workdir: 20260101-000000-aaaaaa"
+        f" (pid {os.getpid()}); a step of each that writes the same path"
+    ) in err
+
+
 @pytest.mark.parametrize("json_flag", [[], ["--json"]], ids=["plain", "json"])
 def test_a_submitted_launch_stdout_refuses_is_on_record_and_exits_0(
     engine: type[FakeTarget],

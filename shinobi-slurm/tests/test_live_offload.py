@@ -557,3 +557,48 @@ def test_cancel_of_jobs_slurm_has_no_record_of_says_so(ninja: Ninja, tmp_path: P
     assert done.returncode == 0, done.stderr
     assert "Slurm has no record of 2 of them" in done.stdout, done.stdout
     assert "did not answer" not in done.stdout
+
+
+def test_a_run_and_a_launch_of_one_workspace_are_warned_of_each_other(
+    ninja: Ninja, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """`ninja compile --submit` and `ninja run` of one recipe in one workspace both
+    wrote the same file, and neither said a word (the run cached the mixture)."""
+    sleepy = f"{RECIPES}/sleepy.py:sleepy"
+    launched = submit(ninja, sleepy, "--marker", str(tmp_path / "one"))["run_id"]
+    try:
+        ran = ninja("run", sleepy, "--marker", "two", "--seconds", "0")
+        assert ran.returncode == 0, ran.stderr
+        assert f"launch sleepy/{launched} (slurm) of this workspace is still running" in (
+            ran.stderr
+        )
+        assert f"`ninja cancel {launched}` stops it" in ran.stderr
+    finally:
+        ninja("cancel", launched)
+    wait_final(ninja, launched)
+    quiet = ninja("run", sleepy, "--marker", "two", "--seconds", "0")
+    assert quiet.returncode == 0 and "still running" not in quiet.stderr, quiet.stderr
+    assert (tmp_path / ".shinobi" / "sleepy" / launched / "ended").is_file()
+
+    going = subprocess.Popen(
+        [*ninja_argv(), "run", sleepy, "--marker", "three", "--no-cache"],
+        cwd=tmp_path,
+        env=env,
+        stderr=subprocess.DEVNULL,
+    )
+    second = None
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "three").exists():
+            assert going.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        again = ninja("compile", sleepy, "--marker", "four", "--seconds", "0", "--submit")
+        assert again.returncode == 0, again.stderr
+        second = again.stdout.split(" as run ")[1].split(":")[0]
+        assert "ninja: warning: another run is going in this workdir:" in again.stderr
+        assert f"(pid {going.pid})" in again.stderr
+    finally:
+        going.terminate()  # ninja tears its step down
+        going.wait(timeout=60)
+        if second:
+            ninja("cancel", second)

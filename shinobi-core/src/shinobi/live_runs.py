@@ -38,7 +38,7 @@ from shinobi.local_runs import pid_alive
 if TYPE_CHECKING:
     from shinobi.left_jobs import LeftJobs, Settings
 
-__all__ = ["LIVE_DIR", "mark_live", "other_runs", "unmark_live"]
+__all__ = ["LIVE_DIR", "launches_going", "mark_live", "other_runs", "unmark_live"]
 
 #: Beside the run folders (``.shinobi/runs``), so no listing of runs meets it.
 LIVE_DIR = "live"
@@ -123,6 +123,21 @@ def other_runs(runs_root: Path, settings: Settings | None = None) -> list[str]:
         " writes the same path takes the other's product for its own (wait for it, or run"
         " in another directory)",
     ]
+
+
+def launches_going(workdir: Path) -> list[str]:
+    """Warnings of the launches (``ninja compile --submit``) of the workspace
+    ``workdir`` still running, for a run starting there (see
+    :func:`shinobi.launch.state.launches_going`). A workdir where nothing was
+    ever launched costs a directory listing, and one whose launches are known to
+    have ended a listing of each recipe's folder."""
+    from shinobi.launch.folders import unended
+
+    if not unended(workdir):  # nothing launched here, or all of it has ended: the usual case
+        return []
+    from shinobi.launch.state import launches_going as going
+
+    return going(workdir)
 
 
 def _jobs_of(runs_root: Path, runs: list[str], settings: Settings | None) -> list[LeftJobs]:

@@ -562,7 +562,7 @@ def run_prepared(
     bad recipe with a usage error); this runs that same graph rather than
     building a 100,000-node graph twice.
     """
-    from shinobi.live_runs import mark_live, other_runs, unmark_live
+    from shinobi.live_runs import launches_going, mark_live, other_runs, unmark_live
     from shinobi.local_runs import hold_run, note_statuses, note_steps, release_run, runs_root
     from shinobi.programs import missing_programs
     from shinobi.records import attach_records
@@ -586,6 +586,8 @@ def run_prepared(
     )
     root = runs_root(base.resolve())
     for said in other_runs(root, config.backend_settings):
+        session.warn(said)
+    for said in launches_going(base.resolve()):
         session.warn(said)
     session.run_dir = root / session.run_id
     (session.run_dir / "logs").mkdir(parents=True, exist_ok=True)

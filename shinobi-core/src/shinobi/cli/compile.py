@@ -16,7 +16,7 @@ import shlex
 import signal
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -177,7 +177,7 @@ def command(
             for part in workflow.rendered_in_parts():  # not one string: see long_output
                 emit(part, nl=False)
     if submit:
-        _submit(offload, engine, workflow, as_json)
+        _submit(offload, engine, workflow, as_json, config.backend_settings)
 
 
 def _warn_if_one_runs(offload: Any, handle: Any) -> None:
@@ -200,6 +200,18 @@ def _warn_if_one_runs(offload: Any, handle: Any) -> None:
         f" `ninja status {previous.run_id}` (`ninja cancel {previous.run_id}` stops it)",
         err=True,
     )
+
+
+def _warn_of_runs(workdir: str, settings: Callable[[str], Mapping[str, Any]]) -> None:
+    """Say so when a ``ninja run`` goes in the launch's workdir: its steps and the
+    launch's may write the same paths, each taking the other's product for its
+    own. Tools or batch jobs a killed run left running refuse the launch, as they
+    refuse a run (see :func:`shinobi.live_runs.other_runs`)."""
+    from shinobi.live_runs import other_runs
+    from shinobi.local_runs import runs_root
+
+    for said in other_runs(runs_root(Path(workdir)), settings):
+        click.echo(f"ninja: warning: {said}", err=True)
 
 
 def _output_directory(value: str | None) -> Path | None:
@@ -252,7 +264,13 @@ def _deferred_interrupts(stop: threading.Event, received: list[int]) -> Iterator
         yield
 
 
-def _submit(offload: Any, engine: str, workflow: Any, as_json: bool) -> None:
+def _submit(
+    offload: Any,
+    engine: str,
+    workflow: Any,
+    as_json: bool,
+    settings: Callable[[str], Mapping[str, Any]],
+) -> None:
     """Hand ``workflow`` to ``offload`` (the engine ``engine``); what the plugin's
     own code raises is a one-line fault of that engine (see ``plugin_code``)."""
     from shinobi.backends.registry import OFFLOAD, plugin_code
@@ -263,6 +281,7 @@ def _submit(offload: Any, engine: str, workflow: Any, as_json: bool) -> None:
 
     with plugin_code(OFFLOAD, engine, "new_handle()"):
         handle = offload.new_handle(workflow)
+    _warn_of_runs(handle.workdir, settings)
     _warn_if_one_runs(offload, handle)
     write_handle(handle, latest=False)
     try:

@@ -55,6 +55,7 @@ def command(
     """
     from shinobi.cli.main import settle_exit_status
     from shinobi.launch.find import find_launch, workspace
+    from shinobi.launch.handle import note_ended
     from shinobi.launch.render import status_lines
     from shinobi.launch.tracking import tracker_for
     from shinobi.render.terminal_text import redraws
@@ -82,6 +83,8 @@ def command(
         if not watch or status.final:
             break
         time.sleep(pause)
+    if status.final:  # a run starting in its workspace need not ask about it again
+        note_ended(launch, status.state)
     if code:
         sys.exit(code)
 

@@ -10,4 +10,4 @@ through :func:`shinobi.launch.handle.write_handle` and record them with
 
 from __future__ import annotations
 
-__all__ = ["cleanup", "find", "handle", "index", "render", "state", "tracking"]
+__all__ = ["cleanup", "find", "folders", "handle", "index", "render", "state", "tracking"]

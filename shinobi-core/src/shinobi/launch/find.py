@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shinobi.errors import UsageError
+from shinobi.launch.folders import handle_paths, unended
 from shinobi.launch.handle import (
     HANDLE_NAME,
     DamagedHandle,
     LaunchHandle,
-    holds_launches,
     read_handle,
 )
 from shinobi.launch.index import list_launches
@@ -35,6 +35,7 @@ __all__ = [
     "handle_files",
     "launch_ids_starting",
     "stop_hint",
+    "unended_launches",
     "workspace",
     "workspace_launches",
 ]
@@ -70,9 +71,24 @@ def handle_files(workdir: Path) -> list[Path]:
 
         refuse_unreachable_records(workdir)
         return []
-    return sorted(
-        p for p in root.glob(f"*/*/{HANDLE_NAME}") if holds_launches(p.parent.parent.name)
-    )
+    return sorted(handle_paths(root))
+
+
+def unended_launches(workdir: Path) -> list[LaunchHandle]:
+    """The launches under the workspace not recorded as ended (see
+    :data:`~shinobi.launch.folders.ENDED_NAME`), oldest first; damaged ones left out.
+
+    What a ``ninja run`` starting there asks, so it costs a listing of
+    ``.shinobi`` and of each recipe's folder in it (never of ``.shinobi/runs``),
+    and a handle read only for each launch not known to have ended.
+    """
+    found = []
+    for path in unended(workdir):
+        try:
+            found.append(read_handle(path))
+        except UsageError:  # damaged, or gone meanwhile: nothing to ask about
+            continue
+    return sorted(found, key=lambda h: h.created)
 
 
 def workspace_launches(workdir: Path) -> tuple[list[LaunchHandle], list[str]]:

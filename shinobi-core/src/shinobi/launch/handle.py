@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from shinobi.errors import UsageError
+from shinobi.launch.folders import ENDED_NAME, HANDLE_NAME, TAKEN, holds_launches
 
 __all__ = [
+    "ENDED_NAME",
     "HANDLE_NAME",
     "HANDLE_VERSION",
     "JOURNAL_NAME",
@@ -33,12 +35,12 @@ __all__ = [
     "atomic_write",
     "holds_launches",
     "launch_dir",
+    "note_ended",
     "read_handle",
     "run_folder",
     "write_handle",
 ]
 
-HANDLE_NAME = "handle.json"
 HANDLE_VERSION = 1
 #: Jobs handed to the engine so far, one JSON line each, while a launch is submitting.
 JOURNAL_NAME = "submitted.jsonl"
@@ -53,18 +55,6 @@ def _safe(name: str) -> str:
     return safe_name(name)
 
 
-#: Folders of ``.shinobi`` that are not a recipe's, and where a recipe of that
-#: name keeps its launches instead (``+`` is in no name :func:`_safe` makes).
-_TAKEN = {"runs": "runs+recipe"}
-
-
-def holds_launches(folder: str) -> bool:
-    """Whether ``<workdir>/.shinobi/<folder>`` may hold launches: a folder taken by
-    something else (``runs``, the local runs) never does, so a handle.json found there
-    is a user's file, not a launch for ``ninja clean --launches`` to remove."""
-    return folder not in _TAKEN
-
-
 def launch_dir(workdir: str | Path, recipe: str) -> Path:
     """``<workdir>/.shinobi/<recipe>``: where a recipe's launches live.
 
@@ -72,7 +62,7 @@ def launch_dir(workdir: str | Path, recipe: str) -> Path:
     runs, where ``ninja clean --runs`` would remove them unguarded.
     """
     stem = _safe(recipe)
-    return Path(workdir) / ".shinobi" / _TAKEN.get(stem, stem)
+    return Path(workdir) / ".shinobi" / TAKEN.get(stem, stem)
 
 
 def run_folder(workdir: str | Path, recipe: str, run_id: str) -> Path:
@@ -231,6 +221,16 @@ def write_handle(handle: LaunchHandle, *, latest: bool = True) -> Path:
         atomic_write(launch_dir(handle.workdir, handle.recipe) / HANDLE_NAME, text)
     handle.path = own
     return own
+
+
+def note_ended(handle: LaunchHandle, state: str) -> None:
+    """Record that the launch ended (``state``: how), beside its own handle; a
+    workspace that cannot be written (another user's) goes unrecorded."""
+    folder = handle.run_dir
+    if (folder / ENDED_NAME).exists() or not folder.is_dir():
+        return
+    with contextlib.suppress(OSError):
+        (folder / ENDED_NAME).write_text(f"{state}\n", encoding="utf-8")
 
 
 class JobJournal:
