@@ -56,8 +56,8 @@ def open_cache(cache_dir: Path | None, config: AppConfig | None = None) -> StepC
     """The cache ``--cache-dir`` names, else the configured one (``config``, which
     is loaded, and warned about, when the caller has not loaded it)."""
     from shinobi.cache import StepCache
-    from shinobi.cli.config import warn_if_named_file_missing
     from shinobi.cli.main import file_in_the_way
+    from shinobi.cli.named_config import warn_if_named_file_missing
     from shinobi.config import load_config
     from shinobi.errors import UsageError
     from shinobi.file_digests import large_read_notice

@@ -103,7 +103,7 @@ def command(
     `ninja compile FILE.py:NAME --help`.
     """
     from shinobi.backends.registry import OFFLOAD, make_plugin
-    from shinobi.cli.config import warn_if_named_file_missing
+    from shinobi.cli.named_config import warn_if_named_file_missing
     from shinobi.config import load_config
     from shinobi.errors import UsageError
     from shinobi.graph import build_graph

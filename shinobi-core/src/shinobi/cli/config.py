@@ -7,7 +7,9 @@ from typing import Any
 
 import click
 
-__all__ = ["group", "warn_if_named_file_missing"]
+from shinobi.cli.named_config import warn_if_named_file_missing
+
+__all__ = ["group"]
 
 
 @click.group(short_help="Show the effective configuration and where each value came from.")
@@ -36,17 +38,6 @@ def show(as_json: bool) -> None:
     width = max(len(k) for k, _, _ in rows)
     for key, value, source in rows:
         click.echo(f"{key:<{width}}  {json.dumps(value):<24}  ({source})")
-
-
-def warn_if_named_file_missing() -> None:
-    """Warn, for a command that loaded the configuration, when ``SHINOBI_CONFIG``
-    names no file: a run without the site's settings (its partition, its cache)
-    went unremarked by all but ``config show``."""
-    from shinobi.config import named_file_missing
-
-    said = named_file_missing()
-    if said is not None:
-        click.echo(f"ninja: warning: {said}", err=True)
 
 
 def _resolved(config: Any, key: str, value: Any, source: str) -> tuple[str, Any, str]:

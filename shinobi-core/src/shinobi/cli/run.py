@@ -92,7 +92,7 @@ def command(
     `ninja run FILE.py:NAME --help`. A list input is given by repeating its
     option (--ms a.ms --ms b.ms).
     """
-    from shinobi.cli.config import warn_if_named_file_missing
+    from shinobi.cli.named_config import warn_if_named_file_missing
     from shinobi.config import load_config
     from shinobi.plan import check_statically
     from shinobi.runner import as_recipe, prepare, validate_recipe_inputs
