@@ -435,8 +435,12 @@ def test_every_command_that_reads_the_configuration_warns_of_a_missing_shinobi_c
         "from shinobi.steps import Cab, Recipe\n"
         "r = Recipe('r')\nr.add_step('t', Cab('t', ['/bin/true']))\n"
     )
+    from shinobi.backends.registry import OFFLOAD, available
+
     code, _, err = in_process(capsys, *args)
-    assert code == 0, err
+    # core's own session has no engine to compile for: the warning comes first all the same
+    no_engine = args[0] == "compile" and "slurm" not in available(OFFLOAD)
+    assert code == (2 if no_engine else 0), err
     assert (
         f"ninja: warning: SHINOBI_CONFIG names {tmp_path / 'typo.toml'}, which does not exist:"
         " its settings are not applied; fix the path, or unset SHINOBI_CONFIG\n"
