@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from shinobi.wording import listed
+
 if TYPE_CHECKING:
     from shinobi.backends.base import Backend
 
@@ -53,8 +55,7 @@ class LeftJobs:
     def named(self) -> str:
         """The jobs still alive, for a message: ``slurm jobs 15502, 15503``."""
         ids = self.alive
-        shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
-        return f"{self.engine} job{'s' if len(ids) > 1 else ''} {shown}"
+        return f"{self.engine} job{'s' if len(ids) > 1 else ''} {listed(ids, 5)}"
 
     @property
     def how_to_stop(self) -> str:

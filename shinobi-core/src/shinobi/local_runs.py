@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shinobi.step_names import scattered_step, unsliced
+from shinobi.wording import listed
 
 __all__ = [
     "ENDED_ABRUPTLY",
@@ -620,9 +621,8 @@ def find_local_run(workdir: Path, name: str, *, by_recipe: bool = False) -> Loca
     if len(matches) > 1:
         from shinobi.errors import UsageError
 
-        shown = ", ".join(p.name for p in matches[:5])
-        more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
-        raise UsageError(f"{name!r} matches {len(matches)} runs ({shown}{more}); give more of it")
+        shown = listed(matches, 5, lambda p: p.name)
+        raise UsageError(f"{name!r} matches {len(matches)} runs ({shown}); give more of it")
     if not by_recipe:
         return None
     of_recipe = [r for r in local_runs(workdir) if r.recipe == name]

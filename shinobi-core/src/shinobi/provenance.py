@@ -37,6 +37,7 @@ from shinobi.json_values import json_data
 from shinobi.session import safe_name
 from shinobi.step_names import in_slice_of, scattered_step, unsliced
 from shinobi.steps.result import shown_outputs
+from shinobi.wording import listed
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
@@ -713,11 +714,9 @@ def resolve_manifest(target: str, workdir: Path | None = None) -> Path:
         if len(with_manifest) == 1:
             return with_manifest[0]
         if len(with_manifest) > 1:
-            names = ", ".join(p.parent.name for p in with_manifest[:5])
-            more = f" and {len(with_manifest) - 5} more" if len(with_manifest) > 5 else ""
+            names = listed(with_manifest, 5, lambda p: p.parent.name)
             raise FileNotFoundError(
-                f"{target!r} matches {len(with_manifest)} runs ({names}{more}); give more of"
-                " the run id"
+                f"{target!r} matches {len(with_manifest)} runs ({names}); give more of the run id"
             )
     folders = [p for p in matches if p.is_dir()]
     run_dir = candidate if candidate.is_dir() else runs / target

@@ -47,6 +47,7 @@ from shinobi.backends.process import run_process, script_interpreter
 from shinobi.errors import ShinobiError
 from shinobi.programs import is_executable
 from shinobi.step_names import unsliced
+from shinobi.wording import listed
 
 __all__ = [
     "VenvBackend",
@@ -494,10 +495,9 @@ def no_venv_warning(steps: Sequence[str], pysteps: Collection[str] = ()) -> str:
     """That ``steps`` (those in ``pysteps`` being pysteps) chose the venv backend but
     name no venv, so run natively: one line for all, cabs and pysteps alike, so a
     recipe mixing both is not warned twice of the one missing setting."""
-    shown = ", ".join(repr(s) for s in steps[:5])
-    more = f" and {len(steps) - 5} more" if len(steps) > 5 else ""
+    shown = listed(steps, 5, repr)
     many = len(steps) > 1
-    who = f"steps {shown}{more}" if many else f"step {shown}"
+    who = f"steps {shown}" if many else f"step {shown}"
     pystep = sum(1 for s in steps if s in pysteps)
     if pystep == 0:
         where, what = "the step, or backend.venv in the configuration", "running natively"

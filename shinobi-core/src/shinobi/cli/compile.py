@@ -27,7 +27,7 @@ from shinobi.cli import collector
 from shinobi.cli.machine_output import MachineOutputCommand, emit, printing_a_record
 from shinobi.cli.recipe_options import RecipeCommand, recipe_values
 from shinobi.offload.wrapping import AUTO, RUNTIME_CHOICES
-from shinobi.wording import counted
+from shinobi.wording import counted, listed
 
 __all__ = ["command"]
 
@@ -165,10 +165,9 @@ def command(
                 stale = counted(len(written.removed), "script")
                 click.echo(f"removed {stale} an earlier compile wrote there", err=True)
             if written.kept:
-                names = ", ".join(os.path.basename(p) for p in written.kept[:5])
-                more = f" and {len(written.kept) - 5} more" if len(written.kept) > 5 else ""
+                names = listed(written.kept, 5, os.path.basename)
                 click.echo(
-                    f"ninja: note: kept {names}{more}: an earlier compile wrote it there, it was"
+                    f"ninja: note: kept {names}: an earlier compile wrote it there, it was"
                     " changed since, and this compile has no such job; remove it if it is stale"
                     " (submitting the folder's scripts would submit it too)",
                     err=True,

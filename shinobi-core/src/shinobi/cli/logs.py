@@ -20,6 +20,7 @@ import click
 
 from shinobi.cli.log_copy import HeldLine, echo_logs
 from shinobi.cli.seconds import INTERVAL
+from shinobi.wording import listed
 
 __all__ = ["command"]
 
@@ -387,7 +388,7 @@ def _note_cached_slices(run: Any, step: str) -> None:
     """Say which slices of a scattered ``step`` were taken from the step cache: they
     printed nothing in this run, and would otherwise be silently missing."""
     for origin, names in _cache_origins(run, step).items():
-        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        shown = listed(names, 5)
         were, them = ("was", "it") if len(names) == 1 else ("were", "them")
         click.echo(
             f"ninja: note: {shown} of run {run.run_id} {were} taken from the step cache of run"
@@ -491,7 +492,7 @@ def _refuse_unknown_step(run: Any, step: str | None) -> None:
     if names is None or _names_a_step(step, names):
         _refuse_slice_beyond(run, step)
         return
-    listing = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    listing = listed(names, 8)
     raise UsageError(
         f"run {run.run_id} has no step {step!r}{did_you_mean(step, names)} (its steps: {listing})"
     )

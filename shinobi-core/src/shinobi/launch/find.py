@@ -23,6 +23,7 @@ from shinobi.launch.handle import (
     read_handle,
 )
 from shinobi.launch.index import list_launches
+from shinobi.wording import listed
 
 if TYPE_CHECKING:
     from shinobi.local_runs import LocalRun
@@ -260,7 +261,7 @@ def _by_start_of_run_id(name: str, launches: list[LaunchHandle]) -> LaunchHandle
     started = _starting(name, launches)
     ids = _ids(started)
     if len(ids) > 1:
-        shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+        shown = listed(ids, 5)
         raise UsageError(
             f"{name!r} starts the run ids of {len(ids)} launches ({shown}); give more of it"
         )

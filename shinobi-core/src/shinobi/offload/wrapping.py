@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from shinobi.errors import UsageError
+from shinobi.wording import listed
 
 if TYPE_CHECKING:
     from shinobi.backends.base import Backend
@@ -43,8 +44,7 @@ def runtime_of(chosen: str, backend: str) -> str:
 
 
 def _named(jobs: list[Job]) -> str:
-    names = ", ".join(job.name for job in jobs[:5])
-    return f"{names} and {len(jobs) - 5} more" if len(jobs) > 5 else names
+    return listed(jobs, 5, lambda job: job.name)
 
 
 def wrap_in_containers(graph: JobGraph, runtime: str, default_backend: str = "native") -> None:

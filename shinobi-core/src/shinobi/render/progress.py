@@ -18,6 +18,7 @@ from typing import IO, Any
 
 from shinobi.render.terminal_text import cut, redraws
 from shinobi.steps.result import StepResult
+from shinobi.wording import listed
 
 __all__ = ["HEARTBEAT", "HeartbeatProgress", "LiveProgress", "PlainProgress", "make_progress"]
 
@@ -114,9 +115,8 @@ class HeartbeatProgress(PlainProgress):
             running = sorted(self.running.items(), key=lambda item: item[1])
         if not running:
             return "still working (no step running now)"
-        named = ", ".join(f"{name} ({now - t:.0f}s)" for name, t in running[:_NAMED])
-        more = f" and {len(running) - _NAMED} more" if len(running) > _NAMED else ""
-        return f"still running: {named}{more}"
+        named = listed(running, _NAMED, lambda step: f"{step[0]} ({now - step[1]:.0f}s)")
+        return f"still running: {named}"
 
     def close(self) -> None:
         self.ended.set()

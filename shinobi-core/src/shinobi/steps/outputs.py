@@ -20,6 +20,7 @@ from shinobi.harvest import anchored, harvest
 from shinobi.steps.argv import Unknown, UnsetInput, format_template
 from shinobi.steps.cab import Cab, OutputRule, Wrangler
 from shinobi.steps.types import fields_of
+from shinobi.wording import listed
 
 __all__ = [
     "Collected",
@@ -249,12 +250,11 @@ def _harvested(
     if not is_list:
         fresh = [m for m in matches if m not in old]
         return fresh, None
-    listed = ", ".join(repr(os.path.basename(m)) for m in old[:3])
-    more = f" and {len(old) - 3} more" if len(old) > 3 else ""
+    earlier = listed(old, 3, lambda m: repr(os.path.basename(m)))
     return matches, (
         f"output {name!r}: its harvest pattern {pattern!r} also took {len(old)} file(s) that"
         f" were there, as they are, before the step started (an earlier run's, or another"
-        f" step's?): {listed}{more}; remove them or narrow the pattern; this result is not cached"
+        f" step's?): {earlier}; remove them or narrow the pattern; this result is not cached"
     )
 
 
