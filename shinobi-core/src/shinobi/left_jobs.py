@@ -77,8 +77,8 @@ def left_jobs(run_dirs: Sequence[Path], settings: Settings | None = None) -> lis
     by_engine: dict[str, list[tuple[Path, Path, list[str]]]] = {}
     for run_dir in run_dirs:
         for ledger in ledgers_in(run_dir):
-            listed = (run_dir, ledger, ledger_job_ids(run_dir / ledger))
-            by_engine.setdefault(ledger.parent.name, []).append(listed)
+            entry = (run_dir, ledger, ledger_job_ids(run_dir / ledger))
+            by_engine.setdefault(ledger.parent.name, []).append(entry)
     found: list[LeftJobs] = []
     for engine, ledgers in by_engine.items():
         found += _asked(engine, ledgers, settings)
@@ -91,10 +91,10 @@ def _asked(
     """One backend's answer for the ledgers it wrote (each: run folder, ledger, ids)."""
     from shinobi.errors import ShinobiError
 
-    listed = {run_dir.name: ids for run_dir, _, ids in ledgers}
+    by_run = {run_dir.name: ids for run_dir, _, ids in ledgers}
     try:
         backend = _backend(engine, settings)
-        alive = backend.live_jobs(listed)
+        alive = backend.live_jobs(by_run)
     except (ShinobiError, OSError) as exc:
         return [LeftJobs(run_dir, ledger, unknown=str(exc)) for run_dir, ledger, _ in ledgers]
     if alive is None:
@@ -110,12 +110,10 @@ def _asked(
 
 
 def _backend(engine: str, settings: Settings | None) -> Backend:
-    from shinobi.backends.base import Backend
-    from shinobi.backends.registry import BACKENDS, make_plugin
+    from shinobi.backends import get_backend
 
     if settings is None:
         from shinobi.config import load_config
 
         settings = load_config().backend_settings
-    made: Backend = make_plugin(BACKENDS, engine, Backend, settings(engine))
-    return made
+    return get_backend(engine, settings(engine))
