@@ -24,7 +24,7 @@ from typing import Any, TextIO
 
 import click
 
-from shinobi.cli.standard_output import StdoutUnwritable, write_all
+from shinobi.cli.standard_output import StdoutUnwritable, fileno_of, write_all
 from shinobi.cli.top_help import quiet_stdout
 
 __all__ = [
@@ -101,17 +101,9 @@ def _flush(*streams: Any) -> None:
             stream.flush()
 
 
-def _fileno(stream: Any) -> int | None:
-    try:
-        fd: int = stream.fileno()
-    except (AttributeError, OSError, ValueError):  # a StringIO, a closed or missing stream
-        return None
-    return fd
-
-
 def _sink_for(saved: TextIO | None, private: int | None) -> Callable[[str], None]:
     """Where the document goes: the duplicate of descriptor 1, or the replaced sys.stdout."""
-    if private is not None and _fileno(saved) == 1:
+    if private is not None and fileno_of(saved) == 1:
         fd = private
         encoding = getattr(saved, "encoding", None) or "utf-8"
         errors = getattr(saved, "errors", None) or "strict"

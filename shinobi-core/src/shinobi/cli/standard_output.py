@@ -25,7 +25,7 @@ import os
 import sys
 from collections.abc import Iterator
 
-__all__ = ["StdoutUnwritable", "guarded_stdout", "unwritable", "write_all"]
+__all__ = ["StdoutUnwritable", "fileno_of", "guarded_stdout", "unwritable", "write_all"]
 
 
 class StdoutUnwritable(OSError):
@@ -97,7 +97,7 @@ def guarded_stdout() -> Iterator[None]:
     """While the block runs, ``sys.stdout`` raises :class:`StdoutUnwritable` when
     standard output refuses a write, or when it was closed from the start."""
     saved = sys.stdout
-    if saved is not None and (saved is not sys.__stdout__ or _fileno(saved) != 1):
+    if saved is not None and (saved is not sys.__stdout__ or fileno_of(saved) != 1):
         yield  # not the process's own stdout (a test's capture): not ours to replace
         return
     if saved is None:  # Python found descriptor 1 closed (`>&-`)
@@ -117,7 +117,8 @@ def guarded_stdout() -> Iterator[None]:
         sys.stdout = saved
 
 
-def _fileno(stream: object) -> int | None:
+def fileno_of(stream: object) -> int | None:
+    """The descriptor under ``stream``; None for a StringIO, a closed or missing stream."""
     try:
         fd: int = stream.fileno()  # type: ignore[attr-defined]
     except (AttributeError, OSError, ValueError):
