@@ -16,7 +16,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from importlib import import_module
-from importlib.metadata import entry_points
 from typing import Any
 
 from shinobi.errors import (
@@ -99,6 +98,8 @@ class PluginInfo:
 @cache
 def available(group: str) -> tuple[str, ...]:
     """Installed names in ``group``, without importing any plugin."""
+    from importlib.metadata import entry_points
+
     return tuple(sorted({ep.name for ep in entry_points(group=group)}))
 
 
@@ -108,6 +109,8 @@ def _distribution(ep: Any) -> str:
 
 def _providers(group: str, name: str) -> list[str]:
     """The installed distributions that register ``name`` in ``group``."""
+    from importlib.metadata import entry_points
+
     return sorted({_distribution(ep) for ep in entry_points(group=group, name=name)})
 
 
@@ -241,6 +244,8 @@ def describe(group: str) -> list[PluginInfo]:
     A name that two distributions register cannot be loaded (which one would
     run is not defined), so each of its rows says so rather than "loads".
     """
+    from importlib.metadata import entry_points
+
     found = sorted(entry_points(group=group), key=lambda e: (e.name, _distribution(e)))
     by_name: dict[str, list[str]] = {}
     for ep in found:

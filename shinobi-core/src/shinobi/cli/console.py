@@ -6,7 +6,9 @@ hundred thousand objects, none of them garbage, and at Python's default
 thresholds the collector walks the growing heap again and again while they
 load: 3 to 6 ms of a ``ninja`` start-up here, paid by every command. The
 thresholds a command runs with (see :mod:`shinobi.cli.collector`) are set
-first, and only then is the command line imported. A program that calls
+first, pydantic is told not to scan for its plugins
+(:mod:`shinobi.cli.pydantic_plugins`), and only then is the command line
+imported. A program that calls
 :func:`shinobi.cli.main.main` itself keeps its collector as it was.
 
 ``ninja``, ``ninja --help`` and ``ninja -h`` are answered before either, and
@@ -36,10 +38,11 @@ def main() -> Any:
         plain_help = _plain_help()
         if plain_help is None:
             from shinobi import stop_signals
-            from shinobi.cli import collector
+            from shinobi.cli import collector, pydantic_plugins
 
             stop_signals.note_command_start()  # before a recipe module can change them
             collector.own_process_starting()
+            pydantic_plugins.skip_discovery()
             from shinobi.cli.main import main as run
     except KeyboardInterrupt:
         import sys
