@@ -580,10 +580,9 @@ def test_clean_says_a_run_the_disk_kept_whole_is_not_removed(
 ) -> None:
     """A read-only runs folder: 'only partly removed', though nothing was."""
     import errno
+    import shutil
 
     from cli_in_process import in_process
-
-    import shinobi.local_runs as runs_module
 
     assert ninja(project, "run", "recipe.py:talk", "--no-cache").returncode == 0
     monkeypatch.chdir(project)
@@ -597,7 +596,7 @@ def test_clean_says_a_run_the_disk_kept_whole_is_not_removed(
                     (OSError, OSError(errno.EROFS, "Read-only file system"), None),
                 )
 
-    monkeypatch.setattr(runs_module.shutil, "rmtree", read_only)
+    monkeypatch.setattr(shutil, "rmtree", read_only)  # imported where it is used
     code, _out, err = in_process(capsys, "clean", "--runs")
     assert code == 1 and "is not removed: cannot remove" in err and "partly" not in err
 

@@ -43,7 +43,6 @@ import errno
 import hashlib
 import json
 import os
-import socket
 import stat
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -79,6 +78,7 @@ from shinobi.file_digests import (
     write_atomically,
 )
 from shinobi.harvest import anchored, harvest
+from shinobi.host_name import this_host
 from shinobi.steps.result import StepResult
 
 if TYPE_CHECKING:
@@ -215,7 +215,7 @@ class StepCache:
     def __init__(self, root: Path, run_id: str = "") -> None:
         self.root = Path(root)
         self.run_id = run_id
-        self.host = socket.gethostname()
+        self.host = this_host()
         self.memo = DigestMemo(self.root / "memo" / self.host)
         # what a large read learnt is saved at once, not only when the run ends: a
         # run killed hours in (kill -9, out of memory, a node lost) would read it

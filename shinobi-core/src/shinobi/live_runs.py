@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shinobi.errors import MachineRefused
+from shinobi.host_name import this_host
 from shinobi.local_runs import pid_alive
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def mark_live(runs_root: Path, run_id: str) -> Path | None:
         marker.parent.mkdir(exist_ok=True)
         # its name says whose ninja and which run; its text, on which host: a
         # workdir on a shared file system is seen from login and compute nodes
-        marker.write_text(socket.gethostname())
+        marker.write_text(this_host())
     except OSError:
         return None
     return marker
@@ -179,7 +179,7 @@ def _host_of(marker: Path) -> str | None:
         host = marker.read_text(errors="replace").strip()
     except OSError:
         return None
-    return host if host and host != socket.gethostname() else None
+    return host if host and host != this_host() else None
 
 
 def _owner(name: str) -> int | None:

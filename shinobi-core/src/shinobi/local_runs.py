@@ -32,14 +32,13 @@ import contextlib
 import fcntl
 import json
 import os
-import shutil
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from shinobi.host_name import this_host
 from shinobi.step_names import scattered_step, unsliced
 from shinobi.wording import listed
 
@@ -161,7 +160,7 @@ def hold_run(run_dir: Path, recipe: str, warn: Callable[[str], None] | None = No
     record: dict[str, object] = {
         "recipe": recipe,
         "pid": os.getpid(),
-        "host": socket.gethostname(),  # whose pid: `ninja cancel` says how to stop it
+        "host": this_host(),  # whose pid: `ninja cancel` says how to stop it
         "started": time.time(),
     }
     try:
@@ -391,7 +390,7 @@ def _unlocked_run_goes_on(record: dict[str, object] | None) -> bool:
     if not record.get("unlocked"):  # written where locks worked, and never released
         return False
     pid = record.get("pid")
-    if record.get("host") != socket.gethostname() or type(pid) is not int or pid <= 0:
+    if record.get("host") != this_host() or type(pid) is not int or pid <= 0:
         return True
     return pid_alive(pid)
 
@@ -440,7 +439,7 @@ class LocalRun:
         and where, when its ninja runs on another host."""
         if not self.running or self.pid is None:
             return None
-        elsewhere = self.host is not None and self.host != socket.gethostname()
+        elsewhere = self.host is not None and self.host != this_host()
         return f"`kill -TERM {self.pid}`" + (f" on {self.host}" if elsewhere else "")
 
     @property
@@ -733,6 +732,8 @@ def remove_run(run: LocalRun) -> int:
             count += 1
             with contextlib.suppress(OSError):
                 size += os.lstat(os.path.join(base, name)).st_size
+    import shutil  # only ``ninja clean`` removes runs: no start-up pays for it
+
     failed: list[tuple[str, BaseException]] = []
     shutil.rmtree(run.path, onerror=lambda _, path, info: failed.append((path, info[1])))
     if failed:

@@ -16,7 +16,6 @@ handful of tools.
 from __future__ import annotations
 
 import os
-import shutil
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -34,6 +33,8 @@ def is_executable(path: str) -> bool:
 def _found(program: str, cwd: str) -> bool:
     if os.sep in program:
         return is_executable(os.path.join(cwd, program))
+    import shutil  # 2 ms of start-up (it loads three compressors): only for a bare name
+
     return shutil.which(program) is not None
 
 

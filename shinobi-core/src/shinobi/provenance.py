@@ -23,7 +23,6 @@ import os
 import platform
 import shutil
 import signal
-import socket
 import sys
 import threading
 import time
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shinobi.file_digests import write_atomically
+from shinobi.host_name import this_host
 from shinobi.json_values import json_data
 from shinobi.session import safe_name
 from shinobi.step_names import in_slice_of, scattered_step, unsliced
@@ -213,7 +213,7 @@ def _host() -> dict[str, Any]:
     except Exception:
         user = None
     return {
-        "hostname": socket.gethostname(),
+        "hostname": this_host(),
         "platform": _platform(),
         "machine": os.uname().machine,
         "cpus": os.cpu_count(),

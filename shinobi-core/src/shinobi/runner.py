@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import shutil
 import signal
 import sys
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -649,6 +648,8 @@ def run_prepared(
             if refused and isinstance(sys.exc_info()[1], ShinobiError):
                 # refused before any step (no image, an engine away): nothing ran and
                 # nothing was recorded, and an empty folder listed as "crashed" misleads
+                import shutil
+
                 shutil.rmtree(session.run_dir, ignore_errors=True)
     if session.interrupted is not None:
         raise Interrupted(session.interrupted, result, session.undying)

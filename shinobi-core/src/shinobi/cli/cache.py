@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from shinobi.cli.ages import parse_age
+from shinobi.host_name import this_host
 from shinobi.wording import counted
 
 if TYPE_CHECKING:
@@ -233,7 +233,7 @@ def ls(cache_dir: Path | None, check: bool, all_hosts: bool, as_json: bool) -> N
     entries = sorted(_entries(cache), key=lambda e: e.used, reverse=True)
     stale: dict[str, bool | None] = {}
     if check:
-        host = socket.gethostname()
+        host = this_host()
         for e in entries:
             stale[e.key] = cache.is_stale(e) if _checked_here(e, all_hosts, host) else None
         cache.close()  # what was read to tell is remembered, as a run remembers it
@@ -364,7 +364,7 @@ def prune(
 
     cache = open_cache(cache_dir)
     cutoff = time.time() - parse_age(older_than) if older_than is not None else None
-    host = socket.gethostname()
+    host = this_host()
     doomed: list[tuple[CacheEntry, str]] = []
     failed: dict[str, str] = {}
     kept: set[str] = set()
