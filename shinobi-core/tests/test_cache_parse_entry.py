@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import codecs
 import json
+from pathlib import Path
 
 import pytest
 
-from shinobi.cache_entries import parse_entry
+from shinobi.cache_entries import parse_entry, read_small
 
 SAMPLES = [
     b'{"format":2,"key":"ab","outputs":{"out":"f"}}',
@@ -53,3 +54,14 @@ def test_same_error_as_json_loads(raw: bytes) -> None:
     else:
         got = type(None)
     assert got is expected
+
+
+@pytest.mark.parametrize("size", [0, 1, 557, 65535, 65536, 65537, 300_000])
+def test_an_entry_is_read_whole_whatever_its_size(tmp_path: Path, size: int) -> None:
+    """One read for a small entry, a loop past 64 KiB: the bytes are the file's either way."""
+    path = tmp_path / "entry.json"
+    data = bytes(i % 251 for i in range(size))
+    path.write_bytes(data)
+    read, mtime = read_small(str(path))
+    assert read == data
+    assert mtime == path.stat().st_mtime

@@ -68,11 +68,17 @@ def read_small(path: str) -> tuple[bytes, float]:
     """
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
-        mtime = os.fstat(fd).st_mtime
-        chunks = []
-        while chunk := os.read(fd, 65536):  # a larger read allocates that much first
+        status = os.fstat(fd)
+        # one read when the size fstat gave is all there is (a byte more is asked
+        # for, so a read that falls short shows the end without another call);
+        # a larger read allocates that much first
+        first = os.read(fd, min(status.st_size + 1, 65536))
+        if len(first) <= status.st_size and status.st_size < 65536:
+            return first, status.st_mtime
+        chunks = [first]
+        while chunk := os.read(fd, 65536):
             chunks.append(chunk)
-        return b"".join(chunks), mtime
+        return b"".join(chunks), status.st_mtime
     finally:
         os.close(fd)
 
