@@ -11,12 +11,18 @@ import pytest
 from stand_in import QUIET_ENGINE
 
 from shinobi.backends.base import Invocation, PathUse
+from shinobi.errors import ENVIRONMENT_EXIT
 from shinobi.resources import Resources
 from shinobi_containers.apptainer import ApptainerBackend, SingularityBackend
 from shinobi_containers.cgroups import CgroupReach
 from shinobi_containers.docker import DockerBackend
 from shinobi_containers.engine import ContainerBackend, new_container_name
-from shinobi_containers.errors import ContainerRefused, EngineUnreachable, MountRefused
+from shinobi_containers.errors import (
+    ContainerRefused,
+    EngineMissing,
+    EngineUnreachable,
+    MountRefused,
+)
 from shinobi_containers.mounts import Mount, mount_option
 from shinobi_containers.podman import PodmanBackend
 
@@ -202,12 +208,25 @@ def test_prepare_refuses_an_engine_binary_that_is_not_there(tmp_path: Path) -> N
         backend.prepare([invocation(tmp_path)])
     assert backend.prepare([]) == []  # no step of its own: nothing to refuse
     named = DockerBackend({"binary": "no-such-docker"})
-    with pytest.raises(ContainerRefused, match=r"^no-such-docker not found on PATH: install"):
+    with pytest.raises(
+        ContainerRefused, match=r"^no-such-docker not found on PATH: install"
+    ) as got:
         named.prepare([invocation(tmp_path)])
+    assert got.value.exit_code == 2  # a setting names it: the setting is to mend
     (tmp_path / "docker").write_text("")  # there, but no program
     there = DockerBackend({"binary": str(tmp_path / "docker")})
     with pytest.raises(ContainerRefused, match=r"docker is not executable: point"):
         there.prepare([invocation(tmp_path)])
+
+
+def test_an_engine_left_to_path_and_not_installed_is_the_machine_s_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """74, as sbatch missing is for Slurm: the same recipe runs where docker is."""
+    monkeypatch.setenv("PATH", str(tmp_path))  # no docker here
+    with pytest.raises(EngineMissing, match=r"^docker not found on PATH: install docker") as got:
+        DockerBackend({}).prepare([invocation(tmp_path)])
+    assert got.value.exit_code == ENVIRONMENT_EXIT
 
 
 def test_prepare_warns_once_per_dropped_limit(

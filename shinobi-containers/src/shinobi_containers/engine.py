@@ -38,6 +38,7 @@ from shinobi_containers.engine_lines import split_engine_lines
 from shinobi_containers.errors import (
     ContainerRefused,
     ContainerStopFailed,
+    EngineMissing,
     EngineUnreachable,
     MountRefused,
     SettingsInvalid,
@@ -222,6 +223,8 @@ class ContainerBackend(Backend):
     def prepare(self, invocations: list[Invocation]) -> list[str]:
         """Refuse what no run could honour, before any step starts; return warnings."""
         if invocations and shutil.which(self.binary) is None:  # every step would fail on it
+            if self.binary == self.name:  # left to PATH: this machine lacks the engine
+                raise EngineMissing(self._not_found())
             raise SettingsInvalid(self._not_found())
         if invocations:
             try:

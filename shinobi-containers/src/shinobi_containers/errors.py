@@ -12,6 +12,7 @@ __all__ = [
     "DOCKER_DAEMON_FIX",
     "ContainerRefused",
     "ContainerStopFailed",
+    "EngineMissing",
     "EngineUnreachable",
     "ImageUnavailable",
     "MountRefused",
@@ -40,6 +41,14 @@ class SettingsInvalid(ContainerRefused, ConfigError):
 
     A :class:`ConfigError`, so the CLI names the file or variable that set it.
     """
+
+
+class EngineMissing(ContainerRefused):
+    """The engine's program is not installed here (74): the machine's problem,
+    as ``sbatch`` missing is for Slurm. A ``binary`` a setting names that is
+    not there is :class:`SettingsInvalid` instead (2): a setting to mend."""
+
+    exit_code = ENVIRONMENT_EXIT
 
 
 class EngineUnreachable(ShinobiError):
