@@ -30,3 +30,20 @@ def test_a_folder_of_several_recipes_lists_names_that_are_accepted(
         code, out, err = ninja(capsys, "status", name)
         assert code == 0, err
         assert f"launch {name}/{run_id}" in out
+
+
+def test_a_recipe_named_live_keeps_its_launches_apart_from_the_markers_of_runs(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``.shinobi/live`` holds the markers of runs going now: a recipe called ``live``
+    put its launch folders among them."""
+    from shinobi.launch.handle import HANDLE_NAME, run_folder
+    from shinobi.live_runs import LIVE_DIR
+
+    launch(tmp_path, recipe="live", run_id="run1")
+    handle = run_folder(tmp_path, "live", "run1") / HANDLE_NAME
+    assert handle.is_file()
+    assert handle.parent.parent != tmp_path / ".shinobi" / LIVE_DIR
+    code, out, err = ninja(capsys, "status", "live")
+    assert code == 0, err
+    assert "launch live/run1" in out

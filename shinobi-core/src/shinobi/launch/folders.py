@@ -19,9 +19,10 @@ HANDLE_NAME = "handle.json"
 #: running (a ``ninja run`` starting in the workspace) need not ask the engine.
 ENDED_NAME = "ended"
 
-#: Folders of ``.shinobi`` that are not a recipe's, and where a recipe of that
-#: name keeps its launches instead (``+`` is in no name a recipe's folder is given).
-TAKEN = {"runs": "runs+recipe"}
+#: Folders of ``.shinobi`` that are not a recipe's (the local runs, the markers of
+#: runs going now: see :mod:`shinobi.live_runs`), and where a recipe of that name
+#: keeps its launches instead (``+`` is in no name a recipe's folder is given).
+TAKEN = {"runs": "runs+recipe", "live": "live+recipe"}
 
 
 def holds_launches(folder: str) -> bool:
