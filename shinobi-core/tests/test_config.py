@@ -447,6 +447,36 @@ def test_every_command_that_reads_the_configuration_warns_of_a_missing_shinobi_c
     ) in err
 
 
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["runs"], 0),
+        (["clean", "--runs"], 0),
+        (["logs", "nothing"], 2),
+        (["status", "nothing"], 2),
+        (["cancel", "nothing"], 2),
+        (["report", "nothing"], 2),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else str(value),
+)
+def test_the_commands_that_find_a_workspace_warn_of_a_missing_shinobi_config(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    code: int,
+) -> None:
+    """They read execution.workdir from it (and status and cancel the engine's
+    settings): without the site file, ``ninja runs`` listed another folder's runs."""
+    from cli_in_process import in_process
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "typo.toml"))
+    said, _, err = in_process(capsys, *args)
+    assert said == code, err
+    assert err.startswith(f"ninja: warning: SHINOBI_CONFIG names {tmp_path / 'typo.toml'}")
+
+
 def test_doctor_counts_a_missing_shinobi_config_as_a_problem(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

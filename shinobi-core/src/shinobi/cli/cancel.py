@@ -26,9 +26,11 @@ __all__ = ["command"]
 def command(handle: str, workdir: Path | None) -> None:
     """Cancel the launch HANDLE (a handle.json, its folder, a run id or a unique start
     of one, or a recipe name)."""
+    from shinobi.cli.named_config import warn_if_named_file_missing
     from shinobi.launch.find import LocalRunNamed, find_launch, workspace
     from shinobi.launch.tracking import tracker_for
 
+    warn_if_named_file_missing()  # the engine's settings are read even with --workdir
     try:
         launch = find_launch(handle, workspace(workdir))
     except LocalRunNamed as exc:

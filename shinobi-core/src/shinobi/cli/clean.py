@@ -59,8 +59,8 @@ def command(
     launches: bool, runs: bool, older_than: str | None, workdir: Path | None, force: bool
 ) -> None:
     """Remove what finished launches and runs left under WORKDIR/.shinobi/."""
+    from shinobi.cli.named_config import configured_workspace
     from shinobi.errors import UsageError
-    from shinobi.launch.find import workspace
 
     if not (launches or runs):
         raise UsageError(
@@ -74,7 +74,7 @@ def command(
     from shinobi.cli.ages import parse_age
 
     days = parse_age(older_than) / 86400 if older_than is not None else 0.0
-    root = workspace(workdir)
+    root = configured_workspace(workdir)
     if not root.exists() and (runs or not launches):
         # --launches alone may name a deleted workspace: its index entries are all that is left
         raise UsageError(f"--workdir {workdir}: no such folder; name the workspace to clean")

@@ -66,8 +66,9 @@ def command(
     NAME is a local run's id (or any unique start of it) or a launch: its
     handle.json, its folder, its run id (or a unique start of it) or its recipe's name.
     """
+    from shinobi.cli.named_config import configured_workspace
     from shinobi.errors import UsageError
-    from shinobi.launch.find import find_launch, workspace
+    from shinobi.launch.find import find_launch
     from shinobi.launch.tracking import tracker_for
     from shinobi.local_runs import find_local_run, is_run_name
 
@@ -76,7 +77,7 @@ def command(
             "the run's name is empty (an unset shell variable?); give a run id, a launch or a"
             " recipe name (`ninja runs` lists them)"
         )
-    root = workspace(workdir)
+    root = configured_workspace(workdir)
     run = find_local_run(root, name)
     if run is not None and run.run_id != name:  # by the start of its id: one of a launch too?
         _refuse_a_shared_start(name, run.run_id, root)

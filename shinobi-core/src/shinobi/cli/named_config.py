@@ -7,9 +7,11 @@ import) so that a run pays only for this function.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-__all__ = ["warn_if_named_file_missing"]
+__all__ = ["configured_workspace", "warn_if_named_file_missing"]
 
 
 def warn_if_named_file_missing() -> None:
@@ -21,3 +23,15 @@ def warn_if_named_file_missing() -> None:
     said = named_file_missing()
     if said is not None:
         click.echo(f"ninja: warning: {said}", err=True)
+
+
+def configured_workspace(workdir: Path | None) -> Path:
+    """The workspace a command looks in (``--workdir``, else ``execution.workdir``,
+    else the current directory), warning as above when the configuration was read
+    for it: ``ninja runs`` without the site's workdir lists another folder's runs."""
+    from shinobi.launch.find import workspace
+
+    found = workspace(workdir)
+    if workdir is None:
+        warn_if_named_file_missing()
+    return found

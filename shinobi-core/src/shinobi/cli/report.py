@@ -75,12 +75,12 @@ def _output_file(value: str | None) -> Path | None:
 
 def _load(run: str, workdir: Path | None) -> tuple[Path, dict[str, Any]]:
     """The manifest RUN names, and what it holds; a one-line error when there is none."""
+    from shinobi.cli.named_config import configured_workspace
     from shinobi.errors import UsageError
-    from shinobi.launch.find import workspace
     from shinobi.provenance import load_manifest, resolve_manifest
 
     try:  # the configured execution.workdir, as ninja runs and ninja logs take it
-        manifest_path = resolve_manifest(run, workspace(workdir)).resolve()
+        manifest_path = resolve_manifest(run, configured_workspace(workdir)).resolve()
         return manifest_path, load_manifest(manifest_path)
     except (FileNotFoundError, ValueError) as exc:
         launch = _launch_named(run, workdir)
@@ -97,12 +97,13 @@ def _launch_named(name: str, workdir: Path | None) -> str | None:
     """``recipe/run-id`` of the compiled launch ``name`` designates here, if any:
     by its id or recipe, or by its folder or handle.json (the path ``ninja compile
     --submit`` prints), which got the --provenance hint that cannot apply to it."""
-    from shinobi.launch.find import workspace, workspace_launches
+    from shinobi.cli.named_config import configured_workspace
+    from shinobi.launch.find import workspace_launches
 
     at = _launch_at(Path(name).expanduser())
     if at is not None:
         return at
-    launches, _ = workspace_launches(workspace(workdir))
+    launches, _ = workspace_launches(configured_workspace(workdir))
     for handle in launches:
         if name in (handle.run_id, handle.name, handle.recipe):
             return f"{handle.recipe}/{handle.run_id}"

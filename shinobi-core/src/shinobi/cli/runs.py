@@ -44,12 +44,13 @@ def command(workdir: Path | None, everywhere: bool, as_json: bool) -> None:
     not die or a cluster job's cancellation was never confirmed, or "ended
     abruptly (killed?)" when its ninja was killed before it could say (its
     steps may still be running)."""
-    from shinobi.launch.find import workspace, workspace_launches
+    from shinobi.cli.named_config import configured_workspace
+    from shinobi.launch.find import workspace_launches
     from shinobi.launch.render import local_runs_table, runs_table
     from shinobi.launch.state import statuses
     from shinobi.local_runs import local_runs
 
-    root = workspace(workdir)
+    root = configured_workspace(workdir)
     if everywhere:
         from shinobi.launch.find import all_launches
 

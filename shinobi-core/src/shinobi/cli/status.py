@@ -54,12 +54,14 @@ def command(
     recipe name.
     """
     from shinobi.cli.main import settle_exit_status
+    from shinobi.cli.named_config import warn_if_named_file_missing
     from shinobi.launch.find import find_launch, workspace
     from shinobi.launch.handle import note_ended
     from shinobi.launch.render import status_lines
     from shinobi.launch.tracking import tracker_for
     from shinobi.render.terminal_text import redraws
 
+    warn_if_named_file_missing()  # the engine's settings are read even with --workdir
     launch = find_launch(handle, workspace(workdir))
     tracker = tracker_for(launch)
     pause = interval or tracker.poll_interval()
