@@ -47,3 +47,23 @@ def test_a_recipe_named_live_keeps_its_launches_apart_from_the_markers_of_runs(
     code, out, err = ninja(capsys, "status", "live")
     assert code == 0, err
     assert "launch live/run1" in out
+
+
+def test_a_tracker_whose_constructor_raises_is_the_plugin_s_fault(
+    engine: type[FakeTarget],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``ninja status`` made the plugin by hand: its RuntimeError was ninja's own
+    internal error (70, "please report it"), where every other command names the plugin."""
+    launch(tmp_path, recipe="pipe", run_id="run1")
+
+    def broken(self: FakeTarget, settings: object) -> None:
+        raise RuntimeError("no such cluster")
+
+    monkeypatch.setattr(FakeTarget, "__init__", broken)
+    code, _, err = ninja(capsys, "status", "pipe")
+    assert code == 1, err
+    assert "raised RuntimeError: no such cluster in its constructor" in err
+    assert "Traceback" not in err and "please report" not in err

@@ -231,19 +231,21 @@ def tracker_for(handle: LaunchHandle) -> LaunchTracker:
     """
     from pathlib import Path
 
-    from shinobi.backends.registry import load_plugin
+    from shinobi.backends.registry import load_plugin, make_plugin
     from shinobi.config import load_config
 
     cls = load_plugin(handle.group, handle.engine)
-    cwd = Path(handle.cwd) if handle.cwd and os.path.isdir(handle.cwd) else None
-    config = load_config(cwd=cwd)
-    tracker = cls(config.backend_settings(handle.engine))
-    if not isinstance(tracker, LaunchTracker):
+    if not (isinstance(cls, type) and issubclass(cls, LaunchTracker)):
         from shinobi.errors import BackendNotFound
 
         raise BackendNotFound(
             f"the plugin {handle.engine!r} ({handle.group}) cannot report on launches;"
             " upgrade the distribution that provides it"
         )
+    cwd = Path(handle.cwd) if handle.cwd and os.path.isdir(handle.cwd) else None
+    config = load_config(cwd=cwd)
+    # made as every plugin is: a constructor that raises is the plugin's fault, named
+    settings = config.backend_settings(handle.engine)
+    tracker: LaunchTracker = make_plugin(handle.group, handle.engine, LaunchTracker, settings)
     config.check_backend_table(handle.engine, tracker.settings_keys)
     return tracker
