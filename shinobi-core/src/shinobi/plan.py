@@ -383,7 +383,11 @@ def _blank(model: type) -> Any:
     """
     blank = _blanks.get(model)
     if blank is None:
-        blank = _blanks[model] = model.model_construct()  # type: ignore[attr-defined]
+        # no default factory is called for it: one may need the other inputs, or fail
+        # (an unset variable) where the input is given and pydantic never calls it
+        fields = getattr(model, "model_fields", {})
+        unmade = {name: None for name, info in fields.items() if info.default_factory is not None}
+        blank = _blanks[model] = model.model_construct(**unmade)  # type: ignore[attr-defined]
     return blank
 
 

@@ -172,7 +172,10 @@ def _fields_of(model: Any) -> dict[str, FieldSpec]:
             kind = "any"
         default = None if info.default is PydanticUndefined else info.default
         if info.default_factory is not None:
-            default = info.default_factory()
+            try:  # one that needs the other inputs, or fails (an unset variable): unknown here
+                default = info.get_default(call_default_factory=True)
+            except Exception:  # the run's own validation calls it, and says what went wrong
+                default = None
         specs[name] = FieldSpec(
             name=name,
             path_kind=kind,
