@@ -264,8 +264,24 @@ def _load_step(spec: dict[str, Any]) -> Any:
 
 
 def _call(step: Any, inputs: dict[str, Any]) -> dict[str, Any]:
-    values = dict(step.inputs_model.model_validate(inputs))
+    values = dict(_validated(step.inputs_model, inputs))
     return _sent_back(step, step.fn(**values))
+
+
+def _validated(model: Any, data: Any) -> Any:
+    """``data`` validated by ``model``, its models' fields taken by name too.
+
+    ninja sends the values it validated as JSON keyed by field name; a model
+    whose fields have aliases (``Field(alias="solInt")``) took only the aliases
+    and gave its defaults instead, silently. pydantic takes names as well from
+    2.11 on (``by_name``); an older one in the step's environment gets the data
+    as it is.
+    """
+    import inspect
+
+    if "by_name" in inspect.signature(model.model_validate).parameters:
+        return model.model_validate(data, by_name=True)
+    return model.model_validate(data)
 
 
 def _sent_back(step: Any, returned: Any) -> dict[str, Any]:
