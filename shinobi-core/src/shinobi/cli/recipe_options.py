@@ -114,6 +114,89 @@ class _LiteralChoice(click.Choice):
         return self.values[super().convert(str(value), param, ctx)]
 
 
+class _UnionText(click.ParamType):
+    """A union with a number or a bool among its members (``float | str``,
+    ``int | Literal["auto"]``, ``File | int``): the text typed made the value
+    it spells, so pydantic picks the member it would for that value in Python.
+
+    Left as text, ``--threshold 3`` for ``float | str`` reached the function as
+    ``"3"`` (pydantic's union takes text as text first), while ``run_recipe``
+    with 3 gave 3.0; ``--d 1`` for ``bool | int`` became True. Text that
+    spells an integer is an int when a member takes ints, a number a float
+    when one takes floats, ``true``/``false`` a bool when one takes bools;
+    anything else stays text.
+    """
+
+    def __init__(self, members: tuple[Any, ...]) -> None:
+        self.members = tuple(_unannotated(m) for m in members)
+        self.name = "|".join(_member_name(m) for m in members)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        if text[:1] in ("[", "{") and any(_structured(m) for m in self.members):
+            import json
+
+            try:  # a list or a mapping member, given as JSON as such an input is
+                return json.loads(text)
+            except ValueError:
+                pass
+        if int in self.members or float in self.members:
+            try:
+                number: int | float = int(text, 10)
+            except ValueError:
+                try:
+                    number = float(text)
+                except ValueError:
+                    pass
+                else:
+                    if float in self.members:
+                        return number
+            else:
+                return number if int in self.members else float(number)
+        if bool in self.members and text.lower() in ("true", "false"):
+            return text.lower() == "true"
+        return value
+
+
+def _member_name(member: Any) -> str:
+    """How ``--help`` names one member of a union: as click names its own types."""
+    from shinobi.steps.types import PathType
+
+    marks = typing.get_args(member)[1:] if typing.get_origin(member) is typing.Annotated else ()
+    kind = next((m.kind for m in marks if isinstance(m, PathType)), None)
+    member = _unannotated(member)
+    names = {int: "INTEGER", float: "FLOAT", bool: "BOOLEAN", str: "TEXT"}
+    if member in names:
+        return names[member]
+    if isinstance(member, type) and issubclass(member, Path):
+        return {"file": "FILE", "dir": "DIRECTORY", "ms": "MS"}.get(kind or "", "PATH")
+    if typing.get_origin(member) is typing.Literal:
+        return "|".join(str(v) for v in typing.get_args(member))
+    if _structured(member):
+        return "JSON"
+    return getattr(member, "__name__", "VALUE").upper()
+
+
+def _scalar_union(core: Any) -> tuple[Any, ...] | None:
+    """The members of a union other than None when one of them is int, float or
+    bool (a number or a flag typed as text must become one); else None."""
+    import types
+
+    if typing.get_origin(core) not in (typing.Union, types.UnionType):
+        return None
+    members = tuple(m for m in typing.get_args(core) if m is not type(None))
+    return members if any(_unannotated(m) in (int, float, bool) for m in members) else None
+
+
+def _unannotated(annotation: Any) -> Any:
+    """``annotation`` without its ``Annotated`` metadata (a ``File`` is a Path)."""
+    while typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    return annotation
+
+
 class _CountedOption(click.Option):
     """An input option given a set number of times: once for a single value, N
     times for a fixed-length tuple (``tuple[int, int]``).
@@ -225,6 +308,9 @@ def _click_type(annotation: Any) -> tuple[Any, bool, bool]:
     shape = _time_shape(core)
     if shape is not None:
         return _Shaped(shape), is_list, False
+    members = _scalar_union(core)
+    if members is not None:
+        return _UnionText(members), is_list, False
     return click.STRING, is_list, False
 
 
@@ -665,6 +751,8 @@ def _metavar(name: str, ctype: Any, annotation: Any, metadata: list[Any], option
         return "JSON"
     if isinstance(ctype, _Shaped):
         return ctype.shape
+    if isinstance(ctype, _UnionText):
+        return ctype.name
     if isinstance(ctype, _PathValue):
         from shinobi.steps.types import PathType, unwrap_annotation
 

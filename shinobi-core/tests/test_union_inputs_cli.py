@@ -1,0 +1,75 @@
+"""A union input with a number or a bool among its members, given on the command
+line, reaches the step as the value it spells, as ``run_recipe`` hands it over.
+
+Left as text, ``--threshold 3`` for ``float | str`` reached the function as
+``"3"`` (so ``threshold * 2`` was ``"33"``, exit 0) while ``run_recipe`` with 3
+gave 3.0; ``--d 1`` for ``bool | int`` became True; ``--help`` said TEXT.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from cli_in_process import in_process
+
+RECIPE = """
+from pathlib import Path
+from typing import Literal
+
+from shinobi.steps import File, pystep
+
+
+@pystep
+def show(
+    a: float | str = 0.5,
+    n: int | str = 0,
+    d: bool | int = False,
+    e: File | int = 0,
+    w: int | Literal["auto"] = "auto",
+    g: list[int] | int = 0,
+) -> str:
+    return repr((a, n, d, e, w, g))
+"""
+
+
+@pytest.fixture
+def recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "r.py").write_text(textwrap.dedent(RECIPE))
+    return "r.py:show"
+
+
+@pytest.mark.parametrize(
+    ("args", "shown"),
+    [
+        (["--a", "3"], "(3.0, 0, False, 0, 'auto', 0)"),
+        (["--a", "2.5", "--n", "9"], "(2.5, 9, False, 0, 'auto', 0)"),
+        (["--a", "auto", "--n", "abc"], "('auto', 'abc', False, 0, 'auto', 0)"),
+        (["--d", "1", "--e", "4"], "(0.5, 0, 1, 4, 'auto', 0)"),
+        (["--d", "true", "--e", "out.ms"], "(0.5, 0, True, PosixPath('out.ms'), 'auto', 0)"),
+        (["--w", "7", "--g", "[1, 2]"], "(0.5, 0, False, 0, 7, [1, 2])"),
+        (["--w", "auto", "--g", "5"], "(0.5, 0, False, 0, 'auto', 5)"),
+    ],
+)
+def test_the_command_line_hands_over_what_the_text_spells(
+    recipe: str, capsys: pytest.CaptureFixture[str], args: list[str], shown: str
+) -> None:
+    code, out, err = in_process(capsys, "run", recipe, *args, "--json", "--no-cache")
+    assert code == 0, err
+    assert json.loads(out)["outputs"]["result"] == shown
+
+
+def test_help_names_every_member(recipe: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = in_process(capsys, "run", recipe, "--help")
+    assert code == 0
+    for option, metavar in [
+        ("--a", "FLOAT|TEXT"),
+        ("--d", "BOOLEAN|INTEGER"),
+        ("--e", "FILE|INTEGER"),
+        ("--w", "INTEGER|auto"),
+        ("--g", "JSON|INTEGER"),
+    ]:
+        assert f"{option} {metavar} " in out, option
