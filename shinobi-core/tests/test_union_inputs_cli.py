@@ -73,3 +73,47 @@ def test_help_names_every_member(recipe: str, capsys: pytest.CaptureFixture[str]
         ("--g", "JSON|INTEGER"),
     ]:
         assert f"{option} {metavar} " in out, option
+
+
+ENUMS = """
+import enum
+
+from shinobi.steps import pystep
+
+
+class Freq(enum.Enum):
+    L = 1.4
+    S = 2.5
+
+
+class Colour(enum.Enum):
+    red = 1
+    blue = "b"
+
+
+@pystep
+def tune(fr: Freq = Freq.L, col: Colour = Colour.blue) -> str:
+    return f"{fr.name} {col.name}"
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "shown"),
+    [([], "L blue"), (["--fr", "2.5"], "S blue"), (["--col", "1", "--fr", "1.4"], "L red")],
+)
+def test_an_enum_of_floats_or_of_mixed_values_is_chosen_by_its_values(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    shown: str,
+) -> None:
+    """Only text and int enums were choices: ``--fr 2.5`` was refused as "Input
+    should be 1.4 or 2.5", and ``--col 1`` could not name a member at all."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "e.py").write_text(textwrap.dedent(ENUMS))
+    code, out, err = in_process(capsys, "run", "e.py:tune", *args, "--json", "--no-cache")
+    assert code == 0, err
+    assert json.loads(out)["outputs"]["result"] == shown
+    code, out, _ = in_process(capsys, "run", "e.py:tune", "--help")
+    assert "--fr [1.4|2.5]" in out and "--col [1|b]" in out

@@ -295,7 +295,7 @@ def _click_type(annotation: Any) -> tuple[Any, bool, bool]:
         return _LiteralChoice(typing.get_args(core)), is_list, False
     if _enum_of(core, str):  # its values are what pydantic reads from the command line
         return click.Choice([member.value for member in core]), is_list, False
-    if _enum_of(core, int):  # an IntEnum: offered by its values, handed on as numbers
+    if _enum_of(core, object):  # numbers (an IntEnum, floats) or mixed: handed on as values
         return _LiteralChoice(tuple(member.value for member in core)), is_list, False
     if core is bool:
         return click.BOOL, is_list, not is_list
