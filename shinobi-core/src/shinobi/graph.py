@@ -180,6 +180,32 @@ def _collect(value: Any, kinds: Any, found: list[Any]) -> None:
             _collect(item, kinds, found)
 
 
+def _ref_in_a_model(value: Any, model: str | None = None) -> tuple[Any, str] | None:
+    """The first reference inside a pydantic model instance within ``value``, with
+    the model's name; None when there is none. References are followed through
+    lists, tuples and dicts only: one held by a model's field is handed to the
+    step as the reference object."""
+    if model is not None and isinstance(value, _REFS):
+        return value, model
+    if isinstance(value, _CONTAINERS):
+        for item in value.values() if isinstance(value, dict) else value:
+            if type(item) not in _PLAIN and (found := _ref_in_a_model(item, model)):
+                return found
+        return None
+    fields = getattr(value, "__pydantic_fields_set__", None)
+    if fields is None or isinstance(value, type):
+        return None
+    held = {**vars(value), **(getattr(value, "__pydantic_extra__", None) or {})}
+    return _ref_in_a_model(held, model or type(value).__name__)
+
+
+def _ref_words(ref: Any) -> str:
+    """A reference as a recipe names it: ``step.field``, or the recipe input ``field``."""
+    if isinstance(ref, OutputRef):
+        return f"the reference to {ref.step}.{ref.field}"
+    return f"the reference to the recipe input {ref.field!r}"
+
+
 def same_shape(value: list[Any] | tuple[Any, ...], items: list[Any]) -> Any:
     """``items`` in ``value``'s kind of sequence: a list, a tuple, or ``value``'s
     own namedtuple class (whose constructor takes fields, not one iterable)."""
@@ -729,6 +755,15 @@ class _Builder:
         if half is not None:
             raise self.fail(f"{where}: {half}")
         value = self.translate(value)
+        hidden = _ref_in_a_model(value)
+        if hidden is not None:
+            ref, model = hidden
+            raise self.fail(
+                f"{where}: {_ref_words(ref)} sits inside an instance of {model}, where ninja does"
+                " not follow a reference (the step would get the reference itself, before"
+                " what it names is made); give the model as a dict of its fields, or the"
+                " value as an input of its own"
+            )
         refs = refs_in(value)
         for ref in refs:
             if self.foreign(ref):
