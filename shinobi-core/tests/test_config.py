@@ -591,3 +591,17 @@ def test_a_home_that_is_no_directory_holds_no_configuration(
     monkeypatch.setenv("HOME", os.devnull)
     monkeypatch.chdir(tmp_path)
     assert load_config().execution.max_workers >= 1
+
+
+def test_a_switch_of_core_s_own_says_the_words_it_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pydantic's "Input should be a valid boolean" named no word it takes, where a
+    backend's switches said them."""
+    monkeypatch.setenv("SHINOBI_CACHE_ENABLED", "maybe")
+    with pytest.raises(ConfigError) as refused:
+        load_config(cwd=tmp_path)
+    assert str(refused.value) == (
+        "configuration key 'cache.enabled' (from environment variable SHINOBI_CACHE_ENABLED):"
+        " must be true or false (or yes/no, on/off, 1/0), not 'maybe'"
+    )

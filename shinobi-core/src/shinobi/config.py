@@ -236,7 +236,11 @@ def config_bool(value: object) -> bool:
     try:
         return TypeAdapter(bool).validate_python(value)
     except ValidationError:
-        raise ValueError(f"must be true or false (or yes/no, on/off, 1/0), not {value!r}") from None
+        raise ValueError(_NOT_A_SWITCH.format(value=value)) from None
+
+
+#: What a yes/no setting says of a value it cannot read, in every layer and table.
+_NOT_A_SWITCH = "must be true or false (or yes/no, on/off, 1/0), not {value!r}"
 
 
 #: ``$NAME`` or ``${NAME}`` in a path setting (compiled by ``re`` when a path is set).
@@ -700,6 +704,8 @@ def _refusal(
         message = message.removeprefix("Value error, ")
     elif kind in ("model_type", "dict_type"):  # `execution = 3`: a section given a value
         message = f"this is a section: write [{'.'.join(loc)}] with its keys under it"
+    elif kind in ("bool_parsing", "bool_type"):  # the words a switch reads, as a plugin's says
+        message = _NOT_A_SWITCH.format(value=first.get("input"))
     origin = _origin(loc, sources)
     if origin.startswith("environment") and kind in ("list_type", "dict_type", "tuple_type"):
         message += """; an environment variable holds a list as JSON, e.g. '["sh", "git"]'"""

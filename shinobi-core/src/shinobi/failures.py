@@ -12,6 +12,7 @@ from shinobi.backends.base import BackendRun
 __all__ = [
     "QUOTED_LINE",
     "STEP_CODE_FAILURES",
+    "cut_line",
     "describe_failure",
     "is_engine_banner",
     "more_in_stderr",
@@ -105,10 +106,20 @@ QUOTED_LINE = 300
 
 
 def _last_line(text: str) -> str:
+    """The tool's last line that says something, cut to :data:`QUOTED_LINE` and
+    marked so when it is (cut silently, a path or a message read as whole)."""
     for line in reversed(text.splitlines()):
         if line.strip():
-            return line.strip()[:QUOTED_LINE]
+            return cut_line(line.strip())
     return ""
+
+
+def cut_line(line: str) -> str:
+    """``line`` as ninja quotes a tool's line: whole, or cut to :data:`QUOTED_LINE`
+    characters and marked where it was cut."""
+    if len(line) <= QUOTED_LINE:
+        return line
+    return f"{line[:QUOTED_LINE]} [... cut at {QUOTED_LINE} characters]"
 
 
 def describe_failure(run: BackendRun) -> str | None:

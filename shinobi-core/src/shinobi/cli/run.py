@@ -225,18 +225,13 @@ def _stderr_tail(step: Any, run_id: str) -> str:
     FAILED line quotes (:data:`~shinobi.failures.QUOTED_LINE`), and where the
     cut lines are whole: one line of a quarter of a million characters took
     3,300 rows and pushed the error that matters off the screen."""
-    from shinobi.failures import QUOTED_LINE
+    from shinobi.failures import QUOTED_LINE, cut_line
     from shinobi.render.shell_words import shell_join
     from shinobi.render.terminal_text import for_terminal
 
     lines = [for_terminal(line) for line in _own_stderr(step).strip().splitlines()[-10:]]
     cut = [len(line) > QUOTED_LINE for line in lines]
-    shown = "".join(
-        f"  | {line[:QUOTED_LINE]} [... cut at {QUOTED_LINE} characters]\n"
-        if long
-        else f"  | {line}\n"
-        for line, long in zip(lines, cut, strict=True)
-    )
+    shown = "".join(f"  | {cut_line(line)}\n" for line in lines)
     if any(cut):
         logs = shell_join(["ninja", "logs", run_id, _failing_leaf(step).name, "--stream", "stderr"])
         shown += f"  (the cut lines are whole in `{logs}`)\n"
