@@ -475,6 +475,7 @@ def test_the_commands_that_find_a_workspace_warn_of_a_missing_shinobi_config(
     said, _, err = in_process(capsys, *args)
     assert said == code, err
     assert err.startswith(f"ninja: warning: SHINOBI_CONFIG names {tmp_path / 'typo.toml'}")
+    assert err.count("SHINOBI_CONFIG names") == 1, err  # said once, however often it is read
 
 
 def test_doctor_counts_a_missing_shinobi_config_as_a_problem(
@@ -605,3 +606,15 @@ def test_a_switch_of_core_s_own_says_the_words_it_reads(
         "configuration key 'cache.enabled' (from environment variable SHINOBI_CACHE_ENABLED):"
         " must be true or false (or yes/no, on/off, 1/0), not 'maybe'"
     )
+
+
+def test_a_path_setting_s_tilde_is_expanded_where_it_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``config show`` printed ``~/c`` where every command used the home's ``c``."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("SHINOBI_CACHE_DIR", "~/c")
+    monkeypatch.setenv("SHINOBI_EXECUTION_WORKDIR", "~")
+    config = load_config(cwd=tmp_path)
+    assert config.cache.dir == str(tmp_path / "c")
+    assert config.execution.workdir == str(tmp_path)

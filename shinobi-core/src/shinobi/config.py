@@ -255,7 +255,11 @@ def _with_variables(value: str | None) -> str | None:
     is refused, not left in the path, nor read as nothing, which made
     ``$SCRATCH/cache`` the root's ``/cache``.
     """
-    if value is None or "$" not in value:
+    if value is None:
+        return value
+    if value.startswith("~"):  # expanded here, so `config show` says the path it uses
+        value = os.path.expanduser(value)
+    if "$" not in value:
         return value
     for found in re.finditer(_VARIABLE, value):
         name = found.group(1).strip("{}")

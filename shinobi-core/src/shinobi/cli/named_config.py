@@ -21,8 +21,17 @@ def warn_if_named_file_missing() -> None:
     from shinobi.config import named_file_missing
 
     said = named_file_missing()
-    if said is not None:
-        click.echo(f"ninja: warning: {said}", err=True)
+    if said is None:
+        return
+    ctx = click.get_current_context(silent=True)
+    told = ctx.find_root().meta if ctx is not None else {}
+    if told.get(_TOLD):  # a command that reads the configuration twice says it once
+        return
+    told[_TOLD] = True
+    click.echo(f"ninja: warning: {said}", err=True)
+
+
+_TOLD = "shinobi.named_config.told"
 
 
 def configured_workspace(workdir: Path | None) -> Path:
