@@ -286,7 +286,7 @@ class _PlainText:
             head=f"#!/bin/bash\n{lines[0]}\n#SBATCH --comment={recipe_stem}/",
             output=f"\n#SBATCH --output={base}logs/",
             error=f".out\n#SBATCH --error={base}logs/",
-            chdir=f".err\n{lines[1]}\n",
+            chdir=f".err\n{lines[1]}\n{_OPEN_MODE_LINE}\n",
             said="".join(f"{line}\n" for line in lines[2:]) + f"# {said_before}",
             said_after=f"{said_after}\n",
             exits=exits,
@@ -297,6 +297,10 @@ class _PlainText:
 #: Options are immutable: the one every waiting job carries is made once.
 _KILL_ON_INVALID_DEP = Option("kill-on-invalid-dep", "yes")
 _KILL_ON_INVALID_DEP_LINE = directive(_KILL_ON_INVALID_DEP)
+#: Every job appends to its logs, as a step of ``ninja run --backend slurm`` does: a
+#: job Slurm requeues (a node lost, preemption) truncated the failed attempt's output.
+_OPEN_MODE = Option("open-mode", "append")
+_OPEN_MODE_LINE = directive(_OPEN_MODE)
 
 
 def _afterok(graph: JobGraph, job: Job, ids: Mapping[str, str] | None) -> str | None:
@@ -329,6 +333,7 @@ def _options(
         Option("output", files.stdout),
         Option("error", files.stderr),
         context.chdir,
+        _OPEN_MODE,
         *resource_options(job.resources),
     ]
     tasks = job.tasks
@@ -376,6 +381,7 @@ def _directives(
             f"#SBATCH --output={files.stdout}",
             f"#SBATCH --error={files.stderr}",
             context.chdir_line,
+            _OPEN_MODE_LINE,
         ]
     else:
         lines = [
@@ -384,6 +390,7 @@ def _directives(
             directive_line("output", files.stdout),
             directive_line("error", files.stderr),
             context.chdir_line,
+            _OPEN_MODE_LINE,
         ]
     resources = job.resources
     if resources is not None:
@@ -532,12 +539,16 @@ def _body(
         return ["# an empty scatter: nothing to run", "exit 0"]
     stops = job.stops or [None] * len(job.commands)
     probes = job.probes or [None] * len(job.commands)
-    lines = ['case "${SLURM_ARRAY_TASK_ID:?this script runs as a job array}" in']
+    stopped = _serial_stop(files) if job.serial else None
+    lines = [] if stopped is None else stopped[0]
+    lines.append('case "${SLURM_ARRAY_TASK_ID:?this script runs as a job array}" in')
     for index, (argv, stop, probe) in enumerate(zip(job.commands, stops, probes, strict=True)):
         lines.append(f"  {index}) {payload_line(argv, stop, probe)} ;;")
     lines.append('  *) echo "shinobi: no slice $SLURM_ARRAY_TASK_ID in this array" >&2; exit 2 ;;')
     lines.append("esac")
-    relay = _RELAYED[any(stops)]
+    relay = list(_RELAYED[any(stops)])
+    if stopped is not None:  # kept before a death by a signal is relayed
+        relay.insert(1, stopped[1])
     checks: list[str] = []
     if any(job.expected):
         checks.append('case "$SLURM_ARRAY_TASK_ID" in')
@@ -549,7 +560,37 @@ def _body(
                     "  ;;",
                 ]
         checks.append("esac")
+        if stopped is not None:  # a slice whose outputs the checks refused failed too
+            checks.append(stopped[1])
     return [*lines, *relay, *checks, *_exit_kept(context, files, plain), _LEAVE]
+
+
+def _serial_stop(files: JobFiles) -> tuple[list[str], str]:
+    """A one-at-a-time array stops at its first failed slice, as ``ninja run`` does.
+
+    Its slices share a path one of them rewrites (an MS, a log), and Slurm's
+    ``%1`` only throttles: a failed slice's successors went on rewriting what
+    it may have left half-written. A failed slice leaves its number in a file
+    of the launch; every slice looks for it before its tool runs. Returns the
+    lines that look, and the line that leaves the number (``rc`` set).
+    """
+    folder = f"{os.path.dirname(os.path.dirname(files.skipped))}/failed"  # beside skipped/
+    failed = shlex.quote(f"{folder}/{files.stem}")
+    said = (
+        '"shinobi: slice $SLURM_ARRAY_TASK_ID not started: slice $(cat '
+        + failed
+        + ") failed before it, and the slices of this step run one at a time because"
+        ' they share a path one rewrites"'
+    )
+    look = [
+        "# one slice at a time (they share a path one rewrites): none starts after one failed",
+        f"if [ -e {failed} ]; then echo {said} >&2; exit 1; fi",
+    ]
+    leave = (
+        f'[ "$rc" -eq 0 ] || {{ mkdir -p {shlex.quote(folder)}'
+        f' && echo "$SLURM_ARRAY_TASK_ID" > {failed}; }} 2>/dev/null'
+    )
+    return look, leave
 
 
 def _outputs_checked(expected: Sequence[tuple[str, str, str]]) -> list[str]:

@@ -255,6 +255,20 @@ EXEC_ARGV: tuple[str, ...] = ("/bin/bash", "-c", 'exec -- "$@"', "bash")
 
 #: A first word a shell reads as an assignment rather than as the program.
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+#: First words bash runs itself (``compgen -k`` and ``compgen -b``), not the program
+#: of that name: a cab's ``time -v tool`` ran bash's ``time`` keyword on the cluster
+#: ("-v: command not found"), ``echo`` or ``kill`` bash's builtin, where ``ninja
+#: run`` runs ``/usr/bin/time``, ``/bin/echo`` and ``/bin/kill``.
+_SHELL_OWN = frozenset(
+    """
+    if then else elif fi case esac for select while until do done in function time { } !
+    [[ ]] coproc . : [ alias bg bind break builtin caller cd command compgen complete
+    compopt continue declare dirs disown echo enable eval exec exit export false fc fg
+    getopts hash help history jobs kill let local logout mapfile popd printf pushd pwd
+    read readarray readonly return set shift shopt source suspend test times trap true
+    type typeset ulimit umask unalias unset wait
+    """.split()  # noqa: SIM905 (the words as compgen lists them, a line per sort)
+)
 
 
 def env_command(argv: Sequence[str], env: Mapping[str, str] | None) -> list[str]:
@@ -268,14 +282,16 @@ def env_command(argv: Sequence[str], env: Mapping[str, str] | None) -> list[str]
     holding ``=`` as one more variable, ``--`` or not, so a program whose path
     holds one (``tools/applycal=v2/applycal``) is run through
     :data:`EXEC_ARGV`; without ``env``, so is one a shell would read as an
-    assignment (``tools=v2/run``). Otherwise the words stay as the user wrote
+    assignment (``tools=v2/run``) or run itself (``time``, ``echo``: ``env``
+    runs the program of that name either way). Otherwise the words stay as the user wrote
     them, for a readable script and ``--explain``. Shared by every engine that
     writes a shell command line (the Slurm scripts and per-step jobs).
     """
     words = list(argv)
     program = words[0] if words else ""
     if not env:
-        return [*EXEC_ARGV, *words] if _ASSIGNMENT.match(program) else words
+        ran_by_shell = _ASSIGNMENT.match(program) or program in _SHELL_OWN
+        return [*EXEC_ARGV, *words] if ran_by_shell else words
     through = list(EXEC_ARGV) if "=" in program else []
     return ["env", "--", *(f"{k}={v}" for k, v in env.items()), *through, *words]
 
