@@ -49,3 +49,12 @@ def test_the_rendered_words_run_the_program_and_hand_it_the_variable(tmp_path: P
             check=False,
         )
         assert (done.returncode, done.stdout) == (0, "ran 4 -x=1\n"), done.stderr
+
+
+def test_a_first_word_bash_runs_itself_goes_through_exec() -> None:
+    """``time -v tool`` ran bash's ``time`` keyword in a job script, ``echo`` its builtin."""
+    for word in ("time", "echo", "kill", "test", "[", "printf"):
+        assert env_command([word, "x"], None) == [*EXEC_ARGV, word, "x"], word
+    assert env_command(["timer", "x"], None) == ["timer", "x"]
+    # env runs the program of that name itself
+    assert env_command(["time", "x"], {"A": "1"}) == ["env", "--", "A=1", "time", "x"]
