@@ -45,7 +45,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -183,6 +183,9 @@ def _inside(word: str, prefix: str) -> str:
     entry would hand it the original's file as a hit.
     """
     if not word.startswith(prefix):
+        key, equals, value = word.partition("=")
+        if equals and value.startswith(prefix):  # ``vis=/proj/obs.ms``, ``--out=/proj/x``
+            return f"{key}={_inside(value, prefix)}"
         return word
     rel = word[len(prefix) :]
     if os.pardir in rel:  # rare: only then is the path normalised to see where it ends
@@ -190,6 +193,37 @@ def _inside(word: str, prefix: str) -> str:
         if climbed == os.pardir or climbed.startswith(os.pardir + os.sep):
             return word
     return rel
+
+
+def key_of(material: list[Any]) -> str:
+    """The key :meth:`StepCache.key` gives for ``material``."""
+    return hashlib.sha256(_KEY_JSON.encode(material).encode()).hexdigest()
+
+
+def _written_inside(folder: str, written: Sequence[str]) -> tuple[str, ...]:
+    """The paths of ``written`` (normalised) that lie inside ``folder``."""
+    prefix = os.path.normpath(folder).rstrip("/") + "/"
+    return tuple(path for path in written if path.startswith(prefix))
+
+
+def _fixed_values(fixed: Mapping[str, Any] | None, invocation: Invocation) -> dict[str, Any]:
+    """The outputs known before the run that are not paths, keyed by field.
+
+    A text output filled from a ``skip`` input (``label = "img-{band}"``) or
+    an output's default is handed on as the step's result, yet neither is on
+    the command line: a changed band replayed the old label. Paths are keyed
+    where they are written (:func:`_products`), relative to the project.
+    """
+    if not fixed:
+        return {}
+    from shinobi.steps.argv import Unknown
+
+    paths = {use.field for use in invocation.paths if use.role == "output"}
+    return {
+        name: value
+        for name, value in sorted(fixed.items())
+        if name not in paths and value is not None and not isinstance(value, Unknown)
+    }
 
 
 def _products(invocation: Invocation) -> list[tuple[str, str, bool]]:
@@ -223,7 +257,7 @@ class StepCache:
         self.memo.after_large = self._save_memo
         self._identities: dict[int, tuple[Cab, str, str]] = {}
         self._images: dict[tuple[str, str, str], str | None] = {}
-        self._tools: dict[tuple[str, str], str] = {}
+        self._tools: dict[tuple[str, str], tuple[tuple[int, ...], str]] = {}
         self._dirs: set[str] = set()
         #: The folders of entries the last :meth:`entries` could not read (another
         #: user's, made under umask 077): their entries were not listed.
@@ -278,8 +312,8 @@ class StepCache:
         script's content, so editing it reruns the step. Only the command the
         cab declares counts (the values the step is given are inputs, keyed
         as such), and the program only when spelt as a path: a bare name is
-        looked up on PATH and known by that name. Each path is looked at once
-        per run (see :meth:`_script`).
+        looked up on PATH and known by that name. Each path is read once a run
+        while its ``stat`` stays as it was (see :meth:`_script`).
         """
         if not cab.command:  # the working directory is mounted into a container too
             return None
@@ -288,15 +322,23 @@ class StepCache:
         named += [a for a in arguments if not a.startswith("-")]
         digests = []
         for name in named:
+            path = os.path.join(invocation.cwd, name)  # an absolute name stays as it is
+            try:
+                st = os.stat(path)
+            except (OSError, ValueError):
+                continue  # nothing there (most words are not paths): known by name
+            # looked at again on every use: a script edited while the run goes on keys
+            # the steps that start after the edit by what they run
+            seen = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             slot = (name, invocation.cwd)
             known = self._tools.get(slot)
-            if known is None:
-                known = self._tools[slot] = self._script(name, invocation.cwd)
-            if known:
-                digests.append(known)
+            if known is None or known[0] != seen:
+                known = self._tools[slot] = (seen, self._script(name, path, st))
+            if known[1]:
+                digests.append(known[1])
         return digests or None
 
-    def _script(self, name: str, cwd: str) -> str:
+    def _script(self, name: str, path: str, st: os.stat_result) -> str:
         """The digest of the file the command word ``name`` names, or "" to go by name.
 
         "" when nothing is there or it is not a regular file (most words are
@@ -307,11 +349,6 @@ class StepCache:
         project's own, so even a compiled one counts by content.
         ``unreadable:ERRNO`` when it cannot be read: the step is then not cached.
         """
-        path = os.path.join(cwd, name)  # an absolute name stays as it is
-        try:
-            st = os.stat(path)
-        except (OSError, ValueError):
-            return ""
         if not stat.S_ISREG(st.st_mode):
             return ""
         if os.path.isabs(name):
@@ -329,21 +366,45 @@ class StepCache:
         backend_name: str,
         backend: Backend | None = None,
         stopping: Stopping | None = None,
+        fixed_outputs: Mapping[str, Any] | None = None,
     ) -> str | None:
         """The key of running ``cab`` as ``invocation`` on ``backend_name``.
 
         None means "do not cache": an input, or a script the command names,
         that cannot be read (its content, hence the step, is unknown).
         Raises :class:`DigestStopped` when ``stopping`` says so while an
-        input is being hashed.
+        input is being hashed. ``fixed_outputs``: the outputs known before the
+        run (:func:`~shinobi.steps.outputs.static_outputs`).
         """
+        material = self.material(cab, invocation, backend_name, backend, stopping, fixed_outputs)
+        return None if material is None else key_of(material)
+
+    def material(
+        self,
+        cab: Cab,
+        invocation: Invocation,
+        backend_name: str,
+        backend: Backend | None = None,
+        stopping: Stopping | None = None,
+        fixed_outputs: Mapping[str, Any] | None = None,
+    ) -> list[Any] | None:
+        """What :meth:`key` hashes (None: do not cache), for :meth:`changed_since`."""
         inputs = []
         keyed = []
+        written = [
+            os.path.normpath(use.path)
+            for use in invocation.paths
+            if use.role == "output" and not use.pattern
+        ]
         with self.memo.batch():  # a step's inputs, and its scripts, are one read
             for use in invocation.paths:
                 if use.role != "input":
                     continue
-                digest = self.memo.digest(use.path, stopping)
+                # a folder the step writes its own outputs into (``outdir``) is keyed
+                # without them: else the product of its last run changed its key, and
+                # it never hit again
+                inside = _written_inside(use.path, written) if written else ()
+                digest = self.memo.digest(use.path, stopping, inside)
                 if digest.startswith(("unreadable", "special")):
                     return None  # unknown content, or a pipe/device: never the same twice
                 inputs.append((use.field, digest))
@@ -371,13 +432,51 @@ class StepCache:
             # the venv a step runs in decides which installation its command is
             invocation.venv,
         ]
-        text = _KEY_JSON.encode(material)
+        fixed = _fixed_values(fixed_outputs, invocation)
+        if fixed:  # only then: every other step keeps the key it had
+            material.append(fixed)
         if self.read_inputs is not None:
             uses = [use for use in invocation.paths if use.role == "input"]
             self.read_inputs[invocation.step] = [
                 [field, use.path, digest] for (field, digest), use in zip(inputs, uses, strict=True)
             ]
-        return hashlib.sha256(text.encode()).hexdigest()
+        return material
+
+    def changed_since(
+        self,
+        material: list[Any],
+        cab: Cab,
+        invocation: Invocation,
+        backend_name: str,
+        backend: Backend | None = None,
+        stopping: Stopping | None = None,
+        fixed_outputs: Mapping[str, Any] | None = None,
+    ) -> str | None:
+        """What the step's key was made of that is no longer so now it has run, or None
+        ("" when the run was stopped while it looked: not stored, and nothing to say).
+
+        The tool read its inputs (and script) when it read them, not when they
+        were hashed: one edited while the step ran (a parameter file fixed
+        mid-run, a step queued for hours on a cluster) would store the result
+        of the new content under the key of the old, and a later run with the
+        old content would replay it. Rehashing costs a ``stat`` per file: the
+        memo reads again only what changed.
+        """
+        try:
+            now = self.material(cab, invocation, backend_name, backend, stopping, fixed_outputs)
+        except DigestStopped:  # stopped while looking again: not stored, nothing to say
+            return ""
+        if now == material:
+            return None
+        if now is None:
+            return "an input or the script it runs can no longer be read"
+        before, after = material[3], now[3]
+        for (field, digest), (_, digest_now) in zip(before, after, strict=False):
+            if digest != digest_now:
+                return f"its input {field!r}"
+        if material[6] != now[6]:
+            return "the script its command runs"
+        return "what its key is made of"
 
     def _entry_path(self, key: str) -> str:
         # a key is hex (see key()): plain text joins it, for a hit per step to open

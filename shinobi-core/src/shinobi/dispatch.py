@@ -196,13 +196,16 @@ def run_cab(
         return StepResult(name=name, status="failed", returncode=None, error=str(exc))
     cache = session.cache_for(cab, node) if session.use_cache else None
     key = None
+    material: list[Any] | None = None
     if cache is not None:
+        from shinobi.cache import key_of
         from shinobi.file_digests import DigestStopped
 
         stopping = session.control.stopping
         hit: StepResult | None = None
         try:  # hashing a large input takes a while: a Ctrl-C must not wait for it
-            key = cache.key(cab, invocation, backend_name, backend, stopping)
+            material = cache.material(cab, invocation, backend_name, backend, stopping, known)
+            key = None if material is None else key_of(material)
             if key and not session.refresh_cache:  # refreshing: run, and store anew
                 demanded = demanded_limits(backend, invocation)
                 hit = cache.lookup(key, name, session.cwd, stopping, demanded)
@@ -291,11 +294,22 @@ def run_cab(
     if (
         cache is not None
         and key is not None
+        and material is not None
         and result.status == "ok"
         and not (stale or leftovers or echoed or run.left_running)
     ):
-        limits = applied_limits(backend, invocation)
-        cache.store(key, result, invocation, cab, session.control.stopping, limits)
+        stopping = session.control.stopping
+        changed = cache.changed_since(
+            material, cab, invocation, backend_name, backend, stopping, known
+        )
+        if changed is None:
+            limits = applied_limits(backend, invocation)
+            cache.store(key, result, invocation, cab, stopping, limits)
+        elif changed:  # a later run with the old content would have been handed this result
+            result.warnings.append(
+                f"{changed} changed while the step ran: its result is not cached (it may"
+                " not be what the content it started with gives)"
+            )
     if result.status == "ok":  # a stop right after may take it back (see shinobi.stop_window)
         undo = functools.partial(
             undo_run,

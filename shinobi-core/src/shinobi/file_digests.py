@@ -23,7 +23,7 @@ import stat
 import threading
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -362,10 +362,14 @@ class DigestMemo:
                 self._fresh.setdefault(self._shard_of(key), {})[key] = record
         return "file:" + digest
 
-    def digest(self, path: str, stopping: Stopping | None = None) -> str:
+    def digest(
+        self, path: str, stopping: Stopping | None = None, leave_out: Sequence[str] = ()
+    ) -> str:
         """``file:HEX``, ``dir:HEX``, ``missing``, ``special:MODE`` or
         ``unreadable:ERRNO`` for ``path`` (links followed); raises only
-        :class:`DigestStopped`, when ``stopping`` is given and says so."""
+        :class:`DigestStopped`, when ``stopping`` is given and says so.
+        ``leave_out``: normalised paths inside a directory that its digest
+        does not count (what the step that reads it writes there itself)."""
         self._begin(path)
         try:
             st = os.stat(path)
@@ -374,7 +378,7 @@ class DigestMemo:
         except (OSError, ValueError) as exc:  # ValueError: a NUL in a damaged entry's path
             return unreadable_digest(exc)
         if stat.S_ISDIR(st.st_mode):
-            return self._tree(path, _memo_key(path), st, stopping)
+            return self._tree(path, _memo_key(path), st, stopping, frozenset(leave_out))
         if stat.S_ISREG(st.st_mode):
             return self._file(path, _memo_key(path), st, stopping)
         return f"special:{stat.S_IFMT(st.st_mode)}"
@@ -405,7 +409,14 @@ class DigestMemo:
             if self.on_large is not None:
                 self.on_large(reading.path, reading.read)
 
-    def _tree(self, root: str, key: str, top: os.stat_result, stopping: Stopping | None) -> str:
+    def _tree(
+        self,
+        root: str,
+        key: str,
+        top: os.stat_result,
+        stopping: Stopping | None,
+        leave_out: frozenset[str] = frozenset(),
+    ) -> str:
         """``dir:HEX``, a digest of every name and file content under ``root``,
         whose files are remembered under ``key`` joined with their names.
 
@@ -429,6 +440,8 @@ class DigestMemo:
             except OSError as exc:
                 return unreadable_digest(exc)
             for entry in entries:
+                if leave_out and os.path.normpath(entry.path) in leave_out:
+                    continue
                 name = f"{rel}/{entry.name}" if rel else entry.name
                 try:
                     st = entry.stat()  # through a link
