@@ -322,6 +322,10 @@ class StepCache:
         named += [a for a in arguments if not a.startswith("-")]
         digests = []
         for name in named:
+            slot = (name, invocation.cwd)
+            known = self._tools.get(slot)
+            if known is not None and not known[1] and os.path.isabs(name):
+                continue  # an installed program, known by its name whatever it holds
             path = os.path.join(invocation.cwd, name)  # an absolute name stays as it is
             try:
                 st = os.stat(path)
@@ -330,8 +334,6 @@ class StepCache:
             # looked at again on every use: a script edited while the run goes on keys
             # the steps that start after the edit by what they run
             seen = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-            slot = (name, invocation.cwd)
-            known = self._tools.get(slot)
             if known is None or known[0] != seen:
                 known = self._tools[slot] = (seen, self._script(name, path, st))
             if known[1]:
