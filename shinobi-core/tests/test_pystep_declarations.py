@@ -86,3 +86,13 @@ def test_a_return_hint_naming_a_local_class_is_refused(tmp_path: Any) -> None:
     exec(compile(source.read_text(), str(source), "exec"), namespace)
     with pytest.raises(TypeError, match="the type hint 'Out' of its return cannot be resolved"):
         namespace["build"]()
+
+
+@pytest.mark.parametrize("name", ["_token", "model_config", "model_dump"])
+def test_a_parameter_pydantic_keeps_for_itself_is_refused_where_declared(name: str) -> None:
+    """``_token`` became a private attribute, no input: given, it was dropped; required,
+    the call failed with a traceback through ninja's code."""
+    namespace: dict[str, Any] = {}
+    exec(f"def f({name}: int = 1) -> int:\n    return 1\n", namespace)
+    with pytest.raises(TypeError, match=rf"parameter '{name}' cannot be an input"):
+        shinobi.pystep(namespace["f"])

@@ -92,6 +92,17 @@ def source_of(step: PyStep) -> tuple[str, str, str]:
     return source, module, root
 
 
+def _binding(step: PyStep) -> str | None:
+    """The module-level name of ``step`` (or of its function) in its module, if any."""
+    module = sys.modules.get(getattr(step.fn, "__module__", "") or "")
+    if module is None:
+        return None
+    for name, value in vars(module).items():
+        if value is step or value is step.fn or getattr(value, "fn", None) is step.fn:
+            return name
+    return None
+
+
 _KINDS: dict[str, PathKind] = {"file": "file", "dir": "dir", "ms": "dir", "any": "any"}
 
 
@@ -196,6 +207,9 @@ def build_invocation(
         "module_name": module,
         "import_root": root,
         "qualname": step.fn.__qualname__,
+        # the module-level name the step is bound to: a factory's pysteps share
+        # one qualname (make.<locals>.inner), and only the name tells them apart
+        "binding": _binding(step),
         # a secret crosses as its value (the mask would reach the function); the
         # workspace is private to this user and removed when the step ends
         "inputs": to_jsonable_python(revealed(values)),

@@ -236,21 +236,28 @@ def _load_step(spec: dict[str, Any]) -> Any:
     sys.modules[name] = module
     module_spec.loader.exec_module(module)
     qualname = str(spec["qualname"])
-    found: Any = module
-    for part in qualname.split("."):
-        found = getattr(found, part, None)
-        if found is None:
-            break
+    binding = spec.get("binding")
+    found: Any = getattr(module, binding, None) if binding else None
+    if found is None:
+        found = module
+        for part in qualname.split("."):
+            found = getattr(found, part, None)
+            if found is None:
+                break
     if found is None:  # the PyStep was bound to another name than its function's
-        found = next(
-            (
-                value
-                for value in vars(module).values()
-                if getattr(value, "kind", None) == "python"
-                and getattr(getattr(value, "fn", None), "__qualname__", None) == qualname
-            ),
-            None,
-        )
+        alike = [
+            value
+            for value in vars(module).values()
+            if getattr(value, "kind", None) == "python"
+            and getattr(getattr(value, "fn", None), "__qualname__", None) == qualname
+        ]
+        if len(alike) > 1:  # a factory's pysteps: one qualname, and no telling them apart
+            raise RunnerError(
+                f"{spec['module_file']} has {len(alike)} pysteps made by one function"
+                f" ({qualname!r}) and none is bound to the name ninja saw; bind each to a"
+                " module-level name, or define them at module level"
+            )
+        found = alike[0] if alike else None
     if found is None:
         raise RunnerError(
             f"{spec['module_file']} has no module-level {qualname!r}; a pystep that runs in"
@@ -301,10 +308,40 @@ def _sent_back(step: Any, returned: Any) -> dict[str, Any]:
             raise OutputMisfit(_raised(exc), "returned") from exc
         raise OutputMisfit(said, "outputs") from exc
     try:
-        dumped: dict[str, Any] = outputs.model_dump(mode="json")
+        dumped: dict[str, Any] = _as_json(outputs.model_dump(mode="python"))
     except Exception as exc:
         raise OutputMisfit(_unsendable(outputs, exc), "json") from exc
     return dumped
+
+
+def _as_json(value: Any) -> Any:
+    """``value`` (a model's python dump) as the JSON ninja reads back, as it is there.
+
+    pydantic's JSON mode wrote a ``SecretStr`` as its mask, which ninja then
+    took for the secret (the next step got ``**********``), and a NaN or an
+    infinity in an untyped field (``dict``, ``Any``) as null. Secrets cross
+    revealed, as they came in (the outputs file is this user's alone), and
+    NaN as JSON's ``NaN``, which ninja reads back.
+    """
+    import inspect
+
+    from pydantic_core import to_jsonable_python
+
+    revealed = _revealed(value)
+    if "inf_nan_mode" in inspect.signature(to_jsonable_python).parameters:
+        return to_jsonable_python(revealed, inf_nan_mode="constants")
+    return to_jsonable_python(revealed)  # an older pydantic-core: NaN as it does
+
+
+def _revealed(value: Any) -> Any:
+    """``value`` with every secret (``SecretStr``, ``SecretBytes``) replaced by its value."""
+    if hasattr(value, "get_secret_value") and callable(value.get_secret_value):
+        return value.get_secret_value()
+    if isinstance(value, dict):
+        return {key: _revealed(item) for key, item in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):  # JSON's list, whichever it was
+        return [_revealed(item) for item in value]
+    return value
 
 
 def _unsendable(outputs: Any, exc: Exception) -> str:
@@ -403,17 +440,17 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(_masked(f"shinobi: {exc}\n", spec))
         _write(spec["outputs_file"], {"error": str(exc), "stage": exc.stage})
         return 1
-    except (Exception, KeyboardInterrupt) as exc:
-        if isinstance(exc, KeyboardInterrupt) and _sigint_received:
-            raise  # a real SIGINT: the process ends by it, and ninja says so
-        sys.stderr.write(_masked(_user_traceback(exc), spec))
-        _write(spec["outputs_file"], {"error": _raised(exc), "stage": stage})
-        return 1
     except SystemExit as exc:  # said as a call in ninja's own process says it (docstring)
         _write(spec["outputs_file"], {"error": f"called sys.exit({exc.code!r})", "stage": "exit"})
         # the status a process can have: a failure is never 0 (sys.exit(0), sys.exit(None)
         # or sys.exit("text") failed the step too), and beyond 255 it would wrap
         return exc.code if isinstance(exc.code, int) and 0 < exc.code < 256 else 1
+    except BaseException as exc:  # GeneratorExit, a class of the user's: said as any other
+        if isinstance(exc, KeyboardInterrupt) and _sigint_received:
+            raise  # a real SIGINT: the process ends by it, and ninja says so
+        sys.stderr.write(_masked(_user_traceback(exc), spec))
+        _write(spec["outputs_file"], {"error": _raised(exc), "stage": stage})
+        return 1
     _write(spec["outputs_file"], {"outputs": outputs})
     return 0
 

@@ -211,6 +211,13 @@ class PyStep:
                     f"pystep {self.name!r}: parameter {pname!r} is positional-only (before"
                     " /), but a step's inputs are passed by name; drop the /"
                 )
+            if pname.startswith("_") or pname.startswith("model_"):
+                # pydantic keeps _x as a private attribute and reserves model_*: the
+                # input was dropped without a word, or failed later through ninja's code
+                raise TypeError(
+                    f"pystep {self.name!r}: parameter {pname!r} cannot be an input (a name"
+                    " starting with '_' or 'model_' is pydantic's own); rename it"
+                )
             annotation = hints.get(pname, Any)
             default = ... if param.default is param.empty else param.default
             fields[pname] = (annotation, default)
