@@ -146,9 +146,15 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
     with session.python_inside(name, why):
         try:
             # user_code: steps started meanwhile get Popen (see shinobi.backends.spawn)
-            with user_code(), exits_refused(), captured(out, err):
-                returned = step.fn(**_anchored(step, values, session.cwd))
+            here = os.getcwd()
+            try:
+                with user_code(), exits_refused(), captured(out, err):
+                    returned = step.fn(**_anchored(step, values, session.cwd))
+            finally:
+                moved = _moved_back(here)
             in_call = False
+            if moved is not None:
+                raise DirectoryMoved(moved)
             outputs = field_values(
                 step.outputs_model.model_validate(step.outputs_from(returned), by_name=True)
             )
@@ -166,11 +172,23 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
                 said = masked(f"{str(exc).rstrip()}\n", hidden)
                 err.write(said.encode("utf-8", "backslashreplace"))
             misfit = None if in_call else output_problem(exc)
+            if isinstance(exc, DirectoryMoved):
+                error = (
+                    f"the function changed ninja's working directory (to {exc}) and left it"
+                    " so: an in-process pystep shares it with every step of the run, and its"
+                    " outputs are looked for in the run's directory; change back before"
+                    " returning (or use absolute paths), or give the step a venv= to run"
+                    " in a process of its own"
+                )
+            elif misfit:
+                error = f"{_FAILED_AT['outputs']} {misfit}"
+            else:
+                error = _raised(exc, with_trace)
             result = StepResult(
                 name=name,
                 status="failed",
                 returncode=_exit_status(exc) if isinstance(exc, SystemExit) else None,
-                error=f"{_FAILED_AT['outputs']} {misfit}" if misfit else _raised(exc, with_trace),
+                error=error,
                 stdout=kept_tail(out.text()),
                 stderr=kept_tail(err.text()),
                 backend="python",
@@ -194,6 +212,29 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
     if session.control.cancelled.is_set():
         result.details["ran_on"] = True
     return result
+
+
+class DirectoryMoved(Exception):
+    """The function changed ninja's working directory and left it changed."""
+
+
+def _moved_back(here: str) -> str | None:
+    """Put the working directory back to ``here`` if the function changed it; what
+    it had become (None when unchanged).
+
+    A function runs in ninja's own process, whose directory every later step
+    shares: one that did ``os.chdir("sub")`` sent the next in-process step's
+    files there, while ninja looked for its outputs in the run's directory
+    and took a stale file of the same name for the new one.
+    """
+    try:
+        now = os.getcwd()
+    except OSError:  # changed into a directory removed since
+        now = "a directory removed since"
+    if now == here:
+        return None
+    os.chdir(here)
+    return now
 
 
 #: How the runner's report of a failure begins, by where it failed: the function
