@@ -195,6 +195,29 @@ def _inside(word: str, prefix: str) -> str:
     return rel
 
 
+def changed_between(before: list[Any], now: list[Any] | None) -> str | None:
+    """What a step's key was made of (``before``, :meth:`StepCache.material`) that is
+    no longer so once it has run (``now``), or None.
+
+    The tool read its inputs (and script) when it read them, not when they
+    were hashed: one edited while the step ran (a parameter file fixed
+    mid-run, a step queued for hours on a cluster) would store the result of
+    the new content under the key of the old, and a later run with the old
+    content would replay it. Making the material again costs a ``stat`` per
+    file: the memo reads again only what changed.
+    """
+    if now == before:
+        return None
+    if now is None:
+        return "an input or the script it runs (now unreadable)"
+    for (field, digest), (_, digest_now) in zip(before[3], now[3], strict=False):
+        if digest != digest_now:
+            return f"its input {field!r}"
+    if before[6] != now[6]:
+        return "the script its command runs"
+    return "what its key is made of"
+
+
 def key_of(material: list[Any]) -> str:
     """The key :meth:`StepCache.key` gives for ``material``."""
     return hashlib.sha256(_KEY_JSON.encode(material).encode()).hexdigest()
@@ -443,42 +466,6 @@ class StepCache:
                 [field, use.path, digest] for (field, digest), use in zip(inputs, uses, strict=True)
             ]
         return material
-
-    def changed_since(
-        self,
-        material: list[Any],
-        cab: Cab,
-        invocation: Invocation,
-        backend_name: str,
-        backend: Backend | None = None,
-        stopping: Stopping | None = None,
-        fixed_outputs: Mapping[str, Any] | None = None,
-    ) -> str | None:
-        """What the step's key was made of that is no longer so now it has run, or None
-        ("" when the run was stopped while it looked: not stored, and nothing to say).
-
-        The tool read its inputs (and script) when it read them, not when they
-        were hashed: one edited while the step ran (a parameter file fixed
-        mid-run, a step queued for hours on a cluster) would store the result
-        of the new content under the key of the old, and a later run with the
-        old content would replay it. Rehashing costs a ``stat`` per file: the
-        memo reads again only what changed.
-        """
-        try:
-            now = self.material(cab, invocation, backend_name, backend, stopping, fixed_outputs)
-        except DigestStopped:  # stopped while looking again: not stored, nothing to say
-            return ""
-        if now == material:
-            return None
-        if now is None:
-            return "an input or the script it runs can no longer be read"
-        before, after = material[3], now[3]
-        for (field, digest), (_, digest_now) in zip(before, after, strict=False):
-            if digest != digest_now:
-                return f"its input {field!r}"
-        if material[6] != now[6]:
-            return "the script its command runs"
-        return "what its key is made of"
 
     def _entry_path(self, key: str) -> str:
         # a key is hex (see key()): plain text joins it, for a hit per step to open

@@ -298,10 +298,15 @@ def run_cab(
         and result.status == "ok"
         and not (stale or leftovers or echoed or run.left_running)
     ):
+        from shinobi.cache import changed_between
+        from shinobi.file_digests import DigestStopped
+
         stopping = session.control.stopping
-        changed = cache.changed_since(
-            material, cab, invocation, backend_name, backend, stopping, known
-        )
+        try:  # looked at again: what the tool read is what the key must say
+            now = cache.material(cab, invocation, backend_name, backend, stopping, known)
+            changed = changed_between(material, now)
+        except DigestStopped:  # stopped meanwhile: the step stays done, only not stored
+            changed = ""
         if changed is None:
             limits = applied_limits(backend, invocation)
             cache.store(key, result, invocation, cab, stopping, limits)
