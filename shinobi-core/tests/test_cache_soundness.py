@@ -201,3 +201,52 @@ def test_a_copied_project_reuses_results_named_in_key_value_words(
     assert run(project) == ["cached"]
     shutil.copytree(project, tmp_path / "q1copy", symlinks=True)
     assert run(tmp_path / "q1copy") == ["cached"]
+
+
+PASSED_ON = """
+from pathlib import Path
+from pydantic import BaseModel
+from shinobi.steps import Cab, File, ParamMeta, Recipe
+
+HERE = Path(__file__).resolve().parent
+
+class In(BaseModel):
+    src: File
+    note: str = "n"
+
+class Out(BaseModel):
+    src: File | None = None
+    note: str | None = None
+
+show = Cab("show", ["/bin/sh", "-c", 'cat "$0" > /dev/null'], In, Out,
+           {"src": ParamMeta(positional=True), "note": ParamMeta(skip=True)})
+r = Recipe("r")
+r.add_step("s", show, src=HERE / "in.txt")
+"""
+
+
+def test_a_passthrough_path_output_keeps_a_copied_project_s_hits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The outputs known before the run are keyed, but not a path handed back
+    as it came (absolute here): a copy of the project would miss."""
+    import importlib.util
+
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "in.txt").write_text("data")
+    (project / "pipe.py").write_text(textwrap.dedent(PASSED_ON))
+
+    def run(where: Path) -> list[str]:
+        monkeypatch.chdir(where)
+        spec = importlib.util.spec_from_file_location(f"pass_{where.name}", where / "pipe.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        result = run_recipe(module.r)
+        assert result.ok, result.error
+        return _statuses(result)
+
+    assert run(project) == ["ok"]
+    shutil.copytree(project, tmp_path / "copy")
+    assert run(tmp_path / "copy") == ["cached"]

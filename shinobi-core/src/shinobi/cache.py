@@ -241,11 +241,14 @@ def _fixed_values(fixed: Mapping[str, Any] | None, invocation: Invocation) -> di
         return {}
     from shinobi.steps.argv import Unknown
 
-    paths = {use.field for use in invocation.paths if use.role == "output"}
+    paths = {use.field for use in invocation.paths}  # a path in or out: keyed as such
     return {
         name: value
         for name, value in sorted(fixed.items())
-        if name not in paths and value is not None and not isinstance(value, Unknown)
+        if name not in paths
+        and value is not None
+        and not isinstance(value, Unknown | os.PathLike)
+        and not (isinstance(value, list | tuple) and any(isinstance(v, os.PathLike) for v in value))
     }
 
 
