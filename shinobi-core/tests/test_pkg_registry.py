@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from fake_plugins import BACKEND, DEMO, install, ninja
 
 
@@ -376,32 +375,3 @@ def test_backends_without_probing_still_refuses_an_entry_point_that_is_no_backen
         if r["name"] == "notone"
     ]
     assert row["usable"] is False and "not a shinobi Backend class" in str(row["detail"]), row
-
-
-_PICKY = (
-    "    @classmethod\n"
-    "    def check_settings(cls, settings):\n"
-    "        from shinobi.errors import ConfigError\n"
-    "        level = settings.get('level', 0)\n"
-    "        if not isinstance(level, int):\n"
-    "            raise ConfigError(f'[backend.picky] level must be a whole number, not {level!r}')\n"
-)
-
-
-def test_a_run_refuses_a_value_the_backend_s_check_settings_refuses(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Only doctor and backends asked check_settings(): a run used a value they
-    refused, without a word, as the docs told plugin authors it would not."""
-    _dist(
-        tmp_path,
-        "acme_picky",
-        "[shinobi.backends]\npicky = acme_picky:Backend\n",
-        {"acme_picky.py": _BACKEND + _PICKY},
-    )
-    monkeypatch.setenv("SHINOBI_BACKEND_PICKY_LEVEL", "high")
-    done = _run(tmp_path, "picky")
-    assert done.returncode == 2, done.stderr
-    assert "[backend.picky] level must be a whole number, not 'high'" in done.stderr
-    assert "environment variable SHINOBI_BACKEND_PICKY_LEVEL" in done.stderr
-    assert not (tmp_path / "made.ms").exists()

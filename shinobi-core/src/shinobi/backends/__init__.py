@@ -15,24 +15,19 @@ def get_backend(name: str, settings: Mapping[str, Any] | None = None) -> Backend
     """A backend instance by name (``native``, ``venv``, ``docker``, ``slurm``, ...).
 
     ``settings`` defaults to the effective configuration's table for that backend.
-    The backend's own :meth:`~shinobi.backends.base.Backend.check_settings` is
-    asked before it is handed out: a value ``ninja doctor`` refuses must not be
-    used by a run without a word.
     """
     from shinobi.backends.base import Backend
-    from shinobi.backends.registry import BACKENDS, make_plugin, plugin_code
+    from shinobi.backends.registry import BACKENDS, make_plugin
 
     if settings is not None:
         made: Backend = make_plugin(BACKENDS, name, Backend, settings)
-    else:
-        from shinobi.config import load_config
+        return made
+    from shinobi.config import load_config
 
-        config = load_config()
-        made = make_plugin(BACKENDS, name, Backend, config.backend_settings(name))
-        config.check_backend_table(name, made.settings_keys)
-    with plugin_code(BACKENDS, name, "check_settings()"):
-        made.check_settings(made.settings)
-    return made
+    config = load_config()
+    backend: Backend = make_plugin(BACKENDS, name, Backend, config.backend_settings(name))
+    config.check_backend_table(name, backend.settings_keys)
+    return backend
 
 
 def available_backends() -> tuple[str, ...]:

@@ -68,7 +68,9 @@ def _probe(name: str) -> tuple[bool, str]:
     from shinobi.errors import ShinobiError
 
     try:
-        backend = get_backend(name)  # its check_settings() asked, as a run asks it
+        backend = get_backend(name)
+        with plugin_code(BACKENDS, name, "check_settings()"):
+            backend.check_settings(backend.settings)
         with plugin_code(BACKENDS, name, "check()"):
             status = backend.check()
             return status.usable, status.detail
