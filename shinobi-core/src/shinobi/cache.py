@@ -183,8 +183,10 @@ def _inside(word: str, prefix: str) -> str:
     entry would hand it the original's file as a hit.
     """
     if not word.startswith(prefix):
-        key, equals, value = word.partition("=")
-        if equals and value.startswith(prefix):  # ``vis=/proj/obs.ms``, ``--out=/proj/x``
+        if "=" not in word:
+            return word
+        key, _, value = word.partition("=")
+        if value.startswith(prefix):  # ``vis=/proj/obs.ms``, ``--out=/proj/x``
             return f"{key}={_inside(value, prefix)}"
         return word
     rel = word[len(prefix) :]
@@ -229,27 +231,45 @@ def _written_inside(folder: str, written: Sequence[str]) -> tuple[str, ...]:
     return tuple(path for path in written if path.startswith(prefix))
 
 
-def _fixed_values(fixed: Mapping[str, Any] | None, invocation: Invocation) -> dict[str, Any]:
+def _fixed_values(
+    cab: Cab, fixed: Mapping[str, Any] | None, invocation: Invocation
+) -> dict[str, Any]:
     """The outputs known before the run that are not paths, keyed by field.
 
     A text output filled from a ``skip`` input (``label = "img-{band}"``) or
     an output's default is handed on as the step's result, yet neither is on
     the command line: a changed band replayed the old label. Paths are keyed
-    where they are written (:func:`_products`), relative to the project.
+    where they are written (:func:`_products`), relative to the project. Which
+    outputs may be such a value is a fact of the cab, worked out once: most
+    cabs have none, and pay nothing per step.
     """
-    if not fixed:
+    candidates = cab.kept("_keyed_outputs", _outputs_not_paths)
+    if not fixed or not candidates:
         return {}
     from shinobi.steps.argv import Unknown
 
     paths = {use.field for use in invocation.paths}  # a path in or out: keyed as such
     return {
         name: value
-        for name, value in sorted(fixed.items())
-        if name not in paths
-        and value is not None
+        for name in candidates
+        if name in fixed
+        and name not in paths
+        and (value := fixed[name]) is not None
         and not isinstance(value, Unknown | os.PathLike)
         and not (isinstance(value, list | tuple) and any(isinstance(v, os.PathLike) for v in value))
     }
+
+
+def _outputs_not_paths(cab: Cab) -> tuple[str, ...]:
+    """The output fields of ``cab`` that hold no path, in name order."""
+    from shinobi.steps.types import fields_of
+
+    specs = fields_of(cab.outputs_model) if cab.outputs_model is not None else {}
+    return tuple(
+        sorted(
+            name for name, spec in specs.items() if spec.path_kind is None and not spec.nested_paths
+        )
+    )
 
 
 def _products(invocation: Invocation) -> list[tuple[str, str, bool]]:
@@ -284,6 +304,9 @@ class StepCache:
         self._identities: dict[int, tuple[Cab, str, str]] = {}
         self._images: dict[tuple[str, str, str], str | None] = {}
         self._tools: dict[tuple[str, str], tuple[tuple[int, ...], str]] = {}
+        #: Command words naming an installed program (a compiled one by an absolute
+        #: path), known by name: not looked at again for each step
+        self._installed: set[tuple[str, str]] = set()
         self._dirs: set[str] = set()
         #: The folders of entries the last :meth:`entries` could not read (another
         #: user's, made under umask 077): their entries were not listed.
@@ -349,9 +372,9 @@ class StepCache:
         digests = []
         for name in named:
             slot = (name, invocation.cwd)
-            known = self._tools.get(slot)
-            if known is not None and not known[1] and os.path.isabs(name):
+            if slot in self._installed:
                 continue  # an installed program, known by its name whatever it holds
+            known = self._tools.get(slot)
             path = os.path.join(invocation.cwd, name)  # an absolute name stays as it is
             try:
                 st = os.stat(path)
@@ -362,6 +385,8 @@ class StepCache:
             seen = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             if known is None or known[0] != seen:
                 known = self._tools[slot] = (seen, self._script(name, path, st))
+                if not known[1] and os.path.isabs(name):
+                    self._installed.add(slot)
             if known[1]:
                 digests.append(known[1])
         return digests or None
@@ -419,15 +444,17 @@ class StepCache:
         """What :meth:`key` hashes (None: do not cache), for :meth:`changed_since`."""
         inputs = []
         keyed = []
-        written = [
-            os.path.normpath(use.path)
-            for use in invocation.paths
-            if use.role == "output" and not use.pattern
-        ]
+        written: list[str] | None = None  # worked out for the first input only
         with self.memo.batch():  # a step's inputs, and its scripts, are one read
             for use in invocation.paths:
                 if use.role != "input":
                     continue
+                if written is None:
+                    written = [
+                        os.path.normpath(out.path)
+                        for out in invocation.paths
+                        if out.role == "output" and not out.pattern
+                    ]
                 # a folder the step writes its own outputs into (``outdir``) is keyed
                 # without them: else the product of its last run changed its key, and
                 # it never hit again
@@ -460,7 +487,7 @@ class StepCache:
             # the venv a step runs in decides which installation its command is
             invocation.venv,
         ]
-        fixed = _fixed_values(fixed_outputs, invocation)
+        fixed = _fixed_values(cab, fixed_outputs, invocation)
         if fixed:  # only then: every other step keeps the key it had
             material.append(fixed)
         if self.read_inputs is not None:
