@@ -652,9 +652,9 @@ def test_a_step_whose_cache_key_was_being_worked_out_when_stopped_never_starts(
     from shinobi.config import load_config
     from shinobi.steps import Cab, Recipe
 
-    real = StepCache.key
+    real = StepCache.material  # what a step's key is made of: where the hashing is
 
-    def key(self: StepCache, *args: object, **kwargs: object) -> object:
+    def material(self: StepCache, *args: object, **kwargs: object) -> object:
         os.kill(os.getpid(), signal.SIGINT)
         # Hashing takes a while, and gives up the GIL as it reads: the main
         # thread runs the handler meanwhile (without this pause, the handler
@@ -662,7 +662,7 @@ def test_a_step_whose_cache_key_was_being_worked_out_when_stopped_never_starts(
         time.sleep(0.2)
         return real(self, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(StepCache, "key", key)
+    monkeypatch.setattr(StepCache, "material", material)
     started: list[str] = []
 
     class Watch:
