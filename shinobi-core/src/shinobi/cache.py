@@ -212,12 +212,18 @@ def changed_between(before: list[Any], now: list[Any] | None) -> str | None:
         return None
     if now is None:
         return "an input or the script it runs (now unreadable)"
-    for (field, digest), (_, digest_now) in zip(before[3], now[3], strict=False):
+    for (field, digest), (_, digest_now) in zip(
+        before[_KEYED_INPUTS], now[_KEYED_INPUTS], strict=False
+    ):
         if digest != digest_now:
             return f"its input {field!r}"
-    if before[6] != now[6]:
+    if before[_SCRIPTS] != now[_SCRIPTS]:
         return "the script its command runs"
     return "what its key is made of"
+
+
+#: Where :meth:`StepCache.material` puts the inputs' digests and the scripts'.
+_KEYED_INPUTS, _SCRIPTS = 3, 6
 
 
 def key_of(material: list[Any]) -> str:
@@ -441,7 +447,10 @@ class StepCache:
         stopping: Stopping | None = None,
         fixed_outputs: Mapping[str, Any] | None = None,
     ) -> list[Any] | None:
-        """What :meth:`key` hashes (None: do not cache), for :meth:`changed_since`."""
+        """What :meth:`key` hashes (None: do not cache), for :func:`changed_between`.
+
+        Its items are in a fixed order (:data:`_KEYED_INPUTS`, :data:`_SCRIPTS`).
+        """
         inputs = []
         keyed = []
         written: list[str] | None = None  # worked out for the first input only

@@ -198,7 +198,7 @@ def run_cab(
     key = None
     material: list[Any] | None = None
     if cache is not None:
-        from shinobi.cache import key_of
+        from shinobi.cache import changed_between, key_of
         from shinobi.file_digests import DigestStopped
 
         stopping = session.control.stopping
@@ -298,10 +298,6 @@ def run_cab(
         and result.status == "ok"
         and not (stale or leftovers or echoed or run.left_running)
     ):
-        from shinobi.cache import changed_between
-        from shinobi.file_digests import DigestStopped
-
-        stopping = session.control.stopping
         try:  # looked at again: what the tool read is what the key must say
             now = cache.material(cab, invocation, backend_name, backend, stopping, known)
             changed = changed_between(material, now)
