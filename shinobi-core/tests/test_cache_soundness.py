@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from shinobi.loaders import load_target
 from shinobi.runner import run_recipe
 from shinobi.steps import Cab, Directory, File, ParamMeta, Recipe
 
@@ -180,27 +181,22 @@ r.add_step("g", gaincal, vis=HERE / "obs.ms", caltable=HERE / "cal.G")
 def test_a_copied_project_reuses_results_named_in_key_value_words(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import importlib.util
-
     project = tmp_path / "q1"
     (project / "obs.ms").mkdir(parents=True)
     (project / "obs.ms" / "table.dat").write_text("visibilities")
     (project / "pipe.py").write_text(textwrap.dedent(RECIPE))
-
-    def run(where: Path) -> list[str]:
-        monkeypatch.chdir(where)
-        spec = importlib.util.spec_from_file_location(f"pipe_{where.name}", where / "pipe.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        result = run_recipe(module.r)
-        assert result.ok, result.error
-        return _statuses(result)
-
-    assert run(project) == ["ok"]
-    assert run(project) == ["cached"]
+    assert _run_in(project, monkeypatch) == ["ok"]
+    assert _run_in(project, monkeypatch) == ["cached"]
     shutil.copytree(project, tmp_path / "q1copy", symlinks=True)
-    assert run(tmp_path / "q1copy") == ["cached"]
+    assert _run_in(tmp_path / "q1copy", monkeypatch) == ["cached"]
+
+
+def _run_in(project: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The statuses of running ``r`` of ``project/pipe.py`` from ``project``."""
+    monkeypatch.chdir(project)
+    result = run_recipe(load_target(f"{project / 'pipe.py'}:r"))
+    assert result.ok, result.error
+    return _statuses(result)
 
 
 PASSED_ON = """
@@ -230,23 +226,10 @@ def test_a_passthrough_path_output_keeps_a_copied_project_s_hits(
 ) -> None:
     """The outputs known before the run are keyed, but not a path handed back
     as it came (absolute here): a copy of the project would miss."""
-    import importlib.util
-
     project = tmp_path / "p"
     project.mkdir()
     (project / "in.txt").write_text("data")
     (project / "pipe.py").write_text(textwrap.dedent(PASSED_ON))
-
-    def run(where: Path) -> list[str]:
-        monkeypatch.chdir(where)
-        spec = importlib.util.spec_from_file_location(f"pass_{where.name}", where / "pipe.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        result = run_recipe(module.r)
-        assert result.ok, result.error
-        return _statuses(result)
-
-    assert run(project) == ["ok"]
+    assert _run_in(project, monkeypatch) == ["ok"]
     shutil.copytree(project, tmp_path / "copy")
-    assert run(tmp_path / "copy") == ["cached"]
+    assert _run_in(tmp_path / "copy", monkeypatch) == ["cached"]
