@@ -35,6 +35,8 @@ from shinobi.steps import Recipe, StepRef
 def talk(x: int = 1) -> int:
     print("pystep says hi")
     print("pystep err", file=sys.stderr)
+    sys.stdout.buffer.write(b"pystep bytes out\\n")
+    sys.stderr.buffer.write(b"pystep bytes err\\n")
     return 2
 
 r = Recipe(name="r", steps=[StepRef(name="t", step=talk, wiring={})])
@@ -64,6 +66,9 @@ def test_run_json_keeps_stdout_for_the_document_and_the_step_keeps_its_output(
     logs = ninja("logs", run.name, "t")
     assert logs.returncode == 0, logs.stderr
     assert "pystep says hi" in logs.stdout and "pystep err" in logs.stdout
+    # what it wrote as bytes (sys.stdout.buffer) too
+    assert "pystep bytes out" in logs.stdout and "pystep bytes err" in logs.stdout
+    assert "pystep bytes" not in proc.stderr
 
 
 def test_dryrun_json_and_graph_json_keep_stdout_for_the_document(
@@ -194,5 +199,31 @@ def test_the_step_proxies_are_installed_once_and_pass_other_writes_through() -> 
         print("outside")
         assert out.text() == "in the step\n" and err.text() == ""
         assert sys.stdout.getvalue() == "outside\n"  # type: ignore[attr-defined]
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def test_the_binary_stream_is_routed_by_thread_even_when_kept_from_before_the_step() -> None:
+    from shinobi.backends.streams import StreamLog
+    from shinobi.pystep_output import captured, install
+
+    saved = sys.stdout, sys.stderr
+    try:
+        real = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+        sys.stdout, sys.stderr = real, io.StringIO()
+        install()
+        kept = sys.stdout.buffer  # taken outside any step, as a module may at import
+        out, err = StreamLog(None, print), StreamLog(None, print)
+        with captured(out, err):
+            kept.write(b"bytes in the step\n")
+            sys.stdout.buffer.write(bytearray(b"and more\n"))
+            with pytest.raises(TypeError):
+                kept.write("text is refused, as by a real binary stream")  # type: ignore[arg-type]
+        kept.write(b"outside\n")
+        kept.flush()
+        assert out.text() == "bytes in the step\nand more\n"
+        assert real.buffer.getvalue() == b"outside\n"  # type: ignore[attr-defined]
+        with pytest.raises(AttributeError):
+            sys.stderr.buffer  # noqa: B018 - a StringIO has none, and its proxy none either
     finally:
         sys.stdout, sys.stderr = saved

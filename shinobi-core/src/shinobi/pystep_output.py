@@ -11,7 +11,8 @@ be swapped for the whole process while one runs. Instead ``sys.stdout`` and
 ``sys.stderr`` are replaced, once, by proxies that look up the calling
 thread's capture (a :class:`threading.local`): a write from a thread running
 a pystep goes to that step's :class:`StreamLog`, any other write to the stream
-the proxy replaced. Output from threads the pystep starts itself and writes
+the proxy replaced. The binary stream under each (``sys.stdout.buffer``) is
+routed the same way. Output from threads the pystep starts itself and writes
 made below Python (C code writing to file descriptor 1 or 2) are not caught.
 """
 
@@ -40,14 +41,25 @@ def _capture() -> tuple[StreamLog, StreamLog] | None:
 class _ThreadRouted:
     """``sys.stdout`` or ``sys.stderr``: the calling thread's step log, else what it replaced.
 
-    Everything but writing (``encoding``, ``fileno``, ``buffer``...) is the
-    replaced stream's, so code that inspects the stream still sees a real one.
+    Everything but writing (``encoding``, ``fileno``...) is the replaced
+    stream's, so code that inspects the stream still sees a real one.
     """
 
     def __init__(self, stream: str, fallback: Any) -> None:
         self.stream = stream
         self._index = _STREAMS.index(stream)
         self._fallback = fallback
+        self._binary: _BinaryRouted | None = None
+
+    @property
+    def buffer(self) -> Any:
+        """The binary stream, routed by thread too: ``sys.stdout.buffer.write(b"...")``
+        from a pystep went to ninja's own stdout, where it broke ``--json``, and
+        was missing from the step's log. A stream that replaced Python's without
+        one (``io.StringIO``) still has none."""
+        if self._binary is None:
+            self._binary = _BinaryRouted(self, self._fallback.buffer)
+        return self._binary
 
     def _log(self) -> StreamLog | None:
         logs = _capture()
@@ -84,6 +96,42 @@ class _ThreadRouted:
         if fallback is None:
             raise AttributeError(name)
         return getattr(fallback, name)
+
+
+class _BinaryRouted:
+    """``sys.stdout.buffer`` of a :class:`_ThreadRouted`: bytes to the calling
+    thread's step log, else to the binary stream it stands in for.
+
+    Code may keep the object it got (``out = sys.stdout.buffer`` at import),
+    so the thread is looked up at every write, not when it was handed out.
+    """
+
+    def __init__(self, text: _ThreadRouted, fallback: Any) -> None:
+        self._text = text
+        self._fallback = fallback
+
+    def write(self, data: Any) -> int:
+        log = self._text._log()
+        if log is None:
+            written: int = self._fallback.write(data)
+            return written
+        chunk = bytes(memoryview(data))  # bytes, bytearray, memoryview; str refused as Python does
+        log.write(chunk)
+        return len(chunk)
+
+    def writelines(self, lines: Iterable[Any]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if self._text._log() is None:
+            self._fallback.flush()
+
+    def isatty(self) -> bool:
+        return self._text.isatty()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["_fallback"], name)
 
 
 def install() -> None:

@@ -183,7 +183,7 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
             elif misfit:
                 error = f"{_FAILED_AT['outputs']} {misfit}"
             else:
-                error = _raised(exc, with_trace)
+                error = _raised(exc, with_trace) + _off_the_main_thread(exc)
             result = StepResult(
                 name=name,
                 status="failed",
@@ -254,6 +254,25 @@ def _exit_status(exc: SystemExit) -> int:
     one record; a failure is never 0, and a code beyond 255 is 1. The runner
     (``shinobi.pyrunner.runner``) keeps its own copy: it may meet an older shinobi."""
     return exc.code if isinstance(exc.code, int) and 0 < exc.code < 256 else 1
+
+
+def _off_the_main_thread(exc: BaseException) -> str:
+    """What to do about an exception only a call on a worker thread meets, or "".
+
+    Python lets only the main thread install a signal handler (``signal.signal``,
+    as a tool's wrapper or a library's start-up may call); a pystep in ninja's
+    process runs on one of ninja's worker threads, where the same function
+    works from a script and fails here.
+    """
+    if isinstance(exc, ValueError) and str(exc).endswith(
+        "only works in main thread of the main interpreter"
+    ):
+        return (
+            "; a pystep in ninja's process runs on a worker thread, where Python refuses"
+            " this: give the step a venv= (a venv with Python 3.11 or newer) to run it as"
+            " a process of its own"
+        )
+    return ""
 
 
 def _raised(exc: BaseException, with_trace: bool) -> str:
