@@ -29,6 +29,7 @@ from shinobi.failures import (
     user_traceback,
 )
 from shinobi.interrupted_outputs import set_aside, unfinished
+from shinobi.live_runs import live_stamp, runs_beside
 from shinobi.outcome import result_of_run
 from shinobi.plan import cab_of
 from shinobi.steps.argv import (
@@ -228,6 +229,7 @@ def run_cab(
     session.emit_started(name, {"backend": shown, "argv": shown_argv, "venv": venv})
     elsewhere = backend.capabilities.remote
     before = existing_outputs(invocation.paths, elsewhere=elsewhere)
+    stamp = live_stamp(session.live_marker) if key is not None else None
     started = time.time()
     run = run_backend(backend, invocation, session.control, backend_name)
     finished = time.time()
@@ -303,7 +305,15 @@ def run_cab(
             changed = changed_between(material, now)
         except DigestStopped:  # stopped meanwhile: the step stays done, only not stored
             changed = ""
-        if changed is None:
+        beside = runs_beside(session.live_marker, stamp) if changed is None else None
+        if beside is not None:  # its product may be the other run's: said once for the run
+            said = (
+                f"another run of this workdir ({beside}) went on while steps of this run"
+                " ran: a step of each that writes the same path takes the other's product"
+                " for its own, so their results are not cached"
+            )
+            session.warn(said, once="runs-beside")
+        elif changed is None:
             limits = applied_limits(backend, invocation)
             cache.store(key, result, invocation, cab, stopping, limits)
         elif changed:  # a later run with the old content would have been handed this result

@@ -38,7 +38,15 @@ from shinobi.local_runs import pid_alive
 if TYPE_CHECKING:
     from shinobi.left_jobs import LeftJobs, Settings
 
-__all__ = ["LIVE_DIR", "launches_going", "mark_live", "other_runs", "unmark_live"]
+__all__ = [
+    "LIVE_DIR",
+    "launches_going",
+    "live_stamp",
+    "mark_live",
+    "other_runs",
+    "runs_beside",
+    "unmark_live",
+]
 
 #: Beside the run folders (``.shinobi/runs``), so no listing of runs meets it.
 LIVE_DIR = "live"
@@ -123,6 +131,47 @@ def other_runs(runs_root: Path, settings: Settings | None = None) -> list[str]:
         " writes the same path takes the other's product for its own (wait for it, or run"
         " in another directory)",
     ]
+
+
+def live_stamp(marker: Path | None) -> int | None:
+    """When the live folder of ``marker``'s run last changed (ns): a run of the
+    workdir started or ended then. None without a marker."""
+    if marker is None:
+        return None
+    try:
+        return os.stat(marker.parent).st_mtime_ns
+    except OSError:
+        return None
+
+
+def runs_beside(marker: Path | None, stamp: int | None) -> str | None:
+    """The other runs of the workdir going now, or "one that ended since" when one
+    started or ended after ``stamp`` (:func:`live_stamp`); None when there was none.
+
+    The run started first was never told of one started beside it, and a
+    step of it whose output the other run overwrote stored the other's
+    product in the step cache as its own, to be replayed to later runs. A
+    step's result is therefore stored only when this says None. It costs a
+    directory listing, for a step whose result is stored.
+    """
+    if marker is None:  # a run left unguarded (its marker could not be written)
+        return None
+    live = marker.parent
+    try:
+        names = os.listdir(live)
+        changed = stamp is not None and os.stat(live).st_mtime_ns != stamp
+    except OSError:
+        return None
+    going = [
+        name.partition(".")[2]
+        for name in names
+        if name != marker.name
+        and (owner := _owner(name)) is not None
+        and (_host_of(live / name) is not None or pid_alive(owner))
+    ]
+    if going:
+        return ", ".join(sorted(going))
+    return "one that has ended since" if changed else None
 
 
 def launches_going(workdir: Path) -> list[str]:

@@ -374,12 +374,24 @@ def is_running(run_dir: Path) -> bool:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:  # held; but a run that wrote its end is over, whoever holds it
         record = _read_json(run_dir / RUN_RECORD)
-        return record is None or record.get("ended") is not True
+        return record is None or (record.get("ended") is not True and not _owner_gone(record))
     except OSError:  # no locks here: only the record can tell
         return _unlocked_run_goes_on(_read_json(run_dir / RUN_RECORD))
     finally:
         os.close(fd)
     return False
+
+
+def _owner_gone(record: dict[str, object]) -> bool:
+    """Whether the ninja that wrote ``record`` is known to be gone though its lock is
+    held: a process forked from it (a pystep's ``multiprocessing`` child) shares
+    the lock's open file and outlived a ``kill -9`` of it, and the run was
+    listed as running, under a pid no process had any more. One of another
+    host cannot be asked."""
+    pid = record.get("pid")
+    if record.get("host") != this_host() or type(pid) is not int or pid <= 0:
+        return False
+    return not pid_alive(pid)
 
 
 def _unlocked_run_goes_on(record: dict[str, object] | None) -> bool:
@@ -389,10 +401,7 @@ def _unlocked_run_goes_on(record: dict[str, object] | None) -> bool:
         return False
     if not record.get("unlocked"):  # written where locks worked, and never released
         return False
-    pid = record.get("pid")
-    if record.get("host") != this_host() or type(pid) is not int or pid <= 0:
-        return True
-    return pid_alive(pid)
+    return not _owner_gone(record)
 
 
 def pid_alive(pid: int) -> bool:

@@ -145,6 +145,9 @@ class Session:
     secrets: tuple[Any, ...] = field(default=(), init=False, repr=False)
     #: The tools' runs that ended ``ok`` lately: a stop right after takes them back.
     recent: RecentRuns = field(default_factory=RecentRuns, init=False, repr=False)
+    #: This run's marker in the workdir's ``.shinobi/live/`` (see
+    #: :mod:`shinobi.live_runs`); None where it could not be written.
+    live_marker: Path | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         from shinobi.resources import Budget
