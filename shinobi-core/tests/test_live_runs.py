@@ -113,11 +113,19 @@ def test_a_run_started_beside_another_of_this_workdir_is_warned(
         second = ninja("run", "r.py:r", "--no-cache", "--json")
         assert second.returncode == 0, second.stderr
         run_id = going.partition(".")[2]
-        assert json.loads(second.stdout)["warnings"] == [
+        warned = json.loads(second.stdout)["warnings"]
+        assert warned[0] == (
             f"another run is going in this workdir: {run_id} (pid {first.pid}); a step of each"
             " that writes the same path takes the other's product for its own (wait for it,"
             " or run in another directory)"
-        ]
+        )
+        # and its step's result, which may be the other's product, is not stored (the
+        # other run, started first, may have ended by then)
+        (beside,) = warned[1:]
+        assert beside.startswith(
+            (f"another run of this workdir ({run_id})", "another run of this workdir (one that")
+        )
+        assert beside.endswith("so their results are not cached")
     finally:
         first.terminate()  # ninja tears its step down
         first.wait()

@@ -9,10 +9,12 @@ its recipe were handed, cached and exit 0.
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import _ninja
 from pydantic import BaseModel
 
 from shinobi.runner import run_recipe
@@ -72,14 +74,35 @@ def test_a_run_started_while_the_step_ran_keeps_it_out_of_the_cache(
     assert again == "ok"  # run again, not handed from the cache
 
 
+#: Another recipe, for a real run the step starts beside its own.
+OTHER = """
+from shinobi.steps import Cab, Recipe
+quick = Recipe("quick")
+quick.add_step("q", Cab(name="q", command="true"))
+"""
+
+
 def test_a_run_that_started_and_ended_during_the_step_keeps_it_out_too(
-    tmp_path: Path, cache: None, other_ninja: int
+    tmp_path: Path, cache: None
 ) -> None:
-    marker = f'"$0/{other_ninja}-x.20990101-000000-abcdef"'
-    recipe = _recipe(f"touch {marker}; sleep 0.01; rm {marker}")
+    (tmp_path / "other.py").write_text(OTHER)
+    ninja = " ".join(shlex.quote(word) for word in _ninja())
+    recipe = _recipe(f"{ninja} run other.py:quick >/dev/null 2>&1")
     warnings, again = _twice(recipe, tmp_path)
     assert any(BESIDE in w and "ended since" in w for w in warnings), warnings
     assert again == "ok"
+
+
+def test_a_run_of_another_directory_sharing_the_workdir_is_no_matter(
+    tmp_path: Path, cache: None, other_ninja: int
+) -> None:
+    """One ``execution.workdir`` may serve many projects: a run whose steps write
+    elsewhere is neither warned of nor keeps results out of the cache."""
+    marker = f'"$0/{other_ninja}-x.20990101-000000-abcdef"'
+    recipe = _recipe(f"printf 'here\\n/some/other/project' > {marker}")
+    warnings, again = _twice(recipe, tmp_path)
+    assert not any(BESIDE in w for w in warnings), warnings
+    assert again == "cached"
 
 
 def test_a_step_with_no_run_beside_it_is_cached(tmp_path: Path, cache: None) -> None:

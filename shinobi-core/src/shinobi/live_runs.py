@@ -56,35 +56,72 @@ def _live_dir(runs_root: Path) -> Path:
     return runs_root.parent / LIVE_DIR
 
 
-def mark_live(runs_root: Path, run_id: str) -> Path | None:
-    """Leave the marker of the run ``run_id`` of this process; None when it cannot
-    be written (a read-only or full disk: the run goes on unguarded)."""
+def mark_live(runs_root: Path, run_id: str, cwd: str | None = None) -> Path | None:
+    """Leave the marker of the run ``run_id`` of this process, whose steps work in
+    ``cwd``; None when it cannot be written (a read-only or full disk: the run
+    goes on unguarded). The other runs of the same ``cwd`` are nudged (see
+    :func:`runs_beside`)."""
     from shinobi.teardown import run_prefix
 
     marker = _live_dir(runs_root) / f"{run_prefix()}{run_id}"
     try:
         marker.parent.mkdir(exist_ok=True)
-        # its name says whose ninja and which run; its text, on which host: a
-        # workdir on a shared file system is seen from login and compute nodes
-        marker.write_text(this_host())
+        # its name says whose ninja and which run; its text, on which host (a
+        # workdir on a shared file system is seen from login and compute nodes)
+        # and in which directory its steps write (one workdir may serve many)
+        marker.write_text(this_host() if cwd is None else f"{this_host()}\n{cwd}")
     except OSError:
         return None
+    _nudge(marker, cwd)
     return marker
 
 
 def unmark_live(marker: Path | None) -> None:
-    """Remove the marker :func:`mark_live` left, as the run ends."""
+    """Remove the marker :func:`mark_live` left, as the run ends (nudging the
+    other runs of its directory)."""
     if marker is not None:
+        _, cwd = _said(marker)
         with contextlib.suppress(OSError):
             marker.unlink()
+        _nudge(marker, cwd)
 
 
-def other_runs(runs_root: Path, settings: Settings | None = None) -> list[str]:
+def _said(marker: Path) -> tuple[str | None, str | None]:
+    """The host and the directory a marker names (None: unreadable, or not said)."""
+    try:
+        host, _, cwd = marker.read_text(errors="replace").partition("\n")
+    except OSError:
+        return None, None
+    return host.strip() or None, cwd.strip() or None
+
+
+def _nudge(marker: Path, cwd: str | None) -> None:
+    """Touch the markers of the other runs working in ``cwd`` beside ``marker``'s: a
+    run that starts or ends beside a step of theirs changes their marker's time,
+    which the step looks at before its result is stored (:func:`runs_beside`)."""
+    if cwd is None:
+        return
+    try:
+        names = os.listdir(marker.parent)
+    except OSError:
+        return
+    for name in names:
+        other = marker.parent / name
+        if name != marker.name and _owner(name) is not None and _said(other)[1] == cwd:
+            with contextlib.suppress(OSError):
+                os.utime(other)
+
+
+def other_runs(
+    runs_root: Path, settings: Settings | None = None, cwd: str | None = None
+) -> list[str]:
     """Warnings of the other runs of this workdir going now; raises
     :class:`MachineRefused` when a tool or a batch job of one whose ninja is gone
     still runs (see the module docstring). ``settings``: a backend's configuration
     table by its name, for asking it about such a run's jobs (default: the
-    configuration of the current directory).
+    configuration of the current directory). ``cwd``: where this run's steps
+    write; a run whose steps write elsewhere (another project sharing one
+    ``execution.workdir``) is none of its business. None: every run counts.
 
     Two runs in one workdir at once each write the paths their recipes name:
     the same recipe twice hands each run the other's products, and both say ok.
@@ -99,7 +136,7 @@ def other_runs(runs_root: Path, settings: Settings | None = None) -> list[str]:
     dead: dict[str, Path] = {}  # the markers of runs whose ninja is gone, by run id
     for name in markers:  # this run's own is not made yet: one of this process is another's
         owner = _owner(name)
-        if owner is None:
+        if owner is None or not _beside(live / name, cwd):
             continue
         tags, _, run = name.partition(".")
         host = _host_of(live / name)
@@ -134,19 +171,20 @@ def other_runs(runs_root: Path, settings: Settings | None = None) -> list[str]:
 
 
 def live_stamp(marker: Path | None) -> int | None:
-    """When the live folder of ``marker``'s run last changed (ns): a run of the
-    workdir started or ended then. None without a marker."""
+    """When ``marker`` was last nudged (ns): when a run of its directory last
+    started or ended (see :func:`_nudge`). None without a marker."""
     if marker is None:
         return None
     try:
-        return os.stat(marker.parent).st_mtime_ns
+        return os.stat(marker).st_mtime_ns
     except OSError:
         return None
 
 
 def runs_beside(marker: Path | None, stamp: int | None) -> str | None:
-    """The other runs of the workdir going now, or "one that ended since" when one
-    started or ended after ``stamp`` (:func:`live_stamp`); None when there was none.
+    """The other runs of ``marker``'s directory going now, or "one that has ended
+    since" when one started or ended after ``stamp`` (:func:`live_stamp`); None
+    when there was none.
 
     The run started first was never told of one started beside it, and a
     step of it whose output the other run overwrote stored the other's
@@ -157,9 +195,10 @@ def runs_beside(marker: Path | None, stamp: int | None) -> str | None:
     if marker is None:  # a run left unguarded (its marker could not be written)
         return None
     live = marker.parent
+    _, cwd = _said(marker)
     try:
         names = os.listdir(live)
-        changed = stamp is not None and os.stat(live).st_mtime_ns != stamp
+        changed = stamp is not None and os.stat(marker).st_mtime_ns != stamp
     except OSError:
         return None
     going = [
@@ -167,11 +206,21 @@ def runs_beside(marker: Path | None, stamp: int | None) -> str | None:
         for name in names
         if name != marker.name
         and (owner := _owner(name)) is not None
+        and _beside(live / name, cwd)
         and (_host_of(live / name) is not None or pid_alive(owner))
     ]
     if going:
         return ", ".join(sorted(going))
     return "one that has ended since" if changed else None
+
+
+def _beside(other: Path, cwd: str | None) -> bool:
+    """Whether the run of marker ``other`` works in ``cwd`` (or may: one of them
+    does not say)."""
+    if cwd is None:
+        return True
+    theirs = _said(other)[1]
+    return theirs is None or theirs == cwd
 
 
 def launches_going(workdir: Path) -> list[str]:
@@ -224,10 +273,7 @@ def _unknown(jobs: LeftJobs, runs_root: Path) -> str:
 def _host_of(marker: Path) -> str | None:
     """The other host whose ninja left ``marker``; None when it is this one's (or says
     none, as markers of an older ninja do, or is gone meanwhile)."""
-    try:
-        host = marker.read_text(errors="replace").strip()
-    except OSError:
-        return None
+    host = _said(marker)[0]
     return host if host and host != this_host() else None
 
 

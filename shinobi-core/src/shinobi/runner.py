@@ -584,7 +584,7 @@ def run_prepared(
         refresh_cache=refresh_cache,
     )
     root = runs_root(base.resolve())
-    for said in other_runs(root, config.backend_settings):
+    for said in other_runs(root, config.backend_settings, session.cwd):
         session.warn(said)
     for said in launches_going(base.resolve()):
         session.warn(said)
@@ -596,7 +596,7 @@ def run_prepared(
     with _signals(session):
         # clean --runs leaves it alone
         held = hold_run(session.run_dir, graph.recipe.name, session.warn)
-        marker = session.live_marker = mark_live(root, session.run_id)
+        marker = session.live_marker = mark_live(root, session.run_id, session.cwd)
         note_steps(session.run_dir, (path for path, _ in graph.walk()))
         ended = "crashed"  # what `ninja runs` says of it unless it gets to say more
         refused = True  # until the checks before the first step are passed
