@@ -92,6 +92,30 @@ def test_a_config_path_that_cannot_be_read_names_its_permissions(
         load_config(cwd=tmp_path, environ={})
 
 
+@pytest.mark.parametrize("named", ["fifo", "/dev/zero"])
+def test_a_config_path_that_is_a_fifo_or_a_device_is_refused_without_reading_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named: str
+) -> None:
+    """A FIFO with no writer hung every command; /dev/zero was read until memory ran out."""
+    path = tmp_path / named
+    if named == "fifo":
+        os.mkfifo(path)
+    monkeypatch.setenv("SHINOBI_CONFIG", str(path))
+    kind = "a named pipe (FIFO)" if named == "fifo" else "a device"
+    with pytest.raises(ConfigError) as info:
+        load_config(cwd=tmp_path, environ={})
+    assert str(info.value) == (
+        f"{path} is {kind}, not a configuration file; name a file in SHINOBI_CONFIG"
+    )
+
+
+def test_dev_null_as_the_configuration_is_no_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHINOBI_CONFIG", os.devnull)
+    assert load_config(cwd=tmp_path, environ={}).execution.max_workers >= 1
+
+
 def test_a_project_file_that_cannot_be_read_names_its_own_remedy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

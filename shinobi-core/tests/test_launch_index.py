@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from shinobi.errors import MachineRefused
 from shinobi.launch.handle import LaunchHandle, write_handle
 from shinobi.launch.index import forget_launches, index_path, list_launches, record_launch
 
@@ -53,6 +54,22 @@ def test_a_torn_line_does_not_hide_the_others(tmp_path: Path) -> None:
         fh.write('{"handle": "/x", "work')
     recorded(tmp_path, "b", 2.0)
     assert [e.run_id for e in list_launches()] == ["a", "b"]
+
+
+def test_a_line_that_is_not_utf8_does_not_hide_the_others(tmp_path: Path) -> None:
+    recorded(tmp_path, "a", 1.0)
+    with open(index_path(), "ab") as fh:
+        fh.write(b'{"handle": "/x\xff", "workdir": "/x"}\n')
+    recorded(tmp_path, "b", 2.0)
+    assert [e.run_id for e in list_launches()] == ["a", "b"]
+
+
+def test_an_index_that_cannot_be_read_is_refused_naming_the_fix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", "/dev/null")  # as HOME=/dev/null gives
+    with pytest.raises(MachineRefused, match="set XDG_STATE_HOME to a directory of yours"):
+        list_launches()
 
 
 def test_recording_needs_a_written_handle(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -414,6 +415,14 @@ def _read_toml(path: Path, instead: str) -> dict[str, Any]:
     usual cases, and ``SHINOBI_CONFIG=/dev/null``, which need no TOML parser).
     ``instead``: how to do without this file, for when it cannot be read."""
     try:
+        mode = os.stat(path).st_mode
+    except OSError:  # nothing there, or not to be seen: opening it says which
+        mode = stat.S_IFREG
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)) and not os.path.samefile(path, os.devnull):
+        from shinobi.file_kinds import kind_of
+
+        raise ConfigError(_not_a_file(path, instead, kind_of(mode)))
+    try:
         fh = path.open("rb")
     except NotADirectoryError:  # HOME=/dev/null: no file can be there
         return {}
@@ -429,7 +438,7 @@ def _read_toml(path: Path, instead: str) -> dict[str, Any]:
             f" or {instead}"
         ) from None
     except IsADirectoryError:
-        raise ConfigError(_a_directory(path, instead)) from None
+        raise ConfigError(_not_a_file(path, instead)) from None
     except OSError as exc:  # another user's HOME, a dangling mount
         raise ConfigError(
             f"{path}: cannot read this configuration file ({exc.strerror}); fix its"
@@ -482,12 +491,15 @@ def _absolute(value: str) -> bool:
     return os.path.isabs(os.path.expanduser(os.path.expandvars(value)))
 
 
-def _a_directory(path: Path, instead: str) -> str:
-    """The refusal of a configuration file that is a directory: "fix its permissions"
-    sent an admin to chmod a directory that no permission makes a file."""
+def _not_a_file(path: Path, instead: str, kind: str = "a directory") -> str:
+    """The refusal of a configuration file that is a directory, a FIFO or a device:
+    "fix its permissions" sent an admin to chmod a directory that no permission
+    makes a file; a FIFO with no writer hung every command, and ``/dev/zero`` was
+    read until memory ran out."""
     named = path == user_config_path() and os.environ.get("SHINOBI_CONFIG")
-    fix = "name a file in SHINOBI_CONFIG" if named else f"move the directory aside, or {instead}"
-    return f"{path} is a directory, not a configuration file; {fix}"
+    what = "the directory" if kind == "a directory" else "it"
+    fix = "name a file in SHINOBI_CONFIG" if named else f"move {what} aside, or {instead}"
+    return f"{path} is {kind}, not a configuration file; {fix}"
 
 
 _SECTIONS = ("execution", "backend", "provenance", "cache")

@@ -19,6 +19,7 @@ from typing import Any
 
 from shinobi.errors import LoadError, did_you_mean, exception_line
 from shinobi.exit_guard import ExitRefused, exits_refused
+from shinobi.file_kinds import kind_of
 
 __all__ = ["build_model", "is_runnable", "kind_of_value", "load_target", "split_target"]
 
@@ -116,15 +117,6 @@ def _file_mode(path: Path) -> int | None:
         raise  # a permission refused on the way: the machine's refusal, said as such
 
 
-def _kind_of(mode: int) -> str:
-    """``a named pipe (FIFO)``, ``a device``, ``a socket``: what a non-file path is."""
-    if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
-
-
 #: What ``stat`` says of a path with nothing there, as pathlib's ``is_file`` takes it.
 _NOTHING_THERE = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
 
@@ -135,7 +127,7 @@ def _import_file(path: Path) -> Any:
         raise LoadError(f"{str(path)!r} is a directory; name the recipe's .py file in it")
     if mode is not None and not stat.S_ISREG(mode):  # a FIFO, <(cat r.py), a device
         raise LoadError(
-            f"recipe file {str(path)!r} is {_kind_of(mode)}, not a file ninja can import;"
+            f"recipe file {str(path)!r} is {kind_of(mode)}, not a file ninja can import;"
             " save the recipe as a .py file and name that"
         )
     if mode is None:
@@ -147,6 +139,7 @@ def _import_file(path: Path) -> Any:
         with_suffix = path.with_name(path.name + ".py")
         fix = f"did you mean {str(with_suffix)!r}?" if with_suffix.is_file() else "check the path"
         raise LoadError(f"recipe file {str(path)!r} does not exist; {fix}")
+    _refuse_unreadable(path)
     from shinobi.recipe_modules import module_name as name_of
 
     module_name = name_of(path)  # a worker process finds the file by it (multiprocessing)
@@ -162,15 +155,20 @@ def _import_file(path: Path) -> Any:
     added = directory not in sys.path
     if added:
         sys.path.insert(0, directory)
+    here = _cwd()
     try:
         with exits_refused():  # os._exit(0) at import would end ninja with 0, nothing run
             spec.loader.exec_module(module)
+        _refuse_moved(path, here)
     except SyntaxError as exc:
         sys.modules.pop(module_name, None)
         at = f":{exc.lineno}" if exc.lineno else ""  # none for a null byte in the file
         raise LoadError(
             f"{exc.filename or path}{at}: syntax error: {exc.msg}; fix the recipe file"
         ) from None
+    except LoadError:
+        sys.modules.pop(module_name, None)
+        raise
     except (Exception, SystemExit) as exc:  # a script's sys.exit() at import, too
         sys.modules.pop(module_name, None)
         _refuse_shadowing(directory)  # the likelier cause of whatever broke
@@ -186,6 +184,8 @@ def _import_file(path: Path) -> Any:
         )
         raise LoadError(f"{where}: importing the recipe file {said}{context}") from exc
     finally:
+        if here is not None and _cwd() != here:
+            os.chdir(here)
         if added:  # last from now on: ninja's own later imports find the standard library
             with contextlib.suppress(ValueError):
                 sys.path.remove(directory)
@@ -193,6 +193,45 @@ def _import_file(path: Path) -> Any:
     _refuse_closed_streams(path)
     _refuse_shadowing(directory)
     return module
+
+
+def _cwd() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # ninja's own directory was removed
+        return None
+
+
+def _refuse_unreadable(path: Path) -> None:
+    """Refuse a recipe file ninja may not read, in those words: importing it said
+    ``raised PermissionError: [Errno 13] ...`` as if the recipe's code had."""
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_CLOEXEC))
+    except PermissionError:
+        raise LoadError(
+            f"recipe file {str(path)!r} cannot be read (permission denied); fix its"
+            " permissions, or run ninja as a user who may read it"
+        ) from None
+    except OSError:  # anything else is said by the import, as before
+        pass
+
+
+def _refuse_moved(path: Path, here: str | None) -> None:
+    """Refuse a recipe file that changed ninja's working directory as it was imported.
+
+    ``os.chdir(os.path.dirname(__file__))`` at the top of a script is common;
+    under ninja it moved ``.shinobi/`` (so ``ninja runs`` where the user
+    started found nothing) and every relative input and output, silently. The
+    directory is put back before this is raised (see :func:`_import_file`).
+    """
+    now = _cwd()
+    if here is None or now == here:
+        return
+    raise LoadError(
+        f"{path}: importing the recipe file changed the working directory (to {now}); ninja"
+        " works where it is started, so run it from there (cd first), or build paths from"
+        " the file's own directory (Path(__file__).parent / ...) without changing directory"
+    )
 
 
 def _refuse_closed_streams(path: Path) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from shinobi.errors import MachineRefused
 from shinobi.launch.handle import LaunchHandle, atomic_write
 
 __all__ = ["IndexEntry", "forget_launches", "index_path", "list_launches", "record_launch"]
@@ -82,12 +83,19 @@ def record_launch(handle: LaunchHandle) -> None:
 def _read(path: Path) -> list[IndexEntry]:
     entries: dict[str, IndexEntry] = {}
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        # lines as bytes: one bad byte (a disk error, a hand edit) spoils its line
+        # only, where decoding the whole file stopped every command that lists launches
+        lines = path.read_bytes().splitlines()
     except FileNotFoundError:
         return []
+    except OSError as exc:  # HOME=/dev/null, a directory in its place...
+        raise MachineRefused(
+            f"cannot read the launches index {path} ({exc.strerror or exc}): set"
+            " XDG_STATE_HOME to a directory of yours (or HOME to your home directory)"
+        ) from None
     for line in lines:
         try:
-            data = json.loads(line)
+            data = json.loads(line)  # a line that is not UTF-8 is a ValueError here
             entry = IndexEntry(
                 handle=str(data["handle"]),
                 workdir=str(data["workdir"]),
