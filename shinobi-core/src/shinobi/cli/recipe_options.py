@@ -19,7 +19,7 @@ import click
 from shinobi.cli import collector
 from shinobi.wording import input_option
 
-__all__ = ["TARGET_KEY", "RecipeCommand", "recipe_values"]
+__all__ = ["RECIPE_COMMAND_OPTIONS", "TARGET_KEY", "RecipeCommand", "recipe_values"]
 
 _RECIPE_KEY = "shinobi_recipe"
 #: Where the loaded FILE.py:NAME is kept, for messages that point at its --help.
@@ -476,6 +476,37 @@ def _refuse_swallowed_options(command: click.Command, ctx: click.Context, args: 
             )
 
 
+#: The options of every command that takes a recipe's inputs (``run``,
+#: ``compile``, ``graph``), kept off the inputs in all of them, so that an input
+#: has one spelling in every command: ``b`` is ``--input-b`` under ``run`` (for
+#: its ``-b``) and under ``compile`` too, and an input ``submit`` is
+#: ``--input-submit`` under ``run`` as it must be under ``compile``, where
+#: ``--submit`` is compile's own (given there, it submitted and left the input
+#: unset). A test holds this to the commands' options.
+RECIPE_COMMAND_OPTIONS = frozenset(
+    {
+        "--backend",
+        "--container-runtime",
+        "--dry-run",
+        "--dryrun",
+        "--engine",
+        "--explain",
+        "--format",
+        "--json",
+        "--max-workers",
+        "--no-cache",
+        "--no-provenance",
+        "--output",
+        "--provenance",
+        "--submit",
+        "--workdir",
+        "-b",
+        "-j",
+        "-o",
+    }
+)
+
+
 class RecipeCommand(click.Command):
     """A command whose options include the target recipe's inputs."""
 
@@ -579,6 +610,7 @@ class RecipeCommand(click.Command):
             for opt in (*getattr(p, "opts", []), *getattr(p, "secondary_opts", []))
         }
         own.update(ctx.help_option_names)
+        own.update(RECIPE_COMMAND_OPTIONS)
         # the command's own names as a typist confuses them: an input `dry_run` spelt
         # `--dry_run` is one keystroke from --dry-run, and must not run for real
         ours = {_loose(option) for option in own if option.startswith("-")}

@@ -1,0 +1,66 @@
+"""A recipe input has one spelling in every command that takes the inputs.
+
+Renamed only against the options of the command at hand, input ``b`` was
+``--input-b`` under ``run`` (for its ``-b``) and ``--b`` under ``compile``;
+an input ``submit`` was ``--submit`` under ``run``, and under ``compile``,
+where ``--submit`` is compile's own, giving it submitted the job and left the
+input unset, unsaid.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+import pytest
+
+from shinobi.cli.main import cli
+from shinobi.cli.recipe_options import RECIPE_COMMAND_OPTIONS
+
+RECIPE = """
+from pydantic import BaseModel
+from shinobi.steps import Cab
+
+class I(BaseModel):
+    b: bool = False
+    submit: bool = False
+    o: str = "x"
+
+ec = Cab(name="ec", command="/bin/echo", inputs_model=I)
+"""
+
+Ninja = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def test_the_list_holds_every_option_of_the_commands_that_take_inputs() -> None:
+    ctx = click.Context(cli)
+    found = set()
+    for name in ("run", "compile", "graph"):
+        command = cli.get_command(ctx, name)
+        assert command is not None
+        for param in command.params:
+            if isinstance(param, click.Option):
+                found.update(param.opts, param.secondary_opts)
+    assert found == RECIPE_COMMAND_OPTIONS
+
+
+@pytest.mark.parametrize("command", ["run", "compile", "graph"])
+def test_an_input_is_spelt_alike_in_each_command(
+    command: str, ninja: Ninja, tmp_path: Path
+) -> None:
+    (tmp_path / "names.py").write_text(RECIPE)
+    shown = ninja(command, "names.py:ec", "--help")
+    assert shown.returncode == 0, shown.stderr
+    for option in ("--input-b", "--input-submit", "--input-o"):
+        assert option in shown.stdout, (command, shown.stdout)
+
+
+def test_compile_takes_the_input_named_submit_without_submitting(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    (tmp_path / "names.py").write_text(RECIPE)
+    proc = ninja("compile", "names.py:ec", "--input-submit", "--input-b")
+    assert proc.returncode == 0, proc.stderr
+    assert "/bin/echo --b --submit" in proc.stdout
