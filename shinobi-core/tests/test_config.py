@@ -642,3 +642,21 @@ def test_a_path_setting_s_tilde_is_expanded_where_it_is_read(
     config = load_config(cwd=tmp_path)
     assert config.cache.dir == str(tmp_path / "c")
     assert config.execution.workdir == str(tmp_path)
+
+
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_shinobi_config_is_said_to_read_the_users_own_file(
+    value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``SHINOBI_CONFIG=$SITE_CONFIG`` with the site variable unset read the user's
+    own file in silence."""
+    from shinobi.config import named_file_missing, user_config_path
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.setenv("SHINOBI_CONFIG", value)
+    assert user_config_path() == tmp_path / "shinobi" / "config.toml"
+    said = named_file_missing()
+    assert said == (
+        f"SHINOBI_CONFIG is set but empty (an unset variable in a job script?), so"
+        f" {tmp_path / 'shinobi' / 'config.toml'} is read in its place; name a file, or unset it"
+    )

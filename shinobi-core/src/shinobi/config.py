@@ -354,7 +354,7 @@ def user_dir(kind: str, instead: str) -> Path:
 
 def user_config_path() -> Path:
     explicit = os.environ.get("SHINOBI_CONFIG")
-    if explicit:  # absolute: `config show` names it wherever it is run from
+    if explicit and explicit.strip():  # absolute: `config show` names it wherever it is run from
         return Path(explicit).expanduser().absolute()
     return user_dir("config", "name a configuration file in SHINOBI_CONFIG") / "config.toml"
 
@@ -362,8 +362,17 @@ def user_config_path() -> Path:
 def named_file_missing() -> str | None:
     """What to say when ``SHINOBI_CONFIG`` names a file that does not exist: a typo,
     or a site file not there on this host, whose settings every command would go
-    without, unseen. None when it names one (or is not set)."""
+    without, unseen. None when it names one (or is not set).
+
+    Set but empty (``SHINOBI_CONFIG=$SITE_CONFIG`` in a job script, the site
+    variable unset), the user's own file is read in its place: said too.
+    """
     named = os.environ.get("SHINOBI_CONFIG")
+    if named is not None and not named.strip():
+        return (
+            f"SHINOBI_CONFIG is set but empty (an unset variable in a job script?), so"
+            f" {user_config_path()} is read in its place; name a file, or unset it"
+        )
     if not named or os.path.lexists(user_config_path()):  # a dangling link is refused
         return None
     return (
