@@ -103,6 +103,19 @@ def test_a_step_that_ran_and_printed_nothing_still_kept_no_logs(
     assert code == 2 and "kept no logs" in err and "cache" not in err
 
 
+def test_a_run_whose_logs_folder_was_removed_says_so_not_that_nothing_was_printed(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    shutil.rmtree(workdir / ".shinobi" / "runs" / RAN / "logs")
+    for args in ([RAN], [RAN, "up"], [RAN, "quiet"]):
+        code, _out, err = logs(capsys, *args, "--workdir", str(workdir))
+        assert code == 2, err
+        assert "the run's logs folder" in err and "was removed" in err, err
+        assert "printed nothing" not in err
+
+
 def test_a_log_that_holds_nothing_is_no_log(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -250,7 +250,8 @@ def _cut(run: Any, step: str | None, stream: str) -> dict[Path, str]:
 
 def _refuse_lost(run: Any, step: str | None, stream: str, what: str) -> None:
     """Say so when the logs asked for hold nothing because writing them failed: the
-    step printed, but nothing of it was kept (a full disk, say).
+    step printed, but nothing of it was kept (a full disk, say); or because the
+    run's logs folder was removed (the step was said to have printed nothing).
 
     Only the run's record of a failed write says so. An empty log does not: Slurm
     makes a job's logs empty as it starts (``--backend slurm``), so a quiet step
@@ -258,6 +259,12 @@ def _refuse_lost(run: Any, step: str | None, stream: str, what: str) -> None:
     """
     from shinobi.errors import UsageError
 
+    folder = run.path / "logs"
+    if not folder.is_dir():  # every run makes it as it starts: this one was removed
+        raise UsageError(
+            f"{what} has no logs here: the run's logs folder {folder} was removed, and what"
+            " its steps printed with it"
+        )
     lost = _cut(run, step, stream)
     if lost:
         path, error = next(iter(lost.items()))
