@@ -64,3 +64,28 @@ def test_compile_takes_the_input_named_submit_without_submitting(
     proc = ninja("compile", "names.py:ec", "--input-submit", "--input-b")
     assert proc.returncode == 0, proc.stderr
     assert "/bin/echo --b --submit" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        ["-b", "docker", "-b", "native"],
+        ["-j", "2", "--max-workers=3"],
+        ["--provenance", "--no-provenance"],
+    ],
+)
+def test_an_option_of_the_command_given_twice_is_refused(
+    given: list[str], ninja: Ninja, tmp_path: Path
+) -> None:
+    """click kept the last value and dropped the first, unsaid (``-b docker -b
+    native`` ran natively), where a recipe input given twice is refused."""
+    (tmp_path / "names.py").write_text(RECIPE)
+    proc = ninja("run", "names.py:ec", *given, "--dryrun")
+    assert proc.returncode == 2
+    assert "is given 2 times; give it once" in proc.stderr, proc.stderr
+
+
+def test_a_plain_flag_twice_is_no_conflict(ninja: Ninja, tmp_path: Path) -> None:
+    (tmp_path / "names.py").write_text(RECIPE)
+    proc = ninja("run", "names.py:ec", "--dryrun", "--dry-run")
+    assert proc.returncode == 0, proc.stderr

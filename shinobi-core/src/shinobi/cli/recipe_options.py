@@ -9,6 +9,7 @@ documents the recipe's own inputs, from the fields' descriptions.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import typing
 from pathlib import Path
@@ -507,6 +508,33 @@ RECIPE_COMMAND_OPTIONS = frozenset(
 )
 
 
+def _refuse_repeated_options(command: click.Command, ctx: click.Context, args: list[str]) -> None:
+    """Refuse one of the command's own options given twice (``-b docker -b native``,
+    ``--provenance --no-provenance``; a plain flag twice says one thing).
+
+    click keeps the last, and the first was dropped unsaid, where a recipe
+    input given twice is refused (see :func:`recipe_values`). A command line
+    click cannot parse is left to the parse that follows, which says what is
+    wrong with it."""
+    try:
+        _, _, order = command.make_parser(ctx).parse_args(args=list(args))
+    except click.UsageError:
+        return
+    counts = collections.Counter(id(param) for param in order)
+    for param in order:
+        if (
+            isinstance(param, click.Option)
+            and counts[id(param)] > 1
+            and not (param.multiple or param.count or param.is_eager)
+            and not (param.is_flag and not param.secondary_opts)  # --dryrun twice says one thing
+            and not (param.name or "").startswith(_INPUTS_KEY)
+        ):
+            names = "/".join((*param.opts, *param.secondary_opts))
+            raise click.UsageError(
+                f"option {names} is given {counts[id(param)]} times; give it once", ctx
+            )
+
+
 class RecipeCommand(click.Command):
     """A command whose options include the target recipe's inputs."""
 
@@ -535,6 +563,7 @@ class RecipeCommand(click.Command):
             self.params = [*self.params, *self._input_options(recipe, ctx)]
         try:
             _refuse_swallowed_options(self, ctx, args)
+            _refuse_repeated_options(self, ctx, args)
             return super().parse_args(ctx, args)
         except click.NoSuchOption as exc:
             from shinobi.cli.main import GLOBAL_OPTIONS
