@@ -75,6 +75,27 @@ def test_help_names_every_member(recipe: str, capsys: pytest.CaptureFixture[str]
         assert f"{option} {metavar} " in out, option
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ["--w", "AUTO"],
+            "input 'w' (--w): 'AUTO' fits none of its types (Input should be a valid integer,"
+            " unable to parse string as an integer; Input should be 'auto')",
+        ),
+        (["--d", "maybe"], "input 'd' (--d): 'maybe' fits none of its types (Input should be"),
+    ],
+)
+def test_a_value_no_member_takes_names_the_input_and_every_member(
+    recipe: str, capsys: pytest.CaptureFixture[str], args: list[str], said: str
+) -> None:
+    """The first member's refusal alone named an input ``w.int`` and one type."""
+    code, _, err = in_process(capsys, "run", recipe, *args, "--dryrun")
+    assert code == 2
+    assert said in err, err
+    assert ".int'" not in err
+
+
 ENUMS = """
 import enum
 

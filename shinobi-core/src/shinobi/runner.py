@@ -229,7 +229,7 @@ def validate_recipe_inputs(recipe: Recipe, values: Mapping[str, Any]) -> dict[st
     from pydantic import ValidationError
 
     from shinobi.exit_guard import validated
-    from shinobi.steps.types import error_field, field_values
+    from shinobi.steps.types import error_field, field_values, union_refusal
 
     refuse_unknown_inputs(recipe, values)
     try:
@@ -238,8 +238,12 @@ def validate_recipe_inputs(recipe: Recipe, values: Mapping[str, Any]) -> dict[st
             validated(recipe.inputs_model.model_validate, dict(values), by_name=True)
         )
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise InputError(recipe.name, error_field(first), first["msg"]) from None
+        errors = exc.errors()
+        field, said = union_refusal(recipe.inputs_model, errors) or (
+            error_field(errors[0]),
+            errors[0]["msg"],
+        )
+        raise InputError(recipe.name, field, said) from None
     except Exception as exc:  # a validator of the model's own that raised something else
         raise UsageError(
             f"recipe {recipe.name!r}: validating its inputs raised {exception_line(exc)}"

@@ -41,6 +41,7 @@ __all__ = [
     "refused_field",
     "refused_value",
     "tuple_elements",
+    "union_refusal",
     "unwrap_annotation",
     "validation_errors",
     "wordless",
@@ -490,6 +491,27 @@ def input_refusal(model: Any, error: Mapping[str, Any]) -> tuple[str, str]:
     if short is not None:
         return str(error["loc"][0]), short
     return error_field(error), refused_value(error)
+
+
+def union_refusal(model: Any, errors: Sequence[Mapping[str, Any]]) -> tuple[str, str] | None:
+    """(the field, what is wrong) when ``errors`` are a union input's refusal by each
+    of its members; None for any other refusal.
+
+    pydantic reports a value no member takes as one error per member, each at
+    the member's name (``u.int``, ``u.literal['auto']``): the first alone named
+    an input ``u.int`` there is none of, and only one of the types it may be.
+    """
+    loc: tuple[Any, ...] = tuple(errors[0].get("loc", ())) if errors else ()
+    if len(loc) != 2:
+        return None
+    info = getattr(model, "model_fields", {}).get(loc[0])
+    if info is None or typing.get_origin(info.annotation) not in (typing.Union, types.UnionType):
+        return None
+    members = [e for e in errors if len(e.get("loc", ())) == 2 and e["loc"][0] == loc[0]]
+    if len(members) < 2:
+        return None
+    said = "; ".join(dict.fromkeys(str(e.get("msg")) for e in members))
+    return str(loc[0]), f"{errors[0].get('input')!r:.80} fits none of its types ({said})"
 
 
 def _too_few_values(model: Any, error: Mapping[str, Any]) -> str | None:
