@@ -15,9 +15,14 @@ from pathlib import Path
 
 import click
 import pytest
+from cli_in_process import in_process
+from test_launch_fixtures import FakeTarget, engine
 
 from shinobi.cli.main import cli
 from shinobi.cli.recipe_options import _INPUTS_KEY, RECIPE_COMMAND_OPTIONS
+from shinobi.launch.index import list_launches
+
+__all__ = ["engine"]
 
 RECIPE = """
 from pydantic import BaseModel
@@ -58,12 +63,15 @@ def test_an_input_is_spelt_alike_in_each_command(
 
 
 def test_compile_takes_the_input_named_submit_without_submitting(
-    ninja: Ninja, tmp_path: Path
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "names.py").write_text(RECIPE)
-    proc = ninja("compile", "names.py:ec", "--input-submit", "--input-b")
-    assert proc.returncode == 0, proc.stderr
-    assert "/bin/echo --b --submit" in proc.stdout
+    code, out, err = in_process(
+        capsys, "compile", "names.py:ec", "--engine", "fake", "--input-submit", "--input-b"
+    )
+    assert code == 0, err
+    assert "/bin/echo --b --submit" in out
+    assert not list_launches()  # the input was set, and nothing was submitted
 
 
 @pytest.mark.parametrize(
