@@ -305,7 +305,7 @@ def run_cab(
             changed = changed_between(material, now)
         except DigestStopped:  # stopped meanwhile: the step stays done, only not stored
             changed = ""
-        beside = runs_beside(session.live_marker, stamp) if changed is None else None
+        beside = runs_beside(session.live_marker, stamp, session.cwd) if changed is None else None
         if beside is not None:  # its product may be the other run's: said once for the run
             said = (
                 f"another run of this workdir ({beside}) went on while steps of this run"

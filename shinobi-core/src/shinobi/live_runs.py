@@ -135,11 +135,11 @@ def other_runs(
     going: list[str] = []
     dead: dict[str, Path] = {}  # the markers of runs whose ninja is gone, by run id
     for name in markers:  # this run's own is not made yet: one of this process is another's
-        owner = _owner(name)
-        if owner is None or not _beside(live / name, cwd):
+        other = _other_run(live, name, cwd)
+        if other is None:
             continue
+        owner, host = other
         tags, _, run = name.partition(".")
-        host = _host_of(live / name)
         if host is not None:  # its pid means nothing here, nor do this host's processes
             going.append(f"{run} (pid {owner} on {host})")
             continue
@@ -181,10 +181,10 @@ def live_stamp(marker: Path | None) -> int | None:
         return None
 
 
-def runs_beside(marker: Path | None, stamp: int | None) -> str | None:
-    """The other runs of ``marker``'s directory going now, or "one that has ended
-    since" when one started or ended after ``stamp`` (:func:`live_stamp`); None
-    when there was none.
+def runs_beside(marker: Path | None, stamp: int | None, cwd: str) -> str | None:
+    """The other runs of ``cwd`` (the directory of ``marker``'s run) going now, or
+    "one that has ended since" when one started or ended after ``stamp``
+    (:func:`live_stamp`); None when there was none.
 
     The run started first was never told of one started beside it, and a
     step of it whose output the other run overwrote stored the other's
@@ -195,7 +195,6 @@ def runs_beside(marker: Path | None, stamp: int | None) -> str | None:
     if marker is None:  # a run left unguarded (its marker could not be written)
         return None
     live = marker.parent
-    _, cwd = _said(marker)
     try:
         names = os.listdir(live)
         changed = stamp is not None and os.stat(marker).st_mtime_ns != stamp
@@ -205,22 +204,26 @@ def runs_beside(marker: Path | None, stamp: int | None) -> str | None:
         name.partition(".")[2]
         for name in names
         if name != marker.name
-        and (owner := _owner(name)) is not None
-        and _beside(live / name, cwd)
-        and (_host_of(live / name) is not None or pid_alive(owner))
+        and (other := _other_run(live, name, cwd)) is not None
+        and (other[1] is not None or pid_alive(other[0]))
     ]
     if going:
         return ", ".join(sorted(going))
     return "one that has ended since" if changed else None
 
 
-def _beside(other: Path, cwd: str | None) -> bool:
-    """Whether the run of marker ``other`` works in ``cwd`` (or may: one of them
-    does not say)."""
-    if cwd is None:
-        return True
-    theirs = _said(other)[1]
-    return theirs is None or theirs == cwd
+def _other_run(live: Path, name: str, cwd: str | None) -> tuple[int, str | None] | None:
+    """The pid of the ninja whose marker is ``name``, and its host when that is
+    another (a marker of an older ninja names none, or is gone meanwhile); None
+    for no run's marker, or one of a run that works elsewhere than ``cwd``
+    (which may be it when either does not say). One read of the marker."""
+    owner = _owner(name)
+    if owner is None:
+        return None
+    host, theirs = _said(live / name)
+    if cwd is not None and theirs is not None and theirs != cwd:
+        return None
+    return owner, host if host and host != this_host() else None
 
 
 def launches_going(workdir: Path) -> list[str]:
@@ -268,13 +271,6 @@ def _unknown(jobs: LeftJobs, runs_root: Path) -> str:
         f" ({jobs.unknown}); one that does may write into this run's outputs: stop any left"
         f" (listed in {runs_root / jobs.run_id / jobs.ledger})"
     )
-
-
-def _host_of(marker: Path) -> str | None:
-    """The other host whose ninja left ``marker``; None when it is this one's (or says
-    none, as markers of an older ninja do, or is gone meanwhile)."""
-    host = _said(marker)[0]
-    return host if host and host != this_host() else None
 
 
 def _owner(name: str) -> int | None:
