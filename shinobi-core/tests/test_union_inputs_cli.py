@@ -138,3 +138,63 @@ def test_an_enum_of_floats_or_of_mixed_values_is_chosen_by_its_values(
     assert json.loads(out)["outputs"]["result"] == shown
     code, out, _ = in_process(capsys, "run", "e.py:tune", "--help")
     assert "--fr [1.4|2.5]" in out and "--col [1|b]" in out
+
+
+WIRED = """
+from typing import Literal
+
+from pydantic import BaseModel
+
+from shinobi import Recipe
+from shinobi.loaders import build_model
+from shinobi.steps import pystep
+
+
+@pystep
+def word(text: str = "AUTO") -> str:
+    return text
+
+
+@pystep
+def show(w: int | Literal["auto"] = "auto") -> str:
+    return repr(w)
+
+
+class In(BaseModel):
+    x: str = "auto"
+    lit: str = "auto"
+
+
+top = Recipe("top", In, build_model("Out", {}))
+top.add_step("given", show, w=top.inputs.x)
+top.add_step("spelled", show, w="AUTO")
+top.add_step("word", word)
+top.add_step("late", show, w=top.outputs.word.result)
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "step"),
+    [(["--x", "AUTO", "--dryrun"], "given"), (["--dryrun"], "spelled"), ([], "late")],
+)
+def test_a_wired_value_no_member_takes_names_the_input_and_every_member(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    step: str,
+) -> None:
+    """A step's union input wired a value no member takes, known before the run
+    (a recipe input, a literal) or only once an upstream step ran: named as the
+    input, with every member's refusal, as the command line's own refusal says it."""
+    monkeypatch.chdir(tmp_path)
+    recipe = WIRED
+    if step != "spelled":  # refused before the run, it would speak first
+        recipe = recipe.replace('top.add_step("spelled", show, w="AUTO")\n', "")
+    (tmp_path / "r.py").write_text(recipe)
+    code, _, err = in_process(capsys, "run", "r.py:top", *args, "--no-cache")
+    assert code != 0
+    assert f"step {step!r}" in err, err
+    assert "input 'w': 'AUTO' fits none of its types (Input should be a valid integer" in err, err
+    assert "Input should be 'auto')" in err, err
+    assert "'w.int'" not in err, err

@@ -28,7 +28,7 @@ from shinobi.steps.types import (
     error_field,
     field_values,
     fields_of,
-    input_refusal,
+    first_refusal,
     validation_errors,
     wordless,
 )
@@ -149,7 +149,7 @@ def validate_inputs(node: Node, values: Mapping[str, Any], where: str) -> dict[s
     except Exception as exc:
         errors = validation_errors(exc)
         if errors is not None:
-            name, said = input_refusal(node.step.inputs_model, errors[0])
+            name, said = first_refusal(node.step.inputs_model, errors)
             raise ValueError(f"{where}: {field_subject(name, 'input')}: {said}") from None
         # a validator of the model's own that raised something else
         raise ValueError(f"{where}: validating its inputs raised {exception_line(exc)}") from None
@@ -464,7 +464,7 @@ def _field_check(model: Any, name: str, value: Any) -> tuple[str | None, Any]:
     except Exception as exc:
         errors = validation_errors(exc)
         if errors and errors[0]["type"] not in _RUN_TIME_ERRORS:
-            return input_refusal(model, errors[0])[1], _UNTOLD
+            return first_refusal(model, errors)[1], _UNTOLD
         return None, _UNTOLD
     made = getattr(blank, name, None)
     if empty_path_in({name: value}, {name: made}) is not None:
@@ -527,7 +527,7 @@ def _model_refusal(node: Node, values: Mapping[str, Any], where: str, exc: Excep
     first = wrong[0]
     if first["type"] == "missing" and len(first["loc"]) == 1:  # the input itself
         return _unwired(where, node.step.inputs_model, error_field(first))
-    name, said = input_refusal(node.step.inputs_model, first)
+    name, said = first_refusal(node.step.inputs_model, wrong)
     return _refused_input(node, where, name, said, values.get(name))
 
 

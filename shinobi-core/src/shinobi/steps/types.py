@@ -33,6 +33,7 @@ __all__ = [
     "error_field",
     "field_values",
     "fields_of",
+    "first_refusal",
     "input_refusal",
     "on_disk_kind",
     "output_problem",
@@ -491,6 +492,13 @@ def input_refusal(model: Any, error: Mapping[str, Any]) -> tuple[str, str]:
     if short is not None:
         return str(error["loc"][0]), short
     return error_field(error), refused_value(error)
+
+
+def first_refusal(model: Any, errors: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+    """(the dotted field, what is wrong) of ``model``'s refusal ``errors``: a union
+    input's refusal as a whole (:func:`union_refusal`), else the first error's
+    (:func:`input_refusal`)."""
+    return union_refusal(model, errors) or input_refusal(model, errors[0])
 
 
 def union_refusal(model: Any, errors: Sequence[Mapping[str, Any]]) -> tuple[str, str] | None:
