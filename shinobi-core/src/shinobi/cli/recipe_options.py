@@ -654,15 +654,13 @@ class RecipeCommand(click.Command):
         emptying = {
             f"--no-{name.replace('_', '-')}"
             for name, info, _, is_list, _, default in fields
-            if is_list and _has_values(default) and _may_be_empty(info)
+            if _emptiable(info, is_list, default)
         }
         options: list[click.Option] = []
         for name, info, ctype, is_list, is_bool, default in fields:
             # `json_` is how a model says `json` without shadowing BaseModel.json
             dashed = input_option(name)
-            # a list with values by default needs a way to be given as empty (not a
-            # fixed-length tuple, nor a list of at least one: empty, it is refused)
-            emptiable = is_list and _has_values(default) and _may_be_empty(info)
+            emptiable = _emptiable(info, is_list, default)
             exactly = _fixed_length(info.annotation) if is_list else 1
             # a bool's --no-NAME is its own too, as is such a list's: `cache` must
             # not take ninja's --no-cache, nor lose its own
@@ -766,6 +764,14 @@ def _option(
     if exactly is None:
         return click.Option(names, **settings)
     return _CountedOption(names, exactly=exactly, **settings)
+
+
+def _emptiable(info: Any, is_list: bool, default: Any) -> bool:
+    """Whether a list input has a ``--no-NAME`` that gives it as empty: one with
+    values by default, or one without a default (repeating its option gives one
+    value at least, and an empty list is a value the step may well take), unless
+    it may not be empty at all (:func:`_may_be_empty`)."""
+    return is_list and (_has_values(default) or info.is_required()) and _may_be_empty(info)
 
 
 def _may_be_empty(info: Any) -> bool:
