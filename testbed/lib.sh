@@ -244,11 +244,23 @@ bounded() {
 
 # ---------------------------------------------------------------- users
 
+# ensure_user NAME UID: the account NAME, made with UID when that is free. A
+# machine may have given UID to an account of its own: then useradd picks the
+# number, and engines.json records the real one (id -u), which tests read.
 ensure_user() {
-    local name=$1 uid=$2
+    local name=$1 uid=$2 numbers=()
     if ! id -u "$name" >/dev/null 2>&1; then
-        useradd --uid "$uid" --user-group --create-home --shell /bin/bash "$name"
-        changed "created user $name (uid $uid)"
+        if ! getent passwd "$uid" >/dev/null; then
+            numbers=(--uid "$uid")
+        else
+            log "uid $uid is $(getent passwd "$uid" | cut -d: -f1)'s here: useradd picks one for $name"
+        fi
+        # its own group, numbered as the user where that is free (useradd's way),
+        # or the group of that name a removed account of this name left behind
+        if getent group "$name" >/dev/null; then numbers+=(--gid "$name"); else numbers+=(--user-group); fi
+        useradd "${numbers[@]}" --create-home --shell /bin/bash "$name" \
+            || die "useradd $name failed (see above): remove or rename the account that holds its name or number"
+        changed "created user $name (uid $(id -u "$name"))"
     fi
     # "*" rather than useradd's "!": no password login, yet not a locked
     # account, so sshd (UsePAM no) still accepts key logins.

@@ -47,7 +47,7 @@ trap 'rm -f "$TESTBED_CHANGES"' EXIT
 
 ensure_user "$TESTBED_USER" "$TESTBED_USER_UID"
 summary_set testbed \
-    "users.unprivileged.name=$TESTBED_USER" "users.unprivileged.uid=$TESTBED_USER_UID" \
+    "users.unprivileged.name=$TESTBED_USER" "users.unprivileged.uid=$(id -u "$TESTBED_USER")" \
     "users.unprivileged.gid=$(id -g "$TESTBED_USER")" "users.unprivileged.home=$(getent passwd "$TESTBED_USER" | cut -d: -f6)"
 
 declare -A took status
@@ -84,6 +84,8 @@ for e in "${engines[@]}"; do printf '  %-10s %-7s %6s s\n' "$e" "${status[$e]}" 
 if [[ -s $TESTBED_CHANGES ]]; then
     echo "== changed:"
     sed 's/^/  /' "$TESTBED_CHANGES"
+elif ((failed)); then
+    echo "== nothing changed, and not everything is up: see FAILED above"
 else
     echo "== nothing changed: everything was already up"
 fi

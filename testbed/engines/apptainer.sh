@@ -89,9 +89,10 @@ build_sif() {
 # Does --memory kill an allocation beyond it? (Exit 137, as a SIGKILL.)
 apptainer_memory_limit_works() {
     local rc=0
-    # (In a subshell, so that its stderr also swallows bash's "Killed".)
-    (timeout 120 apptainer -s exec --memory 64M "$SIF_PYTHON" \
-        python3 -c 'x = b"x" * (300 * 1024 * 1024)') >/dev/null 2>&1 || rc=$?
+    # bash's "Killed" job notice comes from the shell that waits for timeout,
+    # which re-raises the SIGKILL on itself: the braces' 2>/dev/null is that shell's.
+    { timeout 120 apptainer -s exec --memory 64M "$SIF_PYTHON" \
+        python3 -c 'x = b"x" * (300 * 1024 * 1024)' >/dev/null 2>&1; } 2>/dev/null || rc=$?
     [[ $rc == 137 ]]
 }
 

@@ -127,7 +127,7 @@ up_sshd() {
     sshd_verify
 
     summary_set sshd \
-        host=localhost "port=$port" "user=$TESTBED_REMOTE_USER" "uid=$TESTBED_REMOTE_UID" \
+        host=localhost "port=$port" "user=$TESTBED_REMOTE_USER" "uid=$(id -u "$TESTBED_REMOTE_USER")" \
         "identity_file=$SSH_KEY" "known_hosts=$SSH_KNOWN_HOSTS" \
         listen="127.0.0.1,::1"
 }
