@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, field_validator
 
-from shinobi.errors import UsageError
+from shinobi.errors import RecipeGraphError, UsageError
 from shinobi.graph import build_graph
 from shinobi.plan import plan_graph
 from shinobi.runner import run_recipe
@@ -164,12 +164,16 @@ def test_a_scattered_sub_recipe_gathers_a_list_of_nones(tmp_path: Path) -> None:
     assert not list(tmp_path.glob("t*.txt"))
 
 
-def test_a_scatter_over_an_output_never_set_says_why_it_is_no_list(tmp_path: Path) -> None:
+def test_a_scatter_over_an_output_declared_one_path_says_it_is_no_list(tmp_path: Path) -> None:
+    """Declared ``Path | None``, it is no list whether the sub-recipe sets it or
+    not: refused as the graph is built, before the sub-recipe runs."""
     outer = Recipe("outer", Target, TouchOut)
     outer.add_step("sub", _inner(), target=outer.inputs.target)
     outer.add_step("b", _touch(), scatter=["out"], out=outer.outputs.sub.out)
-    with pytest.raises(UsageError, match=re.escape(f"{UNSET[:49]}")):
+    said = "input 'out': is scattered over the output 'out' of step 'sub', declared Path: one value"
+    with pytest.raises(RecipeGraphError, match=re.escape(said)):
         run_recipe(outer, cwd=tmp_path, use_cache=False)
+    assert not list(tmp_path.glob("t*.txt"))
 
 
 def test_a_scattered_sub_recipe_with_no_slices_is_no_refusal(tmp_path: Path) -> None:

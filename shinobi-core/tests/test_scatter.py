@@ -130,7 +130,7 @@ class ListIn(BaseModel):
 
 
 class ListOut(BaseModel):
-    count: str | None = None
+    count: Any = None  # a count, or a list a tool reports only when it runs
 
 
 count_all = Cab(
@@ -248,19 +248,41 @@ def test_the_schema_describes_one_slice(tmp_path: Path) -> None:
         run_recipe(recipe, {"codes": []}, cwd=tmp_path, config=config())
 
 
-def test_a_scattered_value_that_is_not_a_list_at_run_time_fails_the_step(tmp_path: Path) -> None:
+class LooseOut(BaseModel):
+    said: Any = None
+
+
+def _scattered_over_said(outputs: type[BaseModel]) -> Recipe:
     upstream = Cab(
         "up",
         ["/bin/echo", "v:one"],
-        outputs_model=StampOut,
+        outputs_model=outputs,
         wranglers=[shinobi.Wrangler(r"^v:(.*)$", "output", output="said")],
     )
     recipe = Recipe("r")
     recipe.add_step("up", upstream)
     recipe.add_step("fan", stamp, scatter=["stamp"], stamp=recipe.outputs.up.said)
-    result = run_recipe(recipe, cwd=tmp_path, config=config())
+    return recipe
+
+
+def test_a_scattered_value_that_is_not_a_list_at_run_time_fails_the_step(tmp_path: Path) -> None:
+    """An output declared ``Any`` may be a list: only the run can tell."""
+    result = run_recipe(_scattered_over_said(LooseOut), cwd=tmp_path, config=config())
     assert not result.ok
     assert result.error == "scattered input 'stamp' must be a list at run time, got str"
+
+
+def test_a_scatter_over_an_output_declared_one_value_is_refused_before_the_run(
+    tmp_path: Path,
+) -> None:
+    """Declared ``str``, it is never a list: refused before ``up`` runs for it."""
+    with pytest.raises(RecipeGraphError) as info:
+        run_recipe(_scattered_over_said(StampOut), cwd=tmp_path, config=config())
+    assert str(info.value) == (
+        "recipe 'r', step 'fan', input 'stamp': is scattered over the output 'said' of step"
+        " 'up', declared str: one value, no list to give each slice an item of; scatter over"
+        " a list, or do not scatter over this input"
+    )
 
 
 def test_lengths_from_upstream_that_disagree_name_fields_and_lengths(tmp_path: Path) -> None:
@@ -399,7 +421,8 @@ def test_ninja_refuses_a_scalar_where_a_list_is_scattered(
     )
     done = ninja("run", "recipe.py:recipe", "--lefts", "a")
     assert done.returncode == 2, done.stderr
-    assert "step 'pair': scattered input 'left' must be a list at run time, got str" in done.stderr
+    said = "step 'pair', input 'left': is scattered over the recipe's input 'lefts', declared str"
+    assert said in done.stderr
     assert not (tmp_path / "first-ran").exists()
 
 
@@ -675,3 +698,39 @@ def test_a_scattered_steps_error_names_the_other_failed_slices_too() -> None:
     error = _gather("m", many).error or ""
     assert "slice 'm[2]': exited with code 2" in error and "m[3]" not in error
     assert error.endswith("; and 3 more failed slices")
+
+
+class SecondsOut(BaseModel):
+    said: list[float] = []
+
+
+@pytest.mark.parametrize(
+    ("wiring", "said"),
+    [
+        (
+            {},
+            "recipe 'r', step 'fan': input 'stamp' is required and nothing is wired to it"
+            " (wire it in add_step, or give StampIn.stamp a default)",
+        ),
+        ({"stamp": 5}, "recipe 'r', step 'fan': input 'stamp': Input should be a valid string"),
+    ],
+)
+def test_a_scatter_over_lists_only_the_run_knows_checks_the_rest_before_it(
+    tmp_path: Path, wiring: dict[str, Any], said: str
+) -> None:
+    """The list comes from a step that has not run yet, so there are no slices to
+    plan; what every slice would be refused for is refused before that step runs,
+    as it is for a step that does not scatter."""
+    upstream = Cab(
+        "up",
+        ["/bin/sh", "-c", "touch up-ran; echo v:1"],
+        outputs_model=SecondsOut,
+        wranglers=[shinobi.Wrangler(r"^v:(.*)$", "output", output="said")],
+    )
+    recipe = Recipe("r")
+    recipe.add_step("up", upstream)
+    recipe.add_step("fan", stamp, scatter=["seconds"], seconds=recipe.outputs.up.said, **wiring)
+    with pytest.raises(UsageError) as info:
+        run_recipe(recipe, cwd=tmp_path, config=config())
+    assert str(info.value).startswith(said), info.value
+    assert not (tmp_path / "up-ran").exists()

@@ -132,8 +132,9 @@ def test_a_scattered_input_takes_one_item_per_slice() -> None:
         " of step 'make', declared list[int]: each slice gets one item of that list, which it"
         " can never take; declare the input as the list's item type, or do not scatter over it"
     )
-    # one value scattered over is left to the scatter's own check, which says it is no list
-    build_graph(_wired(int, "n", sliced=True))
+    # one value scattered over, refused before the run too: it is never a list
+    with pytest.raises(RecipeGraphError, match=re.escape("declared int: one value, no list")):
+        build_graph(_wired(int, "n", sliced=True))
 
 
 def test_a_list_input_scattered_over_a_list_of_paths_is_refused() -> None:

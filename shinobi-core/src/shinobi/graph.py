@@ -1043,19 +1043,29 @@ class _Builder:
         else:
             made_model, gathered = self.recipe.inputs_model, False
         sliced = key in scatter
-        if not _clashes(made_model, ref.field, gathered, step.inputs_model, key, sliced):
+        single = sliced and _one_value(made_model, ref.field, gathered)
+        if not single and not _clashes(
+            made_model, ref.field, gathered, step.inputs_model, key, sliced
+        ):
             return
         inputs, wired = _fields(step.inputs_model), entry["wiring"]
         if any(f not in inputs or f not in wired for f in scatter):
             return  # a scatter named wrong: make_node says so, and this may be no clash
         made = _declared_as(made_model, ref.field, gathered)
         declared = _declared_as(step.inputs_model, key, False)
-        assert made is not None and declared is not None  # as _clashes found them
         source = (
             f"the output {ref.field!r} of step {ref.step!r}"
             if type(ref) is OutputRef
             else f"the recipe's input {ref.field!r}"
         )
+        assert made is not None  # as _one_value or _clashes found it
+        if single:  # the run would say "must be a list" only once the producer ran
+            raise self.fail(
+                f"step {name!r}, input {key!r}: is scattered over {source}, declared"
+                f" {made.shown}: one value, no list to give each slice an item of; scatter"
+                " over a list, or do not scatter over this input"
+            )
+        assert declared is not None  # as _clashes found it
         if sliced:
             raise self.fail(
                 f"step {name!r}, input {key!r}: is declared {declared.shown} and scattered"
@@ -1190,6 +1200,16 @@ def _declared_as(model: Any, name: str, scattered: bool) -> _Declared | None:
 
 
 @cache
+def _one_value(made_model: Any, made: str, gathered: bool) -> bool:
+    """Whether field ``made`` of ``made_model`` (gathered into a list when
+    ``gathered``) is declared one value of a known kind, which no scatter can
+    take: a ``str``, a number, a path. What the declaration leaves open (``Any``,
+    a union, a model, a validator of its own) may be a list."""
+    made_as = _declared_as(made_model, made, gathered)
+    return made_as is not None and not made_as.is_list and made_as.kind is not None
+
+
+@cache
 def _clashes(
     made_model: Any, made: str, gathered: bool, taken_model: Any, taken: str, sliced: bool
 ) -> bool:
@@ -1200,7 +1220,7 @@ def _clashes(
     over and over."""
     made_as = _declared_as(made_model, made, gathered)
     if made_as is None or (sliced and not made_as.is_list):
-        return False  # one value scattered over: the scatter's own check says it is no list
+        return False  # one value scattered over: _one_value, or the scatter's own check
     if sliced:  # each slice takes one item of the list: the field must take the item
         item = _Declared(made_as.kind, False, made_as.shown)
         if gathered:  # a scattered producer's own declaration is one slice's item

@@ -673,6 +673,8 @@ def plan_graph(
                         plan_step(f"{name}[{k}]", node, v, cwd, check) for k, v in enumerate(slices)
                     ]
                     step.paths = tuple(u for part in step.slices for u in part.paths)
+                elif check:  # lists only the run knows: the rest is known before it
+                    step.error = _unsliced_error(node, values, name)
         if unset is not None:
             step.error = unset  # before what the input's own check says of the same value
         planned[node.name] = step
@@ -680,6 +682,16 @@ def plan_graph(
     plan.steps = [s for s in by_index if s is not None]
     plan.outputs = {k: resolve_value(v, plan.inputs, output) for k, v in graph.outputs.items()}
     return plan
+
+
+def _unsliced_error(node: Node, values: Mapping[str, Any], name: str) -> str | None:
+    """:func:`static_input_error` of a scattered step whose lists only the run knows:
+    what every slice would be refused for (a required input nothing is wired to,
+    a literal of the wrong type), before the steps that make the lists run."""
+    if node.kind == "recipe":
+        return None  # a nested recipe's inputs are checked as its model makes them
+    items = {key: Unknown(name, key) for key in node.scatter}
+    return static_input_error(node, {**values, **items}, f"step {name!r}")
 
 
 def preflight(
