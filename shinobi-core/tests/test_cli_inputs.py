@@ -74,6 +74,9 @@ def recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
         (["--target", "x", "--names", "--dryrun"], "--names"),
         (["--target", "x", "--names", "-b", "native", "--dryrun"], "--names"),
         (["--target", "x", "-b", "--dryrun"], "-b"),
+        # a short option with its value run on is that option as well
+        (["--target", "-bdocker", "--dryrun"], "--target"),
+        (["--target", "-j2", "--dryrun"], "--target"),
     ],
 )
 def test_an_option_left_without_its_value_is_refused_not_fed_the_next_option(

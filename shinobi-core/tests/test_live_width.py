@@ -110,3 +110,24 @@ def test_a_dumb_terminal_or_none_named_gets_plain_lines(monkeypatch: Any) -> Non
         view.close()
         assert type(view) is LiveProgress
     os.close(controller)
+
+
+def test_a_terminal_whose_size_was_never_set_is_taken_for_80_by_24() -> None:
+    """A pty nobody sized says 0 columns and 0 rows (some CI runners, ``docker exec
+    -t`` before a resize): the view drew empty lines for the whole run."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    try:
+        fcntl.ioctl(leader, termios.TIOCSWINSZ, struct.pack("HHHH", 0, 0, 0, 0))
+        with os.fdopen(follower, "w", closefd=False) as stream:
+            assert progress._terminal_size(stream) == os.terminal_size((80, 24))
+        fcntl.ioctl(leader, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+        with os.fdopen(follower, "w", closefd=False) as stream:
+            assert progress._terminal_size(stream) == os.terminal_size((100, 30))
+    finally:
+        os.close(leader)
+        os.close(follower)

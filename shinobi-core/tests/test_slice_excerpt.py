@@ -4,6 +4,7 @@ notes were shown as if the failing one had written them."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,56 @@ def test_a_failed_run_names_its_id_and_the_logs_of_the_step(
     (run,) = (path.name for path in (tmp_path / ".shinobi" / "runs").iterdir())
     said = f"  run {run}: `ninja logs {run} 'solve[2]'` shows what the step printed"
     assert err.splitlines()[-2:-1] == [said]
+
+
+LOGS_HINTS = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, Recipe
+
+class I(BaseModel):
+    pass
+
+loud = Cab("loud", ["/bin/sh", "-c", "echo said; exit 3"], I, I)
+quiet = Cab("quiet", ["/bin/sh", "-c", "exit 3"], I, I)
+dashed = Recipe("dashed", I, I)
+dashed.add_step("-n", loud)
+silent = Recipe("silent", I, I)
+silent.add_step("q", quiet)
+"""
+
+
+@pytest.mark.parametrize(
+    ("target", "workdir", "hint"),
+    [
+        ("dashed", None, "`ninja logs {run} -- -n` shows what the step printed"),
+        ("dashed", "w d", "`ninja logs {run} --workdir '{root}/w d' -- -n` shows what"),
+        ("silent", None, "step 'q' printed nothing"),
+    ],
+)
+def test_the_logs_hint_works_as_printed(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    target: str,
+    workdir: str | None,
+    hint: str,
+) -> None:
+    """The command printed after a failure is pasted as it is: it named no
+    --workdir after a run given one, a step called ``-n`` was taken for an
+    option, and a step that printed nothing was pointed to logs it never had."""
+    (tmp_path / "h.py").write_text(LOGS_HINTS)
+    monkeypatch.chdir(tmp_path)
+    extra = [] if workdir is None else ["--workdir", workdir]
+    if workdir is not None:
+        (tmp_path / workdir).mkdir()
+    code, _, err = in_process(capsys, "run", f"h.py:{target}", *extra)
+    assert code == 1, err
+    (run,) = (path.name for path in (tmp_path / (workdir or ".") / ".shinobi" / "runs").iterdir())
+    said = f"  run {run}: " + hint.format(run=run, root=tmp_path)
+    assert said in err, err
+    if target == "dashed":  # and, pasted from anywhere a --workdir reaches, shows them
+        if workdir is not None:
+            monkeypatch.chdir(tmp_path.parent)
+        _, *command = shlex.split(err.split("`")[1])
+        code, out, err = in_process(capsys, *command)
+        assert code == 0 and "said" in out, err

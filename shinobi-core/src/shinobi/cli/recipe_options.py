@@ -461,10 +461,14 @@ def _refuse_swallowed_options(command: click.Command, ctx: click.Context, args: 
     options = [p for p in command.get_params(ctx) if isinstance(p, click.Option)]
     names = {name for p in options for name in (*p.opts, *p.secondary_opts)}
     takes_value = {name: p for p in options if not p.is_flag and not p.count for name in p.opts}
+    # a short one with its value run on (-bdocker, -j2) is that option as well
+    attached = tuple(n for n in takes_value if len(n) == 2 and n[0] == "-" and n[1] != "-")
     for current, following in itertools.pairwise(args):
         if current == "--":
             return
-        if current in takes_value and following.split("=", 1)[0] in names:
+        if current in takes_value and (
+            following.split("=", 1)[0] in names or following.startswith(attached)
+        ):
             # a choice cannot be an option's name; a long option can take one after "="
             literal = current.startswith("--") and not isinstance(
                 takes_value[current].type, click.Choice

@@ -155,7 +155,11 @@ def _run(
                 emit(json_document(_result_json(stopped.result, graph, stopped)))
         else:
             with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
-                sys.stderr.write(_logs_hint(stopped.result, None))
+                sys.stderr.write(
+                    _logs_hint(
+                        stopped.result, None, workdir, _folder(stopped.result, config, workdir)
+                    )
+                )
         raise
     if not result.ok:
         settle_exit_status(1)  # what is printed next cannot undo it
@@ -174,7 +178,7 @@ def _run(
             sys.stderr.write(_stderr_tail(failed, str(result.run_id)))
             sys.stderr.write(_engine_said(failed))
         if not as_json:  # --json has the run id in its document
-            sys.stderr.write(_logs_hint(result, failed))
+            sys.stderr.write(_logs_hint(result, failed, workdir, _folder(result, config, workdir)))
         error = for_terminal(str(result.error))  # it may quote the tool's own output
         if result.failed_step is None:  # every step ran; the recipe's outputs did not hold
             raise StepFailed(error)
@@ -192,17 +196,23 @@ def _shown_until_done(progress: Any) -> Iterator[None]:
             progress.close()
 
 
-def _logs_hint(result: Any, failed: Any) -> str:
+def _logs_hint(result: Any, failed: Any, workdir: Path | None, folder: Path) -> str:
     """The run's id, and the ``ninja logs`` command that shows what the ``failed``
     step printed (or every step, with none to blame): a run that ended badly
-    named neither, and its folder had to be found by its time."""
-    from shinobi.render.shell_words import shell_join
+    named neither, and its folder had to be found by its time. The run's
+    records are in ``folder``, under ``--workdir`` when it was given; a step
+    that printed nothing (one refused before it started) has no logs to show."""
+    from shinobi.local_runs import describe_run, run_logs
+    from shinobi.render.shell_words import logs_command
 
     run = str(result.run_id)
+    where = None if workdir is None else str(workdir.resolve())
     if failed is None:
-        return f"  run {run}: `{shell_join(['ninja', 'logs', run])}` shows what its steps printed\n"
-    logs = shell_join(["ninja", "logs", run, _failing_leaf(failed).name])
-    return f"  run {run}: `{logs}` shows what the step printed\n"
+        return f"  run {run}: `{logs_command(run, workdir=where)}` shows what its steps printed\n"
+    leaf = _failing_leaf(failed).name
+    if not run_logs(describe_run(folder), leaf):
+        return f"  run {run}: step {leaf!r} printed nothing\n"
+    return f"  run {run}: `{logs_command(run, leaf, where)}` shows what the step printed\n"
 
 
 def _failing_leaf(step: Any) -> Any:
@@ -249,13 +259,18 @@ def _engine_said(step: Any) -> str:
     return "".join(f"  {step.backend}: {for_terminal(line)}\n" for line in said if line.strip())
 
 
+def _folder(result: Any, config: Any, workdir: Path | None) -> Path:
+    """The run's folder, in the workspace the run chose."""
+    from shinobi.local_runs import runs_root
+
+    base = workdir or config.execution.workdir_path() or Path.cwd()
+    return runs_root(Path(base).resolve()) / str(result.run_id)
+
+
 def _kept_in(result: Any, config: Any, workdir: Path | None) -> str:
     """Where the run is on record, for a result stdout refused: its manifest, else
     its folder (which holds its steps' logs, not their outputs)."""
-    from shinobi.local_runs import runs_root
-
-    base = workdir or config.execution.workdir_path() or Path.cwd()  # as the run chose it
-    folder = runs_root(Path(base).resolve()) / str(result.run_id)
+    folder = _folder(result, config, workdir)
     manifest = folder / "manifest.json"
     if manifest.is_file():
         return f"the run's result is in its manifest, {manifest}"

@@ -136,9 +136,12 @@ def _terminal_size(stream: IO[str]) -> os.terminal_size:
     terminal does not have wrap, and the redraw leaves stale rows behind.
     """
     try:
-        return os.get_terminal_size(stream.fileno())
+        size = os.get_terminal_size(stream.fileno())
     except (AttributeError, ValueError, OSError):  # no terminal under it after all
         return os.terminal_size((80, 24))
+    # a terminal whose size was never set says 0 (some CI runners, `docker exec
+    # -t` before a resize): unknown, not a view of no columns and no rows
+    return os.terminal_size((size.columns or 80, size.lines or 24))
 
 
 def _is_aggregate(result: StepResult) -> bool:

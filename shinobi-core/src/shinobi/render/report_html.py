@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+from shinobi.render.shell_words import logs_command
+
 __all__ = ["GENERATOR", "OnDisk", "RunOrigin", "render_report"]
 
 #: What marks a page as a report ninja wrote: `ninja report -o` writes over
@@ -384,7 +386,7 @@ def _cached_links(name: str, origin: str, disk: OnDisk) -> str:
     """Where a cached step's output is: this run did not run it, so it printed nothing here."""
     folder = disk.origins.get(origin)
     if folder is None:
-        hint = f"(its logs are where that run ran: ninja logs {origin} {shlex.quote(name)})"
+        hint = f"(its logs are where that run ran: {logs_command(origin, name)})"
         return f'cached from run {_e(origin)} <span class="muted">{_e(hint)}</span>'
     said = f'cached from run <a href="{_href(folder.href, "")}">{_e(origin)}</a>'
     logs = folder.logs.get(name)

@@ -13,7 +13,7 @@ import re
 import shlex
 from collections.abc import Iterable
 
-__all__ = ["has_control", "shell_join", "visible"]
+__all__ = ["has_control", "logs_command", "shell_join", "visible"]
 
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\x1b": "\\e"}
 
@@ -63,3 +63,16 @@ def shell_join(argv: Iterable[str]) -> str:
     if all(words) and _UNSAFE("".join(words)) is None:  # an empty word needs ''
         return " ".join(words)
     return " ".join(_word(word) for word in words)
+
+
+def logs_command(run: str, step: str | None = None, workdir: str | None = None) -> str:
+    """The ``ninja logs`` command line that shows run ``run``'s logs (``step``'s),
+    pasteable as printed: with ``--workdir`` when the run's records are not where
+    the command would look, and ``--`` before a step named like an option
+    (``-n``), which ``ninja logs`` would otherwise take for one."""
+    argv = ["ninja", "logs", run]
+    if workdir is not None:
+        argv += ["--workdir", workdir]
+    if step is not None:
+        argv += ["--", step] if step.startswith("-") else [step]
+    return shell_join(argv)
