@@ -37,3 +37,11 @@ def test_a_triple_builds_the_model() -> None:
 def test_a_spec_that_would_be_misread_is_refused(spec: tuple[object, ...], said: str) -> None:
     with pytest.raises(ValueError, match=said):
         build_model("Out", {"n": spec})
+
+
+@pytest.mark.parametrize("field", ["_niter", "model_config", "model_x"])
+def test_a_name_pydantic_keeps_for_itself_is_refused(field: str) -> None:
+    """``_niter`` was dropped from the fields without a word (a recipe wiring it
+    then blamed the cab), and ``model_config`` failed with a bare TypeError."""
+    with pytest.raises(ValueError, match=re.escape(f"model 'In': {field!r} cannot be a field's")):
+        build_model("In", {field: ("int", False, 1), "ms": ("MS", True, None)})

@@ -3,6 +3,7 @@ wrangler on both streams reads them in."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -266,3 +267,24 @@ def test_a_mapping_passed_through_as_one_path_is_refused_when_the_cab_is_made() 
     """Only the run refused it, after the tool's work was done."""
     with pytest.raises(ValueError, match="can never be valid: the input is a mapping or a model"):
         Cab("c", "echo", MappedIn, OnePathOut, {"x": ParamMeta(skip=True)})
+
+
+class _One(BaseModel):
+    x: str = "v"
+
+
+@pytest.mark.parametrize(
+    ("settings", "said"),
+    [
+        ({"field_meta": {"x": ParamMeta(positional=True, flag="--x")}}, "sets flag='--x'"),
+        ({"field_meta": {"x": ParamMeta(positional=True, style="equals")}}, "sets style='equals'"),
+        ({"flag_prefix": " "}, "flag_prefix=' ' holds spaces at its ends"),
+    ],
+)
+def test_a_setting_the_command_line_would_drop_is_refused(
+    settings: dict[str, object], said: str
+) -> None:
+    """A positional input's flag was dropped without a word: the tool that needed
+    ``--x v`` got a bare ``v`` at the end."""
+    with pytest.raises(ValueError, match=re.escape(said)):
+        Cab("c", ["/bin/echo"], _One, **settings)  # type: ignore[arg-type]

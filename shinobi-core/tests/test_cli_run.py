@@ -300,6 +300,20 @@ def test_a_recipe_file_named_without_a_recipe_lists_what_it_defines(
     assert f"names no recipe: write {path}:NAME (recipes defined there: pipe" in said
 
 
+def test_a_recipe_file_with_a_colon_in_its_name_named_alone_lists_it_too(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    """``my:demo.py`` was read as the file ``my`` and the recipe ``demo.py``."""
+    path = recipe_file(GOOD)
+    named = path.with_name("my:demo.py")
+    path.rename(named)
+    proc = ninja("run", str(named))
+    assert proc.returncode == 2
+    said = one_line_error(proc)
+    assert f"names no recipe: write {named}:NAME (recipes defined there: pipe" in said
+    assert ninja("run", f"{named}:pipe", "--help").returncode == 0
+
+
 def test_missing_attribute_suggests(ninja: Ninja, recipe_file: Callable[..., Path]) -> None:
     path = recipe_file(GOOD)
     proc = ninja("run", f"{path}:pip", "--out", "x")

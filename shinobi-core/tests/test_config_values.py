@@ -70,3 +70,35 @@ def test_an_unknown_backend_key_holding_a_table_names_its_file(tmp_path: Path) -
         f"configuration key 'backend.native.env' (from project file {project})"
         " is not a setting of the native backend"
     )
+
+
+@pytest.mark.parametrize(
+    ("given", "taken"),
+    [
+        ('"/scratch/shared cache"', "/scratch/shared cache"),  # written as JSON, as a list is
+        ("/scratch/cache", "/scratch/cache"),  # as written
+        ("123", "123"),  # a number is still text here
+        ('"', '"'),  # no JSON string: as written
+    ],
+)
+def test_a_text_setting_takes_a_json_string_as_its_text(
+    tmp_path: Path, given: str, taken: str
+) -> None:
+    """Quoted as JSON, the quotes were the value's own: the cache went to a folder
+    called ``"`` under the working directory, and the shared one was never used."""
+    config = load_config(cwd=tmp_path, environ={"SHINOBI_CACHE_DIR": given})
+    assert config.cache.dir == taken
+
+
+def test_config_show_writes_letters_as_they_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from shinobi.cli.main import cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SHINOBI_BACKEND_VENV", "vs/my venv ü/env")
+    result = CliRunner().invoke(cli, ["config", "show"])
+    assert result.exit_code == 0, result.output
+    assert '"vs/my venv ü/env"' in result.output

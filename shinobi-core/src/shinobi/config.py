@@ -531,7 +531,7 @@ def _from_environment(
                 import json  # only when a SHINOBI_ variable is set
 
                 try:
-                    value: Any = raw if _wants_text(section, key) else json.loads(raw)
+                    value: Any = _text(raw) if _wants_text(section, key) else json.loads(raw)
                 except ValueError:
                     value = raw
                 dotted = f"{section}.{_table_key(section, key)}"
@@ -633,6 +633,23 @@ def _table_key(section: str, key: str) -> str:
     installed = sorted({*available(BACKENDS), *available(OFFLOAD)}, key=len, reverse=True)
     name = next((n for n in installed if key.startswith(f"{n}_") and len(key) > len(n) + 1), "")
     return f"{name}.{key[len(name) + 1 :]}" if name else key
+
+
+def _text(raw: str) -> str:
+    """A text setting's variable: as written, or a JSON string's text. Written as
+    JSON, as a list must be (``SHINOBI_CACHE_DIR='"/scratch/cache"'``), the quotes
+    were the value's own, and the cache went to a folder called ``"`` under the
+    working directory."""
+    import json
+
+    if len(raw) >= 2 and raw[0] == raw[-1] == '"':
+        try:
+            text = json.loads(raw)
+        except ValueError:
+            return raw
+        if isinstance(text, str):
+            return text
+    return raw
 
 
 def _wants_text(section: str, key: str) -> bool:

@@ -52,6 +52,13 @@ def build_model(name: str, fields: Mapping[str, tuple[Any, bool, Any]]) -> type[
 
     definitions: dict[str, Any] = {}
     for field_name, spec in fields.items():
+        if not isinstance(field_name, str) or field_name.startswith(("_", "model_")):
+            # pydantic keeps _x as a private attribute (dropped from the fields
+            # without a word) and reserves model_* (model_config broke the model)
+            raise ValueError(
+                f"model {name!r}: {field_name!r} cannot be a field's name (a name starting"
+                " with '_' or 'model_' is pydantic's own); rename it"
+            )
         dtype, required, default = _field_spec(name, field_name, spec)
         annotation = resolve(dtype)
         if required:
@@ -87,16 +94,18 @@ def _field_spec(model: str, field_name: str, spec: Any) -> tuple[Any, bool, Any]
 def split_target(target: str) -> tuple[Path, str]:
     """``path/to/file.py:name`` -> (path, name)."""
     path, sep, name = target.rpartition(":")
-    if not sep or not path or not name:
-        whole = Path(path or target)
-        if whole.suffix == ".py" and whole.is_file():  # the file alone: say what it holds
+    if not sep or not path or not name or name.endswith(".py"):
+        # the file alone (its name may hold a colon, my:demo.py): say what it holds
+        whole = Path(target if name.endswith(".py") else path or target)
+        if whole.suffix == ".py" and whole.is_file():
             raise LoadError(
                 f"target {target!r} names no recipe: write {whole}:NAME"
                 f"{_listing(_import_file(whole))}"
             )
-        raise LoadError(
-            f"target {target!r} is not FILE.py:NAME (e.g. examples/offload_demo.py:pipe)"
-        )
+        if not sep or not path or not name:
+            raise LoadError(
+                f"target {target!r} is not FILE.py:NAME (e.g. examples/offload_demo.py:pipe)"
+            )
     return Path(path), name
 
 

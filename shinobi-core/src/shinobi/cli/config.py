@@ -37,7 +37,22 @@ def show(as_json: bool) -> None:
         return
     width = max(len(k) for k, _, _ in rows)
     for key, value, source in rows:
-        click.echo(f"{key:<{width}}  {json.dumps(value):<24}  ({source})")
+        click.echo(f"{key:<{width}}  {_shown(value):<24}  ({source})")
+
+
+def _shown(value: Any) -> str:
+    """``value`` as JSON, with its letters as written (``ü``, not ``\\u00fc``: the
+    path an error names is the one shown here), unless the terminal cannot take
+    them (a file name of bytes that are no UTF-8)."""
+    import sys
+
+    shown = json.dumps(value, ensure_ascii=False)
+    if not shown.isascii():
+        try:
+            shown.encode(sys.stdout.encoding or "utf-8")
+        except UnicodeEncodeError:
+            return json.dumps(value)
+    return shown
 
 
 def _resolved(config: Any, key: str, value: Any, source: str) -> tuple[str, Any, str]:

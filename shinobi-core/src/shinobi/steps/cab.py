@@ -219,6 +219,12 @@ class Cab:
                     f" {wrangler!r}; write wranglers=[Wrangler(r'pattern', 'error')]"
                 )
         self.version = version
+        if isinstance(flag_prefix, str) and flag_prefix != flag_prefix.strip():
+            raise ValueError(
+                f"cab {name!r}: flag_prefix={flag_prefix!r} holds spaces at its ends, which would"
+                " become part of every option's word; give it as the tool spells its options"
+                " ('--', '-', or '' for name=value style)"
+            )
         self.flag_prefix = flag_prefix
         self.env = dict(env or {})
         self.cache = cache
@@ -420,6 +426,13 @@ class Cab:
                     " reach the tool as the word 'True' (a bool is a flag, present or absent);"
                     " type it a list of str or Literal with the words the tool reads, or mark"
                     " it ParamMeta(skip=True) to use it only in templates"
+                )
+            if meta.positional and (meta.flag is not None or meta.style != "space"):
+                given = f"flag={meta.flag!r}" if meta.flag is not None else f"style={meta.style!r}"
+                raise ValueError(
+                    f"cab {self.name!r}: input {name!r} is positional (a bare word, no option)"
+                    f" and sets {given}, which would be dropped; drop positional=True to pass it"
+                    " as that option, or drop the option's setting"
                 )
             if spec.structured and not meta.skip:
                 raise ValueError(

@@ -2,8 +2,8 @@
 
 ``shinobi.testing.conformance.BackendConformance`` is the behavioural suite
 every backend passes; ``shinobi.testing.plugin`` (a pytest plugin registered
-by core) adds the ``live_engine`` helper that fails in CI when an engine that
-should be there is not, and skips elsewhere.
+by core) adds the ``require_engine`` and ``require_backend`` helpers, which
+fail in CI when an engine that should be there is not, and skip elsewhere.
 """
 
 from __future__ import annotations
