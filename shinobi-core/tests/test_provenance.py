@@ -628,3 +628,36 @@ def test_a_secret_input_reaches_the_tool_and_nothing_on_disk(tmp_path: Path) -> 
         assert result.steps[0].argv[-1] == "**********"
     on_disk = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "said.txt"]
     assert on_disk and not [p for p in on_disk if b"s3cret" in p.read_bytes()]
+
+
+def test_a_pattern_records_a_variable_named_like_a_secret_masked() -> None:
+    """``AWS_*`` recorded ``AWS_SECRET_ACCESS_KEY`` in every manifest; named in full,
+    a variable is recorded as it is (the user chose it)."""
+    from shinobi.provenance import allowed_environment
+
+    env = {
+        "AWS_SECRET_ACCESS_KEY": "hunter2",
+        "AWS_REGION": "eu-west-1",
+        "CI_API_KEY": "k",
+        "KEYBOARD": "us",
+        "GITHUB_TOKEN": "t",
+    }
+    assert allowed_environment(["AWS_*", "CI_*", "KEY*", "GITHUB_TOKEN"], env) == {
+        "AWS_REGION": "eu-west-1",
+        "AWS_SECRET_ACCESS_KEY": "***",
+        "CI_API_KEY": "***",
+        "GITHUB_TOKEN": "t",
+        "KEYBOARD": "us",
+    }
+
+
+@pytest.mark.parametrize("pattern", ["*", "**", "?*"])
+def test_a_pattern_of_every_variable_is_refused(tmp_path: Path, pattern: str) -> None:
+    from shinobi.config import load_config
+    from shinobi.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="names every variable"):
+        load_config(
+            cwd=tmp_path,
+            environ={"SHINOBI_PROVENANCE_ENV_ALLOW": json.dumps(["PATH", pattern])},
+        )

@@ -210,6 +210,19 @@ class ProvenanceConfig(_Section):
         description="environment variables recorded in manifests (never the rest)",
     )
 
+    @field_validator("env_allow")
+    @classmethod
+    def _not_everything(cls, value: list[str]) -> list[str]:
+        # "*" recorded the whole environment, tokens and passwords with it
+        for pattern in value:
+            if pattern and not pattern.strip("*?"):
+                raise ValueError(
+                    f"the pattern {pattern!r} names every variable, so manifests would record"
+                    " the whole environment, secrets included; name the variables, or"
+                    " patterns of them (SLURM_*)"
+                )
+        return value
+
 
 class CacheConfig(_Section):
     enabled: bool = Field(True, description="reuse results of identical steps")

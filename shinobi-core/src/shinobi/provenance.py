@@ -21,6 +21,7 @@ import fnmatch
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import sys
@@ -152,17 +153,38 @@ def render_manifest(document: Mapping[str, Any]) -> bytes:
     return (block(dict(document), 0) + "\n").encode()
 
 
+#: Names of variables that hold secrets by their looks: a pattern that matches one
+#: records it masked; only a variable named in full is recorded as it is.
+_SECRET_NAME = re.compile(
+    r"TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|PRIVATE|AUTH|(?:^|_)(?:API_?)?KEY(?:$|_)",
+    re.IGNORECASE,
+)
+
+#: What a masked variable's value is recorded as.
+MASKED = "***"
+
+
 def allowed_environment(
     allow: Iterable[str], environ: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """The variables of ``environ`` named in ``allow`` (shell-style patterns allowed)."""
+    """The variables of ``environ`` named in ``allow`` (shell-style patterns allowed).
+
+    A pattern is a convenience (``SLURM_*``), and it sweeps up whatever shares
+    the prefix (``AWS_*`` holds ``AWS_SECRET_ACCESS_KEY``): a variable it
+    matches whose name says it holds a secret is recorded masked. Named in
+    full, a variable is recorded as it is: that is a choice."""
     env = os.environ if environ is None else environ
     chosen: dict[str, str] = {}
+    named = set()
     for pattern in allow:
         if any(c in pattern for c in "*?["):
             chosen.update({k: v for k, v in env.items() if fnmatch.fnmatchcase(k, pattern)})
         elif pattern in env:
-            chosen[pattern] = env[pattern]
+            named.add(pattern)
+    chosen = {
+        k: MASKED if _SECRET_NAME.search(k) else v for k, v in chosen.items() if k not in named
+    }
+    chosen.update((k, env[k]) for k in named)
     return dict(sorted(chosen.items()))
 
 
