@@ -483,3 +483,76 @@ def test_an_output_none_can_fill_is_not_refused() -> None:
     ok = Recipe("r")
     ok.add_step("check", Cab("check", ["true"], Named, MaybeNote))
     build_graph(ok)
+
+
+class Many(BaseModel):
+    srcs: list[str] = ["a", "b"]
+
+
+def _nested(scatter_inner: bool, inner_name: str = "e") -> Recipe:
+    inner = Recipe("inner", Many, ToolOut)
+    if scatter_inner:
+        inner.add_step(inner_name, tool, scatter=["src"], src=inner.inputs.srcs)
+    else:
+        inner.add_step(inner_name, tool)
+    return inner
+
+
+@pytest.mark.parametrize(
+    ("build", "step", "numbered"),
+    [
+        # a flat step named like a slice of a step inside a nested recipe
+        (
+            lambda o: (o.add_step("s.e[0]", tool), o.add_step("s", _nested(True))),
+            "s.e[0]",
+            "s.e[N]",
+        ),
+        (
+            lambda o: (o.add_step("s", _nested(True)), o.add_step("s.e[7]", tool)),
+            "s.e[7]",
+            "s.e[N]",
+        ),
+        # a flat step named like a step inside a slice of a scattered nested recipe
+        (
+            lambda o: (
+                o.add_step("s[0].e", tool),
+                o.add_step("s", _nested(False), scatter=["srcs"], srcs=[["a"], ["b"]]),
+            ),
+            "s[0].e",
+            "s[N].e",
+        ),
+        # a nested recipe's step named like a slice of a flat scattered sibling
+        (
+            lambda o: (
+                o.add_step("n", _nested(False, "x[0]")),
+                o.add_step("n.x", tool, scatter=["src"], src=["a", "b"]),
+            ),
+            "n.x[0]",
+            "n.x[N]",
+        ),
+    ],
+)
+def test_a_step_named_like_a_run_of_a_scattered_step_at_any_depth_is_refused(
+    build: Any, step: str, numbered: str
+) -> None:
+    """Each pair shared one log file and one name in the results: the sibling
+    checks saw one level only."""
+    outer = Recipe("outer", In, ToolOut)
+    build(outer)
+    with pytest.raises(RecipeGraphError) as info:
+        build_graph(outer)
+    assert str(info.value) == (
+        f"recipe 'outer', step {step!r}: the name is how the runs of a scattered step are named"
+        f" ({numbered}), so the two would share one log file and one name in the results;"
+        " give the step another name"
+    )
+
+
+def test_names_that_only_look_alike_are_no_clash() -> None:
+    outer = Recipe("outer", In, ToolOut)
+    outer.add_step("s.e[0]", tool)  # s has a step e, but does not scatter it
+    outer.add_step("s", _nested(False))
+    outer.add_step("t.e[0]", tool)  # t scatters e, but is no step of this recipe
+    outer.add_step("u", _nested(True), srcs=["a"])
+    outer.add_step("u.e[x]", tool)  # no number
+    build_graph(outer)

@@ -8,6 +8,7 @@ and field it concerns, and the nearest valid name.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -384,6 +385,36 @@ class _Builder:
                     )
                 names.add(full)
 
+    def check_run_names(self, nodes: list[Node]) -> None:
+        """Refuse two steps whose runs would be named alike at any depth.
+
+        A scattered step's slices are ``STEP[k]`` and a nested recipe's steps
+        ``PARENT.STEP`` (``PARENT[k].STEP`` when it is scattered), so a step
+        ``s.e[0]`` beside a nested ``s`` that scatters ``e``, or a scattered
+        ``n.x`` beside a nested ``n`` with a step ``x[0]``, shared one log file
+        and one name in the results. The sibling checks above see one level.
+        Names are grouped by their shape (every ``[k]`` alike) first, so only
+        the rare names that share one are compared.
+        """
+        if not _any_scattered(nodes):  # nearly every recipe: no run is numbered
+            return
+        shapes: dict[str, list[tuple[str, _Segments]]] = {}
+        for shown, segments in _run_names(nodes):
+            key = _ANY_SLICE.sub("[]", shown) if "[" in shown else shown
+            shapes.setdefault(key, []).append((shown, segments))
+        for group in shapes.values():
+            if len(group) < 2:
+                continue
+            for (a, a_at), (b, b_at) in itertools.combinations(group, 2):
+                for plain, at in ((b, a_at), (a, b_at)):
+                    pattern = _pattern(at)
+                    if pattern is not None and re.fullmatch(pattern, plain):
+                        raise self.fail(
+                            f"step {plain!r}: the name is how the runs of a scattered step are"
+                            f" named ({_numbered(at)}), so the two would share one log file"
+                            " and one name in the results; give the step another name"
+                        )
+
     # -- loops ---------------------------------------------------------------
     def check_loop(self, spec: LoopSpec) -> None:
         from shinobi.steps.recipe import Recipe as _Recipe
@@ -677,6 +708,7 @@ class _Builder:
             node = self.make_node(i, entry, index, recipe_inputs, path)
             nodes.append(node)
         self.check_nested_names(nodes)
+        self.check_run_names(nodes)
 
         outputs: dict[str, Any] = {}
         recipe_outputs = _fields(recipe.outputs_model)
@@ -1296,6 +1328,52 @@ def _is_resources(value: Any) -> bool:
     from shinobi.resources import Resources as _Resources  # only for steps that declare some
 
     return isinstance(value, _Resources)
+
+
+#: A slice index in a step's run name, as :meth:`_Builder.check_run_names` groups them.
+_ANY_SLICE = re.compile(r"\[\d+\]")
+
+
+#: One step's place in a run's names: (its name, whether it is scattered) for it
+#: and each recipe around it, outermost first.
+_Segments = tuple[tuple[str, bool], ...]
+
+
+def _run_names(
+    nodes: list[Node], prefix: str = "", around: _Segments = ()
+) -> Iterator[tuple[str, _Segments]]:
+    """(a name its runs take, where the step is) for every step in ``nodes`` and
+    below: a scattered step's as ``STEP[0]``, nested steps' under their parent's."""
+    for node in nodes:
+        scattered = bool(node.scatter)
+        shown = f"{prefix}{node.name}[0]" if scattered else f"{prefix}{node.name}"
+        segments = (*around, (node.name, scattered))
+        yield shown, segments
+        if node.subgraph is not None:
+            yield from _run_names(node.subgraph.nodes, f"{shown}.", segments)
+
+
+def _any_scattered(nodes: list[Node]) -> bool:
+    """Whether a step in ``nodes``, or in a recipe nested in them, is scattered."""
+    return any(
+        node.scatter or (node.subgraph is not None and _any_scattered(node.subgraph.nodes))
+        for node in nodes
+    )
+
+
+def _pattern(segments: _Segments) -> str | None:
+    """The pattern every name of the step's runs matches, or None when a scatter
+    numbers none of them (its one name is its own)."""
+    if not any(scattered for _, scattered in segments):
+        return None
+    return r"\.".join(
+        re.escape(name) + (r"\[\d+\]" if scattered else "") for name, scattered in segments
+    )
+
+
+def _numbered(segments: _Segments) -> str:
+    """A step's run names as a reader takes them: ``s[N].e``."""
+    return ".".join(f"{name}[N]" if scattered else name for name, scattered in segments)
 
 
 def _qualified_names(graph: Graph) -> list[str]:
