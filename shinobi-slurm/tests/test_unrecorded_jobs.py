@@ -82,10 +82,26 @@ def test_a_job_sbatch_took_but_the_submitter_never_recorded_is_shown_as_slurm_sa
     assert by_step["s0"].phase == "running"
     named = [args for tool, args in recording.calls if "--name" in " ".join(args)]
     assert named and "--name=shinobi-R1" in named[0] and "-S" in named[0]
+    # every state: without one, sacct lists only jobs that became eligible, and a
+    # job cancelled while it waited on a dependency never did
+    states = named[0][named[0].index("-s") + 1].split(",")
+    assert {"PD", "R", "CD", "CA", "F", "TO", "OOM", "NF"} <= set(states)
+    assert named[0][named[0].index("-E") + 1] == "now"
+
+
+def test_an_unrecorded_job_cancelled_while_it_waited_has_ended() -> None:
+    """The queue's record of it was taken for a job still ending (no exit code
+    from the queue), so the step read "running" until the controller forgot it."""
+    queued = (
+        "12|CANCELLED|Dependency|N/A|2026-12-03T03:01:00|/w/.shinobi/many/R1/scripts/s2.sbatch\n"
+    )
+    (found,) = _statuses([_launch("R1")], Recording(BY_IDS, BY_NAME, queued))
+    by_step = {s.step: s for s in found.steps}
+    assert (by_step["s2"].phase, by_step["s2"].job_id) == ("cancelled", "12")
 
 
 def test_a_job_accounting_does_not_list_yet_is_found_in_the_queue() -> None:
-    queued = "12|PENDING|JobHeldUser|/w/.shinobi/many/R1/scripts/s2.sbatch\n"
+    queued = "12|PENDING|JobHeldUser|N/A|N/A|/w/.shinobi/many/R1/scripts/s2.sbatch\n"
     recording = Recording(BY_IDS, BY_NAME, queued)
     (found,) = _statuses([_launch("R1")], recording)
     by_step = {s.step: s for s in found.steps}
@@ -134,5 +150,9 @@ def test_status_of_a_half_recorded_launch_finds_its_held_job(ninja: Ninja, tmp_p
         found = steps(status(ninja, str(path), cwd=tmp_path))
         assert found["x.0"]["job_id"] == job_id, found["x.0"]
         assert found["x.0"]["phase"] == "pending", found["x.0"]
+        ninja("cancel", launch["run_id"], cwd=tmp_path)
+        # cancelled while it waited: ended, and still told by its id
+        found = steps(status(ninja, str(path), cwd=tmp_path))
+        assert (found["x.0"]["job_id"], found["x.0"]["phase"]) == (job_id, "cancelled"), found
     finally:
         ninja("cancel", launch["run_id"], cwd=tmp_path)

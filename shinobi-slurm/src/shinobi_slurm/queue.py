@@ -112,15 +112,16 @@ def query_queue_named(commands: SlurmCommands, names: Sequence[str]) -> list[tup
     if not names:
         return []
     out = commands.run(
-        "squeue", ["-h", "-r", "-t", "all", "-n", ",".join(names), "-o", "%i|%T|%r|%o"]
+        "squeue", ["-h", "-r", "-t", "all", "-n", ",".join(names), "-o", "%i|%T|%r|%S|%e|%o"]
     )
     found = []
     for line in out.splitlines():
-        parts = line.strip().split("|", 3)  # the script last: it may hold a "|"
-        if len(parts) < 4:
+        parts = line.strip().split("|", 5)  # the script last: it may hold a "|"
+        if len(parts) < 6:
             continue
-        job_id, state, reason, script = parts
-        record = parse_line(f"{job_id}|{job_id}|{state}||Unknown|Unknown|{reason}")
+        # read as every queue line is: a job that ended (cancelled while it waited)
+        # has ended, and is no job "ending" until accounting hears of it
+        record = parse_queue_line("|".join(parts[:5]) + "|")
         if record is not None:
-            found.append((record, script))
+            found.append((dataclasses.replace(record, name=None), parts[5]))
     return found

@@ -294,6 +294,12 @@ def query_jobs(commands: SlurmCommands, job_ids: Iterable[str]) -> dict[str, lis
     return found
 
 
+#: Every state ``sacct -s`` takes. Without a state, sacct lists only the jobs that
+#: became eligible in the window, and a job cancelled while it waited on a
+#: dependency (never eligible) was not listed: a stopped submitter's unrecorded
+#: job read "running" until the controller forgot it, then "never submitted".
+_EVERY_STATE = "BF,CA,CD,DL,F,NF,OOM,PD,PR,R,RQ,RS,RV,S,TO"
+
 #: What ``query_named`` asks: the fields before the name, then how the job was submitted.
 _NAMED_FIELDS = (*FIELDS[:_NAME_AT], "SubmitLine")
 
@@ -313,9 +319,10 @@ def query_named(
     if not names:
         return []
     start = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(since))
+    window = ["-S", start, "-E", "now", "-s", _EVERY_STATE]
     out = commands.run(
         "sacct",
-        ["-X", "-P", "-n", "-S", start, f"--name={','.join(names)}", "-o", ",".join(_NAMED_FIELDS)],
+        ["-X", "-P", "-n", *window, f"--name={','.join(names)}", "-o", ",".join(_NAMED_FIELDS)],
     )
     found = []
     for line in out.splitlines():
