@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,50 @@ def test_a_recipe_called_runs_keeps_its_launches_out_of_the_local_runs(tmp_path:
     assert launch_dir(tmp_path, "runs") != runs_root(tmp_path)
     assert launch_dir(tmp_path, "runs").parent == tmp_path / ".shinobi"
     assert launch_dir(tmp_path, "pipe") == tmp_path / ".shinobi" / "pipe"
+
+
+def test_the_submitter_is_told_from_a_stopped_one_and_a_reused_pid(tmp_path: Path) -> None:
+    """``ninja cancel`` and ``ninja status`` took every handle left submitting for one
+    whose submitter had stopped: one still at work went on submitting."""
+    import subprocess
+    import time
+
+    from shinobi.host_name import this_host
+    from shinobi.launch.submitter import submitter_running
+
+    handle = make(tmp_path, state="submitting")
+    path = write_handle(handle, latest=False)
+    back = read_handle(path)
+    assert back.submitted_by == {"host": this_host(), "pid": os.getpid()}  # kept as written
+    assert submitter_running(back) == os.getpid()
+    back.state = "submitted"
+    assert submitter_running(back) is None  # done
+    back.state = "submitting"
+    back.submitted_by = {"host": "elsewhere", "pid": os.getpid()}
+    assert submitter_running(back) is None  # not this host's to ask
+    later = subprocess.Popen(["sleep", "30"])
+    try:  # a process started after the launch was made holds a reused pid
+        back.submitted_by = {"host": this_host(), "pid": later.pid}
+        back.created = time.time() - 60
+        assert submitter_running(back) is None
+    finally:
+        later.kill()
+        later.wait()
+    back.submitted_by = {"host": this_host(), "pid": later.pid}  # gone
+    assert submitter_running(back) is None
+
+
+def test_the_journal_stops_the_submitter_once_a_cancel_asks(tmp_path: Path) -> None:
+    from shinobi.launch.submitter import LaunchCancelled, request_cancel
+
+    handle = make(tmp_path, state="submitting")
+    for job in handle.jobs:
+        job.job_id = None
+    write_handle(handle, latest=False)
+    journal = JobJournal(handle)
+    journal.record(LaunchJob("make", "31"))
+    request_cancel(handle)
+    with pytest.raises(LaunchCancelled, match=re.escape("cancelled (`ninja cancel`) while")):
+        journal.record(LaunchJob("use", "32"))  # on record first: the cancel reaches it
+    journal.close()
+    assert [j.job_id for j in read_handle(handle.run_dir / "handle.json").jobs] == ["31", "32"]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from shinobi.errors import ConfigError, UsageError, did_you_mean
 from shinobi.launch.handle import JobJournal, LaunchHandle, LaunchJob
+from shinobi.launch.submitter import submitter_running
 from shinobi.launch.tracking import LaunchStatus, LogSource
 from shinobi.offload.base import CompileOptions, OffloadTarget, Script, Workflow
 from shinobi.offload.jobs import Job, JobGraph
@@ -269,12 +270,14 @@ class SlurmTarget(OffloadTarget):
                 )
             else:
                 said.append(f"cancelled {len(active)} Slurm job(s) with scancel: {shown}")
-        if handle.state == "submitting":
+        if handle.state == "submitting":  # jobs handed over that no record names yet
             commands.cancel_named(name)
-            said.append(
-                "the launch was still submitting when its submitter stopped: also cancelled"
-                f" every job named {name}"
+            when = (
+                "is still being submitted"
+                if submitter_running(handle) is not None
+                else "was still submitting when its submitter stopped"
             )
+            said.append(f"the launch {when}: also cancelled every job named {name}")
         if not said:
             said.append(f"nothing to cancel: every job of {handle.name} has already ended")
         return said

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from shinobi.failures import is_engine_banner
 from shinobi.launch.handle import LaunchHandle, LaunchJob
+from shinobi.launch.submitter import cancel_requested, submitter_running
 from shinobi.launch.tracking import LaunchStatus, StepState
 from shinobi_slurm.commands import SlurmCommands, SlurmError, SlurmUnreachable
 from shinobi_slurm.queue import query_queue, query_queue_named, waits, with_queue_reasons
@@ -196,6 +197,18 @@ def _launch_status(
     name = launch_job_name(handle)
     on_timeout = _on_timeout(handle)
     steps = [_step_state(job, found, error, old, name, on_timeout) for job in handle.jobs]
+    if handle.state == "submitting" and cancel_requested(handle):  # why it stopped
+        steps = [
+            dataclasses.replace(state, detail="never submitted (cancelled while submitting)")
+            if job.job_id is None
+            else state
+            for job, state in zip(handle.jobs, steps, strict=True)
+        ]
+    elif submitter_running(handle) is not None:  # not handed over yet: it will be
+        steps = [
+            _not_yet(state) if job.job_id is None else state
+            for job, state in zip(handle.jobs, steps, strict=True)
+        ]
     by_name = {s.step: s for s in steps}
     for job, state in zip(handle.jobs, steps, strict=True):
         # Accounting can briefly lack the "Dependency" reason of a job Slurm cancelled
@@ -265,6 +278,13 @@ def _as_before(until: str, before: object) -> bool:
     except (OSError, subprocess.SubprocessError):
         return False
     return recorded == now
+
+
+def _not_yet(state: StepState) -> StepState:
+    """A step whose job the submitter, still at work, has not handed over yet."""
+    return dataclasses.replace(
+        state, phase="pending", detail="not submitted yet (still submitting)"
+    )
 
 
 def _step_state(

@@ -28,6 +28,7 @@ def command(handle: str, workdir: Path | None) -> None:
     of one, or a recipe name)."""
     from shinobi.cli.named_config import warn_if_named_file_missing
     from shinobi.launch.find import LocalRunNamed, find_launch, workspace
+    from shinobi.launch.submitter import request_cancel, submitter_running
     from shinobi.launch.tracking import tracker_for
 
     warn_if_named_file_missing()  # the engine's settings are read even with --workdir
@@ -35,8 +36,16 @@ def command(handle: str, workdir: Path | None) -> None:
         launch = find_launch(handle, workspace(workdir))
     except LocalRunNamed as exc:
         raise UsageError(f"{exc}; {_how_to_stop(exc.runs)}") from None
+    submitter = submitter_running(launch)
+    if launch.state == "submitting":  # a submitter at work stops at its next job
+        request_cancel(launch)
     for line in tracker_for(launch).cancel(launch):
         click.echo(f"{launch.name}: {line}")
+    if submitter is not None:
+        click.echo(
+            f"{launch.name}: its submitter (pid {submitter}) was still submitting: it stops once"
+            " the job it is handing over is on record, and cancels every job it submitted"
+        )
 
 
 def _how_to_stop(runs: list[LocalRun]) -> str:

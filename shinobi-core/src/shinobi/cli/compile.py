@@ -277,6 +277,7 @@ def _submit(
     from shinobi.launch.cleanup import remove_launch
     from shinobi.launch.handle import JobJournal, write_handle
     from shinobi.launch.index import record_launch
+    from shinobi.launch.submitter import LaunchCancelled
 
     with plugin_code(OFFLOAD, engine, "new_handle()"):
         handle = offload.new_handle(workflow)
@@ -302,6 +303,10 @@ def _submit(
     try:
         with _deferred_interrupts(stop, received), plugin_code(OFFLOAD, engine, "submit()"):
             offload.submit(workflow, handle, journal)
+    except LaunchCancelled as exc:  # `ninja cancel` came while jobs were handed over
+        journal.close()
+        write_handle(handle)  # every job it handed over, on record for status and cancel
+        raise LaunchCancelled(f"{exc}: {_cancel_what_was_submitted(handle)}") from None
     except ShinobiError:
         journal.close()
         if not any(job.job_id for job in handle.jobs):
@@ -327,6 +332,21 @@ def _submit(
     latest = path.parent.parent / path.name
     with printing_a_record(partial(_handle_kept_in, handle, latest)):  # submitted: exit 0 whatever
         _print_launch(handle, latest, as_json)
+
+
+def _cancel_what_was_submitted(handle: Any) -> str:
+    """Cancel every job of ``handle`` the submitter handed over (``ninja cancel``
+    cancelled those on record when it came, and a job submitted since is not),
+    and say what was done."""
+    from shinobi.errors import ShinobiError
+    from shinobi.launch.tracking import tracker_for
+
+    handed = sum(1 for job in handle.jobs if job.job_id)
+    try:
+        said = tracker_for(handle).cancel(handle)
+    except ShinobiError as exc:
+        return f"cancelling its {handed} submitted job(s) failed ({exc})"
+    return f"it stopped after {handed} of {len(handle.jobs)} job(s); " + "; ".join(said)
 
 
 def _handle_kept_in(handle: Any, latest: Path) -> str:

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from shinobi.errors import UsageError
+from shinobi.host_name import this_host
 from shinobi.launch.folders import ENDED_NAME, HANDLE_NAME, TAKEN, holds_launches
+from shinobi.launch.submitter import LaunchCancelled, cancel_requested
 
 __all__ = [
     "ENDED_NAME",
@@ -135,6 +137,9 @@ class LaunchHandle:
     jobs: list[LaunchJob] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
+    #: the process that submits the launch, ``{"host": ..., "pid": ...}``: this one
+    #: until a handle read from a file says another (see launch.submitter)
+    submitted_by: dict[str, Any] | None = None
 
     @property
     def run_dir(self) -> Path:
@@ -159,7 +164,7 @@ class LaunchHandle:
             "cwd": self.cwd,
             "created": self.created,
             "state": self.state,
-            "submitted_by": {"host": os.uname().nodename, "pid": os.getpid()},
+            "submitted_by": self.submitted_by or {"host": this_host(), "pid": os.getpid()},
             "jobs": [job.to_json() for job in self.jobs],
             "extra": self.extra,
         }
@@ -182,6 +187,9 @@ class LaunchHandle:
             jobs=[LaunchJob.from_json(j) for j in data.get("jobs", [])],
             extra=dict(data.get("extra", {})),
             path=path,
+            submitted_by=data["submitted_by"]
+            if isinstance(data.get("submitted_by"), dict)
+            else None,
         )
 
 
@@ -267,6 +275,11 @@ class JobJournal:
             write_handle(self._handle)
         if self._stop is not None and self._stop.is_set():
             raise KeyboardInterrupt
+        if cancel_requested(self._handle):
+            raise LaunchCancelled(
+                f"launch {self._handle.name} was cancelled (`ninja cancel`) while it was being"
+                " submitted"
+            )
 
     def close(self) -> None:
         self._fh.close()

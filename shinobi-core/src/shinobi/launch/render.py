@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from shinobi.launch.submitter import submitter_running
 from shinobi.launch.tracking import LaunchStatus, StepState
 from shinobi.render.terminal_text import columns, for_terminal, padded
 
@@ -70,7 +71,13 @@ def status_lines(status: LaunchStatus) -> list[str]:
     ]
     if handle.path is not None:
         lines.append(f"handle {handle.path}")
-    if handle.state == "submitting":
+    submitter = submitter_running(handle)
+    if submitter is not None:
+        lines.append(
+            f"note: still being submitted (by pid {submitter}); a step whose job is not"
+            " handed over yet shows as pending"
+        )
+    elif handle.state == "submitting":
         lines.append(
             "note: the submitter stopped before it finished submitting; a step whose job"
             " neither it recorded nor the scheduler knows shows as never submitted"
