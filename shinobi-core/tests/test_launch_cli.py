@@ -163,6 +163,29 @@ def test_a_launch_of_an_engine_not_installed_says_so(
     assert code == 2 and "unknown offload engine 'martian'" in err
 
 
+def test_a_launch_noted_ended_is_cleaned_without_its_engine(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its ``ended`` file says how it ended, and it is not asked about again: ``clean
+    --launches`` on a laptop without the engine's plugin refused it as unknown."""
+    ended, unended = launch(tmp_path, run_id="ended"), launch(tmp_path, run_id="open")
+    for handle in (ended, unended):
+        assert handle.path is not None
+        data = json.loads(handle.path.read_text())
+        data["engine"] = "martian"
+        handle.path.write_text(json.dumps(data))
+    (ended.run_dir / "ended").write_text("completed\n")
+    code, out, _ = ninja(capsys, "runs")
+    assert code == 0
+    (row,) = [line for line in out.splitlines() if line.startswith("ended ")]
+    assert "completed" in row
+    code, out, err = ninja(capsys, "clean", "--launches")
+    assert code == 1  # the other is kept: nothing here can tell whether it runs
+    assert "removed pipe/ended (completed)" in out
+    assert "kept pipe/open: it is unknown" in err
+    assert not ended.run_dir.exists() and unended.run_dir.exists()
+
+
 def test_runs_lists_this_workspace_with_state(
     engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

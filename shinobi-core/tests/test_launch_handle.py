@@ -178,3 +178,15 @@ def test_the_journal_stops_the_submitter_once_a_cancel_asks(tmp_path: Path) -> N
         journal.record(LaunchJob("use", "32"))  # on record first: the cancel reaches it
     journal.close()
     assert [j.job_id for j in read_handle(handle.run_dir / "handle.json").jobs] == ["31", "32"]
+
+
+def test_a_launch_of_a_recipe_named_with_a_leading_dot_is_found(tmp_path: Path) -> None:
+    """Its folder ``.shinobi/.slow`` was skipped by every scan of the workspace: a
+    ``ninja run`` writing its paths was not warned, ``ninja status .`` said no launch."""
+    from shinobi.launch.folders import handle_paths, unended
+
+    handle = make(tmp_path)
+    handle.recipe = ".slow"
+    path = write_handle(handle, latest=False)
+    assert handle_paths(tmp_path / ".shinobi") == [path]
+    assert unended(tmp_path) == [path]

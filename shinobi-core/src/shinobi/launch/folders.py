@@ -55,10 +55,14 @@ def unended(workdir: Path) -> list[Path]:
 
 
 def _folders(path: Path) -> list[os.DirEntry[str]]:
-    """The folders in ``path`` (links to folders too), hidden ones left out; none when
-    it cannot be listed."""
+    """The folders in ``path`` (links to folders too); none when it cannot be listed.
+
+    Hidden ones too: a recipe may be named ``.slow``, and its launches were left
+    out of every scan (``ninja run``'s check for a launch writing the same
+    paths, ``ninja status .``); a folder holding no ``handle.json`` is passed
+    over anyway."""
     try:
         with os.scandir(path) as entries:
-            return [e for e in entries if not e.name.startswith(".") and e.is_dir()]
+            return [e for e in entries if e.is_dir()]
     except OSError:
         return []

@@ -38,6 +38,7 @@ __all__ = [
     "holds_launches",
     "launch_dir",
     "note_ended",
+    "noted_end",
     "read_handle",
     "run_folder",
     "write_handle",
@@ -239,6 +240,15 @@ def note_ended(handle: LaunchHandle, state: str) -> None:
         return
     with contextlib.suppress(OSError):
         (folder / ENDED_NAME).write_text(f"{state}\n", encoding="utf-8")
+
+
+def noted_end(handle: LaunchHandle) -> str | None:
+    """How the launch was seen to end (:func:`note_ended`), or None when it was not."""
+    try:
+        said = (handle.run_dir / ENDED_NAME).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return said if said in ("completed", "failed", "cancelled") else None
 
 
 class JobJournal:

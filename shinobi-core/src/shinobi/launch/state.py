@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from shinobi.errors import BackendNotFound, ShinobiError, UsageError
-from shinobi.launch.handle import LaunchHandle, note_ended
+from shinobi.launch.handle import LaunchHandle, note_ended, noted_end
 from shinobi.launch.tracking import LaunchStatus, tracker_for
 
 __all__ = ["launches_going", "statuses"]
@@ -32,7 +32,10 @@ def statuses(handles: Sequence[LaunchHandle]) -> list[LaunchStatus]:
         try:
             answers = tracker_for(members[0]).status_many(members)
         except BackendNotFound as exc:
-            answers = [LaunchStatus(handle=h, error=str(exc), damaged=True) for h in members]
+            answers = [
+                LaunchStatus(handle=h, error=str(exc), damaged=True, noted=noted_end(h))
+                for h in members
+            ]
         except UsageError:  # a damaged handle among them: each on its own, to say which
             answers = [_alone(h) for h in members]
         for i, answer in zip(indices, answers, strict=True):

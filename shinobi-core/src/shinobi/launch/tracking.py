@@ -95,12 +95,15 @@ class LaunchStatus:
     #: The ``error`` is not the engine's being away: the handle is damaged, or the
     #: plugin that answers for it is not installed (a note, which stays).
     damaged: bool = False
+    #: How the launch was seen to end (its ``ended`` file), for one nothing here can
+    #: ask about (its plugin is not installed): the end it had, not "unknown".
+    noted: str | None = None
 
     @property
     def state(self) -> str:
         """``running``, ``completed``, ``failed``, ``cancelled`` or ``unknown``."""
         if not self.steps:
-            return "unknown"
+            return self.noted or "unknown"
         phases = {s.phase for s in self.steps}
         if phases & ACTIVE:
             return "unknown" if phases == {"unknown"} and self.error else "running"
