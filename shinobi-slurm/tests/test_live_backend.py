@@ -306,16 +306,23 @@ missing.add_step("m", Cab("m", ["nosuchtool-on-the-nodes"]))
 """
 
 
-def test_a_tool_missing_on_the_node_is_said_so(ninja: Ninja, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("tool", "said"),
+    [
+        ("nosuchtool-on-the-nodes", "(is it installed on the nodes, and on their PATH?)"),
+        # a path that exists on the login host alone: the common cluster mistake
+        ("/nonexistent/tool", "(does that path exist on the nodes, not only on this host?)"),
+    ],
+)
+def test_a_tool_missing_on_the_node_is_said_so(
+    ninja: Ninja, tmp_path: Path, tool: str, said: str
+) -> None:
     """It read "exited with code 127: /var/lib/slurm/.../slurm_script: line 9: exec: ...:
     not found", naming Slurm's own copy of the script and nothing to do."""
-    (tmp_path / "missing.py").write_text(MISSING_TOOL)
+    (tmp_path / "missing.py").write_text(MISSING_TOOL.replace("nosuchtool-on-the-nodes", tool))
     done = ninja("run", f"{tmp_path}/missing.py:missing", "--backend", "slurm", "--no-cache")
     assert done.returncode == 1, done.stderr
-    assert (
-        "command not found on the compute node: 'nosuchtool-on-the-nodes' (is it installed on"
-        " the nodes, and on their PATH?)"
-    ) in done.stderr
+    assert f"command not found on the compute node: {tool!r} {said}" in done.stderr
 
 
 NAPPING = """

@@ -651,10 +651,16 @@ class SlurmBackend(Backend):
             said = _last_line(err) or _last_line(out)
             tail = f": {said}" if said and outcome.message and "exited" in outcome.message else ""
             reason = f"{outcome.message}{tail} (Slurm job {job_id}, {record.state})"
-            if outcome.returncode == 127 and said and "not found" in said:  # the job's shell
+            tool = invocation.argv[0]
+            if outcome.returncode == 127 and said and _not_found(said, tool):  # the job's shell
+                where = (
+                    "does that path exist on the nodes, not only on this host?"
+                    if "/" in tool
+                    else "is it installed on the nodes, and on their PATH?"
+                )
                 reason = (
-                    f"command not found on the compute node: {invocation.argv[0]!r} (is it"
-                    f" installed on the nodes, and on their PATH?) (Slurm job {job_id})"
+                    f"command not found on the compute node: {tool!r} ({where})"
+                    f" (Slurm job {job_id})"
                 )
         returncode = outcome.returncode if outcome.returncode is not None else 1
         return BackendRun(
@@ -700,3 +706,10 @@ class SlurmBackend(Backend):
             time.sleep(0.1)
         with contextlib.suppress(OSError):
             os.stat(os.path.dirname(path))
+
+
+def _not_found(said: str, tool: str) -> bool:
+    """Whether the job's shell said it found no ``tool``: ``tool: command not found``
+    for a name, ``/path/tool: No such file or directory`` for a path (in the job
+    script's words, ``.../slurm_script: line 9: ...``)."""
+    return "not found" in said or (f"{tool}: No such file or directory" in said and "/" in tool)
