@@ -304,6 +304,36 @@ def test_a_stepref_body_stands_for_its_step(tmp_path: Path) -> None:
     assert result.outputs == {"value": 1}
 
 
+def test_a_stepref_body_keeps_what_it_said_for_itself(tmp_path: Path) -> None:
+    """Its backend=, venv= and resources= were dropped: a step declared to run in a
+    venv ran on the host, and its scatter= was read as a plain list input."""
+    from shinobi.resources import Resources
+    from shinobi.steps import StepRef
+
+    class In(BaseModel):
+        x: float = 4
+
+    body = StepRef(
+        name="h",
+        step=halve,
+        wiring={"stop": str(tmp_path / "stop")},
+        backend="venv",
+        venv=str(tmp_path / "no-venv"),
+        resources=Resources(cpus=2, memory="1GiB"),
+    )
+    recipe = Recipe("halving", In)
+    recipe.add_loop("halve", body, max_iter=2, until="done", index_input="cycle", x=recipe.inputs.x)
+    graph = build_graph(recipe)
+    for node in graph.nodes:
+        assert (node.backend, node.venv) == ("venv", str(tmp_path / "no-venv"))
+        assert node.resources is not None and node.resources.cpus == 2
+    scattered = Recipe("scattered", In)
+    many = StepRef(name="h", step=halve, wiring={"x": [1.0, 2.0]}, scatter=("x",))
+    scattered.add_loop("halve", many, max_iter=2, until="done", index_input="cycle")
+    with pytest.raises(RecipeGraphError, match="the body scatters; a loop body may not"):
+        build_graph(scattered)
+
+
 def test_a_loop_inside_a_nested_recipe(tmp_path: Path) -> None:
     ms = tmp_path / "obs.ms"
     ms.mkdir()

@@ -265,3 +265,29 @@ def test_a_memory_of_nothing_is_refused(memory: object) -> None:
     """No tool fits in it; compiled, it became --mem=1M."""
     with pytest.raises(ValueError, match="memory must be more than 0"):
         Resources(memory=memory)  # type: ignore[arg-type]
+
+
+def test_add_step_resources_win_field_by_field() -> None:
+    """``Resources(cpus=1)`` on a cab that declares 2 GiB replaced the whole
+    declaration: the memory limit and the budget's memory share went with it."""
+    from pydantic import BaseModel
+
+    from shinobi.graph import build_graph
+    from shinobi.steps import Cab, Recipe
+
+    class In(BaseModel):
+        pass
+
+    tool = Cab("tool", "/bin/true", In, resources=Resources(memory="2GiB"))
+    recipe = Recipe("r", In)
+    recipe.add_step("own", tool)
+    recipe.add_step("more", tool, resources=Resources(cpus=1))
+    recipe.add_step("none", tool, resources=Resources())
+    recipe.add_step("less", tool, resources=Resources(cpus=2, memory="1GiB"))
+    shown = {n.name: n.resources.describe() for n in build_graph(recipe).nodes if n.resources}
+    assert shown == {
+        "own": "mem=2GiB",
+        "more": "cpus=1 mem=2GiB",
+        "none": "mem=2GiB",
+        "less": "cpus=2 mem=1GiB",
+    }

@@ -504,7 +504,7 @@ class _Builder:
         from shinobi.steps.recipe import Recipe as _Recipe
 
         body = spec.body
-        if _scatter_of(body):
+        if spec.scatter or (spec.scatter is None and _scatter_of(body)):
             raise self.fail(f"{where}: the body scatters; a loop body may not contain scatter")
         if not isinstance(body, _Recipe):
             return
@@ -608,6 +608,9 @@ class _Builder:
                         name=f"{spec.name}.{k}",
                         step=body,
                         wiring=wiring,
+                        resources=spec.resources,
+                        backend=spec.backend,
+                        venv=spec.venv,
                         guard=guard,
                         previous=f"{spec.name}.{k - 1}" if k > 1 else None,
                         loop=spec.name,
@@ -877,6 +880,8 @@ class _Builder:
                 f"step {name!r}: resources must be Resources(cpus=..., memory=...), not"
                 f" {type(resources).__name__} {resources!r}"
             )
+        if resources is not facts.resources and _is_resources(facts.resources):
+            resources = resources.over(facts.resources)  # field by field: add_step's win
         subgraph = None
         if kind == "recipe":
             if resources is not None:

@@ -179,6 +179,15 @@ class Resources:
     def to_json(self) -> dict[str, object]:
         return {"cpus": self.cpus, "memory": self.memory}
 
+    def over(self, base: Resources) -> Resources:
+        """These resources, with what they leave undeclared taken from ``base``:
+        ``add_step(resources=Resources(cpus=1))`` of a cab that declares its memory
+        keeps that memory (replaced whole, the memory limit went with it)."""
+        merged = object.__new__(Resources)
+        object.__setattr__(merged, "cpus", base.cpus if self.cpus is None else self.cpus)
+        object.__setattr__(merged, "memory", base.memory if self.memory is None else self.memory)
+        return merged
+
 
 # -- the run's budget ---------------------------------------------------------
 

@@ -113,6 +113,12 @@ class LoopSpec:
     carry: dict[str, str]
     index_input: str | None
     inputs: dict[str, Any]
+    #: what a StepRef body said for itself (add_step's scatter=, resources=,
+    #: backend=, venv=): each iteration runs as it said
+    scatter: tuple[str, ...] | None = None
+    resources: Resources | None = None
+    backend: str | None = None
+    venv: str | None = None
 
 
 class _InputsProxy:
@@ -341,8 +347,14 @@ class Recipe:
         it feeds in the next iteration. A :class:`StepRef` body stands for its
         step, its wiring for inputs given here (those given here win).
         """
+        said: dict[str, Any] = {}
         if isinstance(body, StepRef):
             inputs = {**body.wiring, **inputs}
+            # what it said for itself goes with it: dropped, a step declared to run
+            # in a venv ran on the host, and its resources went undeclared
+            said = dict(
+                scatter=body.scatter, resources=body.resources, backend=body.backend, venv=body.venv
+            )
             body = body.step
         spec = LoopSpec(
             name=name,
@@ -353,6 +365,7 @@ class Recipe:
             carry=dict(carry) if isinstance(carry, Mapping) else (carry or {}),
             index_input=index_input,
             inputs=inputs,
+            **said,
         )
         self.steps.append(spec)
         return LoopHandle(spec, self.name, id(self))
