@@ -66,6 +66,7 @@ from shinobi.cache_entries import (
 )
 from shinobi.cache_limits import FIELD as LIMITS_FIELD
 from shinobi.cache_limits import Limits, limits_satisfy
+from shinobi.cache_settle import IN_PLACE, SETTLED, RunWrites
 from shinobi.file_digests import (
     MEMO_FORMAT,
     RACY_SECONDS,
@@ -314,6 +315,12 @@ class StepCache:
         #: path), known by name: not looked at again for each step
         self._installed: set[tuple[str, str]] = set()
         self._dirs: set[str] = set()
+        #: What the run's steps wrote and stored, for :meth:`close` to settle
+        self.writes = RunWrites()
+        #: Whether an entry recorded as a later in-place rewrite left its outputs
+        #: may be replayed: not in a run with a rewrite that is not safe to replay,
+        #: which would then rewrite data rewritten already (see shinobi.cache_settle)
+        self.trust_settled = True
         #: The folders of entries the last :meth:`entries` could not read (another
         #: user's, made under umask 077): their entries were not listed.
         self.unlisted: list[str] = []
@@ -539,6 +546,8 @@ class StepCache:
             return None
         if limits is not None and not limits_satisfy(data.get(LIMITS_FIELD), limits):
             return None  # made without the limits this run must apply: run it under them
+        if data.get(SETTLED) == IN_PLACE and not self.trust_settled:
+            return None  # its outputs as a rewrite left them: this run rewrites unsafely
         made_here = self.run_id and data.get("run_id") == self.run_id
         if made_here and (data.get("files") or data.get("globs")):
             # This very run made it (another step, or this one's earlier ctx.run()):
@@ -752,6 +761,7 @@ class StepCache:
                 self._dirs.add(str(path.parent))
             data = json.dumps(entry, separators=(",", ":"), default=_json_default)
             write_atomically(path, data.encode())
+            self.writes.stored(path, cwd)
         except OSError as exc:  # the step is done; only the entry is lost, but say so
             self._refused(
                 exc, "cannot keep results", "steps run now will run again next time", "entries"
@@ -788,8 +798,12 @@ class StepCache:
                 topic,
             )
 
-    def close(self) -> None:
-        """Persist the digest memo; called once at the end of a run."""
+    def close(self, settle: bool = False) -> None:
+        """Persist the digest memo; called once at the end of a run. ``settle``: the
+        run succeeded, so record the outputs later steps changed as it left them
+        (:mod:`shinobi.cache_settle`)."""
+        if settle:
+            self.writes.settle(self.memo)
         self._save_memo()
 
     def _save_memo(self) -> None:

@@ -293,6 +293,8 @@ def run_cab(
         _mask_said(result, secrets)
     note_until_changed(session, name, node, result)
     echoed = bool(result.secrets) and _echoes_secret(result)
+    if result.status == "ok" and session.cache is not None:  # see shinobi.cache_settle
+        session.cache.writes.ran(invocation, replayable=cache is not None)
     if (
         cache is not None
         and key is not None

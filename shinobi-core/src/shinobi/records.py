@@ -138,7 +138,10 @@ def attach_records(
         )
         cache.on_refused = lambda said, topic: session.warn(said, once=f"cache-refused:{topic}")
         session.cache = cache
-        records.closers.append(lambda _result: cache.close())
+        from shinobi.cache_settle import rewrites_unsafely
+
+        cache.trust_settled = not rewrites_unsafely(graph)
+        records.closers.append(lambda result: cache.close(settle=result.ok))
         records.aborters.append(lambda _exc: cache.close())
         if session.run_dir is not None:
             origins = CacheOrigins(session.run_dir)
