@@ -34,3 +34,12 @@ def test_a_name_no_shell_takes_is_refused_before_the_run(tmp_path: Path, name: s
 def test_names_a_shell_takes_pass(tmp_path: Path) -> None:
     backend = ApptainerBackend({"binary": QUIET_ENGINE})
     backend.prepare([_step(tmp_path, {"MY_VAR": "needed", "_x1": "4"})])
+
+
+def test_a_home_with_a_colon_is_refused_before_the_run(tmp_path: Path) -> None:
+    """``--home a:b`` is SOURCE:DESTINATION to apptainer: the step failed when it
+    started, "path x is not an absolute path"."""
+    backend = ApptainerBackend({"binary": QUIET_ENGINE})
+    with pytest.raises(ContainerRefused, match="HOME '/w/h:x' holds a ':'"):
+        backend.prepare([_step(tmp_path, {"HOME": "/w/h:x"})])
+    backend.prepare([_step(tmp_path, {"HOME": "/w/h,x"})])

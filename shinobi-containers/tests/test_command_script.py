@@ -161,6 +161,32 @@ def test_a_tools_own_failure_is_not_blamed_on_the_mounts(code: int, stderr: str)
     assert reason([ELF_TOOL], code, stderr) is None
 
 
+@pytest.mark.parametrize(
+    ("code", "stderr"),
+    [
+        (127, "/bin/sh: nope_inner: not found"),
+        (127, "/bin/bash: line 1: wsclean: command not found"),
+        (2, '/bin/sh: 1: Syntax error: end of file unexpected (expecting "then")'),
+        (126, "/bin/sh: 1: ./tool: Permission denied"),
+    ],
+)
+def test_a_shell_that_ran_is_not_blamed_for_what_its_command_said(code: int, stderr: str) -> None:
+    """A shell puts its own name before every message: each read as "/bin/sh is a
+    file on this host that the container cannot see", though the shell ran."""
+    host = FileHost({"/bin/sh": b"\x7fELF", "/bin/bash": b"\x7fELF"})
+    planned = plan_mounts((), CWD, step="s", host=host)
+    shell = stderr.split(":", 1)[0]
+    said = unseen_script_reason(
+        [shell, "-c", "x"], CWD, planned, host, engine="docker", returncode=code, stderr=stderr
+    )
+    assert said is None
+    unstarted = f"[FATAL tini (7)] exec {shell} failed: No such file or directory"
+    said = unseen_script_reason(
+        [shell, "-c", "x"], CWD, planned, host, engine="docker", returncode=127, stderr=unstarted
+    )
+    assert said is not None and f"{shell} is a file on this host" in said
+
+
 def test_a_mounted_script_whose_interpreter_is_missing_names_the_interpreter() -> None:
     host = FileHost({SCRIPT: b"#!/home/me/venv/bin/python\nprint(1)\n"})
     planned = [Mount(SCRIPT, SCRIPT, readonly=True)]

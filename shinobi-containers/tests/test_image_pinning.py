@@ -5,7 +5,12 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pytest
+
+from shinobi.backends.base import Invocation
+from shinobi_containers import apptainer
 from shinobi_containers.digest import choose_reference, repository_of, sif_digest
+from shinobi_containers.errors import ImageUnavailable
 
 
 def test_repository_of_drops_tag_and_digest_but_keeps_a_registry_port() -> None:
@@ -37,3 +42,24 @@ def test_a_sif_is_pinned_by_the_sha256_of_its_bytes(tmp_path: Path) -> None:
     assert sif_digest(str(image)) == expected
     image.write_bytes(b"rebuilt, longer than before")
     assert sif_digest(str(image)) != expected
+
+
+def test_an_image_file_this_user_cannot_read_is_refused_saying_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pinned with --provenance, it was "backend 'apptainer' raised PermissionError:
+    ... report it to shinobi-containers's authors"."""
+    image = tmp_path / "priv.sif"
+    image.write_bytes(b"sif")
+
+    def unreadable(path: str) -> str:
+        raise PermissionError(13, "Permission denied", path)
+
+    monkeypatch.setattr(apptainer, "sif_digest", unreadable)  # root reads any file
+    invocation = Invocation(step="s", argv=("true",), cwd=str(tmp_path), image=str(image))
+    with pytest.raises(ImageUnavailable) as info:
+        apptainer.ApptainerBackend().pin(invocation)
+    assert str(info.value) == (
+        f"cannot read the image file {image} to pin it (Permission denied); make it readable"
+        f" (`chmod a+r {image}`), or copy it somewhere this user can read"
+    )

@@ -256,6 +256,31 @@ def test_every_engine_names_the_command_that_is_not_in_the_image(engine: str) ->
     assert "@pystep runs in its image" in (python.reason or "")
 
 
+@pytest.mark.parametrize(
+    ("engine", "stderr"),
+    [
+        ("docker", "[FATAL tini (7)] exec ./noexec.sh failed: Permission denied\n"),
+        ("podman", "ERROR (catatonit:6): failed to exec pid1: Permission denied\n"),
+    ],
+)
+def test_a_command_that_may_not_be_executed_is_said_so(engine: str, stderr: str) -> None:
+    """A script of the project without its x bit: docker said it "is not in the
+    image", though it sat in the mounted working directory, and podman gave its
+    init's raw line as the tool's exit 1."""
+    run = interpret_run(
+        BackendRun(returncode=126 if engine == "docker" else 1, stderr=stderr),
+        engine=engine,
+        limits=NONE,
+        engine_error_codes=frozenset({125, 126, 127}),
+        program="./noexec.sh",
+    )
+    assert run.returncode == 126
+    assert run.reason == (
+        f"{engine} could not start the step's command: permission denied: './noexec.sh' is"
+        " not executable; if it is a script of yours, make it so (`chmod +x ./noexec.sh`)"
+    )
+
+
 def test_podmans_refusal_of_a_cpu_quota_under_a_millisecond_gives_values_and_remedy() -> None:
     stderr = "Error: CPU cfs quota cannot be less than 1ms (i.e. 1000)\n"
     tiny = LimitFlags(flags=("--cpus", "0.001"), cpus=0.001)

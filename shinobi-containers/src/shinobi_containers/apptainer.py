@@ -201,6 +201,12 @@ class ApptainerBackend(ContainerBackend):
                 " names of letters, digits and _ not starting with a digit); rename it, or"
                 " run this step on docker, podman or native"
             )
+        if ":" in invocation.env.get("HOME", ""):  # --home reads SRC:DEST
+            raise ContainerRefused(
+                f"step {invocation.step!r}: the cab's HOME {invocation.env['HOME']!r} holds a"
+                f" ':', which {self.name}'s --home reads as SOURCE:DESTINATION; give HOME a"
+                " folder whose path has no ':'"
+            )
         return super().spec(invocation, pin=pin, ahead=ahead)
 
     def client_variables(self, invocation: Invocation) -> dict[str, str]:
@@ -230,7 +236,13 @@ class ApptainerBackend(ContainerBackend):
                 f" {image!r}; build one (`{self.binary} build image.sif {image}`) and name"
                 " that file as the image"
             )
-        return image, sif_digest(image)
+        try:
+            return image, sif_digest(image)
+        except OSError as exc:  # unreadable to this user: its digest cannot be taken
+            raise ImageUnavailable(
+                f"cannot read the image file {image} to pin it ({exc.strerror or exc}); make"
+                f" it readable (`chmod a+r {image}`), or copy it somewhere this user can read"
+            ) from None
 
     def check_engine(self) -> Availability:
         """The version, once the engine has shown it can start a container here.

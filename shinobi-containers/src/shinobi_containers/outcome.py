@@ -26,9 +26,11 @@ __all__ = ["enforcement_reason", "interpret_run", "oom_reason"]
 _KILLED = 128 + signal.SIGKILL
 #: What podman's init (catatonit) says when the command is not in the image.
 _NO_PROGRAM = "failed to exec pid1: No such file or directory"
+#: ... and when it is there but may not be executed (a script without its x bit).
+_NOT_EXECUTABLE = "failed to exec pid1: Permission denied"
 #: What docker's init (tini) says then, naming the program.
 _TINI_NO_PROGRAM = re.compile(
-    r"\[FATAL tini \(\d+\)\] exec (.+?) failed: (?:No such file or directory|Permission denied)"
+    r"\[FATAL tini \(\d+\)\] exec (.+?) failed: (No such file or directory|Permission denied)"
 )
 #: What apptainer says when the command is not in the image, naming it.
 _APPTAINER_NO_PROGRAM = re.compile(r'FATAL:\s+"(.+?)": executable file not found in \$PATH')
@@ -40,8 +42,24 @@ def _missing_program(stderr: str, program: str | None) -> str | None:
     ``program`` is the command the step runs, for an engine that does not name it."""
     if _NO_PROGRAM in stderr:  # podman's catatonit names no program
         return _not_in_image(program)
-    found = _TINI_NO_PROGRAM.search(stderr) or _APPTAINER_NO_PROGRAM.search(stderr)
+    if _NOT_EXECUTABLE in stderr:
+        return _not_executable(program)
+    tini = _TINI_NO_PROGRAM.search(stderr)
+    if tini is not None and tini.group(2) == "Permission denied":
+        return _not_executable(tini.group(1))
+    found = tini or _APPTAINER_NO_PROGRAM.search(stderr)
     return None if found is None else _not_in_image(found.group(1))
+
+
+_DENIED = "permission denied:"
+
+
+def _not_executable(program: str | None) -> str:
+    """A program that is there and may not be executed: most often a script of the
+    user's without its x bit, which "not in the image" sent looking for it."""
+    shown = "the step's command" if program is None else repr(program)
+    fix = f" (`chmod +x {program}`)" if program is not None else ""
+    return f"{_DENIED} {shown} is not executable; if it is a script of yours, make it so{fix}"
 
 
 def _not_in_image(program: str | None) -> str:
@@ -197,8 +215,9 @@ def interpret_run(
         )
     missing = _missing_program(run.stderr, program)
     if missing is not None:  # the engine's init said it: not the tool's own failure
+        code = 126 if missing.startswith(_DENIED) else 127  # as a shell says the two
         return dataclasses.replace(
-            run, returncode=127, reason=f"{engine} could not start the step's command: {missing}"
+            run, returncode=code, reason=f"{engine} could not start the step's command: {missing}"
         )
     if code in engine_error_codes and limits.emitted and _value_refused(run.stderr):
         return dataclasses.replace(run, reason=value_reason(engine, limits, run.stderr))

@@ -382,8 +382,19 @@ def _blamed(script: Script, first: bool, stderr: str) -> bool:
     interpreter names the file it could not open (podman's init names none, and
     can only mean the program itself). An interpreter's exit 2 is also what
     argparse gives a bad option, which must not be blamed on the mounts."""
-    if script.word in stderr or script.path in stderr:
+    if _exec_failed(script, stderr):
         return True
+    names = (script.word, script.path)
+    for line in stderr.splitlines():
+        # a program that prints its own diagnostic has started: a shell puts its
+        # name before each of them (``/bin/sh: nope: not found``), which is no
+        # word about the shell, but about the command it ran
+        for name in names:
+            if line.startswith(f"{name}:"):
+                line = line[len(name) + 1 :]
+                break
+        if any(name in line for name in names):
+            return True
     return first and _PODMAN_NO_PROGRAM in stderr
 
 
