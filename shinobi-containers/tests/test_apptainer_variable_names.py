@@ -43,3 +43,15 @@ def test_a_home_with_a_colon_is_refused_before_the_run(tmp_path: Path) -> None:
     with pytest.raises(ContainerRefused, match="HOME '/w/h:x' holds a ':'"):
         backend.prepare([_step(tmp_path, {"HOME": "/w/h:x"})])
     backend.prepare([_step(tmp_path, {"HOME": "/w/h,x"})])
+
+
+def test_an_image_that_cannot_be_pinned_is_refused_before_the_run(tmp_path: Path) -> None:
+    """With provenance on, a URI image apptainer cannot pin failed its step only when
+    the step's turn came, after every step before it had run."""
+    from shinobi_containers.errors import ImageUnavailable
+
+    backend = ApptainerBackend({"binary": QUIET_ENGINE, "pin_image": True})
+    uri = Invocation(step="late", argv=("true",), cwd=str(tmp_path), image="docker://busybox:1")
+    with pytest.raises(ImageUnavailable, match="can pin only a local image file"):
+        backend.prepare([_step(tmp_path, {}), uri])
+    ApptainerBackend({"binary": QUIET_ENGINE}).prepare([_step(tmp_path, {}), uri])  # unpinned

@@ -240,6 +240,8 @@ class ContainerBackend(Backend):
             if said is not None:
                 raise SettingsInvalid(said)
         self._refuse_imageless(invocations)
+        if self.options.pin_image:
+            self._refuse_unpinnable(invocations)
         warnings: list[str] = self.idle_settings() if invocations else []
         for invocation in invocations:
             # planned before any step has run: an input an earlier step makes is not there yet
@@ -259,6 +261,18 @@ class ContainerBackend(Backend):
             return []  # ninja sets no limits: run_flags' are the only ones
         found = limit_flags_in(self.options.run_flags, self.name)
         return [overridden_warning(self.name, flag, limit) for flag, limit in found.items()]
+
+    def _refuse_unpinnable(self, invocations: Sequence[Invocation]) -> None:
+        """Pin each image the run names once, before any step: one that cannot be
+        pinned (not in the local store, a URI apptainer cannot pin, a file this user
+        cannot read) failed its step only when that step's turn came, after every
+        step before it had run."""
+        seen: set[str] = set()
+        for invocation in invocations:
+            image = self.image_reference(invocation)
+            if image not in seen:
+                seen.add(image)
+                self.pin(invocation)  # raises ImageUnavailable, naming the image and the fix
 
     def _refuse_imageless(self, invocations: Sequence[Invocation]) -> None:
         """Refuse every step that names no image in one message: naming the first
