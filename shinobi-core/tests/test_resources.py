@@ -291,3 +291,11 @@ def test_add_step_resources_win_field_by_field() -> None:
         "none": "mem=2GiB",
         "less": "cpus=2 mem=1GiB",
     }
+
+
+@pytest.mark.parametrize("cpus", [1e-7, 0.0009])
+def test_a_share_of_a_cpu_no_engine_can_write_is_refused(cpus: float) -> None:
+    """``cpus=1e-7`` was written ``--cpus 0``: docker ran the step with no limit."""
+    with pytest.raises(ValueError, match=r"cpus must be at least 0\.001"):
+        Resources(cpus=cpus)
+    assert Resources(cpus=0.001).cpus == 0.001

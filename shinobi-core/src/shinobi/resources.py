@@ -129,7 +129,17 @@ def _parse_cpus(cpus: object) -> float | Literal["all"] | None:
         or cpus <= 0
     ):
         raise ValueError(f"Resources(cpus={cpus!r}): cpus must be a positive number or 'all'")
+    if cpus < MIN_CPUS:  # written --cpus 0, which docker reads as no limit at all
+        raise ValueError(
+            f"Resources(cpus={cpus!r}): cpus must be at least {MIN_CPUS:g} (a container"
+            " engine takes no less); declare more, or leave it out"
+        )
     return float(cpus)
+
+
+#: The fewest CPUs a step may declare; an engine may want more (docker a hundredth),
+#: and says so when the step starts.
+MIN_CPUS = 0.001
 
 
 @dataclass(frozen=True, slots=True, init=False)
