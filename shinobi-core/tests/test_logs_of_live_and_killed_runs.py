@@ -86,3 +86,42 @@ def test_the_steps_of_a_killed_run_say_how_far_it_got(tmp_path: Path, ninja: Nin
     assert f"step 'next' of run {run_dir.name} did not run, so it printed nothing" in (
         never.stderr
     ), never.stderr
+
+
+LINGERS = """
+from shinobi.steps import Cab, Recipe
+
+r = Recipe("r")
+r.add_step("s", Cab("s", ["sh", "-c", "echo going; touch started; sleep 3; touch done"]))
+"""
+
+
+def test_following_a_run_whose_ninja_is_killed_waits_for_the_tools_it_left(
+    tmp_path: Path,
+) -> None:
+    """``--follow`` ended at once, exit 0 and without a word, while the step the
+    killed ninja had started still ran: a follower took the logs for complete."""
+    (tmp_path / "r.py").write_text(LINGERS)
+    run = subprocess.Popen(
+        [*_ninja(), "run", "r.py:r", "--no-cache"], cwd=tmp_path, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "started").exists():
+        assert run.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    (run_dir,) = (tmp_path / ".shinobi" / "runs").iterdir()
+    follow = subprocess.Popen(
+        [*_ninja(), "logs", run_dir.name, "--follow"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(0.5)
+    run.kill()  # ninja alone, as the out-of-memory killer would: its step runs on
+    run.wait()
+    out, err = follow.communicate(timeout=60)
+    assert (tmp_path / "done").exists(), "--follow ended before the step the run left"
+    assert follow.returncode == 0 and "going" in out
+    assert f"run {run_dir.name} ended abruptly (its ninja was killed?)" in err
+    assert "The tools it left running have ended too." in err

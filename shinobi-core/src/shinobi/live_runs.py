@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LIVE_DIR",
     "launches_going",
+    "left_tools",
     "live_stamp",
     "mark_live",
     "other_runs",
@@ -210,6 +211,22 @@ def runs_beside(marker: Path | None, stamp: int | None, cwd: str) -> str | None:
     if going:
         return ", ".join(sorted(going))
     return "one that has ended since" if changed else None
+
+
+def left_tools(runs_root: Path, run_id: str) -> list[int]:
+    """The pids of the tools the run ``run_id`` left running when its ninja went away
+    without tearing them down (``kill -9``); none while its ninja lives, or when
+    it ran on another host (whose processes cannot be seen from here)."""
+    live = _live_dir(runs_root)
+    try:
+        names = [n for n in os.listdir(live) if n.partition(".")[2] == run_id]
+    except OSError:
+        return []
+    for name in names:
+        other = _other_run(live, name, None)
+        if other is not None and other[1] is None and not pid_alive(other[0]):
+            return _orphans(name.partition(".")[0] + ".")
+    return []
 
 
 def _other_run(live: Path, name: str, cwd: str | None) -> tuple[int, str | None] | None:

@@ -221,14 +221,25 @@ def _local_logs(
     several = step is None or stream == "both" or len(_streams(run, step, stream)) > 1
     partial: dict[Path, bytes] = {}
     held = HeldLine()
+    waited = False  # on tools a ninja killed outright (kill -9) left writing these logs
     while True:
-        ended = not follow or not is_running(run.path)  # read once more after it ended
+        # read once more after it ended, and after the tools it left have ended too
+        ended = not follow or not is_running(run.path)
+        if ended and follow and _left(run):
+            ended, waited = False, True
         found = _streams(run, step, stream)
         prefix = follow and (several or len(found) > 1)
         echo_logs(found, offsets, prefix, partial, ended, held)
         if ended:
             break
         time.sleep(pause)
+    if follow and _abrupt(run):
+        after = " The tools it left running have ended too." if waited else ""
+        click.echo(
+            f"ninja: note: run {run.run_id} ended abruptly (its ninja was killed?), so its"
+            f" steps' logs may stop short.{after}",
+            err=True,
+        )
     if not any(offsets.values()):  # its logs hold nothing (a write the disk refused), or
         _nothing_printed(root, run, step, stream)  # it was followed to its end in silence
     for path, error in _cut(run, step, stream).items():
@@ -237,6 +248,20 @@ def _local_logs(
             " step printed after that is missing",
             err=True,
         )
+
+
+def _left(run: Any) -> list[int]:
+    """The tools ``run``'s ninja left running when it went away without ending them."""
+    from shinobi.live_runs import left_tools
+
+    return left_tools(run.path.parent, run.run_id)
+
+
+def _abrupt(run: Any) -> bool:
+    """Whether ``run`` ended without its ninja saying how (killed outright)."""
+    from shinobi.local_runs import ENDED_ABRUPTLY, describe_run
+
+    return describe_run(run.path).state == ENDED_ABRUPTLY
 
 
 def _cut(run: Any, step: str | None, stream: str) -> dict[Path, str]:
