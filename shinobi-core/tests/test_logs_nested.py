@@ -114,3 +114,30 @@ def test_cached_slices_of_a_nested_step_are_noted(
     code, out, err = ninja(capsys, "logs", RUN, "ns.first")
     assert (code, out) == (0, "a line\n")
     assert "ns[1].first of run" in err and "taken from the step cache of run 20260101" in err
+
+
+def test_a_step_named_like_one_inside_another_is_not_shown_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ninja logs RUN x`` showed the logs of a step of the recipe's own named
+    ``x.y`` with x's: only a nested recipe (or a loop) holds steps ``x.inner``."""
+    sub = Recipe("sub", Text, Nothing)
+    sub.add_step("z", say, text="inner")
+    recipe = Recipe("p", Texts, Nothing)
+    recipe.add_step("x", say, text="x")
+    recipe.add_step("x.y", say, text="sibling")
+    recipe.add_step("n", sub, text="n")
+    recipe.add_step("n.w", say, text="beside n")
+    assert run_recipe(recipe, cwd=tmp_path, use_cache=False).ok
+    (run,) = local_runs(tmp_path)
+    monkeypatch.chdir(tmp_path)
+
+    def shown(step: str) -> str:
+        code, out, err = ninja(capsys, "logs", run.run_id, step, "--stream", "stdout")
+        assert code == 0, err
+        return out
+
+    assert shown("x") == "x line\n"
+    assert shown("x.y") == "sibling line\n"
+    assert shown("n") == "inner line\n"  # the nested recipe's own step, not n.w
+    assert shown("n.w") == "beside n line\n"

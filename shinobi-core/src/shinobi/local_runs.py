@@ -32,6 +32,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -227,13 +228,34 @@ def cut_logs(run: LocalRun, step: str | None = None) -> dict[Path, str]:
     return {path: error for path, error in found.items() if _of_step(path.stem, wanted)}
 
 
-def note_steps(run_dir: Path, names: Iterable[str]) -> None:
+def note_steps(
+    run_dir: Path, names: Iterable[str], nested: Iterable[str] = (), inside: Iterable[str] = ()
+) -> None:
     """Keep the names of a run's steps, so that ``ninja logs RUN STEP`` can tell a
     step that printed nothing from a name the run has no step of (without
-    ``--provenance`` nothing else lists them). A run that cannot write it still
-    runs; its logs then cannot tell the two apart."""
+    ``--provenance`` nothing else lists them), and which of them are nested
+    recipes (``nested``) and steps within them (``inside``): ``ninja logs RUN x``
+    shows the logs of ``x.inner`` for a recipe ``x``, never those of a step of
+    the run's own named ``x.y``. A run that cannot write it still runs; its logs
+    then cannot tell these apart."""
+    record = {"steps": list(names), "nested": list(nested), "inside": list(inside)}
     with contextlib.suppress(OSError):
-        (run_dir / STEP_LIST).write_text(json.dumps(list(names)))
+        (run_dir / STEP_LIST).write_text(json.dumps(record))
+
+
+def _step_record(run: LocalRun) -> dict[str, list[str]] | None:
+    """What :func:`note_steps` kept (a list of names alone, from an older ninja)."""
+    with contextlib.suppress(OSError, ValueError):
+        said = json.loads((run.path / STEP_LIST).read_text())
+        if isinstance(said, list):
+            said = {"steps": said}
+        if isinstance(said, dict):
+            record = {k: v for k, v in said.items() if k in ("steps", "nested", "inside")}
+            if all(
+                isinstance(v, list) and all(isinstance(n, str) for n in v) for v in record.values()
+            ):
+                return record
+    return None
 
 
 def note_statuses(
@@ -330,11 +352,8 @@ _FINE = frozenset({"ok", "cached"})
 def recorded_steps(run: LocalRun) -> list[str] | None:
     """The steps ``run`` noted as it started (:func:`note_steps`); None when it noted
     none (an older ninja's run, a disk that refused the note)."""
-    with contextlib.suppress(OSError, ValueError):
-        names = json.loads((run.path / STEP_LIST).read_text())
-        if isinstance(names, list) and all(isinstance(n, str) for n in names):
-            return names
-    return None
+    record = _step_record(run)
+    return None if record is None else record.get("steps")
 
 
 def release_run(fd: int | None, status: str | None = None) -> None:
@@ -653,12 +672,13 @@ def run_logs(run: LocalRun, step: str | None) -> list[tuple[str, Path]]:
     named = _renamed_logs(logs)  # titles, not file stems
     named.update((safe_name(name), name) for name in step_statuses(run))
     wanted = None if step is None else safe_name(step)
+    inside = _steps_inside(run, step)
     by_stem: dict[str, list[tuple[str, Path, float]]] = {}
     for path in logs.iterdir():
         stem, _, stream = path.name.rpartition(".")
         if stream not in ("out", "err"):
             continue
-        if _of_step(stem, wanted):
+        if _of_step(stem, wanted, inside):
             try:
                 written = path.stat().st_mtime
             except OSError:
@@ -672,11 +692,36 @@ def run_logs(run: LocalRun, step: str | None) -> list[tuple[str, Path]]:
     ]
 
 
-def _of_step(stem: str, wanted: str | None) -> bool:
+def _of_step(stem: str, wanted: str | None, inside: frozenset[str] | None = None) -> bool:
     """Whether the log file ``stem`` is of the step whose file name is ``wanted``
     (every log, for None): a scattered step's logs are its slices' (STEP[0], ...),
-    and a nested recipe's or a loop's are its steps' (STEP.inner, STEP[0].inner)."""
-    return wanted is None or stem == wanted or stem.startswith((f"{wanted}[", f"{wanted}."))
+    and a nested recipe's or a loop's are its steps' (STEP.inner, STEP[0].inner):
+    those in ``inside`` when the run said which (None: every ``STEP.`` name)."""
+    if wanted is None or stem == wanted or stem.startswith(f"{wanted}["):
+        return True
+    if not stem.startswith(f"{wanted}."):
+        return False
+    return inside is None or _UNSLICED.sub("", stem) in inside
+
+
+#: A slice index in a log's name, taken off to find the step it is a slice of.
+_UNSLICED = re.compile(r"\[\d+\]")
+
+
+def _steps_inside(run: LocalRun, step: str | None) -> frozenset[str] | None:
+    """The file names of the steps inside ``step`` of ``run`` (a nested recipe's);
+    None when every ``STEP.`` name counts: a loop (no step of its own, whose
+    iterations are ``LOOP.1``...), or a run without the record (an older
+    ninja's). A step of the run's own named ``x.y`` is none of ``x``'s."""
+    from shinobi.session import safe_name
+
+    record = _step_record(run)
+    if step is None or record is None or "inside" not in record:
+        return None
+    if step not in record.get("steps", ()):
+        return None  # a loop's name, or a slice's
+    prefix = f"{step}."
+    return frozenset(safe_name(n) for n in record["inside"] if n.startswith(prefix))
 
 
 def _renamed_logs(logs: Path) -> dict[str, str]:

@@ -601,7 +601,13 @@ def run_prepared(
         # clean --runs leaves it alone
         held = hold_run(session.run_dir, graph.recipe.name, session.warn)
         marker = session.live_marker = mark_live(root, session.run_id, session.cwd)
-        note_steps(session.run_dir, (path for path, _ in graph.walk()))
+        steps = [(f"{within}{node.name}", within, node) for within, node in graph.every_node()]
+        note_steps(
+            session.run_dir,
+            (path for path, _, _ in steps),
+            (path for path, _, node in steps if node.subgraph is not None),
+            (path for path, within, _ in steps if within),
+        )
         ended = "crashed"  # what `ninja runs` says of it unless it gets to say more
         refused = True  # until the checks before the first step are passed
         try:
