@@ -110,6 +110,22 @@ def test_a_program_that_cannot_start_says_why_in_its_log(tmp_path: Path) -> None
     assert not (tmp_path / "step.out").exists()
 
 
+def test_a_command_line_too_long_for_the_system_says_what_to_do(tmp_path: Path) -> None:
+    """A step given thousands of inputs failed "Argument list too long", no fix named."""
+    err = tmp_path / "step.err"
+    run = run_process(
+        ["echo", *(["x" * 1000] * 3000)],  # 3 MB of words: over any ARG_MAX here
+        cwd=str(tmp_path),
+        control=RunControl(),
+        stdout_path=str(tmp_path / "step.out"),
+        stderr_path=str(err),
+    )
+    assert run.returncode == 126
+    said = err.read_text()
+    assert "its command line is longer than this system takes (Argument list too long)" in said
+    assert "group such inputs under one Directory input" in said
+
+
 def test_without_a_pidfd_the_leader_is_polled(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -303,6 +303,17 @@ def _not_started(program: str, exc: OSError, cwd: str = ".", path: str | None = 
     elif isinstance(exc, PermissionError):
         code, reason = 126, f"permission denied: {program}"
         message = f"permission denied running {program!r} (is it executable?)"
+    elif exc.errno == errno.E2BIG:  # thousands of inputs, each a word (or a --mount)
+        fix = (
+            "its command line is longer than this system takes (Argument list too long);"
+            " give the tool its many values in a file it reads, or group such inputs under"
+            " one Directory input"
+        )
+        code, reason, message = (
+            126,
+            f"cannot run {program}: {fix}",
+            f"cannot run {program!r}: {fix}",
+        )
     elif (limit := exhausted(exc)) is not None:  # the machine's, not the program's
         code, reason = 126, limit
         message = f"cannot run {program!r}: {limit}"
