@@ -94,6 +94,25 @@ def test_an_input_changed_while_its_step_ran_is_not_stored_under_its_old_content
     assert _statuses(again) == ["ok"], "replayed a result stored under content it did not read"
 
 
+def test_a_file_the_command_names_that_the_step_makes_is_its_product(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``touch done.flag``: a word that named nothing when the key was made names the
+    step's product once it ran, and was warned of as "the script its command runs
+    changed while the step ran", its result never cached."""
+    monkeypatch.chdir(tmp_path)
+    flag = Cab("flag", ["touch", "done.flag"])
+    first = run_recipe(flag)
+    assert first.ok and not first.steps[0].warnings
+    run_recipe(flag)  # the word names a file now: keyed by it from here on
+    assert _statuses(run_recipe(flag)) == ["cached"]
+    # a script the command names that changes while it runs still says so
+    (tmp_path / "tool.sh").write_text("#!/bin/sh\nsed -i s/v1/v2/ tool.sh  # v1\n")
+    (tmp_path / "tool.sh").chmod(0o755)
+    edits = run_recipe(Cab("edits", ["./tool.sh"]))
+    assert any("the script its command runs changed" in w for w in edits.steps[0].warnings)
+
+
 class Band(BaseModel):
     msg: str = "hi"
     band: str = "L"

@@ -218,9 +218,29 @@ def changed_between(before: list[Any], now: list[Any] | None) -> str | None:
     ):
         if digest != digest_now:
             return f"its input {field!r}"
-    if before[_SCRIPTS] != now[_SCRIPTS]:
+    if before[_SCRIPTS] != now[_SCRIPTS] and not _made_by_the_step(
+        before[_SCRIPTS] or [], now[_SCRIPTS] or []
+    ):
         return "the script its command runs"
+    if _but_scripts(now) == _but_scripts(before):
+        return None  # the step made a file its command names
     return "what its key is made of"
+
+
+def _but_scripts(material: list[Any]) -> list[Any]:
+    return [*material[:_SCRIPTS], *material[_SCRIPTS + 1 :]]
+
+
+def _made_by_the_step(before: list[str], now: list[str]) -> bool:
+    """Whether the files the command names changed only by new ones: a word of the
+    command that named nothing when the key was made names the file the step
+    wrote (``touch done.flag``), which is its product, not a script edited."""
+    left = list(now)
+    for digest in before:
+        if digest not in left:
+            return False
+        left.remove(digest)
+    return bool(left)
 
 
 #: Where :meth:`StepCache.material` puts the inputs' digests and the scripts'.
