@@ -824,7 +824,10 @@ def load_config(
     cwd: Path | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> AppConfig:
-    """The effective configuration. ``overrides`` are dotted keys from CLI flags."""
+    """The effective configuration. ``overrides`` are dotted keys from CLI flags;
+    ``cwd``: the directory whose ``shinobi.toml`` is the project file."""
+    if cwd is not None:
+        cwd = Path(cwd)  # a str from a script (load_config(cwd="proj")) failed on "/"
     layers: list[tuple[str, dict[str, Any]]] = []
     user = user_config_path()
     instead = "point SHINOBI_CONFIG at a file you can read"

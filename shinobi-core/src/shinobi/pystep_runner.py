@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import threading
 import time
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
@@ -147,11 +148,12 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
         try:
             # user_code: steps started meanwhile get Popen (see shinobi.backends.spawn)
             here = os.getcwd()
+            ticket = _ALONE.enter()
             try:
                 with user_code(), exits_refused(), captured(out, err):
                     returned = step.fn(**_anchored(step, values, session.cwd))
             finally:
-                moved = _moved_back(here)
+                moved = _moved_back(here) if _ALONE.leave(ticket) else None
             in_call = False
             if moved is not None:
                 raise DirectoryMoved(moved)
@@ -216,6 +218,39 @@ def _run_here(session: Session, name: str, node: Node, values: dict[str, Any]) -
 
 class DirectoryMoved(Exception):
     """The function changed ninja's working directory and left it changed."""
+
+
+class _Alone:
+    """Whether an in-process call ran with no other beside it, start to end.
+
+    The working directory is the process's: with two functions running at once
+    (``max_workers`` 2, runs in threads) one that changed it for a moment and
+    changed it back looked like the other leaving it changed, which was failed
+    for it, and putting it back moved the first one's files elsewhere. Only a
+    call that ran alone is told it moved the directory, and only then is it
+    put back.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running = 0
+        self._started = 0
+
+    def enter(self) -> tuple[int, bool]:
+        with self._lock:
+            self._running += 1
+            self._started += 1
+            return self._started, self._running == 1
+
+    def leave(self, ticket: tuple[int, bool]) -> bool:
+        """Whether the call ``ticket`` (from :meth:`enter`) ran alone throughout."""
+        started, alone = ticket
+        with self._lock:
+            self._running -= 1
+            return alone and self._started == started
+
+
+_ALONE = _Alone()
 
 
 def _moved_back(here: str) -> str | None:

@@ -472,14 +472,18 @@ def run_recipe(
     """
     from shinobi.config import load_config
     from shinobi.plan import check_statically
+    from shinobi.run_arguments import checked_inputs, checked_observers, refuse_bad_arguments
 
     recipe = as_recipe(recipe)
-    if config is None:
-        config = load_config({"execution.max_workers": max_workers})
+    flags = {"use_cache": use_cache, "provenance": provenance, "refresh_cache": refresh_cache}
+    refuse_bad_arguments(config, cwd, workdir, flags)
+    observers = checked_observers(observers)
+    if config is None:  # the project file of where the steps run, as `ninja run` there reads
+        where = _existing(cwd, "cwd") if cwd is not None else None
+        config = load_config({"execution.max_workers": max_workers}, cwd=where)
     elif max_workers is not None:
-        config = config.model_copy(deep=True)
-        config.execution.max_workers = max_workers
-    values = validate_recipe_inputs(recipe, inputs or {})
+        config = _with_workers(config, max_workers)
+    values = validate_recipe_inputs(recipe, checked_inputs(recipe, inputs))
     graph = prepare(recipe, backend, config)
     check_statically(graph, values, str(cwd) if cwd is not None else None)
     return run_prepared(
@@ -494,6 +498,20 @@ def run_recipe(
         provenance=provenance,
         refresh_cache=refresh_cache,
     )
+
+
+def _with_workers(config: AppConfig, max_workers: int) -> AppConfig:
+    """A copy of ``config`` running ``max_workers`` at once; a number the setting
+    refuses is refused in one line (it escaped as pydantic's ValidationError)."""
+    from pydantic import ValidationError
+
+    copy = config.model_copy(deep=True)
+    try:
+        copy.execution.max_workers = max_workers
+    except ValidationError as exc:
+        said = exc.errors()[0]["msg"]
+        raise UsageError(f"run_recipe(max_workers={max_workers!r}): {said}") from None
+    return copy
 
 
 def _close_records(records: Records, result: RecipeResult, session: Session) -> None:
