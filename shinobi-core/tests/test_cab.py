@@ -288,3 +288,22 @@ def test_a_setting_the_command_line_would_drop_is_refused(
     ``--x v`` got a bare ``v`` at the end."""
     with pytest.raises(ValueError, match=re.escape(said)):
         Cab("c", ["/bin/echo"], _One, **settings)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("meta", "said"),
+    [
+        (
+            "-name",
+            "field_meta['x'] must be a ParamMeta, not str '-name'; write ParamMeta(flag=...)",
+        ),
+        ({"positional": True}, "write ParamMeta(**{'positional': True})"),
+    ],
+)
+def test_a_field_meta_that_is_no_parammeta_is_refused_saying_what_to_write(
+    meta: object, said: str
+) -> None:
+    """It was read later as one: a bare AttributeError ('str' object has no attribute
+    'implicit')."""
+    with pytest.raises(TypeError, match=re.escape(said)):
+        Cab("c", ["/bin/echo"], _One, field_meta={"x": meta})  # type: ignore[dict-item]

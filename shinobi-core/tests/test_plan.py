@@ -15,7 +15,7 @@ from shinobi.errors import RecipeGraphError, UsageError
 from shinobi.graph import build_graph
 from shinobi.plan import plan_graph
 from shinobi.runner import run_recipe
-from shinobi.steps import Cab, ParamMeta, Recipe
+from shinobi.steps import Cab, File, ParamMeta, Recipe
 
 UNSET = (
     "input 'out' is wired to sub.out, which recipe 'inner' never sets, so it is always None"
@@ -213,3 +213,43 @@ def test_a_nested_refusal_at_run_time_names_the_step_once(tmp_path: Path) -> Non
     assert (result.error or "").startswith(
         "step 'sub.b' failed: input 'out': Value error, exists already (got "
     )
+
+
+class Made(BaseModel):
+    restored: File | None = None  # nothing fills it: no implicit=, harvest= or wrangler
+
+
+class TakesPath(BaseModel):
+    src: File
+
+
+class MaskIn(BaseModel):
+    restored_image: File | None = None
+
+
+class MaskOut(BaseModel):
+    mask: File
+
+
+@pytest.mark.parametrize("downstream", ["required", "template"])
+def test_an_output_nothing_fills_is_none_before_the_run_too(
+    tmp_path: Path, downstream: str
+) -> None:
+    """The dry run refused it; the run ran the imaging step first (hours, on real data)
+    and then failed the next one, and the template's "is not set (give it a value)"
+    sent the user to a wiring that was right."""
+    image = Cab("image", ["touch", "image-ran"], None, Made)
+    recipe = Recipe("r")
+    recipe.add_step("image", image)
+    if downstream == "required":
+        recipe.add_step("count", Cab("count", "true", TakesPath), src=recipe.outputs.image.restored)
+    else:
+        mask = Cab(
+            "mask", "true", MaskIn, MaskOut, {"mask": ParamMeta(implicit="{restored_image}.mask")}
+        )
+        recipe.add_step("mask", mask, restored_image=recipe.outputs.image.restored)
+    with pytest.raises(UsageError) as info:
+        run_recipe(recipe, cwd=tmp_path, use_cache=False)
+    assert "is wired to image.restored, an output nothing fills" in str(info.value)
+    assert "so it is always None: declare how the tool makes it" in str(info.value)
+    assert not (tmp_path / "image-ran").exists()

@@ -20,7 +20,7 @@ from shinobi.errors import exception_line, field_subject
 from shinobi.exit_guard import ExitInValidator, validated
 from shinobi.graph import Graph, Node, output_refs, same_shape
 from shinobi.steps.argv import Unknown, joined_list_problem, path_uses, render_argv
-from shinobi.steps.outputs import static_outputs
+from shinobi.steps.outputs import OutputRefused, static_outputs
 from shinobi.steps.refs import InputRef, OutputRef
 from shinobi.steps.types import (
     EMPTY_PATH,
@@ -428,6 +428,8 @@ def _refused_input(node: Node, where: str, name: str, said: str, value: Any) -> 
     if not name:  # a validator of the model's own refused the inputs together
         return f"{where}: its inputs: {said}"
     wired = node.wiring.get(name)
+    if value is None and isinstance(wired, OutputRef):  # known None: a cab fills it never
+        return f"{where}: input {name!r}: {said}; {_never_filled(name, wired)}"
     if value is not None or not isinstance(wired, InputRef):
         return f"{where}: input {name!r}: {said}"
     from shinobi.wording import input_option
@@ -437,6 +439,16 @@ def _refused_input(node: Node, where: str, name: str, said: str, value: Any) -> 
         f"{where}: input {name!r}: {said}; it is the recipe's input {wired.field!r}, which is"
         f" None (not given?): give it a value ({option} on the command line), or let this"
         " input take None"
+    )
+
+
+def _never_filled(name: str, wired: OutputRef) -> str:
+    """Why input ``name``, wired to ``wired``, is None before the run: the cab that
+    makes that output says nothing of how (the message said "give it a value")."""
+    return (
+        f"input {name!r} is wired to {wired.step}.{wired.field}, an output nothing fills"
+        f" (its cab gives {wired.field!r} no ParamMeta(implicit=...), harvest= or wrangler),"
+        " so it is always None: declare how the tool makes it"
     )
 
 
@@ -615,7 +627,14 @@ def plan_step(
     if cab is None:
         outs = {f: Unknown(name, f) for f in fields_of(node.step.outputs_model)}
         return PlannedStep(name, node, values, outs, error=error)
-    outs = static_outputs(cab, name, values)
+    try:
+        outs = static_outputs(cab, name, values)
+    except OutputRefused as exc:
+        unset = exc.unset
+        wired = node.wiring.get(unset) if unset is not None else None
+        if unset is not None and isinstance(wired, OutputRef):  # a cab fills it never
+            raise ValueError(f"{exc}; {_never_filled(unset, wired)}") from None
+        raise
     return PlannedStep(
         name,
         node,
@@ -773,11 +792,13 @@ def _checked(
         if ref.step in nested and not producer.scatter:
             found = nested[ref.step].get(ref.field)
             return _unknown(ref) if found is None else found
-        handed = made.get(ref.step, {}).get(ref.field)
-        if handed is None or producer.scatter or getattr(producer.step, "kind", None) != "cab":
+        if producer.scatter or getattr(producer.step, "kind", None) != "cab":
             return _unknown(ref)
-        passthrough = producer.step.output_rules().get(ref.field) == "passthrough"
-        return handed if passthrough else _unknown(ref)
+        rule = producer.step.output_rules().get(ref.field)
+        if rule == "default":  # nothing fills it: its default in every run, as the dry run says
+            return fields_of(producer.step.outputs_model)[ref.field].default
+        handed = made.get(ref.step, {}).get(ref.field)
+        return handed if handed is not None and rule == "passthrough" else _unknown(ref)
 
     unsettable = _has_nested(graph)
     for node in graph.nodes:

@@ -208,6 +208,15 @@ class Cab:
         self.inputs_model = step_model(inputs_model, owner, name, "inputs")
         self.outputs_model = step_model(outputs_model, owner, name, "outputs")
         #: read-only: see :meth:`__setattr__`
+        for key, meta in (field_meta or {}).items():
+            if not isinstance(meta, ParamMeta):  # read later as one: a bare AttributeError
+                example = (
+                    f"ParamMeta(**{meta!r})" if isinstance(meta, Mapping) else "ParamMeta(flag=...)"
+                )
+                raise TypeError(
+                    f"cab {name!r}: field_meta[{key!r}] must be a ParamMeta, not"
+                    f" {type(meta).__name__} {meta!r}; write {example}"
+                )
         self.field_meta: Mapping[str, ParamMeta] = MappingProxyType(dict(field_meta or {}))
         self.image = image
         self.resources = resources

@@ -63,6 +63,15 @@ def _static_facts(cab: Cab) -> tuple[_StaticOutput, ...]:
     )
 
 
+class OutputRefused(ValueError):
+    """An output no path can be made of before the run; ``unset``: the input left
+    unset that its template names (None: another reason)."""
+
+    def __init__(self, message: str, unset: str | None) -> None:
+        super().__init__(message)
+        self.unset = unset
+
+
 def static_outputs(cab: Cab, step: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """Outputs knowable without running; the rest are :class:`Unknown`."""
     result: dict[str, Any] = {}
@@ -76,7 +85,8 @@ def static_outputs(cab: Cab, step: str, inputs: Mapping[str, Any]) -> dict[str, 
                 value = format_template(template, inputs) if template else None
             except ValueError as exc:
                 if not (isinstance(exc, UnsetInput) and not required):
-                    raise ValueError(f"step {step!r}, output {name!r}: {exc}") from None
+                    unset = exc.field if isinstance(exc, UnsetInput) else None
+                    raise OutputRefused(f"step {step!r}, output {name!r}: {exc}", unset) from None
                 result[name] = default  # optional, named after no value: absent
                 continue
             known = rule == "implicit" and value is not None
