@@ -392,7 +392,7 @@ def test_report_of_a_launch_points_to_status_and_logs(
         assert f"'{name}' is the launch pipe/run1, compiled for a cluster" in err
         assert f"`ninja status {name}` and `ninja logs {name}`" in err
     code, _, err = ninja(capsys, "report", "nope")
-    assert code == 2 and "no run manifest for 'nope'" in err
+    assert code == 2 and "no run 'nope' in " in err and "or give --workdir" in err
 
 
 def test_status_of_a_local_run_says_where_to_look_instead(

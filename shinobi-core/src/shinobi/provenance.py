@@ -755,6 +755,14 @@ def resolve_manifest(target: str, workdir: Path | None = None) -> Path:
             " report: run the recipe again with `ninja run --provenance` (or set"
             " provenance.enabled in shinobi.toml); `ninja logs` shows its logs"
         )
+    from shinobi.local_runs import is_run_name
+
+    if is_run_name(target):  # a run id, of no run here: another project's, most likely
+        raise FileNotFoundError(
+            f"no run {target!r} in {runs} (`ninja runs` lists them): run `ninja report` from"
+            " the directory the run was made in, or give --workdir, the run folder or its"
+            " manifest.json"
+        )
     raise FileNotFoundError(
         f"no run manifest for {target!r}: give a run id from {runs} (runs with provenance"
         " enabled have one: `ninja run --provenance`), a run directory or a manifest.json path"
