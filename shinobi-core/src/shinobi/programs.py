@@ -54,13 +54,22 @@ def missing_programs(graph: Graph, session: Session) -> list[str]:
             if program not in programs:
                 programs[program] = f"{prefix}{node.name}"
     return [
-        f"step {step!r} runs {program!r}, which is not {_where(program)} on this machine:"
-        " the step will fail unless an earlier step provides it (install it, or give the"
-        " step a backend that has it)"
+        f"step {step!r} runs {program!r}, which is not {_where(program, session.cwd)}: the"
+        " step will fail unless an earlier step provides it (install it, or give the step a"
+        " backend that has it)"
         for program, step in programs.items()
         if not _found(program, session.cwd)
     ]
 
 
-def _where(program: str) -> str:
-    return "there (or not executable)" if os.sep in program else "on PATH"
+def _where(program: str, cwd: str) -> str:
+    if os.sep not in program:
+        return "on PATH on this machine"
+    if os.path.isabs(program):
+        return "there (or not executable) on this machine"
+    # taken from where the steps run, not from the recipe file's folder: a run started
+    # elsewhere looked for bin/wsclean there, and said only "not there"
+    return (
+        f"in {cwd} (or not executable), where the steps run and a relative path is taken"
+        " from, not from the recipe file's folder"
+    )
