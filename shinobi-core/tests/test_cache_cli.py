@@ -162,3 +162,26 @@ def test_cache_ls_says_which_folders_it_could_not_read_and_lists_the_rest(
     (other / "entries").write_text("")
     code, out, err = in_process(capsys, "cache", "ls", "--cache-dir", str(other))
     assert code == 2 and "Not a directory" in err and "empty" not in out
+
+
+def test_cache_rm_by_step_says_which_projects_and_can_be_tried_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A step's name (``image``) is no project's own: ``--step image`` removed the
+    entries of every project using the cache, and said only how many."""
+    cache = tmp_path / "cache"
+    for project, text in (("one", "first"), ("two", "second")):
+        (tmp_path / project).mkdir()
+        recipe = Recipe("r")
+        recipe.add_step("image", _writer(text), out=Path("image.txt"))
+        config = load_config({"cache.dir": str(cache)})
+        assert run_recipe(recipe, config=config, cwd=tmp_path / project).ok
+    at = ("--cache-dir", str(cache))
+    code, out, err = in_process(capsys, "cache", "rm", "--step", "image", "--dry-run", *at)
+    assert code == 0, err
+    assert out.startswith(f"would remove 2 entries; of 2 projects: {tmp_path / 'one'}, ")
+    assert len(_entries(cache)) == 2  # nothing removed
+    code, out, err = in_process(capsys, "cache", "rm", "--step", "image", *at)
+    assert code == 0, err
+    assert out.strip().endswith(f"of 2 projects: {tmp_path / 'one'}, {tmp_path / 'two'}")
+    assert _entries(cache) == []

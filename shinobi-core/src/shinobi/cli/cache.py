@@ -18,7 +18,7 @@ import click
 
 from shinobi.cli.ages import parse_age
 from shinobi.host_name import this_host
-from shinobi.wording import counted
+from shinobi.wording import counted, listed
 
 if TYPE_CHECKING:
     from shinobi.cache import CacheEntry, StepCache
@@ -306,13 +306,23 @@ def _matching(cache: StepCache, keys: tuple[str, ...], step: str | None) -> list
 @click.option(
     "--step",
     help="Remove every entry recorded for the step of this name (every slice of a scattered"
-    " one, every step of a nested recipe).",
+    " one, every step of a nested recipe), in every project that uses this cache.",
 )
 @click.option("--all", "everything", is_flag=True, help="Remove every entry.")
-def rm(cache_dir: Path | None, keys: tuple[str, ...], step: str | None, everything: bool) -> None:
+@click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
+def rm(
+    cache_dir: Path | None,
+    keys: tuple[str, ...],
+    step: str | None,
+    everything: bool,
+    dry_run: bool,
+) -> None:
     """Remove cache entries by KEY (a prefix is enough), by --step, or --all.
 
     --all removes every entry file, damaged ones and other versions' included.
+    A step's name is not a project's: --step removes the entries of every
+    project using this cache whose step has that name, and says which
+    projects they were in (--dry-run first to see).
     """
     from shinobi.errors import UsageError
 
@@ -323,11 +333,25 @@ def rm(cache_dir: Path | None, keys: tuple[str, ...], step: str | None, everythi
         raise UsageError("KEY..., --step and --all each say what to remove: give only one")
     cache = open_cache(cache_dir)
     entries = _entries(cache) if everything else _matching(cache, keys, step)
-    failed, _ = _remove(cache, entries)
     unusable = sum(e.problem is not None for e in entries)
     note = f" ({unusable} of them damaged or from another version)" if unusable else ""
-    click.echo(f"removed {_entry_count(len(entries) - len(failed))}{note}")
+    if dry_run:
+        click.echo(f"would remove {_entry_count(len(entries))}{note}{_projects(entries)}")
+        for entry in entries:
+            click.echo(f"  {entry.key[:16]}  {entry.step}  {entry.used_cwd or entry.cwd}")
+        return
+    failed, _ = _remove(cache, entries)
+    click.echo(f"removed {_entry_count(len(entries) - len(failed))}{note}{_projects(entries)}")
     _unremoved(cache, failed)
+
+
+def _projects(entries: list[CacheEntry]) -> str:
+    """``; of 3 projects: /a, /b, /c``: where the entries were last used, when more
+    than one project (a step's name, ``image``, is no project's own)."""
+    places = sorted({e.used_cwd or e.cwd for e in entries if e.used_cwd or e.cwd})
+    if len(places) < 2:
+        return ""
+    return f"; of {len(places)} projects: {listed(places, 5)}"
 
 
 @group.command("prune")
