@@ -253,3 +253,20 @@ def test_an_output_nothing_fills_is_none_before_the_run_too(
     assert "is wired to image.restored, an output nothing fills" in str(info.value)
     assert "so it is always None: declare how the tool makes it" in str(info.value)
     assert not (tmp_path / "image-ran").exists()
+
+
+def test_an_optional_recipe_output_never_set_is_warned_of(tmp_path: Path) -> None:
+    """A forgotten ``set_output`` of an optional output ended the run "ok" with the
+    output None, without a word."""
+    outer = Recipe("outer", Target, TouchOut)
+    outer.add_step("b", _touch(), out=Path("made.txt"))
+    result = run_recipe(outer, cwd=tmp_path, use_cache=False)
+    assert result.ok and result.outputs == {"out": None}
+    assert (
+        "recipe 'outer': its output 'out' is never set (no set_output('out', ...)), so it is"
+        " always None"
+    ) in result.warnings
+    outer.set_output("out", outer.outputs.b.out)
+    assert not [
+        w for w in run_recipe(outer, cwd=tmp_path, use_cache=False).warnings if "never set" in w
+    ]

@@ -500,6 +500,21 @@ def run_recipe(
     )
 
 
+def _outputs_never_set(graph: Graph) -> list[str]:
+    """A warning for each optional output of the recipe that no ``set_output`` wires:
+    it is None in every run, and a forgotten ``set_output`` ended the run "ok" with
+    ``mask = None`` and no word (a required one is refused where it is declared)."""
+    from shinobi.steps.types import fields_of
+
+    recipe = graph.recipe
+    return [
+        f"recipe {recipe.name!r}: its output {name!r} is never set (no"
+        f" set_output({name!r}, ...)), so it is always {spec.default!r}"
+        for name, spec in fields_of(recipe.outputs_model).items()
+        if name not in graph.outputs
+    ]
+
+
 def _with_workers(config: AppConfig, max_workers: int) -> AppConfig:
     """A copy of ``config`` running ``max_workers`` at once; a number the setting
     refuses is refused in one line (it escaped as pydantic's ValidationError)."""
@@ -633,6 +648,8 @@ def run_prepared(
             precheck_backends(graph, session, plan)
             for missing in missing_programs(graph, session):
                 session.warn(missing)
+            for unset in _outputs_never_set(graph):
+                session.warn(unset)
             _look_at_until_files(graph, session, plan)
             records = attach_records(session, graph, values, provenance)
             refused = False
