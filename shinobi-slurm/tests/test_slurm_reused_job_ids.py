@@ -80,6 +80,20 @@ def test_bash_s_report_of_a_signal_is_not_the_tool_s_last_line(tmp_path: Path) -
     assert _last_line(str(log)) == "tool: reading block 12"
 
 
+def test_bash_s_short_report_of_a_signal_is_not_the_tool_s_last_line(tmp_path: Path) -> None:
+    """After a SIGTERM the job's bash printed "Terminated", quoted as the tool's words."""
+    log = tmp_path / "err"
+    log.write_text("about to be stopped\nTerminated\n")
+    assert _last_line(str(log)) == "about to be stopped"
+
+
+def test_a_long_last_line_is_cut_where_every_route_cuts_it_and_marked(tmp_path: Path) -> None:
+    """It was cut at 200 characters with no mark: a long path read as whole."""
+    log = tmp_path / "err"
+    log.write_text("x" * 500 + "\n")
+    assert _last_line(str(log)) == "x" * 300 + " [... cut at 300 characters]"
+
+
 # -- live: someone else's job holding a launch's job id ------------------------------
 
 
@@ -161,3 +175,11 @@ def test_scancel_with_a_name_cancels_only_the_listed_jobs_of_that_name() -> None
         assert _alive(theirs)
     finally:
         _scancel(theirs, ours)
+
+
+def test_the_failed_line_of_a_run_is_cut_and_marked_too() -> None:
+    """``ninja run --backend slurm`` cut its FAILED line at 300 characters, unmarked."""
+    from shinobi_slurm.backend import _last_line as failed_line
+
+    assert failed_line("short\n" + "y" * 400 + "\n\n") == "y" * 300 + " [... cut at 300 characters]"
+    assert failed_line("whole line\n") == "whole line"

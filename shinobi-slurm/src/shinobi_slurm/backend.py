@@ -38,6 +38,7 @@ from shinobi.backends.base import (
 )
 from shinobi.backends.process import read_log
 from shinobi.errors import ConfigError
+from shinobi.failures import cut_line
 
 # the ledger of a run's jobs, <run folder>/slurm/jobs.tsv: core's convention, which
 # `ninja clean --runs` reads
@@ -133,9 +134,11 @@ def _partitions(lines: list[str]) -> tuple[list[str], list[str], list[str]]:
 
 
 def _last_line(text: str) -> str:
+    """The last line with words, quoted as every route quotes a tool's line (cut at
+    300 characters, and marked so: cut unmarked, a long path read as whole)."""
     for line in reversed(text.splitlines()):
         if line.strip():
-            return line.strip()[:300]
+            return cut_line(line.strip())
     return ""
 
 

@@ -18,7 +18,7 @@ import subprocess
 import time
 from collections.abc import Sequence
 
-from shinobi.failures import is_engine_banner
+from shinobi.failures import cut_line, is_engine_banner
 from shinobi.launch.handle import LaunchHandle, LaunchJob
 from shinobi.launch.submitter import cancel_requested, submitter_running
 from shinobi.launch.tracking import LaunchStatus, StepState
@@ -430,15 +430,25 @@ def _last_line(path: str, limit: int = 4096) -> str:
     lines = [
         s
         for line in text.splitlines()
-        if (s := line.strip()) and not is_engine_banner(s) and not _JOB_REPORT.match(s)
+        if (s := line.strip())
+        and not is_engine_banner(s)
+        and not _JOB_REPORT.match(s)
+        and s not in _SIGNAL_WORDS
     ]
-    return lines[-1][:200] if lines else ""
+    # cut as every route quotes a tool's line: 300 characters, marked (it was 200, unmarked)
+    return cut_line(lines[-1]) if lines else ""
 
 
 #: What bash prints of a command in the job script that died of a signal
 #: ("/var/spool/slurmd/job00336/slurm_script: line 10:  4242 Segmentation fault
 #: (core dumped) tool ..."): the shell's report, not what the tool said last.
 _JOB_REPORT = re.compile(r"^\S*slurm_script: line \d+: +\d+ ")
+
+#: ... and its short form, a line of only the signal's description ("Terminated"),
+#: which read as the tool's last words after a SIGTERM.
+_SIGNAL_WORDS = frozenset(
+    {"Terminated", "Killed", "Hangup", "Interrupt", "Aborted", "Aborted (core dumped)"}
+)
 
 
 def _task_states(records: list[JobRecord]) -> str:
