@@ -351,3 +351,23 @@ def test_the_manifest_keeps_when_and_where_the_job_ran(ninja: Ninja, tmp_path: P
     assert 1 <= (ended - began).total_seconds() <= 30, details
     nodes = subprocess.run(["sinfo", "-h", "-o", "%N"], capture_output=True, text=True)
     assert details["slurm_nodes"] == nodes.stdout.strip(), details
+
+
+@pytest.mark.parametrize(
+    ("tool", "said"),
+    [
+        ("nosuchtool-on-the-nodes", "(is it installed on the nodes, and on their PATH?)"),
+        ("/nonexistent/tool", "(does that path exist on the nodes, not only on the login host?)"),
+    ],
+)
+def test_a_compiled_step_whose_tool_is_missing_on_the_node_is_said_so(
+    ninja: Ninja, tmp_path: Path, tool: str, said: str
+) -> None:
+    """``ninja status`` quoted the job shell's own line (``.../slurm_script: line 9:
+    ...: command not found``), where ``ninja run --backend slurm`` gives advice."""
+    from launches import steps, submit, wait_final
+
+    (tmp_path / "missing.py").write_text(MISSING_TOOL.replace("nosuchtool-on-the-nodes", tool))
+    launch = submit(ninja, f"{tmp_path}/missing.py:missing")
+    found = steps(wait_final(ninja, launch["run_id"], timeout=120))
+    assert found["m"]["detail"] == f"command not found on the compute node: {tool!r} {said}"

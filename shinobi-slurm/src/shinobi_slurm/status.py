@@ -375,6 +375,10 @@ def _step_state(
             # the job script's own check failed it, after the tool exited 0: the check
             # says so only then, and makes the job's exit 1, which the queue does not say
             state.detail = f"the tool exited 0, but {said[len('shinobi: ') :]}"
+        elif (state.exit_code or "").startswith("127:") and (
+            missing := _not_on_the_node(said)
+        ) is not None:  # 127: the shell's "not found" (a redirect's missing folder is 1)
+            state.detail = missing
         elif said:
             state.detail = f"{state.detail}: {said}"
     if outcome.also:
@@ -437,6 +441,29 @@ def _last_line(path: str, limit: int = 4096) -> str:
     ]
     # cut as every route quotes a tool's line: 300 characters, marked (it was 200, unmarked)
     return cut_line(lines[-1]) if lines else ""
+
+
+def _not_on_the_node(said: str) -> str | None:
+    """The advice ``ninja run --backend slurm`` gives for a program the job's shell
+    did not find, from the shell's own line (``.../slurm_script: line 9: tool:
+    command not found``), which a compiled launch's status quoted as it was."""
+    found = _NOT_FOUND.search(said)
+    if found is None:
+        return None
+    program = found.group(1)
+    where = (
+        "does that path exist on the nodes, not only on the login host?"
+        if "/" in program
+        else "is it installed on the nodes, and on their PATH?"
+    )
+    return f"command not found on the compute node: {program!r} ({where})"
+
+
+#: The job's shell finding no program: a name not on PATH, or a path not there.
+_NOT_FOUND = re.compile(
+    r"slurm_script: line \d+: (?:exec: )?(\S+?): (?:command not found|not found"
+    r"|No such file or directory)$"
+)
 
 
 #: What bash prints of a command in the job script that died of a signal
