@@ -242,7 +242,7 @@ def test_logs_of_a_launch_and_of_one_step(
     launch(tmp_path)
     code, out, _ = ninja(capsys, "logs", "pipe")
     assert code == 0
-    assert out == "==> make (stdout) <==\nmake says hello\n==> use (stdout) <==\nuse says hello\n"
+    assert out == "==> make stdout <==\nmake says hello\n==> use stdout <==\nuse says hello\n"
     code, out, _ = ninja(capsys, "logs", "pipe", "use")
     assert out == "use says hello\n"
 
@@ -274,6 +274,18 @@ def test_logs_of_a_launch_that_wrote_none_yet_say_so(
     assert "launch pipe has no log yet, or left none" in err and "ninja status" in err
 
 
+def test_logs_of_a_launch_step_that_never_ran_say_so(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said "no log yet", which sent the user off to wait for a step that never will."""
+    handle = launch(tmp_path)
+    Path(str(handle.jobs[1].stdout)).unlink()
+    engine.rounds = [{"make": "failed", "use": "cancelled"}]
+    code, out, err = ninja(capsys, "logs", "pipe", "use")
+    assert code == 2 and out == ""
+    assert "step 'use' of launch pipe did not run (cancelled), so it printed nothing" in err
+
+
 def test_logs_follow_until_the_launch_ends(
     engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -281,7 +293,7 @@ def test_logs_follow_until_the_launch_ends(
     engine.rounds = [{"use": "running"}, {"use": "running"}, {"use": "completed"}]
     code, out, _ = ninja(capsys, "logs", "pipe", "--follow", "--interval", "0.5")
     assert code == 0
-    assert out.splitlines() == ["[make (stdout)] make says hello", "[use (stdout)] use says hello"]
+    assert out.splitlines() == ["[make stdout] make says hello", "[use stdout] use says hello"]
     assert engine.status_calls == 3
     assert handle.jobs[0].stdout
 

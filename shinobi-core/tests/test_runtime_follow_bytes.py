@@ -38,9 +38,9 @@ def test_a_followed_launch_log_is_its_bytes(
     code, out, err = in_process(capsysbinary, "logs", "pipe", "--follow", "--interval", "0.5")
     assert code == 0, err
     assert out.splitlines() == [
-        b"[make (stdout)] make says hello",
-        b"[use (stdout)] caf\xe9 \xc3\xa9t\xc3\xa9",
-        b"[use (stdout)] \xffbin",
+        b"[make stdout] make says hello",
+        b"[use stdout] caf\xe9 \xc3\xa9t\xc3\xa9",
+        b"[use stdout] \xffbin",
     ]
 
 

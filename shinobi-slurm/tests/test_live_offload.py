@@ -469,7 +469,7 @@ def test_logs_show_and_follow_a_launch(ninja: Ninja, tmp_path: Path) -> None:
     launch = submit(ninja, f"{RECIPES}/failing.py:chain", "--marker", str(tmp_path / "m"))
     followed = ninja("logs", launch["run_id"], "--follow", "--interval", "0.5", timeout=400)
     assert followed.returncode == 0, followed.stderr
-    assert "[boom (stderr)] boom: the calibration diverged" in followed.stdout
+    assert "[boom stderr] boom: the calibration diverged" in followed.stdout
     one = ninja("logs", "chain", "boom", "--stream", "stderr")
     assert one.stdout.strip() == "boom: the calibration diverged"
     wrong = ninja("logs", "chain", "bom")

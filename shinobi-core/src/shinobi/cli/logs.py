@@ -133,6 +133,9 @@ def command(
 
     def said_nothing() -> UsageError:  # as a local run says it, rather than printing nothing
         what = f"step {step!r} of launch {name}" if step else f"launch {name}"
+        never = _never_ran(tracker, launch, step)
+        if never is not None:  # "no log yet" sent the user off to wait for it
+            return UsageError(f"{what} did not run ({never}), so it printed nothing")
         return UsageError(
             f"{what} has no log yet, or left none (a job that has not started, or that"
             " printed nothing, has none); `ninja status` shows where each job is"
@@ -262,6 +265,22 @@ def _abrupt(run: Any) -> bool:
     from shinobi.local_runs import ENDED_ABRUPTLY, describe_run
 
     return describe_run(run.path).state == ENDED_ABRUPTLY
+
+
+def _never_ran(tracker: Any, launch: Any, step: str | None) -> str | None:
+    """Why ``step`` of ``launch`` never ran, as its engine says (``never ran: boom did
+    not succeed``); None when it may still run, or the engine cannot be asked."""
+    from shinobi.errors import ShinobiError
+
+    if step is None:
+        return None
+    try:
+        found = {s.step: s for s in tracker.status(launch).steps}.get(step)
+    except ShinobiError:
+        return None
+    if found is None or found.started is not None or found.phase not in ("cancelled", "skipped"):
+        return None
+    return str(found.detail or found.phase)
 
 
 def _cut(run: Any, step: str | None, stream: str) -> dict[Path, str]:

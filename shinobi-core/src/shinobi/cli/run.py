@@ -326,6 +326,7 @@ def _not_run(name: str, node: Any, *, a_slice: bool = False) -> dict[str, Any]:
         "name": name,
         "status": "not run",
         "returncode": None,
+        "signal": None,
         "error": None,
         "warnings": [],
         "backend": None,
@@ -350,6 +351,9 @@ def _step_json(step: Any, node: Any = None) -> dict[str, Any]:
         "name": step.name,
         "status": step.status,
         "returncode": step.returncode,
+        # the signal that killed it, whatever the route: a returncode is -N natively
+        # and on Slurm, 128+N where a container's init reports the death
+        "signal": step.signal,
         "error": step.error,
         "warnings": step.warnings,
         "backend": step.backend,

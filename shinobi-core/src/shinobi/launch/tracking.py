@@ -173,7 +173,9 @@ class LogSource:
 
     @property
     def title(self) -> str:
-        return f"{self.label or self.step} ({self.stream})"
+        """``make stdout``: as a local run's logs are headed, so that what reads one
+        reads the other (a recipe moved to a cluster kept its followers' greps)."""
+        return f"{self.label or self.step} {self.stream}"
 
 
 class LaunchTracker(ABC):
