@@ -96,3 +96,16 @@ def test_a_parameter_pydantic_keeps_for_itself_is_refused_where_declared(name: s
     exec(f"def f({name}: int = 1) -> int:\n    return 1\n", namespace)
     with pytest.raises(TypeError, match=rf"parameter '{name}' cannot be an input"):
         shinobi.pystep(namespace["f"])
+
+
+@pytest.mark.parametrize("where", ["<stdin>", "/tmp/ipykernel_999/2718.py"])
+def test_a_pystep_for_another_interpreter_defined_in_no_file_is_refused(where: str) -> None:
+    """Defined in a notebook cell or ``python -``, it failed only when its turn came
+    ("cannot import '<stdin>'", or a FileNotFoundError), perhaps hours into a run."""
+    code = compile(
+        "import shinobi\n@shinobi.pystep(venv='/tmp/v')\ndef f(x: int = 1) -> int:\n    return x\n",
+        where,
+        "exec",
+    )
+    with pytest.raises(TypeError, match="which is no file, but a pystep with venv= runs in"):
+        exec(code, {})

@@ -9,6 +9,7 @@ Python function a step, its schemas taken from its type hints.
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, overload
 
@@ -193,6 +194,16 @@ class PyStep:
                 f"pystep {fn.__name__!r} is defined inside {outer}(), but a pystep with"
                 f" {'venv' if venv else 'image'}= runs in another interpreter, which imports"
                 " it by its module-level name: define it at module level"
+            )
+        source = getattr(getattr(fn, "__code__", None), "co_filename", None)
+        if (venv or image) and source is not None and not os.path.isfile(source):
+            # a notebook cell, `python -`, exec(): the other interpreter has no file to
+            # import it from, and the step failed only when its turn came
+            raise TypeError(
+                f"pystep {fn.__name__!r} is defined in {source!r}, which is no file, but a"
+                f" pystep with {'venv' if venv else 'image'}= runs in another interpreter,"
+                " which imports it from its module's file: define it in a .py file and"
+                " import it from there"
             )
         self.fn = fn
         self.name = fn.__name__
