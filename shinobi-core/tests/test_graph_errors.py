@@ -556,3 +556,26 @@ def test_names_that_only_look_alike_are_no_clash() -> None:
     outer.add_step("u", _nested(True), srcs=["a"])
     outer.add_step("u.e[x]", tool)  # no number
     build_graph(outer)
+
+
+def test_a_copied_or_renamed_recipe_keeps_its_own_wiring() -> None:
+    """A copy (copy.deepcopy, or the pickle a process pool sends) and a recipe renamed
+    after it was wired were refused as wired to "another recipe named so"."""
+    import copy
+    import pickle
+
+    original = Recipe("pipe", In, ToolOut)
+    original.add_step("t", tool, src=original.inputs.target)
+    original.set_output("result", original.outputs.t.result)
+    for made in (
+        copy.deepcopy(original),
+        copy.copy(original),
+        pickle.loads(pickle.dumps(original)),
+    ):
+        assert [n.name for n in build_graph(made).nodes] == ["t"]
+    original.name = "variant1"
+    build_graph(original)
+    other = Recipe("pipe", In, ToolOut)  # alike, by name, but another recipe
+    other.add_step("t", tool, src=original.inputs.target)
+    with pytest.raises(RecipeGraphError, match="a reference of another recipe"):
+        build_graph(other)

@@ -954,11 +954,15 @@ class _Builder:
         return value.field in _fields(self.steps_by_name[step].outputs_model)
 
     def foreign(self, ref: InputRef | OutputRef) -> bool:
-        """Whether a proxy of another recipe made ``ref``: one of another name, or of
-        this one's name but another object (two recipes a factory made alike)."""
+        """Whether a proxy of another recipe made ``ref``: another recipe object (two
+        recipes a factory made alike; a copy keeps its original's token, and so does
+        a recipe renamed after it was wired), or, for a reference with no token, one
+        of another name."""
         if ref.recipe is None:
             return False
-        return ref.recipe != self.recipe.name or ref.owner not in (None, id(self.recipe))
+        if ref.owner is not None:
+            return ref.owner != getattr(self.recipe, "token", None)
+        return ref.recipe != self.recipe.name
 
     def check_settings(self, name: str, backend: Any, venv: Any, facts: _StepFacts) -> None:
         """A step's ``backend=``/``venv=``, given to it or declared by its step, must

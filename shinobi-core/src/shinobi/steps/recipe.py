@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -263,8 +264,12 @@ class Recipe:
         self.max_workers = max_workers
         self.resources = resources
         self.description = description
-        self.inputs = _InputsProxy(name, id(self))
-        self.outputs = _OutputsProxy(name, id(self))
+        # which recipe a proxy's reference belongs to: not id(self), which a copy
+        # (copy.deepcopy, a process pool's pickle) does not keep, so a copy's own
+        # wiring was refused as another recipe's
+        self.token = int.from_bytes(os.urandom(8), "big")
+        self.inputs = _InputsProxy(name, self.token)
+        self.outputs = _OutputsProxy(name, self.token)
 
     @property
     def max_workers(self) -> int | None:
@@ -368,7 +373,7 @@ class Recipe:
             **said,
         )
         self.steps.append(spec)
-        return LoopHandle(spec, self.name, id(self))
+        return LoopHandle(spec, self.name, self.token)
 
     def step(
         self,
