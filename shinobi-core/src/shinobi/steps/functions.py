@@ -307,6 +307,13 @@ class PyStep:
                 f"{did_you_mean(str(unknown[0]), list(fields))}"
             )
 
+    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
+        """Pickled by where it is defined, as a function is: the decorator put this
+        object where the function was, so pickling the function itself failed ("not
+        the same object as module.name"), and a recipe holding a pystep could not go
+        to a process pool."""
+        return _pystep_at, (self.fn.__module__, self.fn.__qualname__)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
 
@@ -396,3 +403,13 @@ def _checked_model(step: str, side: str, fields: dict[str, Any]) -> Any:
                     " model)"
                 ) from None
         raise
+
+
+def _pystep_at(module: str, qualname: str) -> Any:
+    """The object named ``qualname`` in ``module``: an unpickled pystep."""
+    import importlib
+
+    found: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found

@@ -42,3 +42,12 @@ def model_signature(model: type[Any]) -> list[tuple[str, str, bool]]:
         (name, repr(info.annotation), info.is_required())
         for name, info in model.model_fields.items()
     ]
+
+
+def __getattr__(name: str) -> Any:
+    """An empty model by its name (``r_inputs``), as pickle looks one up: a recipe
+    declared without a model could not be pickled (for a process pool), nor its
+    copy unpickled in another process, where the model is made anew."""
+    if name.endswith(("_inputs", "_outputs")) and not name.startswith("_"):
+        return empty_model(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
