@@ -579,3 +579,15 @@ def test_a_copied_or_renamed_recipe_keeps_its_own_wiring() -> None:
     other.add_step("t", tool, src=original.inputs.target)
     with pytest.raises(RecipeGraphError, match="a reference of another recipe"):
         build_graph(other)
+
+
+def test_what_is_no_recipe_or_no_step_is_one_clear_error() -> None:
+    """``build_graph(cab)`` and ``add_step("s", Cab)`` (the class) ended in a bare
+    AttributeError deep in the graph."""
+    for given in (tool, None):
+        with pytest.raises(TypeError, match="build_graph takes a Recipe, not"):
+            build_graph(given)  # type: ignore[arg-type]
+    classy = Recipe("r")
+    classy.add_step("s", Cab)
+    with pytest.raises(RecipeGraphError, match=r"step 's': Cab is the class itself; give the"):
+        build_graph(classy)

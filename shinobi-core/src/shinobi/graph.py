@@ -931,6 +931,11 @@ class _Builder:
         if facts is not None:
             return facts
         kind = getattr(step, "kind", None)
+        if isinstance(step, type):  # add_step("s", Cab, ...): the class, not one made of it
+            raise self.fail(
+                f"step {name!r}: {step.__name__} is the class itself; give the step one made"
+                f" of it ({step.__name__}(...))"
+            )
         if kind not in _STEP_KINDS:
             raise self.fail(
                 f"step {name!r}: {type(step).__name__} is not a step (use a Cab, a Recipe,"
@@ -1397,6 +1402,11 @@ def _qualified_names(graph: Graph) -> list[str]:
 
 def build_graph(recipe: Recipe) -> Graph:
     """Validate ``recipe`` and return its graph; raises :class:`RecipeGraphError`."""
+    if getattr(recipe, "kind", None) != "recipe" or isinstance(recipe, type):
+        raise TypeError(
+            f"build_graph takes a Recipe, not {type(recipe).__name__} {recipe!r:.60}; a cab or"
+            " a pystep becomes one with shinobi.runner.as_recipe(step)"
+        )
     if getattr(recipe, "resources", None) is not None:  # refused when nested too
         raise RecipeGraphError(
             f"recipe {recipe.name!r}: resources are declared on the recipe, which would"

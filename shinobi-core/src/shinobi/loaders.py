@@ -93,6 +93,7 @@ def _field_spec(model: str, field_name: str, spec: Any) -> tuple[Any, bool, Any]
 
 def split_target(target: str) -> tuple[Path, str]:
     """``path/to/file.py:name`` -> (path, name)."""
+    target = os.fspath(target)  # a Path from a script: the text it names
     path, sep, name = target.rpartition(":")
     if not sep or not path or not name or name.endswith(".py"):
         # the file alone (its name may hold a colon, my:demo.py): say what it holds
