@@ -66,7 +66,9 @@ def mark_live(runs_root: Path, run_id: str, cwd: str | None = None) -> Path | No
 
     marker = _live_dir(runs_root) / f"{run_prefix()}{run_id}"
     try:
-        marker.parent.mkdir(exist_ok=True)
+        from shinobi.file_digests import make_dirs
+
+        make_dirs(marker.parent)  # shared as its workspace is
         # its name says whose ninja and which run; its text, on which host (a
         # workdir on a shared file system is seen from login and compute nodes)
         # and in which directory its steps write (one workdir may serve many)

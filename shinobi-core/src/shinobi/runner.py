@@ -626,7 +626,11 @@ def run_prepared(
     for said in launches_going(base.resolve()):
         session.warn(said)
     session.run_dir = root / session.run_id
-    (session.run_dir / "logs").mkdir(parents=True, exist_ok=True)
+    from shinobi.file_digests import make_dirs
+
+    # group-writable where the workspace is (a group's shared one): the first
+    # member's umask 022 locked the others out of .shinobi/runs
+    make_dirs(session.run_dir / "logs")
     # A signal from here on is one the run answers, whenever it comes: before
     # the first step (nothing starts), during the run, or while its records
     # are written (they are finished, and say what happened).

@@ -157,7 +157,9 @@ class Session:
         execution = self.config.execution
         self.budget = Budget.for_this_process(execution.cpus, execution.memory)
         if self.run_dir is not None:
-            (self.run_dir / "logs").mkdir(parents=True, exist_ok=True)
+            from shinobi.file_digests import make_dirs
+
+            make_dirs(self.run_dir / "logs")  # shared as its workspace is
 
     @contextlib.contextmanager
     def python_inside(self, name: str, why: str) -> Iterator[None]:

@@ -208,6 +208,7 @@ def _clean_launches(root: Path, force: bool) -> int:
     from shinobi.errors import UsageError
     from shinobi.launch.cleanup import remove_damaged_handle, remove_launch
     from shinobi.launch.find import damaged_handles, stop_hint, workspace_launches
+    from shinobi.launch.handle import ForeignHandle
     from shinobi.launch.index import forget_launches, list_launches
     from shinobi.launch.state import statuses
 
@@ -248,6 +249,10 @@ def _clean_launches(root: Path, force: bool) -> int:
         )
     damaged = damaged_handles(root)
     for exc in damaged:
+        if isinstance(exc, ForeignHandle):  # another user's launch: never this user's to remove
+            kept += 1
+            click.echo(f"ninja: kept {exc.path}: {exc}", err=True)
+            continue
         if not force:
             kept += 1
             click.echo(

@@ -58,21 +58,21 @@ def remove_launch(
 
 
 def remove_damaged_handle(path: Path, workspace: Path | None = None) -> str:
-    """Remove a handle that cannot be read: its run's folder when it is a run's own
-    (``.shinobi/RECIPE/RUN/handle.json``), else the file; the index forgets it.
-    Returns what was removed, as the user is told it. One outside ``workspace``'s
-    ``.shinobi`` (an index entry naming another's) is refused (UsageError)."""
+    """Remove a handle that cannot be read, the file alone: whether its jobs still
+    run and write their logs into its folder cannot be told, so the folder stays
+    (as ``--force`` leaves a running launch's); the index forgets it. Returns what
+    was removed, as the user is told it. One outside ``workspace``'s ``.shinobi``
+    (an index entry naming another's) is refused (UsageError)."""
     if workspace is not None and not _inside(path, workspace):
         raise UsageError(
             f"the damaged launch handle {path} is not under {workspace / '.shinobi'}, the"
             " workspace being cleaned; remove it from its own workspace (--workdir)"
         )
+    path.unlink(missing_ok=True)
     folder = path.parent
     if folder.parent.parent.name == ".shinobi":
-        shutil.rmtree(folder, ignore_errors=True)
-        removed = f"its folder {folder}"
+        removed = f"the file; its folder {folder} is kept (its jobs, if any run, write there)"
     else:
-        path.unlink(missing_ok=True)
         removed = "the file"
     forget_launches([path])
     return removed

@@ -31,6 +31,7 @@ __all__ = [
     "HANDLE_VERSION",
     "JOURNAL_NAME",
     "DamagedHandle",
+    "ForeignHandle",
     "JobJournal",
     "LaunchHandle",
     "LaunchJob",
@@ -195,10 +196,17 @@ class LaunchHandle:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so that readers see the old or the new file, whole."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Replace ``path`` with ``text`` so that readers see the old or the new file, whole.
+
+    The file gets the mode the umask gives, as the launch's scripts and logs do:
+    a temporary file is made 0600, and a handle kept so was "damaged" to every
+    other member of a group sharing the workspace."""
+    from shinobi.file_digests import make_dirs
+
+    make_dirs(path.parent)  # group-writable where the workspace is (a shared one)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
@@ -265,7 +273,9 @@ class JobJournal:
         #: whether the recipe's latest handle names this launch yet (from its first job)
         self._published = False
         self.path = handle.run_dir / JOURNAL_NAME
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        from shinobi.file_digests import make_dirs
+
+        make_dirs(self.path.parent)  # shared as its workspace is
         self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
         self._stop = stop
 
@@ -312,6 +322,17 @@ def _merge_journal(handle: LaunchHandle) -> None:
             job.job_id = ids[job.step]
 
 
+def _umask() -> int:
+    """This process's umask, read where that changes nothing (``os.umask`` sets it)."""
+    with contextlib.suppress(OSError, ValueError, StopIteration):
+        with open("/proc/self/status", encoding="ascii") as fh:
+            line = next(line for line in fh if line.startswith("Umask:"))
+        return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 class DamagedHandle(UsageError):
     """A handle file that is there but cannot be read as one: ``path`` and why."""
 
@@ -319,6 +340,11 @@ class DamagedHandle(UsageError):
         super().__init__(message)
         self.path = path
         self.detail = detail
+
+
+class ForeignHandle(DamagedHandle):
+    """A handle this user may not read: another user's (a launch in a workspace a
+    group shares), which no command of this user's is to remove."""
 
 
 def read_handle(path: str | Path) -> LaunchHandle:
@@ -329,6 +355,15 @@ def read_handle(path: str | Path) -> LaunchHandle:
     except FileNotFoundError:
         raise UsageError(
             f"no launch handle at {str(path)!r}; `ninja runs` lists this workspace's launches"
+        ) from None
+    except PermissionError as exc:
+        owner = _owner_of(path)
+        raise ForeignHandle(
+            path,
+            f"{owner}'s, unreadable to this user",
+            f"the launch handle {str(path)!r} is {owner}'s, and this user may not read it"
+            f" ({exc.strerror}): ask {owner} to follow or cancel it (or to make it readable,"
+            " chmod g+r)",
         ) from None
     except (OSError, ValueError) as exc:
         raise DamagedHandle(
@@ -393,3 +428,17 @@ def _found_in(handle: LaunchHandle, path: Path) -> Path | None:
     if here.name != _safe(handle.run_id):  # the recipe's latest-handle copy
         here = here / _safe(handle.run_id)
     return here if here.is_dir() else None
+
+
+def _owner_of(path: Path) -> str:
+    """The name of the user who owns ``path`` (its uid when it has none)."""
+    import pwd
+
+    try:
+        uid = path.stat().st_uid
+    except OSError:
+        return "another user"
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"

@@ -148,7 +148,9 @@ class Workflow:
         100,000 files, and buffered text files cost several times more per
         file.
         """
-        directory.mkdir(parents=True, exist_ok=True)
+        from shinobi.file_digests import make_dirs
+
+        make_dirs(directory)  # shared as the folder it is made in is
         base = str(directory)
         record = os.path.join(base, WRITTEN_LIST)
         earlier = _recorded(record)
