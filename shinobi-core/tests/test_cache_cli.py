@@ -185,3 +185,44 @@ def test_cache_rm_by_step_says_which_projects_and_can_be_tried_first(
     assert code == 0, err
     assert out.strip().endswith(f"of 2 projects: {tmp_path / 'one'}, {tmp_path / 'two'}")
     assert _entries(cache) == []
+
+
+def test_prune_leaves_what_this_user_may_not_read_to_its_owner(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a cache a group shares, one member's prune removed another's entries made
+    under umask 077 ("unusable") and those whose outputs lie in a private project
+    ("outputs gone or changed"): the owner's next run ran every step again."""
+    import errno
+
+    from shinobi import cache_entries
+    from shinobi.file_digests import DigestMemo
+
+    recipe = Recipe("two")
+    recipe.add_step("a", _writer("a"), out=Path("a.txt"))
+    recipe.add_step("b", _writer("b"), out=Path("b.txt"))
+    cache = _cached(tmp_path, recipe)
+    entries = {e["step"]: e["key"] for e in _entries(cache)}
+    real_read, real_digest = cache_entries.read_small, DigestMemo.digest
+
+    def read_small(path: str) -> Any:
+        if entries["a"] in path:  # root reads every file: stand in for a colleague's
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real_read(path)
+
+    def digest(self: DigestMemo, path: str, *args: Any, **kwargs: Any) -> str:
+        if path.endswith("b.txt"):  # an output in a project this user may not enter
+            return f"unreadable:{errno.EACCES}"
+        return real_digest(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(cache_entries, "read_small", read_small)
+    monkeypatch.setattr(DigestMemo, "digest", digest)
+    at = ("--cache-dir", str(cache))
+    code, out, err = in_process(capsys, "cache", "ls", "--stale", *at)
+    assert code == 0, err
+    assert "another user's: this user may not read it" in out
+    assert "not checked here (this user may not read it or its outputs)" in out
+    code, out, err = in_process(capsys, "cache", "prune", *at)
+    assert code == 0, err
+    assert "removed" not in out or "removed 0" in out, out
+    assert sorted(e["step"] for e in _entries(cache)) == ["a", "b"]

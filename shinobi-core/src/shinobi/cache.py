@@ -198,6 +198,10 @@ def _inside(word: str, prefix: str) -> str:
     return rel
 
 
+#: The digest of a file this user may not read (EACCES): another user's.
+_NOT_MINE = f"unreadable:{errno.EACCES}"
+
+
 def changed_between(before: list[Any], now: list[Any] | None) -> str | None:
     """What a step's key was made of (``before``, :meth:`StepCache.material`) that is
     no longer so once it has run (``now``), or None.
@@ -863,16 +867,25 @@ class StepCache:
                 if name.endswith(".json") and _is_key(name[: -len(".json")]):
                     yield read_entry(Path(shard.path, name))
 
-    def is_stale(self, entry: CacheEntry) -> bool:
+    def is_stale(self, entry: CacheEntry) -> bool | None:
         """Whether ``entry`` can no longer hit where it was made or last used
         (:attr:`CacheEntry.place`): unusable, an output gone or changed, or a
-        harvest glob that matches other files now."""
+        harvest glob that matches other files now. None when this user cannot
+        tell: an output it may not read (a colleague's private project, in a
+        cache a group shares) is no output gone."""
+        if entry.foreign:
+            return None
         if entry.problem is not None or entry.globs is None:
             return True
         cwd = entry.place
-        return not self._unchanged(entry.files, cwd) or any(
-            _harvested(pattern, cwd) != matched for pattern, matched in entry.globs
-        )
+        with self.memo.batch():
+            for rel, digest in entry.files:
+                now = self.memo.digest(os.path.join(cwd, rel))
+                if now == _NOT_MINE:
+                    return None
+                if now != digest:
+                    return True
+        return any(_harvested(pattern, cwd) != matched for pattern, matched in entry.globs)
 
     def remove(self, entry: CacheEntry, *, as_read: bool = False) -> bool:
         """Delete ``entry``'s file (gone already is fine); raises OSError otherwise.

@@ -13,6 +13,7 @@ the step's working directory are recorded relative to it
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -146,6 +147,9 @@ class CacheEntry:
     #: The file's modification time when it was read (0.0: not known): a store
     #: or a hit since changes it (see :meth:`shinobi.cache.StepCache.remove`).
     read_mtime: float = 0.0
+    #: This user may not read it: another user's, in a cache a group shares (made
+    #: under umask 077). Not this user's to judge, nor to prune.
+    foreign: bool = False
 
     @property
     def place(self) -> str:
@@ -387,7 +391,10 @@ def read_entry(path: Path) -> CacheEntry:
     try:
         raw, mtime = read_small(str(path))
     except OSError as exc:
-        return _unusable(path, f"cannot be read: {exc.strerror or exc}", 0, _mtime(path))
+        entry = _unusable(path, f"cannot be read: {exc.strerror or exc}", 0, _mtime(path))
+        if isinstance(exc, PermissionError):  # another user's, not a damaged one
+            entry = dataclasses.replace(entry, foreign=True)
+        return entry
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):

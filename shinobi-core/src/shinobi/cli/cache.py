@@ -246,9 +246,14 @@ def ls(cache_dir: Path | None, check: bool, all_hosts: bool, as_json: bool) -> N
         return
     click.echo(f"{'key':<12}  {'last used':<16}  {'step':<24} {'tool':<16} host")
     marks = {True: "  STALE", False: "  ok", None: "  not checked here (--all-hosts checks it)"}
+    host = this_host()
     for entry in entries:
         mark = marks[stale[entry.key]] if check else ""
-        if entry.problem is not None:
+        if check and stale[entry.key] is None and _checked_here(entry, all_hosts, host):
+            mark = "  not checked here (this user may not read it or its outputs)"
+        if entry.foreign:
+            mark += "  (another user's: this user may not read it)"
+        elif entry.problem is not None:
             mark += f"  (unusable: {entry.problem})"
         click.echo(
             f"{entry.key[:12]}  {_when(entry.used):<16}  {entry.step:<24} {entry.tool:<16}"
@@ -434,8 +439,8 @@ def _why_prune(
     host, or --all-hosts). An entry no ninja of this version can use goes
     wherever it was made, unless a newer ninja wrote it.
     """
-    if entry.problem is not None:
-        return None if entry.newer else entry.problem
+    if entry.problem is not None:  # a newer ninja's, or another user's: not this one's
+        return None if entry.newer or entry.foreign else entry.problem
     if cutoff is not None and entry.used < cutoff:
         return f"last used {_when(entry.used)}"
     if checked and cache.is_stale(entry):
