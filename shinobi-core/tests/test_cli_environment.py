@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -234,6 +235,14 @@ def test_a_project_directory_this_user_cannot_write_names_workdir(
         made(self, mode, parents, exist_ok)
 
     monkeypatch.setattr(Path, "mkdir", refused)
+    os_mkdir = os.mkdir
+
+    def os_refused(path: Any, mode: int = 0o777, **kwargs: Any) -> None:
+        if Path(path).is_relative_to(project / ".shinobi"):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        os_mkdir(path, mode, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", os_refused)  # how the records' folders are made
     code, _, err = in_process(capsys, "run", "r.py:pipe")
     assert code == 74
     assert err.startswith(f"ninja: error: Permission denied: {project / '.shinobi'}")

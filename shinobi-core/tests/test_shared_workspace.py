@@ -83,3 +83,15 @@ def test_a_handle_this_user_may_not_read_is_another_users_never_removed(
     assert code == 1
     assert "kept" in err and "may not read it" in err
     assert handle.path.exists() and (handle.run_dir / "logs").is_dir()
+
+
+def test_a_run_that_cannot_mark_itself_live_says_so(tmp_path: Path) -> None:
+    """Its guard against another run of the workdir was off without a word: two
+    runs at once both stored what the other may have written."""
+    (tmp_path / ".shinobi").mkdir()
+    (tmp_path / ".shinobi" / "live").write_text("")  # no folder to hold markers
+    recipe = Recipe("r")
+    recipe.add_step("s", Cab("s", ["true"]))
+    result = run_recipe(recipe, cwd=tmp_path, config=load_config({"cache.enabled": False}))
+    assert result.ok, result.error
+    assert any("could not leave its marker" in w for w in result.warnings), result.warnings

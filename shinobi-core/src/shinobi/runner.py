@@ -638,6 +638,13 @@ def run_prepared(
         # clean --runs leaves it alone
         held = hold_run(session.run_dir, graph.recipe.name, session.warn)
         marker = session.live_marker = mark_live(root, session.run_id, session.cwd)
+        if marker is None:  # the guard against two runs at once is off: said, not silent
+            session.warn(
+                f"this run could not leave its marker in {root.parent / 'live'} (not"
+                " writable?): a run started beside it in this workdir is not warned of it,"
+                " nor is it of one, and a step of each that writes the same path takes the"
+                " other's product for its own; make that folder writable by this user"
+            )
         steps = [(f"{within}{node.name}", within, node) for within, node in graph.every_node()]
         note_steps(
             session.run_dir,
