@@ -123,6 +123,10 @@ def make_dirs(path: Path) -> None:
     if path.is_dir():
         return
     if not path.parent.is_dir():
+        if os.path.lexists(path.parent):  # a file, or a link to nothing, in the way:
+            # said of what stands there, as mkdir -p would not ("File exists")
+            code = errno.EEXIST if os.path.islink(path.parent) else errno.ENOTDIR
+            raise OSError(code, os.strerror(code), str(path.parent))
         make_dirs(path.parent)
     try:
         os.mkdir(path)
