@@ -112,6 +112,22 @@ def test_a_cancel_the_controller_does_not_take_says_what_to_do(
     )
 
 
+def test_a_cancel_of_another_users_jobs_names_whose_they_are(ninja: Ninja, tmp_path: Path) -> None:
+    """It advised running ninja cancel again, or scancel: neither can work for a
+    colleague's jobs."""
+    running = "echo '12|12|RUNNING|0:0|2026-11-30T03:47:39|Unknown|None'"
+    denied = (
+        'echo "scancel: error: Kill job error on job id 12: Access/permission denied" >&2; exit 1'
+    )
+    extra = stand_ins(tmp_path, running, "exit 0", denied)
+    said = ninja("cancel", str(handle(tmp_path, "12", created=time.time())), **extra)
+    assert said.returncode == 1, said.stderr
+    assert "they are root's, not this user's: root (or a Slurm operator) can cancel them" in (
+        said.stderr
+    )
+    assert "again" not in said.stderr
+
+
 @pytest.mark.parametrize("case", ["no answer", "not installed"])
 def test_a_cancel_that_cannot_reach_slurm_at_all_exits_74(
     ninja: Ninja, tmp_path: Path, case: str

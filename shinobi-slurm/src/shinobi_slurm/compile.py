@@ -249,6 +249,14 @@ class SlurmTarget(OffloadTarget):
                 # a controller that never heard the scancel, or never answered it, and
                 # a host without scancel are the machine's problem (74), not a refusal
                 unreachable = exc.never_sent or exc.transient or isinstance(exc, SlurmUnreachable)
+                if not unreachable and "permission denied" in str(exc).lower():
+                    # another user's jobs: trying again, or scancel, cannot work
+                    owner = _owner_of(handle)
+                    raise SlurmError(
+                        f"could not cancel the {len(active)} job(s) of {handle.name}: Slurm"
+                        f" refused ({exc}); they are {owner}'s, not this user's: {owner} (or a"
+                        " Slurm operator) can cancel them"
+                    ) from None
                 away = f"; {exc.check}, then" if unreachable else ";"
                 error = SlurmUnreachable if unreachable else SlurmError
                 raise error(
@@ -348,3 +356,14 @@ def _task_of(jobs: Sequence[LaunchJob], name: str) -> tuple[list[LaunchJob], int
     task = int(rest[:-1])
     found = [j for j in jobs if j.step == step and j.tasks and task < j.tasks]
     return found, task if found else None
+
+
+def _owner_of(handle: LaunchHandle) -> str:
+    """Who submitted ``handle``'s jobs: the owner of its handle file."""
+    import pwd
+
+    try:
+        uid = Path(str(handle.path)).stat().st_uid
+        return pwd.getpwuid(uid).pw_name
+    except (OSError, KeyError):
+        return "the user who submitted them"
