@@ -95,3 +95,20 @@ def test_a_run_that_cannot_mark_itself_live_says_so(tmp_path: Path) -> None:
     result = run_recipe(recipe, cwd=tmp_path, config=load_config({"cache.enabled": False}))
     assert result.ok, result.error
     assert any("could not leave its marker" in w for w in result.warnings), result.warnings
+
+
+def test_runs_lists_the_local_runs_when_the_launches_index_cannot_be_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``sudo -u`` keeping root's HOME, or a read-only state directory: ``ninja runs``
+    exited 74 and listed nothing, not even this workspace's local runs."""
+    recipe = Recipe("r")
+    recipe.add_step("s", Cab("s", ["true"]))
+    assert run_recipe(recipe, cwd=tmp_path, config=load_config({"cache.enabled": False})).ok
+    (tmp_path / "state").write_text("")  # a file where the state directory must be
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = in_process(capsys, "runs")
+    assert code == 0, err
+    assert "local runs (ninja run)" in out and " r " in out
+    assert "cannot read the launches index" in err and "XDG_STATE_HOME" in err

@@ -287,9 +287,10 @@ def _submit(
     try:
         record_launch(handle)
     except OSError as exc:  # nothing submitted yet: no launch to leave behind
-        with contextlib.suppress(OSError):  # its files go; the index it cannot reach
-            remove_launch(handle)
         from shinobi.errors import MachineRefused
+
+        with contextlib.suppress(OSError, MachineRefused):  # its files go; not the index
+            remove_launch(handle)
         from shinobi.launch.index import index_path
 
         raise MachineRefused(

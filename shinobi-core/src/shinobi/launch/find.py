@@ -14,11 +14,12 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shinobi.errors import UsageError
+from shinobi.errors import MachineRefused, UsageError
 from shinobi.launch.folders import handle_paths, unended
 from shinobi.launch.handle import (
     HANDLE_NAME,
     DamagedHandle,
+    ForeignHandle,
     LaunchHandle,
     read_handle,
 )
@@ -95,16 +96,23 @@ def unended_launches(workdir: Path) -> list[LaunchHandle]:
 def workspace_launches(workdir: Path) -> tuple[list[LaunchHandle], list[str]]:
     """The workspace's launches (oldest first) and notes about entries that are gone
     or damaged."""
-    entries = list_launches(workdir)
+    notes: list[str] = []
+    try:
+        entries = list_launches(workdir)
+    except MachineRefused as exc:  # the launches of this workspace are found without it
+        entries = []
+        notes.append(f"{exc}; the launches listed are those found in {workdir / '.shinobi'}")
     read, damaged = _read_handles(workdir, [Path(e.handle) for e in entries])
-    notes = [
+    notes += [
         f"launch {entry.recipe}/{entry.run_id}: its handle {entry.handle} is gone"
         " (deleted by hand?); `ninja clean --launches` forgets it"
         for entry in entries
         if not os.path.exists(entry.handle)
     ]
     notes += [
-        f"launch handle {exc.path} is damaged ({exc.detail}): its launch cannot be shown;"
+        f"launch handle {exc.path} is {exc.detail}: its launch cannot be shown to this user"
+        if isinstance(exc, ForeignHandle)
+        else f"launch handle {exc.path} is damaged ({exc.detail}): its launch cannot be shown;"
         " `ninja clean --launches --force` removes it"
         for exc in damaged
     ]
@@ -113,7 +121,10 @@ def workspace_launches(workdir: Path) -> tuple[list[LaunchHandle], list[str]]:
 
 def damaged_handles(workdir: Path) -> list[DamagedHandle]:
     """The workspace's handle files (indexed or found) that cannot be read, once each."""
-    indexed = [Path(e.handle) for e in list_launches(workdir)]
+    try:
+        indexed = [Path(e.handle) for e in list_launches(workdir)]
+    except MachineRefused:  # those found in the workspace (the caller says why)
+        indexed = []
     return _read_handles(workdir, indexed)[1]
 
 

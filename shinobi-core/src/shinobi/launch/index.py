@@ -121,6 +121,18 @@ def list_launches(workdir: str | Path | None = None) -> list[IndexEntry]:
 def forget_launches(handles: Iterable[str | Path]) -> int:
     """Drop the entries pointing at ``handles``; returns how many were dropped."""
     drop = {os.path.realpath(h) for h in handles}
+    if not drop:
+        return 0
+    try:
+        return _forget(drop)
+    except OSError as exc:  # said as the index's, with its fix, not as a bare path
+        raise MachineRefused(
+            f"cannot update the launches index {index_path()} ({exc.strerror or exc}): set"
+            " XDG_STATE_HOME to a directory of yours (or HOME to your home directory)"
+        ) from None
+
+
+def _forget(drop: set[str]) -> int:
     with _locked() as path:
         entries = _read(path)
         keep = [e for e in entries if os.path.realpath(e.handle) not in drop]
