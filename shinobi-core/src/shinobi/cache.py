@@ -785,7 +785,7 @@ class StepCache:
                 self._dirs.add(str(path.parent))
             data = json.dumps(entry, separators=(",", ":"), default=_json_default)
             write_atomically(path, data.encode())
-            self.writes.stored(path, cwd)
+            self.writes.stored(path, cwd, files)
         except OSError as exc:  # the step is done; only the entry is lost, but say so
             self._refused(
                 exc, "cannot keep results", "steps run now will run again next time", "entries"
