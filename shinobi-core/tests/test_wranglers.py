@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pydantic import BaseModel
 
 from shinobi.runner import run_recipe
-from shinobi.steps import Cab, Wrangler
+from shinobi.steps import Cab, Recipe, Wrangler
 
 
 class Out(BaseModel):
@@ -79,3 +80,34 @@ def test_a_value_that_does_not_fit_its_type_is_named(tmp_path: Path) -> None:
 def test_the_group_named_like_the_output_wins_over_the_first(tmp_path: Path) -> None:
     cab = tool("echo 'final rms: 0.5'", Wrangler(r"final (rms): (?P<rms>[\d.]+)", "output", "rms"))
     assert run_recipe(cab, cwd=tmp_path).outputs == {"rms": 0.5}
+
+
+LONG_TALK = (
+    'echo "SEVERE: calibration table corrupt"; echo "final rms: 0.5";'
+    ' head -c 20000000 /dev/zero | tr "\\0" "a" | fold -w 100'
+)
+
+
+class RmsOut(BaseModel):
+    rms: float | None = None
+
+
+@pytest.mark.parametrize("error_wrangler", [True, False])
+def test_wranglers_read_a_stream_longer_than_ninja_keeps(
+    tmp_path: Path, error_wrangler: bool
+) -> None:
+    """Only the last 16 MiB were wrangled: an error line printed before 20 MB of
+    progress passed the failed step as ok, and the result line was "not printed"."""
+    wranglers = [Wrangler(r"final rms: ([\d.]+)", "output", output="rms")]
+    if error_wrangler:
+        wranglers.append(Wrangler(r"^SEVERE", "error"))
+    talker = Cab("talker", ["sh", "-c", LONG_TALK], None, RmsOut, wranglers=wranglers, cache=False)
+    recipe = Recipe("r")
+    recipe.add_step("t", talker)
+    result = run_recipe(recipe, cwd=tmp_path, use_cache=False)
+    if error_wrangler:
+        assert not result.ok
+        assert result.error == "the tool reported an error: SEVERE: calibration table corrupt"
+    else:
+        assert result.ok, result.error
+        assert result.steps[0].outputs == {"rms": 0.5}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,7 @@ from shinobi.steps.argv import (
     shows_secret,
 )
 from shinobi.steps.outputs import (
+    LogLines,
     collect_outputs,
     missing_output,
     optional_outputs,
@@ -159,6 +161,20 @@ def invocation_for(
     )
 
 
+def _whole(text: str, log: str | None) -> str | LogLines:
+    """What the wranglers read of a stream: ``text``, what the run kept of it, or,
+    when the tool printed more than that, its log, which has it all. Wrangled from
+    the last 16 MiB alone, an error line printed before them passed a failed step
+    as ok, and a result line printed before them read "no line matched"."""
+    if log is None or len(text) < MAX_CAPTURE // 2:  # nearly every stream: all kept
+        return text
+    try:
+        size = os.path.getsize(log)
+    except OSError:
+        return text
+    return LogLines(log) if size > len(text.encode("utf-8", "surrogateescape")) else text
+
+
 def _capture(cab: Cab, stream: str) -> int:
     """The bytes of ``stream`` the step's run keeps in memory: the whole (up to
     its cap) for the cab's wranglers to read, else the tail its result keeps. A
@@ -233,7 +249,11 @@ def run_cab(
     started = time.time()
     run = run_backend(backend, invocation, session.control, backend_name)
     finished = time.time()
-    wrangled = wrangle(cab, run.stdout, run.stderr)
+    wrangled = wrangle(
+        cab,
+        _whole(run.stdout, invocation.stdout_path),
+        _whole(run.stderr, invocation.stderr_path),
+    )
     warnings = list(wrangled.warnings)
     if run.cancelled and not elsewhere:
         asides = set_aside(invocation.paths, cab.passthroughs(), before, started, session.products)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -24,6 +24,8 @@ from shinobi.wording import listed
 
 __all__ = [
     "Collected",
+    "LogLines",
+    "OutputRefused",
     "WrangledOutput",
     "collect_outputs",
     "missing_output",
@@ -103,7 +105,21 @@ class WrangledOutput:
     warnings: list[str] = field(default_factory=list)
 
 
-def wrangle(cab: Cab, stdout: str, stderr: str) -> WrangledOutput:
+class LogLines:
+    """The lines of a log file, read afresh each time they are gone through: a
+    stream longer than ninja keeps in memory (16 MiB) is wrangled from its log,
+    which has all of it, without holding it whole."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __iter__(self) -> Iterator[str]:
+        with open(self.path, encoding="utf-8", errors="replace", newline=None) as fh:
+            for line in fh:
+                yield line.rstrip("\n")
+
+
+def wrangle(cab: Cab, stdout: str | LogLines, stderr: str | LogLines) -> WrangledOutput:
     """What the cab's wranglers find in what its tool printed.
 
     A ``stream="both"`` wrangler reads stdout's lines, then stderr's: the two
@@ -116,7 +132,10 @@ def wrangle(cab: Cab, stdout: str, stderr: str) -> WrangledOutput:
     found = WrangledOutput()
     if not cab.wranglers:
         return found
-    streams = {"stdout": stdout.splitlines(), "stderr": stderr.splitlines()}
+    streams = {
+        name: text.splitlines() if isinstance(text, str) else text
+        for name, text in (("stdout", stdout), ("stderr", stderr))
+    }
     doubts: dict[str, str | None] = {}  # output -> the warning about its value, if any
     specs = fields_of(cab.outputs_model)
     for wrangler in cab.wranglers:
