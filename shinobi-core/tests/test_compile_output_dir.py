@@ -217,3 +217,30 @@ def test_a_short_write_is_finished_or_refused_never_left_as_a_script(
     assert not (other / "use.sh").exists()  # no half script is left to be submitted
     monkeypatch.setattr(os, "write", real)
     assert scripts("make", "use").write(other).kept == []  # make.sh was recorded as ninja's
+
+
+def test_a_disk_that_fills_for_good_leaves_no_script_a_retry_calls_foreign(
+    tmp_path: Path, scripts: Scripts, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record of what was written went on the full disk too, and failed
+    quietly: after space was made, the retry called each script it had written "a
+    file of yours" and stopped."""
+    import errno
+    import os
+
+    real = os.write
+    calls: list[int] = []
+
+    def full_from_the_second(fd: int, data: bytes) -> int:
+        calls.append(fd)
+        if len(calls) >= 2:  # the second script, and the record after it
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, bytes(data))
+
+    monkeypatch.setattr(os, "write", full_from_the_second)
+    out = tmp_path / "out"
+    with pytest.raises(OSError, match="No space left"):
+        scripts("make", "use").write(out)
+    assert not (out / "make.sh").exists() and not (out / "use.sh").exists()
+    monkeypatch.setattr(os, "write", real)  # space made
+    assert [Path(p).name for p in scripts("make", "use").write(out).paths] == ["make.sh", "use.sh"]

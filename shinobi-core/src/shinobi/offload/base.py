@@ -158,6 +158,7 @@ class Workflow:
         if not _empty(base):  # in a fresh directory nothing can be in the way
             _refuse_foreign(base, [WRITTEN_LIST, *names], earlier)
         written, stamps = [], []
+        path = ""
         try:
             for script in self.scripts:
                 path = os.path.join(base, script.file_name)
@@ -167,10 +168,16 @@ class Workflow:
             # what is there stays ninja's: the scripts written so far, and the
             # earlier compile's not reached (a compile after more space is made
             # writes over them, rather than stop at scripts it does not know)
+            with contextlib.suppress(OSError):
+                os.unlink(path)  # the one cut short: checked to be ninja's, or new
             done = {os.path.basename(p) for p in written}
             rest = [f"{n}\t{t}\n" for n, t in earlier.items() if n and n not in done]
-            with contextlib.suppress(OSError):
+            try:
                 _write_file(record, "".join(stamps + rest))
+            except OSError:  # a full disk takes the record too: take back what was
+                for made in written:  # written, or the retry calls each "a file of yours"
+                    with contextlib.suppress(OSError):
+                        os.unlink(made)
             raise
         removed, kept = _remove_stale(base, earlier, set(names))
         # an edited stale script is said now, and is then no longer ninja's: a later
