@@ -79,7 +79,7 @@ def test_each_task_and_the_step_named_like_one_keep_their_output(
     assert set(steps(found)) == {"x", "x.0"}
     shown = ninja("logs", launch["run_id"], "--stream", "stdout", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
-    blocks = dict(re.findall(r"^==> (\S+) \(stdout\) <==\n(.*?)$", shown.stdout, flags=re.M))
+    blocks = dict(re.findall(r"^==> (\S+) stdout <==\n(.*?)$", shown.stdout, flags=re.M))
     assert blocks == {"x[0]": "task 0", "x[1]": "task 1", "x.0": "I am the plain step"}
     one = ninja("logs", launch["run_id"], "x[0]", "--stream", "stdout", cwd=tmp_path)
     assert one.stdout.strip() == "task 0"
