@@ -110,3 +110,43 @@ def _first_job_on_record(launches: Path, submitting: subprocess.Popen[str]) -> P
                 return journal.parent / "handle.json"
         time.sleep(0.1)
     raise AssertionError("the submitter recorded no job in 60 s")
+
+
+FILLS = """
+import errno, pathlib, sys
+written = pathlib.Path.write_text
+count = [0]
+def write_text(self, *args, **kwargs):
+    if self.suffix == ".sbatch":
+        count[0] += 1
+        if count[0] == 3:  # the disk fills as the third job's script is written
+            raise OSError(errno.ENOSPC, "No space left on device")
+    return written(self, *args, **kwargs)
+pathlib.Path.write_text = write_text
+sys.argv = ["ninja", "compile", "slow.py:slow", "--submit"]
+from shinobi.cli.console import main
+main()
+"""
+
+
+def test_a_disk_that_fills_while_submitting_cancels_what_was_submitted(
+    ninja: Ninja, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """The two jobs already handed over were left running, unsaid, and the failure
+    read as a fault of shinobi-slurm (exit 1): a resubmit ran them twice."""
+    import sys
+
+    (tmp_path / "slow.py").write_text(RECIPE)
+    done = subprocess.run(
+        [sys.executable, "-c", FILLS], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 74, done.stderr
+    assert "cannot write the job script" in done.stderr and "No space left" in done.stderr
+    assert "the 2 job(s) already submitted were cancelled" in done.stderr
+    assert "report it" not in done.stderr
+    (handle,) = (tmp_path / ".shinobi" / "slow").glob("*/handle.json")
+    name = json.loads(handle.read_text())["extra"]["job_name"]
+    deadline = time.monotonic() + 15
+    while _queued(name) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _queued(name) == []

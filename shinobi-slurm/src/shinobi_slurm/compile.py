@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from shinobi.errors import ConfigError, UsageError, did_you_mean
+from shinobi.errors import ConfigError, MachineRefused, UsageError, did_you_mean
 from shinobi.launch.handle import JobJournal, LaunchHandle, LaunchJob
 from shinobi.launch.submitter import submitter_running
 from shinobi.launch.tracking import LaunchStatus, LogSource
@@ -184,7 +184,10 @@ class SlurmTarget(OffloadTarget):
         _warn_of_environment(commands, [options for _, options in planned], context.configured)
         refuse_what_slurm_would(commands, planned)
         for job, record, files in zip(graph.jobs, handle.jobs, files_of, strict=True):
-            Path(files.script).write_text(job_script(context, job, files, ids), encoding="utf-8")
+            try:  # each script names the ids of the jobs before it: written as it goes
+                Path(files.script).write_text(job_script(context, job, files, ids), "utf-8")
+            except OSError as exc:  # a full disk: half a workflow is no use either
+                raise self._unwritten(commands, ids, files.script, exc) from None
             try:
                 job_id = commands.submit([files.script])
             except SlurmError as exc:
@@ -192,6 +195,27 @@ class SlurmTarget(OffloadTarget):
             ids[job.name] = job_id
             record.job_id = job_id
             journal.record(record)
+
+    @staticmethod
+    def _unwritten(
+        commands: SlurmCommands, ids: dict[str, str], script: str, exc: OSError
+    ) -> MachineRefused:
+        """Cancel what was submitted before ``script`` could not be written (a full
+        disk): it was left running, unsaid, and a resubmit ran it twice."""
+        said = f"cannot write the job script {script} ({exc.strerror or exc})"
+        if not ids:
+            return MachineRefused(
+                f"{said}; nothing was submitted: free some space and submit again"
+            )
+        try:
+            commands.cancel(list(ids.values()))
+            undone = f"the {len(ids)} job(s) already submitted were cancelled"
+        except SlurmError as cancel_exc:
+            undone = (
+                f"cancelling the {len(ids)} job(s) already submitted failed too ({cancel_exc});"
+                f" run `scancel {' '.join(ids.values())}`"
+            )
+        return MachineRefused(f"{said}; {undone}: free some space and submit again")
 
     @staticmethod
     def _abandon(

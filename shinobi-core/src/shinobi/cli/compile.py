@@ -314,7 +314,8 @@ def _submit(
             remove_launch(handle)  # nothing reached the engine: there is no launch
         else:  # what was submitted was cancelled (or the error says how to): on record
             handle.state = "submitted"
-            write_handle(handle)
+            with contextlib.suppress(OSError):  # a full disk: the error says it, not this
+                write_handle(handle)
         raise
     except KeyboardInterrupt:
         journal.close()
