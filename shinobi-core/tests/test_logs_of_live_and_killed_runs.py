@@ -125,3 +125,36 @@ def test_following_a_run_whose_ninja_is_killed_waits_for_the_tools_it_left(
     assert follow.returncode == 0 and "going" in out
     assert f"run {run_dir.name} ended abruptly (its ninja was killed?)" in err
     assert "The tools it left running have ended too." in err
+
+
+TALKS = """
+from shinobi.steps import Cab, Recipe
+
+r = Recipe("r")
+r.add_step("s", Cab("s", ["sh", "-c", "touch started; while [ ! -e stop ]; do echo tick; sleep 0.2; done"]))
+"""
+
+
+def test_a_running_runs_last_activity_follows_its_tools_log(tmp_path: Path) -> None:
+    """It stayed at the moment the step started while the tool wrote its log: for a
+    10-hour imaging step the column said nothing happened for 10 hours."""
+    from shinobi.local_runs import describe_run
+
+    (tmp_path / "r.py").write_text(TALKS)
+    run = subprocess.Popen(
+        [*_ninja(), "run", "r.py:r", "--no-cache"], cwd=tmp_path, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "started").exists():
+            assert run.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(1.5)  # the log is written to, its folder not
+        (run_dir,) = (tmp_path / ".shinobi" / "runs").iterdir()
+        log = run_dir / "logs" / "s.out"
+        seen = describe_run(run_dir)
+        assert seen.running
+        assert seen.modified >= log.stat().st_mtime - 0.5 > (run_dir / "logs").stat().st_mtime
+    finally:
+        (tmp_path / "stop").touch()
+        run.wait(timeout=60)

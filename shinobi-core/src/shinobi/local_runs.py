@@ -551,7 +551,8 @@ def _describe(path: Path) -> LocalRun:
         modified = max(p.stat().st_mtime for p in watched if p.exists())
     except OSError:
         modified = 0.0
-    if not running and not ended:  # killed: a tool it left may still write its log
+    if not ended:  # running, or killed: a tool still writing its log is activity (the
+        # folder's own time stayed at the last step's start through a 10-hour step)
         modified = max(modified, _newest_log(path / "logs"))
     started = lock.get("started") if lock is not None else None
     pid = lock.get("pid") if lock is not None and running else None
