@@ -190,3 +190,21 @@ def test_a_launch_of_a_recipe_named_with_a_leading_dot_is_found(tmp_path: Path) 
     path = write_handle(handle, latest=False)
     assert handle_paths(tmp_path / ".shinobi") == [path]
     assert unended(tmp_path) == [path]
+
+
+def test_a_handle_the_disk_will_not_take_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk met in the write said "No space left on device (free some space
+    there)" of no path: on a cluster of quotas, which file system?"""
+    import errno
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    handle = make(tmp_path)
+    with pytest.raises(OSError) as info:
+        write_handle(handle, latest=False)
+    assert info.value.errno == errno.ENOSPC
+    assert info.value.filename == str(handle.run_dir / "handle.json")

@@ -212,9 +212,11 @@ def atomic_write(path: Path, text: str) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(temp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(temp)
+        if isinstance(exc, OSError) and exc.filename is None:  # a write says what, not where
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
         raise
     with contextlib.suppress(OSError):
         dir_fd = os.open(path.parent, os.O_RDONLY)
