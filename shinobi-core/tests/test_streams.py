@@ -67,7 +67,7 @@ def test_a_log_that_cannot_be_written_is_reported_and_kept_in_memory(tmp_path: P
     log.write(b"and here\n")
     log.close()
     assert log.text() == "still here\nand here\n"
-    assert len(warnings) == 1 and "cannot write the log" in warnings[0]
+    assert len(warnings) == 1 and "cannot write the logs in" in warnings[0]
 
 
 def test_a_step_ends_with_its_leader_though_a_daemon_holds_its_output(tmp_path: Path) -> None:
@@ -240,3 +240,20 @@ def test_a_step_that_cannot_be_started_for_a_bad_argument_leaves_no_pipe(
         with pytest.raises(ValueError):
             run_process(["/bin/echo", "nul\0byte"], cwd=str(tmp_path), control=RunControl())
     assert open_pipes() - before == set()
+
+
+def test_a_run_says_a_refused_log_folder_once(tmp_path: Path) -> None:
+    """A full disk refused every step's logs, one warning each: 4,000 lines for a
+    2,000-slice scatter, the first (the one that matters) scrolled away."""
+    from shinobi.config import load_config
+    from shinobi.session import Session
+
+    session = Session(config=load_config(), cwd=str(tmp_path))
+    for name in ("a", "b", "c"):
+        log = streams.StreamLog(
+            str(tmp_path / "no-such-folder" / f"{name}.out"), session.control.warn
+        )
+        log.write(b"printed\n")
+    said = [w for w in session.warnings if w.startswith(streams.LOGS_REFUSED)]
+    assert len(said) == 1, session.warnings
+    assert f"{tmp_path / 'no-such-folder'} (No such file or directory)" in said[0]

@@ -153,7 +153,7 @@ class Session:
         from shinobi.resources import Budget
 
         self.control = RunControl(grace=self.config.execution.grace_period)
-        self.control.on_warning = self.warn
+        self.control.on_warning = self._backend_warning
         execution = self.config.execution
         self.budget = Budget.for_this_process(execution.cpus, execution.memory)
         if self.run_dir is not None:
@@ -336,6 +336,12 @@ class Session:
         for many steps, before the run), so :meth:`warn` does not say them again."""
         with self._lock:
             self.warned.update(keys)
+
+    def _backend_warning(self, message: str) -> None:
+        """A backend's warning; a log the disk refused is said once a folder and cause."""
+        from shinobi.backends.streams import LOGS_REFUSED
+
+        self.warn(message, once=message if message.startswith(LOGS_REFUSED) else None)
 
     def warn(self, message: str, *, once: str | None = None) -> None:
         with self._lock:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from shinobi.backends.spawn import Child
 
-__all__ = ["MAX_CAPTURE", "TAIL_CAPTURE", "StreamLog", "pump"]
+__all__ = ["LOGS_REFUSED", "MAX_CAPTURE", "TAIL_CAPTURE", "StreamLog", "pump"]
 
 #: The most of a stream kept in memory, for a cab whose wranglers read it.
 MAX_CAPTURE = 16 * 1024 * 1024
@@ -44,6 +44,10 @@ _CHUNK = 65536
 #: Appended to: an orchestration function that runs its cab again (a retry)
 #: adds to the step's log instead of replacing the first attempt's output.
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+
+
+#: How a log the disk refused is said: the run says it once for each folder and cause.
+LOGS_REFUSED = "cannot write the logs in"
 
 
 class StreamLog:
@@ -89,7 +93,13 @@ class StreamLog:
                     view = view[os.write(self._fd, view) :]
             except OSError as exc:
                 self._failed = True
-                self._warn(f"cannot write the log {self.path}: {exc.strerror}")
+                # said of the folder, once a run (see Session): a full disk refuses
+                # every step's logs, and one line each buried the first
+                self._warn(
+                    f"{LOGS_REFUSED} {os.path.dirname(self.path)} ({exc.strerror}): what"
+                    " steps print from here on is not kept there (`ninja logs` says"
+                    " which logs were cut)"
+                )
                 from shinobi.local_runs import note_cut_log
 
                 note_cut_log(self.path, exc.strerror or str(exc))  # for `ninja logs` to say
