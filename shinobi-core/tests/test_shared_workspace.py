@@ -9,6 +9,7 @@ always 0600, so a colleague saw them as "damaged", was told to ``clean
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from collections.abc import Iterator
@@ -112,3 +113,16 @@ def test_runs_lists_the_local_runs_when_the_launches_index_cannot_be_read(
     assert code == 0, err
     assert "local runs (ninja run)" in out and " r " in out
     assert "cannot read the launches index" in err and "XDG_STATE_HOME" in err
+
+
+def test_doctor_warns_of_an_index_of_launches_this_user_cannot_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said nothing, and the next `compile --submit` was refused (74)."""
+    (tmp_path / "state").write_text("")  # a file where the state directory must be
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = in_process(capsys, "doctor", "--json")
+    assert code == 0, err
+    warnings = json.loads(out)["config"]["warnings"]
+    assert any("the index of launches in" in w and "XDG_STATE_HOME" in w for w in warnings)

@@ -286,6 +286,27 @@ def _entries_unwritable(root: str) -> list[str]:
     return [shard for shard in shards if not os.access(shard, os.W_OK | os.X_OK)]
 
 
+def _state_dir_warnings() -> list[str]:
+    """The folder of ninja's index of launches when this user cannot write it:
+    `compile --submit` is then refused (74), and `ninja runs --all` lists nothing.
+    A warning: a local run needs no index."""
+    from shinobi.errors import ShinobiError
+    from shinobi.launch.index import index_path
+
+    try:
+        folder = str(index_path().parent)
+    except ShinobiError as exc:  # no HOME to put it under
+        return [f"{exc} (until then `ninja compile --submit` is refused)"]
+    blocked = _unwritable(folder)
+    if blocked is None:
+        return []
+    return [
+        f"the index of launches in {folder} cannot be written by this user ({blocked} is not"
+        " writable): set XDG_STATE_HOME to a directory of yours (until then `ninja compile"
+        " --submit` is refused, and `ninja runs --all` lists nothing)"
+    ]
+
+
 def _unwritable(root: str) -> str | None:
     """The directory that keeps this user from storing results under ``root``:
     ``root`` itself, or the nearest existing parent a run would make it in; None
@@ -340,6 +361,7 @@ def doctor(as_json: bool) -> None:
         except ConfigError as exc:
             problems.append(str(exc))
         warnings += _cache_dir_warnings(config)
+        warnings += _state_dir_warnings()
     config_info["problems"] = problems
     config_info["warnings"] = warnings
     if problems:  # said first: a reader that goes away meanwhile does not undo it
