@@ -536,13 +536,15 @@ def _close_records(records: Records, result: RecipeResult, session: Session) -> 
     try:
         records.close(result)
     except OSError as exc:
-        if result.ok:
-            raise
         where = session.run_dir or "the run folder"
-        session.warn(
-            f"the run's records could not all be written ({exc.strerror or exc}): its"
-            f" manifest may be incomplete; free space or fix permissions in {where}"
+        said = (
+            f"the run's records could not all be written ({exc.strerror or exc})"
+            f"{' at ' + str(exc.filename) if exc.filename else ''}: its manifest may be"
+            f" incomplete; free space or fix permissions in {where}"
         )
+        if result.ok:  # the steps' work stands: kept, and said (raised, the outputs were lost)
+            result.records_lost = said
+        session.warn(said)
     result.warnings = list(session.warnings)  # closing may warn too (a memo the disk refused)
 
 

@@ -101,6 +101,10 @@ class RecipeResult:
     warnings: list[str] = field(default_factory=list)
     #: The run's id: its folder under ``.shinobi/runs``, for ``ninja logs``/``report``.
     run_id: str | None = None
+    #: Why the records of a run whose steps all went well could not all be written
+    #: (its manifest, on a full disk): the result stands, and is warned of (``ninja
+    #: run`` exits 0, as when its standard output is refused). None when they were.
+    records_lost: str | None = None
 
     @property
     def ok(self) -> bool:
