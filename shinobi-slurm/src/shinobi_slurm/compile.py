@@ -207,14 +207,7 @@ class SlurmTarget(OffloadTarget):
             return MachineRefused(
                 f"{said}; nothing was submitted: free some space and submit again"
             )
-        try:
-            commands.cancel(list(ids.values()))
-            undone = f"the {len(ids)} job(s) already submitted were cancelled"
-        except SlurmError as cancel_exc:
-            undone = (
-                f"cancelling the {len(ids)} job(s) already submitted failed too ({cancel_exc});"
-                f" run `scancel {' '.join(ids.values())}`"
-            )
+        undone = _cancel_submitted(commands, ids)
         return MachineRefused(f"{said}; {undone}: free some space and submit again")
 
     @staticmethod
@@ -237,15 +230,7 @@ class SlurmTarget(OffloadTarget):
         error = SlurmUnreachable if exc.never_sent else SlurmError
         if not ids:
             return error(f"{said}; nothing was submitted: {fix}")
-        try:
-            commands.cancel(list(ids.values()))
-            undone = f"the {len(ids)} job(s) already submitted were cancelled"
-        except SlurmError as cancel_exc:
-            undone = (
-                f"cancelling the {len(ids)} job(s) already submitted failed too ({cancel_exc});"
-                f" run `scancel {' '.join(ids.values())}`"
-            )
-        return error(f"{said}; {undone}: {fix}")
+        return error(f"{said}; {_cancel_submitted(commands, ids)}: {fix}")
 
     # -- status ------------------------------------------------------------------
     def status(self, handle: LaunchHandle) -> LaunchStatus:
@@ -391,3 +376,15 @@ def _owner_of(handle: LaunchHandle) -> str:
         return pwd.getpwuid(uid).pw_name
     except (OSError, KeyError):
         return "the user who submitted them"
+
+
+def _cancel_submitted(commands: SlurmCommands, ids: dict[str, str]) -> str:
+    """Cancel the jobs a submission that stopped part-way had handed over; what was done."""
+    try:
+        commands.cancel(list(ids.values()))
+        return f"the {len(ids)} job(s) already submitted were cancelled"
+    except SlurmError as exc:
+        return (
+            f"cancelling the {len(ids)} job(s) already submitted failed too ({exc});"
+            f" run `scancel {' '.join(ids.values())}`"
+        )
