@@ -69,7 +69,13 @@ from shinobi_slurm.sbatch import (
     with_environment,
 )
 from shinobi_slurm.setting_values import POLL_FLOOR, SETTINGS_KEYS, seconds_setting
-from shinobi_slurm.states import STUCK_REASONS, Limits, classify, timeout_advice
+from shinobi_slurm.states import (
+    STUCK_REASONS,
+    Limits,
+    classify,
+    not_on_the_node,
+    timeout_advice,
+)
 from shinobi_slurm.trial import (
     SlurmWouldRefuse,
     refusal_of_options,
@@ -656,15 +662,7 @@ class SlurmBackend(Backend):
             reason = f"{outcome.message}{tail} (Slurm job {job_id}, {record.state})"
             tool = invocation.argv[0]
             if outcome.returncode == 127 and said and _not_found(said, tool):  # the job's shell
-                where = (
-                    "does that path exist on the nodes, not only on this host?"
-                    if "/" in tool
-                    else "is it installed on the nodes, and on their PATH?"
-                )
-                reason = (
-                    f"command not found on the compute node: {tool!r} ({where})"
-                    f" (Slurm job {job_id})"
-                )
+                reason = f"{not_on_the_node(tool, 'this host')} (Slurm job {job_id})"
         returncode = outcome.returncode if outcome.returncode is not None else 1
         return BackendRun(
             returncode=returncode,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from shinobi.errors import ConfigError, MachineRefused, UsageError, did_you_mean
-from shinobi.launch.handle import JobJournal, LaunchHandle, LaunchJob
+from shinobi.launch.handle import JobJournal, LaunchHandle, LaunchJob, owner_of
 from shinobi.launch.submitter import submitter_running
 from shinobi.launch.tracking import LaunchStatus, LogSource
 from shinobi.offload.base import CompileOptions, OffloadTarget, Script, Workflow
@@ -260,7 +260,7 @@ class SlurmTarget(OffloadTarget):
                 unreachable = exc.never_sent or exc.transient or isinstance(exc, SlurmUnreachable)
                 if not unreachable and "permission denied" in str(exc).lower():
                     # another user's jobs: trying again, or scancel, cannot work
-                    owner = _owner_of(handle)
+                    owner = owner_of(Path(str(handle.path)), "the user who submitted them")
                     raise SlurmError(
                         f"could not cancel the {len(active)} job(s) of {handle.name}: Slurm"
                         f" refused ({exc}); they are {owner}'s, not this user's: {owner} (or a"
@@ -365,17 +365,6 @@ def _task_of(jobs: Sequence[LaunchJob], name: str) -> tuple[list[LaunchJob], int
     task = int(rest[:-1])
     found = [j for j in jobs if j.step == step and j.tasks and task < j.tasks]
     return found, task if found else None
-
-
-def _owner_of(handle: LaunchHandle) -> str:
-    """Who submitted ``handle``'s jobs: the owner of its handle file."""
-    import pwd
-
-    try:
-        uid = Path(str(handle.path)).stat().st_uid
-        return pwd.getpwuid(uid).pw_name
-    except (OSError, KeyError):
-        return "the user who submitted them"
 
 
 def _cancel_submitted(commands: SlurmCommands, ids: dict[str, str]) -> str:

@@ -23,6 +23,7 @@ __all__ = [
     "Outcome",
     "classify",
     "combine_tasks",
+    "not_on_the_node",
     "timeout_advice",
 ]
 
@@ -347,3 +348,15 @@ def combine_tasks(
     if first_cancelled is not None:
         return first_cancelled, counts
     return Outcome("completed", None, 0), counts
+
+
+def not_on_the_node(program: str, here: str) -> str:
+    """What a run and a launch's status say of a program the job's shell did not
+    find: a name not on the nodes' PATH, or a path that is ``here`` (the host the
+    run was started on, said as the reader knows it) but not on the nodes."""
+    where = (
+        f"does that path exist on the nodes, not only on {here}?"
+        if "/" in program
+        else "is it installed on the nodes, and on their PATH?"
+    )
+    return f"command not found on the compute node: {program!r} ({where})"

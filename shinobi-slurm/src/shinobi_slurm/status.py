@@ -41,6 +41,7 @@ from shinobi_slurm.states import (
     Outcome,
     classify,
     combine_tasks,
+    not_on_the_node,
     timeout_advice,
 )
 
@@ -450,13 +451,7 @@ def _not_on_the_node(said: str) -> str | None:
     found = _NOT_FOUND.search(said)
     if found is None:
         return None
-    program = found.group(1)
-    where = (
-        "does that path exist on the nodes, not only on the login host?"
-        if "/" in program
-        else "is it installed on the nodes, and on their PATH?"
-    )
-    return f"command not found on the compute node: {program!r} ({where})"
+    return not_on_the_node(found.group(1), "the login host")
 
 
 #: The job's shell finding no program: a name not on PATH, or a path not there.

@@ -205,10 +205,7 @@ def _write(target: Path, page: str) -> None:
         raise UsageError(f"cannot write the report to {target}: {target.parent} {what}")
     folder = _run_folder_times(target.parent)
     try:
-        atomic_write(target, page)
-        mask = os.umask(0)  # the temporary file was private; a report is made to be read
-        os.umask(mask)
-        os.chmod(target, 0o666 & ~mask)
+        atomic_write(target, page)  # made as the umask says: a report is made to be read
     except OSError as exc:
         raise _unwritable(target, exc) from None
     if folder is not None:  # a run's last activity is its own, not the report's

@@ -40,6 +40,7 @@ __all__ = [
     "launch_dir",
     "note_ended",
     "noted_end",
+    "owner_of",
     "read_handle",
     "run_folder",
     "write_handle",
@@ -359,7 +360,7 @@ def read_handle(path: str | Path) -> LaunchHandle:
             f"no launch handle at {str(path)!r}; `ninja runs` lists this workspace's launches"
         ) from None
     except PermissionError as exc:
-        owner = _owner_of(path)
+        owner = owner_of(path)
         raise ForeignHandle(
             path,
             f"{owner}'s, unreadable to this user",
@@ -432,14 +433,15 @@ def _found_in(handle: LaunchHandle, path: Path) -> Path | None:
     return here if here.is_dir() else None
 
 
-def _owner_of(path: Path) -> str:
-    """The name of the user who owns ``path`` (its uid when it has none)."""
+def owner_of(path: Path, unknown: str = "another user") -> str:
+    """The name of the user who owns ``path`` (its uid when it has none), or
+    ``unknown`` when it cannot be told."""
     import pwd
 
     try:
         uid = path.stat().st_uid
     except OSError:
-        return "another user"
+        return unknown
     try:
         return pwd.getpwuid(uid).pw_name
     except KeyError:
