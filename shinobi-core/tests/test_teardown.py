@@ -149,6 +149,40 @@ def test_terminate_reports_survivors_after_kill_wait_and_keeps_signalling() -> N
     assert len(kills) >= 2  # repeated until kill_wait runs out
 
 
+def test_a_process_born_after_the_first_look_gets_its_sigterm_too() -> None:
+    # A shell that forks its tool just as the teardown looks: the tool was not
+    # there to be signalled, and must not be left to run out the grace period.
+    sent: list[tuple[int, int]] = []
+    looks = iter([[100], [101], [101], []])
+
+    class Fake(teardown.ProcessTable):
+        def send(self, pid: int, sig: int) -> None:
+            sent.append((pid, sig))
+
+    left = teardown.terminate(lambda: next(looks), grace=5, table=Fake())
+    assert left == ()
+    assert (101, signal.SIGTERM) in sent
+    assert sent.count((101, signal.SIGTERM)) == 1  # once: a second may cut its clean-up short
+    assert not [s for s in sent if s[1] == signal.SIGKILL]
+
+
+def test_a_step_cancelled_as_it_starts_is_gone_without_waiting_out_the_grace(
+    tmp_path: Path,
+) -> None:
+    control = RunControl(grace=30)
+    marker = tmp_path / "ran"
+    started = time.monotonic()
+    run = run_process(
+        ["/bin/sh", "-c", f"sleep 20; touch {marker}"],
+        cwd=str(tmp_path),
+        control=control,
+        started=lambda pid: control.cancel(),  # the teardown's first look races the fork
+    )
+    assert run.cancelled
+    assert time.monotonic() - started < 20
+    assert not marker.exists()
+
+
 def test_terminate_of_nothing_signals_nothing() -> None:
     sent: list[tuple[int, int]] = []
 

@@ -262,13 +262,34 @@ def use_process_table(table: ProcessTable) -> Iterator[ProcessTable]:
         _table = previous
 
 
-def _wait_gone(
-    find: Callable[[], Sequence[int]], timeout: float, hurry: threading.Event | None = None
+def _ask_to_stop(table: ProcessTable, pids: Sequence[int]) -> None:
+    for pid in pids:
+        table.send(pid, signal.SIGTERM)
+        table.send(pid, signal.SIGCONT)  # a stopped process can only act on it once resumed
+
+
+def _grace_period(
+    find: Callable[[], Sequence[int]],
+    timeout: float,
+    table: ProcessTable,
+    asked: set[int],
+    hurry: threading.Event | None = None,
 ) -> list[int]:
+    """Wait up to ``timeout`` for what ``find`` reports to go; what it reports
+    that was not there before (``asked``) is sent its SIGTERM too, once.
+
+    A shell that forks its tool just as the teardown first looks would
+    otherwise leave the tool unasked, running out the whole grace period
+    (ten seconds by default) before its SIGKILL, and the step with it.
+    """
     deadline = time.monotonic() + timeout
     delay = 0.005
     while True:
         left = list(find())
+        newcomers = [pid for pid in left if pid not in asked]
+        if newcomers:
+            asked.update(newcomers)
+            _ask_to_stop(table, newcomers)
         if not left or time.monotonic() >= deadline or (hurry is not None and hurry.is_set()):
             return left
         time.sleep(delay)
@@ -282,7 +303,8 @@ def terminate(
     table: ProcessTable | None = None,
     hurry: threading.Event | None = None,
 ) -> tuple[int, ...]:
-    """SIGTERM what ``find`` reports, wait ``grace``, then SIGKILL until it is gone.
+    """SIGTERM what ``find`` reports (and, once each, what appears in it during
+    the grace period), wait ``grace``, then SIGKILL until it is gone.
 
     Returns () once ``find`` reports nothing, or the pids still there after
     ``kill_wait`` (default :data:`KILL_WAIT`) seconds of SIGKILL (uninterruptible I/O).
@@ -293,10 +315,8 @@ def terminate(
     members = list(find())
     if not members:
         return ()
-    for pid in members:
-        table.send(pid, signal.SIGTERM)
-        table.send(pid, signal.SIGCONT)
-    left = _wait_gone(find, grace, hurry)
+    _ask_to_stop(table, members)
+    left = _grace_period(find, grace, table, set(members), hurry)
     deadline = time.monotonic() + kill_wait
     delay = 0.005
     while left:
