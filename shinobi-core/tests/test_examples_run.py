@@ -164,8 +164,8 @@ def test_mismatched_scatter_lists_are_refused_before_anything_runs(
     done = ninja("run", f"{EXAMPLES}/scatter_demo.py:fields", "--names", "a", "--names", "b")
     assert done.returncode == 2
     assert (
-        "step 'image': scattered inputs must have the same length (ms has 4, prefix has 2)"
-        in done.stderr
+        "step 'image': scattered inputs must have the same length:"
+        " ms has 4 (output 'ms' of step 'observe'), prefix has 2 (input 'names')" in done.stderr
     )
     assert not list(tmp_path.glob("*.ms"))
 

@@ -66,7 +66,9 @@ CASES = {
     ),
     "scatter lengths": (
         'recipe.add_step("s", tool, scatter=["ms", "cycle"], ms=recipe.inputs.xs, cycle=[1, 2, 3])',
-        ["step 's': scattered inputs must have the same length (ms has 2, cycle has 3)"],
+        [
+            "step 's': scattered inputs must have the same length: ms has 2 (input 'xs'), cycle has 3"
+        ],
     ),
     "scatter not a list": (
         'recipe.add_step("s", tool, scatter=["ms"], ms="one.ms")',

@@ -297,7 +297,10 @@ def test_lengths_from_upstream_that_disagree_name_fields_and_lengths(tmp_path: P
     )
     # The gathered list of a step scattered over known lists is known before the
     # run: the mismatch is refused before step 'a' runs at all.
-    with pytest.raises(UsageError, match=r"step 'b': .* \(left has 2, right has 1\)"):
+    with pytest.raises(
+        UsageError,
+        match=r"step 'b': .*: left has 2 \(output 'joined' of step 'a'\), right has 1 \(input 'rights'\)",
+    ):
         run_recipe(recipe, {"lefts": ["x", "y"], "rights": [1]}, cwd=tmp_path, config=config())
     assert not list(tmp_path.iterdir())
 
@@ -404,8 +407,8 @@ def test_ninja_refuses_mismatched_lengths_before_anything_runs(
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("ninja: error: ")
     assert (
-        "step 'pair': scattered inputs must have the same length (left has 2, right has 1)"
-        in done.stderr
+        "step 'pair': scattered inputs must have the same length: left has 2 (input 'lefts'),"
+        " right has 1 (input 'rights')" in done.stderr
     )
     assert done.stderr.count("\n") == 1
     assert not (tmp_path / "first-ran").exists()
@@ -473,7 +476,9 @@ def test_preflight_checks_literals_and_nested_recipes_too() -> None:
     recipe.add_step(
         "pair", pair, scatter=["left", "right"], left=recipe.inputs.lefts, right=[1, 2, 3]
     )
-    with pytest.raises(ValueError, match=r"step 'pair': .*\(left has 2, right has 3\)"):
+    with pytest.raises(
+        ValueError, match=r"step 'pair': .*: left has 2 \(input 'lefts'\), right has 3$"
+    ):
         preflight(build_graph(recipe), {"lefts": ["a", "b"], "rights": []})
 
     inner = Recipe("inner", Pairs)
@@ -482,14 +487,18 @@ def test_preflight_checks_literals_and_nested_recipes_too() -> None:
     )
     outer = Recipe("outer", Pairs)
     outer.add_step("branch", inner, lefts=outer.inputs.lefts, rights=[7])
-    with pytest.raises(ValueError, match=r"step 'branch.pair': .*\(left has 2, right has 1\)"):
+    with pytest.raises(
+        ValueError, match=r"step 'branch.pair': .*: left has 2 \(input 'lefts'\), right has 1"
+    ):
         preflight(build_graph(outer), {"lefts": ["a", "b"], "rights": []})
 
     # The gathered output of a step scattered over known lists has a known length too.
     late = Recipe("late", Pairs)
     late.add_step("a", pair, scatter=["left"], left=late.inputs.lefts, right=0)
     late.add_step("b", pair, scatter=["left", "right"], left=late.outputs.a.joined, right=[1])
-    with pytest.raises(ValueError, match=r"step 'b': .*\(left has 2, right has 1\)"):
+    with pytest.raises(
+        ValueError, match=r"step 'b': .*: left has 2 \(output 'joined' of step 'a'\), right has 1$"
+    ):
         preflight(build_graph(late), {"lefts": ["x", "y"], "rights": []})
 
     # A list a tool reports only when it runs is not known before: no verdict.

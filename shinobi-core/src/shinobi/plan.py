@@ -110,6 +110,17 @@ def _as_text(value: Any) -> Any:
     return value
 
 
+def _wired_from(node: Node, name: str) -> str:
+    """Where a scattered input's list comes from, as the user gave it: the
+    recipe input is the command-line option (``--mss``), not the step's ``ms``."""
+    wired = node.wiring.get(name)
+    if isinstance(wired, InputRef):
+        return f" (input {wired.field!r})"
+    if isinstance(wired, OutputRef):
+        return f" (output {wired.field!r} of step {wired.step!r})"
+    return ""
+
+
 def scatter_slices(node: Node, values: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     """One input dict per slice; None when a scattered list is not known yet.
 
@@ -127,9 +138,9 @@ def scatter_slices(node: Node, values: Mapping[str, Any]) -> list[dict[str, Any]
             )
         lengths[name] = len(value)
     if len(set(lengths.values())) > 1:
-        detail = ", ".join(f"{k} has {v}" for k, v in lengths.items())
+        detail = ", ".join(f"{k} has {v}{_wired_from(node, k)}" for k, v in lengths.items())
         raise ValueError(
-            f"step {node.name!r}: scattered inputs must have the same length ({detail})"
+            f"step {node.name!r}: scattered inputs must have the same length: {detail}"
         )
     count = next(iter(lengths.values()), 0)
     return [{**values, **{name: values[name][i] for name in node.scatter}} for i in range(count)]
