@@ -181,3 +181,43 @@ def test_a_run_on_another_host_of_a_shared_workdir_is_warned_of_not_judged_here(
     (said,) = other_runs(runs_root)
     assert "20260101-000000-x (pid 999999999 on login2.cluster)" in said
     assert marker.exists()
+
+
+def test_a_run_in_a_directory_whose_name_is_not_utf8_runs_and_is_guarded(
+    tmp_path: Path,
+) -> None:
+    """Its marker could not be written: every run there ended as an internal error
+    before its first step, and the guard against two runs there read another name."""
+    import threading
+
+    from pydantic import BaseModel
+
+    from shinobi.runner import run_recipe
+    from shinobi.steps import Cab, Recipe
+
+    odd = tmp_path / os.fsdecode(b"obs\xff")
+    odd.mkdir()
+    (odd / "r.py").write_text(RECIPE.replace("while :", "for i in 1"))
+    done = subprocess.run([*_ninja(), "run", "r.py:r"], cwd=odd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    flag = odd / "go"
+    waits = Cab(
+        "waits", ["sh", "-c", f"touch waiting; while [ ! -e '{flag}' ]; do sleep 0.05; done"]
+    )
+    recipe = Recipe("r", BaseModel)
+    recipe.add_step("waits", waits)
+    thread = threading.Thread(target=lambda: run_recipe(recipe, cwd=odd, use_cache=False))
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not (odd / "waiting").exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        quick = Recipe("q", BaseModel)
+        quick.add_step("now", Cab("now", ["true"]))
+        second = run_recipe(quick, cwd=odd, use_cache=False)
+    finally:
+        flag.touch()
+        thread.join()
+    assert second.ok, second.error
+    assert [w.split(":")[0] for w in second.warnings] == ["another run is going in this workdir"]

@@ -72,7 +72,9 @@ def mark_live(runs_root: Path, run_id: str, cwd: str | None = None) -> Path | No
         # its name says whose ninja and which run; its text, on which host (a
         # workdir on a shared file system is seen from login and compute nodes)
         # and in which directory its steps write (one workdir may serve many)
-        marker.write_text(this_host() if cwd is None else f"{this_host()}\n{cwd}")
+        # (a directory's name need not be UTF-8: its bytes are written as they are)
+        said = this_host() if cwd is None else f"{this_host()}\n{cwd}"
+        marker.write_bytes(os.fsencode(said))
     except OSError:
         return None
     _nudge(marker, cwd)
@@ -92,7 +94,7 @@ def unmark_live(marker: Path | None) -> None:
 def _said(marker: Path) -> tuple[str | None, str | None]:
     """The host and the directory a marker names (None: unreadable, or not said)."""
     try:
-        host, _, cwd = marker.read_text(errors="replace").partition("\n")
+        host, _, cwd = os.fsdecode(marker.read_bytes()).partition("\n")
     except OSError:
         return None, None
     return host.strip() or None, cwd.strip() or None
