@@ -487,7 +487,9 @@ class LocalRun:
     def to_json(self) -> dict[str, object]:
         return {
             "run_id": _readable(self.run_id),
-            "path": _readable(str(self.path)),
+            # a path a script opens: in the form the workspace's is given, which
+            # os.fsencode turns back into the bytes (a run id is only shown)
+            "path": str(self.path),
             "state": self.state,
             "pid": self.pid,
             "recipe": self.recipe,
@@ -496,8 +498,8 @@ class LocalRun:
 
 
 def _readable(name: str) -> str:
-    """A file name that is not UTF-8 with its bytes escaped (``bad\\xffdir``):
-    as a lone surrogate it would be garbled by every JSON reader."""
+    """A run id that is not UTF-8 (no id ninja made) with its bytes escaped
+    (``bad\\xffdir``), to be shown rather than used."""
     return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
