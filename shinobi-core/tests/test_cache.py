@@ -584,7 +584,9 @@ def test_a_link_inside_a_directory_counts_by_what_it_points_to(tmp_path: Path) -
 def test_prune_removes_only_the_caches_own_unfinished_writes(tmp_path: Path) -> None:
     root = tmp_path / "cache"
     ours = [
-        root / "entries" / "ab" / ".abcd.json.1.2.tmp",
+        root / "entries" / "ab" / ".~1a2b.3",
+        root / "memo" / "h" / ".~1a2b.4",
+        root / "entries" / "ab" / ".abcd.json.1.2.tmp",  # as earlier versions named them
         root / "memo" / "h" / ".7f.json.1.2.tmp",
     ]
     theirs = [root / ".notes.tmp", root / "data" / "sub" / ".draft.tmp", root / "entries" / "x.tmp"]

@@ -70,6 +70,7 @@ from shinobi.cache_settle import IN_PLACE, SETTLED, RunWrites
 from shinobi.file_digests import (
     MEMO_FORMAT,
     RACY_SECONDS,
+    TEMP_PREFIX,
     DigestMemo,
     DigestStopped,
     Stopping,
@@ -911,7 +912,9 @@ class StepCache:
         cutoff = time.time() - older_than
         found: list[Path] = []
         for path in (
-            *self.root.glob("entries/*/.*.json.*.tmp"),
+            *self.root.glob(f"entries/*/{TEMP_PREFIX}*"),
+            *self.root.glob(f"memo/*/{TEMP_PREFIX}*"),
+            *self.root.glob("entries/*/.*.json.*.tmp"),  # as versions before 2026-12 named them
             *self.root.glob("memo/*/.*.json.*.tmp"),
         ):
             try:

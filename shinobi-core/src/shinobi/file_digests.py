@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import itertools
 import json
 import os
 import stat
@@ -32,6 +33,7 @@ __all__ = [
     "MAX_MEMO_SHARD",
     "MEMO_FORMAT",
     "RACY_SECONDS",
+    "TEMP_PREFIX",
     "DigestMemo",
     "DigestStopped",
     "Stopping",
@@ -81,6 +83,11 @@ class DigestStopped(Exception):
     """
 
 
+#: How the temporary files of :func:`write_atomically` start (``.~PID.N``).
+TEMP_PREFIX = ".~"
+_temp_names = itertools.count()
+
+
 def write_atomically(path: Path, data: bytes, *, fsync: bool = False) -> None:
     """Write ``data`` to ``path`` via a temporary name and a rename.
 
@@ -88,7 +95,10 @@ def write_atomically(path: Path, data: bytes, *, fsync: bool = False) -> None:
     a cache shared between hosts needs. ``fsync`` also survives a crash. A
     write that fails (a full disk) leaves no temporary file behind.
     """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    # As short as can be unique (pid and a count, in hex): a longer name than
+    # the file's own failed where the path is near the system's limits (a
+    # manifest in a folder 4,000 characters deep) although the file fits.
+    tmp = path.with_name(f"{TEMP_PREFIX}{os.getpid():x}.{next(_temp_names):x}")
     try:
         # a bare descriptor: a buffered file asks whether it is a terminal and
         # allocates a buffer first, and a run stores an entry for every step
