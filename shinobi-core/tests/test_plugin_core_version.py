@@ -102,3 +102,53 @@ def test_one_of_ours_is_still_sent_to_one_checkout(tmp_path: Path) -> None:
     assert (
         "install both from one shinobi checkout (pip install ./shinobi-core ./shinobi-k8s)" in said
     )
+
+
+def test_a_plugin_that_cannot_import_a_name_of_shinobis_was_made_for_another_core(
+    tmp_path: Path,
+) -> None:
+    # Two checkouts carry one version number: the requirement is met, and
+    # "reinstall it" (what ninja said) changed nothing.
+    broken = "from shinobi.failures import a_name_of_a_newer_core\n"
+    _plugin(tmp_path, "acme_skew", [f"shinobi-core>={CORE}"], broken)
+    proc = ninja(tmp_path, "backends", "--no-check")
+    row = next(line for line in proc.stdout.splitlines() if "acme_skew" in line)
+    assert (
+        f"acme_skew was made for another shinobi-core: install a release of it made for {CORE}"
+        in row
+    )
+    assert "reinstall" not in row
+
+
+def test_one_of_ours_made_for_another_core_is_to_be_installed_from_one_checkout() -> None:
+    from shinobi.backends.registry import _load_fix
+
+    said = "ImportError: cannot import name 'cut_line' from 'shinobi.failures' (/x/failures.py)"
+    assert _load_fix("shinobi-slurm", said) == (
+        f"shinobi-slurm and the installed shinobi-core {CORE} come from different checkouts:"
+        " install both from one (pip install ./shinobi-core ./shinobi-slurm)"
+    )
+    assert _load_fix("shinobi-slurm", "ImportError: libfoo.so: no such file") == (
+        "reinstall shinobi-slurm with its dependencies"
+    )
+
+
+def test_a_fault_of_a_plugin_made_for_another_core_says_so(tmp_path: Path) -> None:
+    _plugin(tmp_path, "acme_later", ["shinobi-core>=99.0"], BACKEND)
+    target = str(tmp_path / "made.ms")
+    proc = ninja(tmp_path, "run", f"{DEMO}:pipe", "--target", target, "--backend", "acme_later")
+    assert proc.returncode != 0
+    assert "report it to acme_later's authors (built for another shinobi-core:" in proc.stderr
+    assert f"needs shinobi-core>=99.0 but shinobi-core {CORE} is installed" in proc.stderr
+
+
+def test_a_plugin_whose_capabilities_are_no_capabilities_is_unusable(tmp_path: Path) -> None:
+    sloppy = BACKEND + "    capabilities = None\n"
+    _plugin(tmp_path, "acme_caps", [], sloppy)
+    target = str(tmp_path / "made.ms")
+    proc = ninja(tmp_path, "run", f"{DEMO}:pipe", "--target", target, "--backend", "acme_caps")
+    assert proc.returncode == 2, proc.stderr
+    assert (
+        "the backend 'acme_caps' is installed but unusable: its capabilities are None,"
+        " not Capabilities(...); it is acme_caps's to mend"
+    ) in proc.stderr

@@ -10,6 +10,7 @@ skipped; it never takes the others down with it.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -271,7 +272,7 @@ def describe(group: str) -> list[PluginInfo]:
             error = _load_error(group, ep.name)
             mismatch = core_mismatch(dist)
             if error is not None:
-                fix = mismatch or _reinstall(dist)
+                fix = _load_fix(dist, error)
             elif mismatch is not None:  # it loads: said, but not called a failure
                 note = f"built for another shinobi-core: {mismatch}"
         infos.append(PluginInfo(group, ep.name, dist, ep.value, error, fix, note))
@@ -339,21 +340,56 @@ def _load_failure(group: str, name: str, exc: BaseException) -> BackendNotFound:
             f" {', '.join(providers)} all provide it); {_uninstall_all_but_one(providers)}"
         )
     dist = providers[0] if providers else "its distribution"
-    mismatch = core_mismatch(dist) if providers else None
-    return BackendNotFound(
-        f"the {kind} {name!r} is installed but failed to load"
-        f" ({type(exc).__name__}: {exc}); {mismatch or _reinstall(dist)}"
-    )
+    said = f"{type(exc).__name__}: {exc}"
+    fix = _load_fix(dist, said) if providers else _reinstall(dist)
+    return BackendNotFound(f"the {kind} {name!r} is installed but failed to load ({said}); {fix}")
+
+
+#: An import of shinobi's own that failed: the plugin was built against another core.
+_CORE_IMPORT = re.compile(r"^(ImportError|ModuleNotFoundError): .*'shinobi[.']")
+
+
+def _load_fix(dist: str, said: str) -> str:
+    """The fix for ``dist``'s entry point that failed to load (``said``: the error).
+
+    A plugin that cannot import a name of shinobi's own was made for another
+    shinobi-core, whatever the versions say: two checkouts of this monorepo
+    carry one version number, so a plugin reinstalled from a newer one over an
+    older core met its requirement, and "reinstall it" changed nothing.
+    """
+    mismatch = core_mismatch(dist)
+    if mismatch is not None:
+        return mismatch
+    if not _CORE_IMPORT.match(said):
+        return _reinstall(dist)
+    from importlib.metadata import version
+
+    from packaging.utils import canonicalize_name
+
+    core = version("shinobi-core")
+    if canonicalize_name(dist) in _OURS:
+        return (
+            f"{dist} and the installed shinobi-core {core} come from different checkouts:"
+            f" install both from one (pip install ./shinobi-core ./{dist})"
+        )
+    return f"{dist} was made for another shinobi-core: install a release of it made for {core}"
+
+
+def _mismatch_note(dist: str | None) -> str:
+    """`` (built for another shinobi-core: ...)`` when ``dist`` was, else nothing."""
+    mismatch = core_mismatch(dist) if dist else None
+    return f" (built for another shinobi-core: {mismatch})" if mismatch else ""
 
 
 def plugin_fault(name: str, why: str, group: str = BACKENDS) -> BackendNotFound:
     """The one-line error for an entry point that loads but is no usable plugin,
     naming the distribution to blame (exit 2, like one that does not load)."""
     kind = _KIND.get(group, "plugin")
-    dist = provider(group, name) or "its distribution"
+    found = provider(group, name)
+    dist = found or "its distribution"
     return BackendNotFound(
         f"the {kind} {name!r} is installed but unusable: {why}; it is {dist}'s to mend"
-        f" (uninstall {dist}, or install a release of it that works)"
+        f" (uninstall {dist}, or install a release of it that works){_mismatch_note(found)}"
     )
 
 
@@ -363,11 +399,12 @@ def blame(
     """One line: the plugin ``name`` of ``group`` did ``what``, a fault to report to
     the authors of ``dist`` (by default the distribution that registers it)."""
     kind = _KIND.get(group, "plugin")
-    source = dist or provider(group, name) or "its distribution"
+    found = dist or provider(group, name)
+    source = found or "its distribution"
     besides = f", not of {not_of}" if not_of else ""
     return (
         f"{kind} {name!r} ({source}) {what}: a fault of that {kind}{besides};"
-        f" report it to {source}'s authors"
+        f" report it to {source}'s authors{_mismatch_note(found)}"
     )
 
 
@@ -397,6 +434,12 @@ def plugin_class(group: str, name: str, base: type) -> type:
         raise plugin_fault(
             name, f"it names {cls!r}, which is not a shinobi {base.__name__} class", group
         )
+    declared = getattr(base, "capabilities", None)
+    given = getattr(cls, "capabilities", None)
+    if declared is not None and not isinstance(given, type(declared)):
+        # read before every step: a wrong one failed each as ninja's internal error
+        kind = type(declared).__name__
+        raise plugin_fault(name, f"its capabilities are {given!r}, not {kind}(...)", group)
     return cls
 
 
