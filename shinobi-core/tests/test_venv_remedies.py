@@ -36,9 +36,9 @@ def _venv(tmp_path: Path, name: str, package: str, source: str, version: str) ->
     venv = tmp_path / name
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     (site,) = venv.glob("lib/python*/site-packages")
-    if package == "pydantic":
-        (site / "pydantic").mkdir()
-        (site / "pydantic" / "__init__.py").write_text(source)
+    if package in ("pydantic", "shinobi"):
+        (site / package).mkdir()
+        (site / package / "__init__.py").write_text(source)
     else:
         (site / f"{package}.py").write_text(source)
     meta = site / f"{package}-{version}.dist-info"
@@ -127,3 +127,22 @@ def test_a_venv_without_pip_on_a_host_without_uv_is_offered_ensurepip_then_pip(
     )
     assert done.returncode == 0, done.stderr
     assert list(venv.glob("lib/python*/site-packages/pip/__main__.py"))
+
+
+def test_a_venv_s_own_older_shinobi_is_named_not_the_pystep_s_module(tmp_path: Path) -> None:
+    # The docs tell users to install shinobi-core into such a venv; an older one
+    # failed every pystep as "importing the pystep's module raised ImportError".
+    import shinobi
+
+    venv = _venv(tmp_path, "old", "shinobi", '__version__ = "0.1.0"\n', "0.1.0")
+    step = _run(tmp_path, venv, "return n")
+    assert step.status == "failed"
+    (site,) = venv.glob("lib/python*/site-packages")
+    ninjas = Path(shinobi.__file__).resolve().parent
+    assert (step.error or "").startswith(
+        f"the Python step could not start: {venv}/bin/python3 imports a shinobi of its own"
+        f" ({site / 'shinobi'}), not the one running ninja ({ninjas}), and it lacks what"
+        " ninja needs (No module named 'shinobi.recipe_modules'); install the same"
+        " shinobi-core into that environment as ninja's, or uninstall its own"
+    ), step.error
+    assert "Traceback" not in step.stderr and "importing" not in (step.error or "")

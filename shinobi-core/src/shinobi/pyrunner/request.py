@@ -221,6 +221,8 @@ def build_invocation(
         "core_modules": list(_NEEDED),
         # the version those paths' packages were built for (see the runner)
         "core_python": list(sys.version_info[:2]),
+        # where ninja's own shinobi is: named when the interpreter's own is another
+        "core_package": os.path.dirname(os.path.dirname(os.path.abspath(RUNNER))),
         "installer": installer or "pip install",
     }
     # it holds the secrets' text: readable by this user alone, as their value is

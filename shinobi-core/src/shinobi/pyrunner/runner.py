@@ -114,6 +114,29 @@ def _prepare_path(spec: dict[str, Any]) -> None:
         _refuse_own_dependency(spec, exc, lent)
         raise
     _refuse_pydantic_1(spec, str(getattr(pydantic, "VERSION", "?")), pydantic.__file__)
+    _refuse_another_shinobi(spec)
+
+
+def _refuse_another_shinobi(spec: dict[str, Any]) -> None:
+    """The interpreter's own shinobi (a venv the docs told to install shinobi-core
+    into) wins over ninja's, and may be older: what the runner needs of it was
+    missing, and every pystep there failed as "importing the pystep's module
+    raised ImportError", with a traceback through ninja's files."""
+    try:
+        from shinobi.recipe_modules import is_recipe_module  # noqa: F401
+        from shinobi.steps.functions import PyStep  # noqa: F401
+        from shinobi.steps.types import output_problem  # noqa: F401
+    except (ImportError, AttributeError) as exc:
+        import shinobi
+
+        own = os.path.dirname(os.path.abspath(shinobi.__file__))
+        ninjas = spec.get("core_package", "ninja's")
+        raise RunnerError(
+            f"{sys.executable} imports a shinobi of its own ({own}), not the one running"
+            f" ninja ({ninjas}), and it lacks what ninja needs ({exc}); install the same"
+            " shinobi-core into that environment as ninja's, or uninstall its own"
+            " (ninja then lends it)"
+        ) from exc
 
 
 def _refuse_own_dependency(spec: dict[str, Any], exc: Exception, lent: str | None) -> None:
