@@ -169,6 +169,28 @@ def test_a_misspelt_backend_key_or_table_is_refused_with_a_suggestion(
     assert said in str(info.value)
 
 
+def test_the_table_of_a_plugin_not_installed_here_is_left_for_doctor_to_warn_of(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A config file shared by environments, one of which has a site plugin: every
+    command of the others (runs, clean, a native run) was refused for its table."""
+    monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
+    (tmp_path / "shinobi.toml").write_text("[backend.sitecluster]\nqueue = 'long'\n")
+    assert load_config(cwd=tmp_path, environ={}).backend.default == "native"
+    env = {**os.environ, "SHINOBI_CONFIG": os.devnull}
+    doctor = subprocess.run(
+        [sys.executable, "-m", "shinobi.cli", "doctor"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert (
+        "warning: [backend.sitecluster] configures no installed backend: install the plugin"
+        " that provides 'sitecluster' here, or remove the table"
+    ) in doctor.stdout, doctor.stdout + doctor.stderr
+
+
 def test_a_variable_with_a_misspelt_backend_names_the_one_meant(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

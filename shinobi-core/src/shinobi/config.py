@@ -698,8 +698,13 @@ def _refuse_unknown_backend_keys(config: AppConfig, sources: Mapping[str, str]) 
         if isinstance(value, dict) and key in backends:
             continue
         table = isinstance(value, dict)
-        origin = _origin(["backend", key], sources)  # the layer of this very key first
         known = sorted(backends) if table else list(BackendConfig.model_fields)
+        if table and not did_you_mean(key, known):
+            # the table of a plugin not installed in this environment (a config
+            # file shared by several): unused until a step names that backend,
+            # which is refused then; `ninja doctor` warns of it
+            continue
+        origin = _origin(["backend", key], sources)  # the layer of this very key first
         what = (
             f"[backend.{key}] is not the table of a backend"
             if table

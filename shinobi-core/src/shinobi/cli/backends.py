@@ -174,6 +174,26 @@ def _table_problems(config: Any, report: dict[str, list[dict[str, object]]]) -> 
     return problems + _value_problems(config, report["backends"])
 
 
+def _unclaimed_tables(config: Any, report: dict[str, list[dict[str, object]]]) -> list[str]:
+    """``[backend.NAME]`` tables no installed plugin is named for: a plugin of a
+    config file shared by several environments, not installed in this one (a
+    run is refused only when a step names it), or a name no plugin has."""
+    from shinobi.backends.registry import BACKENDS, KNOWN_PROVIDERS
+
+    installed = {str(row["name"]) for rows in report.values() for row in rows}
+    extra = config.backend.model_extra or {}
+    unclaimed = [
+        key
+        for key, value in extra.items()
+        if isinstance(value, dict) and key not in installed and key not in KNOWN_PROVIDERS[BACKENDS]
+    ]
+    return [
+        f"[backend.{key}] configures no installed backend: install the plugin that provides"
+        f" {key!r} here, or remove the table"
+        for key in sorted(unclaimed)
+    ]
+
+
 def _value_problems(config: Any, rows: list[dict[str, object]]) -> list[str]:
     """A backend's value its backend would refuse (``poll_max = "fast"``), asked of
     each installed backend (``Backend.check_settings``): its engine's check passed
@@ -360,6 +380,7 @@ def doctor(as_json: bool) -> None:
             config.execution.workdir_path()  # what every run, `runs` and `clean` check first
         except ConfigError as exc:
             problems.append(str(exc))
+        warnings += _unclaimed_tables(config, report)
         warnings += _cache_dir_warnings(config)
         warnings += _state_dir_warnings()
     config_info["problems"] = problems
