@@ -198,7 +198,8 @@ def test_a_variable_with_a_misspelt_backend_names_the_one_meant(
     monkeypatch.setenv("SHINOBI_CONFIG", str(tmp_path / "none.toml"))
     with pytest.raises(ConfigError) as info:
         load_config(cwd=tmp_path, environ={"SHINOBI_BACKEND_DOKCER_NETWORK": "none"})
-    assert "did you mean SHINOBI_BACKEND_DOCKER_NETWORK?" in str(info.value)
+    said = "no backend named 'dokcer' is installed: did you mean SHINOBI_BACKEND_DOCKER_NETWORK?"
+    assert said in str(info.value)
 
 
 def test_a_backend_table_key_the_backend_does_not_read_is_refused_when_it_loads(

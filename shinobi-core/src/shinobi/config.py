@@ -728,7 +728,10 @@ def _misspelt_backend_variable(key: str, backends: set[str]) -> str:
     close = difflib.get_close_matches(head, sorted(backends), n=1) if rest else []
     if not close:
         return ""
-    return f"; did you mean SHINOBI_BACKEND_{close[0].upper()}_{rest.upper()}?"
+    return (
+        f"; no backend named {head!r} is installed: did you mean"
+        f" SHINOBI_BACKEND_{close[0].upper()}_{rest.upper()}?"
+    )
 
 
 def _origin(loc: list[str], sources: Mapping[str, str]) -> str:

@@ -9,7 +9,7 @@ an interrupted run ``scancel``s its jobs and says so rather than leaving
 them queued.
 
 Settings (``[backend.slurm]``): ``sbatch_opts`` (list or table; wins over
-derived options), ``command_prefix`` (e.g. ``"ssh login01"``),
+derived options), ``command_prefix`` (e.g. ``"ssh -o BatchMode=yes login01"``),
 ``command_timeout``, ``submit_retry``, ``poll_min``, ``poll_max``,
 ``outage_limit`` (seconds of unreachable accounting tolerated).
 """

@@ -254,7 +254,7 @@ class SlurmCommands:
             # the host's problem, not a refusal of what was asked (nor one to wait out)
             raise SlurmUnreachable(
                 f"{argv[0]} is not installed here; run on a Slurm submit host, or set"
-                " [backend.slurm] command_prefix to reach one (e.g. 'ssh login01')"
+                " [backend.slurm] command_prefix to reach one (e.g. 'ssh -o BatchMode=yes login01')"
             ) from None
         except subprocess.TimeoutExpired:
             # sacct asks the accounting daemon, not the controller (sinfo may answer fine)

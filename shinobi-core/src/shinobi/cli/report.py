@@ -14,7 +14,7 @@ import click
 __all__ = ["command"]
 
 
-@click.command(short_help="Write a self-contained HTML report of a run.")
+@click.command(short_help="Write an HTML report of a run made with --provenance.")
 @click.argument("run", metavar="RUN")
 @click.option(
     "--output",

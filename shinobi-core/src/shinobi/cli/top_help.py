@@ -79,7 +79,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Remove finished launches' handles and logs, and old run folders.",
     ),
     "cache": ("shinobi.cli.cache", "group", "List, remove or prune step-cache entries."),
-    "report": ("shinobi.cli.report", "command", "Write a self-contained HTML report of a run."),
+    "report": (
+        "shinobi.cli.report",
+        "command",
+        "Write an HTML report of a run made with --provenance.",
+    ),
     "backends": (
         "shinobi.cli.backends",
         "command",
