@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -380,10 +381,28 @@ def _unpassable(argv: Sequence[str], env: Mapping[str, object] | None) -> Unpass
     else:
         problem = next(
             (p for name, value in (env or {}).items() if (p := bad_variable(name, value))), ""
-        )
+        ) or _unencodable(argv, env)
     if not problem:
         return None
     return UnpassableArgument(f"cannot run {argv[0]!r}: {problem}")
+
+
+def _unencodable(argv: Sequence[str], env: Mapping[str, object] | None) -> str:
+    """A word no program can be given in this locale: one its encoding (Latin-1,
+    say, on an old cluster) has no bytes for. It was blamed on the backend."""
+    words = [(f"argument {i}" if i else "the command", w) for i, w in enumerate(argv)]
+    words += [(f"environment variable {k!r}", f"{k}={v}") for k, v in (env or {}).items()]
+    for what, word in words:
+        try:
+            os.fsencode(word)
+        except UnicodeEncodeError as exc:
+            bad = word[exc.start : exc.end]
+            return (
+                f"{what} holds {bad!r}, which this locale's encoding"
+                f" ({sys.getfilesystemencoding()}) cannot pass; run ninja under a UTF-8"
+                " locale (LANG=C.UTF-8)"
+            )
+    return ""
 
 
 def bad_variable(name: object, value: object) -> str | None:
@@ -456,7 +475,7 @@ def run_process(
     tag = teardown.new_tag(control.tag_prefix)
     try:
         child_env = _environment(env)
-    except TypeError:  # a value that is not text, in a mapping typed as text
+    except (TypeError, UnicodeEncodeError):  # not text, or text the locale cannot encode
         raise _unpassable(argv, env) or TypeError(
             f"cannot encode the environment of {argv[0]!r}"
         ) from None

@@ -18,6 +18,7 @@ Only ``errno``, ``io``, ``os`` and ``sys`` are imported: ``ninja --help`` stays 
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import errno
 import io
@@ -105,16 +106,50 @@ def guarded_stdout() -> Iterator[None]:
     else:
         with contextlib.suppress(OSError, ValueError):
             saved.flush()  # what was printed before goes out first
+    encoding = getattr(saved, "encoding", None) or "utf-8"
     sys.stdout = io.TextIOWrapper(
         _Descriptor(None if saved is None else 1),
-        encoding=getattr(saved, "encoding", None) or "utf-8",
-        errors=getattr(saved, "errors", None) or "strict",
+        encoding=encoding,
+        errors=_errors_for(encoding, getattr(saved, "errors", None) or "strict"),
         write_through=True,  # nothing held back for a flush that could fail at exit
     )
     try:
         yield
     finally:
         sys.stdout = saved
+
+
+def _errors_for(encoding: str, errors: str) -> str:
+    """How stdout writes what its encoding cannot say.
+
+    Under a locale of another encoding than UTF-8 (Latin-1, on an old
+    cluster) a step named ``ﬁ``, or a dry run's box-drawing lines, ended the
+    command as an internal error. Such characters are escaped (``\\u2192``),
+    as on stderr; a UTF-8 stdout keeps its own handling.
+    """
+    if errors == "strict" and codecs.lookup(encoding).name != "utf-8":
+        if not _registered:
+            codecs.register_error(_PLAIN, _plain)
+            _registered.append(_PLAIN)
+        return _PLAIN
+    return errors
+
+
+#: The characters of ninja's own lines (a dry run's boxes, arrows) in ASCII.
+_ASCII = str.maketrans(
+    {"─": "-", "│": "|", "┌": "+", "┐": "+", "└": "+", "┘": "+", "→": "->", "…": "...", "—": "-"}
+)
+_PLAIN = "shinobi.plain"
+_registered: list[str] = []
+
+
+def _plain(exc: UnicodeError) -> tuple[str, int]:
+    """The error handler of a stdout that cannot say a character: ninja's own
+    box and arrow characters in ASCII, any other escaped (``\\u2192``)."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    said = exc.object[exc.start : exc.end].translate(_ASCII)
+    return said.encode("ascii", "backslashreplace").decode("ascii"), exc.end
 
 
 def fileno_of(stream: object) -> int | None:
