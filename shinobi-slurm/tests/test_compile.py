@@ -341,6 +341,30 @@ def test_a_name_that_is_not_utf8_is_refused_before_anything_is_submitted(
     assert "not valid UTF-8" in done.stderr and "Traceback" not in done.stderr
 
 
+NUL_RECIPE = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, ParamMeta, Recipe
+
+class Said(BaseModel):
+    msg: str
+
+echo = Cab("echo", "/bin/echo", Said, None, {"msg": ParamMeta(positional=True)})
+r = Recipe("r")
+r.add_step("e", echo, msg="a\\x00b")
+"""
+
+
+def test_an_argument_holding_a_nul_byte_is_refused_not_written(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    # bash reads such a script with the byte dropped: it ran echo ab, exit 0
+    (tmp_path / "nul.py").write_text(NUL_RECIPE)
+    done = ninja("compile", "nul.py:r", "-o", "out", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "a job script would hold a NUL byte, which no program can be passed" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
 LAZY_RECIPE = """
 from pydantic import BaseModel
 from shinobi.steps import Cab, File, ParamMeta, Recipe

@@ -752,7 +752,21 @@ def script_text(directives: Sequence[str], body: Sequence[str], comments: Sequen
     script = "\n".join(lines)
     if not script.isascii():  # (a flag CPython keeps: no scan for nearly every script)
         _refuse_undecodable(script)
+    if "\0" in script:
+        _refuse_nul(script)
     return script
+
+
+def _refuse_nul(script: str) -> None:
+    """Refuse a script holding a NUL byte (an argument's value): a native run
+    refuses it, as no program can be passed one, but bash reads the script
+    with the byte dropped and ran another argument than the recipe's."""
+    at = script.index("\0")
+    near = script[max(0, at - 30) : at + 10].encode("utf-8", "backslashreplace").decode()
+    raise UsageError(
+        f"a job script would hold a NUL byte, which no program can be passed (near {near!r});"
+        " check the value that holds it"
+    )
 
 
 def _refuse_undecodable(script: str) -> None:

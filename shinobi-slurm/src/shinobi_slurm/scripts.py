@@ -708,7 +708,8 @@ def _plain_script(
             "\n".join(_payload(job)), "\n", text.exits, stem, text.leave,
         )
     )  # fmt: skip
-    return script if script.isascii() else None
+    # the general path refuses, naming it, what no script may hold (see script_text)
+    return script if script.isascii() and "\0" not in script else None
 
 
 def _any_script(
