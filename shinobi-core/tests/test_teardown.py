@@ -283,3 +283,38 @@ def test_a_failed_steps_leftover_that_will_not_die_is_named_and_keeps_the_live_m
     assert f"pid(s) {ghost} would not die" in warning
     # the next run here sees it once this ninja is gone, as after an interrupt
     assert os.listdir(tmp_path / ".shinobi" / "live")
+
+
+def test_a_stop_while_what_the_step_left_is_watched_stops_it_before_the_step_returns(
+    tmp_path: Path,
+) -> None:
+    # The step's output is set aside as the step returns: a writer it left still
+    # alive then made a new file under the output's name, which the next run
+    # built on and called done.
+    from shinobi.backends.base import PathUse
+
+    out = tmp_path / "out.txt"
+    writer = '(for i in $(seq 1 100); do echo bg$i >> "$1"; sleep 0.05; done) & echo main >> "$1"'
+    control = RunControl(grace=5)
+
+    def stop_once_the_command_has_exited() -> None:
+        deadline = time.monotonic() + 30
+        while "bg3" not in (out.read_text() if out.exists() else ""):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        control.request_stop()
+        control.cancel()
+
+    stopper = threading.Thread(target=stop_once_the_command_has_exited)
+    stopper.start()
+    run = run_process(
+        ["/bin/sh", "-c", writer, "sh", str(out)],
+        cwd=str(tmp_path),
+        control=control,
+        outputs=[PathUse(str(out), "output", "out", "file")],
+    )
+    stopper.join()
+    assert run.cancelled
+    written = out.read_text()
+    time.sleep(0.5)  # ten of the writer's lines, were it alive
+    assert out.read_text() == written

@@ -547,6 +547,14 @@ def run_process(
         reason, left_running = _unfinished_output(proc.pid, tag, outputs, left, control)
     elif not control.stopping():  # failed by itself: an interrupt's teardown has the rest
         stopped, survivors = _stop_left_behind(proc.pid, tag, left, control)
+    if left and not stopped and control.stopping():
+        # A stop came once the command had exited (or while what it left was
+        # watched): the step's own stopper was no longer there to take what it
+        # left. That goes now, before the step returns and its output is set
+        # aside: a writer still alive (``tool >> out &``) made a new file under
+        # the output's name, which the next run built on and called done.
+        stopped, more = _stop_left_behind(proc.pid, tag, left, control)
+        survivors = tuple(sorted({*survivors, *more}))
     if reason is not None:  # an unfinished output: the tool's own 0 cannot be reported as one
         returncode = 1
     elif returncode == 127:  # ``#!/usr/bin/env python3\r``: env ran, and found no python3\r
