@@ -93,3 +93,13 @@ def test_a_live_array_with_an_out_of_memory_task(ninja: Ninja, tmp_path: Path) -
     assert "task 2: out of memory: Slurm stopped it" in work["detail"], work["detail"]
     text = ninja("status", launch["handle"]).stdout
     assert "task 2: out of memory" in text, text
+
+
+def test_an_array_cancelled_before_any_task_began_is_cancelled_whole() -> None:
+    # Slurm 22.05 records a pending array cancelled as a whole in one bare line:
+    # read as one task, the others stayed unknown and the launch read running for ever
+    bare = "9|9|CANCELLED by 0|0:0|None|2026-12-02T10:00:05|None|64M|01:00:00|None assigned|"
+    records = [r for r in [parse_line(bare)] if r is not None]
+    outcome, counts = combine_tasks(records, 3)
+    assert counts == {"cancelled": 3}
+    assert outcome.phase == "cancelled"

@@ -298,6 +298,7 @@ def combine_tasks(
     first_failed: tuple[int, Outcome] | None = None
     out_of_memory: list[tuple[int, Outcome]] = []
     first_cancelled: Outcome | None = None
+    whole: Outcome | None = None
     seen = 0
     for record in records:
         outcome = classify(
@@ -306,6 +307,13 @@ def combine_tasks(
             memory_configured=memory_configured,
             on_timeout=on_timeout,
         )
+        if record.task is None and not record.pending_tasks:
+            # the array as one line, no task of it named: Slurm (22.05) records an
+            # array cancelled before any task was split off so (``9|CANCELLED``),
+            # and it speaks for every task not listed on its own (read as one task,
+            # the others stayed "unknown" and the launch read running for ever)
+            whole = outcome
+            continue
         # 9_[0-3] stands for tasks that never started: pending, or cancelled as one
         # (an array whose dependency failed), never running or done
         tasks = record.pending_tasks or 1
@@ -323,6 +331,13 @@ def combine_tasks(
             out_of_memory.append((record.task or 0, outcome))
         if outcome.phase == "cancelled" and first_cancelled is None:
             first_cancelled = outcome
+    if seen < size and whole is not None:
+        counts[whole.phase] = counts.get(whole.phase, 0) + size - seen
+        seen = size
+        if whole.phase == "failed" and first_failed is None:
+            first_failed = (0, whole)
+        if whole.phase == "cancelled" and first_cancelled is None:
+            first_cancelled = whole
     if seen < size:
         counts["unknown"] = counts.get("unknown", 0) + size - seen
     active = counts.get("running", 0) + counts.get("pending", 0) + counts.get("unknown", 0)
