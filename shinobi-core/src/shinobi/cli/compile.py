@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -301,39 +301,59 @@ def _submit(
     stop = threading.Event()
     received: list[int] = []
     journal = JobJournal(handle, stop)
-    try:
-        with _deferred_interrupts(stop, received), plugin_code(OFFLOAD, engine, "submit()"):
-            offload.submit(workflow, handle, journal)
-    except LaunchCancelled as exc:  # `ninja cancel` came while jobs were handed over
-        journal.close()
-        write_handle(handle)  # every job it handed over, on record for status and cancel
-        raise LaunchCancelled(f"{exc}: {_cancel_what_was_submitted(handle)}") from None
-    except ShinobiError:
-        journal.close()
-        if not any(job.job_id for job in handle.jobs):
-            remove_launch(handle)  # nothing reached the engine: there is no launch
-        else:  # what was submitted was cancelled (or the error says how to): on record
-            handle.state = "submitted"
-            with contextlib.suppress(OSError):  # a full disk: the error says it, not this
-                write_handle(handle)
-        raise
-    except KeyboardInterrupt:
-        journal.close()
-        handed = [job.job_id for job in handle.jobs if job.job_id]
-        write_handle(handle)
+    # Once the jobs are handed over, a signal is only noted until the launch is on
+    # record and said: one that came as the last job went in printed "ninja:
+    # aborted" alone, and a user who read that nothing was submitted submitted again.
+    with _noted_interrupts(received):
+        try:
+            with _deferred_interrupts(stop, received), plugin_code(OFFLOAD, engine, "submit()"):
+                offload.submit(workflow, handle, journal)
+        except LaunchCancelled as exc:  # `ninja cancel` came while jobs were handed over
+            journal.close()
+            write_handle(handle)  # every job it handed over, on record for status and cancel
+            raise LaunchCancelled(f"{exc}: {_cancel_what_was_submitted(handle)}") from None
+        except ShinobiError:
+            journal.close()
+            if not any(job.job_id for job in handle.jobs):
+                remove_launch(handle)  # nothing reached the engine: there is no launch
+            else:  # what was submitted was cancelled (or the error says how to): on record
+                handle.state = "submitted"
+                with contextlib.suppress(OSError):  # a full disk: the error says it, not this
+                    write_handle(handle)
+            raise
+        except KeyboardInterrupt:
+            journal.close()
+            write_handle(handle)
+            _say_interrupted(handle, received)
+        finally:
+            journal.close()
+        handle.state = "submitted"
+        path = write_handle(handle)
+        latest = path.parent.parent / path.name
+        with printing_a_record(partial(_handle_kept_in, handle, latest)):  # submitted: exit 0
+            _print_launch(handle, latest, as_json)
+    if received:  # it came as the last job went in: every one was handed over
+        _say_interrupted(handle, received)
+
+
+def _noted_interrupts(received: list[int]) -> contextlib.AbstractContextManager[None]:
+    """While the block runs, a stop signal is only noted in ``received``."""
+    from shinobi.stop_signals import handled
+
+    return handled(lambda signum, _frame: received.append(signum))
+
+
+def _say_interrupted(handle: Any, received: list[int]) -> NoReturn:
+    """Say how many jobs were handed over and how to stop them, and exit as the
+    signal says (130, 143 or 129)."""
+    handed = [job.job_id for job in handle.jobs if job.job_id]
+    with contextlib.suppress(OSError):
         click.echo(
             f"ninja: interrupted while submitting: {len(handed)} of {len(handle.jobs)} jobs were"
             f" handed to {handle.engine} and will run; `ninja cancel {handle.run_id}` stops them",
             err=True,
         )
-        sys.exit(128 + (received[0] if received else signal.SIGINT))  # 130, 143 or 129
-    finally:
-        journal.close()
-    handle.state = "submitted"
-    path = write_handle(handle)
-    latest = path.parent.parent / path.name
-    with printing_a_record(partial(_handle_kept_in, handle, latest)):  # submitted: exit 0 whatever
-        _print_launch(handle, latest, as_json)
+    sys.exit(128 + (received[0] if received else signal.SIGINT))
 
 
 def _cancel_what_was_submitted(handle: Any) -> str:
