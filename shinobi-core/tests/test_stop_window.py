@@ -188,3 +188,33 @@ def test_what_a_stop_may_take_back_is_kept_however_late_it_is_noted(
     recent.note("old", now[0] - 3 * STOP_WINDOW, list, None)
     recent.note("new", now[0], list, None)  # no stop: the old one is dropped
     assert [e.name for e in recent.take(0.0)] == ["new"]
+
+
+def test_a_job_of_a_backend_that_runs_elsewhere_stays_done_however_close_to_the_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Slurm job the signal never reached, recorded completed: taken back, it ran
+    again next time over its kept product (an appending tool's, doubled)."""
+    from dataclasses import replace
+
+    from shinobi.backends import registry
+    from shinobi.backends.native import NativeBackend
+
+    class Faraway(NativeBackend):
+        name = "faraway"
+        capabilities = replace(NativeBackend.capabilities, remote=True)
+
+    real = registry.load_plugin
+    monkeypatch.setattr(
+        registry, "load_plugin", lambda g, n: Faraway if n == "faraway" else real(g, n)
+    )
+    monkeypatch.setattr(registry, "check_name", lambda group, name: None)
+    monkeypatch.setattr("shinobi.stop_window.STOP_WINDOW", 120.0)
+    recipe = Recipe("r")
+    recipe.add_step("a", _WRITE, out="a.txt", backend="faraway")
+    recipe.add_step("b", _WAIT, src=recipe.outputs.a.out)
+    stopped = _stopped(recipe, {}, tmp_path, tmp_path / "a.txt.started")
+    a, b = stopped.result.steps
+    assert (a.status, b.status) == ("ok", "cancelled"), (a, b)
+    assert (tmp_path / "a.txt").read_text() == "part\n"
+    assert _manifest_steps(tmp_path)["a"] == "ok"

@@ -371,3 +371,65 @@ def test_a_compiled_step_whose_tool_is_missing_on_the_node_is_said_so(
     launch = submit(ninja, f"{tmp_path}/missing.py:missing")
     found = steps(wait_final(ninja, launch["run_id"], timeout=120))
     assert found["m"]["detail"] == f"command not found on the compute node: {tool!r} {said}"
+
+
+DONE_THEN_STOPPED = """
+from pathlib import Path
+from pydantic import BaseModel
+from shinobi.steps import Cab, Recipe
+
+quick = Cab("quick", ["sh", "-c", "echo one >> quick.txt"])
+slow = Cab("slow", ["sh", "-c", "touch slow.started; sleep 120"])
+r = Recipe("r", BaseModel, max_workers=2)
+r.add_step("quick", quick)
+r.add_step("slow", slow)
+"""
+
+
+def test_a_job_slurm_completed_before_the_stop_stays_done(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """The poller had not seen the job end when the stop's scancel went out: it was
+    recorded cancelled and ran again next time over its product, which an appending
+    tool doubled (a job on a cluster keeps what it wrote)."""
+    import json
+
+    (tmp_path / "r.py").write_text(DONE_THEN_STOPPED)
+    slow_poll = {
+        **env,
+        "SHINOBI_BACKEND_SLURM_POLL_MIN": "60",
+        "SHINOBI_BACKEND_SLURM_POLL_MAX": "60",
+    }
+    run = subprocess.Popen(
+        [*ninja_argv(), "run", "r.py:r", "--backend", "slurm", "--provenance", "--no-cache"],
+        cwd=tmp_path,
+        env=slow_poll,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not ((tmp_path / "quick.txt").exists() and (tmp_path / "slow.started").exists()):
+            assert run.poll() is None, run.communicate()
+            assert time.monotonic() < deadline, "the jobs never ran"
+            time.sleep(0.1)
+        while (
+            f"COMPLETED|{tmp_path}"
+            not in subprocess.run(
+                ["sacct", "-X", "-n", "-P", "-o", "State,WorkDir", "-S", "now-10minutes"],
+                capture_output=True,
+                text=True,
+            ).stdout.splitlines()
+        ):
+            assert time.monotonic() < deadline, "Slurm never recorded the quick job completed"
+            time.sleep(0.2)
+        run.send_signal(signal.SIGINT)
+        _, stderr = run.communicate(timeout=120)
+    finally:
+        run.kill()
+    assert run.returncode == 130, stderr
+    (manifest,) = (tmp_path / ".shinobi" / "runs").glob("*/manifest.json")
+    steps = {s["name"]: s["status"] for s in json.loads(manifest.read_text())["steps"]}
+    assert steps == {"quick": "ok", "slow": "cancelled"}, stderr
+    assert (tmp_path / "quick.txt").read_text() == "one\n"

@@ -343,7 +343,12 @@ def run_cab(
                 f"{changed} changed while the step ran: its result is not cached (it may"
                 " not be what the content it started with gives)"
             )
-    if result.status == "ok":  # a stop right after may take it back (see shinobi.stop_window)
+    # A stop right after may take it back (see shinobi.stop_window): one signal can
+    # reach a tool here and ninja together, but not a job on a cluster, which the
+    # stop's own cancel records as cancelled, never as done. There an ok stands:
+    # taken back, it ran again next time over its kept product (an appending
+    # tool's doubled).
+    if result.status == "ok" and not elsewhere:
         undo = functools.partial(
             undo_run,
             session,
@@ -352,7 +357,6 @@ def run_cab(
             cab.passthroughs(),
             before,
             started,
-            not elsewhere,
         )
         session.recent.note(name, finished, undo, session.control.stop_requested_at)
     return result

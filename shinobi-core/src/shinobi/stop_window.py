@@ -12,7 +12,10 @@ set aside as ``NAME.interrupted`` (see :mod:`shinobi.interrupted_outputs`), and
 it is recorded ``cancelled``, with the steps that hold it (a scattered step, a
 nested recipe, an orchestration function). In doubt ninja runs a step again
 rather than trust it: one that genuinely finished just before a Ctrl-C runs
-again next time.
+again next time. Not a job of a backend that runs elsewhere (a cluster's): the
+signal does not reach it, and one the stop cancels is recorded cancelled by
+its scheduler, so its ``ok`` stands (taken back, it ran again over its kept
+product, and an appending tool's product was doubled).
 """
 
 from __future__ import annotations
@@ -95,18 +98,15 @@ def undo_run(
     passthroughs: Collection[str],
     before: dict[str, Found],
     started: float,
-    here: bool,
 ) -> list[str]:
-    """Take back a tool's run that ended ``ok``: forget the cache entry it stored,
-    and (``here``: on a backend that runs here) set its products aside as a
-    stopped step's are. Returns the warnings, the step's like a stopped one's."""
+    """Take back a tool's run that ended ``ok`` (on a backend that runs here):
+    forget the cache entry it stored, and set its products aside as a stopped
+    step's are. Returns the warnings, the step's like a stopped one's."""
     from shinobi.interrupted_outputs import set_aside
 
     key = result.details.pop("cache_key", None)
     if isinstance(key, str) and session.cache is not None:
         session.cache.forget(key)
-    if not here:
-        return []
     own = session.product_paths(result.outputs)
     others = session.products - own  # its own, noted as done, are what it wrote
     asides = set_aside(invocation.paths, passthroughs, before, started, others)

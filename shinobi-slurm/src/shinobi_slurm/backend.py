@@ -52,6 +52,7 @@ from shinobi_slurm.sacct import (
     LIMITED_STATES,
     JobRecord,
     job_limits,
+    query_jobs,
     with_true_exit,
 )
 from shinobi_slurm.sbatch import (
@@ -487,7 +488,8 @@ class SlurmBackend(Backend):
             unregister()
             poller.forget(watch)
         gone = not stopped.is_set() or self._wait_gone(job_id, control.hurry)
-        run = self._result(invocation, job_id, watch, (stdout, stderr), before, stopped.is_set())
+        cancelled = stopped.is_set() and not (gone and self._completed_anyway(job_id, watch))
+        run = self._result(invocation, job_id, watch, (stdout, stderr), before, cancelled)
         if gone:
             return run
         # the run must not say every step was stopped: this job may run on
@@ -498,6 +500,26 @@ class SlurmBackend(Backend):
             f" it may still be running; check `squeue -j {job_id}` and `scancel {job_id}`",
             details={**run.details, "still_running": still},
         )
+
+    def _completed_anyway(self, job_id: str, watch: JobWatch) -> bool:
+        """Whether the job the stop cancelled had completed already, as Slurm
+        recorded it (its ``watch`` then holds that record): the poller had not
+        seen it end when the scancel went out. Reported cancelled, it ran
+        again next time over its complete product, which stays where a job
+        runs (an appending tool's was doubled). One sacct call, made only
+        after a stop; a job accounting does not yet show ended stays cancelled.
+        """
+        if watch.record is not None and watch.record.state == "COMPLETED":
+            return True
+        try:
+            records = query_jobs(self.commands, [job_id]).get(job_id, [])
+        except SlurmError:
+            return False
+        done = next((r for r in records if r.task is None and r.state == "COMPLETED"), None)
+        if done is None:
+            return False
+        watch.record = done
+        return True
 
     def _queued_for(self, invocation: Invocation) -> list[tuple[str, str]]:
         """(job id, state) of every job the queue holds for the step: found by the
