@@ -15,6 +15,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from conftest import _ninja
 
@@ -131,10 +132,9 @@ def test_a_run_started_beside_another_of_this_workdir_is_warned(
         first.wait()
 
 
-def test_a_run_beside_another_of_the_same_process_is_warned(tmp_path: Path) -> None:
-    """A script's threads running one recipe in one workdir took each other's
-    products as the CLI's runs did, with no warning: the process's own markers
-    were skipped."""
+def _beside_a_run_of_this_process(workdir: Path) -> Any:
+    """The result of a quick run in ``workdir`` while a thread's run of another
+    recipe waits there (run_recipe, one process)."""
     import threading
 
     from pydantic import BaseModel
@@ -142,26 +142,32 @@ def test_a_run_beside_another_of_the_same_process_is_warned(tmp_path: Path) -> N
     from shinobi.runner import run_recipe
     from shinobi.steps import Cab, Recipe
 
-    flag = tmp_path / "go"
-    waits = Cab("waits", ["sh", "-c", f"touch started; while [ ! -e {flag} ]; do sleep 0.05; done"])
+    flag = workdir / "go"
+    waits = Cab(
+        "waits", ["sh", "-c", f"touch waiting; while [ ! -e '{flag}' ]; do sleep 0.05; done"]
+    )
     recipe = Recipe("r", BaseModel)
     recipe.add_step("waits", waits)
-    first: list[object] = []
-    thread = threading.Thread(
-        target=lambda: first.append(run_recipe(recipe, cwd=tmp_path, use_cache=False))
-    )
+    thread = threading.Thread(target=lambda: run_recipe(recipe, cwd=workdir, use_cache=False))
     thread.start()
     try:
         deadline = time.monotonic() + 60
-        while not (tmp_path / "started").exists():
+        while not (workdir / "waiting").exists():
             assert time.monotonic() < deadline
             time.sleep(0.05)
         quick = Recipe("q", BaseModel)
         quick.add_step("now", Cab("now", ["true"]))
-        second = run_recipe(quick, cwd=tmp_path, use_cache=False)
+        return run_recipe(quick, cwd=workdir, use_cache=False)
     finally:
         flag.touch()
         thread.join()
+
+
+def test_a_run_beside_another_of_the_same_process_is_warned(tmp_path: Path) -> None:
+    """A script's threads running one recipe in one workdir took each other's
+    products as the CLI's runs did, with no warning: the process's own markers
+    were skipped."""
+    second = _beside_a_run_of_this_process(tmp_path)
     assert second.ok, second.error
     assert [w.split(":")[0] for w in second.warnings] == ["another run is going in this workdir"]
 
@@ -188,36 +194,11 @@ def test_a_run_in_a_directory_whose_name_is_not_utf8_runs_and_is_guarded(
 ) -> None:
     """Its marker could not be written: every run there ended as an internal error
     before its first step, and the guard against two runs there read another name."""
-    import threading
-
-    from pydantic import BaseModel
-
-    from shinobi.runner import run_recipe
-    from shinobi.steps import Cab, Recipe
-
     odd = tmp_path / os.fsdecode(b"obs\xff")
     odd.mkdir()
     (odd / "r.py").write_text(RECIPE.replace("while :", "for i in 1"))
     done = subprocess.run([*_ninja(), "run", "r.py:r"], cwd=odd, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    flag = odd / "go"
-    waits = Cab(
-        "waits", ["sh", "-c", f"touch waiting; while [ ! -e '{flag}' ]; do sleep 0.05; done"]
-    )
-    recipe = Recipe("r", BaseModel)
-    recipe.add_step("waits", waits)
-    thread = threading.Thread(target=lambda: run_recipe(recipe, cwd=odd, use_cache=False))
-    thread.start()
-    try:
-        deadline = time.monotonic() + 60
-        while not (odd / "waiting").exists():
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        quick = Recipe("q", BaseModel)
-        quick.add_step("now", Cab("now", ["true"]))
-        second = run_recipe(quick, cwd=odd, use_cache=False)
-    finally:
-        flag.touch()
-        thread.join()
+    second = _beside_a_run_of_this_process(odd)
     assert second.ok, second.error
     assert [w.split(":")[0] for w in second.warnings] == ["another run is going in this workdir"]
