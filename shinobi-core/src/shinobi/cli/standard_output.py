@@ -13,7 +13,8 @@ with a stream on the same descriptor that raises it, and writes through: a
 failed write fails where it is made, never later in a flush at exit. A program
 that calls :func:`shinobi.cli.main.main` itself keeps its own ``sys.stdout``.
 
-Only ``errno``, ``io``, ``os`` and ``sys`` are imported: ``ninja --help`` stays instant.
+Only ``codecs``, ``errno``, ``io``, ``os`` and ``sys`` are imported (each loaded by
+Python itself before any command): ``ninja --help`` stays instant.
 """
 
 from __future__ import annotations
