@@ -103,3 +103,13 @@ def test_an_array_cancelled_before_any_task_began_is_cancelled_whole() -> None:
     outcome, counts = combine_tasks(records, 3)
     assert counts == {"cancelled": 3}
     assert outcome.phase == "cancelled"
+
+
+def test_an_array_that_just_ended_read_alone_is_not_taken_for_all_its_tasks() -> None:
+    # for a moment after an array ends accounting lists it as one bare line: its
+    # tasks' own lines come after, and until then the array is not over
+    bare = "9|9|FAILED|3:0|2026-12-02T10:00:00|2026-12-02T10:00:05|None|64M|01:00:00|n1|"
+    records = [r for r in [parse_line(bare)] if r is not None]
+    outcome, counts = combine_tasks(records, 2)
+    assert counts == {"failed": 1, "unknown": 1}
+    assert outcome.phase == "running"

@@ -299,6 +299,13 @@ def combine_tasks(
     out_of_memory: list[tuple[int, Outcome]] = []
     first_cancelled: Outcome | None = None
     whole: Outcome | None = None
+    # The array as one line, no task of it named: Slurm (22.05) records an array
+    # cancelled before any task was split off so (``9|CANCELLED``) for good, and
+    # that line speaks for every task (read as one task, the others stayed
+    # "unknown" and the launch read running for ever). Any other such line is a
+    # moment of accounting before the task lines (an array that just ended reads
+    # ``9|FAILED`` alone): one task, the rest unknown until they are listed.
+    alone = all(r.task is None and not r.pending_tasks for r in records)
     seen = 0
     for record in records:
         outcome = classify(
@@ -307,11 +314,7 @@ def combine_tasks(
             memory_configured=memory_configured,
             on_timeout=on_timeout,
         )
-        if record.task is None and not record.pending_tasks:
-            # the array as one line, no task of it named: Slurm (22.05) records an
-            # array cancelled before any task was split off so (``9|CANCELLED``),
-            # and it speaks for every task not listed on its own (read as one task,
-            # the others stayed "unknown" and the launch read running for ever)
+        if alone and record.state == "CANCELLED":
             whole = outcome
             continue
         # 9_[0-3] stands for tasks that never started: pending, or cancelled as one
