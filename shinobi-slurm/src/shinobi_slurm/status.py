@@ -376,9 +376,11 @@ def _step_state(
             # the job script's own check failed it, after the tool exited 0: the check
             # says so only then, and makes the job's exit 1, which the queue does not say
             state.detail = f"the tool exited 0, but {said[len('shinobi: ') :]}"
-        elif (state.exit_code or "").startswith("127:") and (
+        elif ((state.exit_code or "").startswith("127:") or state.detail == EXIT_NOT_KNOWN) and (
             missing := _not_on_the_node(said)
-        ) is not None:  # 127: the shell's "not found" (a redirect's missing folder is 1)
+        ) is not None:
+            # 127: the shell's "not found" (a redirect's missing folder is 1); or no
+            # code yet (only the queue knows the job), when its line says as much
             state.detail = missing
         elif said:
             state.detail = f"{state.detail}: {said}"
