@@ -115,6 +115,12 @@ def statuses(proc: subprocess.CompletedProcess[str]) -> dict[str, str]:
     return {s["name"]: s["status"] for s in json.loads(proc.stdout)["steps"]}
 
 
+def _why(*runs: subprocess.CompletedProcess[str]) -> str:
+    """What the runs said, for a run that missed the cache (CI once saw one step
+    run again and said nothing more)."""
+    return "\n".join(f"{proc.stdout}\n{proc.stderr}" for proc in runs)
+
+
 def outputs(project: Path) -> dict[str, bytes]:
     return {n: (project / n).read_bytes() for n in ("L.txt", "R.txt", "joined.txt")}
 
@@ -126,7 +132,7 @@ def test_an_unchanged_rerun_is_all_hits_and_spawns_nothing(project: Path, tmp_pa
     assert sorted(counted(project)) == ["copy", "copy", "join"]
     before = outputs(project)
     second = run(project, cache)
-    assert set(statuses(second).values()) == {"cached"}
+    assert set(statuses(second).values()) == {"cached"}, _why(first, second)
     assert sorted(counted(project)) == ["copy", "copy", "join"]  # nothing ran
     assert outputs(project) == before
     assert "cached" in second.stderr
@@ -176,11 +182,12 @@ def test_a_cache_shared_between_two_places_hits_in_both(project: Path, tmp_path:
     project elsewhere (a laptop and a cluster on one shared cache) reuses results
     as long as the outputs are there too."""
     cache = tmp_path / "cache"
-    run(project, cache)
+    first = run(project, cache)
     elsewhere = tmp_path / "elsewhere"
     shutil.copytree(project, elsewhere)
     (elsewhere / "counter.txt").unlink()
-    assert set(statuses(run(elsewhere, cache)).values()) == {"cached"}
+    second = run(elsewhere, cache)
+    assert set(statuses(second).values()) == {"cached"}, _why(first, second)
     assert counted(elsewhere) == []
     (elsewhere / "L.txt").unlink()  # not there: this place must compute it
     assert statuses(run(elsewhere, cache))["up_left"] == "ok"
