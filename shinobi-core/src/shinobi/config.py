@@ -699,7 +699,8 @@ def _refuse_unknown_backend_keys(config: AppConfig, sources: Mapping[str, str]) 
             continue
         table = isinstance(value, dict)
         known = sorted(backends) if table else list(BackendConfig.model_fields)
-        if table and not did_you_mean(key, known):
+        nearest = did_you_mean(key, known)
+        if table and not nearest:
             # the table of a plugin not installed in this environment (a config
             # file shared by several): unused until a step names that backend,
             # which is refused then; `ninja doctor` warns of it
@@ -710,7 +711,7 @@ def _refuse_unknown_backend_keys(config: AppConfig, sources: Mapping[str, str]) 
             if table
             else (f"configuration key 'backend.{key}' is not a setting")
         )
-        near = did_you_mean(key, known) or ("" if table else _homed(key))  # [backend] max_workers
+        near = nearest or ("" if table else _homed(key))  # [backend] max_workers
         if not near and not table and origin.startswith("environment variable"):
             near = _misspelt_backend_variable(key, backends)
         raise ConfigError(

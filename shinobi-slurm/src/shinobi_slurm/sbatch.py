@@ -762,11 +762,15 @@ def _refuse_nul(script: str) -> None:
     refuses it, as no program can be passed one, but bash reads the script
     with the byte dropped and ran another argument than the recipe's."""
     at = script.index("\0")
-    near = script[max(0, at - 30) : at + 10].encode("utf-8", "backslashreplace").decode()
     raise UsageError(
-        f"a job script would hold a NUL byte, which no program can be passed (near {near!r});"
-        " check the value that holds it"
+        "a job script would hold a NUL byte, which no program can be passed (near"
+        f" {_near(script, at, at)!r}); check the value that holds it"
     )
+
+
+def _near(script: str, start: int, end: int) -> str:
+    """The script's text around ``start``..``end``, showable whatever it holds."""
+    return script[max(0, start - 30) : end + 10].encode("utf-8", "backslashreplace").decode()
 
 
 def _refuse_undecodable(script: str) -> None:
@@ -778,10 +782,10 @@ def _refuse_undecodable(script: str) -> None:
     try:
         script.encode("utf-8")
     except UnicodeEncodeError as exc:
-        near = script[max(0, exc.start - 30) : exc.end + 10].encode("utf-8", "backslashreplace")
         raise UsageError(
             f"a job script would hold a name that is not valid UTF-8 (near"
-            f" {near.decode()!r}); rename the file, or run the recipe with `ninja run`"
+            f" {_near(script, exc.start, exc.end)!r}); rename the file, or run the recipe"
+            " with `ninja run`"
         ) from None
 
 

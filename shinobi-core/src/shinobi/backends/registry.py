@@ -270,10 +270,9 @@ def describe(group: str) -> list[PluginInfo]:
             )
         else:
             error = _load_error(group, ep.name)
-            mismatch = core_mismatch(dist)
             if error is not None:
-                fix = _load_fix(dist, error)
-            elif mismatch is not None:  # it loads: said, but not called a failure
+                fix = _load_fix(dist, error)  # a core mismatch first, when there is one
+            elif (mismatch := core_mismatch(dist)) is not None:  # it loads: said, not failed
                 note = f"built for another shinobi-core: {mismatch}"
         infos.append(PluginInfo(group, ep.name, dist, ep.value, error, fix, note))
     return infos

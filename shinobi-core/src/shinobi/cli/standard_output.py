@@ -129,9 +129,7 @@ def _errors_for(encoding: str, errors: str) -> str:
     as on stderr; a UTF-8 stdout keeps its own handling.
     """
     if errors == "strict" and codecs.lookup(encoding).name != "utf-8":
-        if not _registered:
-            codecs.register_error(_PLAIN, _plain)
-            _registered.append(_PLAIN)
+        codecs.register_error(_PLAIN, _plain)  # (registered again: the same handler)
         return _PLAIN
     return errors
 
@@ -141,7 +139,6 @@ _ASCII = str.maketrans(
     {"─": "-", "│": "|", "┌": "+", "┐": "+", "└": "+", "┘": "+", "→": "->", "…": "...", "—": "-"}
 )
 _PLAIN = "shinobi.plain"
-_registered: list[str] = []
 
 
 def _plain(exc: UnicodeError) -> tuple[str, int]:
