@@ -225,6 +225,44 @@ def test_runs_exits_74_when_the_engine_could_not_be_asked(
         assert "ninja: 1 launch not asked: could not ask Slurm (it is away)" in err
 
 
+@pytest.mark.parametrize("answer", ["away", "purged"])
+def test_a_launch_on_record_as_ended_keeps_its_end_whatever_the_engine_says_now(
+    engine: type[FakeTarget],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    answer: str,
+) -> None:
+    """Its ``ended`` file said completed, but with the cluster out of reach ``runs``
+    and ``status`` called it unknown and exited 74, and ``clean --launches`` kept it
+    "while its jobs go on"; with its jobs purged from accounting it read cancelled."""
+    from shinobi.launch.tracking import LaunchStatus, StepState
+
+    def now(self: FakeTarget, handle: Any) -> LaunchStatus:
+        if answer == "away":
+            steps = [StepState("make", "unknown", "Slurm could not be asked")]
+            return LaunchStatus(handle=handle, steps=steps, error="could not ask Slurm (away)")
+        steps = [StepState("make", "cancelled", "Slurm has no record of this job")]
+        return LaunchStatus(handle=handle, steps=steps)
+
+    monkeypatch.setattr(FakeTarget, "_answer", now)
+    monkeypatch.setattr(FakeTarget, "status_many", lambda self, hs: [now(self, h) for h in hs])
+    ended, unended = launch(tmp_path, run_id="ended"), launch(tmp_path, run_id="open")
+    (ended.run_dir / "ended").write_text("completed\n")
+    code, out, err = ninja(capsys, "runs", "--json")
+    states = {entry["run_id"]: entry["state"] for entry in json.loads(out)["launches"]}
+    assert states["ended"] == "completed", out
+    assert states["open"] == ("unknown" if answer == "away" else "cancelled")
+    assert code == (74 if answer == "away" else 0), err  # the open one is not known
+    code, out, err = ninja(capsys, "status", "ended")
+    assert code == 0, out + err
+    assert "completed (as recorded when it ended" in out
+    code, out, err = ninja(capsys, "clean", "--launches")
+    assert "removed pipe/ended (completed)" in out, err
+    assert not ended.run_dir.exists()
+    assert unended.run_dir.exists() == (answer == "away")
+
+
 def test_runs_notes_a_handle_deleted_by_hand(
     engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -99,8 +99,9 @@ def _exit_if_unasked(found: list[LaunchStatus]) -> None:
     """Exit 74 when an engine could not be asked about a launch: the states listed
     are then not known, which a script reading the list must be able to tell
     (``ninja status`` says so the same way). A damaged handle, or one whose plugin
-    is not installed here, is a note that stays: not this."""
-    unasked = [s for s in found if s.error and not s.damaged]
+    is not installed here, is a note that stays: not this; nor a launch on record
+    as ended, whose state is known without the engine."""
+    unasked = [s for s in found if s.error and not s.damaged and not s.noted]
     if unasked:
         from shinobi.cli.main import ENVIRONMENT_EXIT
         from shinobi.wording import counted

@@ -58,6 +58,7 @@ def command(
     from shinobi.launch.find import find_launch, workspace
     from shinobi.launch.handle import note_ended
     from shinobi.launch.render import status_lines
+    from shinobi.launch.state import with_noted_end
     from shinobi.launch.tracking import tracker_for
     from shinobi.render.terminal_text import redraws
 
@@ -68,7 +69,7 @@ def command(
     redraw = watch and redraws(sys.stdout) and not as_json
     shown = None
     while True:
-        status = tracker.status(launch)
+        status = with_noted_end(tracker.status(launch))
         code = _exit_status(status)
         settle_exit_status(code)  # a reader gone while it prints keeps it
         if as_json and watch:  # JSON Lines: one whole document per line, for a reader
@@ -93,6 +94,8 @@ def command(
 
 def _exit_status(status: LaunchStatus) -> int:
     """The exit status ``status`` calls for (see the module's docstring)."""
+    if status.noted:  # how it ended is on record: what the engine says now cannot change it
+        return 0 if status.noted == "completed" else 1
     # a step that failed (or was cancelled from outside) is news now, not only once
     # the rest of the launch has ended: the launch cannot complete any more
     if status.state in ("failed", "cancelled") or any(s.went_wrong for s in status.steps):

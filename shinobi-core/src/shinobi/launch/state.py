@@ -18,7 +18,7 @@ from shinobi.errors import BackendNotFound, ShinobiError, UsageError
 from shinobi.launch.handle import LaunchHandle, note_ended, noted_end
 from shinobi.launch.tracking import LaunchStatus, tracker_for
 
-__all__ = ["launches_going", "statuses"]
+__all__ = ["launches_going", "statuses", "with_noted_end"]
 
 
 def statuses(handles: Sequence[LaunchHandle]) -> list[LaunchStatus]:
@@ -39,10 +39,23 @@ def statuses(handles: Sequence[LaunchHandle]) -> list[LaunchStatus]:
         except UsageError:  # a damaged handle among them: each on its own, to say which
             answers = [_alone(h) for h in members]
         for i, answer in zip(indices, answers, strict=True):
-            found[i] = answer
+            found[i] = with_noted_end(answer)
             if answer.final:
                 note_ended(answer.handle, answer.state)
     return [s for s in found if s is not None]
+
+
+def with_noted_end(status: LaunchStatus) -> LaunchStatus:
+    """``status`` with how its launch was seen to end, if it was (its ``ended`` file).
+
+    The engine is still asked, for the details only it has (exit codes, times);
+    but a launch on record as completed stays completed when the engine cannot
+    be reached or has purged its jobs, instead of turning "unknown" (and kept by
+    ``ninja clean``, as if its jobs went on) or "cancelled".
+    """
+    if status.noted is None:
+        status.noted = noted_end(status.handle)
+    return status
 
 
 def _alone(handle: LaunchHandle) -> LaunchStatus:

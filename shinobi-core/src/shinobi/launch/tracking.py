@@ -95,15 +95,22 @@ class LaunchStatus:
     #: The ``error`` is not the engine's being away: the handle is damaged, or the
     #: plugin that answers for it is not installed (a note, which stays).
     damaged: bool = False
-    #: How the launch was seen to end (its ``ended`` file), for one nothing here can
-    #: ask about (its plugin is not installed): the end it had, not "unknown".
+    #: How the launch was seen to end (its ``ended`` file). It is the state: a job
+    #: that ended does not change, and the engine's answer now may no longer say
+    #: how it ended (accounting purged, the cluster out of reach, its plugin not
+    #: installed here), where "unknown" or "running" would be wrong.
     noted: str | None = None
 
     @property
     def state(self) -> str:
         """``running``, ``completed``, ``failed``, ``cancelled`` or ``unknown``."""
+        return self.noted or self.engine_state
+
+    @property
+    def engine_state(self) -> str:
+        """The state the engine's answer about the steps gives, whatever was noted."""
         if not self.steps:
-            return self.noted or "unknown"
+            return "unknown"
         phases = {s.phase for s in self.steps}
         if phases & ACTIVE:
             return "unknown" if phases == {"unknown"} and self.error else "running"
@@ -132,7 +139,10 @@ class LaunchStatus:
         counts = self.counts()
         order = ("completed", "skipped", "running", "pending", "unknown", "failed", "cancelled")
         parts = [f"{counts[p]} {p}" for p in order if counts.get(p)]
-        line = f"{self.state}: {', '.join(parts) or 'no steps'}"
+        state = self.state
+        if self.noted and self.steps and self.engine_state != self.noted:
+            state += " (as recorded when it ended; the engine's answer now says less)"
+        line = f"{state}: {', '.join(parts) or 'no steps'}"
         failed = self.failures()
         if failed:
             first = failed[0]
