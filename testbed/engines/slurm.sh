@@ -53,7 +53,6 @@ SchedulerParameters=batch_sched_delay=0,sched_min_interval=0
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=$SLURM_DEF_MEM_PER_CPU
-DependencyParameters=kill_invalid_depend
 SlurmdParameters=config_overrides
 InactiveLimit=0
 KillWait=5
