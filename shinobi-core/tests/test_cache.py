@@ -27,7 +27,7 @@ from shinobi.backends.base import Backend, BackendRun, Invocation, PathUse, RunC
 from shinobi.cache import DigestMemo, StepCache
 from shinobi.config import load_config
 from shinobi.runner import run_recipe
-from shinobi.steps import Cab, File, ParamMeta, Recipe
+from shinobi.steps import Cab, File, ParamMeta, Recipe, Wrangler
 from shinobi.steps.result import RecipeResult, StepResult
 
 RECIPE = """
@@ -334,6 +334,74 @@ def test_the_key_follows_tool_argv_inputs_image_and_backend(tmp_path: Path) -> N
     assert pinned != moved
 
 
+class ToolIn(BaseModel):
+    src: Path
+
+
+class ToolOut(BaseModel):
+    images: list[str] = []
+    report: str | None = None
+
+
+class ToolOutAsFiles(BaseModel):
+    images: list[File] = []
+    report: str | None = None
+
+
+def _tool(**changed: Any) -> Cab:
+    declared: dict[str, Any] = {
+        "outputs_model": ToolOut,
+        "field_meta": {"src": ParamMeta(positional=True), "images": ParamMeta(harvest="*.fits")},
+        "wranglers": [Wrangler(r"wrote (\S+)", "output", output="report", stream="stdout")],
+        "env": {"MODE": "fast"},
+    }
+    return Cab("tool", ["tool"], ToolIn, **{**declared, **changed})
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"env": {"MODE": "exact"}},
+        {"outputs_model": ToolOutAsFiles},
+        {"wranglers": [Wrangler(r"wrote (\S+)", "output", output="report", stream="stderr")]},
+        {"field_meta": {"src": ParamMeta(positional=True), "images": ParamMeta(harvest="*.png")}},
+        {
+            "field_meta": {
+                "src": ParamMeta(positional=True, writable=False),
+                "images": ParamMeta(harvest="*.fits"),
+            }
+        },
+    ],
+    ids=["env", "outputs schema", "wrangler stream", "harvest glob", "writable"],
+)
+def test_the_key_follows_what_the_cab_declares_off_the_command_line(
+    tmp_path: Path, changed: dict[str, Any]
+) -> None:
+    """None of these shows in the argv, so only the cab's identity tells the two
+    tools apart: a cab re-declared with another environment, output schema, wrangled
+    stream or harvest glob replayed what the old declaration had made."""
+    store = StepCache(tmp_path / "cache")
+    base = store.key(_tool(), _invocation(tmp_path), "native")
+    assert base == store.key(_tool(), _invocation(tmp_path), "native")  # a fresh, equal cab
+    assert base != store.key(_tool(**changed), _invocation(tmp_path), "native")
+
+
+def test_a_cab_given_another_environment_runs_again(tmp_path: Path) -> None:
+    """A cab's env is not on its command line: changing it between two runs
+    replayed the result made under the old setting, and the tool never ran."""
+
+    def recipe(mode: str) -> Recipe:
+        tool = Cab("tool", ["/bin/sh", "-c", 'echo "$MODE" >> counter.txt'], env={"MODE": mode})
+        recipe = Recipe("env")
+        recipe.add_step("run", tool)
+        return recipe
+
+    run_cached(recipe("fast"), tmp_path)
+    assert [s.status for s in run_cached(recipe("fast"), tmp_path).steps] == ["cached"]
+    assert [s.status for s in run_cached(recipe("exact"), tmp_path).steps] == ["ok"]
+    assert counted(tmp_path) == ["fast", "exact"]
+
+
 def test_an_image_is_asked_about_from_the_step_s_directory(tmp_path: Path) -> None:
     """A relative image file (tools/x.sif) is the step's, wherever ninja itself runs."""
     cab = Cab("tool", ["/bin/true"])
@@ -474,8 +542,6 @@ class ReportOut(BaseModel):
 
 
 def test_an_output_a_wrangler_finds_is_verified_like_any_other(tmp_path: Path) -> None:
-    from shinobi.steps import Wrangler
-
     tool = Cab(
         "reporter",
         ["/bin/sh", "-c", "echo run >> counter.txt; echo made > made.txt; echo 'wrote made.txt'"],

@@ -106,6 +106,66 @@ def test_a_big_scatter_lists_a_few_paths_and_an_in_place_input_is_rewritten(
     assert any("... and 35 more paths" in line for line in lines), proc.stdout
 
 
+def test_a_scatter_past_three_slices_says_how_many_more_it_does_not_draw(
+    ninja: Ninja, recipe_file: Callable[..., Path]
+) -> None:
+    """Three slices are drawn; a fourth left out without a word read as a scatter of three."""
+    path = recipe_file(FAN)
+    for names, more in ((["a", "b", "c"], None), (["a", "b", "c", "d"], "... and 1 more slice")):
+        given = [arg for name in names for arg in ("--names", name)]
+        proc = ninja("run", f"{path}:fan", *given, "--log", "run.log", "--dryrun")
+        assert proc.returncode == 0, proc.stderr
+        assert "each[2]: $ /bin/true c run.log" in proc.stdout
+        assert "each[3]:" not in proc.stdout
+        said = [line.strip("│ ") for line in proc.stdout.splitlines() if "more slice" in line]
+        assert said == ([more] if more else []), proc.stdout
+
+
+JOIN = """
+from pathlib import Path
+from pydantic import BaseModel
+from shinobi.steps import Cab, File, ParamMeta, Recipe
+
+class MakeIn(BaseModel):
+    out: Path
+
+class Made(BaseModel):
+    out: File | None = None
+
+class JoinIn(BaseModel):
+    first: File
+    second: File
+    out: Path
+
+make = Cab("make", "/bin/touch", MakeIn, Made, {"out": ParamMeta(positional=True)})
+join = Cab("join", "/bin/cat", JoinIn, Made,
+           {"first": ParamMeta(positional=True, writable=False),
+            "second": ParamMeta(positional=True), "out": ParamMeta(skip=True)})
+pipe = Recipe("pipe")
+pipe.add_step("left", make, out=Path("left.txt"))
+pipe.add_step("right", make, out=Path("right.txt"))
+pipe.add_step("joined", join, first=pipe.outputs.left.out, second=pipe.outputs.right.out,
+              out=Path("joined.txt"))
+"""
+
+
+def test_a_step_fed_by_two_is_tagged_a_fan_in_and_a_read_only_input_is_marked(
+    ninja: Ninja, recipe_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    """The join waits on both branches and a container mounts ``first`` read-only: the
+    box is where a reader of the plan sees either before anything runs."""
+    path = recipe_file(JOIN, "join.py")
+    proc = ninja("run", f"{path}:pipe", "--dryrun")
+    assert proc.returncode == 0, proc.stderr
+    tops = {line.split()[1]: line for line in proc.stdout.splitlines() if line.startswith("┌─")}
+    assert "fan-in of 2 · cab · native" in tops["joined"], proc.stdout
+    assert not any("fan-in" in tops[name] for name in ("left", "right")), proc.stdout
+    said = [line.strip("│ ") for line in proc.stdout.splitlines()]
+    assert f"reads {tmp_path / 'left.txt'} (read-only)" in said
+    assert f"reads {tmp_path / 'right.txt'}" in said  # writable: no marker
+    assert f"writes {tmp_path / 'joined.txt'}" in said
+
+
 LOOPED = """
 from pydantic import BaseModel
 from shinobi.steps import Cab, File, ParamMeta, Recipe

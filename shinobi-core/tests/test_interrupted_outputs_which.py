@@ -400,6 +400,30 @@ def test_a_part_inside_a_directory_that_stays_is_set_aside_in_it(tmp_path: Path)
     assert asides == {str(res): None, str(res / "img.fits"): f"{res}/img.fits.interrupted"}
 
 
+@pytest.mark.parametrize("directory_first", [True, False])
+def test_a_sibling_whose_name_begins_with_a_directory_set_aside_is_set_aside_itself(
+    tmp_path: Path, directory_first: bool
+) -> None:
+    """``img-model.fits`` is beside ``img``, not in it: taken for carried along by
+    ``img``'s rename, it would be said to be at ``img.interrupted-model.fits`` and
+    kept its final name, a half-written product passing for a finished one."""
+    img, model = tmp_path / "img", tmp_path / "img-model.fits"
+    uses = [
+        PathUse(str(img), "output", "outdir", "dir"),
+        PathUse(str(model), "output", "model", "file"),
+    ]
+    uses = uses if directory_first else uses[::-1]
+    before, started = _started(uses)
+    img.mkdir()
+    (img / "psf.fits").write_text("half\n")
+    model.write_text("half\n")
+    asides = {a.path: a.moved_to for a in set_aside(uses, (), before, started)}
+    assert asides == {str(img): f"{img}.interrupted", str(model): f"{model}.interrupted"}
+    assert not img.exists() and not model.exists()
+    assert (tmp_path / "img-model.fits.interrupted").read_text() == "half\n"
+    assert (tmp_path / "img.interrupted" / "psf.fits").read_text() == "half\n"
+
+
 def test_the_parts_earlier_interruptions_left_are_counted_in_the_warning(
     tmp_path: Path,
 ) -> None:

@@ -603,7 +603,7 @@ def test_the_dryrun_draws_every_iteration(
     assert done.returncode == 0, done.stderr
     for k in (1, 2, 3):
         assert f"selfcal.{k}" in done.stdout
-        assert f"loop 'selfcal', iteration {k}" in done.stdout
+        assert f"loop 'selfcal', iteration {k} of up to 3" in done.stdout
     assert (
         "skipped if selfcal.2.converged exists (the loop converged), passing on selfcal.2"
         in done.stdout

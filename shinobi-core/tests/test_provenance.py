@@ -24,7 +24,7 @@ from shinobi.backends.native import NativeBackend
 from shinobi.config import load_config
 from shinobi.resources import Resources
 from shinobi.runner import run_recipe
-from shinobi.steps import Cab, ParamMeta, Recipe
+from shinobi.steps import Cab, File, ParamMeta, Recipe
 from shinobi.steps.result import StepResult
 
 
@@ -219,6 +219,33 @@ def test_cached_steps_say_where_their_result_came_from(tmp_path: Path) -> None:
         s["cached"] and s["details"]["cached_from"] == first_run["run_id"]
         for s in second_run["steps"]
     )
+
+
+class FlagIn(BaseModel):
+    flag: str = "done.flag"
+
+
+class FlagOut(BaseModel):
+    done: File | None = None
+
+
+def test_a_step_a_converged_loop_skipped_is_recorded_as_skipped(tmp_path: Path) -> None:
+    """The manifest's ``skipped`` is what a reader filters on (``cached`` likewise):
+    a skipped step recorded with ``skipped`` false read as one that ran."""
+    finish = Cab(
+        "finish",
+        ["/bin/sh", "-c", 'touch "$0"'],
+        FlagIn,
+        FlagOut,
+        {"flag": ParamMeta(positional=True), "done": ParamMeta(implicit="{flag}")},
+    )
+    recipe = Recipe("converge", FlagIn)
+    recipe.add_loop("L", finish, max_iter=2, until="done", flag=recipe.inputs.flag)
+    config = load_config({"cache.dir": str(tmp_path / "cache")})
+    assert run_recipe(recipe, {}, config=config, cwd=tmp_path, provenance=True).ok
+    (manifest,) = manifests(tmp_path)
+    said = {s["name"]: (s["status"], s["skipped"], s["cached"]) for s in manifest["steps"]}
+    assert said == {"L.1": ("ok", False, False), "L.2": ("skipped", True, False)}
 
 
 def test_the_manifest_exists_before_the_first_step_starts(tmp_path: Path) -> None:

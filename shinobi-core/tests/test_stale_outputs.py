@@ -22,7 +22,8 @@ from shinobi.stale import LiveWriterError, OutputGuard, find_holders
 HOLDER = """
 import sys, time
 mode, path, ready = sys.argv[1:4]
-fh = open(path, {"write": "ab", "read": "rb", "rw": "r+b"}[mode])
+modes = {"write": "ab", "read": "rb", "rw": "r+b"}
+fhs = [open(path, modes[m]) for m in mode.split("+")]  # "read+write": two descriptors, in order
 open(ready, "w").close()
 time.sleep(300)
 """
@@ -120,6 +121,23 @@ def test_a_reader_gets_a_warning_and_the_step_runs(
     assert proc.returncode == 0, proc.stderr
     assert "warning" in proc.stderr and f"pid {reader.pid}" in proc.stderr
     assert out.read_text() == "new\n"
+
+
+def test_a_process_reading_an_output_and_writing_it_on_another_descriptor_refuses(
+    tmp_path: Path, hold: Callable[[str, Path], subprocess.Popen[bytes]]
+) -> None:
+    """A tool that reads its product back while appending to it (a log, a table it
+    updates) has a read descriptor first and a write one after. Were the first
+    descriptor seen to decide, it would pass for a reader: a warning, and the step
+    would go on to rewrite a file a live process is still writing."""
+    out = tmp_path / "product.txt"
+    out.write_text("previous product\n")
+    holder = hold("read+write", out)
+    warnings: list[str] = []
+    with pytest.raises(LiveWriterError) as caught:
+        OutputGuard(warnings.append).check(invocation(out))
+    assert f"pid {holder.pid}" in str(caught.value)
+    assert (holder.pid, True) in {(h.pid, h.writing) for h in find_holders([str(out)])}
 
 
 def test_a_writer_inside_an_output_directory_counts(
