@@ -290,6 +290,19 @@ def test_a_mutating_step_declared_safe_runs_on_data_as_it_was_before_it(tmp_path
     assert (tmp_path / "data.ms").read_text() == "flagged\n"
 
 
+def test_a_cab_that_opts_out_runs_again_beside_a_cached_one(tmp_path: Path) -> None:
+    """``Cab(cache=False)`` is for a tool whose effect is its point (a download, a
+    notice sent): replayed from the cache, it quietly did nothing on the second run."""
+    recipe = Recipe("fetch_then_count")
+    fetch = Cab("fetch", ["/bin/sh", "-c", "echo fetch >> counter.txt"], cache=False)
+    recipe.add_step("fetch", fetch)
+    recipe.add_step("count", Cab("count", ["/bin/sh", "-c", "echo count >> counter.txt"]))
+    assert [s.status for s in run_cached(recipe, tmp_path).steps] == ["ok", "ok"]
+    second = {s.name: s.status for s in run_cached(recipe, tmp_path).steps}
+    assert second == {"fetch": "ok", "count": "cached"}
+    assert sorted(counted(tmp_path)) == ["count", "fetch", "fetch"]
+
+
 def test_a_failed_step_is_not_cached(tmp_path: Path) -> None:
     recipe = Recipe("fail")
     recipe.add_step("boom", Cab("boom", ["/bin/sh", "-c", "echo run >> counter.txt; exit 3"]))
@@ -442,6 +455,40 @@ def _an_hour_later(monkeypatch: pytest.MonkeyPatch) -> None:
     can age a file: setting an old mtime makes its ctime now)."""
     later = time.time() + 3600
     monkeypatch.setattr(digests_module, "time", SimpleNamespace(time=lambda: later))
+
+
+def test_an_input_rewritten_with_its_old_mtime_put_back_is_a_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``cp -p``, ``rsync -t`` or ``touch -d`` over a file of the same size leave its
+    path, inode, size and mtime as they were: only the ctime says the content is new.
+    Without it the memo gave the old digest, and the old result was replayed."""
+    _an_hour_later(monkeypatch)  # settled: the first run's digest is remembered on disk
+    data = tmp_path / "data.ms"
+    data.write_text("calibrated")
+    os.utime(data, ns=(1_000_000_000 * 10**9, 1_000_000_000 * 10**9))  # long ago
+    script = 'cat "$0" > copy.ms; echo run >> counter.txt'
+    reader = Cab(
+        "read", ["/bin/sh", "-c", script], MsIn, field_meta={"ms": ParamMeta(positional=True)}
+    )
+    recipe = Recipe("read", MsIn)
+    recipe.add_step("read", reader, ms=recipe.inputs.ms)
+    assert [s.status for s in run_cached(recipe, tmp_path, ms="data.ms").steps] == ["ok"]
+    before = os.stat(data)
+    with data.open("r+") as fh:  # in place, the same size, other content
+        fh.write("CALIBRATED")
+    os.utime(data, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(data)
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (
+        before.st_ino,
+        before.st_size,
+        before.st_mtime_ns,
+    )
+    assert after.st_ctime_ns != before.st_ctime_ns
+    result = run_cached(recipe, tmp_path, ms="data.ms")
+    assert [s.status for s in result.steps] == ["ok"]
+    assert counted(tmp_path) == ["run", "run"]
+    assert (tmp_path / "copy.ms").read_text() == "CALIBRATED"
 
 
 def test_a_file_changed_moments_ago_is_not_memoised_on_disk(

@@ -122,6 +122,33 @@ def test_debug_shows_the_traceback_and_keeps_the_exit_status(ninja: Ninja) -> No
         assert ("Traceback" in proc.stderr) == bool(args)
 
 
+@pytest.mark.parametrize("debug", [False, True], ids=["plain", "--debug"])
+def test_a_fault_of_ninja_s_own_is_one_line_and_exit_70(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], debug: bool
+) -> None:
+    """The last resort, for an exception nothing foresaw: a traceback only when asked
+    for, and 70, not the 1 of a failed step, so a script can tell ninja broke."""
+    from cli_in_process import in_process
+
+    from shinobi.config import AppConfig
+
+    def unforeseen(self: AppConfig) -> None:
+        raise KeyError("execution")
+
+    monkeypatch.setattr(AppConfig, "effective", unforeseen)
+    monkeypatch.delenv("SHINOBI_DEBUG", raising=False)
+    code, out, err = in_process(capsys, *(["--debug"] if debug else []), "config", "show")
+    assert (code, out) == (70, ""), err
+    hint = "" if debug else "rerun with --debug for the traceback, and "
+    line = f"ninja: internal error: KeyError: 'execution' ({hint}please report it)"
+    if debug:
+        assert err.startswith("Traceback (most recent call last):\n"), err
+        assert err.count("Traceback") == 1, err
+        assert "in unforeseen" in err and err.endswith(f"\n{line}\n")
+    else:
+        assert err == f"{line}\n"
+
+
 def test_a_recipe_path_that_is_no_file_is_said_for_what_it_is(ninja: Ninja, tmp_path: Path) -> None:
     """A FIFO (or ``<(cat r.py)``), a device and a dangling link were all said
     "does not exist; check the path", which sends the user looking for a typo."""

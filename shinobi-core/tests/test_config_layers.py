@@ -59,6 +59,49 @@ def test_the_environment_and_the_command_line_still_win_over_an_empty_table(
     assert config.sources["execution.max_workers"] == "command line"
 
 
+@pytest.mark.parametrize("wanted", [True, False], ids=["--provenance", "--no-provenance"])
+def test_a_flag_wins_over_the_variable_of_the_same_setting(layered: Path, wanted: bool) -> None:
+    """A variable exported in a login script is the standing choice, a flag the one
+    made for this run: ``SHINOBI_EXECUTION_MAX_WORKERS=1`` must not quietly turn
+    ``ninja run -j 4`` into one step at a time. These are the keys ``ninja run``
+    passes its ``-j`` and ``--provenance``/``--no-provenance`` as."""
+    environ = {
+        "SHINOBI_EXECUTION_MAX_WORKERS": "1",
+        "SHINOBI_PROVENANCE_ENABLED": "0" if wanted else "1",
+    }
+    flags = {"execution.max_workers": 4, "provenance.enabled": wanted}
+    config = load_config(flags, cwd=layered, environ=environ)
+    assert config.execution.max_workers == 4 and config.provenance.enabled is wanted
+    assert config.sources["execution.max_workers"] == "command line"
+    assert config.sources["provenance.enabled"] == "command line"
+    unset = load_config(dict.fromkeys(flags), cwd=layered, environ=environ)  # no flag given
+    assert unset.execution.max_workers == 1 and unset.provenance.enabled is not wanted
+
+
+def test_a_run_goes_by_j_over_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What the run itself went by, as its manifest records it: with the layers the
+    wrong way round, ``-j 3`` under ``SHINOBI_EXECUTION_MAX_WORKERS=1`` ran one step
+    at a time, and nothing said so."""
+    import json
+
+    from cli_in_process import in_process
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SHINOBI_EXECUTION_MAX_WORKERS", "1")
+    (tmp_path / "r.py").write_text(
+        "from shinobi.steps import Cab, Recipe\n"
+        "r = Recipe('r')\nr.add_step('t', Cab('t', ['/bin/true']))\n"
+    )
+    code, _, err = in_process(capsys, "run", "r.py:r", "-j", "3", "--provenance")
+    assert code == 0, err
+    (manifest,) = (tmp_path / ".shinobi" / "runs").glob("*/manifest.json")
+    recorded = json.loads(manifest.read_text())
+    assert recorded["recipe"]["max_workers"] == 3
+    assert recorded["config"]["execution"]["max_workers"] == 3
+
+
 def test_a_table_given_as_json_in_a_variable_sets_its_keys_one_by_one(layered: Path) -> None:
     environ = {"SHINOBI_BACKEND_DOCKER": '{"network": "bridge"}'}
     config = load_config(cwd=layered, environ=environ)
