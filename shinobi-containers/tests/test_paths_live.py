@@ -192,6 +192,35 @@ def test_a_read_only_directory_stays_read_only_with_a_product_written_beside_it(
     assert table.read_text() == "visibilities\n" and not (sky / "intruder").exists()
 
 
+def test_a_host_path_the_step_did_not_declare_is_not_there(backend: Backend, area: Path) -> None:
+    """A step sees its working directory and what it declared, nothing beside them.
+    apptainer shares the host's /tmp, $HOME and working directory unless told not
+    to (``--contain``): without it a sibling of the working directory under /tmp
+    was in plain view, and a tool could read (or write) what no cab declared."""
+    (area / "declared").mkdir()
+    declared = area / "declared" / "in.txt"
+    declared.write_text("declared\n")
+    (area / "beside").mkdir()
+    undeclared = area / "beside" / "secret.txt"
+    undeclared.write_text("undeclared\n")
+    work = area / "work"
+    work.mkdir()
+    script = (
+        f"cat '{declared}' || exit 8;"
+        f" for seen in '{area / 'beside'}' '{undeclared}'; do"
+        ' [ -e "$seen" ] && echo "$seen is there" >&2 && exit 9; done; exit 0'
+    )
+    result = run(
+        backend,
+        area,
+        script,
+        PathUse(str(declared), "input", "data", "file", writable=False),
+        cwd=work,
+    )
+    assert result.returncode == 0, (result.returncode, result.stderr)
+    assert result.stdout == "declared\n"
+
+
 def test_writing_inside_a_read_only_input_is_refused_before_running(
     backend: Backend, area: Path
 ) -> None:
@@ -271,6 +300,31 @@ def test_a_link_through_another_link_and_dotdot_after_a_link_reach_the_host(
     )
     assert result.returncode == 0, result.stderr
     assert (area / "archive" / "copy.txt").read_text() == "archived\n"
+
+
+def test_an_input_behind_a_linked_directory_outside_the_working_directory_is_readable(
+    backend: Backend, area: Path
+) -> None:
+    """``links/lnk -> real``, with ``links`` mounted by nothing else. The links above
+    sit in the working directory's mount, which shows their names anyway; here only
+    a mount of ``real`` under the name ``links/lnk`` lets the step open the path it
+    was given, and without it cat failed with "No such file or directory"."""
+    (area / "real").mkdir()
+    (area / "real" / "in.txt").write_text("behind the link\n")
+    (area / "links").mkdir()
+    (area / "links" / "lnk").symlink_to(area / "real")
+    work = area / "work"
+    work.mkdir()
+    given = area / "links" / "lnk" / "in.txt"
+    result = run(
+        backend,
+        area,
+        f"cat '{given}'",
+        PathUse(str(given), "input", "data", "file", writable=False),
+        cwd=work,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "behind the link\n"
 
 
 def test_a_read_only_input_that_is_a_link_is_not_replaced_quietly(
