@@ -149,6 +149,25 @@ def test_a_fault_of_ninja_s_own_is_one_line_and_exit_70(
         assert err == f"{line}\n"
 
 
+@pytest.mark.parametrize("cause", [KeyboardInterrupt, EOFError])
+def test_a_command_click_aborts_exits_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], cause: type[BaseException]
+) -> None:
+    """^C (or an end of input) inside a command reaches ninja as click's Abort: that
+    is an interrupted command, 130 like every other, not the 1 of a failed step."""
+    from cli_in_process import in_process
+
+    from shinobi.config import AppConfig
+
+    def interrupted(self: AppConfig) -> None:
+        raise cause
+
+    monkeypatch.setattr(AppConfig, "effective", interrupted)
+    code, out, err = in_process(capsys, "config", "show")
+    assert (code, out) == (130, ""), err
+    assert err.endswith("ninja: aborted\n") and "Traceback" not in err, err
+
+
 def test_a_recipe_path_that_is_no_file_is_said_for_what_it_is(ninja: Ninja, tmp_path: Path) -> None:
     """A FIFO (or ``<(cat r.py)``), a device and a dangling link were all said
     "does not exist; check the path", which sends the user looking for a typo."""

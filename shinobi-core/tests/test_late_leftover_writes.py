@@ -121,3 +121,21 @@ def test_a_leftover_still_running_is_warned_of_and_not_cached(
     assert "make the step wait for what it starts" in warning
     again = _run(tmp_path, script, out).steps[0]
     assert again.status == "ok", again.status  # run again: the first result was not cached
+
+
+def test_a_leftover_that_only_reads_the_output_does_not_fail_the_step(
+    tmp_path: Path, out: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A viewer or checker the step starts in the background reads the product and
+    changes nothing. Taken for a writer, it failed a step whose output was finished
+    ("still writing its output"), and the next step never ran."""
+    monkeypatch.setattr(process, "SETTLE", 0.3)
+    # the step's shell opens the output for reading before it starts the leftover,
+    # so the leftover holds it from the moment the step exits until the flag file
+    script = 'echo first > "$0"; exec 3<"$0"; ' + _UNTIL_GO + ") >/dev/null 2>&1 &"
+    steps = {s.name: s for s in _run(tmp_path, script, out).steps}
+    make = steps["make"]
+    assert make.status == "ok", make.error
+    assert steps["use"].stdout == "first\n"
+    (warning,) = make.warnings  # still running: warned of, as any leftover is
+    assert warning.startswith("it left pid ") and "running, which may still change" in warning

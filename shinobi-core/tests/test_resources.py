@@ -176,6 +176,28 @@ def test_a_v2_cpu_quota_and_memory_max(tmp_path: Path) -> None:
     assert detect_memory(proc, str(root), str(meminfo)) == 2 * GiB
 
 
+def test_a_v2_limit_on_a_hybrid_host_is_read_under_unified(tmp_path: Path) -> None:
+    """A hybrid host mounts the v1 controllers at the root and cgroup v2 at
+    ``unified``; a job's limits set through v2 (systemd's, a scheduler's) live only
+    there. Missed, the budget was the whole machine and ran steps past the limit."""
+    root = tmp_path / "fs"
+    _tree(
+        root,
+        {
+            "unified/job/cpu.max": "50000 100000",
+            "unified/job/memory.max": str(2 * GiB),
+            "memory/memory.limit_in_bytes": "9223372036854771712",
+            "cpu,cpuacct/cpu.cfs_quota_us": "-1",
+            "cpu,cpuacct/cpu.cfs_period_us": "100000",
+        },
+    )
+    proc = _proc(tmp_path, "4:memory:/\n2:cpu,cpuacct:/\n0::/job\n")
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       24683656 kB\n")
+    assert detect_cpus(proc, str(root)) == 0.5
+    assert detect_memory(proc, str(root), str(meminfo)) == 2 * GiB
+
+
 def test_a_v1_quota_under_a_combined_controller_mount(tmp_path: Path) -> None:
     root = tmp_path / "fs"
     _tree(

@@ -152,6 +152,24 @@ def test_a_writer_inside_an_output_directory_counts(
     assert str(writer.pid) in str(caught.value)
 
 
+def test_a_deleted_file_a_writer_holds_inside_an_output_directory_does_not_count(
+    tmp_path: Path, hold: Callable[[str, Path], subprocess.Popen[bytes]]
+) -> None:
+    """What a live process writes into a file that was deleted reaches no path (a
+    scratch file the tool unlinked, a lock removed while it runs on): the step's
+    product cannot take in any of it. /proc names that file "... (deleted)" under
+    the directory, and matched as a live writer it refused the step for nothing."""
+    table = tmp_path / "table.ms"
+    table.mkdir()
+    scratch = table / "scratch.tmp"
+    scratch.write_bytes(b"")
+    hold("write", scratch)
+    scratch.unlink()
+    warnings: list[str] = []
+    OutputGuard(warnings.append).check(invocation(table, kind="dir"))
+    assert warnings == []
+
+
 def test_an_input_rewritten_in_place_is_checked_too(
     tmp_path: Path, hold: Callable[[str, Path], subprocess.Popen[bytes]]
 ) -> None:
@@ -181,6 +199,45 @@ def test_a_holder_seen_in_a_shared_scan_is_confirmed_afresh(
     writer.kill()
     writer.wait()
     guard.check(invocation(out))  # the same (old) scan, but the writer is gone now
+
+
+SWAPPER = """
+import os, sys
+path, other = sys.argv[1:3]
+held = open(path, "ab")
+print("held", flush=True)
+sys.stdin.readline()
+os.dup2(os.open(other, os.O_WRONLY | os.O_CREAT), held.fileno())  # same number, other file
+print("swapped", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_a_descriptor_number_reused_for_another_file_since_the_scan_is_no_holder(
+    tmp_path: Path,
+) -> None:
+    """A shared scan lists (pid, descriptor number); by the time a later step is
+    checked, that number may name another file the process writes. Asking only
+    whether the number is open for writing refused a step over a file the process
+    had let go of."""
+    out = tmp_path / "product.txt"
+    out.write_text("x")
+    command = [sys.executable, "-c", SWAPPER, str(out), str(tmp_path / "other.log")]
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            assert proc.stdout.readline() == b"held\n"
+            warnings: list[str] = []
+            guard = OutputGuard(warnings.append, snapshot_age=3600)
+            with pytest.raises(LiveWriterError):
+                guard.check(invocation(out))  # the scan, shared by the check below
+            proc.stdin.write(b"swap\n")
+            proc.stdin.flush()
+            assert proc.stdout.readline() == b"swapped\n"
+            guard.check(invocation(out))
+            assert warnings == []
+        finally:
+            proc.kill()
 
 
 def test_find_holders_tells_writers_from_readers(
