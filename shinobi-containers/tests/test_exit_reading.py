@@ -13,6 +13,7 @@ Two ways a container's exit used to be misread, live on every engine:
 
 from __future__ import annotations
 
+import re
 import signal
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from shinobi.backends.base import BackendRun
 from shinobi.failures import describe_failure
 from shinobi.resources import Resources
 from shinobi.runner import run_recipe
+from shinobi_containers.errors import ImageUnavailable
 from shinobi_containers.limits import LimitFlags
 from shinobi_containers.outcome import interpret_run
 
@@ -86,3 +88,38 @@ def test_a_mistyped_image_name_on_podman_is_said_to_be_not_here(tmp_path: Path) 
     )
     error = result.steps[0].error or ""
     assert f"image {typo!r} is not here" in error and "check its name" in error
+
+
+@pytest.mark.parametrize("engine", ["docker", "apptainer"])
+def test_a_mistyped_registry_image_is_said_to_be_not_here_in_the_engines_own_words(
+    engine: str, tmp_path: Path
+) -> None:
+    """Docker says "Unable to find image ... locally", apptainer "Unable to handle
+    docker://... uri", before the registry's own error. test_outcome.py has those
+    lines only as typed-in strings: had a release reworded them, the user was told
+    just that a registry was not reached, never that the image is not here."""
+    live_backend(engine)
+    typo = image("docker").replace("busybox", "busybx")  # a registry's name on both
+    recipe = one_step("typo", "true", typo, None)
+    result = run_recipe(
+        recipe, backend=engine, config=config_for(engine), cwd=tmp_path, use_cache=False
+    )
+    error = result.steps[0].error or ""
+    said = rf"^{engine} could not run the step: image '(docker://)?{re.escape(typo)}' is not here"
+    assert re.search(said, error), error
+
+
+def test_a_mistyped_sif_file_on_apptainer_is_said_to_be_missing(tmp_path: Path) -> None:
+    """A path is never a registry's name: sent to apptainer as docker://..., a typo in
+    it came back as a failed registry lookup, far from the file's name."""
+    live_backend("apptainer")
+    typo = image("apptainer").replace("busybox", "busybx")
+    recipe = one_step("typo", "true", typo, None)
+    with pytest.raises(ImageUnavailable, match=f"the image file {re.escape(typo)} does not exist"):
+        run_recipe(
+            recipe,
+            backend="apptainer",
+            config=config_for("apptainer"),
+            cwd=tmp_path,
+            use_cache=False,
+        )

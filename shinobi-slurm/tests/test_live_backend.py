@@ -228,8 +228,10 @@ def test_a_step_over_its_memory_is_reported_out_of_memory(ninja: Ninja) -> None:
 def test_declared_cpus_reach_the_job_and_configured_options_win(
     ninja: Ninja, tmp_path: Path
 ) -> None:
+    """2.5 CPUs are 3 (``--cpus-per-task`` takes whole ones): cut to 2, a step got
+    less than it declared, its threads sharing fewer CPUs, and nothing said so."""
     report = tmp_path / "report.txt"
-    target = f"{RECIPES}/resources.py:three_cpus"
+    target = f"{RECIPES}/resources.py:fractional_cpus"
     done = ninja("run", target, "--report", str(report), "--backend", "slurm")
     assert done.returncode == 0, done.stderr
     assert report.read_text().strip() == "cpus=3"

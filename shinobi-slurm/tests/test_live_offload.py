@@ -263,18 +263,19 @@ def test_a_scatter_wider_than_a_job_array_is_refused_before_submitting(
 
 
 def test_exit_codes_above_127_are_reported_exactly(ninja: Ninja, tmp_path: Path) -> None:
-    """Slurm's accounting keeps them modulo 128: 200 would read 72, 255 would read 127."""
+    """Slurm's accounting keeps them modulo 128: 200 would read 72, 255 would read 127.
+    Of an array's failed tasks the lowest-numbered is named: naming the last one
+    listed ("task 2: exited with code 3") hid task 1's 255."""
     launch = submit(ninja, f"{RECIPES}/exits.py:loud", cwd=tmp_path)
     found = wait_final(ninja, launch["handle"], cwd=tmp_path)
     assert found["state"] == "failed"
     step = steps(found)["ends"]
     assert step["detail"] == "exited with code 200: ending with 200", step
-    launch = submit(
-        ninja, f"{RECIPES}/exits.py:fan", "--codes", "0", "--codes", "255", cwd=tmp_path
-    )
+    codes = ["--codes", "0", "--codes", "255", "--codes", "3"]
+    launch = submit(ninja, f"{RECIPES}/exits.py:fan", *codes, cwd=tmp_path)
     found = wait_final(ninja, launch["handle"], cwd=tmp_path)
     step = steps(found)["ends"]
-    assert step["phase"] == "failed" and step["tasks"] == {"completed": 1, "failed": 1}
+    assert step["phase"] == "failed" and step["tasks"] == {"completed": 1, "failed": 2}
     assert step["detail"].startswith("task 1: exited with code 255"), step
 
 

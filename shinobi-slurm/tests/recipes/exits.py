@@ -1,7 +1,7 @@
 """Tools that end with exit codes above 127, which Slurm's accounting keeps modulo 128.
 
-``loud``: one step that exits 200. ``fan``: a scatter whose slice 1 exits 255
-(a C tool's ``exit(-1)``) and the others 0.
+``loud``: one step that exits 200. ``fan``: a scatter whose slices exit with the
+codes given (255 is a C tool's ``exit(-1)``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""A step that declares 3 CPUs and reports what Slurm gave it."""
+"""A step that declares 2.5 CPUs and reports what Slurm gave it (3: a part of a CPU
+is rounded up, never down)."""
 
 from __future__ import annotations
 
@@ -21,8 +22,10 @@ report = Cab(
     field_meta={"report": ParamMeta(positional=True)},
 )
 
-three_cpus = Recipe(
-    name="three_cpus",
+fractional_cpus = Recipe(
+    name="fractional_cpus",
     inputs_model=ReportIn,
-    steps=[StepRef("report", report, {"report": InputRef("report")}, resources=Resources(cpus=3))],
+    steps=[
+        StepRef("report", report, {"report": InputRef("report")}, resources=Resources(cpus=2.5))
+    ],
 )
