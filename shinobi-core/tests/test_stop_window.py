@@ -190,25 +190,38 @@ def test_what_a_stop_may_take_back_is_kept_however_late_it_is_noted(
     assert [e.name for e in recent.take(0.0)] == ["new"]
 
 
-def test_a_job_of_a_backend_that_runs_elsewhere_stays_done_however_close_to_the_stop(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A Slurm job the signal never reached, recorded completed: taken back, it ran
-    again next time over its kept product (an appending tool's, doubled)."""
+@pytest.fixture
+def faraway(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A backend ``faraway`` that runs here but says it runs elsewhere, as Slurm's
+    does; ``faraway_lost`` is one that could not confirm its job gone."""
     from dataclasses import replace
 
     from shinobi.backends import registry
+    from shinobi.backends.base import BackendRun, Invocation, RunControl
     from shinobi.backends.native import NativeBackend
 
     class Faraway(NativeBackend):
         name = "faraway"
         capabilities = replace(NativeBackend.capabilities, remote=True)
 
+    class Lost(Faraway):
+        name = "faraway_lost"
+
+        def run(self, invocation: Invocation, control: RunControl) -> BackendRun:
+            run = super().run(invocation, control)
+            return replace(run, reason="never confirmed", details={"still_running": "job 7"})
+
     real = registry.load_plugin
-    monkeypatch.setattr(
-        registry, "load_plugin", lambda g, n: Faraway if n == "faraway" else real(g, n)
-    )
+    ours = {"faraway": Faraway, "faraway_lost": Lost}
+    monkeypatch.setattr(registry, "load_plugin", lambda g, n: ours.get(n) or real(g, n))
     monkeypatch.setattr(registry, "check_name", lambda group, name: None)
+
+
+def test_a_job_of_a_backend_that_runs_elsewhere_stays_done_however_close_to_the_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, faraway: None
+) -> None:
+    """A Slurm job the signal never reached, recorded completed: taken back, it ran
+    again next time over its kept product (an appending tool's, doubled)."""
     monkeypatch.setattr("shinobi.stop_window.STOP_WINDOW", 120.0)
     recipe = Recipe("r")
     recipe.add_step("a", _WRITE, out="a.txt", backend="faraway")
@@ -218,3 +231,60 @@ def test_a_job_of_a_backend_that_runs_elsewhere_stays_done_however_close_to_the_
     assert (a.status, b.status) == ("ok", "cancelled"), (a, b)
     assert (tmp_path / "a.txt").read_text() == "part\n"
     assert _manifest_steps(tmp_path)["a"] == "ok"
+
+
+#: a job that writes part of its product, says so, and is stopped there
+_PART_THEN_WAIT = Cab(
+    "part",
+    ["/bin/sh", "-c", 'echo part > "$0"; touch "$0.started"; sleep 30'],
+    _WriteIn,
+    _WriteOut,
+    {"out": ParamMeta(positional=True)},
+)
+
+
+@pytest.mark.parametrize("backend", ["faraway", "faraway_lost"])
+def test_a_stopped_job_elsewhere_has_its_part_warned_of_and_left_in_place(
+    tmp_path: Path, faraway: None, backend: str
+) -> None:
+    """A Ctrl-C of ``ninja run -b slurm`` while a job wrote a Measurement Set left
+    the part under the product's name, and nothing said so. It is not moved (other
+    hosts' timestamps cannot tell the user's files and links from the job's), but
+    the step says it; not while the job may still be writing, though."""
+    recipe = Recipe("r")
+    recipe.add_step("a", _PART_THEN_WAIT, out="a.txt", backend=backend)
+    stopped = _stopped(recipe, {}, tmp_path, tmp_path / "a.txt.started")
+    (a,) = stopped.result.steps
+    assert a.status == "cancelled", a
+    assert (tmp_path / "a.txt").read_text() == "part\n"
+    assert not (tmp_path / "a.txt.interrupted").exists()
+    said = [w for w in a.warnings if "a.txt" in w and "a.txt.started" not in w]
+    if backend == "faraway_lost":
+        assert said == [], a.warnings
+    else:
+        assert said == [
+            f"it was stopped after writing {str(tmp_path / 'a.txt')!r}, which is left as it"
+            " is for you to look into: it may be incomplete, check it before anything uses it"
+        ], a.warnings
+
+
+def test_a_job_elsewhere_that_failed_has_its_part_warned_of(tmp_path: Path, faraway: None) -> None:
+    """A job that ran out of time or memory on the cluster left its part as a step
+    here does, and was the only kind said nothing of."""
+    from shinobi.config import load_config
+
+    failing = Cab(
+        "fail",
+        ["/bin/sh", "-c", 'echo part > "$0"; exit 3'],
+        _WriteIn,
+        _WriteOut,
+        {"out": ParamMeta(positional=True)},
+    )
+    recipe = Recipe("r")
+    recipe.add_step("a", failing, out="a.txt", backend="faraway")
+    config = load_config({"cache.dir": str(tmp_path / "cache")})
+    (a,) = run_recipe(recipe, {}, config=config, cwd=tmp_path).steps
+    assert a.status == "failed"
+    assert any(
+        w.startswith(f"it failed after writing {str(tmp_path / 'a.txt')!r}") for w in a.warnings
+    ), a.warnings

@@ -46,16 +46,19 @@ def job_ids_of(call: str) -> set[str]:
     return set(words[words.index("-j") + 1].split(","))
 
 
-def started_sleepy(tmp_path: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+def started_sleepy(
+    tmp_path: Path, env: dict[str, str], recipe: str = "sleepy", *args: str
+) -> tuple[subprocess.Popen[str], str]:
     """A ``ninja run --backend slurm`` of one long step, and its job once it runs."""
     marker = tmp_path / "started"
     run = subprocess.Popen(
         [
             *ninja_argv(),
             "run",
-            f"{RECIPES}/sleepy.py:sleepy",
+            f"{RECIPES}/sleepy.py:{recipe}",
             "--marker",
             str(marker),
+            *args,
             "--backend",
             "slurm",
         ],
@@ -96,6 +99,24 @@ def test_sigint_cancels_the_job_and_leaves_nothing_queued(
     assert "jobs on a cluster are cancelled through its scheduler" in stderr
     assert wait_dequeued(jobs) == []
     assert sacct_states(jobs) == ["CANCELLED"]
+
+
+def test_a_job_stopped_while_writing_its_product_has_the_part_said_unfinished(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """The job wrote part of a product on the cluster's shared disk and was
+    cancelled: the part kept the product's name, and the run said nothing of it."""
+    out = tmp_path / "image.fits"
+    run, job = started_sleepy(tmp_path, env, "half", "--out", str(out))
+    run.send_signal(signal.SIGINT)
+    try:
+        _, stderr = run.communicate(timeout=30)
+    finally:
+        run.kill()
+        subprocess.run(["scancel", job], check=False)
+    assert run.returncode == 130, stderr
+    assert f"was stopped after writing {str(out)!r}" in " ".join(stderr.split()), stderr
+    assert out.read_text() == "part\n"  # warned of, not moved: see shinobi.dispatch
 
 
 def test_ctrl_c_during_an_accounting_outage_asks_the_controller_not_accounting(

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from shinobi.backends.base import Backend, Invocation, PathUse
+from shinobi.backends.base import Backend, BackendRun, Invocation, PathUse
 from shinobi.backends.guarded import run_backend
 from shinobi.backends.spawn import user_code
 from shinobi.backends.streams import MAX_CAPTURE, TAIL_CAPTURE, StreamLog
@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from shinobi.session import Session
     from shinobi.steps.cab import Cab
     from shinobi.steps.functions import StepContext
+    from shinobi.untouched_outputs import Found
 
 __all__ = ["build_invocation", "choose_backend", "invocation_for", "run_cab", "run_node"]
 
@@ -161,6 +162,31 @@ def invocation_for(
     )
 
 
+def _unfinished_elsewhere(
+    cab: Cab,
+    invocation: Invocation,
+    run: BackendRun,
+    noted: dict[str, Found],
+    started: float,
+    session: Session,
+) -> list[str]:
+    """What a job on another host (a Slurm job) that was stopped, or failed, left
+    half-written: warned about, never moved.
+
+    Its outputs reach this host through a shared filesystem, so a stopped job's
+    partial Measurement Set kept its product's name with no word of it. Moving
+    it, as a stopped step's here is (:func:`set_aside`), would trust timestamps
+    written by another host's clock to tell the user's links and files from the
+    job's; a warning only needs them to say "may be". Nothing is said while the
+    engine has not confirmed the job gone: it may still be writing (the run's
+    last line names it).
+    """
+    if run.undying or run.details.get("still_running"):
+        return []
+    ended = "was stopped" if run.cancelled else "failed"
+    return unfinished(invocation.paths, cab.passthroughs(), noted, started, session.products, ended)
+
+
 def _whole(text: str, log: str | None) -> str | LogLines:
     """What the wranglers read of a stream: ``text``, what the run kept of it, or,
     when the tool printed more than that, its log, which has it all. Wrangled from
@@ -245,6 +271,8 @@ def run_cab(
     session.emit_started(name, {"backend": shown, "argv": shown_argv, "venv": venv})
     elsewhere = backend.capabilities.remote
     before = existing_outputs(invocation.paths, elsewhere=elsewhere)
+    # a cluster job's outputs as a step here notes them, to say what it left unfinished
+    noted_here = existing_outputs(invocation.paths) if elsewhere else before
     stamp = live_stamp(session.live_marker) if key is not None else None
     started = time.time()
     run = run_backend(backend, invocation, session.control, backend_name)
@@ -259,7 +287,9 @@ def run_cab(
         asides = set_aside(invocation.paths, cab.passthroughs(), before, started, session.products)
         warnings += [a.warning() for a in asides]
     error = describe_failure(run)
-    if error is not None and not run.cancelled and not elsewhere:  # a successful step pays nothing
+    if elsewhere and (run.cancelled or error is not None):
+        warnings += _unfinished_elsewhere(cab, invocation, run, noted_here, started, session)
+    elif error is not None and not run.cancelled:  # a successful step pays nothing
         warnings += unfinished(
             invocation.paths, cab.passthroughs(), before, started, session.products
         )

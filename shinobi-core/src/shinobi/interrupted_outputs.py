@@ -118,44 +118,50 @@ def unfinished(
     before: dict[str, Found],
     started: float,
     others: Collection[str] = (),
+    ended: str = "failed",
 ) -> list[str]:
     """The warnings of a step that failed by itself (an exit code, the
     out-of-memory killer's SIGKILL) about each output it wrote or changed, and
     each input it rewrites in place that it changed, the same as
     :func:`set_aside` finds them. Nothing is moved, the user debugs
     from what it wrote; but a part under its final name looks as finished as a
-    product, and nothing said it was not."""
+    product, and nothing said it was not.
+
+    ``ended``: how the step ended, as the warnings say it: "failed", or "was
+    stopped" for a job on another host that a stop cancelled, whose products
+    are warned about rather than moved (see :mod:`shinobi.dispatch`)."""
     found = _written_by(tuple(uses), passthroughs, before, started, others)
-    return [_failed_while(w) for w in found]
+    return [_failed_while(w, ended) for w in found]
 
 
-def _failed_while(written: _Written) -> str:
+def _failed_while(written: _Written, ended: str) -> str:
     """Through a link, the bytes are where it leads: that place is named too."""
     target = os.path.realpath(written.path) if os.path.islink(written.path) else None
     what = repr(written.path) if target is None else f"{target!r} (through {written.path!r})"
     if written.in_place:
-        return _failed_rewriting(what, written.how)
+        return _failed_rewriting(what, written.how, ended)
     said = "left as it is for you to look into: it may be incomplete, check it before"
     said += " anything uses it"
     if written.how == "untold":
         return (
-            f"it failed, and ninja could not tell whether it wrote into {what}"
+            f"it {ended}, and ninja could not tell whether it wrote into {what}"
             f" ({_TOO_BIG}), which is {said}"
         )
-    return f"it failed after writing {what}, which is {said}"
+    return f"it {ended} after writing {what}, which is {said}"
 
 
-def _failed_rewriting(what: str, how: str) -> str:
-    """A failed step's warning about an input it rewrites in place that it changed."""
+def _failed_rewriting(what: str, how: str, ended: str) -> str:
+    """The warning about an input it rewrites in place that a step which did not
+    finish changed."""
     if how == "removed":
-        return f"it failed after removing {what}, an input it rewrites in place: {_RESTORE_GONE}"
+        return f"it {ended} after removing {what}, an input it rewrites in place: {_RESTORE_GONE}"
     if how == "untold":
         return (
-            f"it failed, and ninja could not tell whether it changed {what}, an input it"
+            f"it {ended}, and ninja could not tell whether it changed {what}, an input it"
             f" rewrites in place ({_TOO_BIG}): if it did, it may be half-rewritten; {_RESTORE}"
         )
     return (
-        f"it failed after changing {what}, an input it rewrites in place: it may be"
+        f"it {ended} after changing {what}, an input it rewrites in place: it may be"
         f" half-rewritten; {_RESTORE}"
     )
 

@@ -1,7 +1,8 @@
 """Steps that take a while: for interrupting runs and for watching one poller serve many jobs.
 
-``sleepy``: one step that notes it started, then sleeps. ``parallel``: four
-independent steps of a few seconds each, run with max_workers=4.
+``sleepy``: one step that notes it started, then sleeps. ``half``: the same, having
+written part of its product first. ``parallel``: four independent steps of a few
+seconds each, run with max_workers=4.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from shinobi.steps import Cab, InputRef, ParamMeta, Recipe, StepRef
+from shinobi.steps import Cab, File, InputRef, ParamMeta, Recipe, StepRef
 
 
 class SleepIn(BaseModel):
@@ -31,6 +32,30 @@ sleepy = Recipe(
     steps=[
         StepRef("sleep", sleeper, {"marker": InputRef("marker"), "seconds": InputRef("seconds")})
     ],
+)
+
+
+class HalfIn(BaseModel):
+    marker: Path
+    out: Path
+
+
+class HalfOut(BaseModel):
+    out: File | None = None
+
+
+half_writer = Cab(
+    name="half_writer",
+    command=["/bin/sh", "-c", 'echo part > "$2"; : > "$1"; sleep 300', "half_writer"],
+    inputs_model=HalfIn,
+    outputs_model=HalfOut,
+    field_meta={"marker": ParamMeta(positional=True), "out": ParamMeta(positional=True)},
+)
+
+half = Recipe(
+    name="half",
+    inputs_model=HalfIn,
+    steps=[StepRef("write", half_writer, {"marker": InputRef("marker"), "out": InputRef("out")})],
 )
 
 
