@@ -27,6 +27,15 @@ def test_a_triple_builds_the_model() -> None:
         model()
 
 
+def test_an_optional_field_takes_an_explicit_none() -> None:
+    """``build_model``'s own example, ``("File", False, None)``, promises None as well
+    as the default: handed ``mask=None`` (no mask), it must not say "Input is not a
+    valid path"."""
+    model = build_model("Out", {"mask": ("File", False, None), "n": ("int", False, 3)})
+    assert model(mask=None).mask is None
+    assert model(n=None).n is None
+
+
 @pytest.mark.parametrize(
     ("spec", "said"),
     [

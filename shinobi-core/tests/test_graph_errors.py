@@ -101,6 +101,15 @@ def test_a_cycle_is_shown() -> None:
     assert "a -> b -> c -> a" in str(info.value)
 
 
+def test_a_step_wired_to_its_own_output_is_a_cycle() -> None:
+    """Only a back edge that points forward was tested: a step reading its own
+    output passed the quick order check, was drawn by --dryrun, and the run
+    ended 'ninja: error: None'."""
+    with pytest.raises(RecipeGraphError) as info:
+        build_graph(recipe(StepRef("a", tool, {"src": OutputRef("a", "result")})))
+    assert str(info.value).startswith("recipe 'pipe', step 'a': the steps form a cycle: a -> a (")
+
+
 def test_validation_waits_for_build_graph_so_forward_references_are_fine() -> None:
     pipe = Recipe("pipe", In, ToolOut)
     pipe.add_step("use", tool, src=pipe.outputs.make.result)  # 'make' does not exist yet

@@ -434,6 +434,19 @@ def test_a_body_may_not_scatter_or_nest_recipes_or_loops() -> None:
         build_graph(recipe)
 
 
+def test_a_body_step_whose_own_decorator_scatters_is_refused_too() -> None:
+    """Only a scatter set on the body's StepRef was refused: one the pystep declared
+    itself was dropped without a word, and each cycle got the whole list."""
+
+    @shinobi.pystep(scatter=["ms"])
+    def each(ms: int) -> File | None:
+        return None
+
+    body = make_cycle()
+    body.add_step("each", each, ms=[1, 2])
+    assert "body step 'each' scatters; a loop body may not contain scatter" in loop_error(body=body)
+
+
 def test_a_required_until_path_output_is_refused() -> None:
     class StrictOut(BaseModel):
         converged: File
@@ -553,11 +566,37 @@ def test_a_loop_and_a_step_cannot_share_a_name() -> None:
         build_graph(recipe)
 
 
+def test_a_step_declared_after_a_loop_of_the_same_name_is_refused() -> None:
+    """Only the other order was refused: a later step 'selfcal' was let through, and
+    a reference to selfcal's output silently read the loop's, not the step's."""
+    recipe = Recipe("pipe", PipeIn)
+    recipe.add_loop(
+        "selfcal", make_cycle(), max_iter=2, until="converged", carry={"ms": "ms"}, ms="x"
+    )
+    recipe.add_step("selfcal", calibrate, ms="y")
+    recipe.add_step("after", calibrate, ms=recipe.outputs.selfcal.ms)
+    with pytest.raises(
+        RecipeGraphError, match="step 'selfcal': the name is already used by a loop"
+    ):
+        build_graph(recipe)
+
+
 def test_a_reference_to_a_missing_loop_output_is_named() -> None:
     recipe = make_pipe(max_iter=2)
     recipe.add_step("after", calibrate, ms=recipe.outputs.selfcal.mss)
     with pytest.raises(
         RecipeGraphError, match=r"loop 'selfcal' has no output 'mss'; did you mean 'ms'\?"
+    ):
+        build_graph(recipe)
+
+
+def test_a_misspelled_loop_name_gets_a_suggestion() -> None:
+    """A loop's name is no step of the graph (its steps are selfcal.1.calibrate...),
+    so the suggestion must look among the loops too."""
+    recipe = make_pipe(max_iter=2)
+    recipe.add_step("after", calibrate, ms=recipe.outputs.selfcla.ms)
+    with pytest.raises(
+        RecipeGraphError, match=r"'selfcla', which does not exist; did you mean 'selfcal'\?"
     ):
         build_graph(recipe)
 

@@ -36,6 +36,18 @@ def test_every_path_resolves_as_path_resolve_does(tmp_path: Path, files: int) ->
             assert canonical(path) == str(Path(path).resolve()), path
 
 
+def test_a_link_named_with_capitals_resolves_once_the_directory_is_listed(tmp_path: Path) -> None:
+    """The listing keeps the links' names folded: looked up as spelt, ``Data.ms``
+    would be taken for no link, and two rewriters of one MS, reached by its two
+    names, would get no edge between them."""
+    (tmp_path / "obs.ms").mkdir()
+    (tmp_path / "Data.ms").symlink_to(tmp_path / "obs.ms")
+    canonical = Canonicaliser()
+    for i in range(80):  # past the lookups after which the directory is listed
+        canonical(str(tmp_path / f"f{i}"))
+    assert canonical(str(tmp_path / "Data.ms")) == str(tmp_path.resolve() / "obs.ms")
+
+
 def test_a_directory_too_large_to_list_falls_back_to_lstat(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -70,6 +70,41 @@ def test_a_refusal_lists_every_reason_and_exits_2(
     )
 
 
+UNSET = """
+from pathlib import Path
+from pydantic import BaseModel
+from shinobi.steps import Cab, OutputRef, ParamMeta, Recipe, StepRef
+
+class MaybeOut(BaseModel):
+    product: Path | None = None
+
+class TakeIn(BaseModel):
+    src: Path | None = None
+
+make = Cab(name="make", command="/bin/true", outputs_model=MaybeOut)
+take = Cab(name="take", command="/bin/cat", inputs_model=TakeIn,
+           field_meta={"src": ParamMeta(positional=True)})
+pipe = Recipe(name="pipe", steps=[
+    StepRef("make", make, {}),
+    StepRef("take", take, {"src": OutputRef("make", "product")}),
+])
+"""
+
+
+def test_an_output_with_no_value_before_the_run_read_by_a_later_step_is_refused(
+    engine: type[FakeTarget], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Unrefused, it compiles: the reader's job runs ``/bin/cat`` with its argument
+    silently dropped, and passes having read nothing."""
+    (tmp_path / "unset.py").write_text(UNSET)
+    code, out, err = ninja(capsys, "compile", f"{tmp_path}/unset.py:pipe", "--engine", "fake")
+    assert code == 2 and out == ""
+    assert (
+        "step 'take', input 'src': make.product has no value before 'make' runs"
+        " (no passthrough input, no implicit template, no default)" in err
+    )
+
+
 def test_explain_says_why_each_edge_exists(
     engine: type[FakeTarget], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -129,6 +129,22 @@ def test_a_mutable_str_is_refused_with_the_declaration_that_fixes_it() -> None:
     assert "input 'passes' is MUTABLE but not a path: it is declared int, a live Python" in said
 
 
+def test_a_mutable_str_the_cab_declares_a_path_by_dtype_is_fine() -> None:
+    """``ParamMeta(dtype="MS")`` is the documented way to make a str a path
+    (docs/cabs.md): refusing it would ask for the declaration it already has."""
+
+    class StrIn(BaseModel):
+        ms: str
+
+    cab = Cab(
+        name="m",
+        command="/bin/true",
+        inputs_model=StrIn,
+        field_meta={"ms": ParamMeta(positional=True, mutable=True, dtype="MS")},
+    )
+    assert rules(Recipe(name="r", steps=[StepRef("m", cab, {"ms": "same.ms"})])) == []
+
+
 def test_a_mutable_list_of_str_is_refused_with_the_list_declaration_that_fixes_it() -> None:
     class ListIn(BaseModel):
         tables: list[str] = []

@@ -77,6 +77,16 @@ def test_only_the_job_writing_the_until_file_in_the_last_iteration_ends_the_loop
     ]
 
 
+def test_only_the_first_iteration_records_the_until_file_as_it_was_before_the_loop() -> None:
+    """The file is looked at as the loop starts (shinobi.stale_until): recorded by a
+    later cycle's job instead, the flag the first cycle wrote would pass for one an
+    earlier run left, and the loop would run on past convergence."""
+    recipe = Recipe(name="r", outputs_model=LoopOut)
+    recipe.add_loop("l", body, max_iter=3, until="flag")
+    graph = build_jobs(plan_of(recipe), "/w", "run")
+    assert [j.until_file for j in graph.jobs] == ["/w/converged", None, None]
+
+
 def test_a_scatter_is_one_job_with_a_command_per_slice() -> None:
     class Many(BaseModel):
         paths: list[Path]
@@ -90,6 +100,25 @@ def test_a_scatter_is_one_job_with_a_command_per_slice() -> None:
     (job,) = graph.jobs
     assert job.tasks == 3 and job.commands == [["/bin/touch", p] for p in "abc"]
     assert [u.path for u in job.paths] == ["/w/a", "/w/b", "/w/c"]
+
+
+def test_only_a_required_harvested_output_is_checked_for_a_match() -> None:
+    """``ninja run`` passes a step whose optional glob matched nothing (its
+    default, an empty list, stands); a job checking it would fail on the cluster."""
+
+    class Found(BaseModel):
+        found: list[Path] = []
+        needed: list[Path]
+
+    finder = Cab(
+        name="find",
+        command="/bin/true",
+        outputs_model=Found,
+        field_meta={"found": ParamMeta(harvest="*.fits"), "needed": ParamMeta(harvest="*.ms")},
+    )
+    recipe = Recipe(name="r", steps=[StepRef("find", finder, {})])
+    (job,) = build_jobs(plan_of(recipe, cwd="/w"), "/w", "run").jobs
+    assert job.expected == [[("needed", "/w/*.ms", "glob")]]
 
 
 def test_a_nested_recipe_is_flattened_and_its_roots_wait_for_its_inputs() -> None:

@@ -601,6 +601,44 @@ def test_in_this_process_relative_paths_inside_a_mapping_or_model_are_the_run_s(
     assert result.steps[0].outputs["result"] == "runrun"
 
 
+def test_in_this_process_relative_paths_in_a_list_are_the_run_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Anchored only as a single path, a list[File] of relative names would be read
+    in ninja's own directory, where the files are not: none counted, silently."""
+
+    @shinobi.pystep
+    def count(files: list[File]) -> int:
+        return sum(1 for f in files if f.exists())
+
+    elsewhere, run_dir = tmp_path / "elsewhere", tmp_path / "run"
+    elsewhere.mkdir()
+    run_dir.mkdir()
+    (run_dir / "a.txt").touch()
+    (run_dir / "b.txt").touch()
+    monkeypatch.chdir(elsewhere)
+    recipe = Recipe("r")
+    recipe.add_step("count", count, files=[Path("a.txt"), Path("b.txt")])
+    result = run_recipe(recipe, cwd=run_dir, config=config())
+    assert result.ok, result.error
+    assert result.steps[0].outputs["result"] == 2
+
+
+def test_natively_a_pystep_runs_here_without_a_warning(tmp_path: Path) -> None:
+    """Running in this process is what the native backend does: warning that the
+    pystep does not run "through the native backend" would be noise on every run."""
+
+    @shinobi.pystep
+    def add(a: int) -> int:
+        return a + 1
+
+    recipe = Recipe("r")
+    recipe.add_step("add", add, a=1)
+    result = run_recipe(recipe, cwd=tmp_path, config=config(**{"backend.default": "native"}))
+    assert result.ok, result.error
+    assert result.warnings == []
+
+
 def test_sys_exit_in_a_pystep_fails_that_step_and_ninja_goes_on(tmp_path: Path) -> None:
     import shinobi
     from shinobi.runner import run_recipe

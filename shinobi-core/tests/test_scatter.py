@@ -241,6 +241,57 @@ def test_a_failing_slice_fails_its_step_and_nothing_new_starts(tmp_path: Path) -
     assert [s.name for s in step.slices or []] == ["exit[0]", "exit[1]"]  # exit[2] never ran
 
 
+#: Notes that it started; slice 0 fails at once, and slice 1 runs on until the run
+#: records slice 0's failure (the flag the observer below leaves then), so that the
+#: failure is in while slice 1 still runs and a worker is free.
+FIRST_WAVE = (
+    'touch "started.$1"; [ "$1" = 0 ] && exit 3; i=0;'
+    ' while [ "$1" = 1 ] && [ ! -e failed.0 ] && [ $i -lt 2000 ];'
+    " do sleep 0.01; i=$((i+1)); done"
+)
+
+
+class FlagsFailedSlices:
+    """Leaves ``failed.<k>`` in ``folder`` as the run records slice k's failure."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def step_started(self, name: str, info: dict[str, Any]) -> None:
+        pass
+
+    def step_finished(self, result: StepResult) -> None:
+        if not result.ok and result.name.startswith("w["):
+            (self.folder / f"failed.{result.name[2:-1]}").touch()
+
+    def warning(self, message: str) -> None:
+        pass
+
+
+def test_a_failing_slice_stops_the_rest_while_another_slice_still_runs(tmp_path: Path) -> None:
+    """At one worker nothing else runs when a slice fails, so only that case was
+    covered: at two, the slice beside the failed one kept the step going and
+    slices 2 to 5 all started after the failure."""
+    work = Cab(
+        "work",
+        ["/bin/sh", "-c", FIRST_WAVE, "sh"],
+        CodeIn,
+        field_meta={"code": ParamMeta(positional=True)},
+    )
+    recipe = Recipe("r", Codes, max_workers=2)
+    recipe.add_step("w", work, scatter=["code"], code=recipe.inputs.codes)
+    result = run_recipe(
+        recipe,
+        {"codes": list(range(6))},
+        cwd=tmp_path,
+        config=config(2),
+        observers=[FlagsFailedSlices(tmp_path)],
+    )
+    assert not result.ok and result.failed_step == "w"
+    assert result.error == "slice 'w[0]': exited with code 3"
+    assert sorted(p.name for p in tmp_path.glob("started.*")) == ["started.0", "started.1"]
+
+
 def test_the_schema_describes_one_slice(tmp_path: Path) -> None:
     recipe = Recipe("r", Codes)
     recipe.add_step("exit", exiter, scatter=["code"], code=["0", "seven"])

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
+from shinobi import backends
+from shinobi.backends.native import NativeBackend
+from shinobi.errors import ShinobiError
 from shinobi.runner import run_recipe
 from shinobi.steps import Cab, ParamMeta, Recipe
 
@@ -140,6 +144,31 @@ def test_dependants_wait_for_their_producers(tmp_path: Path) -> None:
     result = run_recipe(recipe, cwd=tmp_path)
     assert result.ok, result.error
     assert span(tmp_path, "a")[1] <= span(tmp_path, "b")[0]
+
+
+def test_a_backend_refusing_a_step_at_run_time_fails_it_in_its_own_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A backend's ShinobiError is its word on the step (no room for it, a tool it
+    cannot reach): read as a crash, it became "internal error: ShinobiError: ...",
+    a bug of ninja's to report."""
+
+    class Refusing(NativeBackend):
+        def run(self, invocation: Any, control: Any) -> Any:
+            raise ShinobiError("no scratch space left on this host")
+
+    real = backends.get_backend
+    monkeypatch.setattr(
+        backends,
+        "get_backend",
+        lambda name, settings=None: (
+            Refusing(settings) if name == "native" else real(name, settings)
+        ),
+    )
+    result = run_recipe(independent(tmp_path, [("a", 0.0, 0)], 1), cwd=tmp_path)
+    assert not result.ok and result.failed_step == "a"
+    assert result.error == "no scratch space left on this host"
+    assert not (tmp_path / "a.start").exists()
 
 
 @pytest.mark.parametrize(

@@ -451,6 +451,29 @@ def test_a_recipe_output_of_the_wrong_type_is_refused_before_any_step(tmp_path: 
     assert not (tmp_path / "outs.txt").exists()
 
 
+def test_a_bad_recipe_output_is_refused_before_any_step_of_a_scatter_or_template(
+    tmp_path: Path,
+) -> None:
+    """Such a recipe is planned before it runs: were only its steps' values checked
+    there, its own bad output would be found after every step ran, failing a run
+    that had done all its work."""
+
+    class Made(BaseModel):
+        made: Path | None = None
+
+    templated_out = {"out": ParamMeta(positional=True), "made": ParamMeta(implicit="{out}")}
+    scattered = Recipe("sc", outputs_model=Counted)
+    scattered.add_step("t", touch, scatter=["out"], out=["a.txt", "b.txt"])
+    scattered.set_output("n", "abc")
+    templated = Recipe("tp", outputs_model=Counted)
+    templated.add_step("t", Cab("made", "/bin/touch", TouchIn, Made, templated_out), out="c.txt")
+    templated.set_output("n", "abc")
+    for recipe in (scattered, templated):
+        with pytest.raises(UsageError, match=r"output 'n': .*integer"):
+            run_recipe(recipe, cwd=tmp_path, config=config())
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_passthrough_through_a_nested_recipe_s_output_is_checked_before_any_step(
     tmp_path: Path,
 ) -> None:

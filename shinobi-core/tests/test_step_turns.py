@@ -80,6 +80,46 @@ def test_steps_with_their_own_outputs_still_run_together(tmp_path: Path) -> None
     assert result.warnings == []
 
 
+class DataIn(BaseModel):
+    data: File
+
+
+def _noting(name: str, script: str, data: ParamMeta) -> Cab:
+    """A tool that runs ``script`` with its own name as $0 and its data as $1."""
+    return Cab(name, ["/bin/sh", "-c", script, name], DataIn, None, {"data": data})
+
+
+READ = ParamMeta(positional=True, writable=False)
+REWRITE = ParamMeta(positional=True, mutable=True)
+#: Notes its start in log.txt and leaves <its name>.started, then rewrites its data.
+REWRITES = 'echo "start $0" >> log.txt; touch "$0.started" "$1"'
+#: Holds on, between its start and end, until 'x' or 'rewrite' has started: until
+#: 'r1' has ended and freed one of the two workers.
+READS_UNTIL_ONE_STARTS = (
+    'echo "start $0" >> log.txt; i=0;'
+    " while [ ! -e x.started ] && [ ! -e rewrite.started ] && [ $i -lt 2000 ];"
+    ' do sleep 0.01; i=$((i+1)); done; echo "end $0" >> log.txt'
+)
+
+
+def test_a_rewrite_in_place_waits_for_every_earlier_reader(tmp_path: Path) -> None:
+    """Only a rewrite after one reader was tested: with two, it started as soon as
+    the first was done and rewrote data.ms while the other still read it. A
+    compiled run orders it after both."""
+    recipe = Recipe("r", max_workers=2)
+    recipe.add_step("r1", _noting("r1", 'echo "end $0" >> log.txt', READ), data="data.ms")
+    recipe.add_step("r2", _noting("r2", READS_UNTIL_ONE_STARTS, READ), data="data.ms")
+    recipe.add_step("rewrite", _noting("rewrite", REWRITES, REWRITE), data="data.ms")
+    recipe.add_step("x", _noting("x", REWRITES, REWRITE), data="other.ms")  # shares nothing
+    (tmp_path / "data.ms").write_text("")
+    (tmp_path / "other.ms").write_text("")
+    result = run_recipe(recipe, cwd=tmp_path)
+    assert result.ok, result.error
+    log = (tmp_path / "log.txt").read_text().splitlines()
+    assert log.index("start rewrite") > log.index("end r2"), log
+    assert log.index("start x") < log.index("end r2"), log  # r2 did not wait in vain
+
+
 def _uses(*specs: tuple[str, str]) -> list[PathUse]:
     """PathUses from (path, how): how is 'w' (an output), 'r' (an input) or 'g' (a harvest)."""
     return [
