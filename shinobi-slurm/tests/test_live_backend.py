@@ -81,19 +81,26 @@ def started_sleepy(
     return run, jobs[0]
 
 
+def interrupted(run: subprocess.Popen[str], job: str) -> str:
+    """SIGINT to ``run``; its stderr once it has ended, well inside CANCEL_WAIT (a
+    minute): a stop that forgot its scancel still ended the job, by the wait's own
+    re-cancel a minute later, having said it was cancelled. Nothing is left behind,
+    whatever the test finds."""
+    run.send_signal(signal.SIGINT)
+    try:
+        _, stderr = run.communicate(timeout=30)
+    finally:
+        run.kill()
+        subprocess.run(["scancel", job], check=False)
+    return stderr
+
+
 def test_sigint_cancels_the_job_and_leaves_nothing_queued(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
     run, job = started_sleepy(tmp_path, env)
     jobs = [job]
-    run.send_signal(signal.SIGINT)
-    try:
-        # well inside CANCEL_WAIT: a stop that forgot its scancel still ended the job,
-        # a minute later, by the wait's own re-cancel, having said it was cancelled
-        _, stderr = run.communicate(timeout=30)
-    finally:
-        run.kill()
-        subprocess.run(["scancel", job], check=False)
+    stderr = interrupted(run, job)
     assert run.returncode == 130, stderr
     assert f"cancelled Slurm job {jobs[0]}" in stderr and "scancel" in stderr
     assert "jobs on a cluster are cancelled through its scheduler" in stderr
@@ -108,12 +115,7 @@ def test_a_job_stopped_while_writing_its_product_has_the_part_said_unfinished(
     cancelled: the part kept the product's name, and the run said nothing of it."""
     out = tmp_path / "image.fits"
     run, job = started_sleepy(tmp_path, env, "half", "--out", str(out))
-    run.send_signal(signal.SIGINT)
-    try:
-        _, stderr = run.communicate(timeout=30)
-    finally:
-        run.kill()
-        subprocess.run(["scancel", job], check=False)
+    stderr = interrupted(run, job)
     assert run.returncode == 130, stderr
     assert f"was stopped after writing {str(out)!r}" in " ".join(stderr.split()), stderr
     assert out.read_text() == "part\n"  # warned of, not moved: see shinobi.dispatch
@@ -126,12 +128,7 @@ def test_ctrl_c_during_an_accounting_outage_asks_the_controller_not_accounting(
     ninja sat out CANCEL_WAIT (a minute) for it before asking squeue."""
     extra, _ = wrapped_sacct(tmp_path, fail_first=10**6)
     run, job = started_sleepy(tmp_path, {**env, **extra})
-    run.send_signal(signal.SIGINT)
-    try:
-        _, stderr = run.communicate(timeout=30)  # well inside CANCEL_WAIT
-    finally:
-        run.kill()
-        subprocess.run(["scancel", job], check=False)
+    stderr = interrupted(run, job)
     assert run.returncode == 130, stderr
     assert f"cancelled Slurm job {job}" in stderr
     assert "never confirmed" not in stderr  # the controller did confirm it
