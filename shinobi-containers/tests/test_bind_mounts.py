@@ -99,6 +99,14 @@ def test_a_harvest_pattern_contributes_the_directory_it_globs_in() -> None:
     assert plan(host, out("/results/*/img.fits", pattern=True)) == {rw("/results"), rw(CWD)}
 
 
+def test_a_harvest_pattern_globbing_a_parent_mounts_where_its_glob_starts() -> None:
+    """``/results/*/fits/img.fits`` writes under any directory of /results: the
+    directories after the glob are no directory of their own (/results/fits,
+    which happens to exist, would have shown none of what the tool writes)."""
+    host = FakeHost(["/results/run1/fits", "/results/fits", CWD])
+    assert plan(host, out("/results/*/fits/img.fits", pattern=True)) == {rw("/results"), rw(CWD)}
+
+
 def test_relative_paths_are_taken_against_the_working_directory() -> None:
     host = FakeHost(["/work/sub/in.txt", "/elsewhere"])
     mounts = plan(host, inp("sub/in.txt"), out("../elsewhere/out.txt"))
@@ -350,6 +358,19 @@ def test_dotdot_after_a_link_is_read_as_the_kernel_reads_it() -> None:
     host = FakeHost(["/outside/deep", CWD], links={"/work/ext": "/outside/deep"})
     mounts = plan(host, out("ext/../z.txt"))
     assert rw("/outside") in mounts
+
+
+def test_the_last_dotdot_of_a_path_is_read_through_the_links_before_it(tmp_path: Path) -> None:
+    """``sub/../ext/../z.txt``: the kernel reads each ``..`` where it stands, so the
+    second is the parent of where ``ext`` points; reading only the first one through
+    the links left ``ext/..`` to the text, and the output landed in the working
+    directory's mount, not on the host where the tool wrote it."""
+    root = Path(os.path.realpath(tmp_path))
+    (root / "work" / "sub").mkdir(parents=True)
+    (root / "outside" / "deep").mkdir(parents=True)
+    (root / "work" / "ext").symlink_to(root / "outside" / "deep")
+    mounts = plan_mounts([out("sub/../ext/../z.txt")], str(root / "work"), host=LOCAL_HOST)
+    assert rw(str(root / "outside")) in mounts
 
 
 def test_a_read_only_symlinked_input_protects_its_target() -> None:

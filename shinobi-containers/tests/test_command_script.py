@@ -112,6 +112,14 @@ def test_what_an_image_may_provide_is_never_shadowed(path: str, first: bytes) ->
     assert mounts_for(host, path) == []
 
 
+def test_a_project_link_to_an_installed_script_is_left_to_the_image() -> None:
+    """``bin/tool`` in the project, linking to a pip ``--user`` install: the file is
+    the installed tool's, which needs its environment, whatever name reaches it."""
+    installed = "/home/me/.local/bin/tool"
+    host = FileHost({installed: b"#!/usr/bin/python3\n"}, links={"/proj/bin/tool": installed})
+    assert mounts_for(host, "/proj/bin/tool") == []
+
+
 def test_the_backend_plans_the_script_mount_with_the_others(tmp_path: Path) -> None:
     """What ``ninja run``, ``--dryrun`` and ``ninja compile`` all take their mounts from."""
     script = tmp_path / "recipes" / "tools" / "x.sh"

@@ -49,6 +49,16 @@ def test_auto_drops_only_what_this_host_cannot_apply() -> None:
     assert limits.cpus is None and limits.memory == 1024**3
 
 
+def test_a_memory_limit_auto_dropped_is_not_one_the_step_ran_under() -> None:
+    """An exit 137 under a declared memory limit is read as the kernel's OOM kill: a
+    limit this host could not apply was never set, and a SIGKILL from elsewhere
+    would have been reported as the step outgrowing it."""
+    no_memory = CgroupReach({"memory": "the memory cgroup controller is not delegated"})
+    limits = limit_flags(Resources(cpus=2, memory="1GiB"), "auto", no_memory)
+    assert limits.flags == ("--cpus", "2")
+    assert limits.memory is None and limits.cpus == 2.0
+
+
 def test_always_emits_everything_whatever_the_probe_says() -> None:
     limits = limit_flags(Resources(cpus=4, memory="1GiB"), "always", NO_CPU)
     assert limits.flags == ("--cpus", "4", "--memory", str(1024**3))

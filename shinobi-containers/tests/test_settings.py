@@ -52,7 +52,8 @@ def test_run_flags_with_an_unbalanced_quote_are_refused_by_name() -> None:
 
 
 @pytest.mark.parametrize(
-    "flags", [["--name", "mine"], ["--name=mine"], "-d", ["--detach"], "-td", ["-it", "-dit"]]
+    "flags",
+    [["--name", "mine"], ["--name=mine"], "-d", ["--detach"], "-td", ["-it", "-dit"], "-Pd"],
 )
 def test_run_flags_that_take_the_container_from_ninja_are_refused(flags: object) -> None:
     """A container named otherwise is one ninja cannot stop or remove on an interrupt."""

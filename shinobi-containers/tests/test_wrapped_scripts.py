@@ -31,6 +31,7 @@ from shinobi_containers.scripts import command_scripts
         ["nice", "-10", SCRIPT],
         ["/usr/bin/nice", "--adjustment", "3", SCRIPT],
         ["env", "-i", "A=1", "-u", "B", "python3", SCRIPT],
+        ["env", "-", "A=1", "python3", SCRIPT],  # `-` is env's -i, no command
         ["stdbuf", "-oL", "-e", "L", "sh", SCRIPT],
         ["nohup", SCRIPT],
         ["time", "-p", "-f", "%e", "-o", "t.txt", SCRIPT],

@@ -439,6 +439,25 @@ def test_a_job_whose_required_harvest_matched_nothing_fails(
     assert made.returncode == 0, made.stderr
 
 
+EXIT_RECIPE = """
+from shinobi.steps import Cab, Recipe
+
+r = Recipe("r")
+r.add_step("quit", Cab("quit", ["/bin/sh", "-c", "exit 128"]))
+"""
+
+DEEP_RECIPE = """
+from pydantic import BaseModel
+from shinobi.steps import Cab, File, ParamMeta, Recipe
+
+class Made(BaseModel):
+    image: File
+
+shoot = Cab("shoot", ["/bin/true"], None, Made, {"image": ParamMeta(harvest="**/*.fits")})
+r = Recipe("r")
+r.add_step("shoot", shoot)
+"""
+
 KIND_RECIPE = """
 from pydantic import BaseModel
 from shinobi.steps import MS, Cab, File, ParamMeta, Recipe
@@ -465,6 +484,59 @@ def test_a_job_whose_tool_made_the_wrong_kind_of_output_fails(ninja: Ninja, tmp_
     assert ran.returncode == 1, ran.stderr
     assert f"{tmp_path}/made.ms is not a directory, but the output is declared" in ran.stderr
     assert f"{tmp_path}/img.fits is a directory, but the output is declared a file" in ran.stderr
+
+
+def test_a_job_whose_tool_exited_128_keeps_its_code_for_status(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    """Slurm's accounting keeps an exit code modulo 128, so a tool's 128 reads as 0;
+    the job keeps every code above 127 in its exit record, 128 included."""
+    (tmp_path / "exits.py").write_text(EXIT_RECIPE)
+    done = ninja("compile", "exits.py:r")
+    assert done.returncode == 0, done.stderr
+    script = scripts(done.stdout)["quit"]
+    ran = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert ran.returncode == 128, ran.stderr
+    kept = list(tmp_path.glob(".shinobi/r/*/exits/quit"))
+    assert [path.read_text() for path in kept] == ["128\n"]
+
+
+def test_a_required_harvest_matching_at_any_depth_is_made(ninja: Ninja, tmp_path: Path) -> None:
+    """``**`` is any depth to ninja's own harvest; bash without globstar reads it as
+    ``*``, one directory, and failed a job whose tool had made the output."""
+    (tmp_path / "deep.py").write_text(DEEP_RECIPE)
+    done = ninja("compile", "deep.py:r")
+    assert done.returncode == 0, done.stderr
+    script = scripts(done.stdout)["shoot"]
+    ran = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert ran.returncode == 1 and "nothing matched its harvest pattern" in ran.stderr
+    (tmp_path / "obs" / "spw1").mkdir(parents=True)
+    (tmp_path / "obs" / "spw1" / "img.fits").touch()
+    made = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+
+
+class ArrayLimit:
+    """A controller whose configuration says ``MaxArraySize = 4``."""
+
+    def run(self, tool: str, args: list[str]) -> str:
+        assert [tool, *args] == ["scontrol", "show", "config"]
+        return "MaxArrayAcctHist        = 0\nMaxArraySize            = 4\nMaxBatchRequeue = 5\n"
+
+
+def test_an_array_as_wide_as_max_array_size_is_not_refused() -> None:
+    """MaxArraySize = 4 allows indices 0 to 3: four slices fit, a fifth does not."""
+    from types import SimpleNamespace
+
+    from shinobi.errors import UsageError
+    from shinobi_slurm.compile import refuse_arrays_too_wide
+
+    def jobs(tasks: int) -> list[SimpleNamespace]:
+        return [SimpleNamespace(name="plain", tasks=None), SimpleNamespace(name="t", tasks=tasks)]
+
+    refuse_arrays_too_wide(ArrayLimit(), jobs(4))  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match=r"step 't' scatters over 5 slices.*MaxArraySize = 4"):
+        refuse_arrays_too_wide(ArrayLimit(), jobs(5))  # type: ignore[arg-type]
 
 
 def test_explain_says_each_note_once(ninja: Ninja, tmp_path: Path) -> None:

@@ -63,6 +63,14 @@ def _said(configured: bool | str, tres: str = "cpu=1,mem=64M,node=1") -> str:
     return classify(record, memory_configured=configured).message or ""
 
 
+def test_the_memory_option_configured_twice_is_the_one_sbatch_keeps() -> None:
+    """sbatch keeps the last of an option given twice: the hint's "now 1G" would
+    name a limit the jobs never had, and raising it would change nothing."""
+    from shinobi_slurm.sbatch import memory_option
+
+    assert memory_option({"sbatch_opts": ["--mem=1G", "--mem=4G"]}) == Option("mem", "4G")
+
+
 def test_the_hint_names_the_memory_option_that_was_configured() -> None:
     said = _said("--mem-per-cpu=64M")
     assert "raise --mem-per-cpu (now 64M) in [backend.slurm] sbatch_opts" in said

@@ -35,10 +35,11 @@ def test_an_entry_with_a_space_is_one_argument_as_the_table_form_is() -> None:
 
 
 def test_an_option_and_its_one_word_value_in_one_entry_are_still_read() -> None:
-    assert _arguments(["--time 02:00:00", "-p debug", "-pdebug"]) == [
+    assert _arguments(["--time 02:00:00", "-p debug", "-pdebug", "-p=debug"]) == [
         "--time=02:00:00",
         "--partition=debug",
         "--partition=debug",
+        "--partition=debug",  # not `--partition==debug`, a partition no cluster has
     ]
     assert _arguments("--partition=debug --time=10") == ["--partition=debug", "--time=10"]
 

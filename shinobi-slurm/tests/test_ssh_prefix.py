@@ -41,6 +41,18 @@ def test_a_prefix_that_is_no_ssh_hop_gets_the_words_as_they_are(tmp_path: Path) 
     assert commands.run("printf", ["%s\n", "a b", "x|y"]).splitlines() == ["a b", "x|y"]
 
 
+def test_a_tool_exiting_255_without_an_ssh_hop_is_the_tool_s_failure() -> None:
+    """255 is ssh's own failure only when there is an ssh hop: through ``env`` it is
+    the tool's answer, not "ssh to the Slurm host failed"."""
+    from shinobi_slurm.commands import SlurmError, SlurmUnreachable
+
+    commands = SlurmCommands.from_settings({"command_prefix": ["env", "LC_ALL=C"]})
+    with pytest.raises(SlurmError) as caught:
+        commands.run("sh", ["-c", "echo 'sh: refused' >&2; exit 255"])
+    assert not isinstance(caught.value, SlurmUnreachable)
+    assert str(caught.value) == "sh failed: refused"
+
+
 @pytest.mark.usefixtures("slurm")
 def test_compile_submits_through_an_ssh_hop_from_a_directory_with_a_space(
     ninja: Ninja, tmp_path: Path

@@ -112,6 +112,20 @@ def test_a_cancel_the_controller_does_not_take_says_what_to_do(
     )
 
 
+def test_a_cancel_of_a_launch_that_has_ended_cancels_nothing(ninja: Ninja, tmp_path: Path) -> None:
+    """Its ended jobs were handed to scancel and "cancelled 1 Slurm job(s)" said of a
+    launch that had long completed; an id Slurm has since reused is another job."""
+    done = (
+        "echo '12|12|COMPLETED|0:0|2026-12-02T10:00:00|2026-12-02T10:00:05|None|64M|01:00:00"
+        "|n1|cpu=1|shinobi-20261130-000000-abcdef'"
+    )
+    extra = stand_ins(tmp_path, done, "exit 0", f'echo "$@" >> {tmp_path}/scancelled')
+    said = ninja("cancel", str(handle(tmp_path, "12", created=time.time())), **extra)
+    assert said.returncode == 0, said.stderr
+    assert "nothing to cancel: every job of pipe/" in said.stdout, said.stdout
+    assert not (tmp_path / "scancelled").exists()
+
+
 def test_a_cancel_of_another_users_jobs_names_whose_they_are(ninja: Ninja, tmp_path: Path) -> None:
     """It advised running ninja cancel again, or scancel: neither can work for a
     colleague's jobs."""
