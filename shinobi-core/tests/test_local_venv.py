@@ -114,6 +114,16 @@ def test_a_copied_venv_s_tool_is_refused_as_running_in_the_original(tmp_path: Pa
     assert VenvBackend({}).prepare([_invocation(tmp_path, linked, "tricolour")]) == []
 
 
+def test_another_venv_s_tool_named_by_its_path_runs_as_written(tmp_path: Path) -> None:
+    """A cab may name another venv's tool by its path (a CASA venv's, beside the
+    step's own): that is the author's explicit choice, as any path is, not a
+    copied venv of the step's to refuse."""
+    casa = _fake_venv(tmp_path / "casa")
+    _fake_venv(tmp_path / "venv")
+    invocation = _invocation(tmp_path, tmp_path / "venv", str(casa))
+    assert VenvBackend({}).prepare([invocation]) == []
+
+
 def test_a_copied_venv_s_sh_launcher_is_refused_as_running_in_the_original(
     tmp_path: Path,
 ) -> None:

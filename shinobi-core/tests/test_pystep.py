@@ -229,6 +229,32 @@ def test_with_venv_it_runs_under_the_venv_s_interpreter(
     assert not any((tmp_path / ".shinobi" / "runs").glob("*/pysteps/*"))
 
 
+SIBLING = """
+import shinobi
+
+
+@shinobi.pystep(venv={venv!r})
+def helper_file() -> str:
+    import hello_tool  # the recipe's own helper module, and a package in the venv
+
+    return hello_tool.__file__
+"""
+
+
+def test_a_module_beside_the_pystep_wins_over_a_venv_package_of_its_name(
+    made_venv: Path, tmp_path: Path
+) -> None:
+    """The step's own directory comes first on its path, as for a script run by
+    ``python``: a helper module beside the recipe that shares a name with a
+    package in the venv was otherwise replaced by that package."""
+    (tmp_path / "hello_tool.py").write_text("")
+    source = tmp_path / "with_helper.py"
+    source.write_text(SIBLING.format(venv=str(made_venv)))
+    result = run_recipe(load_target(f"{source}:helper_file"), cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert result.steps[0].outputs == {"result": str(tmp_path / "hello_tool.py")}
+
+
 def test_a_raising_pystep_fails_with_the_exception_and_its_traceback(
     steps: Callable[[str], Any], tmp_path: Path
 ) -> None:
@@ -373,6 +399,7 @@ def test_in_a_container_runtime_with_an_image_it_runs_out_of_process(
     # its directory is a plain input, not a read-only one a container must refuse.
     assert ("source", "input", True) in roles
     assert ("cwd", "input", True) in roles
+    assert any(u.field == "cwd" and u.path == str(tmp_path) and u.mutable for u in invocation.paths)
     assert any(u.field == "note" and u.path == str(tmp_path / "note.txt") for u in invocation.paths)
     assert fake.workspace_during_run is True
     assert workspace is not None and not os.path.exists(workspace)
@@ -499,6 +526,7 @@ def test_a_read_only_directory_holding_a_writable_one_becomes_a_plain_input() ->
         PathUse("/work/run", "input", "same", "dir", writable=False),
         PathUse("/opt/site", "input", "site", "dir", writable=False),
         PathUse("/work/runner", "input", "sibling", "dir", writable=False),
+        PathUse("/work/run/ws", "input", "itself", "dir", writable=False),
     ]
     assert [u.writable for u in _without_read_only_parents(uses)] == [
         True,
@@ -506,6 +534,7 @@ def test_a_read_only_directory_holding_a_writable_one_becomes_a_plain_input() ->
         True,
         False,
         False,
+        True,  # the writable directory itself, declared read-only too
     ]
 
 
@@ -900,6 +929,29 @@ def test_a_venv_of_a_python_too_old_for_pysteps_is_named_not_a_syntax_error(
     assert "SyntaxError" not in done.stderr + started.stderr
 
 
+def test_boot_is_written_in_what_an_old_python_can_parse() -> None:
+    """boot.py is what a venv's Python 2.7 or 3.5 reads first, to say it is too old:
+    one f-string or annotation there and that interpreter stopped at a
+    SyntaxError in ninja's file instead (the test above stands in for the old
+    interpreter with this one, which parses anything)."""
+    import ast
+
+    tree = ast.parse(Path(BOOT).read_text())
+    newer = [
+        f"line {node.lineno}: {type(node).__name__}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.JoinedStr | ast.AnnAssign | ast.NamedExpr)
+        or (isinstance(node, ast.arg) and node.annotation is not None)
+        or (isinstance(node, ast.FunctionDef) and node.returns is not None)
+        or (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "__future__"
+            and any(a.name == "annotations" for a in node.names)
+        )
+    ]
+    assert newer == []
+
+
 MISFITS = """
 import shinobi
 from shinobi.steps import Recipe
@@ -1021,6 +1073,35 @@ def test_a_keyboard_interrupt_a_venv_pystep_raises_is_no_signal(
     assert (step.status, step.error) == ("failed", said)
 
 
+def test_a_sigint_ignored_by_whoever_started_the_runner_stays_ignored(tmp_path: Path) -> None:
+    """A runner started with SIGINT ignored (under ``nohup``, as a background job
+    of a script) must leave it ignored, as Python itself does: taken for an
+    interrupt, the step died of a signal its starter had chosen to ignore."""
+    source = tmp_path / "interrupts.py"
+    source.write_text(INTERRUPTS.format(venv=str(tmp_path)))
+    spec = {
+        "module_file": str(source),
+        "module_name": "interrupts",
+        "import_root": str(tmp_path),
+        "qualname": "signalled",
+        "inputs": {},
+        "outputs_file": str(tmp_path / "out.json"),
+        "core_paths": [],
+        "core_modules": [],
+        "core_python": list(sys.version_info[:2]),
+    }
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    started = subprocess.run(
+        ["/bin/sh", "-c", 'trap "" INT; exec "$0" "$@"', sys.executable, RUNNER, "spec.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert started.returncode == 0, started.stderr
+    assert json.loads((tmp_path / "out.json").read_text()) == {"outputs": {"result": 1}}
+
+
 THREADED = """
 import threading, time
 import shinobi
@@ -1047,6 +1128,38 @@ def test_a_venv_pystep_is_over_when_it_returns_not_when_its_threads_end(
     assert time.monotonic() - started < 15
     assert (step.status, step.outputs) == ("ok", {"result": 30}), step.error
     assert step.stdout == "said before returning\n"
+
+
+BUFFERED_LOG = """
+import logging
+import logging.handlers
+import sys
+
+import shinobi
+
+
+@shinobi.pystep(venv={venv!r})
+def chatty() -> int:
+    to_stderr = logging.StreamHandler(sys.stderr)
+    log = logging.getLogger("chatty")
+    log.addHandler(logging.handlers.MemoryHandler(100, target=to_stderr))
+    log.warning("flagged 42 baselines")
+    return 1
+"""
+
+
+def test_a_venv_pystep_s_buffered_log_lines_reach_its_stderr(
+    made_venv: Path, tmp_path: Path
+) -> None:
+    """The runner ends its process without the interpreter's exit (threads the
+    function left must not hold the step), so it flushes logging itself: a
+    buffering handler's lines were otherwise lost, where ninja's own process
+    writes them at its exit."""
+    source = tmp_path / "chatty.py"
+    source.write_text(BUFFERED_LOG.format(venv=str(made_venv)))
+    result = run_recipe(load_target(f"{source}:chatty"), cwd=tmp_path, config=config())
+    assert result.ok, result.error
+    assert "flagged 42 baselines" in result.steps[0].stderr
 
 
 SECRETS = """
@@ -1199,7 +1312,7 @@ def test_the_traceback_ninja_writes_of_a_pystep_masks_its_secrets(
 
 
 OTHERS_SECRET = """
-import json, sys
+import json, os, sys
 from pathlib import Path
 from pydantic import BaseModel, SecretStr
 import shinobi
@@ -1211,7 +1324,8 @@ class Login(BaseModel):
 @shinobi.pystep(venv={venv!r})
 def peek(where: str) -> int:
     spec = json.loads(Path(sys.argv[1]).read_text())
-    Path(where).write_text(json.dumps(spec.get("secrets")))
+    mode = oct(os.stat(sys.argv[1]).st_mode & 0o777)
+    Path(where).write_text(json.dumps([spec.get("secrets"), mode]))
     return 0
 
 r = Recipe("r", max_workers=1)
@@ -1224,10 +1338,11 @@ r.add_step("peek", peek, where={where!r})
 def test_a_pystep_in_a_venv_is_handed_no_secret_of_another_step(
     tmp_path: Path, made_venv: Path
 ) -> None:
-    """Its spec carried every secret the run had seen, for the runner to mask."""
+    """Its spec carried every secret the run had seen, for the runner to mask; what
+    it does carry (its own secrets) is readable by this user alone."""
     where = tmp_path / "seen.json"
     source = tmp_path / "others.py"
     source.write_text(OTHERS_SECRET.format(venv=str(made_venv), where=str(where)))
     result = run_recipe(load_target(f"{source}:r"), cwd=tmp_path, config=config())
     assert result.ok, result.error
-    assert json.loads(where.read_text()) == []
+    assert json.loads(where.read_text()) == [[], "0o600"]

@@ -100,6 +100,11 @@ def test_a_missing_tool_fails_loudly_instead_of_using_a_host_binary(
     # ... and the same refusal happens before anything runs.
     with pytest.raises(VenvError, match=r"step 'step': command 'shinobi-decoy' is not installed"):
         backend.prepare([invocation(tmp_path, "shinobi-decoy")])
+    # A second step missing its tool is refused too, after one that has its own.
+    with pytest.raises(VenvError, match=r"step 'b': command 'shinobi-decoy' is not installed"):
+        backend.prepare(
+            [invocation(tmp_path, HELLO, step="a"), invocation(tmp_path, "shinobi-decoy", step="b")]
+        )
     # A command listed as a host command may come from the host.
     allowed = VenvBackend({"venv": str(made_venv), "venv_host_commands": ["shinobi-decoy"]})
     assert allowed.run(invocation(tmp_path, "shinobi-decoy"), RunControl()).returncode == 0
@@ -113,6 +118,23 @@ def test_a_command_written_as_a_path_runs_as_written(made_venv: Path, tmp_path: 
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == [str(made_venv), str(made_venv / "bin" / "python3")]
+
+
+def test_a_command_written_as_a_relative_path_runs_as_written(
+    made_venv: Path, tmp_path: Path
+) -> None:
+    """``./tool`` and ``scripts/tool`` name the project's own script by path: read as
+    bare names they would be looked up in the venv's bin and refused as missing."""
+    (tmp_path / "scripts").mkdir()
+    for script in ("tool", "scripts/tool"):
+        (tmp_path / script).write_text('#!/bin/sh\necho "$0 in $VIRTUAL_ENV"\n')
+        (tmp_path / script).chmod(0o755)
+    backend = VenvBackend({"venv": str(made_venv)})
+    for command in ("./tool", "scripts/tool"):
+        run = backend.run(invocation(tmp_path, command), RunControl())
+        assert run.returncode == 0, run.stderr
+        assert run.stdout == f"{command} in {made_venv}\n"
+    assert backend.prepare([invocation(tmp_path, "./tool")]) == []
 
 
 def test_the_step_venv_wins_over_the_configured_one(made_venv: Path, tmp_path: Path) -> None:
@@ -189,6 +211,33 @@ def test_the_rule_in_one_place(made_venv: Path) -> None:
     assert resolve_command(["./tool"], str(made_venv)).argv == ("./tool",)
     assert resolve_command(["ls"], str(made_venv)).problem is not None
     assert resolve_command(["ls"], str(made_venv), ["ls"]).problem is None
+
+
+def test_a_file_in_the_venv_bin_that_cannot_run_is_not_the_venv_s_command(
+    tmp_path: Path,
+) -> None:
+    """A venv's bin holds files that are no programs (``activate``, a tool's
+    left-over data): rewriting a bare name to one of those ran nothing, with
+    "Permission denied", instead of the refusal or the allowed host command."""
+    bin_dir = tmp_path / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "sort").write_text("not a program\n")  # mode 0644
+    venv = str(tmp_path / "venv")
+    assert resolve_command(["sort"], venv).problem is not None
+    allowed = resolve_command(["sort", "-n"], venv, ["sort"])
+    assert allowed.problem is None and allowed.argv == ("sort", "-n")
+
+
+def test_host_commands_given_as_one_string_name_one_command(
+    made_venv: Path, tmp_path: Path
+) -> None:
+    """Settings handed to the backend directly (``get_backend``, a plugin) may name
+    the one host command as a string: read letter by letter, "sh" allowed
+    nothing."""
+    backend = VenvBackend({"venv": str(made_venv), "venv_host_commands": "sh"})
+    assert backend.host_commands == ("sh",)
+    run = backend.run(invocation(tmp_path, "sh", "-c", "echo host"), RunControl())
+    assert run.returncode == 0 and run.stdout == "host\n", run.stderr
 
 
 def test_the_backend_is_registered_and_checks_its_configured_venv(made_venv: Path) -> None:

@@ -146,3 +146,21 @@ def test_a_venv_s_own_older_shinobi_is_named_not_the_pystep_s_module(tmp_path: P
         " shinobi-core into that environment as ninja's, or uninstall its own"
     ), step.error
     assert "Traceback" not in step.stderr and "importing" not in (step.error or "")
+
+
+def test_an_old_typing_extensions_beside_the_venv_s_own_shinobi_is_a_setup_failure(
+    tmp_path: Path,
+) -> None:
+    """A venv with shinobi and pydantic of its own is lent nothing; the search for
+    the lent package its own one shadows must not then run, or the refusal is a
+    TypeError in ninja's runner ("the pystep raised TypeError") instead."""
+    from shinobi.pyrunner.request import core_paths
+
+    venv = _venv(tmp_path, "ownte", "typing_extensions", "# too old: no Sentinel\n", "4.1.1")
+    (site,) = venv.glob("lib/python*/site-packages")
+    (site / "ninjas.pth").write_text("".join(f"{p}\n" for p in core_paths()))  # its own, after
+    step = _run(tmp_path, venv, "return n")
+    assert step.status == "failed"
+    error = step.error or ""
+    assert error.startswith("the Python step could not start:"), error
+    assert "cannot import typing_extensions" in error and "TypeError" not in error
