@@ -32,10 +32,7 @@ def statuses(handles: Sequence[LaunchHandle]) -> list[LaunchStatus]:
         try:
             answers = tracker_for(members[0]).status_many(members)
         except BackendNotFound as exc:
-            answers = [
-                LaunchStatus(handle=h, error=str(exc), damaged=True, noted=noted_end(h))
-                for h in members
-            ]
+            answers = [LaunchStatus(handle=h, error=str(exc), damaged=True) for h in members]
         except UsageError:  # a damaged handle among them: each on its own, to say which
             answers = [_alone(h) for h in members]
         for i, answer in zip(indices, answers, strict=True):
