@@ -22,6 +22,20 @@ def scripts(text: str) -> dict[str, str]:
     return found
 
 
+def compiled_job(ninja: Ninja, here: Path, target: str, text: str, step: str, *args: str) -> str:
+    """The job script of ``step`` once ``text``, written as the file ``target`` names
+    (``FILE:RECIPE``), is compiled in ``here``."""
+    (here / target.split(":")[0]).write_text(text)
+    done = ninja("compile", target, *args, cwd=here)
+    assert done.returncode == 0, done.stderr
+    return scripts(done.stdout)[step]
+
+
+def run_job(script: str, here: Path) -> subprocess.CompletedProcess[str]:
+    """A compiled job's script run under bash in ``here``, as Slurm's node would."""
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=here)
+
+
 def dependency(script: str) -> list[str]:
     match = re.search(r"^#SBATCH --dependency=afterok:(\S+)$", script, flags=re.M)
     return [d.strip("<>") for d in match.group(1).split(":")] if match else []
@@ -423,19 +437,16 @@ def test_a_job_whose_required_harvest_matched_nothing_fails(
     folder's name (``obs [1]``) and the value's brackets or backslash are literal."""
     here = tmp_path / "obs [1]"
     here.mkdir()
-    (here / "shoot.py").write_text(HARVEST_RECIPE)
-    done = ninja("compile", "shoot.py:r", "--prefix", prefix, cwd=here)
-    assert done.returncode == 0, done.stderr
-    script = scripts(done.stdout)["shoot"]
-    ran = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=here)
+    script = compiled_job(ninja, here, "shoot.py:r", HARVEST_RECIPE, "shoot", "--prefix", prefix)
+    ran = run_job(script, here)
     assert ran.returncode == 1
     assert 'output "image": nothing matched its harvest pattern' in ran.stderr
     (here / "img 1-7.fits").touch()  # the value's brackets are literal, not a class
     (here / "ab-7.fits").touch()  # nor is its backslash an escape
-    again = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=here)
+    again = run_job(script, here)
     assert again.returncode == 1, again.stderr
     (here / f"{prefix}-7.fits").touch()
-    made = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=here)
+    made = run_job(script, here)
     assert made.returncode == 0, made.stderr
 
 
@@ -476,11 +487,7 @@ r.add_step("mk", mk)
 def test_a_job_whose_tool_made_the_wrong_kind_of_output_fails(ninja: Ninja, tmp_path: Path) -> None:
     """An MS that is a plain file (and a file that is a directory) fails the job, as
     `ninja run` fails the step: the next job must not read it as the product."""
-    (tmp_path / "kind.py").write_text(KIND_RECIPE)
-    done = ninja("compile", "kind.py:r")
-    assert done.returncode == 0, done.stderr
-    script = scripts(done.stdout)["mk"]
-    ran = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    ran = run_job(compiled_job(ninja, tmp_path, "kind.py:r", KIND_RECIPE, "mk"), tmp_path)
     assert ran.returncode == 1, ran.stderr
     assert f"{tmp_path}/made.ms is not a directory, but the output is declared" in ran.stderr
     assert f"{tmp_path}/img.fits is a directory, but the output is declared a file" in ran.stderr
@@ -491,11 +498,7 @@ def test_a_job_whose_tool_exited_128_keeps_its_code_for_status(
 ) -> None:
     """Slurm's accounting keeps an exit code modulo 128, so a tool's 128 reads as 0;
     the job keeps every code above 127 in its exit record, 128 included."""
-    (tmp_path / "exits.py").write_text(EXIT_RECIPE)
-    done = ninja("compile", "exits.py:r")
-    assert done.returncode == 0, done.stderr
-    script = scripts(done.stdout)["quit"]
-    ran = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    ran = run_job(compiled_job(ninja, tmp_path, "exits.py:r", EXIT_RECIPE, "quit"), tmp_path)
     assert ran.returncode == 128, ran.stderr
     kept = list(tmp_path.glob(".shinobi/r/*/exits/quit"))
     assert [path.read_text() for path in kept] == ["128\n"]
@@ -504,15 +507,12 @@ def test_a_job_whose_tool_exited_128_keeps_its_code_for_status(
 def test_a_required_harvest_matching_at_any_depth_is_made(ninja: Ninja, tmp_path: Path) -> None:
     """``**`` is any depth to ninja's own harvest; bash without globstar reads it as
     ``*``, one directory, and failed a job whose tool had made the output."""
-    (tmp_path / "deep.py").write_text(DEEP_RECIPE)
-    done = ninja("compile", "deep.py:r")
-    assert done.returncode == 0, done.stderr
-    script = scripts(done.stdout)["shoot"]
-    ran = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    script = compiled_job(ninja, tmp_path, "deep.py:r", DEEP_RECIPE, "shoot")
+    ran = run_job(script, tmp_path)
     assert ran.returncode == 1 and "nothing matched its harvest pattern" in ran.stderr
     (tmp_path / "obs" / "spw1").mkdir(parents=True)
     (tmp_path / "obs" / "spw1" / "img.fits").touch()
-    made = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    made = run_job(script, tmp_path)
     assert made.returncode == 0, made.stderr
 
 
