@@ -50,7 +50,7 @@ from shinobi.untouched_outputs import (
     stamped_before,
 )
 
-__all__ = ["SUFFIX", "Aside", "set_aside", "unfinished"]
+__all__ = ["SUFFIX", "Aside", "left_by_job", "set_aside", "unfinished"]
 
 SUFFIX = SET_ASIDE_SUFFIX
 
@@ -132,6 +132,56 @@ def unfinished(
     are warned about rather than moved (see :mod:`shinobi.dispatch`)."""
     found = _written_by(tuple(uses), passthroughs, before, started, others)
     return [_failed_while(w, ended) for w in found]
+
+
+def left_by_job(
+    writes: Iterable[str],
+    rewrites: Iterable[str],
+    since: float,
+    until: float | None,
+    ended: str,
+) -> list[str]:
+    """The warnings about what a job no ninja watched (one of a compiled launch,
+    read back by ``ninja status``) left when it ended without finishing: each of
+    its outputs (``writes``), and each input it rewrites in place (``rewrites``),
+    stamped while it may have run: after ``since`` (when it started, or was
+    submitted where the engine does not say) and, when the engine says when it
+    ended, not after ``until``.
+
+    Nothing noted how they were before the job, so this is the clock's word
+    alone, and a file server's clock may be off this host's: the warnings say
+    "may", and nothing is moved. A path stamped after the job's end is left
+    unsaid: something else wrote it since (a run of the step again, here)."""
+    found = [
+        _Written(path, how)
+        for path in dict.fromkeys(writes)
+        if (how := _stamped_between(path, since, until, "made"))
+    ]
+    found += [
+        _Written(path, how, in_place=True)
+        for path in dict.fromkeys(rewrites)
+        if (how := _stamped_between(path, since, until, "changed"))
+    ]
+    return [_failed_while(w, ended) for w in found]
+
+
+def _stamped_between(path: str, since: float, until: float | None, how: str) -> str | None:
+    """``how`` (or "untold", for a directory too big to sign) when ``path`` is a
+    file or directory last stamped between ``since`` and ``until``; else None."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        return None  # a device, FIFO or socket holds no product (see _written)
+    signature = signature_of(path)
+    if signature is None:
+        return "untold"
+    if stamped_before(signature, since):
+        return None
+    if until is not None and signature[2] > until * 1e9:  # by its mtime: a chmod is no write
+        return None
+    return how
 
 
 def _failed_while(written: _Written, ended: str) -> str:

@@ -127,6 +127,8 @@ class SlurmTarget(OffloadTarget):
                 details["contained"] = True  # its tool runs in a container engine
             if configured_memory is not None:  # sbatch_opts, not the step, set it: which
                 details["memory_option"] = configured_memory.argument()
+            if job.tasks is None:  # what ninja status names if it ends unfinished
+                details.update(job.left_paths(workflow.jobs.cwd))
             if job.guard:
                 details.update(guard=job.guard, skipped=files.skipped)
             if job.loop_end is not None:

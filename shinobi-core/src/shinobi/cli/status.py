@@ -57,6 +57,7 @@ def command(
     from shinobi.cli.named_config import warn_if_named_file_missing
     from shinobi.launch.find import find_launch, workspace
     from shinobi.launch.handle import note_ended
+    from shinobi.launch.left_outputs import with_left_outputs
     from shinobi.launch.render import status_lines
     from shinobi.launch.state import with_noted_end
     from shinobi.launch.tracking import tracker_for
@@ -69,7 +70,7 @@ def command(
     redraw = watch and redraws(sys.stdout) and not as_json
     shown = None
     while True:
-        status = with_noted_end(tracker.status(launch))
+        status = with_left_outputs(with_noted_end(tracker.status(launch)))
         code = _exit_status(status)
         settle_exit_status(code)  # a reader gone while it prints keeps it
         if as_json and watch:  # JSON Lines: one whole document per line, for a reader

@@ -137,6 +137,39 @@ class Job:
             return [edges[0].before]
         return list(dict.fromkeys([edge.before for edge in edges]))
 
+    def left_paths(self, cwd: str) -> dict[str, list[str]]:
+        """What the job may leave half-written if it ends without finishing, for
+        ``ninja status`` to name (see :mod:`shinobi.launch.left_outputs`):
+        ``writes``, its outputs, and ``rewrites``, the inputs it rewrites in place,
+        absolute, each once; an empty list is left out. An output that is also
+        an input it only reads is not there, nor one that is the path it was
+        handed (a passthrough) from a step before it, which made it: a file
+        stamped after this job started could be either's. Nor is a ``harvest``
+        glob: what it matches is known only once the tool has run."""
+        rewritten = dict.fromkeys(u.path for u in self.paths if u.mutable and not u.pattern)
+        read = {u.path for u in self.paths if u.role == "input"}
+        wiring = self.node.wiring
+        made_before = {
+            name
+            for name in getattr(cab_of(self.node.step), "passthroughs", frozenset)()
+            if isinstance(wiring.get(name), OutputRef)
+        }
+        writes = [
+            u.path
+            for u in self.paths
+            if u.role == "output"
+            and not u.pattern
+            and u.field not in made_before
+            and u.path not in read
+            and u.path not in rewritten
+        ]
+        found = {"writes": writes, "rewrites": list(rewritten)}
+        return {
+            key: list(dict.fromkeys(os.path.normpath(os.path.join(cwd, p)) for p in paths))
+            for key, paths in found.items()
+            if paths
+        }
+
     def waits_for(self, other: int) -> bool:
         """Whether an edge of this job names ``other``. A list and ``in``, not
         ``any()`` over a generator: ordering asks this of every edge it derives,
