@@ -19,42 +19,6 @@ from launches import submit, wait_final
 
 pytestmark = pytest.mark.usefixtures("slurm")
 
-FAILING = """
-from pathlib import Path
-
-from pydantic import BaseModel
-
-from shinobi.steps import Cab, File, OutputRef, ParamMeta, Recipe, StepRef
-
-
-class In(BaseModel):
-    path: Path
-
-
-class Out(BaseModel):
-    path: File | None = None
-
-
-def cab(name: str, script: str) -> Cab:
-    return Cab(
-        name=name,
-        command=["/bin/sh", "-c", script, name],
-        inputs_model=In,
-        outputs_model=Out,
-        field_meta={"path": ParamMeta(positional=True)},
-    )
-
-
-r = Recipe(
-    name="r",
-    steps=[
-        StepRef("made", cab("whole", 'echo whole > "$1"'), {"path": Path("made.fits")}),
-        StepRef("handed", cab("fails", "exit 3"), {"path": OutputRef("made", "path")}),
-        StepRef("own", cab("part", 'echo part > "$1"; exit 3'), {"path": Path("own.fits")}),
-    ],
-)
-"""
-
 
 def test_a_job_cancelled_while_writing_has_its_part_named_by_status(
     ninja: Ninja, tmp_path: Path
@@ -79,12 +43,12 @@ def test_a_job_cancelled_while_writing_has_its_part_named_by_status(
 def test_a_failed_job_has_only_what_it_wrote_named(ninja: Ninja, tmp_path: Path) -> None:
     """``own`` wrote part of its product and exited 3: named. ``handed`` failed on the
     file ``made`` wrote, stamped after the launch began: not named, it is made's."""
-    (tmp_path / "failing.py").write_text(FAILING)
-    launch = submit(ninja, "failing.py:r", cwd=tmp_path)
+    own, made = tmp_path / "own.fits", tmp_path / "made.fits"
+    target = f"{RECIPES}/failing.py:partial"
+    launch = submit(ninja, target, "--made", str(made), "--own", str(own), cwd=tmp_path)
     found = wait_final(ninja, launch["handle"], cwd=tmp_path)
     assert found["state"] == "failed", found["summary"]
     summary = found["summary"]
-    own, made = tmp_path / "own.fits", tmp_path / "made.fits"
     assert f"step 'own': it failed after writing {str(own)!r}" in summary
     assert str(made) not in summary and "step 'handed':" not in summary.replace(
         "step 'handed' failed", ""

@@ -2,7 +2,9 @@
 
 ``chain``: ``first`` succeeds, ``boom`` exits 3 after saying why on stderr,
 ``second`` and ``third`` wait on it (in a chain). ``hog``: one step that
-declares 64 MiB and holds 400 MB.
+declares 64 MiB and holds 400 MB. ``partial``: ``made`` writes its file whole,
+``handed`` exits 3 on it without writing, ``own`` writes part of its own file and
+exits 3.
 """
 
 from __future__ import annotations
@@ -49,6 +51,22 @@ chain = Recipe(
         StepRef("boom", boom, {"path": OutputRef("first", "path")}),
         StepRef("second", after, {"path": OutputRef("boom", "path")}),
         StepRef("third", after, {"path": OutputRef("second", "path")}),
+    ],
+)
+
+
+class PartialInputs(BaseModel):
+    made: Path
+    own: Path
+
+
+partial = Recipe(
+    name="partial",
+    inputs_model=PartialInputs,
+    steps=[
+        StepRef("made", _cab("whole", 'echo whole > "$1"'), {"path": InputRef("made")}),
+        StepRef("handed", _cab("fails", "exit 3"), {"path": OutputRef("made", "path")}),
+        StepRef("own", _cab("part", 'echo part > "$1"; exit 3'), {"path": InputRef("own")}),
     ],
 )
 
