@@ -24,6 +24,7 @@ from shinobi.plan import Plan, PlannedStep, cab_of, resolve_value
 from shinobi.steps.argv import Unknown, harvest_glob, on_disk_kind
 from shinobi.steps.refs import OutputRef
 from shinobi.steps.types import fields_of
+from shinobi.untouched_outputs import rewritten_paths
 
 __all__ = [
     "DERIVED",
@@ -146,12 +147,12 @@ class Job:
         handed (a passthrough) from a step before it, which made it: a file
         stamped after this job started could be either's. Nor is a ``harvest``
         glob: what it matches is known only once the tool has run."""
-        rewritten = dict.fromkeys(u.path for u in self.paths if u.mutable and not u.pattern)
+        rewritten = list(rewritten_paths(self.paths))
         read = {u.path for u in self.paths if u.role == "input"}
         wiring = self.node.wiring
         made_before = {
             name
-            for name in getattr(cab_of(self.node.step), "passthroughs", frozenset)()
+            for name in cab_of(self.node.step).passthroughs()  # a job always runs a cab
             if isinstance(wiring.get(name), OutputRef)
         }
         writes = [
@@ -163,7 +164,7 @@ class Job:
             and u.path not in read
             and u.path not in rewritten
         ]
-        found = {"writes": writes, "rewrites": list(rewritten)}
+        found = {"writes": writes, "rewrites": rewritten}
         return {
             key: list(dict.fromkeys(os.path.normpath(os.path.join(cwd, p)) for p in paths))
             for key, paths in found.items()
