@@ -34,7 +34,7 @@ def test_an_argument_the_locale_cannot_pass_is_refused_as_such(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(os, "fsencode", lambda word: word.encode("latin-1"))
-    refused = process._unpassable(["/bin/sh", "-c", "echo 'bad \u2192 thing'"], None)
+    refused = process.unpassable(["/bin/sh", "-c", "echo 'bad \u2192 thing'"], None)
     assert refused is not None
     assert str(refused).startswith(
         "cannot run '/bin/sh': argument 2 holds '\u2192', which this locale's encoding ("

@@ -45,6 +45,7 @@ __all__ = [
     "script_interpreter",
     "session_members",
     "terminate_session",
+    "unpassable",
 ]
 
 
@@ -369,7 +370,9 @@ class UnpassableArgument(ShinobiError, ValueError):
     """
 
 
-def _unpassable(argv: Sequence[str], env: Mapping[str, object] | None) -> UnpassableArgument | None:
+def unpassable(
+    argv: Sequence[str], env: Mapping[str, object] | None = None
+) -> UnpassableArgument | None:
     """What in ``argv`` or ``env`` no program can be given (None: nothing).
 
     Looked for only once a start has failed, so a step that starts pays nothing.
@@ -476,7 +479,7 @@ def run_process(
     try:
         child_env = _environment(env)
     except (TypeError, UnicodeEncodeError):  # not text, or text the locale cannot encode
-        raise _unpassable(argv, env) or TypeError(
+        raise unpassable(argv, env) or TypeError(
             f"cannot encode the environment of {argv[0]!r}"
         ) from None
     child_env[_TAG_KEY] = tag.encode()
@@ -491,9 +494,9 @@ def run_process(
     except BaseException as exc:  # a ValueError (a NUL byte in argv) too: no pipe left open
         for fd in (out_read, err_read, out_write, err_write):
             os.close(fd)
-        unpassable = _unpassable(argv, env) if isinstance(exc, ValueError) else None
-        if unpassable is not None:
-            raise unpassable from None
+        unusable = unpassable(argv, env) if isinstance(exc, ValueError) else None
+        if unusable is not None:
+            raise unusable from None
         if not isinstance(exc, OSError):
             raise
         refused = _not_started(argv[0], exc, cwd, _child_path(child_env))

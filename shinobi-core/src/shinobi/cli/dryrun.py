@@ -64,6 +64,8 @@ def show_dryrun(
         cab = cab_of(step.node.step)
         if cab is None or step.argv is None:
             return None
+        if problem := _unstartable(step.argv):
+            warnings[f"step {step.name!r}: {problem}; the run would fail this step"] = None
         name = backend_of(step)
         known = backends.get(name)
         if known is None:
@@ -94,6 +96,19 @@ def show_dryrun(
     if as_json:  # what stderr said, for a check that reads only the plan (as a run's JSON)
         document["warnings"] = [*told, *said]
         emit(json_document(document))
+
+
+def _unstartable(argv: Any) -> str | None:
+    """Why no program could be given ``argv`` (a NUL byte in a value), as the run
+    says when the step fails to start; the dry run showed it as ``$'x\\x00y'``
+    and said nothing. Nearly every command is plain text: one test says so."""
+    words = "".join(argv)
+    if words.isascii() and "\0" not in words:
+        return None
+    from shinobi.backends.process import unpassable
+
+    refused = unpassable(argv)
+    return None if refused is None else str(refused)
 
 
 def _check_local_backends(graph: Any, session: Any, plan: Any) -> list[str]:
