@@ -122,18 +122,15 @@ def _judging(cab: Any) -> str | None:
 
 def _wrangled_only(cab: Any) -> tuple[tuple[str, str], ...]:
     """Each required output of ``cab`` only an output wrangler fills, with that
-    wrangler shown, in the order of the wranglers."""
+    wrangler shown, in the order of the wranglers. (A wrangled output has no
+    other source: a Cab refuses one that also has a template, a glob or an
+    input of its name.)"""
     outputs = fields_of(cab.outputs_model)
-    passthrough = {n for n, rule in cab.output_rules().items() if rule == "passthrough"}
     found = []
     for wrangler in cab.wranglers:
         spec = outputs.get(wrangler.output or "")
-        if wrangler.action != "output" or spec is None or not spec.required:
-            continue
-        meta = cab.meta(spec.name)
-        if meta.implicit or meta.harvest or spec.name in passthrough:
-            continue  # known without it (a template, a glob, a passthrough): it only overrides
-        found.append((spec.name, wrangler.shown))
+        if wrangler.action == "output" and spec is not None and spec.required:
+            found.append((spec.name, wrangler.shown))
     return tuple(found)
 
 
