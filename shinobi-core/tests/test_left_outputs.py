@@ -16,9 +16,9 @@ from test_offload_jobs import body
 
 from shinobi.launch.handle import LaunchHandle, LaunchJob, write_handle
 from shinobi.launch.left_outputs import END_SLACK, with_left_outputs
-from shinobi.launch.tracking import LaunchStatus, StepState
+from shinobi.launch.tracking import LaunchStatus, StepState, TaskEnd
 from shinobi.offload.jobs import build_jobs
-from shinobi.steps import Cab, File, OutputRef, ParamMeta, Recipe, StepRef
+from shinobi.steps import Cab, File, InputRef, OutputRef, ParamMeta, Recipe, StepRef
 
 __all__ = ["engine"]  # the fixture, imported so pytest finds it
 
@@ -109,7 +109,7 @@ def test_a_directory_written_inside_counts_by_its_newest_entry(tmp_path: Path) -
         _failed(phase="completed"),
         _failed(phase="running"),
         _failed(phase="cancelled", started=None),  # cancelled before it started
-        _failed(tasks={"failed": 1, "completed": 3}),  # which slice failed is not known
+        _failed(tasks={"failed": 1, "completed": 3}),  # an array: only by its tasks' paths
     ],
 )
 def test_a_job_that_completed_never_started_or_is_an_array_has_nothing_named(
@@ -117,6 +117,59 @@ def test_a_job_that_completed_never_started_or_is_an_array_has_nothing_named(
 ) -> None:
     out = _written(tmp_path / "image.fits")
     assert _notes(_launch({"writes": [str(out)]}), step) == []
+
+
+def _array(*ended: TaskEnd, phase: str = "failed") -> StepState:
+    counts = {"completed": 4 - len(ended), **({"failed": len(ended)} if ended else {})}
+    return _failed(phase=phase, tasks=counts, unfinished_tasks=ended)
+
+
+def test_an_array_names_what_each_unfinished_task_wrote_and_no_completed_slice(
+    tmp_path: Path,
+) -> None:
+    """A scatter over sub-bands compiled as one job array: the slice killed for
+    memory while it wrote its image is named, those that completed are whole."""
+    images = [_written(tmp_path / f"img-{k}.fits") for k in range(4)]
+    slices = [{"writes": [str(image)]} for image in images]
+    slices[1]["rewrites"] = [str(_written(tmp_path / "sb1.ms"))]
+    ended = _moment(ENDED)
+    step = _array(
+        TaskEnd(1, "failed", "then", ended),
+        TaskEnd(3, "cancelled", "then", ended),
+    )
+    notes = _notes(_launch({"slices": slices}), step)
+    assert [note.split(":")[0] for note in notes] == [
+        "step 'image[1]'",
+        "step 'image[1]'",
+        "step 'image[3]'",
+    ]
+    assert f"failed after writing {str(images[1])!r}" in notes[0]
+    assert "it may be half-rewritten" in notes[1] and "sb1.ms" in notes[1]
+    assert f"was cancelled after writing {str(images[3])!r}" in notes[2]
+
+
+def test_an_array_task_is_judged_by_its_own_start_and_end(tmp_path: Path) -> None:
+    image = _written(tmp_path / "img-0.fits")
+    slices = [{"writes": [str(image)]}]
+    after = _moment(time.time() + 3600)  # it started after the file was written
+    before = _moment(time.time() - 3 * END_SLACK)  # it ended before the file was written
+    for task in (TaskEnd(0, "failed", after, _moment(ENDED)), TaskEnd(0, "failed", None, before)):
+        assert _notes(_launch({"slices": slices}), _array(task)) == []
+    assert _notes(_launch({"slices": slices}), _array(TaskEnd(0, "failed", None, None)))
+
+
+@pytest.mark.parametrize(
+    "slices",
+    [
+        None,  # a handle written before arrays recorded their slices' paths
+        "img.fits",  # a handle edited by hand
+        [],  # fewer slices than tasks
+        [None],
+    ],
+)
+def test_an_array_without_usable_slices_has_nothing_named(slices: object) -> None:
+    step = _array(TaskEnd(0, "failed", "then", _moment(ENDED)))
+    assert _notes(_launch({"slices": slices}), step) == []
 
 
 @pytest.mark.parametrize(
@@ -180,6 +233,23 @@ def test_a_job_records_its_outputs_and_the_inputs_it_rewrites_absolute() -> None
     assert use.left_paths("/w") == {}  # the path it was handed: "cal" made it
     assert hand.left_paths("/w") == {}  # an input it only reads, named again
     assert new.left_paths("/w") == {"writes": ["/w/g"]}  # the path it was handed, new
+
+
+def test_an_array_task_records_the_paths_of_its_own_slice() -> None:
+    class Many(BaseModel):
+        paths: list[Path]
+
+    recipe = Recipe(
+        name="r",
+        inputs_model=Many,
+        steps=[StepRef("each", touch, {"path": InputRef("paths")}, scatter=("path",))],
+    )
+    (job,) = build_jobs(plan_of(recipe, {"paths": ["a", "b"]}, "/w"), "/w", "run").jobs
+    assert [job.left_paths("/w", task) for task in (0, 1)] == [
+        {"writes": ["/w/a"]},
+        {"writes": ["/w/b"]},
+    ]
+    assert job.left_paths("/w") == {"writes": ["/w/a", "/w/b"]}  # the whole job's
 
 
 def test_ninja_status_says_it_on_its_summary_line(

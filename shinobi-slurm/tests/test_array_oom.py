@@ -52,6 +52,28 @@ def test_status_says_it_after_what_the_first_failed_task_printed(tmp_path: Path)
     ), state.detail
 
 
+def test_each_task_that_started_and_went_wrong_is_listed_with_its_times() -> None:
+    """What ``ninja status`` judges each failed slice's outputs by (and ``--json``
+    lists, for a script to know which slices to run again)."""
+    job = LaunchJob("convert", job_id="9", tasks=3)
+    state = _step_state(job, {"9": _records()}, None, False)
+    assert [(t.task, t.phase) for t in state.unfinished_tasks] == [(1, "failed"), (2, "failed")]
+    assert state.unfinished_tasks[0].started == "2026-12-02T10:00:00"
+    assert state.unfinished_tasks[0].finished == "2026-12-02T10:00:05"
+    assert state.to_json()["unfinished_tasks"][1] == {
+        "task": 2,
+        "phase": "failed",
+        "started": "2026-12-02T10:00:00",
+        "finished": "2026-12-02T10:00:05",
+    }
+
+
+def test_a_plain_job_lists_no_tasks() -> None:
+    record = parse_line(_task(0, "FAILED", "7:0").replace("9_0|90|", "9|9|"))
+    state = _step_state(LaunchJob("convert", job_id="9"), {"9": [record]}, None, False)
+    assert state.phase == "failed" and state.to_json()["unfinished_tasks"] is None
+
+
 RECIPE = """
 from pathlib import Path
 from pydantic import BaseModel

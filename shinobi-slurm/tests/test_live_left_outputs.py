@@ -56,3 +56,25 @@ def test_a_failed_job_has_only_what_it_wrote_named(ninja: Ninja, tmp_path: Path)
     text = ninja("status", launch["handle"], cwd=tmp_path)
     assert text.returncode == 1
     assert f"it failed after writing {str(own)!r}" in " ".join(text.stdout.split())
+
+
+def test_a_failed_array_task_has_its_own_slice_named_and_no_other(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    """A scatter compiled as one job array: the failed slice's part is named by
+    its slice, the slices that completed are whole and are not."""
+    images = [tmp_path / f"{name}.fits" for name in ("a", "b", "c")]
+    paths = [word for image in images for word in ("--paths", str(image))]
+    launch = submit(ninja, f"{RECIPES}/failing.py:slices", *paths, cwd=tmp_path)
+    handle = json.loads(Path(launch["handle"]).read_text())
+    (job,) = handle["jobs"]
+    assert job["details"]["slices"] == [{"writes": [str(image)]} for image in images]
+    found = wait_final(ninja, launch["handle"], cwd=tmp_path)
+    assert found["state"] == "failed", found["summary"]
+    (step,) = found["steps"]
+    assert step["tasks"] == {"completed": 2, "failed": 1}
+    assert [(t["task"], t["phase"]) for t in step["unfinished_tasks"]] == [(1, "failed")]
+    summary = found["summary"]
+    assert f"step 'image[1]': it failed after writing {str(images[1])!r}" in summary
+    assert str(images[0]) not in summary and str(images[2]) not in summary
+    assert images[1].read_text() == "part\n"  # said, not moved

@@ -127,8 +127,13 @@ class SlurmTarget(OffloadTarget):
                 details["contained"] = True  # its tool runs in a container engine
             if configured_memory is not None:  # sbatch_opts, not the step, set it: which
                 details["memory_option"] = configured_memory.argument()
-            if job.tasks is None:  # what ninja status names if it ends unfinished
+            # what ninja status names if the job (or a task of the array) ends unfinished
+            if job.tasks is None:
                 details.update(job.left_paths(workflow.jobs.cwd))
+            else:
+                slices = [job.left_paths(workflow.jobs.cwd, task) for task in range(job.tasks)]
+                if any(slices):
+                    details["slices"] = slices
             if job.guard:
                 details.update(guard=job.guard, skipped=files.skipped)
             if job.loop_end is not None:

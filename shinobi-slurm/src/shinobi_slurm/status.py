@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from shinobi.failures import cut_line, is_engine_banner
 from shinobi.launch.handle import LaunchHandle, LaunchJob
 from shinobi.launch.submitter import cancel_requested, submitter_running
-from shinobi.launch.tracking import LaunchStatus, StepState
+from shinobi.launch.tracking import LaunchStatus, StepState, TaskEnd
 from shinobi_slurm.commands import SlurmCommands, SlurmError, SlurmUnreachable
 from shinobi_slurm.queue import query_queue, query_queue_named, waits, with_queue_reasons
 from shinobi_slurm.sacct import (
@@ -327,6 +327,7 @@ def _step_state(
     if kept:
         records = [_exact_exit(record, str(kept)) for record in records]
     tasks = None
+    unfinished: tuple[TaskEnd, ...] = ()
     # a container engine's own memory kill reads as SIGKILL (see states._memory_hint)
     contained = bool(job.details.get("contained"))
     # the sbatch_opts memory option; a launch recorded before it was kept says only that one was
@@ -341,6 +342,9 @@ def _step_state(
             contained=contained,
             memory_configured=configured,
             on_timeout=on_timeout,
+        )
+        unfinished = _unfinished_tasks(
+            records, contained=contained, memory_configured=configured, on_timeout=on_timeout
         )
         record = records[0]
         started = min((r.start for r in records if r.start and r.started), default=None)
@@ -365,6 +369,7 @@ def _step_state(
         started=started,
         finished=finished,
         tasks=tasks,
+        unfinished_tasks=unfinished,
     )
     skipped = job.details.get("skipped")
     if state.phase == "completed" and skipped and os.path.exists(str(skipped)):
@@ -389,6 +394,26 @@ def _step_state(
     if state.detail and state.detail.startswith("never ran"):
         state.started = None
     return state
+
+
+def _unfinished_tasks(
+    records: list[JobRecord], *, contained: bool, memory_configured: bool | str, on_timeout: str
+) -> tuple[TaskEnd, ...]:
+    """Each task of an array that started and then failed or was cancelled, in
+    task order (a task listed twice, requeued, is as its last line says)."""
+    found: dict[int, TaskEnd] = {}
+    for record in records:
+        if record.task is None or record.pending_tasks or not record.started:
+            continue
+        how = classify(
+            record, contained=contained, memory_configured=memory_configured, on_timeout=on_timeout
+        )
+        phase = how.phase
+        if phase in ("failed", "cancelled"):
+            found[record.task] = TaskEnd(record.task, phase, record.start, record.end)
+        else:
+            found.pop(record.task, None)
+    return tuple(found[task] for task in sorted(found))
 
 
 #: How the job script's check of a step's declared outputs starts what it says

@@ -4,7 +4,8 @@
 ``second`` and ``third`` wait on it (in a chain). ``hog``: one step that
 declares 64 MiB and holds 400 MB. ``partial``: ``made`` writes its file whole,
 ``handed`` exits 3 on it without writing, ``own`` writes part of its own file and
-exits 3.
+exits 3. ``slices``: a scatter (one job array) whose slice on a path ending in
+``b.fits`` writes part of it and exits 3; the other slices write theirs whole.
 """
 
 from __future__ import annotations
@@ -67,6 +68,26 @@ partial = Recipe(
         StepRef("made", _cab("whole", 'echo whole > "$1"'), {"path": InputRef("made")}),
         StepRef("handed", _cab("fails", "exit 3"), {"path": OutputRef("made", "path")}),
         StepRef("own", _cab("part", 'echo part > "$1"; exit 3'), {"path": InputRef("own")}),
+    ],
+)
+
+
+class SlicesInputs(BaseModel):
+    paths: list[Path]
+
+
+slices = Recipe(
+    name="slices",
+    inputs_model=SlicesInputs,
+    steps=[
+        StepRef(
+            "image",
+            _cab(
+                "image", 'case "$1" in *b.fits) echo part > "$1"; exit 3;; esac; echo whole > "$1"'
+            ),
+            {"path": InputRef("paths")},
+            scatter=("path",),
+        )
     ],
 )
 

@@ -12,8 +12,10 @@ Only a job that started is looked at, and only what was stamped after it
 started (and after the launch was submitted) and not clearly after it ended:
 a product an earlier launch left, a file a job before it wrote, or one a
 later run of the step wrote, is not this job's.
-A job array's slices share one step's row, and which slice failed is not
-known here, so its outputs are not named (its completed slices' would be).
+A job array's tasks are looked at one by one: each that started and then
+failed or was cancelled (:attr:`StepState.unfinished_tasks`) is judged by
+the paths of its own slice (``slices`` in the job's details), between its
+own start and end; the slices that completed are whole, and are not named.
 """
 
 from __future__ import annotations
@@ -35,20 +37,47 @@ def with_left_outputs(status: LaunchStatus) -> LaunchStatus:
     have left incomplete (its summary line carries the notes)."""
     handle = status.handle
     for step in status.steps:
-        if step.phase not in ("failed", "cancelled") or not step.started or step.tasks:
-            continue
         job = handle.job(step.step)
         if job is None:
             continue
-        writes, rewrites = _paths(job.details.get("writes")), _paths(job.details.get("rewrites"))
-        if not writes and not rewrites:
-            continue
-        ended = "failed" if step.phase == "failed" else "was cancelled"
-        since = max(handle.created, _moment(step.started) or 0.0)
-        until = _moment(step.finished, END_SLACK)
-        for warning in left_by_job(writes, rewrites, since, until, ended):
-            status.notes.append(f"step {step.step!r}: {warning}")
+        if step.tasks is not None:
+            slices = job.details.get("slices")
+            for task in step.unfinished_tasks:
+                paths = _slice(slices, task.task)
+                name = f"{step.step}[{task.task}]"
+                _note(status, name, paths, task.phase, task.started, task.finished)
+        elif step.phase in ("failed", "cancelled") and step.started:
+            _note(status, step.step, job.details, step.phase, step.started, step.finished)
     return status
+
+
+def _note(
+    status: LaunchStatus,
+    name: str,
+    recorded: object,
+    phase: str,
+    started: str | None,
+    finished: str | None,
+) -> None:
+    """Add to ``status`` a note for each path ``recorded`` (``writes`` and
+    ``rewrites``) that the job or task ``name`` may have left incomplete."""
+    if not isinstance(recorded, dict):
+        return
+    writes, rewrites = _paths(recorded.get("writes")), _paths(recorded.get("rewrites"))
+    if not writes and not rewrites:
+        return
+    ended = "failed" if phase == "failed" else "was cancelled"
+    since = max(status.handle.created, _moment(started) or 0.0)
+    until = _moment(finished, END_SLACK)
+    for warning in left_by_job(writes, rewrites, since, until, ended):
+        status.notes.append(f"step {name!r}: {warning}")
+
+
+def _slice(slices: object, task: int) -> object:
+    """What the handle recorded of an array's task ``task`` (None: nothing)."""
+    if isinstance(slices, list) and 0 <= task < len(slices):
+        return slices[task]
+    return None
 
 
 def _paths(value: object) -> list[str]:

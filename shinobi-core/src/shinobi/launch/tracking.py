@@ -25,6 +25,7 @@ __all__ = [
     "LogSource",
     "StepPhase",
     "StepState",
+    "TaskEnd",
     "tracker_for",
 ]
 
@@ -36,6 +37,26 @@ FINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled", "skipped"
 ACTIVE: frozenset[str] = frozenset({"pending", "running", "unknown"})
 
 
+@dataclass(frozen=True, slots=True)
+class TaskEnd:
+    """A task of a job array (a slice of a scattered step) that started and then
+    failed or was cancelled: which one, and when, for ``ninja status`` to name
+    what it may have left half-written and a script to know what to run again."""
+
+    task: int
+    phase: StepPhase
+    started: str | None = None
+    finished: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "phase": self.phase,
+            "started": self.started,
+            "finished": self.finished,
+        }
+
+
 @dataclass(slots=True)
 class StepState:
     """One step of a launch as the engine sees it now.
@@ -43,7 +64,9 @@ class StepState:
     ``detail`` is the engine's account worded for the user ("exited with code
     3", "out of memory", "never ran: a step it depends on failed");
     ``engine_state`` is the raw word (``OUT_OF_MEMORY``) for scripts and
-    ``--json``. ``tasks`` counts a job array's tasks by phase.
+    ``--json``. ``tasks`` counts a job array's tasks by phase, and
+    ``unfinished_tasks`` are those of its tasks that started and then failed
+    or were cancelled, in task order.
     """
 
     step: str
@@ -55,6 +78,7 @@ class StepState:
     started: str | None = None
     finished: str | None = None
     tasks: dict[str, int] | None = None
+    unfinished_tasks: tuple[TaskEnd, ...] = ()
 
     @property
     def final(self) -> bool:
@@ -79,6 +103,9 @@ class StepState:
             "started": self.started,
             "finished": self.finished,
             "tasks": self.tasks,
+            "unfinished_tasks": [t.to_json() for t in self.unfinished_tasks]
+            if self.tasks is not None
+            else None,
         }
 
 

@@ -138,17 +138,19 @@ class Job:
             return [edges[0].before]
         return list(dict.fromkeys([edge.before for edge in edges]))
 
-    def left_paths(self, cwd: str) -> dict[str, list[str]]:
-        """What the job may leave half-written if it ends without finishing, for
-        ``ninja status`` to name (see :mod:`shinobi.launch.left_outputs`):
+    def left_paths(self, cwd: str, task: int | None = None) -> dict[str, list[str]]:
+        """What the job (or the array task ``task``, its slice) may leave
+        half-written if it ends without finishing, for ``ninja status`` to name
+        (see :mod:`shinobi.launch.left_outputs`):
         ``writes``, its outputs, and ``rewrites``, the inputs it rewrites in place,
         absolute, each once; an empty list is left out. An output that is also
         an input it only reads is not there, nor one that is the path it was
         handed (a passthrough) from a step before it, which made it: a file
         stamped after this job started could be either's. Nor is a ``harvest``
         glob: what it matches is known only once the tool has run."""
-        rewritten = list(rewritten_paths(self.paths))
-        read = {u.path for u in self.paths if u.role == "input"}
+        uses = self.paths if task is None else self.invocations[task].paths
+        rewritten = list(rewritten_paths(uses))
+        read = {u.path for u in uses if u.role == "input"}
         wiring = self.node.wiring
         made_before = {
             name
@@ -157,7 +159,7 @@ class Job:
         }
         writes = [
             u.path
-            for u in self.paths
+            for u in uses
             if u.role == "output"
             and not u.pattern
             and u.field not in made_before
