@@ -140,7 +140,7 @@ def test_clean_keeps_a_killed_run_whose_batch_jobs_may_run_on_however_quiet(
     result = CliRunner().invoke(clean_command, ["--runs", "--workdir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert run_dir.exists()
-    assert "after submitting batch jobs, listed in nosuchbatch/jobs.tsv there" in result.output
+    assert "after starting batch jobs, listed in nosuchbatch/jobs.tsv there" in result.output
     assert "--older-than 1h" in result.output and "removed 0 run folder(s)" in result.output
     told = CliRunner().invoke(
         clean_command, ["--runs", "--older-than", "1h", "--workdir", str(tmp_path)]

@@ -110,6 +110,21 @@ def test_a_run_refuses_beside_a_killed_runs_jobs_and_keeps_its_marker(
     assert len(_markers(tmp_path)) == 1
 
 
+def test_containers_are_named_as_such(
+    tmp_path: Path, batchy: type[Batchy], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A docker container left running is not a batch job, nor "queued"."""
+    monkeypatch.setattr(Batchy, "ledger_noun", "container")
+    _killed_run(tmp_path, jobs="shinobi-1a\tcalibrate\nshinobi-2b\timage\n")
+    batchy.answer = {RUN: ["shinobi-1a", "shinobi-2b"]}
+    with pytest.raises(MachineRefused) as refused:
+        other_runs(runs_root(tmp_path))
+    assert str(refused.value).startswith(
+        "containers an earlier run started here still run, though its ninja is gone (killed?):"
+        f" batchy containers shinobi-1a, shinobi-2b of run {RUN} (running);"
+    )
+
+
 def test_once_the_jobs_have_ended_the_marker_goes(tmp_path: Path, batchy: type[Batchy]) -> None:
     _killed_run(tmp_path)
     assert other_runs(runs_root(tmp_path)) == []

@@ -331,11 +331,18 @@ class ContainerBackend(Backend):
         (None: the payload runs under the client and dies with it)."""
         return None
 
+    def note_started(self, invocation: Invocation, name: str, control: RunControl) -> None:
+        """Note container ``name`` where a ninja killed outright leaves word of it
+        (the default: nowhere, for a payload that runs under the client and is
+        found by its processes' tag, as a native step's tools are)."""
+        del invocation, name, control
+
     def run(self, invocation: Invocation, control: RunControl) -> BackendRun:
         spec = self.spec(invocation, pin=self.options.pin_image)
         for message in self._new_warnings(spec):
             control.warn(message)
         name = new_container_name()
+        self.note_started(invocation, name, control)
         left: str | None = None
         links = read_only_links(invocation)
         watch = self.watch_for_oom(spec)

@@ -8,7 +8,10 @@ explicitly. A rendered command (a compiled job's) has ``--rm``: nothing else
 would remove it.
 Containers are owned by containerd-shim or conmon rather than by the client,
 so stopping the client is not enough; every container is named, and removed
-by name when the run is interrupted.
+by name when the run is interrupted. A ninja killed outright removes nothing:
+each container's name goes into the run's ledger before it starts
+(``<run folder>/docker/jobs.tsv``), so the next run in the workdir refuses to
+start beside one still running, as beside a killed run's tools or Slurm jobs.
 """
 
 from __future__ import annotations
@@ -18,9 +21,12 @@ import os
 import subprocess
 import threading
 import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import ClassVar
 
-from shinobi.backends.base import BackendRun, Invocation
+from shinobi.backends.base import BackendRun, Invocation, RunControl
+from shinobi.local_runs import JOBS_LEDGER, note_in_ledger
 from shinobi_containers.cli import call
 from shinobi_containers.digest import oci_image_reference
 from shinobi_containers.engine import ContainerBackend, ContainerSpec, spaced_reference
@@ -45,6 +51,29 @@ class OciBackend(ContainerBackend):
     signal_exit_codes: ClassVar[bool] = True
     #: How this engine force-removes a container without waiting for it.
     remove_command: ClassVar[tuple[str, ...]] = ("rm", "-f")
+    ledger_noun: ClassVar[str] = "container"
+
+    def note_started(self, invocation: Invocation, name: str, control: RunControl) -> None:
+        """List the container in the run's ledger before it exists: a killed ninja
+        leaves it running, owned by the engine's daemon, not by any process of the run."""
+        if invocation.scratch_dir:
+            ledger = Path(invocation.scratch_dir) / self.name / JOBS_LEDGER
+            note_in_ledger(ledger, name, invocation.step, control.warn, self.ledger_noun)
+
+    def live_jobs(self, listed: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+        """One ``ps`` for the containers of every run given: those still running
+        (or paused, or restarting), found by name among the engine's shinobi ones."""
+        answer = call(
+            [self.binary, "ps", "--filter", "label=shinobi.run", "--format", "{{.Names}}"],
+            REMOVE_TIMEOUT,
+        )
+        if not answer.ok:
+            raise ContainerRefused(f"`{self.binary} ps` failed: {answer.last_line()}")
+        running = set(answer.stdout.split())
+        return {run: [name for name in names if name in running] for run, names in listed.items()}
+
+    def jobs_stop_command(self, job_ids: Sequence[str]) -> str | None:
+        return " ".join([self.binary, *self.remove_command, *job_ids])
 
     def command(self, spec: ContainerSpec, name: str) -> list[str]:
         invocation = spec.invocation

@@ -42,6 +42,8 @@ class LeftJobs:
     stop: str | None = None
     #: Why the backend could not say (None: it did).
     unknown: str | None = None
+    #: What the ledger lists, for a message (the backend's ``ledger_noun``).
+    noun: str = "job"
 
     @property
     def engine(self) -> str:
@@ -55,7 +57,17 @@ class LeftJobs:
     def named(self) -> str:
         """The jobs still alive, for a message: ``slurm jobs 15502, 15503``."""
         ids = self.alive
-        return f"{self.engine} job{'s' if len(ids) > 1 else ''} {listed(ids, 5)}"
+        return f"{self.engine} {self.noun}{'s' if len(ids) > 1 else ''} {listed(ids, 5)}"
+
+    @property
+    def alive_as(self) -> str:
+        """How an entry still alive is, for a message: a batch job may be waiting."""
+        return "queued or running" if self.noun == "job" else "running"
+
+    @property
+    def kind(self) -> str:
+        """What such entries are, for a message: ``batch jobs``, ``containers``."""
+        return "batch jobs" if self.noun == "job" else f"{self.noun}s"
 
     @property
     def how_to_stop(self) -> str:
@@ -92,20 +104,24 @@ def _asked(
     from shinobi.errors import ShinobiError
 
     by_run = {run_dir.name: ids for run_dir, _, ids in ledgers}
+    noun = "job"
     try:
         backend = _backend(engine, settings)
+        noun = backend.ledger_noun
         alive = backend.live_jobs(by_run)
     except (ShinobiError, OSError) as exc:
-        return [LeftJobs(run_dir, ledger, unknown=str(exc)) for run_dir, ledger, _ in ledgers]
+        return [
+            LeftJobs(run_dir, ledger, unknown=str(exc), noun=noun) for run_dir, ledger, _ in ledgers
+        ]
     if alive is None:
-        why = f"the {engine} backend cannot tell whether its jobs still run"
-        return [LeftJobs(run_dir, ledger, unknown=why) for run_dir, ledger, _ in ledgers]
+        why = f"the {engine} backend cannot tell whether its {noun}s still run"
+        return [LeftJobs(run_dir, ledger, unknown=why, noun=noun) for run_dir, ledger, _ in ledgers]
     found = []
     for run_dir, ledger, ids in ledgers:
         living = set(alive.get(run_dir.name, ()))
         left = [job for job in ids if job in living]
         stop = backend.jobs_stop_command(left) if left else None
-        found.append(LeftJobs(run_dir, ledger, tuple(left), stop))
+        found.append(LeftJobs(run_dir, ledger, tuple(left), stop, noun=noun))
     return found
 
 

@@ -273,10 +273,10 @@ def _refusal(found: list[tuple[str, list[int]]], alive: list[LeftJobs]) -> Machi
     """The refusal to start beside the tools (``found``: pids by run) and the batch
     jobs (``alive``) of runs whose ninja is gone."""
     said = [f"{_listed(pids)} of run {run}" for run, pids in found]
-    said += [f"{jobs.named} of run {jobs.run_id} (queued or running)" for jobs in alive]
+    said += [f"{jobs.named} of run {jobs.run_id} ({jobs.alive_as})" for jobs in alive]
     stops = [f"kill {' '.join(str(pid) for _, pids in found for pid in pids)}"] if found else []
     stops += [jobs.how_to_stop for jobs in alive]
-    what = " and ".join(["tools"] * bool(found) + ["batch jobs"] * bool(alive))
+    what = " and ".join(["tools"] * bool(found) + list(dict.fromkeys(j.kind for j in alive)))
     return MachineRefused(
         f"{what} an earlier run started here still run, though its ninja is gone (killed?):"
         f" {'; '.join(said)}; they may write into this run's outputs: stop them"
@@ -288,7 +288,7 @@ def _unknown(jobs: LeftJobs, runs_root: Path) -> str:
     """The warning for a dead run's batch jobs whose backend could not be asked."""
     return (
         f"run {jobs.run_id} of this workdir ended abruptly (its ninja is gone: killed?) after"
-        f" submitting {jobs.engine} jobs, and whether they still run could not be asked"
+        f" starting {jobs.engine} {jobs.noun}s, and whether they still run could not be asked"
         f" ({jobs.unknown}); one that does may write into this run's outputs: stop any left"
         f" (listed in {runs_root / jobs.run_id / jobs.ledger})"
     )

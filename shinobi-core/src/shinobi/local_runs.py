@@ -64,6 +64,7 @@ __all__ = [
     "ledgers_in",
     "local_runs",
     "note_cut_log",
+    "note_in_ledger",
     "note_statuses",
     "note_steps",
     "pid_alive",
@@ -820,6 +821,27 @@ def ledgers_in(run_dir: Path) -> list[Path]:
         except OSError:
             continue
     return found
+
+
+def note_in_ledger(
+    ledger: Path, job: str, step: str, warn: Callable[[str], None], noun: str = "job"
+) -> None:
+    """Add ``job`` (of step ``step``) to a run's ledger (:data:`JOBS_LEDGER`, in a
+    folder named after the backend) as soon as it exists, making the folder if
+    need be.
+
+    The step's result records its job only when the step ends; a ninja killed
+    outright (SIGKILL, an out-of-memory login node, a closed laptop) never
+    gets there, and its jobs go on running with nothing on disk naming them
+    but this. A ledger that cannot be written is said, never fatal: the job
+    runs either way.
+    """
+    try:
+        ledger.parent.mkdir(parents=True, exist_ok=True)
+        with open(ledger, "a", encoding="utf-8") as fh:
+            fh.write(f"{job}\t{step}\n")
+    except OSError as exc:
+        warn(f"could not note {ledger.parent.name} {noun} {job} (step {step!r}) in {ledger}: {exc}")
 
 
 def ledger_job_ids(ledger: Path) -> list[str]:

@@ -42,7 +42,7 @@ from shinobi.failures import cut_line
 
 # the ledger of a run's jobs, <run folder>/slurm/jobs.tsv: core's convention, which
 # `ninja clean --runs` reads
-from shinobi.local_runs import JOBS_LEDGER
+from shinobi.local_runs import JOBS_LEDGER, note_in_ledger
 from shinobi.session import safe_name
 from shinobi_slurm.commands import SlurmCommands, SlurmError
 from shinobi_slurm.poller import JobWatch, PollTuning, SacctPoller, shared_poller
@@ -200,22 +200,6 @@ def _write_private(path: Path, text: str) -> None:
             fh.write(text)
     finally:
         os.close(fd)
-
-
-def _note_submitted(ledger: Path, job_id: str, step: str, warn: Callable[[str], None]) -> None:
-    """Add a job to the run's ledger as soon as it exists.
-
-    The step's result records its job only when the step ends; a ninja killed
-    outright (SIGKILL, an out-of-memory login node, a closed laptop) never
-    gets there, and its jobs go on running with nothing on disk naming them
-    but this. A ledger that cannot be written is said, never fatal: the job
-    runs either way, and the run's job name still finds it.
-    """
-    try:
-        with open(ledger, "a", encoding="utf-8") as fh:
-            fh.write(f"{job_id}\t{step}\n")
-    except OSError as exc:
-        warn(f"could not note Slurm job {job_id} (step {step!r}) in {ledger}: {exc}")
 
 
 def _configured_memory(settings: Mapping[str, Any]) -> str | bool:
@@ -427,7 +411,7 @@ class SlurmBackend(Backend):
         folder.mkdir(parents=True, exist_ok=True)
         _write_private(script, text)
         job_id = self.commands.submit([str(script)])
-        _note_submitted(folder / JOBS_LEDGER, job_id, invocation.step, warn)
+        note_in_ledger(folder / JOBS_LEDGER, job_id, invocation.step, warn)
         return job_id
 
     def _run(
@@ -453,7 +437,7 @@ class SlurmBackend(Backend):
             )
             if invocation.scratch_dir:
                 ledger = Path(invocation.scratch_dir) / "slurm" / JOBS_LEDGER
-                _note_submitted(ledger, job_id, invocation.step, control.warn)
+                note_in_ledger(ledger, job_id, invocation.step, control.warn)
         poller = self.poller
         watch = poller.watch(job_id)
         stopped = threading.Event()

@@ -314,6 +314,9 @@ class Backend(ABC):
     #: The keys this backend reads from its ``[backend.NAME]`` table; any other
     #: key there is refused as a typo when the backend is loaded. None: unchecked.
     settings_keys: ClassVar[frozenset[str] | None] = None
+    #: What the entries of this backend's ledger of a run are (see :meth:`live_jobs`),
+    #: as a message names one: ``job`` (a batch job), ``container``.
+    ledger_noun: ClassVar[str] = "job"
 
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
         self.settings: Mapping[str, Any] = dict(settings or {})
@@ -380,9 +383,11 @@ class Backend(ABC):
         return []
 
     def live_jobs(self, listed: Mapping[str, Sequence[str]]) -> dict[str, list[str]] | None:
-        """Which of the batch jobs that runs listed in their ledgers are still queued
+        """Which of the batch jobs (or containers: whatever runs apart from ninja's
+        own processes) that runs listed in their ledgers are still queued
         or running: ``listed`` maps a run id to the job ids its ledger
-        (:data:`shinobi.local_runs.JOBS_LEDGER`) lists, and the answer, by run id,
+        (:data:`shinobi.local_runs.JOBS_LEDGER`, ``<run folder>/<backend name>/``)
+        lists, and the answer, by run id,
         holds those that live on (a run with none may be left out).
 
         A ninja killed outright cannot cancel its jobs, and they write on: the next

@@ -184,19 +184,20 @@ def _asked_jobs(runs: list[LocalRun], unsettled: dict[str, str]) -> dict[Path, l
 def _kept_for_jobs(run_id: str, why: str, left: list[LeftJobs]) -> str:
     """Why a run whose batch jobs may still run is kept, and what removes it."""
     alive = [jobs for jobs in left if jobs.alive]
+    kinds = " and ".join(dict.fromkeys(jobs.kind for jobs in left))
     if alive:
         said = "; ".join(f"{jobs.named} (listed in {jobs.ledger} there)" for jobs in alive)
         stops = "; ".join(jobs.how_to_stop for jobs in alive)
         return (
-            f"ninja: kept run {run_id}: {why} after submitting batch jobs, and {said} still"
-            f" run (queued or running), writing there; stop them ({stops}) or wait for them"
+            f"ninja: kept run {run_id}: {why} after starting {kinds}, and {said} still"
+            f" run ({alive[0].alive_as}), writing there; stop them ({stops}) or wait for them"
             " to end, then clean again"
         )
     unknown = [jobs for jobs in left if jobs.unknown is not None]
     listed = " and ".join(str(jobs.ledger) for jobs in unknown)
     asked = "; ".join(f"{jobs.engine}: {jobs.unknown}" for jobs in unknown)
     return (
-        f"ninja: kept run {run_id}: {why} after submitting batch jobs, listed in {listed}"
+        f"ninja: kept run {run_id}: {why} after starting {kinds}, listed in {listed}"
         f" there, which may still be queued or running and writing there (they could not be"
         f" asked about: {asked}); once none is (cancel those that are), `ninja clean --runs"
         " --older-than 1h` removes it"
