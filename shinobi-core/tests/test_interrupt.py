@@ -152,8 +152,8 @@ def write_recipe(tmp_path: Path, tag: str, workers: int = 2) -> tuple[Path, Path
 
 @pytest.mark.parametrize(
     ("signum", "code"),
-    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
-    ids=["SIGINT", "SIGTERM", "SIGHUP"],
+    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGQUIT, 131)],
+    ids=["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"],
 )
 def test_a_signal_tears_every_in_flight_step_down_and_exits_128_plus_n(
     tmp_path: Path, tag: str, signum: int, code: int

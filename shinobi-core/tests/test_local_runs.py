@@ -523,6 +523,22 @@ def test_clean_says_a_record_it_cannot_read_is_why_it_keeps_a_folder(project: Pa
     assert f"kept {folder}: its record .running is empty or damaged" in cleaned.stderr
 
 
+def test_clean_tells_a_damaged_manifest_from_none(project: Path) -> None:
+    """It said "no manifest" of a folder whose manifest.json is there, damaged."""
+    folder = project / ".shinobi" / "runs" / "20260101-000000-abcdef"
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text("{half")
+    cleaned = ninja(project, "clean", "--runs")
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert f"kept {folder}: it has no lock file, and its manifest.json is damaged" in (
+        cleaned.stderr
+    )
+    (folder / ".running").write_text("")
+    cleaned = ninja(project, "clean", "--runs")
+    assert "its record .running is empty or damaged, and so is its manifest" in cleaned.stderr
+    assert folder.is_dir()
+
+
 def test_logs_of_renamed_files_are_titled_by_step_name_without_a_manifest(project: Path) -> None:
     assert ninja(project, "run", "recipe.py:odd", "--no-cache").returncode == 0
     (run,) = json.loads(ninja(project, "runs", "--json").stdout)["runs"]

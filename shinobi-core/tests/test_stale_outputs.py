@@ -276,3 +276,19 @@ def test_a_device_or_a_link_to_one_is_no_product_to_guard(
     os.mkfifo(fifo)
     OutputGuard(warnings.append).check(invocation(fifo))
     assert warnings == []
+
+
+def test_a_holders_command_line_is_said_on_one_line() -> None:
+    """A ``python -c`` reader's program broke the warning naming it over lines."""
+    from shinobi.stale import command_of
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time\ntime.sleep(60)"])
+    try:
+        deadline = time.monotonic() + 20
+        while "sleep" not in (said := command_of(proc.pid)):
+            assert time.monotonic() < deadline, said
+            time.sleep(0.01)
+        assert "\n" not in said and said.endswith("-c import time time.sleep(60)")
+    finally:
+        proc.kill()
+        proc.wait()

@@ -141,5 +141,22 @@ def describe_failure(run: BackendRun) -> str | None:
     if run.returncode != 0:
         tail = _last_line(run.stderr) or _last_line(run.stdout)
         detail = f": {tail}" if tail else ""
-        return f"exited with code {run.returncode}{detail}"
+        return f"exited with code {run.returncode}{_killed_under_a_shell(run.returncode)}{detail}"
     return None
+
+
+def _killed_under_a_shell(code: int) -> str:
+    """What an exit code of 128 + N says: a shell (a wrapper script, ``sh -c``)
+    whose command was killed by signal N exits so. A tool killed for memory
+    under ``sh -c`` read "exited with code 137", which says nothing of memory."""
+    number = code - 128
+    if not 0 < number < signal.NSIG:
+        return ""
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        return ""
+    said = f" (128 + {number}: what a shell exits with when a command it ran was killed by {name}"
+    if number == signal.SIGKILL:
+        said += ", usually the out-of-memory killer; check `dmesg` and the memory the step declares"
+    return f"{said})"

@@ -73,13 +73,14 @@ class Holder:
 
 
 def command_of(pid: int) -> str:
-    """``pid``'s command line, shortened, for a message (``?``: it has just ended)."""
+    """``pid``'s command line, shortened, on one line, for a message (``?``: it has
+    just ended). A ``python -c`` program's line breaks broke a warning's one line."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
             raw = fh.read(200)
     except OSError:
         return "?"
-    text = raw.replace(b"\0", b" ").decode(errors="replace").strip()
+    text = " ".join(raw.replace(b"\0", b" ").decode(errors="replace").split())
     return (text[:60] + "...") if len(text) > 60 else (text or "?")
 
 

@@ -1,4 +1,4 @@
-"""The signals that stop ninja (SIGINT, SIGTERM, SIGHUP), handled for one block.
+"""The signals that stop ninja (SIGINT, SIGTERM, SIGHUP, SIGQUIT), handled for one block.
 
 A run turns them into a deliberate teardown, a submission into "stop once the
 job on its way is on record": each installs its own handler for the length
@@ -20,7 +20,9 @@ from types import FrameType
 
 __all__ = ["STOP_SIGNALS", "handled", "note_command_start"]
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: SIGQUIT is Ctrl-\ (backslash), the terminal's "really quit": by default it ended ninja on
+#: the spot, and the steps, in sessions of their own, ran on as orphans.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 #: The stop signals ignored when the ``ninja`` command started; None where no
 #: command noted them (a program calling ninja's functions: its dispositions,

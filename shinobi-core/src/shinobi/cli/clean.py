@@ -121,9 +121,15 @@ def _clean_runs(root: Path, older_than: float, as_given: str | None = None) -> N
             )
         elif not run.recorded:
             # nothing says ninja made it: a user's own folder is never ninja's to remove
-            why = "it is not a run folder (no lock file, no manifest)"
+            damaged = (run.path / "manifest.json").exists()  # there, but not readable
             if (run.path / RUN_RECORD).exists():  # a record a full disk left empty, say
-                why = f"its record {RUN_RECORD} is empty or damaged, and it has no manifest"
+                manifest = "so is its manifest" if damaged else "it has no manifest"
+                why = f"its record {RUN_RECORD} is empty or damaged, and {manifest}"
+            elif damaged:
+                why = "it has no lock file, and its manifest.json is damaged: nothing says"
+                why += " ninja made it"
+            else:
+                why = "it is not a run folder (no lock file, no manifest)"
             click.echo(
                 f"ninja: kept {run.path}: {why}; remove it yourself if it is yours to remove",
                 err=True,

@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 import click
 
 from shinobi.cli import collector
-from shinobi.cli.standard_output import StdoutUnwritable, guarded_stdout
+from shinobi.cli.standard_output import StdoutUnwritable, guarded_stdout, quiet_failing_stderr
 from shinobi.cli.top_help import (
     COMMANDS,
     DEBUG_HELP,
@@ -289,6 +289,7 @@ def main(argv: list[str] | None = None) -> Any:
     try:
         if argv is not None:
             return _main(list(argv))
+        quiet_failing_stderr()  # what a run exits with is not the terminal's to change
         with guarded_stdout():  # a refused write names stdout (see standard_output)
             return _main(sys.argv[1:])
     finally:

@@ -27,7 +27,14 @@ import os
 import sys
 from collections.abc import Iterator
 
-__all__ = ["StdoutUnwritable", "fileno_of", "guarded_stdout", "unwritable", "write_all"]
+__all__ = [
+    "StdoutUnwritable",
+    "fileno_of",
+    "guarded_stdout",
+    "quiet_failing_stderr",
+    "unwritable",
+    "write_all",
+]
 
 
 class StdoutUnwritable(OSError):
@@ -118,6 +125,56 @@ def guarded_stdout() -> Iterator[None]:
         yield
     finally:
         sys.stdout = saved
+
+
+class _Diagnostics(io.RawIOBase):
+    """Standard error, whose refused writes are dropped: it only says why."""
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return 2
+
+    def isatty(self) -> bool:
+        return os.isatty(2)
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
+        view = memoryview(data)
+        with contextlib.suppress(OSError):
+            while view:
+                view = view[os.write(2, view) :]
+        return len(data)
+
+
+def quiet_failing_stderr() -> None:
+    """Make a standard error that refuses writes (closed with ``2>&-``, a full
+    disk, ``2>/dev/full``, a reader gone) lose what it is told, and nothing else.
+
+    A failed run's last lines raised there: the run then exited 70 ("internal
+    error", said nowhere) or 74 rather than 1, and an interrupted one 70 rather
+    than 130, so a wrapper retrying on those started the run again. Only the
+    process's own stderr is replaced (a test's capture is left alone), for the
+    rest of the process: what is said at exit is dropped the same way.
+    """
+    saved = sys.stderr
+    if saved is not None and (saved is not sys.__stderr__ or fileno_of(saved) != 2):
+        return
+    if saved is None:  # Python found descriptor 2 closed (`2>&-`): hold it
+        with contextlib.suppress(OSError):
+            fd = os.open(os.devnull, os.O_WRONLY)
+            if fd != 2:
+                os.dup2(fd, 2)
+                os.close(fd)
+    else:
+        with contextlib.suppress(OSError, ValueError):
+            saved.flush()
+    sys.stderr = io.TextIOWrapper(
+        _Diagnostics(),
+        encoding=getattr(saved, "encoding", None) or "utf-8",
+        errors="backslashreplace",
+        write_through=True,
+    )
 
 
 def _errors_for(encoding: str, errors: str) -> str:
