@@ -221,6 +221,10 @@ class _Wavefront:
         self.handed_before: dict[str, dict[str, Signature | None]] = {}
         #: loop -> the nodes of its first cycle, grouped once (None: not yet)
         self.first_cycles: dict[str | None, list[Node]] | None = None
+        #: (loop, iteration) -> the indices of its nodes, grouped once (None: not yet):
+        #: looked up for every iteration, a scan of every node made a loop of
+        #: 100,000 iterations that converged early take minutes to skip the rest
+        self.cycle_nodes: dict[tuple[str | None, int | None], list[int]] | None = None
         #: Steps already warned about as larger than the whole budget.
         self.oversized: set[int] = set()
         #: Results waiting to be recorded, while :meth:`complete` records others.
@@ -428,11 +432,8 @@ class _Wavefront:
         before = self.session.until_before.get(f"{self.prefix}{loop}", {}).get(iteration)
         if before is None:  # a path a step returned: one handed to the loop is judged too
             before = self.handed_as_before(loop, full)
-        cycle = [
-            result
-            for result, other in zip(self.results, self.nodes, strict=True)
-            if result is not None and other.loop == loop and other.iteration == iteration
-        ]
+        results = self.results
+        cycle = [r for i in self.nodes_of_cycle(loop, iteration) if (r := results[i]) is not None]
         if before is None:  # known only once reported (a pystep made it up, a glob found it)
             return self.written_in_this_run(loop, iteration, path, full, cycle)
         if before[0] != full or until_changed(before):
@@ -440,6 +441,16 @@ class _Wavefront:
         return any(  # converged before that cycle, or a cached step of it changed the file
             r.status == "skipped" or r.details.get("until_changed") for r in cycle
         )
+
+    def nodes_of_cycle(self, loop: str, iteration: int) -> list[int]:
+        """The indices of the nodes of ``loop``'s cycle ``iteration``, in node order."""
+        if self.cycle_nodes is None:
+            grouped: dict[tuple[str | None, int | None], list[int]] = {}
+            for index, node in enumerate(self.nodes):
+                if node.loop is not None:
+                    grouped.setdefault((node.loop, node.iteration), []).append(index)
+            self.cycle_nodes = grouped
+        return self.cycle_nodes.get((loop, iteration), [])
 
     def written_in_this_run(
         self, loop: str, iteration: int, path: Any, full: str, cycle: list[StepResult]
