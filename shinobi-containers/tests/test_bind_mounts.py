@@ -145,6 +145,15 @@ def test_a_pattern_with_no_existing_ancestor_is_refused() -> None:
         plan(FakeHost([CWD]), out("/nowhere/*.fits", pattern=True))
 
 
+def test_an_output_directly_in_the_root_is_not_told_to_create_the_root() -> None:
+    """It said "has no existing parent directory but / to mount; create /o.txt first"."""
+    with pytest.raises(MountRefused) as info:
+        plan(FakeHost([CWD]), out("/o.txt"))
+    said = str(info.value)
+    assert "sits directly in /" in said and "write it in a directory" in said
+    assert "create" not in said
+
+
 def test_an_input_directly_in_the_root_is_refused() -> None:
     with pytest.raises(MountRefused, match=r"sits directly in /.*move it"):
         plan(FakeHost(["/top.txt", CWD]), inp("/top.txt", kind="file"))
@@ -358,6 +367,26 @@ def test_dotdot_after_a_link_is_read_as_the_kernel_reads_it() -> None:
     host = FakeHost(["/outside/deep", CWD], links={"/work/ext": "/outside/deep"})
     mounts = plan(host, out("ext/../z.txt"))
     assert rw("/outside") in mounts
+
+
+@pytest.mark.parametrize("role", ["output", "input"])
+def test_dotdot_after_a_link_the_container_cannot_see_is_refused(role: str) -> None:
+    """``/x/other/data/../out.txt`` with ``data -> /x/store/obs``: ``/x/store`` was
+    mounted, but ``/x/other`` was not, so in the container the path named a folder
+    the tool made there: the output was lost with the container, and the step said ok."""
+    host = FakeHost(
+        ["/x/store/obs/cal.txt", "/x/other", CWD], links={"/x/other/data": "/x/store/obs"}
+    )
+    use = (out if role == "output" else inp)("/x/other/data/../out.txt")
+    with pytest.raises(MountRefused) as info:
+        plan(host, use)
+    said = str(info.value)
+    assert said.startswith(f"step 's': {role} ")
+    assert (
+        "goes up out of the link /x/other/data ('..' after it), which is not in the container"
+        in said
+    )
+    assert said.endswith("give the path as this host reads it, /x/store/out.txt")
 
 
 def test_the_last_dotdot_of_a_path_is_read_through_the_links_before_it(tmp_path: Path) -> None:

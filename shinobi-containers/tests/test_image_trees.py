@@ -30,6 +30,8 @@ HOST = FakeHost(
         "/usr/share/man/mawk.1.gz",
         "/usr/share/casacore/data/leap.tbl",
         "/opt/data/x.fits",
+        "/usr/local/share/ca-certificates",
+        "/usr/local/etc/php",
         CWD,
     ],
     links={
@@ -67,6 +69,9 @@ HOST = FakeHost(
             "mounting /etc/alternatives would lay the host's /etc/alternatives over the image's",
         ),
         (inp("/usr/lib/x86_64-linux-gnu/libz.so", field="dst"), "is in /usr/lib/x86_64-linux-gnu"),
+        # /usr/local has the image's data and settings too (the host's lay over them)
+        (out("/usr/local/share/new/o.txt", field="dst"), "is in /usr/local/share, and mounting"),
+        (inp("/usr/local/etc/php/php.ini", field="dst"), "is in /usr/local/etc/php"),
     ],
 )
 def test_a_path_whose_mount_would_cover_an_image_tree_is_refused(use: PathUse, said: str) -> None:

@@ -47,6 +47,17 @@ def test_offload_demo_runs_on_the_cluster(ninja: Ninja, tmp_path: Path) -> None:
     assert launch["run_id"] in runs.stdout and "completed" in runs.stdout
 
 
+def test_an_explained_submission_keeps_stdout_for_the_launch_json(
+    ninja: Ninja, tmp_path: Path
+) -> None:
+    """``--submit --json --explain`` printed the explanation before the JSON on stdout."""
+    made = tmp_path / "made.ms"
+    target = f"{EXAMPLES}/offload_demo.py:pipe"
+    launch = submit(ninja, target, "--target", str(made), "--explain", cwd=tmp_path)
+    assert launch["run_id"] and Path(launch["handle"]).is_file()
+    assert wait_final(ninja, launch["handle"], cwd=tmp_path)["state"] == "completed"
+
+
 def test_in_place_rewrites_run_in_order_and_readers_together(ninja: Ninja, tmp_path: Path) -> None:
     ms = tmp_path / "obs.ms"
     launch = submit(ninja, f"{EXAMPLES}/inplace_ms.py:selfcal_ms", "--ms", str(ms))

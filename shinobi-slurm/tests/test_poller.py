@@ -279,3 +279,62 @@ def test_running_jobs_cost_no_queue_call() -> None:
     poller = SacctPoller(slurm, FAST)  # type: ignore[arg-type]
     wait_all([poller.watch(i) for i in ("12", "13")])
     assert slurm.queue_calls == []
+
+
+def _named_line(job: str, state: str, end: str, name: str) -> str:
+    return f"{job}|{job}|{state}|0:0|2026-11-30T04:00:00|{end}|None|1G|1:00:00|n1|cpu=1|{name}\n"
+
+
+@pytest.mark.parametrize("old_first", [True, False])
+def test_a_record_of_another_job_given_the_same_id_is_not_the_watched_jobs(
+    old_first: bool,
+) -> None:
+    """After a controller reset (or an id wrap) sacct lists every job ever given
+    the id: an old COMPLETED one was read as the watched job's end, a job still
+    running read done, and its step's result was cached."""
+    old = _named_line("7", "COMPLETED", "2026-01-01T00:00:09", "someone-elses")
+
+    def answer(call: int, ids: list[str]) -> str:
+        state, end = ("RUNNING", "Unknown") if call < 4 else ("FAILED", "2026-11-30T04:00:09")
+        mine = _named_line("7", state, end, "shinobi-run1")
+        return old + mine if old_first else mine + old
+
+    slurm = ScriptedSlurm(answer)
+    poller = SacctPoller(slurm, FAST)  # type: ignore[arg-type]
+    watch = poller.watch("7", "shinobi-run1")
+    wait_all([watch])
+    assert watch.record is not None and watch.record.state == "FAILED"
+    assert len(slurm.calls) >= 4
+
+
+def test_only_another_jobs_record_is_no_record_of_the_watched_job() -> None:
+    """Accounting has not heard of the job yet, only of an old one of its id: the
+    queue is asked, as for a job accounting does not list."""
+    old = _named_line("8", "COMPLETED", "2026-01-01T00:00:09", "someone-elses")
+    slurm = QueueToo(lambda call, ids: old)
+    poller = SacctPoller(slurm, FAST)  # type: ignore[arg-type]
+    watch = poller.watch("8", "n")  # the name QueueToo's queue gives every job
+    deadline = threading.Event()
+    deadline.wait(0.3)
+    assert not watch.done.is_set()
+    assert slurm.queue_calls, "the queue was never asked"
+    assert watch.latest is not None and watch.latest.state == "PENDING"
+    poller.forget(watch)
+
+
+def test_an_error_of_the_polling_thread_ends_every_wait_with_it() -> None:
+    """The thread died with a traceback on stderr (a setting past the clock's
+    range, an answer it could not read), and each step waited for ever."""
+
+    def answer(call: int, ids: list[str]) -> str:
+        raise OverflowError("timestamp out of range for platform time_t")
+
+    poller = SacctPoller(ScriptedSlurm(answer), FAST)  # type: ignore[arg-type]
+    watches = [poller.watch("5"), poller.watch("6")]
+    wait_all(watches)
+    for watch in watches:
+        assert watch.error is not None and "could not go on asking Slurm" in watch.error
+        assert "OverflowError" in watch.error
+    again = poller.watch("7")  # a new watch starts a new thread
+    wait_all([again])
+    assert again.error is not None

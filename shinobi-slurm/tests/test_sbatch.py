@@ -149,6 +149,7 @@ def test_a_malformed_sbatch_opts_is_a_configuration_error(value: object, said: s
         ({"poll_max": "fast"}, "poll_max must be a number of seconds, not 'fast'"),
         ({"poll_min": -1}, "poll_min must not be negative"),
         ({"outage_limit": True}, "outage_limit must be a number of seconds"),
+        ({"poll_min": 1e12, "poll_max": 1e13}, r"poll_min must be at most 604800 s \(a week\)"),
     ],
 )
 def test_polling_settings_that_are_not_seconds_are_refused(

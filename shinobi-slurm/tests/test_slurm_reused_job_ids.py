@@ -20,6 +20,7 @@ from conftest import Ninja
 
 from shinobi.launch.handle import LaunchHandle, LaunchJob, write_handle
 from shinobi_slurm.commands import SlurmCommands
+from shinobi_slurm.queue import parse_queue_line
 from shinobi_slurm.sacct import parse_line
 from shinobi_slurm.sbatch import SIGNAL_RELAY
 from shinobi_slurm.states import combine_tasks
@@ -45,11 +46,25 @@ def test_the_name_accounting_gives_a_job_just_submitted_is_no_name() -> None:
 def test_a_record_of_another_name_is_not_the_launch_s_job() -> None:
     job = LaunchJob("g", job_id="7")
     found = {"7": [parse_line(_line("7", "someone-elses-job"))]}
-    state = _step_state(job, found, None, False, f"shinobi-{RUN_ID}")  # type: ignore[arg-type]
+    state = _step_state(job, found, None, True, f"shinobi-{RUN_ID}")  # type: ignore[arg-type]
     assert state.phase == "cancelled", state
     assert "is now another job ('someone-elses-job'" in (state.detail or "")
     ours = _step_state(job, found, None, False, "someone-elses-job")  # type: ignore[arg-type]
     assert ours.phase == "running"
+
+
+def test_another_jobs_record_in_accounting_alone_is_no_verdict_on_a_new_launch() -> None:
+    """A launch submitted seconds ago, whose job accounting does not list yet (slurmdbd
+    lags), only an old job of its id: it was recorded cancelled for good ("now
+    another job"), though the job ran. Only the queue, or time, says so."""
+    job = LaunchJob("g", job_id="7")
+    found = {"7": [parse_line(_line("7", "someone-elses-job", "COMPLETED"))]}
+    state = _step_state(job, found, None, False, f"shinobi-{RUN_ID}")  # type: ignore[arg-type]
+    assert state.phase == "unknown" and state.detail == "not in Slurm accounting yet", state
+    queued = parse_queue_line("7|RUNNING|None|N/A|N/A|someone-elses-job")
+    assert queued is not None and queued.from_queue
+    state = _step_state(job, {"7": [queued]}, None, False, f"shinobi-{RUN_ID}")
+    assert state.phase == "cancelled" and "is now another job" in (state.detail or "")
 
 
 def test_an_array_s_cancelled_tasks_are_said_beside_the_failed_one() -> None:

@@ -94,13 +94,17 @@ PROGRAM_TREES = frozenset(
         "/usr/local/bin",
         "/usr/local/sbin",
         "/usr/local/lib",
+        "/usr/local/lib64",
+        "/usr/local/libexec",
+        "/usr/local/include",
+        "/usr/local/etc",
         "/etc",
     }
 )
 #: Directories an image keeps its own data and installed trees in: no mount may be
 #: at one or above one, but a directory inside (/usr/share/casacore/data,
 #: /opt/data) is mounted as any other.
-DATA_TREES = frozenset({"/usr/share", "/opt", "/var/lib", "/nix", "/gnu"})
+DATA_TREES = frozenset({"/usr/share", "/usr/local/share", "/opt", "/var/lib", "/nix", "/gnu"})
 IMAGE_TREES = PROGRAM_TREES | DATA_TREES
 _IMAGE_TREES_IN_ORDER = tuple(sorted(IMAGE_TREES))
 _PROGRAM_TREES_IN_ORDER = tuple(sorted(PROGRAM_TREES))
@@ -387,6 +391,11 @@ class _Planner:
             if use.path == "/":
                 raise self.refuse(f"{_describe(use)} is / itself; name a path under it")
             first = "/" + need.path.strip("/").split("/")[0]
+            if use.role == "output" and os.path.dirname(use.path.rstrip("/")) == "/":
+                raise self.refuse(
+                    f"{_describe(use)} sits directly in /, which cannot be mounted into a"
+                    " container; write it in a directory"
+                )
             if use.role == "output":
                 raise self.refuse(
                     f"{_describe(use)} has no existing parent directory but / to mount;"
@@ -576,7 +585,46 @@ def plan_mounts(
         wanted.extend(planner.mounts_for(need, protected))
     mounts = _collapse(wanted)
     _reassert(mounts, protected, host, ahead)
+    for use in paths:
+        unseen = _unseen_link(os.path.join(cwd, use.path), mounts, host)
+        if unseen is not None:
+            raise planner.refuse(_unseen_link_message(use, unseen, _absolute(use, cwd, host).path))
     return tuple(sorted(mounts, key=_depth))
+
+
+def _unseen_link(path: str, mounts: Sequence[Mount], host: HostView) -> str | None:
+    """The link ``path`` goes up out of (``link/..``) when the container cannot see it
+    by that name, else None.
+
+    The kernel reads ``link/..`` as the parent of where the link points, and the
+    mounts make that directory visible; but the tool is handed the path as it
+    is, and where the folder holding the link is not mounted, the link is not
+    there in the container: an output written by that name stayed inside the
+    container and was lost with it, and the step succeeded.
+    """
+    parts = path.split("/")
+    if ".." not in parts:
+        return None
+    last = len(parts) - 1 - parts[::-1].index("..")
+    link = _without_dotdot("/".join(parts[:last]) or "/", host)
+    if link == "/" or host.readlink(link) is None:
+        return None
+    folder = os.path.dirname(link)
+    if host.realpath(folder) == folder and any(
+        m.source == m.target
+        and (folder == m.target or folder.startswith(m.target.rstrip("/") + "/"))
+        for m in mounts
+    ):
+        return None
+    return link
+
+
+def _unseen_link_message(use: PathUse, link: str, meant: str) -> str:
+    return (
+        f"{_describe(use)} goes up out of the link {link} ('..' after it), which is not in"
+        " the container: there the path names another place, and what the tool writes by"
+        f" it would be lost with the container; give the path as this host reads it, {meant}"
+    )
 
 
 def mount_option(mount: Mount) -> str:

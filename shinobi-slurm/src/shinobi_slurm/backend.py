@@ -439,7 +439,7 @@ class SlurmBackend(Backend):
                 ledger = Path(invocation.scratch_dir) / "slurm" / JOBS_LEDGER
                 note_in_ledger(ledger, job_id, invocation.step, control.warn)
         poller = self.poller
-        watch = poller.watch(job_id)
+        watch = poller.watch(job_id, job_name(invocation.run_id))
         stopped = threading.Event()
 
         def stop() -> tuple[int, ...]:

@@ -51,6 +51,10 @@ class JobWatch:
 
     job_id: str
     since: float
+    #: The job's name (``--job-name``): a record of another name under the same id
+    #: is another job (Slurm reused the id after a controller reset or an id
+    #: wrap; sacct lists every job ever given it). None: any record is the job's.
+    name: str | None = None
     done: threading.Event = field(default_factory=threading.Event)
     record: JobRecord | None = None
     latest: JobRecord | None = None
@@ -78,9 +82,10 @@ class SacctPoller:
         #: When accounting stopped answering, while it does not (None when it does).
         self.outage_since: float | None = None
 
-    def watch(self, job_id: str) -> JobWatch:
-        """Start watching ``job_id``; wait on the returned ``done`` event."""
-        watch = JobWatch(job_id, self.clock())
+    def watch(self, job_id: str, name: str | None = None) -> JobWatch:
+        """Start watching ``job_id`` (submitted as ``name``); wait on the returned
+        ``done`` event."""
+        watch = JobWatch(job_id, self.clock(), name)
         with self._lock:
             self._watches.setdefault(job_id, []).append(watch)
             if self._thread is None:
@@ -106,6 +111,19 @@ class SacctPoller:
 
     # -- the polling thread ----------------------------------------------------
     def _loop(self) -> None:
+        """Poll until no one watches; an error of its own ends every wait with it,
+        rather than leave each step waiting for ever on a thread that died."""
+        try:
+            self._poll()
+        except Exception as exc:  # said to every waiting step, not lost with the thread
+            with self._lock:
+                self._thread = None
+            self._fail_all(
+                f"shinobi could not go on asking Slurm about its jobs ({type(exc).__name__}:"
+                f" {exc}); the jobs may still run: see `squeue --me`"
+            )
+
+    def _poll(self) -> None:
         interval = self.tuning.first
         outage: float | None = None
         while True:
@@ -189,12 +207,14 @@ class SacctPoller:
                 for job_id in asked
                 if (watches := self._watches.get(job_id))
             ]
+        found = {job_id: _named(found.get(job_id, []), watches) for job_id, watches in groups}
+        found = {job_id: records for job_id, records in found.items() if records}
         queued = self._queued([job_id for job_id, _ in groups], found)
         for job_id, watches in groups:
             records = found.get(job_id, [])
             record = records[-1] if records else None
             if record is None:
-                listed = queued.get(job_id)
+                listed = _named(queued.get(job_id, []), watches)
                 said = listed[-1] if listed else None
                 if said is not None and said.state in FINAL_STATES:
                     self._finish(job_id, watches, self._ended(job_id, said))
@@ -206,7 +226,7 @@ class SacctPoller:
                     self._missing(job_id, watches)
                 continue
             if waits(record):
-                record = with_queue_reasons([record], queued.get(job_id, []))[0]
+                record = with_queue_reasons([record], _named(queued.get(job_id, []), watches))[0]
             if watches[0].latest is None or watches[0].latest.state != record.state:
                 changed = True
             for watch in watches:
@@ -268,7 +288,7 @@ class SacctPoller:
             groups = {j: list(self._watches.get(j, [])) for j in job_ids}
         queued, _ = query_queue(self.commands, [j for j, w in groups.items() if w])
         for job_id, watches in groups.items():
-            said = queued.get(job_id, [])
+            said = _named(queued.get(job_id, []), watches)
             if watches and said and said[-1].state in FINAL_STATES:
                 self._finish(job_id, watches, self._ended(job_id, said[-1]))
 
@@ -294,6 +314,16 @@ class SacctPoller:
                 " knows it); is accounting (slurmdbd) configured?"
             )
             watch.done.set()
+
+
+def _named(records: list[JobRecord], watches: list[JobWatch]) -> list[JobRecord]:
+    """The ``records`` of the watched job: not those of another job Slurm gave the
+    same id before (read as this one, a job still running read completed, and
+    its step's result was cached). A record that names no job is kept."""
+    name = watches[0].name if watches else None
+    if name is None:
+        return records
+    return [r for r in records if r.name is None or r.name == name]
 
 
 _shared: dict[tuple[SlurmCommands, PollTuning], SacctPoller] = {}

@@ -38,6 +38,11 @@ SETTINGS_KEYS = frozenset(
 POLL_FLOOR = 0.5
 
 
+#: The longest a number of seconds may be set to: a week. Past what a platform's
+#: clock holds, a wait raised OverflowError in the thread that asks Slurm.
+MAX_SECONDS = 7 * 86400.0
+
+
 def seconds_setting(
     values: Mapping[str, Any], key: str, default: float, minimum: float = 0.0
 ) -> float:
@@ -57,6 +62,10 @@ def seconds_setting(
         )
     if seconds < 0:
         raise ConfigError(f"[backend.slurm] {key} must not be negative, not {value!r}")
+    if seconds > MAX_SECONDS:  # a wait of 1e12 s overflowed the clock: the run hung
+        raise ConfigError(
+            f"[backend.slurm] {key} must be at most {MAX_SECONDS:g} s (a week), not {value!r}"
+        )
     if seconds < minimum:
         raise ConfigError(
             f"[backend.slurm] {key} must be at least {minimum:g} s, not {value!r}: each round"

@@ -149,7 +149,9 @@ def command(
         if not explain:  # the explanation lists them itself
             for warning in workflow.jobs.warnings:
                 click.echo(f"ninja: note: {warning}", err=True)
-        if explain:
+        if explain and submit and as_json:  # stdout is the launch's JSON, and only that
+            click.echo("\n".join(workflow.explain()), err=True)
+        elif explain:
             emit("\n".join(workflow.explain()))
         if output is not None:
             parent = output.resolve().parent
