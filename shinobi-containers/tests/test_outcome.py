@@ -355,3 +355,15 @@ def test_docker_s_banner_is_never_the_tool_s_last_word(stderr: str, said: str) -
     assert engine == BANNER
     run = engine_exit("docker", 3, tool)
     assert describe_failure(run) == said
+
+
+def test_apptainers_own_limit_on_a_long_command_line_is_explained() -> None:
+    """8,000 directory inputs: apptainer's raw "engine configuration too big" and no fix."""
+    said = (
+        "FATAL:   container creation failed: while creating engine configuration:"
+        " engine configuration too big > 1048448\n"
+    )
+    run = engine_exit("apptainer", 255, said)
+    assert run.reason is not None
+    assert run.reason.startswith("apptainer could not run the step: its command line and mounts")
+    assert "group such inputs under one Directory input" in run.reason

@@ -168,6 +168,11 @@ def value_reason(engine: str, limits: LimitFlags, stderr: str) -> str:
     )
 
 
+#: What apptainer's starter says of a command line and mounts it cannot hold
+#: ("FATAL: ... engine configuration too big > 1048448").
+_TOO_BIG = "engine configuration too big"
+
+
 def interpret_run(
     run: BackendRun,
     *,
@@ -218,6 +223,13 @@ def interpret_run(
         code = 126 if missing.startswith(_DENIED) else 127  # as a shell says the two
         return dataclasses.replace(
             run, returncode=code, reason=f"{engine} could not start the step's command: {missing}"
+        )
+    if _TOO_BIG in run.stderr:  # apptainer's own limit, about 1 MiB, long before E2BIG
+        return dataclasses.replace(
+            run,
+            reason=f"{engine} could not run the step: its command line and mounts are more than"
+            f" {engine} takes (its configuration is limited to about 1 MiB); give the tool its"
+            " many values in a file it reads, or group such inputs under one Directory input",
         )
     if code in engine_error_codes and limits.emitted and _value_refused(run.stderr):
         return dataclasses.replace(run, reason=value_reason(engine, limits, run.stderr))
