@@ -157,12 +157,12 @@ def _processes_with(tag: str) -> list[int]:
     return found
 
 
-def _interrupted(
-    engine: str, tmp_path: Path, recipe: str, again_after: float | None = None
-) -> tuple[int, str, str]:
-    """``ninja run recipes.py:RECIPE`` stopped by SIGINT once its step runs (and
-    by a second one ``again_after`` seconds later, within the grace):
-    (exit status, stderr, the project's container-name tag)."""
+def start_marked_run(
+    engine: str, tmp_path: Path, recipe: str, streams: int
+) -> tuple[subprocess.Popen[str], Path, str]:
+    """``ninja run recipes.py:RECIPE --marker started`` on ``engine``, started, its
+    stdout and stderr to ``streams``: (the process, the marker its step makes,
+    the project's container-name tag)."""
     live_backend(engine)
     recipes, tag = write_project(tmp_path, engine)
     marker = tmp_path / "started"
@@ -170,10 +170,20 @@ def _interrupted(
         [NINJA, "run", f"{recipes}:{recipe}", "--backend", engine, "--marker", str(marker)],
         cwd=tmp_path,
         env=ninja_env(tmp_path),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stdout=streams,
+        stderr=streams,
         text=True,
     )
+    return proc, marker, tag
+
+
+def _interrupted(
+    engine: str, tmp_path: Path, recipe: str, again_after: float | None = None
+) -> tuple[int, str, str]:
+    """``ninja run recipes.py:RECIPE`` stopped by SIGINT once its step runs (and
+    by a second one ``again_after`` seconds later, within the grace):
+    (exit status, stderr, the project's container-name tag)."""
+    proc, marker, tag = start_marked_run(engine, tmp_path, recipe, subprocess.PIPE)
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:

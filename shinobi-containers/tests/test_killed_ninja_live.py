@@ -17,31 +17,15 @@ from pathlib import Path
 
 import pytest
 from live_engines import OCI_ENGINES
-from test_cli_live import (
-    NINJA,
-    _containers,
-    _processes_with,
-    live_backend,
-    ninja,
-    ninja_env,
-    write_project,
-)
+from test_cli_live import _containers, _processes_with, ninja, start_marked_run
 
 
 @pytest.mark.parametrize("engine", OCI_ENGINES)
 def test_the_next_run_refuses_beside_a_killed_runs_container_until_it_is_removed(
     engine: str, tmp_path: Path
 ) -> None:
-    live_backend(engine)
-    recipes, _ = write_project(tmp_path, engine)
-    marker = tmp_path / "started"
-    proc = subprocess.Popen(
-        [NINJA, "run", f"{recipes}:nap", "--backend", engine, "--marker", str(marker)],
-        cwd=tmp_path,
-        env=ninja_env(tmp_path),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc, marker, _ = start_marked_run(engine, tmp_path, "nap", subprocess.DEVNULL)
+    recipes = tmp_path / "recipes.py"
     left: list[str] = []
     try:
         deadline = time.monotonic() + 120

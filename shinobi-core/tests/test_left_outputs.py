@@ -12,13 +12,13 @@ from cli_in_process import in_process as ninja
 from pydantic import BaseModel
 from test_launch_fixtures import FakeTarget, engine, launch
 from test_offload_fixtures import plan_of, touch
-from test_offload_jobs import body
+from test_offload_jobs import body, scattered_job
 
 from shinobi.launch.handle import LaunchHandle, LaunchJob, write_handle
 from shinobi.launch.left_outputs import END_SLACK, with_left_outputs
 from shinobi.launch.tracking import LaunchStatus, StepState, TaskEnd
 from shinobi.offload.jobs import build_jobs
-from shinobi.steps import Cab, File, InputRef, OutputRef, ParamMeta, Recipe, StepRef
+from shinobi.steps import Cab, File, OutputRef, ParamMeta, Recipe, StepRef
 
 __all__ = ["engine"]  # the fixture, imported so pytest finds it
 
@@ -236,15 +236,7 @@ def test_a_job_records_its_outputs_and_the_inputs_it_rewrites_absolute() -> None
 
 
 def test_an_array_task_records_the_paths_of_its_own_slice() -> None:
-    class Many(BaseModel):
-        paths: list[Path]
-
-    recipe = Recipe(
-        name="r",
-        inputs_model=Many,
-        steps=[StepRef("each", touch, {"path": InputRef("paths")}, scatter=("path",))],
-    )
-    (job,) = build_jobs(plan_of(recipe, {"paths": ["a", "b"]}, "/w"), "/w", "run").jobs
+    job = scattered_job(["a", "b"])
     assert [job.left_paths("/w", task) for task in (0, 1)] == [
         {"writes": ["/w/a"]},
         {"writes": ["/w/b"]},

@@ -12,7 +12,7 @@ import shinobi.backends as backends
 from shinobi.backends.base import Backend, BackendRun, Invocation, Rendered, RunControl
 from shinobi.errors import BackendNotFound, UsageError
 from shinobi.offload.base import CompileOptions, OffloadRefused, Script, Workflow, compile_jobs
-from shinobi.offload.jobs import build_jobs, describe_edge
+from shinobi.offload.jobs import Job, build_jobs, describe_edge
 from shinobi.offload.wrapping import wrap_in_containers
 from shinobi.steps import Cab, InputRef, OutputRef, ParamMeta, Recipe, StepRef, pystep
 
@@ -87,17 +87,23 @@ def test_only_the_first_iteration_records_the_until_file_as_it_was_before_the_lo
     assert [j.until_file for j in graph.jobs] == ["/w/converged", None, None]
 
 
-def test_a_scatter_is_one_job_with_a_command_per_slice() -> None:
-    class Many(BaseModel):
-        paths: list[Path]
+class _Many(BaseModel):
+    paths: list[Path]
 
+
+def scattered_job(paths: list[str], cwd: str = "/w") -> Job:
+    """The one job of a recipe that touches each of ``paths``, scattered over them."""
     recipe = Recipe(
         name="r",
-        inputs_model=Many,
+        inputs_model=_Many,
         steps=[StepRef("each", touch, {"path": InputRef("paths")}, scatter=("path",))],
     )
-    graph = build_jobs(plan_of(recipe, {"paths": ["a", "b", "c"]}, cwd="/w"), "/w", "run")
-    (job,) = graph.jobs
+    (job,) = build_jobs(plan_of(recipe, {"paths": paths}, cwd=cwd), cwd, "run").jobs
+    return job
+
+
+def test_a_scatter_is_one_job_with_a_command_per_slice() -> None:
+    job = scattered_job(["a", "b", "c"])
     assert job.tasks == 3 and job.commands == [["/bin/touch", p] for p in "abc"]
     assert [u.path for u in job.paths] == ["/w/a", "/w/b", "/w/c"]
 

@@ -189,7 +189,10 @@ def _show(prog: str, args: list[str]) -> int:
 
 def _show_instead_of_usage_error(prog: str) -> int:
     """Bare ``ninja``: click calls it a usage error, ninja shows the help on stderr
-    and exits 2 (a failed write is raised, as it is there)."""
+    and exits 2, whatever stderr refuses (as :func:`shinobi.cli.main.main` does)."""
+    from shinobi.cli.standard_output import quiet_failing_stderr
+
+    quiet_failing_stderr()
     sys.stderr.write(render(prog) + "\n")
     sys.stderr.flush()
     raise SystemExit(2)
