@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -126,6 +128,33 @@ def test_a_crash_of_the_run_takes_its_running_steps_down(tmp_path: Path) -> None
     assert not marker.exists()  # it did not wait for the slow step to end
     if session.exists():  # the slow step had started: nothing of it is left
         assert ProcessTable().members(int(session.read_text()), None) == []
+
+
+def test_a_step_starting_as_the_run_crashes_is_stopped_before_the_crash_is_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The slow step's worker was starting its process as the run crashed: raised at
+    once, the run left it to start behind the caller (a flake of the test above)."""
+    from shinobi.backends import process
+
+    real, started = process.start, []
+
+    def slow_start(argv: Any, **kwargs: Any) -> Any:
+        if "slow" in " ".join(argv):
+            time.sleep(0.5)  # the quick step ends, and the observer breaks, meanwhile
+        proc = real(argv, **kwargs)
+        started.append(time.monotonic())
+        return proc
+
+    monkeypatch.setattr(process, "start", slow_start)
+    recipe = Recipe("crash", Nothing, Nothing, max_workers=2)
+    recipe.add_step("slow", Cab("slow", ["/bin/sh", "-c", "sleep 30 # slow"]))
+    recipe.add_step("quick", Cab("quick", ["/bin/true"]))
+    with pytest.raises(RuntimeError, match="observer broke"):
+        run_recipe(recipe, cwd=tmp_path, observers=[Watched()], use_cache=False)
+    raised = time.monotonic()
+    time.sleep(1.0)  # what a worker still starting would start by now
+    assert len(started) == 2 and max(started) < raised  # nothing starts after the run ended
 
 
 def test_run_recipe_refuses_a_recipe_input_whose_validator_exits(tmp_path: Path) -> None:

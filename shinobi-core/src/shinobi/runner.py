@@ -680,7 +680,8 @@ def run_prepared(
                 if isinstance(exc, KeyboardInterrupt):
                     ended = "interrupted"
                 else:  # a crash of ninja's: the steps running must not outlive it
-                    session.undying = session.control.cancel()
+                    more = session.control.cancel()  # (the scheduler may have stopped some)
+                    session.undying = tuple(sorted({*session.undying, *more}))
                 records.abort(exc)
                 raise
             result.run_id = session.run_id

@@ -109,6 +109,14 @@ class _Workers:
         for _ in range(started):
             self._jobs.put(None)
 
+    def join(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds in all for the threads to end (after :meth:`close`)."""
+        until = time.monotonic() + timeout
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:
+            thread.join(max(0.0, until - time.monotonic()))
+
 
 @dataclass(slots=True)
 class _Unit:
@@ -854,10 +862,15 @@ class _Wavefront:
             # The main thread runs (or waits on) ninja's own code until the run
             # ends: steps may then start by posix_spawn (shinobi.backends.spawn).
             with ninja_holds_main() if self.top_level else contextlib.nullcontext():
-                if self.top_level and self.inline:
-                    self.loop_beside_main_thread()
-                else:
-                    self.loop()
+                try:
+                    if self.top_level and self.inline:
+                        self.loop_beside_main_thread()
+                    else:
+                        self.loop()
+                except BaseException:
+                    if self.crash is not None:
+                        self.drain_after_crash()
+                    raise
         finally:
             if self.workers is not None:
                 self.workers.close()
@@ -866,6 +879,23 @@ class _Wavefront:
         if not self.stopping:
             self.warn_unconverged()
         return self.assemble()
+
+    def drain_after_crash(self) -> None:
+        """Stop what runs once the run has crashed (an observer or ninja itself
+        raised on a worker), and wait for the workers before the crash is raised.
+
+        A worker may be starting a step at that moment: it is stopped as it
+        registers (see :meth:`RunControl.on_cancel`), but only if the run waits
+        for it; raised at once, the run left it running behind a caller that had
+        been told the run was over.
+        """
+        with self.lock:
+            self.abandoned = True  # nothing more is recorded or started
+        control = self.session.control
+        self.session.undying = tuple(sorted({*self.session.undying, *control.cancel()}))
+        if self.workers is not None:
+            self.workers.close()
+            self.workers.join(control.grace + UNDYING_WAIT)
 
     def loop_beside_main_thread(self) -> None:
         """Schedule (and run the steps) on a thread of its own while the main
