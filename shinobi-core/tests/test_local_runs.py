@@ -514,28 +514,29 @@ def test_a_run_that_cannot_write_its_record_leaves_no_empty_one(
     ]
 
 
-def test_clean_says_a_record_it_cannot_read_is_why_it_keeps_a_folder(project: Path) -> None:
+def _cleaned_with(project: Path, files: dict[str, str]) -> tuple[Path, str]:
+    """A run folder holding ``files`` (name: text) and nothing else, after ``clean
+    --runs``: the folder, and what clean said on stderr."""
     folder = project / ".shinobi" / "runs" / "20260101-000000-abcdef"
-    folder.mkdir(parents=True)
-    (folder / ".running").write_text("")
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text)
     cleaned = ninja(project, "clean", "--runs")
     assert cleaned.returncode == 0, cleaned.stderr
-    assert f"kept {folder}: its record .running is empty or damaged" in cleaned.stderr
+    return folder, cleaned.stderr
+
+
+def test_clean_says_a_record_it_cannot_read_is_why_it_keeps_a_folder(project: Path) -> None:
+    folder, said = _cleaned_with(project, {".running": ""})
+    assert f"kept {folder}: its record .running is empty or damaged" in said
 
 
 def test_clean_tells_a_damaged_manifest_from_none(project: Path) -> None:
     """It said "no manifest" of a folder whose manifest.json is there, damaged."""
-    folder = project / ".shinobi" / "runs" / "20260101-000000-abcdef"
-    folder.mkdir(parents=True)
-    (folder / "manifest.json").write_text("{half")
-    cleaned = ninja(project, "clean", "--runs")
-    assert cleaned.returncode == 0, cleaned.stderr
-    assert f"kept {folder}: it has no lock file, and its manifest.json is damaged" in (
-        cleaned.stderr
-    )
-    (folder / ".running").write_text("")
-    cleaned = ninja(project, "clean", "--runs")
-    assert "its record .running is empty or damaged, and so is its manifest" in cleaned.stderr
+    folder, said = _cleaned_with(project, {"manifest.json": "{half"})
+    assert f"kept {folder}: it has no lock file, and its manifest.json is damaged" in said
+    _, said = _cleaned_with(project, {".running": ""})
+    assert "its record .running is empty or damaged, and so is its manifest" in said
     assert folder.is_dir()
 
 

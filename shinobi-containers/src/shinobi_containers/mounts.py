@@ -585,10 +585,10 @@ def plan_mounts(
         wanted.extend(planner.mounts_for(need, protected))
     mounts = _collapse(wanted)
     _reassert(mounts, protected, host, ahead)
-    for use in paths:
+    for use, absolute in zip(paths, uses, strict=True):
         unseen = _unseen_link(os.path.join(cwd, use.path), mounts, host)
         if unseen is not None:
-            raise planner.refuse(_unseen_link_message(use, unseen, _absolute(use, cwd, host).path))
+            raise planner.refuse(_unseen_link_message(use, unseen, absolute.path))
     return tuple(sorted(mounts, key=_depth))
 
 
@@ -611,9 +611,7 @@ def _unseen_link(path: str, mounts: Sequence[Mount], host: HostView) -> str | No
         return None
     folder = os.path.dirname(link)
     if host.realpath(folder) == folder and any(
-        m.source == m.target
-        and (folder == m.target or folder.startswith(m.target.rstrip("/") + "/"))
-        for m in mounts
+        m.source == m.target and covers(m.target, folder) for m in mounts
     ):
         return None
     return link

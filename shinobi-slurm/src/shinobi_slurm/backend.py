@@ -229,8 +229,7 @@ def _size(path: str) -> int:
 def _lives(queued: list[JobRecord], run_id: str) -> bool:
     """Whether the queue's records of a job say it is the run's and has not ended."""
     return any(
-        record.state not in FINAL_STATES and record.name in (None, job_name(run_id))
-        for record in queued
+        record.state not in FINAL_STATES and record.bears(job_name(run_id)) for record in queued
     )
 
 

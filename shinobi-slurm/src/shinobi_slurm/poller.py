@@ -207,8 +207,7 @@ class SacctPoller:
                 for job_id in asked
                 if (watches := self._watches.get(job_id))
             ]
-        found = {job_id: _named(found.get(job_id, []), watches) for job_id, watches in groups}
-        found = {job_id: records for job_id, records in found.items() if records}
+        found = {j: mine for j, watches in groups if (mine := _named(found.get(j, []), watches))}
         queued = self._queued([job_id for job_id, _ in groups], found)
         for job_id, watches in groups:
             records = found.get(job_id, [])
@@ -321,9 +320,7 @@ def _named(records: list[JobRecord], watches: list[JobWatch]) -> list[JobRecord]
     same id before (read as this one, a job still running read completed, and
     its step's result was cached). A record that names no job is kept."""
     name = watches[0].name if watches else None
-    if name is None:
-        return records
-    return [r for r in records if r.name is None or r.name == name]
+    return [r for r in records if r.bears(name)]
 
 
 _shared: dict[tuple[SlurmCommands, PollTuning], SacctPoller] = {}

@@ -126,6 +126,13 @@ class JobRecord:
         """How many tasks a pending array line stands for (0: a job or one task)."""
         return len(self.pending_ids)
 
+    def bears(self, name: str | None) -> bool:
+        """Whether this may be a record of the job submitted as ``name`` (None: any
+        job). A job of another name holds the id (Slurm reused it after a controller
+        reset or an id wrap: accounting lists every job ever given it); a record
+        that names no job (accounting's, a moment after sbatch) may be any."""
+        return name is None or self.name is None or self.name == name
+
     @property
     def final(self) -> bool:
         """Whether the job has ended and its record says all it will: accounting's

@@ -68,7 +68,7 @@ def launch_statuses(commands: SlurmCommands, handles: Sequence[LaunchHandle]) ->
     # a job whose every record is another job's of the same id (Slurm reused it) is
     # not in accounting yet, as far as this launch goes: the queue may hold it
     names = {job.job_id: launch_job_name(h) for h in handles for job in h.jobs if job.job_id}
-    missing = [i for i in ids if not any(r.name in (None, names[i]) for r in found.get(i, []))]
+    missing = [i for i in ids if not any(r.bears(names[i]) for r in found.get(i, []))]
     # accounting's reason for a waiting job can be stale: the queue says it as it is now
     unexplained = [i for i, records in found.items() if any(waits(r) for r in records)]
     if (missing or unexplained) and error is None and accounted:
@@ -305,7 +305,7 @@ def _step_state(
         return StepState(job.step, "cancelled", "never submitted (the submitter stopped)")
     listed = found.get(job.job_id, [])
     # a job of another name holds the id now (controller reset, MaxJobId wrap): not ours
-    records = [r for r in listed if None in (r.name, name) or r.name == name]
+    records = [r for r in listed if r.bears(name)]
     # Accounting lists every job ever given the id, and may not list a job just
     # submitted yet: its other job is conclusive once the job is old, or when the
     # controller's queue, which holds one job of an id, says it is another's.

@@ -54,7 +54,8 @@ def unwritable(exc: OSError) -> OSError:
 
 
 def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
-    """Write ``data`` to ``fd``, which is standard output, to the last byte."""
+    """Write ``data`` to ``fd``, which is standard output, to the last byte (a refusal
+    raised as :func:`unwritable` says it; standard error's writer drops it)."""
     view = memoryview(data)
     while view:
         try:
@@ -90,14 +91,14 @@ class _Descriptor(io.RawIOBase):
         return len(data)
 
 
-def _hold_descriptor_1() -> None:
-    """Put /dev/null on a closed descriptor 1: else the next file ninja opens takes
-    that number, and whatever writes to "standard output" there (a C library, a
-    child that inherits it) writes into that file."""
+def _hold_descriptor(number: int) -> None:
+    """Put /dev/null on the closed descriptor ``number`` (1 or 2): else the next file
+    ninja opens takes that number, and whatever writes to "standard output" there
+    (a C library, a child that inherits it) writes into that file."""
     with contextlib.suppress(OSError):
         fd = os.open(os.devnull, os.O_WRONLY)
-        if fd != 1:
-            os.dup2(fd, 1)
+        if fd != number:
+            os.dup2(fd, number)
             os.close(fd)
 
 
@@ -110,7 +111,7 @@ def guarded_stdout() -> Iterator[None]:
         yield  # not the process's own stdout (a test's capture): not ours to replace
         return
     if saved is None:  # Python found descriptor 1 closed (`>&-`)
-        _hold_descriptor_1()
+        _hold_descriptor(1)
     else:
         with contextlib.suppress(OSError, ValueError):
             saved.flush()  # what was printed before goes out first
@@ -140,10 +141,8 @@ class _Diagnostics(io.RawIOBase):
         return os.isatty(2)
 
     def write(self, data: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
-        view = memoryview(data)
         with contextlib.suppress(OSError):
-            while view:
-                view = view[os.write(2, view) :]
+            write_all(2, data)
         return len(data)
 
 
@@ -161,11 +160,7 @@ def quiet_failing_stderr() -> None:
     if saved is not None and (saved is not sys.__stderr__ or fileno_of(saved) != 2):
         return
     if saved is None:  # Python found descriptor 2 closed (`2>&-`): hold it
-        with contextlib.suppress(OSError):
-            fd = os.open(os.devnull, os.O_WRONLY)
-            if fd != 2:
-                os.dup2(fd, 2)
-                os.close(fd)
+        _hold_descriptor(2)
     else:
         with contextlib.suppress(OSError, ValueError):
             saved.flush()

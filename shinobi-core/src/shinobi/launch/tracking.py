@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Literal
 
 from shinobi.launch.handle import LaunchHandle
@@ -49,12 +49,7 @@ class TaskEnd:
     finished: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "task": self.task,
-            "phase": self.phase,
-            "started": self.started,
-            "finished": self.finished,
-        }
+        return asdict(self)
 
 
 @dataclass(slots=True)
